@@ -1,0 +1,111 @@
+"""The qrelkit error tree.
+
+Every error qrelkit raises for bad input says four things: what it got, where (file and line when the
+input came from a file), what it expected, and how to fix it. The command-line interface prints
+``str(error)`` on one line and exits with status 1; it never shows a traceback for a ``QrelkitError``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class QrelkitError(Exception):
+    """Base class of every error qrelkit raises on purpose.
+
+    Parameters
+    ----------
+    problem:
+        What is wrong, stated about the input ("score is not a number").
+    source:
+        Where: a file path, optionally with ``line``; or a logical name ("run 'bm25'").
+    line:
+        1-based line number inside ``source``.
+    got:
+        The offending text or value, shown verbatim (truncated when very long).
+    expected:
+        What would have been accepted.
+    fix:
+        What the user can do about it.
+    """
+
+    exit_code = 1
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        source: str | None = None,
+        line: int | None = None,
+        got: object = None,
+        expected: str | None = None,
+        fix: str | None = None,
+    ) -> None:
+        self.problem = problem
+        self.source = source
+        self.line = line
+        self.got = got
+        self.expected = expected
+        self.fix = fix
+        super().__init__(self.message)
+
+    @property
+    def location(self) -> str | None:
+        if self.source is None:
+            return None
+        return f"{self.source}:{self.line}" if self.line is not None else str(self.source)
+
+    @property
+    def message(self) -> str:
+        parts = []
+        if self.location:
+            parts.append(f"{self.location}: ")
+        parts.append(self.problem)
+        if self.got is not None:
+            text = self.got if isinstance(self.got, str) else repr(self.got)
+            if len(text) > 120:
+                text = text[:117] + "..."
+            parts.append(f" (got {text!r})" if isinstance(self.got, str) else f" (got {text})")
+        if self.expected:
+            parts.append(f"; expected {self.expected}")
+        if self.fix:
+            parts.append(f". Fix: {self.fix}")
+        return "".join(parts)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InputFormatError(QrelkitError):
+    """A file or frame could not be read as the format it claims to be."""
+
+
+class ValidationError(QrelkitError):
+    """The input parsed, but breaks a rule (duplicate document, grade outside the scale, ...)."""
+
+
+class MeasureSyntaxError(QrelkitError):
+    """A measure string such as ``nDCG(gain=linear)@10`` could not be parsed."""
+
+
+class ConventionError(QrelkitError):
+    """An unknown convention value, or a combination that qrelkit refuses to compute."""
+
+
+class IncomparableError(QrelkitError):
+    """Two results computed under different conventions, measures or judgments were combined."""
+
+
+class QueryNotFoundError(QrelkitError):
+    """A query id asked for by name is in neither the judgments nor the run."""
+
+
+def did_you_mean(value: str, choices: Iterable[str]) -> str:
+    """Return ``" (did you mean 'x'?)"`` for the closest choice, or an empty string."""
+    choices = list(choices)
+    lowered = {c.lower(): c for c in choices}
+    if value.lower() in lowered and lowered[value.lower()] != value:
+        return f" (did you mean {lowered[value.lower()]!r}?)"
+    close = difflib.get_close_matches(value, choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
