@@ -86,7 +86,9 @@ class ValidationError(QrelkitError):
 
 
 class MeasureSyntaxError(QrelkitError):
-    """A measure string such as ``nDCG(gain=linear)@10`` could not be parsed."""
+    """A measure string such as ``nDCG(gain=linear)@10`` could not be parsed (a usage error: exit code 2)."""
+
+    exit_code = 2
 
 
 class ConventionError(QrelkitError):

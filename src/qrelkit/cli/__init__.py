@@ -1,0 +1,56 @@
+"""The ``qrelkit`` command: a thin click skin over the library.
+
+It parses arguments, calls the library, and maps errors to exit codes: 0 success, 1 bad input (one clear
+line on stderr, never a traceback), 2 bad usage (click's own message).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from .. import __version__
+from ..errors import QrelkitError
+
+# Sub-command groups living in their own modules: name -> "module:attribute" (imported on first use).
+LAZY_COMMANDS = {
+    "eval": "qrelkit.cli.evaluate:eval_command",
+    "explain": "qrelkit.cli.evaluate:explain_command",
+    "rubric": "qrelkit.cli.rubric:command",
+}
+
+
+class QrelkitGroup(click.Group):
+    """A group that loads sub-commands lazily and turns QrelkitError into one line and exit code 1."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in LAZY_COMMANDS:
+            module, attr = LAZY_COMMANDS[name].split(":")
+            return getattr(importlib.import_module(module), attr)
+        return super().get_command(ctx, name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except QrelkitError as exc:
+            click.echo(f"qrelkit: error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+        except BrokenPipeError:  # e.g. `qrelkit eval ... | head`
+            sys.stderr.close()
+            ctx.exit(0)
+
+
+@click.group(cls=QrelkitGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="qrelkit")
+def main() -> None:
+    """qrelkit: trustworthy graded-relevance evaluation for search and RAG retrieval.
+
+    Every number qrelkit writes carries its conventions, the fingerprints of its inputs and the tool
+    version. Run `qrelkit COMMAND --help` for each command.
+    """

@@ -1,0 +1,242 @@
+"""``qrelkit eval`` and ``qrelkit explain``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..conventions import CHOICES, DEFAULT, GAIN_NAMES, Conventions
+from ..errors import ValidationError
+from ..formats import FORMAT_CHOICES, ON_DUPLICATE_CHOICES
+
+CONVENTION_FLAGS = [
+    (
+        "gain",
+        "--gain",
+        f"{'|'.join(GAIN_NAMES)}|{{grade:gain,...}}",
+        "gain per grade [default: exponential, 2^g-1]",
+    ),
+    ("discount", "--discount", "log2|ln|log10|log<b>", "rank discount 1/log_b(i+1) [default: log2]"),
+    ("ideal", "--ideal", None, "documents the ideal ordering is built from [default: judged]"),
+    ("unjudged", "--unjudged", None, "unjudged returned documents count 0, or are dropped [default: zero]"),
+    ("ties", "--ties", None, "order of equal scores [default: average over all orderings]"),
+    ("precision", "--precision", None, "scores as read, or rounded to float32 [default: double]"),
+    ("negative", "--negative", None, "meaning of negative grades [default: unjudged]"),
+    ("missing_queries", "--missing-queries", None, "judged queries absent from the run [default: zero]"),
+    ("extra_queries", "--extra-queries", None, "run queries absent from the judgments [default: skip]"),
+    ("no_relevant", "--no-relevant", None, "queries with nothing relevant [default: zero]"),
+]
+
+
+def convention_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Add one flag per convention axis; unset flags keep the defaults (which are printed with results)."""
+    for axis, flag, metavar, help_text in reversed(CONVENTION_FLAGS):
+        choices = CHOICES.get(axis)
+        kind = click.Choice(choices) if choices else str
+        func = click.option(flag, axis, type=kind, default=None, metavar=metavar, help=help_text)(func)
+    return func
+
+
+def conventions_from(options: dict[str, Any], base: Conventions = DEFAULT) -> Conventions:
+    changes = {axis: options.pop(axis) for axis, *_ in CONVENTION_FLAGS if options.get(axis) is not None}
+    for axis, *_ in CONVENTION_FLAGS:
+        options.pop(axis, None)
+    return base.with_(**changes) if changes else base
+
+
+def load_inputs(
+    qrels_path: str, run_paths: tuple[str, ...], fmt: str, on_duplicate: str, rubric: str | None
+) -> tuple[Any, list[Any]]:
+    from ..formats import read_qrels, read_run
+
+    scale = None
+    rubric_obj = None
+    if rubric:
+        from ..rubric import load_rubric
+
+        rubric_obj = load_rubric(rubric)
+        scale = rubric_obj.scale
+    qrels = read_qrels(qrels_path, format=fmt, scale=scale, on_duplicate=on_duplicate)  # type: ignore[arg-type]
+    if rubric_obj is not None:
+        from ..data import Qrels
+
+        qrels = Qrels(
+            qrels.frame, qrels.fingerprint, qrels.name, qrels.scale, rubric_obj.content_hash, qrels.meta
+        )
+    runs = [read_run(p, format=fmt, on_duplicate=on_duplicate) for p in run_paths]  # type: ignore[arg-type]
+    return qrels, runs
+
+
+OUTPUT_SUFFIXES = {
+    ".json": "json",
+    ".tsv": "tsv",
+    ".txt": "trec",
+    ".trec": "trec",
+    ".md": "markdown",
+    ".html": "html",
+}
+
+
+def _progress_callback() -> Callable[[int, int, str], None] | None:
+    if not sys.stderr.isatty():
+        return None
+
+    def report(done: int, total: int, name: str) -> None:
+        if total > 1:
+            end = "\n" if done == total else "\r"
+            click.echo(f"evaluating runs: {done}/{total} {name:<30}", err=True, nl=False)
+            click.echo("", err=True, nl=end == "\n")
+
+    return report
+
+
+@click.command("eval")
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    help="measure, repeatable: nDCG@10, R(rel=2)@100, nDCG(gain=linear,ties=docid_desc)@10 "
+    "[default: nDCG@10, R@100, Judged@10]",
+)
+@click.option("-q", "--per-query", is_flag=True, help="also print each query's values")
+@click.option(
+    "-f",
+    "--format",
+    "out_format",
+    type=click.Choice(["table", "json", "tsv", "trec", "markdown", "html"]),
+    default=None,
+    help="output format [default: table on a terminal, tsv otherwise; -o: by suffix]",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    help="write the numbers with their conventions and fingerprints to this file",
+)
+@click.option(
+    "--input-format",
+    type=click.Choice(FORMAT_CHOICES),
+    default="auto",
+    show_default=True,
+    help="format of QRELS and RUNS (auto: by suffix, TREC text otherwise)",
+)
+@click.option(
+    "--on-duplicate",
+    type=click.Choice(ON_DUPLICATE_CHOICES),
+    default="error",
+    show_default=True,
+    help="a document listed twice for one query: error, or keep the first/last/max-score line",
+)
+@click.option(
+    "--rubric", type=click.Path(dir_okay=False), help="rubric.toml: grades outside its scale are errors"
+)
+@convention_options
+def eval_command(
+    qrels: str,
+    runs: tuple[str, ...],
+    measures: tuple[str, ...],
+    per_query: bool,
+    out_format: str | None,
+    output: str | None,
+    input_format: str,
+    on_duplicate: str,
+    rubric: str | None,
+    **options: Any,
+) -> None:
+    """Evaluate RUNS against QRELS.
+
+    With no -m, reports nDCG@10 beside R@100 (did the run find the documents at all?) and Judged@10
+    (how much of the top is judged). Conventions default to the chapter's: gain 2^g-1, discount
+    1/log2(i+1), ideal from all judged documents, unjudged count 0, ties averaged; they are printed
+    with the results and written into every output file.
+    """
+    from ..evaluate import evaluate
+    from ..measures import parse_all
+    from ..report import print_table, render
+
+    conv = conventions_from(options)
+    parsed = parse_all(measures) if measures else None
+    qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric)
+    results = evaluate(qrels_obj, run_objs, parsed, conv, progress=_progress_callback())
+
+    if output:
+        fmt = out_format or OUTPUT_SUFFIXES.get(Path(output).suffix.lower())
+        if fmt is None or fmt == "table":
+            raise ValidationError(
+                f"cannot tell the output format from {output!r}",
+                expected="a suffix .json, .tsv, .txt/.trec, .md or .html, or --format",
+                fix="name the format with --format json|tsv|trec|markdown|html",
+            )
+        Path(output).write_text(render(results, fmt, per_query=True))
+        click.echo(f"wrote {output} ({fmt}: per-query values, means, conventions, fingerprints)", err=True)
+        if out_format is None and sys.stdout.isatty():
+            _print_table(results, per_query)
+        return
+    fmt = out_format or ("table" if sys.stdout.isatty() else "tsv")
+    if fmt == "table":
+        _print_table(results, per_query)
+    else:
+        click.echo(render(results, fmt, per_query=per_query), nl=False)
+    del print_table
+
+
+def _print_table(results: Any, per_query: bool) -> None:
+    from rich.console import Console
+
+    from ..report import print_table
+
+    print_table(results, per_query, Console(soft_wrap=False))
+
+
+@click.command("explain")
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("run", type=click.Path(dir_okay=False))
+@click.option("--query", "query_id", required=True, help="the query id to explain")
+@click.option("-m", "--measure", default="nDCG@10", show_default=True, help="a DCG-family measure")
+@click.option(
+    "-f", "--format", "out_format", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@click.option("--input-format", type=click.Choice(FORMAT_CHOICES), default="auto", show_default=True)
+@click.option("--on-duplicate", type=click.Choice(ON_DUPLICATE_CHOICES), default="error", show_default=True)
+@convention_options
+def explain_command(
+    qrels: str,
+    run: str,
+    query_id: str,
+    measure: str,
+    out_format: str,
+    input_format: str,
+    on_duplicate: str,
+    **options: Any,
+) -> None:
+    """Show the arithmetic of one query's nDCG: each rank's gain, discount and contribution, the ideal
+    ordering, DCG, IDCG, nDCG, recall at the same cutoff, and how tied scores were resolved."""
+    import json
+
+    from .. import __version__
+    from ..diagnose import explain
+    from ..report.explain import render_explanation_text
+
+    conv = conventions_from(options)
+    qrels_obj, (run_obj,) = load_inputs(qrels, (run,), input_format, on_duplicate, None)
+    ex = explain(qrels_obj, run_obj, query_id, measure, conv)
+    if out_format == "json":
+        payload = ex.to_dict() | {
+            "tool": {"name": "qrelkit", "version": __version__},
+            "qrels_fingerprint": qrels_obj.fingerprint.to_dict(),
+            "run_fingerprint": run_obj.fingerprint.to_dict(),
+        }
+        click.echo(json.dumps(payload, indent=2))
+    else:
+        click.echo(render_explanation_text(ex), nl=False)
+        click.echo(
+            f"qrels sha256:{qrels_obj.fingerprint.sha256[:16]} · run sha256:"
+            f"{run_obj.fingerprint.sha256[:16]} · qrelkit {__version__}"
+        )

@@ -1,0 +1,282 @@
+"""Conventions: every choice that changes a number, as one frozen, printable value.
+
+Two evaluation libraries fed identical rankings and judgments return different nDCG because each makes a
+handful of choices silently. qrelkit names each choice (an *axis*), gives it a documented default, and writes
+the full set next to every number it reports. Nothing here computes; it only describes.
+
+Axes and their values
+---------------------
+gain
+    What a grade is worth. ``exponential``: 2^g - 1 (3 -> 7, 2 -> 3, 1 -> 1, 0 -> 0), the default.
+    ``linear``: g. A custom map ``{0:0,1:1,2:3.5,3:7}`` gives each grade its gain (any grade not in the map is an
+    error, never a guess).
+discount
+    Rank discount 1/log_b(i + 1) for a document at rank i (1-based). ``log2`` is the default; ``ln``, ``log10``
+    or ``log<b>`` choose another base (this scales DCG, and cancels out of nDCG).
+ideal
+    Where IDCG's ordering comes from. ``judged`` (default): every judged document of the query, sorted by gain,
+    truncated at k. ``returned``: only the documents the run returned, as scikit-learn and torchmetrics do;
+    optimistic, since a relevant document the run missed no longer lowers the score.
+unjudged
+    Returned documents with no judgment. ``zero`` (default): they stay in place with gain 0. ``drop``: they are
+    removed before ranking (trec_eval ``-J``, the "condensed list"), which promotes everything below them.
+ties
+    Order of documents with equal scores. ``average`` (default): the expected value over all orderings of each
+    tied block (McSherry & Najork 2008), so the input order of tied documents cannot change the result.
+    ``docid_desc`` (trec_eval), ``docid_asc`` (trectools), ``file_order`` (the order in the run file),
+    ``optimistic`` (higher grade first: credits the run with an order it did not produce), ``pessimistic``
+    (lower grade first).
+precision
+    Scores as read (``double``) or rounded to 32-bit floats before ranking (``single``), as trec_eval 9 and
+    pytrec_eval store them; this creates ties between scores that differ past the 7th significant digit.
+negative
+    Judgments with a negative grade. ``unjudged`` (default, trec_eval's meaning: in the pool but not judged):
+    gain 0, not in the ideal, not counted as judged. ``zero``: judged with grade 0. ``reject``: an error.
+missing_queries
+    Judged queries that the run does not contain. ``zero`` (default): scored as an empty ranking (0 for every
+    effectiveness measure) and counted in the mean. ``skip``: left out of the mean (pytrec_eval's behaviour).
+extra_queries
+    Run queries that have no judgments. ``skip`` (default): not scored, and listed in the report. ``reject``:
+    an error.
+no_relevant
+    Judged queries with nothing relevant (IDCG = 0, or no document at the relevance threshold), where nDCG,
+    recall, AP and RR are undefined. ``zero`` (default, as trec_eval): the query scores 0 and counts.
+    ``skip``: the query is left out of that measure's mean. Reports count the queries this touched.
+
+The relevance threshold for binary measures (recall, precision, AP, RR, ...) is a parameter of each measure
+(``R(rel=2)@100``), not a convention, because one report often mixes thresholds.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal, get_args
+
+from .errors import ConventionError, did_you_mean
+
+GainName = Literal["exponential", "linear"]
+Ideal = Literal["judged", "returned"]
+Unjudged = Literal["zero", "drop"]
+Ties = Literal["average", "docid_desc", "docid_asc", "file_order", "optimistic", "pessimistic"]
+Precision = Literal["double", "single"]
+Negative = Literal["unjudged", "zero", "reject"]
+MissingQueries = Literal["zero", "skip"]
+ExtraQueries = Literal["skip", "reject"]
+NoRelevant = Literal["zero", "skip"]
+
+
+@dataclass(frozen=True)
+class GainMap:
+    """A custom gain per grade, e.g. ``{0: 0, 1: 1, 2: 3.5, 3: 7}``. Grades not listed are an error."""
+
+    items: tuple[tuple[int, float], ...]
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[int, float]) -> GainMap:
+        items = []
+        for grade, gain in mapping.items():
+            if isinstance(grade, bool) or not isinstance(grade, int):
+                raise ConventionError(
+                    f"gain map grade {grade!r} is not an integer", fix="use whole-number grades"
+                )
+            gain = float(gain)
+            if not math.isfinite(gain):
+                raise ConventionError(f"gain for grade {grade} is {gain}", expected="a finite number")
+            items.append((grade, gain))
+        if not items:
+            raise ConventionError(
+                "gain map is empty", fix="give a gain for each grade, e.g. {0:0,1:1,2:3,3:7}"
+            )
+        return cls(tuple(sorted(items)))
+
+    @classmethod
+    def parse(cls, text: str) -> GainMap:
+        """Parse ``{0:0,1:1,2:3.5}`` (braces optional; ``=`` may replace ``:``)."""
+        body = text.strip()
+        if body.startswith("{") and body.endswith("}"):
+            body = body[1:-1]
+        mapping: dict[int, float] = {}
+        for part in filter(None, (p.strip() for p in body.split(","))):
+            match = re.fullmatch(r"(-?\d+)\s*[:=]\s*([-+0-9.eE]+)", part)
+            if not match:
+                raise ConventionError(
+                    f"cannot read gain map entry {part!r}",
+                    got=text,
+                    expected="grade:gain pairs such as {0:0,1:1,2:3.5,3:7}",
+                )
+            grade = int(match.group(1))
+            if grade in mapping:
+                raise ConventionError(f"gain map lists grade {grade} twice", got=text)
+            try:
+                mapping[grade] = float(match.group(2))
+            except ValueError:
+                raise ConventionError(f"gain {match.group(2)!r} is not a number", got=text) from None
+        return cls.from_mapping(mapping)
+
+    def as_dict(self) -> dict[int, float]:
+        return dict(self.items)
+
+    def __str__(self) -> str:
+        return "{" + ",".join(f"{g}:{_num(v)}" for g, v in self.items) + "}"
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+Gain = GainName | GainMap
+
+# The axes whose closed choices are documented Literal aliases (used for parsing and error messages).
+CHOICES: dict[str, tuple[str, ...]] = {
+    "ideal": get_args(Ideal),
+    "unjudged": get_args(Unjudged),
+    "ties": get_args(Ties),
+    "precision": get_args(Precision),
+    "negative": get_args(Negative),
+    "missing_queries": get_args(MissingQueries),
+    "extra_queries": get_args(ExtraQueries),
+    "no_relevant": get_args(NoRelevant),
+}
+GAIN_NAMES: tuple[str, ...] = get_args(GainName)
+
+
+def parse_gain(value: str | GainMap | Mapping[int, float]) -> Gain:
+    if isinstance(value, GainMap):
+        return value
+    if isinstance(value, Mapping):
+        return GainMap.from_mapping(value)
+    text = str(value).strip()
+    if text in GAIN_NAMES:
+        return text  # type: ignore[return-value]
+    if text in ("exp", "exp2", "exponential2"):
+        raise ConventionError(f"unknown gain {text!r} (did you mean 'exponential'?)")
+    if any(ch in text for ch in ":={"):
+        return GainMap.parse(text)
+    raise ConventionError(
+        f"unknown gain {text!r}{did_you_mean(text, GAIN_NAMES)}",
+        expected="exponential, linear, or a map such as {0:0,1:1,2:3,3:7}",
+    )
+
+
+def parse_discount(value: str | float) -> float:
+    """``log2`` -> 2.0, ``ln`` -> e, ``log10`` -> 10.0, ``log1.5`` -> 1.5; a number is taken as the base."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        base = float(value)
+    else:
+        text = str(value).strip().lower()
+        if text == "ln":
+            base = math.e
+        else:
+            match = re.fullmatch(r"log\s*([0-9]*\.?[0-9]+)", text)
+            if not match:
+                raise ConventionError(
+                    f"unknown discount {value!r}",
+                    expected="log2 (1/log2(i+1)), ln, log10, or log<b> for another base",
+                )
+            base = float(match.group(1))
+    if not (base > 1 and math.isfinite(base)):
+        raise ConventionError(f"discount base {base} must be a finite number greater than 1")
+    return base
+
+
+def format_discount(base: float) -> str:
+    if base == math.e:
+        return "ln"
+    return f"log{_num(base)}"
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """The full set of choices behind a number. Defaults are the chapter's; see the module docstring."""
+
+    gain: Gain = "exponential"
+    discount: float = 2.0
+    ideal: Ideal = "judged"
+    unjudged: Unjudged = "zero"
+    ties: Ties = "average"
+    precision: Precision = "double"
+    negative: Negative = "unjudged"
+    missing_queries: MissingQueries = "zero"
+    extra_queries: ExtraQueries = "skip"
+    no_relevant: NoRelevant = "zero"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "gain", parse_gain(self.gain))
+        object.__setattr__(self, "discount", parse_discount(self.discount))
+        for axis, choices in CHOICES.items():
+            value = getattr(self, axis)
+            if value not in choices:
+                raise ConventionError(
+                    f"unknown {axis} {value!r}{did_you_mean(str(value), choices)}",
+                    expected="one of " + ", ".join(choices),
+                )
+
+    # -- conversion ----------------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, str]:
+        """Every axis, defaults included, as strings (the form written into every output file)."""
+        out: dict[str, str] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "gain":
+                out[f.name] = str(value)
+            elif f.name == "discount":
+                out[f.name] = format_discount(value)
+            else:
+                out[f.name] = str(value)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Conventions:
+        known = {f.name for f in fields(cls)}
+        unknown = [k for k in data if k not in known]
+        if unknown:
+            raise ConventionError(
+                f"unknown convention axis {unknown[0]!r}{did_you_mean(unknown[0], known)}",
+                expected="axes " + ", ".join(sorted(known)),
+            )
+        return cls(**dict(data))
+
+    def with_(self, **changes: Any) -> Conventions:
+        """A copy with some axes changed (validated like the constructor)."""
+        known = {f.name for f in fields(self)}
+        for key in changes:
+            if key not in known:
+                raise ConventionError(
+                    f"unknown convention axis {key!r}{did_you_mean(key, known)}",
+                    expected="axes " + ", ".join(sorted(known)),
+                )
+        return replace(self, **changes)
+
+    def differences(self, other: Conventions) -> list[tuple[str, str, str]]:
+        """The axes on which two conventions differ: ``[(axis, self_value, other_value), ...]``."""
+        a, b = self.to_dict(), other.to_dict()
+        return [(k, a[k], b[k]) for k in a if a[k] != b[k]]
+
+    def __str__(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.to_dict().items())
+
+    # -- numbers -------------------------------------------------------------------------------------------
+
+    def gain_of(self, grade: int) -> float:
+        """The gain of one grade (for explanations and the reference oracle; kernels vectorise this)."""
+        if isinstance(self.gain, GainMap):
+            mapping = self.gain.as_dict()
+            if grade not in mapping:
+                raise ConventionError(
+                    f"grade {grade} is not in the gain map {self.gain}",
+                    fix="add the grade to the gain map",
+                )
+            return mapping[grade]
+        if self.gain == "linear":
+            return float(grade)
+        return float(2**grade - 1)
+
+
+DEFAULT = Conventions()
+
+#: The per-measure parameters that override conventions in a measure string such as nDCG(gain=linear)@10.
+RANKING_AXES = ("gain", "discount", "ideal", "unjudged", "ties", "precision", "negative", "no_relevant")

@@ -1,0 +1,148 @@
+"""Judgments and runs as validated, columnar values.
+
+A :class:`Qrels` holds one row per judged (query, document) pair; a :class:`Run` holds one row per returned
+(query, document) pair with its score. Both wrap a polars ``DataFrame`` whose schema is fixed and checked on
+construction, and both carry where they came from and a SHA-256 fingerprint, so that every number computed
+from them can name its inputs.
+
+Reading files lives in :mod:`qrelkit.formats`; this module never parses text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from .errors import ValidationError
+
+QRELS_SCHEMA = {"query_id": pl.String, "doc_id": pl.String, "grade": pl.Int64, "line": pl.Int64}
+RUN_SCHEMA = {
+    "query_id": pl.String,
+    "doc_id": pl.String,
+    "score": pl.Float64,
+    "rank": pl.Int64,
+    "line": pl.Int64,
+}
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """Identity of an input: SHA-256 of the file's bytes as read, or of a canonical row dump for frames."""
+
+    sha256: str
+    kind: str  # "file-bytes" or "canonical-rows"
+    source: str  # the path, or a description such as "polars DataFrame"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"sha256": self.sha256, "kind": self.kind, "source": self.source}
+
+
+def canonical_fingerprint(frame: pl.DataFrame, columns: list[str], source: str) -> Fingerprint:
+    """Fingerprint in-memory rows: SHA-256 of the rows sorted and written as tab-separated text."""
+    rows = frame.select(columns).sort(columns)
+    text = rows.write_csv(separator="\t", include_header=True, float_precision=None)
+    return Fingerprint(hashlib.sha256(text.encode()).hexdigest(), "canonical-rows", source)
+
+
+def _check_schema(frame: pl.DataFrame, schema: Mapping[str, pl.DataType], what: str) -> pl.DataFrame:
+    missing = [c for c in schema if c not in frame.columns]
+    if missing:
+        raise ValidationError(
+            f"{what} frame lacks column(s) {', '.join(missing)}",
+            got=", ".join(frame.columns),
+            expected=", ".join(schema),
+            fix="read files with qrelkit.formats, or build frames with these columns",
+        )
+    return frame.select([pl.col(c).cast(t) for c, t in schema.items()])
+
+
+@dataclass(frozen=True, eq=False)
+class Qrels:
+    """Relevance judgments: ``query_id``, ``doc_id``, integer ``grade`` (and the source ``line``, or null).
+
+    Grades are kept exactly as given, negative ones included: what a negative grade means is a
+    convention (``Conventions.negative``), applied when evaluating, never when reading.
+    """
+
+    frame: pl.DataFrame
+    fingerprint: Fingerprint
+    name: str = "qrels"
+    scale: tuple[int, ...] | None = None
+    rubric_hash: str | None = None
+    meta: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "frame", _check_schema(self.frame, QRELS_SCHEMA, "qrels"))
+
+    @classmethod
+    def from_dict(cls, judgments: Mapping[str, Mapping[str, int]], name: str = "qrels") -> Qrels:
+        """Build from ``{query_id: {doc_id: grade}}`` (the pytrec_eval shape)."""
+        from .formats import qrels_from_frame
+
+        rows = [(str(q), str(d), g) for q, docs in judgments.items() for d, g in docs.items()]
+        frame = pl.DataFrame(rows, schema=["query_id", "doc_id", "grade"], orient="row")
+        return qrels_from_frame(frame, name=name, source="dict")
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for q, d, g in self.frame.select("query_id", "doc_id", "grade").iter_rows():
+            out.setdefault(q, {})[d] = g
+        return out
+
+    @property
+    def query_ids(self) -> list[str]:
+        return self.frame.get_column("query_id").unique(maintain_order=True).to_list()
+
+    def __len__(self) -> int:
+        return self.frame.height
+
+    def __repr__(self) -> str:
+        q = self.frame.get_column("query_id").n_unique()
+        return f"Qrels({self.name!r}: {q} queries, {self.frame.height} judgments, sha256 {self.fingerprint.sha256[:12]})"
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    """A ranked result list per query: ``query_id``, ``doc_id``, ``score``, ``rank`` and file ``line``.
+
+    Rows stay in file order; ``line`` (1-based, or the row number for frames) is that order, which is what
+    the ``file_order`` tie convention uses. The ``rank`` column is kept for reference only: like trec_eval,
+    qrelkit ranks by score and breaks ties by the tie convention.
+    """
+
+    frame: pl.DataFrame
+    fingerprint: Fingerprint
+    name: str = "run"
+    meta: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "frame", _check_schema(self.frame, RUN_SCHEMA, "run"))
+
+    @classmethod
+    def from_dict(cls, scores: Mapping[str, Mapping[str, float]], name: str = "run") -> Run:
+        """Build from ``{query_id: {doc_id: score}}`` (the pytrec_eval shape); file order is dict order."""
+        from .formats import run_from_frame
+
+        rows = [(str(q), str(d), float(s)) for q, docs in scores.items() for d, s in docs.items()]
+        frame = pl.DataFrame(rows, schema=["query_id", "doc_id", "score"], orient="row")
+        return run_from_frame(frame, name=name, source="dict")
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for q, d, s in self.frame.select("query_id", "doc_id", "score").iter_rows():
+            out.setdefault(q, {})[d] = s
+        return out
+
+    @property
+    def query_ids(self) -> list[str]:
+        return self.frame.get_column("query_id").unique(maintain_order=True).to_list()
+
+    def __len__(self) -> int:
+        return self.frame.height
+
+    def __repr__(self) -> str:
+        q = self.frame.get_column("query_id").n_unique()
+        return f"Run({self.name!r}: {q} queries, {self.frame.height} rows, sha256 {self.fingerprint.sha256[:12]})"

@@ -1,0 +1,194 @@
+"""Encode a run against judgments into flat arrays, applying the ranking conventions in one visible place.
+
+What happens here, in order (and nowhere else):
+
+1. the query set: which queries are scored (``missing_queries``, ``extra_queries``);
+2. negative grades (``negative``): kept as unjudged, made 0, or refused;
+3. the join of run rows with judgments (unjudged rows get ``judged = False``, grade 0);
+4. unjudged rows dropped before ranking when ``unjudged = "drop"``;
+5. score precision (``precision = "single"`` rounds scores to float32);
+6. the ranking: score descending, then the tie convention; under ``ties = "average"`` the tied blocks are
+   recorded so that kernels can take expectations over them.
+
+The output holds no strings on the numeric path and no defaults: kernels read it as it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from ..conventions import Conventions
+from ..data import Qrels, Run
+from ..errors import ValidationError
+
+
+@dataclass(frozen=True)
+class QuerySet:
+    """Which queries are scored, and what each query-set policy did."""
+
+    query_ids: list[str]  # scored queries, sorted
+    in_run: np.ndarray  # bool per scored query: False = judged but absent from the run (scored as empty)
+    missing_scored_zero: list[str]
+    missing_skipped: list[str]
+    extra_skipped: list[str]
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "scored": int(self.in_run.sum()),
+            "missing_from_run_scored_zero": len(self.missing_scored_zero),
+            "missing_from_run_skipped": len(self.missing_skipped),
+            "absent_from_qrels_skipped": len(self.extra_skipped),
+        }
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One run ranked under one set of ranking conventions, as arrays grouped by query.
+
+    Rankings: ``offsets`` (Q + 1) delimit each query's rows in ``grade``/``judged``/``score``, which are in
+    rank order. ``block_starts`` lists the first row of every tied block (``None`` when each row is its own
+    block). Judgments: ``judged_offsets`` delimit each query's judged grades in ``judged_grade`` (negative
+    grades already resolved), used for the ideal ordering and for the number of relevant documents.
+    """
+
+    queries: QuerySet
+    offsets: np.ndarray
+    grade: np.ndarray
+    judged: np.ndarray
+    score: np.ndarray
+    block_starts: np.ndarray | None
+    judged_offsets: np.ndarray
+    judged_grade: np.ndarray
+    ranking: pl.DataFrame = field(repr=False)  # query_id, doc_id, score, grade (null = unjudged), line, block
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.queries.query_ids)
+
+    @property
+    def counts(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+
+def select_queries(qrels: Qrels, run: Run, conv: Conventions) -> QuerySet:
+    judged_q = set(qrels.frame.get_column("query_id").unique().to_list())
+    run_q = set(run.frame.get_column("query_id").unique().to_list())
+    extra = sorted(run_q - judged_q)
+    missing = sorted(judged_q - run_q)
+    if extra and conv.extra_queries == "reject":
+        raise ValidationError(
+            f"run {run.name!r} has {len(extra)} quer{'y' if len(extra) == 1 else 'ies'} with no judgments "
+            f"(first: {extra[0]!r})",
+            source=str(run.meta.get("source", run.name)),
+            fix="judge those queries, remove them from the run, or use extra_queries=skip",
+        )
+    both = judged_q & run_q
+    if conv.missing_queries == "zero":
+        scored = sorted(judged_q)
+        return QuerySet(scored, np.array([q in both for q in scored], dtype=bool), missing, [], extra)
+    scored = sorted(both)
+    return QuerySet(scored, np.ones(len(scored), dtype=bool), [], missing, extra)
+
+
+def resolve_negative(qrels: Qrels, conv: Conventions) -> pl.DataFrame:
+    """Judgments with the negative-grade convention applied: (query_id, doc_id, grade) of judged documents."""
+    frame = qrels.frame.select("query_id", "doc_id", "grade", "line")
+    negative = frame.get_column("grade") < 0
+    if not negative.any():
+        return frame
+    if conv.negative == "reject":
+        row = frame.filter(negative).row(0, named=True)
+        raise ValidationError(
+            f"grade {row['grade']} is negative (query {row['query_id']!r}, document {row['doc_id']!r})",
+            source=str(qrels.meta.get("source", qrels.name)),
+            line=row["line"],
+            fix="use negative=unjudged (trec_eval's meaning) or negative=zero",
+        )
+    if conv.negative == "zero":
+        return frame.with_columns(pl.when(negative).then(0).otherwise(pl.col("grade")).alias("grade"))
+    return frame.filter(~negative)  # unjudged: as if never judged
+
+
+def _offsets(codes: np.ndarray, n_queries: int) -> np.ndarray:
+    counts = np.bincount(codes, minlength=n_queries) if len(codes) else np.zeros(n_queries, dtype=np.int64)
+    offsets = np.zeros(n_queries + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return offsets
+
+
+def encode(qrels: Qrels, run: Run, conv: Conventions, queries: QuerySet | None = None) -> Encoded:
+    """Rank ``run`` against ``qrels`` under ``conv``. See the module docstring for the order of steps."""
+    queries = queries or select_queries(qrels, run, conv)
+    qmap = pl.DataFrame(
+        {"query_id": queries.query_ids, "q": np.arange(len(queries.query_ids), dtype=np.int64)},
+        schema={"query_id": pl.String, "q": pl.Int64},
+    )
+    judgments = resolve_negative(qrels, conv).join(qmap, on="query_id", how="inner")
+
+    rows = run.frame.join(qmap, on="query_id", how="inner").join(
+        judgments.select("query_id", "doc_id", "grade"), on=["query_id", "doc_id"], how="left"
+    )
+    if conv.unjudged == "drop":
+        rows = rows.filter(pl.col("grade").is_not_null())
+    if conv.precision == "single":
+        rows = rows.with_columns(pl.col("score").cast(pl.Float32).cast(pl.Float64))
+
+    keys: list[str | pl.Expr] = ["q", "score"]
+    descending = [False, True]
+    if conv.ties == "docid_desc":
+        keys.append("doc_id")
+        descending.append(True)
+    elif conv.ties == "docid_asc":
+        keys.append("doc_id")
+        descending.append(False)
+    elif conv.ties == "optimistic":
+        keys.append(pl.col("grade").fill_null(np.iinfo(np.int64).min))
+        descending.append(True)
+    elif conv.ties == "pessimistic":
+        keys.append(pl.col("grade").fill_null(np.iinfo(np.int64).min))
+        descending.append(False)
+    keys.append("line")  # file order: the final key for every convention, so the order is total
+    descending.append(False)
+    rows = rows.sort(keys, descending=descending)
+
+    q = rows.get_column("q").to_numpy()
+    score = rows.get_column("score").to_numpy()
+    offsets = _offsets(q, len(queries.query_ids))
+    if conv.ties == "average" and len(score):
+        new_block = np.ones(len(score), dtype=bool)
+        new_block[1:] = (q[1:] != q[:-1]) | (score[1:] != score[:-1])
+        block_starts = np.flatnonzero(new_block)
+        if len(block_starts) == len(score):
+            block_starts = None  # no ties at all: every row is its own block
+    else:
+        block_starts = None
+
+    grade_col = rows.get_column("grade")
+    judged = grade_col.is_not_null().to_numpy()
+    grade = grade_col.fill_null(0).to_numpy().astype(np.int64, copy=False)
+
+    judgments = judgments.sort("q", "grade", descending=[False, True])
+    jq = judgments.get_column("q").to_numpy()
+    block_col = np.zeros(len(score), dtype=np.int64)
+    if block_starts is not None:
+        block_col[block_starts] = 1
+        block_col = np.cumsum(block_col) - 1
+    else:
+        block_col = np.arange(len(score), dtype=np.int64)
+    ranking = rows.select("query_id", "doc_id", "score", "grade", "line").with_columns(
+        pl.Series("block", block_col)
+    )
+    return Encoded(
+        queries=queries,
+        offsets=offsets,
+        grade=grade,
+        judged=judged,
+        score=score,
+        block_starts=block_starts,
+        judged_offsets=_offsets(jq, len(queries.query_ids)),
+        judged_grade=judgments.get_column("grade").to_numpy().astype(np.int64, copy=False),
+        ranking=ranking,
+    )

@@ -1,0 +1,275 @@
+"""Numeric kernels over encoded arrays: no strings, no defaults, no I/O.
+
+Each kernel takes an :class:`~qrelkit.engine.encode.Encoded` (rankings in rank order, grouped by query) and
+the measure's parameters, and returns one float64 per scored query. ``NaN`` marks a value that is undefined
+under ``no_relevant = "skip"``.
+
+Averaged ties (McSherry & Najork 2008): when ``block_starts`` is set, each tied block stands for all
+orderings of its members, and every kernel returns the exact expectation over those orderings. For measures
+that are linear in per-position values (DCG, recall, precision, Judged, counts) that is the value computed
+with each position's value replaced by its block's mean. AP and RR are not linear; their closed forms are
+derived where they are computed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..conventions import Conventions, GainMap
+from ..errors import ConventionError
+from .encode import Encoded
+
+# ------------------------------------------------------------------------------------------------ helpers
+
+
+def positions(enc: Encoded) -> tuple[np.ndarray, np.ndarray]:
+    """(query index, 0-based position within the query) for every ranked row."""
+    counts = enc.counts
+    qidx = np.repeat(np.arange(enc.n_queries, dtype=np.int64), counts)
+    pos = np.arange(len(qidx), dtype=np.int64) - np.repeat(enc.offsets[:-1], counts)
+    return qidx, pos
+
+
+def gains(grade: np.ndarray, judged: np.ndarray | None, gain: str | GainMap) -> np.ndarray:
+    """Gain per row; unjudged rows (``judged`` False) are worth 0 whatever the gain convention."""
+    if isinstance(gain, GainMap):
+        keys = np.array([g for g, _ in gain.items], dtype=np.int64)
+        values = np.array([v for _, v in gain.items], dtype=np.float64)
+        idx = np.searchsorted(keys, grade)
+        idx_clipped = np.minimum(idx, len(keys) - 1)
+        known = keys[idx_clipped] == grade
+        if judged is not None:
+            known |= ~judged
+        if not known.all():
+            bad = int(grade[~known][0])
+            raise ConventionError(
+                f"grade {bad} is not in the gain map {gain}", fix="add a gain for that grade to the map"
+            )
+        out = values[idx_clipped]
+    elif gain == "linear":
+        out = grade.astype(np.float64)
+    else:
+        out = np.exp2(grade.astype(np.float64)) - 1.0
+    if judged is not None:
+        out = np.where(judged, out, 0.0)
+    return out
+
+
+def discounts(pos: np.ndarray, base: float) -> np.ndarray:
+    """1 / log_base(rank + 1) for 0-based positions."""
+    if base == 2.0:
+        return 1.0 / np.log2(pos + 2.0)
+    return np.log(base) / np.log(pos + 2.0)
+
+
+def block_mean(values: np.ndarray, enc: Encoded) -> np.ndarray:
+    """Each row's value replaced by the mean of its tied block (identity when there are no blocks)."""
+    starts = enc.block_starts
+    if starts is None or len(values) == 0:
+        return values
+    sizes = np.diff(np.append(starts, len(values)))
+    sums = np.add.reduceat(values, starts)
+    return np.repeat(sums / sizes, sizes)
+
+
+def per_query_sum(qidx: np.ndarray, weights: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
+    return np.bincount(qidx[mask], weights=weights[mask], minlength=n).astype(np.float64, copy=False)
+
+
+def _cut(pos: np.ndarray, k: int | None) -> np.ndarray:
+    return np.ones(len(pos), dtype=bool) if k is None else pos < k
+
+
+def relevant(enc: Encoded, rel: int) -> np.ndarray:
+    return (enc.judged & (enc.grade >= rel)).astype(np.float64)
+
+
+def num_relevant(enc: Encoded, rel: int) -> np.ndarray:
+    """Judged documents with grade >= rel, per query (after the negative-grade convention)."""
+    q_of = np.repeat(np.arange(enc.n_queries), np.diff(enc.judged_offsets))
+    hit = enc.judged_grade >= rel
+    return np.bincount(q_of[hit], minlength=enc.n_queries).astype(np.float64)
+
+
+def _undefined(values: np.ndarray, undefined: np.ndarray, conv: Conventions) -> np.ndarray:
+    if conv.no_relevant == "skip":
+        values = values.copy()
+        values[undefined] = np.nan
+    else:
+        values = np.where(undefined, 0.0, values)
+    return values
+
+
+# ------------------------------------------------------------------------------------------------ kernels
+
+
+def dcg(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray:
+    qidx, pos = positions(enc)
+    g = block_mean(gains(enc.grade, enc.judged, conv.gain), enc)
+    mask = _cut(pos, k)
+    return per_query_sum(qidx, g * discounts(pos, conv.discount), mask, enc.n_queries)
+
+
+def idcg(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray:
+    """DCG of the ideal ordering: every judged document (``ideal = "judged"``) or only the returned ones
+    (``ideal = "returned"``), by gain descending, truncated at k. Only positive gains enter the ideal."""
+    if conv.ideal == "judged":
+        offsets, g = enc.judged_offsets, gains(enc.judged_grade, None, conv.gain)
+    else:
+        offsets, g = enc.offsets, gains(enc.grade, enc.judged, conv.gain)
+    n = enc.n_queries
+    q_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+    keep = g > 0
+    q_of, g = q_of[keep], g[keep]
+    order = np.lexsort((-g, q_of))
+    q_of, g = q_of[order], g[order]
+    counts = np.bincount(q_of, minlength=n)
+    starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    pos = np.arange(len(g), dtype=np.int64) - np.repeat(starts[:-1], counts)
+    return per_query_sum(q_of, g * discounts(pos, conv.discount), _cut(pos, k), n)
+
+
+def ndcg(enc: Encoded, k: int | None, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    """(nDCG per query, undefined mask: IDCG == 0)."""
+    num, den = dcg(enc, k, conv), idcg(enc, k, conv)
+    undefined = den <= 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = np.where(undefined, 0.0, num / np.where(undefined, 1.0, den))
+    return _undefined(values, undefined, conv), undefined
+
+
+def rel_in_top(enc: Encoded, k: int | np.ndarray | None, rel: int) -> np.ndarray:
+    """Expected number of relevant documents in the top k (k may vary per query)."""
+    qidx, pos = positions(enc)
+    r = block_mean(relevant(enc, rel), enc)
+    if k is None:
+        mask = np.ones(len(pos), dtype=bool)
+    elif isinstance(k, np.ndarray):
+        mask = pos < k[qidx]
+    else:
+        mask = pos < k
+    return per_query_sum(qidx, r, mask, enc.n_queries)
+
+
+def recall(enc: Encoded, k: int | None, rel: int, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    nrel = num_relevant(enc, rel)
+    undefined = nrel == 0
+    values = rel_in_top(enc, k, rel) / np.where(undefined, 1.0, nrel)
+    return _undefined(values, undefined, conv), undefined
+
+
+def precision(enc: Encoded, k: int, rel: int) -> np.ndarray:
+    return rel_in_top(enc, k, rel) / float(k)
+
+
+def rprec(enc: Encoded, rel: int, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    nrel = num_relevant(enc, rel)
+    undefined = nrel == 0
+    values = rel_in_top(enc, nrel.astype(np.int64), rel) / np.where(undefined, 1.0, nrel)
+    return _undefined(values, undefined, conv), undefined
+
+
+def judged_at(enc: Encoded, k: int) -> np.ndarray:
+    qidx, pos = positions(enc)
+    j = block_mean(enc.judged.astype(np.float64), enc)
+    return per_query_sum(qidx, j, pos < k, enc.n_queries) / float(k)
+
+
+def num_ret(enc: Encoded, k: int | None) -> np.ndarray:
+    counts = enc.counts.astype(np.float64)
+    return counts if k is None else np.minimum(counts, float(k))
+
+
+def _blocks(enc: Encoded, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: block size n, block sum m of ``values``, 1-based index j within the block, and the sum of
+    ``values`` over earlier blocks of the same query."""
+    total = len(values)
+    starts = enc.block_starts if enc.block_starts is not None else np.arange(total, dtype=np.int64)
+    sizes = np.diff(np.append(starts, total))
+    sums = np.add.reduceat(values, starts) if total else np.zeros(0)
+    n = np.repeat(sizes, sizes).astype(np.float64)
+    m = np.repeat(sums, sizes)
+    j = (np.arange(total) - np.repeat(starts, sizes) + 1).astype(np.float64)
+    # relevant documents before each block, within its query: global exclusive prefix minus query's start
+    block_prefix = np.concatenate(([0.0], np.cumsum(sums)[:-1])) if total else np.zeros(0)
+    qidx, _ = positions(enc)
+    row_prefix = np.concatenate(([0.0], np.cumsum(values)))
+    before = np.repeat(block_prefix, sizes) - row_prefix[enc.offsets[:-1]][qidx]
+    return n, m, j, before
+
+
+def average_precision(
+    enc: Encoded, k: int | None, rel: int, conv: Conventions
+) -> tuple[np.ndarray, np.ndarray]:
+    """AP@k = (1/R) * sum over ranks r <= k of rel(r) * C(r) / r, C(r) = relevant documents in the top r.
+
+    Under averaged ties, for the row at index j (1-based) of a block of n rows holding m relevant
+    documents, with c relevant documents ranked before the block:
+    E[rel(r) * C(r)] = (m/n) * (c + 1) + (j - 1) * m(m - 1) / (n(n - 1)),
+    since E[rel_j] = m/n and E[rel_i rel_j] = m(m - 1)/(n(n - 1)) for i != j. With n = 1 this is rel * C(r).
+    """
+    qidx, pos = positions(enc)
+    r = relevant(enc, rel)
+    n, m, j, before = _blocks(enc, r)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pair = np.where(n > 1, m * (m - 1.0) / (n * (n - 1.0)), 0.0)
+    expected = (m / n) * (before + 1.0) + (j - 1.0) * pair
+    terms = expected / (pos + 1.0)
+    total = per_query_sum(qidx, terms, _cut(pos, k), enc.n_queries)
+    nrel = num_relevant(enc, rel)
+    undefined = nrel == 0
+    return _undefined(total / np.where(undefined, 1.0, nrel), undefined, conv), undefined
+
+
+def reciprocal_rank(
+    enc: Encoded, k: int | None, rel: int, conv: Conventions
+) -> tuple[np.ndarray, np.ndarray]:
+    """RR@k = 1 / rank of the first relevant document within k (0 if none).
+
+    Under averaged ties only the first block holding a relevant document matters. If it starts after s rows
+    and holds m relevant among n, the first relevant row is its j-th with probability
+    P(j) = [prod_{i=0}^{j-2} (n - m - i) / (n - i)] * m / (n - j + 1), and E[RR@k] = sum_{s + j <= k} P(j)/(s + j).
+    """
+    qidx, pos = positions(enc)
+    r = relevant(enc, rel)
+    values = np.zeros(enc.n_queries, dtype=np.float64)
+    hits = np.flatnonzero(r > 0)
+    # the first relevant row of each query in rank order (ignoring k: a tied block may straddle it)
+    first_q, first_idx = np.unique(qidx[hits], return_index=True)
+    first_rows = hits[first_idx]
+    first_pos = pos[first_rows]
+    within = np.ones(len(first_rows), dtype=bool) if k is None else first_pos < k
+    values[first_q[within]] = 1.0 / (first_pos[within] + 1.0)
+    if enc.block_starts is not None and len(first_rows):
+        starts = enc.block_starts
+        sizes = np.diff(np.append(starts, len(r)))
+        block_of = np.searchsorted(starts, first_rows, side="right") - 1
+        for q, b in zip(first_q.tolist(), block_of.tolist(), strict=True):
+            size = int(sizes[b])
+            if size == 1:
+                continue
+            start_row = int(starts[b])
+            s = start_row - int(enc.offsets[q])  # rows ranked before the block
+            m = float(r[start_row : start_row + size].sum())
+            none_before = 1.0  # P(no relevant row among the block's first j - 1)
+            expected = 0.0
+            for jj in range(1, size + 1):
+                if k is not None and s + jj > k:
+                    break
+                expected += none_before * m / (size - jj + 1.0) / (s + jj)
+                none_before *= (size - m - (jj - 1.0)) / (size - (jj - 1.0))
+                if none_before <= 0.0:
+                    break
+            values[q] = expected
+    nrel = num_relevant(enc, rel)
+    undefined = nrel == 0
+    return _undefined(values, undefined, conv), undefined
+
+
+def mean_defined(values: np.ndarray) -> float:
+    """Mean of defined values with exact summation (math.fsum), so means do not depend on query order."""
+    defined = values[~np.isnan(values)]
+    return math.fsum(defined.tolist()) / len(defined) if len(defined) else float("nan")

@@ -1,0 +1,184 @@
+"""A slow, obviously correct oracle for every measure under every convention.
+
+Pure Python over dictionaries and lists, written from the definitions and sharing no code with the kernels:
+it ranks each query with ``sorted``, and under averaged ties it *enumerates every ordering* of every tied
+block and averages the measure over them (so it only suits small inputs; it refuses more than
+``MAX_ORDERINGS`` orderings per query). The property tests compare the kernels with it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import struct
+from collections.abc import Sequence
+
+from ..conventions import Conventions, GainMap
+from ..measures import Measure
+
+MAX_ORDERINGS = 200_000
+
+Row = tuple[str, float, int]  # doc_id, score, line (file order)
+
+
+def _gain(grade: int, gain: str | GainMap) -> float:
+    if isinstance(gain, GainMap):
+        for g, value in gain.items:
+            if g == grade:
+                return value
+        raise KeyError(grade)
+    if gain == "linear":
+        return float(grade)
+    return float(2**grade - 1)
+
+
+def _single(x: float) -> float:
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def _discount(rank: int, base: float) -> float:
+    return 1.0 / math.log(rank + 1, base) if base != 2.0 else 1.0 / math.log2(rank + 1)
+
+
+def _judgments(qrels: dict[str, dict[str, int]], conv: Conventions) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for q, docs in qrels.items():
+        kept: dict[str, int] = {}
+        for d, g in docs.items():
+            if g < 0:
+                if conv.negative == "reject":
+                    raise ValueError("negative grade")
+                if conv.negative == "unjudged":
+                    continue
+                g = 0
+            kept[d] = g
+        out[q] = kept
+    return out
+
+
+def _orderings(rows: list[Row], grades: dict[str, int], conv: Conventions) -> list[list[str]]:
+    """Every ordering the tie convention admits (one, unless ties are averaged)."""
+
+    def score_key(row: Row) -> float:
+        return -row[1]
+
+    if conv.ties == "average":
+        ranked = sorted(rows, key=lambda r: (-r[1], r[2]))
+        blocks = [list(group) for _, group in itertools.groupby(ranked, key=lambda r: r[1])]
+        count = math.prod(math.factorial(len(b)) for b in blocks)
+        if count > MAX_ORDERINGS:
+            raise ValueError(f"{count} orderings: too many for the reference oracle")
+        perms = [list(itertools.permutations([r[0] for r in b])) for b in blocks]
+        return [[d for block in choice for d in block] for choice in itertools.product(*perms)]
+    if conv.ties == "docid_desc":
+        ranked = sorted(rows, key=lambda r: r[0], reverse=True)
+        ranked = sorted(ranked, key=score_key)
+    elif conv.ties == "docid_asc":
+        ranked = sorted(sorted(rows, key=lambda r: r[0]), key=score_key)
+    elif conv.ties == "file_order":
+        ranked = sorted(sorted(rows, key=lambda r: r[2]), key=score_key)
+    elif conv.ties == "optimistic":
+        ranked = sorted(rows, key=lambda r: (-r[1], -grades.get(r[0], -(10**18)), r[2]))
+    else:  # pessimistic
+        ranked = sorted(rows, key=lambda r: (-r[1], grades.get(r[0], -(10**18)), r[2]))
+    return [[r[0] for r in ranked]]
+
+
+def _one(measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions) -> float:
+    """The measure on one fixed ordering (before the no-relevant policy)."""
+    k = measure.k
+    top = order if k is None else order[:k]
+    rel = measure.rel if measure.rel is not None else 1
+    relevant = {d for d, g in grades.items() if g >= rel}
+    name = measure.name
+
+    def gain(d: str) -> float:
+        return _gain(grades[d], conv.gain) if d in grades else 0.0
+
+    def dcg(docs: Sequence[str]) -> float:
+        return sum(gain(d) * _discount(i + 1, conv.discount) for i, d in enumerate(docs))
+
+    def ideal_dcg() -> float:
+        pool = list(grades) if conv.ideal == "judged" else [d for d in order if d in grades]
+        values = sorted((g for g in (gain(d) for d in pool) if g > 0), reverse=True)
+        values = values if k is None else values[:k]
+        return sum(v * _discount(i + 1, conv.discount) for i, v in enumerate(values))
+
+    if name == "DCG":
+        return dcg(top)
+    if name == "IDCG":
+        return ideal_dcg()
+    if name == "nDCG":
+        ideal = ideal_dcg()
+        return dcg(top) / ideal if ideal > 0 else math.nan
+    if name == "R":
+        return sum(d in relevant for d in top) / len(relevant) if relevant else math.nan
+    if name == "P":
+        return sum(d in relevant for d in top) / k
+    if name == "AP":
+        if not relevant:
+            return math.nan
+        hits, total = 0, 0.0
+        for i, d in enumerate(top):
+            if d in relevant:
+                hits += 1
+                total += hits / (i + 1)
+        return total / len(relevant)
+    if name == "RR":
+        if not relevant:
+            return math.nan
+        for i, d in enumerate(top):
+            if d in relevant:
+                return 1.0 / (i + 1)
+        return 0.0
+    if name == "Rprec":
+        if not relevant:
+            return math.nan
+        return sum(d in relevant for d in order[: len(relevant)]) / len(relevant)
+    if name == "Judged":
+        return sum(d in grades for d in top) / k
+    if name == "NumRel":
+        return float(len(relevant))
+    if name == "NumRet":
+        return float(len(top))
+    if name == "NumRelRet":
+        return float(sum(d in relevant for d in top))
+    raise ValueError(name)
+
+
+def reference_values(
+    qrels: dict[str, dict[str, int]],
+    run: dict[str, list[Row]],
+    measure: Measure,
+    conventions: Conventions,
+) -> dict[str, float]:
+    """Per-query values of ``measure``: ``{query_id: value}`` (NaN where undefined and skipped).
+
+    ``run`` maps each query to its rows ``(doc_id, score, line)``; ``line`` gives file order.
+    """
+    conv = measure.conventions(conventions)
+    judged = _judgments(qrels, conv)
+    if conv.extra_queries == "reject" and set(run) - set(qrels):
+        raise ValueError("run has queries without judgments")
+    if conv.missing_queries == "zero":
+        scored = sorted(qrels)
+    else:
+        scored = sorted(set(qrels) & set(run))
+    out: dict[str, float] = {}
+    for q in scored:
+        grades = judged.get(q, {})
+        rows = list(run.get(q, []))
+        if conv.unjudged == "drop":
+            rows = [r for r in rows if r[0] in grades]
+        if conv.precision == "single":
+            rows = [(d, _single(s), line) for d, s, line in rows]
+        orders = _orderings(rows, grades, conv)
+        values = [_one(measure, order, grades, conv) for order in orders]
+        if any(math.isnan(v) for v in values):
+            value = math.nan
+        else:
+            value = math.fsum(values) / len(values)
+        if math.isnan(value) and conv.no_relevant == "zero":
+            value = 0.0
+        out[q] = value
+    return out

@@ -1,0 +1,134 @@
+"""TREC run and qrels text files: whitespace-separated columns, plain or gzipped.
+
+Parsing is columnar: the file is read by Arrow's multithreaded CSV reader as one string column (blank lines
+kept, so row i is line i+1), split on runs of spaces or tabs with an Arrow kernel, and cast with polars. No
+Python object is built per line. Validation finds the *first* offending line and reports it with its text.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+
+from ..data import Fingerprint
+from ..errors import InputFormatError
+
+RUN_COLUMNS = ("query_id", "iteration", "doc_id", "rank", "score", "tag")
+QRELS_COLUMNS = ("query_id", "iteration", "doc_id", "grade")
+RUN_LAYOUT = "query_id Q0 doc_id rank score tag"
+QRELS_LAYOUT = "query_id iteration doc_id grade"
+
+
+def read_bytes(path: Path) -> tuple[bytes, Fingerprint]:
+    """Read a file (gunzipping it when its first bytes say gzip) and fingerprint the bytes as stored."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputFormatError(
+            "file not found",
+            source=str(path),
+            fix="check the path (relative paths start from the current folder)",
+        ) from None
+    except IsADirectoryError:
+        raise InputFormatError(
+            "is a folder, not a file", source=str(path), fix="name a file inside it"
+        ) from None
+    except PermissionError:
+        raise InputFormatError("cannot be read (permission denied)", source=str(path)) from None
+    fingerprint = Fingerprint(hashlib.sha256(raw).hexdigest(), "file-bytes", str(path))
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise InputFormatError(
+                f"gzip data is corrupt or truncated ({exc})",
+                source=str(path),
+                fix="re-create or re-download the file",
+            ) from None
+    return raw, fingerprint
+
+
+def _lines(raw: bytes, source: str) -> pa.ChunkedArray:
+    if b"\x00" in raw[:4096]:
+        raise InputFormatError(
+            "file holds binary data (NUL bytes)",
+            source=source,
+            fix="pass a text TREC file, or name the format",
+        )
+    try:
+        table = pcsv.read_csv(
+            io.BytesIO(raw),
+            read_options=pcsv.ReadOptions(column_names=["line"], block_size=1 << 24),
+            parse_options=pcsv.ParseOptions(
+                delimiter="\x1f", quote_char=False, escape_char=False, ignore_empty_lines=False
+            ),
+            convert_options=pcsv.ConvertOptions(column_types={"line": pa.string()}),
+        )
+    except pa.ArrowInvalid as exc:
+        text = str(exc)
+        if "UTF8" in text or "utf8" in text or "UTF-8" in text:
+            raise InputFormatError(
+                "file is not valid UTF-8 text", source=source, fix="re-encode the file as UTF-8"
+            ) from None
+        raise InputFormatError(f"cannot be read as text lines ({text})", source=source) from None
+    return table.column("line")
+
+
+def split_columns(raw: bytes, source: str, columns: tuple[str, ...], layout: str, other: str) -> pl.DataFrame:
+    """Split whitespace-separated text into string columns, with the 1-based line number of each row.
+
+    Blank lines are skipped. A line with the wrong number of fields raises an error naming its line; a
+    count that matches the *other* TREC format (run vs qrels) says the files were probably swapped.
+    """
+    lines = _lines(raw, source)
+    trimmed = pc.ascii_trim_whitespace(lines)
+    parts = pc.ascii_split_whitespace(trimmed)
+    counts = pc.list_value_length(parts)
+    frame = pl.DataFrame(pa.table({"parts": parts, "n": counts, "text": lines}))
+    frame = frame.with_row_index("line", offset=1).with_columns(pl.col("line").cast(pl.Int64))
+    blank = pl.col("n") == 1
+    blank = blank & (pl.col("parts").list.first() == "")
+    frame = frame.filter(~blank)
+    if frame.height == 0:
+        raise InputFormatError(
+            "file is empty (no non-blank lines)",
+            source=source,
+            expected=f"one line per row: {layout}",
+            fix="check that the right file was passed and that it was written completely",
+        )
+    bad = frame.filter(pl.col("n") != len(columns))
+    if bad.height:
+        line, n, text = bad.row(0, named=True)["line"], bad.item(0, "n"), bad.item(0, "text")
+        hint = f"replace it with {len(columns)} fields"
+        other_n = 6 if len(columns) == 4 else 4
+        if n == other_n:
+            hint = f"this line looks like a {other} line: were the QRELS and RUN arguments swapped?"
+        more = f" ({bad.height} such lines in all)" if bad.height > 1 else ""
+        raise InputFormatError(
+            f"line has {n} field{'s' if n != 1 else ''}{more}",
+            source=source,
+            line=line,
+            got=text.strip(),
+            expected=f"{len(columns)} fields '{layout}' separated by spaces or tabs",
+            fix=hint,
+        )
+    return frame.select(
+        "line", *[pl.col("parts").list.get(i).alias(name) for i, name in enumerate(columns)], "text"
+    )
+
+
+def parse_run_text(raw: bytes, source: str) -> pl.DataFrame:
+    """Columns: line, query_id, iteration, doc_id, rank, score, tag, text (all strings but line)."""
+    return split_columns(raw, source, RUN_COLUMNS, RUN_LAYOUT, "qrels")
+
+
+def parse_qrels_text(raw: bytes, source: str) -> pl.DataFrame:
+    """Columns: line, query_id, iteration, doc_id, grade, text (all strings but line)."""
+    return split_columns(raw, source, QRELS_COLUMNS, QRELS_LAYOUT, "run")

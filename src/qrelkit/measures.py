@@ -1,0 +1,256 @@
+"""Measures as typed values with a small grammar: ``nDCG@10``, ``nDCG(gain=linear,ties=docid_desc)@10``,
+``R(rel=2)@100``.
+
+A :class:`Measure` is a name, an optional cutoff ``k``, the relevance threshold ``rel`` for binary measures,
+and any convention overrides. ``str(parse(s))`` is the canonical form: it always prints ``rel`` where the
+measure has one (``R@100`` prints as ``R(rel=1)@100``) and every override given; the remaining conventions
+are those of the evaluation, written in full beside the numbers. ``Measure.describe(conventions)`` prints
+every parameter, defaults included. ``parse(str(m)) == m`` always holds.
+
+Definitions (k = cutoff; rel = grade >= threshold; R = number of relevant judged documents):
+
+==========  ==============================================================================================
+nDCG@k      DCG@k / IDCG@k
+DCG@k       sum over ranks i <= k of gain(grade_i) / log_b(i + 1)
+IDCG@k      DCG@k of the ideal ordering (see the ``ideal`` convention)
+R@k         relevant documents in the top k / R (recall)
+P@k         relevant documents in the top k / k (trec_eval's denominator: k, even if fewer were returned)
+AP, AP@k    sum over relevant documents at ranks i <= k of P@i, divided by R (trec_eval's map and map_cut)
+RR, RR@k    1 / rank of the first relevant document (0 when none within k)
+Rprec       P@R
+Judged@k    judged documents in the top k / k
+NumRel      R
+NumRet@k    documents returned (in the top k)
+NumRelRet@k relevant documents returned (in the top k)
+==========  ==============================================================================================
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .conventions import CHOICES, Conventions, GainMap, format_discount, parse_discount, parse_gain
+from .errors import MeasureSyntaxError, did_you_mean
+
+
+@dataclass(frozen=True)
+class MeasureInfo:
+    name: str
+    cutoff: str  # "optional", "required", "none"
+    uses_rel: bool
+    axes: tuple[str, ...]  # convention axes that may be overridden per measure
+    undefined_without_relevant: bool
+    description: str
+
+
+_RANKING = ("unjudged", "ties", "precision", "negative")
+_GAIN = ("gain", "discount")
+
+INFO: dict[str, MeasureInfo] = {
+    m.name: m
+    for m in [
+        MeasureInfo(
+            "nDCG",
+            "optional",
+            False,
+            (*_GAIN, "ideal", *_RANKING, "no_relevant"),
+            True,
+            "normalised discounted cumulative gain",
+        ),
+        MeasureInfo("DCG", "optional", False, (*_GAIN, *_RANKING), False, "discounted cumulative gain"),
+        MeasureInfo(
+            "IDCG", "optional", False, (*_GAIN, "ideal", *_RANKING), False, "DCG of the ideal ordering"
+        ),
+        MeasureInfo("R", "optional", True, (*_RANKING, "no_relevant"), True, "recall"),
+        MeasureInfo("P", "required", True, _RANKING, False, "precision"),
+        MeasureInfo("AP", "optional", True, (*_RANKING, "no_relevant"), True, "average precision"),
+        MeasureInfo("RR", "optional", True, (*_RANKING, "no_relevant"), True, "reciprocal rank"),
+        MeasureInfo("Rprec", "none", True, (*_RANKING, "no_relevant"), True, "precision at R"),
+        MeasureInfo("Judged", "required", False, _RANKING, False, "fraction of the top k that is judged"),
+        MeasureInfo("NumRel", "none", True, ("negative",), False, "number of relevant judged documents"),
+        MeasureInfo(
+            "NumRet",
+            "optional",
+            False,
+            ("unjudged", "precision", "negative"),
+            False,
+            "number of documents returned",
+        ),
+        MeasureInfo("NumRelRet", "optional", True, _RANKING, False, "number of relevant documents returned"),
+    ]
+}
+
+ALIASES = {
+    "ndcg": "nDCG",
+    "ndcg_cut": "nDCG",
+    "dcg": "DCG",
+    "idcg": "IDCG",
+    "r": "R",
+    "recall": "R",
+    "p": "P",
+    "precision": "P",
+    "ap": "AP",
+    "map": "AP",
+    "map_cut": "AP",
+    "rr": "RR",
+    "mrr": "RR",
+    "recip_rank": "RR",
+    "rprec": "Rprec",
+    "r-prec": "Rprec",
+    "judged": "Judged",
+    "numrel": "NumRel",
+    "num_rel": "NumRel",
+    "numret": "NumRet",
+    "num_ret": "NumRet",
+    "numrelret": "NumRelRet",
+    "num_rel_ret": "NumRelRet",
+}
+
+#: The measures reported when none are asked for: ordering (nDCG@10), coverage (R@100), judged depth.
+DEFAULT_MEASURES = ("nDCG@10", "R@100", "Judged@10")
+
+_AXIS_ORDER = ("gain", "discount", "ideal", "unjudged", "ties", "precision", "negative", "no_relevant")
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One measure with its parameters. Build with :func:`parse`; compare and hash by value."""
+
+    name: str
+    k: int | None = None
+    rel: int | None = None
+    overrides: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def info(self) -> MeasureInfo:
+        return INFO[self.name]
+
+    def conventions(self, base: Conventions) -> Conventions:
+        """The conventions this measure is computed under: ``base`` with this measure's overrides."""
+        if not self.overrides:
+            return base
+        return base.with_(**{axis: value for axis, value in self.overrides})
+
+    def __str__(self) -> str:
+        params = []
+        if self.info.uses_rel:
+            params.append(f"rel={self.rel}")
+        params += [f"{axis}={value}" for axis, value in self.overrides]
+        text = self.name + (f"({','.join(params)})" if params else "")
+        return text + (f"@{self.k}" if self.k is not None else "")
+
+    def describe(self, conventions: Conventions) -> str:
+        """Every parameter that affects this measure's value, defaults included."""
+        conv = self.conventions(conventions).to_dict()
+        params = [f"rel={self.rel}"] if self.info.uses_rel else []
+        params += [f"{axis}={conv[axis]}" for axis in self.info.axes]
+        return f"{self.name}({','.join(params)})" + (f"@{self.k}" if self.k is not None else "")
+
+
+def _split_params(text: str, source: str) -> list[str]:
+    parts, depth, current = [], 0, []
+    for ch in text:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    if depth != 0:
+        raise MeasureSyntaxError("unbalanced braces in measure parameters", got=source)
+    parts.append("".join(current))
+    return [p.strip() for p in parts if p.strip()]
+
+
+_MEASURE_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z_\-]*)\s*(?:\((.*)\))?\s*(?:@\s*([^\s]+))?\s*$", re.S)
+
+
+def _normalise_override(axis: str, value: str, source: str) -> str:
+    try:
+        if axis == "gain":
+            gain = parse_gain(value)
+            return str(gain) if isinstance(gain, GainMap) else gain
+        if axis == "discount":
+            return format_discount(parse_discount(value))
+    except Exception as exc:  # ConventionError: re-raise as a syntax error naming the measure
+        raise MeasureSyntaxError(f"in {source!r}: {exc}") from None
+    choices = CHOICES[axis]
+    if value not in choices:
+        raise MeasureSyntaxError(
+            f"unknown {axis} {value!r} in {source!r}{did_you_mean(value, choices)}",
+            expected="one of " + ", ".join(choices),
+        )
+    return value
+
+
+def parse(text: str | Measure) -> Measure:
+    """Parse a measure string. Errors name the measure, the bad part, and the accepted forms."""
+    if isinstance(text, Measure):
+        return text
+    match = _MEASURE_RE.match(text)
+    if not match:
+        raise MeasureSyntaxError(
+            "cannot parse measure",
+            got=text,
+            expected="NAME, NAME@k or NAME(param=value,...)@k, e.g. nDCG@10, R(rel=2)@100",
+        )
+    raw_name, raw_params, raw_k = match.groups()
+    name = raw_name if raw_name in INFO else ALIASES.get(raw_name.lower())
+    if name is None:
+        raise MeasureSyntaxError(
+            f"unknown measure {raw_name!r}{did_you_mean(raw_name, list(INFO) + list(ALIASES))}",
+            expected="one of " + ", ".join(INFO),
+        )
+    info = INFO[name]
+    k: int | None = None
+    if raw_k is not None:
+        if info.cutoff == "none":
+            raise MeasureSyntaxError(f"{name} takes no cutoff", got=text, fix=f"write {name} without @k")
+        if not re.fullmatch(r"\d+", raw_k) or int(raw_k) < 1:
+            raise MeasureSyntaxError(f"cutoff {raw_k!r} is not a positive whole number", got=text)
+        k = int(raw_k)
+    elif info.cutoff == "required":
+        raise MeasureSyntaxError(f"{name} needs a cutoff", got=text, fix=f"write {name}@k, e.g. {name}@10")
+    rel: int | None = 1 if info.uses_rel else None
+    overrides: dict[str, str] = {}
+    for part in _split_params(raw_params or "", text):
+        if "=" not in part:
+            raise MeasureSyntaxError(f"parameter {part!r} has no value", got=text, expected="param=value")
+        key, value = (s.strip() for s in part.split("=", 1))
+        if key == "rel":
+            if not info.uses_rel:
+                raise MeasureSyntaxError(
+                    f"{name} has no relevance threshold (it uses graded gains)", got=text, fix="remove rel="
+                )
+            if not re.fullmatch(r"-?\d+", value):
+                raise MeasureSyntaxError(f"rel={value!r} is not a whole number", got=text)
+            rel = int(value)
+        elif key in info.axes:
+            if key in overrides:
+                raise MeasureSyntaxError(f"{key} given twice", got=text)
+            overrides[key] = _normalise_override(key, value, text)
+        else:
+            allowed = (["rel"] if info.uses_rel else []) + list(info.axes)
+            raise MeasureSyntaxError(
+                f"{name} takes no parameter {key!r}{did_you_mean(key, allowed)}",
+                got=text,
+                expected="parameters " + ", ".join(allowed),
+            )
+    ordered = tuple((axis, overrides[axis]) for axis in _AXIS_ORDER if axis in overrides)
+    return Measure(name, k, rel, ordered)
+
+
+def parse_all(texts: Any) -> list[Measure]:
+    """Parse several measures, refusing duplicates (two spellings of one measure)."""
+    out: list[Measure] = []
+    for text in texts:
+        m = parse(text)
+        if m in out:
+            raise MeasureSyntaxError(f"measure {m} is asked for twice", got=str(text))
+        out.append(m)
+    return out

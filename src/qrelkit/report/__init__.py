@@ -1,0 +1,175 @@
+"""Rendering: JSON, TSV, trec_eval-style text, Markdown, HTML and terminal tables.
+
+Renderers never compute a measure; they format :class:`~qrelkit.results.Results`. Every machine-readable
+output carries the provenance (tool version, conventions in full, measure definitions, fingerprints of the
+judgments and every run) in the same file as the numbers: JSON as fields, text formats as ``#`` header lines.
+Machine formats print floats with ``repr`` (the shortest text that reads back to the same double).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from typing import Any
+
+from ..results import Results
+
+FORMATS = ("table", "json", "tsv", "trec", "markdown", "html")
+
+
+def _num(value: float | None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "NaN"
+    return repr(float(value))
+
+
+def _short(value: float | None, digits: int = 4) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{value:.{digits}f}"
+
+
+def header_lines(results: Results) -> list[str]:
+    """Provenance as ``# key: value`` lines (values are JSON)."""
+    prov = results.provenance()
+    lines = [
+        f"# qrelkit {prov['tool']['version']}",
+        "# conventions: " + json.dumps(prov["conventions"], separators=(",", ":")),
+        "# measures: " + json.dumps([m["full"] for m in prov["measures"]], separators=(",", ":")),
+        "# qrels: " + json.dumps(prov["qrels"], separators=(",", ":")),
+    ]
+    for run in prov["runs"]:
+        lines.append("# run: " + json.dumps(run, separators=(",", ":")))
+    return lines
+
+
+def render_json(results: Results) -> str:
+    return json.dumps(results.to_dict(), indent=2, allow_nan=False) + "\n"
+
+
+def render_tsv(results: Results, per_query: bool = False) -> str:
+    lines = header_lines(results)
+    lines.append("run\tquery_id\tmeasure\tvalue")
+    for row in results.summary.iter_rows(named=True):
+        lines.append(f"{row['run']}\tall\t{row['measure']}\t{_num(row['mean'])}")
+    if per_query:
+        for run, qid, measure, value in results.per_query.sort(["run", "query_id"]).iter_rows():
+            lines.append(f"{run}\t{qid}\t{measure}\t{_num(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def render_trec(results: Results, per_query: bool = False) -> str:
+    """trec_eval's layout (``measure<TAB>query<TAB>value``, ``all`` for the mean), one block per run."""
+    lines = header_lines(results)
+    for run in results.run_names:
+        lines.append(f"# run {run}")
+        if per_query:
+            frame = results.per_query.filter(results.per_query["run"] == run).sort(["query_id"])
+            for _, qid, measure, value in frame.iter_rows():
+                lines.append(f"{measure}\t{qid}\t{_num(value)}")
+        for row in results.summary.filter(results.summary["run"] == run).iter_rows(named=True):
+            lines.append(f"{row['measure']}\tall\t{_num(row['mean'])}")
+    return "\n".join(lines) + "\n"
+
+
+def _mean_grid(results: Results) -> tuple[list[str], list[list[str]]]:
+    means = {(r["run"], r["measure"]): r["mean"] for r in results.summary.iter_rows(named=True)}
+    headers = ["run", *results.measure_names]
+    rows = [[run] + [_short(means.get((run, m))) for m in results.measure_names] for run in results.run_names]
+    return headers, rows
+
+
+def render_markdown(results: Results, per_query: bool = False) -> str:
+    headers, rows = _mean_grid(results)
+    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    out.append("")
+    out.append(f"Conventions: {results.conventions}.")
+    out.append("")
+    for line in header_lines(results):
+        out.append("<!-- " + line.lstrip("# ") + " -->")
+    if per_query:
+        wide = results.to_polars().sort(["run", "query_id"])
+        out.append("")
+        cols = wide.columns
+        out.append("| " + " | ".join(cols) + " |")
+        out.append("|" + "---|" * len(cols))
+        for row in wide.iter_rows():
+            out.append("| " + " | ".join(v if isinstance(v, str) else _short(v) for v in row) + " |")
+    return "\n".join(out) + "\n"
+
+
+def render_html_table(results: Results) -> str:
+    headers, rows = _mean_grid(results)
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+    conv = html.escape(str(results.conventions))
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table><p><small>{conv}</small></p>"
+
+
+def render_html(results: Results, per_query: bool = False) -> str:
+    meta = "\n".join(html.escape(line) for line in header_lines(results))
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>qrelkit results</title></head><body>"
+        + render_html_table(results)
+        + f"<pre>{meta}</pre></body></html>\n"
+    )
+
+
+def render(results: Results, fmt: str, per_query: bool = False) -> str:
+    if fmt == "json":
+        return render_json(results)
+    if fmt == "tsv":
+        return render_tsv(results, per_query)
+    if fmt == "trec":
+        return render_trec(results, per_query)
+    if fmt == "markdown":
+        return render_markdown(results, per_query)
+    if fmt == "html":
+        return render_html(results, per_query)
+    raise ValueError(fmt)
+
+
+def print_table(results: Results, per_query: bool, console: Any) -> None:
+    """A rich table of means (and per-query values), followed by the conventions and inputs."""
+    from rich.table import Table
+
+    table = Table(title="qrelkit results (means over scored queries)", title_justify="left")
+    headers, rows = _mean_grid(results)
+    for i, h in enumerate(headers):
+        table.add_column(h, justify="left" if i == 0 else "right")
+    for r in rows:
+        table.add_row(*r)
+    console.print(table)
+    if per_query:
+        wide = results.to_polars().sort(["run", "query_id"])
+        pq = Table(title="per query", title_justify="left")
+        for i, c in enumerate(wide.columns):
+            pq.add_column(c, justify="left" if i < 2 else "right")
+        for row in wide.iter_rows():
+            pq.add_row(*[v if isinstance(v, str) else _short(v) for v in row])
+        console.print(pq)
+    console.print(f"[dim]conventions:[/dim] {results.conventions}")
+    console.print(f"[dim]qrels:[/dim] {results.qrels_name} sha256:{results.qrels_fingerprint.sha256[:16]}")
+    for run in results.runs:
+        counts = run.queries.counts()
+        notes = [f"{counts['scored']} scored"]
+        if counts["missing_from_run_scored_zero"]:
+            notes.append(
+                f"{counts['missing_from_run_scored_zero']} judged but missing from the run, scored 0"
+            )
+        if counts["missing_from_run_skipped"]:
+            notes.append(f"{counts['missing_from_run_skipped']} judged but missing from the run, skipped")
+        if counts["absent_from_qrels_skipped"]:
+            notes.append(f"{counts['absent_from_qrels_skipped']} without judgments, skipped")
+        undefined = {m: n for m, n in run.undefined.items() if n}
+        if undefined:
+            verb = "skipped" if results.conventions.no_relevant == "skip" else "scored 0"
+            notes.append(
+                "no relevant documents (" + verb + "): " + ", ".join(f"{m} {n}" for m, n in undefined.items())
+            )
+        console.print(
+            f"[dim]run:[/dim] {run.name} sha256:{run.fingerprint.sha256[:16]}; queries: " + "; ".join(notes)
+        )
+    console.print(f"[dim]qrelkit {results.version}[/dim]")

@@ -1,0 +1,212 @@
+"""Results: per-query values, means, query-set accounting and provenance, as one value.
+
+A :class:`Results` never computes a measure; it holds what :func:`qrelkit.evaluate` computed and knows how
+to aggregate it (means over the queries where a value is defined) and how to describe where it came from.
+Renderers live in :mod:`qrelkit.report`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from .conventions import Conventions
+from .data import Fingerprint
+from .engine.encode import QuerySet
+from .errors import IncomparableError, QueryNotFoundError, did_you_mean
+from .measures import Measure, parse
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    name: str
+    fingerprint: Fingerprint
+    meta: dict[str, Any]
+    queries: QuerySet
+    undefined: dict[str, int]  # measure -> queries where it was undefined (no relevant documents)
+
+    def to_dict(self, conventions: Conventions) -> dict[str, Any]:
+        counts = self.queries.counts()
+        policy = "skipped" if conventions.no_relevant == "skip" else "scored 0"
+        return {
+            "name": self.name,
+            "fingerprint": self.fingerprint.to_dict(),
+            "duplicates_removed": self.meta.get("duplicates_removed", 0),
+            "on_duplicate": self.meta.get("on_duplicate", "error"),
+            "query_sets": {
+                **counts,
+                "missing_from_run": self.queries.missing_scored_zero + self.queries.missing_skipped,
+                "absent_from_qrels": self.queries.extra_skipped,
+            },
+            "no_relevant": {"policy": policy, "queries_per_measure": self.undefined},
+        }
+
+
+@dataclass(frozen=True)
+class Results:
+    """What an evaluation produced. ``per_query`` has columns run, query_id, measure, value."""
+
+    measures: tuple[Measure, ...]
+    conventions: Conventions
+    qrels_name: str
+    qrels_fingerprint: Fingerprint
+    qrels_meta: dict[str, Any]
+    rubric_hash: str | None
+    runs: tuple[RunSummary, ...]
+    per_query: pl.DataFrame = field(repr=False)
+    version: str = ""
+
+    # -- aggregation ---------------------------------------------------------------------------------------
+
+    @property
+    def run_names(self) -> list[str]:
+        return [r.name for r in self.runs]
+
+    @property
+    def measure_names(self) -> list[str]:
+        return [str(m) for m in self.measures]
+
+    def _measure_name(self, measure: str | Measure) -> str:
+        name = str(parse(measure))
+        if name not in self.measure_names:
+            raise QueryNotFoundError(
+                f"measure {name} was not computed{did_you_mean(name, self.measure_names)}",
+                expected="one of " + ", ".join(self.measure_names),
+            )
+        return name
+
+    def _run_name(self, run: str | None) -> str:
+        if run is None:
+            if len(self.runs) != 1:
+                raise QueryNotFoundError(
+                    "several runs were evaluated: name one", expected="one of " + ", ".join(self.run_names)
+                )
+            return self.runs[0].name
+        if run not in self.run_names:
+            raise QueryNotFoundError(
+                f"no run named {run!r}{did_you_mean(run, self.run_names)}",
+                expected="one of " + ", ".join(self.run_names),
+            )
+        return run
+
+    @property
+    def summary(self) -> pl.DataFrame:
+        """Means per run and measure over queries where the value is defined, with the query count."""
+        return (
+            self.per_query.group_by("run", "measure", maintain_order=True)
+            .agg(
+                pl.col("value").filter(pl.col("value").is_not_nan()).alias("values"),
+                pl.col("value").is_nan().sum().alias("undefined_skipped"),
+            )
+            .with_columns(
+                pl.col("values")
+                .map_elements(
+                    lambda v: math.fsum(v) / len(v) if len(v) else float("nan"), return_dtype=pl.Float64
+                )
+                .alias("mean"),
+                pl.col("values").list.len().alias("queries"),
+            )
+            .drop("values")
+            .select("run", "measure", "mean", "queries", "undefined_skipped")
+        )
+
+    def mean(self, measure: str | Measure, run: str | None = None) -> float:
+        """The mean of one measure for one run (the only run when there is one)."""
+        name, run_name = self._measure_name(measure), self._run_name(run)
+        values = self.values(name, run_name)
+        defined = [v for v in values.values() if not math.isnan(v)]
+        return math.fsum(defined) / len(defined) if defined else float("nan")
+
+    def values(self, measure: str | Measure, run: str | None = None) -> dict[str, float]:
+        """Per-query values ``{query_id: value}`` of one measure for one run."""
+        name, run_name = self._measure_name(measure), self._run_name(run)
+        rows = self.per_query.filter((pl.col("run") == run_name) & (pl.col("measure") == name))
+        return dict(
+            zip(rows.get_column("query_id").to_list(), rows.get_column("value").to_list(), strict=True)
+        )
+
+    def value(self, measure: str | Measure, query_id: str, run: str | None = None) -> float:
+        values = self.values(measure, run)
+        if query_id not in values:
+            raise QueryNotFoundError(
+                f"query {query_id!r} was not scored{did_you_mean(query_id, list(values))}",
+                fix="check the query id; queries absent from the judgments are not scored",
+            )
+        return values[query_id]
+
+    # -- provenance ----------------------------------------------------------------------------------------
+
+    def provenance(self) -> dict[str, Any]:
+        """Everything needed to know what the numbers mean and to recompute them."""
+        return {
+            "tool": {"name": "qrelkit", "version": self.version},
+            "conventions": self.conventions.to_dict(),
+            "measures": [{"name": str(m), "full": m.describe(self.conventions)} for m in self.measures],
+            "qrels": {
+                "name": self.qrels_name,
+                "fingerprint": self.qrels_fingerprint.to_dict(),
+                "rubric_hash": self.rubric_hash,
+                "negative_grades": self.conventions.negative,
+            },
+            "runs": [r.to_dict(self.conventions) for r in self.runs],
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """Provenance, means and per-query values, JSON-serialisable (NaN written as null)."""
+        out = self.provenance()
+        means: dict[str, dict[str, Any]] = {}
+        for row in self.summary.iter_rows(named=True):
+            means.setdefault(row["run"], {})[row["measure"]] = {
+                "mean": _json_float(row["mean"]),
+                "queries": row["queries"],
+                "undefined_skipped": row["undefined_skipped"],
+            }
+        per_query: dict[str, dict[str, dict[str, float | None]]] = {}
+        for run, qid, measure, value in self.per_query.iter_rows():
+            per_query.setdefault(run, {}).setdefault(qid, {})[measure] = _json_float(value)
+        out["results"] = {"means": means, "per_query": per_query}
+        return out
+
+    def check_comparable(self, other: Results) -> None:
+        """Refuse to combine results computed under different conventions, measures or judgments."""
+        problems = [f"{axis}: {a} vs {b}" for axis, a, b in self.conventions.differences(other.conventions)]
+        if self.qrels_fingerprint.sha256 != other.qrels_fingerprint.sha256:
+            problems.append(
+                f"qrels: sha256 {self.qrels_fingerprint.sha256[:12]} vs {other.qrels_fingerprint.sha256[:12]}"
+            )
+        if problems:
+            raise IncomparableError(
+                "results were computed under different conventions or judgments: " + "; ".join(problems),
+                fix="re-evaluate both runs under the same conventions and judgments",
+            )
+
+    # -- conversions ---------------------------------------------------------------------------------------
+
+    def to_polars(self) -> pl.DataFrame:
+        """Per-query values, wide: one row per (run, query), one column per measure."""
+        return self.per_query.pivot(on="measure", index=["run", "query_id"], values="value")
+
+    def to_pandas(self) -> Any:
+        return self.to_polars().to_pandas()
+
+    def __repr__(self) -> str:
+        lines = [f"Results({len(self.runs)} run(s), {len(self.measures)} measure(s); {self.conventions})"]
+        for row in self.summary.iter_rows(named=True):
+            lines.append(
+                f"  {row['run']:<20} {row['measure']:<24} {row['mean']:.4f}  ({row['queries']} queries)"
+            )
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        from .report import render_html_table
+
+        return render_html_table(self)
+
+
+def _json_float(value: float | None) -> float | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return float(value)

@@ -1,0 +1,137 @@
+"""Hypothesis: the numpy kernels equal the slow reference oracle under every convention."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from qrelkit.conventions import CHOICES, Conventions, GainMap
+from qrelkit.data import Qrels
+from qrelkit.engine.reference import reference_values
+from qrelkit.evaluate import evaluate
+from qrelkit.formats import qrels_from_frame, run_from_frame
+from qrelkit.measures import parse
+
+MEASURES = [
+    "nDCG",
+    "nDCG@1",
+    "nDCG@3",
+    "nDCG@5",
+    "DCG@4",
+    "IDCG@3",
+    "R@3",
+    "R(rel=2)@5",
+    "R",
+    "P@2",
+    "P(rel=2)@4",
+    "AP",
+    "AP@3",
+    "AP(rel=2)",
+    "RR",
+    "RR@2",
+    "RR(rel=2)@4",
+    "Rprec",
+    "Rprec(rel=2)",
+    "Judged@3",
+    "NumRel",
+    "NumRel(rel=2)",
+    "NumRet",
+    "NumRet@3",
+    "NumRelRet@3",
+]
+
+QUERIES = ["q1", "q2", "q3", "q4"]
+DOCS = [f"d{i}" for i in range(8)]
+
+
+@st.composite
+def inputs(draw):
+    qrels_rows = []
+    for q in draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=4, unique=True)):
+        for d in draw(st.lists(st.sampled_from(DOCS), max_size=6, unique=True)):
+            qrels_rows.append((q, d, draw(st.integers(-1, 3))))
+    if not qrels_rows:  # a qrels file needs at least one row
+        qrels_rows.append(("q1", "d0", draw(st.integers(0, 3))))
+    run_rows = []
+    for q in draw(st.lists(st.sampled_from(QUERIES), max_size=4, unique=True)):
+        docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=7, unique=True))
+        for d in docs:
+            # few distinct scores: heavy ties; 0.1+0.2 vs 0.3 style near-ties for single precision
+            run_rows.append((q, d, draw(st.sampled_from([0.5, 1.0, 1.0, 2.0, 2.0, 0.3, 0.30000001, 3.0]))))
+    if not run_rows:
+        run_rows.append(("q9", "d0", 1.0))
+    return qrels_rows, run_rows
+
+
+@st.composite
+def conventions(draw):
+    kw = {
+        axis: draw(st.sampled_from(choices)) for axis, choices in CHOICES.items() if axis != "extra_queries"
+    }
+    gain = draw(st.sampled_from(["exponential", "linear", "map"]))
+    kw["gain"] = GainMap.from_mapping({-1: -0.5, 0: 0.0, 1: 1.5, 2: 2.0, 3: 9.25}) if gain == "map" else gain
+    kw["discount"] = draw(st.sampled_from([2.0, 10.0, math.e]))
+    if kw["negative"] == "reject":
+        kw["negative"] = "unjudged"
+    return Conventions(**kw)
+
+
+def _frames(qrels_rows, run_rows):
+    qrels = qrels_from_frame(pl.DataFrame(qrels_rows, schema=["query_id", "doc_id", "grade"], orient="row"))
+    run = run_from_frame(pl.DataFrame(run_rows, schema=["query_id", "doc_id", "score"], orient="row"))
+    return qrels, run
+
+
+def _ref_inputs(qrels: Qrels, run_rows):
+    ref_run: dict[str, list] = {}
+    for line, (q, d, s) in enumerate(run_rows, start=1):
+        ref_run.setdefault(q, []).append((d, s, line))
+    return qrels.to_dict(), ref_run
+
+
+def _same(a: float, b: float) -> bool:
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return abs(a - b) <= 1e-12 * max(1.0, abs(a), abs(b))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=inputs(), conv=conventions(), measure=st.sampled_from(MEASURES))
+def test_kernels_equal_reference(data, conv, measure):
+    qrels_rows, run_rows = data
+    qrels, run = _frames(qrels_rows, run_rows)
+    m = parse(measure)
+    got = evaluate(qrels, run, [m], conv).values(m)
+    ref_qrels, ref_run = _ref_inputs(qrels, run_rows)
+    expected = reference_values(ref_qrels, ref_run, m, conv)
+    assert set(got) == set(expected)
+    for q in expected:
+        assert _same(got[q], expected[q]), (q, got[q], expected[q])
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=inputs(), seed=st.randoms(use_true_random=False), measure=st.sampled_from(MEASURES))
+def test_permuting_input_rows_changes_nothing_under_averaged_ties(data, seed, measure):
+    qrels_rows, run_rows = data
+    shuffled = list(run_rows)
+    seed.shuffle(shuffled)
+    qrels, run_a = _frames(qrels_rows, run_rows)
+    _, run_b = _frames(qrels_rows, shuffled)
+    a = evaluate(qrels, run_a, [measure]).values(measure)
+    b = evaluate(qrels, run_b, [measure]).values(measure)
+    assert a.keys() == b.keys()
+    for q in a:
+        assert _same(a[q], b[q])
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=inputs(), conv=conventions())
+def test_ndcg_is_between_0_and_1_with_nonnegative_gains(data, conv):
+    if isinstance(conv.gain, GainMap):
+        conv = conv.with_(gain="exponential")
+    qrels, run = _frames(*data)
+    for value in evaluate(qrels, run, ["nDCG@3", "nDCG"], conv.with_(ideal="judged")).per_query["value"]:
+        assert math.isnan(value) or -1e-12 <= value <= 1 + 1e-12
