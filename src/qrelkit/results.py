@@ -36,6 +36,7 @@ class RunSummary:
             "fingerprint": self.fingerprint.to_dict(),
             "duplicates_removed": self.meta.get("duplicates_removed", 0),
             "on_duplicate": self.meta.get("on_duplicate", "error"),
+            "lines_with_trailing_fields_ignored": self.meta.get("lines_with_trailing_fields_ignored", 0),
             "query_sets": {
                 **counts,
                 "missing_from_run": self.queries.missing_scored_zero + self.queries.missing_skipped,

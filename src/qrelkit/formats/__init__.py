@@ -288,9 +288,12 @@ def _finish_run(
                 expected="one system's run per file",
                 fix="split the file by tag (one file per run)",
             )
+    extra = int(frame.get_column("extra").sum()) if "extra" in frame.columns else 0
     frame, removed = _dedupe(frame, "score", on_duplicate, source, "run", option)
     run_name = name or (tags[0] if tags else Path(source).stem)
     meta = {"source": source, "duplicates_removed": removed, "on_duplicate": on_duplicate}
+    if extra:
+        meta["lines_with_trailing_fields_ignored"] = extra
     return Run(frame.select("query_id", "doc_id", "score", "rank", "line"), fingerprint, run_name, meta)
 
 

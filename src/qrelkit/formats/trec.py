@@ -55,7 +55,14 @@ def read_bytes(path: Path) -> tuple[bytes, Fingerprint]:
     return raw, fingerprint
 
 
-def _lines(raw: bytes, source: str) -> pa.ChunkedArray:
+def _lines(raw: bytes, source: str, layout: str) -> pa.ChunkedArray:
+    if not raw.strip():
+        raise InputFormatError(
+            "file is empty (no non-blank lines)",
+            source=source,
+            expected=f"one line per row: {layout}",
+            fix="check that the right file was passed and that it was written completely",
+        )
     if b"\x00" in raw[:4096]:
         raise InputFormatError(
             "file holds binary data (NUL bytes)",
@@ -81,13 +88,17 @@ def _lines(raw: bytes, source: str) -> pa.ChunkedArray:
     return table.column("line")
 
 
-def split_columns(raw: bytes, source: str, columns: tuple[str, ...], layout: str, other: str) -> pl.DataFrame:
+def split_columns(
+    raw: bytes, source: str, columns: tuple[str, ...], layout: str, other: str, *, trailing_ok: bool = False
+) -> pl.DataFrame:
     """Split whitespace-separated text into string columns, with the 1-based line number of each row.
 
     Blank lines are skipped. A line with the wrong number of fields raises an error naming its line; a
     count that matches the *other* TREC format (run vs qrels) says the files were probably swapped.
+    With ``trailing_ok``, fields after the last column are allowed and ignored (trec_eval reserves them
+    "for future expansion" in run files); the count of such lines is in the ``extra`` column's sum.
     """
-    lines = _lines(raw, source)
+    lines = _lines(raw, source, layout)
     trimmed = pc.ascii_trim_whitespace(lines)
     parts = pc.ascii_split_whitespace(trimmed)
     counts = pc.list_value_length(parts)
@@ -103,7 +114,8 @@ def split_columns(raw: bytes, source: str, columns: tuple[str, ...], layout: str
             expected=f"one line per row: {layout}",
             fix="check that the right file was passed and that it was written completely",
         )
-    bad = frame.filter(pl.col("n") != len(columns))
+    wrong = (pl.col("n") < len(columns)) if trailing_ok else (pl.col("n") != len(columns))
+    bad = frame.filter(wrong)
     if bad.height:
         line, n, text = bad.row(0, named=True)["line"], bad.item(0, "n"), bad.item(0, "text")
         hint = f"replace it with {len(columns)} fields"
@@ -120,15 +132,18 @@ def split_columns(raw: bytes, source: str, columns: tuple[str, ...], layout: str
             fix=hint,
         )
     return frame.select(
-        "line", *[pl.col("parts").list.get(i).alias(name) for i, name in enumerate(columns)], "text"
+        "line",
+        *[pl.col("parts").list.get(i).alias(name) for i, name in enumerate(columns)],
+        "text",
+        (pl.col("n") > len(columns)).alias("extra"),
     )
 
 
 def parse_run_text(raw: bytes, source: str) -> pl.DataFrame:
-    """Columns: line, query_id, iteration, doc_id, rank, score, tag, text (all strings but line)."""
-    return split_columns(raw, source, RUN_COLUMNS, RUN_LAYOUT, "qrels")
+    """Columns: line, query_id, iteration, doc_id, rank, score, tag, text, extra (trailing fields seen)."""
+    return split_columns(raw, source, RUN_COLUMNS, RUN_LAYOUT, "qrels", trailing_ok=True)
 
 
 def parse_qrels_text(raw: bytes, source: str) -> pl.DataFrame:
-    """Columns: line, query_id, iteration, doc_id, grade, text (all strings but line)."""
+    """Columns: line, query_id, iteration, doc_id, grade, text, extra (always False: qrels are strict)."""
     return split_columns(raw, source, QRELS_COLUMNS, QRELS_LAYOUT, "run")

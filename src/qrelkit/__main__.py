@@ -1,0 +1,3 @@
+from qrelkit.cli import main
+
+main(prog_name="qrelkit")
