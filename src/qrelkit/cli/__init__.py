@@ -7,6 +7,7 @@ line on stderr, never a traceback), 2 bad usage (click's own message).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 from typing import Any
 
@@ -19,7 +20,13 @@ from ..errors import QrelkitError
 LAZY_COMMANDS = {
     "eval": "qrelkit.cli.evaluate:eval_command",
     "explain": "qrelkit.cli.evaluate:explain_command",
+    "conventions": "qrelkit.cli.conventions:command",
     "rubric": "qrelkit.cli.rubric:command",
+    "pool": "qrelkit.cli.pool:command",
+    "agree": "qrelkit.cli.agree:command",
+    "leverage": "qrelkit.cli.agree:leverage_command",
+    "adjudicate": "qrelkit.cli.agree:adjudicate_command",
+    "judge": "qrelkit.cli.judge:command",
 }
 
 
@@ -27,10 +34,18 @@ class QrelkitGroup(click.Group):
     """A group that loads sub-commands lazily and turns QrelkitError into one line and exit code 1."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
+        return sorted(n for n in set(super().list_commands(ctx)) | set(LAZY_COMMANDS) if self._exists(n))
+
+    @staticmethod
+    def _exists(name: str) -> bool:
+        if name not in LAZY_COMMANDS:
+            return True
+        return importlib.util.find_spec(LAZY_COMMANDS[name].split(":")[0]) is not None
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in LAZY_COMMANDS:
+            if not self._exists(name):
+                return None
             module, attr = LAZY_COMMANDS[name].split(":")
             return getattr(importlib.import_module(module), attr)
         return super().get_command(ctx, name)

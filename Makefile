@@ -1,0 +1,38 @@
+# Set-up and entry points. `make demo` and `make test` are all a fresh machine needs.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+EXAMPLE := examples/docsearch
+
+.PHONY: demo test test-deps lint bench clean
+
+$(BIN)/qrelkit: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e .
+	@touch $@
+
+## demo: create .venv, install qrelkit, and evaluate the bundled example's four runs
+demo: $(BIN)/qrelkit
+	$(BIN)/qrelkit eval $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/*.run -m nDCG@10 -m R@100 -m Judged@10 -m AP -o $(EXAMPLE)/results.json
+	$(BIN)/qrelkit eval $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/*.run -f markdown
+	$(BIN)/qrelkit explain $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/rerank.run --query q01
+
+$(VENV)/.test-deps: $(BIN)/qrelkit pyproject.toml
+	$(BIN)/pip install -q -e '.[test]'
+	# irrCAC pins scipy==1.12 (numpy<2): install it without its pins; it runs on current scipy.
+	$(BIN)/pip install -q --no-deps irrCAC
+	@touch $@
+
+test-deps: $(VENV)/.test-deps
+
+## test: install the test extras and run the whole suite
+test: test-deps
+	$(BIN)/pytest
+
+lint: test-deps
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache
