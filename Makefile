@@ -14,8 +14,9 @@ $(BIN)/qrelkit: pyproject.toml
 
 ## demo: create .venv, install qrelkit, and evaluate the bundled example's four runs
 demo: $(BIN)/qrelkit
-	$(BIN)/qrelkit eval $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/*.run -m nDCG@10 -m R@100 -m Judged@10 -m AP -o $(EXAMPLE)/results.json
-	$(BIN)/qrelkit eval $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/*.run -f markdown
+	@mkdir -p demo-out
+	$(BIN)/qrelkit eval $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/*.run -m nDCG@10 -m R@100 -m Judged@10 -m AP -o demo-out/results.json
+	$(BIN)/qrelkit eval $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/*.run -f table
 	$(BIN)/qrelkit explain $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/rerank.run --query q01
 
 $(VENV)/.test-deps: $(BIN)/qrelkit pyproject.toml

@@ -11,7 +11,7 @@ import click
 
 from ..conventions import CHOICES, DEFAULT, GAIN_NAMES, Conventions
 from ..errors import ValidationError
-from ..formats import FORMAT_CHOICES, ON_DUPLICATE_CHOICES
+from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES
 
 CONVENTION_FLAGS = [
     (

@@ -14,18 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
 import polars as pl
 
+from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES, Format, OnDuplicate
 from ..data import Fingerprint, Qrels, Run, canonical_fingerprint
 from ..errors import InputFormatError, ValidationError, did_you_mean
 from . import trec
-
-Format = Literal["auto", "trec", "jsonl", "csv", "tsv", "parquet"]
-OnDuplicate = Literal["error", "first", "last", "max"]
-ON_DUPLICATE_CHOICES: tuple[str, ...] = get_args(OnDuplicate)
-FORMAT_CHOICES: tuple[str, ...] = get_args(Format)
 
 #: Column names accepted in tabular inputs, mapped to qrelkit's names. Anything else is ignored.
 COLUMN_ALIASES = {
