@@ -1,0 +1,153 @@
+"""``qrelkit pool``: build the judging pool, its sidecar statistics and the assignment plan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+__all__ = ["command"]
+
+
+def _labellers(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    names = tuple(n.strip() for n in value.split(","))
+    if any(not n for n in names):
+        raise click.BadParameter(f"empty name in {value!r}; write names separated by commas: alice,bob")
+    if len(set(names)) != len(names):
+        raise click.BadParameter(f"a name is repeated in {value!r}")
+    return names
+
+
+@click.command("pool")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--depth",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="pool each run's top DEPTH documents per query",
+)
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, writable=True),
+    help="pool.jsonl to write; the statistics go to pool.meta.json beside it",
+)
+@click.option(
+    "--qrels",
+    type=click.Path(dir_okay=False),
+    help="existing judgments: pooled pairs found there are marked judged and not counted as work",
+)
+@click.option(
+    "--seconds-per-judgment",
+    type=click.FloatRange(min=0, min_open=True),
+    default=30.0,
+    show_default=True,
+    help="time one judgment takes, for the cost estimate",
+)
+@click.option(
+    "--calibration",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="number of calibration queries, judged by two labellers each (counted twice in the cost)",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="seed of the calibration draw (numpy default_rng)",
+)
+@click.option(
+    "--labellers",
+    callback=_labellers,
+    help="comma-separated names: writes an assignment plan into every line of the pool",
+)
+@click.option(
+    "--input-format",
+    type=click.Choice(["auto", "trec", "jsonl", "csv", "tsv", "parquet"]),
+    default="auto",
+    show_default=True,
+    help="format of the runs and qrels (auto: by suffix, TREC text otherwise)",
+)
+def command(
+    runs: tuple[str, ...],
+    depth: int,
+    output: str,
+    qrels: str | None,
+    seconds_per_judgment: float,
+    calibration: int,
+    seed: int,
+    labellers: tuple[str, ...],
+    input_format: str,
+) -> None:
+    """Pool the top documents of RUNS per query into the pairs to judge.
+
+    Runs are ranked by score descending, ties by doc id descending (as trec_eval). Writes one JSON
+    line per pooled (query, document) pair, sorted by query then document, with the runs and ranks
+    that retrieved it; and a sidecar .meta.json with per-query sizes, the overlap between runs, the
+    counts, the cost estimate (judgments = pairs to judge + calibration pairs; hours = judgments x
+    seconds per judgment / 3600), the calibration queries and the per-labeller pair counts.
+    """
+    from ..formats import read_qrels, read_run
+    from ..pool import build_pool
+
+    run_objs = [read_run(p, format=input_format) for p in runs]  # type: ignore[arg-type]
+    qrels_obj = read_qrels(qrels, format=input_format) if qrels else None  # type: ignore[arg-type]
+    pool = build_pool(
+        run_objs,
+        depth,
+        qrels=qrels_obj,
+        seconds_per_judgment=seconds_per_judgment,
+        calibration=calibration,
+        seed=seed,
+        labellers=labellers,
+    )
+    side = pool.write(output)
+    _summary(pool, Path(output), side, given=click.get_current_context().params)
+
+
+def _summary(pool, output: Path, side: Path, given: dict) -> None:  # type: ignore[no-untyped-def]
+    ctx = click.get_current_context()
+
+    def default_note(name: str) -> str:
+        source = ctx.get_parameter_source(name)
+        return " (default)" if source is not None and source.name == "DEFAULT" else ""
+
+    meta = pool.meta()
+    c, cost, overlap = meta["counts"], meta["cost"], meta["overlap"]
+    echo = lambda s="": click.echo(s, err=True)  # noqa: E731
+    echo(
+        f"pool: {len(pool.runs)} run(s), depth {pool.depth}{default_note('depth')}; "
+        f"ties: score desc, then doc_id desc (trec_eval)"
+    )
+    size = meta["pool_size"]
+    echo(
+        f"queries: {c['queries']}; pooled pairs: {c['pooled_pairs']}; pool size per query: "
+        f"mean {size['mean']:.1f}, min {size['min']}, max {size['max']}"
+    )
+    if pool.qrels is not None:
+        echo(f"already judged: {c['already_judged']}; to judge: {c['pairs_to_judge']}")
+    echo("overlap (pooled pairs): " + ", ".join(f"{n} {v}" for n, v in overlap["pooled_per_run"].items()))
+    echo("  unique to one run: " + ", ".join(f"{n} {v}" for n, v in overlap["unique_per_run"].items()))
+    for j in overlap["jaccard"]:
+        value = "n/a" if j["jaccard"] is None else f"{j['jaccard']:.3f}"
+        echo(f"  jaccard {j['a']} / {j['b']}: {value} ({j['intersection']} of {j['union']})")
+    if pool.calibration_queries:
+        echo(
+            f"calibration: {len(pool.calibration_queries)} queries (seed {pool.seed}{default_note('seed')}), "
+            f"{c['calibration_pairs']} pairs judged twice: {', '.join(pool.calibration_queries)}"
+        )
+    echo(
+        f"cost: {cost['judgments']} judgments ({cost['pairs_to_judge']} pairs + {cost['calibration_pairs']} "
+        f"calibration repeats) x {cost['seconds_per_judgment']:g} s{default_note('seconds_per_judgment')} "
+        f"= {cost['hours']:.1f} h"
+    )
+    if pool.labellers:
+        counts = meta["pairs_per_labeller"]
+        echo("assignment: " + ", ".join(f"{n} {counts[n]} pairs" for n in pool.labellers))
+    echo(f"wrote {output} and {side}")

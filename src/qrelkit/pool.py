@@ -1,0 +1,427 @@
+"""Depth-k pooling: which (query, document) pairs to judge, who judges them, and what it costs.
+
+The pool of a query is the union of the top ``depth`` documents of every run. Runs are ranked the way
+trec_eval ranks them: by score descending, ties broken by doc id descending (the rank column of the file
+is ignored). Every pooled pair keeps its provenance (the rank at which each run returned it), so the
+judging app can show why a document is there and the report can say how much each system contributed.
+
+Counts and the cost estimate
+----------------------------
+``pairs_to_judge``
+    pooled pairs not already judged in the given qrels (a negative grade means "in the pool, unjudged",
+    as in trec_eval, so such a pair is to judge).
+``calibration_pairs``
+    the pairs to judge in the calibration queries; each is judged by two labellers, so it is counted a
+    second time.
+``judgments = pairs_to_judge + calibration_pairs`` and ``hours = judgments * seconds_per_judgment / 3600``.
+
+Overlap between systems is measured on the pooled (query, document) pairs of all queries together: the
+Jaccard index ``|A & B| / |A | B|`` of each pair of runs, and the number of pairs only one run contributed.
+
+Calibration queries are drawn with ``numpy.random.default_rng(seed).choice`` without replacement from the
+pooled queries that have pairs to judge, in sorted id order, so the same pool and seed give the same
+sample. With labellers, each calibration query goes to two labellers (the pairs of labellers taken in
+turn, ``(a, b), (a, c), (b, c), ...``); every other query goes whole to one labeller, largest query first,
+each to the labeller with the fewest pairs so far (calibration pairs included; ties to the earlier
+labeller), which balances the pair counts.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from .data import Qrels, Run
+from .errors import ValidationError
+
+__all__ = [
+    "COST_FORMULA",
+    "TIE_RULE",
+    "Pool",
+    "build_pool",
+    "meta_path",
+    "rank_run",
+]
+
+TIE_RULE = "score descending, ties by doc_id descending (as trec_eval; the run file's rank column is ignored)"
+COST_FORMULA = (
+    "judgments = pairs_to_judge + calibration_pairs (calibration pairs are judged by two labellers); "
+    "hours = judgments * seconds_per_judgment / 3600"
+)
+
+
+def rank_run(run: Run) -> pl.DataFrame:
+    """The run's rows with a 1-based ``rank`` per query under :data:`TIE_RULE`: query_id, doc_id, rank."""
+    return (
+        run.frame.select("query_id", "doc_id", "score")
+        .sort(["query_id", "score", "doc_id"], descending=[False, True, True])
+        .with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("query_id").alias("rank"))
+        .select("query_id", "doc_id", "rank")
+    )
+
+
+def meta_path(pool_path: str | Path) -> Path:
+    """The sidecar of a pool file: ``pool.jsonl`` -> ``pool.meta.json`` (same stem)."""
+    path = Path(pool_path)
+    return path.with_name(f"{path.stem}.meta.json")
+
+
+@dataclass(frozen=True, eq=False)
+class Pool:
+    """A pool: one row per pooled pair, and the statistics written to the sidecar.
+
+    ``pairs`` has columns query_id, doc_id, runs (list of run names, in the order the runs were given),
+    ranks (the matching ranks), best_rank, judged, calibration and, when labellers were given, labellers.
+    It is sorted by query_id, then doc_id.
+    """
+
+    pairs: pl.DataFrame
+    depth: int
+    runs: tuple[Run, ...]
+    seconds_per_judgment: float
+    calibration_queries: tuple[str, ...] = ()
+    seed: int | None = None
+    labellers: tuple[str, ...] = ()
+    qrels: Qrels | None = None
+    version: str = field(default="")
+
+    # -- statistics ----------------------------------------------------------------------------------------
+
+    @property
+    def run_names(self) -> list[str]:
+        return [r.name for r in self.runs]
+
+    def sizes(self) -> pl.DataFrame:
+        """Per query: pooled, judged (already in the qrels) and to_judge pair counts, by query id."""
+        return (
+            self.pairs.group_by("query_id")
+            .agg(
+                pl.len().alias("pooled"),
+                pl.col("judged").sum().cast(pl.Int64).alias("judged"),
+            )
+            .with_columns((pl.col("pooled") - pl.col("judged")).alias("to_judge"))
+            .sort("query_id")
+        )
+
+    def overlap(self) -> dict[str, Any]:
+        """Pairwise Jaccard of the runs' pooled pairs, and the pairs each run alone contributed."""
+        names = self.run_names
+        members = self.pairs.select(
+            [pl.col("runs").list.contains(pl.lit(name)).alias(f"in{i}") for i, name in enumerate(names)]
+        )
+        sizes = members.sum().row(0)
+        alone = self.pairs.filter(pl.col("runs").list.len() == 1).get_column("runs").list.first()
+        unique = {name: 0 for name in names}
+        unique.update(alone.value_counts().iter_rows())
+        pairs = []
+        for i, j in itertools.combinations(range(len(names)), 2):
+            a, b = members.get_column(f"in{i}"), members.get_column(f"in{j}")
+            inter, union = int((a & b).sum()), int((a | b).sum())
+            pairs.append(
+                {
+                    "a": names[i],
+                    "b": names[j],
+                    "intersection": inter,
+                    "union": union,
+                    "jaccard": inter / union if union else math.nan,
+                }
+            )
+        return {
+            "measured_on": "pooled (query_id, doc_id) pairs of all queries together",
+            "pooled_per_run": {name: int(n) for name, n in zip(names, sizes, strict=True)},
+            "unique_per_run": {name: int(unique[name]) for name in names},
+            "jaccard": pairs,
+        }
+
+    def counts(self) -> dict[str, int]:
+        to_judge = ~pl.col("judged")
+        row = self.pairs.select(
+            pl.col("query_id").n_unique().alias("queries"),
+            pl.len().alias("pooled_pairs"),
+            pl.col("judged").sum().alias("already_judged"),
+            to_judge.sum().alias("pairs_to_judge"),
+            (to_judge & pl.col("calibration")).sum().alias("calibration_pairs"),
+        ).row(0, named=True)
+        out = {k: int(v or 0) for k, v in row.items()}
+        out["calibration_queries"] = len(self.calibration_queries)
+        out["judgments"] = out["pairs_to_judge"] + out["calibration_pairs"]
+        return out
+
+    def cost(self) -> dict[str, Any]:
+        c = self.counts()
+        seconds = c["judgments"] * self.seconds_per_judgment
+        return {
+            "pairs_to_judge": c["pairs_to_judge"],
+            "calibration_pairs": c["calibration_pairs"],
+            "judgments": c["judgments"],
+            "seconds_per_judgment": self.seconds_per_judgment,
+            "hours": seconds / 3600.0,
+            "formula": COST_FORMULA,
+        }
+
+    def labeller_counts(self) -> dict[str, int]:
+        """Pairs to judge per labeller (a calibration pair counts once for each of its two labellers)."""
+        if not self.labellers:
+            return {}
+        counts = {name: 0 for name in self.labellers}
+        exploded = self.pairs.filter(~pl.col("judged")).select(pl.col("labellers").explode()).drop_nulls()
+        counts.update(exploded.get_column("labellers").value_counts().iter_rows())
+        return {name: int(counts[name]) for name in self.labellers}
+
+    def meta(self) -> dict[str, Any]:
+        """Everything the sidecar ``.meta.json`` holds."""
+        sizes = self.sizes()
+        per_query = {
+            q: {"pooled": p, "judged": j, "to_judge": t}
+            for q, p, j, t in sizes.select("query_id", "pooled", "judged", "to_judge").iter_rows()
+        }
+        pooled = sizes.get_column("pooled")
+        qrels = None
+        if self.qrels is not None:
+            qrels = {"name": self.qrels.name, "fingerprint": self.qrels.fingerprint.to_dict()}
+        return {
+            "format": "qrelkit pool 1",
+            "depth": self.depth,
+            "tie_rule": TIE_RULE,
+            "runs": [
+                {"name": r.name, "source": r.meta.get("source"), "fingerprint": r.fingerprint.to_dict()}
+                for r in self.runs
+            ],
+            "existing_qrels": qrels,
+            "counts": self.counts(),
+            "pool_size": {
+                "mean": float(pooled.mean()) if len(pooled) else 0.0,
+                "min": int(pooled.min()) if len(pooled) else 0,
+                "max": int(pooled.max()) if len(pooled) else 0,
+                "per_query": per_query,
+            },
+            "overlap": _json_safe(self.overlap()),
+            "cost": self.cost(),
+            "calibration": {
+                "queries": list(self.calibration_queries),
+                "seed": self.seed,
+                "method": "numpy.random.default_rng(seed).choice without replacement over the sorted "
+                "ids of the queries with pairs to judge",
+            },
+            "labellers": list(self.labellers),
+            "pairs_per_labeller": self.labeller_counts(),
+            "qrelkit_version": self.version,
+        }
+
+    # -- output --------------------------------------------------------------------------------------------
+
+    def jsonl_lines(self) -> list[str]:
+        """One JSON object per pooled pair, in the documented key order."""
+        cols = ["query_id", "doc_id", "runs", "ranks", "best_rank", "judged", "calibration"]
+        with_labellers = "labellers" in self.pairs.columns
+        if with_labellers:
+            cols.append("labellers")
+        lines = []
+        for row in self.pairs.select(cols).iter_rows():
+            obj: dict[str, Any] = {
+                "query_id": row[0],
+                "doc_id": row[1],
+                "runs": dict(zip(row[2], row[3], strict=True)),
+                "best_rank": row[4],
+                "judged": row[5],
+                "calibration": row[6],
+            }
+            if with_labellers:
+                obj["labellers"] = list(row[7])
+            lines.append(json.dumps(obj, ensure_ascii=False))
+        return lines
+
+    def write(self, path: str | Path) -> Path:
+        """Write ``pool.jsonl`` and its ``pool.meta.json`` sidecar; return the sidecar's path."""
+        path = Path(path)
+        lines = self.jsonl_lines()
+        path.write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
+        side = meta_path(path)
+        side.write_text(json.dumps(self.meta(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        return side
+
+
+def _json_safe(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_json_safe(v) for v in x]
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    return x
+
+
+def _check_runs(runs: Sequence[Run]) -> tuple[Run, ...]:
+    runs = tuple(runs)
+    if not runs:
+        raise ValidationError("no runs to pool", fix="pass at least one run file")
+    seen: dict[str, Run] = {}
+    for run in runs:
+        if not isinstance(run, Run):
+            raise ValidationError(
+                f"expected a Run, got {type(run).__name__}", fix="read runs with qrelkit.read_run"
+            )
+        if run.name in seen:
+            first = seen[run.name].meta.get("source", "?")
+            raise ValidationError(
+                f"two runs are both named {run.name!r}",
+                source=str(run.meta.get("source", "")) or None,
+                got=f"{first} and {run.meta.get('source', '?')}",
+                expected="one name per run (the run tag, else the file name)",
+                fix="give each run its own tag, or rename one of the files",
+            )
+        seen[run.name] = run
+    return runs
+
+
+def _union(runs: tuple[Run, ...], depth: int) -> pl.DataFrame:
+    tops = [
+        rank_run(run)
+        .filter(pl.col("rank") <= depth)
+        .with_columns(pl.lit(i, dtype=pl.Int64).alias("run_index"))
+        for i, run in enumerate(runs)
+    ]
+    names = pl.Series("names", [r.name for r in runs], dtype=pl.String)
+    return (
+        pl.concat(tops)
+        .sort(["query_id", "doc_id", "run_index"])
+        .group_by(["query_id", "doc_id"], maintain_order=True)
+        .agg(
+            pl.col("run_index").alias("run_index"),
+            pl.col("rank").alias("ranks"),
+            pl.col("rank").min().alias("best_rank"),
+        )
+        .with_columns(
+            pl.col("run_index")
+            .list.eval(pl.element().replace_strict(list(range(len(runs))), names))
+            .alias("runs")
+        )
+        .select("query_id", "doc_id", "runs", "ranks", "best_rank")
+    )
+
+
+def _pick_calibration(candidates: list[str], n: int, seed: int) -> tuple[str, ...]:
+    if n > len(candidates):
+        raise ValidationError(
+            f"cannot pick {n} calibration queries: the pool has only {len(candidates)} queries with pairs to judge",
+            got=n,
+            expected=f"at most {len(candidates)}",
+            fix=f"pass --calibration {len(candidates)} or fewer",
+        )
+    rng = np.random.default_rng(seed)
+    picked = rng.choice(len(candidates), size=n, replace=False) if n else np.array([], dtype=np.int64)
+    return tuple(sorted(candidates[int(i)] for i in picked))
+
+
+def _assign(
+    to_judge: dict[str, int], calibration: tuple[str, ...], labellers: tuple[str, ...]
+) -> dict[str, list[str]]:
+    """Query id -> its labellers (two for calibration queries, one otherwise)."""
+    load = {name: 0 for name in labellers}
+    plan: dict[str, list[str]] = {}
+    duos = list(itertools.combinations(labellers, 2))
+    for i, q in enumerate(calibration):
+        plan[q] = list(duos[i % len(duos)])
+        for name in plan[q]:
+            load[name] += to_judge.get(q, 0)
+    rest = sorted((q for q in to_judge if q not in plan), key=lambda q: (-to_judge[q], q))
+    order = {name: i for i, name in enumerate(labellers)}
+    for q in rest:
+        name = min(labellers, key=lambda n: (load[n], order[n]))
+        plan[q] = [name]
+        load[name] += to_judge[q]
+    return plan
+
+
+def build_pool(
+    runs: Sequence[Run],
+    depth: int = 20,
+    *,
+    qrels: Qrels | None = None,
+    seconds_per_judgment: float = 30.0,
+    calibration: int = 0,
+    seed: int = 0,
+    labellers: Sequence[str] | None = None,
+) -> Pool:
+    """Pool the top ``depth`` documents of each run per query (module docstring for every rule)."""
+    from . import __version__
+
+    runs = _check_runs(runs)
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise ValidationError("depth must be a positive integer", got=depth, fix="pass depth=20")
+    if not isinstance(seconds_per_judgment, int | float) or not seconds_per_judgment > 0:
+        raise ValidationError(
+            "seconds per judgment must be a positive number", got=seconds_per_judgment, fix="e.g. 30"
+        )
+    if isinstance(calibration, bool) or not isinstance(calibration, int) or calibration < 0:
+        raise ValidationError("calibration must be a non-negative integer", got=calibration, fix="e.g. 30")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValidationError("seed must be a non-negative integer", got=seed, fix="e.g. --seed 0")
+    names = tuple(labellers or ())
+    if any(not n or n != n.strip() for n in names) or len(set(names)) != len(names):
+        raise ValidationError(
+            "labeller names must be distinct and non-empty",
+            got=",".join(names),
+            expected="a comma-separated list such as alice,bob,carol",
+            fix="remove the repeated or empty name",
+        )
+    if names and calibration and len(names) < 2:
+        raise ValidationError(
+            "calibration queries are judged by two labellers, but only one labeller was given",
+            got=",".join(names),
+            expected="two or more labellers",
+            fix="name a second labeller with --labellers, or drop --calibration",
+        )
+
+    pairs = _union(runs, depth)
+    if qrels is not None:
+        judged = (
+            qrels.frame.filter(pl.col("grade") >= 0)
+            .select("query_id", "doc_id")
+            .unique()
+            .with_columns(pl.lit(True).alias("judged"))
+        )
+        pairs = pairs.join(judged, on=["query_id", "doc_id"], how="left").with_columns(
+            pl.col("judged").fill_null(False)
+        )
+    else:
+        pairs = pairs.with_columns(pl.lit(False).alias("judged"))
+    pairs = pairs.sort(["query_id", "doc_id"])
+
+    to_judge = dict(
+        pairs.filter(~pl.col("judged")).group_by("query_id").agg(pl.len()).sort("query_id").iter_rows()
+    )
+    calib = _pick_calibration(sorted(to_judge), calibration, seed) if calibration else ()
+    pairs = pairs.with_columns(pl.col("query_id").is_in(list(calib)).alias("calibration"))
+    if names:
+        plan = _assign(to_judge, calib, names)
+        plan_frame = pl.DataFrame(
+            {"query_id": list(plan), "labellers": list(plan.values())},
+            schema={"query_id": pl.String, "labellers": pl.List(pl.String)},
+        )
+        pairs = pairs.join(plan_frame, on="query_id", how="left").with_columns(
+            pl.when(pl.col("judged"))
+            .then(pl.lit([], dtype=pl.List(pl.String)))
+            .otherwise(pl.col("labellers").fill_null(pl.lit([], dtype=pl.List(pl.String))))
+            .alias("labellers")
+        )
+        pairs = pairs.sort(["query_id", "doc_id"])
+    return Pool(
+        pairs=pairs,
+        depth=depth,
+        runs=runs,
+        seconds_per_judgment=float(seconds_per_judgment),
+        calibration_queries=calib,
+        seed=seed if calibration else None,
+        labellers=names,
+        qrels=qrels,
+        version=__version__,
+    )
