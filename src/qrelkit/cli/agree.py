@@ -1,0 +1,527 @@
+"""``qrelkit agree``, ``qrelkit leverage`` and ``qrelkit adjudicate``: from two labellers to final qrels."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import click
+
+__all__ = ["adjudicate_command", "command", "leverage_command"]
+
+EXIT_GATE_FAILED = 3
+
+
+class RunsCommand(click.Command):
+    """A command whose ``--runs`` takes every following argument up to the next option.
+
+    ``--runs runs/*.run -k 10`` then works as written; ``--runs A --runs B`` works too. Put ``--runs``
+    after the positional arguments, since it takes everything that does not start with ``-``.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        out: list[str] = []
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            if arg == "--":
+                out += args[i:]
+                break
+            if arg != "--runs":
+                out.append(arg)
+                i += 1
+                continue
+            i += 1
+            start = i
+            while i < len(args) and not args[i].startswith("-"):
+                out += ["--runs", args[i]]
+                i += 1
+            if i == start:
+                out.append("--runs")  # no value: click reports it
+        return super().parse_args(ctx, out)
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _load_pair(a: str, b: str, rubric_path: str | None) -> tuple[Any, Any, Any, tuple[int, ...], str]:
+    """Both labellers' qrels, the rubric (or None), the scale, and where the scale came from."""
+    from ..data import Qrels
+    from ..formats import read_qrels
+
+    rubric = None
+    if rubric_path:
+        from ..rubric import load_rubric
+
+        rubric = load_rubric(rubric_path)
+    scale = rubric.scale if rubric is not None else None
+    qa = read_qrels(a, scale=scale)
+    qb = read_qrels(b, scale=scale)
+    if rubric is not None:
+        qa, qb = (
+            Qrels(q.frame, q.fingerprint, q.name, q.scale, rubric.content_hash, q.meta) for q in (qa, qb)
+        )
+        return qa, qb, rubric, tuple(rubric.scale), "rubric"
+    grades = qa.frame.get_column("grade").to_list() + qb.frame.get_column("grade").to_list()
+    lo, hi = min(grades), max(grades)
+    return qa, qb, None, tuple(range(lo, hi + 1)), "grades seen"
+
+
+def _scale_warning(scale: tuple[int, ...]) -> None:
+    click.echo(
+        f"warning: no --rubric: the scale is taken as {scale[0]}..{scale[-1]}, the lowest to the highest grade "
+        "seen; grades beyond these ends that nobody used cannot be known, and the confusion matrix, marginals "
+        "and alpha cannot show them. Pass --rubric for the full scale.",
+        err=True,
+    )
+
+
+def _labeller(path: str) -> str:
+    return Path(path).name.split(".")[0]
+
+
+def _read_runs(paths: tuple[str, ...]) -> list[Any]:
+    from ..formats import read_run
+
+    return [read_run(p) for p in paths]
+
+
+def _write_or_echo(text: str, output: str | None, what: str) -> None:
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+        click.echo(f"wrote {output} ({what})", err=True)
+    else:
+        click.echo(text, nl=False)
+
+
+# -- agree ----------------------------------------------------------------------------------------------
+
+
+def _metric_payload(frame: Any, k: int) -> dict[str, Any]:
+    from ..conventions import DEFAULT
+
+    means = {}
+    for run in frame.get_column("run").unique(maintain_order=True).to_list():
+        sub = frame.filter(frame.get_column("run") == run)
+        means[run] = {
+            "queries": sub.height,
+            "ndcg_a": math.fsum(sub.get_column("ndcg_a").to_list()) / sub.height,
+            "ndcg_b": math.fsum(sub.get_column("ndcg_b").to_list()) / sub.height,
+            "recall_a": math.fsum(sub.get_column("recall_a").to_list()) / sub.height,
+            "recall_b": math.fsum(sub.get_column("recall_b").to_list()) / sub.height,
+            "queries_ndcg_moves_recall_not": int(sub.get_column("ndcg_moves_recall_not").sum()),
+        }
+    return {
+        "measures": [f"nDCG@{k}", f"R(rel=1)@{k}"],
+        "conventions": DEFAULT.to_dict(),
+        "queries": "judged by both labellers",
+        "means": means,
+        "per_query": frame.to_dicts(),
+    }
+
+
+def _agree_text(p: dict[str, Any], report: Any, show_disagreements: bool) -> str:
+    out: list[str] = []
+    add = out.append
+    la, lb = p["labellers"]["a"], p["labellers"]["b"]
+    add(f"A: {la['path']} ({la['judgments']} judgments, sha256 {la['fingerprint']['sha256'][:12]})")
+    add(f"B: {lb['path']} ({lb['judgments']} judgments, sha256 {lb['fingerprint']['sha256'][:12]})")
+    rubric = p["rubric"]
+    where = (
+        f"rubric {rubric['name']} {rubric['version']} (sha256 {rubric['content_hash'][:12]})"
+        if rubric
+        else "grades seen"
+    )
+    add(f"scale: {', '.join(map(str, p['scale']))} (from {where}); weights: {p['weights']}")
+    k, boot = report.kappa, report.bootstrap
+    add(
+        f"pairs judged by both: {k.n} in {len(report.per_query)} queries "
+        f"(only A: {report.n_only_a}, only B: {report.n_only_b})"
+    )
+    add("")
+    add(
+        f"kappa ({p['weights']}) {_fmt(k.kappa)}  SE {_fmt(k.std_error)}  {k.level * 100:g}% CI "
+        f"[{_fmt(k.ci_low)}, {_fmt(k.ci_high)}]  (Fleiss-Cohen-Everitt)"
+    )
+    add(
+        f"query bootstrap {boot.level * 100:g}% CI [{_fmt(boot.low)}, {_fmt(boot.high)}] "
+        f"({boot.n_resamples} resamples of {boot.n_queries} queries, seed {boot.seed})"
+    )
+    alpha = p["alpha"]
+    add(
+        f"Krippendorff's alpha: ordinal {_fmt(alpha['ordinal']['alpha'])}, "
+        f"interval {_fmt(alpha['interval']['alpha'])}"
+    )
+    add(f"exact agreement: {_fmt(k.exact_agreement * 100 if k.n else None, 1)}%")
+    if k.note:
+        add(f"note: {k.note}")
+    add("")
+    add("confusion (rows: A, columns: B)")
+    scale = report.scale
+    width = max(6, *(len(str(int(x))) + 2 for x in k.confusion.ravel()))
+    add("A \\ B".ljust(8) + "".join(str(g).rjust(width) for g in scale) + "total".rjust(width + 2))
+    for i, g in enumerate(scale):
+        row = "".join(str(int(x)).rjust(width) for x in k.confusion[i])
+        add(str(g).ljust(8) + row + str(int(k.marginal_a[i])).rjust(width + 2))
+    add(
+        "total".ljust(8) + "".join(str(int(x)).rjust(width) for x in k.marginal_b) + str(k.n).rjust(width + 2)
+    )
+    add("")
+    add("per grade: " + "; ".join(f"{g}: A {a}, B {b}" for g, (a, b) in report.marginals.items()))
+    add("")
+    add("per query:  pairs  exact   kappa")
+    for q in report.per_query:
+        add(f"  {q.query_id:<10} {q.n_pairs:>4}  {q.exact_agreement * 100:5.1f}%  {_fmt(q.kappa)}")
+    n_dis = len(report.disagreements)
+    by_distance: dict[int, int] = {}
+    for d in report.disagreements:
+        by_distance[d.distance] = by_distance.get(d.distance, 0) + 1
+    detail = ", ".join(
+        f"{n} by {dist} grade{'s' if dist > 1 else ''}" for dist, n in sorted(by_distance.items())
+    )
+    add("")
+    add(f"disagreements: {n_dis}" + (f" ({detail})" if detail else ""))
+    if show_disagreements:
+        for d in report.disagreements:
+            add(f"  {d.query_id}\t{d.doc_id}\tA {d.grade_a}\tB {d.grade_b}")
+    elif n_dis:
+        add("  (list them with --show-disagreements)")
+    metric = p.get("metric_agreement")
+    if metric:
+        add("")
+        add(f"metric-level agreement ({', '.join(metric['measures'])}; queries judged by both)")
+        add(f"  {'run':<12} {'nDCG A':>8} {'nDCG B':>8} {'R A':>7} {'R B':>7}  nDCG moves, recall identical")
+        for run, m in metric["means"].items():
+            add(
+                f"  {run:<12} {m['ndcg_a']:8.4f} {m['ndcg_b']:8.4f} {m['recall_a']:7.4f} {m['recall_b']:7.4f}"
+                f"  {m['queries_ndcg_moves_recall_not']} of {m['queries']} queries"
+            )
+        add("  per query (* = nDCG moves while recall is identical):")
+        for r in metric["per_query"]:
+            mark = "*" if r["ndcg_moves_recall_not"] else " "
+            add(
+                f"  {mark} {r['run']:<10} {r['query_id']:<12} nDCG {r['ndcg_a']:.4f} -> {r['ndcg_b']:.4f} "
+                f"({r['ndcg_delta']:+.4f})  R {r['recall_a']:.4f} / {r['recall_b']:.4f}"
+            )
+    gate = p.get("gate")
+    add("")
+    add(f"gate: {gate['message']}" if gate else "gate: none (pass --min-kappa 0.6 to gate on agreement)")
+    return "\n".join(out) + "\n"
+
+
+@click.command("agree", cls=RunsCommand)
+@click.argument("qrels_a", metavar="A.qrels", type=click.Path(dir_okay=False))
+@click.argument("qrels_b", metavar="B.qrels", type=click.Path(dir_okay=False))
+@click.option("--rubric", type=click.Path(dir_okay=False), help="rubric.toml: its full scale weights kappa")
+@click.option(
+    "--weights",
+    type=click.Choice(["linear", "quadratic", "unweighted"]),
+    default="linear",
+    show_default=True,
+    help="kappa weights, from grade values over the full scale",
+)
+@click.option(
+    "--min-kappa",
+    type=click.FloatRange(-1, 1),
+    default=None,
+    help="gate: pass only if the lower bound of kappa's 95% interval is at least this; exit 3 if not",
+)
+@click.option(
+    "--bootstrap", type=click.IntRange(min=1), default=2000, show_default=True, help="query resamples"
+)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="bootstrap seed")
+@click.option(
+    "--runs",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="runs for metric-level agreement: nDCG@k and R@k under each labeller (--runs R1 R2 ...)",
+)
+@click.option("-k", type=click.IntRange(min=1), default=10, show_default=True, help="cutoff for --runs")
+@click.option("--show-disagreements", is_flag=True, help="list every disagreeing pair")
+@click.option(
+    "-f",
+    "--format",
+    "out_format",
+    type=click.Choice(["table", "json"]),
+    default=None,
+    help="output format [default: table; json when -o ends in .json]",
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="write to FILE")
+def command(
+    qrels_a: str,
+    qrels_b: str,
+    rubric: str | None,
+    weights: str,
+    min_kappa: float | None,
+    bootstrap: int,
+    seed: int,
+    runs: tuple[str, ...],
+    k: int,
+    show_disagreements: bool,
+    out_format: str | None,
+    output: str | None,
+) -> None:
+    """Agreement between two labellers' judgments A.qrels and B.qrels.
+
+    Reports weighted kappa (linear by default) with its Fleiss-Cohen-Everitt standard error and 95%
+    interval, a bootstrap interval over queries, the confusion matrix over the full scale, per-grade
+    marginals, per-query agreement, Krippendorff's alpha (ordinal and interval) and, with --runs, nDCG@k
+    and R@k under each labeller's judgments.
+
+    Exit status: 0 on success (and when the gate passes), 3 when --min-kappa is given and the lower
+    bound of the interval falls below it, 1 on bad input, 2 on bad usage.
+    """
+    from .. import __version__
+    from ..agreement import agreement_report, gate, krippendorff_alpha, pair_grades
+
+    qa, qb, rub, scale, scale_source = _load_pair(qrels_a, qrels_b, rubric)
+    if rub is None:
+        _scale_warning(scale)
+    paired = pair_grades(qa.frame, qb.frame)
+    report = agreement_report(paired, scale, weights=weights, n_resamples=bootstrap, seed=seed)  # type: ignore[arg-type]
+    import numpy as np
+
+    ratings = np.vstack([paired.grades_a, paired.grades_b]).astype(np.float64)
+    alphas = {
+        lvl: krippendorff_alpha(ratings, level=lvl, value_domain=scale) for lvl in ("ordinal", "interval")
+    }
+    gate_result = gate(report, min_kappa) if min_kappa is not None else None
+    payload: dict[str, Any] = {
+        "tool": {"name": "qrelkit", "version": __version__},
+        "labellers": {
+            who: {
+                "name": _labeller(path),
+                "path": path,
+                "judgments": q.frame.height,
+                "fingerprint": q.fingerprint.to_dict(),
+            }
+            for who, path, q in (("a", qrels_a, qa), ("b", qrels_b, qb))
+        },
+        "rubric": None
+        if rub is None
+        else {
+            "name": rub.name,
+            "version": rub.version,
+            "content_hash": rub.content_hash,
+            "source": rub.source,
+        },
+        "scale": list(scale),
+        "scale_source": scale_source,
+        "weights": weights,
+        "agreement": report.to_dict(),
+        "alpha": {lvl: a.to_dict() for lvl, a in alphas.items()},
+        "gate": gate_result.to_dict() if gate_result else None,
+        "metric_agreement": None,
+    }
+    if runs:
+        from ..leverage import metric_agreement
+
+        run_objs = _read_runs(runs)
+        frame = metric_agreement(qa, qb, run_objs, k)
+        payload["metric_agreement"] = _metric_payload(frame, k) | {
+            "runs": [{"name": r.name, "fingerprint": r.fingerprint.to_dict()} for r in run_objs]
+        }
+    fmt = out_format or ("json" if output and output.endswith(".json") else "table")
+    if fmt == "json":
+        text = json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n"
+    else:
+        text = _agree_text(payload, report, show_disagreements)
+    _write_or_echo(text, output, fmt)
+    if output and gate_result is not None:
+        click.echo(f"gate: {gate_result.message}", err=True)
+    if gate_result is not None and not gate_result.passed:
+        click.get_current_context().exit(EXIT_GATE_FAILED)
+
+
+# -- leverage ------------------------------------------------------------------------------------------
+
+
+def _tsv(frame: Any) -> str:
+    return frame.write_csv(separator="\t", float_precision=6)
+
+
+@click.command("leverage")
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-k", type=click.IntRange(min=1), default=10, show_default=True, help="nDCG cutoff")
+@click.option(
+    "--top", type=click.IntRange(min=0), default=20, show_default=True, help="rows to show (0: all)"
+)
+@click.option("--rubric", type=click.Path(dir_okay=False), help="rubric.toml: the scale regrades stay within")
+@click.option("-f", "--format", "out_format", type=click.Choice(["table", "tsv", "json"]), default="table")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="write to FILE")
+def leverage_command(
+    qrels: str,
+    runs: tuple[str, ...],
+    k: int,
+    top: int,
+    rubric: str | None,
+    out_format: str,
+    output: str | None,
+) -> None:
+    """Rank the judgments of QRELS by the largest nDCG@k swing a one-step regrade would cause on RUNS.
+
+    For each judgment, the grade one step down and one step up (within the scale) are tried, every other
+    grade held; leverage_max is the largest absolute change of that query's nDCG@k over the runs. The
+    judgments at the top are the ones worth a second look.
+    """
+    from ..formats import read_qrels
+    from ..leverage import regrade_leverage, retrieval_ranks
+
+    scale = None
+    if rubric:
+        from ..rubric import load_rubric
+
+        scale = load_rubric(rubric).scale
+    q = read_qrels(qrels, scale=scale)
+    run_objs = _read_runs(runs)
+    table = regrade_leverage(q, run_objs, k, scale)
+    shown = table.head(top) if top else table
+    shown = shown.join(retrieval_ranks(run_objs, shown), on=["query_id", "doc_id"], how="left")
+    if out_format == "json":
+        text = json.dumps({"k": k, "judgments": table.height, "rows": shown.to_dicts()}, indent=2) + "\n"
+    elif out_format == "tsv":
+        text = _tsv(shown)
+    else:
+        lines = [
+            f"{table.height} judgments; largest nDCG@{k} swing of a one-step regrade (top {shown.height}):"
+        ]
+        lines.append(f"  {'query':<10} {'doc':<40} grade -> regrade  max     mean    retrieved")
+        for r in shown.iter_rows(named=True):
+            lines.append(
+                f"  {r['query_id']:<10} {r['doc_id']:<40} {r['grade']:>5} -> {r['regrade']!s:<7} "
+                f"{r['leverage_max']:.4f}  {r['leverage_mean']:.4f}  {r['retrieved'] or '-'}"
+            )
+        text = "\n".join(lines) + "\n"
+    _write_or_echo(text, output, out_format)
+
+
+# -- adjudicate ----------------------------------------------------------------------------------------
+
+
+@click.command("adjudicate", cls=RunsCommand)
+@click.argument("qrels_a", metavar="A.qrels", type=click.Path(dir_okay=False))
+@click.argument("qrels_b", metavar="B.qrels", type=click.Path(dir_okay=False))
+@click.option(
+    "--runs", multiple=True, type=click.Path(dir_okay=False), help="runs to order the queue by leverage"
+)
+@click.option(
+    "-k", type=click.IntRange(min=1), default=10, show_default=True, help="nDCG cutoff for leverage"
+)
+@click.option(
+    "--decisions",
+    type=click.Path(dir_okay=False),
+    help="adjudicated grades, query_id<TAB>doc_id<TAB>grade per disagreeing pair: merge into final qrels",
+)
+@click.option(
+    "--default",
+    "default",
+    type=click.Choice(["a", "b", "max", "min"]),
+    default=None,
+    help="grade for a disagreeing pair without a decision (otherwise that is an error)",
+)
+@click.option("--rubric", type=click.Path(dir_okay=False), help="rubric.toml, recorded in the manifest")
+@click.option(
+    "--min-kappa",
+    type=click.FloatRange(-1, 1),
+    default=0.6,
+    show_default=True,
+    help="gate recorded in the manifest (lower bound of kappa's 95% interval)",
+)
+@click.option(
+    "--relevance-threshold",
+    type=int,
+    default=1,
+    show_default=True,
+    help="lowest grade binary measures count as relevant, recorded in the manifest",
+)
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, writable=True))
+def adjudicate_command(
+    qrels_a: str,
+    qrels_b: str,
+    runs: tuple[str, ...],
+    k: int,
+    decisions: str | None,
+    default: str | None,
+    rubric: str | None,
+    min_kappa: float,
+    relevance_threshold: int,
+    output: str,
+) -> None:
+    """Adjudicate two labellers' disagreements.
+
+    With --runs: write the queue (-o queue.tsv) of disagreeing pairs, those whose grade moves nDCG@k
+    most first, with the runs and ranks that retrieved each. With --decisions: merge the decisions into
+    final qrels (-o final.qrels) and write final.qrels.manifest.json beside them (rubric, scale,
+    labellers, calibration kappa and gate, adjudication counts).
+    """
+    if bool(runs) == bool(decisions):
+        raise click.UsageError(
+            "pass --runs to write the adjudication queue, or --decisions to merge, not both"
+        )
+    qa, qb, rub, scale, _ = _load_pair(qrels_a, qrels_b, rubric)
+    if runs:
+        _write_queue(qa, qb, _read_runs(runs), k, output)
+        return
+    if rub is None:
+        _scale_warning(scale)
+    _merge(qa, qb, rub, scale, decisions, default, min_kappa, relevance_threshold, (qrels_a, qrels_b), output)
+
+
+def _write_queue(qa: Any, qb: Any, run_objs: list[Any], k: int, output: str) -> None:
+    from ..leverage import disagreement_leverage, retrieval_ranks
+
+    queue = disagreement_leverage(qa, qb, run_objs, k)
+    queue = queue.join(retrieval_ranks(run_objs, queue), on=["query_id", "doc_id"], how="left")
+    Path(output).write_text(_tsv(queue), encoding="utf-8")
+    click.echo(
+        f"{queue.height} disagreements, ordered by the largest change of nDCG@{k} over {len(run_objs)} run(s); "
+        f"wrote {output}. Record decisions as query_id<TAB>doc_id<TAB>grade and merge them with --decisions.",
+        err=True,
+    )
+
+
+def _merge(
+    qa: Any,
+    qb: Any,
+    rub: Any,
+    scale: tuple[int, ...],
+    decisions: str | None,
+    default: str | None,
+    min_kappa: float,
+    threshold: int,
+    paths: tuple[str, str],
+    output: str,
+) -> None:
+    from ..agreement import agreement_report, gate, pair_grades
+    from ..leverage import merge_decisions, read_decisions
+    from ..manifest import calibration_fields, write_qrels_with_manifest
+
+    assert decisions is not None
+    dec = read_decisions(decisions, scale)
+    final, counts = merge_decisions(qa, qb, dec, default=default, source=decisions, name=Path(output).name)  # type: ignore[arg-type]
+    report = agreement_report(pair_grades(qa.frame, qb.frame), scale)
+    gate_result = gate(report, min_kappa)
+    fields = {
+        "rubric": None
+        if rub is None
+        else {"name": rub.name, "version": rub.version, "content_hash": rub.content_hash},
+        "scale": list(scale),
+        "relevance_threshold": threshold,
+        "labellers": [_labeller(p) for p in paths],
+        "calibration": calibration_fields(report, gate_result),
+        "adjudication": counts | {"default": default},
+    }
+    side = write_qrels_with_manifest(final, output, fields)
+    click.echo(
+        f"final qrels: {counts['total']} judgments ({counts['agreed']} agreed, {counts['adjudicated']} adjudicated, "
+        f"{counts['defaulted']} defaulted, {counts['single_labeller']} from one labeller); wrote {output} and {side}",
+        err=True,
+    )
+    if not gate_result.passed:
+        click.echo(
+            f"warning: calibration gate failed ({gate_result.message}); recorded in the manifest", err=True
+        )
