@@ -32,6 +32,10 @@ precision
 negative
     Judgments with a negative grade. ``unjudged`` (default, trec_eval's meaning: in the pool but not judged):
     gain 0, not in the ideal, not counted as judged. ``zero``: judged with grade 0. ``reject``: an error.
+    ``gain``: judged, and worth the gain of the grade itself (linear: -1 -> -1; exponential: 2^-1 - 1 =
+    -0.5), in the ranking and in the ideal ordering alike, as torchmetrics does. With negative gains the
+    ideal keeps every judged gain (zero and negative ones too) truncated at k, and nDCG is undefined only
+    where IDCG is exactly 0; it can leave [0, 1].
 missing_queries
     Judged queries that the run does not contain. ``zero`` (default): scored as an empty ranking (0 for every
     effectiveness measure) and counted in the mean. ``skip``: left out of the mean (pytrec_eval's behaviour).
@@ -41,7 +45,20 @@ extra_queries
 no_relevant
     Judged queries with nothing relevant (IDCG = 0, or no document at the relevance threshold), where nDCG,
     recall, AP and RR are undefined. ``zero`` (default, as trec_eval): the query scores 0 and counts.
-    ``skip``: the query is left out of that measure's mean. Reports count the queries this touched.
+    ``skip``: the query is left out of that measure's mean. ``skip_unretrieved``: as ``skip``, and a query
+    whose value is 0 because nothing relevant was retrieved within the cutoff (DCG@k = 0, no relevant
+    document in the top k) is left undefined too, as trectools does (its per-query nDCG is NaN there).
+    Reports count the queries this touched.
+mean
+    How a measure's per-query values become one number. ``defined`` (default): the mean over the queries
+    where the value is defined. ``run_queries``: the sum of the defined values divided by the number of
+    distinct queries in the run, judged or not, as trectools does (``sum() / len(run.topics())``): run
+    queries without judgments and queries left undefined count as 0, judged queries the run lacks do not
+    count at all.
+profile
+    Not an axis: the name of the named profile (see :mod:`qrelkit.profiles`) these conventions started
+    from, or none. It is written with the conventions (``trec_eval``, or ``trec_eval with ties=average``
+    when an axis was changed afterwards) and never makes two conventions differ.
 
 The relevance threshold for binary measures (recall, precision, AP, RR, ...) is a parameter of each measure
 (``R(rel=2)@100``), not a convention, because one report often mixes thresholds.
@@ -52,7 +69,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, get_args
 
 from .errors import ConventionError, did_you_mean
@@ -62,10 +79,11 @@ Ideal = Literal["judged", "returned"]
 Unjudged = Literal["zero", "drop"]
 Ties = Literal["average", "docid_desc", "docid_asc", "file_order", "optimistic", "pessimistic"]
 Precision = Literal["double", "single"]
-Negative = Literal["unjudged", "zero", "reject"]
+Negative = Literal["unjudged", "zero", "reject", "gain"]
 MissingQueries = Literal["zero", "skip"]
 ExtraQueries = Literal["skip", "reject"]
-NoRelevant = Literal["zero", "skip"]
+NoRelevant = Literal["zero", "skip", "skip_unretrieved"]
+Mean = Literal["defined", "run_queries"]
 
 
 @dataclass(frozen=True)
@@ -139,6 +157,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "missing_queries": get_args(MissingQueries),
     "extra_queries": get_args(ExtraQueries),
     "no_relevant": get_args(NoRelevant),
+    "mean": get_args(Mean),
 }
 GAIN_NAMES: tuple[str, ...] = get_args(GainName)
 
@@ -202,8 +221,18 @@ class Conventions:
     missing_queries: MissingQueries = "zero"
     extra_queries: ExtraQueries = "skip"
     no_relevant: NoRelevant = "zero"
+    mean: Mean = "defined"
+    profile: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
+        if self.profile is not None:
+            from .profiles import PROFILES
+
+            if self.profile not in PROFILES:
+                raise ConventionError(
+                    f"unknown profile {self.profile!r}{did_you_mean(str(self.profile), PROFILES)}",
+                    expected="one of " + ", ".join(PROFILES),
+                )
         object.__setattr__(self, "gain", parse_gain(self.gain))
         object.__setattr__(self, "discount", parse_discount(self.discount))
         for axis, choices in CHOICES.items():
@@ -216,11 +245,13 @@ class Conventions:
 
     # -- conversion ----------------------------------------------------------------------------------------
 
-    def to_dict(self) -> dict[str, str]:
-        """Every axis, defaults included, as strings (the form written into every output file)."""
+    def axes(self) -> dict[str, str]:
+        """Every axis, defaults included, as strings (no profile name)."""
         out: dict[str, str] = {}
         for f in fields(self):
             value = getattr(self, f.name)
+            if f.name == "profile":
+                continue
             if f.name == "gain":
                 out[f.name] = str(value)
             elif f.name == "discount":
@@ -229,16 +260,46 @@ class Conventions:
                 out[f.name] = str(value)
         return out
 
+    def to_dict(self) -> dict[str, str]:
+        """Every axis, defaults included, as strings, and the profile label (the form written into every
+        output file): ``"none"``, a profile name, or ``"<name> with <axis>=<value>,..."`` when axes were
+        changed after the profile was chosen."""
+        return self.axes() | {"profile": self.profile_label()}
+
+    def profile_label(self) -> str:
+        if self.profile is None:
+            return "none"
+        from .profiles import PROFILES
+
+        changed = PROFILES[self.profile].conventions.differences(self)
+        if not changed:
+            return self.profile
+        return f"{self.profile} with " + ",".join(f"{axis}={new}" for axis, _, new in changed)
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Conventions:
-        known = {f.name for f in fields(cls)}
+        """Read back :meth:`to_dict` (the profile label may be absent, ``none``, a name, or a name with
+        changes; the axes given are what count)."""
+        data = dict(data)
+        label = data.pop("profile", None)
+        known = {f.name for f in fields(cls)} - {"profile"}
         unknown = [k for k in data if k not in known]
         if unknown:
             raise ConventionError(
                 f"unknown convention axis {unknown[0]!r}{did_you_mean(unknown[0], known)}",
                 expected="axes " + ", ".join(sorted(known)),
             )
-        return cls(**dict(data))
+        profile = None
+        if label not in (None, "none"):
+            profile = str(label).split(" with ", 1)[0]
+        return cls(**data, profile=profile)
+
+    @classmethod
+    def from_profile(cls, name: str) -> Conventions:
+        """The conventions of a named profile (see :data:`qrelkit.profiles.PROFILES`)."""
+        from .profiles import get_profile
+
+        return get_profile(name).conventions
 
     def with_(self, **changes: Any) -> Conventions:
         """A copy with some axes changed (validated like the constructor)."""
@@ -252,12 +313,14 @@ class Conventions:
         return replace(self, **changes)
 
     def differences(self, other: Conventions) -> list[tuple[str, str, str]]:
-        """The axes on which two conventions differ: ``[(axis, self_value, other_value), ...]``."""
-        a, b = self.to_dict(), other.to_dict()
+        """The axes on which two conventions differ: ``[(axis, self_value, other_value), ...]``. The
+        profile label is not an axis: conventions spelled out flag by flag equal the profile's."""
+        a, b = self.axes(), other.axes()
         return [(k, a[k], b[k]) for k in a if a[k] != b[k]]
 
     def __str__(self) -> str:
-        return ", ".join(f"{k}={v}" for k, v in self.to_dict().items())
+        text = ", ".join(f"{k}={v}" for k, v in self.axes().items())
+        return text if self.profile is None else f"{text}, profile={self.profile_label()}"
 
     # -- numbers -------------------------------------------------------------------------------------------
 

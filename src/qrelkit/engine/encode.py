@@ -105,8 +105,10 @@ def resolve_negative(qrels: Qrels, conv: Conventions) -> pl.DataFrame:
             f"grade {row['grade']} is negative (query {row['query_id']!r}, document {row['doc_id']!r})",
             source=str(qrels.meta.get("source", qrels.name)),
             line=row["line"],
-            fix="use negative=unjudged (trec_eval's meaning) or negative=zero",
+            fix="use negative=unjudged (trec_eval's meaning), negative=zero or negative=gain",
         )
+    if conv.negative == "gain":
+        return frame  # judged, worth the gain of the negative grade itself
     if conv.negative == "zero":
         return frame.with_columns(pl.when(negative).then(0).otherwise(pl.col("grade")).alias("grade"))
     return frame.filter(~negative)  # unjudged: as if never judged

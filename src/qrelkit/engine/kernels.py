@@ -93,13 +93,20 @@ def num_relevant(enc: Encoded, rel: int) -> np.ndarray:
     return np.bincount(q_of[hit], minlength=enc.n_queries).astype(np.float64)
 
 
-def _undefined(values: np.ndarray, undefined: np.ndarray, conv: Conventions) -> np.ndarray:
-    if conv.no_relevant == "skip":
+def _undefined(values: np.ndarray, undefined: np.ndarray, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    """Apply the ``no_relevant`` policy: (values, mask of the queries it touched).
+
+    ``skip_unretrieved`` also leaves undefined a query whose value is 0 because nothing relevant was
+    retrieved within the cutoff (for nDCG: DCG@k = 0), the way trectools reports NaN for it.
+    """
+    if conv.no_relevant == "skip_unretrieved":
+        undefined = undefined | (values == 0.0)
+    if conv.no_relevant in ("skip", "skip_unretrieved"):
         values = values.copy()
         values[undefined] = np.nan
     else:
         values = np.where(undefined, 0.0, values)
-    return values
+    return values, undefined
 
 
 # ------------------------------------------------------------------------------------------------ kernels
@@ -114,14 +121,17 @@ def dcg(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray:
 
 def idcg(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray:
     """DCG of the ideal ordering: every judged document (``ideal = "judged"``) or only the returned ones
-    (``ideal = "returned"``), by gain descending, truncated at k. Only positive gains enter the ideal."""
+    (``ideal = "returned"``), by gain descending, truncated at k. Only positive gains enter the ideal,
+    except under ``negative = "gain"``, where every gain does (negative ones at the bottom)."""
     if conv.ideal == "judged":
         offsets, g = enc.judged_offsets, gains(enc.judged_grade, None, conv.gain)
     else:
         offsets, g = enc.offsets, gains(enc.grade, enc.judged, conv.gain)
     n = enc.n_queries
     q_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
-    keep = g > 0
+    # under negative = "gain" the ideal is the literal best ordering of every gain (zero gains included,
+    # since they hold positions above the negative ones); otherwise only positive gains count
+    keep = np.ones(len(g), dtype=bool) if conv.negative == "gain" else g > 0
     q_of, g = q_of[keep], g[keep]
     order = np.lexsort((-g, q_of))
     q_of, g = q_of[order], g[order]
@@ -135,10 +145,10 @@ def idcg(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray:
 def ndcg(enc: Encoded, k: int | None, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
     """(nDCG per query, undefined mask: IDCG == 0)."""
     num, den = dcg(enc, k, conv), idcg(enc, k, conv)
-    undefined = den <= 0
+    undefined = den == 0  # negative only under negative = "gain", where the ratio is still taken
     with np.errstate(divide="ignore", invalid="ignore"):
         values = np.where(undefined, 0.0, num / np.where(undefined, 1.0, den))
-    return _undefined(values, undefined, conv), undefined
+    return _undefined(values, undefined, conv)
 
 
 def rel_in_top(enc: Encoded, k: int | np.ndarray | None, rel: int) -> np.ndarray:
@@ -158,7 +168,7 @@ def recall(enc: Encoded, k: int | None, rel: int, conv: Conventions) -> tuple[np
     nrel = num_relevant(enc, rel)
     undefined = nrel == 0
     values = rel_in_top(enc, k, rel) / np.where(undefined, 1.0, nrel)
-    return _undefined(values, undefined, conv), undefined
+    return _undefined(values, undefined, conv)
 
 
 def precision(enc: Encoded, k: int, rel: int) -> np.ndarray:
@@ -169,7 +179,7 @@ def rprec(enc: Encoded, rel: int, conv: Conventions) -> tuple[np.ndarray, np.nda
     nrel = num_relevant(enc, rel)
     undefined = nrel == 0
     values = rel_in_top(enc, nrel.astype(np.int64), rel) / np.where(undefined, 1.0, nrel)
-    return _undefined(values, undefined, conv), undefined
+    return _undefined(values, undefined, conv)
 
 
 def judged_at(enc: Encoded, k: int) -> np.ndarray:
@@ -221,7 +231,7 @@ def average_precision(
     total = per_query_sum(qidx, terms, _cut(pos, k), enc.n_queries)
     nrel = num_relevant(enc, rel)
     undefined = nrel == 0
-    return _undefined(total / np.where(undefined, 1.0, nrel), undefined, conv), undefined
+    return _undefined(total / np.where(undefined, 1.0, nrel), undefined, conv)
 
 
 def reciprocal_rank(
@@ -266,10 +276,22 @@ def reciprocal_rank(
             values[q] = expected
     nrel = num_relevant(enc, rel)
     undefined = nrel == 0
-    return _undefined(values, undefined, conv), undefined
+    return _undefined(values, undefined, conv)
 
 
 def mean_defined(values: np.ndarray) -> float:
     """Mean of defined values with exact summation (math.fsum), so means do not depend on query order."""
     defined = values[~np.isnan(values)]
     return math.fsum(defined.tolist()) / len(defined) if len(defined) else float("nan")
+
+
+def aggregate(values: np.ndarray, conv: Conventions, run_queries: int) -> float:
+    """One number from per-query values under the ``mean`` convention.
+
+    ``defined``: the mean of the defined values. ``run_queries``: the sum of the defined values divided by
+    ``run_queries``, the number of distinct queries in the run (trectools' ``sum() / len(run.topics())``).
+    """
+    if conv.mean == "defined":
+        return mean_defined(values)
+    defined = values[~np.isnan(values)]
+    return math.fsum(defined.tolist()) / run_queries if run_queries else float("nan")

@@ -45,7 +45,7 @@ def _judgments(qrels: dict[str, dict[str, int]], conv: Conventions) -> dict[str,
     for q, docs in qrels.items():
         kept: dict[str, int] = {}
         for d, g in docs.items():
-            if g < 0:
+            if g < 0 and conv.negative != "gain":  # under "gain" a negative grade is kept as it is
                 if conv.negative == "reject":
                     raise ValueError("negative grade")
                 if conv.negative == "unjudged":
@@ -99,8 +99,13 @@ def _one(measure: Measure, order: list[str], grades: dict[str, int], conv: Conve
         return sum(gain(d) * _discount(i + 1, conv.discount) for i, d in enumerate(docs))
 
     def ideal_dcg() -> float:
-        pool = list(grades) if conv.ideal == "judged" else [d for d in order if d in grades]
-        values = sorted((g for g in (gain(d) for d in pool) if g > 0), reverse=True)
+        if conv.negative == "gain":
+            # every gain of the pool, zeros and negatives included, best first
+            pool = list(grades) if conv.ideal == "judged" else list(order)
+            values = sorted((gain(d) for d in pool), reverse=True)
+        else:
+            pool = list(grades) if conv.ideal == "judged" else [d for d in order if d in grades]
+            values = sorted((g for g in (gain(d) for d in pool) if g > 0), reverse=True)
         values = values if k is None else values[:k]
         return sum(v * _discount(i + 1, conv.discount) for i, v in enumerate(values))
 
@@ -110,7 +115,7 @@ def _one(measure: Measure, order: list[str], grades: dict[str, int], conv: Conve
         return ideal_dcg()
     if name == "nDCG":
         ideal = ideal_dcg()
-        return dcg(top) / ideal if ideal > 0 else math.nan
+        return dcg(top) / ideal if ideal != 0 else math.nan
     if name == "R":
         return sum(d in relevant for d in top) / len(relevant) if relevant else math.nan
     if name == "P":
@@ -178,6 +183,8 @@ def reference_values(
             value = math.nan
         else:
             value = math.fsum(values) / len(values)
+        if value == 0 and conv.no_relevant == "skip_unretrieved" and measure.info.undefined_without_relevant:
+            value = math.nan  # nothing relevant retrieved within the cutoff: left out, as trectools does
         if math.isnan(value) and conv.no_relevant == "zero":
             value = 0.0
         out[q] = value

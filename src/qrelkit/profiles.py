@@ -1,0 +1,394 @@
+"""Named profiles: the conventions of widely used evaluation tools, spelled out axis by axis.
+
+A :class:`Profile` is a :class:`~qrelkit.conventions.Conventions` value plus what the tool does to its input
+before it computes anything: how it treats a document listed twice for one query (the reader's
+``on_duplicate`` option) and the inputs it refuses outright (``refuses``). qrelkit refuses the same inputs,
+with its own message, so that a number reported "as trec_eval" is a number trec_eval would have reported.
+
+Every profile names the file and function in the tool's source that fixes each choice, and the cross-check
+test that runs the real tool against qrelkit (``tests/crosscheck/test_profiles.py``). ``docs/conventions.md``
+holds the same table with the evidence in full.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Literal, get_args
+
+import polars as pl
+
+from .conventions import Conventions
+from .errors import ConventionError, ValidationError, did_you_mean
+
+#: Inputs a tool refuses, checked before evaluating under its profile.
+Refusal = Literal["numeric_query_ids", "grades_at_most_4", "two_returned_per_query"]
+REFUSALS: tuple[str, ...] = get_args(Refusal)
+
+_REFUSAL_TEXT = {
+    "numeric_query_ids": "query ids must be whole numbers (gdeval.pl reads them as numbers)",
+    "grades_at_most_4": "grades must be at most 4 (gdeval.pl's $MAX_JUDGMENT)",
+    "two_returned_per_query": "every query needs at least two returned documents (ndcg_score refuses one)",
+}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One tool's conventions and input handling.
+
+    ``on_duplicate`` is the reader option that reproduces what the tool does with a document listed twice
+    for one query (``error`` where the tool refuses such input). ``refuses`` lists further inputs the
+    tool rejects. ``evidence`` names where in the tool's source each choice is made; ``crosscheck`` the test
+    that compares the tool with qrelkit; ``notes`` what the profile does not reproduce.
+    """
+
+    name: str
+    tool: str
+    conventions: Conventions
+    on_duplicate: str = "error"
+    refuses: tuple[Refusal, ...] = ()
+    evidence: tuple[str, ...] = ()
+    crosscheck: str = ""
+    notes: str = ""
+
+    @property
+    def optimistic(self) -> list[str]:
+        """The axes on which this profile takes a choice that can only raise the score."""
+        return optimistic_axes(self.conventions)
+
+    def check(self, qrels: Any, runs: Any) -> None:
+        """Refuse the inputs the tool refuses, with qrelkit's message (a :class:`ValidationError`)."""
+        run_list = list(runs) if isinstance(runs, list | tuple) else [runs]
+        for refusal in self.refuses:
+            _CHECKS[refusal](self, qrels, run_list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "tool": self.tool,
+            "conventions": self.conventions.to_dict(),
+            "on_duplicate": self.on_duplicate,
+            "refuses": list(self.refuses),
+            "evidence": list(self.evidence),
+            "crosscheck": self.crosscheck,
+            "notes": self.notes,
+        }
+
+
+def optimistic_axes(conv: Conventions) -> list[str]:
+    """Axes set to a value that can only push a score up (the chapter's optimistic variants)."""
+    out = []
+    if conv.ideal == "returned":
+        out.append("ideal=returned")
+    if conv.unjudged == "drop":
+        out.append("unjudged=drop")
+    if conv.ties == "optimistic":
+        out.append("ties=optimistic")
+    return out
+
+
+def _fail(profile: Profile, problem: str, source: str, line: int | None, refusal: str) -> None:
+    raise ValidationError(
+        f"{problem}: profile {profile.name!r} refuses this input, as {profile.tool} does "
+        f"({_REFUSAL_TEXT[refusal]})",
+        source=source,
+        line=line,
+        fix="correct the input, or evaluate under another profile or explicit conventions",
+    )
+
+
+def _check_numeric_ids(profile: Profile, qrels: Any, runs: list[Any]) -> None:
+    pattern = re.compile(r"[0-9]+")
+    for what, frame, meta, name in [("qrels", qrels.frame, qrels.meta, qrels.name)] + [
+        ("run", r.frame, r.meta, r.name) for r in runs
+    ]:
+        ids = frame.get_column("query_id")
+        bad = ~ids.map_elements(lambda q: bool(pattern.fullmatch(q)), return_dtype=pl.Boolean)
+        if bad.any():
+            row = frame.filter(bad).row(0, named=True)
+            _fail(
+                profile,
+                f"{what} query id {row['query_id']!r} is not a whole number",
+                str(meta.get("source", name)),
+                row.get("line"),
+                "numeric_query_ids",
+            )
+
+
+def _check_max_grade(profile: Profile, qrels: Any, runs: list[Any]) -> None:
+    frame = qrels.frame
+    bad = frame.get_column("grade") > 4
+    if bad.any():
+        row = frame.filter(bad).row(0, named=True)
+        _fail(
+            profile,
+            f"grade {row['grade']} is above 4",
+            str(qrels.meta.get("source", qrels.name)),
+            row.get("line"),
+            "grades_at_most_4",
+        )
+
+
+def _check_two_returned(profile: Profile, qrels: Any, runs: list[Any]) -> None:
+    judged = set(qrels.frame.get_column("query_id").unique().to_list())
+    for run in runs:
+        counts = run.frame.group_by("query_id").len()
+        for qid, n in counts.iter_rows():
+            if n < 2 and qid in judged:
+                _fail(
+                    profile,
+                    f"run {run.name!r} returns {n} document for query {qid!r}",
+                    str(run.meta.get("source", run.name)),
+                    None,
+                    "two_returned_per_query",
+                )
+
+
+_CHECKS = {
+    "numeric_query_ids": _check_numeric_ids,
+    "grades_at_most_4": _check_max_grade,
+    "two_returned_per_query": _check_two_returned,
+}
+
+_TEST = "tests/crosscheck/test_profiles.py"
+
+_TREC10 = Conventions(
+    gain="linear",
+    discount=2.0,
+    ideal="judged",
+    unjudged="zero",
+    ties="docid_desc",
+    precision="double",
+    negative="unjudged",
+    missing_queries="skip",
+    extra_queries="skip",
+    no_relevant="zero",
+    mean="defined",
+)
+_TREC9 = _TREC10.with_(precision="single")
+
+
+def _profiles() -> list[Profile]:
+    trec_evidence = (
+        "m_ndcg_cut.c te_calc_ndcg_cut: gain = rel level (linear), ideal from all rel_levels > 0 cut at k",
+        "form_res_rels.c comp_sim_docno: sim descending, then strcmp(docno2, docno1) (docno descending)",
+        "form_res_rels.c: 'duplicate docs' aborts; negative rel levels are pool-only (not relevant, not "
+        "in the ideal)",
+        "trec_eval.c: only queries present in both files are averaged unless -c",
+    )
+    return [
+        Profile(
+            "trec_eval",
+            "trec_eval 10 (usnistgov/trec_eval, without -c)",
+            _TREC10,
+            evidence=trec_evidence,
+            crosscheck=f"{_TEST}::test_trec_eval_suite_outputs, ::test_pytrec_eval_without_float32_ties",
+            notes="trec_eval 10 compares scores in double precision; judged queries the run lacks are "
+            "not averaged.",
+        ),
+        Profile(
+            "trec_eval-c",
+            "trec_eval 10 -c",
+            _TREC10.with_(missing_queries="zero"),
+            evidence=(*trec_evidence, "trec_eval.c -c: average over every qrels query, missing ones as 0"),
+            crosscheck=f"{_TEST}::test_trec_eval_suite_outputs, ::test_trec_eval_c_mean",
+        ),
+        Profile(
+            "trec_eval-J",
+            "trec_eval 10 -J",
+            _TREC10.with_(unjudged="drop"),
+            evidence=(
+                *trec_evidence,
+                "form_res_rels.c with judged_docs_only_flag: unjudged and negative-grade documents are "
+                "removed before ranking",
+            ),
+            crosscheck=f"{_TEST}::test_pytrec_eval_judged_only",
+        ),
+        Profile(
+            "trec_eval9",
+            "trec_eval 9.0.x",
+            _TREC9,
+            evidence=(*trec_evidence, "trec_format.h TEXT_RESULTS: float sim (scores held in 32 bits)"),
+            crosscheck=f"{_TEST}::test_pytrec_eval_profiles",
+        ),
+        Profile(
+            "pytrec_eval",
+            "pytrec_eval (pytrec-eval-terrier, bundles trec_eval 9)",
+            _TREC9,
+            evidence=(
+                *trec_evidence,
+                "pytrec_eval.cpp RelevanceEvaluator.evaluate: returns only queries in both the qrels "
+                "and the run; scores stored as float",
+                "pytrec_eval/__init__.py parse_run: asserts on a duplicate docid",
+            ),
+            crosscheck=f"{_TEST}::test_pytrec_eval_profiles",
+            notes="pytrec_eval returns no mean; the profile's mean is the mean of its per-query values.",
+        ),
+        Profile(
+            "ir_measures",
+            "ir_measures (pytrec_eval provider)",
+            _TREC9.with_(missing_queries="zero"),
+            on_duplicate="last",
+            evidence=(
+                "providers/pytrec_eval_provider.py: nDCG computed by pytrec_eval (trec_eval 9)",
+                "providers/base.py Evaluator.iter_calc: every qrels query missing from the results "
+                "gets measure.DEFAULT (0) and counts in the mean",
+                "util.py RunConverter.as_dict_of_dict: a duplicate docid overwrites (last line wins)",
+            ),
+            crosscheck=f"{_TEST}::test_ir_measures_profile",
+        ),
+        Profile(
+            "ranx",
+            "ranx ndcg (make_comparable=True)",
+            Conventions(
+                gain="linear",
+                ties="file_order",
+                negative="zero",
+                missing_queries="zero",
+                extra_queries="skip",
+            ),
+            on_duplicate="last",
+            evidence=(
+                "metrics/ndcg.py _dcg (jarvelin=True): gain = grade; _idcg = _dcg(qrels, qrels): ideal "
+                "from the judged documents (sorted by grade when the Qrels are built)",
+                "metrics/common.py clean_qrels: grades below 1 are dropped (gain 0)",
+                "metrics/ndcg.py _ndcg: idcg == 0 becomes 1 (the query scores 0)",
+                "data_structures/common.py sort_dict_by_value: numba argsort of -score; equal scores "
+                "keep file order only while the sort stays stable (short lists)",
+                "meta/evaluate.py make_comparable: missing run queries get empty results (0), queries "
+                "without judgments are removed",
+                "data_structures/run.py from_file: run[q_id][doc_id] = score (last line wins)",
+            ),
+            crosscheck=f"{_TEST}::test_ranx_profiles",
+            notes="ranx's tie order is not guaranteed for long lists, so the cross-check uses inputs "
+            "without tied scores; ranx refuses differing query sets unless make_comparable=True, which "
+            "this profile reproduces.",
+        ),
+        Profile(
+            "ranx-burges",
+            "ranx ndcg_burges (make_comparable=True)",
+            Conventions(
+                gain="exponential",
+                ties="file_order",
+                negative="zero",
+                missing_queries="zero",
+                extra_queries="skip",
+            ),
+            on_duplicate="last",
+            evidence=("metrics/ndcg.py _dcg (jarvelin=False): gain = 2^grade - 1; otherwise as ranx",),
+            crosscheck=f"{_TEST}::test_ranx_profiles",
+            notes="as ranx",
+        ),
+        Profile(
+            "sklearn",
+            "scikit-learn metrics.ndcg_score (one row per query)",
+            Conventions(
+                gain="linear",
+                ideal="returned",
+                ties="average",
+                negative="reject",
+                missing_queries="skip",
+                extra_queries="skip",
+            ),
+            refuses=("two_returned_per_query",),
+            evidence=(
+                "metrics/_ranking.py _dcg_sample_scores: gain = y_true (linear)",
+                "metrics/_ranking.py _ndcg_sample_scores: ideal = DCG of y_true sorted, i.e. of the "
+                "documents passed in (fed a run: the returned documents only)",
+                "metrics/_ranking.py _tie_average_dcg: ties averaged (McSherry & Najork 2008)",
+                "metrics/_ranking.py ndcg_score: refuses negative y_true and a single document per row",
+            ),
+            crosscheck=f"{_TEST}::test_sklearn_profile",
+            notes="one row per query in both the qrels and the run, unjudged documents given grade 0; "
+            "qrelkit refuses any negative grade in the qrels, ndcg_score only those it is passed.",
+        ),
+        Profile(
+            "torchmetrics",
+            "torchmetrics functional.retrieval_normalized_dcg (one call per query)",
+            Conventions(
+                gain="linear",
+                ideal="returned",
+                ties="average",
+                precision="single",
+                negative="gain",
+                missing_queries="skip",
+                extra_queries="skip",
+            ),
+            evidence=(
+                "functional/retrieval/ndcg.py _dcg_sample_scores: gain = target (linear, negative "
+                "targets are negative gains), ideal = DCG of target sorted (the documents passed in)",
+                "functional/retrieval/ndcg.py _tie_average_dcg: ties averaged",
+                "utilities/checks.py _check_retrieval_functional_inputs: preds cast to float32",
+                "functional/retrieval/ndcg.py: normalized_gain == 0 scores 0",
+            ),
+            crosscheck=f"{_TEST}::test_torchmetrics_profile (pytest -m torch)",
+            notes="recent torchmetrics ranks documents with a score <= 0 as one tied block at the "
+            "bottom and scores 0 when no score is positive, and accumulates in float32 (agreement "
+            "about 1e-6): the profile assumes positive scores.",
+        ),
+        Profile(
+            "trectools",
+            "trectools TrecEval.get_ndcg (trec_eval=True)",
+            Conventions(
+                gain="linear",
+                ties="docid_asc",
+                negative="unjudged",
+                missing_queries="skip",
+                extra_queries="skip",
+                no_relevant="skip_unretrieved",
+                mean="run_queries",
+            ),
+            evidence=(
+                "trec_run.py read_run: sort_values(['query', 'score', 'docid'], ascending=[True, "
+                "False, True]) (docid ascending); a duplicate docid raises ValueError",
+                "trec_qrel.py read_qrel: rows with rel < 0 removed (unjudged)",
+                "trec_eval.py get_ndcg: gain = rel (trec_eval=True), ideal from qrels with rel > 0; "
+                "dcg_per_query / idcg_per_query is NaN where no relevant document is in the top k",
+                "trec_eval.py get_ndcg: mean = ndcg_per_query.sum() / len(run.topics())",
+            ),
+            crosscheck=f"{_TEST}::test_trectools_profile",
+            notes="pandas reads numeric-looking docids as numbers, so '007' and '7' become one "
+            "document in trectools; qrelkit keeps ids as text.",
+        ),
+        Profile(
+            "gdeval",
+            "gdeval.pl (TREC Web track, version 1.2a as bundled with ir_measures)",
+            Conventions(
+                gain="exponential",
+                discount="ln",
+                ties="docid_desc",
+                negative="unjudged",
+                missing_queries="skip",
+                extra_queries="skip",
+                no_relevant="skip",
+            ),
+            refuses=("numeric_query_ids", "grades_at_most_4"),
+            evidence=(
+                "gdeval.pl sub dcg: (2**gain - 1) / log(i + 2) (natural log; cancels in nDCG)",
+                "gdeval.pl sub runOrder: score descending, then docno descending",
+                "gdeval.pl qrels loop: only judgments > 0 kept; topics without one are not reported",
+                "gdeval.pl format checks: numeric topics, judgments <= $MAX_JUDGMENT (4)",
+                "gdeval.pl: a duplicate line counts twice (qrelkit refuses duplicates instead)",
+            ),
+            crosscheck=f"{_TEST}::test_gdeval_profile",
+            notes="gdeval prints 5 decimals, so agreement is to 5e-6; it strips a topic prefix up to "
+            "the last '-' ('wt-12' is topic 12), qrelkit refuses such ids.",
+        ),
+    ]
+
+
+PROFILES: dict[str, Profile] = {p.name: p for p in _profiles()}
+# Each profile's conventions carry its name (written with every number); done once the names are known.
+PROFILES.update(
+    {name: replace(p, conventions=p.conventions.with_(profile=name)) for name, p in PROFILES.items()}
+)
+
+
+def get_profile(name: str) -> Profile:
+    """The named profile; an unknown name is an error that lists the profiles."""
+    if name not in PROFILES:
+        raise ConventionError(
+            f"unknown profile {name!r}{did_you_mean(name, PROFILES)}",
+            expected="one of " + ", ".join(PROFILES),
+        )
+    return PROFILES[name]
