@@ -1,0 +1,291 @@
+"""``qrelkit judge``: create a judging project, invite labellers, serve the app, and do every admin action.
+
+Each admin page action has a command here: ``invite`` (one-time link), ``status`` (progress per labeller
+and per query), ``kappa`` (calibration agreement and gate), ``queue`` (adjudication queue),
+``adjudicate`` (record a final grade), ``export`` (per-labeller or final qrels with the manifest), and
+``show`` (one pair's grade history).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+__all__ = ["command"]
+
+_DB = click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
+_JSON = click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+
+
+def _open(db: Path) -> Any:
+    from qrelkit.judging.project import load_rubric_from_store
+    from qrelkit.judging.store import Store
+
+    store = Store(db)
+    return store, load_rubric_from_store(store)
+
+
+def _echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+@click.group(name="judge")
+def command() -> None:
+    """Judge pooled pairs in a browser: project database, invites, server, progress, kappa, exports."""
+
+
+@command.command(name="init")
+@_DB
+@click.option("--rubric", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True)
+@click.option("--pool", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True,
+              help="pool.jsonl as written by `qrelkit pool`.")  # fmt: skip
+@click.option("--docs", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True,
+              help="docs.jsonl: doc_id, title, text per line.")  # fmt: skip
+@click.option("--queries", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True,
+              help="queries.tsv: query_id<TAB>text, no header.")  # fmt: skip
+@click.option(
+    "--labellers", default="", help="Comma-separated names, e.g. alice,bob (default: the pool's plan)."
+)
+@click.option("--calibration", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Queries judged by the first two labellers, when the pool marks none.")  # fmt: skip
+@click.option("--runs", "runs", multiple=True, type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="TREC runs, stored to order the adjudication queue by leverage (repeatable).")  # fmt: skip
+@click.option("--admin", default="admin", show_default=True, help="Name of the admin user.")
+@click.option("--seed", default=None, help="Seed for calibration choice and each labeller's order.")
+@click.option("--min-kappa", type=click.FloatRange(-1, 1), default=0.6, show_default=True,
+              help="Gate threshold for the lower end of the kappa interval.")  # fmt: skip
+def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: Path, labellers: str,
+                 calibration: int, runs: tuple[Path, ...], admin: str, seed: str | None,
+                 min_kappa: float) -> None:  # fmt: skip
+    """Create the project database DB from a rubric, a pool, documents and queries."""
+    from qrelkit.judging.project import init_project
+
+    names = [n.strip() for n in labellers.split(",") if n.strip()]
+    summary = init_project(
+        db, rubric=rubric, pool=pool, docs=docs, queries=queries, labellers=names, calibration=calibration,
+        runs=runs, admin=admin, seed=seed, min_kappa=min_kappa,
+    )  # fmt: skip
+    click.echo(f"created {db}: {summary['pairs']} pairs over {summary['queries']} queries to judge")
+    if summary["prejudged"]:
+        click.echo(f"  {summary['prejudged']} pooled pairs were judged already and are left out")
+    cal = summary["calibration_queries"]
+    click.echo(f"  calibration queries ({len(cal)}): {', '.join(cal) if cal else 'none'}")
+    for name, n in summary["labellers"].items():
+        click.echo(f"  {name}: {n} pairs")
+    if summary["runs"]:
+        click.echo(f"  runs stored: {', '.join(summary['runs'])}")
+    click.echo(f"  admin: {summary['admin']} (invite with: qrelkit judge invite {db} {summary['admin']})")
+
+
+@command.command(name="invite")
+@_DB
+@click.argument("name")
+@click.option("--base-url", default="http://127.0.0.1:8000", show_default=True,
+              help="Where the server is reachable, as labellers will open it.")  # fmt: skip
+@click.option("--hours", type=click.FloatRange(min=0.01, max=2160), default=72, show_default=True,
+              help="How long the link stays valid.")  # fmt: skip
+def invite_command(db: Path, name: str, base_url: str, hours: float) -> None:
+    """Print a one-time sign-in link for user NAME (a labeller or the admin)."""
+    from qrelkit.judging.project import create_invite
+
+    store, _ = _open(db)
+    try:
+        token = create_invite(store, name, hours=hours)
+    finally:
+        store.close()
+    click.echo(f"{base_url.rstrip('/')}/invite/{token}")
+
+
+@command.command(name="serve")
+@_DB
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=8000, show_default=True)
+@click.option("--base-url", default=None, help="Public URL used in invite links made on the admin page.")
+@click.option("--signin-limit", default="10/60", show_default=True,
+              help="Sign-in attempts allowed per client address: ATTEMPTS/SECONDS.")  # fmt: skip
+@click.option("--log-level", default="warning", show_default=True,
+              type=click.Choice(["critical", "error", "warning", "info", "debug"]))  # fmt: skip
+def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_limit: str,
+                  log_level: str) -> None:  # fmt: skip
+    """Serve the judging app for DB with uvicorn (one process: the store has one writer)."""
+    import uvicorn
+
+    from qrelkit.judging.app import create_app
+    from qrelkit.judging.security import parse_limit
+
+    try:
+        limit = parse_limit(signin_limit)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--signin-limit") from None
+    app = create_app(db, base_url=base_url, signin_limit=limit)
+    click.echo(f"serving {db} on http://{host}:{port} (Ctrl-C to stop)", err=True)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, workers=1)
+
+
+@command.command(name="status")
+@_DB
+@_JSON
+def status_command(db: Path, as_json: bool) -> None:
+    """Progress per labeller and per query."""
+    from qrelkit.judging.grades import progress
+
+    store, _ = _open(db)
+    try:
+        status = store.read(progress)
+    finally:
+        store.close()
+    if as_json:
+        _echo_json(status)
+        return
+    click.echo("labeller      done / assigned   calibration   unsure")
+    for r in status["labellers"]:
+        pct = 100 * r["done"] / r["assigned"] if r["assigned"] else 0
+        cal = f"{r['calibration_done']}/{r['calibration_assigned']}"
+        click.echo(
+            f"{r['name']:<12} {r['done']:>5} / {r['assigned']:<5} {pct:5.1f}%  {cal:>11}   {r['unsure']:>6}"
+        )
+    click.echo("")
+    click.echo("query    done / assigned  labellers")
+    for q in status["queries"]:
+        flag = " (calibration)" if q["calibration"] else ""
+        click.echo(f"{q['query_id']:<8} {q['done']:>4} / {q['assigned']:<4}  {q['labellers'] or ''}{flag}")
+    click.echo(f"\n{status['events']} grade events")
+
+
+@command.command(name="kappa")
+@_DB
+@_JSON
+def kappa_command(db: Path, as_json: bool) -> None:
+    """Calibration agreement (linear-weighted kappa, interval, gate) once both labellers finished."""
+    from qrelkit.judging.grades import calibration_status
+
+    store, rubric = _open(db)
+    try:
+        states = calibration_status(store, rubric)
+    finally:
+        store.close()
+    if as_json:
+        _echo_json({"calibration": [s.to_dict() for s in states]})
+        return
+    if not states:
+        click.echo("no calibration pairs shared by two labellers")
+    for s in states:
+        head = f"{s.labeller_a} and {s.labeller_b} ({s.shared} shared pairs)"
+        if s.report is None:
+            click.echo(
+                f"{head}: waiting, {s.labeller_a} {s.done_a}/{s.shared}, {s.labeller_b} {s.done_b}/{s.shared}"
+            )
+        else:
+            click.echo(f"{head}: {s.gate.message}")
+
+
+@command.command(name="queue")
+@_DB
+@_JSON
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Show the first N pairs only.")
+def queue_command(db: Path, as_json: bool, limit: int | None) -> None:
+    """The adjudication queue: disagreements and unsure pairs, highest leverage first."""
+    from qrelkit.judging.grades import adjudication_queue
+
+    store, rubric = _open(db)
+    try:
+        queue = adjudication_queue(store, rubric)
+    finally:
+        store.close()
+    items = queue["items"][:limit] if limit else queue["items"]
+    if as_json:
+        _echo_json({"method": queue["method"], "items": items})
+        return
+    click.echo(f"{len(queue['items'])} pairs to adjudicate, ordered by {queue['method']}")
+    for i in items:
+        grades = ", ".join(
+            f"{n}: {'-' if v is None else v}{' unsure' if n in i['unsure'] else ''}"
+            for n, v in sorted(i["grades"].items())
+        )
+        score = (
+            f"{i['leverage']:.4f}"
+            if queue["method"] == "leverage" and i["leverage"] is not None
+            else str(i["distance"])
+        )
+        click.echo(f"{i['query_id']}\t{i['doc_id']}\t{grades}\t{score}")
+
+
+@command.command(name="adjudicate")
+@_DB
+@click.argument("query_id")
+@click.argument("doc_id")
+@click.argument("grade", type=int)
+@click.option("--note", default=None, help="Why this grade.")
+@click.option("--by", default=None, help="Name of the user deciding (default: none recorded).")
+def adjudicate_command(
+    db: Path, query_id: str, doc_id: str, grade: int, note: str | None, by: str | None
+) -> None:
+    """Record GRADE as the final grade of (QUERY_ID, DOC_ID); earlier decisions are kept in history."""
+    from qrelkit.judging.grades import adjudicate
+
+    store, rubric = _open(db)
+    try:
+        adjudicate(store, rubric, query_id, doc_id, grade, by=by, note=note)
+    finally:
+        store.close()
+    click.echo(f"{query_id} {doc_id}: final grade {grade}")
+
+
+@command.command(name="export")
+@_DB
+@click.option("--labeller", default=None, help="Export this labeller's current grades.")
+@click.option("--final", "final", is_flag=True, help="Export the final qrels and their manifest.")
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), required=True)
+def export_command(db: Path, labeller: str | None, final: bool, output: Path) -> None:
+    """Write TREC qrels: one labeller's (--labeller NAME) or the final ones (--final, with a manifest)."""
+    from qrelkit.judging.grades import export_final, export_labeller
+
+    if bool(labeller) == final:
+        raise click.UsageError("pass exactly one of --labeller NAME and --final")
+    store, rubric = _open(db)
+    try:
+        if final:
+            info = export_final(store, rubric, output)
+            c = info["counts"]
+            click.echo(
+                f"wrote {info['judgments']} judgments to {output} and {info['manifest']} "
+                f"({c['adjudicated']} adjudicated, {c['agreed']} agreed, {c['single']} single; "
+                f"{c['unresolved']} unresolved and {c['ungraded']} ungraded left out)"
+            )
+        else:
+            info = export_labeller(store, labeller or "", output)
+            click.echo(f"wrote {info['judgments']} judgments by {labeller} to {output}")
+    finally:
+        store.close()
+
+
+@command.command(name="show")
+@_DB
+@click.argument("query_id")
+@click.argument("doc_id")
+def show_command(db: Path, query_id: str, doc_id: str) -> None:
+    """Every grade event and adjudication of one pair, oldest first."""
+    store, _ = _open(db)
+    try:
+        events = store.read(
+            lambda c: c.execute(
+                "SELECT 'grade' AS kind, u.name, e.grade, e.unsure, e.note, e.created_at FROM grade_events e "
+                "JOIN users u USING (user_id) JOIN pairs p USING (pair_id) WHERE p.query_id = ? AND p.doc_id = ? "
+                "UNION ALL SELECT 'final', COALESCE(u.name, '-'), a.grade, 0, a.note, a.created_at "
+                "FROM adjudications a JOIN pairs p USING (pair_id) LEFT JOIN users u ON u.user_id = a.user_id "
+                "WHERE p.query_id = ? AND p.doc_id = ? ORDER BY 6",
+                (query_id, doc_id, query_id, doc_id),
+            ).fetchall()
+        )
+    finally:
+        store.close()
+    if not events:
+        click.echo(f"no grades for ({query_id}, {doc_id})")
+    for kind, name, grade, unsure, note, at in events:
+        shown = "-" if grade is None else str(grade)
+        click.echo(
+            f"{at}  {kind:<5} {name:<12} {shown}{' unsure' if unsure else ''}{'  ' + note if note else ''}"
+        )

@@ -1,0 +1,487 @@
+"""Grades and what is derived from them: labeller views, progress, calibration kappa, the queue, exports.
+
+Grades are append-only events; a labeller's current grade for a pair is their latest event for it. The
+functions that serve a labeller (:func:`pair_view`, :func:`own_grades`, :func:`labeller_progress`) read
+only that labeller's assignments and events, the query and the document: never the pool's provenance
+(systems and ranks) and never another labeller's events. That is what "blind" means here, and it is
+enforced by what these functions select, not by what a page chooses to hide.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from qrelkit.errors import ValidationError, did_you_mean
+from qrelkit.rubric import Rubric
+
+from .store import Store, now
+
+__all__ = [
+    "MAX_NOTE",
+    "NotAssigned",
+    "adjudicate",
+    "adjudication_queue",
+    "calibration_status",
+    "export_final",
+    "export_labeller",
+    "final_grades",
+    "labeller_grades",
+    "labeller_progress",
+    "next_position",
+    "own_grades",
+    "pair_view",
+    "progress",
+    "record_grade",
+]
+
+MAX_NOTE = 2000
+MAX_TIME_MS = 24 * 3600 * 1000
+
+
+class NotAssigned(ValidationError):
+    """The labeller has no pair at that position (not theirs, or out of range)."""
+
+
+# the labeller's side
+
+
+def record_grade(
+    conn: sqlite3.Connection,
+    user_id: int,
+    position: int,
+    grade: int | None,
+    *,
+    unsure: bool,
+    note: str | None,
+    time_spent_ms: int | None,
+    rubric_hash: str,
+) -> dict[str, Any]:
+    """Append one grade event for the labeller's pair at ``position`` (run in the writer)."""
+    row = conn.execute(
+        "SELECT pair_id FROM assignments WHERE user_id = ? AND position = ?", (user_id, position)
+    ).fetchone()
+    if row is None:
+        raise NotAssigned("no pair at this position for this labeller", got=position)
+    cur = conn.execute(
+        "INSERT INTO grade_events (user_id, pair_id, grade, unsure, note, rubric_hash, time_spent_ms, "
+        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (user_id, row[0], grade, int(unsure), note or None, rubric_hash, time_spent_ms, now()),
+    )
+    return {"event_id": int(cur.lastrowid or 0), "position": position}
+
+
+def labeller_progress(conn: sqlite3.Connection, user_id: int) -> dict[str, int]:
+    total, done = conn.execute(
+        "SELECT COUNT(*), COUNT(e.pair_id) FROM assignments a LEFT JOIN "
+        "(SELECT DISTINCT user_id, pair_id FROM grade_events WHERE user_id = ?) e USING (user_id, pair_id) "
+        "WHERE a.user_id = ?",
+        (user_id, user_id),
+    ).fetchone()
+    return {"total": int(total), "done": int(done)}
+
+
+def next_position(conn: sqlite3.Connection, user_id: int, after: int = -1) -> int | None:
+    """The first position after ``after`` not yet graded, else the first anywhere; ``None`` when all done."""
+    sql = (
+        "SELECT MIN(a.position) FROM assignments a WHERE a.user_id = ? AND a.position > ? AND NOT EXISTS "
+        "(SELECT 1 FROM grade_events e WHERE e.user_id = a.user_id AND e.pair_id = a.pair_id)"
+    )
+    pos = conn.execute(sql, (user_id, after)).fetchone()[0]
+    if pos is None and after >= 0:
+        pos = conn.execute(sql, (user_id, -1)).fetchone()[0]
+    return None if pos is None else int(pos)
+
+
+def pair_view(conn: sqlite3.Connection, user_id: int, position: int) -> dict[str, Any] | None:
+    """What the labeller sees at ``position``: the query, the document and their own current grade."""
+    row = conn.execute(
+        "SELECT a.position, q.text AS query, d.doc_id, d.title, d.text "
+        "FROM assignments a JOIN pairs p USING (pair_id) JOIN queries q USING (query_id) "
+        "JOIN docs d ON d.doc_id = p.doc_id WHERE a.user_id = ? AND a.position = ?",
+        (user_id, position),
+    ).fetchone()
+    if row is None:
+        return None
+    mine = conn.execute(
+        "SELECT e.grade, e.unsure, e.note FROM grade_events e JOIN assignments a USING (user_id, pair_id) "
+        "WHERE a.user_id = ? AND a.position = ? ORDER BY e.event_id DESC LIMIT 1",
+        (user_id, position),
+    ).fetchone()
+    view = dict(row)
+    view["grade"] = None if mine is None else mine["grade"]
+    view["unsure"] = bool(mine and mine["unsure"])
+    view["note"] = None if mine is None else mine["note"]
+    view["graded"] = mine is not None
+    return view
+
+
+def own_grades(conn: sqlite3.Connection, user_id: int) -> list[dict[str, Any]]:
+    """The labeller's current grades, by position (their own, and nothing about the pool)."""
+    rows = conn.execute(
+        "SELECT a.position, p.query_id, p.doc_id, c.grade, c.unsure, c.note, c.created_at "
+        "FROM current_grades c JOIN assignments a USING (user_id, pair_id) JOIN pairs p USING (pair_id) "
+        "WHERE c.user_id = ? ORDER BY a.position",
+        (user_id,),
+    )
+    return [dict(r) | {"unsure": bool(r["unsure"])} for r in rows]
+
+
+# the admin's side
+
+
+def progress(conn: sqlite3.Connection) -> dict[str, Any]:
+    """Progress per labeller and per query."""
+    labellers = [
+        dict(r)
+        for r in conn.execute(
+            "SELECT u.name, COUNT(a.pair_id) AS assigned, COUNT(c.pair_id) AS done, "
+            "COALESCE(SUM(c.unsure), 0) AS unsure, "
+            "COALESCE(SUM(p.calibration), 0) AS calibration_assigned, "
+            "COALESCE(SUM(p.calibration AND c.pair_id IS NOT NULL), 0) AS calibration_done "
+            "FROM users u JOIN assignments a USING (user_id) JOIN pairs p USING (pair_id) "
+            "LEFT JOIN current_grades c ON c.user_id = a.user_id AND c.pair_id = a.pair_id "
+            "WHERE u.role = 'labeller' GROUP BY u.user_id ORDER BY u.name"
+        )
+    ]
+    for r in conn.execute("SELECT name FROM users WHERE role = 'labeller' ORDER BY name"):
+        if r[0] not in {x["name"] for x in labellers}:
+            labellers.append({"name": r[0], "assigned": 0, "done": 0, "unsure": 0,
+                              "calibration_assigned": 0, "calibration_done": 0})  # fmt: skip
+    queries = [
+        dict(r)
+        for r in conn.execute(
+            "SELECT p.query_id, q.text, MAX(p.calibration) AS calibration, COUNT(DISTINCT p.pair_id) AS pairs, "
+            "COUNT(a.user_id) AS assigned, COUNT(c.pair_id) AS done, "
+            "GROUP_CONCAT(DISTINCT u.name) AS labellers "
+            "FROM pairs p JOIN queries q USING (query_id) "
+            "LEFT JOIN assignments a USING (pair_id) LEFT JOIN users u ON u.user_id = a.user_id "
+            "LEFT JOIN current_grades c ON c.user_id = a.user_id AND c.pair_id = a.pair_id "
+            "GROUP BY p.query_id ORDER BY p.query_id"
+        )
+    ]
+    events = conn.execute("SELECT COUNT(*) FROM grade_events").fetchone()[0]
+    return {"labellers": labellers, "queries": queries, "events": int(events)}
+
+
+def labeller_grades(conn: sqlite3.Connection, name: str, *, calibration_only: bool = False) -> dict:
+    """``{(query_id, doc_id): grade}`` of a labeller's current, non-empty grades."""
+    sql = (
+        "SELECT p.query_id, p.doc_id, c.grade FROM current_grades c JOIN users u USING (user_id) "
+        "JOIN pairs p USING (pair_id) WHERE u.name = ? AND c.grade IS NOT NULL"
+    )
+    if calibration_only:
+        sql += " AND p.calibration = 1"
+    return {(q, d): int(g) for q, d, g in conn.execute(sql, (name,))}
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The calibration state of two labellers who share calibration pairs."""
+
+    labeller_a: str
+    labeller_b: str
+    shared: int
+    done_a: int
+    done_b: int
+    report: Any = None  # AgreementReport once both finished
+    gate: Any = None  # GateResult once both finished
+
+    @property
+    def finished(self) -> bool:
+        return self.shared > 0 and self.done_a == self.shared and self.done_b == self.shared
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "labellers": [self.labeller_a, self.labeller_b],
+            "shared_pairs": self.shared,
+            "done": {self.labeller_a: self.done_a, self.labeller_b: self.done_b},
+            "finished": self.finished,
+        }
+        if self.report is not None:
+            k = self.report.kappa
+            out["kappa"] = _num(k.kappa)
+            out["ci"] = [_num(k.ci_low), _num(k.ci_high)]
+            out["level"] = k.level
+            out["bootstrap_ci"] = [_num(self.report.bootstrap.low), _num(self.report.bootstrap.high)]
+            out["n_pairs"] = k.n
+            out["weights"] = k.weights
+            out["scale"] = list(k.scale)
+            out["exact_agreement"] = _num(k.exact_agreement)
+            out["gate"] = {"passed": self.gate.passed, "threshold": self.gate.threshold,
+                           "message": self.gate.message}  # fmt: skip
+        return out
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or math.isnan(x) else float(x)
+
+
+def calibration_status(store: Store, rubric: Rubric) -> list[Calibration]:
+    """For each two labellers sharing calibration pairs: progress, and kappa with gate once both are done.
+
+    Kappa is linear-weighted over the rubric's full scale, on the pairs both graded (an "unsure" without
+    a grade takes no part); the gate compares the lower end of its 95% interval with the project's
+    ``min_kappa``.
+    """
+    from qrelkit.agreement import agreement_report, gate, pair_grades
+
+    def load(conn: sqlite3.Connection) -> tuple[list[Calibration], dict[str, dict]]:
+        rows = conn.execute(
+            "SELECT a.pair_id, u.name, c.pair_id IS NOT NULL AS done FROM assignments a "
+            "JOIN users u USING (user_id) JOIN pairs p USING (pair_id) "
+            "LEFT JOIN current_grades c ON c.user_id = a.user_id AND c.pair_id = a.pair_id "
+            "WHERE p.calibration = 1"
+        ).fetchall()
+        by_pair: dict[int, dict[str, bool]] = {}
+        for pair_id, name, done in rows:
+            by_pair.setdefault(pair_id, {})[name] = bool(done)
+        duos: dict[tuple[str, str], list[int]] = {}
+        for pair_id, who in by_pair.items():
+            for a, b in combinations(sorted(who), 2):
+                duos.setdefault((a, b), []).append(pair_id)
+        states = []
+        grades = {}
+        for (a, b), ids in sorted(duos.items()):
+            done_a = sum(by_pair[p][a] for p in ids)
+            done_b = sum(by_pair[p][b] for p in ids)
+            states.append(Calibration(a, b, len(ids), done_a, done_b))
+            for name in (a, b):
+                if name not in grades:
+                    grades[name] = labeller_grades(conn, name, calibration_only=True)
+        return states, grades
+
+    states, grades = store.read(load)
+    out = []
+    min_kappa = float(store.meta("min_kappa", "0.6") or 0.6)
+    for s in states:
+        if s.finished:
+            paired = pair_grades(grades[s.labeller_a], grades[s.labeller_b])
+            report = agreement_report(paired, rubric.scale, weights="linear", n_resamples=1000)
+            s = Calibration(s.labeller_a, s.labeller_b, s.shared, s.done_a, s.done_b, report,
+                            gate(report, min_kappa))  # fmt: skip
+        out.append(s)
+    return out
+
+
+def _leverage_function() -> Any:
+    try:
+        from qrelkit.leverage import disagreement_leverage
+    except ImportError:
+        return None
+    return disagreement_leverage
+
+
+def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
+    """Pairs graded differently (or marked unsure) by their labellers and not yet adjudicated.
+
+    Ordered by judgment leverage (how far the disagreement can move nDCG@10 of the stored runs) when the
+    project has runs and :mod:`qrelkit.leverage` is available, else by grade distance. Unsure pairs sort
+    as the widest disagreement on the scale.
+    """
+
+    def load(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], bool]:
+        rows = conn.execute(
+            "SELECT p.pair_id, p.query_id, p.doc_id, p.calibration, u.name, c.grade, c.unsure, c.note "
+            "FROM current_grades c JOIN users u USING (user_id) JOIN pairs p USING (pair_id) "
+            "WHERE p.pair_id NOT IN (SELECT pair_id FROM adjudications) ORDER BY p.pair_id, u.name"
+        ).fetchall()
+        has_runs = conn.execute("SELECT EXISTS (SELECT 1 FROM run_rows)").fetchone()[0]
+        return [dict(r) for r in rows], bool(has_runs)
+
+    rows, has_runs = store.read(load)
+    by_pair: dict[int, dict[str, Any]] = {}
+    for r in rows:
+        item = by_pair.setdefault(
+            r["pair_id"],
+            {"query_id": r["query_id"], "doc_id": r["doc_id"], "calibration": bool(r["calibration"]),
+             "grades": {}, "unsure": [], "notes": {}},
+        )  # fmt: skip
+        item["grades"][r["name"]] = r["grade"]
+        if r["unsure"]:
+            item["unsure"].append(r["name"])
+        if r["note"]:
+            item["notes"][r["name"]] = r["note"]
+    span = rubric.max_grade - rubric.min_grade
+    queue = []
+    for item in by_pair.values():
+        values = [g for g in item["grades"].values() if g is not None]
+        if item["unsure"]:
+            item["distance"] = span
+        elif len(values) >= 2 and max(values) != min(values):
+            item["distance"] = max(values) - min(values)
+        else:
+            continue
+        item["leverage"] = None
+        queue.append(item)
+    method = "grade distance"
+    leverage = _leverage_function() if has_runs else None
+    if leverage is not None and queue:
+        method = _apply_leverage(store, queue, leverage) or method
+    if method == "leverage":
+        queue.sort(key=lambda i: (-(i["leverage"] or 0.0), -i["distance"], i["query_id"], i["doc_id"]))
+    else:
+        queue.sort(key=lambda i: (-i["distance"], i["query_id"], i["doc_id"]))
+    return {"method": method, "items": queue}
+
+
+def _apply_leverage(store: Store, queue: list[dict[str, Any]], leverage: Any) -> str | None:
+    """Fill ``leverage`` from qrelkit.leverage for pairs with two grades; ``"leverage"`` on success."""
+    import polars as pl
+
+    from qrelkit.formats import qrels_from_frame, run_from_frame
+
+    def frame(rows: list[tuple[str, str, int]]) -> Any:
+        df = pl.DataFrame(rows, schema=["query_id", "doc_id", "grade"], orient="row")
+        return qrels_from_frame(df)
+
+    two = [i for i in queue if len([g for g in i["grades"].values() if g is not None]) >= 2]
+    if not two:
+        return None
+    rows_a = [(i["query_id"], i["doc_id"], sorted(i["grades"].items())[0][1]) for i in two]
+    rows_b = [(i["query_id"], i["doc_id"], sorted(i["grades"].items())[1][1]) for i in two]
+    runs_rows = store.read(
+        lambda c: c.execute("SELECT run, query_id, doc_id, score FROM run_rows").fetchall()
+    )
+    runs: dict[str, list[tuple[str, str, float]]] = {}
+    for run, q, d, s in runs_rows:
+        runs.setdefault(run, []).append((q, d, s))
+    run_values = [
+        run_from_frame(pl.DataFrame(v, schema=["query_id", "doc_id", "score"], orient="row"), name=k)
+        for k, v in sorted(runs.items())
+    ]
+    table = leverage(frame(rows_a), frame(rows_b), run_values, k=10)  # type: ignore[operator]
+    values = {(q, d): lv for q, d, lv in table.select("query_id", "doc_id", "leverage_max").iter_rows()}
+    for item in queue:
+        item["leverage"] = values.get((item["query_id"], item["doc_id"]))
+    return "leverage"
+
+
+def adjudicate(
+    store: Store, rubric: Rubric, query_id: str, doc_id: str, grade: int, *, by: str | None, note: str | None
+) -> int:
+    """Record the final grade of a pair (append-only); returns the adjudication's event id."""
+    rubric.check_grade(grade)
+    if note is not None and len(note) > MAX_NOTE:
+        raise ValidationError(f"a note is at most {MAX_NOTE} characters", got=len(note))
+
+    def write(conn: sqlite3.Connection) -> int:
+        pair = conn.execute(
+            "SELECT pair_id FROM pairs WHERE query_id = ? AND doc_id = ?", (query_id, doc_id)
+        ).fetchone()
+        if pair is None:
+            docs = [r[0] for r in conn.execute("SELECT doc_id FROM pairs WHERE query_id = ?", (query_id,))]
+            raise ValidationError(
+                f"pair ({query_id}, {doc_id}) is not in this project's pool{did_you_mean(doc_id, docs)}"
+            )
+        user = None
+        if by is not None:
+            found = conn.execute("SELECT user_id FROM users WHERE name = ?", (by,)).fetchone()
+            user = None if found is None else found[0]
+        cur = conn.execute(
+            "INSERT INTO adjudications (pair_id, grade, user_id, note, rubric_hash, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (pair[0], grade, user, note or None, rubric.content_hash, now()),
+        )
+        return int(cur.lastrowid or 0)
+
+    return store.write(write)
+
+
+def final_grades(store: Store) -> tuple[dict[tuple[str, str], int], dict[str, int]]:
+    """The final grade of every pair that has one, and counts of how each was decided.
+
+    A pair's final grade is its latest adjudication; without one, the grade its labellers agree on (one
+    labeller's grade when only one judged it). Pairs whose labellers disagree, or marked unsure, wait in
+    the adjudication queue and are left out (counted as ``unresolved``).
+    """
+
+    def load(conn: sqlite3.Connection) -> tuple[list, list, int, int]:
+        adj = conn.execute(
+            "SELECT p.query_id, p.doc_id, a.grade FROM current_adjudications a JOIN pairs p USING (pair_id)"
+        ).fetchall()
+        cur = conn.execute(
+            "SELECT p.query_id, p.doc_id, c.grade, c.unsure FROM current_grades c JOIN pairs p USING (pair_id)"
+        ).fetchall()
+        total = conn.execute("SELECT COUNT(*) FROM pairs").fetchone()[0]
+        prejudged = conn.execute("SELECT COUNT(*) FROM prejudged").fetchone()[0]
+        return adj, cur, int(total), int(prejudged)
+
+    adj, cur, total, prejudged = store.read(load)
+    final = {(q, d): int(g) for q, d, g in adj}
+    votes: dict[tuple[str, str], list[tuple[int | None, bool]]] = {}
+    for q, d, g, unsure in cur:
+        votes.setdefault((q, d), []).append((g, bool(unsure)))
+    counts = {"pairs": total, "adjudicated": len(final), "agreed": 0, "single": 0, "unresolved": 0,
+              "ungraded": 0, "prejudged_excluded": prejudged}  # fmt: skip
+    for key, vs in votes.items():
+        if key in final:
+            continue
+        grades = {g for g, unsure in vs if not unsure and g is not None}
+        if len(grades) == 1 and not any(unsure for _, unsure in vs):
+            final[key] = grades.pop()
+            counts["single" if len(vs) == 1 else "agreed"] += 1
+        else:
+            counts["unresolved"] += 1
+    counts["ungraded"] = total - len(final) - counts["unresolved"]
+    return final, counts
+
+
+def _write_qrels(grades: dict[tuple[str, str], int], path: Path) -> str:
+    lines = [f"{q} 0 {d} {g}\n" for (q, d), g in sorted(grades.items())]
+    text = "".join(lines)
+    path.write_text(text, encoding="utf-8")
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def export_labeller(store: Store, name: str, path: str | Path) -> dict[str, Any]:
+    """Write one labeller's current grades as TREC qrels; unsure pairs without a grade are left out."""
+    from .project import find_user
+
+    user = find_user(store, name)
+    grades = store.read(lambda c: labeller_grades(c, user["name"]))
+    sha = _write_qrels(grades, Path(path))
+    return {"path": str(path), "labeller": name, "judgments": len(grades), "sha256": sha}
+
+
+def export_final(store: Store, rubric: Rubric, path: str | Path) -> dict[str, Any]:
+    """Write the final qrels and a manifest beside them (``<path>.manifest.json``)."""
+    from qrelkit import __version__
+
+    grades, counts = final_grades(store)
+    path = Path(path)
+    sha = _write_qrels(grades, path)
+    agreement = [c.to_dict() for c in calibration_status(store, rubric)]
+    labellers = store.read(
+        lambda c: [r[0] for r in c.execute("SELECT name FROM users WHERE role='labeller'")]
+    )
+    manifest = {
+        "kind": "qrelkit.judging.final-qrels",
+        "qrels": {"path": path.name, "sha256": sha, "format": "trec", "judgments": len(grades)},
+        "rubric": {
+            "name": rubric.name,
+            "version": rubric.version,
+            "content_hash": rubric.content_hash,
+            "scale": list(rubric.scale),
+        },
+        "project": {
+            "database": str(store.path),
+            "name": store.meta("project_name"),
+            "created_at": store.meta("created_at"),
+        },
+        "decided_by": counts,
+        "labellers": sorted(labellers),
+        "calibration": agreement,
+        "qrelkit_version": __version__,
+        "written_at": now(),
+    }
+    manifest_path = path.with_name(path.name + ".manifest.json")
+    manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return {"path": str(path), "manifest": str(manifest_path), "judgments": len(grades), "counts": counts}

@@ -1,0 +1,481 @@
+"""Creating a judging project: reading the pool, documents and queries, planning who judges what, invites.
+
+``init_project`` validates every input before writing anything, so a bad line in ``pool.jsonl`` leaves no
+half-made database behind. The assignment plan is the pool's ``labellers`` field when present; otherwise
+the calibration queries go to the first two labellers and the other queries are spread over all
+labellers by whole queries, largest query first, each to whoever has the fewest pairs so far. Each
+labeller sees the calibration pairs first, then the rest, each part shuffled with a seed derived from the
+project seed and the labeller's name, so the order is fixed for a labeller and differs between them.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import random
+import secrets
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from qrelkit.errors import InputFormatError, ValidationError, did_you_mean
+from qrelkit.rubric import Rubric, load_rubric
+
+from .store import Store, StoreError, check_name, now
+
+__all__ = [
+    "PoolEntry",
+    "create_invite",
+    "find_user",
+    "init_project",
+    "invite_status",
+    "load_rubric_from_store",
+    "read_docs",
+    "read_pool",
+    "read_queries",
+    "redeem_invite",
+]
+
+
+@dataclass(frozen=True)
+class PoolEntry:
+    query_id: str
+    doc_id: str
+    runs: dict[str, int] = field(default_factory=dict)
+    best_rank: int | None = None
+    judged: bool = False
+    calibration: bool = False
+    labellers: tuple[str, ...] | None = None
+
+
+def _lines(path: Path) -> list[tuple[int, str]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputFormatError("file not found", source=str(path), fix="check the path") from None
+    except UnicodeDecodeError as exc:
+        raise InputFormatError(f"file is not UTF-8 ({exc.reason})", source=str(path)) from None
+    return [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+
+
+def _json_line(path: Path, number: int, line: str) -> dict[str, Any]:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputFormatError(
+            f"line is not valid JSON ({exc.msg})", source=str(path), line=number, got=line
+        ) from None
+    if not isinstance(value, dict):
+        raise InputFormatError("line is not a JSON object", source=str(path), line=number, got=line)
+    return value
+
+
+def _field(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], path: Path, number: int) -> Any:
+    value = obj.get(key)
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise InputFormatError(
+            f"field {key!r} is missing or not {names}",
+            source=str(path),
+            line=number,
+            got=value,
+            expected=f"{key!r}: {names}",
+        )
+    return value
+
+
+def read_pool(path: str | os.PathLike[str]) -> list[PoolEntry]:
+    """Read ``pool.jsonl`` (one JSON object per line, as ``qrelkit pool`` writes it), strictly."""
+    path = Path(path)
+    known = {"query_id", "doc_id", "runs", "best_rank", "judged", "calibration", "labellers"}
+    entries, seen = [], set()
+    for number, line in _lines(path):
+        obj = _json_line(path, number, line)
+        unknown = sorted(set(obj) - known)
+        if unknown:
+            raise InputFormatError(
+                f"unknown field {unknown[0]!r}{did_you_mean(unknown[0], known)}",
+                source=str(path),
+                line=number,
+                expected=", ".join(sorted(known)),
+            )
+        q = _field(obj, "query_id", str, path, number)
+        d = _field(obj, "doc_id", str, path, number)
+        runs = obj.get("runs", {})
+        if not isinstance(runs, dict) or not all(
+            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in runs.items()
+        ):
+            raise InputFormatError(
+                "field 'runs' must map run names to ranks",
+                source=str(path),
+                line=number,
+                got=runs,
+                expected='{"bm25": 3, ...}',
+            )
+        best = obj.get("best_rank")
+        if best is not None and (not isinstance(best, int) or isinstance(best, bool)):
+            raise InputFormatError("field 'best_rank' must be an integer", source=str(path), line=number)
+        flags = {}
+        for key in ("judged", "calibration"):
+            flags[key] = obj.get(key, False)
+            if not isinstance(flags[key], bool):
+                raise InputFormatError(
+                    f"field {key!r} must be true or false", source=str(path), line=number, got=flags[key]
+                )
+        labellers = obj.get("labellers")
+        if labellers is not None:
+            if not isinstance(labellers, list) or not all(isinstance(x, str) for x in labellers):
+                raise InputFormatError(
+                    "field 'labellers' must be a list of names", source=str(path), line=number, got=labellers
+                )
+            for name in labellers:
+                check_name(name)
+            labellers = tuple(dict.fromkeys(labellers))
+        if (q, d) in seen:
+            raise InputFormatError(
+                f"pair ({q}, {d}) is listed twice", source=str(path), line=number, fix="pool each pair once"
+            )
+        seen.add((q, d))
+        entries.append(PoolEntry(q, d, dict(runs), best, flags["judged"], flags["calibration"], labellers))
+    if not entries:
+        raise InputFormatError("the pool is empty", source=str(path), fix="check the right file was passed")
+    return entries
+
+
+def read_docs(path: str | os.PathLike[str]) -> dict[str, tuple[str, str]]:
+    """Read ``docs.jsonl``: ``{"doc_id", "title", "text"}`` per line; returns doc_id -> (title, text)."""
+    path = Path(path)
+    docs: dict[str, tuple[str, str]] = {}
+    for number, line in _lines(path):
+        obj = _json_line(path, number, line)
+        doc_id = _field(obj, "doc_id", str, path, number)
+        title = obj.get("title", "")
+        text = _field(obj, "text", str, path, number)
+        if not isinstance(title, str):
+            raise InputFormatError("field 'title' must be a string", source=str(path), line=number)
+        if doc_id in docs:
+            raise InputFormatError(f"document {doc_id!r} is listed twice", source=str(path), line=number)
+        docs[doc_id] = (title, text)
+    return docs
+
+
+def read_queries(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Read ``queries.tsv``: ``query_id<TAB>text`` per line, no header."""
+    path = Path(path)
+    queries: dict[str, str] = {}
+    for number, line in _lines(path):
+        query_id, tab, text = line.partition("\t")
+        if not tab or not query_id.strip() or not text.strip():
+            raise InputFormatError(
+                "line is not query_id<TAB>text",
+                source=str(path),
+                line=number,
+                got=line,
+                expected="q01\\ttext",
+            )
+        if query_id in queries:
+            raise InputFormatError(f"query {query_id!r} is listed twice", source=str(path), line=number)
+        queries[query_id.strip()] = text.strip()
+    return queries
+
+
+def plan_assignments(
+    entries: Sequence[PoolEntry], labellers: Sequence[str], calibration: set[str]
+) -> dict[tuple[str, str], tuple[str, ...]]:
+    """Who judges each pair: calibration queries to the first two labellers, the rest by whole queries."""
+    pairs_of: dict[str, list[tuple[str, str]]] = {}
+    for e in entries:
+        pairs_of.setdefault(e.query_id, []).append((e.query_id, e.doc_id))
+    plan: dict[tuple[str, str], tuple[str, ...]] = {}
+    load = dict.fromkeys(labellers, 0)
+    doubles = tuple(labellers[:2])
+    for q in sorted(calibration):
+        for pair in pairs_of.get(q, []):
+            plan[pair] = doubles
+            for name in doubles:
+                load[name] += 1
+    rest = sorted((q for q in pairs_of if q not in calibration), key=lambda q: (-len(pairs_of[q]), q))
+    for q in rest:
+        name = min(labellers, key=lambda n: (load[n], labellers.index(n)))
+        load[name] += len(pairs_of[q])
+        for pair in pairs_of[q]:
+            plan[pair] = (name,)
+    return plan
+
+
+def _order(pair_ids: list[int], calibration: set[int], seed: str, name: str) -> list[int]:
+    rng = random.Random(hashlib.sha256(f"{seed}:{name}".encode()).digest())
+    first = sorted(p for p in pair_ids if p in calibration)
+    rest = sorted(p for p in pair_ids if p not in calibration)
+    rng.shuffle(first)
+    rng.shuffle(rest)
+    return first + rest
+
+
+def init_project(
+    db_path: str | os.PathLike[str],
+    *,
+    rubric: str | os.PathLike[str],
+    pool: str | os.PathLike[str],
+    docs: str | os.PathLike[str],
+    queries: str | os.PathLike[str],
+    labellers: Sequence[str] = (),
+    calibration: int = 0,
+    runs: Sequence[str | os.PathLike[str]] = (),
+    admin: str = "admin",
+    seed: str | None = None,
+    min_kappa: float = 0.6,
+    name: str | None = None,
+) -> dict[str, Any]:
+    """Create the project database; return a summary (pairs, labellers, calibration queries, ...)."""
+    the_rubric = load_rubric(rubric)
+    entries = read_pool(pool)
+    doc_map = read_docs(docs)
+    query_map = read_queries(queries)
+    for e in entries:
+        if e.query_id not in query_map:
+            raise ValidationError(
+                f"pool query {e.query_id!r} is not in the queries file{did_you_mean(e.query_id, query_map)}",
+                source=str(queries),
+                fix="add the query, or pool from the same query set",
+            )
+        if e.doc_id not in doc_map:
+            raise ValidationError(
+                f"pool document {e.doc_id!r} is not in the documents file{did_you_mean(e.doc_id, doc_map)}",
+                source=str(docs),
+                fix="add the document, or pool from the same collection",
+            )
+    names = [check_name(n) for n in labellers]
+    if len(set(names)) != len(names):
+        raise ValidationError("a labeller is listed twice", got=",".join(names))
+    check_name(admin, "admin name")
+    to_judge = [e for e in entries if not e.judged]
+    planned = [e for e in to_judge if e.labellers is not None]
+    if planned and len(planned) != len(to_judge):
+        raise ValidationError(
+            "some pool lines have 'labellers' and some do not",
+            source=str(pool),
+            fix="give every line to judge an assignment, or none (and pass --labellers)",
+        )
+    marked = {e.query_id for e in to_judge if e.calibration}
+    if planned:
+        in_pool = list(dict.fromkeys(n for e in planned for n in e.labellers or ()))
+        unknown = [n for n in in_pool if names and n not in names]
+        if unknown:
+            raise ValidationError(
+                f"the pool assigns pairs to {unknown[0]!r}, who is not in --labellers",
+                got=",".join(names),
+                fix="add the name to --labellers, or leave --labellers out to use the pool's names",
+            )
+        names = names or in_pool
+        plan = {(e.query_id, e.doc_id): tuple(e.labellers or ()) for e in planned}
+        calibration_queries = marked
+    else:
+        if not names:
+            raise ValidationError(
+                "no labellers: the pool has no assignment plan and --labellers is empty",
+                fix="pass --labellers alice,bob",
+            )
+        calibration_queries = marked or _pick_calibration(to_judge, calibration, seed or "")
+        if calibration_queries and len(names) < 2:
+            raise ValidationError(
+                "calibration needs two labellers", got=",".join(names), fix="pass --labellers alice,bob"
+            )
+        plan = plan_assignments(to_judge, names, calibration_queries)
+    if admin in names:
+        raise ValidationError(f"{admin!r} is both the admin and a labeller", fix="pass another --admin name")
+    run_rows = _read_runs(runs)
+    project_seed = seed if seed is not None else secrets.token_hex(8)
+    store = Store(db_path, create=True)
+    try:
+        summary = store.write(
+            lambda conn: _fill(
+                conn, the_rubric, entries, doc_map, query_map, names, admin, plan, calibration_queries,
+                run_rows, project_seed, min_kappa, name or Path(db_path).stem,
+            )
+        )  # fmt: skip
+    except BaseException:
+        store.close()
+        Path(db_path).unlink(missing_ok=True)
+        for suffix in ("-wal", "-shm"):
+            Path(str(db_path) + suffix).unlink(missing_ok=True)
+        raise
+    store.close()
+    return summary
+
+
+def _pick_calibration(entries: Sequence[PoolEntry], n: int, seed: str) -> set[str]:
+    if n <= 0:
+        return set()
+    query_ids = sorted({e.query_id for e in entries})
+    if n >= len(query_ids):
+        return set(query_ids)
+    rng = random.Random(hashlib.sha256(f"{seed}:calibration".encode()).digest())
+    return set(rng.sample(query_ids, n))
+
+
+def _read_runs(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[str, str, str, float, int, int]]:
+    from qrelkit.formats import read_run
+
+    rows = []
+    names: set[str] = set()
+    for path in paths:
+        run = read_run(path)
+        name = Path(path).name.rsplit(".", 1)[0] if run.name in ("run", None) else run.name
+        if name in names:
+            raise ValidationError(f"two runs are named {name!r}", source=str(path), fix="rename one file")
+        names.add(name)
+        frame = run.frame.select("query_id", "doc_id", "score", "rank", "line")
+        rows += [(name, q, d, float(s), r, ln) for q, d, s, r, ln in frame.iter_rows()]
+    return rows
+
+
+def _fill(
+    conn: sqlite3.Connection,
+    rubric: Rubric,
+    entries: Sequence[PoolEntry],
+    docs: dict[str, tuple[str, str]],
+    queries: dict[str, str],
+    labellers: Sequence[str],
+    admin: str,
+    plan: dict[tuple[str, str], tuple[str, ...]],
+    calibration: set[str],
+    run_rows: list[tuple[str, str, str, float, int, int]],
+    seed: str,
+    min_kappa: float,
+    name: str,
+) -> dict[str, Any]:
+    created = now()
+    meta = {
+        "project_name": name,
+        "rubric": json.dumps(rubric.to_dict(), ensure_ascii=False),
+        "rubric_hash": rubric.content_hash,
+        "seed": seed,
+        "secret": secrets.token_hex(32),
+        "min_kappa": repr(float(min_kappa)),
+        "created_at": created,
+    }
+    conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+    used_queries = {e.query_id for e in entries}
+    used_docs = {e.doc_id for e in entries}
+    conn.executemany("INSERT INTO queries VALUES (?, ?)", [(q, queries[q]) for q in sorted(used_queries)])
+    conn.executemany("INSERT INTO docs VALUES (?, ?, ?)", [(d, *docs[d]) for d in sorted(used_docs)])
+    pair_ids: dict[tuple[str, str], int] = {}
+    calibration_ids: set[int] = set()
+    for e in entries:
+        if e.judged:
+            conn.execute("INSERT INTO prejudged VALUES (?, ?)", (e.query_id, e.doc_id))
+            continue
+        is_cal = e.query_id in calibration
+        cur = conn.execute(
+            "INSERT INTO pairs (query_id, doc_id, calibration) VALUES (?, ?, ?)",
+            (e.query_id, e.doc_id, is_cal),
+        )
+        pair_id = int(cur.lastrowid or 0)
+        pair_ids[e.query_id, e.doc_id] = pair_id
+        if is_cal:
+            calibration_ids.add(pair_id)
+        conn.execute(
+            "INSERT INTO pool_provenance VALUES (?, ?, ?)", (pair_id, json.dumps(e.runs), e.best_rank)
+        )
+    conn.executemany("INSERT INTO run_rows VALUES (?, ?, ?, ?, ?, ?)", run_rows)
+    user_ids = {}
+    for user, role in [(admin, "admin"), *((n, "labeller") for n in labellers)]:
+        cur = conn.execute(
+            "INSERT INTO users (name, role, created_at) VALUES (?, ?, ?)", (user, role, created)
+        )
+        user_ids[user] = int(cur.lastrowid or 0)
+    per_user: dict[str, list[int]] = {n: [] for n in labellers}
+    for pair, names in plan.items():
+        for n in names:
+            per_user[n].append(pair_ids[pair])
+    for n, ids in per_user.items():
+        order = _order(ids, calibration_ids, seed, n)
+        conn.executemany(
+            "INSERT INTO assignments VALUES (?, ?, ?)", [(user_ids[n], p, i) for i, p in enumerate(order)]
+        )
+    return {
+        "pairs": len(pair_ids),
+        "prejudged": sum(e.judged for e in entries),
+        "queries": len({q for q, _ in pair_ids}),
+        "calibration_queries": sorted(calibration),
+        "labellers": {n: len(ids) for n, ids in per_user.items()},
+        "admin": admin,
+        "runs": sorted({r[0] for r in run_rows}),
+        "rubric_hash": rubric.content_hash,
+    }
+
+
+def load_rubric_from_store(store: Store) -> Rubric:
+    text = store.meta("rubric")
+    if text is None:
+        raise StoreError("the project database has no rubric", source=str(store.path))
+    return Rubric.from_dict(json.loads(text), source=f"{store.path} (meta.rubric)")
+
+
+# users and invites
+
+
+def find_user(store: Store, name: str) -> sqlite3.Row:
+    row = store.read(lambda c: c.execute("SELECT * FROM users WHERE name = ?", (name,)).fetchone())
+    if row is None:
+        names = store.read(lambda c: [r[0] for r in c.execute("SELECT name FROM users")])
+        raise ValidationError(
+            f"no user {name!r} in this project{did_you_mean(name, names)}",
+            source=str(store.path),
+            expected="one of " + ", ".join(sorted(names)),
+        )
+    return row
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
+def create_invite(store: Store, name: str, *, hours: float = 72.0) -> str:
+    """A one-time sign-in token for user ``name``, valid for ``hours``; only its hash is stored."""
+    if not 0 < hours <= 24 * 90:
+        raise ValidationError("an invite must last between 0 and 2160 hours", got=hours)
+    user = find_user(store, name)
+    token = secrets.token_urlsafe(32)
+    expires = _dt.datetime.now(_dt.UTC) + _dt.timedelta(hours=hours)
+    expires_at = expires.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    store.write(
+        lambda c: c.execute(
+            "INSERT INTO invites VALUES (?, ?, ?, ?, NULL)",
+            (_token_hash(token), user["user_id"], now(), expires_at),
+        )
+    )
+    return token
+
+
+def invite_status(store: Store, token: str) -> sqlite3.Row | None:
+    """The user an unused, unexpired invite token is for; ``None`` for any other token."""
+    if not isinstance(token, str) or not 20 <= len(token) <= 100:
+        return None
+    return store.read(
+        lambda c: c.execute(
+            "SELECT u.* FROM invites i JOIN users u USING (user_id) "
+            "WHERE i.token_hash = ? AND i.used_at IS NULL AND i.expires_at > ?",
+            (_token_hash(token), now()),
+        ).fetchone()
+    )
+
+
+def redeem_invite(conn: sqlite3.Connection, token: str) -> sqlite3.Row | None:
+    """Mark the token used and return its user, in the writer; ``None`` if used, expired or unknown."""
+    if not isinstance(token, str) or not 20 <= len(token) <= 100:
+        return None
+    cur = conn.execute(
+        "UPDATE invites SET used_at = ? WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?",
+        (now(), _token_hash(token), now()),
+    )
+    if cur.rowcount != 1:
+        return None
+    return conn.execute(
+        "SELECT u.* FROM invites i JOIN users u USING (user_id) WHERE i.token_hash = ?", (_token_hash(token),)
+    ).fetchone()

@@ -1,0 +1,179 @@
+"""Sessions, CSRF tokens, sign-in rate limiting, bounded form parsing and security headers.
+
+- The session is a cookie signed with the project secret (itsdangerous), HTTP-only, ``SameSite=Lax``,
+  ``Secure`` over HTTPS. It holds the user id, the user's session epoch and a random nonce; a visitor
+  without an account gets a nonce-only session so that the sign-in form has a CSRF token too. The nonce
+  is replaced at sign-in (no session fixation).
+- The CSRF token is an HMAC of the nonce; every POST must carry it (form field ``csrf_token`` or header
+  ``X-CSRF-Token``), and a POST whose ``Origin`` header names another site is refused as well.
+- Sign-in attempts are limited per client address with a sliding window.
+- Form bodies are read with a size limit and parsed strictly (UTF-8, bounded field count, no repeats).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import threading
+import time
+import urllib.parse
+from collections import deque
+from typing import Any
+
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+SESSION_COOKIE = "qrelkit_session"
+SESSION_MAX_AGE = 30 * 24 * 3600
+
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+
+
+class Sessions:
+    def __init__(self, secret: str) -> None:
+        self._serializer = URLSafeTimedSerializer(secret, salt="qrelkit.judging.session")
+        self._csrf_key = hashlib.sha256(("csrf:" + secret).encode()).digest()
+
+    def load(self, request: Request) -> dict[str, Any]:
+        raw = request.cookies.get(SESSION_COOKIE)
+        if not raw or len(raw) > 1024:
+            return {}
+        try:
+            data = self._serializer.loads(raw, max_age=SESSION_MAX_AGE)
+        except BadSignature:
+            return {}
+        return data if isinstance(data, dict) and isinstance(data.get("n"), str) else {}
+
+    def dump(self, data: dict[str, Any]) -> str:
+        return self._serializer.dumps(data)
+
+    @staticmethod
+    def new(user_id: int | None = None, epoch: int = 0) -> dict[str, Any]:
+        data: dict[str, Any] = {"n": secrets.token_urlsafe(16)}
+        if user_id is not None:
+            data.update(u=user_id, e=epoch)
+        return data
+
+    def csrf_token(self, session: dict[str, Any]) -> str:
+        return hmac.new(self._csrf_key, session.get("n", "").encode(), hashlib.sha256).hexdigest()
+
+    def check_csrf(self, request: Request, session: dict[str, Any], form: dict[str, str]) -> None:
+        origin = request.headers.get("origin")
+        if origin is not None and origin != "null":
+            expected = f"{request.url.scheme}://{request.headers.get('host', '')}"
+            if origin != expected:
+                raise HTTPException(403, "cross-site request refused")
+        sent = form.get("csrf_token") or request.headers.get("x-csrf-token") or ""
+        if not session.get("n") or not hmac.compare_digest(sent.encode(), self.csrf_token(session).encode()):
+            raise HTTPException(403, "missing or invalid CSRF token: reload the page and try again")
+
+    def set_cookie(self, response: Any, request: Request, session: dict[str, Any]) -> None:
+        response.set_cookie(
+            SESSION_COOKIE,
+            self.dump(session),
+            max_age=SESSION_MAX_AGE,
+            httponly=True,
+            samesite="lax",
+            secure=request.url.scheme == "https",
+            path="/",
+        )
+
+
+class RateLimiter:
+    """At most ``limit`` events per ``window`` seconds per key (sliding window, in memory)."""
+
+    def __init__(self, limit: int, window: float) -> None:
+        self.limit, self.window = limit, window
+        self._events: dict[str, deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def hit(self, key: str) -> bool:
+        """Record an attempt; ``False`` when the key is over its limit (the attempt is refused)."""
+        t = time.monotonic()
+        with self._lock:
+            if len(self._events) > 10_000:  # forget idle keys rather than grow without bound
+                self._events = {k: v for k, v in self._events.items() if v and v[-1] > t - self.window}
+            q = self._events.setdefault(key, deque())
+            while q and q[0] <= t - self.window:
+                q.popleft()
+            if len(q) >= self.limit:
+                return False
+            q.append(t)
+            return True
+
+
+def parse_limit(text: str) -> tuple[int, float]:
+    """``"10/60"`` -> (10, 60.0): at most 10 sign-in attempts per 60 seconds."""
+    count, _, seconds = text.partition("/")
+    try:
+        limit, window = int(count), float(seconds or 60)
+    except ValueError:
+        raise ValueError(f"expected ATTEMPTS/SECONDS such as 10/60, got {text!r}") from None
+    if limit < 1 or window <= 0:
+        raise ValueError(f"expected ATTEMPTS/SECONDS such as 10/60, got {text!r}")
+    return limit, window
+
+
+async def read_form(request: Request, *, max_bytes: int, max_fields: int = 16) -> dict[str, str]:
+    """Read an ``application/x-www-form-urlencoded`` body strictly; 413/415/400 on anything else."""
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype != "application/x-www-form-urlencoded":
+        raise HTTPException(415, "expected a form (application/x-www-form-urlencoded)")
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > max_bytes):
+        raise HTTPException(413, f"form larger than {max_bytes} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > max_bytes:
+            raise HTTPException(413, f"form larger than {max_bytes} bytes")
+    try:
+        text = bytes(body).decode("utf-8")
+        pairs = urllib.parse.parse_qsl(
+            text, keep_blank_values=True, strict_parsing=bool(text), max_num_fields=max_fields,
+            errors="strict",
+        )  # fmt: skip
+    except (UnicodeDecodeError, ValueError):
+        raise HTTPException(400, "malformed form") from None
+    form: dict[str, str] = {}
+    for key, value in pairs:
+        if key in form:
+            raise HTTPException(400, f"form field {key!r} given twice")
+        if "\x00" in value:
+            raise HTTPException(400, "malformed form")
+        form[key] = value
+    return form
+
+
+class SecurityHeaders:
+    """Adds CSP, no-sniff, no-referrer (invite tokens live in URLs) and no-store to every response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        static = scope.get("path", "").startswith("/static/")
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers += [
+                    (b"content-security-policy", CSP.encode()),
+                    (b"x-content-type-options", b"nosniff"),
+                    (b"referrer-policy", b"no-referrer"),
+                    (b"x-frame-options", b"DENY"),
+                    (b"cache-control", b"public, max-age=300" if static else b"no-store"),
+                ]
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)

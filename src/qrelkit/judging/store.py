@@ -1,0 +1,383 @@
+"""The judging project store: one SQLite file, versioned migrations, one writer.
+
+Durability. The database runs in WAL mode with ``synchronous=FULL``: every COMMIT syncs the write-ahead
+log to disk before it returns, so a grade that was acknowledged survives a crash of the process and a
+loss of power alike. (``NORMAL`` would only sync at checkpoints and can lose the last transactions on
+power loss, which is exactly the acknowledged-then-lost case this store exists to rule out.)
+
+One writer. All writes go through a single :class:`Writer` thread owning the only write connection. Jobs
+are queued; the thread takes every job waiting, runs each inside its own SAVEPOINT of one transaction
+(group commit: one disk sync for many grades), and resolves the jobs' futures only after COMMIT has
+returned. A caller is therefore told "saved" only once the row is on disk, and a job that fails rolls
+back alone. Readers use their own connections (one per thread); WAL lets them read while the writer
+writes.
+
+Migrations are an ordered list of ``(version, name, sql)``; the file's ``PRAGMA user_version`` says
+which have run, ``schema_migrations`` records when. A file written by a newer qrelkit is refused.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import datetime as _dt
+import os
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from qrelkit.errors import QrelkitError, ValidationError
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Store", "StoreError", "now"]
+
+T = TypeVar("T")
+
+
+class StoreError(QrelkitError):
+    """The project database is missing, newer than this qrelkit, or refused a write."""
+
+
+def now() -> str:
+    """The current UTC time as ISO 8601 with milliseconds, the format every timestamp in the store uses."""
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+_V1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE queries (query_id TEXT PRIMARY KEY, text TEXT NOT NULL);
+CREATE TABLE docs (doc_id TEXT PRIMARY KEY, title TEXT NOT NULL, text TEXT NOT NULL);
+CREATE TABLE pairs (
+    pair_id INTEGER PRIMARY KEY,
+    query_id TEXT NOT NULL REFERENCES queries (query_id),
+    doc_id TEXT NOT NULL REFERENCES docs (doc_id),
+    calibration INTEGER NOT NULL DEFAULT 0 CHECK (calibration IN (0, 1)),
+    UNIQUE (query_id, doc_id)
+);
+-- Which systems retrieved a pair and how high: admin-side only, never read by a labeller's view.
+CREATE TABLE pool_provenance (
+    pair_id INTEGER PRIMARY KEY REFERENCES pairs (pair_id),
+    runs TEXT NOT NULL,
+    best_rank INTEGER
+);
+-- Pairs of the pool already judged elsewhere: kept for the record, never shown for judging.
+CREATE TABLE prejudged (query_id TEXT NOT NULL, doc_id TEXT NOT NULL, PRIMARY KEY (query_id, doc_id));
+CREATE TABLE run_rows (
+    run TEXT NOT NULL,
+    query_id TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    score REAL NOT NULL,
+    rank INTEGER,
+    line INTEGER,
+    PRIMARY KEY (run, query_id, doc_id)
+);
+CREATE TABLE users (
+    user_id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    role TEXT NOT NULL CHECK (role IN ('admin', 'labeller')),
+    session_epoch INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE assignments (
+    user_id INTEGER NOT NULL REFERENCES users (user_id),
+    pair_id INTEGER NOT NULL REFERENCES pairs (pair_id),
+    position INTEGER NOT NULL,
+    PRIMARY KEY (user_id, pair_id),
+    UNIQUE (user_id, position)
+);
+CREATE TABLE invites (
+    token_hash TEXT PRIMARY KEY,
+    user_id INTEGER NOT NULL REFERENCES users (user_id),
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    used_at TEXT
+);
+CREATE TABLE grade_events (
+    event_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_id INTEGER NOT NULL,
+    pair_id INTEGER NOT NULL,
+    grade INTEGER,
+    unsure INTEGER NOT NULL DEFAULT 0 CHECK (unsure IN (0, 1)),
+    note TEXT,
+    rubric_hash TEXT NOT NULL,
+    time_spent_ms INTEGER,
+    created_at TEXT NOT NULL,
+    FOREIGN KEY (user_id, pair_id) REFERENCES assignments (user_id, pair_id),
+    CHECK (grade IS NOT NULL OR unsure = 1)
+);
+CREATE INDEX grade_events_user_pair ON grade_events (user_id, pair_id, event_id);
+CREATE TRIGGER grade_events_no_update BEFORE UPDATE ON grade_events
+BEGIN SELECT RAISE(ABORT, 'grade events are append-only'); END;
+CREATE TRIGGER grade_events_no_delete BEFORE DELETE ON grade_events
+BEGIN SELECT RAISE(ABORT, 'grade events are append-only'); END;
+CREATE VIEW current_grades AS
+    SELECT e.* FROM grade_events AS e
+    JOIN (SELECT MAX(event_id) AS event_id FROM grade_events GROUP BY user_id, pair_id) AS last
+    USING (event_id);
+CREATE TABLE adjudications (
+    event_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    pair_id INTEGER NOT NULL REFERENCES pairs (pair_id),
+    grade INTEGER NOT NULL,
+    user_id INTEGER REFERENCES users (user_id),
+    note TEXT,
+    rubric_hash TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX adjudications_pair ON adjudications (pair_id, event_id);
+CREATE TRIGGER adjudications_no_update BEFORE UPDATE ON adjudications
+BEGIN SELECT RAISE(ABORT, 'adjudications are append-only'); END;
+CREATE TRIGGER adjudications_no_delete BEFORE DELETE ON adjudications
+BEGIN SELECT RAISE(ABORT, 'adjudications are append-only'); END;
+CREATE VIEW current_adjudications AS
+    SELECT a.* FROM adjudications AS a
+    JOIN (SELECT MAX(event_id) AS event_id FROM adjudications GROUP BY pair_id) AS last
+    USING (event_id);
+"""
+
+#: ``(version, name, sql)``, applied in order; never edit a released entry, append a new one.
+MIGRATIONS: tuple[tuple[int, str, str], ...] = ((1, "initial schema", _V1),)
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def _connect(path: Path, *, timeout: float = 30.0) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=True)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+    conn.execute("PRAGMA synchronous = FULL")
+    return conn
+
+
+def _migrate(conn: sqlite3.Connection, source: str) -> None:
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"the project database has schema version {version}, newer than this qrelkit knows",
+            source=source,
+            got=version,
+            expected=f"version {SCHEMA_VERSION} or lower",
+            fix="upgrade qrelkit",
+        )
+    for number, name, sql in MIGRATIONS:
+        if number <= version:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if number == 1:
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations "
+                    "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+                )
+            for statement in _split_sql(sql):
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", (number, name, now()))
+            conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a migration into statements (``sqlite3.complete_statement`` keeps triggers whole)."""
+    statements, current = [], ""
+    for line in script.splitlines(keepends=True):
+        if line.strip().startswith("--") and not current.strip():
+            continue
+        current += line
+        if sqlite3.complete_statement(current):
+            statements.append(current.strip())
+            current = ""
+    if current.strip():
+        statements.append(current.strip())
+    return statements
+
+
+class _Stop:
+    pass
+
+
+class Writer:
+    """The single writer: a thread, its connection, and a queue of jobs committed in groups."""
+
+    def __init__(self, path: Path, *, max_batch: int = 256) -> None:
+        self.path = path
+        self.max_batch = max_batch
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._ready = concurrent.futures.Future[None]()
+        self._thread = threading.Thread(target=self._run, name=f"qrelkit-writer:{path.name}", daemon=True)
+        self._thread.start()
+        self._ready.result()  # re-raises a failure to open
+
+    def submit(self, fn: Callable[[sqlite3.Connection], T]) -> concurrent.futures.Future[T]:
+        """Queue ``fn(connection)``; the future resolves after the COMMIT that includes it returned."""
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        if not self._thread.is_alive():
+            future.set_exception(StoreError("the store's writer has stopped", source=str(self.path)))
+            return future
+        self._jobs.put((fn, future))
+        return future
+
+    def close(self) -> None:
+        if self._thread.is_alive():
+            self._jobs.put(_Stop())
+            self._thread.join()
+
+    def _run(self) -> None:
+        try:
+            conn = _connect(self.path)
+        except BaseException as exc:
+            self._ready.set_exception(exc)
+            return
+        self._ready.set_result(None)
+        try:
+            while True:
+                batch = [self._jobs.get()]
+                while len(batch) < self.max_batch:
+                    try:
+                        batch.append(self._jobs.get_nowait())
+                    except queue.Empty:
+                        break
+                stop = any(isinstance(job, _Stop) for job in batch)
+                jobs = [job for job in batch if not isinstance(job, _Stop)]
+                if jobs:
+                    self._commit(conn, jobs)
+                if stop:
+                    break
+        finally:
+            conn.close()
+
+    @staticmethod
+    def _commit(conn: sqlite3.Connection, jobs: list[tuple[Callable[..., Any], Any]]) -> None:
+        outcomes: list[tuple[bool, Any]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for fn, _ in jobs:
+                conn.execute("SAVEPOINT job")
+                try:
+                    outcomes.append((True, fn(conn)))
+                    conn.execute("RELEASE job")
+                except BaseException as exc:
+                    conn.execute("ROLLBACK TO job")
+                    conn.execute("RELEASE job")
+                    outcomes.append((False, exc))
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            for _, future in jobs:
+                future.set_exception(exc)
+            return
+        for (ok, value), (_, future) in zip(outcomes, jobs, strict=True):
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+
+
+class Store:
+    """A judging project database: migrations on open, one writer, per-thread readers.
+
+    ``Store(path, create=True)`` makes a new file (refusing one that exists); ``Store(path)`` opens an
+    existing one. Use :meth:`write` (blocking) or :meth:`submit` (a future) for every change and
+    :meth:`read` for queries. Close it when done.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = False) -> None:
+        self.path = Path(path)
+        if create and self.path.exists():
+            raise StoreError(
+                "the project database already exists",
+                source=str(self.path),
+                fix="choose another path, or delete the file if you mean to start over",
+            )
+        if not create and not self.path.is_file():
+            raise StoreError(
+                "no project database at this path",
+                source=str(self.path),
+                fix="create one with `qrelkit judge init`",
+            )
+        setup = _connect(self.path)
+        try:
+            mode = setup.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode.lower() != "wal":
+                raise StoreError("SQLite refused WAL mode", source=str(self.path), got=mode)
+            _migrate(setup, str(self.path))
+        finally:
+            setup.close()
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self.writer = Writer(self.path)
+        self._closed = False
+
+    # writes
+
+    def submit(self, fn: Callable[[sqlite3.Connection], T]) -> concurrent.futures.Future[T]:
+        return self.writer.submit(fn)
+
+    def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(connection)`` in the writer; return its result once committed (or raise its error)."""
+        return self.submit(fn).result()
+
+    # reads
+
+    def _reader(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = _connect(self.path)
+            conn.execute("PRAGMA query_only = ON")
+            self._local.conn = conn
+            with self._readers_lock:
+                self._readers.append(conn)
+        return conn
+
+    def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(connection)`` on this thread's read-only connection, inside one read transaction."""
+        conn = self._reader()
+        conn.execute("BEGIN")
+        try:
+            return fn(conn)
+        finally:
+            conn.execute("COMMIT")
+
+    def meta(self, key: str, default: str | None = None) -> str | None:
+        row = self.read(lambda c: c.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone())
+        return default if row is None else row[0]
+
+    def integrity_check(self) -> str:
+        rows = self.read(lambda c: c.execute("PRAGMA integrity_check").fetchall())
+        return "; ".join(r[0] for r in rows)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.writer.close()
+        with self._readers_lock:
+            for conn in self._readers:
+                with contextlib.suppress(sqlite3.ProgrammingError):  # opened by another thread
+                    conn.close()
+            self._readers.clear()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def check_name(name: str, what: str = "labeller name") -> str:
+    """A user name: 1-64 letters, digits, ``.``, ``_`` or ``-``, starting with a letter or digit."""
+    import re
+
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", name):
+        raise ValidationError(
+            f"{what} {name!r} is not allowed",
+            got=name,
+            expected="1-64 letters, digits, '.', '_' or '-', starting with a letter or digit",
+            fix="rename it, e.g. alice or j.smith",
+        )
+    return name
