@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -13,7 +14,7 @@ from .data import Qrels, Run
 from .engine import kernels as K
 from .engine.encode import Encoded, QuerySet, encode, select_queries
 from .errors import ValidationError
-from .measures import DEFAULT_MEASURES, Measure, parse_all
+from .measures import DEFAULT_MEASURES, Measure, parse_all, required_depth
 from .results import Results, RunSummary
 
 
@@ -84,10 +85,25 @@ def _as_runs(runs: Run | Sequence[Run] | Mapping[str, Run]) -> list[Run]:
     return out
 
 
+def _check_depth(run: Run, measures: Sequence[Measure], conv: Conventions) -> None:
+    kept = run.meta.get("kept_top")
+    if kept is None:
+        return
+    needed = required_depth(measures, conv)
+    if needed is None or needed > int(kept):  # type: ignore[call-overload]
+        deeper = [str(m) for m in measures if required_depth([m], conv) is None or (m.k or 0) > int(kept)]  # type: ignore[call-overload]
+        raise ValidationError(
+            f"run {run.name!r} was read keeping only each query's top {kept} documents, "
+            f"but {', '.join(deeper)} need{'s' if len(deeper) == 1 else ''} more",
+            fix="read the run with keep_top=None (or at least the largest cutoff)",
+        )
+
+
 def evaluate_run(
     qrels: Qrels, run: Run, measures: Sequence[Measure], conv: Conventions
 ) -> tuple[QuerySet, dict[Measure, tuple[np.ndarray, np.ndarray]]]:
     """Evaluate one run: the query set, and per measure (values, undefined mask) over its queries."""
+    _check_depth(run, measures, conv)
     queries = select_queries(qrels, run, conv)
     cache: dict[tuple[str, ...], Encoded] = {}
     values: dict[Measure, tuple[np.ndarray, np.ndarray]] = {}
@@ -155,3 +171,48 @@ def evaluate(
         per_query=per_query,
         version=__version__,
     )
+
+
+def evaluate_files(
+    qrels_path: str | Path,
+    run_paths: Sequence[str | Path],
+    measures: Iterable[str | Measure] | None = None,
+    conventions: Conventions | None = None,
+    *,
+    input_format: str = "auto",
+    on_duplicate: str = "error",
+    scale: Sequence[int] | None = None,
+    rubric_hash: str | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+    on_bytes: Callable[[int], None] | None = None,
+) -> Results:
+    """Read judgments once and evaluate every run file against them.
+
+    Each run is read only as deep as the measures need (:func:`qrelkit.measures.required_depth`): with
+    cutoffs only, large runs stream through bounded memory, keeping each query's top documents and the
+    tied block at the deepest cutoff, which gives the same numbers as reading everything.
+    """
+    from .formats import read_qrels, read_run
+
+    conv = conventions or DEFAULT
+    parsed = parse_all(DEFAULT_MEASURES if measures is None else list(measures))
+    qrels = read_qrels(qrels_path, format=input_format, scale=scale, on_duplicate=on_duplicate)  # type: ignore[arg-type]
+    if rubric_hash is not None:
+        qrels = Qrels(qrels.frame, qrels.fingerprint, qrels.name, qrels.scale, rubric_hash, qrels.meta)
+    depth = required_depth(parsed, conv)
+    single = conv.precision == "single" or any(m.conventions(conv).precision == "single" for m in parsed)
+    runs = []
+    for i, path in enumerate(run_paths):
+        if progress is not None:
+            progress(i, len(run_paths), f"reading {Path(path).name}")
+        runs.append(
+            read_run(
+                path,
+                format=input_format,  # type: ignore[arg-type]
+                on_duplicate=on_duplicate,  # type: ignore[arg-type]
+                keep_top=depth,
+                rank_single=single,
+                on_bytes=on_bytes,
+            )
+        )
+    return evaluate(qrels, runs, parsed, conv, progress=progress)

@@ -149,6 +149,21 @@ class Measure:
         return f"{self.name}({','.join(params)})" + (f"@{self.k}" if self.k is not None else "")
 
 
+def required_depth(measures: Any, conventions: Conventions) -> int | None:
+    """How many top documents per query (with the tied block at that depth) the measures need, or ``None``
+    when some measure needs every returned document (no cutoff, R-precision, the returned-only ideal, or
+    unjudged documents dropped before ranking, which changes which documents reach the top)."""
+    depth = 0
+    for m in measures:
+        conv = m.conventions(conventions)
+        if m.k is None or m.name == "Rprec" or conv.unjudged == "drop":
+            return None
+        if m.name in ("nDCG", "IDCG") and conv.ideal == "returned":
+            return None
+        depth = max(depth, m.k)
+    return depth or None
+
+
 def _split_params(text: str, source: str) -> list[str]:
     parts, depth, current = [], 0, []
     for ch in text:

@@ -12,7 +12,7 @@ rubric's scale.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES, Format, OnDuplicate
 from ..data import Fingerprint, Qrels, Run, canonical_fingerprint
 from ..errors import InputFormatError, ValidationError, did_you_mean
 from . import trec
+from .fast import _reduce, read_qrels_fast, read_run_fast
 
 #: Column names accepted in tabular inputs, mapped to qrelkit's names. Anything else is ignored.
 COLUMN_ALIASES = {
@@ -129,8 +130,13 @@ def _dedupe(
     frame: pl.DataFrame, value: str, policy: str, source: str, what: str, option: str
 ) -> tuple[pl.DataFrame, int]:
     """Apply the duplicate policy to rows sharing (query_id, doc_id); return the frame and rows removed."""
-    key = pl.struct("query_id", "doc_id")
-    dup_mask = frame.select(key.is_duplicated()).to_series()
+    hashed = pl.col("doc_id").hash(1) ^ (pl.col("query_id").hash(2) * 0x9E3779B97F4A7C15)
+    if frame.select(hashed.n_unique()).item() == frame.height:
+        return (
+            frame,
+            0,
+        )  # all (query, doc) hashes distinct: no duplicates (collisions only cause the exact check)
+    dup_mask = frame.select(pl.struct("query_id", "doc_id").is_duplicated()).to_series()
     if not dup_mask.any():
         return frame, 0
     if policy == "error":
@@ -341,19 +347,39 @@ def read_run(
     format: Format = "auto",
     name: str | None = None,
     on_duplicate: OnDuplicate = "error",
+    keep_top: int | None = None,
+    rank_single: bool = False,
+    on_bytes: Callable[[int], None] | None = None,
+    reader: str = "auto",
 ) -> Run:
     """Read a run file. ``format="auto"`` picks by suffix (.jsonl, .csv, .tsv, .parquet), TREC otherwise.
 
     ``on_duplicate`` decides what a document listed twice for one query means: ``error`` (default),
     keep the ``first`` or ``last`` line, or the line with the ``max`` score. The run's name is ``name``,
     else its (single) tag, else the file name without suffix.
+
+    ``keep_top`` keeps only each query's top ``keep_top`` documents (and the whole tied block at that
+    depth), which is all that measures with cutoffs up to ``keep_top`` need: large runs then stream through
+    bounded memory. The run records it (``meta["kept_top"]``) and :func:`qrelkit.evaluate` refuses measures
+    that would need more. ``rank_single`` ranks that selection by scores rounded to float32.
+    ``on_bytes`` is called with the size of each chunk read (progress reporting). ``reader="robust"``
+    skips the fast path (both give identical results; the fast path only takes clean files).
     """
     _check_choice(on_duplicate, ON_DUPLICATE_CHOICES, "on_duplicate")
     _check_choice(format, FORMAT_CHOICES, "format")
     path = Path(path)
-    raw, fingerprint = trec.read_bytes(path)
     fmt = detect_format(path) if format == "auto" else format
     source = str(path)
+    _check_choice(reader, ("auto", "robust"), "reader")
+    if fmt == "trec" and reader == "auto" and path.is_file():
+        fast = read_run_fast(path, keep_top=keep_top, rank_single=rank_single, on_bytes=on_bytes)
+        if fast is not None:
+            frame, fingerprint, meta = fast
+            tag = meta.pop("tag", None)
+            run_name = name or (str(tag) if tag is not None else path.stem)
+            meta.update({"source": source, "duplicates_removed": 0, "on_duplicate": on_duplicate})
+            return Run(frame, fingerprint, run_name, meta)
+    raw, fingerprint = trec.read_bytes(path)
     if fmt == "trec":
         frame = trec.parse_run_text(raw, source)
     else:
@@ -361,7 +387,15 @@ def read_run(
         if frame.height == 0:
             raise InputFormatError("file has no rows", source=source, fix="check the right file was passed")
         frame = _id_column(_id_column(frame, "query_id", source), "doc_id", source)
-    return _finish_run(frame, fingerprint, name, source, on_duplicate, "--on-duplicate")
+    run = _finish_run(frame, fingerprint, name, source, on_duplicate, "--on-duplicate")
+    if keep_top is None:
+        return run
+    return Run(
+        _reduce(run.frame, keep_top, rank_single),
+        run.fingerprint,
+        run.name,
+        {**run.meta, "kept_top": keep_top},
+    )
 
 
 def read_qrels(
@@ -371,14 +405,23 @@ def read_qrels(
     name: str | None = None,
     scale: Sequence[int] | None = None,
     on_duplicate: OnDuplicate = "error",
+    reader: str = "auto",
 ) -> Qrels:
-    """Read judgments. ``scale`` (a rubric's grades) makes any other grade an error naming its line."""
+    """Read judgments. ``scale`` (a rubric's grades) makes any other grade an error naming its line.
+
+    ``reader="robust"`` skips the fast path for clean files (both give identical results)."""
     _check_choice(on_duplicate, ON_DUPLICATE_CHOICES, "on_duplicate")
     _check_choice(format, FORMAT_CHOICES, "format")
     path = Path(path)
-    raw, fingerprint = trec.read_bytes(path)
     fmt = detect_format(path) if format == "auto" else format
     source = str(path)
+    _check_choice(reader, ("auto", "robust"), "reader")
+    if fmt == "trec" and reader == "auto" and path.is_file():
+        fast = read_qrels_fast(path)
+        if fast is not None:
+            frame, fingerprint = fast
+            return _finish_qrels(frame, fingerprint, name, source, scale, on_duplicate, "--on-duplicate")
+    raw, fingerprint = trec.read_bytes(path)
     if fmt == "trec":
         frame = trec.parse_qrels_text(raw, source)
     else:

@@ -1,0 +1,240 @@
+"""The fast path for TREC files: chunked, multithreaded parsing with bounded memory.
+
+Clean files (one space between fields, no blank lines, nothing irregular) are parsed in chunks of about
+16 MB by Arrow's multithreaded CSV reader, hashed (SHA-256) in a second thread as they are read, and reduced
+as they stream:
+
+* a run is kept whole, or, when the caller only needs each query's top ``keep_top`` documents, reduced to
+  them: every row whose score is beaten by fewer than ``keep_top`` others in its query (so the tied block
+  that straddles the cutoff is kept whole, and any tie convention can still be applied exactly);
+* rows of a query are processed once the query is complete, which requires the file to be grouped by query
+  (every TREC tool writes runs that way). A query id that reappears after another query started means the
+  file is not grouped: the fast path then gives up and the caller reads the file whole.
+
+Anything the fast path does not accept (tabs, repeated spaces, leading spaces, blank lines, extra fields,
+a value that does not parse, a non-finite score, two tags, a duplicate document) returns ``None``: the caller
+then uses the robust reader in :mod:`qrelkit.formats.trec`, which finds and reports the exact line. So the
+fast path never changes a result and never has to explain an error.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.csv as pcsv
+
+from ..data import Fingerprint
+
+CHUNK_BYTES = 16 << 20
+
+_RUN_NAMES = ["query_id", "iteration", "doc_id", "rank", "score", "tag"]
+_RUN_READ = pcsv.ReadOptions(column_names=_RUN_NAMES, block_size=1 << 22)
+_PARSE = pcsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False, ignore_empty_lines=False)
+_RUN_CONVERT = pcsv.ConvertOptions(
+    include_columns=["query_id", "doc_id", "rank", "score", "tag"],
+    column_types={
+        "query_id": pa.string(),
+        "doc_id": pa.string(),
+        "rank": pa.int64(),
+        "score": pa.float64(),
+        "tag": pa.dictionary(pa.int32(), pa.string()),
+    },
+    strings_can_be_null=False,
+    quoted_strings_can_be_null=False,
+)
+_QRELS_NAMES = ["query_id", "iteration", "doc_id", "grade"]
+_QRELS_READ = pcsv.ReadOptions(column_names=_QRELS_NAMES, block_size=1 << 22)
+_QRELS_CONVERT = pcsv.ConvertOptions(
+    include_columns=["query_id", "doc_id", "grade"],
+    column_types={"query_id": pa.string(), "doc_id": pa.string(), "grade": pa.int64()},
+    strings_can_be_null=False,
+)
+
+
+class _Unavailable(Exception):
+    """The fast path cannot take this file; the robust reader will."""
+
+
+def _hash_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while data := fh.read(CHUNK_BYTES):
+            digest.update(data)
+    return digest.hexdigest()
+
+
+def _chunks(path: Path, on_bytes: Callable[[int], None] | None):
+    """Yield (text chunk ending at a newline, 0), then (SHA-256 of the stored bytes, -1).
+
+    The digest is computed in a second thread while the main thread parses: block by block for plain
+    files, over the compressed file for gzip ones (the fingerprint is always of the bytes as stored).
+    """
+    with path.open("rb") as probe:
+        gz = probe.read(2) == b"\x1f\x8b"
+    pool = ThreadPoolExecutor(1)
+    digest = hashlib.sha256()
+    whole = pool.submit(_hash_file, path) if gz else None
+    pending = None
+    try:
+        with gzip.open(path, "rb") if gz else path.open("rb") as text:
+            rest = b""
+            while True:
+                try:
+                    block = text.read(CHUNK_BYTES)
+                except (OSError, EOFError):
+                    raise _Unavailable from None  # corrupt gzip: the robust reader reports it
+                if block and not gz:
+                    if pending is not None:
+                        pending.result()
+                    pending = pool.submit(digest.update, block)
+                if not block:
+                    break
+                buf = rest + block
+                cut = buf.rfind(b"\n") + 1
+                if cut == 0:
+                    rest = buf
+                    continue
+                chunk, rest = buf[:cut], buf[cut:]
+                yield chunk, 0
+                if on_bytes is not None:
+                    on_bytes(len(chunk))
+            if rest.strip():
+                yield rest + b"\n", 0
+            elif rest:
+                raise _Unavailable  # trailing whitespace after the last newline: the robust reader judges
+        if pending is not None:
+            pending.result()
+        yield (whole.result() if whole is not None else digest.hexdigest()), -1
+    finally:
+        pool.shutdown(wait=True)
+
+
+def _parse(chunk: bytes, read: pcsv.ReadOptions, convert: pcsv.ConvertOptions) -> pa.Table:
+    try:
+        return pcsv.read_csv(
+            io.BytesIO(chunk), read_options=read, parse_options=_PARSE, convert_options=convert
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError):
+        raise _Unavailable from None
+
+
+def read_run_fast(
+    path: Path,
+    *,
+    keep_top: int | None = None,
+    rank_single: bool = False,
+    on_bytes: Callable[[int], None] | None = None,
+) -> tuple[pl.DataFrame, Fingerprint, dict[str, object]] | None:
+    """Parse a clean TREC run; ``None`` if the file needs the robust reader.
+
+    Returns (frame with query_id, doc_id, score, rank, line; fingerprint; meta). ``rank_single`` selects
+    the top rows by scores rounded to float32 (a superset of the double-precision selection, since the
+    rounding is monotone), for evaluations that use single-precision scores.
+    """
+    try:
+        return _read_run(path, keep_top, rank_single, on_bytes)
+    except _Unavailable:
+        return None
+
+
+def _reduce(frame: pl.DataFrame, keep_top: int | None, rank_single: bool) -> pl.DataFrame:
+    if keep_top is None:
+        return frame
+    score = pl.col("score").cast(pl.Float32) if rank_single else pl.col("score")
+    beaten_by = score.rank("min", descending=True).over("query_id")
+    return frame.filter(beaten_by <= keep_top)
+
+
+def _read_run(path, keep_top, rank_single, on_bytes):
+    kept: list[pl.DataFrame] = []
+    finished: set[str] = set()
+    carry: pl.DataFrame | None = None
+    tags: set[str] = set()
+    rows = 0
+    fingerprint = ""
+
+    def process(part: pl.DataFrame) -> None:
+        qids = part.get_column("query_id")
+        starts = int((qids != qids.shift(1)).fill_null(True).sum())
+        unique = qids.unique()
+        if starts != len(unique) or finished.intersection(unique.to_list()):
+            raise _Unavailable  # not grouped by query
+        finished.update(unique.to_list())
+        key = pl.col("doc_id").hash(1) ^ (pl.col("query_id").hash(2) * 0x9E3779B97F4A7C15)
+        if part.select(key.n_unique()).item() != part.height:
+            raise _Unavailable  # a duplicate document (or a hash collision): the robust reader decides
+        kept.append(_reduce(part, keep_top, rank_single))
+
+    for chunk, flag in _chunks(path, on_bytes):
+        if flag < 0:
+            fingerprint = chunk  # the digest, after the last chunk
+            break
+        table = _parse(chunk, _RUN_READ, _RUN_CONVERT)
+        first_line = rows + 1  # no blank lines on this path: rows and lines coincide
+        tag = table.column("tag")
+        for piece in tag.chunks:
+            tags.update(piece.dictionary.to_pylist())
+        if len(tags) > 1:
+            raise _Unavailable
+        frame = pl.from_arrow(table.drop_columns(["tag"]), rechunk=False).with_columns(
+            (pl.int_range(0, pl.len(), dtype=pl.Int64) + first_line).alias("line")
+        )
+        if not frame.get_column("score").is_finite().all():
+            raise _Unavailable
+        rows += frame.height
+        if carry is not None:
+            frame = pl.concat([carry, frame])
+        last = frame.item(-1, "query_id")
+        tail_start = frame.height - int(frame.get_column("query_id").reverse().eq(last).cum_min().sum())
+        carry = frame.slice(tail_start)
+        if tail_start:
+            process(frame.slice(0, tail_start))
+    if carry is not None and carry.height:
+        process(carry)
+    if rows == 0:
+        raise _Unavailable
+    frame = pl.concat(kept) if kept else pl.DataFrame()
+    meta: dict[str, object] = {"rows_read": rows, "reader": "fast"}
+    if keep_top is not None:
+        meta["kept_top"] = keep_top
+    if tags:
+        meta["tag"] = next(iter(tags))
+    return (
+        frame.select("query_id", "doc_id", "score", "rank", "line"),
+        Fingerprint(fingerprint, "file-bytes", str(path)),
+        meta,
+    )
+
+
+def read_qrels_fast(path: Path) -> tuple[pl.DataFrame, Fingerprint] | None:
+    """Parse clean TREC qrels (single spaces, integer grades); ``None`` if the robust reader is needed.
+
+    Duplicate judgments are left in: the caller's duplicate policy handles them the same on both paths.
+    """
+    try:
+        parts = []
+        fingerprint = ""
+        rows = 0
+        for chunk, flag in _chunks(path, None):
+            if flag < 0:
+                fingerprint = chunk
+                break
+            table = _parse(chunk, _QRELS_READ, _QRELS_CONVERT)
+            parts.append(
+                pl.from_arrow(table, rechunk=False).with_columns(
+                    (pl.int_range(0, pl.len(), dtype=pl.Int64) + rows + 1).alias("line")
+                )
+            )
+            rows += table.num_rows
+        if not parts:
+            return None
+        return pl.concat(parts), Fingerprint(fingerprint, "file-bytes", str(path))
+    except _Unavailable:
+        return None

@@ -1,0 +1,130 @@
+"""The fast, streaming reader changes no number: same frames as the robust reader, same results when it
+keeps only each query's top documents, for clean, gzipped, ungrouped and irregular files."""
+
+from __future__ import annotations
+
+import gzip
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from qrelkit import Conventions, evaluate, read_qrels, read_run
+from qrelkit.errors import ValidationError
+from qrelkit.formats import fast
+
+CUTOFF_MEASURES = [
+    "nDCG@5",
+    "nDCG(gain=linear,ties=docid_desc)@3",
+    "R@5",
+    "P@2",
+    "AP@5",
+    "RR@4",
+    "Judged@5",
+    "NumRet@5",
+    "NumRelRet@3",
+    "DCG@1",
+    "nDCG(precision=single,ties=file_order)@4",
+]
+
+
+@st.composite
+def run_text(draw):
+    lines = []
+    queries = draw(
+        st.lists(st.sampled_from(["1", "2", "3", "q-4", "5"]), min_size=1, max_size=5, unique=True)
+    )
+    for q in queries:
+        docs = draw(st.lists(st.integers(0, 30), min_size=1, max_size=12, unique=True))
+        for rank, d in enumerate(docs, start=1):
+            score = draw(st.sampled_from(["1", "2", "2", "3.5", "0.30000001", "0.3", "1e-3", "-2"]))
+            lines.append(f"{q} Q0 doc{d} {rank} {score} sys")
+    return "\n".join(lines) + "\n"
+
+
+QRELS = "\n".join(
+    f"{q} 0 doc{d} {(d * 7 + len(q)) % 4}" for q in ["1", "2", "3", "q-4", "9"] for d in range(0, 31, 2)
+)
+
+
+def _frames_equal(a, b):
+    cols = ["query_id", "doc_id", "score", "rank", "line"]
+    return a.frame.select(cols).sort("line").equals(b.frame.select(cols).sort("line"))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=run_text(), k=st.integers(1, 6))
+def test_fast_and_robust_readers_agree_and_top_k_changes_nothing(tmp_path_factory, text, k):
+    d = tmp_path_factory.mktemp("fast")
+    (d / "run.txt").write_text(text)
+    (d / "qrels.txt").write_text(QRELS + "\n")
+    fast_run = read_run(d / "run.txt")
+    robust_run = read_run(d / "run.txt", reader="robust")
+    assert fast_run.meta["reader"] == "fast"
+    assert _frames_equal(fast_run, robust_run)
+    assert fast_run.fingerprint == robust_run.fingerprint and fast_run.name == robust_run.name == "sys"
+    qrels = read_qrels(d / "qrels.txt")
+    assert qrels.frame.equals(read_qrels(d / "qrels.txt", reader="robust").frame)
+    measures = [m for m in CUTOFF_MEASURES if int(m.rsplit("@", 1)[1]) <= k]
+    if not measures:
+        return
+    for single in (False, True):
+        reduced = read_run(d / "run.txt", keep_top=k, rank_single=single)
+        assert reduced.meta["kept_top"] == k
+        full = evaluate(qrels, fast_run, measures).per_query
+        top = evaluate(qrels, reduced, measures).per_query
+        assert full.equals(top)  # bit-identical floats
+
+
+def test_gzip_is_read_by_the_fast_path_and_fingerprinted_as_stored(tmp_path):
+    text = "1 Q0 a 1 2.0 sys\n1 Q0 b 2 1.0 sys\n2 Q0 c 1 0.5 sys\n"
+    (tmp_path / "run.txt").write_text(text)
+    (tmp_path / "run.txt.gz").write_bytes(gzip.compress(text.encode()))
+    plain, gz = read_run(tmp_path / "run.txt"), read_run(tmp_path / "run.txt.gz")
+    assert gz.meta["reader"] == "fast"
+    assert _frames_equal(plain, gz)
+    import hashlib
+
+    assert gz.fingerprint.sha256 == hashlib.sha256((tmp_path / "run.txt.gz").read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1 Q0 a 1 2.0 sys\n2 Q0 b 1 1.0 sys\n1 Q0 c 2 0.5 sys\n",  # not grouped by query
+        "1\tQ0\ta\t1\t2.0\tsys\n",  # tabs
+        "1 Q0 a 1  2.0 sys\n",  # two spaces
+        "1 Q0 a 1 2.0 sys\n\n1 Q0 b 2 1.0 sys\n",  # blank line
+        "1 Q0 a 1 2.0 sys extra\n",  # trailing field
+    ],
+)
+def test_irregular_files_take_the_robust_path_with_the_same_result(tmp_path, text):
+    (tmp_path / "run.txt").write_text(text)
+    assert fast.read_run_fast(tmp_path / "run.txt") is None
+    run = read_run(tmp_path / "run.txt")
+    assert run.meta.get("reader") != "fast"
+    assert run.frame.height == text.count("Q0")
+
+
+def test_chunk_boundaries_inside_a_query(tmp_path, monkeypatch):
+    monkeypatch.setattr(fast, "CHUNK_BYTES", 64)  # many chunks, queries split across them
+    lines = [f"{q} Q0 d{i} {i} {100 - i} sys" for q in range(1, 6) for i in range(1, 25)]
+    (tmp_path / "run.txt").write_text("\n".join(lines) + "\n")
+    a = read_run(tmp_path / "run.txt")
+    assert a.meta["reader"] == "fast" and a.frame.height == len(lines)
+    assert _frames_equal(a, read_run(tmp_path / "run.txt", reader="robust"))
+    top = read_run(tmp_path / "run.txt", keep_top=3)
+    assert top.frame.height == 5 * 3
+
+
+def test_evaluate_refuses_measures_deeper_than_what_was_kept(tmp_path):
+    (tmp_path / "run.txt").write_text("1 Q0 a 1 2.0 sys\n1 Q0 b 2 1.0 sys\n")
+    (tmp_path / "qrels.txt").write_text("1 0 a 1\n")
+    run = read_run(tmp_path / "run.txt", keep_top=1)
+    qrels = read_qrels(tmp_path / "qrels.txt")
+    assert evaluate(qrels, run, ["nDCG@1"]).mean("nDCG@1") == 1.0
+    for deeper in ("nDCG@2", "AP", "Rprec", "nDCG(unjudged=drop)@1"):
+        with pytest.raises(ValidationError, match="top 1 documents"):
+            evaluate(qrels, run, [deeper], Conventions())
+    assert not math.isnan(evaluate(qrels, read_run(tmp_path / "run.txt"), ["AP"]).mean("AP"))
