@@ -239,7 +239,11 @@ def adjudicate_command(
 @click.option("--labeller", default=None, help="Export this labeller's current grades.")
 @click.option("--final", "final", is_flag=True, help="Export the final qrels and their manifest.")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), required=True)
-def export_command(db: Path, labeller: str | None, final: bool, output: Path) -> None:
+@click.option("--relevance-threshold", type=int, default=1, show_default=True,
+              help="Lowest grade binary measures count as relevant, recorded in the manifest.")  # fmt: skip
+def export_command(
+    db: Path, labeller: str | None, final: bool, output: Path, relevance_threshold: int
+) -> None:
     """Write TREC qrels: one labeller's (--labeller NAME) or the final ones (--final, with a manifest)."""
     from qrelkit.judging.grades import export_final, export_labeller
 
@@ -248,7 +252,7 @@ def export_command(db: Path, labeller: str | None, final: bool, output: Path) ->
     store, rubric = _open(db)
     try:
         if final:
-            info = export_final(store, rubric, output)
+            info = export_final(store, rubric, output, relevance_threshold=relevance_threshold)
             c = info["counts"]
             click.echo(
                 f"wrote {info['judgments']} judgments to {output} and {info['manifest']} "

@@ -108,14 +108,14 @@ def create_app(
             raise HTTPException(403, f"this page is for the {role} role")
         return user
 
-    def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    def render(request: Request, template: str, code: int = 200, **context: Any) -> HTMLResponse:
         session = getattr(request.state, "session", None) or {}
         fresh = not session.get("n")
         if fresh:
             session = Sessions.new()
             request.state.session = session
         context.update(project=project_name, csrf_token=sessions.csrf_token(session), rubric=rubric)
-        response = HTMLResponse(env.get_template(template).render(**context), status_code=status)
+        response = HTMLResponse(env.get_template(template).render(**context), status_code=code)
         if fresh:
             sessions.set_cookie(response, request, session)
         return response
@@ -146,7 +146,7 @@ def create_app(
     async def home(request: Request) -> Response:
         user = user_of(request)
         if user is None:
-            return render(request, "signin.html", status=200, invalid=False)
+            return render(request, "signin.html", invalid=False)
         return RedirectResponse("/admin" if user["role"] == "admin" else "/label", status_code=303)
 
     async def health(request: Request) -> Response:
@@ -160,13 +160,13 @@ def create_app(
         if request.method == "GET":
             user = invite_status(store, token)
             if user is None:
-                return render(request, "signin.html", status=403, invalid=True)
+                return render(request, "signin.html", code=403, invalid=True)
             return render(request, "invite.html", name=user["name"], role=user["role"], token=token)
         form = await form_of(request)
         only(form, set())
         user = await asyncio.wrap_future(store.submit(lambda c: redeem_invite(c, token)))
         if user is None:
-            return render(request, "signin.html", status=403, invalid=True)
+            return render(request, "signin.html", code=403, invalid=True)
         session = Sessions.new(user["user_id"], user["session_epoch"])
         response = RedirectResponse("/admin" if user["role"] == "admin" else "/label", status_code=303)
         sessions.set_cookie(response, request, session)
@@ -368,7 +368,7 @@ def create_app(
             return JSONResponse(
                 {"ok": False, "error": exc.detail}, status_code=exc.status_code, headers=headers
             )
-        response = render(request, "error.html", status=exc.status_code, status_code=exc.status_code,
+        response = render(request, "error.html", code=exc.status_code, status_code=exc.status_code,
                           message=exc.detail, user=None)  # fmt: skip
         if headers:
             response.headers.update(headers)

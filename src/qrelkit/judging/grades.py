@@ -9,7 +9,6 @@ enforced by what these functions select, not by what a page chooses to hide.
 
 from __future__ import annotations
 
-import json
 import math
 import sqlite3
 from dataclasses import dataclass
@@ -331,20 +330,26 @@ def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
 
 
 def _apply_leverage(store: Store, queue: list[dict[str, Any]], leverage: Any) -> str | None:
-    """Fill ``leverage`` from qrelkit.leverage for pairs with two grades; ``"leverage"`` on success."""
+    """Fill ``leverage`` from qrelkit.leverage for pairs with two grades; ``"leverage"`` on success.
+
+    Both sides share every settled grade (adjudicated, agreed, single labeller), so a pair's leverage is
+    measured in the context of the rest of the judgments; they differ only on the disputed pairs, where
+    side A takes the grade of the first labeller by name and side B the second's.
+    """
     import polars as pl
 
-    from qrelkit.formats import qrels_from_frame, run_from_frame
+    from qrelkit.data import Qrels
+    from qrelkit.formats import run_from_frame
 
-    def frame(rows: list[tuple[str, str, int]]) -> Any:
-        df = pl.DataFrame(rows, schema=["query_id", "doc_id", "grade"], orient="row")
-        return qrels_from_frame(df)
-
-    two = [i for i in queue if len([g for g in i["grades"].values() if g is not None]) >= 2]
-    if not two:
+    settled, _ = final_grades(store)
+    side_a, side_b = dict(settled), dict(settled)
+    for item in queue:
+        given = [v for _, v in sorted(item["grades"].items()) if v is not None]
+        if len(given) >= 2:
+            side_a[item["query_id"], item["doc_id"]] = given[0]
+            side_b[item["query_id"], item["doc_id"]] = given[1]
+    if side_a == side_b:
         return None
-    rows_a = [(i["query_id"], i["doc_id"], sorted(i["grades"].items())[0][1]) for i in two]
-    rows_b = [(i["query_id"], i["doc_id"], sorted(i["grades"].items())[1][1]) for i in two]
     runs_rows = store.read(
         lambda c: c.execute("SELECT run, query_id, doc_id, score FROM run_rows").fetchall()
     )
@@ -355,7 +360,7 @@ def _apply_leverage(store: Store, queue: list[dict[str, Any]], leverage: Any) ->
         run_from_frame(pl.DataFrame(v, schema=["query_id", "doc_id", "score"], orient="row"), name=k)
         for k, v in sorted(runs.items())
     ]
-    table = leverage(frame(rows_a), frame(rows_b), run_values, k=10)  # type: ignore[operator]
+    table = leverage(Qrels.from_dict(_nested(side_a)), Qrels.from_dict(_nested(side_b)), run_values, k=10)
     values = {(q, d): lv for q, d, lv in table.select("query_id", "doc_id", "leverage_max").iter_rows()}
     for item in queue:
         item["leverage"] = values.get((item["query_id"], item["doc_id"]))
@@ -433,11 +438,10 @@ def final_grades(store: Store) -> tuple[dict[tuple[str, str], int], dict[str, in
 
 
 def _write_qrels(grades: dict[tuple[str, str], int], path: Path) -> str:
-    lines = [f"{q} 0 {d} {g}\n" for (q, d), g in sorted(grades.items())]
-    text = "".join(lines)
-    path.write_text(text, encoding="utf-8")
     import hashlib
 
+    text = "".join(f"{q} 0 {d} {g}\n" for (q, d), g in sorted(grades.items()))
+    path.write_text(text, encoding="utf-8")
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -451,37 +455,51 @@ def export_labeller(store: Store, name: str, path: str | Path) -> dict[str, Any]
     return {"path": str(path), "labeller": name, "judgments": len(grades), "sha256": sha}
 
 
-def export_final(store: Store, rubric: Rubric, path: str | Path) -> dict[str, Any]:
-    """Write the final qrels and a manifest beside them (``<path>.manifest.json``)."""
-    from qrelkit import __version__
+def export_final(
+    store: Store, rubric: Rubric, path: str | Path, *, relevance_threshold: int = 1
+) -> dict[str, Any]:
+    """Write the final qrels and their manifest beside them (:mod:`qrelkit.manifest`).
+
+    The manifest records the rubric, its scale, the labellers, the calibration kappa and gate (of the
+    first two labellers who finished the calibration sample), and how each final grade was decided.
+    """
+    from qrelkit.data import Qrels
+    from qrelkit.manifest import calibration_fields, write_qrels_with_manifest
 
     grades, counts = final_grades(store)
-    path = Path(path)
-    sha = _write_qrels(grades, path)
-    agreement = [c.to_dict() for c in calibration_status(store, rubric)]
+    qrels = Qrels.from_dict(_nested(grades), name=Path(path).name)
+    calibration = None
+    for state in calibration_status(store, rubric):
+        if state.report is not None:
+            calibration = calibration_fields(state.report, state.gate)
+            break
     labellers = store.read(
         lambda c: [r[0] for r in c.execute("SELECT name FROM users WHERE role='labeller'")]
     )
-    manifest = {
-        "kind": "qrelkit.judging.final-qrels",
-        "qrels": {"path": path.name, "sha256": sha, "format": "trec", "judgments": len(grades)},
-        "rubric": {
-            "name": rubric.name,
-            "version": rubric.version,
-            "content_hash": rubric.content_hash,
-            "scale": list(rubric.scale),
-        },
-        "project": {
-            "database": str(store.path),
-            "name": store.meta("project_name"),
-            "created_at": store.meta("created_at"),
-        },
-        "decided_by": counts,
+    fields = {
+        "rubric": {"name": rubric.name, "version": rubric.version, "content_hash": rubric.content_hash},
+        "scale": list(rubric.scale),
+        "relevance_threshold": relevance_threshold,
         "labellers": sorted(labellers),
-        "calibration": agreement,
-        "qrelkit_version": __version__,
-        "written_at": now(),
+        "calibration": calibration,
+        "adjudication": {
+            "agreed": counts["agreed"],
+            "adjudicated": counts["adjudicated"],
+            "defaulted": 0,
+            "single_labeller": counts["single"],
+            "total": len(grades),
+            "default": None,
+            "unresolved_left_out": counts["unresolved"],
+            "ungraded_left_out": counts["ungraded"],
+            "judged_before_pooling_left_out": counts["prejudged_excluded"],
+        },
     }
-    manifest_path = path.with_name(path.name + ".manifest.json")
-    manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return {"path": str(path), "manifest": str(manifest_path), "judgments": len(grades), "counts": counts}
+    manifest = write_qrels_with_manifest(qrels, path, fields)
+    return {"path": str(path), "manifest": str(manifest), "judgments": len(grades), "counts": counts}
+
+
+def _nested(grades: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for (q, d), grade in sorted(grades.items()):
+        out.setdefault(q, {})[d] = grade
+    return out

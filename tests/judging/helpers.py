@@ -1,0 +1,167 @@
+"""Helpers for the judging tests: projects from the fixtures, servers (in a thread or a process),
+and signed-in HTTP clients."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CSRF_RE = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+def make_project(tmp: Path, *, labellers: str = "alice,bob,carol", runs: bool = True, **kwargs: Any) -> Path:
+    from qrelkit.judging.project import init_project
+
+    db = tmp / "project.db"
+    init_project(
+        db,
+        rubric=FIXTURES / "rubric.toml",
+        pool=kwargs.pop("pool", FIXTURES / "pool.jsonl"),
+        docs=FIXTURES / "docs.jsonl",
+        queries=FIXTURES / "queries.tsv",
+        labellers=[n for n in labellers.split(",") if n],
+        runs=[FIXTURES / "sysalpha.run", FIXTURES / "sysbeta.run"] if runs else [],
+        seed=kwargs.pop("seed", "fixture"),
+        **kwargs,
+    )
+    return db
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class ThreadServer:
+    """The app under uvicorn in a thread of the test process, on a free loopback port."""
+
+    def __init__(self, app: Any) -> None:
+        import uvicorn
+
+        self.app = app
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", access_log=False)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> ThreadServer:
+        self.thread.start()
+        deadline = time.monotonic() + 15
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the judging server did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=15)
+
+
+class ProcessServer:
+    """``qrelkit judge serve`` in its own process (so that it can be killed with SIGKILL)."""
+
+    def __init__(self, db: Path, *, signin_limit: str = "1000/60") -> None:
+        self.db = db
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.signin_limit = signin_limit
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> ProcessServer:
+        import httpx
+
+        cmd = [sys.executable, "-m", "qrelkit", "judge", "serve", str(self.db), "--port", str(self.port),
+               "--signin-limit", self.signin_limit]  # fmt: skip
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 20
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"server exited: {self.proc.stderr.read().decode() if self.proc.stderr else ''}"
+                )
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("the judging server did not start")
+            time.sleep(0.05)
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def invite(db: Path, name: str) -> str:
+    from qrelkit.judging.project import create_invite
+    from qrelkit.judging.store import Store
+
+    with Store(db) as store:
+        return create_invite(store, name)
+
+
+def sign_in(base_url: str, db: Path, name: str, **client_kwargs: Any) -> Any:
+    """An httpx client signed in as ``name`` through a fresh invite link; ``client.csrf`` holds its token."""
+    import httpx
+
+    token = invite(db, name)
+    client = httpx.Client(base_url=base_url, timeout=30, **client_kwargs)
+    page = client.get(f"/invite/{token}")
+    assert page.status_code == 200, page.text
+    done = client.post(f"/invite/{token}", data={"csrf_token": CSRF_RE.search(page.text).group(1)})
+    assert done.status_code == 303, done.text
+    home = client.get("/", follow_redirects=True)
+    client.csrf = CSRF_RE.search(home.text).group(1)  # type: ignore[attr-defined]
+    return client
+
+
+def count_events(db: Path) -> int:
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM grade_events").fetchone()[0])
+
+
+def chromium_or_skip() -> str:
+    """Debian's chromium; its absence fails under CI (the test set-up installs it) and skips elsewhere."""
+    path = os.environ.get("QRELKIT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+    problem = None
+    if not Path(path).exists():
+        problem = f"chromium not found at {path} (apt-get install chromium)"
+    else:
+        try:
+            import playwright.sync_api  # noqa: F401
+        except ImportError:
+            problem = "playwright for Python is not installed (pip install playwright)"
+    if problem:
+        if os.environ.get("CI"):
+            pytest.fail(problem)
+        pytest.skip(problem)
+    return path
