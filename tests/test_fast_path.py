@@ -128,3 +128,11 @@ def test_evaluate_refuses_measures_deeper_than_what_was_kept(tmp_path):
         with pytest.raises(ValidationError, match="top 1 documents"):
             evaluate(qrels, run, [deeper], Conventions())
     assert not math.isnan(evaluate(qrels, read_run(tmp_path / "run.txt"), ["AP"]).mean("AP"))
+
+
+def test_ids_that_look_like_missing_values_stay_ids(tmp_path):
+    (tmp_path / "run.txt").write_text("NA Q0 null 1 2.0 sys\nNA Q0 NaN 2 1.0 sys\nNA Q0 N/A 3 0.5 sys\n")
+    run = read_run(tmp_path / "run.txt")
+    assert run.meta["reader"] == "fast"
+    assert run.frame.get_column("doc_id").to_list() == ["null", "NaN", "N/A"]
+    assert run.frame.get_column("query_id").to_list() == ["NA"] * 3

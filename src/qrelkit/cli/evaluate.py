@@ -9,9 +9,9 @@ from typing import Any
 
 import click
 
+from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES
 from ..conventions import CHOICES, DEFAULT, GAIN_NAMES, Conventions
 from ..errors import ValidationError
-from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES
 
 CONVENTION_FLAGS = [
     (
@@ -81,17 +81,53 @@ OUTPUT_SUFFIXES = {
 }
 
 
-def _progress_callback() -> Callable[[int, int, str], None] | None:
-    if not sys.stderr.isatty():
-        return None
+def _evaluate_files(
+    qrels: str,
+    runs: tuple[str, ...],
+    measures: Any,
+    conv: Conventions,
+    input_format: str,
+    on_duplicate: str,
+    rubric: str | None,
+) -> Any:
+    """Evaluate files, with a progress bar on a terminal when the runs are large enough to take a while."""
+    from ..evaluate import evaluate_files
 
-    def report(done: int, total: int, name: str) -> None:
-        if total > 1:
-            end = "\n" if done == total else "\r"
-            click.echo(f"evaluating runs: {done}/{total} {name:<30}", err=True, nl=False)
-            click.echo("", err=True, nl=end == "\n")
+    scale = rubric_hash = None
+    if rubric:
+        from ..rubric import load_rubric
 
-    return report
+        rubric_obj = load_rubric(rubric)
+        scale, rubric_hash = rubric_obj.scale, rubric_obj.content_hash
+    kwargs = dict(input_format=input_format, on_duplicate=on_duplicate, scale=scale, rubric_hash=rubric_hash)
+    total = sum(Path(p).stat().st_size for p in runs if Path(p).is_file())
+    if not sys.stderr.isatty() or total < PROGRESS_BYTES:
+        return evaluate_files(qrels, runs, measures, conv, **kwargs)
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("reading runs", total=total)
+        return evaluate_files(
+            qrels,
+            runs,
+            measures,
+            conv,
+            **kwargs,
+            progress=lambda i, n, what: bar.update(task, description=what or "evaluating"),
+            on_bytes=lambda n: bar.advance(task, n),
+        )
+
+
+#: Runs larger than this (in bytes, all files together) get a progress bar on a terminal (~1 s of reading).
+PROGRESS_BYTES = 64 << 20
 
 
 @click.command("eval")
@@ -157,14 +193,12 @@ def eval_command(
     1/log2(i+1), ideal from all judged documents, unjudged count 0, ties averaged; they are printed
     with the results and written into every output file.
     """
-    from ..evaluate import evaluate
     from ..measures import parse_all
     from ..report import print_table, render
 
     conv = conventions_from(options)
     parsed = parse_all(measures) if measures else None
-    qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric)
-    results = evaluate(qrels_obj, run_objs, parsed, conv, progress=_progress_callback())
+    results = _evaluate_files(qrels, runs, parsed, conv, input_format, on_duplicate, rubric)
 
     if output:
         fmt = out_format or OUTPUT_SUFFIXES.get(Path(output).suffix.lower())

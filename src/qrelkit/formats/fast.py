@@ -46,6 +46,7 @@ _RUN_CONVERT = pcsv.ConvertOptions(
         "score": pa.float64(),
         "tag": pa.dictionary(pa.int32(), pa.string()),
     },
+    null_values=[],  # "NaN", "NULL", "N/A" are values to judge, never silently missing
     strings_can_be_null=False,
     quoted_strings_can_be_null=False,
 )
@@ -54,6 +55,7 @@ _QRELS_READ = pcsv.ReadOptions(column_names=_QRELS_NAMES, block_size=1 << 22)
 _QRELS_CONVERT = pcsv.ConvertOptions(
     include_columns=["query_id", "doc_id", "grade"],
     column_types={"query_id": pa.string(), "doc_id": pa.string(), "grade": pa.int64()},
+    null_values=[],
     strings_can_be_null=False,
 )
 
@@ -186,7 +188,8 @@ def _read_run(path, keep_top, rank_single, on_bytes):
         frame = pl.from_arrow(table.drop_columns(["tag"]), rechunk=False).with_columns(
             (pl.int_range(0, pl.len(), dtype=pl.Int64) + first_line).alias("line")
         )
-        if not frame.get_column("score").is_finite().all():
+        score = frame.get_column("score")
+        if score.null_count() or not score.is_finite().all() or frame.get_column("rank").null_count():
             raise _Unavailable
         rows += frame.height
         if carry is not None:
@@ -227,6 +230,8 @@ def read_qrels_fast(path: Path) -> tuple[pl.DataFrame, Fingerprint] | None:
                 fingerprint = chunk
                 break
             table = _parse(chunk, _QRELS_READ, _QRELS_CONVERT)
+            if table.column("grade").null_count:
+                return None
             parts.append(
                 pl.from_arrow(table, rechunk=False).with_columns(
                     (pl.int_range(0, pl.len(), dtype=pl.Int64) + rows + 1).alias("line")
