@@ -239,3 +239,31 @@ def test_adjudicate_usage(chapter_pair, tmp_path):
     a, b = chapter_pair
     assert invoke("adjudicate", a, b, "-o", tmp_path / "x").exit_code == 2
     assert invoke("agree", a).exit_code == 2
+
+
+def test_quadratic_and_unweighted_match_scikit_learn(example, tmp_path):
+    from sklearn.metrics import cohen_kappa_score
+
+    alice, bob, rubric, _ = example
+    ra, rb = read_rows(alice), read_rows(bob)
+    keys = sorted(ra.keys() & rb.keys())
+    ga, gb = [ra[k] for k in keys], [rb[k] for k in keys]
+    for option, sk in (("quadratic", "quadratic"), ("unweighted", None)):
+        out = tmp_path / f"{option}.json"
+        result = invoke("agree", alice, bob, "--rubric", rubric, "--weights", option, "-o", out)
+        assert result.exit_code == 0 and result.stdout == ""
+        data = json.loads(out.read_text())  # -o with a .json suffix writes JSON
+        assert data["weights"] == option
+        expected = cohen_kappa_score(ga, gb, labels=[0, 1, 2, 3], weights=sk)
+        assert data["agreement"]["kappa"]["kappa"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_runs_option_takes_several_files_or_repeats(chapter_pair):
+    a, b = chapter_pair
+    run = CHAPTER / "run.txt"
+    grouped = invoke("agree", a, b, "--runs", run, "-k", "5", "--format", "json")
+    repeated = invoke("agree", a, b, "--format", "json", "--runs", run, "-k", "5")
+    assert grouped.exit_code == repeated.exit_code == 0
+    one = json.loads(grouped.stdout)["metric_agreement"]
+    assert one["measures"] == ["nDCG@5", "R(rel=1)@5"]
+    assert one == json.loads(repeated.stdout)["metric_agreement"]
