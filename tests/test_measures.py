@@ -1,0 +1,100 @@
+"""The measure grammar: canonical printing, round trips and clear errors."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from qrelkit.conventions import Conventions
+from qrelkit.errors import MeasureSyntaxError
+from qrelkit.measures import INFO, parse, parse_all, required_depth
+
+
+@pytest.mark.parametrize(
+    ("text", "canonical"),
+    [
+        ("nDCG@10", "nDCG@10"),
+        ("ndcg_cut@10", "nDCG@10"),
+        ("R@100", "R(rel=1)@100"),
+        ("recall(rel=2)@100", "R(rel=2)@100"),
+        ("nDCG(ties=docid_desc, gain=linear)@10", "nDCG(gain=linear,ties=docid_desc)@10"),
+        ("nDCG(gain={3:7, 0:0, 1:1, 2:3.5})@5", "nDCG(gain={0:0,1:1,2:3.5,3:7})@5"),
+        ("nDCG(discount=log10)", "nDCG(discount=log10)"),
+        ("MAP", "AP(rel=1)"),
+        ("AP(rel=2)@20", "AP(rel=2)@20"),
+        ("MRR@10", "RR(rel=1)@10"),
+        ("Rprec", "Rprec(rel=1)"),
+        ("Judged@10", "Judged@10"),
+        ("NumRel(rel=2)", "NumRel(rel=2)"),
+    ],
+)
+def test_canonical_form(text, canonical):
+    m = parse(text)
+    assert str(m) == canonical
+    assert parse(str(m)) == m
+
+
+@given(
+    name=st.sampled_from(sorted(INFO)),
+    k=st.integers(1, 1000),
+    rel=st.integers(0, 4),
+    gain=st.sampled_from([None, "linear", "exponential", "{0:0,1:2.5}"]),
+    ties=st.sampled_from([None, "average", "docid_asc", "pessimistic"]),
+)
+def test_round_trip_property(name, k, rel, gain, ties):
+    info = INFO[name]
+    params = []
+    if info.uses_rel:
+        params.append(f"rel={rel}")
+    if gain and "gain" in info.axes:
+        params.append(f"gain={gain}")
+    if ties and "ties" in info.axes:
+        params.append(f"ties={ties}")
+    text = name + (f"({','.join(params)})" if params else "") + (f"@{k}" if info.cutoff != "none" else "")
+    m = parse(text)
+    assert parse(str(m)) == m and str(parse(str(m))) == str(m)
+
+
+def test_describe_prints_every_parameter():
+    full = parse("nDCG@10").describe(Conventions())
+    assert full == (
+        "nDCG(gain=exponential,discount=log2,ideal=judged,unjudged=zero,ties=average,"
+        "precision=double,negative=unjudged,no_relevant=zero)@10"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("nDCG@0", "not a positive whole number"),
+        ("nDCG@ten", "not a positive whole number"),
+        ("nDGC@10", "did you mean 'nDCG'"),
+        ("P", "needs a cutoff"),
+        ("Rprec@10", "takes no cutoff"),
+        ("nDCG(rel=2)@10", "no relevance threshold"),
+        ("R(gain=linear)@10", "takes no parameter 'gain'"),
+        ("nDCG(tie=average)@10", "did you mean 'ties'"),
+        ("nDCG(ties=random)@10", "unknown ties 'random'"),
+        ("nDCG(gain={0:0,1:1)@10", "unbalanced braces"),
+        ("nDCG(gain)@10", "has no value"),
+        ("", "cannot parse measure"),
+    ],
+)
+def test_errors(text, message):
+    with pytest.raises(MeasureSyntaxError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse(text)
+
+
+def test_duplicates_refused():
+    with pytest.raises(MeasureSyntaxError, match="asked for twice"):
+        parse_all(["R@10", "recall(rel=1)@10"])
+
+
+def test_required_depth():
+    conv = Conventions()
+    assert required_depth(parse_all(["nDCG@10", "R@100", "P@5"]), conv) == 100
+    assert required_depth(parse_all(["nDCG@10", "AP"]), conv) is None
+    assert required_depth(parse_all(["Rprec"]), conv) is None
+    assert required_depth(parse_all(["nDCG(ideal=returned)@10"]), conv) is None
+    assert required_depth(parse_all(["nDCG@10"]), conv.with_(unjudged="drop")) is None
