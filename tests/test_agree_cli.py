@@ -267,3 +267,28 @@ def test_runs_option_takes_several_files_or_repeats(chapter_pair):
     one = json.loads(grouped.stdout)["metric_agreement"]
     assert one["measures"] == ["nDCG@5", "R(rel=1)@5"]
     assert one == json.loads(repeated.stdout)["metric_agreement"]
+
+
+def test_bundled_example_adjudication_reproduces_its_final_qrels(example, tmp_path):
+    """Deciding every disagreement as the example's final qrels.txt did gives back qrels.txt."""
+    alice, bob, rubric, runs = example
+    final_rows = read_rows(EXAMPLE / "qrels.txt")
+    ra, rb = read_rows(alice), read_rows(bob)
+    disputed = sorted(k for k in ra.keys() & rb.keys() if ra[k] != rb[k])
+    queue = tmp_path / "queue.tsv"
+    assert invoke("adjudicate", alice, bob, "--runs", *runs, "-o", queue).exit_code == 0
+    listed = [tuple(line.split("\t")[:2]) for line in queue.read_text().splitlines()[1:]]
+    assert sorted(listed) == disputed
+    leverage = [float(line.split("\t")[4]) for line in queue.read_text().splitlines()[1:]]
+    assert leverage == sorted(leverage, reverse=True)
+    decisions = tmp_path / "decisions.tsv"
+    decisions.write_text("".join(f"{q}\t{d}\t{final_rows[q, d]}\n" for q, d in disputed))
+    out = tmp_path / "final.qrels"
+    result = invoke("adjudicate", alice, bob, "--decisions", decisions, "--rubric", rubric, "-o", out)
+    assert result.exit_code == 0, result.output
+    merged = read_rows(out)
+    assert merged == {k: v for k, v in final_rows.items() if k in ra.keys() | rb.keys()}
+    manifest = json.loads((tmp_path / "final.qrels.manifest.json").read_text())
+    assert manifest["adjudication"]["adjudicated"] == len(disputed)
+    assert manifest["labellers"] == ["alice", "bob"]
+    assert manifest["calibration"]["gate"]["passed"] is True
