@@ -234,3 +234,13 @@ def test_decision_file_errors(tmp_path):
         read_decisions(_decisions(tmp_path, "q1\td2\thigh\n"))
     with pytest.raises(ValidationError, match="not on the scale"):
         read_decisions(_decisions(tmp_path, "q1\td2\t5\n"), [0, 1, 2, 3])
+
+
+def test_chunked_evaluation_gives_the_same_values(chapter, monkeypatch):
+    import qrelkit.leverage as leverage
+
+    a, _, run = chapter
+    other = Run.from_dict({Q: {"blog/launch": 3.0, "api-keys/rotation": 2.0, "x": 1.0}}, name="other")
+    whole = regrade_leverage(a, [run, other], k=5)
+    monkeypatch.setattr(leverage, "_CHUNK", 3)  # copies of one query land in different batches
+    assert regrade_leverage(a, [run, other], k=5).equals(whole)
