@@ -372,13 +372,16 @@ def read_run(
     source = str(path)
     _check_choice(reader, ("auto", "robust"), "reader")
     if fmt == "trec" and reader == "auto" and path.is_file():
-        fast = read_run_fast(path, keep_top=keep_top, rank_single=rank_single, on_bytes=on_bytes)
+        fast = read_run_streaming(
+            path,
+            name=name,
+            on_duplicate=on_duplicate,
+            keep_top=keep_top,
+            rank_single=rank_single,
+            on_bytes=on_bytes,
+        )
         if fast is not None:
-            frame, fingerprint, meta = fast
-            tag = meta.pop("tag", None)
-            run_name = name or (str(tag) if tag is not None else path.stem)
-            meta.update({"source": source, "duplicates_removed": 0, "on_duplicate": on_duplicate})
-            return Run(frame, fingerprint, run_name, meta)
+            return fast
     raw, fingerprint = trec.read_bytes(path)
     if fmt == "trec":
         frame = trec.parse_run_text(raw, source)
@@ -396,6 +399,26 @@ def read_run(
         run.name,
         {**run.meta, "kept_top": keep_top},
     )
+
+
+def read_run_streaming(
+    path: Path,
+    *,
+    name: str | None = None,
+    on_duplicate: str = "error",
+    keep_top: int | None = None,
+    rank_single: bool = False,
+    on_bytes: Callable[[int], None] | None = None,
+) -> Run | None:
+    """The fast path of :func:`read_run` alone: a Run, or ``None`` when the file needs the robust reader."""
+    fast = read_run_fast(path, keep_top=keep_top, rank_single=rank_single, on_bytes=on_bytes)
+    if fast is None:
+        return None
+    frame, fingerprint, meta = fast
+    tag = meta.pop("tag", None)
+    run_name = name or (str(tag) if tag is not None else path.stem)
+    meta.update({"source": str(path), "duplicates_removed": 0, "on_duplicate": on_duplicate})
+    return Run(frame, fingerprint, run_name, meta)
 
 
 def read_qrels(

@@ -1,0 +1,166 @@
+"""Runs larger than memory: DuckDB reads, validates and sorts them under a memory cap, spilling to disk,
+and hands them back as batches of whole queries for the same kernels that evaluate runs in memory.
+
+Used by :func:`qrelkit.evaluate.evaluate_files` when ``memory_limit`` is set and the run cannot stream
+through the fast path (a measure needs every document, or the file is not grouped by query). Only clean
+TREC files (fields separated by single spaces) are accepted here; the error says how to normalise others.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import polars as pl
+
+from ..data import Fingerprint, Run
+from ..errors import InputFormatError, ValidationError
+
+BATCH_ROWS = 1 << 20
+
+
+def parse_size(text: str) -> int:
+    """'2GB', '512MB', '1.5GiB', '800000000' -> bytes (decimal units are powers of 1000, binary of 1024)."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([KMGT]?)(i?)B?\s*", str(text), re.IGNORECASE)
+    if not match:
+        raise ValidationError(
+            f"cannot read memory size {text!r}", expected="a size such as 2GB, 512MB or 1.5GiB"
+        )
+    number, unit, binary = match.groups()
+    base = 1024 if binary else 1000
+    power = " KMGT".index(unit.upper() or " ")
+    value = int(float(number) * base**power)
+    if value < 64 * 2**20:
+        raise ValidationError(f"memory limit {text!r} is below 64 MB", fix="allow at least 256MB")
+    return value
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(1 << 24):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _first(con, sql: str) -> tuple | None:
+    rows = con.execute(sql).fetchall()  # fetch everything (queries here return one row at most)
+    return rows[0] if rows else None
+
+
+def run_batches(
+    path: Path,
+    *,
+    memory_limit: int,
+    name: str | None = None,
+    on_duplicate: str = "error",
+    batch_rows: int | None = None,
+) -> tuple[Iterator[Run], Fingerprint, str, dict[str, object]]:
+    """(batches of whole queries as Runs, fingerprint, run name, meta). Validation errors name the line."""
+    import duckdb
+
+    source = str(path)
+    fingerprint = Fingerprint(_sha256(path), "file-bytes", source)
+    tmp = tempfile.TemporaryDirectory(prefix="qrelkit-duckdb-")
+    con = duckdb.connect(str(Path(tmp.name) / "run.duckdb"))
+    con.execute(f"SET memory_limit = '{max(memory_limit // 2**20 // 2, 128)}MB'")  # half for DuckDB itself
+    con.execute(f"SET temp_directory = '{tmp.name}'")
+    con.execute("SET preserve_insertion_order = true")
+    columns = "{'c0':'VARCHAR','c1':'VARCHAR','c2':'VARCHAR','c3':'VARCHAR','c4':'VARCHAR','c5':'VARCHAR'}"
+    try:
+        con.execute(
+            f"""CREATE TABLE raw AS SELECT c0 AS query_id, c2 AS doc_id, c3 AS rank_text, c4 AS score_text,
+                c5 AS tag, row_number() OVER () AS line
+                FROM read_csv(?, delim=' ', header=false, quote='', escape='', columns={columns},
+                              auto_detect=false, strict_mode=true, null_padding=false, all_varchar=true)""",
+            [source],
+        )
+    except duckdb.Error as exc:
+        first = str(exc).strip().splitlines()[0][:300]
+        raise InputFormatError(
+            f"cannot read as a TREC run with single-space separated fields ({first})",
+            source=source,
+            expected="6 fields 'query_id Q0 doc_id rank score tag' separated by single spaces",
+            fix="normalise the whitespace first (tr -s ' \\t' ' ' < run > clean.run), or evaluate without "
+            "--memory-limit",
+        ) from None
+    if not _first(con, "SELECT count(*) FROM raw")[0]:
+        raise InputFormatError("file is empty (no lines)", source=source)
+    for column, kind, what in (("score_text", "DOUBLE", "a number"), ("rank_text", "BIGINT", "an integer")):
+        bad = _first(
+            con, f"SELECT line, {column} FROM raw WHERE TRY_CAST({column} AS {kind}) IS NULL LIMIT 1"
+        )
+        if bad:
+            label = "score" if column == "score_text" else "rank"
+            raise InputFormatError(f"{label} {bad[1]!r} is not {what}", source=source, line=bad[0])
+    bad = _first(
+        con, "SELECT line, score_text FROM raw WHERE NOT isfinite(CAST(score_text AS DOUBLE)) LIMIT 1"
+    )
+    if bad:
+        raise InputFormatError(f"score is {bad[1]!r}, not a finite number", source=source, line=bad[0])
+    tags = [t for (t,) in con.execute("SELECT DISTINCT tag FROM raw LIMIT 2").fetchall()]
+    if len(tags) > 1:
+        raise ValidationError(
+            f"file mixes run tags {tags[0]!r} and {tags[1]!r}",
+            source=source,
+            fix="split the file by tag (one file per run)",
+        )
+    dup = _first(
+        con,
+        "SELECT query_id, doc_id, list(line ORDER BY line) FROM raw GROUP BY query_id, doc_id "
+        "HAVING count(*) > 1 LIMIT 1",
+    )
+    removed = 0
+    if dup:
+        if on_duplicate == "error":
+            lines = ", ".join(str(x) for x in dup[2][:5])
+            raise ValidationError(
+                f"document {dup[1]!r} appears more than once for query {dup[0]!r} (lines {lines})",
+                source=source,
+                line=dup[2][1],
+                fix="remove the duplicates, or choose a policy with --on-duplicate first|last|max",
+            )
+        order = {"first": "line ASC", "last": "line DESC", "max": "CAST(score_text AS DOUBLE) DESC, line ASC"}
+        before = _first(con, "SELECT count(*) FROM raw")[0]
+        con.execute(
+            "CREATE TABLE dedup AS SELECT * FROM raw QUALIFY row_number() OVER "
+            f"(PARTITION BY query_id, doc_id ORDER BY {order[on_duplicate]}) = 1"
+        )
+        con.execute("DROP TABLE raw")
+        con.execute("ALTER TABLE dedup RENAME TO raw")
+        removed = before - _first(con, "SELECT count(*) FROM raw")[0]
+    run_name = name or (tags[0] if tags else path.stem)
+    meta: dict[str, object] = {
+        "source": source,
+        "duplicates_removed": removed,
+        "on_duplicate": on_duplicate,
+        "reader": "duckdb",
+        "memory_limit_bytes": memory_limit,
+    }
+
+    def batches() -> Iterator[Run]:
+        try:
+            reader = con.sql(
+                "SELECT query_id, doc_id, CAST(score_text AS DOUBLE) AS score, CAST(rank_text AS BIGINT) AS rank,"
+                " CAST(line AS BIGINT) AS line FROM raw ORDER BY query_id, line"
+            ).to_arrow_reader(batch_rows or BATCH_ROWS)
+            carry: pl.DataFrame | None = None
+            for record_batch in reader:
+                frame = pl.DataFrame(pl.from_arrow(record_batch))
+                if carry is not None:
+                    frame = pl.concat([carry, frame])
+                last = frame.item(-1, "query_id")
+                complete = frame.filter(pl.col("query_id") != last)
+                carry = frame.filter(pl.col("query_id") == last)
+                if complete.height:
+                    yield Run(complete, fingerprint, run_name, meta)
+            if carry is not None and carry.height:
+                yield Run(carry, fingerprint, run_name, meta)
+        finally:
+            con.close()
+            tmp.cleanup()
+
+    return batches(), fingerprint, run_name, meta

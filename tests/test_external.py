@@ -1,0 +1,90 @@
+"""Runs evaluated through DuckDB under a memory cap give the same numbers as in memory."""
+
+from __future__ import annotations
+
+import pytest
+
+from qrelkit import evaluate, read_qrels, read_run
+from qrelkit.errors import InputFormatError, ValidationError
+from qrelkit.formats import external
+from qrelkit.formats.external import parse_size
+
+MEASURES = ["nDCG@5", "nDCG", "AP", "R@10", "RR", "Rprec", "P@3", "Judged@5", "NumRet"]
+
+
+@pytest.fixture
+def force_external(monkeypatch):
+    import sys
+
+    ev = sys.modules["qrelkit.evaluate"]  # the package attribute of that name is the function
+    monkeypatch.setattr(ev, "IN_MEMORY_FACTOR", 10**12)  # every file counts as too big for memory
+    monkeypatch.setattr(external, "BATCH_ROWS", 7)  # many batches, queries split across them
+
+
+def _files(tmp_path, grouped=True):
+    lines = []
+    for q in range(1, 9):
+        for d in range(12):
+            lines.append((f"q{q}", f"d{(d * 5 + q) % 17}", (d * 7 % 5) / 2))
+    if not grouped:
+        lines = lines[::2] + lines[1::2]
+    lines += [("unjudged-q", "x", 1.0)]
+    (tmp_path / "run.txt").write_text(
+        "".join(f"{q} Q0 {d} {i} {s} sys\n" for i, (q, d, s) in enumerate(lines, 1))
+    )
+    (tmp_path / "qrels.txt").write_text(
+        "".join(f"q{q} 0 d{d} {(q + d) % 4}\n" for q in [*list(range(1, 9)), 42] for d in range(0, 17, 2))
+    )
+    return tmp_path / "qrels.txt", tmp_path / "run.txt"
+
+
+@pytest.mark.parametrize("grouped", [True, False])
+def test_duckdb_batches_equal_in_memory(tmp_path, force_external, grouped):
+    from qrelkit.evaluate import evaluate_files
+
+    qrels_path, run_path = _files(tmp_path, grouped)
+    expected = evaluate(read_qrels(qrels_path), read_run(run_path), MEASURES)
+    got = evaluate_files(qrels_path, [run_path], MEASURES, memory_limit="256MB")
+    assert got.runs[0].meta["reader"] == "duckdb"
+    assert got.per_query.equals(expected.per_query)
+    assert got.runs[0].queries.counts() == expected.runs[0].queries.counts()
+    cut = evaluate_files(qrels_path, [run_path], ["nDCG@5", "R@10"], memory_limit="256MB")
+    assert cut.runs[0].meta["reader"] == ("fast" if grouped else "duckdb")  # streaming first when possible
+    assert cut.per_query.equals(
+        evaluate(read_qrels(qrels_path), read_run(run_path), ["nDCG@5", "R@10"]).per_query
+    )
+
+
+def test_duckdb_errors_name_the_line(tmp_path, force_external):
+    from qrelkit.evaluate import evaluate_files
+
+    qrels_path, run_path = _files(tmp_path)
+    text = run_path.read_text().splitlines()
+    text[4] = text[4].replace(" sys", "").rsplit(" ", 1)[0] + " abc sys"
+    run_path.write_text("\n".join(text) + "\n")
+    with pytest.raises(InputFormatError) as err:
+        evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="256MB")
+    assert f"{run_path}:5: score 'abc' is not a number" in str(err.value)
+    run_path.write_text("q1 Q0 a 1 1 sys\nq1 Q0 a 2 0.5 sys\n")
+    with pytest.raises(ValidationError, match="lines 1, 2"):
+        evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="256MB")
+    got = evaluate_files(qrels_path, [run_path], ["NumRet"], memory_limit="256MB", on_duplicate="first")
+    assert got.runs[0].meta["duplicates_removed"] == 1
+    run_path.write_text("q1\tQ0\ta\t1\t1\tsys\n")
+    with pytest.raises(InputFormatError, match="normalise the whitespace"):
+        evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="256MB")
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("2GB", 2 * 10**9), ("512MiB", 512 * 2**20), ("1.5 GiB", int(1.5 * 2**30)), ("800000000", 800_000_000)],
+)
+def test_parse_size(text, value):
+    assert parse_size(text) == value
+
+
+def test_parse_size_errors():
+    with pytest.raises(ValidationError, match="cannot read memory size"):
+        parse_size("lots")
+    with pytest.raises(ValidationError, match="below 64 MB"):
+        parse_size("10MB")
