@@ -29,6 +29,7 @@ CONVENTION_FLAGS = [
     ("missing_queries", "--missing-queries", None, "judged queries absent from the run [default: zero]"),
     ("extra_queries", "--extra-queries", None, "run queries absent from the judgments [default: skip]"),
     ("no_relevant", "--no-relevant", None, "queries with nothing relevant [default: zero]"),
+    ("mean", "--mean", None, "what the mean divides by [default: defined, the queries with a value]"),
 ]
 
 
@@ -42,10 +43,61 @@ def convention_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def conventions_from(options: dict[str, Any], base: Conventions = DEFAULT) -> Conventions:
+    """The conventions the flags ask for: ``--profile`` (if given, else ``base``), then each explicit
+    axis flag overriding one axis of it."""
+    profile = options.pop("profile", None)
+    if profile is not None:
+        from ..profiles import get_profile
+
+        base = get_profile(profile).conventions
     changes = {axis: options.pop(axis) for axis, *_ in CONVENTION_FLAGS if options.get(axis) is not None}
     for axis, *_ in CONVENTION_FLAGS:
         options.pop(axis, None)
     return base.with_(**changes) if changes else base
+
+
+def profile_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--profile NAME``: start from a named tool's conventions; explicit axis flags override single axes."""
+    from ..profiles import PROFILES
+
+    return click.option(
+        "--profile",
+        "profile",
+        type=click.Choice(list(PROFILES)),
+        default=None,
+        help="start from a tool's conventions (see `qrelkit conventions --list`); axis flags override it",
+    )(func)
+
+
+def resolve_on_duplicate(on_duplicate: str | None, conv: Conventions) -> str:
+    """An explicit --on-duplicate wins; else the profile's reader option; else ``error``."""
+    if on_duplicate is not None:
+        return on_duplicate
+    if conv.profile is not None:
+        from ..profiles import get_profile
+
+        return get_profile(conv.profile).on_duplicate
+    return "error"
+
+
+def announce_profile(conv: Conventions, on_duplicate: str) -> None:
+    """Say on stderr which profile the numbers follow (the output files record it too)."""
+    if conv.profile is None:
+        return
+    from ..profiles import get_profile
+
+    profile = get_profile(conv.profile)
+    click.echo(
+        f"profile: {conv.profile_label()} ({profile.tool}); on_duplicate={on_duplicate}"
+        + (f"; refuses: {', '.join(profile.refuses)}" if profile.refuses else ""),
+        err=True,
+    )
+    if conv.mean == "run_queries":
+        click.echo(
+            "note: mean=run_queries divides by the run's query count; `qrelkit conventions` reports that "
+            "mean, the means below are over the queries with a value",
+            err=True,
+        )
 
 
 def load_inputs(
@@ -166,13 +218,14 @@ PROGRESS_BYTES = 64 << 20
 @click.option(
     "--on-duplicate",
     type=click.Choice(ON_DUPLICATE_CHOICES),
-    default="error",
-    show_default=True,
-    help="a document listed twice for one query: error, or keep the first/last/max-score line",
+    default=None,
+    help="a document listed twice for one query: error, or keep the first/last/max-score line "
+    "[default: the profile's choice, else error]",
 )
 @click.option(
     "--rubric", type=click.Path(dir_okay=False), help="rubric.toml: grades outside its scale are errors"
 )
+@profile_option
 @convention_options
 def eval_command(
     qrels: str,
@@ -182,7 +235,7 @@ def eval_command(
     out_format: str | None,
     output: str | None,
     input_format: str,
-    on_duplicate: str,
+    on_duplicate: str | None,
     rubric: str | None,
     **options: Any,
 ) -> None:
@@ -191,14 +244,26 @@ def eval_command(
     With no -m, reports nDCG@10 beside R@100 (did the run find the documents at all?) and Judged@10
     (how much of the top is judged). Conventions default to the chapter's: gain 2^g-1, discount
     1/log2(i+1), ideal from all judged documents, unjudged count 0, ties averaged; they are printed
-    with the results and written into every output file.
+    with the results and written into every output file. --profile NAME reproduces a tool's numbers
+    (trec_eval, pytrec_eval, ir_measures, ranx, sklearn, trectools, gdeval, ...), its reader option for
+    duplicate documents and its refusals; the profile's name is written with the conventions.
     """
     from ..measures import parse_all
     from ..report import print_table, render
 
     conv = conventions_from(options)
+    on_duplicate = resolve_on_duplicate(on_duplicate, conv)
+    announce_profile(conv, on_duplicate)
     parsed = parse_all(measures) if measures else None
-    results = _evaluate_files(qrels, runs, parsed, conv, input_format, on_duplicate, rubric)
+    if conv.profile is not None and _profile_refuses(conv):
+        from ..evaluate import evaluate
+        from ..profiles import get_profile
+
+        qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric)
+        get_profile(conv.profile).check(qrels_obj, run_objs)
+        results = evaluate(qrels_obj, run_objs, parsed, conv)
+    else:
+        results = _evaluate_files(qrels, runs, parsed, conv, input_format, on_duplicate, rubric)
 
     if output:
         fmt = out_format or OUTPUT_SUFFIXES.get(Path(output).suffix.lower())
@@ -221,6 +286,12 @@ def eval_command(
     del print_table
 
 
+def _profile_refuses(conv: Conventions) -> bool:
+    from ..profiles import get_profile
+
+    return bool(conv.profile and get_profile(conv.profile).refuses)
+
+
 def _print_table(results: Any, per_query: bool) -> None:
     from rich.console import Console
 
@@ -239,6 +310,7 @@ def _print_table(results: Any, per_query: bool) -> None:
 )
 @click.option("--input-format", type=click.Choice(FORMAT_CHOICES), default="auto", show_default=True)
 @click.option("--on-duplicate", type=click.Choice(ON_DUPLICATE_CHOICES), default="error", show_default=True)
+@profile_option
 @convention_options
 def explain_command(
     qrels: str,
