@@ -86,11 +86,12 @@ def optimistic_axes(conv: Conventions) -> list[str]:
 
 
 def _fail(profile: Profile, problem: str, source: str, line: int | None, refusal: str) -> None:
+    tool = profile.tool.split(" (")[0]
     raise ValidationError(
-        f"{problem}: profile {profile.name!r} refuses this input, as {profile.tool} does "
-        f"({_REFUSAL_TEXT[refusal]})",
+        f"{problem}: profile {profile.name!r} refuses it, as {tool} does",
         source=source,
         line=line,
+        expected=_REFUSAL_TEXT[refusal],
         fix="correct the input, or evaluate under another profile or explicit conventions",
     )
 

@@ -53,7 +53,7 @@ def _sweep_output(variants: list[Any], measure: str, fmt: str, header: dict[str,
             changed = [f"{axis}={new}" for axis, _, new in variants[0].conventions.differences(v.conventions)]
             what = f"{v.label}: " + (",".join(changed) if changed else "as default")
         else:
-            what = "default: " + ",".join(f"{k}={x}" for k, x in v.conventions.axes().items())
+            what = "default" if v.conventions.profile is None else f"base: {v.conventions.profile_label()}"
         flag = "optimistic: " + ",".join(v.optimistic) if v.optimistic else ""
         if v.refused:
             flag = f"refused: {v.refused}"
