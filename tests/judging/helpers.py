@@ -8,6 +8,7 @@ import re
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -140,6 +141,16 @@ def sign_in(base_url: str, db: Path, name: str, **client_kwargs: Any) -> Any:
     home = client.get("/", follow_redirects=True)
     client.csrf = CSRF_RE.search(home.text).group(1)  # type: ignore[attr-defined]
     return client
+
+
+def position_of(db: Path, name: str, doc_id: str, query_id: str | None = None) -> int:
+    sql = (
+        "SELECT a.position FROM assignments a JOIN users u USING (user_id) JOIN pairs p USING (pair_id) "
+        "WHERE u.name = ? AND p.doc_id = ?" + (" AND p.query_id = ?" if query_id else "")
+    )
+    with sqlite3.connect(db) as conn:
+        args = (name, doc_id, query_id) if query_id else (name, doc_id)
+        return int(conn.execute(sql, args).fetchone()[0])
 
 
 def count_events(db: Path) -> int:

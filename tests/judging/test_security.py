@@ -9,17 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .helpers import CSRF_RE, ThreadServer, count_events, invite, sign_in
-
-
-def position_of(db: Path, name: str, doc_id: str, query_id: str | None = None) -> int:
-    sql = (
-        "SELECT a.position FROM assignments a JOIN users u USING (user_id) JOIN pairs p USING (pair_id) "
-        "WHERE u.name = ? AND p.doc_id = ?" + (" AND p.query_id = ?" if query_id else "")
-    )
-    with sqlite3.connect(db) as conn:
-        args = (name, doc_id, query_id) if query_id else (name, doc_id)
-        return int(conn.execute(sql, args).fetchone()[0])
+from .helpers import CSRF_RE, ThreadServer, count_events, invite, position_of, sign_in
 
 
 def grade(client: httpx.Client, position: int, value: str = "2", **extra: str) -> httpx.Response:

@@ -108,15 +108,23 @@ def create_app(
             raise HTTPException(403, f"this page is for the {role} role")
         return user
 
-    def render(request: Request, template: str, code: int = 200, **context: Any) -> HTMLResponse:
+    def render(
+        request: Request, template: str, code: int = 200, *, fresh_session: bool = False, **context: Any
+    ) -> HTMLResponse:
+        """Render a page; ``fresh_session`` gives a visitor without a session one (for a form's CSRF token).
+
+        Other pages never set a cookie, so that a stray request (a favicon, an error page) cannot replace
+        the session whose token a form on another tab carries.
+        """
         session = getattr(request.state, "session", None) or {}
-        fresh = not session.get("n")
-        if fresh:
+        new = fresh_session and not session.get("n")
+        if new:
             session = Sessions.new()
             request.state.session = session
-        context.update(project=project_name, csrf_token=sessions.csrf_token(session), rubric=rubric)
+        token = sessions.csrf_token(session) if session.get("n") else ""
+        context.update(project=project_name, csrf_token=token, rubric=rubric)
         response = HTMLResponse(env.get_template(template).render(**context), status_code=code)
-        if fresh:
+        if new:
             sessions.set_cookie(response, request, session)
         return response
 
@@ -161,7 +169,9 @@ def create_app(
             user = invite_status(store, token)
             if user is None:
                 return render(request, "signin.html", code=403, invalid=True)
-            return render(request, "invite.html", name=user["name"], role=user["role"], token=token)
+            return render(
+                request, "invite.html", fresh_session=True, name=user["name"], role=user["role"], token=token
+            )
         form = await form_of(request)
         only(form, set())
         user = await asyncio.wrap_future(store.submit(lambda c: redeem_invite(c, token)))
@@ -229,7 +239,7 @@ def create_app(
             saved = await asyncio.wrap_future(job)
         except g.NotAssigned:
             raise HTTPException(403, "this pair is not in your list") from None
-        nxt = store.read(lambda c: g.next_position(c, uid, pos))
+        nxt = saved["next"]
         if wants_json(request):
             return JSONResponse({"ok": True, "event_id": saved["event_id"], "position": pos, "next": nxt})
         return RedirectResponse("/label" if nxt is None else f"/label/{nxt}", status_code=303)
@@ -384,6 +394,7 @@ def create_app(
     routes = [
         Route("/", home),
         Route("/healthz", health),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),
         Route("/invite/{token}", invite_page, methods=["GET", "POST"]),
         Route("/signout", signout, methods=["POST"]),
         Route("/label", label_next),

@@ -72,7 +72,11 @@ def record_grade(
         "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (user_id, row[0], grade, int(unsure), note or None, rubric_hash, time_spent_ms, now()),
     )
-    return {"event_id": int(cur.lastrowid or 0), "position": position}
+    return {
+        "event_id": int(cur.lastrowid or 0),
+        "position": position,
+        "next": next_position(conn, user_id, position),
+    }
 
 
 def labeller_progress(conn: sqlite3.Connection, user_id: int) -> dict[str, int]:

@@ -1,0 +1,105 @@
+"""``qrelkit judge``: every admin action from the command line, and every command documented."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from qrelkit.cli import main
+from qrelkit.cli.judge import command as judge_group
+
+from .helpers import FIXTURES, ROOT
+
+
+def run(*args: str, code: int = 0) -> str:
+    result = CliRunner().invoke(main, ["judge", *args])
+    assert result.exit_code == code, (result.output, result.stderr if hasattr(result, "stderr") else "")
+    return result.output
+
+
+def grade_all(db: Path, name: str, grades: dict[tuple[str, str], int]) -> None:
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA foreign_keys = ON")
+        for (q, d), grade in grades.items():
+            conn.execute(
+                "INSERT INTO grade_events (user_id, pair_id, grade, unsure, rubric_hash, created_at) "
+                "SELECT u.user_id, p.pair_id, ?, 0, 'h', '2026-01-01T00:00:00.000Z' FROM users u, pairs p "
+                "WHERE u.name = ? AND p.query_id = ? AND p.doc_id = ?",
+                (grade, name, q, d),
+            )
+
+
+def test_a_project_end_to_end_from_the_command_line(tmp_path: Path) -> None:
+    db = tmp_path / "project.db"
+    out = run("init", str(db), "--rubric", str(FIXTURES / "rubric.toml"), "--pool", str(FIXTURES / "pool.jsonl"),
+              "--docs", str(FIXTURES / "docs.jsonl"), "--queries", str(FIXTURES / "queries.tsv"),
+              "--labellers", "alice,bob", "--runs", str(FIXTURES / "sysalpha.run"),
+              "--runs", str(FIXTURES / "sysbeta.run"), "--seed", "1")  # fmt: skip
+    assert "16 pairs over 4 queries" in out and "calibration queries (2): q1, q2" in out
+    assert "runs stored: sysalpha, sysbeta" in out
+    run("init", str(db), "--rubric", str(FIXTURES / "rubric.toml"), "--pool", str(FIXTURES / "pool.jsonl"),
+        "--docs", str(FIXTURES / "docs.jsonl"), "--queries", str(FIXTURES / "queries.tsv"), "--labellers", "a,b",
+        code=1)  # fmt: skip
+
+    url = run("invite", str(db), "alice", "--base-url", "https://judge.example.org/").strip()
+    assert re.fullmatch(r"https://judge\.example\.org/invite/[A-Za-z0-9_-]{43}", url)
+    assert "did you mean 'alice'" in CliRunner().invoke(main, ["judge", "invite", str(db), "alicia"]).output
+
+    assert "Waiting" not in run("kappa", str(db)) and "waiting" in run("kappa", str(db))
+    calibration = {(q, d): grade for (q, d), grade in {
+        ("q1", "keys/rotate"): 3, ("q1", "keys/policy"): 1, ("q1", "security/advisory-4"): 0,
+        ("q1", "changelog/2026"): 1, ("q2", "sdk/retries"): 3, ("q2", "limits/rate"): 2,
+        ("q2", "sdk/timeouts"): 1, ("q2", "security/advisory-4"): 0}.items()}  # fmt: skip
+    grade_all(db, "alice", calibration)
+    grade_all(db, "bob", {**calibration, ("q1", "keys/policy"): 3})
+
+    status = json.loads(run("status", str(db), "--json"))
+    assert [(r["name"], r["done"], r["assigned"]) for r in status["labellers"]] == [
+        ("alice", 8, 12),
+        ("bob", 8, 12),
+    ]
+    assert "alice" in run("status", str(db))
+
+    kappa = json.loads(run("kappa", str(db), "--json"))["calibration"][0]
+    assert kappa["finished"] and kappa["n_pairs"] == 8 and kappa["scale"] == [0, 1, 2, 3]
+    assert "gate" in kappa and re.search(r"kappa \d\.\d\d", run("kappa", str(db)))
+
+    queue = json.loads(run("queue", str(db), "--json"))
+    assert queue["method"] == "leverage" and [(i["query_id"], i["doc_id"]) for i in queue["items"]] == [
+        ("q1", "keys/policy")
+    ]
+    assert "q1\tkeys/policy\talice: 1, bob: 3" in run("queue", str(db))
+
+    run("adjudicate", str(db), "q1", "keys/policy", "2", "--note", "policy only", "--by", "admin")
+    run("adjudicate", str(db), "q1", "keys/policy", "7", code=1)
+    assert "final grade" not in run("queue", str(db)) and "0 pairs" in run("queue", str(db))
+    shown = run("show", str(db), "q1", "keys/policy")
+    assert re.search(r"grade +alice +1", shown) and re.search(r"grade +bob +3", shown)
+    assert re.search(r"final +admin +2  policy only", shown)
+
+    final = tmp_path / "final.qrels"
+    out = run("export", str(db), "--final", "-o", str(final))
+    assert "8 judgments" in out and "1 adjudicated, 7 agreed" in out
+    lines = final.read_text().splitlines()
+    assert "q1 0 keys/policy 2" in lines and len(lines) == 8
+    from qrelkit.manifest import read_manifest
+
+    manifest = read_manifest(final)
+    assert manifest["rubric"]["name"] == "judging-fixture" and manifest["calibration"]["n_pairs"] == 8
+    assert manifest["adjudication"]["adjudicated"] == 1 and manifest["labellers"] == ["alice", "bob"]
+
+    mine = tmp_path / "bob.qrels"
+    assert "8 judgments by bob" in run("export", str(db), "--labeller", "bob", "-o", str(mine))
+    assert "q1 0 keys/policy 3" in mine.read_text().splitlines()
+    run("export", str(db), "-o", str(mine), code=2)
+
+
+def test_every_judge_command_is_documented() -> None:
+    doc = (ROOT / "docs" / "judging.md").read_text()
+    missing = [name for name in judge_group.commands if f"qrelkit judge {name}" not in doc]
+    assert not missing, f"docs/judging.md does not show: {', '.join(missing)}"
+    assert "img/labeller.png" in doc

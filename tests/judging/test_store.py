@@ -1,0 +1,248 @@
+"""The project store: migrations, durability settings, one writer, append-only events, project creation."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from qrelkit.errors import InputFormatError, QrelkitError, ValidationError
+from qrelkit.judging import grades as g
+from qrelkit.judging.project import init_project, load_rubric_from_store, read_pool
+from qrelkit.judging.store import SCHEMA_VERSION, Store, StoreError
+
+from .helpers import FIXTURES, make_project
+
+
+def test_new_store_is_migrated_in_wal_mode_with_full_sync(project: Path) -> None:
+    with Store(project) as store:
+        assert store.read(lambda c: c.execute("PRAGMA user_version").fetchone()[0]) == SCHEMA_VERSION
+        assert store.read(lambda c: c.execute("PRAGMA journal_mode").fetchone()[0]) == "wal"
+        assert store.write(lambda c: c.execute("PRAGMA synchronous").fetchone()[0]) == 2  # FULL
+        applied = store.read(lambda c: c.execute("SELECT version, name FROM schema_migrations").fetchall())
+        assert [tuple(r) for r in applied] == [(1, "initial schema")]
+        assert store.integrity_check() == "ok"
+
+
+def test_a_newer_schema_is_refused(project: Path) -> None:
+    with sqlite3.connect(project) as conn:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(StoreError, match="newer than this qrelkit"):
+        Store(project)
+
+
+def test_missing_and_existing_files(tmp_path: Path, project: Path) -> None:
+    with pytest.raises(StoreError, match="judge init"):
+        Store(tmp_path / "nope.db")
+    with pytest.raises(StoreError, match="already exists"):
+        Store(project, create=True)
+
+
+def test_grade_events_are_append_only_and_the_current_grade_is_the_latest(project: Path) -> None:
+    with Store(project) as store:
+        rubric = load_rubric_from_store(store)
+        alice = store.read(lambda c: c.execute("SELECT user_id FROM users WHERE name='alice'").fetchone()[0])
+        for grade in (1, 3, None):
+            store.write(
+                lambda c, grade=grade: g.record_grade(c, alice, 0, grade, unsure=grade is None, note="n",
+                                                      time_spent_ms=5, rubric_hash=rubric.content_hash)
+            )  # fmt: skip
+        store.write(
+            lambda c: g.record_grade(
+                c, alice, 0, 2, unsure=False, note=None, time_spent_ms=None, rubric_hash="x"
+            )
+        )
+        history = store.read(
+            lambda c: c.execute("SELECT grade, unsure FROM grade_events ORDER BY event_id").fetchall()
+        )
+        assert [tuple(r) for r in history] == [(1, 0), (3, 0), (None, 1), (2, 0)]
+        assert store.read(lambda c: g.pair_view(c, alice, 0))["grade"] == 2
+        for sql in ("UPDATE grade_events SET grade = 0", "DELETE FROM grade_events"):
+            with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+                store.write(lambda c, sql=sql: c.execute(sql))
+        with pytest.raises(g.NotAssigned):
+            store.write(lambda c: g.record_grade(c, alice, 99, 1, unsure=False, note=None, time_spent_ms=None,
+                                                 rubric_hash="x"))  # fmt: skip
+        with pytest.raises(sqlite3.IntegrityError):  # a grade event needs a grade or the unsure flag
+            store.write(lambda c: g.record_grade(c, alice, 1, None, unsure=False, note=None, time_spent_ms=None,
+                                                 rubric_hash="x"))  # fmt: skip
+        assert store.read(lambda c: c.execute("SELECT COUNT(*) FROM grade_events").fetchone()[0]) == 4
+
+
+def test_a_failing_job_rolls_back_alone_within_a_group_commit(project: Path) -> None:
+    with Store(project) as store:
+        started = threading.Event()
+
+        def slow(c: sqlite3.Connection) -> None:
+            started.set()
+            time.sleep(0.2)  # the jobs below queue up meanwhile and commit together
+
+        def insert(value: str) -> object:
+            return lambda c: c.execute("INSERT INTO meta VALUES (?, ?)", (value, value))
+
+        def broken(c: sqlite3.Connection) -> None:
+            c.execute("INSERT INTO meta VALUES ('broken', 'x')")
+            raise RuntimeError("job failed")
+
+        first = store.submit(slow)
+        started.wait()
+        futures = [store.submit(insert("a")), store.submit(broken), store.submit(insert("b"))]
+        first.result()
+        futures[0].result()
+        futures[2].result()
+        with pytest.raises(RuntimeError, match="job failed"):
+            futures[1].result()
+        keys = store.read(lambda c: {r[0] for r in c.execute("SELECT key FROM meta")})
+        assert {"a", "b"} <= keys and "broken" not in keys
+
+
+def test_assignment_calibration_to_two_rest_by_whole_queries(project: Path) -> None:
+    with sqlite3.connect(project) as conn:
+        rows = conn.execute(
+            "SELECT u.name, p.query_id, p.calibration, a.position FROM assignments a JOIN users u USING (user_id) "
+            "JOIN pairs p USING (pair_id) ORDER BY u.name, a.position"
+        ).fetchall()
+    by_name: dict[str, list[tuple[str, int]]] = {}
+    for name, q, cal, _ in rows:
+        by_name.setdefault(name, []).append((q, cal))
+    assert (
+        {q for q, _ in by_name["alice"] if _ == 1} == {"q1", "q2"} == {q for q, _ in by_name["bob"] if _ == 1}
+    )
+    assert not any(cal for _, cal in by_name["carol"])
+    # Calibration first, then the rest; whole queries: each non-calibration query has one labeller.
+    for pairs in by_name.values():
+        flags = [cal for _, cal in pairs]
+        assert flags == sorted(flags, reverse=True)
+    owners = {}
+    for name, pairs in by_name.items():
+        for q, cal in pairs:
+            if not cal:
+                owners.setdefault(q, set()).add(name)
+    assert all(len(v) == 1 for v in owners.values()) and set(owners) == {"q3", "q4"}
+
+
+def test_order_is_deterministic_per_labeller_and_differs_between_them(tmp_path: Path) -> None:
+    def order(db: Path, name: str) -> list[int]:
+        with sqlite3.connect(db) as conn:
+            return [r[0] for r in conn.execute(
+                "SELECT pair_id FROM assignments JOIN users USING (user_id) WHERE name = ? ORDER BY position", (name,)
+            )]  # fmt: skip
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    one, two = make_project(tmp_path / "a"), make_project(tmp_path / "b")
+    assert order(one, "alice") == order(two, "alice")
+    assert order(one, "alice")[:8] != order(one, "bob")[:8]
+    assert sorted(order(one, "alice")[:8]) == sorted(order(one, "bob")[:8])
+
+
+def test_prejudged_pairs_are_left_out(project: Path) -> None:
+    with sqlite3.connect(project) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM pairs").fetchone()[0] == 16
+        assert conn.execute("SELECT * FROM prejudged").fetchall() == [("q4", "keys/rotate")]
+
+
+def test_the_pools_own_plan_is_used(tmp_path: Path) -> None:
+    lines = [json.loads(x) for x in (FIXTURES / "pool.jsonl").read_text().splitlines()]
+    for i, line in enumerate(lines):
+        line["labellers"] = ["dora", "emil"] if line["calibration"] else [["dora"], ["emil"]][i % 2]
+    pool = tmp_path / "planned.jsonl"
+    pool.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    db = make_project(tmp_path, labellers="", pool=pool)
+    with sqlite3.connect(db) as conn:
+        counts = dict(conn.execute(
+            "SELECT name, COUNT(*) FROM assignments JOIN users USING (user_id) GROUP BY name"
+        ).fetchall())  # fmt: skip
+    assert counts == {"dora": 12, "emil": 12}
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("{not json", "pool.jsonl:2: line is not valid JSON"),
+        ('{"query_id": "q1"}', "field 'doc_id' is missing"),
+        ('{"query_id": "q1", "doc_id": "x", "rnus": {}}', "unknown field 'rnus' (did you mean 'runs'?)"),
+        ('{"query_id": "q1", "doc_id": "x", "judged": "no"}', "field 'judged' must be true or false"),
+        ('{"query_id": "q1", "doc_id": "keys/rotate"}', "listed twice"),
+    ],
+)
+def test_bad_pool_lines_are_reported_with_file_and_line(tmp_path: Path, line: str, message: str) -> None:
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text('{"query_id": "q1", "doc_id": "keys/rotate"}\n' + line + "\n")
+    with pytest.raises(
+        InputFormatError, match=message.replace("(", r"\(").replace(")", r"\)").replace("?", r"\?")
+    ):
+        read_pool(pool)
+
+
+def test_inputs_that_do_not_match_leave_no_database(tmp_path: Path) -> None:
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text('{"query_id": "q1", "doc_id": "keys/rotat"}\n')
+    db = tmp_path / "p.db"
+    with pytest.raises(ValidationError, match="did you mean 'keys/rotate'"):
+        make_project(tmp_path, pool=pool)
+    assert not db.exists()
+    with pytest.raises(QrelkitError, match="calibration needs two labellers"):
+        init_project(db, rubric=FIXTURES / "rubric.toml", pool=FIXTURES / "pool.jsonl",
+                     docs=FIXTURES / "docs.jsonl", queries=FIXTURES / "queries.tsv", labellers=["solo"],
+                     calibration=1)  # fmt: skip
+    assert not db.exists()
+
+
+def test_calibration_sample_is_chosen_when_the_pool_marks_none(tmp_path: Path) -> None:
+    lines = [json.loads(x) for x in (FIXTURES / "pool.jsonl").read_text().splitlines()]
+    pool = tmp_path / "unmarked.jsonl"
+    pool.write_text(
+        "".join(json.dumps({k: v for k, v in x.items() if k != "calibration"}) + "\n" for x in lines)
+    )
+    db = make_project(tmp_path, pool=pool, calibration=3)
+    with sqlite3.connect(db) as conn:
+        assert (
+            conn.execute("SELECT COUNT(DISTINCT query_id) FROM pairs WHERE calibration = 1").fetchone()[0]
+            == 3
+        )
+
+
+def test_final_grades_agreed_single_adjudicated_unresolved(project: Path) -> None:
+    with Store(project) as store:
+        rubric = load_rubric_from_store(store)
+        ids = dict(store.read(lambda c: c.execute("SELECT name, user_id FROM users").fetchall()))
+
+        def grade_pair(name: str, query: str, doc: str, grade: int | None) -> None:
+            pos = store.read(
+                lambda c: c.execute(
+                    "SELECT position FROM assignments a JOIN pairs p USING (pair_id) "
+                    "WHERE a.user_id = ? AND p.query_id = ? AND p.doc_id = ?",
+                    (ids[name], query, doc),
+                ).fetchone()[0]
+            )
+            store.write(lambda c: g.record_grade(c, ids[name], pos, grade, unsure=grade is None, note=None,
+                                                 time_spent_ms=None, rubric_hash=rubric.content_hash))  # fmt: skip
+
+        grade_pair("alice", "q1", "keys/rotate", 3)
+        grade_pair("bob", "q1", "keys/rotate", 3)  # agreed
+        grade_pair("alice", "q1", "keys/policy", 1)
+        grade_pair("bob", "q1", "keys/policy", 3)  # disagreement, then adjudicated
+        grade_pair("alice", "q2", "sdk/retries", 3)
+        grade_pair("bob", "q2", "sdk/retries", None)  # unsure: unresolved
+        grade_pair("carol", "q3", "webhooks/verify", 3)  # single labeller
+        queue = g.adjudication_queue(store, rubric)
+        assert {(i["query_id"], i["doc_id"]) for i in queue["items"]} == {
+            ("q1", "keys/policy"),
+            ("q2", "sdk/retries"),
+        }
+        assert queue["method"] == "leverage"  # the project has runs, and qrelkit.leverage ranks the pairs
+        g.adjudicate(store, rubric, "q1", "keys/policy", 2, by="admin", note="gives the policy only")
+        final, counts = g.final_grades(store)
+        assert final == {("q1", "keys/rotate"): 3, ("q1", "keys/policy"): 2, ("q3", "webhooks/verify"): 3}
+        assert counts == {"pairs": 16, "adjudicated": 1, "agreed": 1, "single": 1, "unresolved": 1,
+                               "ungraded": 12, "prejudged_excluded": 1}  # fmt: skip
+        assert [(i["query_id"], i["doc_id"]) for i in g.adjudication_queue(store, rubric)["items"]] == [
+            ("q2", "sdk/retries")
+        ]
+        with pytest.raises(ValidationError, match="not on the scale"):
+            g.adjudicate(store, rubric, "q1", "keys/policy", 9, by=None, note=None)
