@@ -138,6 +138,9 @@ def test_labeller_grades_by_keyboard_and_admin_sees_kappa(browser: Any, tmp_path
         press_and_wait(page, "u")
         assert page.url.endswith("/label/3") and progress_text(page) == f"3 of {total} graded"
         assert events(db, "alice") == [(0, 2, 0), (1, 3, 0), (1, 1, 0), (2, None, 1)]
+        with sqlite3.connect(db) as conn:  # the page measured the time spent on each pair
+            spent = [r[0] for r in conn.execute("SELECT time_spent_ms FROM grade_events")]
+        assert all(isinstance(ms, int) and 0 < ms < 60_000 for ms in spent), spent
 
         page.reload()
         assert page.url.endswith("/label/3") and progress_text(page) == f"3 of {total} graded"

@@ -187,3 +187,20 @@ def test_session_cookie_is_http_only_and_same_site(server: ThreadServer, project
     cookie = response.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=lax" in cookie
     assert response.headers["referrer-policy"] == "no-referrer"
+
+
+def test_revoke_ends_sessions_and_cancels_invites(server: ThreadServer, project: Path) -> None:
+    from click.testing import CliRunner
+
+    from qrelkit.cli import main
+
+    alice = sign_in(server.url, project, "alice")
+    assert grade(alice, 0).status_code == 200
+    pending = invite(project, "alice")
+    result = CliRunner().invoke(main, ["judge", "revoke", str(project), "alice"])
+    assert result.exit_code == 0 and "1 unused invite link(s) cancelled" in result.output
+    assert alice.get("/api/me/progress").status_code == 401
+    assert grade(alice, 1).status_code == 401
+    assert httpx.get(f"{server.url}/invite/{pending}").status_code == 403
+    again = sign_in(server.url, project, "alice")  # a new invite lets her back in, grades intact
+    assert again.get("/api/me/progress").json() == {"total": 8, "done": 1}

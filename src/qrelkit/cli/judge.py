@@ -99,6 +99,21 @@ def invite_command(db: Path, name: str, base_url: str, hours: float) -> None:
     click.echo(f"{base_url.rstrip('/')}/invite/{token}")
 
 
+@command.command(name="revoke")
+@_DB
+@click.argument("name")
+def revoke_command(db: Path, name: str) -> None:
+    """Sign NAME out everywhere and cancel their unused invite links (a new invite lets them back in)."""
+    from qrelkit.judging.project import revoke_user
+
+    store, _ = _open(db)
+    try:
+        _, invites = revoke_user(store, name)
+    finally:
+        store.close()
+    click.echo(f"{name}: signed out of every session; {invites} unused invite link(s) cancelled")
+
+
 @command.command(name="serve")
 @_DB
 @click.option("--host", default="127.0.0.1", show_default=True)
@@ -106,15 +121,22 @@ def invite_command(db: Path, name: str, base_url: str, hours: float) -> None:
 @click.option("--base-url", default=None, help="Public URL used in invite links made on the admin page.")
 @click.option("--signin-limit", default="10/60", show_default=True,
               help="Sign-in attempts allowed per client address: ATTEMPTS/SECONDS.")  # fmt: skip
+@click.option("--forwarded-allow-ips", default="127.0.0.1", show_default=True,
+              help="Proxies trusted for X-Forwarded-For/-Proto (the client address and https behind a proxy).")  # fmt: skip
 @click.option("--log-level", default="warning", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))  # fmt: skip
 def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_limit: str,
-                  log_level: str) -> None:  # fmt: skip
+                  forwarded_allow_ips: str, log_level: str) -> None:  # fmt: skip
     """Serve the judging app for DB with uvicorn (one process: the store has one writer)."""
-    import uvicorn
+    try:
+        import uvicorn
 
-    from qrelkit.judging.app import create_app
-    from qrelkit.judging.security import parse_limit
+        from qrelkit.judging.app import create_app
+        from qrelkit.judging.security import parse_limit
+    except ImportError as exc:
+        raise click.ClickException(
+            f"the judging app needs the web extra ({exc.name} is missing): pip install 'qrelkit[web]'"
+        ) from None
 
     try:
         limit = parse_limit(signin_limit)
@@ -122,7 +144,8 @@ def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_l
         raise click.BadParameter(str(exc), param_hint="--signin-limit") from None
     app = create_app(db, base_url=base_url, signin_limit=limit)
     click.echo(f"serving {db} on http://{host}:{port} (Ctrl-C to stop)", err=True)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, workers=1)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, workers=1,
+                proxy_headers=True, forwarded_allow_ips=forwarded_allow_ips)  # fmt: skip
 
 
 @command.command(name="status")

@@ -38,6 +38,7 @@ __all__ = [
     "read_pool",
     "read_queries",
     "redeem_invite",
+    "revoke_user",
 ]
 
 
@@ -479,3 +480,25 @@ def redeem_invite(conn: sqlite3.Connection, token: str) -> sqlite3.Row | None:
     return conn.execute(
         "SELECT u.* FROM invites i JOIN users u USING (user_id) WHERE i.token_hash = ?", (_token_hash(token),)
     ).fetchone()
+
+
+def revoke_user(store: Store, name: str) -> tuple[int, int]:
+    """End every session of ``name`` (their cookies stop working) and cancel their unused invites.
+
+    Returns (the new session epoch, the number of invites cancelled). Grades are untouched.
+    """
+    user = find_user(store, name)
+
+    def write(conn: sqlite3.Connection) -> tuple[int, int]:
+        conn.execute(
+            "UPDATE users SET session_epoch = session_epoch + 1 WHERE user_id = ?", (user["user_id"],)
+        )
+        cur = conn.execute(
+            "UPDATE invites SET used_at = ? WHERE user_id = ? AND used_at IS NULL", (now(), user["user_id"])
+        )
+        epoch = conn.execute(
+            "SELECT session_epoch FROM users WHERE user_id = ?", (user["user_id"],)
+        ).fetchone()[0]
+        return int(epoch), int(cur.rowcount)
+
+    return store.write(write)

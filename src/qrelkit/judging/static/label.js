@@ -17,6 +17,7 @@
     var target = event.target;
     var tag = target && target.tagName ? target.tagName.toLowerCase() : "";
     if (tag === "textarea" || tag === "input" || tag === "select" || (target && target.isContentEditable)) {
+      if (event.key === "Escape") { target.blur(); }  // leave the note; keys grade again
       return;
     }
     if (event.ctrlKey || event.metaKey || event.altKey) { return; }
