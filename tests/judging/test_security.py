@@ -74,6 +74,10 @@ def test_requests_without_a_valid_csrf_token_are_refused(server: ThreadServer, p
         headers={**headers, "origin": "https://evil.example"},
     )
     assert cross.status_code == 403
+    opaque = alice.post(
+        "/label/0", data={"grade": "1", "csrf_token": alice.csrf}, headers={**headers, "origin": "null"}
+    )
+    assert opaque.status_code == 403
     assert alice.post("/signout", data={"to": "/"}).status_code == 403
     assert count_events(project) == 0
     ok = alice.post("/label/0", data={"grade": "1"}, headers={**headers, "x-csrf-token": alice.csrf})
@@ -186,7 +190,7 @@ def test_session_cookie_is_http_only_and_same_site(server: ThreadServer, project
     response = client.post(f"/invite/{token}", data={"csrf_token": CSRF_RE.search(page.text).group(1)})
     cookie = response.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=lax" in cookie
-    assert response.headers["referrer-policy"] == "no-referrer"
+    assert response.headers["referrer-policy"] == "same-origin"
 
 
 def test_revoke_ends_sessions_and_cancels_invites(server: ThreadServer, project: Path) -> None:

@@ -5,7 +5,8 @@
   without an account gets a nonce-only session so that the sign-in form has a CSRF token too. The nonce
   is replaced at sign-in (no session fixation).
 - The CSRF token is an HMAC of the nonce; every POST must carry it (form field ``csrf_token`` or header
-  ``X-CSRF-Token``), and a POST whose ``Origin`` header names another site is refused as well.
+  ``X-CSRF-Token``), and a POST whose ``Origin`` header names another site (or is opaque, ``null``) is
+  refused as well.
 - Sign-in attempts are limited per client address with a sliding window.
 - Form bodies are read with a size limit and parsed strictly (UTF-8, bounded field count, no repeats).
 """
@@ -65,7 +66,7 @@ class Sessions:
 
     def check_csrf(self, request: Request, session: dict[str, Any], form: dict[str, str]) -> None:
         origin = request.headers.get("origin")
-        if origin is not None and origin != "null":
+        if origin is not None:  # browsers send it on every POST; "null" (an opaque origin) is refused too
             expected = f"{request.url.scheme}://{request.headers.get('host', '')}"
             if origin != expected:
                 raise HTTPException(403, "cross-site request refused")
@@ -152,7 +153,8 @@ async def read_form(request: Request, *, max_bytes: int, max_fields: int = 16) -
 
 
 class SecurityHeaders:
-    """Adds CSP, no-sniff, no-referrer (invite tokens live in URLs) and no-store to every response."""
+    """Adds CSP, no-sniff, a same-origin referrer policy (invite tokens live in URLs: they must not reach
+    another site, while our own POSTs keep their Origin header) and no-store to every response."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -169,7 +171,7 @@ class SecurityHeaders:
                 headers += [
                     (b"content-security-policy", CSP.encode()),
                     (b"x-content-type-options", b"nosniff"),
-                    (b"referrer-policy", b"no-referrer"),
+                    (b"referrer-policy", b"same-origin"),
                     (b"x-frame-options", b"DENY"),
                     (b"cache-control", b"public, max-age=300" if static else b"no-store"),
                 ]
