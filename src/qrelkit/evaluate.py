@@ -105,8 +105,13 @@ def _check_depth(run: Run, measures: Sequence[Measure], conv: Conventions) -> No
 def evaluate_run(
     qrels: Qrels, run: Run, measures: Sequence[Measure], conv: Conventions
 ) -> tuple[QuerySet, dict[Measure, tuple[np.ndarray, np.ndarray]]]:
-    """Evaluate one run: the query set, and per measure (values, undefined mask) over its queries."""
+    """Evaluate one run: the query set, and per measure (values, undefined mask) over its queries.
+
+    Runs with more than :data:`ENCODE_BATCH_ROWS` rows are encoded in batches of whole queries (the same
+    numbers, with the memory of one batch at a time)."""
     _check_depth(run, measures, conv)
+    if run.frame.height > ENCODE_BATCH_ROWS:
+        return evaluate_run_batches(qrels, _query_batches(run, ENCODE_BATCH_ROWS), measures, conv)
     queries = select_queries(qrels, run, conv)
     cache: dict[tuple[str, ...], Encoded] = {}
     values: dict[Measure, tuple[np.ndarray, np.ndarray]] = {}
@@ -128,6 +133,20 @@ class RunValues:
     meta: dict[str, object]
     queries: QuerySet
     values: dict[Measure, tuple[np.ndarray, np.ndarray]]
+
+
+#: Above this many rows a run is encoded in batches of whole queries, bounding the encode step's memory.
+ENCODE_BATCH_ROWS = 250_000
+
+
+def _query_batches(run: Run, rows: int) -> Iterable[Run]:
+    """Split a run into batches of whole queries holding about ``rows`` rows each, one batch at a time."""
+    counts = run.frame.group_by("query_id").len().sort("query_id")
+    batch_of = (counts.get_column("len").cum_sum() - 1) // rows
+    plan = counts.with_columns(batch_of.alias("batch"))
+    for _batch, queries in plan.group_by("batch", maintain_order=True).agg("query_id").iter_rows():
+        frame = run.frame.filter(pl.col("query_id").is_in(queries))
+        yield Run(frame, run.fingerprint, run.name, run.meta)
 
 
 def evaluate_run_batches(

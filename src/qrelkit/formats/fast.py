@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import io
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -98,17 +97,18 @@ def _chunks(path: Path, on_bytes: Callable[[int], None] | None):
                     pending = pool.submit(digest.update, block)
                 if not block:
                     break
-                buf = rest + block
-                cut = buf.rfind(b"\n") + 1
+                cut = block.rfind(b"\n") + 1
                 if cut == 0:
-                    rest = buf
+                    rest += block
                     continue
-                chunk, rest = buf[:cut], buf[cut:]
+                view = memoryview(block)
+                chunk = rest + view[:cut] if rest else view[:cut]  # one copy at most, none when rest is empty
+                rest = bytes(view[cut:])
                 yield chunk, 0
                 if on_bytes is not None:
                     on_bytes(len(chunk))
             if rest.strip():
-                yield rest + b"\n", 0
+                yield bytes(rest) + b"\n", 0
             elif rest:
                 raise _Unavailable  # trailing whitespace after the last newline: the robust reader judges
         if pending is not None:
@@ -121,7 +121,10 @@ def _chunks(path: Path, on_bytes: Callable[[int], None] | None):
 def _parse(chunk: bytes, read: pcsv.ReadOptions, convert: pcsv.ConvertOptions) -> pa.Table:
     try:
         return pcsv.read_csv(
-            io.BytesIO(chunk), read_options=read, parse_options=_PARSE, convert_options=convert
+            pa.BufferReader(pa.py_buffer(chunk)),
+            read_options=read,
+            parse_options=_PARSE,
+            convert_options=convert,
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError):
         raise _Unavailable from None
@@ -172,7 +175,11 @@ def _read_run(path, keep_top, rank_single, on_bytes):
         key = pl.col("doc_id").hash(1) ^ (pl.col("query_id").hash(2) * 0x9E3779B97F4A7C15)
         if part.select(key.n_unique()).item() != part.height:
             raise _Unavailable  # a duplicate document (or a hash collision): the robust reader decides
-        kept.append(_reduce(part, keep_top, rank_single))
+        reduced = _reduce(part, keep_top, rank_single)
+        if reduced.height < part.height:
+            # compact the strings: a filtered polars string column still holds the whole chunk's buffers
+            reduced = pl.DataFrame(reduced.to_arrow(compat_level=pl.CompatLevel.oldest()))
+        kept.append(reduced)
 
     for chunk, flag in _chunks(path, on_bytes):
         if flag < 0:
