@@ -149,11 +149,14 @@ def read_run_fast(
         return None
 
 
-def _reduce(frame: pl.DataFrame, keep_top: int | None, rank_single: bool) -> pl.DataFrame:
+def _reduce(
+    frame: pl.DataFrame, keep_top: int | None, rank_single: bool, group: str = "query_id"
+) -> pl.DataFrame:
+    """Rows whose score is beaten by fewer than ``keep_top`` others in their query (``group`` column)."""
     if keep_top is None:
         return frame
     score = pl.col("score").cast(pl.Float32) if rank_single else pl.col("score")
-    beaten_by = score.rank("min", descending=True).over("query_id")
+    beaten_by = score.rank("min", descending=True).over(group)
     return frame.filter(beaten_by <= keep_top)
 
 
@@ -166,16 +169,17 @@ def _read_run(path, keep_top, rank_single, on_bytes):
     fingerprint = ""
 
     def process(part: pl.DataFrame) -> None:
-        qids = part.get_column("query_id")
-        starts = int((qids != qids.shift(1)).fill_null(True).sum())
-        unique = qids.unique()
-        if starts != len(unique) or finished.intersection(unique.to_list()):
+        # group ids from run boundaries: the file must be grouped by query, which this also verifies
+        changed = (pl.col("query_id") != pl.col("query_id").shift(1)).fill_null(True)
+        part = part.with_columns(changed.cum_sum().cast(pl.UInt64).alias("_group"))
+        firsts = part.filter(changed).get_column("query_id").to_list()
+        if len(set(firsts)) != len(firsts) or finished.intersection(firsts):
             raise _Unavailable  # not grouped by query
-        finished.update(unique.to_list())
-        key = pl.col("doc_id").hash(1) ^ (pl.col("query_id").hash(2) * 0x9E3779B97F4A7C15)
+        finished.update(firsts)
+        key = pl.col("doc_id").hash(1) ^ (pl.col("_group") * 0x9E3779B97F4A7C15)
         if part.select(key.n_unique()).item() != part.height:
             raise _Unavailable  # a duplicate document (or a hash collision): the robust reader decides
-        reduced = _reduce(part, keep_top, rank_single)
+        reduced = _reduce(part, keep_top, rank_single, group="_group").drop("_group")
         if reduced.height < part.height:
             # compact the strings: a filtered polars string column still holds the whole chunk's buffers
             reduced = pl.DataFrame(reduced.to_arrow(compat_level=pl.CompatLevel.oldest()))
