@@ -93,33 +93,43 @@ class Results:
             )
         return run
 
+    def _aggregate(self, run: str, values: list[float]) -> tuple[float, int]:
+        """(mean, number of queries in it) under the ``mean`` convention.
+
+        ``defined``: the mean over the queries with a value. ``run_queries``: the sum of the defined values
+        over the number of distinct queries in the run, judged or not (trectools' mean)."""
+        defined = [v for v in values if not math.isnan(v)]
+        if getattr(self.conventions, "mean", "defined") == "run_queries":
+            counts = next(r for r in self.runs if r.name == run).queries.counts()
+            denominator = counts["scored"] + counts["absent_from_qrels_skipped"]
+            return (math.fsum(defined) / denominator if denominator else float("nan")), denominator
+        return (math.fsum(defined) / len(defined) if defined else float("nan")), len(defined)
+
     @property
     def summary(self) -> pl.DataFrame:
-        """Means per run and measure over queries where the value is defined, with the query count."""
-        return (
-            self.per_query.group_by("run", "measure", maintain_order=True)
-            .agg(
-                pl.col("value").filter(pl.col("value").is_not_nan()).alias("values"),
-                pl.col("value").is_nan().sum().alias("undefined_skipped"),
-            )
-            .with_columns(
-                pl.col("values")
-                .map_elements(
-                    lambda v: math.fsum(v) / len(v) if len(v) else float("nan"), return_dtype=pl.Float64
-                )
-                .alias("mean"),
-                pl.col("values").list.len().alias("queries"),
-            )
-            .drop("values")
-            .select("run", "measure", "mean", "queries", "undefined_skipped")
+        """Means per run and measure (see the ``mean`` convention), with the query count behind each."""
+        rows = []
+        grouped = self.per_query.group_by("run", "measure", maintain_order=True).agg("value")
+        for run, measure, values in grouped.iter_rows():
+            mean, n = self._aggregate(run, values)
+            undefined = sum(1 for v in values if math.isnan(v))
+            rows.append((run, measure, mean, n, undefined))
+        return pl.DataFrame(
+            rows,
+            schema={
+                "run": pl.String,
+                "measure": pl.String,
+                "mean": pl.Float64,
+                "queries": pl.Int64,
+                "undefined_skipped": pl.Int64,
+            },
+            orient="row",
         )
 
     def mean(self, measure: str | Measure, run: str | None = None) -> float:
         """The mean of one measure for one run (the only run when there is one)."""
         name, run_name = self._measure_name(measure), self._run_name(run)
-        values = self.values(name, run_name)
-        defined = [v for v in values.values() if not math.isnan(v)]
-        return math.fsum(defined) / len(defined) if defined else float("nan")
+        return self._aggregate(run_name, list(self.values(name, run_name).values()))[0]
 
     def values(self, measure: str | Measure, run: str | None = None) -> dict[str, float]:
         """Per-query values ``{query_id: value}`` of one measure for one run."""
