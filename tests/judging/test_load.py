@@ -144,7 +144,7 @@ def assert_all_acknowledged_present(db: Path, workers: list[Labeller]) -> int:
     return len(acked)
 
 
-def test_twenty_labellers_ten_thousand_grades(tmp_path: Path) -> None:
+def test_twenty_labellers_ten_thousand_grades(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = load_project(tmp_path)
     server = ProcessServer(db)
     try:
@@ -172,12 +172,15 @@ def test_twenty_labellers_ten_thousand_grades(tmp_path: Path) -> None:
     }
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "load.json").write_text(json.dumps(figures, indent=2) + "\n")
-    print(f"\nload: {json.dumps(figures)}")
+    with capsys.disabled():  # shown in every run, not only with -s
+        print(f"\nload test: {json.dumps(figures)}")
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
-def test_sigkill_mid_load_loses_no_acknowledged_grade(tmp_path: Path) -> None:
+def test_sigkill_mid_load_loses_no_acknowledged_grade(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = load_project(tmp_path)
     server = ProcessServer(db)
     try:
@@ -199,6 +202,7 @@ def test_sigkill_mid_load_loses_no_acknowledged_grade(tmp_path: Path) -> None:
                                 "integrity_check": "ok"}  # fmt: skip
         ARTIFACTS.mkdir(exist_ok=True)
         (ARTIFACTS / "crash.json").write_text(json.dumps(info, indent=2) + "\n")
-        print(f"\ncrash: {json.dumps(info)}")
+        with capsys.disabled():
+            print(f"\ncrash test: {json.dumps(info)}")
     finally:
         server.stop()

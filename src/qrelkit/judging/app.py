@@ -43,7 +43,7 @@ from starlette.staticfiles import StaticFiles
 from . import grades as g
 from .project import create_invite, find_user, invite_status, load_rubric_from_store, redeem_invite
 from .security import RateLimiter, SecurityHeaders, Sessions, read_form
-from .store import SCHEMA_VERSION, Store
+from .store import SCHEMA_VERSION, Store, StoreError
 
 __all__ = ["create_app"]
 
@@ -76,7 +76,15 @@ def create_app(
     """
     store = Store(db_path)
     rubric = load_rubric_from_store(store)
-    sessions = Sessions(secret or store.meta("secret") or "")
+    secret = secret or store.meta("secret")
+    if not secret or len(secret) < 32:
+        store.close()
+        raise StoreError(
+            "no session secret of at least 32 characters",
+            source=str(db_path),
+            fix="pass secret=..., or use a database made by `qrelkit judge init`",
+        )
+    sessions = Sessions(secret)
     limiter = RateLimiter(*signin_limit)
     env = _env()
     project_name = store.meta("project_name") or Path(db_path).stem
