@@ -246,3 +246,33 @@ def test_final_grades_agreed_single_adjudicated_unresolved(project: Path) -> Non
         ]
         with pytest.raises(ValidationError, match="not on the scale"):
             g.adjudicate(store, rubric, "q1", "keys/policy", 9, by=None, note=None)
+
+
+def test_a_new_migration_is_applied_once_and_recorded(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from qrelkit.judging import store as store_module
+
+    extra = (SCHEMA_VERSION + 1, "add a column", "ALTER TABLE users ADD COLUMN email TEXT;")
+    monkeypatch.setattr(store_module, "MIGRATIONS", (*store_module.MIGRATIONS, extra))
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    for _ in range(2):  # opening again does not re-apply it
+        with Store(project) as store:
+            assert store.read(lambda c: c.execute("PRAGMA user_version").fetchone()[0]) == SCHEMA_VERSION + 1
+            names = store.read(lambda c: [r[1] for r in c.execute("PRAGMA table_info(users)")])
+            assert "email" in names
+            applied = store.read(lambda c: [r[0] for r in c.execute("SELECT version FROM schema_migrations")])
+            assert applied == [1, SCHEMA_VERSION + 1]
+
+
+def test_a_failing_migration_leaves_the_file_as_it_was(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from qrelkit.judging import store as store_module
+
+    broken = (SCHEMA_VERSION + 1, "broken", "ALTER TABLE users ADD COLUMN email TEXT; SELECT * FROM nowhere;")
+    monkeypatch.setattr(store_module, "MIGRATIONS", (*store_module.MIGRATIONS, broken))
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    with pytest.raises(sqlite3.OperationalError, match="nowhere"):
+        Store(project)
+    with sqlite3.connect(project) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert "email" not in [r[1] for r in conn.execute("PRAGMA table_info(users)")]

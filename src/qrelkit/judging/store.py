@@ -181,16 +181,18 @@ def _migrate(conn: sqlite3.Connection, source: str) -> None:
 
 
 def _split_sql(script: str) -> list[str]:
-    """Split a migration into statements (``sqlite3.complete_statement`` keeps triggers whole)."""
+    """Split a migration into statements; ``sqlite3.complete_statement`` keeps triggers and strings whole."""
     statements, current = [], ""
-    for line in script.splitlines(keepends=True):
-        if line.strip().startswith("--") and not current.strip():
-            continue
-        current += line
+    for piece in script.split(";"):
+        current += piece + ";"
         if sqlite3.complete_statement(current):
-            statements.append(current.strip())
+            text = "\n".join(
+                line for line in current.splitlines() if not line.strip().startswith("--")
+            ).strip()
+            if text.strip("; \n"):
+                statements.append(text)
             current = ""
-    if current.strip():
+    if current.strip("; \n"):
         statements.append(current.strip())
     return statements
 
