@@ -10,13 +10,11 @@ import json
 import math
 from pathlib import Path
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from qrelkit import Conventions, Qrels, Run, evaluate, read_qrels, read_run
 from qrelkit.cli import main
-from qrelkit.engine.kernels import aggregate
 from qrelkit.errors import ConventionError, IncomparableError, ValidationError
 from qrelkit.profiles import PROFILES, attribute, get_profile, sweep
 
@@ -107,9 +105,13 @@ def test_skip_unretrieved_leaves_out_queries_with_nothing_relevant_in_the_top_k(
 
 
 def test_mean_over_run_queries_divides_by_the_runs_query_count():
-    values = np.array([0.5, np.nan, 1.0])
-    assert aggregate(values, Conventions(mean="run_queries"), 4) == pytest.approx(1.5 / 4)
-    assert aggregate(values, Conventions(), 4) == pytest.approx(0.75)
+    # judged: a (found at rank 1: 1.0), b (nothing relevant retrieved: undefined), c (missing from the run);
+    # the run also has x, which nobody judged. Run queries: a, b, x -> 1.0 / 3.
+    qrels = Qrels.from_dict({"a": {"d1": 1}, "b": {"d2": 1}, "c": {"d3": 1}})
+    run = Run.from_dict({"a": {"d1": 1.0}, "b": {"z": 1.0}, "x": {"d1": 1.0}})
+    conv = Conventions(no_relevant="skip_unretrieved", missing_queries="skip", mean="run_queries")
+    assert evaluate(qrels, run, ["nDCG@10"], conv).mean("nDCG@10") == pytest.approx(1 / 3)
+    assert evaluate(qrels, run, ["nDCG@10"], conv.with_(mean="defined")).mean("nDCG@10") == 1.0
 
 
 # ----------------------------------------------------------------------------------- the chapter's example

@@ -453,14 +453,10 @@ def single_axis_changes(base: Conventions) -> list[tuple[str, Conventions]]:
 
 def score(qrels: Any, run: Any, measure: Any, conv: Conventions) -> tuple[dict[str, float], float]:
     """Per-query values of one measure and their mean under ``conv`` (the ``mean`` axis applied)."""
-    import numpy as np
-
-    from .engine.kernels import aggregate
     from .evaluate import evaluate
 
-    values = evaluate(qrels, run, [measure], conv).values(measure)
-    run_queries = run.frame.get_column("query_id").n_unique()
-    return values, aggregate(np.array(list(values.values()), dtype=float), conv, run_queries)
+    results = evaluate(qrels, run, [measure], conv)
+    return results.values(measure), results.mean(measure)
 
 
 def _moved(a: dict[str, float], b: dict[str, float]) -> list[str]:

@@ -92,12 +92,6 @@ def announce_profile(conv: Conventions, on_duplicate: str) -> None:
         + (f"; refuses: {', '.join(profile.refuses)}" if profile.refuses else ""),
         err=True,
     )
-    if conv.mean == "run_queries":
-        click.echo(
-            "note: mean=run_queries divides by the run's query count; `qrelkit conventions` reports that "
-            "mean, the means below are over the queries with a value",
-            err=True,
-        )
 
 
 def load_inputs(

@@ -283,15 +283,3 @@ def mean_defined(values: np.ndarray) -> float:
     """Mean of defined values with exact summation (math.fsum), so means do not depend on query order."""
     defined = values[~np.isnan(values)]
     return math.fsum(defined.tolist()) / len(defined) if len(defined) else float("nan")
-
-
-def aggregate(values: np.ndarray, conv: Conventions, run_queries: int) -> float:
-    """One number from per-query values under the ``mean`` convention.
-
-    ``defined``: the mean of the defined values. ``run_queries``: the sum of the defined values divided by
-    ``run_queries``, the number of distinct queries in the run (trectools' ``sum() / len(run.topics())``).
-    """
-    if conv.mean == "defined":
-        return mean_defined(values)
-    defined = values[~np.isnan(values)]
-    return math.fsum(defined.tolist()) / run_queries if run_queries else float("nan")
