@@ -16,7 +16,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from qrelkit.errors import ValidationError, did_you_mean
+from qrelkit.errors import QrelkitError, ValidationError, did_you_mean
 from qrelkit.rubric import Rubric
 
 from .store import Store, now
@@ -325,7 +325,10 @@ def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
     method = "grade distance"
     leverage = _leverage_function() if has_runs else None
     if leverage is not None and queue:
-        method = _apply_leverage(store, queue, leverage) or method
+        try:
+            method = _apply_leverage(store, queue, leverage) or method
+        except QrelkitError as exc:  # e.g. runs that share no query with the disputed pairs
+            method = f"grade distance (leverage unavailable: {exc.problem})"
     if method == "leverage":
         queue.sort(key=lambda i: (-(i["leverage"] or 0.0), -i["distance"], i["query_id"], i["doc_id"]))
     else:
