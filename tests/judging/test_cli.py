@@ -103,3 +103,25 @@ def test_every_judge_command_is_documented() -> None:
     missing = [name for name in judge_group.commands if f"qrelkit judge {name}" not in doc]
     assert not missing, f"docs/judging.md does not show: {', '.join(missing)}"
     assert "img/labeller.png" in doc
+
+
+def test_init_warns_about_a_rubric_that_fails_lint(tmp_path: Path) -> None:
+    rubric = ROOT / "tests" / "fixtures" / "rubrics" / "best-answer.toml"
+    args = ["judge", "init", str(tmp_path / "p.db"), "--rubric", str(rubric), "--pool", str(FIXTURES / "pool.jsonl"),
+            "--docs", str(FIXTURES / "docs.jsonl"), "--queries", str(FIXTURES / "queries.tsv"),
+            "--labellers", "alice,bob"]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0 and "lint error" in result.output
+
+
+def test_pairs_judged_elsewhere_need_no_text(tmp_path: Path) -> None:
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text(
+        (FIXTURES / "pool.jsonl").read_text()
+        + json.dumps({"query_id": "q9", "doc_id": "gone/page", "runs": {}, "best_rank": 3, "judged": True})
+        + "\n"
+    )
+    out = run("init", str(tmp_path / "p.db"), "--rubric", str(FIXTURES / "rubric.toml"), "--pool", str(pool),
+              "--docs", str(FIXTURES / "docs.jsonl"), "--queries", str(FIXTURES / "queries.tsv"),
+              "--labellers", "alice,bob")  # fmt: skip
+    assert "2 pooled pairs were judged already" in out

@@ -78,6 +78,15 @@ def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: Path, 
     if summary["runs"]:
         click.echo(f"  runs stored: {', '.join(summary['runs'])}")
     click.echo(f"  admin: {summary['admin']} (invite with: qrelkit judge invite {db} {summary['admin']})")
+    from qrelkit.rubric import lint, load_rubric
+
+    errors = sum(f.severity == "error" for f in lint(load_rubric(rubric)))
+    if errors:
+        click.echo(
+            f"warning: the rubric has {errors} lint error(s); see `qrelkit rubric lint {rubric}` "
+            "before anyone grades with it",
+            err=True,
+        )
 
 
 @command.command(name="invite")

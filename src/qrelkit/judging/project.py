@@ -238,6 +238,8 @@ def init_project(
     doc_map = read_docs(docs)
     query_map = read_queries(queries)
     for e in entries:
+        if e.judged:  # judged elsewhere: never shown, so its text need not be at hand
+            continue
         if e.query_id not in query_map:
             raise ValidationError(
                 f"pool query {e.query_id!r} is not in the queries file{did_you_mean(e.query_id, query_map)}",
@@ -361,8 +363,8 @@ def _fill(
         "created_at": created,
     }
     conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
-    used_queries = {e.query_id for e in entries}
-    used_docs = {e.doc_id for e in entries}
+    used_queries = {e.query_id for e in entries if not e.judged}
+    used_docs = {e.doc_id for e in entries if not e.judged}
     conn.executemany("INSERT INTO queries VALUES (?, ?)", [(q, queries[q]) for q in sorted(used_queries)])
     conn.executemany("INSERT INTO docs VALUES (?, ?, ?)", [(d, *docs[d]) for d in sorted(used_docs)])
     pair_ids: dict[tuple[str, str], int] = {}
