@@ -14,7 +14,6 @@ from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from ..data import Fingerprint
@@ -98,6 +97,8 @@ def split_columns(
     With ``trailing_ok``, fields after the last column are allowed and ignored (trec_eval reserves them
     "for future expansion" in run files); the count of such lines is in the ``extra`` column's sum.
     """
+    import pyarrow.compute as pc  # the robust path only: clean files never pay for this import
+
     lines = _lines(raw, source, layout)
     trimmed = pc.ascii_trim_whitespace(lines)
     parts = pc.ascii_split_whitespace(trimmed)
