@@ -129,7 +129,7 @@ def revoke_command(db: Path, name: str) -> None:
 @click.option("--port", type=int, default=8000, show_default=True)
 @click.option("--base-url", default=None, help="Public URL used in invite links made on the admin page.")
 @click.option("--signin-limit", default="10/60", show_default=True,
-              help="Sign-in attempts allowed per client address: ATTEMPTS/SECONDS.")  # fmt: skip
+              help="Failed sign-in attempts allowed per client address: ATTEMPTS/SECONDS.")  # fmt: skip
 @click.option("--forwarded-allow-ips", default="127.0.0.1", show_default=True,
               help="Proxies trusted for X-Forwarded-For/-Proto (the client address and https behind a proxy).")  # fmt: skip
 @click.option("--log-level", default="warning", show_default=True,

@@ -71,7 +71,7 @@ def create_app(
 
     ``secret`` signs session cookies (default: the project's own secret, made by ``judge init``);
     ``base_url`` is used in invite links made from the admin page (default: the request's own URL);
-    ``signin_limit`` is (attempts, seconds) per client address for the invite pages; ``max_body`` caps
+    ``signin_limit`` is (failed attempts, seconds) per client address for the invite pages; ``max_body`` caps
     every form body in bytes.
     """
     store = Store(db_path)
@@ -169,21 +169,28 @@ def create_app(
         return JSONResponse({"ok": True, "schema_version": SCHEMA_VERSION})
 
     async def invite_page(request: Request) -> Response:
-        if not limiter.hit(client(request)):
-            raise HTTPException(429, "too many sign-in attempts; wait a minute and try again")
+        address = client(request)
+        if not limiter.allowed(address):
+            raise HTTPException(429, "too many failed sign-in attempts; wait a minute and try again")
         token = request.path_params["token"]
         user_of(request)
         if request.method == "GET":
             user = invite_status(store, token)
             if user is None:
+                limiter.fail(address)
                 return render(request, "signin.html", code=403, invalid=True)
             return render(
                 request, "invite.html", fresh_session=True, name=user["name"], role=user["role"], token=token
             )
-        form = await form_of(request)
-        only(form, set())
+        try:
+            form = await form_of(request)
+            only(form, set())
+        except HTTPException:
+            limiter.fail(address)
+            raise
         user = await asyncio.wrap_future(store.submit(lambda c: redeem_invite(c, token)))
         if user is None:
+            limiter.fail(address)
             return render(request, "signin.html", code=403, invalid=True)
         session = Sessions.new(user["user_id"], user["session_epoch"])
         response = RedirectResponse("/admin" if user["role"] == "admin" else "/label", status_code=303)

@@ -7,7 +7,7 @@
 - The CSRF token is an HMAC of the nonce; every POST must carry it (form field ``csrf_token`` or header
   ``X-CSRF-Token``), and a POST whose ``Origin`` header names another site (or is opaque, ``null``) is
   refused as well.
-- Sign-in attempts are limited per client address with a sliding window.
+- Failed sign-in attempts are limited per client address with a sliding window.
 - Form bodies are read with a size limit and parsed strictly (UTF-8, bounded field count, no repeats).
 """
 
@@ -87,30 +87,40 @@ class Sessions:
 
 
 class RateLimiter:
-    """At most ``limit`` events per ``window`` seconds per key (sliding window, in memory)."""
+    """At most ``limit`` failures per ``window`` seconds per key (sliding window, in memory).
+
+    Sign-in counts failures (an unknown, used or expired link; a missing CSRF token): a valid link cannot
+    be guessed, so successes need no limit, and twenty labellers behind one office address can all sign
+    in at nine o'clock. Once a key is over its limit every attempt is refused until the window passes.
+    """
 
     def __init__(self, limit: int, window: float) -> None:
         self.limit, self.window = limit, window
         self._events: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
 
-    def hit(self, key: str) -> bool:
-        """Record an attempt; ``False`` when the key is over its limit (the attempt is refused)."""
+    def _recent(self, key: str, t: float) -> deque[float]:
+        if len(self._events) > 10_000:  # forget idle keys rather than grow without bound
+            self._events = {k: v for k, v in self._events.items() if v and v[-1] > t - self.window}
+        q = self._events.setdefault(key, deque())
+        while q and q[0] <= t - self.window:
+            q.popleft()
+        return q
+
+    def allowed(self, key: str) -> bool:
+        """``False`` while the key has ``limit`` failures within the window."""
+        with self._lock:
+            return len(self._recent(key, time.monotonic())) < self.limit
+
+    def fail(self, key: str) -> None:
+        """Record a failed attempt."""
         t = time.monotonic()
         with self._lock:
-            if len(self._events) > 10_000:  # forget idle keys rather than grow without bound
-                self._events = {k: v for k, v in self._events.items() if v and v[-1] > t - self.window}
-            q = self._events.setdefault(key, deque())
-            while q and q[0] <= t - self.window:
-                q.popleft()
-            if len(q) >= self.limit:
-                return False
-            q.append(t)
-            return True
+            self._recent(key, t).append(t)
 
 
 def parse_limit(text: str) -> tuple[int, float]:
-    """``"10/60"`` -> (10, 60.0): at most 10 sign-in attempts per 60 seconds."""
+    """``"10/60"`` -> (10, 60.0): at most 10 failed sign-in attempts per 60 seconds."""
     count, _, seconds = text.partition("/")
     try:
         limit, window = int(count), float(seconds or 60)
