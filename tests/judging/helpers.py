@@ -78,18 +78,16 @@ class ThreadServer:
 class ProcessServer:
     """``qrelkit judge serve`` in its own process (so that it can be killed with SIGKILL)."""
 
-    def __init__(self, db: Path, *, signin_limit: str = "1000/60") -> None:
+    def __init__(self, db: Path) -> None:
         self.db = db
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.signin_limit = signin_limit
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> ProcessServer:
         import httpx
 
-        cmd = [sys.executable, "-m", "qrelkit", "judge", "serve", str(self.db), "--port", str(self.port),
-               "--signin-limit", self.signin_limit]  # fmt: skip
+        cmd = [sys.executable, "-m", "qrelkit", "judge", "serve", str(self.db), "--port", str(self.port)]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 20
         while True:
