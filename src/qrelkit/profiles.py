@@ -323,9 +323,9 @@ def _profiles() -> list[Profile]:
                 "functional/retrieval/ndcg.py: normalized_gain == 0 scores 0",
             ),
             crosscheck=f"{_TEST}::test_torchmetrics_profile (pytest -m torch)",
-            notes="recent torchmetrics ranks documents with a score <= 0 as one tied block at the "
-            "bottom and scores 0 when no score is positive, and accumulates in float32 (agreement "
-            "about 1e-6): the profile assumes positive scores.",
+            notes="torchmetrics accumulates in float32: agreement to 1e-6 (checked with 1.9.0). A later "
+            "revision of ndcg.py ranks every document with a score <= 0 as one tied block at the bottom "
+            "and scores 0 when no score is positive; this profile follows 1.9.0.",
         ),
         Profile(
             "trectools",
