@@ -24,9 +24,9 @@ Refusal = Literal["numeric_query_ids", "grades_at_most_4", "two_returned_per_que
 REFUSALS: tuple[str, ...] = get_args(Refusal)
 
 _REFUSAL_TEXT = {
-    "numeric_query_ids": "query ids must be whole numbers (gdeval.pl reads them as numbers)",
-    "grades_at_most_4": "grades must be at most 4 (gdeval.pl's $MAX_JUDGMENT)",
-    "two_returned_per_query": "every query needs at least two returned documents (ndcg_score refuses one)",
+    "numeric_query_ids": "whole-number query ids (gdeval.pl reads them as numbers)",
+    "grades_at_most_4": "grades of at most 4 (gdeval.pl's $MAX_JUDGMENT)",
+    "two_returned_per_query": "at least two returned documents per query (ndcg_score refuses one)",
 }
 
 

@@ -182,6 +182,9 @@ def command(
     qrels_obj, (run_obj,) = load_inputs(qrels, (run,), input_format, on_duplicate, None)
     header = _inputs(qrels_obj, run_obj)
     if diff:
+        for name in diff:
+            if name != "default":
+                get_profile(name).check(qrels_obj, [run_obj])  # a profile's refusals hold here too
         convs = [base if name == "default" else get_profile(name).conventions for name in diff]
         att = attribute(qrels_obj, run_obj, m, convs[0], convs[1])
         click.echo(_diff_output(att, diff, str(m), out_format, header), nl=False)
