@@ -22,9 +22,11 @@ demo: $(BIN)/qrelkit
 $(VENV)/.test-deps: $(BIN)/qrelkit pyproject.toml
 	$(BIN)/pip install -q -e '.[test]'
 	# Browser tests drive Debian's chromium (no browser download works here): install it when missing.
-	@if ! command -v chromium >/dev/null 2>&1; then \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
-	  else echo "browser tests need Debian's chromium: sudo apt-get install chromium"; fi; fi
+	# fonts-dejavu-core is the pages' first font (stable screenshots); fonts-liberation is chromium's fallback.
+	@if ! command -v chromium >/dev/null 2>&1 || ! dpkg -s fonts-dejavu-core fonts-liberation >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    chromium fonts-dejavu-core fonts-liberation; \
+	  else echo "browser tests need: sudo apt-get install chromium fonts-dejavu-core fonts-liberation"; fi; fi
 	# irrCAC pins scipy==1.12 (numpy<2): install it without its pins; it runs on current scipy.
 	$(BIN)/pip install -q --no-deps irrCAC
 	@touch $@
