@@ -22,25 +22,58 @@ CASES = {
     "run-score-nan": ("run", "run.txt", "q1 Q0 d1 1 2.5 sys\nq1 Q0 d2 2 NaN sys\n", 2, "not a finite number"),
     "run-score-inf": ("run", "run.txt", "q1 Q0 d1 1 inf sys\n", 1, "not a finite number"),
     "run-rank-not-integer": ("run", "run.txt", "q1 Q0 d1 one 2.5 sys\n", 1, "rank 'one' is not an integer"),
-    "run-duplicate-doc": ("run", "run.txt", "q1 Q0 d1 1 2.5 sys\nq1 Q0 d2 2 2 sys\nq1 Q0 d1 3 1 sys\n", 3,
-                          "appears more than once"),
+    "run-duplicate-doc": (
+        "run",
+        "run.txt",
+        "q1 Q0 d1 1 2.5 sys\nq1 Q0 d2 2 2 sys\nq1 Q0 d1 3 1 sys\n",
+        3,
+        "appears more than once",
+    ),
     "run-empty": ("run", "run.txt", "\n  \n", None, "file is empty"),
     "run-mixed-tags": ("run", "run.txt", "q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 1.5 dense\n", 2, "mixes run tags"),
     "run-is-qrels": ("run", "run.txt", GOOD_QRELS, 1, "looks like a qrels line"),
-    "qrels-grade-fraction": ("qrels", "qrels.txt", "q1 0 d1 2\nq1 0 d2 1.5\n", 2, "grade '1.5' is not an integer"),
+    "qrels-grade-fraction": (
+        "qrels",
+        "qrels.txt",
+        "q1 0 d1 2\nq1 0 d2 1.5\n",
+        2,
+        "grade '1.5' is not an integer",
+    ),
     "qrels-grade-word": ("qrels", "qrels.txt", "q1 0 d1 high\n", 1, "grade 'high' is not an integer"),
     "qrels-three-fields": ("qrels", "qrels.txt", "q1 0 d1 2\nq1 d2 1\n", 2, "line has 3 fields"),
     "qrels-is-run": ("qrels", "qrels.txt", GOOD_RUN, 1, "looks like a run line"),
     "qrels-duplicate": ("qrels", "qrels.txt", "q1 0 d1 2\nq1 0 d1 1\n", 2, "appears more than once"),
     "qrels-empty": ("qrels", "qrels.txt", "", None, "file is empty"),
-    "run-corrupt-gzip": ("run", "run.txt.gz", gzip.compress(GOOD_RUN.encode())[:-12], None, "gzip data is corrupt"),
+    "run-corrupt-gzip": (
+        "run",
+        "run.txt.gz",
+        gzip.compress(GOOD_RUN.encode())[:-12],
+        None,
+        "gzip data is corrupt",
+    ),
     "run-binary": ("run", "run.txt", b"\x00\x01\x02binary", None, "binary data"),
     "run-not-utf8": ("run", "run.txt", b"q1 Q0 d\xff\xfe 1 2.5 sys\n", None, "not valid UTF-8"),
-    "run-csv-missing-score": ("run", "run.csv", "query_id,doc_id,rank\nq1,d1,1\n", None, "missing column(s) score"),
-    "run-csv-bad-score": ("run", "run.csv", "query_id,doc_id,score\nq1,d1,1.0\nq1,d2,high\n", 3,
-                          "score 'high' is not a number"),
-    "run-jsonl-bad-score": ("run", "run.jsonl", '{"query_id":"q1","doc_id":"d1","score":1}\n'
-                            '{"query_id":"q1","doc_id":"d2","score":"x"}\n', 2, "score 'x' is not a number"),
+    "run-csv-missing-score": (
+        "run",
+        "run.csv",
+        "query_id,doc_id,rank\nq1,d1,1\n",
+        None,
+        "missing column(s) score",
+    ),
+    "run-csv-bad-score": (
+        "run",
+        "run.csv",
+        "query_id,doc_id,score\nq1,d1,1.0\nq1,d2,high\n",
+        3,
+        "score 'high' is not a number",
+    ),
+    "run-jsonl-bad-score": (
+        "run",
+        "run.jsonl",
+        '{"query_id":"q1","doc_id":"d1","score":1}\n{"query_id":"q1","doc_id":"d2","score":"x"}\n',
+        2,
+        "score 'x' is not a number",
+    ),
 }
 
 
@@ -60,7 +93,8 @@ def _run_cli(tmp_path, case):
         bad.write_text(content)
     proc = subprocess.run(
         [sys.executable, "-m", "qrelkit", "eval", str(qrels), str(run), "-f", "tsv"],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     return proc, bad
 
@@ -84,9 +118,12 @@ def test_bad_input_gives_one_clear_line(tmp_path, name):
 def test_missing_file_is_exit_1_with_the_path(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "qrelkit", "eval", str(tmp_path / "nope.txt"), str(tmp_path / "run.txt")],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
-    assert proc.returncode == 1 and "nope.txt: file not found" in proc.stderr and "Traceback" not in proc.stderr
+    assert (
+        proc.returncode == 1 and "nope.txt: file not found" in proc.stderr and "Traceback" not in proc.stderr
+    )
 
 
 def test_grade_outside_rubric_scale_names_the_line(tmp_path):
@@ -97,7 +134,8 @@ def test_grade_outside_rubric_scale_names_the_line(tmp_path):
     run.write_text(GOOD_RUN)
     proc = subprocess.run(
         [sys.executable, "-m", "qrelkit", "eval", str(qrels), str(run), "--rubric", str(rubric)],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 1, proc.stderr
     assert f"{qrels}:2: grade 7 is outside the rubric's scale [0, 1, 2, 3]" in proc.stderr
@@ -106,12 +144,26 @@ def test_grade_outside_rubric_scale_names_the_line(tmp_path):
 def test_bad_measure_is_a_usage_error(tmp_path):
     (tmp_path / "q").write_text(GOOD_QRELS)
     (tmp_path / "r").write_text(GOOD_RUN)
-    for measure, text in [("nDCG@0", "not a positive whole number"), ("nDGC@10", "did you mean 'nDCG'"),
-                          ("nDCG(rel=2)@10", "has no relevance threshold"), ("P", "needs a cutoff"),
-                          ("nDCG(gain=quadratic)@10", "unknown gain")]:
+    for measure, text in [
+        ("nDCG@0", "not a positive whole number"),
+        ("nDGC@10", "did you mean 'nDCG'"),
+        ("nDCG(rel=2)@10", "has no relevance threshold"),
+        ("P", "needs a cutoff"),
+        ("nDCG(gain=quadratic)@10", "unknown gain"),
+    ]:
         proc = subprocess.run(
-            [sys.executable, "-m", "qrelkit", "eval", str(tmp_path / "q"), str(tmp_path / "r"), "-m", measure],
-            capture_output=True, text=True,
+            [
+                sys.executable,
+                "-m",
+                "qrelkit",
+                "eval",
+                str(tmp_path / "q"),
+                str(tmp_path / "r"),
+                "-m",
+                measure,
+            ],
+            capture_output=True,
+            text=True,
         )
         assert proc.returncode == 2, (measure, proc.stderr)
         assert text in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
@@ -121,8 +173,11 @@ def test_parquet_float_ids_are_refused(tmp_path):
     path = tmp_path / "run.parquet"
     pl.DataFrame({"query_id": [1.0, 2.0], "doc_id": ["a", "b"], "score": [1.0, 2.0]}).write_parquet(path)
     (tmp_path / "q").write_text(GOOD_QRELS)
-    proc = subprocess.run([sys.executable, "-m", "qrelkit", "eval", str(tmp_path / "q"), str(path)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qrelkit", "eval", str(tmp_path / "q"), str(path)],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 1 and "query_id column holds floating-point numbers" in proc.stderr
 
 
@@ -130,8 +185,18 @@ def test_gain_map_without_a_grade_is_refused(tmp_path):
     (tmp_path / "q").write_text(GOOD_QRELS)
     (tmp_path / "r").write_text(GOOD_RUN)
     proc = subprocess.run(
-        [sys.executable, "-m", "qrelkit", "eval", str(tmp_path / "q"), str(tmp_path / "r"), "--gain", "{0:0,2:3}"],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "qrelkit",
+            "eval",
+            str(tmp_path / "q"),
+            str(tmp_path / "r"),
+            "--gain",
+            "{0:0,2:3}",
+        ],
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 1 and "grade 1 is not in the gain map {0:0,2:3}" in proc.stderr, proc.stderr
     json.dumps({})  # keep json import used by other helpers

@@ -80,7 +80,9 @@ def test_regrade_moves_ndcg_not_recall(chapter):
 def test_explain_cli_prints_the_hand_calculation():
     out = subprocess.run(
         [sys.executable, "-m", "qrelkit", "explain", str(QRELS), str(RUN), "--query", "key-rotation"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     for figure in ("7.998", "11.210", "0.713414", "4.417", "55.2%", "1.292", "1.893", "0.289"):
         assert figure in out, figure
@@ -113,8 +115,21 @@ def test_explain_shows_tie_blocks_and_missed_documents():
 
 def test_explain_json_carries_provenance():
     out = subprocess.run(
-        [sys.executable, "-m", "qrelkit", "explain", str(QRELS), str(RUN), "--query", "key-rotation", "-f", "json"],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            "-m",
+            "qrelkit",
+            "explain",
+            str(QRELS),
+            str(RUN),
+            "--query",
+            "key-rotation",
+            "-f",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     data = json.loads(out)
     assert data["conventions"]["gain"] == "exponential"

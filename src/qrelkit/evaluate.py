@@ -100,6 +100,15 @@ def _check_depth(run: Run, measures: Sequence[Measure], conv: Conventions) -> No
             f"but {', '.join(deeper)} need{'s' if len(deeper) == 1 else ''} more",
             fix="read the run with keep_top=None (or at least the largest cutoff)",
         )
+    if run.meta.get("kept_top_precision") == "double":
+        single = [str(m) for m in measures if m.conventions(conv).precision == "single"]
+        if single:
+            raise ValidationError(
+                f"run {run.name!r} was cut to each query's top {kept} by double-precision scores, but "
+                f"{', '.join(single)} rank{'s' if len(single) == 1 else ''} by single precision, where "
+                "more documents can tie at the cutoff",
+                fix="read the run with rank_single=True (evaluate_files does this for you)",
+            )
 
 
 def evaluate_run(

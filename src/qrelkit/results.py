@@ -30,7 +30,11 @@ class RunSummary:
 
     def to_dict(self, conventions: Conventions) -> dict[str, Any]:
         counts = self.queries.counts()
-        policy = "skipped" if conventions.no_relevant == "skip" else "scored 0"
+        policy = {
+            "zero": "scored 0",
+            "skip": "skipped",
+            "skip_unretrieved": "skipped (also where nothing relevant was retrieved)",
+        }[conventions.no_relevant]
         return {
             "name": self.name,
             "fingerprint": self.fingerprint.to_dict(),
@@ -182,7 +186,8 @@ class Results:
         return out
 
     def check_comparable(self, other: Results) -> None:
-        """Refuse to combine results computed under different conventions, measures or judgments."""
+        """Refuse to combine results computed under different conventions or judgments (the error names
+        each differing axis, and the qrels fingerprints when they differ)."""
         problems = [f"{axis}: {a} vs {b}" for axis, a, b in self.conventions.differences(other.conventions)]
         if self.qrels_fingerprint.sha256 != other.qrels_fingerprint.sha256:
             problems.append(

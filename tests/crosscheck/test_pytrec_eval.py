@@ -98,5 +98,7 @@ def test_single_precision_ties_match_pytrec_eval_and_double_precision_does_not()
     single = evaluate(q, r, ["nDCG@10"], PYTREC).mean("nDCG@10")
     double = evaluate(q, r, ["nDCG@10"], PYTREC.with_(precision="double")).mean("nDCG@10")
     assert single == pytest.approx(theirs, abs=1e-12)
-    assert single == pytest.approx(2 / np.log2(3) / 2, abs=1e-12)  # "a" at rank 2 of an ideal with it at rank 1
+    assert single == pytest.approx(
+        2 / np.log2(3) / 2, abs=1e-12
+    )  # "a" at rank 2 of an ideal with it at rank 1
     assert double == 1.0  # in double precision "a" outscores "z"

@@ -27,9 +27,15 @@ def _expected(path):
 
 
 def _qrelkit_name(trec_name: str, rel: int) -> str | None:
-    fixed = {"map": f"AP(rel={rel})", "Rprec": f"Rprec(rel={rel})", "recip_rank": f"RR(rel={rel})",
-             "ndcg": "nDCG", "num_rel": f"NumRel(rel={rel})", "num_ret": "NumRet",
-             "num_rel_ret": f"NumRelRet(rel={rel})"}
+    fixed = {
+        "map": f"AP(rel={rel})",
+        "Rprec": f"Rprec(rel={rel})",
+        "recip_rank": f"RR(rel={rel})",
+        "ndcg": "nDCG",
+        "num_rel": f"NumRel(rel={rel})",
+        "num_ret": "NumRet",
+        "num_rel_ret": f"NumRelRet(rel={rel})",
+    }
     if trec_name in fixed:
         return fixed[trec_name]
     m = re.fullmatch(r"(P|recall|ndcg_cut|map_cut)_(\d+)", trec_name)

@@ -397,7 +397,7 @@ def read_run(
         _reduce(run.frame, keep_top, rank_single),
         run.fingerprint,
         run.name,
-        {**run.meta, "kept_top": keep_top},
+        {**run.meta, "kept_top": keep_top, "kept_top_precision": "single" if rank_single else "double"},
     )
 
 

@@ -218,6 +218,7 @@ def _read_run(path, keep_top, rank_single, on_bytes):
     meta: dict[str, object] = {"rows_read": rows, "reader": "fast"}
     if keep_top is not None:
         meta["kept_top"] = keep_top
+        meta["kept_top_precision"] = "single" if rank_single else "double"
     if tags:
         meta["tag"] = next(iter(tags))
     return (

@@ -165,7 +165,7 @@ def print_table(results: Results, per_query: bool, console: Any) -> None:
             notes.append(f"{counts['absent_from_qrels_skipped']} without judgments, skipped")
         undefined = {m: n for m, n in run.undefined.items() if n}
         if undefined:
-            verb = "skipped" if results.conventions.no_relevant == "skip" else "scored 0"
+            verb = "scored 0" if results.conventions.no_relevant == "zero" else "skipped"
             notes.append(
                 "no relevant documents (" + verb + "): " + ", ".join(f"{m} {n}" for m, n in undefined.items())
             )
