@@ -88,3 +88,20 @@ def test_parse_size_errors():
         parse_size("lots")
     with pytest.raises(ValidationError, match="below 64 MB"):
         parse_size("10MB")
+
+
+def test_cli_memory_limit_routes_through_duckdb(tmp_path, force_external):
+    import json
+
+    from click.testing import CliRunner
+
+    from qrelkit.cli import main
+
+    qrels_path, run_path = _files(tmp_path)
+    args = ["eval", str(qrels_path), str(run_path), "-m", "AP", "-m", "nDCG", "-f", "json"]
+    capped = CliRunner().invoke(main, [*args, "--memory-limit", "256MB"])
+    plain = CliRunner().invoke(main, args)
+    assert capped.exit_code == 0 and plain.exit_code == 0, capped.output
+    a, b = json.loads(capped.stdout), json.loads(plain.stdout)
+    assert a["runs"][0]["reader"] == "duckdb" and b["runs"][0]["reader"] in ("fast", "robust")
+    assert a["results"] == b["results"]

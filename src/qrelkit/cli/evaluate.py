@@ -135,6 +135,7 @@ def _evaluate_files(
     input_format: str,
     on_duplicate: str,
     rubric: str | None,
+    memory_limit: str | None = None,
 ) -> Any:
     """Evaluate files, with a progress bar on a terminal when the runs are large enough to take a while."""
     from ..evaluate import evaluate_files
@@ -145,7 +146,13 @@ def _evaluate_files(
 
         rubric_obj = load_rubric(rubric)
         scale, rubric_hash = rubric_obj.scale, rubric_obj.content_hash
-    kwargs = dict(input_format=input_format, on_duplicate=on_duplicate, scale=scale, rubric_hash=rubric_hash)
+    kwargs = dict(
+        input_format=input_format,
+        on_duplicate=on_duplicate,
+        scale=scale,
+        rubric_hash=rubric_hash,
+        memory_limit=memory_limit,
+    )
     total = sum(Path(p).stat().st_size for p in runs if Path(p).is_file())
     if not sys.stderr.isatty() or total < PROGRESS_BYTES:
         return evaluate_files(qrels, runs, measures, conv, **kwargs)
@@ -219,6 +226,13 @@ PROGRESS_BYTES = 64 << 20
 @click.option(
     "--rubric", type=click.Path(dir_okay=False), help="rubric.toml: grades outside its scale are errors"
 )
+@click.option(
+    "--memory-limit",
+    metavar="SIZE",
+    default=None,
+    help="cap memory (e.g. 2GB): runs that cannot stream and would not fit are sorted on disk by DuckDB and "
+    "evaluated in batches of whole queries, with identical numbers [default: no cap]",
+)
 @profile_option
 @convention_options
 def eval_command(
@@ -231,6 +245,7 @@ def eval_command(
     input_format: str,
     on_duplicate: str | None,
     rubric: str | None,
+    memory_limit: str | None,
     **options: Any,
 ) -> None:
     """Evaluate RUNS against QRELS.
@@ -257,7 +272,7 @@ def eval_command(
         get_profile(conv.profile).check(qrels_obj, run_objs)
         results = evaluate(qrels_obj, run_objs, parsed, conv)
     else:
-        results = _evaluate_files(qrels, runs, parsed, conv, input_format, on_duplicate, rubric)
+        results = _evaluate_files(qrels, runs, parsed, conv, input_format, on_duplicate, rubric, memory_limit)
 
     if output:
         fmt = out_format or OUTPUT_SUFFIXES.get(Path(output).suffix.lower())
