@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import polars as pl
 
@@ -59,6 +60,18 @@ def _check_schema(frame: pl.DataFrame, schema: Mapping[str, pl.DataType], what: 
     return frame.select([pl.col(c).cast(t) for c, t in schema.items()])
 
 
+def _nested(frame: pl.DataFrame, value: str) -> dict[str, dict[str, Any]]:
+    """``{query_id: {doc_id: value}}`` from a frame (the pytrec_eval shape)."""
+    out: dict[str, dict[str, Any]] = {}
+    for q, d, v in frame.select("query_id", "doc_id", value).iter_rows():
+        out.setdefault(q, {})[d] = v
+    return out
+
+
+def _query_ids(frame: pl.DataFrame) -> list[str]:
+    return frame.get_column("query_id").unique(maintain_order=True).to_list()
+
+
 @dataclass(frozen=True, eq=False)
 class Qrels:
     """Relevance judgments: ``query_id``, ``doc_id``, integer ``grade`` (and the source ``line``, or null).
@@ -87,14 +100,11 @@ class Qrels:
         return qrels_from_frame(frame, name=name, source="dict")
 
     def to_dict(self) -> dict[str, dict[str, int]]:
-        out: dict[str, dict[str, int]] = {}
-        for q, d, g in self.frame.select("query_id", "doc_id", "grade").iter_rows():
-            out.setdefault(q, {})[d] = g
-        return out
+        return _nested(self.frame, "grade")
 
     @property
     def query_ids(self) -> list[str]:
-        return self.frame.get_column("query_id").unique(maintain_order=True).to_list()
+        return _query_ids(self.frame)
 
     def __len__(self) -> int:
         return self.frame.height
@@ -131,14 +141,11 @@ class Run:
         return run_from_frame(frame, name=name, source="dict")
 
     def to_dict(self) -> dict[str, dict[str, float]]:
-        out: dict[str, dict[str, float]] = {}
-        for q, d, s in self.frame.select("query_id", "doc_id", "score").iter_rows():
-            out.setdefault(q, {})[d] = s
-        return out
+        return _nested(self.frame, "score")
 
     @property
     def query_ids(self) -> list[str]:
-        return self.frame.get_column("query_id").unique(maintain_order=True).to_list()
+        return _query_ids(self.frame)
 
     def __len__(self) -> int:
         return self.frame.height

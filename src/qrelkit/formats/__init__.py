@@ -472,6 +472,21 @@ def _to_polars(frame: Any, source: str) -> pl.DataFrame:
     )
 
 
+def _prepare_frame(
+    frame: Any, name: str, source: str | None, on_duplicate: str, value: str
+) -> tuple[pl.DataFrame, str]:
+    """A caller's frame as validated columns (row number as ``line``), and the label errors will use."""
+    _check_choice(on_duplicate, ON_DUPLICATE_CHOICES, "on_duplicate")
+    label = source or f"{type(frame).__module__.split('.')[0]} DataFrame {name!r}"
+    df = _to_polars(frame, label)
+    df = _rename_columns(
+        df.with_row_index("line", offset=1).with_columns(pl.col("line").cast(pl.Int64)),
+        ("query_id", "doc_id", value),
+        label,
+    )
+    return _id_column(_id_column(df, "query_id", label), "doc_id", label), label
+
+
 def run_from_frame(
     frame: Any, *, name: str = "run", source: str | None = None, on_duplicate: OnDuplicate = "error"
 ) -> Run:
@@ -480,15 +495,7 @@ def run_from_frame(
     Row order is file order (used by the ``file_order`` tie convention). The fingerprint is SHA-256 of the
     sorted rows, so the same content always has the same identity.
     """
-    _check_choice(on_duplicate, ON_DUPLICATE_CHOICES, "on_duplicate")
-    label = source or f"{type(frame).__module__.split('.')[0]} DataFrame {name!r}"
-    df = _to_polars(frame, label)
-    df = _rename_columns(
-        df.with_row_index("line", offset=1).with_columns(pl.col("line").cast(pl.Int64)),
-        ("query_id", "doc_id", "score"),
-        label,
-    )
-    df = _id_column(_id_column(df, "query_id", label), "doc_id", label)
+    df, label = _prepare_frame(frame, name, source, on_duplicate, "score")
     run = _finish_run(df, Fingerprint("", "", label), name, label, on_duplicate, "on_duplicate=")
     fp = canonical_fingerprint(run.frame, ["query_id", "doc_id", "score"], label)
     return Run(run.frame, fp, run.name, run.meta)
@@ -503,15 +510,7 @@ def qrels_from_frame(
     on_duplicate: OnDuplicate = "error",
 ) -> Qrels:
     """A :class:`Qrels` from a pandas or polars frame with columns query_id, doc_id, grade."""
-    _check_choice(on_duplicate, ON_DUPLICATE_CHOICES, "on_duplicate")
-    label = source or f"{type(frame).__module__.split('.')[0]} DataFrame {name!r}"
-    df = _to_polars(frame, label)
-    df = _rename_columns(
-        df.with_row_index("line", offset=1).with_columns(pl.col("line").cast(pl.Int64)),
-        ("query_id", "doc_id", "grade"),
-        label,
-    )
-    df = _id_column(_id_column(df, "query_id", label), "doc_id", label)
+    df, label = _prepare_frame(frame, name, source, on_duplicate, "grade")
     qrels = _finish_qrels(df, Fingerprint("", "", label), name, label, scale, on_duplicate, "on_duplicate=")
     fp = canonical_fingerprint(qrels.frame, ["query_id", "doc_id", "grade"], label)
     return Qrels(qrels.frame, fp, name, qrels.scale, None, qrels.meta)
