@@ -94,25 +94,27 @@ def announce_profile(conv: Conventions, on_duplicate: str) -> None:
     )
 
 
+def rubric_scale(rubric: str | None) -> tuple[tuple[int, ...] | None, str | None]:
+    """(scale, content hash) of a rubric file, or (None, None) without one."""
+    if not rubric:
+        return None, None
+    from ..rubric import load_rubric
+
+    rubric_obj = load_rubric(rubric)
+    return rubric_obj.scale, rubric_obj.content_hash
+
+
 def load_inputs(
     qrels_path: str, run_paths: tuple[str, ...], fmt: str, on_duplicate: str, rubric: str | None
 ) -> tuple[Any, list[Any]]:
+    """Judgments and runs read whole (for commands that need every row of every run)."""
+    from ..data import Qrels
     from ..formats import read_qrels, read_run
 
-    scale = None
-    rubric_obj = None
-    if rubric:
-        from ..rubric import load_rubric
-
-        rubric_obj = load_rubric(rubric)
-        scale = rubric_obj.scale
+    scale, rubric_hash = rubric_scale(rubric)
     qrels = read_qrels(qrels_path, format=fmt, scale=scale, on_duplicate=on_duplicate)  # type: ignore[arg-type]
-    if rubric_obj is not None:
-        from ..data import Qrels
-
-        qrels = Qrels(
-            qrels.frame, qrels.fingerprint, qrels.name, qrels.scale, rubric_obj.content_hash, qrels.meta
-        )
+    if rubric_hash is not None:
+        qrels = Qrels(qrels.frame, qrels.fingerprint, qrels.name, qrels.scale, rubric_hash, qrels.meta)
     runs = [read_run(p, format=fmt, on_duplicate=on_duplicate) for p in run_paths]  # type: ignore[arg-type]
     return qrels, runs
 
@@ -140,12 +142,7 @@ def _evaluate_files(
     """Evaluate files, with a progress bar on a terminal when the runs are large enough to take a while."""
     from ..evaluate import evaluate_files
 
-    scale = rubric_hash = None
-    if rubric:
-        from ..rubric import load_rubric
-
-        rubric_obj = load_rubric(rubric)
-        scale, rubric_hash = rubric_obj.scale, rubric_obj.content_hash
+    scale, rubric_hash = rubric_scale(rubric)
     kwargs = dict(
         input_format=input_format,
         on_duplicate=on_duplicate,
@@ -258,7 +255,7 @@ def eval_command(
     duplicate documents and its refusals; the profile's name is written with the conventions.
     """
     from ..measures import parse_all
-    from ..report import print_table, render
+    from ..report import render
 
     conv = conventions_from(options)
     on_duplicate = resolve_on_duplicate(on_duplicate, conv)
@@ -292,7 +289,6 @@ def eval_command(
         _print_table(results, per_query)
     else:
         click.echo(render(results, fmt, per_query=per_query), nl=False)
-    del print_table
 
 
 def _profile_refuses(conv: Conventions) -> bool:

@@ -13,8 +13,6 @@ derived where they are computed.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..conventions import Conventions, GainMap
@@ -277,9 +275,3 @@ def reciprocal_rank(
     nrel = num_relevant(enc, rel)
     undefined = nrel == 0
     return _undefined(values, undefined, conv)
-
-
-def mean_defined(values: np.ndarray) -> float:
-    """Mean of defined values with exact summation (math.fsum), so means do not depend on query order."""
-    defined = values[~np.isnan(values)]
-    return math.fsum(defined.tolist()) / len(defined) if len(defined) else float("nan")

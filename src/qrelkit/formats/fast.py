@@ -25,6 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.csv as pcsv
@@ -160,6 +161,48 @@ def _reduce(
     return frame.filter(beaten_by <= keep_top)
 
 
+def _select_top(part: pl.DataFrame, starts: np.ndarray, keep_top: int, rank_single: bool) -> pl.DataFrame:
+    """Rows beaten by fewer than ``keep_top`` others in their query; queries start at ``starts``.
+
+    When every query's scores are already non-increasing (ranked runs are written that way) this is O(n):
+    a row is kept if it is among the first ``keep_top`` or ties the score at that depth. Otherwise the
+    rank-based selection of :func:`_reduce` decides.
+    """
+    score = part.get_column("score")
+    s = (score.cast(pl.Float32) if rank_single else score).to_numpy()
+    n = len(s)
+    sizes = np.diff(np.append(starts, n))
+    first_of_row = np.repeat(starts, sizes)
+    descending = s[1:] <= s[:-1]
+    descending[starts[1:] - 1] = True  # comparisons across a query boundary do not count
+    if not descending.all():
+        group = pl.Series("_group", np.repeat(np.arange(len(starts)), sizes))
+        return _reduce(part.with_columns(group), keep_top, rank_single, group="_group").drop("_group")
+    pos = np.arange(n) - first_of_row
+    kth = np.repeat(s[starts + np.minimum(sizes, keep_top) - 1], sizes)
+    keep = (pos < keep_top) | (s >= kth)
+    return part if keep.all() else part.filter(pl.Series(keep))
+
+
+def _parsed_chunks(path: Path, on_bytes: Callable[[int], None] | None):
+    """(table, None) per chunk, the next chunk parsed on a second thread meanwhile; then (None, digest)."""
+    pool = ThreadPoolExecutor(1)
+    pending = None
+    try:
+        for chunk, flag in _chunks(path, on_bytes):
+            if flag < 0:
+                if pending is not None:
+                    yield pending.result(), None
+                yield None, chunk
+                return
+            following = pool.submit(_parse, chunk, _RUN_READ, _RUN_CONVERT)
+            if pending is not None:
+                yield pending.result(), None
+            pending = following
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _read_run(path, keep_top, rank_single, on_bytes):
     kept: list[pl.DataFrame] = []
     finished: set[str] = set()
@@ -168,31 +211,33 @@ def _read_run(path, keep_top, rank_single, on_bytes):
     rows = 0
     fingerprint = ""
 
-    def process(part: pl.DataFrame) -> None:
-        # group ids from run boundaries: the file must be grouped by query, which this also verifies
-        changed = (pl.col("query_id") != pl.col("query_id").shift(1)).fill_null(True)
-        part = part.with_columns(changed.cum_sum().cast(pl.UInt64).alias("_group"))
-        firsts = part.filter(changed).get_column("query_id").to_list()
+    def process(part: pl.DataFrame, starts: np.ndarray) -> None:
+        """One block of whole queries; ``starts`` are the rows where each query begins."""
+        firsts = part.get_column("query_id").gather(starts).to_list()
         if len(set(firsts)) != len(firsts) or finished.intersection(firsts):
             raise _Unavailable  # not grouped by query
         finished.update(firsts)
-        key = pl.col("doc_id").hash(1) ^ (pl.col("_group") * 0x9E3779B97F4A7C15)
+        group = np.zeros(part.height, dtype=np.uint64)
+        group[starts] = 1
+        key = pl.col("doc_id").hash(1) ^ (pl.Series(np.cumsum(group)) * 0x9E3779B97F4A7C15)
         if part.select(key.n_unique()).item() != part.height:
             raise _Unavailable  # a duplicate document (or a hash collision): the robust reader decides
-        reduced = _reduce(part, keep_top, rank_single, group="_group").drop("_group")
+        reduced = part if keep_top is None else _select_top(part, starts, keep_top, rank_single)
         if reduced.height < part.height:
             # compact the strings: a filtered polars string column still holds the whole chunk's buffers
             reduced = pl.DataFrame(reduced.to_arrow(compat_level=pl.CompatLevel.oldest()))
         kept.append(reduced)
 
-    for chunk, flag in _chunks(path, on_bytes):
-        if flag < 0:
-            fingerprint = chunk  # the digest, after the last chunk
+    def boundaries(frame: pl.DataFrame) -> np.ndarray:
+        qids = frame.get_column("query_id")
+        return np.flatnonzero((qids != qids.shift(1)).fill_null(True).to_numpy())
+
+    for table, digest in _parsed_chunks(path, on_bytes):
+        if table is None:
+            fingerprint = digest  # the digest, after the last chunk
             break
-        table = _parse(chunk, _RUN_READ, _RUN_CONVERT)
         first_line = rows + 1  # no blank lines on this path: rows and lines coincide
-        tag = table.column("tag")
-        for piece in tag.chunks:
+        for piece in table.column("tag").chunks:
             tags.update(piece.dictionary.to_pylist())
         if len(tags) > 1:
             raise _Unavailable
@@ -205,13 +250,13 @@ def _read_run(path, keep_top, rank_single, on_bytes):
         rows += frame.height
         if carry is not None:
             frame = pl.concat([carry, frame])
-        last = frame.item(-1, "query_id")
-        tail_start = frame.height - int(frame.get_column("query_id").reverse().eq(last).cum_min().sum())
+        starts = boundaries(frame)
+        tail_start = int(starts[-1])  # the last query may go on in the next chunk
         carry = frame.slice(tail_start)
         if tail_start:
-            process(frame.slice(0, tail_start))
+            process(frame.slice(0, tail_start), starts[:-1])
     if carry is not None and carry.height:
-        process(carry)
+        process(carry, boundaries(carry))
     if rows == 0:
         raise _Unavailable
     frame = pl.concat(kept) if kept else pl.DataFrame()
