@@ -166,10 +166,20 @@ def evaluate_run_batches(
     Gives the same values as :func:`evaluate_run` on the whole run: each batch is scored against the
     judgments of its own queries, and the query-set policies are applied once, at the end, over all batches.
     """
-    by_query: dict[str, dict[Measure, tuple[float, bool]]] = {}
+    query_parts: list[list[str]] = []
+    value_parts: dict[Measure, list[np.ndarray]] = {m: [] for m in measures}
+    undefined_parts: dict[Measure, list[np.ndarray]] = {m: [] for m in measures}
+
+    def keep(queries: QuerySet, values: dict[Measure, tuple[np.ndarray, np.ndarray]]) -> None:
+        query_parts.append(queries.query_ids)
+        for m in measures:
+            value_parts[m].append(values[m][0])
+            undefined_parts[m].append(values[m][1])
+
     seen: set[str] = set()
     judged = qrels.frame.get_column("query_id")
     judged_set = set(judged.unique().to_list())
+    per_batch = conv.with_(missing_queries="skip", extra_queries="skip")
     for batch in run_batches:
         batch_queries = batch.frame.get_column("query_id").unique().to_list()
         if seen.intersection(batch_queries):
@@ -179,11 +189,7 @@ def evaluate_run_batches(
         if sub.height == 0:
             continue
         sub_qrels = Qrels(sub, qrels.fingerprint, qrels.name, qrels.scale, qrels.rubric_hash, qrels.meta)
-        queries, values = evaluate_run(
-            sub_qrels, batch, measures, conv.with_(missing_queries="skip", extra_queries="skip")
-        )
-        for i, qid in enumerate(queries.query_ids):
-            by_query[qid] = {m: (float(v[i]), bool(u[i])) for m, (v, u) in values.items()}
+        keep(*evaluate_run(sub_qrels, batch, measures, per_batch))
     extra = sorted(seen - judged_set)
     if extra and conv.extra_queries == "reject":
         raise ValidationError(
@@ -195,25 +201,24 @@ def evaluate_run_batches(
         sub = qrels.frame.filter(judged.is_in(missing))
         sub_qrels = Qrels(sub, qrels.fingerprint, qrels.name, qrels.scale, qrels.rubric_hash, qrels.meta)
         empty = Run(pl.DataFrame(schema=dict(RUN_SCHEMA)), Fingerprint("", "", ""), "empty")
-        queries, values = evaluate_run(sub_qrels, empty, measures, conv)
-        for i, qid in enumerate(queries.query_ids):
-            by_query[qid] = {m: (float(v[i]), bool(u[i])) for m, (v, u) in values.items()}
-    order = sorted(by_query)
-    in_run = np.array([q in seen for q in order], dtype=bool)
+        keep(*evaluate_run(sub_qrels, empty, measures, conv))
+    all_queries = [q for part in query_parts for q in part]
+    order = (
+        np.argsort(np.array(all_queries, dtype=object), kind="stable") if all_queries else np.zeros(0, int)
+    )
+    ordered = [all_queries[i] for i in order]
     queries = QuerySet(
-        order,
-        in_run,
+        ordered,
+        np.array([q in seen for q in ordered], dtype=bool),
         missing if conv.missing_queries == "zero" else [],
         missing if conv.missing_queries == "skip" else [],
         extra,
     )
-    values = {
-        m: (
-            np.array([by_query[q][m][0] for q in order], dtype=np.float64),
-            np.array([by_query[q][m][1] for q in order], dtype=bool),
-        )
-        for m in measures
-    }
+
+    def joined(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+        return np.concatenate(parts)[order] if parts else np.zeros(0, dtype=dtype)
+
+    values = {m: (joined(value_parts[m], np.float64), joined(undefined_parts[m], bool)) for m in measures}
     return queries, values
 
 
