@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import polars as pl
 
@@ -60,20 +60,39 @@ def _check_schema(frame: pl.DataFrame, schema: Mapping[str, pl.DataType], what: 
     return frame.select([pl.col(c).cast(t) for c, t in schema.items()])
 
 
-def _nested(frame: pl.DataFrame, value: str) -> dict[str, dict[str, Any]]:
-    """``{query_id: {doc_id: value}}`` from a frame (the pytrec_eval shape)."""
-    out: dict[str, dict[str, Any]] = {}
-    for q, d, v in frame.select("query_id", "doc_id", value).iter_rows():
-        out.setdefault(q, {})[d] = v
-    return out
+class _Rows:
+    """What judgments and runs share: rows keyed by (query_id, doc_id) with one value column."""
+
+    frame: pl.DataFrame
+    fingerprint: Fingerprint
+    name: str
+    _value: ClassVar[str]  # the value column: "grade" or "score"
+    _noun: ClassVar[str]  # what a row is called in the repr
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """``{query_id: {doc_id: value}}`` (the pytrec_eval shape)."""
+        out: dict[str, dict[str, Any]] = {}
+        for q, d, v in self.frame.select("query_id", "doc_id", self._value).iter_rows():
+            out.setdefault(q, {})[d] = v
+        return out
+
+    @property
+    def query_ids(self) -> list[str]:
+        return self.frame.get_column("query_id").unique(maintain_order=True).to_list()
+
+    def __len__(self) -> int:
+        return self.frame.height
+
+    def __repr__(self) -> str:
+        q = self.frame.get_column("query_id").n_unique()
+        return (
+            f"{type(self).__name__}({self.name!r}: {q} queries, {self.frame.height} {self._noun}, "
+            f"sha256 {self.fingerprint.sha256[:12]})"
+        )
 
 
-def _query_ids(frame: pl.DataFrame) -> list[str]:
-    return frame.get_column("query_id").unique(maintain_order=True).to_list()
-
-
-@dataclass(frozen=True, eq=False)
-class Qrels:
+@dataclass(frozen=True, eq=False, repr=False)
+class Qrels(_Rows):
     """Relevance judgments: ``query_id``, ``doc_id``, integer ``grade`` (and the source ``line``, or null).
 
     Grades are kept exactly as given, negative ones included: what a negative grade means is a
@@ -87,6 +106,9 @@ class Qrels:
     rubric_hash: str | None = None
     meta: Mapping[str, object] = field(default_factory=dict)
 
+    _value: ClassVar[str] = "grade"
+    _noun: ClassVar[str] = "judgments"
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "frame", _check_schema(self.frame, QRELS_SCHEMA, "qrels"))
 
@@ -99,23 +121,9 @@ class Qrels:
         frame = pl.DataFrame(rows, schema=["query_id", "doc_id", "grade"], orient="row")
         return qrels_from_frame(frame, name=name, source="dict")
 
-    def to_dict(self) -> dict[str, dict[str, int]]:
-        return _nested(self.frame, "grade")
 
-    @property
-    def query_ids(self) -> list[str]:
-        return _query_ids(self.frame)
-
-    def __len__(self) -> int:
-        return self.frame.height
-
-    def __repr__(self) -> str:
-        q = self.frame.get_column("query_id").n_unique()
-        return f"Qrels({self.name!r}: {q} queries, {self.frame.height} judgments, sha256 {self.fingerprint.sha256[:12]})"
-
-
-@dataclass(frozen=True, eq=False)
-class Run:
+@dataclass(frozen=True, eq=False, repr=False)
+class Run(_Rows):
     """A ranked result list per query: ``query_id``, ``doc_id``, ``score``, ``rank`` and file ``line``.
 
     Rows stay in file order; ``line`` (1-based, or the row number for frames) is that order, which is what
@@ -128,6 +136,9 @@ class Run:
     name: str = "run"
     meta: Mapping[str, object] = field(default_factory=dict)
 
+    _value: ClassVar[str] = "score"
+    _noun: ClassVar[str] = "rows"
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "frame", _check_schema(self.frame, RUN_SCHEMA, "run"))
 
@@ -139,17 +150,3 @@ class Run:
         rows = [(str(q), str(d), float(s)) for q, docs in scores.items() for d, s in docs.items()]
         frame = pl.DataFrame(rows, schema=["query_id", "doc_id", "score"], orient="row")
         return run_from_frame(frame, name=name, source="dict")
-
-    def to_dict(self) -> dict[str, dict[str, float]]:
-        return _nested(self.frame, "score")
-
-    @property
-    def query_ids(self) -> list[str]:
-        return _query_ids(self.frame)
-
-    def __len__(self) -> int:
-        return self.frame.height
-
-    def __repr__(self) -> str:
-        q = self.frame.get_column("query_id").n_unique()
-        return f"Run({self.name!r}: {q} queries, {self.frame.height} rows, sha256 {self.fingerprint.sha256[:12]})"
