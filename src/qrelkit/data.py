@@ -18,6 +18,9 @@ from typing import Any, ClassVar
 import polars as pl
 
 from .errors import ValidationError
+from .fingerprint import Fingerprint
+
+__all__ = ["QRELS_SCHEMA", "RUN_SCHEMA", "Fingerprint", "Qrels", "Run", "canonical_fingerprint"]
 
 QRELS_SCHEMA = {"query_id": pl.String, "doc_id": pl.String, "grade": pl.Int64, "line": pl.Int64}
 RUN_SCHEMA = {
@@ -27,18 +30,6 @@ RUN_SCHEMA = {
     "rank": pl.Int64,
     "line": pl.Int64,
 }
-
-
-@dataclass(frozen=True)
-class Fingerprint:
-    """Identity of an input: SHA-256 of the file's bytes as read, or of a canonical row dump for frames."""
-
-    sha256: str
-    kind: str  # "file-bytes" or "canonical-rows"
-    source: str  # the path, or a description such as "polars DataFrame"
-
-    def to_dict(self) -> dict[str, str]:
-        return {"sha256": self.sha256, "kind": self.kind, "source": self.source}
 
 
 def canonical_fingerprint(frame: pl.DataFrame, columns: list[str], source: str) -> Fingerprint:

@@ -5,52 +5,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from . import __version__
 from .conventions import DEFAULT, Conventions
 from .data import RUN_SCHEMA, Fingerprint, Qrels, Run
-from .engine import kernels as K
 from .engine.encode import Encoded, QuerySet, encode, select_queries
+from .engine.kernels import compute
 from .errors import ValidationError
-from .measures import DEFAULT_MEASURES, Measure, parse_all, required_depth
-from .results import Results, RunSummary
-
-
-def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
-    """Per-query values of one measure and the mask of queries where it was undefined."""
-    k, rel, name = measure.k, measure.rel, measure.name
-    none = np.zeros(enc.n_queries, dtype=bool)
-    if name == "nDCG":
-        return K.ndcg(enc, k, conv)
-    if name == "DCG":
-        return K.dcg(enc, k, conv), none
-    if name == "IDCG":
-        return K.idcg(enc, k, conv), none
-    assert rel is not None or not measure.info.uses_rel
-    if name == "R":
-        return K.recall(enc, k, rel, conv)
-    if name == "P":
-        return K.precision(enc, k, rel), none
-    if name == "AP":
-        return K.average_precision(enc, k, rel, conv)
-    if name == "RR":
-        return K.reciprocal_rank(enc, k, rel, conv)
-    if name == "Rprec":
-        return K.rprec(enc, rel, conv)
-    if name == "Judged":
-        return K.judged_at(enc, k), none
-    if name == "NumRel":
-        return K.num_relevant(enc, rel), none
-    if name == "NumRet":
-        return K.num_ret(enc, k), none
-    if name == "NumRelRet":
-        return K.rel_in_top(enc, k, rel), none
-    raise AssertionError(f"no kernel for {name}")  # parse() admits only measures listed above
+from .measures import Measure, parse_measures, required_depth
+from .results import Results, RunValues, assemble, unique_run_names
 
 
 def _encoding_key(conv: Conventions) -> tuple[str, ...]:
@@ -133,17 +99,6 @@ def evaluate_run(
     return queries, values
 
 
-@dataclass(frozen=True)
-class RunValues:
-    """One run's evaluation before assembly: its identity, query set and per-measure values."""
-
-    name: str
-    fingerprint: Fingerprint
-    meta: dict[str, object]
-    queries: QuerySet
-    values: dict[Measure, tuple[np.ndarray, np.ndarray]]
-
-
 #: Above this many rows a run is encoded in batches of whole queries, bounding the encode step's memory.
 ENCODE_BATCH_ROWS = 250_000
 
@@ -222,50 +177,6 @@ def evaluate_run_batches(
     return queries, values
 
 
-def _assemble(
-    qrels: Qrels, parsed: Sequence[Measure], conv: Conventions, items: Sequence[RunValues]
-) -> Results:
-    frames = []
-    summaries = []
-    for item in items:
-        qids = pl.Series("query_id", item.queries.query_ids, dtype=pl.String)
-        undefined_counts = {}
-        for measure, (vals, undefined) in item.values.items():
-            frames.append(
-                pl.DataFrame(
-                    {
-                        "run": pl.Series([item.name] * len(qids), dtype=pl.String),
-                        "query_id": qids,
-                        "measure": pl.Series([str(measure)] * len(qids), dtype=pl.String),
-                        "value": pl.Series(vals, dtype=pl.Float64),
-                    }
-                )
-            )
-            undefined_counts[str(measure)] = int(undefined.sum())
-        summaries.append(
-            RunSummary(item.name, item.fingerprint, dict(item.meta), item.queries, undefined_counts)
-        )
-    per_query = pl.concat(frames) if frames else pl.DataFrame()
-    return Results(
-        measures=tuple(parsed),
-        conventions=conv,
-        qrels_name=qrels.name,
-        qrels_fingerprint=qrels.fingerprint,
-        qrels_meta=dict(qrels.meta),
-        rubric_hash=qrels.rubric_hash,
-        runs=tuple(summaries),
-        per_query=per_query,
-        version=__version__,
-    )
-
-
-def _parse_measures(measures: Iterable[str | Measure] | None) -> list[Measure]:
-    parsed = parse_all(DEFAULT_MEASURES if measures is None else list(measures))
-    if not parsed:
-        raise ValidationError("no measures to compute", fix="pass at least one measure, e.g. nDCG@10")
-    return parsed
-
-
 def evaluate(
     qrels: Qrels,
     runs: Run | Sequence[Run] | Mapping[str, Run],
@@ -284,7 +195,7 @@ def evaluate(
     (the kernels release the GIL); the results are identical.
     """
     conv = conventions or DEFAULT
-    parsed = _parse_measures(measures)
+    parsed = parse_measures(measures)
     run_list = _as_runs(runs)
     done = 0
 
@@ -301,18 +212,7 @@ def evaluate(
             items = list(pool.map(one, run_list))
     else:
         items = [one(run) for run in run_list]
-    return _assemble(qrels, parsed, conv, items)
-
-
-def _unique_names(names: Sequence[str], sources: Sequence[str]) -> list[str]:
-    """Run names as given; a repeated name gets its source appended (two runs tagged alike, say)."""
-    out: list[str] = []
-    for name, source in zip(names, sources, strict=True):
-        candidate = name if name not in out else f"{name} ({source})"
-        if candidate in out:
-            raise ValidationError(f"two runs are both named {name!r}", fix="give each run its own name")
-        out.append(candidate)
-    return out
+    return assemble(qrels, parsed, conv, items)
 
 
 def evaluate_files(
@@ -343,7 +243,7 @@ def evaluate_files(
     from .formats.external import parse_size, run_batches
 
     conv = conventions or DEFAULT
-    parsed = _parse_measures(measures)
+    parsed = parse_measures(measures)
     limit = parse_size(memory_limit) if isinstance(memory_limit, str) else memory_limit
     qrels = read_qrels(qrels_path, format=input_format, scale=scale, on_duplicate=on_duplicate)  # type: ignore[arg-type]
     if rubric_hash is not None:
@@ -399,12 +299,12 @@ def evaluate_files(
             pairs = list(pool.map(tracked, run_paths))
     else:  # under a memory cap, one run at a time
         pairs = [tracked(p) for p in run_paths]
-    names = _unique_names([item.name for _, item in pairs], [source for source, _ in pairs])
+    names = unique_run_names([item.name for _, item in pairs], [source for source, _ in pairs])
     items = [
         RunValues(name, item.fingerprint, item.meta, item.queries, item.values)
         for name, (_, item) in zip(names, pairs, strict=True)
     ]
-    return _assemble(qrels, parsed, conv, items)
+    return assemble(qrels, parsed, conv, items)
 
 
 #: Bytes of memory per byte of run file when a run is read whole (measured on a 7M-line run).

@@ -28,11 +28,12 @@ NumRelRet@k relevant documents returned (in the top k)
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from .conventions import CHOICES, Conventions, GainMap, format_discount, parse_discount, parse_gain
-from .errors import MeasureSyntaxError, did_you_mean
+from .errors import MeasureSyntaxError, ValidationError, did_you_mean
 
 
 @dataclass(frozen=True)
@@ -269,3 +270,11 @@ def parse_all(texts: Any) -> list[Measure]:
             raise MeasureSyntaxError(f"measure {m} is asked for twice", got=str(text))
         out.append(m)
     return out
+
+
+def parse_measures(measures: Iterable[str | Measure] | None) -> list[Measure]:
+    """The measures asked for (:data:`DEFAULT_MEASURES` for ``None``), parsed; none at all is an error."""
+    parsed = parse_all(DEFAULT_MEASURES if measures is None else list(measures))
+    if not parsed:
+        raise ValidationError("no measures to compute", fix="pass at least one measure, e.g. nDCG@10")
+    return parsed

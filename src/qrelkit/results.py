@@ -8,15 +8,17 @@ Renderers live in :mod:`qrelkit.report`.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
-import polars as pl
+import numpy as np
 
 from .conventions import Conventions
-from .data import Fingerprint
-from .engine.encode import QuerySet
-from .errors import IncomparableError, QueryNotFoundError, did_you_mean
+from .engine.encoded import QuerySet
+from .errors import IncomparableError, QueryNotFoundError, ValidationError, did_you_mean
+from .fingerprint import Fingerprint
 from .measures import Measure, parse
 
 
@@ -27,6 +29,7 @@ class RunSummary:
     meta: dict[str, Any]
     queries: QuerySet
     undefined: dict[str, int]  # measure -> queries where it was undefined (no relevant documents)
+    values: dict[str, np.ndarray] = field(default_factory=dict, repr=False)  # measure -> one per query
 
     def to_dict(self, conventions: Conventions) -> dict[str, Any]:
         counts = self.queries.counts()
@@ -56,7 +59,10 @@ class RunSummary:
 
 @dataclass(frozen=True)
 class Results:
-    """What an evaluation produced. ``per_query`` has columns run, query_id, measure, value."""
+    """What an evaluation produced: per run, each measure's value for every scored query (in
+    ``RunSummary.values``, in the order of ``RunSummary.queries.query_ids``), with the provenance.
+
+    ``per_query`` and ``summary`` give the same numbers as polars frames, built on first use."""
 
     measures: tuple[Measure, ...]
     conventions: Conventions
@@ -65,7 +71,6 @@ class Results:
     qrels_meta: dict[str, Any]
     rubric_hash: str | None
     runs: tuple[RunSummary, ...]
-    per_query: pl.DataFrame = field(repr=False)
     version: str = ""
 
     # -- aggregation ---------------------------------------------------------------------------------------
@@ -87,65 +92,107 @@ class Results:
             )
         return name
 
-    def _run_name(self, run: str | None) -> str:
+    def _run(self, run: str | None) -> RunSummary:
         if run is None:
             if len(self.runs) != 1:
                 raise QueryNotFoundError(
                     "several runs were evaluated: name one", expected="one of " + ", ".join(self.run_names)
                 )
-            return self.runs[0].name
-        if run not in self.run_names:
-            raise QueryNotFoundError(
-                f"no run named {run!r}{did_you_mean(run, self.run_names)}",
-                expected="one of " + ", ".join(self.run_names),
-            )
-        return run
+            return self.runs[0]
+        for summary in self.runs:
+            if summary.name == run:
+                return summary
+        raise QueryNotFoundError(
+            f"no run named {run!r}{did_you_mean(run, self.run_names)}",
+            expected="one of " + ", ".join(self.run_names),
+        )
 
-    def _aggregate(self, run: str, values: list[float]) -> tuple[float, int]:
+    def _aggregate(self, run: RunSummary, values: list[float]) -> tuple[float, int]:
         """(mean, number of queries in it) under the ``mean`` convention.
 
         ``defined``: the mean over the queries with a value. ``run_queries``: the sum of the defined values
         over the number of distinct queries in the run, judged or not (trectools' mean)."""
         defined = [v for v in values if not math.isnan(v)]
         if getattr(self.conventions, "mean", "defined") == "run_queries":
-            counts = next(r for r in self.runs if r.name == run).queries.counts()
+            counts = run.queries.counts()
             denominator = counts["scored"] + counts["absent_from_qrels_skipped"]
             return (math.fsum(defined) / denominator if denominator else float("nan")), denominator
         return (math.fsum(defined) / len(defined) if defined else float("nan")), len(defined)
 
-    @property
-    def summary(self) -> pl.DataFrame:
-        """Means per run and measure (see the ``mean`` convention), with the query count behind each."""
+    def summary_rows(self) -> list[dict[str, Any]]:
+        """Means per run and measure (see the ``mean`` convention), with the query count behind each:
+        dicts with run, measure, mean, queries, undefined_skipped, runs and measures in their order."""
         rows = []
-        grouped = self.per_query.group_by("run", "measure", maintain_order=True).agg("value")
-        for run, measure, values in grouped.iter_rows():
-            mean, n = self._aggregate(run, values)
-            undefined = sum(1 for v in values if math.isnan(v))
-            rows.append((run, measure, mean, n, undefined))
-        return pl.DataFrame(
-            rows,
-            schema={
-                "run": pl.String,
-                "measure": pl.String,
-                "mean": pl.Float64,
-                "queries": pl.Int64,
-                "undefined_skipped": pl.Int64,
-            },
-            orient="row",
-        )
+        for run in self.runs:
+            for measure in self.measure_names:
+                values = run.values[measure].tolist()
+                mean, n = self._aggregate(run, values)
+                undefined = sum(1 for v in values if math.isnan(v))
+                rows.append(
+                    {
+                        "run": run.name,
+                        "measure": measure,
+                        "mean": mean,
+                        "queries": n,
+                        "undefined_skipped": undefined,
+                    }
+                )
+        return rows
+
+    def rows(self, by_run_name: bool = False) -> Iterator[tuple[str, str, str, float]]:
+        """Per-query values as (run, query_id, measure, value): runs in their order (or by name), queries
+        sorted, measures in their order."""
+        runs = sorted(self.runs, key=lambda r: r.name) if by_run_name else self.runs
+        names = self.measure_names
+        for run in runs:
+            columns = [run.values[m].tolist() for m in names]
+            for i, qid in enumerate(run.queries.query_ids):
+                for measure, column in zip(names, columns, strict=True):
+                    yield run.name, qid, measure, column[i]
+
+    @cached_property
+    def summary(self) -> Any:
+        """:meth:`summary_rows` as a polars DataFrame."""
+        import polars as pl
+
+        schema = {
+            "run": pl.String,
+            "measure": pl.String,
+            "mean": pl.Float64,
+            "queries": pl.Int64,
+            "undefined_skipped": pl.Int64,
+        }
+        return pl.DataFrame(self.summary_rows(), schema=schema)
+
+    @cached_property
+    def per_query(self) -> Any:
+        """Per-query values as a polars DataFrame with columns run, query_id, measure, value (long form)."""
+        import polars as pl
+
+        frames = [
+            pl.DataFrame(
+                {
+                    "run": pl.Series([run.name] * len(run.queries.query_ids), dtype=pl.String),
+                    "query_id": pl.Series(run.queries.query_ids, dtype=pl.String),
+                    "measure": pl.Series([measure] * len(run.queries.query_ids), dtype=pl.String),
+                    "value": pl.Series(run.values[measure], dtype=pl.Float64),
+                }
+            )
+            for run in self.runs
+            for measure in self.measure_names
+        ]
+        schema = {"run": pl.String, "query_id": pl.String, "measure": pl.String, "value": pl.Float64}
+        return pl.concat(frames) if frames else pl.DataFrame(schema=schema)
 
     def mean(self, measure: str | Measure, run: str | None = None) -> float:
         """The mean of one measure for one run (the only run when there is one)."""
-        name, run_name = self._measure_name(measure), self._run_name(run)
-        return self._aggregate(run_name, list(self.values(name, run_name).values()))[0]
+        name, summary = self._measure_name(measure), self._run(run)
+        return self._aggregate(summary, summary.values[name].tolist())[0]
 
     def values(self, measure: str | Measure, run: str | None = None) -> dict[str, float]:
         """Per-query values ``{query_id: value}`` of one measure for one run."""
-        name, run_name = self._measure_name(measure), self._run_name(run)
-        rows = self.per_query.filter((pl.col("run") == run_name) & (pl.col("measure") == name))
-        return dict(
-            zip(rows.get_column("query_id").to_list(), rows.get_column("value").to_list(), strict=True)
-        )
+        name, summary = self._measure_name(measure), self._run(run)
+        return dict(zip(summary.queries.query_ids, summary.values[name].tolist(), strict=True))
 
     def value(self, measure: str | Measure, query_id: str, run: str | None = None) -> float:
         values = self.values(measure, run)
@@ -177,14 +224,14 @@ class Results:
         """Provenance, means and per-query values, JSON-serialisable (NaN written as null)."""
         out = self.provenance()
         means: dict[str, dict[str, Any]] = {}
-        for row in self.summary.iter_rows(named=True):
+        for row in self.summary_rows():
             means.setdefault(row["run"], {})[row["measure"]] = {
                 "mean": _json_float(row["mean"]),
                 "queries": row["queries"],
                 "undefined_skipped": row["undefined_skipped"],
             }
         per_query: dict[str, dict[str, dict[str, float | None]]] = {}
-        for run, qid, measure, value in self.per_query.iter_rows():
+        for run, qid, measure, value in self.rows():
             per_query.setdefault(run, {}).setdefault(qid, {})[measure] = _json_float(value)
         out["results"] = {"means": means, "per_query": per_query}
         return out
@@ -205,7 +252,7 @@ class Results:
 
     # -- conversions ---------------------------------------------------------------------------------------
 
-    def to_polars(self) -> pl.DataFrame:
+    def to_polars(self) -> Any:
         """Per-query values, wide: one row per (run, query), one column per measure."""
         return self.per_query.pivot(on="measure", index=["run", "query_id"], values="value")
 
@@ -214,7 +261,7 @@ class Results:
 
     def __repr__(self) -> str:
         lines = [f"Results({len(self.runs)} run(s), {len(self.measures)} measure(s); {self.conventions})"]
-        for row in self.summary.iter_rows(named=True):
+        for row in self.summary_rows():
             lines.append(
                 f"  {row['run']:<20} {row['measure']:<24} {row['mean']:.4f}  ({row['queries']} queries)"
             )
@@ -230,3 +277,48 @@ def _json_float(value: float | None) -> float | None:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     return float(value)
+
+
+@dataclass(frozen=True)
+class RunValues:
+    """One run's evaluation before assembly: its identity, query set and per-measure values."""
+
+    name: str
+    fingerprint: Fingerprint
+    meta: dict[str, object]
+    queries: QuerySet
+    values: dict[Measure, tuple[np.ndarray, np.ndarray]]
+
+
+def assemble(qrels: Any, parsed: Sequence[Measure], conv: Conventions, items: Sequence[RunValues]) -> Results:
+    """Results from each run's values; ``qrels`` is anything with name, fingerprint, meta, rubric_hash."""
+    from . import __version__
+
+    summaries = []
+    for item in items:
+        values = {str(m): np.asarray(v, dtype=np.float64) for m, (v, _) in item.values.items()}
+        undefined = {str(m): int(u.sum()) for m, (_, u) in item.values.items()}
+        summaries.append(
+            RunSummary(item.name, item.fingerprint, dict(item.meta), item.queries, undefined, values)
+        )
+    return Results(
+        measures=tuple(parsed),
+        conventions=conv,
+        qrels_name=qrels.name,
+        qrels_fingerprint=qrels.fingerprint,
+        qrels_meta=dict(qrels.meta),
+        rubric_hash=qrels.rubric_hash,
+        runs=tuple(summaries),
+        version=__version__,
+    )
+
+
+def unique_run_names(names: Sequence[str], sources: Sequence[str]) -> list[str]:
+    """Run names as given; a repeated name gets its source appended (two runs tagged alike, say)."""
+    out: list[str] = []
+    for name, source in zip(names, sources, strict=True):
+        candidate = name if name not in out else f"{name} ({source})"
+        if candidate in out:
+            raise ValidationError(f"two runs are both named {name!r}", fix="give each run its own name")
+        out.append(candidate)
+    return out

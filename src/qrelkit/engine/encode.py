@@ -15,62 +15,15 @@ The output holds no strings on the numeric path and no defaults: kernels read it
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 import polars as pl
 
 from ..conventions import Conventions
 from ..data import Qrels, Run
 from ..errors import ValidationError
+from .encoded import Encoded, QuerySet, offsets_of
 
-
-@dataclass(frozen=True)
-class QuerySet:
-    """Which queries are scored, and what each query-set policy did."""
-
-    query_ids: list[str]  # scored queries, sorted
-    in_run: np.ndarray  # bool per scored query: False = judged but absent from the run (scored as empty)
-    missing_scored_zero: list[str]
-    missing_skipped: list[str]
-    extra_skipped: list[str]
-
-    def counts(self) -> dict[str, int]:
-        return {
-            "scored": int(self.in_run.sum()),
-            "missing_from_run_scored_zero": len(self.missing_scored_zero),
-            "missing_from_run_skipped": len(self.missing_skipped),
-            "absent_from_qrels_skipped": len(self.extra_skipped),
-        }
-
-
-@dataclass(frozen=True)
-class Encoded:
-    """One run ranked under one set of ranking conventions, as arrays grouped by query.
-
-    Rankings: ``offsets`` (Q + 1) delimit each query's rows in ``grade``/``judged``/``score``, which are in
-    rank order. ``block_starts`` lists the first row of every tied block (``None`` when each row is its own
-    block). Judgments: ``judged_offsets`` delimit each query's judged grades in ``judged_grade`` (negative
-    grades already resolved), used for the ideal ordering and for the number of relevant documents.
-    """
-
-    queries: QuerySet
-    offsets: np.ndarray
-    grade: np.ndarray
-    judged: np.ndarray
-    score: np.ndarray
-    block_starts: np.ndarray | None
-    judged_offsets: np.ndarray
-    judged_grade: np.ndarray
-    ranking: pl.DataFrame = field(repr=False)  # query_id, doc_id, score, grade (null = unjudged), line, block
-
-    @property
-    def n_queries(self) -> int:
-        return len(self.queries.query_ids)
-
-    @property
-    def counts(self) -> np.ndarray:
-        return np.diff(self.offsets)
+__all__ = ["Encoded", "QuerySet", "encode", "resolve_negative", "select_queries"]
 
 
 def select_queries(qrels: Qrels, run: Run, conv: Conventions) -> QuerySet:
@@ -114,13 +67,6 @@ def resolve_negative(qrels: Qrels, conv: Conventions) -> pl.DataFrame:
     return frame.filter(~negative)  # unjudged: as if never judged
 
 
-def _offsets(codes: np.ndarray, n_queries: int) -> np.ndarray:
-    counts = np.bincount(codes, minlength=n_queries) if len(codes) else np.zeros(n_queries, dtype=np.int64)
-    offsets = np.zeros(n_queries + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    return offsets
-
-
 def encode(qrels: Qrels, run: Run, conv: Conventions, queries: QuerySet | None = None) -> Encoded:
     """Rank ``run`` against ``qrels`` under ``conv``. See the module docstring for the order of steps."""
     queries = queries or select_queries(qrels, run, conv)
@@ -158,7 +104,7 @@ def encode(qrels: Qrels, run: Run, conv: Conventions, queries: QuerySet | None =
 
     q = rows.get_column("q").to_numpy()
     score = rows.get_column("score").to_numpy()
-    offsets = _offsets(q, len(queries.query_ids))
+    offsets = offsets_of(q, len(queries.query_ids))
     if conv.ties == "average" and len(score):
         new_block = np.ones(len(score), dtype=bool)
         new_block[1:] = (q[1:] != q[:-1]) | (score[1:] != score[:-1])
@@ -190,7 +136,7 @@ def encode(qrels: Qrels, run: Run, conv: Conventions, queries: QuerySet | None =
         judged=judged,
         score=score,
         block_starts=block_starts,
-        judged_offsets=_offsets(jq, len(queries.query_ids)),
+        judged_offsets=offsets_of(jq, len(queries.query_ids)),
         judged_grade=judgments.get_column("grade").to_numpy().astype(np.int64, copy=False),
         ranking=ranking,
     )

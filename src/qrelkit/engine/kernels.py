@@ -17,7 +17,8 @@ import numpy as np
 
 from ..conventions import Conventions, GainMap
 from ..errors import ConventionError
-from .encode import Encoded
+from ..measures import Measure
+from .encoded import Encoded
 
 # ------------------------------------------------------------------------------------------------ helpers
 
@@ -275,3 +276,38 @@ def reciprocal_rank(
     nrel = num_relevant(enc, rel)
     undefined = nrel == 0
     return _undefined(values, undefined, conv)
+
+
+# ------------------------------------------------------------------------------------------- dispatch
+
+
+def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    """Per-query values of one measure and the mask of queries where it was undefined."""
+    k, rel, name = measure.k, measure.rel, measure.name
+    none = np.zeros(enc.n_queries, dtype=bool)
+    if name == "nDCG":
+        return ndcg(enc, k, conv)
+    if name == "DCG":
+        return dcg(enc, k, conv), none
+    if name == "IDCG":
+        return idcg(enc, k, conv), none
+    assert rel is not None or not measure.info.uses_rel
+    if name == "R":
+        return recall(enc, k, rel, conv)
+    if name == "P":
+        return precision(enc, k, rel), none
+    if name == "AP":
+        return average_precision(enc, k, rel, conv)
+    if name == "RR":
+        return reciprocal_rank(enc, k, rel, conv)
+    if name == "Rprec":
+        return rprec(enc, rel, conv)
+    if name == "Judged":
+        return judged_at(enc, k), none
+    if name == "NumRel":
+        return num_relevant(enc, rel), none
+    if name == "NumRet":
+        return num_ret(enc, k), none
+    if name == "NumRelRet":
+        return rel_in_top(enc, k, rel), none
+    raise AssertionError(f"no kernel for {name}")  # parse() admits only measures listed above

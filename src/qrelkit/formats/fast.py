@@ -78,6 +78,9 @@ def _chunks(path: Path, on_bytes: Callable[[int], None] | None):
     The digest is computed in a second thread while the main thread parses: block by block for plain
     files, over the compressed file for gzip ones (the fingerprint is always of the bytes as stored).
     """
+    if _small(path):
+        yield from _whole(path, on_bytes)
+        return
     with path.open("rb") as probe:
         gz = probe.read(2) == b"\x1f\x8b"
     pool = ThreadPoolExecutor(1)
@@ -117,6 +120,29 @@ def _chunks(path: Path, on_bytes: Callable[[int], None] | None):
         yield (whole.result() if whole is not None else digest.hexdigest()), -1
     finally:
         pool.shutdown(wait=True)
+
+
+def _small(path: Path) -> bool:
+    """A plain file of one chunk at most: read, hashed and parsed without starting threads."""
+    if path.stat().st_size > CHUNK_BYTES:
+        return False
+    with path.open("rb") as probe:
+        return probe.read(2) != b"\x1f\x8b"
+
+
+def _whole(path: Path, on_bytes: Callable[[int], None] | None):
+    """:func:`_chunks` for a small plain file: one read, hashed in the calling thread, no threads started."""
+    stored = path.read_bytes()
+    cut = stored.rfind(b"\n") + 1
+    rest = stored[cut:]
+    if rest and not rest.strip():
+        raise _Unavailable  # trailing whitespace after the last newline: the robust reader judges
+    chunk = stored + b"\n" if rest else stored  # a last line without its newline gets one
+    if chunk:
+        yield chunk, 0
+        if on_bytes is not None:
+            on_bytes(len(chunk))
+    yield hashlib.sha256(stored).hexdigest(), -1
 
 
 def _parse(chunk: bytes, read: pcsv.ReadOptions, convert: pcsv.ConvertOptions) -> pa.Table:
@@ -185,7 +211,13 @@ def _select_top(part: pl.DataFrame, starts: np.ndarray, keep_top: int, rank_sing
 
 
 def _parsed_chunks(path: Path, on_bytes: Callable[[int], None] | None):
-    """(table, None) per chunk, the next chunk parsed on a second thread meanwhile; then (None, digest)."""
+    """(table, None) per chunk, the next chunk parsed on a second thread meanwhile; then (None, digest).
+
+    A small file is one chunk, parsed in the calling thread."""
+    if _small(path):
+        for chunk, flag in _whole(path, on_bytes):
+            yield (None, chunk) if flag < 0 else (_parse(chunk, _RUN_READ, _RUN_CONVERT), None)
+        return
     pool = ThreadPoolExecutor(1)
     pending = None
     try:

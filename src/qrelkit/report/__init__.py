@@ -51,10 +51,10 @@ def render_json(results: Results) -> str:
 def render_tsv(results: Results, per_query: bool = False) -> str:
     lines = header_lines(results)
     lines.append("run\tquery_id\tmeasure\tvalue")
-    for row in results.summary.iter_rows(named=True):
+    for row in results.summary_rows():
         lines.append(f"{row['run']}\tall\t{row['measure']}\t{_num(row['mean'])}")
     if per_query:
-        for run, qid, measure, value in results.per_query.sort(["run", "query_id"]).iter_rows():
+        for run, qid, measure, value in results.rows(by_run_name=True):
             lines.append(f"{run}\t{qid}\t{measure}\t{_num(value)}")
     return "\n".join(lines) + "\n"
 
@@ -62,19 +62,20 @@ def render_tsv(results: Results, per_query: bool = False) -> str:
 def render_trec(results: Results, per_query: bool = False) -> str:
     """trec_eval's layout (``measure<TAB>query<TAB>value``, ``all`` for the mean), one block per run."""
     lines = header_lines(results)
+    rows = results.summary_rows()
     for run in results.run_names:
         lines.append(f"# run {run}")
         if per_query:
-            frame = results.per_query.filter(results.per_query["run"] == run).sort(["query_id"])
-            for _, qid, measure, value in frame.iter_rows():
-                lines.append(f"{measure}\t{qid}\t{_num(value)}")
-        for row in results.summary.filter(results.summary["run"] == run).iter_rows(named=True):
+            for name, qid, measure, value in results.rows():
+                if name == run:
+                    lines.append(f"{measure}\t{qid}\t{_num(value)}")
+        for row in (r for r in rows if r["run"] == run):
             lines.append(f"{row['measure']}\tall\t{_num(row['mean'])}")
     return "\n".join(lines) + "\n"
 
 
 def _mean_grid(results: Results) -> tuple[list[str], list[list[str]]]:
-    means = {(r["run"], r["measure"]): r["mean"] for r in results.summary.iter_rows(named=True)}
+    means = {(r["run"], r["measure"]): r["mean"] for r in results.summary_rows()}
     headers = ["run", *results.measure_names]
     rows = [[run] + [_short(means.get((run, m))) for m in results.measure_names] for run in results.run_names]
     return headers, rows

@@ -1,0 +1,69 @@
+"""What the encoders produce and the kernels read: rankings as flat arrays grouped by query.
+
+No dataframe library here: the small-input path (:mod:`qrelkit.engine.small`) and the kernels import it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class QuerySet:
+    """Which queries are scored, and what each query-set policy did."""
+
+    query_ids: list[str]  # scored queries, sorted
+    in_run: np.ndarray  # bool per scored query: False = judged but absent from the run (scored as empty)
+    missing_scored_zero: list[str]
+    missing_skipped: list[str]
+    extra_skipped: list[str]
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "scored": int(self.in_run.sum()),
+            "missing_from_run_scored_zero": len(self.missing_scored_zero),
+            "missing_from_run_skipped": len(self.missing_skipped),
+            "absent_from_qrels_skipped": len(self.extra_skipped),
+        }
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One run ranked under one set of ranking conventions, as arrays grouped by query.
+
+    Rankings: ``offsets`` (Q + 1) delimit each query's rows in ``grade``/``judged``/``score``, which are in
+    rank order. ``block_starts`` lists the first row of every tied block (``None`` when each row is its own
+    block). Judgments: ``judged_offsets`` delimit each query's judged grades in ``judged_grade`` (negative
+    grades already resolved), used for the ideal ordering and for the number of relevant documents.
+    """
+
+    queries: QuerySet
+    offsets: np.ndarray
+    grade: np.ndarray
+    judged: np.ndarray
+    score: np.ndarray
+    block_starts: np.ndarray | None
+    judged_offsets: np.ndarray
+    judged_grade: np.ndarray
+    # for explanations: a polars frame (query_id, doc_id, score, grade (null = unjudged), line, block);
+    # None where nothing will be explained (the small-input path)
+    ranking: Any = field(default=None, repr=False)
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.queries.query_ids)
+
+    @property
+    def counts(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+
+def offsets_of(codes: np.ndarray, n_queries: int) -> np.ndarray:
+    """Row offsets (Q + 1) of each query's rows, from every row's query code (rows grouped by code)."""
+    counts = np.bincount(codes, minlength=n_queries) if len(codes) else np.zeros(n_queries, dtype=np.int64)
+    offsets = np.zeros(n_queries + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return offsets
