@@ -10,6 +10,8 @@ $(BIN)/qrelkit: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e .
+	# byte-compile the sources, as installing a wheel does (an editable install leaves them to each start)
+	$(BIN)/python -m compileall -q src/qrelkit
 	@touch $@
 
 ## demo: create .venv, install qrelkit, and evaluate the bundled example's four runs

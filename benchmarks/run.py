@@ -12,6 +12,7 @@ skipped). The Markdown table goes to stdout and ``--out``.
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import platform
 import statistics
@@ -67,6 +68,8 @@ def commands(tool: str, qrels: Path, runs: list[Path], out: Path, memory_limit: 
                 *map(str, runs),
             ]
         return [PY, str(HERE / "peers" / "pytrec_eval_eval.py"), str(qrels), str(runs[0]), str(out)]
+    if tool == "qrelkit-inmemory":
+        return [PY, str(HERE / "peers" / "qrelkit_inmemory.py"), str(qrels), str(out), *map(str, runs)]
     if tool == "ir_measures":
         return [PY, str(HERE / "peers" / "ir_measures_eval.py"), str(qrels), str(runs[0]), str(out)]
     if tool == "ranx":
@@ -91,20 +94,26 @@ def run_once(cmd: list[str]) -> tuple[float, int, int]:
     return wall, usage.ru_maxrss * 1024, proc.returncode
 
 
-def read_values(tool: str, out: Path) -> dict[str, tuple[float, float]]:
+def read_values(tool: str, out: Path, several: bool) -> dict[str, tuple[float, float]]:
+    """Per-query (nDCG@10, R@100), keyed by query id (``run/query`` when several runs were evaluated)."""
     values: dict[str, tuple[float, float]] = {}
     if tool == "qrelkit":
         ndcg, recall = {}, {}
         for line in out.read_text().splitlines():
             if line.startswith("#") or line.startswith("run\t"):
                 continue
-            _, qid, measure, value = line.split("\t")
+            run, qid, measure, value = line.split("\t")
             if qid == "all":
                 continue
-            (ndcg if measure.startswith("nDCG") else recall)[qid] = float(value)
+            key = f"{run}/{qid}" if several else qid
+            (ndcg if measure.startswith("nDCG") else recall)[key] = float(value)
         return {q: (ndcg[q], recall[q]) for q in ndcg}
     for line in out.read_text().splitlines():
-        qid, a, b = line.split("\t")
+        if tool == "qrelkit-inmemory":
+            run, qid, a, b = line.split("\t")
+            qid = f"{run}/{qid}" if several else qid
+        else:
+            qid, a, b = line.split("\t")
         values[qid] = (float(a), float(b))
     return values
 
@@ -116,6 +125,8 @@ def agreement(reference: dict[str, tuple[float, float]], other: dict[str, tuple[
     worst = max(max(abs(reference[q][0] - other[q][0]), abs(reference[q][1] - other[q][1])) for q in common)
     extra = len(set(reference) ^ set(other))
     note = f"; {extra} queries on one side only" if extra else ""
+    if not extra and all(reference[q] == other[q] for q in common):
+        return f"identical floats over {len(common)} queries"
     return f"max |diff| {worst:.1e} over {len(common)} queries{note}"
 
 
@@ -130,6 +141,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="append the Markdown table to this file")
     args = parser.parse_args()
 
+    import qrelkit
+
+    compileall.compile_dir(Path(qrelkit.__file__).parent, quiet=1)
     qrels = args.data / "qrels.txt"
     runs = sorted(args.data.glob("*.run"))
     lines = sum(1 for r in runs for _ in r.open("rb"))
@@ -146,8 +160,8 @@ def main() -> None:
                 if status == 0:
                     times[tool].append(wall)
                     peaks[tool].append(peak)
-                    if len(runs) == 1 and tool not in values:
-                        values[tool] = read_values(tool, out)
+                    if tool not in values and (len(runs) == 1 or tool.startswith("qrelkit")):
+                        values[tool] = read_values(tool, out, several=len(runs) > 1)
     base = statistics.median(times["qrelkit"]) if times.get("qrelkit") else None
     title = (
         f"{args.data.name}: {len(runs)} run(s), {lines:,} run lines; median of {args.repeat}; "

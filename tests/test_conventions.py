@@ -326,3 +326,9 @@ def test_gdeval_profile_and_its_explicit_flags_give_identical_numbers(tmp_path):
     # 102: d (3) at rank 1, e (15) at rank 2: (3 + 15/log2(3)) / (15 + 3/log2(3)); 103 has nothing relevant
     assert values["102"]["nDCG@10"] == pytest.approx((3 + 15 / L2(3)) / (15 + 3 / L2(3)), abs=1e-12)
     assert values["103"]["nDCG@10"] is None
+
+
+def test_profile_names_listed_for_the_command_line_match_the_profiles():
+    from qrelkit._typing import PROFILE_NAMES
+
+    assert tuple(PROFILES) == PROFILE_NAMES

@@ -103,5 +103,5 @@ def test_cli_memory_limit_routes_through_duckdb(tmp_path, force_external):
     plain = CliRunner().invoke(main, args)
     assert capped.exit_code == 0 and plain.exit_code == 0, capped.output
     a, b = json.loads(capped.stdout), json.loads(plain.stdout)
-    assert a["runs"][0]["reader"] == "duckdb" and b["runs"][0]["reader"] in ("fast", "robust")
+    assert a["runs"][0]["reader"] == "duckdb" and b["runs"][0]["reader"] in ("small", "fast", "robust")
     assert a["results"] == b["results"]

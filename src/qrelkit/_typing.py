@@ -5,6 +5,7 @@ Kept free of heavy imports so that the command line can build its options withou
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal, get_args
 
 #: Input formats. ``auto`` picks by suffix (.jsonl/.ndjson, .csv, .tsv, .parquet; ``.gz`` looked through),
@@ -15,5 +16,32 @@ Format = Literal["auto", "trec", "jsonl", "csv", "tsv", "parquet"]
 #: the ``last`` line (ir_measures' behaviour), or the line with the ``max`` score (grade, for qrels).
 OnDuplicate = Literal["error", "first", "last", "max"]
 
+#: The named profiles (:mod:`qrelkit.profiles` defines them in this order; a test holds the two equal).
+PROFILE_NAMES: tuple[str, ...] = (
+    "trec_eval",
+    "trec_eval-c",
+    "trec_eval-J",
+    "trec_eval9",
+    "pytrec_eval",
+    "ir_measures",
+    "ranx",
+    "ranx-burges",
+    "sklearn",
+    "torchmetrics",
+    "trectools",
+    "gdeval",
+)
+
 FORMAT_CHOICES: tuple[str, ...] = get_args(Format)
 ON_DUPLICATE_CHOICES: tuple[str, ...] = get_args(OnDuplicate)
+
+
+def detect_format(path: Path) -> str:
+    """The format named by the file's suffix (``.gz`` looked through); TREC text otherwise."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    last = suffixes[-1] if suffixes else ""
+    return {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet"}.get(
+        last, "trec"
+    )

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES
+from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES, PROFILE_NAMES
 from ..conventions import CHOICES, DEFAULT, GAIN_NAMES, Conventions
 from ..errors import ValidationError
 
@@ -58,12 +58,10 @@ def conventions_from(options: dict[str, Any], base: Conventions = DEFAULT) -> Co
 
 def profile_option(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--profile NAME``: start from a named tool's conventions; explicit axis flags override single axes."""
-    from ..profiles import PROFILES
-
     return click.option(
         "--profile",
         "profile",
-        type=click.Choice(list(PROFILES)),
+        type=click.Choice(list(PROFILE_NAMES)),
         default=None,
         help="start from a tool's conventions (see `qrelkit conventions --list`); axis flags override it",
     )(func)
@@ -139,10 +137,27 @@ def _evaluate_files(
     rubric: str | None,
     memory_limit: str | None = None,
 ) -> Any:
-    """Evaluate files, with a progress bar on a terminal when the runs are large enough to take a while."""
+    """Evaluate files, with a progress bar on a terminal when the runs are large enough to take a while.
+
+    Small clean TREC files take the numpy-only path first (no dataframe libraries to load)."""
+    scale, rubric_hash = rubric_scale(rubric)
+    if memory_limit is None:
+        from ..engine.small import evaluate_small_files
+
+        small = evaluate_small_files(
+            qrels,
+            runs,
+            measures,
+            conv,
+            input_format=input_format,
+            on_duplicate=on_duplicate,
+            scale=scale,
+            rubric_hash=rubric_hash,
+        )
+        if small is not None:
+            return small
     from ..evaluate import evaluate_files
 
-    scale, rubric_hash = rubric_scale(rubric)
     kwargs = dict(
         input_format=input_format,
         on_duplicate=on_duplicate,

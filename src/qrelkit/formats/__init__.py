@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES, Format, OnDuplicate
+from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES, Format, OnDuplicate, detect_format
 from ..data import Fingerprint, Qrels, Run, canonical_fingerprint
 from ..errors import InputFormatError, ValidationError, did_you_mean
 from . import trec
@@ -53,17 +53,6 @@ __all__ = [
     "write_qrels",
     "write_run",
 ]
-
-
-def detect_format(path: Path) -> str:
-    """The format named by the file's suffix (``.gz`` looked through); TREC text otherwise."""
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] == ".gz":
-        suffixes = suffixes[:-1]
-    last = suffixes[-1] if suffixes else ""
-    return {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet"}.get(
-        last, "trec"
-    )
 
 
 def _check_choice(value: str, choices: Sequence[str], option: str) -> None:

@@ -36,6 +36,9 @@ CHUNK_BYTES = 16 << 20
 
 _RUN_NAMES = ["query_id", "iteration", "doc_id", "rank", "score", "tag"]
 _RUN_READ = pcsv.ReadOptions(column_names=_RUN_NAMES, block_size=1 << 22)
+# Small files are parsed in the calling thread without Arrow's thread pool: a parse that fails there can
+# leave pool tasks running while the process exits on the error it reports, which aborts the process.
+_RUN_READ_INLINE = pcsv.ReadOptions(column_names=_RUN_NAMES, block_size=1 << 22, use_threads=False)
 _PARSE = pcsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False, ignore_empty_lines=False)
 _RUN_CONVERT = pcsv.ConvertOptions(
     include_columns=["query_id", "doc_id", "rank", "score", "tag"],
@@ -52,6 +55,7 @@ _RUN_CONVERT = pcsv.ConvertOptions(
 )
 _QRELS_NAMES = ["query_id", "iteration", "doc_id", "grade"]
 _QRELS_READ = pcsv.ReadOptions(column_names=_QRELS_NAMES, block_size=1 << 22)
+_QRELS_READ_INLINE = pcsv.ReadOptions(column_names=_QRELS_NAMES, block_size=1 << 22, use_threads=False)
 _QRELS_CONVERT = pcsv.ConvertOptions(
     include_columns=["query_id", "doc_id", "grade"],
     column_types={"query_id": pa.string(), "doc_id": pa.string(), "grade": pa.int64()},
@@ -216,7 +220,7 @@ def _parsed_chunks(path: Path, on_bytes: Callable[[int], None] | None):
     A small file is one chunk, parsed in the calling thread."""
     if _small(path):
         for chunk, flag in _whole(path, on_bytes):
-            yield (None, chunk) if flag < 0 else (_parse(chunk, _RUN_READ, _RUN_CONVERT), None)
+            yield (None, chunk) if flag < 0 else (_parse(chunk, _RUN_READ_INLINE, _RUN_CONVERT), None)
         return
     pool = ThreadPoolExecutor(1)
     pending = None
@@ -314,11 +318,12 @@ def read_qrels_fast(path: Path) -> tuple[pl.DataFrame, Fingerprint] | None:
         parts = []
         fingerprint = ""
         rows = 0
+        read = _QRELS_READ_INLINE if _small(path) else _QRELS_READ
         for chunk, flag in _chunks(path, None):
             if flag < 0:
                 fingerprint = chunk
                 break
-            table = _parse(chunk, _QRELS_READ, _QRELS_CONVERT)
+            table = _parse(chunk, read, _QRELS_CONVERT)
             if table.column("grade").null_count:
                 return None
             parts.append(

@@ -1,0 +1,146 @@
+"""The small-input path gives the columnar path's floats bit for bit, or steps aside.
+
+Files are written as TREC text with ids of many widths (one to three 64-bit words, non-ASCII too), scores
+written plainly, as integers, with exponents and with more digits than a double holds, heavy ties, negative
+grades, unjudged documents and queries missing on either side; both paths read the same bytes.
+"""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from qrelkit.engine import small
+from qrelkit.engine.encode import encode
+from qrelkit.evaluate import evaluate_files
+from qrelkit.formats import read_qrels, read_run
+
+from .test_kernels_vs_reference import conventions
+
+QUERIES = ["q1", "q2", "1003", "topic-ü", "q" * 9, "q" * 17]
+DOCS = ["d0", "d1", "D0-3271", "D0-32710", "doc-ü-12", "x" * 8, "x" * 9, "clueweb12-0000tw-00-00000", "z"]
+SCORES = ["0.5", "1", "1.0", "2", "2.00", "0.3", "0.30000001", "3.0", "1e-9", "2E-9", "-1.25", "12.070",
+          "0.1000000000000000055511151231257827", "7.0e+01", "123456789012345678"]  # fmt: skip
+MEASURES = ["nDCG@3", "nDCG", "R@5", "AP", "RR", "Rprec", "Judged@2", "NumRet", "P@2", "DCG@4"]
+
+
+@st.composite
+def files(draw):
+    qrels = []
+    for q in draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=4, unique=True)):
+        for d in draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=6, unique=True)):
+            qrels.append(f"{q} 0 {d} {draw(st.integers(-1, 3))}")
+    run = []
+    for q in draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=4, unique=True)):
+        docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=7, unique=True))
+        for rank, d in enumerate(docs, start=1):
+            run.append(f"{q} Q0 {d} {rank} {draw(st.sampled_from(SCORES))} sys")
+    newline = draw(st.booleans())  # a last line without its newline is still clean
+    return "\n".join(qrels) + "\n", "\n".join(run) + ("\n" if newline else "")
+
+
+def _write(tmp_path, qrels_text: str, run_text: str):
+    q, r = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    q.write_text(qrels_text, encoding="utf-8")
+    r.write_text(run_text, encoding="utf-8")
+    return q, r
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=files(), conv=conventions())
+def test_small_encoding_equals_columnar(tmp_path, texts, conv):
+    qpath, rpath = _write(tmp_path, *texts)
+    qcols, rcols = small.read_columns(qpath, "qrels"), small.read_columns(rpath, "run")
+    got = small.encode_small(qcols, small._Judgments.build(qcols), rcols, conv)
+    want = encode(read_qrels(qpath, reader="robust"), read_run(rpath, reader="robust"), conv)
+    assert got.queries.query_ids == want.queries.query_ids
+    assert got.queries.counts() == want.queries.counts()
+    assert got.queries.missing_skipped == want.queries.missing_skipped
+    assert got.queries.extra_skipped == want.queries.extra_skipped
+    for name in ("offsets", "grade", "judged", "score", "judged_offsets", "judged_grade", "block_starts"):
+        a, b = getattr(got, name), getattr(want, name)
+        if a is None or b is None:
+            assert a is None and b is None, name
+        else:
+            assert a.dtype == b.dtype or name == "offsets", name
+            np.testing.assert_array_equal(a, b, err_msg=name)
+    assert np.array_equal(got.score.view(np.int64), want.score.view(np.int64))  # bits, not just values
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=files(), other=files(), conv=conventions())
+def test_small_results_equal_columnar(tmp_path, texts, other, conv):
+    qpath, rpath = _write(tmp_path, *texts)
+    rpath2 = tmp_path / "other.run"
+    rpath2.write_text(other[1].replace(" sys", " other"), encoding="utf-8")
+    got = small.evaluate_small_files(qpath, [rpath, rpath2], MEASURES, conv)
+    want = evaluate_files(qpath, [rpath, rpath2], MEASURES, conv)
+    assert got is not None
+    assert [r.name for r in got.runs] == [r.name for r in want.runs]
+    for a, b in zip(got.runs, want.runs, strict=True):
+        assert a.queries.query_ids == b.queries.query_ids and a.undefined == b.undefined
+        assert a.fingerprint == b.fingerprint
+        for m in MEASURES:
+            name = str(want.measures[MEASURES.index(m)])
+            assert np.array_equal(a.values[name].view(np.int64), b.values[name].view(np.int64)), name
+    assert got.provenance()["qrels"] == want.provenance()["qrels"]
+    assert [r["reader"] for r in got.provenance()["runs"]] == ["small", "small"]
+
+
+GOOD_RUN = "q1 Q0 d1 1 2.5 sys\nq1 Q0 d2 2 1.5 sys\n"
+GOOD_QRELS = "q1 0 d1 1\nq1 0 d2 0\n"
+
+
+@pytest.mark.parametrize(
+    "qrels_text, run_text",
+    [
+        (GOOD_QRELS, GOOD_RUN.replace(" ", "\t", 1)),  # a tab
+        (GOOD_QRELS, GOOD_RUN.replace("\n", "\r\n")),  # CRLF
+        (GOOD_QRELS, GOOD_RUN.replace("Q0 d1", "Q0  d1")),  # two spaces
+        (GOOD_QRELS, " " + GOOD_RUN),  # a leading space
+        (GOOD_QRELS, GOOD_RUN + "\n"),  # a blank line
+        (GOOD_QRELS, GOOD_RUN + "  "),  # trailing whitespace after the last line
+        (GOOD_QRELS, GOOD_RUN + "q1 Q0 d1 3 0.5 sys\n"),  # a duplicate document
+        (GOOD_QRELS, GOOD_RUN + "q1 Q0 d3 3 0.5 other\n"),  # two tags
+        (GOOD_QRELS, GOOD_RUN.replace("2.5", "+2.5")),  # a sign the columnar path judges
+        (GOOD_QRELS, GOOD_RUN.replace("2.5", ".5")),
+        (GOOD_QRELS, GOOD_RUN.replace("2.5", "inf")),
+        (GOOD_QRELS, GOOD_RUN.replace("2.5", "1_0")),
+        (GOOD_QRELS, GOOD_RUN.replace("2.5", "-0.0")),  # negative zero
+        (GOOD_QRELS, GOOD_RUN.replace(" 1 2.5", " one 2.5")),  # a rank that is not an integer
+        (GOOD_QRELS, GOOD_RUN + "q1 Q0 d3 3 0.5\n"),  # five fields
+        (GOOD_QRELS.replace("d1 1", "d1 1.5"), GOOD_RUN),  # a fractional grade
+        (GOOD_QRELS + "q1 0 d1 2\n", GOOD_RUN),  # a duplicate judgment
+        (GOOD_QRELS, ""),  # an empty run
+    ],
+)
+def test_small_path_steps_aside(tmp_path, qrels_text, run_text):
+    qpath, rpath = _write(tmp_path, qrels_text, run_text)
+    assert small.evaluate_small_files(qpath, [rpath], ["nDCG@10"]) is None
+
+
+def test_small_path_steps_aside_for_gzip_other_formats_and_bad_bytes(tmp_path):
+    qpath, rpath = _write(tmp_path, GOOD_QRELS, GOOD_RUN)
+    assert small.evaluate_small_files(qpath, [rpath], ["nDCG@10"]) is not None
+    gz = tmp_path / "run.gz"
+    gz.write_bytes(gzip.compress(GOOD_RUN.encode()))
+    assert small.evaluate_small_files(qpath, [gz], ["nDCG@10"]) is None
+    tsv = tmp_path / "run.tsv"
+    tsv.write_text(GOOD_RUN)
+    assert small.evaluate_small_files(qpath, [tsv], ["nDCG@10"]) is None
+    assert small.evaluate_small_files(qpath, [rpath], ["nDCG@10"], input_format="csv") is None
+    latin = tmp_path / "latin.run"
+    latin.write_bytes(GOOD_RUN.replace("d1", "d\xe9").encode("latin-1"))
+    assert small.evaluate_small_files(qpath, [latin], ["nDCG@10"]) is None
+    assert small.evaluate_small_files(qpath, [tmp_path / "absent.run"], ["nDCG@10"]) is None
+    # a grade outside the rubric's scale, and a rejected negative grade: the columnar path reports them
+    assert small.evaluate_small_files(qpath, [rpath], ["nDCG@10"], scale=(0,)) is None
+    neg = tmp_path / "neg.txt"
+    neg.write_text("q1 0 d1 -1\n")
+    from qrelkit import Conventions
+
+    assert small.evaluate_small_files(neg, [rpath], ["nDCG@10"], Conventions(negative="reject")) is None
