@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qrelkit import Conventions, evaluate, read_qrels, read_run
-from qrelkit.errors import ValidationError
+from qrelkit.errors import QrelkitError, ValidationError
 from qrelkit.formats import fast
 
 CUTOFF_MEASURES = [
@@ -147,3 +147,15 @@ def test_ids_that_look_like_missing_values_stay_ids(tmp_path):
     assert run.meta["reader"] == "fast"
     assert run.frame.get_column("doc_id").to_list() == ["null", "NaN", "N/A"]
     assert run.frame.get_column("query_id").to_list() == ["NA"] * 3
+
+
+@pytest.mark.parametrize("sep", ["\t", "\x0b", "\x0c"])
+def test_whitespace_inside_a_field_is_not_part_of_an_id(tmp_path, sep):
+    """Arrow splits on spaces only; the robust reader splits on all ASCII whitespace. A tab inside what
+    Arrow would read as one field must reach the robust reader, which reports the line."""
+    (tmp_path / "run.txt").write_text(f"q1 Q0 d1{sep}x 1 2.5 sys\nq1 Q0 d2 2 1.5 sys\n")
+    (tmp_path / "qrels.txt").write_text(f"q1 0 d1{sep}x 1\n")
+    assert fast.read_run_fast(tmp_path / "run.txt") is None
+    assert fast.read_qrels_fast(tmp_path / "qrels.txt") is None
+    with pytest.raises(QrelkitError, match=r"run.txt:1: rank 'x' is not an integer"):
+        read_run(tmp_path / "run.txt")

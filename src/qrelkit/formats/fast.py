@@ -112,10 +112,12 @@ def _chunks(path: Path, on_bytes: Callable[[int], None] | None):
                 view = memoryview(block)
                 chunk = rest + view[:cut] if rest else view[:cut]  # one copy at most, none when rest is empty
                 rest = bytes(view[cut:])
+                _check_separators(block)
                 yield chunk, 0
                 if on_bytes is not None:
                     on_bytes(len(chunk))
             if rest.strip():
+                _check_separators(rest)
                 yield bytes(rest) + b"\n", 0
             elif rest:
                 raise _Unavailable  # trailing whitespace after the last newline: the robust reader judges
@@ -124,6 +126,13 @@ def _chunks(path: Path, on_bytes: Callable[[int], None] | None):
         yield (whole.result() if whole is not None else digest.hexdigest()), -1
     finally:
         pool.shutdown(wait=True)
+
+
+def _check_separators(data: bytes) -> None:
+    """Refuse whitespace other than spaces and line ends: the robust reader splits fields on tabs, vertical
+    tabs and form feeds too, where Arrow's parser (splitting on spaces) would keep them inside a field."""
+    if b"\t" in data or b"\x0b" in data or b"\x0c" in data:
+        raise _Unavailable
 
 
 def _small(path: Path) -> bool:
@@ -142,6 +151,7 @@ def _whole(path: Path, on_bytes: Callable[[int], None] | None):
     if rest and not rest.strip():
         raise _Unavailable  # trailing whitespace after the last newline: the robust reader judges
     chunk = stored + b"\n" if rest else stored  # a last line without its newline gets one
+    _check_separators(stored)
     if chunk:
         yield chunk, 0
         if on_bytes is not None:
