@@ -159,3 +159,30 @@ def test_whitespace_inside_a_field_is_not_part_of_an_id(tmp_path, sep):
     assert fast.read_qrels_fast(tmp_path / "qrels.txt") is None
     with pytest.raises(QrelkitError, match=r"run.txt:1: rank 'x' is not an integer"):
         read_run(tmp_path / "run.txt")
+
+
+@pytest.mark.parametrize(
+    "text, robust_error",
+    [
+        ("q1 Q0 d1 1 2.5 \nq1 Q0 d2 2 1.5 \n", "line has 5 fields"),  # a trailing space, no tag
+        ("q1 Q0  1 2.5 sys\n", "line has 5 fields"),  # two spaces where a field should be
+        ("q1 Q0 d1 1 2.5 sys\n q1 Q0 d2 2 1.5 sys\n", None),  # a leading space: fine for the robust reader
+        ("q1 Q0 d1 1 2.5 a\nq1 Q0 d2 2 1.5 b\n", "mixes run tags 'a' and 'b'"),
+    ],
+)
+def test_empty_fields_and_two_tags_go_to_the_robust_reader(tmp_path, text, robust_error):
+    (tmp_path / "run.txt").write_text(text, newline="")
+    assert fast.read_run_fast(tmp_path / "run.txt") is None
+    if robust_error:
+        with pytest.raises(QrelkitError, match=robust_error):
+            read_run(tmp_path / "run.txt")
+    else:
+        run = read_run(tmp_path / "run.txt")
+        assert run.name == "sys" and run.frame.get_column("doc_id").to_list() == ["d1", "d2"]
+
+
+def test_an_empty_field_in_qrels_goes_to_the_robust_reader(tmp_path):
+    (tmp_path / "qrels.txt").write_text("q1 0  1\n")
+    assert fast.read_qrels_fast(tmp_path / "qrels.txt") is None
+    with pytest.raises(QrelkitError, match="line has 3 fields"):
+        read_qrels(tmp_path / "qrels.txt")

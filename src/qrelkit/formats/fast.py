@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from ..data import Fingerprint
@@ -99,6 +100,7 @@ def _chunks(path: Path, on_bytes: Callable[[int], None] | None):
                     block = text.read(CHUNK_BYTES)
                 except (OSError, EOFError):
                     raise _Unavailable from None  # corrupt gzip: the robust reader reports it
+                _check_separators(block)
                 if block and not gz:
                     if pending is not None:
                         pending.result()
@@ -112,12 +114,10 @@ def _chunks(path: Path, on_bytes: Callable[[int], None] | None):
                 view = memoryview(block)
                 chunk = rest + view[:cut] if rest else view[:cut]  # one copy at most, none when rest is empty
                 rest = bytes(view[cut:])
-                _check_separators(block)
                 yield chunk, 0
                 if on_bytes is not None:
                     on_bytes(len(chunk))
             if rest.strip():
-                _check_separators(rest)
                 yield bytes(rest) + b"\n", 0
             elif rest:
                 raise _Unavailable  # trailing whitespace after the last newline: the robust reader judges
@@ -133,6 +133,12 @@ def _check_separators(data: bytes) -> None:
     tabs and form feeds too, where Arrow's parser (splitting on spaces) would keep them inside a field."""
     if b"\t" in data or b"\x0b" in data or b"\x0c" in data:
         raise _Unavailable
+
+
+def _has_empty(table: pa.Table, *columns: str) -> bool:
+    """Whether a string column holds an empty value: two spaces in a row made an empty field, which the
+    robust reader (splitting on runs of whitespace) does not see as a field at all."""
+    return any(pc.min(pc.binary_length(table.column(c))).as_py() == 0 for c in columns)
 
 
 def _small(path: Path) -> bool:
@@ -285,8 +291,8 @@ def _read_run(path, keep_top, rank_single, on_bytes):
         first_line = rows + 1  # no blank lines on this path: rows and lines coincide
         for piece in table.column("tag").chunks:
             tags.update(piece.dictionary.to_pylist())
-        if len(tags) > 1:
-            raise _Unavailable
+        if len(tags) > 1 or "" in tags or _has_empty(table, "query_id", "doc_id"):
+            raise _Unavailable  # two tags, or an empty field (two spaces, a space at a line's end or start)
         frame = pl.from_arrow(table.drop_columns(["tag"]), rechunk=False).with_columns(
             (pl.int_range(0, pl.len(), dtype=pl.Int64) + first_line).alias("line")
         )
@@ -334,7 +340,7 @@ def read_qrels_fast(path: Path) -> tuple[pl.DataFrame, Fingerprint] | None:
                 fingerprint = chunk
                 break
             table = _parse(chunk, read, _QRELS_CONVERT)
-            if table.column("grade").null_count:
+            if table.column("grade").null_count or _has_empty(table, "query_id", "doc_id"):
                 return None
             parts.append(
                 pl.from_arrow(table, rechunk=False).with_columns(
