@@ -24,7 +24,8 @@ from .test_kernels_vs_reference import conventions
 QUERIES = ["q1", "q2", "1003", "topic-ü", "q" * 9, "q" * 17]
 DOCS = ["d0", "d1", "D0-3271", "D0-32710", "doc-ü-12", "x" * 8, "x" * 9, "clueweb12-0000tw-00-00000", "z"]
 SCORES = ["0.5", "1", "1.0", "2", "2.00", "0.3", "0.30000001", "3.0", "1e-9", "2E-9", "-1.25", "12.070",
-          "0.1000000000000000055511151231257827", "7.0e+01", "123456789012345678"]  # fmt: skip
+          "0.1000000000000000055511151231257827", "7.0e+01", "123456789012345678", "00.5", "-00.25",
+          "5e-324", "0.000000000000000000001", "1E+05"]  # fmt: skip
 MEASURES = ["nDCG@3", "nDCG", "R@5", "AP", "RR", "Rprec", "Judged@2", "NumRet", "P@2", "DCG@4"]
 
 
@@ -33,7 +34,8 @@ def files(draw):
     qrels = []
     for q in draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=4, unique=True)):
         for d in draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=6, unique=True)):
-            qrels.append(f"{q} 0 {d} {draw(st.integers(-1, 3))}")
+            grade = draw(st.integers(-1, 3))
+            qrels.append(f"{q} 0 {d} {'00' + str(grade) if grade > 0 and draw(st.booleans()) else grade}")
     run = []
     for q in draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=4, unique=True)):
         docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=7, unique=True))
