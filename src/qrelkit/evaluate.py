@@ -94,7 +94,7 @@ def evaluate_run(
         mconv = measure.conventions(conv)
         key = _encoding_key(mconv)
         if key not in cache:
-            cache[key] = encode(qrels, run, mconv, queries)
+            cache[key] = encode(qrels, run, mconv, queries, ranking=False)
         values[measure] = compute(cache[key], measure, mconv)
     return queries, values
 

@@ -67,8 +67,12 @@ def resolve_negative(qrels: Qrels, conv: Conventions) -> pl.DataFrame:
     return frame.filter(~negative)  # unjudged: as if never judged
 
 
-def encode(qrels: Qrels, run: Run, conv: Conventions, queries: QuerySet | None = None) -> Encoded:
-    """Rank ``run`` against ``qrels`` under ``conv``. See the module docstring for the order of steps."""
+def encode(
+    qrels: Qrels, run: Run, conv: Conventions, queries: QuerySet | None = None, *, ranking: bool = True
+) -> Encoded:
+    """Rank ``run`` against ``qrels`` under ``conv``. See the module docstring for the order of steps.
+
+    ``ranking=False`` leaves out the frame of ranked rows that explanations read (``Encoded.ranking``)."""
     queries = queries or select_queries(qrels, run, conv)
     qmap = pl.DataFrame(
         {"query_id": queries.query_ids, "q": np.arange(len(queries.query_ids), dtype=np.int64)},
@@ -120,15 +124,17 @@ def encode(qrels: Qrels, run: Run, conv: Conventions, queries: QuerySet | None =
 
     judgments = judgments.sort("q", "grade", descending=[False, True])
     jq = judgments.get_column("q").to_numpy()
-    block_col = np.zeros(len(score), dtype=np.int64)
-    if block_starts is not None:
-        block_col[block_starts] = 1
-        block_col = np.cumsum(block_col) - 1
-    else:
-        block_col = np.arange(len(score), dtype=np.int64)
-    ranking = rows.select("query_id", "doc_id", "score", "grade", "line").with_columns(
-        pl.Series("block", block_col)
-    )
+    ranked = None
+    if ranking:
+        block_col = np.zeros(len(score), dtype=np.int64)
+        if block_starts is not None:
+            block_col[block_starts] = 1
+            block_col = np.cumsum(block_col) - 1
+        else:
+            block_col = np.arange(len(score), dtype=np.int64)
+        ranked = rows.select("query_id", "doc_id", "score", "grade", "line").with_columns(
+            pl.Series("block", block_col)
+        )
     return Encoded(
         queries=queries,
         offsets=offsets,
@@ -138,5 +144,5 @@ def encode(qrels: Qrels, run: Run, conv: Conventions, queries: QuerySet | None =
         block_starts=block_starts,
         judged_offsets=offsets_of(jq, len(queries.query_ids)),
         judged_grade=judgments.get_column("grade").to_numpy().astype(np.int64, copy=False),
-        ranking=ranking,
+        ranking=ranked,
     )
