@@ -4,6 +4,7 @@ keeps only each query's top documents, for clean, gzipped, ungrouped and irregul
 from __future__ import annotations
 
 import gzip
+import hashlib
 import math
 
 import pytest
@@ -186,3 +187,20 @@ def test_an_empty_field_in_qrels_goes_to_the_robust_reader(tmp_path):
     assert fast.read_qrels_fast(tmp_path / "qrels.txt") is None
     with pytest.raises(QrelkitError, match="line has 3 fields"):
         read_qrels(tmp_path / "qrels.txt")
+
+
+def test_a_digest_computed_ahead_is_used_only_for_an_unchanged_file(tmp_path, monkeypatch):
+    from qrelkit.fingerprint import hash_ahead
+
+    monkeypatch.setattr(fast, "CHUNK_BYTES", 16)  # the streaming path, not the one-chunk one
+    path = tmp_path / "run.txt"
+    path.write_text("q1 Q0 d1 1 2.5 s\nq1 Q0 d2 2 1.5 s\n")
+    hash_ahead([path])
+    frame, fingerprint, _ = fast.read_run_fast(path)
+    assert fingerprint.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert frame.height == 2
+    hash_ahead([path])
+    with path.open("a") as fh:  # changed after hashing began: the digest ahead is not used
+        fh.write("q1 Q0 d3 3 0.5 s\n")
+    frame, fingerprint, _ = fast.read_run_fast(path)
+    assert fingerprint.sha256 == hashlib.sha256(path.read_bytes()).hexdigest() and frame.height == 3

@@ -139,7 +139,11 @@ def _evaluate_files(
 ) -> Any:
     """Evaluate files, with a progress bar on a terminal when the runs are large enough to take a while.
 
-    Small clean TREC files take the numpy-only path first (no dataframe libraries to load)."""
+    Small clean TREC files take the numpy-only path first (no dataframe libraries to load); larger runs
+    are hashed on a second thread while the libraries that read them load."""
+    from ..fingerprint import hash_ahead
+
+    hash_ahead([Path(p) for p in runs if Path(p).is_file() and Path(p).stat().st_size > HASH_AHEAD_BYTES])
     scale, rubric_hash = rubric_scale(rubric)
     if memory_limit is None:
         from ..engine.small import evaluate_small_files
@@ -190,6 +194,9 @@ def _evaluate_files(
             on_bytes=lambda n: bar.advance(task, n),
         )
 
+
+#: Runs larger than this (bytes) are hashed while the libraries load (smaller ones take the numpy path).
+HASH_AHEAD_BYTES = 32 << 20
 
 #: Runs larger than this (in bytes, all files together) get a progress bar on a terminal (~1 s of reading).
 PROGRESS_BYTES = 64 << 20

@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from ..data import Fingerprint
+from ..fingerprint import digest_ahead, identity
 
 CHUNK_BYTES = 16 << 20
 
@@ -90,7 +91,8 @@ def _chunks(path: Path, on_bytes: Callable[[int], None] | None):
         gz = probe.read(2) == b"\x1f\x8b"
     pool = ThreadPoolExecutor(1)
     digest = hashlib.sha256()
-    whole = pool.submit(_hash_file, path) if gz else None
+    ahead = digest_ahead(path)  # hashed while the libraries loaded (see qrelkit.fingerprint.hash_ahead)
+    whole = pool.submit(_hash_file, path) if gz and ahead is None else None
     pending = None
     try:
         with gzip.open(path, "rb") if gz else path.open("rb") as text:
@@ -101,7 +103,7 @@ def _chunks(path: Path, on_bytes: Callable[[int], None] | None):
                 except (OSError, EOFError):
                     raise _Unavailable from None  # corrupt gzip: the robust reader reports it
                 _check_separators(block)
-                if block and not gz:
+                if block and not gz and ahead is None:
                     if pending is not None:
                         pending.result()
                     pending = pool.submit(digest.update, block)
@@ -123,6 +125,11 @@ def _chunks(path: Path, on_bytes: Callable[[int], None] | None):
                 raise _Unavailable  # trailing whitespace after the last newline: the robust reader judges
         if pending is not None:
             pending.result()
+        if ahead is not None:
+            if identity(path) != ahead[0]:
+                raise _Unavailable  # the file changed while it was read: the robust reader reads it again
+            yield ahead[1].result(), -1
+            return
         yield (whole.result() if whole is not None else digest.hexdigest()), -1
     finally:
         pool.shutdown(wait=True)
