@@ -28,7 +28,6 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from ..data import Fingerprint
@@ -144,8 +143,17 @@ def _check_separators(data: bytes) -> None:
 
 def _has_empty(table: pa.Table, *columns: str) -> bool:
     """Whether a string column holds an empty value: two spaces in a row made an empty field, which the
-    robust reader (splitting on runs of whitespace) does not see as a field at all."""
-    return any(pc.min(pc.binary_length(table.column(c))).as_py() == 0 for c in columns)
+    robust reader (splitting on runs of whitespace) does not see as a field at all. Read from the arrays'
+    offsets (importing ``pyarrow.compute`` would cost more than the check)."""
+    for column in columns:
+        for chunk in table.column(column).chunks:
+            width = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+            offsets = np.frombuffer(chunk.buffers()[1], dtype=width)[
+                chunk.offset : chunk.offset + len(chunk) + 1
+            ]
+            if len(offsets) > 1 and (offsets[1:] == offsets[:-1]).any():
+                return True
+    return False
 
 
 def _small(path: Path) -> bool:
