@@ -13,14 +13,11 @@ import polars as pl
 from .conventions import DEFAULT, Conventions
 from .data import RUN_SCHEMA, Fingerprint, Qrels, Run
 from .engine.encode import Encoded, QuerySet, encode, select_queries
+from .engine.encoded import encoding_key
 from .engine.kernels import compute
 from .errors import ValidationError
 from .measures import Measure, parse_measures, required_depth
 from .results import Results, RunValues, assemble, unique_run_names
-
-
-def _encoding_key(conv: Conventions) -> tuple[str, ...]:
-    return (conv.unjudged, conv.ties, conv.precision, conv.negative)
 
 
 def _as_runs(runs: Run | Sequence[Run] | Mapping[str, Run]) -> list[Run]:
@@ -92,7 +89,7 @@ def evaluate_run(
     values: dict[Measure, tuple[np.ndarray, np.ndarray]] = {}
     for measure in measures:
         mconv = measure.conventions(conv)
-        key = _encoding_key(mconv)
+        key = encoding_key(mconv)
         if key not in cache:
             cache[key] = encode(qrels, run, mconv, queries, ranking=False)
         values[measure] = compute(cache[key], measure, mconv)

@@ -21,6 +21,15 @@ class Fingerprint:
         return {"sha256": self.sha256, "kind": self.kind, "source": self.source}
 
 
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes as stored, read in 16 MB blocks (hashlib releases the GIL meanwhile)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(16 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 #: Digests being computed ahead of reading, by path: (size and mtime when hashing began, digest).
 _AHEAD: dict[str, tuple[tuple[int, int], Future[str]]] = {}
 
@@ -41,11 +50,7 @@ def hash_ahead(paths: list[Path]) -> None:
     def work() -> None:
         for path, future in futures:
             try:
-                digest = hashlib.sha256()
-                with path.open("rb") as fh:
-                    while block := fh.read(16 << 20):
-                        digest.update(block)
-                future.set_result(digest.hexdigest())
+                future.set_result(file_sha256(path))
             except BaseException as exc:  # handed to whoever asks for the digest
                 future.set_exception(exc)
 

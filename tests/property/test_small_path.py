@@ -146,3 +146,9 @@ def test_small_path_steps_aside_for_gzip_other_formats_and_bad_bytes(tmp_path):
     from qrelkit import Conventions
 
     assert small.evaluate_small_files(neg, [rpath], ["nDCG@10"], Conventions(negative="reject")) is None
+
+
+def test_runs_hashed_ahead_are_exactly_those_too_large_for_the_small_path():
+    from qrelkit.cli.evaluate import HASH_AHEAD_BYTES
+
+    assert HASH_AHEAD_BYTES == small.SMALL_FILE_BYTES

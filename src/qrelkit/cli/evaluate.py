@@ -195,7 +195,9 @@ def _evaluate_files(
         )
 
 
-#: Runs larger than this (bytes) are hashed while the libraries load (smaller ones take the numpy path).
+#: Runs larger than this (bytes) are hashed while the libraries load; smaller ones take the numpy path
+#: (the same bound as ``engine.small.SMALL_FILE_BYTES``, which a test holds equal; importing it here would
+#: load numpy before the hashing starts).
 HASH_AHEAD_BYTES = 32 << 20
 
 #: Runs larger than this (in bytes, all files together) get a progress bar on a terminal (~1 s of reading).

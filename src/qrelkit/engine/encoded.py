@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from ..conventions import Conventions
+
 
 @dataclass(frozen=True)
 class QuerySet:
@@ -59,6 +61,11 @@ class Encoded:
     @property
     def counts(self) -> np.ndarray:
         return np.diff(self.offsets)
+
+
+def encoding_key(conv: Conventions) -> tuple[str, ...]:
+    """The conventions an encoding depends on: measures that agree on these share one encoding."""
+    return (conv.unjudged, conv.ties, conv.precision, conv.negative)
 
 
 def offsets_of(codes: np.ndarray, n_queries: int) -> np.ndarray:

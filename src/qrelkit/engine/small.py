@@ -27,7 +27,7 @@ from ..conventions import Conventions
 from ..fingerprint import Fingerprint
 from ..measures import Measure, parse_measures
 from ..results import Results, RunValues, assemble, unique_run_names
-from .encoded import Encoded, QuerySet, offsets_of
+from .encoded import Encoded, QuerySet, encoding_key, offsets_of
 from .kernels import compute
 
 #: Files up to this many bytes each may take this path (about a million lines; larger runs stream).
@@ -471,7 +471,7 @@ def evaluate_small_files(
             values = {}
             for measure in parsed:
                 mconv = measure.conventions(conv)
-                key = (mconv.unjudged, mconv.ties, mconv.precision, mconv.negative)
+                key = encoding_key(mconv)
                 if key not in cache:
                     cache[key] = encode_small(qcols, judged, run, mconv)
                 values[measure] = compute(cache[key], measure, mconv)

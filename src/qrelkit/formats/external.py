@@ -8,7 +8,6 @@ TREC files (fields separated by single spaces) are accepted here; the error says
 
 from __future__ import annotations
 
-import hashlib
 import re
 import tempfile
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ import polars as pl
 
 from ..data import Fingerprint, Run
 from ..errors import InputFormatError, ValidationError
+from ..fingerprint import file_sha256
 
 BATCH_ROWS = 1 << 20
 
@@ -38,14 +38,6 @@ def parse_size(text: str) -> int:
     return value
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(1 << 24):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _first(con, sql: str) -> tuple | None:
     rows = con.execute(sql).fetchall()  # fetch everything (queries here return one row at most)
     return rows[0] if rows else None
@@ -63,7 +55,7 @@ def run_batches(
     import duckdb
 
     source = str(path)
-    fingerprint = Fingerprint(_sha256(path), "file-bytes", source)
+    fingerprint = Fingerprint(file_sha256(path), "file-bytes", source)
     tmp = tempfile.TemporaryDirectory(prefix="qrelkit-duckdb-")
     con = duckdb.connect(str(Path(tmp.name) / "run.duckdb"))
     con.execute(f"SET memory_limit = '{max(memory_limit // 2**20 // 2, 128)}MB'")  # half for DuckDB itself

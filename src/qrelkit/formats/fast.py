@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 
 from ..data import Fingerprint
-from ..fingerprint import digest_ahead, identity
+from ..fingerprint import digest_ahead, file_sha256, identity
 
 CHUNK_BYTES = 16 << 20
 
@@ -69,14 +69,6 @@ class _Unavailable(Exception):
     """The fast path cannot take this file; the robust reader will."""
 
 
-def _hash_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while data := fh.read(CHUNK_BYTES):
-            digest.update(data)
-    return digest.hexdigest()
-
-
 def _chunks(path: Path, on_bytes: Callable[[int], None] | None):
     """Yield (text chunk ending at a newline, 0), then (SHA-256 of the stored bytes, -1).
 
@@ -91,7 +83,7 @@ def _chunks(path: Path, on_bytes: Callable[[int], None] | None):
     pool = ThreadPoolExecutor(1)
     digest = hashlib.sha256()
     ahead = digest_ahead(path)  # hashed while the libraries loaded (see qrelkit.fingerprint.hash_ahead)
-    whole = pool.submit(_hash_file, path) if gz and ahead is None else None
+    whole = pool.submit(file_sha256, path) if gz and ahead is None else None
     pending = None
     try:
         with gzip.open(path, "rb") if gz else path.open("rb") as text:
