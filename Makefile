@@ -6,7 +6,8 @@ EXAMPLE := examples/docsearch
 
 .PHONY: demo test test-deps lint bench clean
 
-$(BIN)/qrelkit: pyproject.toml
+# hatch_build.py compiles the native scanner (src/qrelkit/_native/scan.c) during the install
+$(BIN)/qrelkit: pyproject.toml hatch_build.py src/qrelkit/_native/scan.c
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e .

@@ -1,0 +1,50 @@
+"""Build hook: compile qrelkit's native scanner (src/qrelkit/_native/scan.c) into a shared library.
+
+The library is optional. Without a C compiler the build goes on, says so, and the streaming reader parses
+with Arrow instead (same rows, slower). ``CC`` names the compiler; ``QRELKIT_NATIVE=0`` skips the build.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+SOURCE = Path("src/qrelkit/_native/scan.c")
+LIBRARY = SOURCE.with_name(
+    "_qkscan.dll" if sys.platform == "win32" else "_qkscan.so"
+)  # as _native/__init__.py
+
+
+class NativeScannerHook(BuildHookInterface):
+    PLUGIN_NAME = "custom"
+
+    def initialize(self, version: str, build_data: dict) -> None:
+        if self.target_name != "wheel" or os.environ.get("QRELKIT_NATIVE", "1") == "0":
+            return
+        root = Path(self.root)
+        source, library = root / SOURCE, root / LIBRARY
+        compilers = [os.environ.get("CC"), sysconfig.get_config_var("CC"), "cc", "gcc", "clang"]
+        errors = []
+        for compiler in dict.fromkeys(c for c in compilers if c):
+            command = [*shlex.split(compiler), "-O2", "-std=c99", "-fPIC", "-shared"]
+            command += ["-o", str(library), str(source), "-lm"]
+            try:
+                subprocess.run(command, check=True, capture_output=True, text=True)
+            except (OSError, subprocess.CalledProcessError) as exc:
+                errors.append(f"{compiler}: {getattr(exc, 'stderr', '') or exc}".strip())
+                continue
+            build_data["artifacts"].append(LIBRARY.as_posix())
+            if version != "editable":
+                build_data["pure_python"] = False
+                build_data["infer_tag"] = True
+            return
+        self.app.display_warning(
+            "qrelkit: the native scanner was not built (no working C compiler); large runs will be parsed "
+            "with Arrow instead, which gives the same numbers more slowly.\n  " + "\n  ".join(errors)
+        )

@@ -1,0 +1,135 @@
+"""The native scanner (``scan.c``), built when qrelkit is installed, loaded with ctypes.
+
+:data:`lib` is ``None`` when the library was not built (no C compiler at install time), does not load, or
+is from another version of ``scan.c``; the streaming reader then parses with Arrow, which gives the same
+rows. Setting ``QRELKIT_NATIVE=0`` in the environment turns it off.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+#: Bumped with every change to scan.c's functions or structures: a library built from another version of
+#: the source is not used.
+ABI = 1
+
+LIBRARY = "_qkscan.dll" if sys.platform == "win32" else "_qkscan.so"
+
+_I64 = ctypes.POINTER(ctypes.c_int64)
+
+
+class _Result(ctypes.Structure):
+    _fields_ = [
+        *[
+            (name, ctypes.c_int64)
+            for name in (
+                "status",
+                "kept",
+                "lines",
+                "groups",
+                "q_bytes",
+                "d_bytes",
+                "tag_start",
+                "tag_len",
+                "refused_line",
+            )
+        ],
+        ("q_off", _I64),
+        ("d_off", _I64),
+        ("score", ctypes.POINTER(ctypes.c_double)),
+        ("rank", _I64),
+        ("row", _I64),
+        ("group_first", _I64),
+        ("q_data", ctypes.POINTER(ctypes.c_uint8)),
+        ("d_data", ctypes.POINTER(ctypes.c_uint8)),
+    ]
+
+
+def _load() -> ctypes.CDLL | None:
+    path = Path(__file__).with_name(LIBRARY)
+    if os.environ.get("QRELKIT_NATIVE", "1") == "0" or not path.is_file():
+        return None
+    try:
+        lib = ctypes.CDLL(str(path))
+        lib.qk_abi.restype = ctypes.c_int64
+        if lib.qk_abi() != ABI:
+            return None
+    except (OSError, AttributeError):
+        return None
+    lib.qk_scan_run.restype = ctypes.POINTER(_Result)
+    lib.qk_scan_run.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int32]
+    lib.qk_free.restype = None
+    lib.qk_free.argtypes = [ctypes.POINTER(_Result)]
+    lib.qk_group_start.restype = ctypes.c_int64
+    lib.qk_group_start.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32]
+    return lib
+
+
+lib = _load()
+
+
+@dataclass(frozen=True)
+class Scanned:
+    """One block's kept rows (in file order) as Arrow large-string parts and numpy columns."""
+
+    kept: int
+    lines: int
+    q_off: np.ndarray
+    q_data: np.ndarray
+    d_off: np.ndarray
+    d_data: np.ndarray
+    score: np.ndarray
+    rank: np.ndarray
+    row: np.ndarray  # line index within the block
+    group_first: np.ndarray  # first kept row of each query
+    tag: bytes
+
+
+def _copy(pointer, n: int, dtype) -> np.ndarray:
+    if n == 0:
+        return np.zeros(0, dtype=dtype)
+    return np.ctypeslib.as_array(pointer, shape=(n,)).copy()
+
+
+def scan_run(block, keep_top: int | None, rank_single: bool) -> Scanned | None:
+    """Scan whole lines of a clean TREC run (see ``scan.c``); ``None`` when it refuses the block.
+
+    ``block`` is any bytes-like object ending with a newline. The GIL is released during the scan."""
+    assert lib is not None
+    view = np.frombuffer(block, dtype=np.uint8)
+    result = lib.qk_scan_run(view.ctypes.data, len(view), keep_top or 0, int(rank_single))
+    if not result:
+        raise MemoryError("the native scanner ran out of memory")
+    try:
+        r = result.contents
+        if r.status != 0:
+            return None
+        return Scanned(
+            kept=r.kept,
+            lines=r.lines,
+            q_off=_copy(r.q_off, r.kept + 1, np.int64),
+            q_data=_copy(r.q_data, r.q_bytes, np.uint8),
+            d_off=_copy(r.d_off, r.kept + 1, np.int64),
+            d_data=_copy(r.d_data, r.d_bytes, np.uint8),
+            score=_copy(r.score, r.kept, np.float64),
+            rank=_copy(r.rank, r.kept, np.int64),
+            row=_copy(r.row, r.kept, np.int64),
+            group_first=_copy(r.group_first, r.groups, np.int64),
+            tag=bytes(view[r.tag_start : r.tag_start + r.tag_len]) if r.tag_start >= 0 else b"",
+        )
+    finally:
+        lib.qk_free(result)
+
+
+def group_start(block, end: int, first_is_line: bool) -> int:
+    """Offset in ``block[:end]`` (ending with a newline) where the trailing stretch of lines of the last
+    line's query id begins; 0 when no boundary is found in it."""
+    assert lib is not None
+    view = np.frombuffer(block, dtype=np.uint8, count=end)
+    return int(lib.qk_group_start(view.ctypes.data, end, int(first_is_line)))

@@ -1,0 +1,513 @@
+/*
+ * qrelkit's native scanner for clean TREC run text: one pass over a block of whole lines that splits the
+ * fields, parses ranks and scores, checks for duplicate documents, and keeps each query's top rows.
+ *
+ * It takes exactly what the streaming reader in qrelkit/formats/fast.py takes through Arrow, and gives the
+ * same rows and the same values; anything else it refuses (status QK_REFUSE), and the caller falls back to
+ * that reader, which falls back to the robust one. So it never changes a number and never explains an
+ * error. Accepted text:
+ *
+ *   - lines of exactly six fields separated by single spaces and ended by '\n': no tab, carriage return or
+ *     other control character anywhere, no empty field, no blank line;
+ *   - valid UTF-8;
+ *   - ranks written -?[0-9]{1,18}; scores written -?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?, finite and not
+ *     negative zero (read exactly: Clinger's fast path, else the C library's strtod);
+ *   - one tag within the block (the caller compares blocks);
+ *   - grouped by query within the block (a query id that comes back after another is refused; the caller
+ *     checks across blocks, which are cut at query boundaries) and no document twice in a query.
+ *
+ * A row is kept when fewer than keep_top rows of its query have a higher score (all rows when keep_top <=
+ * 0), compared in double precision, or in single precision when rank_single is set: the tied block that
+ * straddles the cutoff is kept whole. Kept rows come out in file order.
+ *
+ * Plain C99 with no Python API: loaded with ctypes, which releases the GIL during calls, so blocks are
+ * scanned on several threads at once. Every function is reentrant.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#define QK_ABI 1
+
+#define QK_OK 0
+#define QK_REFUSE 1
+#define QK_NOMEM 2
+
+int64_t qk_abi(void) { return QK_ABI; }
+
+/* ------------------------------------------------------------------------------------------- numbers */
+
+static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static int is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
+
+/* -?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)? read into a correctly rounded double; 0 when refused. */
+static int parse_score(const uint8_t *s, int64_t n, double *out) {
+    const uint8_t *p = s, *e = s + n;
+    int negative = 0;
+    if (p < e && *p == '-') {
+        negative = 1;
+        p++;
+    }
+    uint64_t mantissa = 0;
+    int significant = 0, fraction = 0;
+    const uint8_t *digits = p;
+    for (; p < e && is_digit(*p); p++) {
+        if (mantissa || *p != '0') {
+            if (++significant <= 19) mantissa = mantissa * 10 + (uint64_t)(*p - '0');
+        }
+    }
+    if (p == digits) return 0;
+    if (p < e && *p == '.') {
+        p++;
+        digits = p;
+        for (; p < e && is_digit(*p); p++) {
+            if (mantissa || *p != '0') {
+                if (++significant <= 19) mantissa = mantissa * 10 + (uint64_t)(*p - '0');
+            }
+            fraction++;
+        }
+        if (p == digits) return 0;
+    }
+    int64_t exponent = 0;
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        p++;
+        int exp_negative = 0;
+        if (p < e && (*p == '-' || *p == '+')) {
+            exp_negative = *p == '-';
+            p++;
+        }
+        digits = p;
+        for (; p < e && is_digit(*p); p++) {
+            if (exponent < 100000) exponent = exponent * 10 + (*p - '0');
+        }
+        if (p == digits) return 0;
+        if (exp_negative) exponent = -exponent;
+    }
+    if (p != e) return 0;
+    double value;
+    int64_t scale = exponent - fraction;
+    if (mantissa == 0) {
+        value = 0.0;
+    } else if (significant <= 15 && scale >= -22 && scale <= 22) {
+        /* the mantissa (< 10^15 < 2^53) and the power of ten are exact: one rounding */
+        value = scale < 0 ? (double)mantissa / POW10[-scale] : (double)mantissa * POW10[scale];
+    } else {
+        char text[80];
+        if (n >= (int64_t)sizeof text) return 0;
+        memcpy(text, s, (size_t)n);
+        text[n] = 0;
+        char *end;
+        value = strtod(text, &end);
+        if (end != text + n) return 0; /* a decimal point the locale does not read */
+        if (value < 0) value = -value;
+    }
+    if (!isfinite(value) || (negative && value == 0.0)) return 0; /* -0.0: the Arrow reader decides */
+    *out = negative ? -value : value;
+    return 1;
+}
+
+/* -?[0-9]{1,18} */
+static int parse_rank(const uint8_t *s, int64_t n, int64_t *out) {
+    int negative = s[0] == '-';
+    int64_t digits = n - negative;
+    if (digits < 1 || digits > 18) return 0;
+    int64_t v = 0;
+    for (int64_t i = negative; i < n; i++) {
+        if (!is_digit(s[i])) return 0;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = negative ? -v : v;
+    return 1;
+}
+
+static int utf8_valid(const uint8_t *s, int64_t n) {
+    int64_t i = 0;
+    while (i < n) {
+        uint8_t c = s[i];
+        if (c < 0x80) {
+            i++;
+        } else if (c >= 0xC2 && c <= 0xDF) {
+            if (i + 1 >= n || (s[i + 1] & 0xC0) != 0x80) return 0;
+            i += 2;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            if (i + 2 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80) return 0;
+            if (c == 0xE0 && s[i + 1] < 0xA0) return 0;  /* overlong */
+            if (c == 0xED && s[i + 1] >= 0xA0) return 0; /* surrogate */
+            i += 3;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            if (i + 3 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80 ||
+                (s[i + 3] & 0xC0) != 0x80)
+                return 0;
+            if (c == 0xF0 && s[i + 1] < 0x90) return 0;  /* overlong */
+            if (c == 0xF4 && s[i + 1] >= 0x90) return 0; /* above U+10FFFF */
+            i += 4;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------------------------- query groups */
+
+typedef struct {
+    int64_t doc;   /* offset of the document id in the block */
+    int64_t line;  /* line index in the block */
+    int64_t rank;
+    double score;
+    double key;    /* the score as compared: rounded to single precision under rank_single */
+    uint64_t hash; /* of the document id */
+    int32_t doc_len;
+} Row;
+
+typedef struct {
+    Row *rows;
+    int64_t n, cap;
+    int32_t *table; /* open addressing over row indices + 1 */
+    int64_t table_cap;
+    double *keys; /* scratch for selecting the k-th largest key */
+    int64_t keys_cap;
+} Group;
+
+static int grow(void **p, int64_t *cap, int64_t need, size_t size) {
+    if (need <= *cap) return 1;
+    int64_t next = *cap ? *cap : 1024;
+    while (next < need) next *= 2;
+    void *q = realloc(*p, (size_t)next * size);
+    if (!q) return 0;
+    *p = q;
+    *cap = next;
+    return 1;
+}
+
+static uint64_t hash_bytes(const uint8_t *s, int64_t n) {
+    uint64_t h = 0xCBF29CE484222325ULL; /* FNV-1a */
+    for (int64_t i = 0; i < n; i++) h = (h ^ s[i]) * 0x100000001B3ULL;
+    return h ^ (h >> 29);
+}
+
+/* Whether two rows of the group share a document id. */
+static int has_duplicate(Group *g, const uint8_t *buf, int *nomem) {
+    int64_t size = 16;
+    while (size < 2 * g->n) size *= 2;
+    if (size > g->table_cap) {
+        free(g->table);
+        g->table = malloc((size_t)size * sizeof(int32_t));
+        g->table_cap = g->table ? size : 0;
+        if (!g->table) {
+            *nomem = 1;
+            return 1;
+        }
+    }
+    memset(g->table, 0, (size_t)size * sizeof(int32_t));
+    uint64_t mask = (uint64_t)size - 1;
+    for (int64_t i = 0; i < g->n; i++) {
+        Row *r = &g->rows[i];
+        uint64_t slot = r->hash & mask;
+        while (g->table[slot]) {
+            Row *o = &g->rows[g->table[slot] - 1];
+            if (o->hash == r->hash && o->doc_len == r->doc_len &&
+                memcmp(buf + o->doc, buf + r->doc, (size_t)r->doc_len) == 0)
+                return 1;
+            slot = (slot + 1) & mask;
+        }
+        g->table[slot] = (int32_t)(i + 1);
+    }
+    return 0;
+}
+
+/* The k-th largest of v[0..n) (k in 1..n), reordering v. */
+static double kth_largest(double *v, int64_t n, int64_t k) {
+    int64_t lo = 0, hi = n - 1, target = k - 1;
+    while (lo < hi) {
+        double a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi];
+        double pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        int64_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] > pivot) i++;
+            while (v[j] < pivot) j--;
+            if (i <= j) {
+                double t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                j--;
+            }
+        }
+        if (target <= j)
+            hi = j;
+        else if (target >= i)
+            lo = i;
+        else
+            return v[target];
+    }
+    return v[target];
+}
+
+/* What one call returns: counts and the kept rows' columns, freed with qk_free. */
+typedef struct {
+    int64_t status, kept, lines, groups, q_bytes, d_bytes, tag_start, tag_len, refused_line;
+    int64_t *q_off, *d_off; /* Arrow large-string offsets: kept + 1 entries, the first 0 */
+    double *score;
+    int64_t *rank, *row; /* row: the line's index within the block */
+    int64_t *group_first; /* the first kept row of each query */
+    uint8_t *q_data, *d_data;
+    int64_t rows_cap, groups_cap, q_cap, d_cap;
+} Result;
+
+/* Room for one more kept row of the given id lengths. */
+static int reserve(Result *o, int64_t q_len, int64_t d_len) {
+    if (o->kept + 1 >= o->rows_cap) {
+        int64_t cap = o->rows_cap ? 2 * o->rows_cap : 4096;
+        int64_t *q_off = realloc(o->q_off, (size_t)cap * sizeof(int64_t));
+        if (q_off) o->q_off = q_off;
+        int64_t *d_off = realloc(o->d_off, (size_t)cap * sizeof(int64_t));
+        if (d_off) o->d_off = d_off;
+        double *score = realloc(o->score, (size_t)cap * sizeof(double));
+        if (score) o->score = score;
+        int64_t *rank = realloc(o->rank, (size_t)cap * sizeof(int64_t));
+        if (rank) o->rank = rank;
+        int64_t *row = realloc(o->row, (size_t)cap * sizeof(int64_t));
+        if (row) o->row = row;
+        if (!q_off || !d_off || !score || !rank || !row) return 0;
+        o->rows_cap = cap;
+    }
+    int64_t q = o->q_cap, d = o->d_cap;
+    if (!grow((void **)&o->q_data, &q, o->q_bytes + q_len, 1) ||
+        !grow((void **)&o->d_data, &d, o->d_bytes + d_len, 1))
+        return 0;
+    o->q_cap = q;
+    o->d_cap = d;
+    return 1;
+}
+
+/* Check the finished group, select its top rows and append them to the output; QK_OK or a status. */
+static int flush(Group *g, const uint8_t *buf, int64_t q_start, int64_t q_len, int64_t keep_top, Result *o) {
+    if (g->n == 0) return QK_OK;
+    int nomem = 0;
+    if (has_duplicate(g, buf, &nomem)) return nomem ? QK_NOMEM : QK_REFUSE;
+    double threshold = -INFINITY; /* keep rows whose key is at least this */
+    if (keep_top > 0 && g->n > keep_top) {
+        int sorted = 1;
+        for (int64_t i = 1; i < g->n; i++) {
+            if (g->rows[i].key > g->rows[i - 1].key) {
+                sorted = 0;
+                break;
+            }
+        }
+        if (sorted) {
+            threshold = g->rows[keep_top - 1].key;
+        } else {
+            if (!grow((void **)&g->keys, &g->keys_cap, g->n, sizeof(double))) return QK_NOMEM;
+            for (int64_t i = 0; i < g->n; i++) g->keys[i] = g->rows[i].key;
+            threshold = kth_largest(g->keys, g->n, keep_top);
+        }
+    }
+    if (!grow((void **)&o->group_first, &o->groups_cap, o->groups + 1, sizeof(int64_t))) return QK_NOMEM;
+    o->group_first[o->groups++] = o->kept;
+    for (int64_t i = 0; i < g->n; i++) {
+        Row *r = &g->rows[i];
+        if (r->key < threshold) continue;
+        if (!reserve(o, q_len, r->doc_len)) return QK_NOMEM;
+        int64_t k = o->kept++;
+        memcpy(o->q_data + o->q_bytes, buf + q_start, (size_t)q_len);
+        o->q_bytes += q_len;
+        o->q_off[k + 1] = o->q_bytes;
+        memcpy(o->d_data + o->d_bytes, buf + r->doc, (size_t)r->doc_len);
+        o->d_bytes += r->doc_len;
+        o->d_off[k + 1] = o->d_bytes;
+        o->score[k] = r->score;
+        o->rank[k] = r->rank;
+        o->row[k] = r->line;
+    }
+    g->n = 0;
+    return QK_OK;
+}
+
+/* Seen query ids of this block: open addressing over (offset, length) of each group's query id. */
+typedef struct {
+    int64_t *start;
+    int32_t *len;
+    uint64_t *hash;
+    int64_t cap, n;
+} Seen;
+
+static int seen_add(Seen *s, const uint8_t *buf, int64_t start, int64_t len, int *nomem) {
+    if (2 * (s->n + 1) > s->cap) {
+        int64_t cap = s->cap ? 2 * s->cap : 1024;
+        int64_t *st = malloc((size_t)cap * sizeof(int64_t));
+        int32_t *ln = malloc((size_t)cap * sizeof(int32_t));
+        uint64_t *hs = malloc((size_t)cap * sizeof(uint64_t));
+        if (!st || !ln || !hs) {
+            free(st);
+            free(ln);
+            free(hs);
+            *nomem = 1;
+            return 0;
+        }
+        for (int64_t i = 0; i < cap; i++) ln[i] = -1;
+        for (int64_t i = 0; i < s->cap; i++) {
+            if (s->len[i] < 0) continue;
+            uint64_t slot = s->hash[i] & (uint64_t)(cap - 1);
+            while (ln[slot] >= 0) slot = (slot + 1) & (uint64_t)(cap - 1);
+            st[slot] = s->start[i];
+            ln[slot] = s->len[i];
+            hs[slot] = s->hash[i];
+        }
+        free(s->start);
+        free(s->len);
+        free(s->hash);
+        s->start = st;
+        s->len = ln;
+        s->hash = hs;
+        s->cap = cap;
+    }
+    uint64_t h = hash_bytes(buf + start, len);
+    uint64_t mask = (uint64_t)s->cap - 1, slot = h & mask;
+    while (s->len[slot] >= 0) {
+        if (s->hash[slot] == h && s->len[slot] == len && memcmp(buf + s->start[slot], buf + start, (size_t)len) == 0)
+            return 0; /* seen before: the block is not grouped by query */
+        slot = (slot + 1) & mask;
+    }
+    s->start[slot] = start;
+    s->len[slot] = (int32_t)len;
+    s->hash[slot] = h;
+    s->n++;
+    return 1;
+}
+
+/*
+ * Scan buf[0..len) (whole lines, the last ending with '\n'). Returns the kept rows and counts (NULL only
+ * when memory runs out before anything starts); free it with qk_free.
+ */
+Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t rank_single) {
+    Result *o = calloc(1, sizeof(Result));
+    if (!o) return NULL;
+    Group g = {0};
+    Seen seen = {0};
+    int status = QK_OK;
+    int nomem = 0;
+    uint8_t high = 0;
+    int64_t p = 0, line = 0;
+    int64_t q_start = -1, q_len = 0, tag_start = -1, tag_len = 0;
+    o->refused_line = -1;
+    if (!reserve(o, 0, 0)) {
+        status = QK_NOMEM;
+        goto done;
+    }
+    o->q_off[0] = 0;
+    o->d_off[0] = 0;
+    if (len <= 0 || buf[len - 1] != '\n') {
+        status = QK_REFUSE;
+        goto done;
+    }
+    while (p < len) {
+        int64_t start[6], flen[6];
+        for (int f = 0; f < 6; f++) {
+            int64_t s = p;
+            uint8_t c;
+            while ((c = buf[p]) > ' ') {
+                high |= c;
+                p++;
+            }
+            if (p == s || c != (f < 5 ? ' ' : '\n')) {
+                status = QK_REFUSE; /* an empty field, another separator or another number of fields */
+                goto done;
+            }
+            start[f] = s;
+            flen[f] = p - s;
+            p++;
+        }
+        if (q_start < 0 || flen[0] != q_len || memcmp(buf + start[0], buf + q_start, (size_t)q_len) != 0) {
+            if (q_start >= 0 && (status = flush(&g, buf, q_start, q_len, keep_top, o)) != QK_OK) goto done;
+            q_start = start[0];
+            q_len = flen[0];
+            if (q_len >= 3 && buf[q_start] == 0xEF && buf[q_start + 1] == 0xBB && buf[q_start + 2] == 0xBF) {
+                status = QK_REFUSE; /* a byte-order mark, which Arrow's reader drops at the start of a read */
+                goto done;
+            }
+            if (!seen_add(&seen, buf, q_start, q_len, &nomem)) {
+                status = nomem ? QK_NOMEM : QK_REFUSE; /* a query id that came back: not grouped */
+                goto done;
+            }
+        }
+        if (tag_start < 0) {
+            tag_start = start[5];
+            tag_len = flen[5];
+        } else if (flen[5] != tag_len || memcmp(buf + start[5], buf + tag_start, (size_t)tag_len) != 0) {
+            status = QK_REFUSE; /* two tags */
+            goto done;
+        }
+        if (!grow((void **)&g.rows, &g.cap, g.n + 1, sizeof(Row))) {
+            status = QK_NOMEM;
+            goto done;
+        }
+        Row *r = &g.rows[g.n++];
+        if (!parse_rank(buf + start[3], flen[3], &r->rank) || !parse_score(buf + start[4], flen[4], &r->score) ||
+            flen[2] > INT32_MAX) {
+            status = QK_REFUSE;
+            goto done;
+        }
+        r->key = rank_single ? (double)(float)r->score : r->score;
+        r->doc = start[2];
+        r->doc_len = (int32_t)flen[2];
+        r->hash = hash_bytes(buf + start[2], flen[2]);
+        r->line = line++;
+    }
+    if ((status = flush(&g, buf, q_start, q_len, keep_top, o)) != QK_OK) goto done;
+    if ((high & 0x80) && !utf8_valid(buf, len)) status = QK_REFUSE;
+done:
+    if (status != QK_OK) o->refused_line = line;
+    o->status = status;
+    o->lines = line;
+    o->tag_start = tag_start;
+    o->tag_len = tag_len;
+    free(g.rows);
+    free(g.table);
+    free(g.keys);
+    free(seen.start);
+    free(seen.len);
+    free(seen.hash);
+    return o;
+}
+
+void qk_free(Result *o) {
+    if (!o) return;
+    free(o->q_off);
+    free(o->d_off);
+    free(o->score);
+    free(o->rank);
+    free(o->row);
+    free(o->group_first);
+    free(o->q_data);
+    free(o->d_data);
+    free(o);
+}
+
+/*
+ * Where the trailing stretch of lines sharing the last line's query id begins in buf[0..len) (which ends
+ * with '\n'): the offset of its first line, or 0 when no line before it in buf has another query id (or
+ * when buf[0] is not a line start, first_is_line = 0, and the stretch reaches back to the first line end).
+ * Blocks cut there hold whole queries of a grouped file.
+ */
+int64_t qk_group_start(const uint8_t *buf, int64_t len, int32_t first_is_line) {
+    if (len <= 0 || buf[len - 1] != '\n') return 0;
+    int64_t end = len - 1; /* the last line's '\n' */
+    int64_t s = end;
+    while (s > 0 && buf[s - 1] != '\n') s--; /* the last line's start */
+    if (s == 0 && !first_is_line) return 0;
+    const uint8_t *q = buf + s;
+    int64_t q_len = 0;
+    while (s + q_len < end && buf[s + q_len] != ' ') q_len++;
+    while (s > 0) {
+        int64_t t = s - 1; /* the previous line's '\n' */
+        while (t > 0 && buf[t - 1] != '\n') t--;
+        if (t == 0 && !first_is_line) return 0;
+        if (s - t <= q_len || buf[t + q_len] != ' ' || memcmp(buf + t, q, (size_t)q_len) != 0) return s;
+        s = t;
+    }
+    return 0;
+}
