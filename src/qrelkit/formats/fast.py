@@ -30,6 +30,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
+from .. import _native
 from ..data import Fingerprint
 from ..fingerprint import digest_ahead, file_sha256, identity
 
@@ -69,11 +70,18 @@ class _Unavailable(Exception):
     """The fast path cannot take this file; the robust reader will."""
 
 
-def _chunks(path: Path, on_bytes: Callable[[int], None] | None):
+def _chunks(
+    path: Path,
+    on_bytes: Callable[[int], None] | None,
+    cutter: Callable[[bytes, int, bool], int] | None = None,
+):
     """Yield (text chunk ending at a newline, 0), then (SHA-256 of the stored bytes, -1).
 
     The digest is computed in a second thread while the main thread parses: block by block for plain
     files, over the compressed file for gzip ones (the fingerprint is always of the bytes as stored).
+    ``cutter(block, end, starts_line)`` moves each cut back from the block's last line end ``end`` (to the
+    first line of the last query, see :func:`qrelkit._native.group_start`), 0 for no cut in this block;
+    a cutter's caller checks the separators itself.
     """
     if _small(path):
         yield from _whole(path, on_bytes)
@@ -93,7 +101,8 @@ def _chunks(path: Path, on_bytes: Callable[[int], None] | None):
                     block = text.read(CHUNK_BYTES)
                 except (OSError, EOFError):
                     raise _Unavailable from None  # corrupt gzip: the robust reader reports it
-                _check_separators(block)
+                if cutter is None:
+                    _check_separators(block)
                 if block and not gz and ahead is None:
                     if pending is not None:
                         pending.result()
@@ -101,6 +110,8 @@ def _chunks(path: Path, on_bytes: Callable[[int], None] | None):
                 if not block:
                     break
                 cut = block.rfind(b"\n") + 1
+                if cut and cutter is not None:
+                    cut = cutter(block, cut, not rest or rest.endswith(b"\n"))
                 if cut == 0:
                     rest += block
                     continue
@@ -111,7 +122,7 @@ def _chunks(path: Path, on_bytes: Callable[[int], None] | None):
                 if on_bytes is not None:
                     on_bytes(len(chunk))
             if rest.strip():
-                yield bytes(rest) + b"\n", 0
+                yield (rest if rest.endswith(b"\n") else rest + b"\n"), 0
             elif rest:
                 raise _Unavailable  # trailing whitespace after the last newline: the robust reader judges
         if pending is not None:
@@ -197,6 +208,11 @@ def read_run_fast(
     the top rows by scores rounded to float32 (a superset of the double-precision selection, since the
     rounding is monotone), for evaluations that use single-precision scores.
     """
+    if _native.lib is not None and (keep_top is None or keep_top > 0):
+        try:
+            return _read_run_native(path, keep_top, rank_single, on_bytes)
+        except _Unavailable:
+            pass  # Arrow's reader decides (it takes a few layouts the native scanner leaves to it)
     try:
         return _read_run(path, keep_top, rank_single, on_bytes)
     except _Unavailable:
@@ -333,6 +349,82 @@ def _read_run(path, keep_top, rank_single, on_bytes):
         Fingerprint(fingerprint, "file-bytes", str(path)),
         meta,
     )
+
+
+def _cut_at_query(block: bytes, end: int, starts_line: bool) -> int:
+    return _native.group_start(block, end, starts_line)
+
+
+def _native_frame(scanned: _native.Scanned, first_line: int) -> pl.DataFrame:
+    n = scanned.kept
+
+    def strings(name: str, offsets: np.ndarray, data: np.ndarray) -> pl.Series:
+        array = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
+        return pl.Series(name, array)
+
+    # polars Series from numpy and Arrow arrays: pa.table() over numpy arrays would import pandas
+    return pl.DataFrame(
+        [
+            strings("query_id", scanned.q_off, scanned.q_data),
+            strings("doc_id", scanned.d_off, scanned.d_data),
+            pl.Series("score", scanned.score),
+            pl.Series("rank", scanned.rank),
+            pl.Series("line", scanned.row + first_line),
+        ]
+    )
+
+
+def _read_run_native(path, keep_top, rank_single, on_bytes):
+    """:func:`_read_run` with the native scanner: blocks are cut where a query begins, so each holds whole
+    queries and two threads scan them at once (the scanner releases the GIL). The same rows as Arrow's
+    parse followed by :func:`_select_top`; any block the scanner refuses raises :class:`_Unavailable`."""
+    pool = ThreadPoolExecutor(2)
+    pending: list = []
+    kept: list[pl.DataFrame] = []
+    finished: set[str] = set()
+    tags: set[bytes] = set()
+    rows = 0
+    fingerprint = ""
+
+    def take(future) -> None:
+        nonlocal rows
+        scanned = future.result()
+        if scanned is None:
+            raise _Unavailable
+        frame = _native_frame(scanned, rows + 1)  # no blank lines on this path: rows and lines coincide
+        rows += scanned.lines
+        tags.add(scanned.tag)
+        firsts = frame.get_column("query_id").gather(scanned.group_first).to_list()
+        if len(tags) > 1 or finished.intersection(firsts):
+            raise _Unavailable  # two tags, or a query id that came back: not grouped by query
+        finished.update(firsts)
+        kept.append(frame)
+
+    try:
+        for chunk, flag in _chunks(path, on_bytes, _cut_at_query):
+            if flag < 0:
+                fingerprint = chunk
+                break
+            pending.append(pool.submit(_native.scan_run, chunk, keep_top, rank_single))
+            if len(pending) > 2:
+                take(pending.pop(0))
+        for future in pending:
+            take(future)
+    finally:
+        for future in pending:
+            future.cancel()
+        pool.shutdown(wait=True)
+    if rows == 0:
+        raise _Unavailable
+    meta: dict[str, object] = {"rows_read": rows, "reader": "fast"}
+    if keep_top is not None:
+        meta["kept_top"] = keep_top
+        meta["kept_top_precision"] = "single" if rank_single else "double"
+    tag = next(iter(tags)).decode()
+    if tag:
+        meta["tag"] = tag
+    frame = pl.concat(kept) if kept else pl.DataFrame()
+    return frame, Fingerprint(fingerprint, "file-bytes", str(path)), meta
 
 
 def read_qrels_fast(path: Path) -> tuple[pl.DataFrame, Fingerprint] | None:

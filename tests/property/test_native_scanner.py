@@ -1,0 +1,251 @@
+"""The native scanner (src/qrelkit/_native/scan.c) against independent references: Python's float() and
+int() for every number it reads, a plain "beaten by fewer than k" count for the rows it keeps, and the
+Arrow-based streaming reader and the robust reader for whole files. Whatever it refuses, the Arrow reader
+must then read to the same result."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from qrelkit import _native, read_run
+from qrelkit.formats import fast
+
+needs_native = pytest.mark.skipif(_native.lib is None, reason="the native scanner is not built")
+
+
+def test_the_native_scanner_is_built_where_a_compiler_is():
+    if shutil.which("cc") or shutil.which("gcc"):
+        assert _native.lib is not None, "installing qrelkit should have compiled src/qrelkit/_native/scan.c"
+
+
+def _scan(text: bytes, keep_top=None, single=False):
+    return _native.scan_run(text, keep_top, single)
+
+
+def _bits(x: float) -> bytes:
+    return struct.pack("<d", x)
+
+
+# --------------------------------------------------------------------------------------------- numbers
+
+_plain = st.from_regex(r"\A-?[0-9]{1,22}(\.[0-9]{1,22})?([eE][-+]?[0-9]{1,3})?\Z", fullmatch=True)
+_from_floats = st.floats(allow_nan=False, allow_infinity=False).flatmap(
+    lambda x: st.sampled_from([repr(x), f"{x:.17g}", f"{x:e}", f"{x:.3f}", f"{x:.20e}"])
+)
+
+
+@needs_native
+@settings(max_examples=2000, deadline=None)
+@given(score=st.one_of(_plain, _from_floats))
+def test_scores_are_read_exactly_as_python_reads_them(score):
+    text = f"q Q0 d 1 {score} t\n".encode()
+    got = _scan(text)
+    want = float(score)
+    if not np.isfinite(want) or (want == 0 and score.startswith("-")) or len(score) >= 80:
+        assert got is None  # non-finite, negative zero and 80+ characters are left to the Arrow reader
+        return
+    assert got is not None, score
+    assert _bits(float(got.score[0])) == _bits(want), score
+
+
+@needs_native
+@pytest.mark.parametrize(
+    "score,value",
+    [
+        ("5e-324", 5e-324),
+        ("1E+05", 1e5),
+        ("00.5", 0.5),
+        ("0.1000000000000000055511151231257827", 0.1),
+        ("123456789012345678901234567890", 1.2345678901234568e29),
+        ("2.2250738585072011e-308", 2.225073858507201e-308),
+        ("1e-400", 0.0),
+        ("9007199254740993", 9007199254740992.0),
+        ("-7", -7.0),
+    ],
+)
+def test_hard_scores(score, value):
+    got = _scan(f"q Q0 d 1 {score} t\n".encode())
+    assert got is not None and _bits(float(got.score[0])) == _bits(value)
+
+
+@needs_native
+@given(rank=st.integers(-(10**18) + 1, 10**18 - 1))
+def test_ranks_are_read_as_int_reads_them(rank):
+    got = _scan(f"q Q0 d {rank} 1 t\n".encode())
+    assert got is not None and int(got.rank[0]) == rank
+
+
+# ---------------------------------------------------------------------------------------- refusals
+
+REFUSED = [
+    b"q Q0 d 1 1\tt\n",  # a tab
+    b"q Q0 d 1 1 t\r\n",  # a carriage return
+    b"q Q0 d\x0b1 1 1 t\n",  # a vertical tab
+    b"q Q0  d 1 1 t\n",  # two spaces
+    b" q Q0 d 1 1 t\n",  # a leading space
+    b"q Q0 d 1 1 t \n",  # a trailing space
+    b"q Q0 d 1 1 t\n\nq Q0 e 2 1 t\n",  # a blank line
+    b"q Q0 d 1 1 t x\n",  # seven fields
+    b"q Q0 d 1 1\n",  # five fields
+    b"q Q0 d 1 1 t",  # no final newline (the reader adds one before scanning)
+    b"q Q0 d\xff 1 1 t\n",  # not UTF-8
+    b"q Q0 d\xed\xa0\x80 1 1 t\n",  # an encoded surrogate
+    b"q Q0 d\xc0\xaf 1 1 t\n",  # an overlong encoding
+    b"\xef\xbb\xbfq Q0 d 1 1 t\n",  # a byte-order mark
+    b"q Q0 d 1 1 t\nq Q0 e 2 1 u\n",  # two tags
+    b"q Q0 d 1 1 t\nq Q0 d 2 0.5 t\n",  # a document twice in a query
+    b"q Q0 d 1 1 t\nr Q0 d 1 1 t\nq Q0 e 2 1 t\n",  # not grouped by query
+    b"q Q0 d 1 -0.0 t\n",  # negative zero
+    b"q Q0 d 1 +1 t\n",
+    b"q Q0 d 1 .5 t\n",
+    b"q Q0 d 1 1. t\n",
+    b"q Q0 d 1 1e t\n",
+    b"q Q0 d 1 inf t\n",
+    b"q Q0 d 1 nan t\n",
+    b"q Q0 d 1 1e400 t\n",
+    b"q Q0 d 1 1_0 t\n",
+    b"q Q0 d 1.0 1 t\n",  # a rank that is not an integer
+    b"q Q0 d 1234567890123456789 1 t\n",  # a rank of 19 digits
+    b"q Q0 d +1 1 t\n",
+]
+
+
+@needs_native
+@pytest.mark.parametrize("text", REFUSED)
+def test_refused_blocks(text):
+    assert _scan(text) is None
+
+
+@needs_native
+def test_non_ascii_ids_and_one_query_per_block():
+    got = _scan("é Q0 文書 1 2.5 タグ\né Q0 d 2 1 タグ\n".encode())
+    assert got is not None and got.kept == 2 and got.tag == "タグ".encode()
+    assert bytes(got.d_data).decode() == "文書d" and got.d_off.tolist() == [0, 6, 7]
+    assert bytes(got.q_data).decode() == "éé" and got.group_first.tolist() == [0]
+
+
+# ------------------------------------------------------------------------------------------- top k
+
+
+@needs_native
+@settings(max_examples=400, deadline=None)
+@given(
+    groups=st.lists(
+        st.lists(
+            st.sampled_from([3.0, 2.5, 2.0, 1.0, 1.0000001, 1.00000001, 0.5, -1.0, 7.0]),
+            min_size=1,
+            max_size=40,
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    k=st.integers(1, 12),
+    single=st.booleans(),
+    ordered=st.booleans(),
+)
+def test_kept_rows_are_those_beaten_by_fewer_than_k(groups, k, single, ordered):
+    lines, want = [], []
+    row = 0
+    for g, scores in enumerate(groups):
+        if ordered:
+            scores = sorted(scores, reverse=True)
+        compared = np.array(scores, dtype=np.float32 if single else np.float64)
+        for i, s in enumerate(scores):
+            lines.append(f"q{g} Q0 d{i} {i + 1} {s!r} t")
+            if (compared > compared[i]).sum() < k:
+                want.append(row)
+            row += 1
+    got = _scan(("\n".join(lines) + "\n").encode(), k, single)
+    assert got is not None
+    assert got.row.tolist() == want
+
+
+# ------------------------------------------------------------------------------------------ whole files
+
+
+@st.composite
+def run_files(draw):
+    queries = draw(
+        st.lists(st.sampled_from(["1", "2", "10", "q-4", "é5", "6"]), min_size=1, max_size=6, unique=True)
+    )
+    lines = []
+    for q in queries:
+        docs = draw(st.lists(st.integers(0, 60), min_size=1, max_size=30, unique=True))
+        scores = draw(
+            st.lists(
+                st.sampled_from(["1", "2", "3.5", "0.30000001", "0.3", "1e-3", "-2", "17", "1.000000001"]),
+                min_size=len(docs),
+                max_size=len(docs),
+            )
+        )
+        pairs = list(zip(docs, scores, strict=True))
+        if draw(st.booleans()):
+            pairs.sort(key=lambda p: -float(p[1]))
+        lines += [f"{q} Q0 d{d} {r} {s} sys" for r, (d, s) in enumerate(pairs, start=1)]
+    text = "\n".join(lines) + ("\n" if draw(st.booleans()) else "")
+    return text
+
+
+def _read(path, parser, monkeypatch, **kw):
+    with monkeypatch.context() as m:
+        if parser == "arrow":
+            m.setattr(_native, "lib", None)
+        return fast.read_run_fast(path, **kw)
+
+
+@needs_native
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    text=run_files(),
+    chunk=st.sampled_from([40, 64, 200, 1000, 16 << 20]),
+    k=st.sampled_from([None, 1, 3, 10]),
+    single=st.booleans(),
+)
+def test_whole_files_read_as_the_arrow_reader_reads_them(
+    tmp_path_factory, monkeypatch, text, chunk, k, single
+):
+    """Blocks are cut where a query begins: with tiny blocks a query spans many reads, and a block may hold
+    no query boundary at all."""
+    path = tmp_path_factory.mktemp("native") / "run.txt"
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(fast, "CHUNK_BYTES", chunk)
+    monkeypatch.setattr(fast, "_small", lambda p: chunk == 16 << 20)
+    native = fast._read_run_native(path, k, single, None)  # clean and grouped: it must not refuse
+    arrow = _read(path, "arrow", monkeypatch, keep_top=k, rank_single=single)
+    assert arrow is not None
+    assert native[0].equals(arrow[0])
+    assert native[1] == arrow[1] and native[2] == arrow[2]
+    if k is None:
+        robust = read_run(path, reader="robust")
+        cols = ["query_id", "doc_id", "score", "rank", "line"]
+        assert native[0].select(cols).equals(robust.frame.select(cols))
+
+
+@needs_native
+@pytest.mark.parametrize("chunk", [40, 16 << 20])
+@pytest.mark.parametrize("text", [*REFUSED, b"q Q0 d 1 1 t\n  \n", b"q Q0 d 1 1 t\nq Q0 e 2 0 t\n\n"])
+def test_what_the_scanner_refuses_the_arrow_reader_decides(tmp_path, monkeypatch, text, chunk):
+    path = tmp_path / "run.txt"
+    path.write_bytes(text)
+    monkeypatch.setattr(fast, "CHUNK_BYTES", chunk)
+    monkeypatch.setattr(fast, "_small", lambda p: chunk == 16 << 20)
+    try:
+        native = fast._read_run_native(path, None, False, None)
+    except fast._Unavailable:
+        native = None
+    arrow = _read(path, "arrow", monkeypatch)
+    if native is not None:  # a final line without its newline is given one, as the Arrow reader does
+        assert arrow is not None and native[0].equals(arrow[0])
+        return
+    # and through the public entry point, the same as with the native scanner turned off
+    with_native = fast.read_run_fast(path)
+    if arrow is None:
+        assert with_native is None
+    else:
+        assert with_native[0].equals(arrow[0]) and with_native[2] == arrow[2]
