@@ -14,10 +14,9 @@ MEASURES = ["nDCG@5", "nDCG", "AP", "R@10", "RR", "Rprec", "P@3", "Judged@5", "N
 
 @pytest.fixture
 def force_external(monkeypatch):
-    import sys
+    from qrelkit import evaluation
 
-    ev = sys.modules["qrelkit.evaluate"]  # the package attribute of that name is the function
-    monkeypatch.setattr(ev, "IN_MEMORY_FACTOR", 10**12)  # every file counts as too big for memory
+    monkeypatch.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)  # every file counts as too big for memory
     monkeypatch.setattr(external, "BATCH_ROWS", 7)  # many batches, queries split across them
 
 
@@ -40,7 +39,7 @@ def _files(tmp_path, grouped=True):
 
 @pytest.mark.parametrize("grouped", [True, False])
 def test_duckdb_batches_equal_in_memory(tmp_path, force_external, grouped):
-    from qrelkit.evaluate import evaluate_files
+    from qrelkit.evaluation import evaluate_files
 
     qrels_path, run_path = _files(tmp_path, grouped)
     expected = evaluate(read_qrels(qrels_path), read_run(run_path), MEASURES)
@@ -56,7 +55,7 @@ def test_duckdb_batches_equal_in_memory(tmp_path, force_external, grouped):
 
 
 def test_duckdb_errors_name_the_line(tmp_path, force_external):
-    from qrelkit.evaluate import evaluate_files
+    from qrelkit.evaluation import evaluate_files
 
     qrels_path, run_path = _files(tmp_path)
     text = run_path.read_text().splitlines()

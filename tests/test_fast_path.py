@@ -204,3 +204,42 @@ def test_a_digest_computed_ahead_is_used_only_for_an_unchanged_file(tmp_path, mo
         fh.write("q1 Q0 d3 3 0.5 s\n")
     frame, fingerprint, _ = fast.read_run_fast(path)
     assert fingerprint.sha256 == hashlib.sha256(path.read_bytes()).hexdigest() and frame.height == 3
+
+
+@pytest.mark.parametrize("parser", ["native", "arrow"])
+@pytest.mark.parametrize("chunk", [16, 1 << 20])
+def test_a_byte_order_mark_is_dropped_only_at_the_start_of_the_file(tmp_path, monkeypatch, parser, chunk):
+    """The robust reader drops a UTF-8 byte-order mark before the first line only; one at the start of a
+    later line is part of that query id. Every path must agree, whatever its blocks."""
+    from qrelkit import _native
+
+    if parser == "arrow":
+        monkeypatch.setattr(_native, "lib", None)
+    monkeypatch.setattr(fast, "CHUNK_BYTES", chunk)
+    monkeypatch.setattr(fast, "NATIVE_BLOCK_BYTES", chunk)
+    bom = "\ufeff"
+    (tmp_path / "start.run").write_text(f"{bom}1 Q0 a 1 2.0 sys\n1 Q0 b 2 1.0 sys\n2 Q0 c 1 0.5 sys\n")
+    (tmp_path / "inside.run").write_text(f"1 Q0 a 1 2.0 sys\n1 Q0 b 2 1.0 sys\n{bom}2 Q0 c 1 0.5 sys\n")
+    (tmp_path / "qrels.txt").write_text(f"{bom}1 0 a 1\n1 0 b 0\n2 0 c 2\n")
+    for name in ("start.run", "inside.run", "qrels.txt"):
+        read = read_qrels if name.endswith("txt") else read_run
+        got, want = read(tmp_path / name), read(tmp_path / name, reader="robust")
+        assert got.frame.get_column("query_id").to_list() == want.frame.get_column("query_id").to_list()
+    assert read_run(tmp_path / "start.run").frame.get_column("query_id").to_list() == ["1", "1", "2"]
+    assert read_run(tmp_path / "inside.run").frame.get_column("query_id").to_list()[-1] == bom + "2"
+
+
+def test_a_byte_order_mark_gives_the_same_numbers_on_the_small_path(tmp_path):
+    """End to end through the command line, where small files take the numpy path."""
+    from click.testing import CliRunner
+
+    from qrelkit.cli import main
+
+    (tmp_path / "run.txt").write_text("\ufeffq1 Q0 d1 1 2.0 sys\nq1 Q0 d2 2 1.0 sys\n")
+    (tmp_path / "qrels.txt").write_text("\ufeffq1 0 d1 1\nq1 0 d2 0\n")
+    out = tmp_path / "out.tsv"
+    args = ["eval", tmp_path / "qrels.txt", tmp_path / "run.txt", "-m", "nDCG@10", "-f", "tsv", "-o", out]
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    assert result.exit_code == 0, result.output
+    rows = [line.split("\t") for line in out.read_text().splitlines() if not line.startswith("#")]
+    assert ["sys", "q1", "nDCG@10", "1.0"] in rows  # d1 (grade 1) ranked first: ideal

@@ -15,7 +15,7 @@ NUMERIC = [
     "engine",
     "agreement.py",
     "diagnose.py",
-    "evaluate.py",
+    "evaluation.py",
     "results.py",
     "leverage.py",
     "compare.py",
@@ -92,3 +92,14 @@ def test_every_command_is_documented():
     missing = [c for c in main.list_commands(click.Context(main)) if f"qrelkit {c}" not in docs]
     assert not missing, f"undocumented commands: {missing}"
     assert CliRunner().invoke(main, ["--help"]).exit_code == 0
+
+
+def test_the_evaluate_function_survives_importing_the_evaluation_module():
+    """``qrelkit.evaluate`` is the function whatever else was imported first (a submodule of that name
+    would replace it on the package once imported)."""
+    import importlib
+
+    importlib.import_module("qrelkit.evaluation")
+    from qrelkit import evaluate
+
+    assert callable(evaluate) and evaluate is qrelkit.evaluate

@@ -25,7 +25,7 @@ _EXPORTS = {
     "GainMap": "qrelkit.conventions",
     "Measure": "qrelkit.measures",
     "parse_measure": "qrelkit.measures",
-    "evaluate": "qrelkit.evaluate",
+    "evaluate": "qrelkit.evaluation",
     "Results": "qrelkit.results",
     "explain": "qrelkit.diagnose",
     "QrelkitError": "qrelkit.errors",

@@ -73,7 +73,7 @@ def _ndcg_copies(
     ``copies`` has columns cid (0..n-1), query_id, doc_id, grade; a null doc_id is the unchanged query.
     A copy's judgments are the base judgments of its query with ``doc_id`` set to ``grade``.
     """
-    from .evaluate import evaluate
+    from .evaluation import evaluate
 
     n = copies.height
     out = np.zeros((n, len(runs)))
@@ -281,7 +281,7 @@ def metric_agreement(
     ndcg_moves_recall_not (nDCG differs by more than 1e-12 while recall is identical: a disagreement only
     a graded measure sees).
     """
-    from .evaluate import evaluate
+    from .evaluation import evaluate
     from .measures import parse
 
     runs = _check_runs(runs)

@@ -453,7 +453,7 @@ def single_axis_changes(base: Conventions) -> list[tuple[str, Conventions]]:
 
 def score(qrels: Any, run: Any, measure: Any, conv: Conventions) -> tuple[dict[str, float], float]:
     """Per-query values of one measure and their mean under ``conv`` (the ``mean`` axis applied)."""
-    from .evaluate import evaluate
+    from .evaluation import evaluate
 
     results = evaluate(qrels, run, [measure], conv)
     return results.values(measure), results.mean(measure)

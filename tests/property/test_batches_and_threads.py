@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from qrelkit import Conventions, evaluate
 from qrelkit.data import Run
-from qrelkit.evaluate import evaluate_run, evaluate_run_batches
+from qrelkit.evaluation import evaluate_run, evaluate_run_batches
 from qrelkit.measures import parse_all
 
 from .test_kernels_vs_reference import _frames, conventions, inputs

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from qrelkit.conventions import CHOICES, Conventions, GainMap
 from qrelkit.data import Qrels
 from qrelkit.engine.reference import reference_values
-from qrelkit.evaluate import evaluate
+from qrelkit.evaluation import evaluate
 from qrelkit.formats import qrels_from_frame, run_from_frame
 from qrelkit.measures import parse
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qrelkit import _native, read_run
+from qrelkit import _native, read_qrels, read_run
 from qrelkit.formats import fast
 
 needs_native = pytest.mark.skipif(_native.lib is None, reason="the native scanner is not built")
@@ -214,8 +214,8 @@ def test_whole_files_read_as_the_arrow_reader_reads_them(
     no query boundary at all."""
     path = tmp_path_factory.mktemp("native") / "run.txt"
     path.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(fast, "NATIVE_BLOCK_BYTES", chunk)
     monkeypatch.setattr(fast, "CHUNK_BYTES", chunk)
-    monkeypatch.setattr(fast, "_small", lambda p: chunk == 16 << 20)
     native = fast._read_run_native(path, k, single, None)  # clean and grouped: it must not refuse
     arrow = _read(path, "arrow", monkeypatch, keep_top=k, rank_single=single)
     assert arrow is not None
@@ -233,8 +233,8 @@ def test_whole_files_read_as_the_arrow_reader_reads_them(
 def test_what_the_scanner_refuses_the_arrow_reader_decides(tmp_path, monkeypatch, text, chunk):
     path = tmp_path / "run.txt"
     path.write_bytes(text)
+    monkeypatch.setattr(fast, "NATIVE_BLOCK_BYTES", chunk)
     monkeypatch.setattr(fast, "CHUNK_BYTES", chunk)
-    monkeypatch.setattr(fast, "_small", lambda p: chunk == 16 << 20)
     try:
         native = fast._read_run_native(path, None, False, None)
     except fast._Unavailable:
@@ -249,3 +249,75 @@ def test_what_the_scanner_refuses_the_arrow_reader_decides(tmp_path, monkeypatch
         assert with_native is None
     else:
         assert with_native[0].equals(arrow[0]) and with_native[2] == arrow[2]
+
+
+# ------------------------------------------------------------------------------------------- judgments
+
+
+@st.composite
+def qrels_files(draw):
+    ids = st.sampled_from(["1", "2", "10", "q-4", "é5", "文"])
+    rows = draw(
+        st.lists(
+            st.tuples(
+                ids,
+                st.sampled_from(["0", "Q0", "iter"]),
+                st.integers(0, 40),
+                st.sampled_from(["0", "1", "3", "-1", "002", "12"]),
+            ),
+            min_size=1,
+            max_size=80,
+            unique_by=lambda row: (row[0], row[2]),  # the robust reader refuses duplicates by default
+        )
+    )
+    text = "\n".join(f"{q} {it} d{d} {g}" for q, it, d, g in rows)  # queries in any order
+    return text + ("\n" if draw(st.booleans()) else "")
+
+
+@needs_native
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=qrels_files(), chunk=st.sampled_from([30, 64, 500, 16 << 20]))
+def test_judgments_read_as_the_arrow_and_robust_readers_read_them(tmp_path_factory, monkeypatch, text, chunk):
+    path = tmp_path_factory.mktemp("native") / "qrels.txt"
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(fast, "NATIVE_BLOCK_BYTES", chunk)
+    monkeypatch.setattr(fast, "CHUNK_BYTES", chunk)
+    native = fast._read_qrels_native(path)
+    with monkeypatch.context() as m:
+        m.setattr(_native, "lib", None)
+        arrow = fast.read_qrels_fast(path)
+    assert arrow is not None and native[0].equals(arrow[0]) and native[1] == arrow[1]
+    robust = read_qrels(path, reader="robust").frame
+    assert (
+        native[0]
+        .select("query_id", "doc_id", "grade", "line")
+        .equals(robust.select("query_id", "doc_id", "grade", "line"))
+    )
+
+
+QRELS_REFUSED = [
+    b"q 0 d\t1\n",
+    b"q 0 d 1\r\n",
+    b"q 0  d 1\n",
+    b"q 0 d 1 x\n",
+    b"q 0 d\n",
+    b"q 0 d 1.0\n",
+    b"q 0 d +1\n",
+    b"q 0 d\xff 1\n",
+    b"q 0 d 1\n\xef\xbb\xbfq 0 e 1\n",
+    b"q 0 d 1\n\n",
+]
+
+
+@needs_native
+@pytest.mark.parametrize("text", QRELS_REFUSED)
+def test_refused_judgments(tmp_path, monkeypatch, text):
+    assert _native.scan_qrels(text) is None
+    path = tmp_path / "qrels.txt"
+    path.write_bytes(text)
+    with_native = fast.read_qrels_fast(path)
+    monkeypatch.setattr(_native, "lib", None)
+    arrow = fast.read_qrels_fast(path)
+    assert (with_native is None) == (arrow is None)
+    if arrow is not None:
+        assert with_native[0].equals(arrow[0])

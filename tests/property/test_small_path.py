@@ -14,9 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from qrelkit import _native
 from qrelkit.engine import small
 from qrelkit.engine.encode import encode
-from qrelkit.evaluate import evaluate_files
+from qrelkit.evaluation import evaluate_files
 from qrelkit.formats import read_qrels, read_run
 
 from .test_kernels_vs_reference import conventions
@@ -91,6 +92,37 @@ def test_small_results_equal_columnar(tmp_path, texts, other, conv):
             assert np.array_equal(a.values[name].view(np.int64), b.values[name].view(np.int64)), name
     assert got.provenance()["qrels"] == want.provenance()["qrels"]
     assert [r["reader"] for r in got.provenance()["runs"]] == ["small", "small"]
+
+
+@pytest.mark.skipif(_native.lib is None, reason="the native scanner is not built")
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=files())
+def test_the_compiled_split_gives_numpys_columns(tmp_path, monkeypatch, texts):
+    """Fields split and numbers read by the native scanner, or by numpy alone: the same columns, bit for
+    bit (so the tests above, which run with the scanner, hold for both)."""
+    qpath, rpath = _write(tmp_path, *texts)
+    for path, kind in ((qpath, "qrels"), (rpath, "run")):
+        got = small.read_columns(path, kind)
+        with monkeypatch.context() as m:
+            m.setattr(_native, "lib", None)
+            want = small.read_columns(path, kind)
+        for name in ("query", "query_change", "doc_words", "doc_hash"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(want, name), err_msg=name)
+        assert got.number.dtype == want.number.dtype
+        assert np.array_equal(got.number.view(np.int64), want.number.view(np.int64))
+        assert (got.tag, got.fingerprint, got.source) == (want.tag, want.fingerprint, want.source)
+
+
+@pytest.mark.skipif(_native.lib is None, reason="the native scanner is not built")
+@pytest.mark.parametrize("score", ["-0.0", "1" * 90, "+1", "1."])
+def test_scores_the_compiled_split_refuses_go_to_numpy(tmp_path, score):
+    _qpath, rpath = _write(tmp_path, GOOD_QRELS, f"q1 Q0 d1 1 {score} sys\nq1 Q0 d2 2 1.5 sys\n")
+    assert _native.split(rpath.read_bytes(), 6, 4, score=True, integer_field=3, same_field=5) is None
+    try:
+        columns = small.read_columns(rpath, "run")
+    except small._Unavailable:
+        return  # numpy refuses it too
+    assert float(columns.number[0]) == float(score)
 
 
 GOOD_RUN = "q1 Q0 d1 1 2.5 sys\nq1 Q0 d2 2 1.5 sys\n"

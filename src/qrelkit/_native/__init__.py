@@ -17,7 +17,7 @@ import numpy as np
 
 #: Bumped with every change to scan.c's functions or structures: a library built from another version of
 #: the source is not used.
-ABI = 1
+ABI = 3
 
 LIBRARY = "_qkscan.dll" if sys.platform == "win32" else "_qkscan.so"
 
@@ -64,6 +64,25 @@ def _load() -> ctypes.CDLL | None:
         return None
     lib.qk_scan_run.restype = ctypes.POINTER(_Result)
     lib.qk_scan_run.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int32]
+    lib.qk_scan_qrels.restype = ctypes.POINTER(_Result)
+    lib.qk_scan_qrels.argtypes = [ctypes.c_void_p, ctypes.c_int64]
+    lib.qk_count_lines.restype = ctypes.c_int64
+    lib.qk_count_lines.argtypes = [ctypes.c_void_p, ctypes.c_int64]
+    lib.qk_split.restype = ctypes.c_int64
+    lib.qk_split.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_int64,
+        ctypes.c_int32,
+        ctypes.c_int64,
+        ctypes.c_void_p,
+        ctypes.c_void_p,
+        ctypes.c_int32,
+        ctypes.c_int32,
+        ctypes.c_void_p,
+        ctypes.c_void_p,
+        ctypes.c_int32,
+        ctypes.c_int32,
+    ]
     lib.qk_free.restype = None
     lib.qk_free.argtypes = [ctypes.POINTER(_Result)]
     lib.qk_group_start.restype = ctypes.c_int64
@@ -127,9 +146,75 @@ def scan_run(block, keep_top: int | None, rank_single: bool) -> Scanned | None:
         lib.qk_free(result)
 
 
+@dataclass(frozen=True)
+class ScannedQrels:
+    """One block of judgments: every row, in file order."""
+
+    lines: int
+    q_off: np.ndarray
+    q_data: np.ndarray
+    d_off: np.ndarray
+    d_data: np.ndarray
+    grade: np.ndarray
+    row: np.ndarray  # line index within the block
+
+
+def scan_qrels(block) -> ScannedQrels | None:
+    """Scan whole lines of clean TREC judgments (see ``scan.c``); ``None`` when it refuses the block."""
+    assert lib is not None
+    view = np.frombuffer(block, dtype=np.uint8)
+    result = lib.qk_scan_qrels(view.ctypes.data, len(view))
+    if not result:
+        raise MemoryError("the native scanner ran out of memory")
+    try:
+        r = result.contents
+        if r.status != 0:
+            return None
+        return ScannedQrels(
+            lines=r.lines,
+            q_off=_copy(r.q_off, r.kept + 1, np.int64),
+            q_data=_copy(r.q_data, r.q_bytes, np.uint8),
+            d_off=_copy(r.d_off, r.kept + 1, np.int64),
+            d_data=_copy(r.d_data, r.d_bytes, np.uint8),
+            grade=_copy(r.rank, r.kept, np.int64),
+            row=_copy(r.row, r.kept, np.int64),
+        )
+    finally:
+        lib.qk_free(result)
+
+
 def group_start(block, end: int, first_is_line: bool) -> int:
     """Offset in ``block[:end]`` (ending with a newline) where the trailing stretch of lines of the last
     line's query id begins; 0 when no boundary is found in it."""
     assert lib is not None
     view = np.frombuffer(block, dtype=np.uint8, count=end)
     return int(lib.qk_group_start(view.ctypes.data, end, int(first_is_line)))
+
+
+def split(
+    data: bytes, fields: int, number_field: int, *, score: bool, integer_field: int = -1, same_field: int = -1
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Field offsets (starts, ends shaped (lines, fields)) and the numbers of one column of clean TREC
+    text (see ``qk_split`` in ``scan.c``); ``None`` when the text is not clean."""
+    assert lib is not None
+    view = np.frombuffer(data, dtype=np.uint8)
+    address = view.ctypes.data
+    lines = int(lib.qk_count_lines(address, len(view)))
+    starts = np.empty((lines, fields), dtype=np.int64)
+    ends = np.empty((lines, fields), dtype=np.int64)
+    numbers = np.empty(lines, dtype=np.float64 if score else np.int64)
+    ok = lib.qk_split(
+        address,
+        len(view),
+        fields,
+        lines,
+        starts.ctypes.data,
+        ends.ctypes.data,
+        number_field,
+        int(score),
+        numbers.ctypes.data if score else None,
+        None if score else numbers.ctypes.data,
+        integer_field,
+        same_field,
+    )
+    return (starts, ends, numbers) if ok else None

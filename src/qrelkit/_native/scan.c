@@ -28,7 +28,7 @@
 #include <string.h>
 #include <math.h>
 
-#define QK_ABI 1
+#define QK_ABI 3
 
 #define QK_OK 0
 #define QK_REFUSE 1
@@ -485,6 +485,144 @@ void qk_free(Result *o) {
     free(o->q_data);
     free(o->d_data);
     free(o);
+}
+
+/*
+ * Scan clean TREC judgments in buf[0..len) (whole lines, the last ending with '\n'): four fields separated
+ * by single spaces, grades written -?[0-9]{1,18}, valid UTF-8, as the Arrow reader takes them. Every row
+ * is kept, in file order (duplicates are left to the caller's policy): q_off/q_data and d_off/d_data hold
+ * the query and document ids, rank the grades, row the line index. Free the result with qk_free.
+ */
+Result *qk_scan_qrels(const uint8_t *buf, int64_t len) {
+    Result *o = calloc(1, sizeof(Result));
+    if (!o) return NULL;
+    int status = QK_OK;
+    uint8_t high = 0;
+    int64_t p = 0, line = 0;
+    o->refused_line = -1;
+    o->tag_start = -1;
+    if (!reserve(o, 0, 0)) {
+        status = QK_NOMEM;
+        goto done;
+    }
+    o->q_off[0] = 0;
+    o->d_off[0] = 0;
+    if (len <= 0 || buf[len - 1] != '\n') {
+        status = QK_REFUSE;
+        goto done;
+    }
+    while (p < len) {
+        int64_t start[4], flen[4];
+        for (int f = 0; f < 4; f++) {
+            int64_t s = p;
+            uint8_t c;
+            while ((c = buf[p]) > ' ') {
+                high |= c;
+                p++;
+            }
+            if (p == s || c != (f < 3 ? ' ' : '\n')) {
+                status = QK_REFUSE;
+                goto done;
+            }
+            start[f] = s;
+            flen[f] = p - s;
+            p++;
+        }
+        if (flen[0] >= 3 && buf[start[0]] == 0xEF && buf[start[0] + 1] == 0xBB && buf[start[0] + 2] == 0xBF) {
+            status = QK_REFUSE; /* a byte-order mark, which Arrow's reader drops at the start of a read */
+            goto done;
+        }
+        int64_t grade;
+        if (!parse_rank(buf + start[3], flen[3], &grade)) {
+            status = QK_REFUSE;
+            goto done;
+        }
+        if (!reserve(o, flen[0], flen[2])) {
+            status = QK_NOMEM;
+            goto done;
+        }
+        int64_t k = o->kept++;
+        memcpy(o->q_data + o->q_bytes, buf + start[0], (size_t)flen[0]);
+        o->q_bytes += flen[0];
+        o->q_off[k + 1] = o->q_bytes;
+        memcpy(o->d_data + o->d_bytes, buf + start[2], (size_t)flen[2]);
+        o->d_bytes += flen[2];
+        o->d_off[k + 1] = o->d_bytes;
+        o->rank[k] = grade;
+        o->row[k] = line++;
+    }
+    if ((high & 0x80) && !utf8_valid(buf, len)) status = QK_REFUSE;
+done:
+    if (status != QK_OK) o->refused_line = line;
+    o->status = status;
+    o->lines = line;
+    return o;
+}
+
+/* The number of '\n' bytes in buf[0..len). */
+int64_t qk_count_lines(const uint8_t *buf, int64_t len) {
+    int64_t n = 0;
+    const uint8_t *p = buf, *e = buf + len;
+    while (p < e && (p = memchr(p, '\n', (size_t)(e - p))) != NULL) {
+        n++;
+        p++;
+    }
+    return n;
+}
+
+/*
+ * Split clean TREC text into its fields for the small-input path (qrelkit/engine/small.py): buf[0..len)
+ * holds exactly `lines` lines of `fields` fields (single spaces, '\n' line ends, valid UTF-8, nothing else
+ * below ' '). starts[] and ends[] receive each field's offsets, row by row. Field `number_field` is read
+ * into number_f (a score, number_is_float) or number_i (an integer); field `integer_field`, if >= 0, must
+ * be an integer; field `same_field`, if >= 0, must hold the same bytes on every line. Returns 1, or 0 when
+ * anything differs (the caller then leaves the input to the columnar path).
+ */
+int64_t qk_split(const uint8_t *buf, int64_t len, int32_t fields, int64_t lines, int64_t *starts, int64_t *ends,
+                 int32_t number_field, int32_t number_is_float, double *number_f, int64_t *number_i,
+                 int32_t integer_field, int32_t same_field) {
+    if (len <= 0 || buf[len - 1] != '\n' || fields < 1) return 0;
+    uint8_t high = 0;
+    int64_t p = 0, line = 0, same_start = -1, same_len = 0;
+    while (p < len) {
+        if (line >= lines) return 0;
+        int64_t *st = starts + line * fields, *en = ends + line * fields;
+        for (int f = 0; f < fields; f++) {
+            int64_t s = p;
+            uint8_t c;
+            while ((c = buf[p]) > ' ') {
+                high |= c;
+                p++;
+            }
+            if (p == s || c != (f < fields - 1 ? ' ' : '\n')) return 0;
+            st[f] = s;
+            en[f] = p;
+            p++;
+        }
+        int64_t n = en[number_field] - st[number_field];
+        if (number_is_float) {
+            if (!parse_score(buf + st[number_field], n, &number_f[line])) return 0;
+        } else if (!parse_rank(buf + st[number_field], n, &number_i[line])) {
+            return 0;
+        }
+        if (integer_field >= 0) {
+            int64_t unused;
+            if (!parse_rank(buf + st[integer_field], en[integer_field] - st[integer_field], &unused)) return 0;
+        }
+        if (same_field >= 0) {
+            int64_t s = st[same_field], m = en[same_field] - s;
+            if (same_start < 0) {
+                same_start = s;
+                same_len = m;
+            } else if (m != same_len || memcmp(buf + s, buf + same_start, (size_t)m) != 0) {
+                return 0;
+            }
+        }
+        line++;
+    }
+    if (line != lines) return 0;
+    if ((high & 0x80) && !utf8_valid(buf, len)) return 0;
+    return 1;
 }
 
 /*

@@ -160,7 +160,7 @@ def _evaluate_files(
         )
         if small is not None:
             return small
-    from ..evaluate import evaluate_files
+    from ..evaluation import evaluate_files
 
     kwargs = dict(
         input_format=input_format,
@@ -286,7 +286,7 @@ def eval_command(
     announce_profile(conv, on_duplicate)
     parsed = parse_all(measures) if measures else None
     if conv.profile is not None and _profile_refuses(conv):
-        from ..evaluate import evaluate
+        from ..evaluation import evaluate
         from ..profiles import get_profile
 
         qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric)

@@ -1,7 +1,7 @@
 """Runs larger than memory: DuckDB reads, validates and sorts them under a memory cap, spilling to disk,
 and hands them back as batches of whole queries for the same kernels that evaluate runs in memory.
 
-Used by :func:`qrelkit.evaluate.evaluate_files` when ``memory_limit`` is set and the run cannot stream
+Used by :func:`qrelkit.evaluation.evaluate_files` when ``memory_limit`` is set and the run cannot stream
 through the fast path (a measure needs every document, or the file is not grouped by query). Only clean
 TREC files (fields separated by single spaces) are accepted here; the error says how to normalise others.
 """
