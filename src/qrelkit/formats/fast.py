@@ -11,6 +11,11 @@ as they stream:
   (every TREC tool writes runs that way). A query id that reappears after another query started means the
   file is not grouped: the fast path then gives up and the caller reads the file whole.
 
+When qrelkit's native scanner is built (:mod:`qrelkit._native`, ``scan.c``), it does the parsing instead of
+Arrow, for runs and judgments alike: blocks of about 4 MB, cut where a query begins, are each split,
+checked and reduced in one compiled pass, two at a time. It takes exactly the clean files described here
+and gives the same rows; whatever it refuses goes to Arrow's parse, and from there as below.
+
 Anything the fast path does not accept (tabs, repeated spaces, leading spaces, blank lines, extra fields,
 a value that does not parse, a non-finite score, two tags, a duplicate document) returns ``None``: the caller
 then uses the robust reader in :mod:`qrelkit.formats.trec`, which finds and reports the exact line. So the
