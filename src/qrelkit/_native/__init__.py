@@ -116,34 +116,49 @@ def _copy(pointer, n: int, dtype) -> np.ndarray:
     return np.ctypeslib.as_array(pointer, shape=(n,)).copy()
 
 
-def scan_run(block, keep_top: int | None, rank_single: bool) -> Scanned | None:
-    """Scan whole lines of a clean TREC run (see ``scan.c``); ``None`` when it refuses the block.
-
-    ``block`` is any bytes-like object ending with a newline. The GIL is released during the scan."""
+def _scan(function, block, *args, build):
+    """Call a scanner on ``block`` (bytes-like, ending with a newline; the GIL is released meanwhile) and
+    ``build(result, view)`` from its result, which is freed after; ``None`` when it refuses the block."""
     assert lib is not None
     view = np.frombuffer(block, dtype=np.uint8)
-    result = lib.qk_scan_run(view.ctypes.data, len(view), keep_top or 0, int(rank_single))
+    result = function(view.ctypes.data, len(view), *args)
     if not result:
         raise MemoryError("the native scanner ran out of memory")
     try:
         r = result.contents
-        if r.status != 0:
-            return None
-        return Scanned(
+        return build(r, view) if r.status == 0 else None
+    finally:
+        lib.qk_free(result)
+
+
+def _ids(r) -> dict[str, np.ndarray]:
+    """The query and document ids of a result's rows, as Arrow string offsets and bytes."""
+    return {
+        "q_off": _copy(r.q_off, r.kept + 1, np.int64),
+        "q_data": _copy(r.q_data, r.q_bytes, np.uint8),
+        "d_off": _copy(r.d_off, r.kept + 1, np.int64),
+        "d_data": _copy(r.d_data, r.d_bytes, np.uint8),
+    }
+
+
+def scan_run(block, keep_top: int | None, rank_single: bool) -> Scanned | None:
+    """Scan whole lines of a clean TREC run (see ``scan.c``); ``None`` when it refuses the block."""
+    return _scan(
+        lib.qk_scan_run,
+        block,
+        keep_top or 0,
+        int(rank_single),
+        build=lambda r, view: Scanned(
             kept=r.kept,
             lines=r.lines,
-            q_off=_copy(r.q_off, r.kept + 1, np.int64),
-            q_data=_copy(r.q_data, r.q_bytes, np.uint8),
-            d_off=_copy(r.d_off, r.kept + 1, np.int64),
-            d_data=_copy(r.d_data, r.d_bytes, np.uint8),
+            **_ids(r),
             score=_copy(r.score, r.kept, np.float64),
             rank=_copy(r.rank, r.kept, np.int64),
             row=_copy(r.row, r.kept, np.int64),
             group_first=_copy(r.group_first, r.groups, np.int64),
             tag=bytes(view[r.tag_start : r.tag_start + r.tag_len]) if r.tag_start >= 0 else b"",
-        )
-    finally:
-        lib.qk_free(result)
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -161,26 +176,16 @@ class ScannedQrels:
 
 def scan_qrels(block) -> ScannedQrels | None:
     """Scan whole lines of clean TREC judgments (see ``scan.c``); ``None`` when it refuses the block."""
-    assert lib is not None
-    view = np.frombuffer(block, dtype=np.uint8)
-    result = lib.qk_scan_qrels(view.ctypes.data, len(view))
-    if not result:
-        raise MemoryError("the native scanner ran out of memory")
-    try:
-        r = result.contents
-        if r.status != 0:
-            return None
-        return ScannedQrels(
+    return _scan(
+        lib.qk_scan_qrels,
+        block,
+        build=lambda r, view: ScannedQrels(
             lines=r.lines,
-            q_off=_copy(r.q_off, r.kept + 1, np.int64),
-            q_data=_copy(r.q_data, r.q_bytes, np.uint8),
-            d_off=_copy(r.d_off, r.kept + 1, np.int64),
-            d_data=_copy(r.d_data, r.d_bytes, np.uint8),
+            **_ids(r),
             grade=_copy(r.rank, r.kept, np.int64),
             row=_copy(r.row, r.kept, np.int64),
-        )
-    finally:
-        lib.qk_free(result)
+        ),
+    )
 
 
 def group_start(block, end: int, first_is_line: bool) -> int:

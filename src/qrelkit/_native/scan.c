@@ -247,6 +247,37 @@ static double kth_largest(double *v, int64_t n, int64_t k) {
     return v[target];
 }
 
+/* Split the line starting at buf[*at] into `fields` fields separated by single spaces and ended by '\n':
+ * their offsets into start[] and lengths into length[], *at moved past the line, bytes ORed into *high.
+ * 0 for an empty field, another separator (any byte below ' ') or another number of fields. The caller
+ * guarantees that buf ends with '\n'. */
+static inline int split_line(const uint8_t *buf, int64_t *at, int fields, int64_t *start, int64_t *length,
+                             uint8_t *high) {
+    int64_t p = *at;
+    uint8_t h = *high;
+    for (int f = 0; f < fields; f++) {
+        int64_t s = p;
+        uint8_t c;
+        while ((c = buf[p]) > ' ') {
+            h |= c;
+            p++;
+        }
+        if (p == s || c != (f < fields - 1 ? ' ' : '\n')) return 0;
+        start[f] = s;
+        length[f] = p - s;
+        p++;
+    }
+    *at = p;
+    *high = h;
+    return 1;
+}
+
+/* Whether the id at buf[start] begins with a UTF-8 byte-order mark, which Arrow's reader drops at the
+ * start of a read (and so the robust reader before the first line only). */
+static int has_bom(const uint8_t *buf, int64_t start, int64_t length) {
+    return length >= 3 && buf[start] == 0xEF && buf[start + 1] == 0xBB && buf[start + 2] == 0xBF;
+}
+
 /* What one call returns: counts and the kept rows' columns, freed with qk_free. */
 typedef struct {
     int64_t status, kept, lines, groups, q_bytes, d_bytes, tag_start, tag_len, refused_line;
@@ -282,6 +313,23 @@ static int reserve(Result *o, int64_t q_len, int64_t d_len) {
     o->q_cap = q;
     o->d_cap = d;
     return 1;
+}
+
+void qk_free(Result *o);
+
+/* An empty result with room for the first rows; NULL when memory runs out. */
+static Result *new_result(void) {
+    Result *o = calloc(1, sizeof(Result));
+    if (!o) return NULL;
+    o->refused_line = -1;
+    o->tag_start = -1;
+    if (!reserve(o, 0, 0)) {
+        qk_free(o);
+        return NULL;
+    }
+    o->q_off[0] = 0;
+    o->d_off[0] = 0;
+    return o;
 }
 
 /* Check the finished group, select its top rows and append them to the output; QK_OK or a status. */
@@ -384,7 +432,7 @@ static int seen_add(Seen *s, const uint8_t *buf, int64_t start, int64_t len, int
  * when memory runs out before anything starts); free it with qk_free.
  */
 Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t rank_single) {
-    Result *o = calloc(1, sizeof(Result));
+    Result *o = new_result();
     if (!o) return NULL;
     Group g = {0};
     Seen seen = {0};
@@ -393,40 +441,22 @@ Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t r
     uint8_t high = 0;
     int64_t p = 0, line = 0;
     int64_t q_start = -1, q_len = 0, tag_start = -1, tag_len = 0;
-    o->refused_line = -1;
-    if (!reserve(o, 0, 0)) {
-        status = QK_NOMEM;
-        goto done;
-    }
-    o->q_off[0] = 0;
-    o->d_off[0] = 0;
     if (len <= 0 || buf[len - 1] != '\n') {
         status = QK_REFUSE;
         goto done;
     }
     while (p < len) {
         int64_t start[6], flen[6];
-        for (int f = 0; f < 6; f++) {
-            int64_t s = p;
-            uint8_t c;
-            while ((c = buf[p]) > ' ') {
-                high |= c;
-                p++;
-            }
-            if (p == s || c != (f < 5 ? ' ' : '\n')) {
-                status = QK_REFUSE; /* an empty field, another separator or another number of fields */
-                goto done;
-            }
-            start[f] = s;
-            flen[f] = p - s;
-            p++;
+        if (!split_line(buf, &p, 6, start, flen, &high)) {
+            status = QK_REFUSE;
+            goto done;
         }
         if (q_start < 0 || flen[0] != q_len || memcmp(buf + start[0], buf + q_start, (size_t)q_len) != 0) {
             if (q_start >= 0 && (status = flush(&g, buf, q_start, q_len, keep_top, o)) != QK_OK) goto done;
             q_start = start[0];
             q_len = flen[0];
-            if (q_len >= 3 && buf[q_start] == 0xEF && buf[q_start + 1] == 0xBB && buf[q_start + 2] == 0xBF) {
-                status = QK_REFUSE; /* a byte-order mark, which Arrow's reader drops at the start of a read */
+            if (has_bom(buf, q_start, q_len)) {
+                status = QK_REFUSE;
                 goto done;
             }
             if (!seen_add(&seen, buf, q_start, q_len, &nomem)) {
@@ -494,42 +524,19 @@ void qk_free(Result *o) {
  * the query and document ids, rank the grades, row the line index. Free the result with qk_free.
  */
 Result *qk_scan_qrels(const uint8_t *buf, int64_t len) {
-    Result *o = calloc(1, sizeof(Result));
+    Result *o = new_result();
     if (!o) return NULL;
     int status = QK_OK;
     uint8_t high = 0;
     int64_t p = 0, line = 0;
-    o->refused_line = -1;
-    o->tag_start = -1;
-    if (!reserve(o, 0, 0)) {
-        status = QK_NOMEM;
-        goto done;
-    }
-    o->q_off[0] = 0;
-    o->d_off[0] = 0;
     if (len <= 0 || buf[len - 1] != '\n') {
         status = QK_REFUSE;
         goto done;
     }
     while (p < len) {
         int64_t start[4], flen[4];
-        for (int f = 0; f < 4; f++) {
-            int64_t s = p;
-            uint8_t c;
-            while ((c = buf[p]) > ' ') {
-                high |= c;
-                p++;
-            }
-            if (p == s || c != (f < 3 ? ' ' : '\n')) {
-                status = QK_REFUSE;
-                goto done;
-            }
-            start[f] = s;
-            flen[f] = p - s;
-            p++;
-        }
-        if (flen[0] >= 3 && buf[start[0]] == 0xEF && buf[start[0] + 1] == 0xBB && buf[start[0] + 2] == 0xBF) {
-            status = QK_REFUSE; /* a byte-order mark, which Arrow's reader drops at the start of a read */
+        if (!split_line(buf, &p, 4, start, flen, &high) || has_bom(buf, start[0], flen[0])) {
+            status = QK_REFUSE;
             goto done;
         }
         int64_t grade;
@@ -587,18 +594,8 @@ int64_t qk_split(const uint8_t *buf, int64_t len, int32_t fields, int64_t lines,
     while (p < len) {
         if (line >= lines) return 0;
         int64_t *st = starts + line * fields, *en = ends + line * fields;
-        for (int f = 0; f < fields; f++) {
-            int64_t s = p;
-            uint8_t c;
-            while ((c = buf[p]) > ' ') {
-                high |= c;
-                p++;
-            }
-            if (p == s || c != (f < fields - 1 ? ' ' : '\n')) return 0;
-            st[f] = s;
-            en[f] = p;
-            p++;
-        }
+        if (!split_line(buf, &p, fields, st, en, &high)) return 0;
+        for (int f = 0; f < fields; f++) en[f] += st[f]; /* lengths to ends */
         int64_t n = en[number_field] - st[number_field];
         if (number_is_float) {
             if (!parse_score(buf + st[number_field], n, &number_f[line])) return 0;
