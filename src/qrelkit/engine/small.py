@@ -3,8 +3,8 @@
 For small inputs the fixed cost of an evaluation is loading the dataframe libraries, not the work. This
 path reads clean TREC text (one space between fields, ``\\n`` line ends, numbers written plainly) with
 vectorised numpy (its fields split and its numbers read by one pass of the native scanner,
-:mod:`qrelkit._native`, when that is built), ranks each run under the conventions exactly as :func:`qrelkit.engine.encode.encode`
-does, and hands the same :class:`~qrelkit.engine.encoded.Encoded` arrays to the same kernels. Anything it
+:mod:`qrelkit._native`, when that is built), ranks each run under the conventions exactly as
+:func:`qrelkit.engine.encode.encode` does, and hands the same :class:`~qrelkit.engine.encoded.Encoded` arrays to the same kernels. Anything it
 does not take (another format, gzip, tabs, ``\\r``, blank lines, a number written unusually, a duplicate
 document or judgment, a negative zero score, an input that needs an error message) makes it step aside:
 :func:`evaluate_small_files` returns ``None`` and the caller runs the columnar path, which reads, checks
