@@ -1,15 +1,15 @@
-"""The small-input path: clean TREC files of a few megabytes, read and ranked with numpy alone.
+"""The small-input path: clean TREC files of a few megabytes, read and ranked without a dataframe library.
 
 For small inputs the fixed cost of an evaluation is loading the dataframe libraries, not the work. This
-path reads clean TREC text (one space between fields, ``\\n`` line ends, numbers written plainly) with
-vectorised numpy (its fields split and its numbers read by one pass of the native scanner,
-:mod:`qrelkit._native`, when that is built), ranks each run under the conventions exactly as
-:func:`qrelkit.engine.encode.encode` does, and hands the same :class:`~qrelkit.engine.encoded.Encoded` arrays to the same kernels. Anything it
-does not take (another format, gzip, tabs, ``\\r``, blank lines, a number written unusually, a duplicate
-document or judgment, a negative zero score, an input that needs an error message) makes it step aside:
-:func:`evaluate_small_files` returns ``None`` and the caller runs the columnar path, which reads, checks
-and reports. So this path never changes a number and never has to explain an error; the property tests
-hold it bit-identical to the columnar path.
+path reads clean TREC text (one space between fields, ``\\n`` line ends, numbers written plainly): the
+native scanner (:mod:`qrelkit._native`) splits the fields and reads the numbers in one pass when it is
+built, vectorised numpy otherwise. It ranks each run under the conventions exactly as
+:func:`qrelkit.engine.encode.encode` does, and hands the same :class:`~qrelkit.engine.encoded.Encoded`
+arrays to the same kernels. Anything it does not take (another format, gzip, tabs, ``\\r``, blank lines, a
+byte-order mark, a number written unusually, a duplicate document or judgment, a negative zero score, an
+input that needs an error message) makes it step aside: :func:`evaluate_small_files` returns ``None`` and
+the caller runs the columnar path, which reads, checks and reports. So this path never changes a number
+and never has to explain an error; the property tests hold it bit-identical to the columnar path.
 """
 
 from __future__ import annotations
