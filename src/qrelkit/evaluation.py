@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -81,9 +82,18 @@ def evaluate_run(
 
     Runs with more than :data:`ENCODE_BATCH_ROWS` rows are encoded in batches of whole queries (the same
     numbers, with the memory of one batch at a time)."""
-    _check_depth(run, measures, conv)
     if run.frame.height > ENCODE_BATCH_ROWS:
+        _check_depth(run, measures, conv)  # also when no batch has judgments to score
         return evaluate_run_batches(qrels, _query_batches(run, ENCODE_BATCH_ROWS), measures, conv)
+    return _evaluate_whole(qrels, run, measures, conv)
+
+
+def _evaluate_whole(
+    qrels: Qrels, run: Run, measures: Sequence[Measure], conv: Conventions
+) -> tuple[QuerySet, dict[Measure, tuple[np.ndarray, np.ndarray]]]:
+    """:func:`evaluate_run` in one encoding, however large the run (a batch is never split again: one
+    query may hold more rows than a batch)."""
+    _check_depth(run, measures, conv)
     queries = select_queries(qrels, run, conv)
     cache: dict[tuple[str, ...], Encoded] = {}
     values: dict[Measure, tuple[np.ndarray, np.ndarray]] = {}
@@ -100,14 +110,61 @@ def evaluate_run(
 ENCODE_BATCH_ROWS = 250_000
 
 
+def _stretches(ids: pl.Series) -> tuple[np.ndarray, list[str]]:
+    """Where each stretch of equal ids begins, and its id."""
+    heads = np.flatnonzero((ids != ids.shift(1)).fill_null(True).to_numpy())
+    return heads, ids.gather(heads).to_list()
+
+
 def _query_batches(run: Run, rows: int) -> Iterable[Run]:
-    """Split a run into batches of whole queries holding about ``rows`` rows each, one batch at a time."""
+    """Split a run into batches of whole queries holding about ``rows`` rows each, one batch at a time.
+
+    A run whose queries each fill one stretch of rows (every run read by streaming, and runs as written) is
+    cut into slices, without copying; otherwise batches are gathered by query id."""
+    heads, ids = _stretches(run.frame.get_column("query_id"))
+    if len(set(ids)) == len(ids):
+        n = run.frame.height
+        cuts = heads[np.minimum(np.searchsorted(heads, np.arange(rows, n, rows)), len(heads) - 1)]
+        bounds = sorted({0, n, *cuts.tolist()})
+        for lo, hi in itertools.pairwise(bounds):
+            yield Run(run.frame.slice(lo, hi - lo), run.fingerprint, run.name, run.meta)
+        return
     counts = run.frame.group_by("query_id").len().sort("query_id")
     batch_of = (counts.get_column("len").cum_sum() - 1) // rows
     plan = counts.with_columns(batch_of.alias("batch"))
     for _batch, queries in plan.group_by("batch", maintain_order=True).agg("query_id").iter_rows():
         frame = run.frame.filter(pl.col("query_id").is_in(queries))
         yield Run(frame, run.fingerprint, run.name, run.meta)
+
+
+class _RowsByQuery:
+    """The rows of a frame that belong to given query ids, in the frame's order, without a pass over the
+    whole frame per request: each query's rows are found once (as stretches when the frame is grouped by
+    query, as judgments files are; through one sort otherwise)."""
+
+    def __init__(self, frame: pl.DataFrame):
+        self.frame = frame
+        ids = frame.get_column("query_id")
+        heads, names = _stretches(ids)
+        self.order: np.ndarray | None = None
+        if len(set(names)) != len(names):  # not grouped: find the stretches in sorted order
+            self.order = ids.arg_sort().to_numpy()
+            heads, names = _stretches(ids.gather(self.order))
+        ends = np.append(heads[1:], frame.height) if len(heads) else heads
+        self.span = dict(zip(names, zip(heads.tolist(), ends.tolist(), strict=True), strict=True))
+
+    def rows(self, queries: Iterable[str]) -> pl.DataFrame:
+        spans = [self.span[q] for q in queries if q in self.span]
+        if not spans:
+            return self.frame.clear()
+        starts = np.array([a for a, _ in spans], dtype=np.int64)
+        lengths = np.array([b - a for a, b in spans], dtype=np.int64)
+        first = np.cumsum(lengths) - lengths  # where each span begins in the index
+        index = np.repeat(starts - first, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
+        if self.order is not None:
+            index = self.order[index]
+        index.sort()  # the frame's own order, as a filter would give
+        return self.frame[index]
 
 
 def evaluate_run_batches(
@@ -129,19 +186,19 @@ def evaluate_run_batches(
             undefined_parts[m].append(values[m][1])
 
     seen: set[str] = set()
-    judged = qrels.frame.get_column("query_id")
-    judged_set = set(judged.unique().to_list())
+    judgments = _RowsByQuery(qrels.frame)
+    judged_set = set(judgments.span)
     per_batch = conv.with_(missing_queries="skip", extra_queries="skip")
     for batch in run_batches:
         batch_queries = batch.frame.get_column("query_id").unique().to_list()
         if seen.intersection(batch_queries):
             raise ValidationError("a query appears in two batches", fix="deliver whole queries per batch")
         seen.update(batch_queries)
-        sub = qrels.frame.filter(judged.is_in(batch_queries))
+        sub = judgments.rows(batch_queries)
         if sub.height == 0:
             continue
         sub_qrels = Qrels(sub, qrels.fingerprint, qrels.name, qrels.scale, qrels.rubric_hash, qrels.meta)
-        keep(*evaluate_run(sub_qrels, batch, measures, per_batch))
+        keep(*_evaluate_whole(sub_qrels, batch, measures, per_batch))
     extra = sorted(seen - judged_set)
     if extra and conv.extra_queries == "reject":
         raise ValidationError(
@@ -150,10 +207,10 @@ def evaluate_run_batches(
         )
     missing = sorted(judged_set - seen)
     if missing and conv.missing_queries == "zero":
-        sub = qrels.frame.filter(judged.is_in(missing))
+        sub = judgments.rows(missing)
         sub_qrels = Qrels(sub, qrels.fingerprint, qrels.name, qrels.scale, qrels.rubric_hash, qrels.meta)
         empty = Run(pl.DataFrame(schema=dict(RUN_SCHEMA)), Fingerprint("", "", ""), "empty")
-        keep(*evaluate_run(sub_qrels, empty, measures, conv))
+        keep(*_evaluate_whole(sub_qrels, empty, measures, conv))
     all_queries = [q for part in query_parts for q in part]
     order = (
         np.argsort(np.array(all_queries, dtype=object), kind="stable") if all_queries else np.zeros(0, int)
