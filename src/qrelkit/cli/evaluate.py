@@ -251,8 +251,10 @@ PROGRESS_BYTES = 64 << 20
     "--memory-limit",
     metavar="SIZE",
     default=None,
-    help="cap memory (e.g. 2GB): runs that cannot stream and would not fit are sorted on disk by DuckDB and "
-    "evaluated in batches of whole queries, with identical numbers [default: no cap]",
+    help="memory for each run (e.g. 2GB): a run whose file would not fit is streamed, keeping each query's "
+    "top rows, or, when it cannot stream, sorted on disk by DuckDB and evaluated in batches of whole queries, "
+    "with identical numbers. The judgments are still read whole, so the process can use more "
+    "[default: no limit]",
 )
 @profile_option
 @convention_options
