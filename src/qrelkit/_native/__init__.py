@@ -17,7 +17,7 @@ import numpy as np
 
 #: Bumped with every change to scan.c's functions or structures: a library built from another version of
 #: the source is not used.
-ABI = 3
+ABI = 4
 
 LIBRARY = "_qkscan.dll" if sys.platform == "win32" else "_qkscan.so"
 
@@ -83,6 +83,8 @@ def _load() -> ctypes.CDLL | None:
         ctypes.c_int32,
         ctypes.c_int32,
     ]
+    lib.qk_gather.restype = None
+    lib.qk_gather.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]
     lib.qk_free.restype = None
     lib.qk_free.argtypes = [ctypes.POINTER(_Result)]
     lib.qk_group_start.restype = ctypes.c_int64
@@ -223,3 +225,14 @@ def split(
         same_field,
     )
     return (starts, ends, numbers) if ok else None
+
+
+def gather(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, width: int) -> np.ndarray:
+    """Each token ``buf[starts[i]:ends[i]]`` in row i of a (tokens, width) uint8 matrix, zero-padded."""
+    assert lib is not None
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    ends = np.ascontiguousarray(ends, dtype=np.int64)
+    buf = np.ascontiguousarray(buf, dtype=np.uint8)
+    out = np.zeros((len(starts), width), dtype=np.uint8)
+    lib.qk_gather(buf.ctypes.data, starts.ctypes.data, ends.ctypes.data, len(starts), width, out.ctypes.data)
+    return out

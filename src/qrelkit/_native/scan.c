@@ -28,7 +28,7 @@
 #include <string.h>
 #include <math.h>
 
-#define QK_ABI 3
+#define QK_ABI 4
 
 #define QK_OK 0
 #define QK_REFUSE 1
@@ -620,6 +620,17 @@ int64_t qk_split(const uint8_t *buf, int64_t len, int32_t fields, int64_t lines,
     if (line != lines) return 0;
     if ((high & 0x80) && !utf8_valid(buf, len)) return 0;
     return 1;
+}
+
+/* Copy token i, buf[starts[i]..ends[i]), into row i of out: n rows of width bytes, zeroed by the caller,
+ * so shorter tokens are padded with zeros (the small path's fixed-width ids). */
+void qk_gather(const uint8_t *buf, const int64_t *starts, const int64_t *ends, int64_t n, int64_t width,
+               uint8_t *out) {
+    for (int64_t i = 0; i < n; i++) {
+        int64_t length = ends[i] - starts[i];
+        if (length > width) length = width;
+        if (length > 0) memcpy(out + i * width, buf + starts[i], (size_t)length);
+    }
 }
 
 /*

@@ -119,6 +119,8 @@ def _matrix(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, multiple: int
     """Each token's bytes in a row, zero-padded to the longest (rounded up to ``multiple``)."""
     lengths = ends - starts
     width = -(-int(lengths.max()) // multiple) * multiple
+    if _native.lib is not None:
+        return _native.gather(buf, starts, ends, width)  # one copy per token (numpy: a window, then a mask)
     matrix = np.lib.stride_tricks.sliding_window_view(buf, width)[starts]
     if (lengths != width).any():
         matrix *= np.arange(width, dtype=np.int32) < lengths[:, None]
