@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import numpy as np
 import polars as pl
 
 from .errors import ValidationError
@@ -141,3 +142,8 @@ class Run(_Rows):
         rows = [(str(q), str(d), float(s)) for q, docs in scores.items() for d, s in docs.items()]
         frame = pl.DataFrame(rows, schema=["query_id", "doc_id", "score"], orient="row")
         return run_from_frame(frame, name=name, source="dict")
+
+
+def stretch_starts(ids: pl.Series) -> np.ndarray:
+    """The rows where a stretch of equal values begins (a query's rows in a file grouped by query)."""
+    return np.flatnonzero((ids != ids.shift(1)).fill_null(True).to_numpy())

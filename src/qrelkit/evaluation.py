@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 
 from .conventions import DEFAULT, Conventions
-from .data import RUN_SCHEMA, Fingerprint, Qrels, Run
+from .data import RUN_SCHEMA, Fingerprint, Qrels, Run, stretch_starts
 from .engine.encode import Encoded, QuerySet, encode, select_queries
 from .engine.encoded import encoding_key
 from .engine.kernels import compute
@@ -112,7 +112,7 @@ ENCODE_BATCH_ROWS = 250_000
 
 def _stretches(ids: pl.Series) -> tuple[np.ndarray, list[str]]:
     """Where each stretch of equal ids begins, and its id."""
-    heads = np.flatnonzero((ids != ids.shift(1)).fill_null(True).to_numpy())
+    heads = stretch_starts(ids)
     return heads, ids.gather(heads).to_list()
 
 

@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 
 from .. import _native
-from ..data import Fingerprint
+from ..data import Fingerprint, stretch_starts
 from ..fingerprint import digest_ahead, file_sha256, identity
 
 CHUNK_BYTES = 16 << 20
@@ -304,10 +304,7 @@ def _read_run(path, keep_top, rank_single, on_bytes):
 
     def process(part: pl.DataFrame, starts: np.ndarray) -> None:
         """One block of whole queries; ``starts`` are the rows where each query begins."""
-        firsts = part.get_column("query_id").gather(starts).to_list()
-        if len(set(firsts)) != len(firsts) or finished.intersection(firsts):
-            raise _Unavailable  # not grouped by query
-        finished.update(firsts)
+        _claim_queries(finished, part.get_column("query_id").gather(starts).to_list())
         group = np.zeros(part.height, dtype=np.uint64)
         group[starts] = 1
         np.cumsum(group, out=group)
@@ -320,10 +317,6 @@ def _read_run(path, keep_top, rank_single, on_bytes):
             # compact the strings: a filtered polars string column still holds the whole chunk's buffers
             reduced = pl.DataFrame(reduced.to_arrow(compat_level=pl.CompatLevel.oldest()))
         kept.append(reduced)
-
-    def boundaries(frame: pl.DataFrame) -> np.ndarray:
-        qids = frame.get_column("query_id")
-        return np.flatnonzero((qids != qids.shift(1)).fill_null(True).to_numpy())
 
     for table, digest in _parsed_chunks(path, on_bytes):
         if table is None:
@@ -343,13 +336,27 @@ def _read_run(path, keep_top, rank_single, on_bytes):
         rows += frame.height
         if carry is not None:
             frame = pl.concat([carry, frame])
-        starts = boundaries(frame)
+        starts = stretch_starts(frame.get_column("query_id"))
         tail_start = int(starts[-1])  # the last query may go on in the next chunk
         carry = frame.slice(tail_start)
         if tail_start:
             process(frame.slice(0, tail_start), starts[:-1])
     if carry is not None and carry.height:
-        process(carry, boundaries(carry))
+        process(carry, stretch_starts(carry.get_column("query_id")))
+    tag = next(iter(tags)) if tags else None
+    return _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag)
+
+
+def _claim_queries(finished: set[str], firsts: list[str]) -> None:
+    """Record the queries that begin in a block; a query id seen before (in this block or an earlier one)
+    means the file is not grouped by query."""
+    if len(set(firsts)) != len(firsts) or finished.intersection(firsts):
+        raise _Unavailable
+    finished.update(firsts)
+
+
+def _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag):
+    """What both streaming readers return: (frame of kept rows, fingerprint, meta)."""
     if rows == 0:
         raise _Unavailable
     frame = pl.concat(kept) if kept else pl.DataFrame()
@@ -357,8 +364,8 @@ def _read_run(path, keep_top, rank_single, on_bytes):
     if keep_top is not None:
         meta["kept_top"] = keep_top
         meta["kept_top_precision"] = "single" if rank_single else "double"
-    if tags:
-        meta["tag"] = next(iter(tags))
+    if tag is not None:
+        meta["tag"] = tag
     return (
         frame.select("query_id", "doc_id", "score", "rank", "line"),
         Fingerprint(fingerprint, "file-bytes", str(path)),
@@ -441,20 +448,12 @@ def _read_run_native(path, keep_top, rank_single, on_bytes):
         )
         rows += scanned.lines
         tags.add(scanned.tag)
-        firsts = frame.get_column("query_id").gather(scanned.group_first).to_list()
-        if len(tags) > 1 or finished.intersection(firsts):
-            raise _Unavailable  # two tags, or a query id that came back: not grouped by query
-        finished.update(firsts)
+        if len(tags) > 1:
+            raise _Unavailable  # two tags
+        _claim_queries(finished, frame.get_column("query_id").gather(scanned.group_first).to_list())
         kept.append(frame)
-    if rows == 0:
-        raise _Unavailable
-    meta: dict[str, object] = {"rows_read": rows, "reader": "fast"}
-    if keep_top is not None:
-        meta["kept_top"] = keep_top
-        meta["kept_top_precision"] = "single" if rank_single else "double"
-    meta["tag"] = next(iter(tags)).decode()
-    frame = pl.concat(kept) if kept else pl.DataFrame()
-    return frame, Fingerprint(fingerprint, "file-bytes", str(path)), meta
+    tag = next(iter(tags)).decode() if tags else None
+    return _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag)
 
 
 def _read_qrels_native(path: Path) -> tuple[pl.DataFrame, Fingerprint]:
