@@ -212,7 +212,9 @@ def test_adjudicate_queue_and_merge(tmp_path, chapter_pair):
     missing = invoke("adjudicate", a, b, "--decisions", decisions, "-o", final)
     assert missing.exit_code == 1
     assert (
-        "1 disagreeing pair(s) have no decision" in missing.stderr and "api-keys/rotation" in missing.stderr
+        "1 disputed pair(s) have no decision" in missing.stderr
+        and "api-keys/rotation" in missing.stderr
+        and "--allow-unresolved leave-out" in missing.stderr
     )
     assert not final.exists()
     done = invoke(
@@ -224,10 +226,14 @@ def test_adjudicate_queue_and_merge(tmp_path, chapter_pair):
     assert manifest["adjudication"] == {
         "agreed": 5,
         "adjudicated": 1,
+        "overridden": 0,
         "defaulted": 1,
         "single_labeller": 0,
+        "unresolved_left_out": 0,
+        "ungraded_left_out": 0,
         "total": 7,
-        "default": "a",
+        "undecided_policy": "a",
+        "override_allowed": False,
     }
     assert manifest["labellers"] == ["qrels", "second"]
     assert manifest["scale"] == [0, 1, 2, 3] and manifest["rubric"]["name"] == "docsearch"

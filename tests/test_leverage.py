@@ -13,12 +13,10 @@ import polars as pl
 import pytest
 
 from qrelkit import Qrels, Run, read_qrels, read_run
-from qrelkit.errors import InputFormatError, ValidationError
+from qrelkit.errors import ValidationError
 from qrelkit.leverage import (
     disagreement_leverage,
-    merge_decisions,
     metric_agreement,
-    read_decisions,
     regrade_leverage,
     retrieval_ranks,
 )
@@ -183,57 +181,6 @@ def _labellers():
     a = Qrels.from_dict({"q1": {"d1": 3, "d2": 0, "d3": 1, "d4": 2}, "q2": {"d5": 1}}, name="alice")
     b = Qrels.from_dict({"q1": {"d1": 3, "d2": 2, "d3": 0, "d4": 2}, "q2": {"d6": 0}}, name="bob")
     return a, b
-
-
-def _decisions(tmp_path, text: str):
-    path = tmp_path / "decisions.tsv"
-    path.write_text(text)
-    return path
-
-
-def test_merge_decisions(tmp_path):
-    a, b = _labellers()
-    dec = read_decisions(
-        _decisions(tmp_path, "query_id\tdoc_id\tgrade\nq1\td2\t1\nq1\td3\t1\n"), [0, 1, 2, 3]
-    )
-    final, counts = merge_decisions(a, b, dec)
-    assert final.to_dict() == {"q1": {"d1": 3, "d2": 1, "d3": 1, "d4": 2}, "q2": {"d5": 1, "d6": 0}}
-    assert counts == {"agreed": 2, "adjudicated": 2, "defaulted": 0, "single_labeller": 2, "total": 6}
-
-
-def test_missing_decisions_are_an_error_naming_count_and_pairs(tmp_path):
-    a, b = _labellers()
-    dec = read_decisions(_decisions(tmp_path, "q1\td3\t1\n"))
-    with pytest.raises(
-        ValidationError, match=r"1 disagreeing pair\(s\) have no decision: q1 d2 \(A 0, B 2\)"
-    ):
-        merge_decisions(a, b, dec)
-    for default, grade in (("a", 0), ("b", 2), ("max", 2), ("min", 0)):
-        final, counts = merge_decisions(a, b, dec, default=default)
-        assert final.to_dict()["q1"]["d2"] == grade
-        assert final.to_dict()["q1"]["d3"] == 1
-        assert (counts["adjudicated"], counts["defaulted"]) == (1, 1)
-
-
-def test_decision_for_an_agreed_pair_is_an_error(tmp_path):
-    a, b = _labellers()
-    dec = read_decisions(_decisions(tmp_path, "q1\td2\t1\nq1\td3\t1\nq1\td1\t2\n"))
-    with pytest.raises(ValidationError) as info:
-        merge_decisions(a, b, dec, source="decisions.tsv")
-    assert info.value.line == 3 and "did not disagree" in str(info.value)
-
-
-def test_decision_file_errors(tmp_path):
-    with pytest.raises(ValidationError, match="more than once") as info:
-        read_decisions(_decisions(tmp_path, "q1\td2\t1\n\nq1\td2\t2\n"))
-    assert info.value.line == 3
-    with pytest.raises(InputFormatError, match="3 tab-separated fields") as info:
-        read_decisions(_decisions(tmp_path, "q1\td2\t1\nq1 d3 1\n"))
-    assert info.value.line == 2
-    with pytest.raises(InputFormatError, match="not an integer"):
-        read_decisions(_decisions(tmp_path, "q1\td2\thigh\n"))
-    with pytest.raises(ValidationError, match="not on the scale"):
-        read_decisions(_decisions(tmp_path, "q1\td2\t5\n"), [0, 1, 2, 3])
 
 
 def test_chunked_evaluation_gives_the_same_values(chapter, monkeypatch):

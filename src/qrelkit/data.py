@@ -11,7 +11,7 @@ Reading files lives in :mod:`qrelkit.formats`; this module never parses text.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -147,3 +147,22 @@ class Run(_Rows):
 def stretch_starts(ids: pl.Series) -> np.ndarray:
     """The rows where a stretch of equal values begins (a query's rows in a file grouped by query)."""
     return np.flatnonzero((ids != ids.shift(1)).fill_null(True).to_numpy())
+
+
+def check_run_names(names: Sequence[str], sources: Sequence[str | None]) -> None:
+    """The one run-naming rule: every run has its own name (its tag, else its file name), or it is an error.
+
+    ``eval``, ``compare``, ``pool``, ``judge init`` and the Python API all call this, so a name never
+    changes silently between them (a renamed duplicate would print one thing and record another).
+    """
+    first: dict[str, str | None] = {}
+    for name, source in zip(names, sources, strict=True):
+        if name in first:
+            raise ValidationError(
+                f"two runs are both named {name!r}",
+                source=source or None,
+                got=f"{first[name] or '?'} and {source or '?'}",
+                expected="one name per run (the run's tag, else its file name)",
+                fix="give each run its own tag (the sixth column), or in Python pass name= when reading",
+            )
+        first[name] = source

@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 
 from .conventions import DEFAULT, Conventions
-from .data import RUN_SCHEMA, Fingerprint, Qrels, Run, stretch_starts
+from .data import RUN_SCHEMA, Fingerprint, Qrels, Run, check_run_names, stretch_starts
 from .engine.encode import Encoded, QuerySet, encode, select_queries
 from .engine.encoded import encoding_key
 from .engine.kernels import compute
@@ -30,26 +30,14 @@ def _as_runs(runs: Run | Sequence[Run] | Mapping[str, Run]) -> list[Run]:
         items = list(runs)
     if not items:
         raise ValidationError("no runs to evaluate", fix="pass at least one run")
-    seen: dict[str, int] = {}
-    out = []
     for run in items:
         if not isinstance(run, Run):
             raise ValidationError(
                 f"expected a Run, got {type(run).__name__}",
                 fix="read runs with qrelkit.read_run or build them with Run.from_dict / run_from_frame",
             )
-        name = run.name
-        if name in seen:
-            source = str(run.meta.get("source", ""))
-            name = f"{name} ({source})" if source else f"{name}#{seen[run.name] + 1}"
-            if name in seen:
-                raise ValidationError(
-                    f"two runs are both named {run.name!r}", fix="give each run its own name"
-                )
-        seen[run.name] = seen.get(run.name, 0) + 1
-        seen.setdefault(name, 1)
-        out.append(run if name == run.name else Run(run.frame, run.fingerprint, name, run.meta))
-    return out
+    check_run_names([r.name for r in items], [str(r.meta.get("source", "")) for r in items])
+    return items
 
 
 def _check_depth(run: Run, measures: Sequence[Measure], conv: Conventions) -> None:

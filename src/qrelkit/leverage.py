@@ -1,4 +1,4 @@
-"""Judgment leverage, metric-level agreement, and the adjudication merge.
+"""Judgment leverage and metric-level agreement (the merge itself is :mod:`qrelkit.adjudication`).
 
 Leverage is how far one judgment can move the numbers: for a pair two labellers graded differently, the
 change in per-query nDCG@k on each run when that pair's grade switches from labeller A's to labeller B's,
@@ -16,28 +16,20 @@ An undefined nDCG (a query with nothing relevant under ``no_relevant="skip"``) c
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Literal
 
 import numpy as np
 import polars as pl
 
 from .conventions import Conventions
 from .data import Fingerprint, Qrels, Run
-from .errors import InputFormatError, ValidationError
+from .errors import ValidationError
 
 __all__ = [
-    "Default",
     "disagreement_leverage",
-    "merge_decisions",
     "metric_agreement",
-    "read_decisions",
     "regrade_leverage",
     "retrieval_ranks",
 ]
-
-Default = Literal["a", "b", "max", "min"]
-"""Grade for a disagreeing pair without a decision: labeller A's, B's, the higher or the lower."""
 
 _CHUNK = 4000  # regrade copies evaluated per batch: bounds memory on large judgment sets
 _KEY = ["query_id", "doc_id"]
@@ -328,177 +320,3 @@ def metric_agreement(
         )
         .sort(["run", "query_id"])
     )
-
-
-# -- adjudication ------------------------------------------------------------------------------------------
-
-
-def read_decisions(path: str | Path, scale: Sequence[int] | None = None) -> pl.DataFrame:
-    """Read an adjudication file: ``query_id<TAB>doc_id<TAB>grade`` per line.
-
-    Blank lines and lines starting with ``#`` are skipped; a first line ``query_id<TAB>doc_id<TAB>grade``
-    is a header. Returns columns query_id, doc_id, grade, line. A pair decided twice is an error.
-    """
-    path = Path(path)
-    source = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputFormatError("file not found", source=source, fix="check the path") from None
-    except UnicodeDecodeError:
-        raise InputFormatError("file is not UTF-8 text", source=source, fix="save it as UTF-8") from None
-    rows: list[tuple[str, str, int, int]] = []
-    first = True
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.rstrip("\r")
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        fields = line.split("\t")
-        if first and [f.strip().lower() for f in fields] == ["query_id", "doc_id", "grade"]:
-            first = False
-            continue
-        first = False
-        if len(fields) != 3 or not fields[0].strip() or not fields[1].strip():
-            raise InputFormatError(
-                f"expected 3 tab-separated fields, found {len(fields)}",
-                source=source,
-                line=number,
-                got=line,
-                expected="query_id<TAB>doc_id<TAB>grade",
-                fix="separate the three fields with single tabs",
-            )
-        try:
-            grade = int(fields[2].strip())
-        except ValueError:
-            raise InputFormatError(
-                f"grade {fields[2].strip()!r} is not an integer",
-                source=source,
-                line=number,
-                got=line,
-                expected="a whole-number grade",
-                fix="write the adjudicated grade as a whole number",
-            ) from None
-        if scale is not None and grade not in scale:
-            raise ValidationError(
-                f"grade {grade} is not on the scale {sorted(scale)}",
-                source=source,
-                line=number,
-                got=line,
-                fix="use a grade from the rubric's scale",
-            )
-        rows.append((fields[0].strip(), fields[1].strip(), grade, number))
-    frame = pl.DataFrame(
-        rows,
-        schema={"query_id": pl.String, "doc_id": pl.String, "grade": pl.Int64, "line": pl.Int64},
-        orient="row",
-    )
-    dup = frame.filter(pl.struct(_KEY).is_duplicated()).sort("line")
-    if dup.height:
-        q, d = dup.item(0, "query_id"), dup.item(0, "doc_id")
-        lines = dup.filter((pl.col("query_id") == q) & (pl.col("doc_id") == d)).get_column("line").to_list()
-        raise ValidationError(
-            f"pair ({q}, {d}) is decided more than once (lines {', '.join(map(str, lines))})",
-            source=source,
-            line=lines[1],
-            fix="keep one decision per pair",
-        )
-    return frame
-
-
-def _pairs_text(frame: pl.DataFrame, limit: int = 5) -> str:
-    rows = frame.head(limit).iter_rows(named=True)
-    text = "; ".join(f"{r['query_id']} {r['doc_id']} (A {r['grade_a']}, B {r['grade_b']})" for r in rows)
-    return text + (f"; and {frame.height - limit} more" if frame.height > limit else "")
-
-
-def merge_decisions(
-    qrels_a: Qrels,
-    qrels_b: Qrels,
-    decisions: pl.DataFrame | None = None,
-    *,
-    default: Default | None = None,
-    source: str = "decisions",
-    name: str = "final",
-) -> tuple[Qrels, dict[str, int]]:
-    """Final judgments from two labellers and the adjudicated decisions for the pairs they disagree on.
-
-    Agreed pairs take the agreed grade; disagreeing pairs take their decision (any grade, not only A's or
-    B's); a pair judged by one labeller only takes that labeller's grade. A disagreeing pair without a
-    decision is an error naming how many and the first few, unless ``default`` picks A's, B's, the higher
-    or the lower grade. A decision for a pair that is not a disagreement is an error (with its line).
-    Returns the qrels and the counts: agreed, adjudicated, defaulted, single_labeller, total.
-    """
-    if default is not None and default not in ("a", "b", "max", "min"):
-        raise ValidationError(
-            f"unknown default {default!r}", expected="one of a, b, max, min", fix="pass --default a|b|max|min"
-        )
-    a = _grades(qrels_a).rename({"grade": "grade_a"})
-    b = _grades(qrels_b).rename({"grade": "grade_b"})
-    both = a.join(b, on=_KEY, how="full", coalesce=True)
-    dec = (
-        decisions
-        if decisions is not None
-        else pl.DataFrame(
-            schema={"query_id": pl.String, "doc_id": pl.String, "grade": pl.Int64, "line": pl.Int64}
-        )
-    )
-    dec = dec.select(*_KEY, pl.col("grade").alias("decided"), "line")
-    merged = both.join(dec, on=_KEY, how="left")
-    status = (
-        pl.when(pl.col("grade_a").is_null() | pl.col("grade_b").is_null())
-        .then(pl.lit("single"))
-        .when(pl.col("grade_a") == pl.col("grade_b"))
-        .then(pl.lit("agreed"))
-        .when(pl.col("decided").is_not_null())
-        .then(pl.lit("adjudicated"))
-        .otherwise(pl.lit("undecided"))
-    )
-    merged = merged.with_columns(status.alias("status")).sort(_KEY)
-    stray = dec.join(both.filter(pl.col("grade_a") != pl.col("grade_b")), on=_KEY, how="anti").sort("line")
-    if stray.height:
-        row = stray.row(0, named=True)
-        raise ValidationError(
-            f"{stray.height} decision(s) are for pairs the labellers did not disagree on, first "
-            f"({row['query_id']}, {row['doc_id']})",
-            source=source,
-            line=row["line"],
-            expected="decisions only for pairs both labellers judged with different grades",
-            fix="remove those lines (agreed pairs keep their agreed grade)",
-        )
-    undecided = merged.filter(pl.col("status") == "undecided")
-    if undecided.height and default is None:
-        raise ValidationError(
-            f"{undecided.height} disagreeing pair(s) have no decision: {_pairs_text(undecided)}",
-            source=source,
-            expected="one line query_id<TAB>doc_id<TAB>grade per disagreeing pair",
-            fix="add the missing decisions, or pass --default a|b|max|min to fill them",
-        )
-    fallback = {
-        "a": pl.col("grade_a"),
-        "b": pl.col("grade_b"),
-        "max": pl.max_horizontal("grade_a", "grade_b"),
-        "min": pl.min_horizontal("grade_a", "grade_b"),
-        None: pl.lit(None, dtype=pl.Int64),
-    }[default]
-    final = merged.with_columns(
-        pl.when(pl.col("status") == "adjudicated")
-        .then(pl.col("decided"))
-        .when(pl.col("status") == "undecided")
-        .then(fallback)
-        .otherwise(pl.coalesce("grade_a", "grade_b"))
-        .alias("grade")
-    )
-    from .formats import qrels_from_frame
-
-    qrels = qrels_from_frame(
-        final.select(*_KEY, "grade"), name=name, source=f"merge of {qrels_a.name} and {qrels_b.name}"
-    )
-    tally = dict(final.group_by("status").len().iter_rows())
-    counts = {
-        "agreed": int(tally.get("agreed", 0)),
-        "adjudicated": int(tally.get("adjudicated", 0)),
-        "defaulted": int(tally.get("undecided", 0)),
-        "single_labeller": int(tally.get("single", 0)),
-        "total": final.height,
-    }
-    return qrels, counts

@@ -31,7 +31,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .data import Qrels, Run
+from .data import Qrels, Run, check_run_names
 from .errors import ValidationError
 
 __all__ = [
@@ -47,7 +47,9 @@ __all__ = [
     "TIE_RULE",
     "Pool",
     "build_pool",
+    "draw_calibration",
     "meta_path",
+    "plan_assignments",
     "rank_run",
 ]
 
@@ -263,22 +265,12 @@ def _check_runs(runs: Sequence[Run]) -> tuple[Run, ...]:
     runs = tuple(runs)
     if not runs:
         raise ValidationError("no runs to pool", fix="pass at least one run file")
-    seen: dict[str, Run] = {}
     for run in runs:
         if not isinstance(run, Run):
             raise ValidationError(
                 f"expected a Run, got {type(run).__name__}", fix="read runs with qrelkit.read_run"
             )
-        if run.name in seen:
-            first = seen[run.name].meta.get("source", "?")
-            raise ValidationError(
-                f"two runs are both named {run.name!r}",
-                source=str(run.meta.get("source", "")) or None,
-                got=f"{first} and {run.meta.get('source', '?')}",
-                expected="one name per run (the run tag, else the file name)",
-                fix="give each run its own tag, or rename one of the files",
-            )
-        seen[run.name] = run
+    check_run_names([r.name for r in runs], [str(r.meta.get("source", "")) for r in runs])
     return runs
 
 
@@ -308,7 +300,16 @@ def _union(runs: tuple[Run, ...], depth: int) -> pl.DataFrame:
     )
 
 
-def _pick_calibration(candidates: list[str], n: int, seed: int) -> tuple[str, ...]:
+def draw_calibration(candidates: Sequence[str], n: int, seed: int) -> tuple[str, ...]:
+    """The calibration queries: ``n`` of ``candidates`` drawn by the one rule every caller uses.
+
+    ``numpy.random.default_rng(seed).choice`` without replacement over the candidates in sorted id
+    order; returned sorted. ``qrelkit pool`` and ``qrelkit judge init`` both call this, so the same
+    queries and seed give the same sample. Asking for more queries than there are is an error.
+    """
+    candidates = sorted(candidates)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValidationError("seed must be a non-negative integer", got=seed, fix="e.g. --seed 0")
     if n > len(candidates):
         raise ValidationError(
             f"cannot pick {n} calibration queries: the pool has only {len(candidates)} queries with pairs to judge",
@@ -321,10 +322,18 @@ def _pick_calibration(candidates: list[str], n: int, seed: int) -> tuple[str, ..
     return tuple(sorted(candidates[int(i)] for i in picked))
 
 
-def _assign(
-    to_judge: dict[str, int], calibration: tuple[str, ...], labellers: tuple[str, ...]
+def plan_assignments(
+    to_judge: Mapping[str, int], calibration: Sequence[str], labellers: Sequence[str]
 ) -> dict[str, list[str]]:
-    """Query id -> its labellers (two for calibration queries, one otherwise)."""
+    """Query id -> its labellers (two for calibration queries, one otherwise), the one assignment rule.
+
+    ``to_judge`` maps each query to its number of pairs to judge. Calibration queries (in sorted order)
+    take the pairs of labellers in turn, ``(a, b), (a, c), (b, c), ...``; every other query goes whole to
+    one labeller, largest query first, each to the labeller with the fewest pairs so far (calibration
+    pairs included; ties to the earlier labeller).
+    """
+    calibration = tuple(sorted(calibration))
+    labellers = tuple(labellers)
     load = {name: 0 for name in labellers}
     plan: dict[str, list[str]] = {}
     duos = list(itertools.combinations(labellers, 2))
@@ -399,10 +408,10 @@ def build_pool(
     to_judge = dict(
         pairs.filter(~pl.col("judged")).group_by("query_id").agg(pl.len()).sort("query_id").iter_rows()
     )
-    calib = _pick_calibration(sorted(to_judge), calibration, seed) if calibration else ()
+    calib = draw_calibration(list(to_judge), calibration, seed) if calibration else ()
     pairs = pairs.with_columns(pl.col("query_id").is_in(list(calib)).alias("calibration"))
     if names:
-        plan = _assign(to_judge, calib, names)
+        plan = plan_assignments(to_judge, calib, names)
         plan_frame = pl.DataFrame(
             {"query_id": list(plan), "labellers": list(plan.values())},
             schema={"query_id": pl.String, "labellers": pl.List(pl.String)},

@@ -17,7 +17,7 @@ import numpy as np
 
 from .conventions import Conventions
 from .engine.encoded import QuerySet
-from .errors import IncomparableError, QueryNotFoundError, ValidationError, did_you_mean
+from .errors import IncomparableError, QueryNotFoundError, did_you_mean
 from .fingerprint import Fingerprint
 from .measures import Measure, parse
 
@@ -315,11 +315,8 @@ def assemble(qrels: Any, parsed: Sequence[Measure], conv: Conventions, items: Se
 
 
 def unique_run_names(names: Sequence[str], sources: Sequence[str]) -> list[str]:
-    """Run names as given; a repeated name gets its source appended (two runs tagged alike, say)."""
-    out: list[str] = []
-    for name, source in zip(names, sources, strict=True):
-        candidate = name if name not in out else f"{name} ({source})"
-        if candidate in out:
-            raise ValidationError(f"two runs are both named {name!r}", fix="give each run its own name")
-        out.append(candidate)
-    return out
+    """The run names, checked by the one naming rule (:func:`qrelkit.data.check_run_names`)."""
+    from .data import check_run_names
+
+    check_run_names(names, sources)
+    return list(names)

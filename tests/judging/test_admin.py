@@ -21,7 +21,8 @@ def test_admin_actions_over_http(server: ThreadServer, project: Path) -> None:
 
     page = admin.get("/admin")
     assert page.status_code == 200 and "keys/policy" in page.text
-    assert "Waiting for calibration: alice 1/8, bob 1/8" in " ".join(page.text.split())
+    # alice and bob share q1 (4 calibration pairs); alice and carol share q2 (pool.plan_assignments)
+    assert "Waiting for calibration: alice 1/4, bob 1/4" in " ".join(page.text.split())
 
     pair = admin.get("/admin/pair", params={"query_id": "q1", "doc_id": "keys/policy"})
     assert pair.status_code == 200 and "&lt;b&gt;bold&lt;/b&gt; claim" in pair.text

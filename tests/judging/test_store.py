@@ -49,11 +49,11 @@ def test_grade_events_are_append_only_and_the_current_grade_is_the_latest(projec
         for grade in (1, 3, None):
             store.write(
                 lambda c, grade=grade: g.record_grade(c, alice, 0, grade, unsure=grade is None, note="n",
-                                                      time_spent_ms=5, rubric_hash=rubric.content_hash)
+                                                      time_spent_ms=5, rubric=rubric)
             )  # fmt: skip
         store.write(
             lambda c: g.record_grade(
-                c, alice, 0, 2, unsure=False, note=None, time_spent_ms=None, rubric_hash="x"
+                c, alice, 0, 2, unsure=False, note=None, time_spent_ms=None, rubric=rubric
             )
         )
         history = store.read(
@@ -66,10 +66,15 @@ def test_grade_events_are_append_only_and_the_current_grade_is_the_latest(projec
                 store.write(lambda c, sql=sql: c.execute(sql))
         with pytest.raises(g.NotAssigned):
             store.write(lambda c: g.record_grade(c, alice, 99, 1, unsure=False, note=None, time_spent_ms=None,
-                                                 rubric_hash="x"))  # fmt: skip
-        with pytest.raises(sqlite3.IntegrityError):  # a grade event needs a grade or the unsure flag
+                                                 rubric=rubric))  # fmt: skip
+        with pytest.raises(ValidationError, match="give a grade"):  # a grade or the unsure flag
             store.write(lambda c: g.record_grade(c, alice, 1, None, unsure=False, note=None, time_spent_ms=None,
-                                                 rubric_hash="x"))  # fmt: skip
+                                                 rubric=rubric))  # fmt: skip
+        with pytest.raises(
+            ValidationError, match="not on the scale"
+        ):  # the library checks, not only the page
+            store.write(lambda c: g.record_grade(c, alice, 1, 7, unsure=False, note=None, time_spent_ms=None,
+                                                 rubric=rubric))  # fmt: skip
         assert store.read(lambda c: c.execute("SELECT COUNT(*) FROM grade_events").fetchone()[0]) == 4
 
 
@@ -100,7 +105,7 @@ def test_a_failing_job_rolls_back_alone_within_a_group_commit(project: Path) -> 
         assert {"a", "b"} <= keys and "broken" not in keys
 
 
-def test_assignment_calibration_to_two_rest_by_whole_queries(project: Path) -> None:
+def test_assignment_calibration_to_labeller_pairs_in_turn_rest_by_whole_queries(project: Path) -> None:
     with sqlite3.connect(project) as conn:
         rows = conn.execute(
             "SELECT u.name, p.query_id, p.calibration, a.position FROM assignments a JOIN users u USING (user_id) "
@@ -109,10 +114,10 @@ def test_assignment_calibration_to_two_rest_by_whole_queries(project: Path) -> N
     by_name: dict[str, list[tuple[str, int]]] = {}
     for name, q, cal, _ in rows:
         by_name.setdefault(name, []).append((q, cal))
-    assert (
-        {q for q, _ in by_name["alice"] if _ == 1} == {"q1", "q2"} == {q for q, _ in by_name["bob"] if _ == 1}
-    )
-    assert not any(cal for _, cal in by_name["carol"])
+    # pool.plan_assignments: calibration queries take the pairs of labellers in turn, (alice, bob) for
+    # q1, then (alice, carol) for q2, as `qrelkit pool --labellers` plans them
+    calibration = {name: {q for q, cal in pairs if cal} for name, pairs in by_name.items()}
+    assert calibration == {"alice": {"q1", "q2"}, "bob": {"q1"}, "carol": {"q2"}}
     # Calibration first, then the rest; whole queries: each non-calibration query has one labeller.
     for pairs in by_name.values():
         flags = [cal for _, cal in pairs]
@@ -134,7 +139,11 @@ def test_order_is_deterministic_per_labeller_and_differs_between_them(tmp_path: 
 
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    one, two = make_project(tmp_path / "a"), make_project(tmp_path / "b")
+    # two labellers: both judge every calibration pair, each in their own order
+    one, two = (
+        make_project(tmp_path / "a", labellers="alice,bob"),
+        make_project(tmp_path / "b", labellers="alice,bob"),
+    )
     assert order(one, "alice") == order(two, "alice")
     assert order(one, "alice")[:8] != order(one, "bob")[:8]
     assert sorted(order(one, "alice")[:8]) == sorted(order(one, "bob")[:8])
@@ -188,7 +197,11 @@ def test_inputs_that_do_not_match_leave_no_database(tmp_path: Path) -> None:
     assert not db.exists()
     with pytest.raises(QrelkitError, match="calibration needs two labellers"):
         init_project(db, rubric=FIXTURES / "rubric.toml", pool=FIXTURES / "pool.jsonl",
-                     docs=FIXTURES / "docs.jsonl", queries=FIXTURES / "queries.tsv", labellers=["solo"],
+                     docs=FIXTURES / "docs.jsonl", queries=FIXTURES / "queries.tsv", labellers=["solo"])  # fmt: skip
+    assert not db.exists()
+    with pytest.raises(QrelkitError, match="--calibration 1 conflicts with the pool, which marks 2"):
+        init_project(db, rubric=FIXTURES / "rubric.toml", pool=FIXTURES / "pool.jsonl",
+                     docs=FIXTURES / "docs.jsonl", queries=FIXTURES / "queries.tsv", labellers=["a", "b"],
                      calibration=1)  # fmt: skip
     assert not db.exists()
 
@@ -221,15 +234,15 @@ def test_final_grades_agreed_single_adjudicated_unresolved(project: Path) -> Non
                 ).fetchone()[0]
             )
             store.write(lambda c: g.record_grade(c, ids[name], pos, grade, unsure=grade is None, note=None,
-                                                 time_spent_ms=None, rubric_hash=rubric.content_hash))  # fmt: skip
+                                                 time_spent_ms=None, rubric=rubric))  # fmt: skip
 
         grade_pair("alice", "q1", "keys/rotate", 3)
         grade_pair("bob", "q1", "keys/rotate", 3)  # agreed
         grade_pair("alice", "q1", "keys/policy", 1)
         grade_pair("bob", "q1", "keys/policy", 3)  # disagreement, then adjudicated
         grade_pair("alice", "q2", "sdk/retries", 3)
-        grade_pair("bob", "q2", "sdk/retries", None)  # unsure: unresolved
-        grade_pair("carol", "q3", "webhooks/verify", 3)  # single labeller
+        grade_pair("carol", "q2", "sdk/retries", None)  # unsure: unresolved
+        grade_pair("bob", "q3", "webhooks/verify", 3)  # single labeller
         queue = g.adjudication_queue(store, rubric)
         assert {(i["query_id"], i["doc_id"]) for i in queue["items"]} == {
             ("q1", "keys/policy"),
@@ -239,8 +252,10 @@ def test_final_grades_agreed_single_adjudicated_unresolved(project: Path) -> Non
         g.adjudicate(store, rubric, "q1", "keys/policy", 2, by="admin", note="gives the policy only")
         final, counts = g.final_grades(store)
         assert final == {("q1", "keys/rotate"): 3, ("q1", "keys/policy"): 2, ("q3", "webhooks/verify"): 3}
-        assert counts == {"pairs": 16, "adjudicated": 1, "agreed": 1, "single": 1, "unresolved": 1,
-                               "ungraded": 12, "prejudged_excluded": 1}  # fmt: skip
+        assert counts == {"pairs": 16, "adjudicated": 1, "agreed": 1, "single_labeller": 1,
+                          "unresolved_left_out": 1, "ungraded_left_out": 12, "overridden": 0, "defaulted": 0,
+                          "total": 3, "undecided_policy": "leave-out", "override_allowed": True,
+                          "judged_before_pooling_left_out": 1}  # fmt: skip
         assert [(i["query_id"], i["doc_id"]) for i in g.adjudication_queue(store, rubric)["items"]] == [
             ("q2", "sdk/retries")
         ]

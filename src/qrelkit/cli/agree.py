@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from ..adjudication import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, UNDECIDED_POLICIES
+
 __all__ = ["adjudicate_command", "command", "leverage_command"]
 
 EXIT_GATE_FAILED = 3
@@ -230,9 +232,15 @@ def _agree_text(p: dict[str, Any], report: Any, show_disagreements: bool) -> str
     help="gate: pass only if the lower bound of kappa's 95% interval is at least this; exit 3 if not",
 )
 @click.option(
-    "--bootstrap", type=click.IntRange(min=1), default=2000, show_default=True, help="query resamples"
+    "--bootstrap",
+    type=click.IntRange(min=1),
+    default=BOOTSTRAP_RESAMPLES,
+    show_default=True,
+    help="query resamples (the judging app and the manifest use the same default)",
 )
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="bootstrap seed")
+@click.option(
+    "--seed", type=click.IntRange(min=0), default=BOOTSTRAP_SEED, show_default=True, help="bootstrap seed"
+)
 @click.option(
     "--runs",
     multiple=True,
@@ -275,20 +283,24 @@ def command(
     bound of the interval falls below it, 1 on bad input, 2 on bad usage.
     """
     from .. import __version__
-    from ..agreement import agreement_report, gate, krippendorff_alpha, pair_grades
+    from ..adjudication import calibration_agreement
+    from ..agreement import krippendorff_alpha, pair_grades
 
     qa, qb, rub, scale, scale_source = _load_pair(qrels_a, qrels_b, rubric)
     if rub is None:
         _scale_warning(scale)
+    calibration = calibration_agreement(
+        qa.frame, qb.frame, scale, min_kappa=min_kappa, labellers=(_labeller(qrels_a), _labeller(qrels_b)),
+        weights=weights, n_resamples=bootstrap, seed=seed,  # type: ignore[arg-type]
+    )  # fmt: skip
+    report, gate_result = calibration.report, calibration.gate
     paired = pair_grades(qa.frame, qb.frame)
-    report = agreement_report(paired, scale, weights=weights, n_resamples=bootstrap, seed=seed)  # type: ignore[arg-type]
     import numpy as np
 
     ratings = np.vstack([paired.grades_a, paired.grades_b]).astype(np.float64)
     alphas = {
         lvl: krippendorff_alpha(ratings, level=lvl, value_domain=scale) for lvl in ("ordinal", "interval")
     }
-    gate_result = gate(report, min_kappa) if min_kappa is not None else None
     payload: dict[str, Any] = {
         "tool": {"name": "qrelkit", "version": __version__},
         "labellers": {
@@ -421,7 +433,19 @@ def leverage_command(
     "default",
     type=click.Choice(["a", "b", "max", "min"]),
     default=None,
-    help="grade for a disagreeing pair without a decision (otherwise that is an error)",
+    help="grade for a disagreeing pair without a decision (otherwise that is an error), recorded",
+)
+@click.option(
+    "--allow-unresolved",
+    type=click.Choice(["leave-out"]),
+    default=None,
+    help="export although disagreeing pairs have no decision: leave them out of the final qrels (they "
+    "then score as unjudged); the count is recorded in the manifest [default: refuse]",
+)
+@click.option(
+    "--allow-override",
+    is_flag=True,
+    help="accept decisions for pairs the labellers agreed on (each override is counted in the manifest)",
 )
 @click.option("--rubric", type=click.Path(dir_okay=False), help="rubric.toml, recorded in the manifest")
 @click.option(
@@ -446,6 +470,8 @@ def adjudicate_command(
     k: int,
     decisions: str | None,
     default: str | None,
+    allow_unresolved: str | None,
+    allow_override: bool,
     rubric: str | None,
     min_kappa: float,
     relevance_threshold: int,
@@ -468,7 +494,12 @@ def adjudicate_command(
         return
     if rub is None:
         _scale_warning(scale)
-    _merge(qa, qb, rub, scale, decisions, default, min_kappa, relevance_threshold, (qrels_a, qrels_b), output)
+    if default and allow_unresolved:
+        raise click.UsageError("pass --default or --allow-unresolved, not both")
+    undecided = default or allow_unresolved or "refuse"
+    assert decisions is not None and undecided in UNDECIDED_POLICIES
+    _merge(qa, qb, rub, scale, decisions, undecided, allow_override, min_kappa, relevance_threshold,
+           (qrels_a, qrels_b), output)  # fmt: skip
 
 
 def _write_queue(qa: Any, qb: Any, run_objs: list[Any], k: int, output: str) -> None:
@@ -489,39 +520,49 @@ def _merge(
     qb: Any,
     rub: Any,
     scale: tuple[int, ...],
-    decisions: str | None,
-    default: str | None,
+    decisions: str,
+    undecided: str,
+    allow_override: bool,
     min_kappa: float,
     threshold: int,
     paths: tuple[str, str],
     output: str,
 ) -> None:
-    from ..agreement import agreement_report, gate, pair_grades
-    from ..leverage import merge_decisions, read_decisions
-    from ..manifest import calibration_fields, write_qrels_with_manifest
+    from ..adjudication import (
+        adjudication_fields,
+        calibration_agreement,
+        calibration_fields,
+        merge_two,
+        read_decisions,
+    )
+    from ..manifest import write_qrels_with_manifest
 
-    assert decisions is not None
-    dec = read_decisions(decisions, scale)
-    final, counts = merge_decisions(qa, qb, dec, default=default, source=decisions, name=Path(output).name)  # type: ignore[arg-type]
-    report = agreement_report(pair_grades(qa.frame, qb.frame), scale)
-    gate_result = gate(report, min_kappa)
+    names = (_labeller(paths[0]), _labeller(paths[1]))
+    merged = merge_two(
+        qa, qb, read_decisions(decisions, scale), names=names, undecided=undecided,
+        allow_override=allow_override, source=decisions,
+    )  # fmt: skip
+    calibration = calibration_agreement(qa.frame, qb.frame, scale, min_kappa=min_kappa, labellers=names)
     fields = {
         "rubric": None
         if rub is None
         else {"name": rub.name, "version": rub.version, "content_hash": rub.content_hash},
         "scale": list(scale),
         "relevance_threshold": threshold,
-        "labellers": [_labeller(p) for p in paths],
-        "calibration": calibration_fields(report, gate_result),
-        "adjudication": counts | {"default": default},
+        "labellers": list(names),
+        "calibration": calibration_fields(calibration),
+        "adjudication": adjudication_fields(merged),
     }
-    side = write_qrels_with_manifest(final, output, fields)
+    side = write_qrels_with_manifest(merged.qrels(Path(output).name), output, fields)
+    c = merged.counts
     click.echo(
-        f"final qrels: {counts['total']} judgments ({counts['agreed']} agreed, {counts['adjudicated']} adjudicated, "
-        f"{counts['defaulted']} defaulted, {counts['single_labeller']} from one labeller); wrote {output} and {side}",
+        f"final qrels: {c['total']} judgments ({c['agreed']} agreed, {c['adjudicated']} adjudicated, "
+        f"{c['overridden']} overridden, {c['defaulted']} defaulted, {c['single_labeller']} from one labeller; "
+        f"{c['unresolved_left_out']} unresolved left out); wrote {output} and {side}",
         err=True,
     )
-    if not gate_result.passed:
+    gate_result = calibration.gate
+    if gate_result is not None and not gate_result.passed:
         click.echo(
             f"warning: calibration gate failed ({gate_result.message}); recorded in the manifest", err=True
         )

@@ -50,15 +50,16 @@ def command() -> None:
     "--labellers", default="", help="Comma-separated names, e.g. alice,bob (default: the pool's plan)."
 )
 @click.option("--calibration", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Queries judged by the first two labellers, when the pool marks none.")  # fmt: skip
+              help="Calibration queries to draw when the pool marks none (as `qrelkit pool --calibration`).")  # fmt: skip
 @click.option("--runs", "runs", multiple=True, type=click.Path(path_type=Path, exists=True, dir_okay=False),
               help="TREC runs, stored to order the adjudication queue by leverage (repeatable).")  # fmt: skip
 @click.option("--admin", default="admin", show_default=True, help="Name of the admin user.")
-@click.option("--seed", default=None, help="Seed for calibration choice and each labeller's order.")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="Seed for the calibration draw and each labeller's order [default: a random one, printed].")  # fmt: skip
 @click.option("--min-kappa", type=click.FloatRange(-1, 1), default=0.6, show_default=True,
               help="Gate threshold for the lower end of the kappa interval.")  # fmt: skip
 def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: Path, labellers: str,
-                 calibration: int, runs: tuple[Path, ...], admin: str, seed: str | None,
+                 calibration: int, runs: tuple[Path, ...], admin: str, seed: int | None,
                  min_kappa: float) -> None:  # fmt: skip
     """Create the project database DB from a rubric, a pool, documents and queries."""
     from qrelkit.judging.project import init_project
@@ -73,6 +74,7 @@ def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: Path, 
         click.echo(f"  {summary['prejudged']} pooled pairs were judged already and are left out")
     cal = summary["calibration_queries"]
     click.echo(f"  calibration queries ({len(cal)}): {', '.join(cal) if cal else 'none'}")
+    click.echo(f"  seed: {summary['seed']}")
     for name, n in summary["labellers"].items():
         click.echo(f"  {name}: {n} pairs")
     if summary["runs"]:
@@ -252,15 +254,19 @@ def queue_command(db: Path, as_json: bool, limit: int | None) -> None:
 @click.argument("grade", type=int)
 @click.option("--note", default=None, help="Why this grade.")
 @click.option("--by", default=None, help="Name of the user deciding (default: none recorded).")
+@click.option("--allow-override", is_flag=True,
+              help="Decide a pair the labellers did not dispute (agreed, or one labeller); counted in the manifest.")  # fmt: skip
 def adjudicate_command(
-    db: Path, query_id: str, doc_id: str, grade: int, note: str | None, by: str | None
+    db: Path, query_id: str, doc_id: str, grade: int, note: str | None, by: str | None, allow_override: bool
 ) -> None:
-    """Record GRADE as the final grade of (QUERY_ID, DOC_ID); earlier decisions are kept in history."""
+    """Record GRADE as the final grade of (QUERY_ID, DOC_ID); earlier decisions are kept in history.
+
+    Only disputed pairs (graded differently, or marked unsure) are adjudicated unless --allow-override."""
     from qrelkit.judging.grades import adjudicate
 
     store, rubric = _open(db)
     try:
-        adjudicate(store, rubric, query_id, doc_id, grade, by=by, note=note)
+        adjudicate(store, rubric, query_id, doc_id, grade, by=by, note=note, allow_override=allow_override)
     finally:
         store.close()
     click.echo(f"{query_id} {doc_id}: final grade {grade}")
@@ -273,23 +279,31 @@ def adjudicate_command(
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), required=True)
 @click.option("--relevance-threshold", type=int, default=1, show_default=True,
               help="Lowest grade binary measures count as relevant, recorded in the manifest.")  # fmt: skip
+@click.option("--allow-unresolved", type=click.Choice(["leave-out"]), default=None,
+              help="With --final: export although disputed pairs have no decision, leaving them out (they "
+              "score as unjudged); the count is recorded [default: refuse, naming them].")  # fmt: skip
 def export_command(
-    db: Path, labeller: str | None, final: bool, output: Path, relevance_threshold: int
-) -> None:
+    db: Path, labeller: str | None, final: bool, output: Path, relevance_threshold: int,
+    allow_unresolved: str | None,
+) -> None:  # fmt: skip
     """Write TREC qrels: one labeller's (--labeller NAME) or the final ones (--final, with a manifest)."""
     from qrelkit.judging.grades import export_final, export_labeller
 
     if bool(labeller) == final:
         raise click.UsageError("pass exactly one of --labeller NAME and --final")
+    if allow_unresolved and not final:
+        raise click.UsageError("--allow-unresolved goes with --final")
     store, rubric = _open(db)
     try:
         if final:
-            info = export_final(store, rubric, output, relevance_threshold=relevance_threshold)
+            info = export_final(store, rubric, output, relevance_threshold=relevance_threshold,
+                                undecided=allow_unresolved or "refuse")  # fmt: skip
             c = info["counts"]
             click.echo(
                 f"wrote {info['judgments']} judgments to {output} and {info['manifest']} "
-                f"({c['adjudicated']} adjudicated, {c['agreed']} agreed, {c['single']} single; "
-                f"{c['unresolved']} unresolved and {c['ungraded']} ungraded left out)"
+                f"({c['adjudicated']} adjudicated, {c['overridden']} overridden, {c['agreed']} agreed, "
+                f"{c['single_labeller']} single; {c['unresolved_left_out']} unresolved and "
+                f"{c['ungraded_left_out']} ungraded left out)"
             )
         else:
             info = export_labeller(store, labeller or "", output)

@@ -248,7 +248,7 @@ def create_app(
         uid = user["user_id"]
         job = store.submit(
             lambda c: g.record_grade(c, uid, pos, grade, unsure=unsure, note=note, time_spent_ms=elapsed,
-                                     rubric_hash=rubric.content_hash)
+                                     rubric=rubric)
         )  # fmt: skip
         try:
             saved = await asyncio.wrap_future(job)

@@ -59,9 +59,20 @@ def record_grade(
     unsure: bool,
     note: str | None,
     time_spent_ms: int | None,
-    rubric_hash: str,
+    rubric: Rubric,
 ) -> dict[str, Any]:
-    """Append one grade event for the labeller's pair at ``position`` (run in the writer)."""
+    """Append one grade event for the labeller's pair at ``position`` (run in the writer).
+
+    The grade must be on the rubric's scale, or ``None`` with ``unsure`` set; a note is at most
+    :data:`MAX_NOTE` characters. Every caller (the app, scripts) goes through these checks.
+    """
+    if grade is None:
+        if not unsure:
+            raise ValidationError("give a grade, or mark the pair unsure", fix="pass a grade or unsure=True")
+    else:
+        rubric.check_grade(grade)
+    if note is not None and len(note) > MAX_NOTE:
+        raise ValidationError(f"a note is at most {MAX_NOTE} characters", got=len(note))
     row = conn.execute(
         "SELECT pair_id FROM assignments WHERE user_id = ? AND position = ?", (user_id, position)
     ).fetchone()
@@ -70,7 +81,7 @@ def record_grade(
     cur = conn.execute(
         "INSERT INTO grade_events (user_id, pair_id, grade, unsure, note, rubric_hash, time_spent_ms, "
         "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (user_id, row[0], grade, int(unsure), note or None, rubric_hash, time_spent_ms, now()),
+        (user_id, row[0], grade, int(unsure), note or None, rubric.content_hash, time_spent_ms, now()),
     )
     return {
         "event_id": int(cur.lastrowid or 0),
@@ -194,6 +205,7 @@ class Calibration:
     done_b: int
     report: Any = None  # AgreementReport once both finished
     gate: Any = None  # GateResult once both finished
+    agreement: Any = None  # the adjudication.Calibration they come from
 
     @property
     def finished(self) -> bool:
@@ -212,6 +224,8 @@ class Calibration:
             out["ci"] = [_num(k.ci_low), _num(k.ci_high)]
             out["level"] = k.level
             out["bootstrap_ci"] = [_num(self.report.bootstrap.low), _num(self.report.bootstrap.high)]
+            out["bootstrap_resamples"] = self.report.bootstrap.n_resamples
+            out["bootstrap_seed"] = self.report.bootstrap.seed
             out["n_pairs"] = k.n
             out["weights"] = k.weights
             out["scale"] = list(k.scale)
@@ -228,11 +242,12 @@ def _num(x: float) -> float | None:
 def calibration_status(store: Store, rubric: Rubric) -> list[Calibration]:
     """For each two labellers sharing calibration pairs: progress, and kappa with gate once both are done.
 
-    Kappa is linear-weighted over the rubric's full scale, on the pairs both graded (an "unsure" without
-    a grade takes no part); the gate compares the lower end of its 95% interval with the project's
-    ``min_kappa``.
+    Kappa, its intervals and the gate come from :func:`qrelkit.adjudication.calibration_agreement` (the
+    same numbers ``qrelkit agree`` gives for the two labellers' exported calibration grades): linear
+    weights over the rubric's full scale, on the pairs both graded (an "unsure" without a grade takes no
+    part), the gate on the lower end of the 95% interval against the project's ``min_kappa``.
     """
-    from qrelkit.agreement import agreement_report, gate, pair_grades
+    from qrelkit.adjudication import calibration_agreement
 
     def load(conn: sqlite3.Connection) -> tuple[list[Calibration], dict[str, dict]]:
         rows = conn.execute(
@@ -264,10 +279,11 @@ def calibration_status(store: Store, rubric: Rubric) -> list[Calibration]:
     min_kappa = float(store.meta("min_kappa", "0.6") or 0.6)
     for s in states:
         if s.finished:
-            paired = pair_grades(grades[s.labeller_a], grades[s.labeller_b])
-            report = agreement_report(paired, rubric.scale, weights="linear", n_resamples=1000)
-            s = Calibration(s.labeller_a, s.labeller_b, s.shared, s.done_a, s.done_b, report,
-                            gate(report, min_kappa))  # fmt: skip
+            a, b = s.labeller_a, s.labeller_b
+            found = calibration_agreement(
+                grades[a], grades[b], rubric.scale, min_kappa=min_kappa, labellers=(a, b)
+            )
+            s = Calibration(a, b, s.shared, s.done_a, s.done_b, found.report, found.gate, found)
         out.append(s)
     return out
 
@@ -345,7 +361,6 @@ def _apply_leverage(store: Store, queue: list[dict[str, Any]], leverage: Any) ->
     """
     import polars as pl
 
-    from qrelkit.data import Qrels
     from qrelkit.formats import run_from_frame
 
     settled, _ = final_grades(store)
@@ -367,7 +382,7 @@ def _apply_leverage(store: Store, queue: list[dict[str, Any]], leverage: Any) ->
         run_from_frame(pl.DataFrame(v, schema=["query_id", "doc_id", "score"], orient="row"), name=k)
         for k, v in sorted(runs.items())
     ]
-    table = leverage(Qrels.from_dict(_nested(side_a)), Qrels.from_dict(_nested(side_b)), run_values, k=10)
+    table = leverage(_qrels(side_a, "a"), _qrels(side_b, "b"), run_values, k=10)
     values = {(q, d): lv for q, d, lv in table.select("query_id", "doc_id", "leverage_max").iter_rows()}
     for item in queue:
         item["leverage"] = values.get((item["query_id"], item["doc_id"]))
@@ -375,9 +390,24 @@ def _apply_leverage(store: Store, queue: list[dict[str, Any]], leverage: Any) ->
 
 
 def adjudicate(
-    store: Store, rubric: Rubric, query_id: str, doc_id: str, grade: int, *, by: str | None, note: str | None
+    store: Store,
+    rubric: Rubric,
+    query_id: str,
+    doc_id: str,
+    grade: int,
+    *,
+    by: str | None,
+    note: str | None,
+    allow_override: bool = False,
 ) -> int:
-    """Record the final grade of a pair (append-only); returns the adjudication's event id."""
+    """Record the final grade of a pair (append-only); returns the adjudication's event id.
+
+    A pair the labellers did not dispute (they agreed, or one labeller graded it) is refused unless
+    ``allow_override``: the rule is :func:`qrelkit.adjudication.check_decision`, as for the file-based
+    merge; the export counts every override in the manifest.
+    """
+    from qrelkit.adjudication import check_decision
+
     rubric.check_grade(grade)
     if note is not None and len(note) > MAX_NOTE:
         raise ValidationError(f"a note is at most {MAX_NOTE} characters", got=len(note))
@@ -391,6 +421,7 @@ def adjudicate(
             raise ValidationError(
                 f"pair ({query_id}, {doc_id}) is not in this project's pool{did_you_mean(doc_id, docs)}"
             )
+        check_decision((query_id, doc_id), _pair_votes(conn, pair[0]), allow_override=allow_override)
         user = None
         if by is not None:
             found = conn.execute("SELECT user_id FROM users WHERE name = ?", (by,)).fetchone()
@@ -405,43 +436,48 @@ def adjudicate(
     return store.write(write)
 
 
-def final_grades(store: Store) -> tuple[dict[tuple[str, str], int], dict[str, int]]:
+def _pair_votes(conn: sqlite3.Connection, pair_id: int) -> list[Any]:
+    from qrelkit.adjudication import Vote
+
+    rows = conn.execute(
+        "SELECT u.name, c.grade, c.unsure FROM current_grades c JOIN users u USING (user_id) WHERE c.pair_id = ?",
+        (pair_id,),
+    )
+    return [Vote(name, grade, bool(unsure)) for name, grade, unsure in rows]
+
+
+def final_grades(
+    store: Store, *, undecided: str = "leave-out"
+) -> tuple[dict[tuple[str, str], int], dict[str, Any]]:
     """The final grade of every pair that has one, and counts of how each was decided.
 
-    A pair's final grade is its latest adjudication; without one, the grade its labellers agree on (one
-    labeller's grade when only one judged it). Pairs whose labellers disagree, or marked unsure, wait in
-    the adjudication queue and are left out (counted as ``unresolved``).
+    The merge is :func:`qrelkit.adjudication.merge` over every pair of the pool: a pair's final grade is
+    its latest adjudication; without one, the grade its labellers agree on (one labeller's grade when
+    only one judged it). Disputed pairs without a decision follow ``undecided``: ``leave-out`` here (the
+    adjudication queue and the leverage context need the settled grades while work goes on); the export
+    refuses by default. Adjudications recorded with an override were allowed when recorded.
     """
+    from qrelkit.adjudication import Vote, merge
 
-    def load(conn: sqlite3.Connection) -> tuple[list, list, int, int]:
+    def load(conn: sqlite3.Connection) -> tuple[list, list, list, int]:
+        pairs = conn.execute("SELECT query_id, doc_id FROM pairs").fetchall()
         adj = conn.execute(
             "SELECT p.query_id, p.doc_id, a.grade FROM current_adjudications a JOIN pairs p USING (pair_id)"
         ).fetchall()
         cur = conn.execute(
-            "SELECT p.query_id, p.doc_id, c.grade, c.unsure FROM current_grades c JOIN pairs p USING (pair_id)"
+            "SELECT p.query_id, p.doc_id, u.name, c.grade, c.unsure FROM current_grades c "
+            "JOIN pairs p USING (pair_id) JOIN users u USING (user_id)"
         ).fetchall()
-        total = conn.execute("SELECT COUNT(*) FROM pairs").fetchone()[0]
         prejudged = conn.execute("SELECT COUNT(*) FROM prejudged").fetchone()[0]
-        return adj, cur, int(total), int(prejudged)
+        return pairs, adj, cur, int(prejudged)
 
-    adj, cur, total, prejudged = store.read(load)
-    final = {(q, d): int(g) for q, d, g in adj}
-    votes: dict[tuple[str, str], list[tuple[int | None, bool]]] = {}
-    for q, d, g, unsure in cur:
-        votes.setdefault((q, d), []).append((g, bool(unsure)))
-    counts = {"pairs": total, "adjudicated": len(final), "agreed": 0, "single": 0, "unresolved": 0,
-              "ungraded": 0, "prejudged_excluded": prejudged}  # fmt: skip
-    for key, vs in votes.items():
-        if key in final:
-            continue
-        grades = {g for g, unsure in vs if not unsure and g is not None}
-        if len(grades) == 1 and not any(unsure for _, unsure in vs):
-            final[key] = grades.pop()
-            counts["single" if len(vs) == 1 else "agreed"] += 1
-        else:
-            counts["unresolved"] += 1
-    counts["ungraded"] = total - len(final) - counts["unresolved"]
-    return final, counts
+    pairs, adj, cur, prejudged = store.read(load)
+    votes: dict[tuple[str, str], list[Vote]] = {(q, d): [] for q, d in pairs}
+    for q, d, name, g, unsure in cur:
+        votes[q, d].append(Vote(name, None if g is None else int(g), bool(unsure)))
+    merged = merge(votes, {(q, d): int(g) for q, d, g in adj}, undecided=undecided, allow_override=True)
+    counts = {**merged.counts, "pairs": len(pairs), "judged_before_pooling_left_out": prejudged}
+    return merged.grades, counts
 
 
 def _write_qrels(grades: dict[tuple[str, str], int], path: Path) -> str:
@@ -463,23 +499,28 @@ def export_labeller(store: Store, name: str, path: str | Path) -> dict[str, Any]
 
 
 def export_final(
-    store: Store, rubric: Rubric, path: str | Path, *, relevance_threshold: int = 1
+    store: Store,
+    rubric: Rubric,
+    path: str | Path,
+    *,
+    relevance_threshold: int = 1,
+    undecided: str = "refuse",
 ) -> dict[str, Any]:
     """Write the final qrels and their manifest beside them (:mod:`qrelkit.manifest`).
 
-    The manifest records the rubric, its scale, the labellers, the calibration kappa and gate (of the
-    first two labellers who finished the calibration sample), and how each final grade was decided.
+    Disputed pairs without a decision make this refuse (naming them) unless ``undecided="leave-out"``,
+    which leaves them out and records how many. The manifest records the rubric, its scale, the
+    labellers, the calibration kappa and gate (of the first two labellers who finished the calibration
+    sample), and how each final grade was decided.
     """
-    from qrelkit.data import Qrels
-    from qrelkit.manifest import calibration_fields, write_qrels_with_manifest
+    from qrelkit.adjudication import calibration_fields
+    from qrelkit.manifest import write_qrels_with_manifest
 
-    grades, counts = final_grades(store)
-    qrels = Qrels.from_dict(_nested(grades), name=Path(path).name)
-    calibration = None
-    for state in calibration_status(store, rubric):
-        if state.report is not None:
-            calibration = calibration_fields(state.report, state.gate)
-            break
+    grades, counts = final_grades(store, undecided=undecided)
+    qrels = _qrels(grades, Path(path).name)
+    calibration = next(
+        (s.agreement for s in calibration_status(store, rubric) if s.agreement is not None), None
+    )
     labellers = store.read(
         lambda c: [r[0] for r in c.execute("SELECT name FROM users WHERE role='labeller'")]
     )
@@ -488,21 +529,17 @@ def export_final(
         "scale": list(rubric.scale),
         "relevance_threshold": relevance_threshold,
         "labellers": sorted(labellers),
-        "calibration": calibration,
-        "adjudication": {
-            "agreed": counts["agreed"],
-            "adjudicated": counts["adjudicated"],
-            "defaulted": 0,
-            "single_labeller": counts["single"],
-            "total": len(grades),
-            "default": None,
-            "unresolved_left_out": counts["unresolved"],
-            "ungraded_left_out": counts["ungraded"],
-            "judged_before_pooling_left_out": counts["prejudged_excluded"],
-        },
+        "calibration": calibration_fields(calibration),
+        "adjudication": {k: v for k, v in counts.items() if k != "pairs"},
     }
     manifest = write_qrels_with_manifest(qrels, path, fields)
     return {"path": str(path), "manifest": str(manifest), "judgments": len(grades), "counts": counts}
+
+
+def _qrels(grades: dict[tuple[str, str], int], name: str) -> Any:
+    from qrelkit.data import Qrels
+
+    return Qrels.from_dict(_nested(grades), name=name)
 
 
 def _nested(grades: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:

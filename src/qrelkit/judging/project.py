@@ -2,8 +2,9 @@
 
 ``init_project`` validates every input before writing anything, so a bad line in ``pool.jsonl`` leaves no
 half-made database behind. The assignment plan is the pool's ``labellers`` field when present; otherwise
-the calibration queries go to the first two labellers and the other queries are spread over all
-labellers by whole queries, largest query first, each to whoever has the fewest pairs so far. Each
+the calibration queries are drawn and the pairs assigned by the same functions ``qrelkit pool`` uses
+(:func:`qrelkit.pool.draw_calibration`, :func:`qrelkit.pool.plan_assignments`), so the same seed gives the
+same calibration queries and the same plan either way. Each
 labeller sees the calibration pairs first, then the rest, each part shuffled with a seed derived from the
 project seed and the labeller's name, so the order is fixed for a labeller and differs between them.
 """
@@ -22,7 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from qrelkit.data import check_run_names
 from qrelkit.errors import InputFormatError, ValidationError, did_you_mean
+from qrelkit.pool import draw_calibration, plan_assignments
 from qrelkit.rubric import Rubric, load_rubric
 
 from .store import Store, StoreError, check_name, now
@@ -184,31 +187,7 @@ def read_queries(path: str | os.PathLike[str]) -> dict[str, str]:
     return queries
 
 
-def plan_assignments(
-    entries: Sequence[PoolEntry], labellers: Sequence[str], calibration: set[str]
-) -> dict[tuple[str, str], tuple[str, ...]]:
-    """Who judges each pair: calibration queries to the first two labellers, the rest by whole queries."""
-    pairs_of: dict[str, list[tuple[str, str]]] = {}
-    for e in entries:
-        pairs_of.setdefault(e.query_id, []).append((e.query_id, e.doc_id))
-    plan: dict[tuple[str, str], tuple[str, ...]] = {}
-    load = dict.fromkeys(labellers, 0)
-    doubles = tuple(labellers[:2])
-    for q in sorted(calibration):
-        for pair in pairs_of.get(q, []):
-            plan[pair] = doubles
-            for name in doubles:
-                load[name] += 1
-    rest = sorted((q for q in pairs_of if q not in calibration), key=lambda q: (-len(pairs_of[q]), q))
-    for q in rest:
-        name = min(labellers, key=lambda n: (load[n], labellers.index(n)))
-        load[name] += len(pairs_of[q])
-        for pair in pairs_of[q]:
-            plan[pair] = (name,)
-    return plan
-
-
-def _order(pair_ids: list[int], calibration: set[int], seed: str, name: str) -> list[int]:
+def _order(pair_ids: list[int], calibration: set[int], seed: int, name: str) -> list[int]:
     rng = random.Random(hashlib.sha256(f"{seed}:{name}".encode()).digest())
     first = sorted(p for p in pair_ids if p in calibration)
     rest = sorted(p for p in pair_ids if p not in calibration)
@@ -228,7 +207,7 @@ def init_project(
     calibration: int = 0,
     runs: Sequence[str | os.PathLike[str]] = (),
     admin: str = "admin",
-    seed: str | None = None,
+    seed: int | None = None,
     min_kappa: float = 0.6,
     name: str | None = None,
 ) -> dict[str, Any]:
@@ -265,6 +244,15 @@ def init_project(
             fix="give every line to judge an assignment, or none (and pass --labellers)",
         )
     marked = {e.query_id for e in to_judge if e.calibration}
+    if marked and calibration and calibration != len(marked):
+        raise ValidationError(
+            f"--calibration {calibration} conflicts with the pool, which marks {len(marked)} calibration "
+            "queries",
+            source=str(pool),
+            fix=f"leave --calibration out (the pool's {len(marked)} queries are used), or pool again with "
+            f"--calibration {calibration}",
+        )
+    project_seed = seed if seed is not None else secrets.randbelow(2**31)
     if planned:
         in_pool = list(dict.fromkeys(n for e in planned for n in e.labellers or ()))
         unknown = [n for n in in_pool if names and n not in names]
@@ -283,16 +271,21 @@ def init_project(
                 "no labellers: the pool has no assignment plan and --labellers is empty",
                 fix="pass --labellers alice,bob",
             )
-        calibration_queries = marked or _pick_calibration(to_judge, calibration, seed or "")
+        pairs_of: dict[str, list[tuple[str, str]]] = {}
+        for e in to_judge:
+            pairs_of.setdefault(e.query_id, []).append((e.query_id, e.doc_id))
+        calibration_queries = marked or (
+            set(draw_calibration(list(pairs_of), calibration, project_seed)) if calibration else set()
+        )
         if calibration_queries and len(names) < 2:
             raise ValidationError(
                 "calibration needs two labellers", got=",".join(names), fix="pass --labellers alice,bob"
             )
-        plan = plan_assignments(to_judge, names, calibration_queries)
+        by_query = plan_assignments({q: len(p) for q, p in pairs_of.items()}, calibration_queries, names)
+        plan = {pair: tuple(by_query[q]) for q, pairs in pairs_of.items() for pair in pairs}
     if admin in names:
         raise ValidationError(f"{admin!r} is both the admin and a labeller", fix="pass another --admin name")
     run_rows = _read_runs(runs)
-    project_seed = seed if seed is not None else secrets.token_hex(8)
     store = Store(db_path, create=True)
     try:
         summary = store.write(
@@ -311,29 +304,15 @@ def init_project(
     return summary
 
 
-def _pick_calibration(entries: Sequence[PoolEntry], n: int, seed: str) -> set[str]:
-    if n <= 0:
-        return set()
-    query_ids = sorted({e.query_id for e in entries})
-    if n >= len(query_ids):
-        return set(query_ids)
-    rng = random.Random(hashlib.sha256(f"{seed}:calibration".encode()).digest())
-    return set(rng.sample(query_ids, n))
-
-
 def _read_runs(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[str, str, str, float, int, int]]:
     from qrelkit.formats import read_run
 
     rows = []
-    names: set[str] = set()
-    for path in paths:
-        run = read_run(path)
-        name = Path(path).name.rsplit(".", 1)[0] if run.name in ("run", None) else run.name
-        if name in names:
-            raise ValidationError(f"two runs are named {name!r}", source=str(path), fix="rename one file")
-        names.add(name)
+    runs = [read_run(path) for path in paths]
+    check_run_names([r.name for r in runs], [str(p) for p in paths])
+    for run in runs:
         frame = run.frame.select("query_id", "doc_id", "score", "rank", "line")
-        rows += [(name, q, d, float(s), r, ln) for q, d, s, r, ln in frame.iter_rows()]
+        rows += [(run.name, q, d, float(s), r, ln) for q, d, s, r, ln in frame.iter_rows()]
     return rows
 
 
@@ -348,7 +327,7 @@ def _fill(
     plan: dict[tuple[str, str], tuple[str, ...]],
     calibration: set[str],
     run_rows: list[tuple[str, str, str, float, int, int]],
-    seed: str,
+    seed: int,
     min_kappa: float,
     name: str,
 ) -> dict[str, Any]:
@@ -357,7 +336,7 @@ def _fill(
         "project_name": name,
         "rubric": json.dumps(rubric.to_dict(), ensure_ascii=False),
         "rubric_hash": rubric.content_hash,
-        "seed": seed,
+        "seed": str(seed),
         "secret": secrets.token_hex(32),
         "min_kappa": repr(float(min_kappa)),
         "created_at": created,
@@ -410,6 +389,7 @@ def _fill(
         "admin": admin,
         "runs": sorted({r[0] for r in run_rows}),
         "rubric_hash": rubric.content_hash,
+        "seed": seed,
     }
 
 

@@ -1,0 +1,403 @@
+"""From labellers' grades to final qrels: the one owner of the merge, the override rule, the calibration
+agreement and gate, and the manifest's fields.
+
+The file-based path (``qrelkit agree`` / ``qrelkit adjudicate``) and the judging app (its admin page,
+``qrelkit judge kappa|adjudicate|export``) both call these functions, so the same grades give the same
+final qrels, the same kappa interval and the same manifest whichever way they were collected.
+
+The merge, pair by pair (:func:`pair_status`, :func:`merge`)
+------------------------------------------------------------
+``agreed``
+    every labeller who judged the pair gave the same grade, none marked it unsure: that grade.
+``single``
+    one labeller judged it: that grade.
+``disputed``
+    the grades differ, or a labeller marked the pair unsure: the adjudicated decision when there is one.
+    Without one the ``undecided`` policy applies: ``refuse`` (the default: no final qrels while a pair is
+    unresolved; the error names them), ``leave-out`` (the pair is left out of the qrels, so it scores as
+    unjudged, and the count is recorded), or, for two labellers, ``a``/``b``/``max``/``min``.
+``ungraded``
+    nobody graded it yet: left out, counted.
+
+A decision for a pair that is not disputed overrides what the labellers said. That is refused unless
+``allow_override`` is given, and every override is counted in the manifest (``overridden``).
+
+Calibration agreement (:func:`calibration_agreement`)
+-----------------------------------------------------
+Linear-weighted Cohen's kappa over the rubric's full scale on the calibration pairs both labellers graded,
+its normal interval, a query bootstrap with :data:`BOOTSTRAP_RESAMPLES` resamples from
+``numpy.random.default_rng(BOOTSTRAP_SEED)``, and the gate: the lower end of the interval against
+``min_kappa``. The count and the seed are written into the manifest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+import polars as pl
+
+from .agreement import AgreementReport, GateResult, GateUse, Weighting, agreement_report, gate, pair_grades
+from .data import Qrels
+from .errors import InputFormatError, ValidationError
+
+__all__ = [
+    "BOOTSTRAP_RESAMPLES",
+    "BOOTSTRAP_SEED",
+    "UNDECIDED_POLICIES",
+    "Calibration",
+    "Merged",
+    "Vote",
+    "adjudication_fields",
+    "calibration_agreement",
+    "calibration_fields",
+    "check_decision",
+    "merge",
+    "merge_two",
+    "pair_status",
+    "read_decisions",
+    "votes_from_qrels",
+]
+
+Pair = tuple[str, str]
+UndecidedPolicy = Literal["refuse", "leave-out", "a", "b", "max", "min"]
+UNDECIDED_POLICIES: tuple[str, ...] = get_args(UndecidedPolicy)
+Status = Literal["agreed", "single", "disputed", "ungraded"]
+
+BOOTSTRAP_RESAMPLES = 2000
+"""Query-bootstrap resamples for the calibration kappa interval, everywhere it is computed."""
+BOOTSTRAP_SEED = 0
+"""Seed of that bootstrap (``numpy.random.default_rng``)."""
+
+
+@dataclass(frozen=True)
+class Vote:
+    """One labeller's current word on a pair: a grade, or ``None`` with ``unsure`` set."""
+
+    labeller: str
+    grade: int | None
+    unsure: bool = False
+
+
+def pair_status(votes: Sequence[Vote]) -> Status:
+    """How the labellers left a pair (the module docstring defines each status)."""
+    graded = [v for v in votes if v.grade is not None or v.unsure]
+    if not graded:
+        return "ungraded"
+    if any(v.unsure for v in graded):
+        return "disputed"
+    if len({v.grade for v in graded}) > 1:
+        return "disputed"
+    return "single" if len(graded) == 1 else "agreed"
+
+
+def check_decision(pair: Pair, votes: Sequence[Vote], *, allow_override: bool) -> Status:
+    """Refuse a decision on a pair that is not disputed unless ``allow_override``; return its status."""
+    status = pair_status(votes)
+    if status != "disputed" and not allow_override:
+        said = (
+            ", ".join(f"{v.labeller} {v.grade}" for v in votes if v.grade is not None) or "nobody graded it"
+        )
+        raise ValidationError(
+            f"pair ({pair[0]}, {pair[1]}) is not disputed ({status}: {said}); a decision would override it",
+            expected="decisions only for pairs the labellers graded differently or marked unsure",
+            fix="drop the decision, or allow the override explicitly (--allow-override); it is recorded",
+        )
+    return status
+
+
+@dataclass(frozen=True)
+class Merged:
+    """Final grades and how each was reached (``counts`` goes into the manifest's ``adjudication``)."""
+
+    grades: dict[Pair, int]
+    counts: dict[str, Any]
+    unresolved: tuple[Pair, ...] = field(default=())
+
+    def qrels(self, name: str = "final") -> Qrels:
+        nested: dict[str, dict[str, int]] = {}
+        for (q, d), g in sorted(self.grades.items()):
+            nested.setdefault(q, {})[d] = g
+        return Qrels.from_dict(nested, name=name)
+
+
+def _pairs_text(pairs: Sequence[Pair], limit: int = 5) -> str:
+    text = "; ".join(f"({q}, {d})" for q, d in pairs[:limit])
+    return text + (f"; and {len(pairs) - limit} more" if len(pairs) > limit else "")
+
+
+def _default_grade(votes: Sequence[Vote], policy: str, order: Sequence[str]) -> int | None:
+    given = {v.labeller: v.grade for v in votes if v.grade is not None and not v.unsure}
+    if policy in ("a", "b"):
+        who = order[0 if policy == "a" else 1] if len(order) > (0 if policy == "a" else 1) else None
+        return given.get(who) if who is not None else None
+    if not given:
+        return None
+    return max(given.values()) if policy == "max" else min(given.values())
+
+
+def merge(
+    votes: Mapping[Pair, Sequence[Vote]],
+    decisions: Mapping[Pair, int] | None = None,
+    *,
+    undecided: str = "refuse",
+    allow_override: bool = False,
+    order: Sequence[str] = (),
+    source: str | None = None,
+    decision_lines: Mapping[Pair, int] | None = None,
+) -> Merged:
+    """Final grades from every pair's votes and the adjudicated decisions (module docstring for the rules).
+
+    ``order`` names the labellers behind the ``a`` and ``b`` policies. ``source`` and ``decision_lines``
+    let an error name the decisions file and line.
+    """
+    if undecided not in UNDECIDED_POLICIES:
+        raise ValidationError(
+            f"unknown policy for undecided pairs {undecided!r}",
+            expected="one of " + ", ".join(UNDECIDED_POLICIES),
+            fix="pass refuse (the default) or leave-out",
+        )
+    decisions = dict(decisions or {})
+    lines = decision_lines or {}
+    unknown = sorted(p for p in decisions if p not in votes)
+    if unknown:
+        raise ValidationError(
+            f"{len(unknown)} decision(s) are for pairs no labeller was given, first ({unknown[0][0]}, "
+            f"{unknown[0][1]})",
+            source=source,
+            line=lines.get(unknown[0]),
+            fix="check the query and document ids of the decision",
+        )
+    counts: dict[str, Any] = dict.fromkeys(
+        ("agreed", "single_labeller", "adjudicated", "overridden", "defaulted", "unresolved_left_out",
+         "ungraded_left_out"), 0
+    )  # fmt: skip
+    grades: dict[Pair, int] = {}
+    unresolved: list[Pair] = []
+    for pair in sorted(votes):
+        vs = votes[pair]
+        status = pair_status(vs)
+        if pair in decisions:
+            if status != "disputed":
+                try:
+                    check_decision(pair, vs, allow_override=allow_override)
+                except ValidationError as exc:
+                    raise ValidationError(
+                        exc.problem, source=source, line=lines.get(pair), expected=exc.expected, fix=exc.fix
+                    ) from None
+                counts["overridden"] += 1
+            else:
+                counts["adjudicated"] += 1
+            grades[pair] = int(decisions[pair])
+        elif status == "ungraded":
+            counts["ungraded_left_out"] += 1
+        elif status == "disputed":
+            value = None if undecided in ("refuse", "leave-out") else _default_grade(vs, undecided, order)
+            if value is None:
+                unresolved.append(pair)
+            else:
+                grades[pair] = value
+                counts["defaulted"] += 1
+        else:
+            grades[pair] = next(v.grade for v in vs if v.grade is not None)  # type: ignore[misc]
+            counts["agreed" if status == "agreed" else "single_labeller"] += 1
+    if unresolved and undecided != "leave-out":
+        raise ValidationError(
+            f"{len(unresolved)} disputed pair(s) have no decision: {_pairs_text(unresolved)}",
+            source=source,
+            expected="a decision for every pair the labellers graded differently or marked unsure",
+            fix="adjudicate them, or pass --allow-unresolved leave-out to export without them (they then "
+            "score as unjudged; the count is recorded)",
+        )
+    counts["unresolved_left_out"] = len(unresolved)
+    counts["total"] = len(grades)
+    counts["undecided_policy"] = undecided
+    counts["override_allowed"] = bool(allow_override)
+    return Merged(grades, counts, tuple(unresolved))
+
+
+def votes_from_qrels(qrels_a: Qrels, qrels_b: Qrels, names: Sequence[str]) -> dict[Pair, list[Vote]]:
+    """Each pair's votes from two labellers' qrels files (a pair in one file only has one vote)."""
+    votes: dict[Pair, list[Vote]] = {}
+    for name, q in zip(names, (qrels_a, qrels_b), strict=True):
+        for qid, did, grade in q.frame.select("query_id", "doc_id", "grade").iter_rows():
+            votes.setdefault((qid, did), []).append(Vote(name, int(grade)))
+    return votes
+
+
+def merge_two(
+    qrels_a: Qrels,
+    qrels_b: Qrels,
+    decisions: Mapping[Pair, int] | pl.DataFrame | None = None,
+    *,
+    names: Sequence[str] = ("a", "b"),
+    undecided: str = "refuse",
+    allow_override: bool = False,
+    source: str | None = None,
+    decision_lines: Mapping[Pair, int] | None = None,
+) -> Merged:
+    """:func:`merge` for two labellers' qrels files (``qrelkit adjudicate --decisions``); ``decisions``
+    may be the frame :func:`read_decisions` returns, whose lines errors then name."""
+    if len(names) == 2 and names[0] == names[1]:
+        names = (f"{names[0]} (A)", f"{names[1]} (B)")
+    if isinstance(decisions, pl.DataFrame):
+        rows = list(decisions.select("query_id", "doc_id", "grade", "line").iter_rows())
+        decisions = {(q, d): int(g) for q, d, g, _ in rows}
+        decision_lines = {(q, d): int(n) for q, d, _, n in rows}
+    return merge(
+        votes_from_qrels(qrels_a, qrels_b, names),
+        decisions,
+        undecided=undecided,
+        allow_override=allow_override,
+        order=names,
+        source=source,
+        decision_lines=decision_lines,
+    )
+
+
+# -- calibration agreement and the gate ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Calibration:
+    """Agreement of two labellers on their shared calibration pairs, and the gate's verdict."""
+
+    report: AgreementReport
+    gate: GateResult | None
+    labellers: tuple[str, str]
+
+
+def calibration_agreement(
+    grades_a: Any,
+    grades_b: Any,
+    scale: Sequence[int],
+    *,
+    min_kappa: float | None = 0.6,
+    labellers: tuple[str, str] = ("a", "b"),
+    weights: Weighting = "linear",
+    use: GateUse = "ci_low",
+    n_resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> Calibration:
+    """Kappa with both intervals and the gate, on the pairs both labellers graded.
+
+    ``grades_a``/``grades_b``: anything :func:`qrelkit.agreement.pair_grades` takes (a ``{(query, doc):
+    grade}`` mapping, qrels frames, ...). Every caller uses the same bootstrap count and seed unless it
+    says otherwise, so the app, ``qrelkit agree`` and the manifest give the same interval. With
+    ``min_kappa=None`` there is no gate.
+    """
+    report = agreement_report(
+        pair_grades(grades_a, grades_b), scale, weights=weights, n_resamples=n_resamples, seed=seed
+    )
+    verdict = None if min_kappa is None else gate(report, min_kappa, use=use)
+    return Calibration(report, verdict, labellers)
+
+
+def calibration_fields(calibration: Calibration | None) -> dict[str, Any] | None:
+    """The manifest's ``calibration`` field (every key always present; NaN becomes ``null``)."""
+    if calibration is None:
+        return None
+
+    def num(x: float) -> float | None:
+        return None if x != x else float(x)
+
+    k, boot, g = calibration.report.kappa, calibration.report.bootstrap, calibration.gate
+    return {
+        "labellers": list(calibration.labellers),
+        "kappa": num(k.kappa),
+        "std_error": num(k.std_error),
+        "ci_low": num(k.ci_low),
+        "ci_high": num(k.ci_high),
+        "level": k.level,
+        "weights": k.weights,
+        "n_pairs": k.n,
+        "bootstrap_low": num(boot.low),
+        "bootstrap_high": num(boot.high),
+        "bootstrap_resamples": boot.n_resamples,
+        "bootstrap_seed": boot.seed,
+        "gate": None
+        if g is None
+        else {"passed": g.passed, "threshold": g.threshold, "use": g.use, "message": g.message},
+    }
+
+
+def adjudication_fields(merged: Merged, **extra: int) -> dict[str, Any]:
+    """The manifest's ``adjudication`` field: the merge's counts and policies, plus ``extra`` counts."""
+    return {**merged.counts, **extra}
+
+
+# -- the decisions file ---------------------------------------------------------------------------
+
+
+def read_decisions(path: str | Path, scale: Sequence[int] | None = None) -> pl.DataFrame:
+    """Read an adjudication file: ``query_id<TAB>doc_id<TAB>grade`` per line.
+
+    Blank lines and lines starting with ``#`` are skipped; a first line ``query_id<TAB>doc_id<TAB>grade``
+    is a header. Returns columns query_id, doc_id, grade, line. A pair decided twice is an error.
+    """
+    path = Path(path)
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputFormatError("file not found", source=source, fix="check the path") from None
+    except UnicodeDecodeError:
+        raise InputFormatError("file is not UTF-8 text", source=source, fix="save it as UTF-8") from None
+    rows: list[tuple[str, str, int, int]] = []
+    first = True
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip("\r")
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        fields = line.split("\t")
+        if first and [f.strip().lower() for f in fields] == ["query_id", "doc_id", "grade"]:
+            first = False
+            continue
+        first = False
+        if len(fields) != 3 or not fields[0].strip() or not fields[1].strip():
+            raise InputFormatError(
+                f"expected 3 tab-separated fields, found {len(fields)}",
+                source=source,
+                line=number,
+                got=line,
+                expected="query_id<TAB>doc_id<TAB>grade",
+                fix="separate the three fields with single tabs",
+            )
+        try:
+            grade = int(fields[2].strip())
+        except ValueError:
+            raise InputFormatError(
+                f"grade {fields[2].strip()!r} is not an integer",
+                source=source,
+                line=number,
+                got=line,
+                expected="a whole-number grade",
+                fix="write the adjudicated grade as a whole number",
+            ) from None
+        if scale is not None and grade not in scale:
+            raise ValidationError(
+                f"grade {grade} is not on the scale {sorted(scale)}",
+                source=source,
+                line=number,
+                got=line,
+                fix="use a grade from the rubric's scale",
+            )
+        rows.append((fields[0].strip(), fields[1].strip(), grade, number))
+    frame = pl.DataFrame(
+        rows,
+        schema={"query_id": pl.String, "doc_id": pl.String, "grade": pl.Int64, "line": pl.Int64},
+        orient="row",
+    )
+    dup = frame.filter(pl.struct(["query_id", "doc_id"]).is_duplicated()).sort("line")
+    if dup.height:
+        q, d = dup.item(0, "query_id"), dup.item(0, "doc_id")
+        lines = dup.filter((pl.col("query_id") == q) & (pl.col("doc_id") == d)).get_column("line").to_list()
+        raise ValidationError(
+            f"pair ({q}, {d}) is decided more than once (lines {', '.join(map(str, lines))})",
+            source=source,
+            line=lines[1],
+            fix="keep one decision per pair",
+        )
+    return frame
