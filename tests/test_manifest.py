@@ -43,7 +43,7 @@ def test_write_and_read(tmp_path, qrels):
     }
     for key, value in FIELDS_GIVEN.items():
         assert data[key] == value
-    assert data["qrelkit_version"]
+    assert data["tool"]["name"] == "qrelkit" and data["tool"]["version"]
 
 
 def test_missing_fields_are_null(tmp_path, qrels):
@@ -72,3 +72,83 @@ def test_bad_fields(tmp_path, qrels):
     (tmp_path / "bad.qrels.manifest.json").write_text("{not json")
     with pytest.raises(InputFormatError, match="not valid JSON"):
         read_manifest(tmp_path / "bad.qrels")
+
+
+# -- evaluation reads the manifest -----------------------------------------------------------------------
+
+
+def _eval(*args):
+    from click.testing import CliRunner
+
+    from qrelkit.cli import main
+
+    return CliRunner().invoke(main, ["eval", *[str(a) for a in args]])
+
+
+def _failed_gate_fields():
+    gate = {"passed": False, "threshold": 0.6, "use": "ci_low", "message": "kappa 0.41 ...: FAIL"}
+    calibration = {"kappa": 0.41, "ci_low": 0.3, "ci_high": 0.52, "n_pairs": 120, "gate": gate}
+    adjudication = {"agreed": 3, "adjudicated": 0, "unresolved_left_out": 2, "overridden": 1, "total": 4}
+    return FIELDS_GIVEN | {"calibration": calibration, "adjudication": adjudication}
+
+
+def test_eval_carries_the_manifest_into_every_output(tmp_path, qrels):
+    path = tmp_path / "final.qrels"
+    write_qrels_with_manifest(qrels, path, _failed_gate_fields())
+    run = tmp_path / "r.run"
+    run.write_text("q1 Q0 z 1 3.0 r\nq1 Q0 a 2 2.0 r\nq2 Q0 b 1 1.0 r\n")
+    result = _eval(path, run, "-f", "json")
+    assert result.exit_code == 0, result.output
+    j = json.loads(result.stdout)["judgments"]
+    assert j["rubric"] == FIELDS_GIVEN["rubric"] and j["scale"] == [0, 1, 2, 3]
+    assert j["calibration"]["kappa"] == 0.41 and j["calibration"]["ci_low"] == 0.3
+    assert j["gate"]["passed"] is False and j["unresolved_left_out"] == 2 and j["overridden"] == 1
+    assert j["qrels_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    warnings = [
+        "the calibration gate failed: kappa 0.41 ...: FAIL",
+        "2 disputed pair(s) were left out of these qrels and score as unjudged",
+    ]
+    assert j["warnings"] == warnings
+    for w in warnings:
+        assert f"warning: {w}" in result.stderr
+    for fmt, mark in (("tsv", "# warning: "), ("trec", "# warning: "), ("markdown", "**Warning:** ")):
+        out = _eval(path, run, "-f", fmt)
+        assert out.exit_code == 0 and all(mark + w in out.stdout for w in warnings), fmt
+    html = _eval(path, run, "-f", "html").stdout
+    assert "<strong>Warning:</strong> the calibration gate failed" in html
+    assert "rubric" in json.loads(_eval(path, run, "-o", tmp_path / "r.json").exit_code == 0 and
+                                  (tmp_path / "r.json").read_text())["judgments"]  # fmt: skip
+
+
+def test_eval_without_a_manifest_carries_none_and_an_explicit_one_is_used(tmp_path, qrels):
+    path = tmp_path / "final.qrels"
+    write_qrels_with_manifest(qrels, path, FIELDS_GIVEN)
+    moved = tmp_path / "elsewhere.json"
+    manifest_path(path).rename(moved)
+    run = tmp_path / "r.run"
+    run.write_text("q1 Q0 z 1 3.0 r\n")
+    assert json.loads(_eval(path, run, "-f", "json").stdout)["judgments"] is None
+    named = json.loads(_eval(path, run, "-f", "json", "--manifest", moved).stdout)["judgments"]
+    assert named["rubric"]["name"] == "docsearch" and named["warnings"] == []
+
+
+def test_eval_refuses_qrels_edited_after_their_manifest(tmp_path, qrels):
+    path = tmp_path / "final.qrels"
+    write_qrels_with_manifest(qrels, path, FIELDS_GIVEN)
+    path.write_text(path.read_text().replace("q1 0 z 3", "q1 0 z 2"))
+    run = tmp_path / "r.run"
+    run.write_text("q1 Q0 z 1 3.0 r\n")
+    result = _eval(path, run)
+    assert result.exit_code == 1
+    assert "final.qrels: the qrels file no longer matches its manifest" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_format_1_manifest_still_reads(tmp_path, qrels):
+    path = tmp_path / "final.qrels"
+    side = write_qrels_with_manifest(qrels, path, FIELDS_GIVEN)
+    data = json.loads(side.read_text())
+    data["format"] = "qrelkit qrels manifest 1"
+    data["qrelkit_version"] = data.pop("tool")["version"]
+    side.write_text(json.dumps(data))
+    assert read_manifest(path)["qrelkit_version"]

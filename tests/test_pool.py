@@ -186,7 +186,7 @@ def test_cli_writes_pool_and_meta(tmp_path, runs):
     assert meta["runs"][0]["fingerprint"]["sha256"] == runs[0].fingerprint.sha256
     assert meta["calibration"]["seed"] == 2
     assert meta["labellers"] == ["alice", "bob"]
-    assert "formula" in meta["cost"] and meta["qrelkit_version"]
+    assert "formula" in meta["cost"] and meta["tool"]["name"] == "qrelkit"
     lines = _lines(out)
     assert len(lines) == 11
     calib = meta["calibration"]["queries"]

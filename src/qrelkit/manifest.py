@@ -15,15 +15,22 @@ Fields (every field is always present; unknown values are ``null``)::
     scale                 [grades], the rubric's full scale
     relevance_threshold   lowest grade counted relevant by binary measures (R, P, AP, RR)
     labellers             [names]
-    calibration           {"kappa", "std_error", "ci_low", "ci_high", "level", "weights", "n_pairs",
-                           "bootstrap_low", "bootstrap_high", "gate": {"passed", "threshold", "message"}}
-    adjudication          {"agreed", "adjudicated", "defaulted", "single_labeller", "total", "default"}
-    qrelkit_version
+    calibration           {"labellers", "kappa", "std_error", "ci_low", "ci_high", "level", "weights",
+                           "n_pairs", "bootstrap_low", "bootstrap_high", "bootstrap_resamples",
+                           "bootstrap_seed", "gate": {"passed", "threshold", "use", "message"}} or null
+                          (:func:`qrelkit.adjudication.calibration_fields`)
+    adjudication          {"agreed", "single_labeller", "adjudicated", "overridden", "defaulted",
+                           "unresolved_left_out", "ungraded_left_out", "total", "undecided_policy",
+                           "override_allowed", ...} (:func:`qrelkit.adjudication.merge`)
+    tool                  {"name": "qrelkit", "version"} (format 1 wrote "qrelkit_version")
+
+Evaluation reads the manifest (:func:`judgments_for`): ``qrelkit eval`` and ``compare`` look for one
+beside the qrels (or take ``--manifest``), refuse qrels whose hash no longer matches, and carry
+:func:`judgments_meaning` in every output, with a warning when the gate failed or pairs were left out.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -33,17 +40,20 @@ import polars as pl
 
 from .data import Qrels
 from .errors import InputFormatError, ValidationError
+from .fingerprint import file_sha256
 
 __all__ = [
     "FIELDS",
     "MANIFEST_FORMAT",
-    "calibration_fields",
+    "judgments_for",
+    "judgments_meaning",
     "manifest_path",
     "read_manifest",
     "write_qrels_with_manifest",
 ]
 
-MANIFEST_FORMAT = "qrelkit qrels manifest 1"
+MANIFEST_FORMAT = "qrelkit qrels manifest 2"
+_READABLE = (MANIFEST_FORMAT, "qrelkit qrels manifest 1")  # 1: "qrelkit_version" instead of "tool"
 FIELDS = ("rubric", "scale", "relevance_threshold", "labellers", "calibration", "adjudication")
 """Fields the caller supplies; ``format``, ``qrels`` and ``qrelkit_version`` are filled in."""
 
@@ -52,35 +62,6 @@ def manifest_path(qrels_path: str | Path) -> Path:
     """``final.qrels`` -> ``final.qrels.manifest.json``."""
     path = Path(qrels_path)
     return path.with_name(path.name + ".manifest.json")
-
-
-def calibration_fields(report: Any, gate_result: Any | None = None) -> dict[str, Any]:
-    """The ``calibration`` field from an :class:`~qrelkit.agreement.AgreementReport` and a gate result."""
-
-    def num(x: float) -> float | None:
-        return None if x != x else float(x)  # NaN -> None
-
-    k = report.kappa
-    out: dict[str, Any] = {
-        "kappa": num(k.kappa),
-        "std_error": num(k.std_error),
-        "ci_low": num(k.ci_low),
-        "ci_high": num(k.ci_high),
-        "level": k.level,
-        "weights": k.weights,
-        "n_pairs": k.n,
-        "bootstrap_low": num(report.bootstrap.low),
-        "bootstrap_high": num(report.bootstrap.high),
-        "gate": None,
-    }
-    if gate_result is not None:
-        out["gate"] = {
-            "passed": gate_result.passed,
-            "threshold": gate_result.threshold,
-            "use": gate_result.use,
-            "message": gate_result.message,
-        }
-    return out
 
 
 def _qrels_summary(qrels: Qrels, path: Path, digest: str) -> dict[str, Any]:
@@ -100,8 +81,8 @@ def write_qrels_with_manifest(qrels: Qrels, path: str | Path, manifest_fields: M
     ``manifest_fields`` holds any of :data:`FIELDS` (see the module docstring); missing ones are written
     as ``null`` and unknown keys are an error. Grades outside a given ``scale`` are an error.
     """
-    from . import __version__
     from .formats import write_qrels
+    from .provenance import header
 
     if not isinstance(qrels, Qrels):
         raise ValidationError(
@@ -129,12 +110,12 @@ def write_qrels_with_manifest(qrels: Qrels, path: str | Path, manifest_fields: M
             )
     path = Path(path)
     write_qrels(qrels, path)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = file_sha256(path)
     manifest = {
         "format": MANIFEST_FORMAT,
+        **header(),
         "qrels": _qrels_summary(qrels, path, digest),
         **fields,
-        "qrelkit_version": __version__,
     }
     out = manifest_path(path)
     out.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -148,7 +129,7 @@ def read_manifest(path: str | Path, *, verify: bool = True) -> dict[str, Any]:
     recorded: a mismatch means the qrels were edited after export, and is an error.
     """
     path = Path(path)
-    mpath = path if path.name.endswith(".manifest.json") else manifest_path(path)
+    mpath = path if path.suffix == ".json" else manifest_path(path)
     try:
         data = json.loads(mpath.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -161,7 +142,7 @@ def read_manifest(path: str | Path, *, verify: bool = True) -> dict[str, Any]:
         raise InputFormatError(
             f"manifest is not valid JSON ({exc.msg})", source=str(mpath), line=exc.lineno
         ) from None
-    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+    if not isinstance(data, dict) or data.get("format") not in _READABLE:
         raise InputFormatError(
             "not a qrelkit qrels manifest",
             source=str(mpath),
@@ -170,7 +151,7 @@ def read_manifest(path: str | Path, *, verify: bool = True) -> dict[str, Any]:
         )
     qrels_file = mpath.with_name(data["qrels"]["path"])
     if verify and qrels_file.exists():
-        digest = hashlib.sha256(qrels_file.read_bytes()).hexdigest()
+        digest = file_sha256(qrels_file)
         if digest != data["qrels"]["sha256"]:
             raise ValidationError(
                 "the qrels file no longer matches its manifest",
@@ -180,3 +161,62 @@ def read_manifest(path: str | Path, *, verify: bool = True) -> dict[str, Any]:
                 fix="re-export the qrels with their manifest, or restore the file that was exported",
             )
     return data
+
+
+def judgments_for(qrels_path: str | Path, manifest: str | Path | None = None) -> dict[str, Any] | None:
+    """What the judgments in ``qrels_path`` mean, from their manifest; ``None`` when there is none.
+
+    ``manifest`` names the manifest; without it, ``<qrels>.manifest.json`` beside the qrels is used when
+    it exists. Either way the qrels file's SHA-256 must be the one the manifest records: a manifest never
+    describes a file edited after export (the error says how to fix it).
+    """
+    qrels_path = Path(qrels_path)
+    if manifest is None:
+        found = manifest_path(qrels_path)
+        if not found.is_file():
+            return None
+        manifest = found
+    data = read_manifest(manifest, verify=False)
+    if qrels_path.is_file():
+        digest = file_sha256(qrels_path)
+        if digest != data["qrels"]["sha256"]:
+            raise ValidationError(
+                "the qrels file no longer matches its manifest",
+                source=str(qrels_path),
+                got=f"sha256 {digest[:16]}...",
+                expected=f"sha256 {data['qrels']['sha256'][:16]}... as recorded in {Path(manifest).name}",
+                fix="re-export the qrels with their manifest, restore the exported file, or name the right "
+                "manifest with --manifest",
+            )
+    return judgments_meaning(data, source=str(manifest))
+
+
+def judgments_meaning(data: Mapping[str, Any], source: str | None = None) -> dict[str, Any]:
+    """The fields of a manifest every result carries, and the warnings they call for."""
+    calibration = data.get("calibration")
+    adjudication = data.get("adjudication") or {}
+    gate = (calibration or {}).get("gate")
+    warnings = []
+    if calibration is None:
+        warnings.append("agreement was not measured on these judgments (the manifest has no calibration)")
+    elif gate is not None and not gate.get("passed"):
+        warnings.append(f"the calibration gate failed: {gate.get('message')}")
+    unresolved = int(adjudication.get("unresolved_left_out", 0) or 0)
+    if unresolved:
+        warnings.append(f"{unresolved} disputed pair(s) were left out of these qrels and score as unjudged")
+    overridden = int(adjudication.get("overridden", 0) or 0)
+    keep = ("kappa", "ci_low", "ci_high", "level", "weights", "n_pairs", "bootstrap_low", "bootstrap_high",
+            "bootstrap_resamples", "bootstrap_seed")  # fmt: skip
+    return {
+        "manifest": source,
+        "qrels_sha256": data["qrels"]["sha256"],
+        "rubric": data.get("rubric"),
+        "scale": data.get("scale"),
+        "relevance_threshold": data.get("relevance_threshold"),
+        "labellers": data.get("labellers"),
+        "calibration": None if calibration is None else {k: calibration.get(k) for k in keep},
+        "gate": gate,
+        "unresolved_left_out": unresolved,
+        "overridden": overridden,
+        "warnings": warnings,
+    }

@@ -32,7 +32,7 @@ import itertools
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +93,6 @@ class Pool:
     seed: int | None = None
     labellers: tuple[str, ...] = ()
     qrels: Qrels | None = None
-    version: str = field(default="")
 
     # -- statistics ----------------------------------------------------------------------------------------
 
@@ -189,8 +188,11 @@ class Pool:
         qrels = None
         if self.qrels is not None:
             qrels = {"name": self.qrels.name, "fingerprint": self.qrels.fingerprint.to_dict()}
+        from .provenance import header
+
         return {
-            "format": "qrelkit pool 1",
+            "format": "qrelkit pool 2",
+            **header(),
             "depth": self.depth,
             "tie_rule": TIE_RULE,
             "runs": [
@@ -215,7 +217,6 @@ class Pool:
             },
             "labellers": list(self.labellers),
             "pairs_per_labeller": self.labeller_counts(),
-            "qrelkit_version": self.version,
         }
 
     # -- output --------------------------------------------------------------------------------------------
@@ -361,8 +362,6 @@ def build_pool(
     labellers: Sequence[str] | None = None,
 ) -> Pool:
     """Pool the top ``depth`` documents of each run per query (module docstring for every rule)."""
-    from . import __version__
-
     runs = _check_runs(runs)
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise ValidationError("depth must be a positive integer", got=depth, fix="pass depth=20")
@@ -432,5 +431,4 @@ def build_pool(
         seed=seed if calibration else None,
         labellers=names,
         qrels=qrels,
-        version=__version__,
     )

@@ -73,6 +73,9 @@ class Results:
     rubric_hash: str | None
     runs: tuple[RunSummary, ...]
     version: str = ""
+    judgments: dict[str, Any] | None = None
+    """What the judgments mean, from the qrels' manifest (:func:`qrelkit.manifest.judgments_meaning`):
+    rubric, scale, calibration kappa and gate, unresolved pairs; ``None`` without a manifest."""
 
     # -- aggregation ---------------------------------------------------------------------------------------
 
@@ -208,18 +211,21 @@ class Results:
 
     def provenance(self) -> dict[str, Any]:
         """Everything needed to know what the numbers mean and to recompute them."""
-        return {
-            "tool": {"name": "qrelkit", "version": self.version},
-            "conventions": self.conventions.to_dict(),
-            "measures": [{"name": str(m), "full": m.describe(self.conventions)} for m in self.measures],
-            "qrels": {
+        from .provenance import header
+
+        out = header(
+            conventions=self.conventions.to_dict(),
+            measures=[{"name": str(m), "full": m.describe(self.conventions)} for m in self.measures],
+            qrels={
                 "name": self.qrels_name,
                 "fingerprint": self.qrels_fingerprint.to_dict(),
                 "rubric_hash": self.rubric_hash,
                 "negative_grades": self.conventions.negative,
             },
-            "runs": [r.to_dict(self.conventions) for r in self.runs],
-        }
+            judgments=self.judgments,
+            runs=[r.to_dict(self.conventions) for r in self.runs],
+        )
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """Provenance, means and per-query values, JSON-serialisable (NaN written as null)."""
@@ -236,6 +242,17 @@ class Results:
             per_query.setdefault(run, {}).setdefault(qid, {})[measure] = _json_float(value)
         out["results"] = {"means": means, "per_query": per_query}
         return out
+
+    def with_judgments(self, judgments: dict[str, Any] | None) -> Results:
+        """The same results, carrying what the judgments mean (from their manifest)."""
+        from dataclasses import replace
+
+        return replace(self, judgments=judgments)
+
+    @property
+    def warnings(self) -> list[str]:
+        """Warnings every rendering of these results repeats (a failed gate, unresolved pairs, ...)."""
+        return list((self.judgments or {}).get("warnings", []))
 
     def check_comparable(self, other: Results) -> None:
         """Refuse to combine results computed under different conventions or judgments (the error names
@@ -293,7 +310,7 @@ class RunValues:
 
 def assemble(qrels: Any, parsed: Sequence[Measure], conv: Conventions, items: Sequence[RunValues]) -> Results:
     """Results from each run's values; ``qrels`` is anything with name, fingerprint, meta, rubric_hash."""
-    from . import __version__
+    from ._version import __version__
 
     summaries = []
     for item in items:

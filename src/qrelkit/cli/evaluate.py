@@ -92,6 +92,24 @@ def announce_profile(conv: Conventions, on_duplicate: str) -> None:
     )
 
 
+def manifest_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--manifest``: the qrels' manifest (default: ``QRELS.manifest.json`` beside them, when present)."""
+    return click.option(
+        "--manifest",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="the qrels' manifest (rubric, kappa, gate, unresolved pairs), carried into every output; a qrels "
+        "file that no longer matches it is refused [default: QRELS.manifest.json when it exists]",
+    )(func)
+
+
+def judgments_of(qrels: str, manifest: str | None) -> Any:
+    """The manifest's meaning for these qrels (or None), read before any evaluation so a mismatch fails fast."""
+    from ..manifest import judgments_for
+
+    return judgments_for(qrels, manifest)
+
+
 def rubric_scale(rubric: str | None) -> tuple[tuple[int, ...] | None, str | None]:
     """(scale, content hash) of a rubric file, or (None, None) without one."""
     if not rubric:
@@ -256,6 +274,7 @@ PROGRESS_BYTES = 64 << 20
     "with identical numbers. The judgments are still read whole, so the process can use more "
     "[default: no limit]",
 )
+@manifest_option
 @profile_option
 @convention_options
 def eval_command(
@@ -269,6 +288,7 @@ def eval_command(
     on_duplicate: str | None,
     rubric: str | None,
     memory_limit: str | None,
+    manifest: str | None,
     **options: Any,
 ) -> None:
     """Evaluate RUNS against QRELS.
@@ -287,6 +307,7 @@ def eval_command(
     on_duplicate = resolve_on_duplicate(on_duplicate, conv)
     announce_profile(conv, on_duplicate)
     parsed = parse_all(measures) if measures else None
+    judgments = judgments_of(qrels, manifest)
     if conv.profile is not None and _profile_refuses(conv):
         from ..evaluation import evaluate
         from ..profiles import get_profile
@@ -296,6 +317,7 @@ def eval_command(
         results = evaluate(qrels_obj, run_objs, parsed, conv)
     else:
         results = _evaluate_files(qrels, runs, parsed, conv, input_format, on_duplicate, rubric, memory_limit)
+    results = results.with_judgments(judgments)
 
     if output:
         fmt = out_format or OUTPUT_SUFFIXES.get(Path(output).suffix.lower())
@@ -309,12 +331,20 @@ def eval_command(
         click.echo(f"wrote {output} ({fmt}: per-query values, means, conventions, fingerprints)", err=True)
         if out_format is None and sys.stdout.isatty():
             _print_table(results, per_query)
+        else:
+            _echo_warnings(results)
         return
     fmt = out_format or ("table" if sys.stdout.isatty() else "tsv")
     if fmt == "table":
         _print_table(results, per_query)
     else:
         click.echo(render(results, fmt, per_query=per_query), nl=False)
+        _echo_warnings(results)
+
+
+def _echo_warnings(results: Any) -> None:
+    for warning in results.warnings:
+        click.echo(f"warning: {warning}", err=True)
 
 
 def _profile_refuses(conv: Conventions) -> bool:

@@ -39,8 +39,11 @@ def header_lines(results: Results) -> list[str]:
         "# measures: " + json.dumps([m["full"] for m in prov["measures"]], separators=(",", ":")),
         "# qrels: " + json.dumps(prov["qrels"], separators=(",", ":")),
     ]
+    if prov["judgments"] is not None:
+        lines.append("# judgments: " + json.dumps(prov["judgments"], separators=(",", ":")))
     for run in prov["runs"]:
         lines.append("# run: " + json.dumps(run, separators=(",", ":")))
+    lines += [f"# warning: {w}" for w in results.warnings]
     return lines
 
 
@@ -87,6 +90,7 @@ def render_markdown(results: Results, per_query: bool = False) -> str:
     out += ["| " + " | ".join(r) + " |" for r in rows]
     out.append("")
     out.append(f"Conventions: {results.conventions}.")
+    out += [f"\n**Warning:** {w}." for w in results.warnings]
     out.append("")
     for line in header_lines(results):
         out.append("<!-- " + line.lstrip("# ") + " -->")
@@ -106,7 +110,10 @@ def render_html_table(results: Results) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
     conv = html.escape(str(results.conventions))
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table><p><small>{conv}</small></p>"
+    warn = "".join(
+        f"<p role='alert'><strong>Warning:</strong> {html.escape(w)}</p>" for w in results.warnings
+    )
+    return f"{warn}<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table><p><small>{conv}</small></p>"
 
 
 def render_html(results: Results, per_query: bool = False) -> str:
@@ -153,6 +160,22 @@ def print_table(results: Results, per_query: bool, console: Any) -> None:
         console.print(pq)
     console.print(f"[dim]conventions:[/dim] {results.conventions}")
     console.print(f"[dim]qrels:[/dim] {results.qrels_name} sha256:{results.qrels_fingerprint.sha256[:16]}")
+    j = results.judgments
+    if j is not None:
+        rubric = j.get("rubric") or {}
+        cal = j.get("calibration") or {}
+        kappa = "not measured"
+        if cal.get("kappa") is not None:
+            kappa = f"{cal['kappa']:.3f} [{cal['ci_low']:.3f}, {cal['ci_high']:.3f}]"
+        gate = j.get("gate") or {}
+        console.print(
+            f"[dim]judgments:[/dim] rubric {rubric.get('name')} {rubric.get('version')} "
+            f"({str(rubric.get('content_hash'))[:12]}), scale {j.get('scale')}, kappa {kappa}, "
+            f"gate {'PASS' if gate.get('passed') else 'FAIL' if gate else 'none'}, "
+            f"unresolved pairs left out {j.get('unresolved_left_out')}"
+        )
+    for w in results.warnings:
+        console.print(f"[bold yellow]warning:[/bold yellow] {w}", markup=True, highlight=False)
     for run in results.runs:
         counts = run.queries.counts()
         notes = [f"{counts['scored']} scored"]
