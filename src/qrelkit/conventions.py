@@ -86,6 +86,47 @@ NoRelevant = Literal["zero", "skip", "skip_unretrieved"]
 Mean = Literal["defined", "run_queries"]
 
 
+_TREC10: dict[str, Any] = {
+    "gain": "linear",
+    "discount": 2.0,
+    "ideal": "judged",
+    "unjudged": "zero",
+    "ties": "docid_desc",
+    "precision": "double",
+    "negative": "unjudged",
+    "missing_queries": "skip",
+    "extra_queries": "skip",
+    "no_relevant": "zero",
+    "mean": "defined",
+}
+_TREC9 = _TREC10 | {"precision": "single"}
+
+PROFILE_AXES: dict[str, dict[str, Any]] = {
+    "trec_eval": _TREC10,
+    "trec_eval-c": _TREC10 | {"missing_queries": "zero"},
+    "trec_eval-J": _TREC10 | {"unjudged": "drop"},
+    "trec_eval9": _TREC9,
+    "pytrec_eval": _TREC9,
+    "ir_measures": _TREC9 | {"missing_queries": "zero"},
+    "ranx": {"gain": "linear", "ties": "file_order", "negative": "zero", "missing_queries": "zero",
+             "extra_queries": "skip"},
+    "ranx-burges": {"gain": "exponential", "ties": "file_order", "negative": "zero", "missing_queries": "zero",
+                    "extra_queries": "skip"},
+    "sklearn": {"gain": "linear", "ideal": "returned", "ties": "average", "negative": "reject",
+                "missing_queries": "skip", "extra_queries": "skip"},
+    "torchmetrics": {"gain": "linear", "ideal": "returned", "ties": "average", "precision": "single",
+                     "negative": "gain", "missing_queries": "skip", "extra_queries": "skip"},
+    "trectools": {"gain": "linear", "ties": "docid_asc", "negative": "unjudged", "missing_queries": "skip",
+                  "extra_queries": "skip", "no_relevant": "skip_unretrieved", "mean": "run_queries"},
+    "gdeval": {"gain": "exponential", "discount": "ln", "ties": "docid_desc", "negative": "unjudged",
+               "missing_queries": "skip", "extra_queries": "skip", "no_relevant": "skip"},
+}  # fmt: skip
+"""The axes each named profile sets (the rest keep the defaults). What else a profile does (its reader
+option for duplicates, the inputs it refuses, the evidence from the tool's source) is
+:mod:`qrelkit.profiles`; the axes live here so that a :class:`Conventions` value can name its profile
+and say how it departs from it without importing anything above this module."""
+
+
 @dataclass(frozen=True)
 class GainMap:
     """A custom gain per grade, e.g. ``{0: 0, 1: 1, 2: 3.5, 3: 7}``. Grades not listed are an error."""
@@ -225,14 +266,11 @@ class Conventions:
     profile: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        if self.profile is not None:
-            from .profiles import PROFILES
-
-            if self.profile not in PROFILES:
-                raise ConventionError(
-                    f"unknown profile {self.profile!r}{did_you_mean(str(self.profile), PROFILES)}",
-                    expected="one of " + ", ".join(PROFILES),
-                )
+        if self.profile is not None and self.profile not in PROFILE_AXES:
+            raise ConventionError(
+                f"unknown profile {self.profile!r}{did_you_mean(str(self.profile), PROFILE_AXES)}",
+                expected="one of " + ", ".join(PROFILE_AXES),
+            )
         object.__setattr__(self, "gain", parse_gain(self.gain))
         object.__setattr__(self, "discount", parse_discount(self.discount))
         for axis, choices in CHOICES.items():
@@ -269,9 +307,7 @@ class Conventions:
     def profile_label(self) -> str:
         if self.profile is None:
             return "none"
-        from .profiles import PROFILES
-
-        changed = PROFILES[self.profile].conventions.differences(self)
+        changed = Conventions(**PROFILE_AXES[self.profile]).differences(self)
         if not changed:
             return self.profile
         return f"{self.profile} with " + ",".join(f"{axis}={new}" for axis, _, new in changed)
@@ -296,10 +332,13 @@ class Conventions:
 
     @classmethod
     def from_profile(cls, name: str) -> Conventions:
-        """The conventions of a named profile (see :data:`qrelkit.profiles.PROFILES`)."""
-        from .profiles import get_profile
-
-        return get_profile(name).conventions
+        """The conventions of a named profile (:data:`PROFILE_AXES`; :mod:`qrelkit.profiles` for the rest)."""
+        if name not in PROFILE_AXES:
+            raise ConventionError(
+                f"unknown profile {name!r}{did_you_mean(name, PROFILE_AXES)}",
+                expected="one of " + ", ".join(PROFILE_AXES),
+            )
+        return cls(**PROFILE_AXES[name], profile=name)
 
     def with_(self, **changes: Any) -> Conventions:
         """A copy with some axes changed (validated like the constructor)."""

@@ -1,4 +1,5 @@
-"""Diagnostics: the per-rank arithmetic behind one query's nDCG (``explain``).
+"""Diagnostics: the per-rank arithmetic behind one query's nDCG (``explain``), and the conventions sweep
+(the same run under every single-axis change and every profile: ``sweep``, ``attribute``).
 
 ``explain`` reproduces the chapter's hand calculation for one query from the same encoded arrays the
 kernels use: each rank's document, grade, gain, discount, contribution and share of DCG; the ideal ordering
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -19,6 +21,7 @@ from .engine import kernels as K
 from .engine.encode import encode, resolve_negative, select_queries
 from .errors import QueryNotFoundError, ValidationError, did_you_mean
 from .measures import Measure, parse
+from .profiles import PROFILES, Profile, optimistic_axes
 
 
 @dataclass(frozen=True)
@@ -232,3 +235,177 @@ def explain(
         tie_blocks=tuple(tie_blocks),
         in_run=bool(queries.in_run[qi]),
     )
+
+
+# -- the conventions sweep: the same run under every single-axis change and every profile ----------------
+
+
+_EPS = 1e-12
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One run scored under one set of conventions, compared with the same run under the base."""
+
+    label: str  # "default", "trec_eval", "gain=linear", ...
+    kind: str  # "default", "profile" or "axis"
+    conventions: Conventions
+    values: dict[str, float]
+    mean: float | None  # None when the conventions refuse the input
+    diff: float | None  # mean minus the base's mean
+    direction: str  # "up", "down", "none" (or "refused")
+    moved: int  # queries whose value (or whether they have one) differs from the base
+    perfect: int  # queries scoring exactly 1
+    optimistic: tuple[str, ...]
+    refused: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "kind": self.kind,
+            "conventions": self.conventions.to_dict(),
+            "mean": self.mean,
+            "diff": self.diff,
+            "direction": self.direction,
+            "queries_moved": self.moved,
+            "queries_scored": sum(1 for v in self.values.values() if v == v),
+            "queries_at_1": self.perfect,
+            "optimistic": list(self.optimistic),
+            "refused": self.refused,
+        }
+
+
+def single_axis_changes(base: Conventions) -> list[tuple[str, Conventions]]:
+    """Every convention that differs from ``base`` on exactly one axis (gain maps and discount bases other
+    than ln and log10 left out: they are open-ended)."""
+    from .conventions import CHOICES, GAIN_NAMES
+
+    out = []
+    for gain in GAIN_NAMES:
+        if gain != base.gain:
+            out.append((f"gain={gain}", base.with_(gain=gain, profile=None)))
+    for discount in ("ln", "log10"):
+        if base.axes()["discount"] != discount:
+            out.append((f"discount={discount}", base.with_(discount=discount, profile=None)))
+    for axis, choices in CHOICES.items():
+        for value in choices:
+            if getattr(base, axis) != value:
+                out.append((f"{axis}={value}", base.with_(**{axis: value}, profile=None)))
+    return out
+
+
+def score(qrels: Any, run: Any, measure: Any, conv: Conventions) -> tuple[dict[str, float], float]:
+    """Per-query values of one measure and their mean under ``conv`` (the ``mean`` axis applied)."""
+    from .evaluation import evaluate
+
+    results = evaluate(qrels, run, [measure], conv)
+    return results.values(measure), results.mean(measure)
+
+
+def _moved(a: dict[str, float], b: dict[str, float]) -> list[str]:
+    out = []
+    for q in sorted(set(a) | set(b)):
+        x, y = a.get(q, float("nan")), b.get(q, float("nan"))
+        if (x != x) != (y != y) or (x == x and y == y and abs(x - y) > _EPS):
+            out.append(q)
+    return out
+
+
+def sweep(
+    qrels: Any,
+    run: Any,
+    measure: Any = "nDCG@10",
+    base: Conventions | None = None,
+    profiles: dict[str, Profile] | None = None,
+) -> list[Variant]:
+    """The same run under ``base`` (the default conventions), every profile and every single-axis change
+    from ``base``: means, the difference from the base, its direction, and how many queries moved."""
+    from .errors import QrelkitError
+    from .measures import parse
+
+    base = base or Conventions()
+    m = parse(measure)
+    base_values, base_mean = score(qrels, run, m, base)
+    rows: list[tuple[str, str, Conventions, Profile | None]] = [("default", "default", base, None)]
+    rows += [(p.name, "profile", p.conventions, p) for p in (profiles or PROFILES).values()]
+    rows += [(label, "axis", conv, None) for label, conv in single_axis_changes(base)]
+    out = []
+    for label, kind, conv, profile in rows:
+        try:
+            if profile is not None:
+                profile.check(qrels, run)
+            values, mean = score(qrels, run, m, conv)
+        except QrelkitError as exc:
+            out.append(Variant(label, kind, conv, {}, None, None, "refused", 0, 0, (), exc.problem))
+            continue
+        diff = mean - base_mean
+        direction = "up" if diff > _EPS else "down" if diff < -_EPS else "none"
+        perfect = sum(1 for v in values.values() if abs(v - 1.0) <= _EPS)
+        optimistic = tuple(optimistic_axes(conv))
+        moved = len(_moved(base_values, values))
+        out.append(Variant(label, kind, conv, values, mean, diff, direction, moved, perfect, optimistic))
+    return out
+
+
+@dataclass(frozen=True)
+class QueryDifference:
+    query_id: str
+    a: float | None
+    b: float | None
+    axes: tuple[str, ...]  # the differing axes that alone move this query; empty: only their combination
+
+    def to_dict(self) -> dict[str, Any]:
+        diff = None if self.a is None or self.b is None else self.b - self.a
+        return {"query_id": self.query_id, "a": self.a, "b": self.b, "diff": diff, "axes": list(self.axes)}
+
+
+@dataclass(frozen=True)
+class Attribution:
+    a: Conventions
+    b: Conventions
+    axes: tuple[tuple[str, str, str], ...]  # (axis, value under a, value under b)
+    mean_a: float
+    mean_b: float
+    mean_effects: dict[str, float]  # axis -> change of a's mean when only that axis takes b's value
+    queries: tuple[QueryDifference, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "a": self.a.to_dict(),
+            "b": self.b.to_dict(),
+            "differing_axes": [{"axis": x, "a": va, "b": vb} for x, va, vb in self.axes],
+            "mean_a": self.mean_a,
+            "mean_b": self.mean_b,
+            "mean_effects": self.mean_effects,
+            "queries": [q.to_dict() for q in self.queries],
+        }
+
+
+def attribute(qrels: Any, run: Any, measure: Any, a: Conventions, b: Conventions) -> Attribution:
+    """Which queries differ between conventions ``a`` and ``b``, and which axis explains each: ``a`` is
+    recomputed with one differing axis at a time set to ``b``'s value, and a query is attributed to every
+    axis that alone moves it."""
+    from .measures import parse
+
+    m = parse(measure)
+    values_a, mean_a = score(qrels, run, m, a)
+    values_b, mean_b = score(qrels, run, m, b)
+    axes = tuple(a.differences(b))
+    moved_by: dict[str, set[str]] = {}
+    effects: dict[str, float] = {}
+    for axis, _, value in axes:
+        values_c, mean_c = score(qrels, run, m, a.with_(**{axis: value}))
+        moved_by[axis] = set(_moved(values_a, values_c))
+        effects[axis] = mean_c - mean_a
+
+    def get(values: dict[str, float], q: str) -> float | None:
+        v = values.get(q)
+        return None if v is None or v != v else v
+
+    queries = tuple(
+        QueryDifference(
+            q, get(values_a, q), get(values_b, q), tuple(x for x, _, _ in axes if q in moved_by[x])
+        )
+        for q in _moved(values_a, values_b)
+    )
+    return Attribution(a, b, axes, mean_a, mean_b, effects, queries)

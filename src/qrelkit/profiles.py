@@ -13,7 +13,7 @@ holds the same table with the evidence in full.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from .conventions import Conventions
@@ -153,21 +153,6 @@ _CHECKS = {
 
 _TEST = "tests/crosscheck/test_profiles.py"
 
-_TREC10 = Conventions(
-    gain="linear",
-    discount=2.0,
-    ideal="judged",
-    unjudged="zero",
-    ties="docid_desc",
-    precision="double",
-    negative="unjudged",
-    missing_queries="skip",
-    extra_queries="skip",
-    no_relevant="zero",
-    mean="defined",
-)
-_TREC9 = _TREC10.with_(precision="single")
-
 
 def _profiles() -> list[Profile]:
     trec_evidence = (
@@ -181,7 +166,7 @@ def _profiles() -> list[Profile]:
         Profile(
             "trec_eval",
             "trec_eval 10 (usnistgov/trec_eval, without -c)",
-            _TREC10,
+            Conventions.from_profile("trec_eval"),
             evidence=trec_evidence,
             crosscheck=f"{_TEST}::test_trec_eval_suite_outputs, ::test_pytrec_eval_without_float32_ties",
             notes="trec_eval 10 compares scores in double precision; judged queries the run lacks are "
@@ -190,14 +175,14 @@ def _profiles() -> list[Profile]:
         Profile(
             "trec_eval-c",
             "trec_eval 10 -c",
-            _TREC10.with_(missing_queries="zero"),
+            Conventions.from_profile("trec_eval-c"),
             evidence=(*trec_evidence, "trec_eval.c -c: average over every qrels query, missing ones as 0"),
             crosscheck=f"{_TEST}::test_trec_eval_suite_outputs, ::test_trec_eval_c_mean",
         ),
         Profile(
             "trec_eval-J",
             "trec_eval 10 -J",
-            _TREC10.with_(unjudged="drop"),
+            Conventions.from_profile("trec_eval-J"),
             evidence=(
                 *trec_evidence,
                 "form_res_rels.c with judged_docs_only_flag: unjudged and negative-grade documents are "
@@ -208,14 +193,14 @@ def _profiles() -> list[Profile]:
         Profile(
             "trec_eval9",
             "trec_eval 9.0.x",
-            _TREC9,
+            Conventions.from_profile("trec_eval9"),
             evidence=(*trec_evidence, "trec_format.h TEXT_RESULTS: float sim (scores held in 32 bits)"),
             crosscheck=f"{_TEST}::test_pytrec_eval_profiles",
         ),
         Profile(
             "pytrec_eval",
             "pytrec_eval (pytrec-eval-terrier, bundles trec_eval 9)",
-            _TREC9,
+            Conventions.from_profile("pytrec_eval"),
             evidence=(
                 *trec_evidence,
                 "pytrec_eval.cpp RelevanceEvaluator.evaluate: returns only queries in both the qrels "
@@ -228,7 +213,7 @@ def _profiles() -> list[Profile]:
         Profile(
             "ir_measures",
             "ir_measures (pytrec_eval provider)",
-            _TREC9.with_(missing_queries="zero"),
+            Conventions.from_profile("ir_measures"),
             on_duplicate="last",
             evidence=(
                 "providers/pytrec_eval_provider.py: nDCG computed by pytrec_eval (trec_eval 9)",
@@ -241,13 +226,7 @@ def _profiles() -> list[Profile]:
         Profile(
             "ranx",
             "ranx ndcg (make_comparable=True)",
-            Conventions(
-                gain="linear",
-                ties="file_order",
-                negative="zero",
-                missing_queries="zero",
-                extra_queries="skip",
-            ),
+            Conventions.from_profile("ranx"),
             on_duplicate="last",
             evidence=(
                 "metrics/ndcg.py _dcg (jarvelin=True): gain = grade; _idcg = _dcg(qrels, qrels): ideal "
@@ -268,13 +247,7 @@ def _profiles() -> list[Profile]:
         Profile(
             "ranx-burges",
             "ranx ndcg_burges (make_comparable=True)",
-            Conventions(
-                gain="exponential",
-                ties="file_order",
-                negative="zero",
-                missing_queries="zero",
-                extra_queries="skip",
-            ),
+            Conventions.from_profile("ranx-burges"),
             on_duplicate="last",
             evidence=("metrics/ndcg.py _dcg (jarvelin=False): gain = 2^grade - 1; otherwise as ranx",),
             crosscheck=f"{_TEST}::test_ranx_profiles",
@@ -283,14 +256,7 @@ def _profiles() -> list[Profile]:
         Profile(
             "sklearn",
             "scikit-learn metrics.ndcg_score (one row per query)",
-            Conventions(
-                gain="linear",
-                ideal="returned",
-                ties="average",
-                negative="reject",
-                missing_queries="skip",
-                extra_queries="skip",
-            ),
+            Conventions.from_profile("sklearn"),
             refuses=("two_returned_per_query",),
             evidence=(
                 "metrics/_ranking.py _dcg_sample_scores: gain = y_true (linear)",
@@ -306,15 +272,7 @@ def _profiles() -> list[Profile]:
         Profile(
             "torchmetrics",
             "torchmetrics functional.retrieval_normalized_dcg (one call per query)",
-            Conventions(
-                gain="linear",
-                ideal="returned",
-                ties="average",
-                precision="single",
-                negative="gain",
-                missing_queries="skip",
-                extra_queries="skip",
-            ),
+            Conventions.from_profile("torchmetrics"),
             evidence=(
                 "functional/retrieval/ndcg.py _dcg_sample_scores: gain = target (linear, negative "
                 "targets are negative gains), ideal = DCG of target sorted (the documents passed in)",
@@ -330,15 +288,7 @@ def _profiles() -> list[Profile]:
         Profile(
             "trectools",
             "trectools TrecEval.get_ndcg (trec_eval=True)",
-            Conventions(
-                gain="linear",
-                ties="docid_asc",
-                negative="unjudged",
-                missing_queries="skip",
-                extra_queries="skip",
-                no_relevant="skip_unretrieved",
-                mean="run_queries",
-            ),
+            Conventions.from_profile("trectools"),
             evidence=(
                 "trec_run.py read_run: sort_values(['query', 'score', 'docid'], ascending=[True, "
                 "False, True]) (docid ascending); a duplicate docid raises ValueError",
@@ -354,15 +304,7 @@ def _profiles() -> list[Profile]:
         Profile(
             "gdeval",
             "gdeval.pl (TREC Web track, version 1.2a as bundled with ir_measures)",
-            Conventions(
-                gain="exponential",
-                discount="ln",
-                ties="docid_desc",
-                negative="unjudged",
-                missing_queries="skip",
-                extra_queries="skip",
-                no_relevant="skip",
-            ),
+            Conventions.from_profile("gdeval"),
             refuses=("numeric_query_ids", "grades_at_most_4"),
             evidence=(
                 "gdeval.pl sub dcg: (2**gain - 1) / log(i + 2) (natural log; cancels in nDCG)",
@@ -379,10 +321,7 @@ def _profiles() -> list[Profile]:
 
 
 PROFILES: dict[str, Profile] = {p.name: p for p in _profiles()}
-# Each profile's conventions carry its name (written with every number); done once the names are known.
-PROFILES.update(
-    {name: replace(p, conventions=p.conventions.with_(profile=name)) for name, p in PROFILES.items()}
-)
+"""Every profile, in the order of :data:`qrelkit.conventions.PROFILE_AXES` (a test holds them equal)."""
 
 
 def get_profile(name: str) -> Profile:
@@ -393,176 +332,3 @@ def get_profile(name: str) -> Profile:
             expected="one of " + ", ".join(PROFILES),
         )
     return PROFILES[name]
-
-
-# ------------------------------------------------------------------------------------------ conventions sweep
-
-_EPS = 1e-12
-
-
-@dataclass(frozen=True)
-class Variant:
-    """One run scored under one set of conventions, compared with the same run under the base."""
-
-    label: str  # "default", "trec_eval", "gain=linear", ...
-    kind: str  # "default", "profile" or "axis"
-    conventions: Conventions
-    values: dict[str, float]
-    mean: float | None  # None when the conventions refuse the input
-    diff: float | None  # mean minus the base's mean
-    direction: str  # "up", "down", "none" (or "refused")
-    moved: int  # queries whose value (or whether they have one) differs from the base
-    perfect: int  # queries scoring exactly 1
-    optimistic: tuple[str, ...]
-    refused: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "kind": self.kind,
-            "conventions": self.conventions.to_dict(),
-            "mean": self.mean,
-            "diff": self.diff,
-            "direction": self.direction,
-            "queries_moved": self.moved,
-            "queries_scored": sum(1 for v in self.values.values() if v == v),
-            "queries_at_1": self.perfect,
-            "optimistic": list(self.optimistic),
-            "refused": self.refused,
-        }
-
-
-def single_axis_changes(base: Conventions) -> list[tuple[str, Conventions]]:
-    """Every convention that differs from ``base`` on exactly one axis (gain maps and discount bases other
-    than ln and log10 left out: they are open-ended)."""
-    from .conventions import CHOICES, GAIN_NAMES
-
-    out = []
-    for gain in GAIN_NAMES:
-        if gain != base.gain:
-            out.append((f"gain={gain}", base.with_(gain=gain, profile=None)))
-    for discount in ("ln", "log10"):
-        if base.axes()["discount"] != discount:
-            out.append((f"discount={discount}", base.with_(discount=discount, profile=None)))
-    for axis, choices in CHOICES.items():
-        for value in choices:
-            if getattr(base, axis) != value:
-                out.append((f"{axis}={value}", base.with_(**{axis: value}, profile=None)))
-    return out
-
-
-def score(qrels: Any, run: Any, measure: Any, conv: Conventions) -> tuple[dict[str, float], float]:
-    """Per-query values of one measure and their mean under ``conv`` (the ``mean`` axis applied)."""
-    from .evaluation import evaluate
-
-    results = evaluate(qrels, run, [measure], conv)
-    return results.values(measure), results.mean(measure)
-
-
-def _moved(a: dict[str, float], b: dict[str, float]) -> list[str]:
-    out = []
-    for q in sorted(set(a) | set(b)):
-        x, y = a.get(q, float("nan")), b.get(q, float("nan"))
-        if (x != x) != (y != y) or (x == x and y == y and abs(x - y) > _EPS):
-            out.append(q)
-    return out
-
-
-def sweep(
-    qrels: Any,
-    run: Any,
-    measure: Any = "nDCG@10",
-    base: Conventions | None = None,
-    profiles: dict[str, Profile] | None = None,
-) -> list[Variant]:
-    """The same run under ``base`` (the default conventions), every profile and every single-axis change
-    from ``base``: means, the difference from the base, its direction, and how many queries moved."""
-    from .errors import QrelkitError
-    from .measures import parse
-
-    base = base or Conventions()
-    m = parse(measure)
-    base_values, base_mean = score(qrels, run, m, base)
-    rows: list[tuple[str, str, Conventions, Profile | None]] = [("default", "default", base, None)]
-    rows += [(p.name, "profile", p.conventions, p) for p in (profiles or PROFILES).values()]
-    rows += [(label, "axis", conv, None) for label, conv in single_axis_changes(base)]
-    out = []
-    for label, kind, conv, profile in rows:
-        try:
-            if profile is not None:
-                profile.check(qrels, run)
-            values, mean = score(qrels, run, m, conv)
-        except QrelkitError as exc:
-            out.append(Variant(label, kind, conv, {}, None, None, "refused", 0, 0, (), exc.problem))
-            continue
-        diff = mean - base_mean
-        direction = "up" if diff > _EPS else "down" if diff < -_EPS else "none"
-        perfect = sum(1 for v in values.values() if abs(v - 1.0) <= _EPS)
-        optimistic = tuple(optimistic_axes(conv))
-        moved = len(_moved(base_values, values))
-        out.append(Variant(label, kind, conv, values, mean, diff, direction, moved, perfect, optimistic))
-    return out
-
-
-@dataclass(frozen=True)
-class QueryDifference:
-    query_id: str
-    a: float | None
-    b: float | None
-    axes: tuple[str, ...]  # the differing axes that alone move this query; empty: only their combination
-
-    def to_dict(self) -> dict[str, Any]:
-        diff = None if self.a is None or self.b is None else self.b - self.a
-        return {"query_id": self.query_id, "a": self.a, "b": self.b, "diff": diff, "axes": list(self.axes)}
-
-
-@dataclass(frozen=True)
-class Attribution:
-    a: Conventions
-    b: Conventions
-    axes: tuple[tuple[str, str, str], ...]  # (axis, value under a, value under b)
-    mean_a: float
-    mean_b: float
-    mean_effects: dict[str, float]  # axis -> change of a's mean when only that axis takes b's value
-    queries: tuple[QueryDifference, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "a": self.a.to_dict(),
-            "b": self.b.to_dict(),
-            "differing_axes": [{"axis": x, "a": va, "b": vb} for x, va, vb in self.axes],
-            "mean_a": self.mean_a,
-            "mean_b": self.mean_b,
-            "mean_effects": self.mean_effects,
-            "queries": [q.to_dict() for q in self.queries],
-        }
-
-
-def attribute(qrels: Any, run: Any, measure: Any, a: Conventions, b: Conventions) -> Attribution:
-    """Which queries differ between conventions ``a`` and ``b``, and which axis explains each: ``a`` is
-    recomputed with one differing axis at a time set to ``b``'s value, and a query is attributed to every
-    axis that alone moves it."""
-    from .measures import parse
-
-    m = parse(measure)
-    values_a, mean_a = score(qrels, run, m, a)
-    values_b, mean_b = score(qrels, run, m, b)
-    axes = tuple(a.differences(b))
-    moved_by: dict[str, set[str]] = {}
-    effects: dict[str, float] = {}
-    for axis, _, value in axes:
-        values_c, mean_c = score(qrels, run, m, a.with_(**{axis: value}))
-        moved_by[axis] = set(_moved(values_a, values_c))
-        effects[axis] = mean_c - mean_a
-
-    def get(values: dict[str, float], q: str) -> float | None:
-        v = values.get(q)
-        return None if v is None or v != v else v
-
-    queries = tuple(
-        QueryDifference(
-            q, get(values_a, q), get(values_b, q), tuple(x for x, _, _ in axes if q in moved_by[x])
-        )
-        for q in _moved(values_a, values_b)
-    )
-    return Attribution(a, b, axes, mean_a, mean_b, effects, queries)

@@ -285,10 +285,31 @@ class Results:
             )
         return "\n".join(lines)
 
-    def _repr_html_(self) -> str:
-        from .report import render_html_table
+    def mean_grid(self, digits: int = 4) -> tuple[list[str], list[list[str]]]:
+        """Headers and rows of the means, one row per run, formatted to ``digits`` ("–" when undefined)."""
+        means = {(r["run"], r["measure"]): r["mean"] for r in self.summary_rows()}
 
-        return render_html_table(self)
+        def short(value: float | None) -> str:
+            if value is None or (isinstance(value, float) and math.isnan(value)):
+                return "–"
+            return f"{value:.{digits}f}"
+
+        headers = ["run", *self.measure_names]
+        return headers, [
+            [run] + [short(means.get((run, m))) for m in self.measure_names] for run in self.run_names
+        ]
+
+    def _repr_html_(self) -> str:
+        import html
+
+        headers, rows = self.mean_grid()
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+        conv = html.escape(str(self.conventions))
+        warn = "".join(
+            f"<p role='alert'><strong>Warning:</strong> {html.escape(w)}</p>" for w in self.warnings
+        )
+        return f"{warn}<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table><p><small>{conv}</small></p>"
 
 
 def _json_float(value: float | None) -> float | None:

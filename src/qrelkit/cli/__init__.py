@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from .. import __version__
+from .._version import __version__
 from ..errors import QrelkitError
 
 # Sub-command groups living in their own modules: name -> "module:attribute" (imported on first use).

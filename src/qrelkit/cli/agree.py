@@ -282,7 +282,7 @@ def command(
     Exit status: 0 on success (and when the gate passes), 3 when --min-kappa is given and the lower
     bound of the interval falls below it, 1 on bad input, 2 on bad usage.
     """
-    from .. import __version__
+    from .._version import __version__
     from ..adjudication import calibration_agreement
     from ..agreement import krippendorff_alpha, pair_grades
 

@@ -29,7 +29,7 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
 
 
 def _inputs(qrels_obj: Any, run_obj: Any) -> dict[str, Any]:
-    from .. import __version__
+    from .._version import __version__
 
     return {
         "tool": {"name": "qrelkit", "version": __version__},
@@ -166,9 +166,10 @@ def command(
     documents, optimistic ties). --profile or axis flags change the base the others are compared with.
     --diff A B lists the queries on which two profiles disagree and the axis that explains each.
     """
+    from ..diagnose import attribute, sweep
     from ..errors import ValidationError
     from ..measures import parse
-    from ..profiles import attribute, get_profile, sweep
+    from ..profiles import get_profile
 
     if list_profiles:
         click.echo(_list_output(out_format), nl=False)

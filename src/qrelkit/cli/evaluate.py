@@ -387,7 +387,7 @@ def explain_command(
     ordering, DCG, IDCG, nDCG, recall at the same cutoff, and how tied scores were resolved."""
     import json
 
-    from .. import __version__
+    from .._version import __version__
     from ..diagnose import explain
     from ..report.explain import render_explanation_text
 

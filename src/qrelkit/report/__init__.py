@@ -78,10 +78,7 @@ def render_trec(results: Results, per_query: bool = False) -> str:
 
 
 def _mean_grid(results: Results) -> tuple[list[str], list[list[str]]]:
-    means = {(r["run"], r["measure"]): r["mean"] for r in results.summary_rows()}
-    headers = ["run", *results.measure_names]
-    rows = [[run] + [_short(means.get((run, m))) for m in results.measure_names] for run in results.run_names]
-    return headers, rows
+    return results.mean_grid()
 
 
 def render_markdown(results: Results, per_query: bool = False) -> str:
@@ -106,14 +103,8 @@ def render_markdown(results: Results, per_query: bool = False) -> str:
 
 
 def render_html_table(results: Results) -> str:
-    headers, rows = _mean_grid(results)
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
-    conv = html.escape(str(results.conventions))
-    warn = "".join(
-        f"<p role='alert'><strong>Warning:</strong> {html.escape(w)}</p>" for w in results.warnings
-    )
-    return f"{warn}<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table><p><small>{conv}</small></p>"
+    """The means as an HTML table with the conventions and warnings (the notebook view of Results)."""
+    return results._repr_html_()
 
 
 def render_html(results: Results, per_query: bool = False) -> str:
