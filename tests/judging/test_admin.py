@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 
-from .helpers import CSRF_RE, ThreadServer, position_of, sign_in
+from .helpers import CSRF_RE, ThreadServer, make_project, position_of, sign_in
 
 
 def test_admin_actions_over_http(server: ThreadServer, project: Path) -> None:
@@ -54,3 +54,45 @@ def test_admin_actions_over_http(server: ThreadServer, project: Path) -> None:
     assert carol.post(url, data={"csrf_token": CSRF_RE.search(confirm.text).group(1)}).status_code == 303
     assert carol.get(f"{server.url}/api/me/progress").json() == {"total": 8, "done": 0}
     assert admin.post("/admin/invite", data={"csrf_token": admin.csrf, "name": "nobody"}).status_code == 400
+
+
+def test_download_names_follow_rfc_6266(tmp_path: Path) -> None:
+    """A project name outside Latin-1 and holding quotes still gives a valid Content-Disposition header."""
+    from email.message import Message
+    from email.utils import collapse_rfc2231_value
+
+    from qrelkit.judging.web import create_app
+    from qrelkit.judging.web.exports import content_disposition
+
+    assert content_disposition("project.final.qrels") == (
+        "attachment; filename=\"project.final.qrels\"; filename*=UTF-8''project.final.qrels"
+    )
+    name = 'Łódź "judging" – №1'
+    db = make_project(tmp_path, name=name)
+    with ThreadServer(create_app(db, signin_limit=(1000, 60.0))) as srv:
+        admin = sign_in(srv.url, db, "admin")
+        for path, filename in (
+            ("/admin/export/final", f"{name}.final.qrels"),
+            ("/admin/export/labeller/alice", f"{name}.alice.qrels"),
+        ):
+            response = admin.get(path)
+            assert response.status_code == 200, response.text
+            message = Message()  # the standard library's RFC 2231 parser reads the header back
+            message["content-disposition"] = response.headers["content-disposition"]
+            params = message.get_params(header="content-disposition")
+            assert params[0] == ("attachment", "")
+            plain = [v for k, v in params if k == "filename" and isinstance(v, str)]
+            extended = [v for k, v in params if k == "filename" and isinstance(v, tuple)]
+            assert [collapse_rfc2231_value(v) for v in extended] == [filename]
+            # Ł ó ź " – № become "_" in the ASCII stand-in; the rest is kept.
+            assert plain == [filename.replace(name, "__d_ _judging_ _ _1")]
+
+
+def test_unknown_admin_paths_ask_for_sign_in_first(server: ThreadServer, project: Path) -> None:
+    anon = httpx.Client(base_url=server.url)
+    for path in ("/admin/export/nothing", "/admin/export/labeller/a/b", "/admin/api/nothing"):
+        assert anon.get(path).status_code == 401, path
+    admin = sign_in(server.url, project, "admin")
+    for path in ("/admin/export/nothing", "/admin/export/labeller/a/b", "/admin/api/nothing",
+                 "/admin/api/labellers/zed/grades"):  # fmt: skip
+        assert admin.get(path).status_code == 404, path

@@ -140,8 +140,8 @@ def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_l
     try:
         import uvicorn
 
-        from qrelkit.judging.app import create_app
         from qrelkit.judging.security import parse_limit
+        from qrelkit.judging.web import create_app
     except ImportError as exc:
         raise click.ClickException(
             f"the judging app needs the web extra ({exc.name} is missing): pip install 'qrelkit[web]'"
