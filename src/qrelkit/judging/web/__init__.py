@@ -31,6 +31,8 @@ answer is ``{"ok": true, "event_id": ..., "next": ...}``, otherwise a redirect t
 from __future__ import annotations
 
 import contextlib
+import errno
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -41,13 +43,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from qrelkit.errors import QrelkitError
+
 from ..project import load_rubric_from_store
 from ..security import RateLimiter, SecurityHeaders, Sessions
 from ..store import SCHEMA_VERSION, Store, StoreError
 from . import admin, auth, exports, labeller
 from .state import HERE, AppState, http_error, make_env, state_of
 
-__all__ = ["ROUTES", "AppState", "create_app", "state_of"]
+__all__ = ["ROUTES", "AppState", "create_app", "listen", "server_url", "state_of"]
 
 
 async def health(request: Request) -> Response:
@@ -138,3 +142,35 @@ def create_app(
     app.state.judging = state
     app.add_middleware(SecurityHeaders)
     return app
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host``:``port`` and listening, to hand to uvicorn (port 0: any free port).
+
+    Binding first means a busy port is reported before anything announces a server. Raises
+    :class:`~qrelkit.errors.QrelkitError` with one line naming the address and the fix.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET  # as uvicorn decides
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise QrelkitError(f"port {port} on {host} is in use; pass --port N") from None
+        raise QrelkitError(
+            f"cannot listen on port {port} of {host}: {exc.strerror or exc}",
+            fix="pass a --host this machine has (127.0.0.1, 0.0.0.0) and a free --port",
+        ) from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def server_url(host: str, port: int) -> str | None:
+    """``http://host:port`` as a browser would open it; ``None`` for an all-addresses host (0.0.0.0, ::),
+    which names no address a labeller could open."""
+    if host in ("", "0.0.0.0", "::"):
+        return None
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
