@@ -31,6 +31,7 @@ beside the qrels (or take ``--manifest``), refuse qrels whose hash no longer mat
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -48,6 +49,7 @@ __all__ = [
     "judgments_for",
     "judgments_meaning",
     "manifest_path",
+    "qrels_with_manifest_text",
     "read_manifest",
     "write_qrels_with_manifest",
 ]
@@ -64,10 +66,10 @@ def manifest_path(qrels_path: str | Path) -> Path:
     return path.with_name(path.name + ".manifest.json")
 
 
-def _qrels_summary(qrels: Qrels, path: Path, digest: str) -> dict[str, Any]:
+def _qrels_summary(qrels: Qrels, name: str, digest: str) -> dict[str, Any]:
     grades = qrels.frame.group_by("grade").len().sort("grade")
     return {
-        "path": path.name,
+        "path": name,
         "sha256": digest,
         "queries": qrels.frame.get_column("query_id").n_unique(),
         "judgments": qrels.frame.height,
@@ -75,13 +77,14 @@ def _qrels_summary(qrels: Qrels, path: Path, digest: str) -> dict[str, Any]:
     }
 
 
-def write_qrels_with_manifest(qrels: Qrels, path: str | Path, manifest_fields: Mapping[str, Any]) -> Path:
-    """Write ``qrels`` as TREC qrels to ``path`` and its manifest beside it; return the manifest's path.
+def qrels_with_manifest_text(qrels: Qrels, name: str, manifest_fields: Mapping[str, Any]) -> tuple[str, str]:
+    """``qrels`` as TREC text and its manifest as JSON text, for a qrels file to be called ``name``.
 
     ``manifest_fields`` holds any of :data:`FIELDS` (see the module docstring); missing ones are written
-    as ``null`` and unknown keys are an error. Grades outside a given ``scale`` are an error.
+    as ``null`` and unknown keys are an error. Grades outside a given ``scale`` are an error. The manifest
+    records the SHA-256 of the qrels text's UTF-8 bytes, the bytes a file written from it holds.
     """
-    from .formats import write_qrels
+    from .formats import qrels_text
     from .provenance import header
 
     if not isinstance(qrels, Qrels):
@@ -108,17 +111,25 @@ def write_qrels_with_manifest(qrels: Qrels, path: str | Path, manifest_fields: M
                 got=g,
                 fix="correct the judgment, or record the scale the judgments were made with",
             )
-    path = Path(path)
-    write_qrels(qrels, path)
-    digest = file_sha256(path)
+    text = qrels_text(qrels)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     manifest = {
         "format": MANIFEST_FORMAT,
         **header(),
-        "qrels": _qrels_summary(qrels, path, digest),
+        "qrels": _qrels_summary(qrels, name, digest),
         **fields,
     }
+    return text, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_qrels_with_manifest(qrels: Qrels, path: str | Path, manifest_fields: Mapping[str, Any]) -> Path:
+    """Write ``qrels`` as TREC qrels to ``path`` and its manifest beside it (:func:`qrels_with_manifest_text`);
+    return the manifest's path."""
+    path = Path(path)
+    text, manifest = qrels_with_manifest_text(qrels, path.name, manifest_fields)
+    path.write_bytes(text.encode("utf-8"))
     out = manifest_path(path)
-    out.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    out.write_bytes(manifest.encode("utf-8"))
     return out
 
 

@@ -17,7 +17,7 @@ def project(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def server(project: Path) -> Iterator[ThreadServer]:
-    from qrelkit.judging.app import create_app
+    from qrelkit.judging.web import create_app
 
     with ThreadServer(create_app(project, signin_limit=(1000, 60.0))) as srv:
         yield srv

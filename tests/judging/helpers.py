@@ -78,8 +78,9 @@ class ThreadServer:
 class ProcessServer:
     """``qrelkit judge serve`` in its own process (so that it can be killed with SIGKILL)."""
 
-    def __init__(self, db: Path) -> None:
+    def __init__(self, db: Path, *args: str) -> None:
         self.db = db
+        self.args = args  # more options for `judge serve`
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
@@ -87,7 +88,8 @@ class ProcessServer:
     def start(self) -> ProcessServer:
         import httpx
 
-        cmd = [sys.executable, "-m", "qrelkit", "judge", "serve", str(self.db), "--port", str(self.port)]
+        cmd = [sys.executable, "-m", "qrelkit", "judge", "serve", str(self.db), "--port", str(self.port),
+               *self.args]  # fmt: skip
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 20
         while True:

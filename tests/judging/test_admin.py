@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 
-from .helpers import CSRF_RE, ThreadServer, position_of, sign_in
+from .helpers import CSRF_RE, ThreadServer, make_project, position_of, sign_in
 
 
 def test_admin_actions_over_http(server: ThreadServer, project: Path) -> None:
@@ -32,6 +32,12 @@ def test_admin_actions_over_http(server: ThreadServer, project: Path) -> None:
     assert [(i["query_id"], i["doc_id"], i["grades"]) for i in queue["items"]] == [
         ("q1", "keys/policy", {"alice": 1, "bob": 3})
     ]
+    # while the disputed pair has no decision, the final export is refused, naming it, unless asked to
+    # leave it out (counted in the manifest): the rule of qrelkit.adjudication.merge, as on the command line
+    refused = admin.get("/admin/export/final")
+    assert refused.status_code == 409 and "(q1, keys/policy)" in refused.text
+    left = json.loads(admin.get("/admin/export/final/manifest", params={"unresolved": "leave-out"}).text)
+    assert left["adjudication"]["unresolved_left_out"] == 1 and left["qrels"]["judgments"] == 0
     bad = {"csrf_token": admin.csrf, "query_id": "q1", "doc_id": "keys/policy", "grade": "9"}
     assert admin.post("/admin/adjudicate", data=bad).status_code == 400
     done = admin.post("/admin/adjudicate", data={**bad, "grade": "2", "note": "policy only"})
@@ -43,6 +49,12 @@ def test_admin_actions_over_http(server: ThreadServer, project: Path) -> None:
     manifest = json.loads(admin.get("/admin/export/final/manifest").text)
     assert manifest["qrels"]["judgments"] == 1 and manifest["adjudication"]["adjudicated"] == 1
     assert admin.get("/admin/export/labeller/bob").text == "q1 0 keys/policy 3\n"
+    # a pair nobody disputed is decided only with the override box ticked, and the override is counted
+    plain = {"csrf_token": admin.csrf, "query_id": "q1", "doc_id": "keys/rotate", "grade": "1"}
+    assert admin.post("/admin/adjudicate", data=plain).status_code == 400
+    assert admin.post("/admin/adjudicate", data={**plain, "override": "1"}).status_code == 303
+    manifest = json.loads(admin.get("/admin/export/final/manifest").text)
+    assert manifest["adjudication"]["overridden"] == 1 and manifest["qrels"]["judgments"] == 2
     assert admin.get("/admin/export/labeller/zed").status_code == 404
     assert admin.get("/admin/api/labellers/alice/grades").json()["grades"][0]["grade"] == 1
     assert admin.get("/admin/api/status").json()["events"] == 2
@@ -55,3 +67,45 @@ def test_admin_actions_over_http(server: ThreadServer, project: Path) -> None:
     assert carol.post(url, data={"csrf_token": CSRF_RE.search(confirm.text).group(1)}).status_code == 303
     assert carol.get(f"{server.url}/api/me/progress").json() == {"total": 8, "done": 0}
     assert admin.post("/admin/invite", data={"csrf_token": admin.csrf, "name": "nobody"}).status_code == 400
+
+
+def test_download_names_follow_rfc_6266(tmp_path: Path) -> None:
+    """A project name outside Latin-1 and holding quotes still gives a valid Content-Disposition header."""
+    from email.message import Message
+    from email.utils import collapse_rfc2231_value
+
+    from qrelkit.judging.web import create_app
+    from qrelkit.judging.web.exports import content_disposition
+
+    assert content_disposition("project.final.qrels") == (
+        "attachment; filename=\"project.final.qrels\"; filename*=UTF-8''project.final.qrels"
+    )
+    name = 'Łódź "judging" – №1'
+    db = make_project(tmp_path, name=name)
+    with ThreadServer(create_app(db, signin_limit=(1000, 60.0))) as srv:
+        admin = sign_in(srv.url, db, "admin")
+        for path, filename in (
+            ("/admin/export/final", f"{name}.final.qrels"),
+            ("/admin/export/labeller/alice", f"{name}.alice.qrels"),
+        ):
+            response = admin.get(path)
+            assert response.status_code == 200, response.text
+            message = Message()  # the standard library's RFC 2231 parser reads the header back
+            message["content-disposition"] = response.headers["content-disposition"]
+            params = message.get_params(header="content-disposition")
+            assert params[0] == ("attachment", "")
+            plain = [v for k, v in params if k == "filename" and isinstance(v, str)]
+            extended = [v for k, v in params if k == "filename" and isinstance(v, tuple)]
+            assert [collapse_rfc2231_value(v) for v in extended] == [filename]
+            # Ł ó ź " – № become "_" in the ASCII stand-in; the rest is kept.
+            assert plain == [filename.replace(name, "__d_ _judging_ _ _1")]
+
+
+def test_unknown_admin_paths_ask_for_sign_in_first(server: ThreadServer, project: Path) -> None:
+    anon = httpx.Client(base_url=server.url)
+    for path in ("/admin/export/nothing", "/admin/export/labeller/a/b", "/admin/api/nothing"):
+        assert anon.get(path).status_code == 401, path
+    admin = sign_in(server.url, project, "admin")
+    for path in ("/admin/export/nothing", "/admin/export/labeller/a/b", "/admin/api/nothing",
+                 "/admin/api/labellers/zed/grades"):  # fmt: skip
+        assert admin.get(path).status_code == 404, path

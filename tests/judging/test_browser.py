@@ -113,7 +113,7 @@ def events(db: Path, name: str) -> list[tuple[int, int | None, int]]:
 
 
 def test_labeller_grades_by_keyboard_and_admin_sees_kappa(browser: Any, tmp_path: Path) -> None:
-    from qrelkit.judging.app import create_app
+    from qrelkit.judging.web import create_app
 
     db = make_project(tmp_path, labellers="alice,bob", name="ferrite-docs")
     dialogs: list[str] = []
@@ -186,7 +186,7 @@ def test_labeller_grades_by_keyboard_and_admin_sees_kappa(browser: Any, tmp_path
 
 
 def test_pending_kappa_is_explained_before_calibration_ends(browser: Any, tmp_path: Path) -> None:
-    from qrelkit.judging.app import create_app
+    from qrelkit.judging.web import create_app
 
     db = make_project(tmp_path, labellers="alice,bob")
     with ThreadServer(create_app(db, signin_limit=(1000, 60.0))) as srv:

@@ -109,7 +109,7 @@ def test_used_forged_and_expired_invites_are_refused(server: ThreadServer, proje
 
 
 def test_failed_sign_ins_are_rate_limited(project: Path) -> None:
-    from qrelkit.judging.app import create_app
+    from qrelkit.judging.web import create_app
 
     with ThreadServer(create_app(project, signin_limit=(3, 60.0))) as srv:
         for _ in range(5):  # successful sign-ins do not count: a whole office can sign in at once
@@ -162,6 +162,17 @@ def test_malformed_bodies_get_a_4xx_and_change_nothing(server: ThreadServer, pro
         assert alice.post("/label/0", content=body, headers=headers).status_code == status, body[:40]
     assert count_events(project) == 0
     assert alice.post("/label/-1", data={"csrf_token": alice.csrf, "grade": "1"}).status_code == 404
+    assert count_events(project) == 0
+
+
+def test_positions_beyond_64_bits_are_not_found(server: ThreadServer, project: Path) -> None:
+    alice = sign_in(server.url, project, "alice")
+    for position in ("99999999999999999999", str(2**63)):
+        assert alice.get(f"/label/{position}").status_code == 404
+        data = {"csrf_token": alice.csrf, "grade": "1"}
+        assert alice.post(f"/label/{position}", data=data).status_code == 404
+    assert alice.get(f"/label/{2**63 - 1}").status_code == 404  # the largest SQLite integer: not hers
+    assert grade(alice, 2**63 - 1).status_code == 403
     assert count_events(project) == 0
 
 

@@ -94,19 +94,33 @@ def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: Path, 
 @command.command(name="invite")
 @_DB
 @click.argument("name")
-@click.option("--base-url", default="http://127.0.0.1:8000", show_default=True,
-              help="Where the server is reachable, as labellers will open it.")  # fmt: skip
+@click.option("--base-url", default=None,
+              help="Where the server is reachable, as labellers will open it (default: the URL `judge serve` "
+                   "recorded, else http://127.0.0.1:8000).")  # fmt: skip
 @click.option("--hours", type=click.FloatRange(min=0.01, max=2160), default=72, show_default=True,
               help="How long the link stays valid.")  # fmt: skip
-def invite_command(db: Path, name: str, base_url: str, hours: float) -> None:
+def invite_command(db: Path, name: str, base_url: str | None, hours: float) -> None:
     """Print a one-time sign-in link for user NAME (a labeller or the admin)."""
-    from qrelkit.judging.project import create_invite
+    from qrelkit.judging.project import DEFAULT_BASE_URL, create_invite, recorded_base_url
 
     store, _ = _open(db)
     try:
         token = create_invite(store, name, hours=hours)
+        recorded = None if base_url else recorded_base_url(store)
     finally:
         store.close()
+    if base_url is None and recorded:
+        base_url = recorded
+        click.echo(
+            f"using the URL recorded by `qrelkit judge serve`: {recorded} (--base-url to change)", err=True
+        )
+    elif base_url is None:
+        base_url = DEFAULT_BASE_URL
+        click.echo(
+            f"no server URL recorded (`qrelkit judge serve` records one): using {DEFAULT_BASE_URL}; "
+            "pass --base-url URL for another",
+            err=True,
+        )
     click.echo(f"{base_url.rstrip('/')}/invite/{token}")
 
 
@@ -128,8 +142,11 @@ def revoke_command(db: Path, name: str) -> None:
 @command.command(name="serve")
 @_DB
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", type=int, default=8000, show_default=True)
-@click.option("--base-url", default=None, help="Public URL used in invite links made on the admin page.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="TCP port to listen on (0: any free port).")  # fmt: skip
+@click.option("--base-url", default=None,
+              help="Public URL for invite links, on the admin page and from `judge invite` (recorded in DB; "
+                   "default: http://HOST:PORT).")  # fmt: skip
 @click.option("--signin-limit", default="10/60", show_default=True,
               help="Failed sign-in attempts allowed per client address: ATTEMPTS/SECONDS.")  # fmt: skip
 @click.option("--forwarded-allow-ips", default="127.0.0.1", show_default=True,
@@ -138,12 +155,20 @@ def revoke_command(db: Path, name: str) -> None:
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))  # fmt: skip
 def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_limit: str,
                   forwarded_allow_ips: str, log_level: str) -> None:  # fmt: skip
-    """Serve the judging app for DB with uvicorn (one process: the store has one writer)."""
+    """Serve the judging app for DB with uvicorn (one process: the store has one writer).
+
+    The port is bound before anything is announced: a busy port is one line and exit status 1. The URL
+    labellers open (--base-url, else http://HOST:PORT) is recorded in DB for `qrelkit judge invite`.
+    """
+    import sys
+
     try:
         import uvicorn
 
-        from qrelkit.judging.app import create_app
+        from qrelkit.judging.project import record_base_url
         from qrelkit.judging.security import parse_limit
+        from qrelkit.judging.store import Store
+        from qrelkit.judging.web import create_app, listen, server_url
     except ImportError as exc:
         raise click.ClickException(
             f"the judging app needs the web extra ({exc.name} is missing): pip install 'qrelkit[web]'"
@@ -153,10 +178,28 @@ def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_l
         limit = parse_limit(signin_limit)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--signin-limit") from None
-    app = create_app(db, base_url=base_url, signin_limit=limit)
-    click.echo(f"serving {db} on http://{host}:{port} (Ctrl-C to stop)", err=True)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False, workers=1,
-                proxy_headers=True, forwarded_allow_ips=forwarded_allow_ips)  # fmt: skip
+    sock = listen(host, port)
+    try:
+        port = sock.getsockname()[1]
+        public = base_url or server_url(host, port)
+        with Store(db) as store:
+            if public:
+                record_base_url(store, public)
+        app = create_app(db, base_url=base_url, signin_limit=limit)
+        shown = f"[{host}]" if ":" in host else host
+        click.echo(f"serving {db} on http://{shown}:{port} (Ctrl-C to stop)", err=True)
+        if public:
+            click.echo(f"invite links (qrelkit judge invite): {public.rstrip('/')}/invite/...", err=True)
+        else:
+            click.echo("invite links: pass --base-url URL, the address labellers open", err=True)
+        config = uvicorn.Config(app, log_level=log_level, access_log=False, workers=1, proxy_headers=True,
+                                forwarded_allow_ips=forwarded_allow_ips)  # fmt: skip
+        server = uvicorn.Server(config)
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+    if not server.started:  # as uvicorn.run: the app failed to start (the reason was logged)
+        sys.exit(3)
 
 
 @command.command(name="status")

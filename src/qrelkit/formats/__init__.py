@@ -47,6 +47,7 @@ __all__ = [
     "OnDuplicate",
     "detect_format",
     "qrels_from_frame",
+    "qrels_text",
     "read_qrels",
     "read_run",
     "run_from_frame",
@@ -522,8 +523,13 @@ def write_run(run: Run, path: str | Path) -> None:
     Path(path).write_text("\n".join(text.to_list()) + "\n")
 
 
-def write_qrels(qrels: Qrels, path: str | Path) -> None:
-    """Write TREC qrels (``query_id 0 doc_id grade``) in query, then document order."""
+def qrels_text(qrels: Qrels) -> str:
+    """TREC qrels text (``query_id 0 doc_id grade``, one line each) in query, then document order."""
     frame = qrels.frame.sort(["query_id", "doc_id"])
-    text = frame.select(pl.format("{} 0 {} {}", "query_id", "doc_id", "grade")).to_series()
-    Path(path).write_text("\n".join(text.to_list()) + "\n")
+    lines = frame.select(pl.format("{} 0 {} {}\n", "query_id", "doc_id", "grade")).to_series()
+    return "".join(lines.to_list())
+
+
+def write_qrels(qrels: Qrels, path: str | Path) -> None:
+    """Write TREC qrels (:func:`qrels_text`) to ``path``."""
+    Path(path).write_text(qrels_text(qrels))

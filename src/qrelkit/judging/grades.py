@@ -30,8 +30,10 @@ __all__ = [
     "export_final",
     "export_labeller",
     "final_grades",
+    "final_qrels_text",
     "labeller_grades",
     "labeller_progress",
+    "labeller_qrels_text",
     "next_position",
     "own_grades",
     "pair_view",
@@ -480,44 +482,52 @@ def final_grades(
     return merged.grades, counts
 
 
-def _write_qrels(grades: dict[tuple[str, str], int], path: Path) -> str:
-    import hashlib
+def labeller_qrels_text(store: Store, name: str) -> str:
+    """One labeller's current grades as TREC qrels text; unsure pairs without a grade are left out. An
+    unknown ``name`` is a ``ValidationError`` with a "did you mean"."""
+    from qrelkit.formats import qrels_text
 
-    text = "".join(f"{q} 0 {d} {g}\n" for (q, d), g in sorted(grades.items()))
-    path.write_text(text, encoding="utf-8")
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def export_labeller(store: Store, name: str, path: str | Path) -> dict[str, Any]:
-    """Write one labeller's current grades as TREC qrels; unsure pairs without a grade are left out."""
     from .project import find_user
 
     user = find_user(store, name)
     grades = store.read(lambda c: labeller_grades(c, user["name"]))
-    sha = _write_qrels(grades, Path(path))
-    return {"path": str(path), "labeller": name, "judgments": len(grades), "sha256": sha}
+    return qrels_text(_qrels(grades, f"{name}.qrels"))
 
 
-def export_final(
+def export_labeller(store: Store, name: str, path: str | Path) -> dict[str, Any]:
+    """Write one labeller's current grades as TREC qrels (:func:`labeller_qrels_text`)."""
+    import hashlib
+
+    text = labeller_qrels_text(store, name)
+    Path(path).write_bytes(text.encode("utf-8"))
+    judgments = text.count("\n")
+    return {
+        "path": str(path),
+        "labeller": name,
+        "judgments": judgments,
+        "sha256": hashlib.sha256(text.encode()).hexdigest(),
+    }
+
+
+def final_qrels_text(
     store: Store,
     rubric: Rubric,
-    path: str | Path,
     *,
+    name: str = "final.qrels",
     relevance_threshold: int = 1,
     undecided: str = "refuse",
-) -> dict[str, Any]:
-    """Write the final qrels and their manifest beside them (:mod:`qrelkit.manifest`).
+) -> tuple[str, str, dict[str, Any]]:
+    """The final qrels and their manifest as text, and the counts of how each grade was decided.
 
     Disputed pairs without a decision make this refuse (naming them) unless ``undecided="leave-out"``,
     which leaves them out and records how many. The manifest records the rubric, its scale, the
     labellers, the calibration kappa and gate (of the first two labellers who finished the calibration
-    sample), and how each final grade was decided.
+    sample), and how each final grade was decided (:mod:`qrelkit.adjudication`).
     """
     from qrelkit.adjudication import calibration_fields
-    from qrelkit.manifest import write_qrels_with_manifest
+    from qrelkit.manifest import qrels_with_manifest_text
 
     grades, counts = final_grades(store, undecided=undecided)
-    qrels = _qrels(grades, Path(path).name)
     calibration = next(
         (s.agreement for s in calibration_status(store, rubric) if s.agreement is not None), None
     )
@@ -532,8 +542,29 @@ def export_final(
         "calibration": calibration_fields(calibration),
         "adjudication": {k: v for k, v in counts.items() if k != "pairs"},
     }
-    manifest = write_qrels_with_manifest(qrels, path, fields)
-    return {"path": str(path), "manifest": str(manifest), "judgments": len(grades), "counts": counts}
+    qrels, manifest = qrels_with_manifest_text(_qrels(grades, name), name, fields)
+    return qrels, manifest, counts
+
+
+def export_final(
+    store: Store,
+    rubric: Rubric,
+    path: str | Path,
+    *,
+    relevance_threshold: int = 1,
+    undecided: str = "refuse",
+) -> dict[str, Any]:
+    """Write the final qrels and their manifest beside them (:func:`final_qrels_text`)."""
+    from qrelkit.manifest import manifest_path
+
+    path = Path(path)
+    qrels, manifest, counts = final_qrels_text(
+        store, rubric, name=path.name, relevance_threshold=relevance_threshold, undecided=undecided
+    )
+    path.write_bytes(qrels.encode("utf-8"))
+    manifest_path(path).write_bytes(manifest.encode("utf-8"))
+    judgments = counts["total"]
+    return {"path": str(path), "manifest": str(manifest_path(path)), "judgments": judgments, "counts": counts}
 
 
 def _qrels(grades: dict[tuple[str, str], int], name: str) -> Any:

@@ -31,6 +31,7 @@ from qrelkit.rubric import Rubric, load_rubric
 from .store import Store, StoreError, check_name, now
 
 __all__ = [
+    "DEFAULT_BASE_URL",
     "PoolEntry",
     "create_invite",
     "find_user",
@@ -40,6 +41,8 @@ __all__ = [
     "read_docs",
     "read_pool",
     "read_queries",
+    "record_base_url",
+    "recorded_base_url",
     "redeem_invite",
     "revoke_user",
 ]
@@ -401,6 +404,19 @@ def load_rubric_from_store(store: Store) -> Rubric:
 
 
 # users and invites
+
+#: Where invite links point when ``judge serve`` has recorded no URL.
+DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+
+
+def record_base_url(store: Store, url: str) -> None:
+    """Record where the server is reachable (``judge serve`` does, at start) for later invite links."""
+    store.set_meta("base_url", url.rstrip("/"))
+
+
+def recorded_base_url(store: Store) -> str | None:
+    """The URL ``judge serve`` last recorded, or ``None``."""
+    return store.meta("base_url")
 
 
 def find_user(store: Store, name: str) -> sqlite3.Row:

@@ -349,6 +349,15 @@ class Store:
         row = self.read(lambda c: c.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone())
         return default if row is None else row[0]
 
+    def set_meta(self, key: str, value: str) -> None:
+        """Record ``value`` under ``key`` in the meta table (replacing an earlier value), once committed."""
+        self.write(
+            lambda c: c.execute(
+                "INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+        )
+
     def integrity_check(self) -> str:
         rows = self.read(lambda c: c.execute("PRAGMA integrity_check").fetchall())
         return "; ".join(r[0] for r in rows)
