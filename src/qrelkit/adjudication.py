@@ -47,10 +47,12 @@ __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "BOOTSTRAP_SEED",
     "UNDECIDED_POLICIES",
+    "AgreementDocument",
     "Calibration",
     "Merged",
     "Vote",
     "adjudication_fields",
+    "agreement_document",
     "calibration_agreement",
     "calibration_fields",
     "check_decision",
@@ -401,3 +403,83 @@ def read_decisions(path: str | Path, scale: Sequence[int] | None = None) -> pl.D
             fix="keep one decision per pair",
         )
     return frame
+
+
+# -- the agreement document (`qrelkit agree`) ----------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class AgreementDocument:
+    """Everything ``qrelkit agree`` reports about two labellers, as one value (rendered by
+    :mod:`qrelkit.report.agreement`; :meth:`to_dict` is its JSON form)."""
+
+    calibration: Calibration
+    alpha: dict[str, Any]
+    header: dict[str, Any]
+    metric: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        g = self.calibration.gate
+        return {
+            **self.header,
+            "agreement": self.calibration.report.to_dict(),
+            "alpha": {lvl: a.to_dict() for lvl, a in self.alpha.items()},
+            "gate": g.to_dict() if g else None,
+            "metric_agreement": self.metric,
+        }
+
+
+def agreement_document(
+    qrels_a: Qrels,
+    qrels_b: Qrels,
+    scale: Sequence[int],
+    *,
+    labellers: tuple[str, str],
+    paths: tuple[str, str],
+    rubric: Any = None,
+    scale_source: str = "rubric",
+    weights: Weighting = "linear",
+    min_kappa: float | None = None,
+    n_resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    runs: Sequence[Any] = (),
+    k: int = 10,
+) -> AgreementDocument:
+    """Kappa with both intervals and the gate (:func:`calibration_agreement`), Krippendorff's alpha at the
+    ordinal and interval levels and, with ``runs``, nDCG@k and R@k under each labeller's grades."""
+    import numpy as np
+
+    from .agreement import krippendorff_alpha
+    from .provenance import header
+
+    calibration = calibration_agreement(
+        qrels_a.frame, qrels_b.frame, scale, min_kappa=min_kappa, labellers=labellers, weights=weights,
+        n_resamples=n_resamples, seed=seed,
+    )  # fmt: skip
+    paired = pair_grades(qrels_a.frame, qrels_b.frame)
+    ratings = np.vstack([paired.grades_a, paired.grades_b]).astype(np.float64)
+    alpha = {
+        lvl: krippendorff_alpha(ratings, level=lvl, value_domain=scale) for lvl in ("ordinal", "interval")
+    }
+    metric = None
+    if runs:
+        from .leverage import metric_agreement, metric_agreement_summary
+
+        frame = metric_agreement(qrels_a, qrels_b, list(runs), k)
+        metric = metric_agreement_summary(frame, k) | {
+            "runs": [{"name": r.name, "fingerprint": r.fingerprint.to_dict()} for r in runs]
+        }
+    head = header(
+        labellers={
+            who: {"name": name, "path": path, "judgments": q.frame.height, "fingerprint": q.fingerprint.to_dict()}
+            for who, name, path, q in (("a", labellers[0], paths[0], qrels_a), ("b", labellers[1], paths[1], qrels_b))
+        },
+        rubric=None
+        if rubric is None
+        else {"name": rubric.name, "version": rubric.version, "content_hash": rubric.content_hash,
+              "source": rubric.source},
+        scale=list(scale),
+        scale_source=scale_source,
+        weights=weights,
+    )  # fmt: skip
+    return AgreementDocument(calibration, alpha, head, metric)

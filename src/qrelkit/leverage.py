@@ -15,7 +15,9 @@ An undefined nDCG (a query with nothing relevant under ``no_relevant="skip"``) c
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -27,6 +29,7 @@ from .errors import ValidationError
 __all__ = [
     "disagreement_leverage",
     "metric_agreement",
+    "metric_agreement_summary",
     "regrade_leverage",
     "retrieval_ranks",
 ]
@@ -320,3 +323,27 @@ def metric_agreement(
         )
         .sort(["run", "query_id"])
     )
+
+
+def metric_agreement_summary(frame: pl.DataFrame, k: int) -> dict[str, Any]:
+    """Means per run of :func:`metric_agreement`'s table, with the measures and conventions they used."""
+    from .conventions import DEFAULT
+
+    means = {}
+    for run in frame.get_column("run").unique(maintain_order=True).to_list():
+        sub = frame.filter(frame.get_column("run") == run)
+        means[run] = {
+            "queries": sub.height,
+            "ndcg_a": math.fsum(sub.get_column("ndcg_a").to_list()) / sub.height,
+            "ndcg_b": math.fsum(sub.get_column("ndcg_b").to_list()) / sub.height,
+            "recall_a": math.fsum(sub.get_column("recall_a").to_list()) / sub.height,
+            "recall_b": math.fsum(sub.get_column("recall_b").to_list()) / sub.height,
+            "queries_ndcg_moves_recall_not": int(sub.get_column("ndcg_moves_recall_not").sum()),
+        }
+    return {
+        "measures": [f"nDCG@{k}", f"R(rel=1)@{k}"],
+        "conventions": DEFAULT.to_dict(),
+        "queries": "judged by both labellers",
+        "means": means,
+        "per_query": frame.to_dicts(),
+    }

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +41,6 @@ class RunsCommand(click.Command):
             if i == start:
                 out.append("--runs")  # no value: click reports it
         return super().parse_args(ctx, out)
-
-
-def _fmt(x: float | None, digits: int = 3) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
 
 
 def _load_pair(a: str, b: str, rubric_path: str | None) -> tuple[Any, Any, Any, tuple[int, ...], str]:
@@ -100,118 +94,6 @@ def _write_or_echo(text: str, output: str | None, what: str) -> None:
 
 
 # -- agree ----------------------------------------------------------------------------------------------
-
-
-def _metric_payload(frame: Any, k: int) -> dict[str, Any]:
-    from ..conventions import DEFAULT
-
-    means = {}
-    for run in frame.get_column("run").unique(maintain_order=True).to_list():
-        sub = frame.filter(frame.get_column("run") == run)
-        means[run] = {
-            "queries": sub.height,
-            "ndcg_a": math.fsum(sub.get_column("ndcg_a").to_list()) / sub.height,
-            "ndcg_b": math.fsum(sub.get_column("ndcg_b").to_list()) / sub.height,
-            "recall_a": math.fsum(sub.get_column("recall_a").to_list()) / sub.height,
-            "recall_b": math.fsum(sub.get_column("recall_b").to_list()) / sub.height,
-            "queries_ndcg_moves_recall_not": int(sub.get_column("ndcg_moves_recall_not").sum()),
-        }
-    return {
-        "measures": [f"nDCG@{k}", f"R(rel=1)@{k}"],
-        "conventions": DEFAULT.to_dict(),
-        "queries": "judged by both labellers",
-        "means": means,
-        "per_query": frame.to_dicts(),
-    }
-
-
-def _agree_text(p: dict[str, Any], report: Any, show_disagreements: bool) -> str:
-    out: list[str] = []
-    add = out.append
-    la, lb = p["labellers"]["a"], p["labellers"]["b"]
-    add(f"A: {la['path']} ({la['judgments']} judgments, sha256 {la['fingerprint']['sha256'][:12]})")
-    add(f"B: {lb['path']} ({lb['judgments']} judgments, sha256 {lb['fingerprint']['sha256'][:12]})")
-    rubric = p["rubric"]
-    where = (
-        f"rubric {rubric['name']} {rubric['version']} (sha256 {rubric['content_hash'][:12]})"
-        if rubric
-        else "grades seen"
-    )
-    add(f"scale: {', '.join(map(str, p['scale']))} (from {where}); weights: {p['weights']}")
-    k, boot = report.kappa, report.bootstrap
-    add(
-        f"pairs judged by both: {k.n} in {len(report.per_query)} queries "
-        f"(only A: {report.n_only_a}, only B: {report.n_only_b})"
-    )
-    add("")
-    add(
-        f"kappa ({p['weights']}) {_fmt(k.kappa)}  SE {_fmt(k.std_error)}  {k.level * 100:g}% CI "
-        f"[{_fmt(k.ci_low)}, {_fmt(k.ci_high)}]  (Fleiss-Cohen-Everitt)"
-    )
-    add(
-        f"query bootstrap {boot.level * 100:g}% CI [{_fmt(boot.low)}, {_fmt(boot.high)}] "
-        f"({boot.n_resamples} resamples of {boot.n_queries} queries, seed {boot.seed})"
-    )
-    alpha = p["alpha"]
-    add(
-        f"Krippendorff's alpha: ordinal {_fmt(alpha['ordinal']['alpha'])}, "
-        f"interval {_fmt(alpha['interval']['alpha'])}"
-    )
-    add(f"exact agreement: {_fmt(k.exact_agreement * 100 if k.n else None, 1)}%")
-    if k.note:
-        add(f"note: {k.note}")
-    add("")
-    add("confusion (rows: A, columns: B)")
-    scale = report.scale
-    width = max(6, *(len(str(int(x))) + 2 for x in k.confusion.ravel()))
-    add("A \\ B".ljust(8) + "".join(str(g).rjust(width) for g in scale) + "total".rjust(width + 2))
-    for i, g in enumerate(scale):
-        row = "".join(str(int(x)).rjust(width) for x in k.confusion[i])
-        add(str(g).ljust(8) + row + str(int(k.marginal_a[i])).rjust(width + 2))
-    add(
-        "total".ljust(8) + "".join(str(int(x)).rjust(width) for x in k.marginal_b) + str(k.n).rjust(width + 2)
-    )
-    add("")
-    add("per grade: " + "; ".join(f"{g}: A {a}, B {b}" for g, (a, b) in report.marginals.items()))
-    add("")
-    add("per query:  pairs  exact   kappa")
-    for q in report.per_query:
-        add(f"  {q.query_id:<10} {q.n_pairs:>4}  {q.exact_agreement * 100:5.1f}%  {_fmt(q.kappa)}")
-    n_dis = len(report.disagreements)
-    by_distance: dict[int, int] = {}
-    for d in report.disagreements:
-        by_distance[d.distance] = by_distance.get(d.distance, 0) + 1
-    detail = ", ".join(
-        f"{n} by {dist} grade{'s' if dist > 1 else ''}" for dist, n in sorted(by_distance.items())
-    )
-    add("")
-    add(f"disagreements: {n_dis}" + (f" ({detail})" if detail else ""))
-    if show_disagreements:
-        for d in report.disagreements:
-            add(f"  {d.query_id}\t{d.doc_id}\tA {d.grade_a}\tB {d.grade_b}")
-    elif n_dis:
-        add("  (list them with --show-disagreements)")
-    metric = p.get("metric_agreement")
-    if metric:
-        add("")
-        add(f"metric-level agreement ({', '.join(metric['measures'])}; queries judged by both)")
-        add(f"  {'run':<12} {'nDCG A':>8} {'nDCG B':>8} {'R A':>7} {'R B':>7}  nDCG moves, recall identical")
-        for run, m in metric["means"].items():
-            add(
-                f"  {run:<12} {m['ndcg_a']:8.4f} {m['ndcg_b']:8.4f} {m['recall_a']:7.4f} {m['recall_b']:7.4f}"
-                f"  {m['queries_ndcg_moves_recall_not']} of {m['queries']} queries"
-            )
-        add("  per query (* = nDCG moves while recall is identical):")
-        for r in metric["per_query"]:
-            mark = "*" if r["ndcg_moves_recall_not"] else " "
-            add(
-                f"  {mark} {r['run']:<10} {r['query_id']:<12} nDCG {r['ndcg_a']:.4f} -> {r['ndcg_b']:.4f} "
-                f"({r['ndcg_delta']:+.4f})  R {r['recall_a']:.4f} / {r['recall_b']:.4f}"
-            )
-    gate = p.get("gate")
-    add("")
-    add(f"gate: {gate['message']}" if gate else "gate: none (pass --min-kappa 0.6 to gate on agreement)")
-    return "\n".join(out) + "\n"
 
 
 @click.command("agree", cls=RunsCommand)
@@ -282,66 +164,20 @@ def command(
     Exit status: 0 on success (and when the gate passes), 3 when --min-kappa is given and the lower
     bound of the interval falls below it, 1 on bad input, 2 on bad usage.
     """
-    from .._version import __version__
-    from ..adjudication import calibration_agreement
-    from ..agreement import krippendorff_alpha, pair_grades
+    from ..adjudication import agreement_document
+    from ..report.agreement import render_agreement
 
     qa, qb, rub, scale, scale_source = _load_pair(qrels_a, qrels_b, rubric)
     if rub is None:
         _scale_warning(scale)
-    calibration = calibration_agreement(
-        qa.frame, qb.frame, scale, min_kappa=min_kappa, labellers=(_labeller(qrels_a), _labeller(qrels_b)),
-        weights=weights, n_resamples=bootstrap, seed=seed,  # type: ignore[arg-type]
+    doc = agreement_document(
+        qa, qb, scale, labellers=(_labeller(qrels_a), _labeller(qrels_b)), paths=(qrels_a, qrels_b),
+        rubric=rub, scale_source=scale_source, weights=weights, min_kappa=min_kappa, n_resamples=bootstrap,
+        seed=seed, runs=_read_runs(runs) if runs else (), k=k,  # type: ignore[arg-type]
     )  # fmt: skip
-    report, gate_result = calibration.report, calibration.gate
-    paired = pair_grades(qa.frame, qb.frame)
-    import numpy as np
-
-    ratings = np.vstack([paired.grades_a, paired.grades_b]).astype(np.float64)
-    alphas = {
-        lvl: krippendorff_alpha(ratings, level=lvl, value_domain=scale) for lvl in ("ordinal", "interval")
-    }
-    payload: dict[str, Any] = {
-        "tool": {"name": "qrelkit", "version": __version__},
-        "labellers": {
-            who: {
-                "name": _labeller(path),
-                "path": path,
-                "judgments": q.frame.height,
-                "fingerprint": q.fingerprint.to_dict(),
-            }
-            for who, path, q in (("a", qrels_a, qa), ("b", qrels_b, qb))
-        },
-        "rubric": None
-        if rub is None
-        else {
-            "name": rub.name,
-            "version": rub.version,
-            "content_hash": rub.content_hash,
-            "source": rub.source,
-        },
-        "scale": list(scale),
-        "scale_source": scale_source,
-        "weights": weights,
-        "agreement": report.to_dict(),
-        "alpha": {lvl: a.to_dict() for lvl, a in alphas.items()},
-        "gate": gate_result.to_dict() if gate_result else None,
-        "metric_agreement": None,
-    }
-    if runs:
-        from ..leverage import metric_agreement
-
-        run_objs = _read_runs(runs)
-        frame = metric_agreement(qa, qb, run_objs, k)
-        payload["metric_agreement"] = _metric_payload(frame, k) | {
-            "runs": [{"name": r.name, "fingerprint": r.fingerprint.to_dict()} for r in run_objs]
-        }
+    gate_result = doc.calibration.gate
     fmt = out_format or ("json" if output and output.endswith(".json") else "table")
-    if fmt == "json":
-        text = json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n"
-    else:
-        text = _agree_text(payload, report, show_disagreements)
-    _write_or_echo(text, output, fmt)
+    _write_or_echo(render_agreement(doc, fmt, show_disagreements=show_disagreements), output, fmt)
     if output and gate_result is not None:
         click.echo(f"gate: {gate_result.message}", err=True)
     if gate_result is not None and not gate_result.passed:
@@ -349,10 +185,6 @@ def command(
 
 
 # -- leverage ------------------------------------------------------------------------------------------
-
-
-def _tsv(frame: Any) -> str:
-    return frame.write_csv(separator="\t", float_precision=6)
 
 
 @click.command("leverage")
@@ -393,22 +225,9 @@ def leverage_command(
     table = regrade_leverage(q, run_objs, k, scale)
     shown = table.head(top) if top else table
     shown = shown.join(retrieval_ranks(run_objs, shown), on=["query_id", "doc_id"], how="left")
-    if out_format == "json":
-        text = json.dumps({"k": k, "judgments": table.height, "rows": shown.to_dicts()}, indent=2) + "\n"
-    elif out_format == "tsv":
-        text = _tsv(shown)
-    else:
-        lines = [
-            f"{table.height} judgments; largest nDCG@{k} swing of a one-step regrade (top {shown.height}):"
-        ]
-        lines.append(f"  {'query':<10} {'doc':<40} grade -> regrade  max     mean    retrieved")
-        for r in shown.iter_rows(named=True):
-            lines.append(
-                f"  {r['query_id']:<10} {r['doc_id']:<40} {r['grade']:>5} -> {r['regrade']!s:<7} "
-                f"{r['leverage_max']:.4f}  {r['leverage_mean']:.4f}  {r['retrieved'] or '-'}"
-            )
-        text = "\n".join(lines) + "\n"
-    _write_or_echo(text, output, out_format)
+    from ..report.agreement import render_leverage
+
+    _write_or_echo(render_leverage(table, shown, k, out_format), output, out_format)
 
 
 # -- adjudicate ----------------------------------------------------------------------------------------
@@ -507,7 +326,7 @@ def _write_queue(qa: Any, qb: Any, run_objs: list[Any], k: int, output: str) -> 
 
     queue = disagreement_leverage(qa, qb, run_objs, k)
     queue = queue.join(retrieval_ranks(run_objs, queue), on=["query_id", "doc_id"], how="left")
-    Path(output).write_text(_tsv(queue), encoding="utf-8")
+    Path(output).write_text(queue.write_csv(separator="\t", float_precision=6), encoding="utf-8")
     click.echo(
         f"{queue.height} disagreements, ordered by the largest change of nDCG@{k} over {len(run_objs)} run(s); "
         f"wrote {output}. Record decisions as query_id<TAB>doc_id<TAB>grade and merge them with --decisions.",

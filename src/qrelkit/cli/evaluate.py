@@ -11,7 +11,6 @@ import click
 
 from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES, PROFILE_NAMES
 from ..conventions import CHOICES, DEFAULT, GAIN_NAMES, Conventions
-from ..errors import ValidationError
 
 CONVENTION_FLAGS = [
     (
@@ -138,6 +137,7 @@ def load_inputs(
 OUTPUT_SUFFIXES = {
     ".json": "json",
     ".tsv": "tsv",
+    ".csv": "csv",
     ".txt": "trec",
     ".trec": "trec",
     ".md": "markdown",
@@ -238,7 +238,7 @@ PROGRESS_BYTES = 64 << 20
     "-f",
     "--format",
     "out_format",
-    type=click.Choice(["table", "json", "tsv", "trec", "markdown", "html"]),
+    type=click.Choice(["table", "json", "tsv", "csv", "trec", "markdown", "html"]),
     default=None,
     help="output format [default: table on a terminal, tsv otherwise; -o: by suffix]",
 )
@@ -322,10 +322,9 @@ def eval_command(
     if output:
         fmt = out_format or OUTPUT_SUFFIXES.get(Path(output).suffix.lower())
         if fmt is None or fmt == "table":
-            raise ValidationError(
-                f"cannot tell the output format from {output!r}",
-                expected="a suffix .json, .tsv, .txt/.trec, .md or .html, or --format",
-                fix="name the format with --format json|tsv|trec|markdown|html",
+            raise click.UsageError(
+                f"cannot tell the output format from {output!r}: name it with --format "
+                "json|tsv|csv|trec|markdown|html, or use a suffix .json, .tsv, .csv, .txt/.trec, .md or .html"
             )
         Path(output).write_text(render(results, fmt, per_query=True))
         click.echo(f"wrote {output} ({fmt}: per-query values, means, conventions, fingerprints)", err=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..results import Results
 
-FORMATS = ("table", "json", "tsv", "trec", "markdown", "html")
+FORMATS = ("table", "json", "tsv", "csv", "trec", "markdown", "html")
 
 
 def _num(value: float | None) -> str:
@@ -60,6 +60,24 @@ def render_tsv(results: Results, per_query: bool = False) -> str:
         for run, qid, measure, value in results.rows(by_run_name=True):
             lines.append(f"{run}\t{qid}\t{measure}\t{_num(value)}")
     return "\n".join(lines) + "\n"
+
+
+def render_csv(results: Results, per_query: bool = False) -> str:
+    """Comma-separated ``run,query_id,measure,value`` (``all`` for the means) after the ``#`` provenance
+    lines (``pandas.read_csv(path, comment="#")`` reads it); ids with a comma or quote are quoted."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    buf.write("\n".join(header_lines(results)) + "\n")
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["run", "query_id", "measure", "value"])
+    for row in results.summary_rows():
+        writer.writerow([row["run"], "all", row["measure"], _num(row["mean"])])
+    if per_query:
+        for run, qid, measure, value in results.rows(by_run_name=True):
+            writer.writerow([run, qid, measure, _num(value)])
+    return buf.getvalue()
 
 
 def render_trec(results: Results, per_query: bool = False) -> str:
@@ -121,6 +139,8 @@ def render(results: Results, fmt: str, per_query: bool = False) -> str:
         return render_json(results)
     if fmt == "tsv":
         return render_tsv(results, per_query)
+    if fmt == "csv":
+        return render_csv(results, per_query)
     if fmt == "trec":
         return render_trec(results, per_query)
     if fmt == "markdown":

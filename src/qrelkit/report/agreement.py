@@ -1,0 +1,126 @@
+"""Rendering of agreement and leverage: the text, TSV and JSON forms of what ``qrelkit agree`` and
+``qrelkit leverage`` computed (:class:`qrelkit.adjudication.AgreementDocument`, leverage tables)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+__all__ = ["render_agreement", "render_leverage"]
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def render_agreement(doc: Any, fmt: str, *, show_disagreements: bool = False) -> str:
+    """``json`` (the document's :meth:`to_dict`) or ``table`` (the text report)."""
+    if fmt == "json":
+        return json.dumps(doc.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+    return _agree_text(doc.to_dict(), doc.calibration.report, show_disagreements)
+
+
+def render_leverage(table: Any, shown: Any, k: int, fmt: str) -> str:
+    """The regrade-leverage table: ``json``, ``tsv`` or ``table`` (the ``shown`` rows of ``table``)."""
+    if fmt == "json":
+        return json.dumps({"k": k, "judgments": table.height, "rows": shown.to_dicts()}, indent=2) + "\n"
+    if fmt == "tsv":
+        return str(shown.write_csv(separator="\t", float_precision=6))
+    lines = [f"{table.height} judgments; largest nDCG@{k} swing of a one-step regrade (top {shown.height}):"]
+    lines.append(f"  {'query':<10} {'doc':<40} grade -> regrade  max     mean    retrieved")
+    for r in shown.iter_rows(named=True):
+        lines.append(
+            f"  {r['query_id']:<10} {r['doc_id']:<40} {r['grade']:>5} -> {r['regrade']!s:<7} "
+            f"{r['leverage_max']:.4f}  {r['leverage_mean']:.4f}  {r['retrieved'] or '-'}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _agree_text(p: dict[str, Any], report: Any, show_disagreements: bool) -> str:
+    out: list[str] = []
+    add = out.append
+    la, lb = p["labellers"]["a"], p["labellers"]["b"]
+    add(f"A: {la['path']} ({la['judgments']} judgments, sha256 {la['fingerprint']['sha256'][:12]})")
+    add(f"B: {lb['path']} ({lb['judgments']} judgments, sha256 {lb['fingerprint']['sha256'][:12]})")
+    rubric = p["rubric"]
+    where = (
+        f"rubric {rubric['name']} {rubric['version']} (sha256 {rubric['content_hash'][:12]})"
+        if rubric
+        else "grades seen"
+    )
+    add(f"scale: {', '.join(map(str, p['scale']))} (from {where}); weights: {p['weights']}")
+    k, boot = report.kappa, report.bootstrap
+    add(
+        f"pairs judged by both: {k.n} in {len(report.per_query)} queries "
+        f"(only A: {report.n_only_a}, only B: {report.n_only_b})"
+    )
+    add("")
+    add(
+        f"kappa ({p['weights']}) {_fmt(k.kappa)}  SE {_fmt(k.std_error)}  {k.level * 100:g}% CI "
+        f"[{_fmt(k.ci_low)}, {_fmt(k.ci_high)}]  (Fleiss-Cohen-Everitt)"
+    )
+    add(
+        f"query bootstrap {boot.level * 100:g}% CI [{_fmt(boot.low)}, {_fmt(boot.high)}] "
+        f"({boot.n_resamples} resamples of {boot.n_queries} queries, seed {boot.seed})"
+    )
+    alpha = p["alpha"]
+    add(
+        f"Krippendorff's alpha: ordinal {_fmt(alpha['ordinal']['alpha'])}, "
+        f"interval {_fmt(alpha['interval']['alpha'])}"
+    )
+    add(f"exact agreement: {_fmt(k.exact_agreement * 100 if k.n else None, 1)}%")
+    if k.note:
+        add(f"note: {k.note}")
+    add("")
+    add("confusion (rows: A, columns: B)")
+    scale = report.scale
+    width = max(6, *(len(str(int(x))) + 2 for x in k.confusion.ravel()))
+    add("A \\ B".ljust(8) + "".join(str(g).rjust(width) for g in scale) + "total".rjust(width + 2))
+    for i, g in enumerate(scale):
+        row = "".join(str(int(x)).rjust(width) for x in k.confusion[i])
+        add(str(g).ljust(8) + row + str(int(k.marginal_a[i])).rjust(width + 2))
+    add(
+        "total".ljust(8) + "".join(str(int(x)).rjust(width) for x in k.marginal_b) + str(k.n).rjust(width + 2)
+    )
+    add("")
+    add("per grade: " + "; ".join(f"{g}: A {a}, B {b}" for g, (a, b) in report.marginals.items()))
+    add("")
+    add("per query:  pairs  exact   kappa")
+    for q in report.per_query:
+        add(f"  {q.query_id:<10} {q.n_pairs:>4}  {q.exact_agreement * 100:5.1f}%  {_fmt(q.kappa)}")
+    n_dis = len(report.disagreements)
+    by_distance: dict[int, int] = {}
+    for d in report.disagreements:
+        by_distance[d.distance] = by_distance.get(d.distance, 0) + 1
+    detail = ", ".join(
+        f"{n} by {dist} grade{'s' if dist > 1 else ''}" for dist, n in sorted(by_distance.items())
+    )
+    add("")
+    add(f"disagreements: {n_dis}" + (f" ({detail})" if detail else ""))
+    if show_disagreements:
+        for d in report.disagreements:
+            add(f"  {d.query_id}\t{d.doc_id}\tA {d.grade_a}\tB {d.grade_b}")
+    elif n_dis:
+        add("  (list them with --show-disagreements)")
+    metric = p.get("metric_agreement")
+    if metric:
+        add("")
+        add(f"metric-level agreement ({', '.join(metric['measures'])}; queries judged by both)")
+        add(f"  {'run':<12} {'nDCG A':>8} {'nDCG B':>8} {'R A':>7} {'R B':>7}  nDCG moves, recall identical")
+        for run, m in metric["means"].items():
+            add(
+                f"  {run:<12} {m['ndcg_a']:8.4f} {m['ndcg_b']:8.4f} {m['recall_a']:7.4f} {m['recall_b']:7.4f}"
+                f"  {m['queries_ndcg_moves_recall_not']} of {m['queries']} queries"
+            )
+        add("  per query (* = nDCG moves while recall is identical):")
+        for r in metric["per_query"]:
+            mark = "*" if r["ndcg_moves_recall_not"] else " "
+            add(
+                f"  {mark} {r['run']:<10} {r['query_id']:<12} nDCG {r['ndcg_a']:.4f} -> {r['ndcg_b']:.4f} "
+                f"({r['ndcg_delta']:+.4f})  R {r['recall_a']:.4f} / {r['recall_b']:.4f}"
+            )
+    gate = p.get("gate")
+    add("")
+    add(f"gate: {gate['message']}" if gate else "gate: none (pass --min-kappa 0.6 to gate on agreement)")
+    return "\n".join(out) + "\n"

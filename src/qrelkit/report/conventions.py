@@ -1,0 +1,111 @@
+"""Rendering of ``qrelkit conventions``: the sweep of one run under every profile and single-axis change,
+the per-query attribution of two profiles' difference, and the list of profiles (text, TSV, JSON)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+__all__ = ["render_diff", "render_profiles", "render_sweep"]
+
+_ARROW = {"up": "up", "down": "down", "none": "none", "refused": "-"}
+
+
+def _num(value: float | None, signed: bool = False) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:+.4f}" if signed else f"{value:.4f}"
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def render_sweep(variants: list[Any], measure: str, fmt: str, header: dict[str, Any]) -> str:
+    if fmt == "json":
+        return (
+            json.dumps(header | {"measure": measure, "rows": [v.to_dict() for v in variants]}, indent=2)
+            + "\n"
+        )
+    headers = ["kind", "conventions", "mean", "diff", "direction", "moved", "at 1.0", "flag"]
+    rows = []
+    for v in variants:
+        if v.kind == "axis":
+            what = v.label
+        elif v.kind == "profile":
+            changed = [f"{axis}={new}" for axis, _, new in variants[0].conventions.differences(v.conventions)]
+            what = f"{v.label}: " + (",".join(changed) if changed else "as default")
+        else:
+            what = "default" if v.conventions.profile is None else f"base: {v.conventions.profile_label()}"
+        flag = "optimistic: " + ",".join(v.optimistic) if v.optimistic else ""
+        if v.refused:
+            flag = f"refused: {v.refused}"
+        rows.append(
+            [
+                v.kind,
+                what,
+                _num(v.mean),
+                _num(v.diff, signed=True) if v.kind != "default" else "",
+                _ARROW[v.direction] if v.kind != "default" else "",
+                str(v.moved) if v.kind != "default" and not v.refused else "",
+                str(v.perfect) if not v.refused else "",
+                flag,
+            ]
+        )
+    if fmt == "tsv":
+        return "\n".join("\t".join(r) for r in [headers, *rows]) + "\n"
+    title = f"{measure} of run {header['run']['name']!r} under every profile and every single-axis change\n"
+    note = (
+        "diff: mean minus the default's; moved: queries whose value changed; at 1.0: queries scoring exactly 1;"
+        " optimistic: a choice that can only raise the score\n"
+    )
+    return title + _table(headers, rows) + note
+
+
+def render_diff(att: Any, names: tuple[str, str], measure: str, fmt: str, header: dict[str, Any]) -> str:
+    if fmt == "json":
+        body = header | {"measure": measure, "profiles": list(names)} | att.to_dict()
+        return json.dumps(body, indent=2) + "\n"
+    rows = [
+        [
+            q.query_id,
+            _num(q.a),
+            _num(q.b),
+            _num(q.b - q.a, True) if q.a is not None and q.b is not None else "-",
+            ",".join(q.axes) if q.axes else "only the axes together",
+        ]
+        for q in att.queries
+    ]
+    headers = ["query", names[0], names[1], "diff", "explained by"]
+    if fmt == "tsv":
+        return "\n".join("\t".join(r) for r in [headers, *rows]) + "\n"
+    axes = "; ".join(f"{axis}: {a} vs {b}" for axis, a, b in att.axes) or "none"
+    effects = "; ".join(f"{axis} {_num(d, True)}" for axis, d in att.mean_effects.items()) or "none"
+    return (
+        f"{measure}: {names[0]} {_num(att.mean_a)} vs {names[1]} {_num(att.mean_b)} "
+        f"({len(att.queries)} queries differ)\n"
+        f"differing axes: {axes}\n"
+        f"mean change from {names[0]} when one axis takes {names[1]}'s value: {effects}\n"
+        + (_table(headers, rows) if rows else "")
+    )
+
+
+def render_profiles(fmt: str) -> str:
+    from ..profiles import PROFILES
+
+    if fmt == "json":
+        return json.dumps([p.to_dict() for p in PROFILES.values()], indent=2) + "\n"
+    axes = list(next(iter(PROFILES.values())).conventions.axes())
+    rows = [
+        [p.name, *p.conventions.axes().values(), p.on_duplicate, ",".join(p.refuses)]
+        for p in PROFILES.values()
+    ]
+    headers = ["profile", *axes, "on_duplicate", "refuses"]
+    if fmt == "tsv":
+        return "\n".join("\t".join(r) for r in [headers, *rows]) + "\n"
+    return _table(headers, rows)

@@ -1,0 +1,61 @@
+"""The command line is a thin skin: usage errors exit 2 everywhere, bad input 1, and -o picks the format by
+suffix (CSV included) with the provenance in the file."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from qrelkit.cli import main
+
+from .conftest import EXAMPLE
+
+QRELS = EXAMPLE / "qrels.txt"
+RUN = EXAMPLE / "runs" / "bm25.run"
+
+
+def invoke(*args: object):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    assert invoke("conventions").exit_code == 2
+    out = invoke("eval", QRELS, RUN, "-o", tmp_path / "r.xyz")
+    assert out.exit_code == 2 and "name it with --format" in out.output
+    assert not (tmp_path / "r.xyz").exists()
+    assert invoke("eval", QRELS).exit_code == 2
+    assert invoke("agree", QRELS).exit_code == 2
+
+
+def test_bad_input_exits_1_with_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.run"
+    bad.write_text("q01 Q0 d1 1 high bm25\n")
+    out = invoke("eval", QRELS, bad)
+    assert out.exit_code == 1 and "Traceback" not in out.output
+    assert f"{bad}:1" in out.output
+
+
+def test_csv_output_holds_the_numbers_of_the_json_and_the_provenance(tmp_path: Path) -> None:
+    assert invoke("eval", QRELS, RUN, "-o", tmp_path / "r.csv").exit_code == 0
+    assert invoke("eval", QRELS, RUN, "-o", tmp_path / "r.json").exit_code == 0
+    text = (tmp_path / "r.csv").read_text()
+    header = [line for line in text.splitlines() if line.startswith("#")]
+    assert header[0].startswith("# qrelkit ") and any(line.startswith("# conventions: ") for line in header)
+    rows = list(
+        csv.DictReader(io.StringIO("\n".join(ln for ln in text.splitlines() if not ln.startswith("#"))))
+    )
+    data = json.loads((tmp_path / "r.json").read_text())
+    means = data["results"]["means"]["bm25"]
+    per_query = data["results"]["per_query"]["bm25"]
+    for row in rows:
+        expected = (
+            means[row["measure"]]["mean"]
+            if row["query_id"] == "all"
+            else per_query[row["query_id"]][row["measure"]]
+        )
+        assert float(row["value"]) == expected  # repr floats read back to the same double
+    assert {r["measure"] for r in rows} == {"nDCG@10", "R(rel=1)@100", "Judged@10"}
