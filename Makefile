@@ -10,14 +10,20 @@ EXAMPLE := examples/docsearch
 $(BIN)/qrelkit: pyproject.toml hatch_build.py src/qrelkit/_native/scan.c
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e .
+	# the web extra too: the README's judging section (qrelkit judge serve) works after `make demo`
+	$(BIN)/pip install -q -e '.[web]'
 	# byte-compile the sources, as installing a wheel does (an editable install leaves them to each start)
 	$(BIN)/python -m compileall -q src/qrelkit
 	@touch $@
 
-## demo: create .venv, install qrelkit, and evaluate the bundled example's four runs
+## demo: create .venv, install qrelkit, and run the workflow on the bundled example: rubric lint, pool,
+## agreement of the two labellers, evaluation of the four runs, one query explained
 demo: $(BIN)/qrelkit
 	@mkdir -p demo-out
+	$(BIN)/qrelkit rubric lint $(EXAMPLE)/rubric.toml
+	$(BIN)/qrelkit pool $(EXAMPLE)/runs/*.run --depth 10 --labellers alice,bob -o demo-out/pool.jsonl
+	$(BIN)/qrelkit agree $(EXAMPLE)/judgments/alice.qrels $(EXAMPLE)/judgments/bob.qrels \
+	    --rubric $(EXAMPLE)/rubric.toml --min-kappa 0.6
 	$(BIN)/qrelkit eval $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/*.run -m nDCG@10 -m R@100 -m Judged@10 -m AP -o demo-out/results.json
 	$(BIN)/qrelkit eval $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/*.run -f table
 	$(BIN)/qrelkit explain $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/rerank.run --query q01

@@ -275,6 +275,16 @@ class Results:
         return self.per_query.pivot(on="measure", index=["run", "query_id"], values="value")
 
     def to_pandas(self) -> Any:
+        """Per-query values as a pandas frame (pandas is not a dependency: ``pip install pandas``)."""
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            from .errors import QrelkitError
+
+            raise QrelkitError(
+                "to_pandas needs pandas, which is not installed",
+                fix="pip install pandas (or use to_polars(), which needs nothing more)",
+            ) from None
         return self.to_polars().to_pandas()
 
     def __repr__(self) -> str:
