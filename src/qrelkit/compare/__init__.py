@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..errors import QueryNotFoundError, ValidationError, did_you_mean
+from ..errors import IncomparableError, QueryNotFoundError, ValidationError, did_you_mean
 from ..results import Results
 from . import stats
 from .power import Power, power_analysis
@@ -30,6 +30,7 @@ __all__ = [
     "MultiComparison",
     "Options",
     "PairComparison",
+    "combine",
     "compare",
     "compare_runs",
     "run_pairs",
@@ -297,6 +298,39 @@ class Comparison:
         return out
 
 
+# -- combining evaluations -----------------------------------------------------------------------------
+
+
+def combine(results: Results | Sequence[Results]) -> Results:
+    """One Results from several evaluations (a baseline evaluated last month, the new run today): refused,
+    naming the differing axis, when conventions or judgments differ (:meth:`Results.check_comparable`)
+    or the measures differ."""
+    if isinstance(results, Results):
+        return results
+    parts = list(results)
+    if not parts:
+        raise ValidationError("no results to compare", fix="pass at least one Results")
+    first = parts[0]
+    runs = list(first.runs)
+    for other in parts[1:]:
+        first.check_comparable(other)
+        if other.measure_names != first.measure_names:
+            raise IncomparableError(
+                "results were computed for different measures: "
+                f"{', '.join(first.measure_names)} vs {', '.join(other.measure_names)}",
+                fix="evaluate every run with the same -m measures",
+            )
+        for run in other.runs:
+            if run.name in {r.name for r in runs}:
+                raise ValidationError(
+                    f"two runs are both named {run.name!r}", fix="give each run its own name"
+                )
+            runs.append(run)
+    from dataclasses import replace
+
+    return replace(first, runs=tuple(runs))
+
+
 # -- choosing pairs -------------------------------------------------------------------------------------
 
 
@@ -352,7 +386,7 @@ def _aligned(results: Results, run_names: Sequence[str], measure: str) -> tuple[
 
 
 def compare(
-    results: Results,
+    results: Results | Sequence[Results],
     baseline: str | Sequence[str] | None = None,
     *,
     all_pairs: bool = False,
@@ -372,7 +406,9 @@ def compare(
 ) -> Comparison:
     """Compare runs of one evaluation (see the module docstring). ``measures`` default to every measure
     of ``results``; ``noise`` is a :class:`~qrelkit.compare.noise.NoiseFloor` from
-    :func:`~qrelkit.compare.noise.noise_floor` over the same pairs, which adds a verdict per pair."""
+    :func:`~qrelkit.compare.noise.noise_floor` over the same pairs, which adds a verdict per pair.
+    Several Results are combined first (see :func:`combine`)."""
+    results = combine(results)
     opts = options or Options(
         test, permutations, seed, correction, family, alpha, multi, bootstrap, power, power_delta
     )
