@@ -245,6 +245,24 @@ def _copy_differences(parts: list[Results], baseline: str, treatment: str, measu
     return per_copy.get_column("d").to_numpy()
 
 
+def simulated_differences(
+    final: Qrels,
+    runs: Sequence[Run],
+    results: Results,
+    scale: Sequence[int],
+    channel: np.ndarray,
+    pairs: Sequence[tuple[str, str]],
+    replicates: int,
+    seed: int,
+) -> dict[tuple[str, str, str], np.ndarray]:
+    """Each pair's mean difference under each measure on ``replicates`` copies of ``final`` relabelled
+    through ``channel`` (rows and columns over ``scale``): ``{(baseline, treatment, measure): array}``."""
+    named = [Run(r.frame, r.fingerprint, n, r.meta) for r, n in zip(runs, results.run_names, strict=True)]
+    drawn = relabelled_grades(final.frame.get_column("grade").to_numpy(), scale, channel, replicates, seed)
+    parts = _replicated_results(final, named, results.run_names, drawn, results)
+    return {(b, t, m): _copy_differences(parts, b, t, m) for b, t in pairs for m in results.measure_names}
+
+
 def noise_floor(
     final: Qrels,
     runs: Sequence[Run],
@@ -278,8 +296,7 @@ def noise_floor(
     grades_all |= set(a.frame.get_column("grade").to_list()) | set(b.frame.get_column("grade").to_list())
     scale = tuple(sorted(int(g) for g in grades_all))
     confusion, channel = relabel_channel(a, b, scale, smoothing)
-    drawn = relabelled_grades(final.frame.get_column("grade").to_numpy(), scale, channel, replicates, seed)
-    parts = _replicated_results(final, named, names, drawn, results)
+    simulated = simulated_differences(final, runs, results, scale, channel, pairs, replicates, seed)
 
     entries = []
     for base, treat in pairs:
@@ -302,7 +319,7 @@ def noise_floor(
             else:
                 ebar = floor = math.nan
             observed = float((xn[:, 1] - xn[:, 0]).mean()) if n else math.nan
-            diffs = _copy_differences(parts, base, treat, m)
+            diffs = simulated[base, treat, m]
             if len(diffs):
                 low, high = (float(v) for v in np.quantile(diffs, [0.025, 0.975]))
                 flip = float(np.mean(np.sign(diffs) != np.sign(observed)))
