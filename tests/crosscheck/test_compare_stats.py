@@ -318,3 +318,10 @@ def test_topic_set_size_equals_statsmodels(es, alpha):
 
 def test_topic_set_size_of_no_difference_is_none():
     assert topic_set_size(0.0, 0.05) is None
+
+
+def test_randomized_tukey_does_not_depend_on_how_a_block_is_sliced(monkeypatch):
+    x = scores(4, 40, 5)
+    whole = stats.randomized_tukey(x, 2500, seed=2)
+    monkeypatch.setattr(stats, "TUKEY_CELLS", 700)  # a few trials at a time
+    assert np.array_equal(stats.randomized_tukey(x, 2500, seed=2), whole, equal_nan=True)

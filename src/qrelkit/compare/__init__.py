@@ -48,6 +48,8 @@ MULTI = ("tukey", "randomized-tukey")
 EXACT_AUTO_LIMIT = 24
 MONTE_CARLO_PERMUTATIONS = 100_000
 BOOTSTRAP_RESAMPLES = 10_000
+#: Trials of the randomised Tukey HSD unless ``permutations`` gives a number.
+RANDOMIZED_TUKEY_TRIALS = 10_000
 
 VERDICT_EXCEEDS = "exceeds the noise floor and significant"
 VERDICT_WITHIN = "significant but within labeller noise"
@@ -572,7 +574,7 @@ def _multi(results: Results, measures: Sequence[str], opts: Options) -> list[Mul
         randomized = None
         count = None
         if opts.multi == "randomized-tukey":
-            count = opts.monte_carlo_permutations
+            count = opts.permutations if isinstance(opts.permutations, int) else RANDOMIZED_TUKEY_TRIALS
             p = stats.randomized_tukey(x, count, opts.seed)
             randomized = tuple(float(p[t.first, t.second]) for t in tukey)
         out.append(

@@ -43,6 +43,8 @@ VALUE_ACCURACY = 2.0**-40
 #: Random draws come in blocks of this many permutations (or resamples), each seeded by (seed, stream,
 #: block index), so a result never depends on how the work is chunked or threaded.
 BLOCK = 1024
+#: Cells (trials x queries x systems) of random keys the randomised Tukey HSD holds at once.
+TUKEY_CELLS = 4_000_000
 #: Largest number of non-zero differences enumerated exactly (2^40 sign vectors, met in the middle).
 EXACT_LIMIT = 40
 
@@ -409,12 +411,19 @@ def randomized_tukey(x: np.ndarray, permutations: int, seed: int) -> np.ndarray:
     tol = 2.0 * (_gamma(n + 2) + VALUE_ACCURACY) * float(np.abs(x).sum(axis=0).max()) * 2.0
     observed = np.abs(sums[None, :] - sums[:, None])
     ranges = np.empty(permutations)
+    # a block's keys are drawn in slices of rows (bounded memory): consecutive draws of one generator give
+    # the same numbers as one draw of the whole block
+    step = max(1, TUKEY_CELLS // max(n * m, 1))
     for block in range((permutations + BLOCK - 1) // BLOCK):
         rows = min(BLOCK, permutations - block * BLOCK)
-        keys = rng_for(seed, STREAM_TUKEY, block).random((BLOCK, n, m))[:rows]
-        order = np.argsort(keys, axis=2)
-        permuted = np.take_along_axis(np.broadcast_to(x, (rows, n, m)), order, axis=2).sum(axis=1)
-        ranges[block * BLOCK : block * BLOCK + rows] = permuted.max(axis=1) - permuted.min(axis=1)
+        rng = rng_for(seed, STREAM_TUKEY, block)
+        for lo in range(0, rows, step):
+            hi = min(rows, lo + step)
+            keys = rng.random((hi - lo, n, m))
+            order = np.argsort(keys, axis=2)
+            permuted = np.take_along_axis(np.broadcast_to(x, (hi - lo, n, m)), order, axis=2).sum(axis=1)
+            start = block * BLOCK + lo
+            ranges[start : start + hi - lo] = permuted.max(axis=1) - permuted.min(axis=1)
     ranges.sort()
     counts = len(ranges) - np.searchsorted(ranges, (observed - tol).ravel(), side="left")
     p = (counts.reshape(m, m) + 1.0) / (permutations + 1.0)

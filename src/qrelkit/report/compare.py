@@ -190,6 +190,8 @@ def render_compare_text(comparison: Any) -> str:
     for m in comparison.multi:
         out += ["", _anova_line(m)]
         out += _grid(MULTI_COLUMNS, _multi_rows(m))
+        if m.permutations:
+            out.append(f"randomised Tukey HSD: {m.permutations} trials, seed {comparison.options.seed}")
     out += ["", options_line(comparison), f"conventions: {res.conventions}"]
     out.append(f"qrels: {res.qrels_name} sha256:{res.qrels_fingerprint.sha256[:16]}")
     for run in res.runs:
