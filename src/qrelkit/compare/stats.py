@@ -30,6 +30,7 @@ and the ties of the bootstrap and randomised Tukey tests.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -379,6 +380,14 @@ class TukeyPair:
     effect_size: float  # difference / sqrt(MSE) (Sakai's ES_E)
 
 
+@functools.lru_cache(maxsize=64)
+def _studentized_range_quantile(level: float, m: int, df: int) -> float:
+    """``studentized_range.ppf`` (a numerical integration of about 0.3 s), once per (level, m, df)."""
+    from scipy import stats
+
+    return float(stats.studentized_range.ppf(level, m, df))
+
+
 def tukey_hsd(x: np.ndarray, level: float = 0.95) -> list[TukeyPair]:
     """Tukey HSD over every pair of columns of ``x`` (n queries x m systems) using the ANOVA's MSE."""
     from scipy import stats
@@ -387,7 +396,7 @@ def tukey_hsd(x: np.ndarray, level: float = 0.95) -> list[TukeyPair]:
     anova = anova_two_way(x)
     mse = anova.ms_error
     se = math.sqrt(mse / n) if mse > 0 else math.nan
-    crit = float(stats.studentized_range.ppf(level, m, anova.df_error)) if anova.df_error else math.nan
+    crit = _studentized_range_quantile(level, m, anova.df_error) if anova.df_error else math.nan
     means = x.mean(axis=0)
     out = []
     for i in range(m):
