@@ -117,6 +117,12 @@ def read_labellers(paths: tuple[str, ...], names: str | None, scale: Any = None)
     return tuple(Qrels.from_dict(_nested(g), name=f"{path}:{n}") for n, g in zip(chosen, grades, strict=True))  # type: ignore[return-value]
 
 
+def _profile(conv: Any) -> Any:
+    from ..profiles import get_profile
+
+    return get_profile(conv.profile)
+
+
 def _nested(grades: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for (q, d), g in grades.items():
@@ -203,7 +209,7 @@ def command(
     three or more runs: a two-way ANOVA (queries as blocks) and Tukey's HSD. --noise-floor adds how far
     swapping one labeller for another moves each difference, and a verdict per pair.
     """
-    from ..compare import compare_runs
+    from ..compare import compare_files, compare_runs
     from ..measures import parse_all
     from ..report.compare import render_compare
     from .evaluate import rubric_scale
@@ -217,20 +223,7 @@ def command(
     on_duplicate = resolve_on_duplicate(on_duplicate, conv)
     announce_profile(conv, on_duplicate)
     parsed = parse_all(measures) if measures else None
-    qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric)
-    if conv.profile is not None:
-        from ..profiles import get_profile
-
-        get_profile(conv.profile).check(qrels_obj, run_objs)
-    pair_of_labellers = read_labellers(noise, labellers, rubric_scale(rubric)[0]) if noise else None
-    comparison = compare_runs(
-        qrels_obj,
-        run_objs,
-        parsed,
-        conv,
-        labellers=pair_of_labellers,
-        noise_replicates=replicates,
-        noise_smoothing=smoothing,
+    options = dict(
         baseline=list(baselines) or None,
         all_pairs=all_pairs,
         test=test,
@@ -244,6 +237,28 @@ def command(
         power=power or power_delta is not None,
         power_delta=power_delta,
     )
+    scale, rubric_hash = rubric_scale(rubric)
+    refuses = conv.profile is not None and bool(_profile(conv).refuses)
+    if noise or refuses:  # the runs themselves are needed: read whole
+        qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric)
+        if refuses:
+            _profile(conv).check(qrels_obj, run_objs)
+        pair_of_labellers = read_labellers(noise, labellers, scale) if noise else None
+        comparison = compare_runs(
+            qrels_obj,
+            run_objs,
+            parsed,
+            conv,
+            labellers=pair_of_labellers,
+            noise_replicates=replicates,
+            noise_smoothing=smoothing,
+            **options,
+        )
+    else:
+        comparison = compare_files(
+            qrels, runs, parsed, conv, input_format=input_format, on_duplicate=on_duplicate, scale=scale,
+            rubric_hash=rubric_hash, **options,
+        )  # fmt: skip
     if output:
         fmt = out_format or OUTPUT_SUFFIXES.get(Path(output).suffix.lower())
         if fmt is None:

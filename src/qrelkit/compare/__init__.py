@@ -32,6 +32,7 @@ __all__ = [
     "PairComparison",
     "combine",
     "compare",
+    "compare_files",
     "compare_runs",
     "run_pairs",
 ]
@@ -619,3 +620,32 @@ def compare_runs(
             smoothing=noise_smoothing,
         )
     return compare(results, noise=noise, **options)
+
+
+def compare_files(
+    qrels_path: Any,
+    run_paths: Sequence[Any],
+    measures: Sequence[Any] | None = None,
+    conventions: Any = None,
+    *,
+    input_format: str = "auto",
+    on_duplicate: str = "error",
+    scale: Sequence[int] | None = None,
+    rubric_hash: str | None = None,
+    **options: Any,
+) -> Comparison:
+    """Evaluate run files with :func:`qrelkit.evaluation.evaluate_files` (read only as deep as the measures
+    need, as ``eval`` does) and :func:`compare` them."""
+    from ..evaluation import evaluate_files
+
+    results = evaluate_files(
+        qrels_path,
+        run_paths,
+        measures,
+        conventions,
+        input_format=input_format,
+        on_duplicate=on_duplicate,
+        scale=scale,
+        rubric_hash=rubric_hash,
+    )
+    return compare(results, **options)
