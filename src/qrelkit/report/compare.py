@@ -236,16 +236,24 @@ def _tex(text: str) -> str:
 
 
 def render_compare_latex(comparison: Any) -> str:
-    """A ``tabular`` (booktabs) of the pairs, options and conventions in a caption-ready comment block."""
-    headers = (*COLUMNS[:-1], "sig")
+    """``tabular`` environments (booktabs) of the pairs, the noise floor, the topic-set sizes and the
+    Tukey HSD, with the options, conventions and inputs as comment lines."""
+
+    def tabular(headers: Any, rows: list[list[str]]) -> list[str]:
+        out = ["\\begin{tabular}{" + "l" * min(3, len(headers)) + "r" * max(0, len(headers) - 3) + "}"]
+        out += ["\\toprule", " & ".join(_tex(h) for h in headers) + " \\\\", "\\midrule"]
+        out += [" & ".join(_tex(c) for c in r) + " \\\\" for r in rows]
+        return [*out, "\\bottomrule", "\\end{tabular}"]
+
     out = _provenance_comments(comparison, "% ", "")
-    out += ["\\begin{tabular}{lll" + "r" * (len(headers) - 3) + "}", "\\toprule"]
-    out.append(" & ".join(_tex(h) for h in headers) + " \\\\")
-    out.append("\\midrule")
-    for r in _rows(comparison):
-        out.append(" & ".join(_tex(c) for c in r) + " \\\\")
-    out += ["\\bottomrule", "\\end{tabular}", f"% {options_line(comparison)}"]
-    out.append(f"% conventions: {comparison.results.conventions}")
+    out += tabular((*COLUMNS[:-1], "sig"), _rows(comparison))
+    if comparison.noise is not None:
+        out += ["", "% labeller-noise floor", *tabular(NOISE_COLUMNS, _noise_rows(comparison))]
+    if _power_rows(comparison):
+        out += ["", "% topic-set size", *tabular(POWER_COLUMNS, _power_rows(comparison))]
+    for m in comparison.multi:
+        out += ["", f"% {_anova_line(m)}", *tabular(MULTI_COLUMNS, _multi_rows(m))]
+    out += [f"% {options_line(comparison)}", f"% conventions: {comparison.results.conventions}"]
     return "\n".join(out) + "\n"
 
 
