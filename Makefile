@@ -27,6 +27,7 @@ demo: $(BIN)/qrelkit
 	$(BIN)/qrelkit eval $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/*.run -m nDCG@10 -m R@100 -m Judged@10 -m AP -o demo-out/results.json
 	$(BIN)/qrelkit eval $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/*.run -f table
 	$(BIN)/qrelkit explain $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/rerank.run --query q01
+	$(BIN)/qrelkit compare $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/*.run --noise-floor $(EXAMPLE)/judgments/alice.qrels $(EXAMPLE)/judgments/bob.qrels
 
 $(VENV)/.test-deps: $(BIN)/qrelkit pyproject.toml
 	$(BIN)/pip install -q -e '.[test]'

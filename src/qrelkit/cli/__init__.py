@@ -27,6 +27,7 @@ LAZY_COMMANDS = {
     "leverage": "qrelkit.cli.agree:leverage_command",
     "adjudicate": "qrelkit.cli.agree:adjudicate_command",
     "judge": "qrelkit.cli.judge:command",
+    "compare": "qrelkit.cli.compare:command",
 }
 
 

@@ -1,0 +1,275 @@
+"""``qrelkit compare``: is a new run better than the one it replaced, beyond statistical and labeller noise?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES
+from ..errors import ValidationError
+from .evaluate import (
+    announce_profile,
+    convention_options,
+    conventions_from,
+    load_inputs,
+    profile_option,
+    resolve_on_duplicate,
+)
+
+__all__ = ["command", "read_labellers"]
+
+OUTPUT_SUFFIXES = {".json": "json", ".md": "markdown", ".tex": "latex", ".html": "html", ".txt": "table"}
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+class NoiseFloorCommand(click.Command):
+    """``--noise-floor A.qrels B.qrels`` takes up to two following arguments (a project .db is one)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        out: list[str] = []
+        i = 0
+        while i < len(args):
+            if args[i] == "--":
+                out += args[i:]
+                break
+            if args[i] != "--noise-floor":
+                out.append(args[i])
+                i += 1
+                continue
+            i += 1
+            taken = 0
+            while i < len(args) and taken < 2 and not args[i].startswith("-"):
+                if taken == 1 and _is_sqlite(out[-1]):
+                    break
+                out += ["--noise-floor", args[i]]
+                i += 1
+                taken += 1
+            if taken == 0:
+                out.append("--noise-floor")  # no value: click reports it
+        return super().parse_args(ctx, out)
+
+
+def _is_sqlite(path: str) -> bool:
+    p = Path(path)
+    if not p.is_file():
+        return False
+    with p.open("rb") as fh:
+        return fh.read(16) == SQLITE_MAGIC
+
+
+def _permutations(value: str) -> int | str:
+    if value in ("auto", "exact"):
+        return value
+    try:
+        n = int(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not 'exact', 'auto' or a whole number") from None
+    if n < 1:
+        raise click.BadParameter("the number of permutations must be at least 1")
+    return n
+
+
+def read_labellers(paths: tuple[str, ...], names: str | None, scale: Any = None) -> tuple[Any, Any]:
+    """Two labellers' calibration judgments as Qrels: two qrels files, or a judging project's .db (the
+    two labellers with calibration grades, or the two named ``A,B``)."""
+    from ..data import Qrels
+    from ..formats import read_qrels
+
+    if len(paths) == 2:
+        first, second = (read_qrels(p, scale=scale) for p in paths)
+        if Path(paths[0]).stem != Path(paths[1]).stem:  # name each labeller by the file's stem
+            first, second = (
+                Qrels(q.frame, q.fingerprint, Path(p).stem, q.scale, q.rubric_hash, q.meta)
+                for q, p in zip((first, second), paths, strict=True)
+            )
+        return first, second
+    (path,) = paths
+    if not _is_sqlite(path):
+        raise ValidationError(
+            "--noise-floor takes two labellers' qrels files or one judging project .db",
+            source=path,
+            got=path,
+            fix="pass --noise-floor alice.qrels bob.qrels, or --noise-floor project.db",
+        )
+    from ..judging.grades import labeller_grades
+    from ..judging.store import Store
+
+    sql = (
+        "SELECT DISTINCT u.name FROM current_grades c JOIN users u USING (user_id) "
+        "JOIN pairs p USING (pair_id) WHERE p.calibration = 1 AND c.grade IS NOT NULL ORDER BY u.name"
+    )
+    with Store(path) as store:
+        graded = [row[0] for row in store.read(lambda conn: conn.execute(sql).fetchall())]
+        chosen = [n.strip() for n in names.split(",")] if names else graded
+        if len(chosen) != 2 or any(n not in graded for n in chosen):
+            raise ValidationError(
+                f"the project has calibration grades from {len(graded)} labeller(s) "
+                f"({', '.join(graded) or 'none'}); cannot pick two",
+                source=path,
+                got=names,
+                fix="name two of them with --labellers A,B",
+            )
+        grades = [
+            store.read(lambda conn, n=n: labeller_grades(conn, n, calibration_only=True)) for n in chosen
+        ]
+    return tuple(Qrels.from_dict(_nested(g), name=f"{path}:{n}") for n, g in zip(chosen, grades, strict=True))  # type: ignore[return-value]
+
+
+def _profile(conv: Any) -> Any:
+    from ..profiles import get_profile
+
+    return get_profile(conv.profile)
+
+
+def _nested(grades: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for (q, d), g in grades.items():
+        out.setdefault(q, {})[d] = g
+    return out
+
+
+@click.command("compare", cls=NoiseFloorCommand)
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-m", "--measure", "measures", multiple=True,
+              help="measure, repeatable [default: eval's, nDCG@10, R@100, Judged@10]")  # fmt: skip
+@click.option("--baseline", "baselines", multiple=True,
+              help="run compared against every other run, repeatable [default: the first run]")  # fmt: skip
+@click.option("--all-pairs", is_flag=True, help="compare every two runs (the earlier one as baseline)")
+@click.option("--test", type=click.Choice(["randomization", "t", "wilcoxon", "bootstrap"]),
+              default="randomization", show_default=True, help="the paired test")  # fmt: skip
+@click.option("--permutations", default="auto", show_default=True, metavar="exact|N",
+              help="randomization: enumerate every sign vector, or draw N; auto: exact when at most 24 "
+              "queries differ, else 100000")  # fmt: skip
+@click.option("--seed", type=int, default=0, show_default=True, help="seed of every random draw")
+@click.option("--bootstrap", "resamples", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="paired bootstrap resamples (interval, bootstrap test, noise floor)")  # fmt: skip
+@click.option("--correction", type=click.Choice(["holm", "bonferroni", "bh", "none"]), default="holm",
+              show_default=True, help="multiple-comparison correction")  # fmt: skip
+@click.option("--family", type=click.Choice(["pairs", "pairs-x-measures"]), default="pairs-x-measures",
+              show_default=True, help="what one correction covers: each measure's pairs, or all")  # fmt: skip
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="significance level; intervals are at 1 - alpha")  # fmt: skip
+@click.option("--multi", type=click.Choice(["tukey", "randomized-tukey"]), default=None,
+              help="with 3+ runs: Tukey HSD (always shown with the ANOVA), or also the randomised Tukey HSD")  # fmt: skip
+@click.option("--noise-floor", "noise", multiple=True, metavar="A.qrels B.qrels | project.db",
+              help="two labellers' judgments of the calibration queries: the labeller-noise floor")  # fmt: skip
+@click.option("--labellers", default=None, metavar="A,B", help="with a project .db: the two labellers")
+@click.option("--replicates", type=click.IntRange(min=1), default=200, show_default=True,
+              help="relabelled copies for the simulated noise floor")  # fmt: skip
+@click.option("--smoothing", type=click.FloatRange(min=0), default=1.0, show_default=True,
+              help="add-s smoothing of the relabelling channel")  # fmt: skip
+@click.option("--power", is_flag=True, help="topic-set size for power 0.8 (paired t)")
+@click.option("--power-delta", type=float, default=None, help="the difference to detect [default: observed]")
+@click.option("-f", "--format", "out_format", type=click.Choice(["table", "json", "markdown", "latex", "html"]),
+              default=None, help="output format [default: table; -o: by suffix]")  # fmt: skip
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="write to this file")
+@click.option("--input-format", type=click.Choice(FORMAT_CHOICES), default="auto", show_default=True)
+@click.option("--on-duplicate", type=click.Choice(ON_DUPLICATE_CHOICES), default=None,
+              help="a document listed twice for one query [default: the profile's choice, else error]")  # fmt: skip
+@click.option(
+    "--rubric", type=click.Path(dir_okay=False), help="rubric.toml: grades outside its scale are errors"
+)
+@profile_option
+@convention_options
+def command(
+    qrels: str,
+    runs: tuple[str, ...],
+    measures: tuple[str, ...],
+    baselines: tuple[str, ...],
+    all_pairs: bool,
+    test: str,
+    permutations: str,
+    seed: int,
+    resamples: int,
+    correction: str,
+    family: str,
+    alpha: float,
+    multi: str | None,
+    noise: tuple[str, ...],
+    labellers: str | None,
+    replicates: int,
+    smoothing: float,
+    power: bool,
+    power_delta: float | None,
+    out_format: str | None,
+    output: str | None,
+    input_format: str,
+    on_duplicate: str | None,
+    rubric: str | None,
+    **options: Any,
+) -> None:
+    """Compare RUNS evaluated against QRELS: paired tests, corrected p-values, intervals, effect sizes.
+
+    Each --baseline (default: the first run) is compared with every other run, per measure: the
+    means, the difference, wins/ties/losses, the t-interval and the paired bootstrap interval of the
+    mean difference, the effect size, the test's p-value and the p-value adjusted over the family. With
+    three or more runs: a two-way ANOVA (queries as blocks) and Tukey's HSD. --noise-floor adds how far
+    swapping one labeller for another moves each difference, and a verdict per pair.
+    """
+    from ..compare import compare_files, compare_runs
+    from ..measures import parse_all
+    from ..report.compare import render_compare
+    from .evaluate import rubric_scale
+
+    if len(runs) < 2:
+        raise click.UsageError("compare needs at least two runs: the baseline and a run to compare with it")
+    if noise and len(noise) > 2:
+        raise click.UsageError("--noise-floor takes two qrels files or one project .db")
+    perms = _permutations(permutations)
+    conv = conventions_from(options)
+    on_duplicate = resolve_on_duplicate(on_duplicate, conv)
+    announce_profile(conv, on_duplicate)
+    parsed = parse_all(measures) if measures else None
+    options = dict(
+        baseline=list(baselines) or None,
+        all_pairs=all_pairs,
+        test=test,
+        permutations=perms,
+        seed=seed,
+        correction=correction,
+        family=family,
+        alpha=alpha,
+        multi=multi,
+        bootstrap=resamples,
+        power=power or power_delta is not None,
+        power_delta=power_delta,
+    )
+    scale, rubric_hash = rubric_scale(rubric)
+    refuses = conv.profile is not None and bool(_profile(conv).refuses)
+    if noise or refuses:  # the runs themselves are needed: read whole
+        qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric)
+        if refuses:
+            _profile(conv).check(qrels_obj, run_objs)
+        pair_of_labellers = read_labellers(noise, labellers, scale) if noise else None
+        comparison = compare_runs(
+            qrels_obj,
+            run_objs,
+            parsed,
+            conv,
+            labellers=pair_of_labellers,
+            noise_replicates=replicates,
+            noise_smoothing=smoothing,
+            **options,
+        )
+    else:
+        comparison = compare_files(
+            qrels, runs, parsed, conv, input_format=input_format, on_duplicate=on_duplicate, scale=scale,
+            rubric_hash=rubric_hash, **options,
+        )  # fmt: skip
+    if output:
+        fmt = out_format or OUTPUT_SUFFIXES.get(Path(output).suffix.lower())
+        if fmt is None:
+            raise ValidationError(
+                f"cannot tell the output format from {output!r}",
+                expected="a suffix .json, .md, .tex, .html or .txt, or --format",
+                fix="name the format with --format json|markdown|latex|html|table",
+            )
+        Path(output).write_text(render_compare(comparison, fmt), encoding="utf-8")
+        click.echo(
+            f"wrote {output} ({fmt}: the comparison with its options, conventions, fingerprints)", err=True
+        )
+        return
+    click.echo(render_compare(comparison, out_format or "table"), nl=False)

@@ -1,0 +1,297 @@
+"""Rendering of :class:`~qrelkit.compare.Comparison`: text, JSON, Markdown, LaTeX and a standalone HTML table.
+
+Renderers never compute a statistic. Every format carries the comparison's options (test, permutations,
+seed, correction, family, alpha) beside the Results' own provenance (conventions, fingerprints, version):
+JSON as fields, the text formats as header or comment lines built by :func:`qrelkit.report.header_lines`.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from typing import Any
+
+from . import header_lines
+
+FORMATS = ("table", "json", "markdown", "latex", "html")
+
+COLUMNS = ("baseline", "treatment", "measure", "n", "base", "treat", "diff", "W/T/L", "t-interval",
+           "bootstrap interval", "ES", "p", "p adj", "")  # fmt: skip
+
+
+def _f(x: float | None, digits: int = 4) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "–" if x is None or math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return f"{x:.{digits}f}"
+
+
+def _p(x: float | None) -> str:
+    if x is None or math.isnan(x):
+        return "–"
+    return f"{x:.4f}" if x >= 1e-4 else f"{x:.1e}"
+
+
+def options_line(comparison: Any) -> str:
+    o = comparison.options
+    if o.test == "randomization":
+        if o.permutations == "auto":
+            test = f"randomization (exact when at most 24 queries differ, else {o.monte_carlo_permutations} permutations)"
+        elif o.permutations == "exact":
+            test = "randomization (exact enumeration)"
+        else:
+            test = f"randomization ({o.permutations} permutations)"
+    elif o.test == "wilcoxon":
+        test = "wilcoxon (zero_method=wilcox, correction=False, exact when n<=50 without ties)"
+    elif o.test == "bootstrap":
+        test = f"bootstrap ({o.bootstrap} resamples, shifted)"
+    else:
+        test = "paired t"
+    return (
+        f"test: {test}; correction: {o.correction} over {o.family}; alpha: {o.alpha}; seed: {o.seed}; "
+        f"intervals: {o.level:.0%} (t, and paired bootstrap with B={o.bootstrap})"
+    )
+
+
+def _rows(comparison: Any) -> list[list[str]]:
+    rows = []
+    for p in comparison.pairs:
+        rows.append(
+            [
+                p.baseline,
+                p.treatment,
+                p.measure,
+                str(p.queries),
+                _f(p.mean_baseline),
+                _f(p.mean_treatment),
+                f"{p.difference:+.4f}" if math.isfinite(p.difference) else "–",
+                f"{p.wins}/{p.ties}/{p.losses}",
+                f"[{_f(p.t_interval[0])}, {_f(p.t_interval[1])}]",
+                f"[{_f(p.bootstrap_interval[0])}, {_f(p.bootstrap_interval[1])}]",
+                _f(p.effect_size, 2),
+                _p(p.p_value),
+                _p(p.p_adjusted),
+                "*" if p.significant else "",
+            ]
+        )
+    return rows
+
+
+def _noise_rows(comparison: Any) -> list[list[str]]:
+    out = []
+    for p in comparison.pairs:
+        if p.noise is None:
+            continue
+        n = p.noise
+        out.append(
+            [
+                p.baseline,
+                p.treatment,
+                p.measure,
+                f"{p.difference:+.4f}",
+                _f(n.empirical_floor),
+                f"[{_f(n.simulated_low)}, {_f(n.simulated_high)}]",
+                _f(n.sign_flip, 3),
+                p.verdict or "",
+            ]
+        )
+    return out
+
+
+NOISE_COLUMNS = (
+    "baseline",
+    "treatment",
+    "measure",
+    "diff",
+    "floor",
+    "simulated 95% range",
+    "P(flip)",
+    "verdict",
+)
+POWER_COLUMNS = ("baseline", "treatment", "measure", "delta", "sd(d)", "n now", "power now", "n for power")
+MULTI_COLUMNS = (
+    "baseline",
+    "treatment",
+    "diff",
+    "q",
+    "p (Tukey)",
+    "simultaneous interval",
+    "ES_E",
+    "p (randomised)",
+)
+
+
+def _power_rows(comparison: Any) -> list[list[str]]:
+    out = []
+    for p in comparison.pairs:
+        if p.power is None:
+            continue
+        w = p.power
+        out.append(
+            [p.baseline, p.treatment, p.measure, f"{w.delta:+.4f} ({w.delta_source})", _f(w.sd), str(w.queries_now),
+             _f(w.power_now, 3), str(w.queries_needed) if w.queries_needed is not None else "unreachable"]
+        )  # fmt: skip
+    return out
+
+
+def _multi_rows(m: Any) -> list[list[str]]:
+    out = []
+    for i, t in enumerate(m.pairs):
+        rp = _p(m.randomized_p[i]) if m.randomized_p is not None else "–"
+        out.append(
+            [m.runs[t.first], m.runs[t.second], f"{t.difference:+.4f}", _f(t.q, 3), _p(t.p_value),
+             f"[{_f(t.ci_low)}, {_f(t.ci_high)}]", _f(t.effect_size, 2), rp]
+        )  # fmt: skip
+    return out
+
+
+def _anova_line(m: Any) -> str:
+    a = m.anova
+    return (
+        f"{m.measure}: two-way ANOVA without replication over {m.queries} queries x {len(m.runs)} runs: "
+        f"systems F({a.df_systems}, {a.df_error}) = {_f(a.f_systems, 3)}, p = {_p(a.p_systems)}; "
+        f"queries F({a.df_queries}, {a.df_error}) = {_f(a.f_queries, 3)}, p = {_p(a.p_queries)}; "
+        f"residual MS = {_f(a.ms_error, 6)}"
+    )
+
+
+def _numeric(cell: str) -> bool:
+    return bool(cell) and (cell[0] in "+-–[0123456789" or cell in ("inf", "unreachable"))
+
+
+def _grid(headers: Any, rows: list[list[str]]) -> list[str]:
+    widths = [max(len(str(h)), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    line = "  ".join(str(h).ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()
+    out = [line, "  ".join("-" * w for w in widths).rstrip()]
+    for r in rows:
+        cells = zip(r, widths, strict=True)
+        out.append("  ".join(c.rjust(w) if _numeric(c) else c.ljust(w) for c, w in cells).rstrip())
+    return out
+
+
+def render_compare_text(comparison: Any) -> str:
+    """A plain-text report: the pairs, the noise floor, topic-set sizes, ANOVA and Tukey, then the options,
+    the conventions and the inputs (as ``eval`` prints them)."""
+    res = comparison.results
+    out = ["qrelkit compare (difference = treatment - baseline; * = adjusted p < alpha)", ""]
+    out += _grid(COLUMNS, _rows(comparison))
+    if comparison.noise is not None:
+        nf = comparison.noise
+        out += ["", f"labeller-noise floor ({nf.labellers[0]} vs {nf.labellers[1]}, {len(nf.calibration_queries)} "
+                f"calibration queries, {nf.replicates} relabelled copies, smoothing {nf.smoothing:g}):"]  # fmt: skip
+        out += _grid(NOISE_COLUMNS, _noise_rows(comparison))
+        taus = "; ".join(f"{m} {_f(t, 3)}" for m, (t, _) in nf.kendall_tau.items())
+        out.append(f"Kendall's tau of the run rankings under {nf.labellers[0]} and {nf.labellers[1]}: {taus}")
+    power = _power_rows(comparison)
+    if power:
+        o = comparison.options
+        out += ["", f"topic-set size (paired t, alpha {o.alpha}, power {o.power_target}):"]
+        out += _grid(POWER_COLUMNS, power)
+    for m in comparison.multi:
+        out += ["", _anova_line(m)]
+        out += _grid(MULTI_COLUMNS, _multi_rows(m))
+        if m.permutations:
+            out.append(f"randomised Tukey HSD: {m.permutations} trials, seed {comparison.options.seed}")
+    out += ["", options_line(comparison), f"conventions: {res.conventions}"]
+    out.append(f"qrels: {res.qrels_name} sha256:{res.qrels_fingerprint.sha256[:16]}")
+    for run in res.runs:
+        out.append(f"run: {run.name} sha256:{run.fingerprint.sha256[:16]}")
+    out.append(f"qrelkit {res.version}")
+    return "\n".join(out) + "\n"
+
+
+def render_compare_json(comparison: Any) -> str:
+    return json.dumps(comparison.to_dict(), indent=2, allow_nan=False) + "\n"
+
+
+def _provenance_comments(comparison: Any, open_: str, close: str) -> list[str]:
+    lines = header_lines(comparison.results)
+    lines.append("# comparison: " + json.dumps(comparison.options.to_dict(), separators=(",", ":")))
+    return [f"{open_}{line.lstrip('# ')}{close}" for line in lines]
+
+
+def render_compare_markdown(comparison: Any) -> str:
+    def table(headers: Any, rows: list[list[str]]) -> list[str]:
+        out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+        return out + ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+
+    out = table((*COLUMNS[:-1], "sig"), _rows(comparison))
+    if comparison.noise is not None:
+        out += ["", *table(NOISE_COLUMNS, _noise_rows(comparison))]
+    if _power_rows(comparison):
+        out += ["", *table(POWER_COLUMNS, _power_rows(comparison))]
+    for m in comparison.multi:
+        out += ["", _anova_line(m), "", *table(MULTI_COLUMNS, _multi_rows(m))]
+    out += ["", options_line(comparison) + ".", "", f"Conventions: {comparison.results.conventions}.", ""]
+    out += _provenance_comments(comparison, "<!-- ", " -->")
+    return "\n".join(out) + "\n"
+
+
+def _tex(text: str) -> str:
+    text = text.replace("\\", "\x00")
+    for a, b in (("&", "\\&"), ("%", "\\%"), ("$", "\\$"), ("#", "\\#"), ("_", "\\_"), ("{", "\\{"),
+                 ("}", "\\}"), ("~", "\\textasciitilde{}"), ("^", "\\^{}")):  # fmt: skip
+        text = text.replace(a, b)
+    return text.replace("\x00", "\\textbackslash{}").replace("–", "--")
+
+
+def render_compare_latex(comparison: Any) -> str:
+    """``tabular`` environments (booktabs) of the pairs, the noise floor, the topic-set sizes and the
+    Tukey HSD, with the options, conventions and inputs as comment lines."""
+
+    def tabular(headers: Any, rows: list[list[str]]) -> list[str]:
+        out = ["\\begin{tabular}{" + "l" * min(3, len(headers)) + "r" * max(0, len(headers) - 3) + "}"]
+        out += ["\\toprule", " & ".join(_tex(h) for h in headers) + " \\\\", "\\midrule"]
+        out += [" & ".join(_tex(c) for c in r) + " \\\\" for r in rows]
+        return [*out, "\\bottomrule", "\\end{tabular}"]
+
+    out = _provenance_comments(comparison, "% ", "")
+    out += tabular((*COLUMNS[:-1], "sig"), _rows(comparison))
+    if comparison.noise is not None:
+        out += ["", "% labeller-noise floor", *tabular(NOISE_COLUMNS, _noise_rows(comparison))]
+    if _power_rows(comparison):
+        out += ["", "% topic-set size", *tabular(POWER_COLUMNS, _power_rows(comparison))]
+    for m in comparison.multi:
+        out += ["", f"% {_anova_line(m)}", *tabular(MULTI_COLUMNS, _multi_rows(m))]
+    out += [f"% {options_line(comparison)}", f"% conventions: {comparison.results.conventions}"]
+    return "\n".join(out) + "\n"
+
+
+def render_compare_html(comparison: Any) -> str:
+    """A simple standalone page with the pairs table (and the noise and ANOVA tables when present)."""
+
+    def table(headers: Any, rows: list[list[str]]) -> str:
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+    parts = [table((*COLUMNS[:-1], "sig"), _rows(comparison))]
+    if comparison.noise is not None:
+        parts.append("<h2>Labeller-noise floor</h2>" + table(NOISE_COLUMNS, _noise_rows(comparison)))
+    if _power_rows(comparison):
+        parts.append("<h2>Topic-set size</h2>" + table(POWER_COLUMNS, _power_rows(comparison)))
+    for m in comparison.multi:
+        parts.append(f"<h2>{html.escape(m.measure)}</h2><p>{html.escape(_anova_line(m))}</p>")
+        parts.append(table(MULTI_COLUMNS, _multi_rows(m)))
+    meta = "\n".join(html.escape(line) for line in _provenance_comments(comparison, "", ""))
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>qrelkit compare</title></head><body>"
+        + "<h1>qrelkit compare</h1>"
+        + "".join(parts)
+        + f"<p><small>{html.escape(options_line(comparison))}<br>{html.escape(str(comparison.results.conventions))}"
+        + f"</small></p><pre>{meta}</pre></body></html>\n"
+    )
+
+
+def render_compare(comparison: Any, fmt: str) -> str:
+    if fmt == "table":
+        return render_compare_text(comparison)
+    if fmt == "json":
+        return render_compare_json(comparison)
+    if fmt == "markdown":
+        return render_compare_markdown(comparison)
+    if fmt == "latex":
+        return render_compare_latex(comparison)
+    if fmt == "html":
+        return render_compare_html(comparison)
+    raise ValueError(fmt)

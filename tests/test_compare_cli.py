@@ -1,0 +1,162 @@
+"""``qrelkit compare`` from the command line: output, formats, exit codes, the noise floor from qrels files
+and from a judging project's database."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from qrelkit.cli import main
+
+from .conftest import EXAMPLE
+from .judging.helpers import FIXTURES
+
+RUNS = [str(EXAMPLE / "runs" / f"{n}.run") for n in ("bm25", "dense", "hybrid", "rerank")]
+QRELS = str(EXAMPLE / "qrels.txt")
+FAST = ["--permutations", "500", "--bootstrap", "300"]
+
+
+def invoke(*args: str) -> object:
+    return CliRunner().invoke(main, ["compare", *args])
+
+
+def test_table_output_names_every_choice_and_the_conventions():
+    result = invoke(QRELS, *RUNS[:2], "-m", "nDCG@10", "--seed", "5", *FAST)
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "bm25      dense      nDCG@10" in out
+    assert (
+        "test: randomization (500 permutations); correction: holm over pairs-x-measures; alpha: 0.05; seed: 5"
+        in out
+    )
+    assert "B=300" in out
+    assert "conventions: gain=exponential, discount=log2" in out
+    assert "qrels: qrels.txt sha256:c6ae9794de682f94" in out
+
+
+def test_json_output_and_file(tmp_path):
+    target = tmp_path / "cmp.json"
+    result = invoke(QRELS, *RUNS, "--baseline", "dense", "--test", "t", "-o", str(target))
+    assert result.exit_code == 0, result.output
+    data = json.loads(target.read_text())
+    assert data["comparison"]["options"]["test"] == "t"
+    assert {p["baseline"] for p in data["comparison"]["pairs"]} == {"dense"}
+    assert len(data["comparison"]["multi"]) == 3  # four runs: ANOVA and Tukey per measure
+    assert data["tool"]["name"] == "qrelkit" and data["conventions"]["ties"] == "average"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "marker"), [("markdown", "| baseline |"), ("latex", "\\toprule"), ("html", "<table>")]
+)
+def test_formats(fmt, marker):
+    result = invoke(QRELS, *RUNS[:2], "-m", "nDCG@10", "--test", "t", "-f", fmt)
+    assert result.exit_code == 0 and marker in result.output
+
+
+def test_profile_and_convention_flags_reach_the_evaluation():
+    result = invoke(QRELS, *RUNS[:2], "-m", "nDCG@10", "--test", "t", "--gain", "linear", "-f", "json")
+    assert json.loads(result.stdout)["conventions"]["gain"] == "linear"
+    result = invoke(QRELS, *RUNS[:2], "-m", "nDCG@10", "--test", "t", "--profile", "trec_eval", "-f", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["conventions"]["profile"] == "trec_eval"
+
+
+def test_one_run_is_a_usage_error():
+    result = invoke(QRELS, RUNS[0])
+    assert result.exit_code == 2 and "at least two runs" in result.output
+
+
+def test_unknown_baseline_is_one_line_exit_1():
+    result = invoke(QRELS, *RUNS[:2], "--baseline", "bm52", "--test", "t")
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert lines == ["qrelkit: error: no run named 'bm52' (did you mean 'bm25'?); expected one of bm25, dense. "
+                     "Fix: name the baseline as eval prints the run"]  # fmt: skip
+
+
+def test_bad_permutations_is_a_usage_error():
+    assert invoke(QRELS, *RUNS[:2], "--permutations", "many").exit_code == 2
+    assert invoke(QRELS, *RUNS[:2], "--test", "anova").exit_code == 2
+
+
+def test_noise_floor_from_two_qrels_files():
+    a, b = EXAMPLE / "judgments" / "alice.qrels", EXAMPLE / "judgments" / "bob.qrels"
+    result = invoke(
+        QRELS, *RUNS[::3], "-m", "nDCG@10", "--noise-floor", str(a), str(b), "--replicates", "10", *FAST
+    )
+    assert result.exit_code == 0, result.output
+    assert "labeller-noise floor (alice vs bob, 10 calibration queries, 10 relabelled copies" in result.output
+    assert "exceeds the noise floor and significant" in result.output
+
+
+def test_noise_floor_refuses_qrels_without_the_calibration_queries(tmp_path):
+    later = tmp_path / "later.qrels"
+    later.write_text(
+        "".join(line + "\n" for line in (EXAMPLE / "qrels.txt").read_text().splitlines() if line > "q11")
+    )
+    a, b = EXAMPLE / "judgments" / "alice.qrels", EXAMPLE / "judgments" / "bob.qrels"
+    result = invoke(str(later), *RUNS[:2], "--noise-floor", str(a), str(b), "--test", "t")
+    assert result.exit_code == 1
+    assert (
+        len(result.output.strip().splitlines()) == 1
+        and "lack 10 of the 10 calibration queries" in result.output
+    )
+
+
+def _project(tmp_path: Path) -> Path:
+    db = tmp_path / "project.db"
+    result = CliRunner().invoke(main, [
+        "judge", "init", str(db), "--rubric", str(FIXTURES / "rubric.toml"), "--pool", str(FIXTURES / "pool.jsonl"),
+        "--docs", str(FIXTURES / "docs.jsonl"), "--queries", str(FIXTURES / "queries.tsv"),
+        "--labellers", "alice,bob", "--seed", "1"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return db
+
+
+CALIBRATION = {
+    ("q1", "keys/rotate"): 3, ("q1", "keys/policy"): 1, ("q1", "security/advisory-4"): 0, ("q1", "changelog/2026"): 1,
+    ("q2", "sdk/retries"): 3, ("q2", "limits/rate"): 2, ("q2", "sdk/timeouts"): 1, ("q2", "security/advisory-4"): 0,
+}  # fmt: skip
+
+
+def _grade(db: Path, name: str, grades: dict[tuple[str, str], int]) -> None:
+    with sqlite3.connect(db) as conn:
+        for (q, d), grade in grades.items():
+            conn.execute(
+                "INSERT INTO grade_events (user_id, pair_id, grade, unsure, rubric_hash, created_at) "
+                "SELECT u.user_id, p.pair_id, ?, 0, 'h', '2026-01-01T00:00:00.000Z' FROM users u, pairs p "
+                "WHERE u.name = ? AND p.query_id = ? AND p.doc_id = ?",
+                (grade, name, q, d),
+            )
+
+
+def test_noise_floor_from_a_project_database_equals_the_qrels_files(tmp_path):
+    db = _project(tmp_path)
+    bob = {**CALIBRATION, ("q1", "keys/policy"): 3, ("q2", "limits/rate"): 3}
+    _grade(db, "alice", CALIBRATION)
+    _grade(db, "bob", bob)
+    final = tmp_path / "final.qrels"
+    pool = [json.loads(line) for line in (FIXTURES / "pool.jsonl").read_text().splitlines() if line.strip()]
+    final.write_text("".join(f"{p['query_id']} 0 {p['doc_id']} {CALIBRATION.get((p['query_id'], p['doc_id']), 1)}\n"
+                             for p in pool))  # fmt: skip
+    files = []
+    for name, grades in (("alice", CALIBRATION), ("bob", bob)):
+        path = tmp_path / f"{name}.qrels"
+        path.write_text("".join(f"{q} 0 {d} {g}\n" for (q, d), g in sorted(grades.items())))
+        files.append(str(path))
+    runs = [str(FIXTURES / "sysalpha.run"), str(FIXTURES / "sysbeta.run")]
+    common = [str(final), *runs, "-m", "nDCG@10", "--replicates", "5", "--test", "t", "-f", "json"]
+    from_db = invoke(*common, "--noise-floor", str(db))
+    from_files = invoke(*common, "--noise-floor", *files)
+    assert from_db.exit_code == 0, from_db.output
+    assert from_files.exit_code == 0, from_files.output
+    db_floor = json.loads(from_db.stdout)["comparison"]["noise_floor"]
+    file_floor = json.loads(from_files.stdout)["comparison"]["noise_floor"]
+    assert db_floor["calibration_queries"] == ["q1", "q2"]
+    assert db_floor["confusion"] == file_floor["confusion"]
+    assert db_floor["pairs"] == file_floor["pairs"]
+    assert invoke(*common, "--noise-floor", str(db), "--labellers", "alice,carol").exit_code == 1
