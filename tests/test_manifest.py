@@ -152,3 +152,25 @@ def test_a_format_1_manifest_still_reads(tmp_path, qrels):
     data["qrelkit_version"] = data.pop("tool")["version"]
     side.write_text(json.dumps(data))
     assert read_manifest(path)["qrelkit_version"]
+
+
+def test_compare_carries_the_manifest_too(tmp_path, qrels):
+    from click.testing import CliRunner
+
+    from qrelkit.cli import main
+
+    path = tmp_path / "final.qrels"
+    write_qrels_with_manifest(qrels, path, _failed_gate_fields())
+    runs = []
+    for name, order in (("a", "z a m"), ("b", "a m z")):
+        run = tmp_path / f"{name}.run"
+        run.write_text("".join(f"q1 Q0 {d} {i} {9 - i}.0 {name}\n" for i, d in enumerate(order.split(), 1)))
+        runs.append(run)
+    result = CliRunner().invoke(main, ["compare", str(path), *map(str, runs), "-m", "nDCG@10", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    j = json.loads(result.stdout)["judgments"]
+    assert j["gate"]["passed"] is False and j["unresolved_left_out"] == 2
+    assert "warning: the calibration gate failed" in result.stderr
+    path.write_text(path.read_text() + "q9 0 x 1\n")
+    refused = CliRunner().invoke(main, ["compare", str(path), *map(str, runs)])
+    assert refused.exit_code == 1 and "no longer matches its manifest" in refused.output

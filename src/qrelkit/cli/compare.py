@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,9 @@ from .evaluate import (
     announce_profile,
     convention_options,
     conventions_from,
+    judgments_of,
     load_inputs,
+    manifest_option,
     profile_option,
     resolve_on_duplicate,
 )
@@ -172,6 +175,7 @@ def _nested(grades: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:
 @click.option(
     "--rubric", type=click.Path(dir_okay=False), help="rubric.toml: grades outside its scale are errors"
 )
+@manifest_option
 @profile_option
 @convention_options
 def command(
@@ -199,6 +203,7 @@ def command(
     input_format: str,
     on_duplicate: str | None,
     rubric: str | None,
+    manifest: str | None,
     **options: Any,
 ) -> None:
     """Compare RUNS evaluated against QRELS: paired tests, corrected p-values, intervals, effect sizes.
@@ -219,6 +224,13 @@ def command(
     if noise and len(noise) > 2:
         raise click.UsageError("--noise-floor takes two qrels files or one project .db")
     perms = _permutations(permutations)
+    fmt = out_format or (OUTPUT_SUFFIXES.get(Path(output).suffix.lower()) if output else "table")
+    if fmt is None:
+        raise click.UsageError(
+            f"cannot tell the output format from {output!r}: name it with --format "
+            "json|markdown|latex|html|table, or use a suffix .json, .md, .tex, .html or .txt"
+        )
+    judgments = judgments_of(qrels, manifest)
     conv = conventions_from(options)
     on_duplicate = resolve_on_duplicate(on_duplicate, conv)
     announce_profile(conv, on_duplicate)
@@ -259,17 +271,14 @@ def command(
             qrels, runs, parsed, conv, input_format=input_format, on_duplicate=on_duplicate, scale=scale,
             rubric_hash=rubric_hash, **options,
         )  # fmt: skip
+    comparison = replace(comparison, results=comparison.results.with_judgments(judgments))
     if output:
-        fmt = out_format or OUTPUT_SUFFIXES.get(Path(output).suffix.lower())
-        if fmt is None:
-            raise ValidationError(
-                f"cannot tell the output format from {output!r}",
-                expected="a suffix .json, .md, .tex, .html or .txt, or --format",
-                fix="name the format with --format json|markdown|latex|html|table",
-            )
         Path(output).write_text(render_compare(comparison, fmt), encoding="utf-8")
         click.echo(
             f"wrote {output} ({fmt}: the comparison with its options, conventions, fingerprints)", err=True
         )
-        return
-    click.echo(render_compare(comparison, out_format or "table"), nl=False)
+    else:
+        click.echo(render_compare(comparison, fmt), nl=False)
+    if output or fmt != "table":  # the table prints them itself
+        for warning in comparison.results.warnings:
+            click.echo(f"warning: {warning}", err=True)

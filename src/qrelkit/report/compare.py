@@ -194,6 +194,7 @@ def render_compare_text(comparison: Any) -> str:
             out.append(f"randomised Tukey HSD: {m.permutations} trials, seed {comparison.options.seed}")
     out += ["", options_line(comparison), f"conventions: {res.conventions}"]
     out.append(f"qrels: {res.qrels_name} sha256:{res.qrels_fingerprint.sha256[:16]}")
+    out += [f"warning: {w}" for w in res.warnings]
     for run in res.runs:
         out.append(f"run: {run.name} sha256:{run.fingerprint.sha256[:16]}")
     out.append(f"qrelkit {res.version}")
