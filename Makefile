@@ -28,6 +28,8 @@ demo: $(BIN)/qrelkit
 	$(BIN)/qrelkit eval $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/*.run -f table
 	$(BIN)/qrelkit explain $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/rerank.run --query q01
 	$(BIN)/qrelkit compare $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/*.run --noise-floor $(EXAMPLE)/judgments/alice.qrels $(EXAMPLE)/judgments/bob.qrels
+	$(BIN)/qrelkit report $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/*.run \
+	    --noise-floor $(EXAMPLE)/judgments/alice.qrels $(EXAMPLE)/judgments/bob.qrels -o demo-out/report.html
 
 $(VENV)/.test-deps: $(BIN)/qrelkit pyproject.toml
 	$(BIN)/pip install -q -e '.[test]'

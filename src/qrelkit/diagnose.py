@@ -10,7 +10,7 @@ resolved; and which relevant documents were ranked below the cutoff versus never
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -121,17 +121,20 @@ def explain(
             fix="pass -m nDCG@k (recall at the same cutoff is shown too)",
         )
     conv = m.conventions(conventions or DEFAULT)
+    # one query's arithmetic needs only that query's rows (every measure is computed per query)
+    whole_qrels, whole_run = qrels, run
+    qrels = replace(qrels, frame=qrels.frame.filter(qrels.frame.get_column("query_id") == query_id))
+    run = replace(run, frame=run.frame.filter(run.frame.get_column("query_id") == query_id))
     queries = select_queries(qrels, run, conv.with_(missing_queries="zero", extra_queries="skip"))
     if query_id not in queries.query_ids:
-        in_run = query_id in set(run.frame.get_column("query_id").unique().to_list())
-        if in_run:
+        if run.frame.height:
             raise QueryNotFoundError(
                 f"query {query_id!r} is in the run but has no judgments, so it has no nDCG",
                 fix="judge the query, or pick a judged one",
             )
         raise QueryNotFoundError(
             f"query {query_id!r} is in neither the judgments nor the run"
-            f"{did_you_mean(query_id, queries.query_ids)}",
+            f"{did_you_mean(query_id, whole_qrels.query_ids() + whole_run.query_ids())}",
         )
     enc = encode(qrels, run, conv, queries)
     qi = queries.query_ids.index(query_id)
@@ -235,6 +238,85 @@ def explain(
         tie_blocks=tuple(tie_blocks),
         in_run=bool(queries.in_run[qi]),
     )
+
+
+# -- ordered badly versus never retrieved ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MissingGain:
+    """Where the relevant documents of a run's queries are, at cutoff ``k``, in gain and in documents.
+
+    Per query (``per_query``: query_id, relevant, gain, gain_found, gain_below, gain_never, found, below,
+    never) and summed over the scored queries (``totals``). A relevant document (grade >= 1) is *found*
+    in the top k, *below* the cutoff (ranked, but after k: the run ordered badly) or *never* retrieved.
+    Gains are the conventions' gains. Under averaged ties a document in a tied block that straddles the
+    cutoff counts as found with the share of the block's positions that lie within k (its expected
+    share over all orderings of the block), so these are expectations, like the measures.
+    """
+
+    run: str
+    k: int
+    conventions: Conventions
+    per_query: Any  # polars DataFrame
+    totals: dict[str, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "k": self.k,
+            "conventions": self.conventions.to_dict(),
+            "totals": self.totals,
+        }
+
+
+def missing_gain(qrels: Qrels, run: Run, k: int, conventions: Conventions | None = None) -> MissingGain:
+    """Ordered badly versus never retrieved, for every scored query of ``run`` (:class:`MissingGain`)."""
+    import polars as pl
+
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValidationError("the cutoff k must be a positive integer", got=k, fix="pass k=10")
+    conv = conventions or DEFAULT
+    queries = select_queries(qrels, run, conv)
+    enc = encode(qrels, run, conv, queries)
+    ranked = enc.ranking.with_row_index("row")
+    q_of_row = np.repeat(np.arange(len(queries.query_ids)), np.diff(enc.offsets))
+    ranked = ranked.with_columns(pl.Series("start", enc.offsets[q_of_row], dtype=pl.Int64))
+    blocks = ranked.group_by("block").agg(
+        pl.col("row").min().alias("block_first"), pl.len().alias("block_size")
+    )
+    ranked = ranked.join(blocks, on="block").with_columns(
+        (pl.col("block_first") - pl.col("start") + 1).alias("block_rank")
+    )
+    inside = (pl.lit(k) - pl.col("block_rank") + 1).clip(0, pl.col("block_size")) / pl.col("block_size")
+    ranked = ranked.select("query_id", "doc_id", inside.cast(pl.Float64).alias("p_in"))
+    judged = resolve_negative(qrels, conv).filter(pl.col("grade") >= 1)
+    judged = judged.filter(pl.col("query_id").is_in(list(queries.query_ids)))
+    grades = judged.get_column("grade").unique().to_list()
+    gain_of = {g: float(conv.gain_of(g)) for g in grades}
+    rel = judged.select(
+        "query_id", "doc_id", pl.col("grade").replace_strict(gain_of, return_dtype=pl.Float64).alias("gain")
+    ).join(ranked, on=["query_id", "doc_id"], how="left")
+    retrieved = pl.col("p_in").is_not_null()
+    p_in = pl.col("p_in").fill_null(0.0)
+    per_query = (
+        rel.group_by("query_id")
+        .agg(
+            pl.len().alias("relevant"),
+            pl.col("gain").sum().alias("gain"),
+            (pl.col("gain") * p_in).sum().alias("gain_found"),
+            (pl.col("gain") * (1.0 - p_in)).filter(retrieved).sum().alias("gain_below"),
+            pl.col("gain").filter(~retrieved).sum().alias("gain_never"),
+            p_in.sum().alias("found"),
+            (1.0 - p_in).filter(retrieved).sum().alias("below"),
+            (~retrieved).sum().cast(pl.Float64).alias("never"),
+        )
+        .sort("query_id")
+    )
+    cols = ["relevant", "gain", "gain_found", "gain_below", "gain_never", "found", "below", "never"]
+    totals = {c: float(per_query.get_column(c).sum()) for c in cols}
+    totals["queries"] = len(queries.query_ids)
+    return MissingGain(run.name, k, conv, per_query, totals)
 
 
 # -- the conventions sweep: the same run under every single-axis change and every profile ----------------

@@ -28,6 +28,7 @@ LAZY_COMMANDS = {
     "adjudicate": "qrelkit.cli.agree:adjudicate_command",
     "judge": "qrelkit.cli.judge:command",
     "compare": "qrelkit.cli.compare:command",
+    "report": "qrelkit.cli.report:command",
 }
 
 

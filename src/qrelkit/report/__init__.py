@@ -8,7 +8,6 @@ Machine formats print floats with ``repr`` (the shortest text that reads back to
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from typing import Any
@@ -126,12 +125,10 @@ def render_html_table(results: Results) -> str:
 
 
 def render_html(results: Results, per_query: bool = False) -> str:
-    meta = "\n".join(html.escape(line) for line in header_lines(results))
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'><title>qrelkit results</title></head><body>"
-        + render_html_table(results)
-        + f"<pre>{meta}</pre></body></html>\n"
-    )
+    """A self-contained page (:func:`qrelkit.report.page.results_page`, the report's shell and sections)."""
+    from .page import results_page
+
+    return results_page(results, per_query)
 
 
 def render(results: Results, fmt: str, per_query: bool = False) -> str:

@@ -26,7 +26,8 @@ def _f(x: float | None, digits: int = 4) -> str:
     return f"{x:.{digits}f}"
 
 
-def _p(x: float | None) -> str:
+def p_text(x: float | None) -> str:
+    """A p-value as printed: 4 decimals, or scientific below 1e-4 (never a bare 0.0000)."""
     if x is None or math.isnan(x):
         return "–"
     return f"{x:.4f}" if x >= 1e-4 else f"{x:.1e}"
@@ -69,8 +70,8 @@ def _rows(comparison: Any) -> list[list[str]]:
                 f"[{_f(p.t_interval[0])}, {_f(p.t_interval[1])}]",
                 f"[{_f(p.bootstrap_interval[0])}, {_f(p.bootstrap_interval[1])}]",
                 _f(p.effect_size, 2),
-                _p(p.p_value),
-                _p(p.p_adjusted),
+                p_text(p.p_value),
+                p_text(p.p_adjusted),
                 "*" if p.significant else "",
             ]
         )
@@ -137,9 +138,9 @@ def _power_rows(comparison: Any) -> list[list[str]]:
 def _multi_rows(m: Any) -> list[list[str]]:
     out = []
     for i, t in enumerate(m.pairs):
-        rp = _p(m.randomized_p[i]) if m.randomized_p is not None else "–"
+        rp = p_text(m.randomized_p[i]) if m.randomized_p is not None else "–"
         out.append(
-            [m.runs[t.first], m.runs[t.second], f"{t.difference:+.4f}", _f(t.q, 3), _p(t.p_value),
+            [m.runs[t.first], m.runs[t.second], f"{t.difference:+.4f}", _f(t.q, 3), p_text(t.p_value),
              f"[{_f(t.ci_low)}, {_f(t.ci_high)}]", _f(t.effect_size, 2), rp]
         )  # fmt: skip
     return out
@@ -149,8 +150,8 @@ def _anova_line(m: Any) -> str:
     a = m.anova
     return (
         f"{m.measure}: two-way ANOVA without replication over {m.queries} queries x {len(m.runs)} runs: "
-        f"systems F({a.df_systems}, {a.df_error}) = {_f(a.f_systems, 3)}, p = {_p(a.p_systems)}; "
-        f"queries F({a.df_queries}, {a.df_error}) = {_f(a.f_queries, 3)}, p = {_p(a.p_queries)}; "
+        f"systems F({a.df_systems}, {a.df_error}) = {_f(a.f_systems, 3)}, p = {p_text(a.p_systems)}; "
+        f"queries F({a.df_queries}, {a.df_error}) = {_f(a.f_queries, 3)}, p = {p_text(a.p_queries)}; "
         f"residual MS = {_f(a.ms_error, 6)}"
     )
 
@@ -258,30 +259,27 @@ def render_compare_latex(comparison: Any) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_compare_html(comparison: Any) -> str:
-    """A simple standalone page with the pairs table (and the noise and ANOVA tables when present)."""
+def detail_sections(comparison: Any) -> list[tuple[str, str, str]]:
+    """(id, heading, html) for the noise-floor, topic-set-size and ANOVA/Tukey tables, when present: the
+    HTML comparison page and the report show them the same way."""
+    from .page import table
 
-    def table(headers: Any, rows: list[list[str]]) -> str:
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-    parts = [table((*COLUMNS[:-1], "sig"), _rows(comparison))]
+    out = []
     if comparison.noise is not None:
-        parts.append("<h2>Labeller-noise floor</h2>" + table(NOISE_COLUMNS, _noise_rows(comparison)))
+        out.append(("noise", "Labeller-noise floor", table(NOISE_COLUMNS, _noise_rows(comparison))))
     if _power_rows(comparison):
-        parts.append("<h2>Topic-set size</h2>" + table(POWER_COLUMNS, _power_rows(comparison)))
-    for m in comparison.multi:
-        parts.append(f"<h2>{html.escape(m.measure)}</h2><p>{html.escape(_anova_line(m))}</p>")
-        parts.append(table(MULTI_COLUMNS, _multi_rows(m)))
-    meta = "\n".join(html.escape(line) for line in _provenance_comments(comparison, "", ""))
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'><title>qrelkit compare</title></head><body>"
-        + "<h1>qrelkit compare</h1>"
-        + "".join(parts)
-        + f"<p><small>{html.escape(options_line(comparison))}<br>{html.escape(str(comparison.results.conventions))}"
-        + f"</small></p><pre>{meta}</pre></body></html>\n"
-    )
+        out.append(("power", "Topic-set size", table(POWER_COLUMNS, _power_rows(comparison))))
+    for i, m in enumerate(comparison.multi):
+        body = f"<p>{html.escape(_anova_line(m))}</p>" + table(MULTI_COLUMNS, _multi_rows(m))
+        out.append((f"multi-{i}", f"{m.measure}: all runs together (ANOVA, Tukey HSD)", body))
+    return out
+
+
+def render_compare_html(comparison: Any) -> str:
+    """The comparison page (:func:`qrelkit.report.page.comparison_page`, the report's shell and sections)."""
+    from .page import comparison_page
+
+    return comparison_page(comparison)
 
 
 def render_compare(comparison: Any, fmt: str) -> str:

@@ -1,0 +1,115 @@
+"""``qrelkit report``: one self-contained HTML page a team reads to decide."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES
+from .compare import NoiseFloorCommand, _permutations, read_labellers
+from .evaluate import (
+    announce_profile,
+    convention_options,
+    conventions_from,
+    judgments_of,
+    load_inputs,
+    manifest_option,
+    profile_option,
+    resolve_on_duplicate,
+)
+
+__all__ = ["command"]
+
+
+@click.command("report", cls=NoiseFloorCommand)
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-m", "--measure", "measures", multiple=True,
+              help="measure, repeatable [default: eval's, nDCG@10, R@100, Judged@10]; the first nDCG drives "
+              "the per-query, conventions and explain sections")  # fmt: skip
+@click.option(
+    "--baseline",
+    "baselines",
+    multiple=True,
+    help="the run(s) the others are compared with [default: the first]",
+)
+@click.option("--test", type=click.Choice(["randomization", "t", "wilcoxon", "bootstrap"]), default="randomization",
+              show_default=True, help="the paired test (as in compare)")  # fmt: skip
+@click.option("--permutations", default="auto", show_default=True, metavar="exact|N",
+              help="randomisation test: exact enumeration, or N Monte Carlo sign flips")  # fmt: skip
+@click.option("--seed", type=int, default=0, show_default=True, help="seed of every random draw")
+@click.option("--noise-floor", "noise", multiple=True, metavar="A.qrels B.qrels | project.db",
+              help="two labellers' calibration judgments: the noise floor, the confusion matrix and marginals")  # fmt: skip
+@click.option("--labellers", default=None, metavar="A,B", help="with a project .db: the two labellers")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, writable=True),
+              help="the HTML file to write (one file, readable offline)")  # fmt: skip
+@click.option("--input-format", type=click.Choice(FORMAT_CHOICES), default="auto", show_default=True)
+@click.option("--on-duplicate", type=click.Choice(ON_DUPLICATE_CHOICES), default=None,
+              help="a document listed twice for one query [default: the profile's choice, else error]")  # fmt: skip
+@click.option(
+    "--rubric", type=click.Path(dir_okay=False), help="rubric.toml: grades outside its scale are errors"
+)
+@manifest_option
+@profile_option
+@convention_options
+def command(
+    qrels: str,
+    runs: tuple[str, ...],
+    measures: tuple[str, ...],
+    baselines: tuple[str, ...],
+    test: str,
+    permutations: str,
+    seed: int,
+    noise: tuple[str, ...],
+    labellers: str | None,
+    output: str,
+    input_format: str,
+    on_duplicate: str | None,
+    rubric: str | None,
+    manifest: str | None,
+    **options: Any,
+) -> None:
+    """Write one HTML page for RUNS against QRELS: the summary with the comparison verdicts, the forest plot
+    of differences (with the labeller-noise floor), per-query differences, ordered badly versus never
+    retrieved, the judgments (manifest, calibration matrix, marginals), the conventions and how far each
+    moves the means, the per-rank arithmetic of the queries that moved most, and the provenance."""
+    from ..dossier import build_dossier
+    from ..measures import parse_all
+    from ..report.page import report_page
+    from .evaluate import rubric_scale
+
+    if len(runs) < 2:
+        raise click.UsageError("a report compares runs: pass the baseline run and at least one other")
+    if noise and len(noise) > 2:
+        raise click.UsageError("--noise-floor takes two qrels files or one project .db")
+    if not output.lower().endswith((".html", ".htm")):
+        raise click.UsageError(f"the report is HTML: name the output file *.html (got {output!r})")
+    perms = _permutations(permutations)
+    judgments = judgments_of(qrels, manifest)
+    conv = conventions_from(options)
+    on_duplicate = resolve_on_duplicate(on_duplicate, conv)
+    announce_profile(conv, on_duplicate)
+    qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric)
+    if conv.profile is not None:
+        from ..profiles import get_profile
+
+        get_profile(conv.profile).check(qrels_obj, run_objs)
+    scale, _ = rubric_scale(rubric)
+    pair = read_labellers(noise, labellers, scale) if noise else None
+    dossier = build_dossier(
+        qrels_obj, run_objs, parse_all(measures) if measures else None, conv, labellers=pair, judgments=judgments,
+        command=shlex.join(["qrelkit", *sys.argv[1:]]), baseline=list(baselines) or None, test=test,
+        permutations=perms, seed=seed,
+    )  # fmt: skip
+    page = report_page(dossier)
+    Path(output).write_text(page, encoding="utf-8")
+    size = len(page.encode("utf-8"))
+    click.echo(
+        f"wrote {output} ({size / 1e6:.2f} MB: {len(dossier.results.run_names)} runs, one page)", err=True
+    )
+    for warning in dossier.results.warnings:
+        click.echo(f"warning: {warning}", err=True)

@@ -1,0 +1,454 @@
+"""The self-contained HTML report: one file, readable offline (no script, no font or image fetched; the
+charts are inline SVG from :mod:`qrelkit.report.svg`, each with a text alternative and its data table).
+
+:func:`report_page` renders a :class:`qrelkit.dossier.Dossier` section by section; :func:`results_page`
+(``qrelkit eval --format html``) and :func:`comparison_page` (``qrelkit compare --format html``) use the
+same document shell and the same section builders. Nothing here computes a measure or a statistic.
+
+Large inputs stay small: per-query differences are drawn for the first pairs only (the dossier says which)
+and, past :data:`MAX_BARS` queries, as that many bars, each the mean of an equal share of the queries in
+sorted order (its hover text names the range); the tables list the queries that moved most, not all.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from . import svg
+
+__all__ = ["MAX_BARS", "comparison_page", "report_page", "results_page"]
+
+MAX_BARS = 400
+TOP_QUERIES = 10
+
+_CSS = """
+:root { --ink:#24292f; --muted:#57606a; --line:#d0d7de; --bg:#fff; --band:#f6f8fa; --blue:#1f6fb4; }
+* { box-sizing: border-box; }
+body { margin:0; color:var(--ink); background:var(--bg);
+  font:15px/1.5 "DejaVu Sans","Liberation Sans",Arial,sans-serif; }
+header, main, footer { max-width: 1200px; margin: 0 auto; padding: 0 16px; }
+header { padding-top: 20px; }
+h1 { font-size: 1.6rem; margin: 0 0 4px; } h2 { font-size: 1.25rem; margin: 32px 0 8px;
+  border-bottom: 1px solid var(--line); padding-bottom: 4px; } h3 { font-size: 1.05rem; margin: 20px 0 6px; }
+nav ol { display:flex; flex-wrap:wrap; gap:4px 14px; padding:0; margin:8px 0; list-style:none; }
+nav a, a { color: var(--blue); }
+.lead { color: var(--muted); margin: 0; }
+.scroll { overflow-x: auto; max-width: 100%; }
+.scroll > table { width: max-content; }
+.chart { overflow-x: auto; } .chart > svg { min-width: 520px; }
+table { border-collapse: collapse; margin: 6px 0 12px; font-size: 0.9rem; }
+th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
+thead th { background: var(--band); }
+figure { margin: 8px 0 20px; } figcaption { color: var(--muted); font-size: 0.9rem; }
+details summary { cursor: pointer; color: var(--blue); font-size: 0.9rem; }
+.warning { border-left: 4px solid #d9792b; background: #fff4e8; padding: 6px 10px; margin: 8px 0; }
+.verdict-yes { color: #0b6b2e; font-weight: 600; } .verdict-noise { color: #8a4b00; font-weight: 600; }
+code, .mono { font-family: "DejaVu Sans Mono", "Liberation Mono", monospace; font-size: 0.85rem;
+  overflow-wrap: anywhere; }
+footer { color: var(--muted); font-size: 0.85rem; padding-bottom: 24px; }
+@media (max-width: 600px) { body { font-size: 14px; } th, td { padding: 3px 5px; } }
+"""
+
+
+def _e(x: object) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _f(x: float | None, digits: int = 4) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _slug(*parts: str) -> str:
+    return "x-" + "-".join("".join(c if c.isalnum() else "_" for c in p) for p in parts)
+
+
+def table(
+    headers: Sequence[str], rows: Sequence[Sequence[object]], numeric: Sequence[int] = (), caption: str = ""
+) -> str:
+    """An accessible table (scoped headers, optional caption) in a horizontally scrolling box. Cells are
+    escaped unless given as ``("html", markup)``."""
+    cap = f"<caption>{_e(caption)}</caption>" if caption else ""
+    head = "".join(
+        f'<th scope="col"{" class=n" if i in numeric else ""}>{_e(h)}</th>' for i, h in enumerate(headers)
+    )
+    body = []
+    for r in rows:
+        cells = []
+        for i, c in enumerate(r):
+            text = c[1] if isinstance(c, tuple) and c and c[0] == "html" else _e(c)
+            cells.append(f"<td{' class=n' if i in numeric else ''}>{text}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<div class='scroll'><table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+
+
+def document(title: str, lead: str, sections: Sequence[tuple[str, str, str]], footer: str = "") -> str:
+    """The page: a title, a contents list, and (id, heading, body) sections, every style inline."""
+    nav = "".join(f'<li><a href="#{sid}">{_e(h)}</a></li>' for sid, h, _ in sections)
+    body = "".join(
+        f'<section id="{sid}" aria-labelledby="{sid}-h"><h2 id="{sid}-h">{_e(h)}</h2>{b}</section>'
+        for sid, h, b in sections
+    )
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
+        f'<header><h1>{_e(title)}</h1><p class="lead">{_e(lead)}</p>'
+        f'<nav aria-label="Sections"><ol>{nav}</ol></nav></header>'
+        f"<main>{body}</main><footer>{footer}</footer></body></html>\n"
+    )
+
+
+# -- sections shared by eval, compare and report ---------------------------------------------------------
+
+
+def warnings_html(results: Any) -> str:
+    return "".join(
+        f'<p class="warning" role="note"><strong>Warning:</strong> {_e(w)}</p>' for w in results.warnings
+    )
+
+
+def means_section(results: Any) -> str:
+    headers, rows = results.mean_grid()
+    return warnings_html(results) + table(
+        headers, rows, numeric=range(1, len(headers)), caption="Mean over scored queries"
+    )
+
+
+def conventions_table(results: Any) -> str:
+    conv = results.conventions.to_dict()
+    rows = [[axis, value] for axis, value in conv.items()]
+    rows += [[f"measure {m['name']}", m["full"]] for m in results.provenance()["measures"]]
+    return table(["axis", "value"], rows, caption="Every convention behind the numbers (defaults included)")
+
+
+def provenance_section(results: Any, command: str = "", extra: Sequence[Sequence[object]] = ()) -> str:
+    prov = results.provenance()
+    rows: list[list[object]] = [["tool", f"qrelkit {prov['tool']['version']}"]]
+    if command:
+        rows.append(["command", ("html", f"<code>{_e(command)}</code>")])
+    q = prov["qrels"]
+    rows.append(["qrels", ("html", f"{_e(q['name'])} <code>sha256:{_e(q['fingerprint']['sha256'])}</code>")])
+    for run in prov["runs"]:
+        fp = run["fingerprint"]["sha256"]
+        rows.append(
+            [f"run {run['name']}", ("html", f"<code>sha256:{_e(fp)}</code> read by {_e(run['reader'])}")]
+        )
+    rows += [list(r) for r in extra]
+    return table(["input", "identity"], rows) + (
+        "<details><summary>The full provenance as JSON</summary><pre class='mono'>"
+        + _e(json.dumps(prov, indent=1))
+        + "</pre></details>"
+    )
+
+
+def _pair_rows(comparison: Any) -> list[list[object]]:
+    from .compare import p_text
+
+    rows = []
+    for p in comparison.pairs:
+        verdict = p.verdict or ("significant" if p.significant else "not significant")
+        cls = (
+            "verdict-yes"
+            if verdict.startswith("exceeds") or verdict == "significant"
+            else ("verdict-noise" if "noise" in verdict else "")
+        )
+        rows.append([
+            p.treatment, p.baseline, p.measure, f"{p.difference:+.4f}",
+            f"[{_f(p.t_interval[0])}, {_f(p.t_interval[1])}]", f"{p.wins}/{p.ties}/{p.losses}", _f(p.effect_size, 2),
+            p_text(p.p_value), p_text(p.p_adjusted), ("html", f"<span class='{cls}'>{_e(verdict)}</span>"),
+        ])  # fmt: skip
+    return rows
+
+
+def comparison_table(comparison: Any) -> str:
+    from .compare import options_line
+
+    headers = ["run", "baseline", "measure", "difference", "95% t-interval", "wins/ties/losses", "effect size",
+               "p", "p adjusted", "verdict"]  # fmt: skip
+    return (
+        table(headers, _pair_rows(comparison), numeric=range(3, 9))
+        + f"<p class='lead'>{_e(options_line(comparison))}</p>"
+    )
+
+
+def forest_figure(comparison: Any) -> str:
+    rows, band, data = [], [], []
+    for p in comparison.pairs:
+        label = f"{p.treatment} vs {p.baseline}, {p.measure}"
+        rows.append((label, p.difference, p.t_interval[0], p.t_interval[1]))
+        floor = p.noise.empirical_floor if p.noise is not None else None
+        band.append(floor)
+        data.append([label, f"{p.difference:+.4f}", _f(p.t_interval[0]), _f(p.t_interval[1]), _f(floor)])
+    shaded = any(b for b in band)
+    chart = svg.forest(
+        rows, title="Difference from the baseline with its 95% t-interval", axis="treatment minus baseline",
+        band=band if shaded else None,
+    )  # fmt: skip
+    caption = "Each run's mean difference from its baseline, per measure, with the 95% t-interval" + (
+        "; the shaded band is the labeller-noise floor (empirical, 95th percentile)." if shaded else
+        "; no labeller-noise floor was measured (pass --noise-floor A.qrels B.qrels)."
+    )  # fmt: skip
+    return svg.figure(chart, caption, ["pair", "difference", "low", "high", "noise floor"], data)
+
+
+def _bucketed(items: list[tuple[str, float]]) -> tuple[list[tuple[str, float]], str]:
+    if len(items) <= MAX_BARS:
+        return items, ""
+    out = []
+    n = len(items)
+    for b in range(MAX_BARS):
+        lo, hi = b * n // MAX_BARS, (b + 1) * n // MAX_BARS
+        chunk = items[lo:hi]
+        mean = math.fsum(v for _, v in chunk) / len(chunk)
+        out.append(
+            (f"queries {lo + 1}-{hi} of {n} by difference ({chunk[0][0]} ... {chunk[-1][0]}), mean", mean)
+        )
+    return out, f"{n} queries drawn as {MAX_BARS} bars, each the mean of an equal share in sorted order."
+
+
+def per_query_section(results: Any, pairs: Sequence[tuple[str, str]], measure: Any, anchors: set[str]) -> str:
+    parts = []
+    for baseline, treatment in pairs:
+        a, b = results.values(measure, baseline), results.values(measure, treatment)
+        items = sorted(
+            ((q, b[q] - a[q]) for q in a if q in b and not (math.isnan(a[q]) or math.isnan(b[q]))),
+            key=lambda x: (-x[1], x[0]),
+        )
+        bars, note = _bucketed(items)
+        chart = svg.diverging_bars(
+            bars,
+            title=f"{measure}: {treatment} minus {baseline}, per query",
+            axis="queries, sorted by difference",
+            note=note,
+        )
+        up = [x for x in items if x[1] > 0][:TOP_QUERIES]
+        down = sorted((x for x in items if x[1] < 0), key=lambda x: (x[1], x[0]))[:TOP_QUERIES]
+
+        def link(q: str, run: str = treatment) -> object:
+            sid = _slug("explain", run, q)
+            return ("html", f'<a href="#{sid}">{_e(q)}</a>') if sid in anchors else q
+
+        rows = [["improved", link(q), f"{d:+.4f}", _f(a[q]), _f(b[q])] for q, d in up]
+        rows += [["regressed", link(q), f"{d:+.4f}", _f(a[q]), _f(b[q])] for q, d in down]
+        summary = f"{sum(d > 0 for _, d in items)} improved, {sum(d < 0 for _, d in items)} regressed, {sum(d == 0 for _, d in items)} unchanged"
+        parts.append(
+            f"<h3>{_e(treatment)} against {_e(baseline)}</h3>"
+            + svg.figure(chart, f"{measure} per query, {treatment} minus {baseline}: {summary}. {note}".strip(),
+                         ["query", "difference"], [[q, f"{d:+.4f}"] for q, d in items[: 2 * MAX_BARS]])
+            + table(["", "query", "difference", baseline, treatment], rows, numeric=(2, 3, 4),
+                    caption=f"The queries that moved most (up to {TOP_QUERIES} each way)")
+        )  # fmt: skip
+    return "".join(parts)
+
+
+# -- report-only sections ------------------------------------------------------------------------------
+
+
+def _missing_section(d: Any) -> str:
+    rows, data = [], []
+    judged = {}
+    for m in d.results.measures:
+        if m.name == "Judged":
+            judged = {r: d.results.mean(m, r) for r in d.results.run_names}
+            judged_name = str(m)
+            break
+    for mg in d.missing:
+        t = mg.totals
+        total = t["gain"] or 1.0
+        shares = [t["gain_found"] / total, t["gain_below"] / total, t["gain_never"] / total]
+        rows.append((mg.run, shares))
+        missing = t["gain_below"] + t["gain_never"]
+        data.append([
+            mg.run, _f(t["gain"], 1), f"{shares[0] * 100:.1f}%", f"{shares[1] * 100:.1f}%", f"{shares[2] * 100:.1f}%",
+            f"{t['gain_below'] / missing * 100:.1f}%" if missing else "–", _f(t["below"], 1), _f(t["never"], 1),
+            _f(judged.get(mg.run)) if judged else "–",
+        ])  # fmt: skip
+    chart = svg.stacked_bars(
+        rows, [f"in the top {d.k}", f"ranked below {d.k} (ordered badly)", "never retrieved"],
+        title=f"Where each run's relevant gain is, at cutoff {d.k}", axis="share of the relevant documents' gain",
+    )  # fmt: skip
+    headers = ["run", "relevant gain", f"top {d.k}", "below cutoff", "never retrieved",
+               "missing gain ordered badly", "documents below", "documents never", judged_name if judged else "Judged@k"]  # fmt: skip
+    lead = (
+        "<p>nDCG cannot tell a run that ordered badly from one that never had the document. Of each run's "
+        "relevant documents (grade 1 or more, weighted by their gain), the share in the top k, ranked below k, "
+        "and never retrieved. Under averaged ties a document in a block across the cutoff counts by its expected "
+        "share.</p>"
+    )
+    return lead + svg.figure(chart, "Shares of relevant gain per run.", headers, data)
+
+
+def _judgments_section(d: Any) -> str:
+    out = []
+    j = d.judgments
+    if j is None:
+        out.append("<p>No manifest describes these qrels: the rubric, the agreement and the unresolved pairs behind "
+                   "them are unknown. Export qrels with <code>qrelkit adjudicate</code> or the judging app to get one.</p>")  # fmt: skip
+    else:
+        rubric = j.get("rubric") or {}
+        cal = j.get("calibration") or {}
+        gate = j.get("gate") or {}
+        rows = [
+            ["rubric", f"{rubric.get('name')} {rubric.get('version')}"],
+            ["rubric hash", ("html", f"<code>{_e(rubric.get('content_hash'))}</code>")],
+            ["scale", ", ".join(map(str, j.get("scale") or []))],
+            ["labellers", ", ".join(j.get("labellers") or [])],
+            ["kappa (linear)", f"{_f(cal.get('kappa'), 3)} [{_f(cal.get('ci_low'), 3)}, {_f(cal.get('ci_high'), 3)}]"
+             f" on {cal.get('n_pairs')} pairs" if cal else "not measured"],
+            ["gate", gate.get("message") or "none"],
+            ["unresolved pairs left out", j.get("unresolved_left_out")],
+            ["overridden pairs", j.get("overridden")],
+            ["manifest", j.get("manifest")],
+        ]  # fmt: skip
+        out.append(table(["field", "value"], rows, caption="What the judgments mean (their manifest)"))
+        out += [
+            f'<p class="warning" role="note"><strong>Warning:</strong> {_e(w)}</p>'
+            for w in j.get("warnings", [])
+        ]
+    noise = d.comparison.noise
+    if noise is not None:
+        scale = [str(g) for g in noise.scale]
+        a, b = noise.labellers
+        conf = [[float(v) for v in row] for row in noise.confusion]
+        chart = svg.heatmap(
+            conf, scale, title="Calibration confusion matrix", rows=f"{a}'s grade", cols=f"{b}'s grade"
+        )
+        out.append(svg.figure(chart, f"Calibration pairs graded by both {a} (rows) and {b} (columns).",
+                              [f"{a} \\ {b}", *scale], [[g, *(f"{v:g}" for v in row)] for g, row in zip(scale, conf, strict=True)]))  # fmt: skip
+        ma = [sum(row) for row in conf]
+        mb = [sum(conf[i][j] for i in range(len(conf))) for j in range(len(conf))]
+        chart = svg.bars(scale, [(a, ma), (b, mb)], title="Grades given by each labeller", axis="grade")
+        out.append(svg.figure(chart, "How often each labeller used each grade on the calibration pairs.",
+                              ["grade", a, b], [[g, f"{x:g}", f"{y:g}"] for g, x, y in zip(scale, ma, mb, strict=True)]))  # fmt: skip
+        tau = "; ".join(f"{m}: tau {_f(t, 3)} (p {_f(p, 3)})" for m, (t, p) in noise.kendall_tau.items())
+        out.append(
+            f"<p>Run rankings under {_e(a)}'s and {_e(b)}'s grades agree as Kendall's tau: {_e(tau)}.</p>"
+        )
+    else:
+        out.append("<p>No second labeller was given, so the calibration matrix and the noise floor are not shown "
+                   "(pass <code>--noise-floor A.qrels B.qrels</code> or a judging project's database).</p>")  # fmt: skip
+    return "".join(out)
+
+
+def _conventions_section(d: Any) -> str:
+    out = [conventions_table(d.results)]
+    rows, data = [], []
+    for run, variants in d.sweeps.items():
+        dots = []
+        for v in variants:
+            if v.kind == "default" or v.diff is None:
+                continue
+            flagged = bool(v.optimistic)
+            dots.append((v.label, v.diff, flagged))
+            data.append(
+                [run, v.label, v.kind, _f(v.mean), f"{v.diff:+.4f}", v.moved, "optimistic" if flagged else ""]
+            )
+        rows.append((run, dots))
+    chart = svg.dot_plot(
+        rows, title=f"How far each single choice moves the mean {d.measure}", axis="change of the mean"
+    )
+    out.append(svg.figure(chart, "Each dot: the mean under one profile or one changed axis, minus the mean under "
+                          "these conventions; orange diamonds are optimistic choices (they can only raise a score).",
+                          ["run", "conventions", "kind", "mean", "change", "queries moved", "flag"], data))  # fmt: skip
+    if d.sweep_left_out:
+        out.append(f"<p>Not swept (to keep the report quick): {_e(', '.join(d.sweep_left_out))}.</p>")
+    return "".join(out)
+
+
+def _explain_section(d: Any) -> str:
+    if not d.explanations:
+        return (
+            f"<p>No per-rank explanation: {_e(d.measure)} is not a DCG-family measure, or no query moved.</p>"
+        )
+    out = []
+    for (run, q), e in d.explanations.items():
+        sid = _slug("explain", run, q)
+        rows = [[r.rank, ("html", f"<span class='mono'>{_e(r.doc_id)}</span>"), "–" if r.grade is None else r.grade,
+                 _f(r.gain, 3), _f(r.discount, 3), _f(r.contribution, 3), f"{r.share * 100:.0f}%", r.block or ""]
+                for r in e.rows]  # fmt: skip
+        below = ", ".join(f"{doc} (grade {g}, rank {rk})" for doc, g, rk in e.relevant_below_cutoff) or "none"
+        never = ", ".join(f"{doc} (grade {g})" for doc, g in e.relevant_never_retrieved) or "none"
+        out.append(
+            f'<h3 id="{sid}">{_e(run)}, query {_e(q)}: {_e(e.measure)} {_f(e.ndcg)}</h3>'
+            + table(["rank", "document", "grade", "gain", "discount", "contribution", "share", "tied block"], rows,
+                    numeric=(0, 2, 3, 4, 5, 6))
+            + f"<p>DCG {_f(e.dcg)} / IDCG {_f(e.idcg)}; recall at the cutoff {_f(e.recall)}. Relevant below the cutoff: "
+            f"{_e(below)}. Never retrieved: {_e(never)}.</p>"
+        )  # fmt: skip
+    return "".join(out)
+
+
+def report_page(d: Any) -> str:
+    """The whole report for a :class:`~qrelkit.dossier.Dossier`."""
+    res, comp = d.results, d.comparison
+    anchors = {_slug("explain", run, q) for run, q in d.explanations}
+    pairs = list(dict.fromkeys((p.baseline, p.treatment) for p in comp.pairs if p.measure == str(d.measure)))
+    from ..dossier import SWEEP_RUNS
+
+    drawn = pairs[:SWEEP_RUNS]
+    per_query = per_query_section(res, drawn, d.measure, anchors)
+    if len(pairs) > len(drawn):
+        per_query += f"<p>Per-query differences drawn for the first {len(drawn)} of {len(pairs)} pairs.</p>"
+    summary = means_section(res) + comparison_table(comp)
+    extra = []
+    if d.labellers is not None:
+        extra = [
+            [f"labeller {q.name}", ("html", f"<code>sha256:{_e(q.fingerprint.sha256)}</code>")]
+            for q in d.labellers
+        ]
+    from .compare import detail_sections
+
+    sections = [
+        ("summary", "Summary", summary),
+        ("forest", "Differences from the baseline", forest_figure(comp)),
+        *detail_sections(comp),
+        ("per-query", "Per-query differences", per_query),
+        ("missing", "Ordered badly versus never retrieved", _missing_section(d)),
+        ("judgments", "Judgments", _judgments_section(d)),
+        ("conventions", "Conventions", _conventions_section(d)),
+        ("explain", "Explain: the queries that moved most", _explain_section(d)),
+        ("provenance", "Provenance", provenance_section(res, d.command, extra)),
+    ]
+    lead = f"{len(res.run_names)} runs, {len(res.measures)} measures; baseline: " + ", ".join(
+        dict.fromkeys(p.baseline for p in comp.pairs)
+    )
+    return document("qrelkit report", lead, sections, footer=f"qrelkit {_e(res.version)}")
+
+
+def results_page(results: Any, per_query: bool = False) -> str:
+    """``qrelkit eval --format html``: the means, the conventions and the provenance."""
+    sections = [
+        ("summary", "Means", means_section(results)),
+        ("conventions", "Conventions", conventions_table(results)),
+    ]
+    if per_query:
+        wide = results.to_polars().sort(["run", "query_id"])
+        rows = [[v if isinstance(v, str) else _f(v) for v in row] for row in wide.iter_rows()]
+        sections.append(
+            ("per-query", "Per query", table(wide.columns, rows, numeric=range(2, len(wide.columns))))
+        )
+    sections.append(("provenance", "Provenance", provenance_section(results)))
+    return document("qrelkit results", f"{len(results.run_names)} runs, {len(results.measures)} measures", sections,
+                    footer=f"qrelkit {_e(results.version)}")  # fmt: skip
+
+
+def comparison_page(comparison: Any) -> str:
+    """``qrelkit compare --format html``: the comparison table, the forest plot, means and provenance."""
+    from .compare import detail_sections
+
+    res = comparison.results
+    sections = [
+        ("summary", "Summary", means_section(res) + comparison_table(comparison)),
+        ("forest", "Differences from the baseline", forest_figure(comparison)),
+        *detail_sections(comparison),
+        ("conventions", "Conventions", conventions_table(res)),
+        ("provenance", "Provenance", provenance_section(res)),
+    ]
+    return document(
+        "qrelkit comparison", f"{len(res.run_names)} runs", sections, footer=f"qrelkit {_e(res.version)}"
+    )

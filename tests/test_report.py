@@ -1,0 +1,197 @@
+"""``qrelkit report``: the numbers it shows (ordered badly versus never retrieved, by hand), the page's
+structure (every section, a text alternative behind every chart, nothing fetched), the shared templates of
+eval and compare, a real browser at 1280 and 390 px, and a large input under 5 MB."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from qrelkit import Qrels, Run
+from qrelkit.cli import main
+from qrelkit.conventions import Conventions
+from qrelkit.diagnose import missing_gain
+
+from .conftest import EXAMPLE
+from .judging.helpers import ARTIFACTS, chromium_or_skip
+
+RUNS = sorted((EXAMPLE / "runs").glob("*.run"))
+SECTIONS = ["summary", "forest", "per-query", "missing", "judgments", "conventions", "explain", "provenance"]
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run"]  # fmt: skip
+
+
+def invoke(*args: object):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+# -- ordered badly versus never retrieved, by hand ---------------------------------------------------------
+
+
+def test_missing_gain_by_hand() -> None:
+    # relevant: a (3), b (2), c (1), d (1); the run ranks x, a, b, c with b and c tied at ranks 3-4, k = 3
+    qrels = Qrels.from_dict({"q": {"a": 3, "b": 2, "c": 1, "d": 1, "x": 0}})
+    run = Run.from_dict({"q": {"x": 4.0, "a": 3.0, "b": 2.0, "c": 2.0}})
+    got = missing_gain(qrels, run, 3)  # exponential gains: a 7, b 3, c 1, d 1; 12 in all
+    t = got.totals
+    # averaged ties: the block {b, c} holds ranks 3-4, one of its two places is within k: each is in by 1/2
+    assert t["gain"] == 12.0
+    assert t["gain_found"] == 7.0 + 0.5 * 3 + 0.5 * 1
+    assert t["gain_below"] == 0.5 * 3 + 0.5 * 1
+    assert t["gain_never"] == 1.0  # d
+    assert (t["found"], t["below"], t["never"]) == (2.0, 1.0, 1.0)
+    # without averaging, ties by doc id descending put c (rank 3) before b (rank 4)
+    docid = missing_gain(qrels, run, 3, Conventions(ties="docid_desc"))
+    assert docid.totals["gain_found"] == 7.0 + 1.0 and docid.totals["gain_below"] == 3.0
+
+
+def test_missing_gain_matches_explain_on_every_query() -> None:
+    from qrelkit import read_qrels, read_run
+    from qrelkit.diagnose import explain
+
+    qrels, run = read_qrels(EXAMPLE / "qrels.txt"), read_run(EXAMPLE / "runs" / "rerank.run")
+    per_query = missing_gain(qrels, run, 10, Conventions(ties="docid_desc")).per_query
+    for row in per_query.iter_rows(named=True):
+        e = explain(qrels, run, row["query_id"], "nDCG@10", Conventions(ties="docid_desc"))
+        assert row["below"] == len(e.relevant_below_cutoff) and row["never"] == len(
+            e.relevant_never_retrieved
+        )
+
+
+# -- the page -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def example_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    judgments = EXAMPLE / "judgments"
+    result = invoke("report", EXAMPLE / "qrels.txt", *RUNS, "--noise-floor", judgments / "alice.qrels",
+                    judgments / "bob.qrels", "-o", out)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_every_section_is_there_and_every_chart_has_a_text_alternative(example_report: Path) -> None:
+    page = example_report.read_text()
+    for sid in SECTIONS:
+        assert f'<section id="{sid}"' in page, sid
+    charts = re.findall(r"<svg [^>]*>", page)
+    assert len(charts) >= 8
+    for tag in charts:
+        assert 'role="img"' in tag
+        ids = re.search(r'aria-labelledby="([^"]+)"', tag).group(1).split()
+        for i in ids:
+            assert re.search(rf'id="{i}">[^<]+<', page), i  # a non-empty <title> and <desc>
+    assert page.count("Data behind the chart") == len(charts)
+    # self-contained: nothing to fetch
+    assert not re.search(r'(src|href)="(https?:)?//', page)
+    assert "<script" not in page and "@import" not in page
+    # the numbers come from the values: the forest plot's data table holds compare's difference
+    assert "+0.1560" in page  # rerank minus bm25, nDCG@10 (compare's own test holds the value)
+    assert "exceeds the noise floor and significant" in page
+
+
+def test_eval_and_compare_html_use_the_same_page(tmp_path: Path) -> None:
+    evaluated = invoke("eval", EXAMPLE / "qrels.txt", *RUNS, "-f", "html").stdout
+    compared = invoke("compare", EXAMPLE / "qrels.txt", *RUNS, "-m", "nDCG@10", "-f", "html").stdout
+    for page in (evaluated, compared):
+        assert page.startswith("<!doctype html>") and '<section id="summary"' in page
+        assert '<section id="provenance"' in page and "Every convention behind the numbers" in page
+    assert '<section id="forest"' in compared
+
+
+def test_report_usage_errors(tmp_path: Path) -> None:
+    assert invoke("report", EXAMPLE / "qrels.txt", RUNS[0], "-o", tmp_path / "r.html").exit_code == 2
+    assert invoke("report", EXAMPLE / "qrels.txt", *RUNS, "-o", tmp_path / "r.pdf").exit_code == 2
+    assert invoke("report", EXAMPLE / "qrels.txt", *RUNS).exit_code == 2
+
+
+def _browser():  # type: ignore[no-untyped-def]
+    executable = chromium_or_skip()
+    from playwright.sync_api import sync_playwright
+
+    return executable, sync_playwright
+
+
+def test_the_report_in_a_browser_at_1280_and_390_px(example_report: Path) -> None:
+    executable, sync_playwright = _browser()
+    profile = tempfile.mkdtemp(prefix="qrelkit-chromium-")
+    try:
+        with sync_playwright() as p:
+            context = p.chromium.launch_persistent_context(
+                profile, executable_path=executable, headless=True, args=ARGS, device_scale_factor=1
+            )
+            for width in (1280, 390):
+                page = context.new_page()
+                page.set_viewport_size({"width": width, "height": 900})
+                errors: list[str] = []
+                requests: list[str] = []
+                page.on(
+                    "console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None
+                )
+                page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+                page.on("request", lambda r, requests=requests: requests.append(r.url))
+                page.goto(example_report.as_uri())
+                assert errors == []
+                assert [u for u in requests if not u.startswith("file:")] == []
+                for sid in SECTIONS:
+                    assert page.locator(f"#{sid}-h").is_visible()
+                # headings in order: one h1, then h2s, h3s only below an h2
+                levels = page.eval_on_selector_all("h1, h2, h3", "els => els.map(e => +e.tagName[1])")
+                assert levels[0] == 1 and levels.count(1) == 1
+                assert all(b - a <= 1 for a, b in itertools.pairwise(levels))
+                # every chart has an accessible name from its title
+                names = page.eval_on_selector_all(
+                    "svg[role=img]",
+                    "els => els.map(e => e.getAttribute('aria-labelledby').split(' ')"
+                    ".map(id => document.getElementById(id).textContent).join(' '))",
+                )
+                assert names and all(n.strip() for n in names)
+                # nothing wider than the screen but the scrolling boxes
+                overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+                assert overflow <= 1, f"the page scrolls sideways by {overflow}px at {width}px"
+                ARTIFACTS.mkdir(exist_ok=True)
+                page.screenshot(path=str(ARTIFACTS / f"report-{width}.png"), full_page=True)
+                page.close()
+            context.close()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+# -- a large input ----------------------------------------------------------------------------------------
+
+
+def test_fifty_runs_of_ten_thousand_queries_make_a_page_under_5_mb(tmp_path: Path) -> None:
+    import polars as pl
+
+    from qrelkit.dossier import build_dossier
+    from qrelkit.formats import qrels_from_frame, run_from_frame
+    from qrelkit.report.page import report_page
+
+    rng = np.random.default_rng(7)
+    nq, depth = 10_000, 10
+    qids = np.repeat([f"q{i}" for i in range(nq)], depth)
+    docs = np.tile([f"d{j}" for j in range(depth)], nq)
+    qrels = qrels_from_frame(
+        pl.DataFrame({"query_id": qids, "doc_id": docs, "grade": rng.integers(0, 4, nq * depth)}), name="big"
+    )
+    runs = [
+        run_from_frame(
+            pl.DataFrame({"query_id": qids, "doc_id": docs, "score": rng.random(nq * depth)}),
+            name=f"r{i:02d}",
+        )
+        for i in range(50)
+    ]
+    dossier = build_dossier(qrels, runs, ["nDCG@10"], test="t", bootstrap=100, multi=None)
+    page = report_page(dossier)
+    size = len(page.encode("utf-8"))
+    assert size < 5_000_000, f"{size / 1e6:.2f} MB"
+    assert page.count('role="img"') < 30  # per-query charts for the first pairs only, bucketed
+    assert "drawn as 400 bars" in page
