@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from qrelkit import Conventions, evaluate, read_qrels, read_run
 from qrelkit.errors import QrelkitError, ValidationError
-from qrelkit.formats import fast
+from qrelkit.formats.trec import streaming as fast
 
 CUTOFF_MEASURES = [
     "nDCG@5",

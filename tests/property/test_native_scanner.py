@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qrelkit import _native, read_qrels, read_run
-from qrelkit.formats import fast
+from qrelkit.errors import StepAside
+from qrelkit.formats.trec import streaming as fast
 
 needs_native = pytest.mark.skipif(_native.lib is None, reason="the native scanner is not built")
 
@@ -238,7 +239,7 @@ def test_what_the_scanner_refuses_the_arrow_reader_decides(tmp_path, monkeypatch
     monkeypatch.setattr(fast, "CHUNK_BYTES", chunk)
     try:
         native = fast._read_run_native(path, None, False, None)
-    except fast._Unavailable:
+    except StepAside:
         native = None
     arrow = _read(path, "arrow", monkeypatch)
     if native is not None:  # a final line without its newline is given one, as the Arrow reader does
