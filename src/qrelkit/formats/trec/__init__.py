@@ -121,36 +121,33 @@ class TextCheck:
         """Check the next block; ``final`` for the last one (a multi-byte character cut off at the end
         of the file is invalid)."""
         data = bytes(block)
-        found: list[tuple[int, bool]] = []  # (offset in this block, is a NUL byte)
+        found: list[tuple[int, int]] = []  # (offset in this block, the byte); NUL is the byte 0
         nul = data.find(b"\x00")
         if nul >= 0:
-            found.append((nul, True))
-        pending = len(self._decoder.getstate()[0])  # bytes of a character begun in the last block
-        if pending or not data.isascii():
+            found.append((nul, 0))
+        held = self._decoder.getstate()[0]  # the start of a character begun in the last block
+        if held or not data.isascii():
             try:
                 self._decoder.decode(data, final)
             except UnicodeDecodeError as exc:
-                found.append((exc.start - pending, False))
+                found.append((exc.start - len(held), (held + data)[exc.start]))
         if found:
-            where, is_nul = min(found)
-            self._raise(data, where, is_nul=is_nul)
+            where, byte = min(found)
+            self._raise(where, byte, self.lines + data.count(b"\n", 0, max(where, 0)) + 1)
         self.offset += len(data)
         self.lines += data.count(b"\n")
 
-    def _raise(self, data: bytes, where: int, *, is_nul: bool) -> None:
-        line = self.lines + data.count(b"\n", 0, max(where, 0)) + 1
+    def _raise(self, where: int, byte: int, line: int) -> None:
         offset = self.offset + where
-        if is_nul:
+        if byte == 0:
             raise InputFormatError(
                 f"file holds binary data (a NUL byte at byte offset {offset})",
                 source=self.source,
                 line=line,
                 fix="pass a text TREC file, or name the format",
             )
-        byte = data[where] if 0 <= where < len(data) else None
-        shown = f"byte 0x{byte:02x}" if byte is not None else "a byte"
         raise InputFormatError(
-            f"file is not valid UTF-8 text ({shown} at byte offset {offset})",
+            f"file is not valid UTF-8 text (byte 0x{byte:02x} at byte offset {offset})",
             source=self.source,
             line=line,
             fix="re-encode the file as UTF-8",
