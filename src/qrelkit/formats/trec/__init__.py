@@ -7,8 +7,8 @@ The order in which readers are tried
 ------------------------------------
 Each reader either returns exactly what the robust reader would, or steps aside by raising
 :class:`~qrelkit.errors.StepAside` (the one signal for "not mine, try the next"). In this order, and
-nowhere else (:data:`READERS` lists it; :func:`qrelkit.evaluation.evaluate_files` and :func:`read_run` /
-:func:`read_qrels` follow it):
+nowhere else (:func:`qrelkit.evaluation.evaluate_files` tries step 1, then :func:`read_run` /
+:func:`read_qrels` below try steps 2 to 4):
 
 1. ``small`` (:mod:`qrelkit.formats.trec.small` with :mod:`qrelkit.engine.small`): a whole evaluation of
    plain clean files up to :data:`~qrelkit.formats.trec.small.SMALL_FILE_BYTES` each, with numpy alone (no
@@ -31,7 +31,10 @@ A clean file
 ------------
 What the fast readers (steps 1-3) take. Anything else makes them step aside:
 
-* UTF-8 text without NUL bytes; a byte-order mark only at the very start (the small path takes none);
+* UTF-8 text without NUL bytes. Byte-order marks: the robust reader drops one at the very start of the
+  file and keeps any other as part of an id; a fast reader steps aside wherever it could not do the same
+  (the small path for one at the start, the native scanner for an id that begins with one, Arrow for one
+  at the start of a chunk after the first);
 * lines of exactly 6 (run) or 4 (judgments) fields separated by single spaces (0x20) and ended by
   ``\\n`` (the last line may lack it): no tab, vertical tab, form feed or carriage return, no leading or
   trailing space, no empty field, no blank line, nothing after the last line end;
@@ -64,16 +67,12 @@ if TYPE_CHECKING:  # the small path imports this module without polars
 
 __all__ = [
     "MAX_ID_BYTES",
-    "READERS",
     "StepAside",
     "TextCheck",
     "read_qrels",
     "read_run",
     "read_run_streaming",
 ]
-
-#: The readers, in the order they are tried (see the module docstring).
-READERS: tuple[str, ...] = ("small", "native", "arrow", "robust")
 
 #: The longest query or document id, in bytes, that a TREC file may hold (the native scanner's
 #: ``QK_MAX_ID`` is the same). Longer ids are refused with the line that holds them: they are not ids

@@ -2,7 +2,10 @@
 numpy columns for :mod:`qrelkit.engine.small`, without a dataframe library.
 
 The native scanner (:mod:`qrelkit._native`) splits the fields and reads the numbers in one pass when it is
-built, vectorised numpy otherwise. Anything that is not a clean file (gzip, a byte-order mark, a number
+built, vectorised numpy otherwise (and for numbers the scanner leaves to it). The numpy tokenizer stays
+for installs without a C compiler: there it keeps small evaluations free of polars and pyarrow, about
+half the time of stepping aside to Arrow's reader (100k lines: 1.0 s against 2.1 s, median of nine
+``qrelkit eval`` runs on a loaded machine; 0.04 s with the scanner). Anything that is not a clean file (gzip, a byte-order mark, a number
 written unusually, a field longer than :data:`~qrelkit.formats.trec.MAX_ID_BYTES`, ...) makes it step aside
 (:class:`~qrelkit.errors.StepAside`).
 """
