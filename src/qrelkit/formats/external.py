@@ -53,10 +53,17 @@ def _first(con, sql: str) -> tuple | None:
     return rows[0] if rows else None
 
 
-def _hash_and_check(path: Path) -> str:
-    """SHA-256 of the file as stored, checking meanwhile that it is text (no NUL byte, valid UTF-8)."""
+#: Whitespace that the robust reader splits fields on and DuckDB's reader (single spaces) would keep
+#: inside a field.
+OTHER_WHITESPACE = (b"\t", b"\x0b", b"\x0c", b"\r")
+
+
+def _hash_and_check(path: Path) -> tuple[str, bool]:
+    """SHA-256 of the file as stored, checking meanwhile that it is text (no NUL byte, valid UTF-8); and
+    whether it holds :data:`OTHER_WHITESPACE`."""
     source = str(path)
     check = TextCheck(source)
+    other = False
     with path.open("rb") as probe:
         gz = probe.read(2) == b"\x1f\x8b"
     if gz:
@@ -64,17 +71,19 @@ def _hash_and_check(path: Path) -> str:
             with gzip.open(path, "rb") as text:
                 while block := text.read(16 << 20):
                     check.feed(block)
+                    other = other or any(w in block for w in OTHER_WHITESPACE)
         except GZIP_ERRORS as exc:
             raise corrupt_gzip(source, exc) from None
         check.feed(b"", final=True)
-        return file_sha256(path)
+        return file_sha256(path), other
     digest = hashlib.sha256()
     with path.open("rb") as fh:
         while block := fh.read(16 << 20):
             digest.update(block)
             check.feed(block)
+            other = other or any(w in block for w in OTHER_WHITESPACE)
     check.feed(b"", final=True)
-    return digest.hexdigest()
+    return digest.hexdigest(), other
 
 
 def _explain(path: Path, on_duplicate: str, otherwise: InputFormatError) -> NoReturn:
@@ -98,7 +107,12 @@ def run_batches(
     import duckdb
 
     source = str(path)
-    fingerprint = Fingerprint(_hash_and_check(path), "file-bytes", source)
+    sha, other_whitespace = _hash_and_check(path)
+    if other_whitespace:
+        _explain(
+            path, on_duplicate, _layout_error(source, "a tab, vertical tab, form feed or carriage return")
+        )
+    fingerprint = Fingerprint(sha, "file-bytes", source)
     tmp = tempfile.TemporaryDirectory(prefix="qrelkit-duckdb-")
     con = duckdb.connect(str(Path(tmp.name) / "run.duckdb"))
     con.execute(f"SET memory_limit = '{max(memory_limit // 2**20 // 2, 128)}MB'")  # half for DuckDB itself
@@ -114,25 +128,14 @@ def run_batches(
             [source],
         )
     except duckdb.Error as exc:
-        first = str(exc).strip().splitlines()[0][:300]
         con.close()
         tmp.cleanup()
-        _explain(
-            path,
-            on_duplicate,
-            InputFormatError(
-                f"cannot read as a TREC run with single-space separated fields ({first})",
-                source=source,
-                expected="6 fields 'query_id Q0 doc_id rank score tag' separated by single spaces",
-                fix="normalise the whitespace first (tr -s ' \\t' ' ' < run > clean.run), or evaluate without "
-                "--memory-limit",
-            ),
-        )
+        _explain(path, on_duplicate, _layout_error(source, str(exc).strip().splitlines()[0][:300]))
     fault = _fault(con, on_duplicate)
     if fault is not None:
         con.close()
         tmp.cleanup()
-        _explain(path, on_duplicate, InputFormatError(fault, source=source))
+        _explain(path, on_duplicate, _layout_error(source, fault))
     tags = [t for (t,) in con.execute("SELECT DISTINCT tag FROM raw LIMIT 2").fetchall()]
     dup = _first(con, "SELECT 1 FROM raw GROUP BY query_id, doc_id HAVING count(*) > 1 LIMIT 1")
     removed = 0
@@ -180,15 +183,29 @@ def run_batches(
     return batches(), fingerprint, run_name, meta
 
 
+def _layout_error(source: str, detail: str) -> InputFormatError:
+    """The error for a file the robust reader takes but this path does not (other whitespace than single
+    spaces between fields)."""
+    return InputFormatError(
+        f"cannot read as a TREC run with single-space separated fields ({detail})",
+        source=source,
+        expected="6 fields 'query_id Q0 doc_id rank score tag' separated by single spaces",
+        fix="normalise the whitespace first (tr -d '\\r' < run | tr -s ' \\t' ' ' > clean.run), or evaluate "
+        "without --memory-limit",
+    )
+
+
 def _fault(con, on_duplicate: str) -> str | None:
-    """What is wrong with the rows DuckDB read (in words for the rare file the robust reader takes), or
-    ``None``; the robust reader reports the real error."""
+    """What is wrong with the rows DuckDB read, or ``None``; the robust reader then reports the error."""
     if not _first(con, "SELECT count(*) FROM raw")[0]:
         return "file is empty (no lines)"
-    for column, kind in (("score_text", "DOUBLE"), ("rank_text", "BIGINT")):
-        bad = _first(con, f"SELECT line FROM raw WHERE TRY_CAST({column} AS {kind}) IS NULL LIMIT 1")
+    # what the robust reader's casts (polars) take: DuckDB's also take '1_0', and '.2' or '1e2' as integers
+    score = "TRY_CAST(score_text AS DOUBLE) IS NULL OR contains(score_text, '_')"
+    rank = "TRY_CAST(rank_text AS BIGINT) IS NULL OR NOT regexp_full_match(rank_text, '[+-]?[0-9]+')"
+    for column, condition in (("score", score), ("rank", rank)):
+        bad = _first(con, f"SELECT line FROM raw WHERE {condition} LIMIT 1")
         if bad:
-            return f"line {bad[0]}: {column[:-5]} does not convert to {kind}"
+            return f"line {bad[0]}: the {column} does not convert"
     if _first(con, "SELECT line FROM raw WHERE NOT isfinite(CAST(score_text AS DOUBLE)) LIMIT 1"):
         return "a score is not a finite number"
     long = f"strlen(query_id) > {MAX_ID_BYTES} OR strlen(doc_id) > {MAX_ID_BYTES}"

@@ -24,6 +24,7 @@ reports the exact line. So the fast path never changes a result and never has to
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import hashlib
 from collections.abc import Callable
@@ -201,6 +202,12 @@ def _whole(path: Path, on_bytes: Callable[[int], None] | None):
 
 
 def _parse(chunk: bytes, read: pcsv.ReadOptions, convert: pcsv.ConvertOptions) -> pa.Table:
+    """Arrow's parse of a chunk of whole lines. The whole chunk must be UTF-8: Arrow checks only the
+    columns it converts (not the iteration column), and the robust reader refuses invalid bytes anywhere."""
+    try:
+        codecs.utf_8_decode(chunk, "strict", True)
+    except UnicodeDecodeError:
+        raise StepAside from None
     try:
         return pcsv.read_csv(
             pa.BufferReader(pa.py_buffer(chunk)),
