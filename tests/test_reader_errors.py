@@ -232,3 +232,23 @@ def test_text_check_across_blocks(blocks, expected):
         assert str(err).startswith(expected), str(err)
     else:
         assert expected is None
+
+
+@pytest.mark.parametrize(
+    ("which", "content", "expected"),
+    [
+        ("qrels", b"q1 0 d1 2\nq1  d2 0\n", "2: line has 3 fields"),  # an empty iteration field
+        ("run", b"q1 Q0 d1 1 2.5 sys\nq1  d2 2 1.5 sys\n", "2: line has 5 fields"),
+    ],
+)
+def test_arrow_steps_aside_for_an_empty_field_it_does_not_convert(
+    tmp_path, monkeypatch, which, content, expected
+):
+    """Arrow's parse skips the iteration column, so its emptiness is checked on the text itself."""
+    monkeypatch.setattr(_native, "lib", None)
+    path = tmp_path / f"{which}.txt"
+    path.write_bytes(content)
+    fast = streaming.read_qrels_fast if which == "qrels" else streaming.read_run_fast
+    assert fast(path) is None
+    read = read_qrels if which == "qrels" else read_run
+    assert _error(lambda: read(path)).startswith(f"{path}:{expected}")

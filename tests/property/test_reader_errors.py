@@ -1,6 +1,6 @@
-"""Every reading path agrees on damaged runs: the same error text, or the same floats.
+"""Every reading path agrees on damaged runs and judgments: the same error text, or the same floats.
 
-A clean run is damaged in one place (a byte replaced, inserted or removed, a field doubled, a line
+A clean run (or judgments file) is damaged in one place (a byte replaced, inserted or removed, a field doubled, a line
 repeated) and evaluated by every path: the small path first (``evaluate_files``), the streaming readers
 (``read_run``), the robust reader, and DuckDB under a memory limit. Each either raises exactly the robust
 reader's error, or gives bit-identical values.
@@ -28,8 +28,8 @@ MEASURES = ["AP", "nDCG@3"]
 
 
 @st.composite
-def damaged(draw):
-    data = bytearray(RUN)
+def damaged(draw, text: bytes = RUN):
+    data = bytearray(text)
     kind = draw(st.sampled_from(["replace", "insert", "delete", "long", "repeat"]))
     at = draw(st.integers(0, len(data) - 1))
     if kind == "replace":
@@ -93,3 +93,14 @@ def test_every_path_agrees_on_a_damaged_run(tmp_path, monkeypatch, run):
         assert robust[0] == "values"  # a layout only the robust reader takes (tabs, blank lines, ...)
         return
     _same(duck, robust)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(qrels=damaged(QRELS))
+def test_every_path_agrees_on_damaged_judgments(tmp_path, qrels):
+    qpath, rpath = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qpath.write_bytes(qrels)
+    rpath.write_bytes(RUN)
+    robust = _outcome(lambda: evaluate(read_qrels(qpath, reader="robust"), [read_run(rpath)], MEASURES))
+    _same(_outcome(lambda: evaluate_files(qpath, [rpath], MEASURES)), robust)
+    _same(_outcome(lambda: evaluate(read_qrels(qpath), [read_run(rpath)], MEASURES)), robust)

@@ -202,15 +202,20 @@ def _whole(path: Path, on_bytes: Callable[[int], None] | None):
 
 
 def _parse(chunk: bytes, read: pcsv.ReadOptions, convert: pcsv.ConvertOptions) -> pa.Table:
-    """Arrow's parse of a chunk of whole lines. The whole chunk must be UTF-8: Arrow checks only the
-    columns it converts (not the iteration column), and the robust reader refuses invalid bytes anywhere."""
+    """Arrow's parse of a chunk of whole lines. Checked over the whole chunk, as Arrow checks only the
+    columns it converts (not the iteration column): valid UTF-8, and no empty field (two spaces in a row,
+    or a space at a line's start or end), which the robust reader, splitting on runs of whitespace, does
+    not count as a field."""
+    data = bytes(chunk)
+    if b"  " in data or b"\n " in data or b" \n" in data or data[:1] == b" ":
+        raise StepAside
     try:
-        codecs.utf_8_decode(chunk, "strict", True)
+        codecs.utf_8_decode(data, "strict", True)
     except UnicodeDecodeError:
         raise StepAside from None
     try:
         return pcsv.read_csv(
-            pa.BufferReader(pa.py_buffer(chunk)),
+            pa.BufferReader(pa.py_buffer(data)),
             read_options=read,
             parse_options=_PARSE,
             convert_options=convert,
