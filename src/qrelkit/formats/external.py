@@ -8,8 +8,9 @@ TREC files (fields separated by single spaces) are accepted here; the error says
 This path words no error of its own for a bad file: when DuckDB cannot read a file, or a check below finds
 a fault (a value that does not convert, two tags, a duplicate document, an id that is too long, an empty
 file), the robust reader (:mod:`qrelkit.formats.trec.robust`) reads the file and raises its error, so a bad
-file gets the same message with and without ``--memory-limit``. Bytes that are not text are found while
-the file is hashed (:class:`qrelkit.formats.trec.TextCheck`), before DuckDB reads it.
+file gets the same message with and without ``--memory-limit`` (the price: a bad file is read whole once,
+whatever the limit). Bytes that are not text, and tabs or carriage returns, are found while the file is
+hashed (:class:`qrelkit.formats.trec.TextCheck`), before DuckDB reads it.
 """
 
 from __future__ import annotations

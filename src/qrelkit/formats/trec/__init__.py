@@ -25,7 +25,7 @@ nowhere else (:func:`qrelkit.evaluation.evaluate_files` tries step 1, then :func
 Under ``memory_limit`` a run whose file would not fit in memory is streamed by steps 2-3 when the measures
 need only each query's top documents, else read by DuckDB (:mod:`qrelkit.formats.external`, ``reader:
 duckdb``), which takes clean files only and, for a file it finds fault with, raises the robust reader's
-error for that file.
+error for that file (reading the file whole to word it).
 
 A clean file
 ------------
@@ -39,8 +39,9 @@ What the fast readers (steps 1-3) take. Anything else makes them step aside:
   ``\\n`` (the last line may lack it): no tab, vertical tab, form feed or carriage return, no leading or
   trailing space, no empty field, no blank line, nothing after the last line end;
 * query and document ids of at most :data:`MAX_ID_BYTES` bytes (the robust reader refuses longer ones);
-* scores written ``-?[0-9]+(.[0-9]+)?([eE][-+]?[0-9]+)?``, finite, not negative zero; ranks and grades
-  written ``-?[0-9]{1,18}``;
+* finite scores, integer ranks and grades, as the robust reader converts them. Steps 1-2 take only the
+  plain spellings (scores ``-?[0-9]+(.[0-9]+)?([eE][-+]?[0-9]+)?`` and not negative zero, ranks and grades
+  ``-?[0-9]{1,18}``) and step aside for others such as ``+1`` or ``.5``, which Arrow converts;
 * for runs: one tag, no document twice for a query, and each query's lines together (grouped by query);
   for the small path, no judgment twice either;
 * the small path also refuses gzip and files over its size bound; the streaming readers take gzip.
