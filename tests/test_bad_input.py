@@ -51,8 +51,21 @@ CASES = {
         None,
         "gzip data is corrupt",
     ),
-    "run-binary": ("run", "run.txt", b"\x00\x01\x02binary", None, "binary data"),
-    "run-not-utf8": ("run", "run.txt", b"q1 Q0 d\xff\xfe 1 2.5 sys\n", None, "not valid UTF-8"),
+    "run-corrupt-deflate": (
+        "run",
+        "run.txt.gz",
+        gzip.compress(GOOD_RUN.encode())[:12] + b"\xff" * 8 + gzip.compress(GOOD_RUN.encode())[20:],
+        None,
+        "gzip data is corrupt",
+    ),
+    "run-binary": ("run", "run.txt", b"\x00\x01\x02binary", 1, "binary data (a NUL byte at byte offset 0)"),
+    "run-not-utf8": (
+        "run",
+        "run.txt",
+        b"q1 Q0 d1 1 2.5 sys\nq1 Q0 d\xff\xfe 2 2.5 sys\n",
+        2,
+        "not valid UTF-8 text (byte 0xff at byte offset 26)",
+    ),
     "run-csv-missing-score": (
         "run",
         "run.csv",

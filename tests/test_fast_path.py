@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from qrelkit import Conventions, evaluate, read_qrels, read_run
 from qrelkit.errors import QrelkitError, ValidationError
-from qrelkit.formats import fast
+from qrelkit.formats.trec import streaming as fast
 
 CUTOFF_MEASURES = [
     "nDCG@5",
@@ -243,3 +243,25 @@ def test_a_byte_order_mark_gives_the_same_numbers_on_the_small_path(tmp_path):
     assert result.exit_code == 0, result.output
     rows = [line.split("\t") for line in out.read_text().splitlines() if not line.startswith("#")]
     assert ["sys", "q1", "nDCG@10", "1.0"] in rows  # d1 (grade 1) ranked first: ideal
+
+
+@pytest.mark.parametrize(("separator", "reader"), [(" ", "small"), ("\t", "robust")])
+def test_the_command_line_and_the_api_record_the_same_reading(tmp_path, separator, reader):
+    """``qrelkit eval`` calls ``evaluate_files``, which alone chooses the reader: same provenance."""
+    import json
+
+    from click.testing import CliRunner
+
+    from qrelkit.cli import main
+    from qrelkit.evaluation import evaluate_files
+
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    (tmp_path / "run.txt").write_text("q1 Q0 d1 1 2.0 sys\nq1 Q0 d2 2 1.0 sys\n".replace(" ", separator))
+    api = evaluate_files(tmp_path / "qrels.txt", [tmp_path / "run.txt"], ["AP"]).to_dict()
+    cli = CliRunner().invoke(
+        main, ["eval", str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), "-m", "AP", "-f", "json"]
+    )
+    assert cli.exit_code == 0, cli.output
+    got = json.loads(cli.stdout)
+    assert got["runs"][0]["reader"] == api["runs"][0]["reader"] == reader
+    assert got["runs"] == api["runs"] and got["qrels"] == api["qrels"]

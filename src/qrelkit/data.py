@@ -5,7 +5,11 @@ A :class:`Qrels` holds one row per judged (query, document) pair; a :class:`Run`
 construction, and both carry where they came from and a SHA-256 fingerprint, so that every number computed
 from them can name its inputs.
 
-Reading files lives in :mod:`qrelkit.formats`; this module never parses text.
+Reading files lives in :mod:`qrelkit.formats`; this module never parses text. It owns what a frame of
+rows must satisfy, however it was read: the column names and their aliases, ids that are present, scores
+that are finite numbers, integer grades, one run tag, the duplicate policy, a rubric's scale. The readers
+in :mod:`qrelkit.formats` hand their columns to :func:`finish_run` and :func:`finish_qrels`, and frames
+built in memory come through :func:`run_from_frame` and :func:`qrels_from_frame`.
 """
 
 from __future__ import annotations
@@ -13,15 +17,34 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import polars as pl
 
-from .errors import ValidationError
+from ._typing import ON_DUPLICATE_CHOICES, OnDuplicate
+from .errors import InputFormatError, ValidationError, did_you_mean
 from .fingerprint import Fingerprint
+from .naming import check_run_names
 
-__all__ = ["QRELS_SCHEMA", "RUN_SCHEMA", "Fingerprint", "Qrels", "Run", "canonical_fingerprint"]
+__all__ = [
+    "COLUMN_ALIASES",
+    "QRELS_SCHEMA",
+    "RUN_SCHEMA",
+    "Fingerprint",
+    "Qrels",
+    "Run",
+    "canonical_fingerprint",
+    "check_choice",
+    "check_run_names",
+    "finish_qrels",
+    "finish_run",
+    "id_column",
+    "qrels_from_frame",
+    "rename_columns",
+    "run_from_frame",
+]
 
 QRELS_SCHEMA = {"query_id": pl.String, "doc_id": pl.String, "grade": pl.Int64, "line": pl.Int64}
 RUN_SCHEMA = {
@@ -107,8 +130,6 @@ class Qrels(_Rows):
     @classmethod
     def from_dict(cls, judgments: Mapping[str, Mapping[str, int]], name: str = "qrels") -> Qrels:
         """Build from ``{query_id: {doc_id: grade}}`` (the pytrec_eval shape)."""
-        from .formats import qrels_from_frame
-
         rows = [(str(q), str(d), g) for q, docs in judgments.items() for d, g in docs.items()]
         frame = pl.DataFrame(rows, schema=["query_id", "doc_id", "grade"], orient="row")
         return qrels_from_frame(frame, name=name, source="dict")
@@ -137,8 +158,6 @@ class Run(_Rows):
     @classmethod
     def from_dict(cls, scores: Mapping[str, Mapping[str, float]], name: str = "run") -> Run:
         """Build from ``{query_id: {doc_id: score}}`` (the pytrec_eval shape); file order is dict order."""
-        from .formats import run_from_frame
-
         rows = [(str(q), str(d), float(s)) for q, docs in scores.items() for d, s in docs.items()]
         frame = pl.DataFrame(rows, schema=["query_id", "doc_id", "score"], orient="row")
         return run_from_frame(frame, name=name, source="dict")
@@ -149,20 +168,320 @@ def stretch_starts(ids: pl.Series) -> np.ndarray:
     return np.flatnonzero((ids != ids.shift(1)).fill_null(True).to_numpy())
 
 
-def check_run_names(names: Sequence[str], sources: Sequence[str | None]) -> None:
-    """The one run-naming rule: every run has its own name (its tag, else its file name), or it is an error.
+# ---------------------------------------------------------------------------------------------- validation
 
-    ``eval``, ``compare``, ``pool``, ``judge init`` and the Python API all call this, so a name never
-    changes silently between them (a renamed duplicate would print one thing and record another).
-    """
-    first: dict[str, str | None] = {}
-    for name, source in zip(names, sources, strict=True):
-        if name in first:
-            raise ValidationError(
-                f"two runs are both named {name!r}",
-                source=source or None,
-                got=f"{first[name] or '?'} and {source or '?'}",
-                expected="one name per run (the run's tag, else its file name)",
-                fix="give each run its own tag (the sixth column), or in Python pass name= when reading",
+#: Column names accepted in tabular inputs, mapped to qrelkit's names. Anything else is ignored.
+COLUMN_ALIASES = {
+    "query_id": "query_id",
+    "qid": "query_id",
+    "q_id": "query_id",
+    "doc_id": "doc_id",
+    "docid": "doc_id",
+    "docno": "doc_id",
+    "score": "score",
+    "grade": "grade",
+    "relevance": "grade",
+    "rank": "rank",
+    "tag": "tag",
+    "run": "tag",
+}
+
+
+def check_choice(value: str, choices: Sequence[str], option: str) -> None:
+    if value not in choices:
+        raise ValidationError(
+            f"unknown {option} {value!r}{did_you_mean(value, choices)}",
+            expected="one of " + ", ".join(choices),
+            fix=f"pass {option}={choices[0]!r} or another listed value",
+        )
+
+
+def _cast_numeric(
+    frame: pl.DataFrame, column: str, dtype: pl.DataType, source: str, *, what: str, expected: str, fix: str
+) -> pl.DataFrame:
+    """Cast a column to ``dtype``; the first value that does not convert is reported with its line."""
+    col = frame.get_column(column)
+    if col.dtype == pl.String:
+        text = col.str.strip_chars()
+        converted = text.cast(dtype, strict=False)
+        if dtype == pl.Int64:
+            # polars accepts "+3" and rejects "3.0": both fine; but reject what would silently truncate.
+            pass
+        bad = converted.is_null() & col.is_not_null()
+    else:
+        converted = col.cast(dtype, strict=False) if col.dtype != dtype else col
+        bad = converted.is_null() & col.is_not_null()
+        if dtype == pl.Int64 and col.dtype.is_float():
+            frac = (col.fill_null(0) % 1) != 0
+            bad = bad | frac | col.is_nan().fill_null(False)
+    null_rows = col.is_null()
+    if null_rows.any():
+        line = frame.filter(null_rows).item(0, "line")
+        raise InputFormatError(f"{what} is missing", source=source, line=line, expected=expected, fix=fix)
+    if bad.any():
+        row = frame.filter(bad).row(0, named=True)
+        got = str(row.get("text") or row[column])
+        raise InputFormatError(
+            f"{what} {str(row[column]).strip()!r} is not {expected}",
+            source=source,
+            line=row["line"],
+            got=got.strip() if "text" in row else None,
+            fix=fix,
+        )
+    out = frame.with_columns(converted.alias(column))
+    if dtype == pl.Float64:
+        nonfinite = ~out.get_column(column).is_finite()
+        if nonfinite.any():
+            row = out.filter(nonfinite).row(0, named=True)
+            raise InputFormatError(
+                f"{what} is {row[column]!r}, not a finite number",
+                source=source,
+                line=row["line"],
+                got=(row.get("text") or "").strip() or None,
+                expected="a finite decimal number such as 12.5 or 1e-3",
+                fix="replace NaN/inf scores (an inf or NaN score has no defined rank)",
             )
-        first[name] = source
+    return out
+
+
+def _dedupe(
+    frame: pl.DataFrame, value: str, policy: str, source: str, what: str, option: str
+) -> tuple[pl.DataFrame, int]:
+    """Apply the duplicate policy to rows sharing (query_id, doc_id); return the frame and rows removed."""
+    hashed = pl.col("doc_id").hash(1) ^ (pl.col("query_id").hash(2) * 0x9E3779B97F4A7C15)
+    if frame.select(hashed.n_unique()).item() == frame.height:
+        return (
+            frame,
+            0,
+        )  # all (query, doc) hashes distinct: no duplicates (collisions only cause the exact check)
+    dup_mask = frame.select(pl.struct("query_id", "doc_id").is_duplicated()).to_series()
+    if not dup_mask.any():
+        return frame, 0
+    if policy == "error":
+        dups = frame.filter(dup_mask).sort("line")
+        first = dups.row(0, named=True)
+        twin = dups.filter(
+            (pl.col("query_id") == first["query_id"]) & (pl.col("doc_id") == first["doc_id"])
+        ).get_column("line")
+        n_pairs = dups.select(pl.struct("query_id", "doc_id").n_unique()).item()
+        raise ValidationError(
+            f"document {first['doc_id']!r} appears more than once for query {first['query_id']!r} "
+            f"(lines {', '.join(str(x) for x in twin.to_list()[:5])}; {n_pairs} duplicated pair(s) in all)",
+            source=source,
+            line=twin[1],
+            fix=f"remove the duplicates, or choose a policy with {option} first|last|max",
+        )
+    if policy == "first":
+        kept = frame.sort("line").unique(["query_id", "doc_id"], keep="first", maintain_order=True)
+    elif policy == "last":
+        kept = frame.sort("line").unique(["query_id", "doc_id"], keep="last", maintain_order=True)
+    else:  # max
+        kept = (
+            frame.sort([value, "line"], descending=[True, False])
+            .unique(["query_id", "doc_id"], keep="first")
+            .sort("line")
+        )
+    return kept, frame.height - kept.height
+
+
+def rename_columns(frame: pl.DataFrame, required: tuple[str, ...], source: str) -> pl.DataFrame:
+    mapping: dict[str, str] = {}
+    for col in frame.columns:
+        target = COLUMN_ALIASES.get(col.strip().lower())
+        if target is None or col == "line":
+            continue
+        if target in mapping.values():
+            other = next(k for k, v in mapping.items() if v == target)
+            raise InputFormatError(
+                f"columns {other!r} and {col!r} both name {target}",
+                source=source,
+                fix=f"keep one of them (qrelkit will not guess which holds the {target})",
+            )
+        mapping[col] = target
+    frame = frame.rename(mapping)
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        names = [c for c in frame.columns if c != "line"]
+        hints = "".join(did_you_mean(m, names) for m in missing)
+        raise InputFormatError(
+            f"missing column(s) {', '.join(missing)}{hints}",
+            source=source,
+            got=", ".join(names),
+            expected="columns " + ", ".join(required) + " (aliases: qid, docid, relevance)",
+            fix="rename the columns",
+        )
+    return frame
+
+
+def id_column(frame: pl.DataFrame, column: str, source: str) -> pl.DataFrame:
+    dtype = frame.schema[column]
+    if dtype.is_float():
+        raise InputFormatError(
+            f"{column} column holds floating-point numbers",
+            source=source,
+            got=str(frame.item(0, column)),
+            expected="string or integer ids",
+            fix=f"store {column} as text (1.0 and 1 would otherwise be different ids)",
+        )
+    frame = frame.with_columns(pl.col(column).cast(pl.String))
+    empty = frame.get_column(column).is_null() | (frame.get_column(column).str.strip_chars() == "")
+    if empty.any():
+        line = frame.filter(empty).item(0, "line")
+        raise InputFormatError(
+            f"{column} is empty", source=source, line=line, fix=f"give every row a {column}"
+        )
+    return frame
+
+
+def finish_run(
+    frame: pl.DataFrame,
+    fingerprint: Fingerprint,
+    name: str | None,
+    source: str,
+    on_duplicate: str,
+    option: str,
+) -> Run:
+    frame = _cast_numeric(
+        frame,
+        "score",
+        pl.Float64,
+        source,
+        what="score",
+        expected="a number",
+        fix="the fifth column of a TREC run is the score: check the column order 'query_id Q0 doc_id rank score tag'",
+    )
+    if "rank" in frame.columns:
+        frame = _cast_numeric(
+            frame,
+            "rank",
+            pl.Int64,
+            source,
+            what="rank",
+            expected="an integer",
+            fix="the fourth column of a TREC run is an integer rank: check the column order",
+        )
+    else:
+        frame = frame.with_columns(pl.lit(None, dtype=pl.Int64).alias("rank"))
+    tags: list[str] = []
+    if "tag" in frame.columns:
+        tags = frame.get_column("tag").cast(pl.String).unique(maintain_order=True).drop_nulls().to_list()
+        if len(tags) > 1:
+            second = frame.filter(pl.col("tag").cast(pl.String) == tags[1]).item(0, "line")
+            raise ValidationError(
+                f"file mixes run tags {tags[0]!r} and {tags[1]!r}"
+                + (f" and {len(tags) - 2} more" if len(tags) > 2 else ""),
+                source=source,
+                line=second,
+                expected="one system's run per file",
+                fix="split the file by tag (one file per run)",
+            )
+    extra = int(frame.get_column("extra").sum()) if "extra" in frame.columns else 0
+    frame, removed = _dedupe(frame, "score", on_duplicate, source, "run", option)
+    run_name = name or (tags[0] if tags else Path(source).stem)
+    meta = {"source": source, "duplicates_removed": removed, "on_duplicate": on_duplicate}
+    if extra:
+        meta["lines_with_trailing_fields_ignored"] = extra
+    return Run(frame.select("query_id", "doc_id", "score", "rank", "line"), fingerprint, run_name, meta)
+
+
+def finish_qrels(
+    frame: pl.DataFrame,
+    fingerprint: Fingerprint,
+    name: str | None,
+    source: str,
+    scale: Sequence[int] | None,
+    on_duplicate: str,
+    option: str,
+) -> Qrels:
+    frame = _cast_numeric(
+        frame,
+        "grade",
+        pl.Int64,
+        source,
+        what="grade",
+        expected="an integer",
+        fix="grades are whole numbers such as 0, 1, 2, 3; use a custom gain map for fractional gains",
+    )
+    if scale is not None:
+        allowed = sorted(set(scale))
+        outside = ~frame.get_column("grade").is_in(allowed)
+        if outside.any():
+            row = frame.filter(outside).row(0, named=True)
+            raise ValidationError(
+                f"grade {row['grade']} is outside the rubric's scale {allowed}",
+                source=source,
+                line=row["line"],
+                got=(row.get("text") or "").strip() or None,
+                fix="correct the grade, or use the rubric these judgments were made with",
+            )
+    frame, removed = _dedupe(frame, "grade", on_duplicate, source, "qrels", option)
+    meta = {"source": source, "duplicates_removed": removed, "on_duplicate": on_duplicate}
+    return Qrels(
+        frame.select("query_id", "doc_id", "grade", "line"),
+        fingerprint,
+        name or Path(source).name,
+        tuple(sorted(set(scale))) if scale is not None else None,
+        None,
+        meta,
+    )
+
+
+def _to_polars(frame: Any, source: str) -> pl.DataFrame:
+    if isinstance(frame, pl.DataFrame):
+        return frame
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas absent
+        pd = None
+    if pd is not None and isinstance(frame, pd.DataFrame):
+        return pl.from_pandas(frame.reset_index(drop=True))
+    raise ValidationError(
+        f"cannot read a {type(frame).__name__} as a table",
+        source=source,
+        expected="a polars or pandas DataFrame",
+        fix="convert it to a DataFrame with columns query_id, doc_id and score (runs) or grade (qrels)",
+    )
+
+
+def _prepare_frame(
+    frame: Any, name: str, source: str | None, on_duplicate: str, value: str
+) -> tuple[pl.DataFrame, str]:
+    """A caller's frame as validated columns (row number as ``line``), and the label errors will use."""
+    check_choice(on_duplicate, ON_DUPLICATE_CHOICES, "on_duplicate")
+    label = source or f"{type(frame).__module__.split('.')[0]} DataFrame {name!r}"
+    df = _to_polars(frame, label)
+    df = rename_columns(
+        df.with_row_index("line", offset=1).with_columns(pl.col("line").cast(pl.Int64)),
+        ("query_id", "doc_id", value),
+        label,
+    )
+    return id_column(id_column(df, "query_id", label), "doc_id", label), label
+
+
+def run_from_frame(
+    frame: Any, *, name: str = "run", source: str | None = None, on_duplicate: OnDuplicate = "error"
+) -> Run:
+    """A :class:`Run` from a pandas or polars frame with columns query_id, doc_id, score (rank, tag optional).
+
+    Row order is file order (used by the ``file_order`` tie convention). The fingerprint is SHA-256 of the
+    sorted rows, so the same content always has the same identity.
+    """
+    df, label = _prepare_frame(frame, name, source, on_duplicate, "score")
+    run = finish_run(df, Fingerprint("", "", label), name, label, on_duplicate, "on_duplicate=")
+    fp = canonical_fingerprint(run.frame, ["query_id", "doc_id", "score"], label)
+    return Run(run.frame, fp, run.name, run.meta)
+
+
+def qrels_from_frame(
+    frame: Any,
+    *,
+    name: str = "qrels",
+    source: str | None = None,
+    scale: Sequence[int] | None = None,
+    on_duplicate: OnDuplicate = "error",
+) -> Qrels:
+    """A :class:`Qrels` from a pandas or polars frame with columns query_id, doc_id, grade."""
+    df, label = _prepare_frame(frame, name, source, on_duplicate, "grade")
+    qrels = finish_qrels(df, Fingerprint("", "", label), name, label, scale, on_duplicate, "on_duplicate=")
+    fp = canonical_fingerprint(qrels.frame, ["query_id", "doc_id", "grade"], label)
+    return Qrels(qrels.frame, fp, name, qrels.scale, None, qrels.meta)

@@ -111,3 +111,9 @@ def did_you_mean(value: str, choices: Iterable[str]) -> str:
         return f" (did you mean {lowered[value.lower()]!r}?)"
     close = difflib.get_close_matches(value, choices, n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+class StepAside(Exception):
+    """Not an error: a fast reader (or the small-input engine) declines an input it does not take, and the
+    caller tries the next reader in the order :mod:`qrelkit.formats.trec` lists. Never reaches a user: the
+    last reader, the robust one, takes every input and explains what is wrong with it."""

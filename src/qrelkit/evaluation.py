@@ -1,4 +1,10 @@
-"""``evaluate(qrels, runs, measures, conventions) -> Results``: the one entry point for numbers."""
+"""``evaluate(qrels, runs, measures, conventions) -> Results``: the one entry point for numbers.
+
+:func:`evaluate_files` is the one place that chooses how files are read: it tries the small-input path
+first (numpy alone), then reads each run by streaming, whole, or through DuckDB under a memory limit, in
+the order :mod:`qrelkit.formats.trec` lists. The dataframe libraries are imported only when a path needs
+them, so a small evaluation loads numpy alone.
+"""
 
 from __future__ import annotations
 
@@ -6,22 +12,30 @@ import itertools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 
 from .conventions import DEFAULT, Conventions
-from .data import RUN_SCHEMA, Fingerprint, Qrels, Run, check_run_names, stretch_starts
-from .engine.encode import Encoded, QuerySet, encode, select_queries
-from .engine.encoded import encoding_key
+from .engine.encoded import Encoded, QuerySet, encoding_key
 from .engine.kernels import compute
-from .errors import ValidationError
+from .errors import StepAside, ValidationError
+from .fingerprint import Fingerprint, hash_ahead
 from .measures import Measure, parse_measures, required_depth
+from .naming import check_run_names
 from .results import Results, RunValues, assemble, unique_run_names
+
+if TYPE_CHECKING:  # polars loads only on the paths that read frames
+    import polars as pl
+
+    from .data import Qrels, Run
 
 
 def _as_runs(runs: Run | Sequence[Run] | Mapping[str, Run]) -> list[Run]:
+    from .data import Run
+
     if isinstance(runs, Run):
         items = [runs]
     elif isinstance(runs, Mapping):
@@ -81,6 +95,8 @@ def _evaluate_whole(
 ) -> tuple[QuerySet, dict[Measure, tuple[np.ndarray, np.ndarray]]]:
     """:func:`evaluate_run` in one encoding, however large the run (a batch is never split again: one
     query may hold more rows than a batch)."""
+    from .engine.encode import encode, select_queries
+
     _check_depth(run, measures, conv)
     queries = select_queries(qrels, run, conv)
     cache: dict[tuple[str, ...], Encoded] = {}
@@ -100,6 +116,8 @@ ENCODE_BATCH_ROWS = 250_000
 
 def _stretches(ids: pl.Series) -> tuple[np.ndarray, list[str]]:
     """Where each stretch of equal ids begins, and its id."""
+    from .data import stretch_starts
+
     heads = stretch_starts(ids)
     return heads, ids.gather(heads).to_list()
 
@@ -109,6 +127,10 @@ def _query_batches(run: Run, rows: int) -> Iterable[Run]:
 
     A run whose queries each fill one stretch of rows (every run read by streaming, and runs as written) is
     cut into slices, without copying; otherwise batches are gathered by query id."""
+    import polars as pl
+
+    from .data import Run
+
     heads, ids = _stretches(run.frame.get_column("query_id"))
     if len(set(ids)) == len(ids):
         n = run.frame.height
@@ -163,6 +185,10 @@ def evaluate_run_batches(
     Gives the same values as :func:`evaluate_run` on the whole run: each batch is scored against the
     judgments of its own queries, and the query-set policies are applied once, at the end, over all batches.
     """
+    import polars as pl
+
+    from .data import RUN_SCHEMA, Qrels, Run
+
     query_parts: list[list[str]] = []
     value_parts: dict[Measure, list[np.ndarray]] = {m: [] for m in measures}
     undefined_parts: dict[Measure, list[np.ndarray]] = {m: [] for m in measures}
@@ -273,29 +299,51 @@ def evaluate_files(
 ) -> Results:
     """Read judgments once and evaluate every run file against them, two runs at a time.
 
-    Each run is read only as deep as the measures need (:func:`qrelkit.measures.required_depth`): with
-    cutoffs only, large runs stream through bounded memory, keeping each query's top documents and the
-    tied block at the deepest cutoff, which gives the same numbers as reading everything.
+    The readers are tried in the order :mod:`qrelkit.formats.trec` lists: small clean TREC files are
+    evaluated with numpy alone (``reader: small`` in each run's provenance), unless a run would not fit
+    under ``memory_limit``; otherwise each run is read only as deep as the measures need
+    (:func:`qrelkit.measures.required_depth`): with cutoffs only, large runs stream through bounded memory,
+    keeping each query's top documents and the tied block at the deepest cutoff, which gives the same
+    numbers as reading everything. Runs too large for the small path are hashed on a thread of their own
+    while the readers' libraries load (:func:`qrelkit.fingerprint.hash_ahead`).
 
     ``memory_limit`` (bytes, or a size such as ``"2GB"``) caps memory for runs that cannot stream that way
     (a measure needs every document, or the file is not grouped by query) and would not fit: DuckDB then
     sorts them on disk and they are evaluated in batches of whole queries, with identical results.
+    ``progress(done, total, name)`` is called as each run is finished, ``on_bytes(n)`` as bytes are read.
     """
-    from .formats import read_qrels, read_run, read_run_streaming
-    from .formats.external import parse_size, run_batches
+    from .formats.trec.small import SMALL_FILE_BYTES
 
+    large = [Path(p) for p in run_paths if Path(p).is_file() and Path(p).stat().st_size > SMALL_FILE_BYTES]
+    hash_ahead(large)  # runs too large for the small path, hashed while the readers' libraries load
     conv = conventions or DEFAULT
     parsed = parse_measures(measures)
-    limit = parse_size(memory_limit) if isinstance(memory_limit, str) else memory_limit
+    limit = memory_limit
+    if isinstance(memory_limit, str):
+        from .formats.external import parse_size
+
+        limit = parse_size(memory_limit)
+
+    def too_big(path: Path) -> bool:
+        # reading a run whole costs about 8 bytes of memory per byte of file (columns, join, sort)
+        return limit is not None and path.is_file() and path.stat().st_size * IN_MEMORY_FACTOR > limit
+
+    if not any(too_big(Path(p)) for p in run_paths):
+        small = _evaluate_small(
+            Path(qrels_path), [Path(p) for p in run_paths], parsed, conv, input_format, on_duplicate, scale,
+            rubric_hash, progress, on_bytes,
+        )  # fmt: skip
+        if small is not None:
+            return small
+    from .data import Qrels
+    from .formats import read_qrels, read_run, read_run_streaming
+    from .formats.external import run_batches
+
     qrels = read_qrels(qrels_path, format=input_format, scale=scale, on_duplicate=on_duplicate)  # type: ignore[arg-type]
     if rubric_hash is not None:
         qrels = Qrels(qrels.frame, qrels.fingerprint, qrels.name, qrels.scale, rubric_hash, qrels.meta)
     depth = required_depth(parsed, conv)
     single = conv.precision == "single" or any(m.conventions(conv).precision == "single" for m in parsed)
-
-    def too_big(path: Path) -> bool:
-        # reading a run whole costs about 8 bytes of memory per byte of file (columns, join, sort)
-        return limit is not None and path.is_file() and path.stat().st_size * IN_MEMORY_FACTOR > limit
 
     def one(path_like: str | Path) -> tuple[str, RunValues]:
         path = Path(path_like)
@@ -351,3 +399,77 @@ def evaluate_files(
 
 #: Bytes of memory per byte of run file when a run is read whole (measured on a 7M-line run).
 IN_MEMORY_FACTOR = 8
+
+
+@dataclass(frozen=True)
+class _SmallQrels:
+    """What :func:`qrelkit.results.assemble` records of judgments read by the small path."""
+
+    name: str
+    fingerprint: Fingerprint
+    meta: dict[str, Any] = field(default_factory=dict)
+    rubric_hash: str | None = None
+
+
+def _evaluate_small(
+    qrels_path: Path,
+    run_paths: list[Path],
+    parsed: Sequence[Measure],
+    conv: Conventions,
+    input_format: str,
+    on_duplicate: str,
+    scale: Sequence[int] | None,
+    rubric_hash: str | None,
+    progress: Callable[[int, int, str], None] | None,
+    on_bytes: Callable[[int], None] | None,
+) -> Results | None:
+    """Step 1 of :mod:`qrelkit.formats.trec`: every file small and clean, evaluated with numpy alone;
+    ``None`` when any input steps aside (nothing was reported then: the caller starts again)."""
+    from .engine.small import Judgments, evaluate_columns, grades_within
+    from .formats.trec.small import eligible, read_columns
+
+    if not run_paths or not eligible([qrels_path, *run_paths], input_format):
+        return None
+    try:
+        qcols = read_columns(qrels_path, "qrels")
+        if scale is not None and not grades_within(qcols, scale):
+            raise StepAside  # a grade outside the rubric: the robust reader names its line
+        judged = Judgments.build(qcols)
+
+        def one(path: Path) -> RunValues:
+            run = read_columns(path, "run")
+            queries, values = evaluate_columns(qcols, judged, run, parsed, conv)
+            meta = {
+                "source": run.source,
+                "duplicates_removed": 0,
+                "on_duplicate": on_duplicate,
+                "rows_read": run.rows,
+                "reader": "small",
+            }
+            return RunValues(
+                run.tag.decode() if run.tag else path.stem, run.fingerprint, meta, queries, values
+            )
+
+        if len(run_paths) > 1:
+            with ThreadPoolExecutor(min(2, len(run_paths))) as pool:
+                items = list(pool.map(one, run_paths))
+        else:
+            items = [one(run_paths[0])]
+    except StepAside:
+        return None
+    names = unique_run_names([i.name for i in items], [str(p) for p in run_paths])
+    for done, path in enumerate(run_paths, start=1):
+        if on_bytes is not None:
+            on_bytes(path.stat().st_size)
+        if progress is not None:
+            progress(done, len(run_paths), path.name)
+    qrels = _SmallQrels(
+        qrels_path.name,
+        qcols.fingerprint,
+        {"source": str(qrels_path), "duplicates_removed": 0, "on_duplicate": on_duplicate},
+        rubric_hash,
+    )
+    items = [
+        RunValues(n, i.fingerprint, i.meta, i.queries, i.values) for n, i in zip(names, items, strict=True)
+    ]
+    return assemble(qrels, parsed, conv, items)

@@ -364,7 +364,7 @@ def assemble(qrels: Any, parsed: Sequence[Measure], conv: Conventions, items: Se
 
 def unique_run_names(names: Sequence[str], sources: Sequence[str]) -> list[str]:
     """The run names, checked by the one naming rule (:func:`qrelkit.data.check_run_names`)."""
-    from .data import check_run_names
+    from .naming import check_run_names
 
     check_run_names(names, sources)
     return list(names)

@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qrelkit import _native, read_qrels, read_run
-from qrelkit.formats import fast
+from qrelkit.errors import StepAside
+from qrelkit.formats.trec import streaming as fast
 
 needs_native = pytest.mark.skipif(_native.lib is None, reason="the native scanner is not built")
 
@@ -238,7 +239,7 @@ def test_what_the_scanner_refuses_the_arrow_reader_decides(tmp_path, monkeypatch
     monkeypatch.setattr(fast, "CHUNK_BYTES", chunk)
     try:
         native = fast._read_run_native(path, None, False, None)
-    except fast._Unavailable:
+    except StepAside:
         native = None
     arrow = _read(path, "arrow", monkeypatch)
     if native is not None:  # a final line without its newline is given one, as the Arrow reader does
@@ -322,3 +323,25 @@ def test_refused_judgments(tmp_path, monkeypatch, text):
     assert (with_native is None) == (arrow is None)
     if arrow is not None:
         assert with_native[0].equals(arrow[0])
+
+
+@needs_native
+@pytest.mark.parametrize("field", ["query", "doc"])
+def test_ids_longer_than_the_limit_are_refused_by_every_scanner(tmp_path, monkeypatch, field):
+    """512 bytes is an id; 513 makes the scanner, Arrow's reader and the compiled split step aside (the
+    robust reader refuses the file, naming the line)."""
+    from qrelkit.formats.trec import MAX_ID_BYTES
+
+    for size, taken in ((MAX_ID_BYTES, True), (MAX_ID_BYTES + 1, False)):
+        ident = "i" * size
+        q, d = (ident, "d") if field == "query" else ("q", ident)
+        run = f"{q} Q0 {d} 1 2.5 sys\n{q} Q0 e 2 1.5 sys\n".encode()
+        qrels = f"{q} 0 {d} 1\n".encode()
+        assert (_native.scan_run(run, None, False) is not None) == taken
+        assert (_native.scan_qrels(qrels) is not None) == taken
+        assert (_native.split(run, 6, 4, score=True, integer_field=3, same_field=5) is not None) == taken
+        path = tmp_path / "run.txt"
+        path.write_bytes(run)
+        with monkeypatch.context() as m:
+            m.setattr(_native, "lib", None)
+            assert (fast.read_run_fast(path) is not None) == taken

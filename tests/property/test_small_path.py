@@ -15,10 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qrelkit import _native
+from qrelkit.conventions import DEFAULT
 from qrelkit.engine import small
 from qrelkit.engine.encode import encode
-from qrelkit.evaluation import evaluate_files
+from qrelkit.errors import StepAside
+from qrelkit.evaluation import _evaluate_small, evaluate_files
 from qrelkit.formats import read_qrels, read_run
+from qrelkit.formats.trec import small as reader
+from qrelkit.measures import parse_measures
 
 from .test_kernels_vs_reference import conventions
 
@@ -46,6 +50,14 @@ def files(draw):
     return "\n".join(qrels) + "\n", "\n".join(run) + ("\n" if newline else "")
 
 
+def evaluate_small_files(qrels, runs, measures, conventions=None, *, input_format="auto", scale=None):
+    """The small path alone (step 1 of the reader order): Results, or None when it steps aside."""
+    return _evaluate_small(
+        qrels, list(runs), parse_measures(measures), conventions or DEFAULT, input_format, "error", scale,
+        None, None, None,
+    )  # fmt: skip
+
+
 def _write(tmp_path, qrels_text: str, run_text: str):
     q, r = tmp_path / "qrels.txt", tmp_path / "run.txt"
     q.write_text(qrels_text, encoding="utf-8")
@@ -57,8 +69,8 @@ def _write(tmp_path, qrels_text: str, run_text: str):
 @given(texts=files(), conv=conventions())
 def test_small_encoding_equals_columnar(tmp_path, texts, conv):
     qpath, rpath = _write(tmp_path, *texts)
-    qcols, rcols = small.read_columns(qpath, "qrels"), small.read_columns(rpath, "run")
-    got = small.encode_small(qcols, small._Judgments.build(qcols), rcols, conv)
+    qcols, rcols = reader.read_columns(qpath, "qrels"), reader.read_columns(rpath, "run")
+    got = small.encode_small(qcols, small.Judgments.build(qcols), rcols, conv)
     want = encode(read_qrels(qpath, reader="robust"), read_run(rpath, reader="robust"), conv)
     assert got.queries.query_ids == want.queries.query_ids
     assert got.queries.counts() == want.queries.counts()
@@ -80,7 +92,7 @@ def test_small_results_equal_columnar(tmp_path, texts, other, conv):
     qpath, rpath = _write(tmp_path, *texts)
     rpath2 = tmp_path / "other.run"
     rpath2.write_text(other[1].replace(" sys", " other"), encoding="utf-8")
-    got = small.evaluate_small_files(qpath, [rpath, rpath2], MEASURES, conv)
+    got = evaluate_small_files(qpath, [rpath, rpath2], MEASURES, conv)
     want = evaluate_files(qpath, [rpath, rpath2], MEASURES, conv)
     assert got is not None
     assert [r.name for r in got.runs] == [r.name for r in want.runs]
@@ -102,10 +114,10 @@ def test_the_compiled_split_gives_numpys_columns(tmp_path, monkeypatch, texts):
     bit (so the tests above, which run with the scanner, hold for both)."""
     qpath, rpath = _write(tmp_path, *texts)
     for path, kind in ((qpath, "qrels"), (rpath, "run")):
-        got = small.read_columns(path, kind)
+        got = reader.read_columns(path, kind)
         with monkeypatch.context() as m:
             m.setattr(_native, "lib", None)
-            want = small.read_columns(path, kind)
+            want = reader.read_columns(path, kind)
         for name in ("query", "query_change", "doc_words", "doc_hash"):
             np.testing.assert_array_equal(getattr(got, name), getattr(want, name), err_msg=name)
         assert got.number.dtype == want.number.dtype
@@ -119,8 +131,8 @@ def test_scores_the_compiled_split_refuses_go_to_numpy(tmp_path, score):
     _qpath, rpath = _write(tmp_path, GOOD_QRELS, f"q1 Q0 d1 1 {score} sys\nq1 Q0 d2 2 1.5 sys\n")
     assert _native.split(rpath.read_bytes(), 6, 4, score=True, integer_field=3, same_field=5) is None
     try:
-        columns = small.read_columns(rpath, "run")
-    except small._Unavailable:
+        columns = reader.read_columns(rpath, "run")
+    except StepAside:
         return  # numpy refuses it too
     assert float(columns.number[0]) == float(score)
 
@@ -154,33 +166,27 @@ GOOD_QRELS = "q1 0 d1 1\nq1 0 d2 0\n"
 )
 def test_small_path_steps_aside(tmp_path, qrels_text, run_text):
     qpath, rpath = _write(tmp_path, qrels_text, run_text)
-    assert small.evaluate_small_files(qpath, [rpath], ["nDCG@10"]) is None
+    assert evaluate_small_files(qpath, [rpath], ["nDCG@10"]) is None
 
 
 def test_small_path_steps_aside_for_gzip_other_formats_and_bad_bytes(tmp_path):
     qpath, rpath = _write(tmp_path, GOOD_QRELS, GOOD_RUN)
-    assert small.evaluate_small_files(qpath, [rpath], ["nDCG@10"]) is not None
+    assert evaluate_small_files(qpath, [rpath], ["nDCG@10"]) is not None
     gz = tmp_path / "run.gz"
     gz.write_bytes(gzip.compress(GOOD_RUN.encode()))
-    assert small.evaluate_small_files(qpath, [gz], ["nDCG@10"]) is None
+    assert evaluate_small_files(qpath, [gz], ["nDCG@10"]) is None
     tsv = tmp_path / "run.tsv"
     tsv.write_text(GOOD_RUN)
-    assert small.evaluate_small_files(qpath, [tsv], ["nDCG@10"]) is None
-    assert small.evaluate_small_files(qpath, [rpath], ["nDCG@10"], input_format="csv") is None
+    assert evaluate_small_files(qpath, [tsv], ["nDCG@10"]) is None
+    assert evaluate_small_files(qpath, [rpath], ["nDCG@10"], input_format="csv") is None
     latin = tmp_path / "latin.run"
     latin.write_bytes(GOOD_RUN.replace("d1", "d\xe9").encode("latin-1"))
-    assert small.evaluate_small_files(qpath, [latin], ["nDCG@10"]) is None
-    assert small.evaluate_small_files(qpath, [tmp_path / "absent.run"], ["nDCG@10"]) is None
+    assert evaluate_small_files(qpath, [latin], ["nDCG@10"]) is None
+    assert evaluate_small_files(qpath, [tmp_path / "absent.run"], ["nDCG@10"]) is None
     # a grade outside the rubric's scale, and a rejected negative grade: the columnar path reports them
-    assert small.evaluate_small_files(qpath, [rpath], ["nDCG@10"], scale=(0,)) is None
+    assert evaluate_small_files(qpath, [rpath], ["nDCG@10"], scale=(0,)) is None
     neg = tmp_path / "neg.txt"
     neg.write_text("q1 0 d1 -1\n")
     from qrelkit import Conventions
 
-    assert small.evaluate_small_files(neg, [rpath], ["nDCG@10"], Conventions(negative="reject")) is None
-
-
-def test_runs_hashed_ahead_are_exactly_those_too_large_for_the_small_path():
-    from qrelkit.cli.evaluate import HASH_AHEAD_BYTES
-
-    assert HASH_AHEAD_BYTES == small.SMALL_FILE_BYTES
+    assert evaluate_small_files(neg, [rpath], ["nDCG@10"], Conventions(negative="reject")) is None

@@ -17,7 +17,7 @@ import numpy as np
 
 #: Bumped with every change to scan.c's functions or structures: a library built from another version of
 #: the source is not used.
-ABI = 4
+ABI = 5
 
 LIBRARY = "_qkscan.dll" if sys.platform == "win32" else "_qkscan.so"
 
@@ -93,6 +93,11 @@ def _load() -> ctypes.CDLL | None:
 
 
 lib = _load()
+
+
+def built() -> bool:
+    """Whether the native scanner is loaded (read at each call: tests switch it off by setting ``lib``)."""
+    return lib is not None
 
 
 @dataclass(frozen=True)

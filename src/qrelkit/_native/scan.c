@@ -2,13 +2,14 @@
  * qrelkit's native scanner for clean TREC run text: one pass over a block of whole lines that splits the
  * fields, parses ranks and scores, checks for duplicate documents, and keeps each query's top rows.
  *
- * It takes exactly what the streaming reader in qrelkit/formats/fast.py takes through Arrow, and gives the
- * same rows and the same values; anything else it refuses (status QK_REFUSE), and the caller falls back to
- * that reader, which falls back to the robust one. So it never changes a number and never explains an
+ * It takes exactly the clean files of qrelkit/formats/trec/__init__.py, as the streaming reader
+ * (qrelkit/formats/trec/streaming.py) takes them through Arrow, and gives the same rows and the same
+ * values; anything else it refuses (status QK_REFUSE), and the caller falls back to that reader, which
+ * falls back to the robust one. So it never changes a number and never explains an
  * error. Accepted text:
  *
  *   - lines of exactly six fields separated by single spaces and ended by '\n': no tab, carriage return or
- *     other control character anywhere, no empty field, no blank line;
+ *     other control character anywhere, no empty field, no blank line, no id longer than 512 bytes;
  *   - valid UTF-8;
  *   - ranks written -?[0-9]{1,18}; scores written -?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?, finite and not
  *     negative zero (read exactly: Clinger's fast path, else the C library's strtod);
@@ -28,11 +29,14 @@
 #include <string.h>
 #include <math.h>
 
-#define QK_ABI 4
+#define QK_ABI 5
 
 #define QK_OK 0
 #define QK_REFUSE 1
 #define QK_NOMEM 2
+
+/* The longest query or document id a clean file holds (qrelkit.formats.trec.MAX_ID_BYTES). */
+#define QK_MAX_ID 512
 
 int64_t qk_abi(void) { return QK_ABI; }
 
@@ -249,8 +253,9 @@ static double kth_largest(double *v, int64_t n, int64_t k) {
 
 /* Split the line starting at buf[*at] into `fields` fields separated by single spaces and ended by '\n':
  * their offsets into start[] and lengths into length[], *at moved past the line, bytes ORed into *high.
- * 0 for an empty field, another separator (any byte below ' ') or another number of fields. The caller
- * guarantees that buf ends with '\n'. */
+ * 0 for an empty field, another separator (any byte below ' '), another number of fields, or an id (fields
+ * 0 and 2) longer than QK_MAX_ID bytes, which the robust reader refuses. The caller guarantees that buf
+ * ends with '\n'. */
 static inline int split_line(const uint8_t *buf, int64_t *at, int fields, int64_t *start, int64_t *length,
                              uint8_t *high) {
     int64_t p = *at;
@@ -263,6 +268,7 @@ static inline int split_line(const uint8_t *buf, int64_t *at, int fields, int64_
             p++;
         }
         if (p == s || c != (f < fields - 1 ? ' ' : '\n')) return 0;
+        if ((f == 0 || f == 2) && p - s > QK_MAX_ID) return 0;
         start[f] = s;
         length[f] = p - s;
         p++;

@@ -155,31 +155,11 @@ def _evaluate_files(
     rubric: str | None,
     memory_limit: str | None = None,
 ) -> Any:
-    """Evaluate files, with a progress bar on a terminal when the runs are large enough to take a while.
-
-    Small clean TREC files take the numpy-only path first (no dataframe libraries to load); larger runs
-    are hashed on a second thread while the libraries that read them load."""
-    from ..fingerprint import hash_ahead
-
-    hash_ahead([Path(p) for p in runs if Path(p).is_file() and Path(p).stat().st_size > HASH_AHEAD_BYTES])
-    scale, rubric_hash = rubric_scale(rubric)
-    if memory_limit is None:
-        from ..engine.small import evaluate_small_files
-
-        small = evaluate_small_files(
-            qrels,
-            runs,
-            measures,
-            conv,
-            input_format=input_format,
-            on_duplicate=on_duplicate,
-            scale=scale,
-            rubric_hash=rubric_hash,
-        )
-        if small is not None:
-            return small
+    """Evaluate files with :func:`qrelkit.evaluation.evaluate_files` (which chooses how each file is read),
+    with a progress bar on a terminal when the runs are large enough to take a while."""
     from ..evaluation import evaluate_files
 
+    scale, rubric_hash = rubric_scale(rubric)
     kwargs = dict(
         input_format=input_format,
         on_duplicate=on_duplicate,
@@ -212,11 +192,6 @@ def _evaluate_files(
             on_bytes=lambda n: bar.advance(task, n),
         )
 
-
-#: Runs larger than this (bytes) are hashed while the libraries load; smaller ones take the numpy path
-#: (the same bound as ``engine.small.SMALL_FILE_BYTES``, which a test holds equal; importing it here would
-#: load numpy before the hashing starts).
-HASH_AHEAD_BYTES = 32 << 20
 
 #: Runs larger than this (in bytes, all files together) get a progress bar on a terminal (~1 s of reading).
 PROGRESS_BYTES = 64 << 20

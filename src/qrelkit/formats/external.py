@@ -4,20 +4,31 @@ and hands them back as batches of whole queries for the same kernels that evalua
 Used by :func:`qrelkit.evaluation.evaluate_files` when ``memory_limit`` is set and the run cannot stream
 through the fast path (a measure needs every document, or the file is not grouped by query). Only clean
 TREC files (fields separated by single spaces) are accepted here; the error says how to normalise others.
+
+This path words no error of its own for a bad file: when DuckDB cannot read a file, or a check below finds
+a fault (a value that does not convert, two tags, a duplicate document, an id that is too long, an empty
+file), the robust reader (:mod:`qrelkit.formats.trec.robust`) reads the file and raises its error, so a bad
+file gets the same message with and without ``--memory-limit`` (the price: a bad file is read whole once,
+whatever the limit). Bytes that are not text, and tabs or carriage returns, are found while the file is
+hashed (:class:`qrelkit.formats.trec.TextCheck`), before DuckDB reads it.
 """
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import polars as pl
 
-from ..data import Fingerprint, Run
+from ..data import Run
 from ..errors import InputFormatError, ValidationError
-from ..fingerprint import file_sha256
+from ..fingerprint import Fingerprint, file_sha256
+from .trec import GZIP_ERRORS, MAX_ID_BYTES, TextCheck, corrupt_gzip
 
 BATCH_ROWS = 1 << 20
 
@@ -43,6 +54,48 @@ def _first(con, sql: str) -> tuple | None:
     return rows[0] if rows else None
 
 
+#: Whitespace that the robust reader splits fields on and DuckDB's reader (single spaces) would keep
+#: inside a field.
+OTHER_WHITESPACE = (b"\t", b"\x0b", b"\x0c", b"\r")
+
+
+def _hash_and_check(path: Path) -> tuple[str, bool]:
+    """SHA-256 of the file as stored, checking meanwhile that it is text (no NUL byte, valid UTF-8); and
+    whether it holds :data:`OTHER_WHITESPACE`."""
+    source = str(path)
+    check = TextCheck(source)
+    other = False
+    with path.open("rb") as probe:
+        gz = probe.read(2) == b"\x1f\x8b"
+    if gz:
+        try:
+            with gzip.open(path, "rb") as text:
+                while block := text.read(16 << 20):
+                    check.feed(block)
+                    other = other or any(w in block for w in OTHER_WHITESPACE)
+        except GZIP_ERRORS as exc:
+            raise corrupt_gzip(source, exc) from None
+        check.feed(b"", final=True)
+        return file_sha256(path), other
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(16 << 20):
+            digest.update(block)
+            check.feed(block)
+            other = other or any(w in block for w in OTHER_WHITESPACE)
+    check.feed(b"", final=True)
+    return digest.hexdigest(), other
+
+
+def _explain(path: Path, on_duplicate: str, otherwise: InputFormatError) -> NoReturn:
+    """Raise the robust reader's error for a file this path found fault with; ``otherwise`` when the robust
+    reader takes the file (a layout only DuckDB's reader refuses)."""
+    from .trec import read_run
+
+    read_run(path, on_duplicate=on_duplicate, reader="robust")
+    raise otherwise
+
+
 def run_batches(
     path: Path,
     *,
@@ -55,7 +108,12 @@ def run_batches(
     import duckdb
 
     source = str(path)
-    fingerprint = Fingerprint(file_sha256(path), "file-bytes", source)
+    sha, other_whitespace = _hash_and_check(path)
+    if other_whitespace:
+        _explain(
+            path, on_duplicate, _layout_error(source, "a tab, vertical tab, form feed or carriage return")
+        )
+    fingerprint = Fingerprint(sha, "file-bytes", source)
     tmp = tempfile.TemporaryDirectory(prefix="qrelkit-duckdb-")
     con = duckdb.connect(str(Path(tmp.name) / "run.duckdb"))
     con.execute(f"SET memory_limit = '{max(memory_limit // 2**20 // 2, 128)}MB'")  # half for DuckDB itself
@@ -71,50 +129,18 @@ def run_batches(
             [source],
         )
     except duckdb.Error as exc:
-        first = str(exc).strip().splitlines()[0][:300]
-        raise InputFormatError(
-            f"cannot read as a TREC run with single-space separated fields ({first})",
-            source=source,
-            expected="6 fields 'query_id Q0 doc_id rank score tag' separated by single spaces",
-            fix="normalise the whitespace first (tr -s ' \\t' ' ' < run > clean.run), or evaluate without "
-            "--memory-limit",
-        ) from None
-    if not _first(con, "SELECT count(*) FROM raw")[0]:
-        raise InputFormatError("file is empty (no lines)", source=source)
-    for column, kind, what in (("score_text", "DOUBLE", "a number"), ("rank_text", "BIGINT", "an integer")):
-        bad = _first(
-            con, f"SELECT line, {column} FROM raw WHERE TRY_CAST({column} AS {kind}) IS NULL LIMIT 1"
-        )
-        if bad:
-            label = "score" if column == "score_text" else "rank"
-            raise InputFormatError(f"{label} {bad[1]!r} is not {what}", source=source, line=bad[0])
-    bad = _first(
-        con, "SELECT line, score_text FROM raw WHERE NOT isfinite(CAST(score_text AS DOUBLE)) LIMIT 1"
-    )
-    if bad:
-        raise InputFormatError(f"score is {bad[1]!r}, not a finite number", source=source, line=bad[0])
+        con.close()
+        tmp.cleanup()
+        _explain(path, on_duplicate, _layout_error(source, str(exc).strip().splitlines()[0][:300]))
+    fault = _fault(con, on_duplicate)
+    if fault is not None:
+        con.close()
+        tmp.cleanup()
+        _explain(path, on_duplicate, _layout_error(source, fault))
     tags = [t for (t,) in con.execute("SELECT DISTINCT tag FROM raw LIMIT 2").fetchall()]
-    if len(tags) > 1:
-        raise ValidationError(
-            f"file mixes run tags {tags[0]!r} and {tags[1]!r}",
-            source=source,
-            fix="split the file by tag (one file per run)",
-        )
-    dup = _first(
-        con,
-        "SELECT query_id, doc_id, list(line ORDER BY line) FROM raw GROUP BY query_id, doc_id "
-        "HAVING count(*) > 1 LIMIT 1",
-    )
+    dup = _first(con, "SELECT 1 FROM raw GROUP BY query_id, doc_id HAVING count(*) > 1 LIMIT 1")
     removed = 0
     if dup:
-        if on_duplicate == "error":
-            lines = ", ".join(str(x) for x in dup[2][:5])
-            raise ValidationError(
-                f"document {dup[1]!r} appears more than once for query {dup[0]!r} (lines {lines})",
-                source=source,
-                line=dup[2][1],
-                fix="remove the duplicates, or choose a policy with --on-duplicate first|last|max",
-            )
         order = {"first": "line ASC", "last": "line DESC", "max": "CAST(score_text AS DOUBLE) DESC, line ASC"}
         before = _first(con, "SELECT count(*) FROM raw")[0]
         con.execute(
@@ -156,3 +182,40 @@ def run_batches(
             tmp.cleanup()
 
     return batches(), fingerprint, run_name, meta
+
+
+def _layout_error(source: str, detail: str) -> InputFormatError:
+    """The error for a file the robust reader takes but this path does not (other whitespace than single
+    spaces between fields)."""
+    return InputFormatError(
+        f"cannot read as a TREC run with single-space separated fields ({detail})",
+        source=source,
+        expected="6 fields 'query_id Q0 doc_id rank score tag' separated by single spaces",
+        fix="normalise the whitespace first (tr -d '\\r' < run | tr -s ' \\t' ' ' > clean.run), or evaluate "
+        "without --memory-limit",
+    )
+
+
+def _fault(con, on_duplicate: str) -> str | None:
+    """What is wrong with the rows DuckDB read, or ``None``; the robust reader then reports the error."""
+    if not _first(con, "SELECT count(*) FROM raw")[0]:
+        return "file is empty (no lines)"
+    # what the robust reader's casts (polars) take: DuckDB's also take '1_0', and '.2' or '1e2' as integers
+    score = "TRY_CAST(score_text AS DOUBLE) IS NULL OR contains(score_text, '_')"
+    rank = "TRY_CAST(rank_text AS BIGINT) IS NULL OR NOT regexp_full_match(rank_text, '[+-]?[0-9]+')"
+    for column, condition in (("score", score), ("rank", rank)):
+        bad = _first(con, f"SELECT line FROM raw WHERE {condition} LIMIT 1")
+        if bad:
+            return f"line {bad[0]}: the {column} does not convert"
+    if _first(con, "SELECT line FROM raw WHERE NOT isfinite(CAST(score_text AS DOUBLE)) LIMIT 1"):
+        return "a score is not a finite number"
+    long = f"strlen(query_id) > {MAX_ID_BYTES} OR strlen(doc_id) > {MAX_ID_BYTES}"
+    if _first(con, f"SELECT line FROM raw WHERE {long} LIMIT 1"):
+        return "an id is too long"
+    if len(con.execute("SELECT DISTINCT tag FROM raw LIMIT 2").fetchall()) > 1:
+        return "the file mixes run tags"
+    if on_duplicate == "error" and _first(
+        con, "SELECT 1 FROM raw GROUP BY query_id, doc_id HAVING count(*) > 1 LIMIT 1"
+    ):
+        return "a document appears more than once for a query"
+    return None

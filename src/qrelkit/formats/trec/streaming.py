@@ -1,6 +1,7 @@
-"""The fast path for TREC files: chunked, multithreaded parsing with bounded memory.
+"""The streaming readers for TREC files (steps 2 and 3 of :mod:`qrelkit.formats.trec`): chunked,
+multithreaded parsing with bounded memory.
 
-Clean files (one space between fields, no blank lines, nothing irregular) are parsed in chunks of about
+Clean files (as :mod:`qrelkit.formats.trec` defines them) are parsed in chunks of about
 16 MB by Arrow's multithreaded CSV reader, hashed (SHA-256) in a second thread as they are read, and reduced
 as they stream:
 
@@ -16,14 +17,14 @@ Arrow, for runs and judgments alike: blocks of about 4 MB, cut where a query beg
 checked and reduced in one compiled pass, two at a time. It takes exactly the clean files described here
 and gives the same rows; whatever it refuses goes to Arrow's parse, and from there as below.
 
-Anything the fast path does not accept (tabs, repeated spaces, leading spaces, blank lines, extra fields,
-a value that does not parse, a non-finite score, two tags, a duplicate document) returns ``None``: the caller
-then uses the robust reader in :mod:`qrelkit.formats.trec`, which finds and reports the exact line. So the
-fast path never changes a result and never has to explain an error.
+Anything else steps aside (:class:`~qrelkit.errors.StepAside` inside, ``None`` from the public
+functions): the caller then uses the robust reader in :mod:`qrelkit.formats.trec.robust`, which finds and
+reports the exact line. So the fast path never changes a result and never has to explain an error.
 """
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import hashlib
 from collections.abc import Callable
@@ -35,9 +36,11 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from .. import _native
-from ..data import Fingerprint, stretch_starts
-from ..fingerprint import digest_ahead, file_sha256, identity
+from ..._native import built, group_start, scan_qrels, scan_run
+from ...data import stretch_starts
+from ...errors import StepAside
+from ...fingerprint import Fingerprint, digest_ahead, file_sha256, identity
+from . import GZIP_ERRORS, MAX_ID_BYTES
 
 CHUNK_BYTES = 16 << 20
 #: Blocks for the native scanner: smaller, so that even a 20 MB file is scanned on both cores.
@@ -73,10 +76,6 @@ _QRELS_CONVERT = pcsv.ConvertOptions(
 )
 
 
-class _Unavailable(Exception):
-    """The fast path cannot take this file; the robust reader will."""
-
-
 def _chunks(
     path: Path,
     on_bytes: Callable[[int], None] | None,
@@ -109,8 +108,8 @@ def _chunks(
             while True:
                 try:
                     block = text.read(size)
-                except (OSError, EOFError):
-                    raise _Unavailable from None  # corrupt gzip: the robust reader reports it
+                except GZIP_ERRORS:
+                    raise StepAside from None  # corrupt gzip: the robust reader reports it
                 if cutter is None:
                     _check_separators(block)
                 if block and not gz and ahead is None:
@@ -128,7 +127,7 @@ def _chunks(
                 view = memoryview(block)
                 chunk = rest + view[:cut] if rest else view[:cut]  # one copy at most, none when rest is empty
                 if not first and chunk[:3] == b"\xef\xbb\xbf":
-                    raise _Unavailable  # Arrow drops a byte-order mark at the start of each parse
+                    raise StepAside  # Arrow drops a byte-order mark at the start of each parse
                 first = False
                 rest = bytes(view[cut:])
                 yield chunk, 0
@@ -136,15 +135,15 @@ def _chunks(
                     on_bytes(len(chunk))
             if rest.strip():
                 if not first and rest[:3] == b"\xef\xbb\xbf":
-                    raise _Unavailable
+                    raise StepAside
                 yield (rest if rest.endswith(b"\n") else rest + b"\n"), 0
             elif rest:
-                raise _Unavailable  # trailing whitespace after the last newline: the robust reader judges
+                raise StepAside  # trailing whitespace after the last newline: the robust reader judges
         if pending is not None:
             pending.result()
         if ahead is not None:
             if identity(path) != ahead[0]:
-                raise _Unavailable  # the file changed while it was read: the robust reader reads it again
+                raise StepAside  # the file changed while it was read: the robust reader reads it again
             yield ahead[1].result(), -1
             return
         yield (whole.result() if whole is not None else digest.hexdigest()), -1
@@ -154,14 +153,16 @@ def _chunks(
 
 def _check_separators(data: bytes) -> None:
     """Refuse whitespace other than spaces and line ends: the robust reader splits fields on tabs, vertical
-    tabs and form feeds too, where Arrow's parser (splitting on spaces) would keep them inside a field."""
-    if b"\t" in data or b"\x0b" in data or b"\x0c" in data:
-        raise _Unavailable
+    tabs and form feeds too, where Arrow's parser (splitting on spaces) would keep them inside a field; and
+    NUL bytes, which Arrow keeps inside a field and the robust reader refuses."""
+    if b"\t" in data or b"\x0b" in data or b"\x0c" in data or b"\x00" in data:
+        raise StepAside
 
 
 def _has_empty(table: pa.Table, *columns: str) -> bool:
-    """Whether a string column holds an empty value: two spaces in a row made an empty field, which the
-    robust reader (splitting on runs of whitespace) does not see as a field at all. Read from the arrays'
+    """Whether an id column holds an empty value (two spaces in a row made an empty field, which the robust
+    reader, splitting on runs of whitespace, does not see as a field at all) or one longer than
+    :data:`~qrelkit.formats.trec.MAX_ID_BYTES`, which the robust reader refuses. Read from the arrays'
     offsets (importing ``pyarrow.compute`` would cost more than the check)."""
     for column in columns:
         for chunk in table.column(column).chunks:
@@ -169,8 +170,10 @@ def _has_empty(table: pa.Table, *columns: str) -> bool:
             offsets = np.frombuffer(chunk.buffers()[1], dtype=width)[
                 chunk.offset : chunk.offset + len(chunk) + 1
             ]
-            if len(offsets) > 1 and (offsets[1:] == offsets[:-1]).any():
-                return True
+            if len(offsets) > 1:
+                sizes = offsets[1:] - offsets[:-1]
+                if not sizes.all() or int(sizes.max()) > MAX_ID_BYTES:
+                    return True
     return False
 
 
@@ -188,7 +191,7 @@ def _whole(path: Path, on_bytes: Callable[[int], None] | None):
     cut = stored.rfind(b"\n") + 1
     rest = stored[cut:]
     if rest and not rest.strip():
-        raise _Unavailable  # trailing whitespace after the last newline: the robust reader judges
+        raise StepAside  # trailing whitespace after the last newline: the robust reader judges
     chunk = stored + b"\n" if rest else stored  # a last line without its newline gets one
     _check_separators(stored)
     if chunk:
@@ -199,15 +202,26 @@ def _whole(path: Path, on_bytes: Callable[[int], None] | None):
 
 
 def _parse(chunk: bytes, read: pcsv.ReadOptions, convert: pcsv.ConvertOptions) -> pa.Table:
+    """Arrow's parse of a chunk of whole lines. Checked over the whole chunk, as Arrow checks only the
+    columns it converts (not the iteration column): valid UTF-8, and no empty field (two spaces in a row,
+    or a space at a line's start or end), which the robust reader, splitting on runs of whitespace, does
+    not count as a field."""
+    data = bytes(chunk)
+    if b"  " in data or b"\n " in data or b" \n" in data or data[:1] == b" ":
+        raise StepAside
+    try:
+        codecs.utf_8_decode(data, "strict", True)
+    except UnicodeDecodeError:
+        raise StepAside from None
     try:
         return pcsv.read_csv(
-            pa.BufferReader(pa.py_buffer(chunk)),
+            pa.BufferReader(pa.py_buffer(data)),
             read_options=read,
             parse_options=_PARSE,
             convert_options=convert,
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError):
-        raise _Unavailable from None
+        raise StepAside from None
 
 
 def read_run_fast(
@@ -223,14 +237,14 @@ def read_run_fast(
     the top rows by scores rounded to float32 (a superset of the double-precision selection, since the
     rounding is monotone), for evaluations that use single-precision scores.
     """
-    if _native.lib is not None and (keep_top is None or keep_top > 0):
+    if built() and (keep_top is None or keep_top > 0):
         try:
             return _read_run_native(path, keep_top, rank_single, on_bytes)
-        except _Unavailable:
+        except StepAside:
             pass  # Arrow's reader decides (it takes a few layouts the native scanner leaves to it)
     try:
         return _read_run(path, keep_top, rank_single, on_bytes)
-    except _Unavailable:
+    except StepAside:
         return None
 
 
@@ -311,7 +325,7 @@ def _read_run(path, keep_top, rank_single, on_bytes):
         key = part.get_column("doc_id").hash(1).to_numpy() ^ (group * np.uint64(0x9E3779B97F4A7C15))
         key.sort()  # in numpy: half the CPU of a hash set over the keys
         if (key[1:] == key[:-1]).any():
-            raise _Unavailable  # a duplicate document (or a hash collision): the robust reader decides
+            raise StepAside  # a duplicate document (or a hash collision): the robust reader decides
         reduced = part if keep_top is None else _select_top(part, starts, keep_top, rank_single)
         if reduced.height < part.height:
             # compact the strings: a filtered polars string column still holds the whole chunk's buffers
@@ -326,13 +340,13 @@ def _read_run(path, keep_top, rank_single, on_bytes):
         for piece in table.column("tag").chunks:
             tags.update(piece.dictionary.to_pylist())
         if len(tags) > 1 or "" in tags or _has_empty(table, "query_id", "doc_id"):
-            raise _Unavailable  # two tags, or an empty field (two spaces, a space at a line's end or start)
+            raise StepAside  # two tags, or an empty field (two spaces, a space at a line's end or start)
         frame = pl.from_arrow(table.drop_columns(["tag"]), rechunk=False).with_columns(
             (pl.int_range(0, pl.len(), dtype=pl.Int64) + first_line).alias("line")
         )
         score = frame.get_column("score")
         if score.null_count() or not score.is_finite().all() or frame.get_column("rank").null_count():
-            raise _Unavailable
+            raise StepAside
         rows += frame.height
         if carry is not None:
             frame = pl.concat([carry, frame])
@@ -351,14 +365,14 @@ def _claim_queries(finished: set[str], firsts: list[str]) -> None:
     """Record the queries that begin in a block; a query id seen before (in this block or an earlier one)
     means the file is not grouped by query."""
     if len(set(firsts)) != len(firsts) or finished.intersection(firsts):
-        raise _Unavailable
+        raise StepAside
     finished.update(firsts)
 
 
 def _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag):
     """What both streaming readers return: (frame of kept rows, fingerprint, meta)."""
     if rows == 0:
-        raise _Unavailable
+        raise StepAside
     frame = pl.concat(kept) if kept else pl.DataFrame()
     meta: dict[str, object] = {"rows_read": rows, "reader": "fast"}
     if keep_top is not None:
@@ -374,7 +388,7 @@ def _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag):
 
 
 def _cut_at_query(block: bytes, end: int, starts_line: bool) -> int:
-    return _native.group_start(block, end, starts_line)
+    return group_start(block, end, starts_line)
 
 
 def _cut_at_line(block: bytes, end: int, starts_line: bool) -> int:
@@ -384,14 +398,14 @@ def _cut_at_line(block: bytes, end: int, starts_line: bool) -> int:
 def _scanned(path: Path, on_bytes, cutter, scan: Callable[[bytes], object]):
     """Yield ``scan(block)`` for each block in file order, two blocks scanned at once (the native scanner
     releases the GIL), then the file's digest. A block ``scan`` refuses (``None``) raises
-    :class:`_Unavailable`."""
+    :class:`StepAside`."""
     pool = ThreadPoolExecutor(2)
     pending: list = []
 
     def result(future):
         scanned = future.result()
         if scanned is None:
-            raise _Unavailable
+            raise StepAside
         return scanned
 
     try:
@@ -424,15 +438,13 @@ def _strings(name: str, offsets: np.ndarray, data: np.ndarray) -> pl.Series:
 def _read_run_native(path, keep_top, rank_single, on_bytes):
     """:func:`_read_run` with the native scanner: blocks are cut where a query begins, so each holds whole
     queries and is scanned on its own. The same rows as Arrow's parse followed by :func:`_select_top`; a
-    block the scanner refuses raises :class:`_Unavailable`."""
+    block the scanner refuses raises :class:`StepAside`."""
     kept: list[pl.DataFrame] = []
     finished: set[str] = set()
     tags: set[bytes] = set()
     rows = 0
     fingerprint = ""
-    for scanned in _scanned(
-        path, on_bytes, _cut_at_query, lambda b: _native.scan_run(b, keep_top, rank_single)
-    ):
+    for scanned in _scanned(path, on_bytes, _cut_at_query, lambda b: scan_run(b, keep_top, rank_single)):
         if isinstance(scanned, str):
             fingerprint = scanned
             break
@@ -449,7 +461,7 @@ def _read_run_native(path, keep_top, rank_single, on_bytes):
         rows += scanned.lines
         tags.add(scanned.tag)
         if len(tags) > 1:
-            raise _Unavailable  # two tags
+            raise StepAside  # two tags
         _claim_queries(finished, frame.get_column("query_id").gather(scanned.group_first).to_list())
         kept.append(frame)
     tag = next(iter(tags)).decode() if tags else None
@@ -457,11 +469,11 @@ def _read_run_native(path, keep_top, rank_single, on_bytes):
 
 
 def _read_qrels_native(path: Path) -> tuple[pl.DataFrame, Fingerprint]:
-    """:func:`read_qrels_fast` with the native scanner; :class:`_Unavailable` when it refuses a block."""
+    """:func:`read_qrels_fast` with the native scanner; :class:`StepAside` when it refuses a block."""
     parts: list[pl.DataFrame] = []
     rows = 0
     fingerprint = ""
-    for scanned in _scanned(path, None, _cut_at_line, _native.scan_qrels):
+    for scanned in _scanned(path, None, _cut_at_line, scan_qrels):
         if isinstance(scanned, str):
             fingerprint = scanned
             break
@@ -477,7 +489,7 @@ def _read_qrels_native(path: Path) -> tuple[pl.DataFrame, Fingerprint]:
         )
         rows += scanned.lines
     if rows == 0:
-        raise _Unavailable
+        raise StepAside
     return pl.concat(parts), Fingerprint(fingerprint, "file-bytes", str(path))
 
 
@@ -486,10 +498,10 @@ def read_qrels_fast(path: Path) -> tuple[pl.DataFrame, Fingerprint] | None:
 
     Duplicate judgments are left in: the caller's duplicate policy handles them the same on both paths.
     """
-    if _native.lib is not None:
+    if built():
         try:
             return _read_qrels_native(path)
-        except _Unavailable:
+        except StepAside:
             pass  # Arrow's reader decides
     try:
         parts = []
@@ -512,5 +524,5 @@ def read_qrels_fast(path: Path) -> tuple[pl.DataFrame, Fingerprint] | None:
         if not parts:
             return None
         return pl.concat(parts), Fingerprint(fingerprint, "file-bytes", str(path))
-    except _Unavailable:
+    except StepAside:
         return None

@@ -1,4 +1,5 @@
-"""TREC run and qrels text files: whitespace-separated columns, plain or gzipped.
+"""The robust TREC reader (step 4 of :mod:`qrelkit.formats.trec`): every layout the format allows, and the
+reader that explains errors.
 
 Parsing is columnar: the file is read by Arrow's multithreaded CSV reader as one string column (blank lines
 kept, so row i is line i+1), split on runs of spaces or tabs with an Arrow kernel, and cast with polars. No
@@ -16,8 +17,9 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from ..data import Fingerprint
-from ..errors import InputFormatError
+from ...errors import InputFormatError
+from ...fingerprint import Fingerprint
+from . import GZIP_ERRORS, MAX_ID_BYTES, TextCheck, corrupt_gzip, long_id
 
 RUN_COLUMNS = ("query_id", "iteration", "doc_id", "rank", "score", "tag")
 QRELS_COLUMNS = ("query_id", "iteration", "doc_id", "grade")
@@ -45,12 +47,8 @@ def read_bytes(path: Path) -> tuple[bytes, Fingerprint]:
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise InputFormatError(
-                f"gzip data is corrupt or truncated ({exc})",
-                source=str(path),
-                fix="re-create or re-download the file",
-            ) from None
+        except GZIP_ERRORS as exc:
+            raise corrupt_gzip(str(path), exc) from None
     return raw, fingerprint
 
 
@@ -62,12 +60,7 @@ def _lines(raw: bytes, source: str, layout: str) -> pa.ChunkedArray:
             expected=f"one line per row: {layout}",
             fix="check that the right file was passed and that it was written completely",
         )
-    if b"\x00" in raw[:4096]:
-        raise InputFormatError(
-            "file holds binary data (NUL bytes)",
-            source=source,
-            fix="pass a text TREC file, or name the format",
-        )
+    TextCheck(source).feed(raw, final=True)  # a NUL byte or invalid UTF-8
     try:
         table = pcsv.read_csv(
             io.BytesIO(raw),
@@ -78,12 +71,7 @@ def _lines(raw: bytes, source: str, layout: str) -> pa.ChunkedArray:
             convert_options=pcsv.ConvertOptions(column_types={"line": pa.string()}),
         )
     except pa.ArrowInvalid as exc:
-        text = str(exc)
-        if "UTF8" in text or "utf8" in text or "UTF-8" in text:
-            raise InputFormatError(
-                "file is not valid UTF-8 text", source=source, fix="re-encode the file as UTF-8"
-            ) from None
-        raise InputFormatError(f"cannot be read as text lines ({text})", source=source) from None
+        raise InputFormatError(f"cannot be read as text lines ({exc})", source=source) from None
     return table.column("line")
 
 
@@ -132,12 +120,19 @@ def split_columns(
             expected=f"{len(columns)} fields '{layout}' separated by spaces or tabs",
             fix=hint,
         )
-    return frame.select(
+    frame = frame.select(
         "line",
         *[pl.col("parts").list.get(i).alias(name) for i, name in enumerate(columns)],
         "text",
         (pl.col("n") > len(columns)).alias("extra"),
     )
+    size = pl.max_horizontal(pl.col("query_id").str.len_bytes(), pl.col("doc_id").str.len_bytes())
+    long = frame.filter(size > MAX_ID_BYTES)
+    if long.height:
+        row = long.row(0, named=True)
+        column = "query_id" if len(row["query_id"].encode()) > MAX_ID_BYTES else "doc_id"
+        raise long_id(source, row["line"], column, len(row[column].encode()))
+    return frame
 
 
 def parse_run_text(raw: bytes, source: str) -> pl.DataFrame:

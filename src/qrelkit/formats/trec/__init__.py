@@ -1,0 +1,245 @@
+"""TREC run and qrels text: the one front door, the order of its readers and what a clean file is.
+
+A run is ``query_id Q0 doc_id rank score tag`` per line, judgments ``query_id iteration doc_id grade``,
+plain or gzipped. Several readers read this text; they differ in speed, never in the rows or the errors.
+
+The order in which readers are tried
+------------------------------------
+Each reader either returns exactly what the robust reader would, or steps aside by raising
+:class:`~qrelkit.errors.StepAside` (the one signal for "not mine, try the next"). In this order, and
+nowhere else (:func:`qrelkit.evaluation.evaluate_files` tries step 1, then :func:`read_run` /
+:func:`read_qrels` below try steps 2 to 4):
+
+1. ``small`` (:mod:`qrelkit.formats.trec.small` with :mod:`qrelkit.engine.small`): a whole evaluation of
+   plain clean files up to :data:`~qrelkit.formats.trec.small.SMALL_FILE_BYTES` each, with numpy alone (no
+   dataframe library is imported). Fields are split by the native scanner when it is built, by numpy
+   otherwise. Tried by :func:`qrelkit.evaluation.evaluate_files` only, before anything is read.
+2. ``native`` (:mod:`qrelkit.formats.trec.streaming` with :mod:`qrelkit._native`): the compiled scanner,
+   blocks of about 4 MB cut where a query begins, two at a time; when the scanner is built.
+3. ``arrow`` (:mod:`qrelkit.formats.trec.streaming`): Arrow's CSV reader on chunks of about 16 MB, reduced
+   by polars as they stream. Steps 2 and 3 record ``reader: fast``.
+4. ``robust`` (:mod:`qrelkit.formats.trec.robust`): reads the whole file, takes every layout the format
+   allows (runs of spaces and tabs, blank lines, trailing fields in runs) and is the reader that explains
+   errors: every other reader steps aside on an input it would refuse, so this one reports it.
+
+Under ``memory_limit`` a run whose file would not fit in memory is streamed by steps 2-3 when the measures
+need only each query's top documents, else read by DuckDB (:mod:`qrelkit.formats.external`, ``reader:
+duckdb``), which takes clean files only and, for a file it finds fault with, raises the robust reader's
+error for that file (reading the file whole to word it).
+
+A clean file
+------------
+What the fast readers (steps 1-3) take. Anything else makes them step aside:
+
+* UTF-8 text without NUL bytes. Byte-order marks: the robust reader drops one at the very start of the
+  file and keeps any other as part of an id; a fast reader steps aside wherever it could not do the same
+  (the small path for one at the start, the native scanner for an id that begins with one, Arrow for one
+  at the start of a chunk after the first);
+* lines of exactly 6 (run) or 4 (judgments) fields separated by single spaces (0x20) and ended by
+  ``\\n`` (the last line may lack it): no tab, vertical tab, form feed or carriage return, no leading or
+  trailing space, no empty field, no blank line, nothing after the last line end;
+* query and document ids of at most :data:`MAX_ID_BYTES` bytes (the robust reader refuses longer ones);
+* finite scores, integer ranks and grades, as the robust reader converts them. Steps 1-2 take only the
+  plain spellings (scores ``-?[0-9]+(.[0-9]+)?([eE][-+]?[0-9]+)?`` and not negative zero, ranks and grades
+  ``-?[0-9]{1,18}``) and step aside for others such as ``+1`` or ``.5``, which Arrow converts;
+* for runs: one tag, no document twice for a query, and each query's lines together (grouped by query);
+  for the small path, no judgment twice either;
+* the small path also refuses gzip and files over its size bound; the streaming readers take gzip.
+
+Errors
+------
+A bad file gets the same error from every path, because only the robust reader (and :mod:`qrelkit.data`,
+for what a frame must satisfy) words errors. Bytes that are not text (a NUL byte, invalid UTF-8) are
+reported with their line and byte offset by :class:`TextCheck`, which the robust and DuckDB paths share.
+"""
+
+from __future__ import annotations
+
+import codecs
+import zlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ...errors import InputFormatError, StepAside
+
+if TYPE_CHECKING:  # the small path imports this module without polars
+    from ...data import Qrels, Run
+
+__all__ = [
+    "MAX_ID_BYTES",
+    "StepAside",
+    "TextCheck",
+    "read_qrels",
+    "read_run",
+    "read_run_streaming",
+]
+
+#: The longest query or document id, in bytes, that a TREC file may hold (the native scanner's
+#: ``QK_MAX_ID`` is the same). Longer ids are refused with the line that holds them: they are not ids
+#: written by a retrieval system, and the small path would otherwise allocate rows x longest id.
+MAX_ID_BYTES = 512
+
+#: Errors that a damaged gzip stream raises while it is read.
+GZIP_ERRORS = (OSError, EOFError, zlib.error)
+
+
+def corrupt_gzip(source: str, exc: BaseException) -> InputFormatError:
+    """The one error for gzip data that cannot be decompressed."""
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return InputFormatError(
+        f"gzip data is corrupt or truncated ({detail})",
+        source=source,
+        fix="re-create or re-download the file",
+    )
+
+
+def long_id(source: str, line: int, column: str, size: int) -> InputFormatError:
+    """The one error for an id longer than :data:`MAX_ID_BYTES`."""
+    return InputFormatError(
+        f"{column} is {size} bytes long, more than the {MAX_ID_BYTES} a TREC id may have",
+        source=source,
+        line=line,
+        expected=f"ids of at most {MAX_ID_BYTES} bytes",
+        fix="check the column order and the separators (a long id is usually several fields run together), "
+        "or shorten the ids",
+    )
+
+
+class TextCheck:
+    """Find the first byte that makes a file not text: a NUL byte or invalid UTF-8, fed block by block in
+    file order; :meth:`feed` raises the error naming its line and byte offset (in the text: of a gzipped
+    file, once uncompressed)."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.offset = 0  # bytes fed before the current block
+        self.lines = 0  # line ends fed before the current block
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
+
+    def feed(self, block: bytes | memoryview, final: bool = False) -> None:
+        """Check the next block; ``final`` for the last one (a multi-byte character cut off at the end
+        of the file is invalid)."""
+        data = bytes(block)
+        found: list[tuple[int, int]] = []  # (offset in this block, the byte); NUL is the byte 0
+        nul = data.find(b"\x00")
+        if nul >= 0:
+            found.append((nul, 0))
+        held = self._decoder.getstate()[0]  # the start of a character begun in the last block
+        if held or not data.isascii():
+            try:
+                self._decoder.decode(data, final)
+            except UnicodeDecodeError as exc:
+                found.append((exc.start - len(held), (held + data)[exc.start]))
+        if found:
+            where, byte = min(found)
+            self._raise(where, byte, self.lines + data.count(b"\n", 0, max(where, 0)) + 1)
+        self.offset += len(data)
+        self.lines += data.count(b"\n")
+
+    def _raise(self, where: int, byte: int, line: int) -> None:
+        offset = self.offset + where
+        if byte == 0:
+            raise InputFormatError(
+                f"file holds binary data (a NUL byte at byte offset {offset})",
+                source=self.source,
+                line=line,
+                fix="pass a text TREC file, or name the format",
+            )
+        raise InputFormatError(
+            f"file is not valid UTF-8 text (byte 0x{byte:02x} at byte offset {offset})",
+            source=self.source,
+            line=line,
+            fix="re-encode the file as UTF-8",
+        )
+
+
+def kept_top(run: Run, keep_top: int, rank_single: bool) -> Run:
+    """A run read whole, reduced to each query's top ``keep_top`` rows as the streaming readers keep them."""
+    from ...data import Run
+    from .streaming import _reduce
+
+    return Run(
+        _reduce(run.frame, keep_top, rank_single),
+        run.fingerprint,
+        run.name,
+        {**run.meta, "kept_top": keep_top, "kept_top_precision": "single" if rank_single else "double"},
+    )
+
+
+def read_run_streaming(
+    path: Path,
+    *,
+    name: str | None = None,
+    on_duplicate: str = "error",
+    keep_top: int | None = None,
+    rank_single: bool = False,
+    on_bytes: Callable[[int], None] | None = None,
+) -> Run | None:
+    """Steps 2-3 alone (native scanner, then Arrow): a Run, or ``None`` when the robust reader is needed."""
+    from ...data import Run
+    from .streaming import read_run_fast
+
+    fast = read_run_fast(path, keep_top=keep_top, rank_single=rank_single, on_bytes=on_bytes)
+    if fast is None:
+        return None
+    frame, fingerprint, meta = fast
+    tag = meta.pop("tag", None)
+    run_name = name or (str(tag) if tag is not None else path.stem)
+    meta.update({"source": str(path), "duplicates_removed": 0, "on_duplicate": on_duplicate})
+    return Run(frame, fingerprint, run_name, meta)
+
+
+def read_run(
+    path: Path,
+    *,
+    name: str | None = None,
+    on_duplicate: str = "error",
+    keep_top: int | None = None,
+    rank_single: bool = False,
+    on_bytes: Callable[[int], None] | None = None,
+    reader: str = "auto",
+) -> Run:
+    """A TREC run through steps 2-4 (``reader="robust"``: step 4 alone). See
+    :func:`qrelkit.formats.read_run` for the parameters."""
+    from ...data import finish_run
+    from .robust import parse_run_text, read_bytes
+
+    if reader == "auto" and path.is_file():
+        fast = read_run_streaming(
+            path,
+            name=name,
+            on_duplicate=on_duplicate,
+            keep_top=keep_top,
+            rank_single=rank_single,
+            on_bytes=on_bytes,
+        )
+        if fast is not None:
+            return fast
+    raw, fingerprint = read_bytes(path)
+    source = str(path)
+    run = finish_run(parse_run_text(raw, source), fingerprint, name, source, on_duplicate, "--on-duplicate")
+    return run if keep_top is None else kept_top(run, keep_top, rank_single)
+
+
+def read_qrels(
+    path: Path,
+    *,
+    name: str | None = None,
+    scale: Sequence[int] | None = None,
+    on_duplicate: str = "error",
+    reader: str = "auto",
+) -> Qrels:
+    """TREC judgments through steps 2-4 (``reader="robust"``: step 4 alone)."""
+    from ...data import finish_qrels
+    from .robust import parse_qrels_text, read_bytes
+    from .streaming import read_qrels_fast
+
+    source = str(path)
+    fast = read_qrels_fast(path) if reader == "auto" and path.is_file() else None
+    if fast is not None:
+        frame, fingerprint = fast
+    else:
+        raw, fingerprint = read_bytes(path)
+        frame = parse_qrels_text(raw, source)
+    return finish_qrels(frame, fingerprint, name, source, scale, on_duplicate, "--on-duplicate")
