@@ -1,5 +1,6 @@
-"""Architecture rules from the design: the numeric side never imports I/O, web or plotting modules, and
-the public surface is deliberate."""
+"""Architecture rules (docs/architecture.md): the numeric side never imports I/O, web or plotting modules;
+qrelkit's own modules form layers, each importing only its own layer or lower ones (lazy imports inside
+functions and relative imports included), with no cycle anywhere; the public surface is deliberate."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ NUMERIC = [
     "evaluation.py",
     "results.py",
     "leverage.py",
-    "compare.py",
+    "compare",
 ]
 FORBIDDEN = {"sqlite3", "click", "starlette", "uvicorn", "matplotlib", "rich", "jinja2"}
 
@@ -44,6 +45,128 @@ def test_numeric_side_imports_no_io_web_or_plotting():
             assert not bad, f"{path.relative_to(SRC)} imports {sorted(bad)}"
             checked += 1
     assert checked >= 8
+
+
+#: The layers, lowest first. A module may import modules of its own layer or of lower layers only.
+LAYERS: list[set[str]] = [
+    {"errors", "_typing", "_version", "fingerprint", "provenance", "naming", "_native"},
+    {"conventions", "rubric", "agreement"},
+    {"measures"},
+    {"profiles"},
+    {"data", "columns"},
+    {"formats"},
+    {"engine"},
+    {"results"},
+    {"evaluation"},
+    {"diagnose", "leverage", "pool", "compare"},
+    {"adjudication", "manifest", "dossier"},
+    {"report"},
+    {"judging"},
+    {"cli", "__main__"},
+]
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _graph() -> dict[str, set[str]]:
+    """qrelkit module -> the qrelkit modules it imports anywhere (top level or inside functions)."""
+    modules = {_module_name(p): p for p in SRC.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                # `from pkg import sub` names the submodule; `from mod import name` names the module
+                candidates = [
+                    f"{target}.{a.name}" if f"{target}.{a.name}" in modules else target for a in node.names
+                ]
+            elif isinstance(node, ast.Import):
+                candidates = [a.name for a in node.names]
+            else:
+                continue
+            for c in candidates:
+                if c.split(".")[0] == "qrelkit" and c != name:
+                    # the deepest qrelkit module the import names
+                    while c not in modules and "." in c:
+                        c = c.rsplit(".", 1)[0]
+                    if c in modules and c != name:
+                        found.add(c)
+        graph[name] = found
+    return graph
+
+
+def _layer(module: str) -> int:
+    top = module.split(".")[1] if "." in module else module
+    for i, layer in enumerate(LAYERS):
+        if top in layer:
+            return i
+    raise AssertionError(f"{module} is in no layer: add it to LAYERS and to docs/architecture.md")
+
+
+def test_every_import_points_to_the_same_or_a_lower_layer():
+    upward = []
+    for module, targets in _graph().items():
+        if module == "qrelkit":  # the package's lazy re-exports
+            continue
+        for target in targets:
+            if target == "qrelkit":
+                upward.append(f"{module} imports the package qrelkit (import from the module that owns it)")
+            elif _layer(target) > _layer(module):
+                upward.append(f"{module} -> {target}")
+    assert not upward, "imports that climb a layer:\n" + "\n".join(sorted(upward))
+
+
+def test_no_import_cycle():
+    graph = {m: t - {"qrelkit"} for m, t in _graph().items() if m != "qrelkit"}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def test_the_layering_test_sees_lazy_and_relative_imports():
+    graph = _graph()
+    assert "qrelkit.engine.kernels" in graph["qrelkit.evaluation"]  # from .engine.kernels import compute
+    assert "qrelkit.leverage" in graph["qrelkit.judging.grades"]  # a lazy import inside a function
+    assert "qrelkit.profiles" in graph["qrelkit.diagnose"]
 
 
 def test_modules_stay_small():

@@ -369,22 +369,6 @@ def run_pairs(
 # -- aligning per-query values ---------------------------------------------------------------------------
 
 
-def _aligned(results: Results, run_names: Sequence[str], measure: str) -> tuple[list[str], np.ndarray]:
-    """Queries every named run scored with a defined value, and the (queries x runs) matrix of values."""
-    runs = [results._run(name) for name in run_names]
-    common = set(runs[0].queries.query_ids)
-    for r in runs[1:]:
-        common &= set(r.queries.query_ids)
-    ids = sorted(common)
-    cols = []
-    for r in runs:
-        index = {q: i for i, q in enumerate(r.queries.query_ids)}
-        cols.append(r.values[measure][[index[q] for q in ids]] if ids else np.zeros(0))
-    x = np.column_stack(cols) if ids else np.zeros((0, len(runs)))
-    ok = ~np.isnan(x).any(axis=1)
-    return [q for q, keep in zip(ids, ok, strict=True) if keep], x[ok]
-
-
 # -- the comparison -------------------------------------------------------------------------------------
 
 
@@ -420,7 +404,7 @@ def compare(
     work = []  # (pair, measure, query ids, a, b)
     for b, t in pairs:
         for m in names:
-            ids, x = _aligned(results, (b, t), m)
+            ids, x = stats.aligned(results, (b, t), m)
             work.append((b, t, m, ids, x[:, 0], x[:, 1]))
     rows = _pair_statistics(work, opts)
     rows = _adjusted(rows, opts)
@@ -567,7 +551,7 @@ def _multi(results: Results, measures: Sequence[str], opts: Options) -> list[Mul
     out = []
     names = tuple(results.run_names)
     for m in measures:
-        ids, x = _aligned(results, names, m)
+        ids, x = stats.aligned(results, names, m)
         if len(ids) < 2:
             continue
         anova = stats.anova_two_way(x)

@@ -280,8 +280,6 @@ def noise_floor(
     the evaluation of ``runs``, in their order, against ``final``)."""
     from scipy.stats import kendalltau
 
-    from . import _aligned
-
     if len(runs) != len(results.runs):
         raise ValidationError("the runs given are not the runs of the results", fix="pass the evaluated runs")
     names = results.run_names
@@ -301,15 +299,15 @@ def noise_floor(
     entries = []
     for base, treat in pairs:
         for m in results.measure_names:
-            ids_a, xa = _aligned(res_a, (base, treat), m)
-            ids_b, xb = _aligned(res_b, (base, treat), m)
+            ids_a, xa = stats.aligned(res_a, (base, treat), m)
+            ids_b, xb = stats.aligned(res_b, (base, treat), m)
             common = sorted(set(ids_a) & set(ids_b))
             ia = {q: i for i, q in enumerate(ids_a)}
             ib = {q: i for i, q in enumerate(ids_b)}
             ra = [ia[q] for q in common]
             rb = [ib[q] for q in common]
             e = (xa[ra, 1] - xa[ra, 0]) - (xb[rb, 1] - xb[rb, 0])
-            ids_n, xn = _aligned(results, (base, treat), m)
+            ids_n, xn = stats.aligned(results, (base, treat), m)
             k, n = len(e), len(ids_n)
             if k and n:
                 ebar = float(e.mean())

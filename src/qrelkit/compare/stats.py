@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -438,3 +438,19 @@ def randomized_tukey(x: np.ndarray, permutations: int, seed: int) -> np.ndarray:
     p = (counts.reshape(m, m) + 1.0) / (permutations + 1.0)
     np.fill_diagonal(p, math.nan)
     return p
+
+
+def aligned(results: Any, run_names: Sequence[str], measure: str) -> tuple[list[str], np.ndarray]:
+    """Queries every named run scored with a defined value, and the (queries x runs) matrix of values."""
+    runs = [results._run(name) for name in run_names]
+    common = set(runs[0].queries.query_ids)
+    for r in runs[1:]:
+        common &= set(r.queries.query_ids)
+    ids = sorted(common)
+    cols = []
+    for r in runs:
+        index = {q: i for i, q in enumerate(r.queries.query_ids)}
+        cols.append(r.values[measure][[index[q] for q in ids]] if ids else np.zeros(0))
+    x = np.column_stack(cols) if ids else np.zeros((0, len(runs)))
+    ok = ~np.isnan(x).any(axis=1)
+    return [q for q, keep in zip(ids, ok, strict=True) if keep], x[ok]

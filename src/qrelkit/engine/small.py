@@ -19,34 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..columns import Columns
 from ..conventions import Conventions
 from ..errors import StepAside
-from ..fingerprint import Fingerprint
 from ..measures import Measure
 from .encoded import Encoded, QuerySet, encoding_key, offsets_of
 from .kernels import compute
-
-
-@dataclass(frozen=True)
-class Columns:
-    """One clean TREC file as columns, line = row + 1.
-
-    Document ids are kept as big-endian 64-bit words of their zero-padded bytes: rows compare equal when
-    all words are equal, and compare in byte order (the order of the strings) word by word."""
-
-    query: np.ndarray  # S: fixed-width bytes
-    query_change: np.ndarray  # bool: the row starts a new stretch of one query id
-    doc_words: np.ndarray  # uint64, shape (rows, words)
-    doc_hash: np.ndarray  # uint64
-    number: np.ndarray  # score (float64) for runs, grade (int64) for judgments
-    tag: bytes | None
-    fingerprint: Fingerprint
-    source: str
-
-    @property
-    def rows(self) -> int:
-        return len(self.query)
-
 
 # ------------------------------------------------------------------------------------------------ ranking
 

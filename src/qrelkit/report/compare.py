@@ -7,153 +7,25 @@ JSON as fields, the text formats as header or comment lines built by :func:`qrel
 
 from __future__ import annotations
 
-import html
 import json
-import math
 from typing import Any
 
 from . import header_lines
+from .tables import (
+    COLUMNS,
+    MULTI_COLUMNS,
+    NOISE_COLUMNS,
+    POWER_COLUMNS,
+    _anova_line,
+    _f,
+    _multi_rows,
+    _noise_rows,
+    _power_rows,
+    _rows,
+    options_line,
+)
 
 FORMATS = ("table", "json", "markdown", "latex", "html")
-
-COLUMNS = ("baseline", "treatment", "measure", "n", "base", "treat", "diff", "W/T/L", "t-interval",
-           "bootstrap interval", "ES", "p", "p adj", "")  # fmt: skip
-
-
-def _f(x: float | None, digits: int = 4) -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "–" if x is None or math.isnan(x) else ("inf" if x > 0 else "-inf")
-    return f"{x:.{digits}f}"
-
-
-def p_text(x: float | None) -> str:
-    """A p-value as printed: 4 decimals, or scientific below 1e-4 (never a bare 0.0000)."""
-    if x is None or math.isnan(x):
-        return "–"
-    return f"{x:.4f}" if x >= 1e-4 else f"{x:.1e}"
-
-
-def options_line(comparison: Any) -> str:
-    o = comparison.options
-    if o.test == "randomization":
-        if o.permutations == "auto":
-            test = f"randomization (exact when at most 24 queries differ, else {o.monte_carlo_permutations} permutations)"
-        elif o.permutations == "exact":
-            test = "randomization (exact enumeration)"
-        else:
-            test = f"randomization ({o.permutations} permutations)"
-    elif o.test == "wilcoxon":
-        test = "wilcoxon (zero_method=wilcox, correction=False, exact when n<=50 without ties)"
-    elif o.test == "bootstrap":
-        test = f"bootstrap ({o.bootstrap} resamples, shifted)"
-    else:
-        test = "paired t"
-    return (
-        f"test: {test}; correction: {o.correction} over {o.family}; alpha: {o.alpha}; seed: {o.seed}; "
-        f"intervals: {o.level:.0%} (t, and paired bootstrap with B={o.bootstrap})"
-    )
-
-
-def _rows(comparison: Any) -> list[list[str]]:
-    rows = []
-    for p in comparison.pairs:
-        rows.append(
-            [
-                p.baseline,
-                p.treatment,
-                p.measure,
-                str(p.queries),
-                _f(p.mean_baseline),
-                _f(p.mean_treatment),
-                f"{p.difference:+.4f}" if math.isfinite(p.difference) else "–",
-                f"{p.wins}/{p.ties}/{p.losses}",
-                f"[{_f(p.t_interval[0])}, {_f(p.t_interval[1])}]",
-                f"[{_f(p.bootstrap_interval[0])}, {_f(p.bootstrap_interval[1])}]",
-                _f(p.effect_size, 2),
-                p_text(p.p_value),
-                p_text(p.p_adjusted),
-                "*" if p.significant else "",
-            ]
-        )
-    return rows
-
-
-def _noise_rows(comparison: Any) -> list[list[str]]:
-    out = []
-    for p in comparison.pairs:
-        if p.noise is None:
-            continue
-        n = p.noise
-        out.append(
-            [
-                p.baseline,
-                p.treatment,
-                p.measure,
-                f"{p.difference:+.4f}",
-                _f(n.empirical_floor),
-                f"[{_f(n.simulated_low)}, {_f(n.simulated_high)}]",
-                _f(n.sign_flip, 3),
-                p.verdict or "",
-            ]
-        )
-    return out
-
-
-NOISE_COLUMNS = (
-    "baseline",
-    "treatment",
-    "measure",
-    "diff",
-    "floor",
-    "simulated 95% range",
-    "P(flip)",
-    "verdict",
-)
-POWER_COLUMNS = ("baseline", "treatment", "measure", "delta", "sd(d)", "n now", "power now", "n for power")
-MULTI_COLUMNS = (
-    "baseline",
-    "treatment",
-    "diff",
-    "q",
-    "p (Tukey)",
-    "simultaneous interval",
-    "ES_E",
-    "p (randomised)",
-)
-
-
-def _power_rows(comparison: Any) -> list[list[str]]:
-    out = []
-    for p in comparison.pairs:
-        if p.power is None:
-            continue
-        w = p.power
-        out.append(
-            [p.baseline, p.treatment, p.measure, f"{w.delta:+.4f} ({w.delta_source})", _f(w.sd), str(w.queries_now),
-             _f(w.power_now, 3), str(w.queries_needed) if w.queries_needed is not None else "unreachable"]
-        )  # fmt: skip
-    return out
-
-
-def _multi_rows(m: Any) -> list[list[str]]:
-    out = []
-    for i, t in enumerate(m.pairs):
-        rp = p_text(m.randomized_p[i]) if m.randomized_p is not None else "–"
-        out.append(
-            [m.runs[t.first], m.runs[t.second], f"{t.difference:+.4f}", _f(t.q, 3), p_text(t.p_value),
-             f"[{_f(t.ci_low)}, {_f(t.ci_high)}]", _f(t.effect_size, 2), rp]
-        )  # fmt: skip
-    return out
-
-
-def _anova_line(m: Any) -> str:
-    a = m.anova
-    return (
-        f"{m.measure}: two-way ANOVA without replication over {m.queries} queries x {len(m.runs)} runs: "
-        f"systems F({a.df_systems}, {a.df_error}) = {_f(a.f_systems, 3)}, p = {p_text(a.p_systems)}; "
-        f"queries F({a.df_queries}, {a.df_error}) = {_f(a.f_queries, 3)}, p = {p_text(a.p_queries)}; "
-        f"residual MS = {_f(a.ms_error, 6)}"
-    )
 
 
 def _numeric(cell: str) -> bool:
@@ -257,22 +129,6 @@ def render_compare_latex(comparison: Any) -> str:
         out += ["", f"% {_anova_line(m)}", *tabular(MULTI_COLUMNS, _multi_rows(m))]
     out += [f"% {options_line(comparison)}", f"% conventions: {comparison.results.conventions}"]
     return "\n".join(out) + "\n"
-
-
-def detail_sections(comparison: Any) -> list[tuple[str, str, str]]:
-    """(id, heading, html) for the noise-floor, topic-set-size and ANOVA/Tukey tables, when present: the
-    HTML comparison page and the report show them the same way."""
-    from .page import table
-
-    out = []
-    if comparison.noise is not None:
-        out.append(("noise", "Labeller-noise floor", table(NOISE_COLUMNS, _noise_rows(comparison))))
-    if _power_rows(comparison):
-        out.append(("power", "Topic-set size", table(POWER_COLUMNS, _power_rows(comparison))))
-    for i, m in enumerate(comparison.multi):
-        body = f"<p>{html.escape(_anova_line(m))}</p>" + table(MULTI_COLUMNS, _multi_rows(m))
-        out.append((f"multi-{i}", f"{m.measure}: all runs together (ANOVA, Tukey HSD)", body))
-    return out
 
 
 def render_compare_html(comparison: Any) -> str:

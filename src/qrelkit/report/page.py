@@ -12,13 +12,13 @@ sorted order (its hover text names the range); the tables list the queries that 
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from collections.abc import Sequence
 from typing import Any
 
 from . import svg
+from .tables import _e, table
 
 __all__ = ["MAX_BARS", "comparison_page", "report_page", "results_page"]
 
@@ -55,35 +55,12 @@ footer { color: var(--muted); font-size: 0.85rem; padding-bottom: 24px; }
 """
 
 
-def _e(x: object) -> str:
-    return html.escape(str(x), quote=True)
-
-
 def _f(x: float | None, digits: int = 4) -> str:
     return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
 
 
 def _slug(*parts: str) -> str:
     return "x-" + "-".join("".join(c if c.isalnum() else "_" for c in p) for p in parts)
-
-
-def table(
-    headers: Sequence[str], rows: Sequence[Sequence[object]], numeric: Sequence[int] = (), caption: str = ""
-) -> str:
-    """An accessible table (scoped headers, optional caption) in a horizontally scrolling box. Cells are
-    escaped unless given as ``("html", markup)``."""
-    cap = f"<caption>{_e(caption)}</caption>" if caption else ""
-    head = "".join(
-        f'<th scope="col"{" class=n" if i in numeric else ""}>{_e(h)}</th>' for i, h in enumerate(headers)
-    )
-    body = []
-    for r in rows:
-        cells = []
-        for i, c in enumerate(r):
-            text = c[1] if isinstance(c, tuple) and c and c[0] == "html" else _e(c)
-            cells.append(f"<td{' class=n' if i in numeric else ''}>{text}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<div class='scroll'><table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
 
 
 def document(title: str, lead: str, sections: Sequence[tuple[str, str, str]], footer: str = "") -> str:
@@ -147,7 +124,7 @@ def provenance_section(results: Any, command: str = "", extra: Sequence[Sequence
 
 
 def _pair_rows(comparison: Any) -> list[list[object]]:
-    from .compare import p_text
+    from .tables import p_text
 
     rows = []
     for p in comparison.pairs:
@@ -166,7 +143,7 @@ def _pair_rows(comparison: Any) -> list[list[object]]:
 
 
 def comparison_table(comparison: Any) -> str:
-    from .compare import options_line
+    from .tables import options_line
 
     headers = ["run", "baseline", "measure", "difference", "95% t-interval", "wins/ties/losses", "effect size",
                "p", "p adjusted", "verdict"]  # fmt: skip
@@ -401,7 +378,7 @@ def report_page(d: Any) -> str:
             [f"labeller {q.name}", ("html", f"<code>sha256:{_e(q.fingerprint.sha256)}</code>")]
             for q in d.labellers
         ]
-    from .compare import detail_sections
+    from .tables import detail_sections
 
     sections = [
         ("summary", "Summary", summary),
@@ -439,7 +416,7 @@ def results_page(results: Any, per_query: bool = False) -> str:
 
 def comparison_page(comparison: Any) -> str:
     """``qrelkit compare --format html``: the comparison table, the forest plot, means and provenance."""
-    from .compare import detail_sections
+    from .tables import detail_sections
 
     res = comparison.results
     sections = [

@@ -55,13 +55,11 @@ reported with their line and byte offset by :class:`TextCheck`, which the robust
 
 from __future__ import annotations
 
-import codecs
-import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...errors import InputFormatError, StepAside
+from ...errors import StepAside
 
 if TYPE_CHECKING:  # the small path imports this module without polars
     from ...data import Qrels, Run
@@ -75,83 +73,7 @@ __all__ = [
     "read_run_streaming",
 ]
 
-#: The longest query or document id, in bytes, that a TREC file may hold (the native scanner's
-#: ``QK_MAX_ID`` is the same). Longer ids are refused with the line that holds them: they are not ids
-#: written by a retrieval system, and the small path would otherwise allocate rows x longest id.
-MAX_ID_BYTES = 512
-
-#: Errors that a damaged gzip stream raises while it is read.
-GZIP_ERRORS = (OSError, EOFError, zlib.error)
-
-
-def corrupt_gzip(source: str, exc: BaseException) -> InputFormatError:
-    """The one error for gzip data that cannot be decompressed."""
-    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return InputFormatError(
-        f"gzip data is corrupt or truncated ({detail})",
-        source=source,
-        fix="re-create or re-download the file",
-    )
-
-
-def long_id(source: str, line: int, column: str, size: int) -> InputFormatError:
-    """The one error for an id longer than :data:`MAX_ID_BYTES`."""
-    return InputFormatError(
-        f"{column} is {size} bytes long, more than the {MAX_ID_BYTES} a TREC id may have",
-        source=source,
-        line=line,
-        expected=f"ids of at most {MAX_ID_BYTES} bytes",
-        fix="check the column order and the separators (a long id is usually several fields run together), "
-        "or shorten the ids",
-    )
-
-
-class TextCheck:
-    """Find the first byte that makes a file not text: a NUL byte or invalid UTF-8, fed block by block in
-    file order; :meth:`feed` raises the error naming its line and byte offset (in the text: of a gzipped
-    file, once uncompressed)."""
-
-    def __init__(self, source: str):
-        self.source = source
-        self.offset = 0  # bytes fed before the current block
-        self.lines = 0  # line ends fed before the current block
-        self._decoder = codecs.getincrementaldecoder("utf-8")()
-
-    def feed(self, block: bytes | memoryview, final: bool = False) -> None:
-        """Check the next block; ``final`` for the last one (a multi-byte character cut off at the end
-        of the file is invalid)."""
-        data = bytes(block)
-        found: list[tuple[int, int]] = []  # (offset in this block, the byte); NUL is the byte 0
-        nul = data.find(b"\x00")
-        if nul >= 0:
-            found.append((nul, 0))
-        held = self._decoder.getstate()[0]  # the start of a character begun in the last block
-        if held or not data.isascii():
-            try:
-                self._decoder.decode(data, final)
-            except UnicodeDecodeError as exc:
-                found.append((exc.start - len(held), (held + data)[exc.start]))
-        if found:
-            where, byte = min(found)
-            self._raise(where, byte, self.lines + data.count(b"\n", 0, max(where, 0)) + 1)
-        self.offset += len(data)
-        self.lines += data.count(b"\n")
-
-    def _raise(self, where: int, byte: int, line: int) -> None:
-        offset = self.offset + where
-        if byte == 0:
-            raise InputFormatError(
-                f"file holds binary data (a NUL byte at byte offset {offset})",
-                source=self.source,
-                line=line,
-                fix="pass a text TREC file, or name the format",
-            )
-        raise InputFormatError(
-            f"file is not valid UTF-8 text (byte 0x{byte:02x} at byte offset {offset})",
-            source=self.source,
-            line=line,
-            fix="re-encode the file as UTF-8",
-        )
+from .common import GZIP_ERRORS, MAX_ID_BYTES, TextCheck, corrupt_gzip, long_id  # noqa: F401
 
 
 def kept_top(run: Run, keep_top: int, rank_single: bool) -> Run:

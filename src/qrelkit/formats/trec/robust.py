@@ -19,7 +19,7 @@ import pyarrow.csv as pcsv
 
 from ...errors import InputFormatError
 from ...fingerprint import Fingerprint
-from . import GZIP_ERRORS, MAX_ID_BYTES, TextCheck, corrupt_gzip, long_id
+from .common import GZIP_ERRORS, MAX_ID_BYTES, TextCheck, corrupt_gzip, long_id
 
 RUN_COLUMNS = ("query_id", "iteration", "doc_id", "rank", "score", "tag")
 QRELS_COLUMNS = ("query_id", "iteration", "doc_id", "grade")

@@ -22,10 +22,10 @@ import numpy as np
 from ..._native import built, gather
 from ..._native import split as native_split
 from ..._typing import detect_format
-from ...engine.small import Columns
+from ...columns import Columns
 from ...errors import StepAside
 from ...fingerprint import Fingerprint
-from . import MAX_ID_BYTES
+from .common import MAX_ID_BYTES
 
 #: Files up to this many bytes each may take this path (about a million lines; larger runs stream).
 SMALL_FILE_BYTES = 32 << 20

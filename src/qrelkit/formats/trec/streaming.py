@@ -40,7 +40,7 @@ from ..._native import built, group_start, scan_qrels, scan_run
 from ...data import stretch_starts
 from ...errors import StepAside
 from ...fingerprint import Fingerprint, digest_ahead, file_sha256, identity
-from . import GZIP_ERRORS, MAX_ID_BYTES
+from .common import GZIP_ERRORS, MAX_ID_BYTES
 
 CHUNK_BYTES = 16 << 20
 #: Blocks for the native scanner: smaller, so that even a 20 MB file is scanned on both cores.
