@@ -242,3 +242,46 @@ def test_pool_and_init_defaults_follow_the_method(tmp_path: Path) -> None:
     summary = init_project(db, rubric=FIXTURES / "rubric.toml", pool=pool, docs=FIXTURES / "docs.jsonl",
                            queries=FIXTURES / "queries.tsv", seed=3)  # fmt: skip
     assert summary["calibration_queries"] == ["q1", "q2", "q3", "q4"]
+
+
+def test_the_admin_page_revises_and_overrides_over_http(tmp_path: Path) -> None:
+    from qrelkit.judging.web import create_app
+
+    from .helpers import ThreadServer, sign_in
+
+    db = make_project(tmp_path, labellers="alice,bob")
+    finish_calibration(db, agree=False)
+    with ThreadServer(create_app(db, signin_limit=(1000, 60.0))) as srv:
+        admin, alice = sign_in(srv.url, db, "admin"), sign_in(srv.url, db, "alice")
+        closed = position_of(db, "alice", "webhooks/verify", "q3")
+        assert "Judging is paused for a rubric revision" in alice.get("/label").text
+        assert alice.get(f"/label/{closed}").status_code == 403
+        page = admin.get("/admin").text
+        assert "paused for a rubric revision" in page and 'id="override-form"' in page
+        assert 'id="confusion-alice-bob"' in page
+        lint_fails = (
+            Path(__file__).resolve().parents[1] / "fixtures" / "rubrics" / "best-answer.toml"
+        ).read_text()
+        bad = admin.post("/admin/revise", data={"csrf_token": admin.csrf, "rubric": lint_fails})
+        assert bad.status_code == 400 and "lint error" in bad.text
+        empty = admin.post("/admin/override", data={"csrf_token": admin.csrf, "reason": " "})
+        assert empty.status_code == 400 and "written reason" in empty.text
+        assert admin.get("/admin/api/rounds").json()["phase"]["state"] == "paused"
+        done = admin.post("/admin/override", data={"csrf_token": admin.csrf, "reason": "pilot only"})
+        assert done.status_code == 303
+        rounds = admin.get("/admin/api/rounds").json()
+        assert rounds["phase"]["state"] == "open" and rounds["rounds"][0]["override"]["by"] == "admin"
+        assert "webhooks/verify" in alice.get(f"/label/{closed}").text
+        assert (
+            alice.post(f"/label/{closed}", data={"csrf_token": alice.csrf, "grade": "2"}).status_code == 303
+        )
+        revised = admin.post("/admin/revise", data={"csrf_token": admin.csrf, "rubric": V2.read_text(),
+                                                    "same_queries": "1"})  # fmt: skip
+        assert revised.status_code == 303
+        assert alice.get(f"/label/{closed}").status_code == 403  # a new round: calibration again
+        assert alice.get("/api/me/progress").json() == {
+            "total": 8,
+            "done": 0,
+            "phase": "calibration",
+            "round": 2,
+        }

@@ -254,6 +254,10 @@ def status_command(db: Path, as_json: bool) -> None:
     if as_json:
         _echo_json(status)
         return
+    phase = status["phase"]
+    click.echo(
+        f"phase: {phase['state']} (round {phase['round']}); done counts grades under the current rubric"
+    )
     click.echo("labeller      done / assigned   calibration   unsure")
     for r in status["labellers"]:
         pct = 100 * r["done"] / r["assigned"] if r["assigned"] else 0

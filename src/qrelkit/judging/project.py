@@ -7,6 +7,9 @@ the calibration queries are drawn and the pairs assigned by the same functions `
 same calibration queries and the same plan either way. Each
 labeller sees the calibration pairs first, then the rest, each part shuffled with a seed derived from the
 project seed and the labeller's name, so the order is fixed for a labeller and differs between them.
+
+A project without calibration queries is refused unless ``no_calibration`` is given; the project starts
+in round 1 of calibration (:mod:`.phases`), or, without calibration, open with "agreement not measured".
 """
 
 from __future__ import annotations

@@ -137,13 +137,13 @@ def create_app(
     state = AppState(
         store=store,
         rubric=rubric,
+        rubrics={rubric.content_hash: rubric},
         sessions=Sessions(secret),
         limiter=RateLimiter(*signin_limit),
         env=make_env(),
         project_name=project_name,
         base_url=base_url,
         max_body=max_body,
-        keys={lv.grade: str(lv.grade) for lv in rubric.levels if 0 <= lv.grade <= 9},
     )
     app = Starlette(routes=ROUTES, exception_handlers={HTTPException: http_error}, lifespan=_lifespan)
     app.state.judging = state

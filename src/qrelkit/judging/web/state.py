@@ -42,7 +42,8 @@ class AppState:
     """One project's app: its store and rubric, and what the handlers need to answer a request.
 
     ``base_url`` (or ``None``: the request's own URL) roots the invite links made on the admin page;
-    ``keys`` maps each grade from 0 to 9 to its keyboard key; ``max_body`` caps every form body in bytes.
+    ``max_body`` caps every form body in bytes. ``rubric`` is the rubric the app started with; pages use
+    :func:`current_rubric`, which follows revisions (``rubrics`` caches each version by hash).
     """
 
     store: Store
@@ -53,7 +54,6 @@ class AppState:
     project_name: str
     base_url: str | None = None
     max_body: int = 16 * 1024
-    keys: dict[int, str] = field(default_factory=dict)
     rubrics: dict[str, Rubric] = field(default_factory=dict)  # by content hash, filled as versions appear
 
 
