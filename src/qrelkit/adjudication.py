@@ -46,6 +46,7 @@ from .errors import InputFormatError, ValidationError
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "BOOTSTRAP_SEED",
+    "CALIBRATION_KEYS",
     "UNDECIDED_POLICIES",
     "Calibration",
     "Merged",

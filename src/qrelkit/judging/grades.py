@@ -24,9 +24,12 @@ from .store import Store, now
 __all__ = [
     "MAX_NOTE",
     "NotAssigned",
+    "PairClosed",
+    "RubricChanged",
     "adjudicate",
     "adjudication_queue",
     "calibration_status",
+    "closed_message",
     "export_final",
     "export_labeller",
     "final_grades",
@@ -34,11 +37,13 @@ __all__ = [
     "labeller_grades",
     "labeller_progress",
     "labeller_qrels_text",
+    "last_open_position",
     "next_position",
     "own_grades",
     "pair_view",
     "progress",
     "record_grade",
+    "stored_runs",
 ]
 
 MAX_NOTE = 2000

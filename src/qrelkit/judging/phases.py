@@ -317,6 +317,12 @@ def revise(
         )
     if same_queries and calibration is not None:
         raise ValidationError("--same-queries keeps the previous round's queries; drop --calibration")
+    if calibration is not None and (
+        isinstance(calibration, bool) or not isinstance(calibration, int) or calibration < 1
+    ):
+        raise ValidationError(
+            "a calibration round needs at least one query", got=calibration, fix="e.g. --calibration 30"
+        )
     if note is not None and len(note) > MAX_REASON:
         raise ValidationError(f"a note is at most {MAX_REASON} characters", got=len(note))
     return store.write(lambda c: _revise(c, rubric, str(rubric_path), same_queries, calibration, by, note))
@@ -337,7 +343,7 @@ def _revise(
             source=source,
             fix="revise the rubric's wording, and raise its version",
         )
-    versions = {str(b.get("rubric", b).get("version", "")) for b in known.values()}
+    versions = {str(body.get("version", "")) for body in known.values()}
     if str(rubric.version) in versions:
         raise ValidationError(
             f"the rubric's version {rubric.version!r} was used by an earlier round with other wording",
