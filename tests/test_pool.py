@@ -60,7 +60,7 @@ def _lines(path: Path) -> list[dict]:
 
 
 def test_union_provenance_and_order(runs):
-    pool = build_pool(runs, depth=3)
+    pool = build_pool(runs, depth=3, calibration=0)
     lines = [json.loads(s) for s in pool.jsonl_lines()]
     assert [(x["query_id"], x["doc_id"]) for x in lines] == sorted(EXPECTED)
     for x in lines:
@@ -72,7 +72,7 @@ def test_union_provenance_and_order(runs):
 
 
 def test_sizes_overlap_and_cost_by_hand(runs, existing):
-    pool = build_pool(runs, depth=3, qrels=existing, seconds_per_judgment=30)
+    pool = build_pool(runs, depth=3, qrels=existing, seconds_per_judgment=30, calibration=0)
     meta = pool.meta()
     assert meta["pool_size"]["per_query"] == {
         # q1 d1 judged 2; q2 d7 has grade -1 ("in the pool, unjudged"); q3 d8 judged 0; q1 d4 is not pooled
@@ -122,7 +122,7 @@ def test_calibration_pairs_count_twice_and_rotate_labeller_pairs(runs):
 
 
 def test_even_assignment_whole_queries(runs, existing):
-    pool = build_pool(runs, depth=3, qrels=existing, labellers=["x", "y"])
+    pool = build_pool(runs, depth=3, qrels=existing, labellers=["x", "y"], calibration=0)
     lines = [json.loads(s) for s in pool.jsonl_lines()]
     # to judge: q2 4, q1 3, q3 2. Largest first to the least loaded: q2 -> x, q1 -> y, q3 -> y (3 < 4)
     for x in lines:
@@ -141,7 +141,9 @@ def test_even_assignment_on_many_queries():
         scores[f"q{q:02d}"] = {f"d{i}": float(n - i) for i in range(n)}
     from qrelkit import Run
 
-    pool = build_pool([Run.from_dict(scores, name="only")], depth=50, labellers=["a", "b", "c"])
+    pool = build_pool(
+        [Run.from_dict(scores, name="only")], depth=50, labellers=["a", "b", "c"], calibration=0
+    )
     counts = pool.meta()["pairs_per_labeller"]
     assert sum(counts.values()) == sum(len(v) for v in scores.values())
     assert max(counts.values()) - min(counts.values()) <= max(len(v) for v in scores.values())
@@ -161,9 +163,22 @@ def test_calibration_pick_is_reproducible_and_follows_the_documented_draw(runs):
         assert build_pool(runs, depth=3, calibration=2, seed=s).calibration_queries == expected
 
 
-def test_too_many_calibration_queries_names_both_numbers(runs):
-    with pytest.raises(ValidationError, match=r"cannot pick 4 calibration queries.*only 3 queries"):
-        build_pool(runs, depth=3, calibration=4)
+def test_more_calibration_queries_than_the_pool_has_takes_all_of_them_and_says_so(runs):
+    pool = build_pool(runs, depth=3, calibration=4)
+    assert pool.calibration_queries == ("q1", "q2", "q3")
+    assert pool.meta()["calibration"]["notes"] == list(pool.notes)
+    asked, few = pool.notes
+    assert "asked for 4 calibration queries, but only 3 queries have pairs to judge: all 3" in asked
+    assert "only 3 calibration queries" in few
+    assert build_pool(runs, depth=3, calibration=2).notes == (few.replace("only 3", "only 2"),)
+
+
+def test_the_default_is_thirty_calibration_queries():
+    from qrelkit import Run
+
+    scores = {f"q{q:02d}": {f"d{i}": float(5 - i) for i in range(5)} for q in range(40)}
+    pool = build_pool([Run.from_dict(scores, name="only")], depth=5, labellers=["a", "b"])
+    assert len(pool.calibration_queries) == 30 and pool.notes == ()
 
 
 def test_calibration_needs_two_labellers(runs):
@@ -202,8 +217,11 @@ def test_cli_writes_pool_and_meta(tmp_path, runs):
 def test_cli_errors(tmp_path):
     out = str(tmp_path / "p.jsonl")
     r = CliRunner().invoke(main, ["pool", str(POOL / "a.run"), "-o", out, "--calibration", "9"])
-    assert r.exit_code == 1
-    assert "9" in r.stderr and "3" in r.stderr and "Traceback" not in r.stderr
+    assert r.exit_code == 0  # all 3 queries, with a warning naming both numbers
+    assert "warning: asked for 9 calibration queries, but only 3 queries" in r.stderr
+    assert "warning: only 3 calibration queries" in r.stderr
+    r = CliRunner().invoke(main, ["pool", str(POOL / "a.run"), "-o", out, "--labellers", "solo"])
+    assert r.exit_code == 1 and "--calibration 0" in r.stderr and "Traceback" not in r.stderr
     r = CliRunner().invoke(main, ["pool", str(POOL / "a.run"), "-o", out, "--depth", "0"])
     assert r.exit_code == 2
     r = CliRunner().invoke(main, ["pool", str(POOL / "a.run"), str(POOL / "a.run"), "-o", out])

@@ -46,6 +46,7 @@ from .errors import InputFormatError, ValidationError
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "BOOTSTRAP_SEED",
+    "CALIBRATION_KEYS",
     "UNDECIDED_POLICIES",
     "AgreementDocument",
     "Calibration",
@@ -56,6 +57,7 @@ __all__ = [
     "calibration_agreement",
     "calibration_fields",
     "check_decision",
+    "gated_calibration_fields",
     "merge",
     "merge_two",
     "pair_status",
@@ -322,6 +324,45 @@ def calibration_fields(calibration: Calibration | None) -> dict[str, Any] | None
         "gate": None
         if g is None
         else {"passed": g.passed, "threshold": g.threshold, "use": g.use, "message": g.message},
+    }
+
+
+CALIBRATION_KEYS = ("labellers", "kappa", "std_error", "ci_low", "ci_high", "level", "weights", "n_pairs",
+                    "bootstrap_low", "bootstrap_high", "bootstrap_resamples", "bootstrap_seed", "gate")  # fmt: skip
+"""The keys :func:`calibration_fields` writes."""
+
+
+def gated_calibration_fields(
+    round_entry: Mapping[str, Any], rounds: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The manifest's ``calibration`` field for judgments collected by a judging project with phases.
+
+    ``round_entry`` is the round whose rubric the judgments were given under, ``rounds`` every round
+    (:func:`qrelkit.judging.phases.rounds_history`). The keys of :func:`calibration_fields` describe the
+    two labellers who decided that round's gate (the lowest value compared with the threshold; all
+    ``null`` when agreement was not measured or is still being measured); beside them: ``status``
+    (``passed``, ``failed``, ``overridden``, ``not measured``, ``measuring``), ``round``,
+    ``pairs_of_labellers`` (:func:`calibration_fields` of every two labellers of the round), ``gate_rule``,
+    ``override`` (``{"reason", "by", "at"}`` or ``null``), ``not_measured`` (why, or ``null``), and
+    ``rounds``: each round's rubric (name, version, content hash), queries and how they were chosen
+    (``initial``, ``drawn``, ``same``, ``none``), seed, status, when its gate was decided, its agreement
+    per two labellers and its override.
+    """
+    pairs = list(round_entry.get("agreement") or [])
+    deciding = round_entry.get("deciding")
+    top = pairs[deciding] if pairs and deciding is not None else dict.fromkeys(CALIBRATION_KEYS)
+    keep = ("round", "rubric", "query_rule", "seed", "queries", "started_at", "started_by", "note", "status",
+            "evaluated_at", "last_grade_event", "agreement", "override", "not_measured")  # fmt: skip
+    return {
+        **{k: top.get(k) for k in CALIBRATION_KEYS},
+        "status": round_entry.get("status"),
+        "round": round_entry.get("round"),
+        "gate_rule": "every two labellers sharing calibration pairs pass: the lower end of the interval "
+        "against the threshold",
+        "pairs_of_labellers": pairs,
+        "override": round_entry.get("override"),
+        "not_measured": round_entry.get("not_measured"),
+        "rounds": [{k: r.get(k) for k in keep} for r in rounds],
     }
 
 

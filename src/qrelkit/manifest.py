@@ -18,7 +18,12 @@ Fields (every field is always present; unknown values are ``null``)::
     calibration           {"labellers", "kappa", "std_error", "ci_low", "ci_high", "level", "weights",
                            "n_pairs", "bootstrap_low", "bootstrap_high", "bootstrap_resamples",
                            "bootstrap_seed", "gate": {"passed", "threshold", "use", "message"}} or null
-                          (:func:`qrelkit.adjudication.calibration_fields`)
+                          (:func:`qrelkit.adjudication.calibration_fields`); a judging project's
+                          export adds "status" (passed, failed, overridden, not measured, measuring),
+                          "round", "gate_rule", "pairs_of_labellers", "override" ({"reason", "by",
+                          "at"} or null), "not_measured" and "rounds" (every calibration round: rubric
+                          version and hash, queries, seed, status, agreement, override)
+                          (:func:`qrelkit.adjudication.gated_calibration_fields`)
     adjudication          {"agreed", "single_labeller", "adjudicated", "overridden", "defaulted",
                            "unresolved_left_out", "ungraded_left_out", "total", "undecided_policy",
                            "override_allowed", ...} (:func:`qrelkit.adjudication.merge`)
@@ -26,7 +31,8 @@ Fields (every field is always present; unknown values are ``null``)::
 
 Evaluation reads the manifest (:func:`judgments_for`): ``qrelkit eval`` and ``compare`` look for one
 beside the qrels (or take ``--manifest``), refuse qrels whose hash no longer matches, and carry
-:func:`judgments_meaning` in every output, with a warning when the gate failed or pairs were left out.
+:func:`judgments_meaning` in every output, with a warning when agreement was not measured, the gate
+failed, was overridden (with the reason, who and when) or is not decided yet, or pairs were left out.
 """
 
 from __future__ import annotations
@@ -203,15 +209,34 @@ def judgments_for(qrels_path: str | Path, manifest: str | Path | None = None) ->
 
 
 def judgments_meaning(data: Mapping[str, Any], source: str | None = None) -> dict[str, Any]:
-    """The fields of a manifest every result carries, and the warnings they call for."""
+    """The fields of a manifest every result carries, and the warnings they call for.
+
+    Warnings: agreement not measured (no calibration, or a judging project made with
+    ``--no-calibration``), a failed gate, a gate overridden (with its reason, who and when), a gate not
+    decided yet, and disputed pairs left out.
+    """
     calibration = data.get("calibration")
     adjudication = data.get("adjudication") or {}
     gate = (calibration or {}).get("gate")
+    status = (calibration or {}).get("status")
+    override = (calibration or {}).get("override")
     warnings = []
     if calibration is None:
         warnings.append("agreement was not measured on these judgments (the manifest has no calibration)")
+    elif status == "not measured":
+        reason = calibration.get("not_measured")
+        warnings.append("agreement was not measured on these judgments" + (f" ({reason})" if reason else ""))
+    elif status == "measuring":
+        warnings.append(
+            f"the calibration gate was not decided yet (round {calibration.get('round')} is still measuring)"
+        )
     elif gate is not None and not gate.get("passed"):
         warnings.append(f"the calibration gate failed: {gate.get('message')}")
+    if override:
+        warnings.append(
+            f"full judging was opened despite the failed gate: overridden by {override.get('by')} at "
+            f"{override.get('at')}, reason: {override.get('reason')}"
+        )
     unresolved = int(adjudication.get("unresolved_left_out", 0) or 0)
     if unresolved:
         warnings.append(f"{unresolved} disputed pair(s) were left out of these qrels and score as unjudged")
@@ -226,7 +251,10 @@ def judgments_meaning(data: Mapping[str, Any], source: str | None = None) -> dic
         "relevance_threshold": data.get("relevance_threshold"),
         "labellers": data.get("labellers"),
         "calibration": None if calibration is None else {k: calibration.get(k) for k in keep},
+        "calibration_status": status,
+        "calibration_round": (calibration or {}).get("round"),
         "gate": gate,
+        "gate_override": override,
         "unresolved_left_out": unresolved,
         "overridden": overridden,
         "warnings": warnings,

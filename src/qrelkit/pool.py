@@ -20,7 +20,9 @@ Jaccard index ``|A & B| / |A | B|`` of each pair of runs, and the number of pair
 
 Calibration queries are drawn with ``numpy.random.default_rng(seed).choice`` without replacement from the
 pooled queries that have pairs to judge, in sorted id order, so the same pool and seed give the same
-sample. With labellers, each calibration query goes to two labellers (the pairs of labellers taken in
+sample. The default is :data:`DEFAULT_CALIBRATION` (30) queries, about what a kappa interval narrow enough
+to gate on needs; a pool with fewer queries gives all of them, and :func:`calibration_notes` says so (and
+warns under :data:`FEW_CALIBRATION` queries) in ``Pool.notes``, which the command prints. With labellers, each calibration query goes to two labellers (the pairs of labellers taken in
 turn, ``(a, b), (a, c), (b, c), ...``); every other query goes whole to one labeller, largest query first,
 each to the labeller with the fewest pairs so far (calibration pairs included; ties to the earlier
 labeller), which balances the pair counts.
@@ -44,14 +46,22 @@ from .errors import ValidationError
 
 __all__ = [
     "COST_FORMULA",
+    "DEFAULT_CALIBRATION",
+    "FEW_CALIBRATION",
     "TIE_RULE",
     "Pool",
     "build_pool",
+    "calibration_notes",
     "draw_calibration",
     "meta_path",
     "plan_assignments",
     "rank_run",
 ]
+
+DEFAULT_CALIBRATION = 30
+"""Calibration queries drawn by default (``qrelkit pool``, :func:`build_pool`, ``qrelkit judge revise``)."""
+FEW_CALIBRATION = 10
+"""Fewer calibration queries than this get a warning: the kappa interval is too wide to gate on."""
 
 TIE_RULE = "score descending, ties by doc_id descending (as trec_eval; the run file's rank column is ignored)"
 COST_FORMULA = (
@@ -93,6 +103,8 @@ class Pool:
     seed: int | None = None
     labellers: tuple[str, ...] = ()
     qrels: Qrels | None = None
+    notes: tuple[str, ...] = ()
+    """Warnings for the command to print (e.g. fewer calibration queries than asked for)."""
 
     # -- statistics ----------------------------------------------------------------------------------------
 
@@ -214,6 +226,7 @@ class Pool:
                 "seed": self.seed,
                 "method": "numpy.random.default_rng(seed).choice without replacement over the sorted "
                 "ids of the queries with pairs to judge",
+                "notes": list(self.notes),
             },
             "labellers": list(self.labellers),
             "pairs_per_labeller": self.labeller_counts(),
@@ -305,22 +318,41 @@ def draw_calibration(candidates: Sequence[str], n: int, seed: int) -> tuple[str,
     """The calibration queries: ``n`` of ``candidates`` drawn by the one rule every caller uses.
 
     ``numpy.random.default_rng(seed).choice`` without replacement over the candidates in sorted id
-    order; returned sorted. ``qrelkit pool`` and ``qrelkit judge init`` both call this, so the same
-    queries and seed give the same sample. Asking for more queries than there are is an error.
+    order; returned sorted. ``qrelkit pool``, ``qrelkit judge init`` and ``qrelkit judge revise`` all call
+    this, so the same queries and seed give the same sample. Asking for more queries than there are
+    gives all of them (:func:`calibration_notes` says so).
     """
     candidates = sorted(candidates)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValidationError("seed must be a non-negative integer", got=seed, fix="e.g. --seed 0")
-    if n > len(candidates):
-        raise ValidationError(
-            f"cannot pick {n} calibration queries: the pool has only {len(candidates)} queries with pairs to judge",
-            got=n,
-            expected=f"at most {len(candidates)}",
-            fix=f"pass --calibration {len(candidates)} or fewer",
-        )
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValidationError("the number of calibration queries must be a non-negative integer", got=n,
+                              fix="e.g. --calibration 30")  # fmt: skip
+    n = min(n, len(candidates))
     rng = np.random.default_rng(seed)
     picked = rng.choice(len(candidates), size=n, replace=False) if n else np.array([], dtype=np.int64)
     return tuple(sorted(candidates[int(i)] for i in picked))
+
+
+def calibration_notes(asked: int, available: int) -> tuple[str, ...]:
+    """What to tell the user about a calibration draw of ``asked`` queries among ``available``.
+
+    More asked than available: all are taken. Fewer than :data:`FEW_CALIBRATION` taken (but some): the
+    kappa interval will be wide, so the gate is hard to pass on merit.
+    """
+    notes = []
+    drawn = min(asked, available)
+    if asked > available:
+        notes.append(
+            f"asked for {asked} calibration queries, but only {available} queries have pairs to judge: all "
+            f"{available} are calibration queries (judged by two labellers each)"
+        )
+    if 0 < drawn < FEW_CALIBRATION:
+        notes.append(
+            f"only {drawn} calibration quer{'y' if drawn == 1 else 'ies'}: the kappa interval will be wide "
+            f"and the gate hard to pass; {DEFAULT_CALIBRATION} queries is the usual sample"
+        )
+    return tuple(notes)
 
 
 def plan_assignments(
@@ -357,7 +389,7 @@ def build_pool(
     *,
     qrels: Qrels | None = None,
     seconds_per_judgment: float = 30.0,
-    calibration: int = 0,
+    calibration: int = DEFAULT_CALIBRATION,
     seed: int = 0,
     labellers: Sequence[str] | None = None,
 ) -> Pool:
@@ -386,7 +418,8 @@ def build_pool(
             "calibration queries are judged by two labellers, but only one labeller was given",
             got=",".join(names),
             expected="two or more labellers",
-            fix="name a second labeller with --labellers, or drop --calibration",
+            fix="name a second labeller with --labellers, or pass --calibration 0 (agreement is then not "
+            "measured: `qrelkit judge init --no-calibration`)",
         )
 
     pairs = _union(runs, depth)
@@ -408,6 +441,7 @@ def build_pool(
         pairs.filter(~pl.col("judged")).group_by("query_id").agg(pl.len()).sort("query_id").iter_rows()
     )
     calib = draw_calibration(list(to_judge), calibration, seed) if calibration else ()
+    notes = calibration_notes(calibration, len(to_judge)) if calibration else ()
     pairs = pairs.with_columns(pl.col("query_id").is_in(list(calib)).alias("calibration"))
     if names:
         plan = plan_assignments(to_judge, calib, names)
@@ -431,4 +465,5 @@ def build_pool(
         seed=seed if calibration else None,
         labellers=names,
         qrels=qrels,
+        notes=notes,
     )

@@ -1,6 +1,9 @@
 """The real pages in a real browser: Playwright driving Debian's chromium, headless.
 
-A labeller signs in through an invite link, grades with the keyboard, goes back with Backspace, marks a
+A project walks through a failed calibration round, a rubric revision on the admin page and a passed
+second round: before the gate passes a labeller reaches no other pair by page, URL or API, and right
+after it they do; the rounds' history is on the admin page and in the manifest. A labeller signs in
+through an invite link, grades with the keyboard, goes back with Backspace, marks a
 pair unsure with U, reloads and finds the progress kept; a document carrying ``<script>`` and
 ``onerror=`` payloads shows them as text and no dialog ever opens; once both labellers finished the
 calibration sample the admin page shows the kappa, its interval and the gate. Screenshots of both pages
@@ -22,7 +25,16 @@ from typing import Any
 
 import pytest
 
-from .helpers import ARTIFACTS, ROOT, ThreadServer, chromium_or_skip, invite, make_project, position_of
+from .helpers import (
+    ARTIFACTS,
+    FIXTURES,
+    ROOT,
+    ThreadServer,
+    chromium_or_skip,
+    invite,
+    make_project,
+    position_of,
+)
 
 ARGS = [
     "--headless",
@@ -34,7 +46,8 @@ ARGS = [
 ]
 
 # The grades each labeller gives, by (query text, doc id); bob disagrees on a few pairs.
-QUERY_IDS = {"how do I rotate an API key": "q1", "python sdk retry on 429": "q2"}
+QUERY_IDS = {"how do I rotate an API key": "q1", "python sdk retry on 429": "q2",
+             "verify webhook signature": "q3", "restore a deleted bucket": "q4"}  # fmt: skip
 ALICE = {
     ("q1", "keys/rotate"): 3, ("q1", "keys/policy"): 1, ("q1", "security/advisory-4"): 0,
     ("q1", "changelog/2026"): 1, ("q2", "sdk/retries"): 3, ("q2", "limits/rate"): 2,
@@ -83,9 +96,12 @@ def pair_on_screen(page: Any) -> tuple[str, str]:
 
 
 def grade_calibration(page: Any, grades: dict[tuple[str, str], int]) -> None:
-    """Grade by keyboard until every calibration pair of this labeller has a grade."""
+    """Grade by keyboard until every calibration pair of this labeller has a grade (or no pair is shown:
+    judging paused, or waiting for the other labeller)."""
     page.goto(page.url.split("/label")[0] + "/label")
     while True:
+        if page.locator("#query-text").count() == 0:
+            return
         key = pair_on_screen(page)
         if key not in grades:
             return
@@ -195,3 +211,89 @@ def test_pending_kappa_is_explained_before_calibration_ends(browser: Any, tmp_pa
         press_and_wait(page, "2")
         sign_in(page, srv.url, db, "admin")
         assert "Waiting for calibration: alice 1/8, bob 0/8" in page.inner_text("#kappa-pending")
+
+
+# Round 2 (after the revision): both labellers give the same grades, so the gate passes.
+ROUND2 = {
+    ("q3", "webhooks/verify"): 3, ("q3", "webhooks/overview"): 2, ("q3", "changelog/2026"): 1,
+    ("q3", "faq/general"): 0, ("q4", "buckets/trash"): 3, ("q4", "backups/restore"): 2,
+    ("q4", "faq/general"): 0, ("q4", "keys/scopes"): 1,
+}  # fmt: skip
+
+
+def closed_by_url_and_api(page: Any, url: str, db: Path, name: str, doc: str, query: str) -> str:
+    """Try a pair that is not open: by URL (the page says why, 403, nothing of the pair shown) and by the
+    grade API (403); return the page's heading."""
+    position = position_of(db, name, doc, query)
+    token = page.get_attribute("input[name=csrf_token]", "value")
+    response = page.goto(f"{url}/label/{position}")
+    assert response.status == 403 and page.locator("#doc-text, #query-text").count() == 0
+    heading = page.inner_text("#phase h1")
+    api = page.request.post(f"{url}/label/{position}", form={"csrf_token": token, "grade": "2"},
+                            headers={"accept": "application/json"})  # fmt: skip
+    assert api.status == 403 and "gate" in api.json()["error"], api.text()
+    assert all(g["query_id"] != query for g in page.request.get(f"{url}/api/me/grades").json()["grades"])
+    return heading
+
+
+def test_a_failed_round_a_revision_and_a_passed_round(browser: Any, tmp_path: Path) -> None:
+    import json
+
+    from qrelkit.judging.web import create_app
+
+    db = make_project(tmp_path, labellers="alice,bob")
+    with ThreadServer(create_app(db, signin_limit=(1000, 60.0))) as srv:
+        page = browser.new_page()
+        sign_in(page, srv.url, db, "alice")
+        assert progress_text(page) == "0 of 8 graded" and "calibration, round 1" in page.inner_text(
+            "#phase-tag"
+        )
+        heading = closed_by_url_and_api(page, srv.url, db, "alice", "webhooks/verify", "q3")
+        assert heading == "This pair opens after calibration"
+        grade_calibration(page, ALICE)
+        assert page.inner_text("#waiting") == "All 8 calibration pairs are graded"  # bob has not finished
+
+        sign_in(page, srv.url, db, "bob")
+        grade_calibration(page, {k: 3 - v for k, v in ALICE.items()})  # the opposite reading: the gate fails
+        assert page.inner_text("#paused") == "Judging is paused for a rubric revision"
+        assert closed_by_url_and_api(page, srv.url, db, "bob", "keys/rotate", "q1") == page.inner_text(
+            "#paused"
+        )
+
+        sign_in(page, srv.url, db, "admin")
+        assert page.inner_text("#phase-state") == "paused for a rubric revision"
+        assert page.inner_text("#round-1 .outcome") == "failed"
+        confusion = page.inner_text("#confusion-alice-bob")
+        assert confusion.split()[:6] == ["alice", "↓", "/", "bob", "→", "0"]
+        assert "Grades they split on most: grade 0: 100%" in page.inner_text("#material")
+        assert "keys/rotate" in page.inner_text("#material .driving")  # 3 against 0: the largest swing
+        save_screenshot(page, "admin-failed-round.png", full_page=True)
+        page.fill("#revise-form textarea[name=rubric]", (FIXTURES / "rubric-v2.toml").read_text())
+        page.fill("#revise-form input[name=note]", "grade 1 reworded")
+        with page.expect_navigation():
+            page.click("#revise")
+        assert page.inner_text("#phase-state") == "calibration, round 2"
+        assert "measuring" in page.inner_text("#round-2 .outcome")
+        assert "2.0" in page.inner_text("#round-2")
+
+        for name in ("alice", "bob"):
+            sign_in(page, srv.url, db, name)
+            assert "calibration, round 2" in page.inner_text("#phase-tag")
+            assert pair_on_screen(page)[0] in ("q3", "q4")
+            closed_by_url_and_api(page, srv.url, db, name, "keys/rotate", "q1")
+            grade_calibration(page, ROUND2)
+        # bob finished last: right after his last calibration grade, the gate passed and the rest opened
+        assert pair_on_screen(page)[0] in ("q1", "q2") and page.locator("#phase-tag").count() == 0
+        press_and_wait(page, "2")  # and it takes a grade
+
+        sign_in(page, srv.url, db, "admin")
+        assert page.inner_text("#phase-state") == "full judging open"
+        assert [page.inner_text(f"#round-{n} .outcome") for n in (1, 2)] == ["failed", "passed"]
+        manifest = json.loads(
+            page.request.get(f"{srv.url}/admin/export/final/manifest?unresolved=leave-out").text()
+        )
+    cal = manifest["calibration"]
+    assert (cal["status"], cal["round"], manifest["rubric"]["version"]) == ("passed", 2, "2.0")
+    assert [(r["round"], r["rubric"]["version"], r["query_rule"], r["status"]) for r in cal["rounds"]] == [
+        (1, "1.0", "initial", "failed"), (2, "2.0", "drawn", "passed")]  # fmt: skip
+    assert cal["rounds"][1]["queries"] == ["q3", "q4"] and cal["rounds"][1]["note"] == "grade 1 reworded"

@@ -5,6 +5,9 @@ The server runs as ``qrelkit judge serve`` in its own process. Every grade the s
 were sent; the 99th-percentile latency of a grade is reported (printed and written to
 ``test-artifacts/load.json``), not asserted. In the crash test the server is killed with SIGKILL in the
 middle of the load, restarted, and the same check plus ``PRAGMA integrity_check`` must pass.
+
+Phases are in place: the project is made with ``no_calibration`` (judging open from the start, agreement
+not measured), and every grade is still checked against the project's phase and rubric in the writer.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ def load_project(tmp: Path) -> Path:
     names = [f"labeller{i:02d}" for i in range(LABELLERS)]
     init_project(
         db, rubric=FIXTURES / "rubric.toml", pool=tmp / "pool.jsonl", docs=tmp / "docs.jsonl",
-        queries=tmp / "queries.tsv", labellers=names, seed=11,
+        queries=tmp / "queries.tsv", labellers=names, seed=11, no_calibration=True,
     )  # fmt: skip
     return db
 

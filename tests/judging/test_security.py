@@ -221,4 +221,4 @@ def test_revoke_ends_sessions_and_cancels_invites(server: ThreadServer, project:
     assert grade(alice, 1).status_code == 401
     assert httpx.get(f"{server.url}/invite/{pending}").status_code == 403
     again = sign_in(server.url, project, "alice")  # a new invite lets her back in, grades intact
-    assert again.get("/api/me/progress").json() == {"total": 8, "done": 1}
+    assert again.get("/api/me/progress").json() == {"total": 8, "done": 1, "phase": "calibration", "round": 1}

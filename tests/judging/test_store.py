@@ -24,7 +24,10 @@ def test_new_store_is_migrated_in_wal_mode_with_full_sync(project: Path) -> None
         assert store.read(lambda c: c.execute("PRAGMA journal_mode").fetchone()[0]) == "wal"
         assert store.write(lambda c: c.execute("PRAGMA synchronous").fetchone()[0]) == 2  # FULL
         applied = store.read(lambda c: c.execute("SELECT version, name FROM schema_migrations").fetchall())
-        assert [tuple(r) for r in applied] == [(1, "initial schema")]
+        assert [tuple(r) for r in applied] == [
+            (1, "initial schema"),
+            (2, "calibration rounds, rubric versions and the gate"),
+        ]
         assert store.integrity_check() == "ok"
 
 
@@ -242,7 +245,7 @@ def test_final_grades_agreed_single_adjudicated_unresolved(project: Path) -> Non
         grade_pair("bob", "q1", "keys/policy", 3)  # disagreement, then adjudicated
         grade_pair("alice", "q2", "sdk/retries", 3)
         grade_pair("carol", "q2", "sdk/retries", None)  # unsure: unresolved
-        grade_pair("bob", "q3", "webhooks/verify", 3)  # single labeller
+        grade_pair("alice", "q2", "limits/rate", 3)  # single labeller (carol has not graded it)
         queue = g.adjudication_queue(store, rubric)
         assert {(i["query_id"], i["doc_id"]) for i in queue["items"]} == {
             ("q1", "keys/policy"),
@@ -251,7 +254,7 @@ def test_final_grades_agreed_single_adjudicated_unresolved(project: Path) -> Non
         assert queue["method"] == "leverage"  # the project has runs, and qrelkit.leverage ranks the pairs
         g.adjudicate(store, rubric, "q1", "keys/policy", 2, by="admin", note="gives the policy only")
         final, counts = g.final_grades(store)
-        assert final == {("q1", "keys/rotate"): 3, ("q1", "keys/policy"): 2, ("q3", "webhooks/verify"): 3}
+        assert final == {("q1", "keys/rotate"): 3, ("q1", "keys/policy"): 2, ("q2", "limits/rate"): 3}
         assert counts == {"pairs": 16, "adjudicated": 1, "agreed": 1, "single_labeller": 1,
                           "unresolved_left_out": 1, "ungraded_left_out": 12, "overridden": 0, "defaulted": 0,
                           "total": 3, "undecided_policy": "leave-out", "override_allowed": True,
@@ -275,7 +278,7 @@ def test_a_new_migration_is_applied_once_and_recorded(project: Path, monkeypatch
             names = store.read(lambda c: [r[1] for r in c.execute("PRAGMA table_info(users)")])
             assert "email" in names
             applied = store.read(lambda c: [r[0] for r in c.execute("SELECT version FROM schema_migrations")])
-            assert applied == [1, SCHEMA_VERSION + 1]
+            assert applied == [*range(1, SCHEMA_VERSION + 1), SCHEMA_VERSION + 1]
 
 
 def test_a_failing_migration_leaves_the_file_as_it_was(

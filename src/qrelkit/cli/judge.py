@@ -1,7 +1,9 @@
 """``qrelkit judge``: create a judging project, invite labellers, serve the app, and do every admin action.
 
 Each admin page action has a command here: ``invite`` (one-time link), ``status`` (progress per labeller
-and per query), ``kappa`` (calibration agreement and gate), ``queue`` (adjudication queue),
+and per query), ``kappa`` (calibration rounds, agreement and gate), ``revise`` (a new rubric version and
+calibration round), ``override`` (open judging despite a failed gate, with a reason), ``queue``
+(adjudication queue),
 ``adjudicate`` (record a final grade), ``export`` (per-labeller or final qrels with the manifest), and
 ``show`` (one pair's grade history).
 """
@@ -28,6 +30,24 @@ def _open(db: Path) -> Any:
     return store, load_rubric_from_store(store)
 
 
+def _rubric_version(store: Any, wanted: str) -> Any:
+    """The project's rubric whose version string is ``wanted`` or whose hash starts with it."""
+    from qrelkit.errors import ValidationError
+    from qrelkit.judging.phases import rounds_history, rubric_by_hash
+
+    history = store.read(rounds_history)
+    found = [r["rubric"]["content_hash"] for r in history
+             if wanted in (str(r["rubric"]["version"]),) or r["rubric"]["content_hash"].startswith(wanted)]  # fmt: skip
+    if len(found) != 1:
+        known = ", ".join(f"{r['rubric']['version']} ({r['rubric']['content_hash'][:12]})" for r in history)
+        raise ValidationError(
+            f"{'no' if not found else 'more than one'} rubric version of this project matches {wanted!r}",
+            expected=known,
+            fix="pass a version string or a longer hash prefix",
+        )
+    return store.read(lambda c: rubric_by_hash(c, found[0]))
+
+
 def _echo_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
@@ -51,6 +71,9 @@ def command() -> None:
 )
 @click.option("--calibration", type=click.IntRange(min=0), default=0, show_default=True,
               help="Calibration queries to draw when the pool marks none (as `qrelkit pool --calibration`).")  # fmt: skip
+@click.option("--no-calibration", is_flag=True,
+              help="Judge without calibration queries: judging opens at once, and the manifest and every result "
+                   "say agreement was not measured.")  # fmt: skip
 @click.option("--runs", "runs", multiple=True, type=click.Path(path_type=Path, exists=True, dir_okay=False),
               help="TREC runs, stored to order the adjudication queue by leverage (repeatable).")  # fmt: skip
 @click.option("--admin", default="admin", show_default=True, help="Name of the admin user.")
@@ -58,22 +81,36 @@ def command() -> None:
               help="Seed for the calibration draw and each labeller's order [default: a random one, printed].")  # fmt: skip
 @click.option("--min-kappa", type=click.FloatRange(-1, 1), default=0.6, show_default=True,
               help="Gate threshold for the lower end of the kappa interval.")  # fmt: skip
+@click.option("--weights", type=click.Choice(["linear", "quadratic", "unweighted"]), default="linear",
+              show_default=True, help="Weights of Cohen's kappa for the gate.")  # fmt: skip
+@click.option("--gate-on", type=click.Choice(["ci_low", "bootstrap_low"]), default="ci_low", show_default=True,
+              help="Which lower end the gate compares: of the normal interval, or of the query bootstrap.")  # fmt: skip
 def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: Path, labellers: str,
-                 calibration: int, runs: tuple[Path, ...], admin: str, seed: int | None,
-                 min_kappa: float) -> None:  # fmt: skip
-    """Create the project database DB from a rubric, a pool, documents and queries."""
+                 calibration: int, no_calibration: bool, runs: tuple[Path, ...], admin: str, seed: int | None,
+                 min_kappa: float, weights: str, gate_on: str) -> None:  # fmt: skip
+    """Create the project database DB from a rubric, a pool, documents and queries.
+
+    Judging starts in calibration: labellers see only their calibration pairs until the gate passes.
+    """
     from qrelkit.judging.project import init_project
 
+    if no_calibration and calibration:
+        raise click.UsageError("--calibration N and --no-calibration contradict each other; pass one")
     names = [n.strip() for n in labellers.split(",") if n.strip()]
     summary = init_project(
         db, rubric=rubric, pool=pool, docs=docs, queries=queries, labellers=names, calibration=calibration,
-        runs=runs, admin=admin, seed=seed, min_kappa=min_kappa,
+        no_calibration=no_calibration, runs=runs, admin=admin, seed=seed, min_kappa=min_kappa,
+        weights=weights, gate_use=gate_on,
     )  # fmt: skip
     click.echo(f"created {db}: {summary['pairs']} pairs over {summary['queries']} queries to judge")
     if summary["prejudged"]:
         click.echo(f"  {summary['prejudged']} pooled pairs were judged already and are left out")
     cal = summary["calibration_queries"]
     click.echo(f"  calibration queries ({len(cal)}): {', '.join(cal) if cal else 'none'}")
+    if not cal:
+        click.echo("  judging is open at once; agreement not measured (recorded in the manifest)")
+    for note in summary["notes"]:
+        click.echo(f"warning: {note}", err=True)
     click.echo(f"  seed: {summary['seed']}")
     for name, n in summary["labellers"].items():
         click.echo(f"  {name}: {n} pairs")
@@ -217,6 +254,10 @@ def status_command(db: Path, as_json: bool) -> None:
     if as_json:
         _echo_json(status)
         return
+    phase = status["phase"]
+    click.echo(
+        f"phase: {phase['state']} (round {phase['round']}); done counts grades under the current rubric"
+    )
     click.echo("labeller      done / assigned   calibration   unsure")
     for r in status["labellers"]:
         pct = 100 * r["done"] / r["assigned"] if r["assigned"] else 0
@@ -235,20 +276,42 @@ def status_command(db: Path, as_json: bool) -> None:
 @command.command(name="kappa")
 @_DB
 @_JSON
-def kappa_command(db: Path, as_json: bool) -> None:
-    """Calibration agreement (linear-weighted kappa, interval, gate) once both labellers finished."""
+@click.option("--round", "round_number", type=click.IntRange(min=1), default=None,
+              help="The calibration round to show (default: the current one).")  # fmt: skip
+def kappa_command(db: Path, as_json: bool, round_number: int | None) -> None:
+    """Calibration agreement (kappa, interval, gate) per round, and the phase the project is in.
+
+    The gate of a round is decided when every calibration pair has both grades; it passes when every two
+    labellers sharing calibration pairs pass. Each round uses only the grades given under its rubric.
+    """
     from qrelkit.judging.grades import calibration_status
+    from qrelkit.judging.phases import ensure_gate, rounds_history
 
     store, rubric = _open(db)
     try:
-        states = calibration_status(store, rubric)
+        phase = ensure_gate(store)
+        history = store.read(rounds_history)
+        if round_number is not None and round_number > len(history):
+            raise click.BadParameter(f"the project has {len(history)} round(s)", param_hint="--round")
+        states = calibration_status(store, rubric, round=round_number)
     finally:
         store.close()
     if as_json:
-        _echo_json({"calibration": [s.to_dict() for s in states]})
+        _echo_json(
+            {"phase": phase.to_dict(), "rounds": history, "calibration": [s.to_dict() for s in states]}
+        )
         return
+    click.echo(f"phase: {phase.state} (round {phase.round})")
+    for r in history:
+        rub = r["rubric"]
+        line = f"round {r['round']}: rubric {rub['name']} {rub['version']} ({rub['content_hash'][:12]}), "
+        line += f"{len(r['queries'])} queries ({r['query_rule']}), {r['status']}"
+        if r["override"]:
+            o = r["override"]
+            line += f"; overridden by {o['by']} at {o['at']}: {o['reason']}"
+        click.echo(line)
     if not states:
-        click.echo("no calibration pairs shared by two labellers")
+        click.echo("no calibration pairs shared by two labellers in this round")
     for s in states:
         head = f"{s.labeller_a} and {s.labeller_b} ({s.shared} shared pairs)"
         if s.report is None:
@@ -257,6 +320,62 @@ def kappa_command(db: Path, as_json: bool) -> None:
             )
         else:
             click.echo(f"{head}: {s.gate.message}")
+
+
+@command.command(name="revise")
+@_DB
+@click.option("--rubric", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True,
+              help="The revised rubric: a new version whose lint passes.")  # fmt: skip
+@click.option("--same-queries", is_flag=True,
+              help="Measure the new round on the previous round's calibration pairs [default: draw fresh queries].")  # fmt: skip
+@click.option("--calibration", type=click.IntRange(min=1), default=None,
+              help="Fresh calibration queries to draw [default: as many as the previous round].")  # fmt: skip
+@click.option("--by", default=None, help="Who revised the rubric (recorded).")
+@click.option("--note", default=None, help="What changed (recorded).")
+def revise_command(db: Path, rubric: Path, same_queries: bool, calibration: int | None, by: str | None,
+                   note: str | None) -> None:  # fmt: skip
+    """Record a revised rubric and start a new calibration round; earlier rounds stay as history.
+
+    Fresh queries are drawn from those no earlier round used, with a seed derived from the project seed
+    and the round number. Labellers see only the new round's calibration pairs until its gate passes.
+    """
+    from qrelkit.judging.phases import revise
+
+    if same_queries and calibration is not None:
+        raise click.UsageError("--same-queries keeps the previous queries; drop --calibration")
+    store, _ = _open(db)
+    try:
+        done = revise(store, rubric, same_queries=same_queries, calibration=calibration, by=by, note=note)
+    finally:
+        store.close()
+    r = done["rubric"]
+    how = "the same queries as before" if done["query_rule"] == "same" else f"drawn with seed {done['seed']}"
+    click.echo(f"round {done['round']}: rubric {r['name']} {r['version']} ({r['content_hash'][:12]}), "
+               f"{len(done['queries'])} calibration queries ({how}): {', '.join(done['queries'])}; "
+               f"{done['pairs']} pairs")  # fmt: skip
+    for n in done["notes"]:
+        click.echo(f"warning: {n}", err=True)
+
+
+@command.command(name="override")
+@_DB
+@click.option("--reason", required=True, help="Why judging may go on although the gate failed (recorded).")
+@click.option("--by", required=True, help="Who decides it (recorded).")
+def override_command(db: Path, reason: str, by: str) -> None:
+    """Open full judging although the calibration gate failed.
+
+    The reason, who and when go into the manifest of every export, and every result computed from those
+    qrels shows them as a warning."""
+    from qrelkit.judging.phases import override_gate
+
+    store, _ = _open(db)
+    try:
+        done = override_gate(store, reason=reason, by=by)
+    finally:
+        store.close()
+    click.echo(
+        f"round {done['round']}: full judging opened by {done['by']} at {done['at']}: {done['reason']}"
+    )
 
 
 @command.command(name="queue")
@@ -325,9 +444,12 @@ def adjudicate_command(
 @click.option("--allow-unresolved", type=click.Choice(["leave-out"]), default=None,
               help="With --final: export although disputed pairs have no decision, leaving them out (they "
               "score as unjudged); the count is recorded [default: refuse, naming them].")  # fmt: skip
+@click.option("--rubric-version", default=None,
+              help="Export the grades given under this rubric version (its version string or the start of its "
+              "hash) [default: the current rubric]. Versions are never mixed.")  # fmt: skip
 def export_command(
     db: Path, labeller: str | None, final: bool, output: Path, relevance_threshold: int,
-    allow_unresolved: str | None,
+    allow_unresolved: str | None, rubric_version: str | None,
 ) -> None:  # fmt: skip
     """Write TREC qrels: one labeller's (--labeller NAME) or the final ones (--final, with a manifest)."""
     from qrelkit.judging.grades import export_final, export_labeller
@@ -338,6 +460,8 @@ def export_command(
         raise click.UsageError("--allow-unresolved goes with --final")
     store, rubric = _open(db)
     try:
+        if rubric_version is not None:
+            rubric = _rubric_version(store, rubric_version)
         if final:
             info = export_final(store, rubric, output, relevance_threshold=relevance_threshold,
                                 undecided=allow_unresolved or "refuse")  # fmt: skip
@@ -349,7 +473,7 @@ def export_command(
                 f"{c['ungraded_left_out']} ungraded left out)"
             )
         else:
-            info = export_labeller(store, labeller or "", output)
+            info = export_labeller(store, labeller or "", output, rubric_hash=rubric.content_hash)
             click.echo(f"wrote {info['judgments']} judgments by {labeller} to {output}")
     finally:
         store.close()

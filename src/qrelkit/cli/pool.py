@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from ..pool import DEFAULT_CALIBRATION
+
 __all__ = ["command"]
 
 
@@ -51,9 +53,10 @@ def _labellers(ctx: click.Context, param: click.Parameter, value: str | None) ->
 @click.option(
     "--calibration",
     type=click.IntRange(min=0),
-    default=0,
+    default=DEFAULT_CALIBRATION,
     show_default=True,
-    help="number of calibration queries, judged by two labellers each (counted twice in the cost)",
+    help="number of calibration queries, judged by two labellers each (counted twice in the cost); all "
+    "queries when the pool has fewer; 0 for none (then `judge init` needs --no-calibration)",
 )
 @click.option(
     "--seed",
@@ -150,4 +153,6 @@ def _summary(pool, output: Path, side: Path, given: dict) -> None:  # type: igno
     if pool.labellers:
         counts = meta["pairs_per_labeller"]
         echo("assignment: " + ", ".join(f"{n} {counts[n]} pairs" for n in pool.labellers))
+    for note in pool.notes:
+        echo(f"warning: {note}")
     echo(f"wrote {output} and {side}")

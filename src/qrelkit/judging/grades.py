@@ -12,21 +12,24 @@ from __future__ import annotations
 import math
 import sqlite3
 from dataclasses import dataclass
-from itertools import combinations
 from pathlib import Path
 from typing import Any
 
 from qrelkit.errors import QrelkitError, ValidationError, did_you_mean
 from qrelkit.rubric import Rubric
 
+from .phases import Phase, open_condition, phase_of
 from .store import Store, now
 
 __all__ = [
     "MAX_NOTE",
     "NotAssigned",
+    "PairClosed",
+    "RubricChanged",
     "adjudicate",
     "adjudication_queue",
     "calibration_status",
+    "closed_message",
     "export_final",
     "export_labeller",
     "final_grades",
@@ -34,11 +37,13 @@ __all__ = [
     "labeller_grades",
     "labeller_progress",
     "labeller_qrels_text",
+    "last_open_position",
     "next_position",
     "own_grades",
     "pair_view",
     "progress",
     "record_grade",
+    "stored_runs",
 ]
 
 MAX_NOTE = 2000
@@ -49,7 +54,23 @@ class NotAssigned(ValidationError):
     """The labeller has no pair at that position (not theirs, or out of range)."""
 
 
+class PairClosed(ValidationError):
+    """The pair is the labeller's, but not open in the project's phase (:mod:`.phases`)."""
+
+
+class RubricChanged(ValidationError):
+    """The grade was given under a rubric that is no longer the project's current one."""
+
+
 # the labeller's side
+
+
+def _latest(param: str = ":rubric") -> str:
+    """Each labeller's latest event per pair under one rubric version (a subquery, aliased by the caller)."""
+    return (
+        "(SELECT e.* FROM grade_events e JOIN (SELECT MAX(event_id) AS event_id FROM grade_events "
+        f"WHERE rubric_hash = {param} GROUP BY user_id, pair_id) AS last USING (event_id))"
+    )
 
 
 def record_grade(
@@ -66,7 +87,10 @@ def record_grade(
     """Append one grade event for the labeller's pair at ``position`` (run in the writer).
 
     The grade must be on the rubric's scale, or ``None`` with ``unsure`` set; a note is at most
-    :data:`MAX_NOTE` characters. Every caller (the app, scripts) goes through these checks.
+    :data:`MAX_NOTE` characters; ``rubric`` must be the project's current rubric (:class:`RubricChanged`
+    otherwise), and the pair must be open to the labeller in the project's phase (:class:`PairClosed`
+    otherwise: a non-calibration pair before the gate passed, any pair while judging is paused). Every
+    caller (the app, scripts) goes through these checks.
     """
     if grade is None:
         if not unsure:
@@ -75,11 +99,22 @@ def record_grade(
         rubric.check_grade(grade)
     if note is not None and len(note) > MAX_NOTE:
         raise ValidationError(f"a note is at most {MAX_NOTE} characters", got=len(note))
+    phase = phase_of(conn)
+    if rubric.content_hash != phase.rubric_hash:
+        raise RubricChanged(
+            "the rubric was revised since this page was loaded",
+            got=rubric.content_hash[:12],
+            expected=phase.rubric_hash[:12],
+            fix="reload the page and grade under the current rubric",
+        )
     row = conn.execute(
-        "SELECT pair_id FROM assignments WHERE user_id = ? AND position = ?", (user_id, position)
+        f"SELECT a.pair_id, {open_condition(phase)} FROM assignments a WHERE a.user_id = ? AND a.position = ?",
+        (user_id, position),
     ).fetchone()
     if row is None:
         raise NotAssigned("no pair at this position for this labeller", got=position)
+    if not row[1]:
+        raise PairClosed(closed_message(phase), got=position)
     cur = conn.execute(
         "INSERT INTO grade_events (user_id, pair_id, grade, unsure, note, rubric_hash, time_spent_ms, "
         "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -88,62 +123,112 @@ def record_grade(
     return {
         "event_id": int(cur.lastrowid or 0),
         "position": position,
-        "next": next_position(conn, user_id, position),
+        "next": next_position(conn, user_id, position, phase=phase),
     }
 
 
-def labeller_progress(conn: sqlite3.Connection, user_id: int) -> dict[str, int]:
+def closed_message(phase: Phase) -> str:
+    """Why a pair is closed to labellers in ``phase``."""
+    if phase.state == "paused":
+        return f"judging is paused for a rubric revision (the calibration gate of round {phase.round} failed)"
+    return f"this pair opens when the calibration gate of round {phase.round} passes"
+
+
+def labeller_progress(
+    conn: sqlite3.Connection, user_id: int, *, phase: Phase | None = None
+) -> dict[str, Any]:
+    """The labeller's pairs open now (``total``), how many are graded under the current rubric, the phase."""
+    phase = phase or phase_of(conn)
     total, done = conn.execute(
-        "SELECT COUNT(*), COUNT(e.pair_id) FROM assignments a LEFT JOIN "
-        "(SELECT DISTINCT user_id, pair_id FROM grade_events WHERE user_id = ?) e USING (user_id, pair_id) "
-        "WHERE a.user_id = ?",
-        (user_id, user_id),
+        "SELECT COUNT(*), SUM(EXISTS (SELECT 1 FROM grade_events e WHERE e.user_id = a.user_id "
+        f"AND e.pair_id = a.pair_id AND e.rubric_hash = ?)) FROM assignments a WHERE a.user_id = ? "
+        f"AND {open_condition(phase)}",
+        (phase.rubric_hash, user_id),
     ).fetchone()
-    return {"total": int(total), "done": int(done)}
+    return {"total": int(total), "done": int(done or 0), "phase": phase.state, "round": phase.round}
 
 
-def next_position(conn: sqlite3.Connection, user_id: int, after: int = -1) -> int | None:
-    """The first position after ``after`` not yet graded, else the first anywhere; ``None`` when all done."""
+def next_position(
+    conn: sqlite3.Connection, user_id: int, after: int = -1, *, phase: Phase | None = None
+) -> int | None:
+    """The first open position after ``after`` not yet graded under the current rubric, else the first
+    anywhere; ``None`` when all open pairs are graded."""
+    phase = phase or phase_of(conn)
     sql = (
-        "SELECT MIN(a.position) FROM assignments a WHERE a.user_id = ? AND a.position > ? AND NOT EXISTS "
-        "(SELECT 1 FROM grade_events e WHERE e.user_id = a.user_id AND e.pair_id = a.pair_id)"
+        f"SELECT MIN(a.position) FROM assignments a WHERE a.user_id = ? AND a.position > ? AND "
+        f"{open_condition(phase)} AND NOT EXISTS (SELECT 1 FROM grade_events e WHERE e.user_id = a.user_id "
+        "AND e.pair_id = a.pair_id AND e.rubric_hash = ?)"
     )
-    pos = conn.execute(sql, (user_id, after)).fetchone()[0]
+    pos = conn.execute(sql, (user_id, after, phase.rubric_hash)).fetchone()[0]
     if pos is None and after >= 0:
-        pos = conn.execute(sql, (user_id, -1)).fetchone()[0]
+        pos = conn.execute(sql, (user_id, -1, phase.rubric_hash)).fetchone()[0]
+    return None if pos is None else int(pos)
+
+
+def last_open_position(conn: sqlite3.Connection, user_id: int) -> int | None:
+    """The labeller's last open position (the "back" link of the all-done page), or ``None``."""
+    phase = phase_of(conn)
+    pos = conn.execute(
+        f"SELECT MAX(a.position) FROM assignments a WHERE a.user_id = ? AND {open_condition(phase)}",
+        (user_id,),
+    ).fetchone()[0]
     return None if pos is None else int(pos)
 
 
 def pair_view(conn: sqlite3.Connection, user_id: int, position: int) -> dict[str, Any] | None:
-    """What the labeller sees at ``position``: the query, the document and their own current grade."""
+    """What the labeller sees at ``position``: the query, the document and their own current grade.
+
+    ``None`` when the labeller has no pair there; :class:`PairClosed` when the pair is not open in the
+    project's phase (nothing of it is read). ``index`` is the pair's place among the open ones (1-based)
+    and ``back`` the open position before it.
+    """
+    phase = phase_of(conn)
+    cond = open_condition(phase)
+    found = conn.execute(
+        f"SELECT {cond} FROM assignments a WHERE a.user_id = ? AND a.position = ?", (user_id, position)
+    ).fetchone()
+    if found is None:
+        return None
+    if not found[0]:
+        raise PairClosed(closed_message(phase), got=position)
     row = conn.execute(
         "SELECT a.position, q.text AS query, d.doc_id, d.title, d.text "
         "FROM assignments a JOIN pairs p USING (pair_id) JOIN queries q USING (query_id) "
         "JOIN docs d ON d.doc_id = p.doc_id WHERE a.user_id = ? AND a.position = ?",
         (user_id, position),
     ).fetchone()
-    if row is None:
-        return None
     mine = conn.execute(
         "SELECT e.grade, e.unsure, e.note FROM grade_events e JOIN assignments a USING (user_id, pair_id) "
-        "WHERE a.user_id = ? AND a.position = ? ORDER BY e.event_id DESC LIMIT 1",
-        (user_id, position),
+        "WHERE a.user_id = ? AND a.position = ? AND e.rubric_hash = ? ORDER BY e.event_id DESC LIMIT 1",
+        (user_id, position, phase.rubric_hash),
+    ).fetchone()
+    index, back = conn.execute(
+        f"SELECT COUNT(*), MAX(CASE WHEN a.position < ? THEN a.position END) FROM assignments a "
+        f"WHERE a.user_id = ? AND a.position <= ? AND {cond}",
+        (position, user_id, position),
     ).fetchone()
     view = dict(row)
     view["grade"] = None if mine is None else mine["grade"]
     view["unsure"] = bool(mine and mine["unsure"])
     view["note"] = None if mine is None else mine["note"]
     view["graded"] = mine is not None
+    view["index"] = int(index)
+    view["back"] = back
     return view
 
 
-def own_grades(conn: sqlite3.Connection, user_id: int) -> list[dict[str, Any]]:
-    """The labeller's current grades, by position (their own, and nothing about the pool)."""
+def own_grades(
+    conn: sqlite3.Connection, user_id: int, *, rubric_hash: str | None = None
+) -> list[dict[str, Any]]:
+    """The labeller's current grades under a rubric version (default: the current one, on the pairs open
+    now), by position: their own, and nothing about the pool."""
+    phase = phase_of(conn)
+    cond = open_condition(phase) if rubric_hash is None else "1"
     rows = conn.execute(
-        "SELECT a.position, p.query_id, p.doc_id, c.grade, c.unsure, c.note, c.created_at "
-        "FROM current_grades c JOIN assignments a USING (user_id, pair_id) JOIN pairs p USING (pair_id) "
-        "WHERE c.user_id = ? ORDER BY a.position",
-        (user_id,),
+        f"SELECT a.position, p.query_id, p.doc_id, c.grade, c.unsure, c.note, c.created_at FROM {_latest()} c "
+        "JOIN assignments a USING (user_id, pair_id) JOIN pairs p USING (pair_id) "
+        f"WHERE c.user_id = :user AND {cond} ORDER BY a.position",
+        {"rubric": rubric_hash or phase.rubric_hash, "user": user_id},
     )
     return [dict(r) | {"unsure": bool(r["unsure"])} for r in rows]
 
@@ -152,17 +237,21 @@ def own_grades(conn: sqlite3.Connection, user_id: int) -> list[dict[str, Any]]:
 
 
 def progress(conn: sqlite3.Connection) -> dict[str, Any]:
-    """Progress per labeller and per query."""
+    """Progress per labeller and per query under the current rubric; "calibration" is the current round's."""
+    phase = phase_of(conn)
+    args = {"rubric": phase.rubric_hash, "round": phase.round}
+    cal = "EXISTS (SELECT 1 FROM round_pairs rp WHERE rp.round = :round AND rp.pair_id = a.pair_id AND rp.user_id = a.user_id)"
     labellers = [
         dict(r)
         for r in conn.execute(
             "SELECT u.name, COUNT(a.pair_id) AS assigned, COUNT(c.pair_id) AS done, "
             "COALESCE(SUM(c.unsure), 0) AS unsure, "
-            "COALESCE(SUM(p.calibration), 0) AS calibration_assigned, "
-            "COALESCE(SUM(p.calibration AND c.pair_id IS NOT NULL), 0) AS calibration_done "
-            "FROM users u JOIN assignments a USING (user_id) JOIN pairs p USING (pair_id) "
-            "LEFT JOIN current_grades c ON c.user_id = a.user_id AND c.pair_id = a.pair_id "
-            "WHERE u.role = 'labeller' GROUP BY u.user_id ORDER BY u.name"
+            f"COALESCE(SUM({cal}), 0) AS calibration_assigned, "
+            f"COALESCE(SUM({cal} AND c.pair_id IS NOT NULL), 0) AS calibration_done "
+            f"FROM users u JOIN assignments a USING (user_id) LEFT JOIN {_latest()} c "
+            "ON c.user_id = a.user_id AND c.pair_id = a.pair_id "
+            "WHERE u.role = 'labeller' GROUP BY u.user_id ORDER BY u.name",
+            args,
         )
     ]
     for r in conn.execute("SELECT name FROM users WHERE role = 'labeller' ORDER BY name"):
@@ -172,33 +261,36 @@ def progress(conn: sqlite3.Connection) -> dict[str, Any]:
     queries = [
         dict(r)
         for r in conn.execute(
-            "SELECT p.query_id, q.text, MAX(p.calibration) AS calibration, COUNT(DISTINCT p.pair_id) AS pairs, "
-            "COUNT(a.user_id) AS assigned, COUNT(c.pair_id) AS done, "
+            f"SELECT p.query_id, q.text, MAX({cal}) AS calibration, "
+            "COUNT(DISTINCT p.pair_id) AS pairs, COUNT(a.user_id) AS assigned, COUNT(c.pair_id) AS done, "
             "GROUP_CONCAT(DISTINCT u.name) AS labellers "
             "FROM pairs p JOIN queries q USING (query_id) "
             "LEFT JOIN assignments a USING (pair_id) LEFT JOIN users u ON u.user_id = a.user_id "
-            "LEFT JOIN current_grades c ON c.user_id = a.user_id AND c.pair_id = a.pair_id "
-            "GROUP BY p.query_id ORDER BY p.query_id"
+            f"LEFT JOIN {_latest()} c ON c.user_id = a.user_id AND c.pair_id = a.pair_id "
+            "GROUP BY p.query_id ORDER BY p.query_id",
+            args,
         )
     ]
+    for q in queries:
+        q["calibration"] = bool(q["calibration"])
     events = conn.execute("SELECT COUNT(*) FROM grade_events").fetchone()[0]
-    return {"labellers": labellers, "queries": queries, "events": int(events)}
+    return {"labellers": labellers, "queries": queries, "events": int(events), "phase": phase.to_dict()}
 
 
-def labeller_grades(conn: sqlite3.Connection, name: str, *, calibration_only: bool = False) -> dict:
-    """``{(query_id, doc_id): grade}`` of a labeller's current, non-empty grades."""
+def labeller_grades(conn: sqlite3.Connection, name: str, *, rubric_hash: str | None = None) -> dict:
+    """``{(query_id, doc_id): grade}`` of a labeller's current, non-empty grades under one rubric version
+    (default: the current one)."""
     sql = (
-        "SELECT p.query_id, p.doc_id, c.grade FROM current_grades c JOIN users u USING (user_id) "
-        "JOIN pairs p USING (pair_id) WHERE u.name = ? AND c.grade IS NOT NULL"
+        f"SELECT p.query_id, p.doc_id, c.grade FROM {_latest()} c JOIN users u USING (user_id) "
+        "JOIN pairs p USING (pair_id) WHERE u.name = :name AND c.grade IS NOT NULL"
     )
-    if calibration_only:
-        sql += " AND p.calibration = 1"
-    return {(q, d): int(g) for q, d, g in conn.execute(sql, (name,))}
+    args = {"name": name, "rubric": rubric_hash or phase_of(conn).rubric_hash}
+    return {(q, d): int(g) for q, d, g in conn.execute(sql, args)}
 
 
 @dataclass(frozen=True)
 class Calibration:
-    """The calibration state of two labellers who share calibration pairs."""
+    """The calibration state of two labellers who share calibration pairs in a round."""
 
     labeller_a: str
     labeller_b: str
@@ -208,6 +300,7 @@ class Calibration:
     report: Any = None  # AgreementReport once both finished
     gate: Any = None  # GateResult once both finished
     agreement: Any = None  # the adjudication.Calibration they come from
+    round: int = 1
 
     @property
     def finished(self) -> bool:
@@ -215,6 +308,7 @@ class Calibration:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
+            "round": self.round,
             "labellers": [self.labeller_a, self.labeller_b],
             "shared_pairs": self.shared,
             "done": {self.labeller_a: self.done_a, self.labeller_b: self.done_b},
@@ -232,7 +326,7 @@ class Calibration:
             out["weights"] = k.weights
             out["scale"] = list(k.scale)
             out["exact_agreement"] = _num(k.exact_agreement)
-            out["gate"] = {"passed": self.gate.passed, "threshold": self.gate.threshold,
+            out["gate"] = {"passed": self.gate.passed, "threshold": self.gate.threshold, "use": self.gate.use,
                            "message": self.gate.message}  # fmt: skip
         return out
 
@@ -241,52 +335,36 @@ def _num(x: float) -> float | None:
     return None if x is None or math.isnan(x) else float(x)
 
 
-def calibration_status(store: Store, rubric: Rubric) -> list[Calibration]:
-    """For each two labellers sharing calibration pairs: progress, and kappa with gate once both are done.
+def calibration_status(
+    store: Store, rubric: Rubric | None = None, *, round: int | None = None
+) -> list[Calibration]:
+    """For each two labellers sharing calibration pairs in a round (default: the current one): progress,
+    and kappa with the gate once both are done.
 
     Kappa, its intervals and the gate come from :func:`qrelkit.adjudication.calibration_agreement` (the
-    same numbers ``qrelkit agree`` gives for the two labellers' exported calibration grades): linear
-    weights over the rubric's full scale, on the pairs both graded (an "unsure" without a grade takes no
-    part), the gate on the lower end of the 95% interval against the project's ``min_kappa``.
+    same numbers ``qrelkit agree`` gives for the two labellers' exported calibration grades): the
+    project's weights over the round's rubric's full scale, on the pairs both graded under that rubric
+    (an "unsure" without a grade takes no part), the gate on the project's interval against its
+    ``min_kappa``. A decided round is computed on the grades as they stood when its gate was decided.
+    ``rubric`` is accepted for symmetry with the other functions; the round's own rubric is used.
     """
-    from qrelkit.adjudication import calibration_agreement
+    from .phases import round_agreement
 
-    def load(conn: sqlite3.Connection) -> tuple[list[Calibration], dict[str, dict]]:
-        rows = conn.execute(
-            "SELECT a.pair_id, u.name, c.pair_id IS NOT NULL AS done FROM assignments a "
-            "JOIN users u USING (user_id) JOIN pairs p USING (pair_id) "
-            "LEFT JOIN current_grades c ON c.user_id = a.user_id AND c.pair_id = a.pair_id "
-            "WHERE p.calibration = 1"
-        ).fetchall()
-        by_pair: dict[int, dict[str, bool]] = {}
-        for pair_id, name, done in rows:
-            by_pair.setdefault(pair_id, {})[name] = bool(done)
-        duos: dict[tuple[str, str], list[int]] = {}
-        for pair_id, who in by_pair.items():
-            for a, b in combinations(sorted(who), 2):
-                duos.setdefault((a, b), []).append(pair_id)
-        states = []
-        grades = {}
-        for (a, b), ids in sorted(duos.items()):
-            done_a = sum(by_pair[p][a] for p in ids)
-            done_b = sum(by_pair[p][b] for p in ids)
-            states.append(Calibration(a, b, len(ids), done_a, done_b))
-            for name in (a, b):
-                if name not in grades:
-                    grades[name] = labeller_grades(conn, name, calibration_only=True)
-        return states, grades
+    def load(conn: sqlite3.Connection) -> tuple[int, list[Any]]:
+        number = round if round is not None else phase_of(conn).round
+        upto = conn.execute(
+            "SELECT last_event FROM gate_events WHERE round = ? AND outcome IN ('passed', 'failed')",
+            (number,),
+        ).fetchone()
+        return number, round_agreement(conn, number, upto=None if upto is None else upto[0])
 
-    states, grades = store.read(load)
+    number, states = store.read(load)
     out = []
-    min_kappa = float(store.meta("min_kappa", "0.6") or 0.6)
     for s in states:
-        if s.finished:
-            a, b = s.labeller_a, s.labeller_b
-            found = calibration_agreement(
-                grades[a], grades[b], rubric.scale, min_kappa=min_kappa, labellers=(a, b)
-            )
-            s = Calibration(a, b, s.shared, s.done_a, s.done_b, found.report, found.gate, found)
-        out.append(s)
+        found = s.agreement
+        out.append(Calibration(s.labeller_a, s.labeller_b, s.shared, s.done_a, s.done_b,
+                               None if found is None else found.report, None if found is None else found.gate,
+                               found, number))  # fmt: skip
     return out
 
 
@@ -299,7 +377,8 @@ def _leverage_function() -> Any:
 
 
 def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
-    """Pairs graded differently (or marked unsure) by their labellers and not yet adjudicated.
+    """Pairs graded differently (or marked unsure) by their labellers under ``rubric`` and not yet
+    adjudicated under it.
 
     Ordered by judgment leverage (how far the disagreement can move nDCG@10 of the stored runs) when the
     project has runs and :mod:`qrelkit.leverage` is available, else by grade distance. Unsure pairs sort
@@ -308,9 +387,12 @@ def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
 
     def load(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], bool]:
         rows = conn.execute(
-            "SELECT p.pair_id, p.query_id, p.doc_id, p.calibration, u.name, c.grade, c.unsure, c.note "
-            "FROM current_grades c JOIN users u USING (user_id) JOIN pairs p USING (pair_id) "
-            "WHERE p.pair_id NOT IN (SELECT pair_id FROM adjudications) ORDER BY p.pair_id, u.name"
+            "SELECT p.pair_id, p.query_id, p.doc_id, EXISTS (SELECT 1 FROM round_pairs rp JOIN rounds r "
+            "USING (round) WHERE rp.pair_id = p.pair_id AND r.rubric_hash = :rubric) AS calibration, "
+            f"u.name, c.grade, c.unsure, c.note FROM {_latest()} c JOIN users u USING (user_id) "
+            "JOIN pairs p USING (pair_id) WHERE p.pair_id NOT IN "
+            "(SELECT pair_id FROM adjudications WHERE rubric_hash = :rubric) ORDER BY p.pair_id, u.name",
+            {"rubric": rubric.content_hash},
         ).fetchall()
         has_runs = conn.execute("SELECT EXISTS (SELECT 1 FROM run_rows)").fetchone()[0]
         return [dict(r) for r in rows], bool(has_runs)
@@ -344,7 +426,7 @@ def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
     leverage = _leverage_function() if has_runs else None
     if leverage is not None and queue:
         try:
-            method = _apply_leverage(store, queue, leverage) or method
+            method = _apply_leverage(store, rubric, queue, leverage) or method
         except QrelkitError as exc:  # e.g. runs that share no query with the disputed pairs
             method = f"grade distance (leverage unavailable: {exc.problem})"
     if method == "leverage":
@@ -354,18 +436,30 @@ def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
     return {"method": method, "items": queue}
 
 
-def _apply_leverage(store: Store, queue: list[dict[str, Any]], leverage: Any) -> str | None:
+def stored_runs(store: Store) -> list[Any]:
+    """The runs ``judge init --runs`` stored, as qrelkit Runs (for leverage)."""
+    import polars as pl
+
+    from qrelkit.formats import run_from_frame
+
+    rows = store.read(lambda c: c.execute("SELECT run, query_id, doc_id, score FROM run_rows").fetchall())
+    runs: dict[str, list[tuple[str, str, float]]] = {}
+    for run, q, d, s in rows:
+        runs.setdefault(run, []).append((q, d, s))
+    return [
+        run_from_frame(pl.DataFrame(v, schema=["query_id", "doc_id", "score"], orient="row"), name=k)
+        for k, v in sorted(runs.items())
+    ]
+
+
+def _apply_leverage(store: Store, rubric: Rubric, queue: list[dict[str, Any]], leverage: Any) -> str | None:
     """Fill ``leverage`` from qrelkit.leverage for pairs with two grades; ``"leverage"`` on success.
 
     Both sides share every settled grade (adjudicated, agreed, single labeller), so a pair's leverage is
     measured in the context of the rest of the judgments; they differ only on the disputed pairs, where
     side A takes the grade of the first labeller by name and side B the second's.
     """
-    import polars as pl
-
-    from qrelkit.formats import run_from_frame
-
-    settled, _ = final_grades(store)
+    settled, _ = final_grades(store, rubric_hash=rubric.content_hash)
     side_a, side_b = dict(settled), dict(settled)
     for item in queue:
         given = [v for _, v in sorted(item["grades"].items()) if v is not None]
@@ -374,17 +468,7 @@ def _apply_leverage(store: Store, queue: list[dict[str, Any]], leverage: Any) ->
             side_b[item["query_id"], item["doc_id"]] = given[1]
     if side_a == side_b:
         return None
-    runs_rows = store.read(
-        lambda c: c.execute("SELECT run, query_id, doc_id, score FROM run_rows").fetchall()
-    )
-    runs: dict[str, list[tuple[str, str, float]]] = {}
-    for run, q, d, s in runs_rows:
-        runs.setdefault(run, []).append((q, d, s))
-    run_values = [
-        run_from_frame(pl.DataFrame(v, schema=["query_id", "doc_id", "score"], orient="row"), name=k)
-        for k, v in sorted(runs.items())
-    ]
-    table = leverage(_qrels(side_a, "a"), _qrels(side_b, "b"), run_values, k=10)
+    table = leverage(_qrels(side_a, "a"), _qrels(side_b, "b"), stored_runs(store), k=10)
     values = {(q, d): lv for q, d, lv in table.select("query_id", "doc_id", "leverage_max").iter_rows()}
     for item in queue:
         item["leverage"] = values.get((item["query_id"], item["doc_id"]))
@@ -423,7 +507,11 @@ def adjudicate(
             raise ValidationError(
                 f"pair ({query_id}, {doc_id}) is not in this project's pool{did_you_mean(doc_id, docs)}"
             )
-        check_decision((query_id, doc_id), _pair_votes(conn, pair[0]), allow_override=allow_override)
+        current = phase_of(conn).rubric_hash
+        if rubric.content_hash != current:
+            raise RubricChanged("the rubric was revised since this page was loaded", fix="reload the page")
+        votes = _pair_votes(conn, pair[0], current)
+        check_decision((query_id, doc_id), votes, allow_override=allow_override)
         user = None
         if by is not None:
             found = conn.execute("SELECT user_id FROM users WHERE name = ?", (by,)).fetchone()
@@ -438,20 +526,21 @@ def adjudicate(
     return store.write(write)
 
 
-def _pair_votes(conn: sqlite3.Connection, pair_id: int) -> list[Any]:
+def _pair_votes(conn: sqlite3.Connection, pair_id: int, rubric_hash: str) -> list[Any]:
     from qrelkit.adjudication import Vote
 
     rows = conn.execute(
-        "SELECT u.name, c.grade, c.unsure FROM current_grades c JOIN users u USING (user_id) WHERE c.pair_id = ?",
-        (pair_id,),
+        f"SELECT u.name, c.grade, c.unsure FROM {_latest()} c JOIN users u USING (user_id) WHERE c.pair_id = :pair",
+        {"rubric": rubric_hash, "pair": pair_id},
     )
     return [Vote(name, grade, bool(unsure)) for name, grade, unsure in rows]
 
 
 def final_grades(
-    store: Store, *, undecided: str = "leave-out"
+    store: Store, *, undecided: str = "leave-out", rubric_hash: str | None = None
 ) -> tuple[dict[tuple[str, str], int], dict[str, Any]]:
-    """The final grade of every pair that has one, and counts of how each was decided.
+    """The final grade of every pair that has one under one rubric version (default: the current one),
+    and counts of how each was decided. Grades and decisions under other versions take no part.
 
     The merge is :func:`qrelkit.adjudication.merge` over every pair of the pool: a pair's final grade is
     its latest adjudication; without one, the grade its labellers agree on (one labeller's grade when
@@ -463,12 +552,16 @@ def final_grades(
 
     def load(conn: sqlite3.Connection) -> tuple[list, list, list, int]:
         pairs = conn.execute("SELECT query_id, doc_id FROM pairs").fetchall()
+        version = {"rubric": rubric_hash or phase_of(conn).rubric_hash}
         adj = conn.execute(
-            "SELECT p.query_id, p.doc_id, a.grade FROM current_adjudications a JOIN pairs p USING (pair_id)"
+            "SELECT p.query_id, p.doc_id, a.grade FROM adjudications a JOIN pairs p USING (pair_id) WHERE "
+            "a.event_id IN (SELECT MAX(event_id) FROM adjudications WHERE rubric_hash = :rubric GROUP BY pair_id)",
+            version,
         ).fetchall()
         cur = conn.execute(
-            "SELECT p.query_id, p.doc_id, u.name, c.grade, c.unsure FROM current_grades c "
-            "JOIN pairs p USING (pair_id) JOIN users u USING (user_id)"
+            f"SELECT p.query_id, p.doc_id, u.name, c.grade, c.unsure FROM {_latest()} c "
+            "JOIN pairs p USING (pair_id) JOIN users u USING (user_id)",
+            version,
         ).fetchall()
         prejudged = conn.execute("SELECT COUNT(*) FROM prejudged").fetchone()[0]
         return pairs, adj, cur, int(prejudged)
@@ -482,23 +575,26 @@ def final_grades(
     return merged.grades, counts
 
 
-def labeller_qrels_text(store: Store, name: str) -> str:
-    """One labeller's current grades as TREC qrels text; unsure pairs without a grade are left out. An
-    unknown ``name`` is a ``ValidationError`` with a "did you mean"."""
+def labeller_qrels_text(store: Store, name: str, *, rubric_hash: str | None = None) -> str:
+    """One labeller's current grades under one rubric version (default: the current one) as TREC qrels
+    text; unsure pairs without a grade are left out. An unknown ``name`` is a ``ValidationError`` with a
+    "did you mean"."""
     from qrelkit.formats import qrels_text
 
     from .project import find_user
 
     user = find_user(store, name)
-    grades = store.read(lambda c: labeller_grades(c, user["name"]))
+    grades = store.read(lambda c: labeller_grades(c, user["name"], rubric_hash=rubric_hash))
     return qrels_text(_qrels(grades, f"{name}.qrels"))
 
 
-def export_labeller(store: Store, name: str, path: str | Path) -> dict[str, Any]:
+def export_labeller(
+    store: Store, name: str, path: str | Path, *, rubric_hash: str | None = None
+) -> dict[str, Any]:
     """Write one labeller's current grades as TREC qrels (:func:`labeller_qrels_text`)."""
     import hashlib
 
-    text = labeller_qrels_text(store, name)
+    text = labeller_qrels_text(store, name, rubric_hash=rubric_hash)
     Path(path).write_bytes(text.encode("utf-8"))
     judgments = text.count("\n")
     return {
@@ -517,20 +613,29 @@ def final_qrels_text(
     relevance_threshold: int = 1,
     undecided: str = "refuse",
 ) -> tuple[str, str, dict[str, Any]]:
-    """The final qrels and their manifest as text, and the counts of how each grade was decided.
+    """The final qrels under ``rubric`` (a version of the project's rubric; grades and decisions under
+    other versions take no part) and their manifest as text, and the counts of how each grade was decided.
 
     Disputed pairs without a decision make this refuse (naming them) unless ``undecided="leave-out"``,
     which leaves them out and records how many. The manifest records the rubric, its scale, the
-    labellers, the calibration kappa and gate (of the first two labellers who finished the calibration
-    sample), and how each final grade was decided (:mod:`qrelkit.adjudication`).
+    labellers, the calibration story (:func:`qrelkit.adjudication.gated_calibration_fields`: the round
+    of this rubric version with its kappa per two labellers and the gate, an override with its reason,
+    who and when, and every round of the project), and how each final grade was decided.
     """
-    from qrelkit.adjudication import calibration_fields
+    from qrelkit.adjudication import gated_calibration_fields
     from qrelkit.manifest import qrels_with_manifest_text
 
-    grades, counts = final_grades(store, undecided=undecided)
-    calibration = next(
-        (s.agreement for s in calibration_status(store, rubric) if s.agreement is not None), None
-    )
+    from .phases import ensure_gate, rounds_history
+
+    ensure_gate(store)  # a calibration completed since the last request is decided before it is exported
+    grades, counts = final_grades(store, undecided=undecided, rubric_hash=rubric.content_hash)
+    history = store.read(rounds_history)
+    mine = [r for r in history if r["rubric"]["content_hash"] == rubric.content_hash]
+    if not mine:
+        raise ValidationError(
+            f"rubric {rubric.name!r} {rubric.version} ({rubric.content_hash[:12]}) is not one of this project's",
+            fix="export under a rubric version the project used (`qrelkit judge kappa DB` lists the rounds)",
+        )
     labellers = store.read(
         lambda c: [r[0] for r in c.execute("SELECT name FROM users WHERE role='labeller'")]
     )
@@ -539,7 +644,7 @@ def final_qrels_text(
         "scale": list(rubric.scale),
         "relevance_threshold": relevance_threshold,
         "labellers": sorted(labellers),
-        "calibration": calibration_fields(calibration),
+        "calibration": gated_calibration_fields(mine[0], history),
         "adjudication": {k: v for k, v in counts.items() if k != "pairs"},
     }
     qrels, manifest = qrels_with_manifest_text(_qrels(grades, name), name, fields)

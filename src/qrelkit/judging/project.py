@@ -7,6 +7,9 @@ the calibration queries are drawn and the pairs assigned by the same functions `
 same calibration queries and the same plan either way. Each
 labeller sees the calibration pairs first, then the rest, each part shuffled with a seed derived from the
 project seed and the labeller's name, so the order is fixed for a labeller and differs between them.
+
+A project without calibration queries is refused unless ``no_calibration`` is given; the project starts
+in round 1 of calibration (:mod:`.phases`), or, without calibration, open with "agreement not measured".
 """
 
 from __future__ import annotations
@@ -25,9 +28,10 @@ from typing import Any
 
 from qrelkit.data import check_run_names
 from qrelkit.errors import InputFormatError, ValidationError, did_you_mean
-from qrelkit.pool import draw_calibration, plan_assignments
+from qrelkit.pool import calibration_notes, draw_calibration, plan_assignments
 from qrelkit.rubric import Rubric, load_rubric
 
+from .phases import start_first_round
 from .store import Store, StoreError, check_name, now
 
 __all__ = [
@@ -208,17 +212,39 @@ def init_project(
     queries: str | os.PathLike[str],
     labellers: Sequence[str] = (),
     calibration: int = 0,
+    no_calibration: bool = False,
     runs: Sequence[str | os.PathLike[str]] = (),
     admin: str = "admin",
     seed: int | None = None,
     min_kappa: float = 0.6,
+    weights: str = "linear",
+    gate_use: str = "ci_low",
     name: str | None = None,
 ) -> dict[str, Any]:
-    """Create the project database; return a summary (pairs, labellers, calibration queries, ...)."""
+    """Create the project database; return a summary (pairs, labellers, calibration queries, notes, ...).
+
+    The calibration queries are those the pool marks, else ``calibration`` queries drawn here. A project
+    without any is refused unless ``no_calibration``: judging is then open from the start and the
+    manifest says agreement was not measured. ``min_kappa``, ``weights`` (of Cohen's kappa) and
+    ``gate_use`` (``ci_low``: the lower end of the normal interval, ``bootstrap_low``: of the query
+    bootstrap) make the gate (:mod:`.phases`).
+    """
+    if weights not in ("linear", "quadratic", "unweighted") or gate_use not in ("ci_low", "bootstrap_low"):
+        raise ValidationError(
+            "unknown gate statistic",
+            got=f"weights={weights}, gate on {gate_use}",
+            expected="weights linear, quadratic or unweighted; gate on ci_low or bootstrap_low",
+        )
+    if no_calibration and calibration:
+        raise ValidationError(
+            f"--calibration {calibration} and --no-calibration contradict each other",
+            fix="pass one of them",
+        )
     the_rubric = load_rubric(rubric)
     entries = read_pool(pool)
     doc_map = read_docs(docs)
     query_map = read_queries(queries)
+    run_rows = _read_runs(runs)
     for e in entries:
         if e.judged:  # judged elsewhere: never shown, so its text need not be at hand
             continue
@@ -247,6 +273,19 @@ def init_project(
             fix="give every line to judge an assignment, or none (and pass --labellers)",
         )
     marked = {e.query_id for e in to_judge if e.calibration}
+    if no_calibration and marked:
+        raise ValidationError(
+            f"--no-calibration, but the pool marks {len(marked)} calibration queries",
+            source=str(pool),
+            fix="leave --no-calibration out to measure agreement on them, or pool again with --calibration 0",
+        )
+    if not no_calibration and not marked and not calibration:
+        raise ValidationError(
+            "the pool marks no calibration queries, so agreement would never be measured",
+            source=str(pool),
+            fix="pool with `qrelkit pool` (30 calibration queries by default), or pass --calibration N to "
+            "draw them here; --no-calibration judges without measuring agreement (the manifest says so)",
+        )
     if marked and calibration and calibration != len(marked):
         raise ValidationError(
             f"--calibration {calibration} conflicts with the pool, which marks {len(marked)} calibration "
@@ -256,6 +295,7 @@ def init_project(
             f"--calibration {calibration}",
         )
     project_seed = seed if seed is not None else secrets.randbelow(2**31)
+    notes: tuple[str, ...] = ()
     if planned:
         in_pool = list(dict.fromkeys(n for e in planned for n in e.labellers or ()))
         unknown = [n for n in in_pool if names and n not in names]
@@ -280,6 +320,8 @@ def init_project(
         calibration_queries = marked or (
             set(draw_calibration(list(pairs_of), calibration, project_seed)) if calibration else set()
         )
+        if calibration and not marked:
+            notes = calibration_notes(calibration, len(pairs_of))
         if calibration_queries and len(names) < 2:
             raise ValidationError(
                 "calibration needs two labellers", got=",".join(names), fix="pass --labellers alice,bob"
@@ -288,13 +330,12 @@ def init_project(
         plan = {pair: tuple(by_query[q]) for q, pairs in pairs_of.items() for pair in pairs}
     if admin in names:
         raise ValidationError(f"{admin!r} is both the admin and a labeller", fix="pass another --admin name")
-    run_rows = _read_runs(runs)
     store = Store(db_path, create=True)
     try:
         summary = store.write(
             lambda conn: _fill(
                 conn, the_rubric, entries, doc_map, query_map, names, admin, plan, calibration_queries,
-                run_rows, project_seed, min_kappa, name or Path(db_path).stem,
+                run_rows, project_seed, min_kappa, name or Path(db_path).stem, weights, gate_use,
             )
         )  # fmt: skip
     except BaseException:
@@ -304,7 +345,7 @@ def init_project(
             Path(str(db_path) + suffix).unlink(missing_ok=True)
         raise
     store.close()
-    return summary
+    return {**summary, "notes": list(notes)}
 
 
 def _read_runs(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[str, str, str, float, int, int]]:
@@ -333,9 +374,13 @@ def _fill(
     seed: int,
     min_kappa: float,
     name: str,
+    weights: str,
+    gate_use: str,
 ) -> dict[str, Any]:
     created = now()
     meta = {
+        "kappa_weights": weights,
+        "gate_use": gate_use,
         "project_name": name,
         "rubric": json.dumps(rubric.to_dict(), ensure_ascii=False),
         "rubric_hash": rubric.content_hash,
@@ -383,6 +428,8 @@ def _fill(
         conn.executemany(
             "INSERT INTO assignments VALUES (?, ?, ?)", [(user_ids[n], p, i) for i, p in enumerate(order)]
         )
+    start_first_round(conn, rubric, seed, admin, [(user_ids[n], p) for n, ids in per_user.items()
+                                                   for p in ids if p in calibration_ids])  # fmt: skip
     return {
         "pairs": len(pair_ids),
         "prejudged": sum(e.judged for e in entries),

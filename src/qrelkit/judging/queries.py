@@ -28,9 +28,10 @@ def pair_by_ids(conn: sqlite3.Connection, query_id: str, doc_id: str) -> sqlite3
 
 
 def grade_events_of_pair(conn: sqlite3.Connection, pair_id: int) -> list[sqlite3.Row]:
-    """Every grade event of a pair with its labeller's name, oldest first."""
+    """Every grade event of a pair with its labeller's name and the rubric hash it was given under, oldest
+    first."""
     return conn.execute(
-        "SELECT u.name, e.grade, e.unsure, e.note, e.time_spent_ms, e.created_at FROM grade_events e "
+        "SELECT u.name, e.grade, e.unsure, e.note, e.time_spent_ms, e.rubric_hash, e.created_at FROM grade_events e "
         "JOIN users u USING (user_id) WHERE e.pair_id = ? ORDER BY e.event_id",
         (pair_id,),
     ).fetchall()

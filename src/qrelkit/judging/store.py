@@ -136,8 +136,70 @@ CREATE VIEW current_adjudications AS
     USING (event_id);
 """
 
+_V2 = """
+-- Every rubric the project has used, by content hash; meta.rubric and meta.rubric_hash hold the current one.
+CREATE TABLE rubrics (
+    rubric_hash TEXT PRIMARY KEY,
+    body TEXT NOT NULL,
+    recorded_at TEXT NOT NULL
+);
+-- Calibration rounds (qrelkit.judging.phases): each under its own rubric version, on its own pairs.
+CREATE TABLE rounds (
+    round INTEGER PRIMARY KEY,
+    rubric_hash TEXT NOT NULL UNIQUE REFERENCES rubrics (rubric_hash),
+    query_rule TEXT NOT NULL CHECK (query_rule IN ('initial', 'drawn', 'same', 'none')),
+    seed INTEGER,
+    started_at TEXT NOT NULL,
+    started_by TEXT,
+    note TEXT
+);
+-- Who grades which pair in a round's calibration (two labellers per pair).
+CREATE TABLE round_pairs (
+    round INTEGER NOT NULL REFERENCES rounds (round),
+    user_id INTEGER NOT NULL,
+    pair_id INTEGER NOT NULL,
+    PRIMARY KEY (round, user_id, pair_id),
+    FOREIGN KEY (user_id, pair_id) REFERENCES assignments (user_id, pair_id)
+);
+-- The gate's history: evaluated (passed, failed), overridden with a reason, or not measured.
+CREATE TABLE gate_events (
+    event_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    round INTEGER NOT NULL REFERENCES rounds (round),
+    outcome TEXT NOT NULL CHECK (outcome IN ('passed', 'failed', 'override', 'not-measured')),
+    detail TEXT,
+    last_event INTEGER,
+    reason TEXT,
+    decided_by TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE TRIGGER gate_events_no_update BEFORE UPDATE ON gate_events
+BEGIN SELECT RAISE(ABORT, 'gate events are append-only'); END;
+CREATE TRIGGER gate_events_no_delete BEFORE DELETE ON gate_events
+BEGIN SELECT RAISE(ABORT, 'gate events are append-only'); END;
+-- A project made before rounds: its rubric and calibration pairs become round 1; without calibration
+-- pairs, agreement was not measured and judging stays open.
+INSERT INTO rubrics
+    SELECT h.value, r.value, COALESCE((SELECT value FROM meta WHERE key = 'created_at'), '')
+    FROM meta h, meta r WHERE h.key = 'rubric_hash' AND r.key = 'rubric';
+INSERT INTO rounds
+    SELECT 1, rubric_hash,
+        CASE WHEN EXISTS (SELECT 1 FROM pairs WHERE calibration = 1) THEN 'initial' ELSE 'none' END,
+        CAST((SELECT value FROM meta WHERE key = 'seed') AS INTEGER), recorded_at, NULL, NULL
+    FROM rubrics;
+INSERT INTO round_pairs
+    SELECT 1, a.user_id, a.pair_id FROM assignments a JOIN pairs p USING (pair_id)
+    WHERE p.calibration = 1 AND EXISTS (SELECT 1 FROM rounds);
+INSERT INTO gate_events (round, outcome, reason, created_at)
+    SELECT 1, 'not-measured', 'the project was made without calibration pairs, before calibration gated judging',
+        strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+    FROM rounds WHERE query_rule = 'none';
+"""
+
 #: ``(version, name, sql)``, applied in order; never edit a released entry, append a new one.
-MIGRATIONS: tuple[tuple[int, str, str], ...] = ((1, "initial schema", _V1),)
+MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+    (1, "initial schema", _V1),
+    (2, "calibration rounds, rubric versions and the gate", _V2),
+)
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 

@@ -14,14 +14,18 @@ Routes
     GET  /                      where to go: the labeller page, the admin page, or "use your invite link"
     GET  /invite/{token}        confirm sign-in with a one-time link; POST the same URL to sign in
     POST /signout
-    GET  /label                 the labeller's next ungraded pair (or "all done")
-    GET  /label/{position}      one pair of the labeller's own order; POST grades it
+    GET  /label                 the labeller's next ungraded open pair (or "all done", "waiting for the gate",
+                                "judging is paused for a rubric revision")
+    GET  /label/{position}      one open pair of the labeller's own order; POST grades it (403 when closed)
     GET  /api/me/progress, /api/me/grades      the labeller's own progress and grades (JSON)
-    GET  /admin                 progress, calibration kappa and gate, the adjudication queue, invites, exports
+    GET  /admin                 the phase and rounds, calibration kappa and gate, the material for a revision,
+                                progress, the adjudication queue, invites, exports
     GET  /admin/pair            one pair with every labeller's grade history (admin)
-    POST /admin/invite, /admin/adjudicate
+    POST /admin/invite, /admin/adjudicate, /admin/revise (a new rubric version: the next calibration
+         round), /admin/override (open judging despite a failed gate, with a reason)
     GET  /admin/export/labeller/{name}, /admin/export/final, /admin/export/final/manifest
-    GET  /admin/api/status, /admin/api/kappa, /admin/api/queue, /admin/api/labellers/{name}/grades
+    GET  /admin/api/status, /admin/api/kappa, /admin/api/queue, /admin/api/rounds,
+         /admin/api/labellers/{name}/grades
     GET  /healthz
 
 A grade POST is answered only after the writer's COMMIT returned; with ``Accept: application/json`` the
@@ -77,6 +81,8 @@ ROUTES = [
     Route("/admin/pair", admin.admin_pair),
     Route("/admin/invite", admin.admin_invite, methods=["POST"]),
     Route("/admin/adjudicate", admin.admin_adjudicate, methods=["POST"]),
+    Route("/admin/revise", admin.admin_revise, methods=["POST"]),
+    Route("/admin/override", admin.admin_override, methods=["POST"]),
     Route("/admin/export/final", exports.export_final),
     Route("/admin/export/final/manifest", exports.export_manifest),
     Route("/admin/export/labeller/{name}", exports.export_labeller),
@@ -84,6 +90,7 @@ ROUTES = [
     Route("/admin/api/status", admin.api_status),
     Route("/admin/api/kappa", admin.api_kappa),
     Route("/admin/api/queue", admin.api_queue),
+    Route("/admin/api/rounds", admin.api_rounds),
     Route("/admin/api/labellers/{name}/grades", admin.api_labeller_grades),
     Route("/admin/api/{rest:path}", admin.api_unknown),
     Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
@@ -130,13 +137,13 @@ def create_app(
     state = AppState(
         store=store,
         rubric=rubric,
+        rubrics={rubric.content_hash: rubric},
         sessions=Sessions(secret),
         limiter=RateLimiter(*signin_limit),
         env=make_env(),
         project_name=project_name,
         base_url=base_url,
         max_body=max_body,
-        keys={lv.grade: str(lv.grade) for lv in rubric.levels if 0 <= lv.grade <= 9},
     )
     app = Starlette(routes=ROUTES, exception_handlers={HTTPException: http_error}, lifespan=_lifespan)
     app.state.judging = state

@@ -46,10 +46,11 @@ def require(request: Request, role: str) -> Any:
     return user
 
 
-async def form_of(request: Request) -> dict[str, str]:
-    """The request's form, read with the size limit, after the CSRF and same-origin checks passed."""
+async def form_of(request: Request, *, max_bytes: int | None = None) -> dict[str, str]:
+    """The request's form, read with the size limit (``max_bytes``, default the app's), after the CSRF and
+    same-origin checks passed."""
     st = state_of(request)
-    form = await read_form(request, max_bytes=st.max_body)
+    form = await read_form(request, max_bytes=max_bytes or st.max_body)
     session = getattr(request.state, "session", None) or st.sessions.load(request)
     st.sessions.check_csrf(request, session, form)
     return form

@@ -15,7 +15,7 @@ from starlette.responses import PlainTextResponse, Response
 
 from .. import grades as g
 from .auth import require
-from .state import state_of
+from .state import current_rubric, state_of
 
 __all__ = ["content_disposition", "export_final", "export_labeller", "export_manifest", "export_unknown"]  # fmt: skip
 
@@ -48,7 +48,7 @@ def _final(request: Request) -> tuple[str, str]:
         raise HTTPException(400, "unresolved must be refuse or leave-out")
     try:
         qrels, manifest, _ = g.final_qrels_text(
-            st.store, st.rubric, name=f"{st.project_name}.final.qrels", undecided=policy
+            st.store, current_rubric(st), name=f"{st.project_name}.final.qrels", undecided=policy
         )
     except g.ValidationError as exc:
         raise HTTPException(409, str(exc)) from None

@@ -1,20 +1,28 @@
 """The labeller's pages and API: the next pair, one pair by position, the grade POST, own progress and grades.
 
 A labeller addresses pairs only by position in their own list; every read goes through the blind
-functions of :mod:`..grades`, which select that labeller's assignments and events and nothing else.
+functions of :mod:`..grades`, which select that labeller's assignments and events and nothing else, and
+only the pairs open in the project's phase (:mod:`..phases`): the round's calibration pairs before the gate
+passed, none while judging is paused, all of theirs once it is open. A closed pair is refused by page
+(403, with the page that says why), by URL and by the API alike, in the writer as well as here.
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
+from qrelkit.rubric import Rubric
+
 from .. import grades as g
+from ..phases import Phase, ensure_gate
 from .auth import form_of, require
-from .state import int_field, only, render, state_of, wants_json
+from .state import current_rubric, int_field, only, render, state_of, wants_json
 
 __all__ = ["api_grades", "api_progress", "label_next", "label_page", "label_post"]
 
@@ -29,26 +37,52 @@ def _position(request: Request) -> int:
     return position
 
 
+def _keys(rubric: Rubric) -> dict[int, str]:
+    """Each grade from 0 to 9 of the rubric and its keyboard key."""
+    return {lv.grade: str(lv.grade) for lv in rubric.levels if 0 <= lv.grade <= 9}
+
+
+def _closed(
+    request: Request, user: Any, phase: Phase, code: int, progress: dict[str, Any] | None = None
+) -> Response:
+    """The page a labeller sees where no pair is open to them: judging paused, or waiting for the gate."""
+    return render(request, "phase.html", code=code, user=user, phase=phase, progress=progress)
+
+
 async def label_next(request: Request) -> Response:
-    """GET /label: the first ungraded pair, or the "all done" page."""
+    """GET /label: the first ungraded open pair; else "all done", "waiting for the gate" or "paused"."""
     st = state_of(request)
     user = require(request, "labeller")
     uid = user["user_id"]
-    pos, prog = st.store.read(lambda c: (g.next_position(c, uid), g.labeller_progress(c, uid)))
-    if pos is None:
-        return render(request, "done.html", user=user, progress=prog, last=prog["total"] - 1)
-    return RedirectResponse(f"/label/{pos}", status_code=303)
+    phase = await run_in_threadpool(ensure_gate, st.store)
+    if phase.state == "paused":
+        return _closed(request, user, phase, 200)
+    pos, prog, last = st.store.read(
+        lambda c: (g.next_position(c, uid), g.labeller_progress(c, uid), g.last_open_position(c, uid))
+    )
+    if pos is not None:
+        return RedirectResponse(f"/label/{pos}", status_code=303)
+    if phase.state == "calibration":
+        return _closed(request, user, phase, 200, prog)
+    return render(request, "done.html", user=user, progress=prog, last=-1 if last is None else last)
 
 
 async def label_page(request: Request) -> Response:
-    """GET /label/{position}: one pair of the labeller's own list, with their current grade."""
+    """GET /label/{position}: one open pair of the labeller's own list, with their current grade."""
     st = state_of(request)
     user = require(request, "labeller")
     pos, uid = _position(request), user["user_id"]
-    view, prog = st.store.read(lambda c: (g.pair_view(c, uid, pos), g.labeller_progress(c, uid)))
+    phase = await run_in_threadpool(ensure_gate, st.store)
+    try:
+        view, prog = st.store.read(lambda c: (g.pair_view(c, uid, pos), g.labeller_progress(c, uid)))
+    except g.PairClosed:
+        return _closed(request, user, phase, 403)
     if view is None:
         raise HTTPException(404, "no pair at this position in your list")
-    return render(request, "label.html", user=user, pair=view, progress=prog, keys=st.keys)
+    rubric = current_rubric(st)
+    return render(
+        request, "label.html", user=user, pair=view, progress=prog, keys=_keys(rubric), rubric=rubric
+    )
 
 
 async def label_post(request: Request) -> Response:
@@ -67,7 +101,7 @@ async def label_post(request: Request) -> Response:
     elapsed = int_field(form, "elapsed_ms", required=False)
     if elapsed is not None and not 0 <= elapsed <= g.MAX_TIME_MS:
         elapsed = None
-    uid, rubric = user["user_id"], st.rubric
+    uid, rubric = user["user_id"], current_rubric(st)
     job = st.store.submit(
         lambda c: g.record_grade(c, uid, pos, grade, unsure=unsure, note=note, time_spent_ms=elapsed,
                                  rubric=rubric)
@@ -76,6 +110,10 @@ async def label_post(request: Request) -> Response:
         saved = await asyncio.wrap_future(job)
     except g.NotAssigned:
         raise HTTPException(403, "this pair is not in your list") from None
+    except g.PairClosed as exc:
+        raise HTTPException(403, exc.problem) from None
+    except g.RubricChanged as exc:
+        raise HTTPException(409, f"{exc.problem}; {exc.fix}") from None
     except g.ValidationError as exc:  # record_grade's checks: grade on the scale (or unsure), note length
         raise HTTPException(400, exc.problem) from None
     nxt = saved["next"]

@@ -21,7 +21,17 @@ from qrelkit.rubric import Rubric
 from ..security import RateLimiter, Sessions
 from ..store import Store
 
-__all__ = ["AppState", "http_error", "int_field", "make_env", "only", "render", "state_of", "wants_json"]
+__all__ = [
+    "AppState",
+    "current_rubric",
+    "http_error",
+    "int_field",
+    "make_env",
+    "only",
+    "render",
+    "state_of",
+    "wants_json",
+]
 
 HERE = Path(__file__).resolve().parent.parent  # qrelkit/judging: templates/ and static/
 _INT = re.compile(r"-?\d{1,9}")
@@ -32,7 +42,8 @@ class AppState:
     """One project's app: its store and rubric, and what the handlers need to answer a request.
 
     ``base_url`` (or ``None``: the request's own URL) roots the invite links made on the admin page;
-    ``keys`` maps each grade from 0 to 9 to its keyboard key; ``max_body`` caps every form body in bytes.
+    ``max_body`` caps every form body in bytes. ``rubric`` is the rubric the app started with; pages use
+    :func:`current_rubric`, which follows revisions (``rubrics`` caches each version by hash).
     """
 
     store: Store
@@ -43,7 +54,19 @@ class AppState:
     project_name: str
     base_url: str | None = None
     max_body: int = 16 * 1024
-    keys: dict[int, str] = field(default_factory=dict)
+    rubrics: dict[str, Rubric] = field(default_factory=dict)  # by content hash, filled as versions appear
+
+
+def current_rubric(st: AppState) -> Rubric:
+    """The project's current rubric (a revision made by the command line while serving is picked up)."""
+    from ..project import load_rubric_from_store
+
+    rubric_hash = st.store.meta("rubric_hash") or ""
+    found = st.rubrics.get(rubric_hash)
+    if found is None:
+        found = load_rubric_from_store(st.store)
+        st.rubrics[found.content_hash] = found
+    return found
 
 
 def state_of(request: Request) -> AppState:
@@ -80,7 +103,8 @@ def render(
         session = Sessions.new()
         request.state.session = session
     token = st.sessions.csrf_token(session) if session.get("n") else ""
-    context.update(project=st.project_name, csrf_token=token, rubric=st.rubric)
+    context.setdefault("rubric", current_rubric(st))
+    context.update(project=st.project_name, csrf_token=token)
     response = HTMLResponse(st.env.get_template(template).render(**context), status_code=code)
     if new:
         st.sessions.set_cookie(response, request, session)

@@ -1,0 +1,586 @@
+"""Phases of a judging project: calibration rounds, the gate, the rubric revision loop and the override.
+
+The order of work: write the rubric, measure agreement on the calibration sample, and only then judge
+the rest. The store enforces it, for the app and the commands alike.
+
+Rounds
+    A project starts in round 1 under the rubric given to ``judge init``. Each round has one rubric
+    version (its content hash; no two rounds share one) and its own calibration pairs, each given to two
+    labellers (:func:`qrelkit.pool.plan_assignments` picks the two). Every grade event carries the hash
+    of the rubric it was given under, so a round's grades are exactly the events under its rubric.
+Phase (:func:`phase_of`), from the latest round and the latest gate event of that round
+    ``calibration``: no gate event yet. A labeller sees only their calibration pairs of the round.
+    ``paused``: the gate failed. A labeller sees no pair: judging waits for a rubric revision (or an
+    override).
+    ``open``: the gate passed, the admin overrode a failed gate with a written reason, or the project
+    was made with ``--no-calibration`` (agreement not measured). A labeller sees every pair assigned to
+    them; "graded" always means graded under the current rubric.
+The gate (:func:`ensure_gate`)
+    Evaluated once, when every calibration pair of the round has a current grade (or "unsure") from both
+    of its labellers. For each two labellers sharing calibration pairs, Cohen's kappa with the weights the
+    project chose, on the pairs both graded, compared by the lower end of the interval the project chose
+    (normal or query bootstrap) with ``min_kappa``
+    (:func:`qrelkit.adjudication.calibration_agreement`). The round passes when every such pair of
+    labellers passes: a rubric two of the labellers cannot apply alike is not ready, whoever they are.
+    The verdict is recorded with the last grade event it read, so the round's kappa can be recomputed
+    from the history exactly as it was when the gate was decided; later changes to a calibration grade
+    (allowed once judging is open) reach the final qrels, not the round's kappa.
+The revision loop (:func:`revise`)
+    Records a new rubric version (its lint must pass, its content and version string must be new) and
+    starts the next round: fresh calibration queries drawn by :func:`qrelkit.pool.draw_calibration` from
+    the queries no earlier round used, with the seed :func:`round_seed` derives from the project seed and
+    the round number; or, with ``same_queries``, the previous round's pairs and labellers. Earlier rounds'
+    grades, kappa and verdict stay as history.
+The override (:func:`override_gate`)
+    Only after a failed gate, only with a written reason; who and when are recorded, and the manifest of
+    every export (and so every result computed from it) carries them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any, Literal
+
+from qrelkit.errors import ValidationError
+from qrelkit.rubric import Rubric
+
+from .store import Store, StoreError, now
+
+__all__ = [
+    "Phase",
+    "PhaseState",
+    "ensure_gate",
+    "open_condition",
+    "override_gate",
+    "phase_of",
+    "revise",
+    "round_agreement",
+    "round_complete",
+    "round_material",
+    "round_seed",
+    "rounds_history",
+    "rubric_by_hash",
+    "start_first_round",
+]
+
+PhaseState = Literal["calibration", "paused", "open"]
+MAX_REASON = 2000
+
+
+@dataclass(frozen=True)
+class Phase:
+    """Where the project stands: the current round, its rubric, the state and the gate's last word."""
+
+    round: int
+    rubric_hash: str
+    state: PhaseState
+    outcome: str | None  # passed, failed, override, not-measured; None while the round measures
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"round": self.round, "rubric_hash": self.rubric_hash, "state": self.state,
+                "outcome": self.outcome}  # fmt: skip
+
+
+def phase_of(conn: sqlite3.Connection) -> Phase:
+    """The project's phase, read in one statement (cheap: every labeller request reads it)."""
+    row = conn.execute(
+        "SELECT r.round, r.rubric_hash, (SELECT g.outcome FROM gate_events g WHERE g.round = r.round "
+        "ORDER BY g.event_id DESC LIMIT 1) FROM rounds r ORDER BY r.round DESC LIMIT 1"
+    ).fetchone()
+    if row is None:
+        raise StoreError(
+            "the project database has no calibration round", fix="create it with `qrelkit judge init`"
+        )
+    outcome = row[2]
+    state: PhaseState = "calibration" if outcome is None else "paused" if outcome == "failed" else "open"
+    return Phase(int(row[0]), str(row[1]), state, outcome)
+
+
+def open_condition(phase: Phase, alias: str = "a") -> str:
+    """SQL condition on an ``assignments`` row ``alias``: is the pair open to its labeller now?"""
+    if phase.state == "open":
+        return "1"
+    if phase.state == "paused":
+        return "0"
+    return (
+        f"EXISTS (SELECT 1 FROM round_pairs rp WHERE rp.round = {int(phase.round)} "
+        f"AND rp.user_id = {alias}.user_id AND rp.pair_id = {alias}.pair_id)"
+    )
+
+
+def round_seed(project_seed: int, round_number: int) -> int:
+    """The seed of round ``round_number``'s draw: the project seed for round 1, else the first 8 hex
+    digits of SHA-256 of ``"{project_seed}:round {round_number}"``."""
+    if round_number == 1:
+        return int(project_seed)
+    return int(hashlib.sha256(f"{project_seed}:round {round_number}".encode()).hexdigest()[:8], 16)
+
+
+def rubric_by_hash(conn: sqlite3.Connection, rubric_hash: str) -> Rubric:
+    row = conn.execute("SELECT body FROM rubrics WHERE rubric_hash = ?", (rubric_hash,)).fetchone()
+    if row is None:
+        raise StoreError(f"no rubric with hash {rubric_hash[:12]}... in this project")
+    return Rubric.from_dict(json.loads(row[0]), source=f"rubric {rubric_hash[:12]} of the project")
+
+
+def start_first_round(
+    conn: sqlite3.Connection, rubric: Rubric, seed: int, admin: str, pairs: Sequence[tuple[int, int]]
+) -> None:
+    """Round 1 of a new project (in ``init_project``'s transaction): ``pairs`` are (user_id, pair_id) of
+    the calibration assignments; none means the project judges without measuring agreement."""
+    created = now()
+    conn.execute(
+        "INSERT INTO rubrics VALUES (?, ?, ?)",
+        (rubric.content_hash, json.dumps(rubric.to_dict(), ensure_ascii=False), created),
+    )
+    rule = "initial" if pairs else "none"
+    conn.execute(
+        "INSERT INTO rounds VALUES (1, ?, ?, ?, ?, ?, NULL)",
+        (rubric.content_hash, rule, seed, created, admin),
+    )
+    conn.executemany("INSERT INTO round_pairs VALUES (1, ?, ?)", list(pairs))
+    if not pairs:
+        conn.execute(
+            "INSERT INTO gate_events (round, outcome, reason, decided_by, created_at) VALUES (1, 'not-measured', "
+            "'judge init --no-calibration: agreement not measured', ?, ?)",
+            (admin, created),
+        )
+
+
+# -- the round's grades and agreement --------------------------------------------------------------------
+
+
+def _round_rows(conn: sqlite3.Connection, round_number: int, upto: int | None) -> list[tuple[Any, ...]]:
+    """(pair_id, query_id, doc_id, name, grade, unsure, done) for every calibration assignment of the round,
+    with the labeller's latest event under the round's rubric (up to event ``upto``)."""
+    limit = "" if upto is None else f" AND e.event_id <= {int(upto)}"
+    return conn.execute(
+        "SELECT rp.pair_id, p.query_id, p.doc_id, u.name, c.grade, c.unsure, c.event_id IS NOT NULL "
+        "FROM round_pairs rp JOIN rounds r USING (round) JOIN pairs p ON p.pair_id = rp.pair_id "
+        "JOIN users u ON u.user_id = rp.user_id LEFT JOIN grade_events c ON c.event_id = ("
+        "SELECT MAX(e.event_id) FROM grade_events e WHERE e.user_id = rp.user_id AND e.pair_id = rp.pair_id "
+        f"AND e.rubric_hash = r.rubric_hash{limit}) WHERE rp.round = ?",
+        (round_number,),
+    ).fetchall()
+
+
+def round_complete(conn: sqlite3.Connection, round_number: int) -> bool:
+    """Every calibration pair of the round has a current event from both its labellers (and there are some)."""
+    total, done = conn.execute(
+        "SELECT COUNT(*), SUM(EXISTS (SELECT 1 FROM grade_events e WHERE e.user_id = rp.user_id "
+        "AND e.pair_id = rp.pair_id AND e.rubric_hash = r.rubric_hash)) FROM round_pairs rp JOIN rounds r "
+        "USING (round) WHERE rp.round = ?",
+        (round_number,),
+    ).fetchone()
+    return bool(total) and total == done
+
+
+def _settings(conn: sqlite3.Connection) -> dict[str, Any]:
+    meta = dict(
+        conn.execute("SELECT key, value FROM meta WHERE key IN ('min_kappa', 'kappa_weights', 'gate_use')")
+    )
+    return {
+        "min_kappa": float(meta.get("min_kappa", 0.6)),
+        "weights": meta.get("kappa_weights", "linear"),
+        "use": meta.get("gate_use", "ci_low"),
+    }
+
+
+@dataclass(frozen=True)
+class DuoState:
+    """Two labellers sharing calibration pairs in a round: progress, and their agreement once both finished."""
+
+    labeller_a: str
+    labeller_b: str
+    shared: int
+    done_a: int
+    done_b: int
+    grades_a: dict[tuple[str, str], int]
+    grades_b: dict[tuple[str, str], int]
+    agreement: Any = None  # qrelkit.adjudication.Calibration once both finished
+
+    @property
+    def finished(self) -> bool:
+        return self.shared > 0 and self.done_a == self.shared and self.done_b == self.shared
+
+
+def round_agreement(
+    conn: sqlite3.Connection, round_number: int, *, upto: int | None = None, compute: bool = True
+) -> list[DuoState]:
+    """Each two labellers sharing calibration pairs in the round, with kappa and gate once both finished."""
+    from qrelkit.adjudication import calibration_agreement
+
+    rows = _round_rows(conn, round_number, upto)
+    by_pair: dict[int, dict[str, tuple[Any, ...]]] = {}
+    for row in rows:
+        by_pair.setdefault(row[0], {})[row[3]] = row
+    duos: dict[tuple[str, str], list[int]] = {}
+    for pair_id, who in by_pair.items():
+        for a, b in combinations(sorted(who), 2):
+            duos.setdefault((a, b), []).append(pair_id)
+    rubric_hash = conn.execute("SELECT rubric_hash FROM rounds WHERE round = ?", (round_number,)).fetchone()[
+        0
+    ]
+    scale = rubric_by_hash(conn, rubric_hash).scale
+    settings = _settings(conn)
+    states = []
+    for (a, b), ids in sorted(duos.items()):
+        grades = []
+        for name in (a, b):
+            grades.append({(by_pair[p][name][1], by_pair[p][name][2]): int(by_pair[p][name][4]) for p in ids
+                           if by_pair[p][name][4] is not None})  # fmt: skip
+        done_a = sum(bool(by_pair[p][a][6]) for p in ids)
+        done_b = sum(bool(by_pair[p][b][6]) for p in ids)
+        state = DuoState(a, b, len(ids), done_a, done_b, grades[0], grades[1])
+        if compute and state.finished:
+            found = calibration_agreement(grades[0], grades[1], scale, min_kappa=settings["min_kappa"],
+                                          labellers=(a, b), weights=settings["weights"], use=settings["use"])  # fmt: skip
+            state = DuoState(a, b, len(ids), done_a, done_b, grades[0], grades[1], found)
+        states.append(state)
+    return states
+
+
+def _gate_value(state: DuoState) -> float:
+    value = state.agreement.gate.value_used
+    return -math.inf if value != value else float(value)
+
+
+def _evaluate(conn: sqlite3.Connection, round_number: int) -> Phase:
+    """In the writer: decide the round's gate if it is still undecided and complete; the phase after."""
+    from qrelkit.adjudication import calibration_fields
+
+    phase = phase_of(conn)
+    if phase.round != round_number or phase.state != "calibration" or not round_complete(conn, round_number):
+        return phase
+    upto = conn.execute("SELECT MAX(event_id) FROM grade_events").fetchone()[0]
+    states = round_agreement(conn, round_number, upto=upto)
+    passed = bool(states) and all(s.agreement.gate.passed for s in states)
+    deciding = min(range(len(states)), key=lambda i: _gate_value(states[i])) if states else None
+    detail = {
+        "rule": "the round passes when every two labellers sharing calibration pairs pass",
+        "deciding": deciding,
+        "pairs_of_labellers": [calibration_fields(s.agreement) for s in states],
+    }
+    conn.execute(
+        "INSERT INTO gate_events (round, outcome, detail, last_event, created_at) VALUES (?, ?, ?, ?, ?)",
+        (round_number, "passed" if passed else "failed", json.dumps(detail), upto, now()),
+    )
+    return phase_of(conn)
+
+
+def ensure_gate(store: Store) -> Phase:
+    """The phase, after deciding the gate if the round's calibration just became complete.
+
+    Cheap when nothing is to decide (one read, plus a count while the round measures); the decision runs
+    once, in the writer, which checks again so that two requests never decide twice.
+    """
+    phase = store.read(phase_of)
+    if phase.state != "calibration" or not store.read(lambda c: round_complete(c, phase.round)):
+        return phase
+    return store.write(lambda c: _evaluate(c, phase.round))
+
+
+# -- the revision loop and the override ------------------------------------------------------------------
+
+
+def revise(
+    store: Store,
+    rubric_path: str | Path,
+    *,
+    same_queries: bool = False,
+    calibration: int | None = None,
+    by: str | None = None,
+    note: str | None = None,
+) -> dict[str, Any]:
+    """Record a new rubric version and start the next calibration round (module docstring for the rules).
+
+    ``calibration``: how many fresh queries to draw (default: as many as the previous round had, or
+    :data:`qrelkit.pool.DEFAULT_CALIBRATION` if it had none); not with ``same_queries``. Returns a summary
+    with the round, the rubric, the queries, the seed and ``notes`` for the caller to print.
+    """
+    from qrelkit.rubric import lint, load_rubric
+
+    rubric = load_rubric(rubric_path)
+    errors = [f for f in lint(rubric) if f.severity == "error"]
+    if errors:
+        raise ValidationError(
+            f"the rubric has {len(errors)} lint error(s), first: {errors[0].message}",
+            source=str(rubric_path),
+            fix=f"fix them (`qrelkit rubric lint {rubric_path}`) before labellers grade with it",
+        )
+    if same_queries and calibration is not None:
+        raise ValidationError("--same-queries keeps the previous round's queries; drop --calibration")
+    if calibration is not None and (
+        isinstance(calibration, bool) or not isinstance(calibration, int) or calibration < 1
+    ):
+        raise ValidationError(
+            "a calibration round needs at least one query", got=calibration, fix="e.g. --calibration 30"
+        )
+    if note is not None and len(note) > MAX_REASON:
+        raise ValidationError(f"a note is at most {MAX_REASON} characters", got=len(note))
+    return store.write(lambda c: _revise(c, rubric, str(rubric_path), same_queries, calibration, by, note))
+
+
+def _revise(
+    conn: sqlite3.Connection, rubric: Rubric, source: str, same: bool, calibration: int | None,
+    by: str | None, note: str | None,
+) -> dict[str, Any]:  # fmt: skip
+    from qrelkit.pool import DEFAULT_CALIBRATION, calibration_notes, draw_calibration, plan_assignments
+
+    from .project import _order
+
+    known = {h: json.loads(b) for h, b in conn.execute("SELECT rubric_hash, body FROM rubrics")}
+    if rubric.content_hash in known:
+        raise ValidationError(
+            "this rubric is one the project has used already (same content hash)",
+            source=source,
+            fix="revise the rubric's wording, and raise its version",
+        )
+    versions = {str(body.get("version", "")) for body in known.values()}
+    if str(rubric.version) in versions:
+        raise ValidationError(
+            f"the rubric's version {rubric.version!r} was used by an earlier round with other wording",
+            source=source,
+            fix="raise the version in the rubric file (e.g. 1.1 or 2.0), so manifests can tell the two apart",
+        )
+    phase = phase_of(conn)
+    number = phase.round + 1
+    project_seed = int(conn.execute("SELECT value FROM meta WHERE key = 'seed'").fetchone()[0])
+    seed = round_seed(project_seed, number)
+    labellers = [
+        r[0] for r in conn.execute("SELECT name FROM users WHERE role = 'labeller' ORDER BY user_id")
+    ]
+    ids = dict(conn.execute("SELECT name, user_id FROM users"))
+    notes: list[str] = []
+    previous = conn.execute(
+        "SELECT rp.user_id, rp.pair_id, p.query_id FROM round_pairs rp JOIN pairs p USING (pair_id) "
+        "WHERE rp.round = ?",
+        (phase.round,),
+    ).fetchall()
+    if same:
+        if not previous:
+            raise ValidationError(
+                f"round {phase.round} had no calibration queries to keep", fix="leave --same-queries out"
+            )
+        chosen = sorted({q for _, _, q in previous})
+        new_pairs = [(u, p) for u, p, _ in previous]
+        rule = "same"
+    else:
+        if len(labellers) < 2:
+            raise ValidationError("calibration needs two labellers", got=",".join(labellers))
+        used = {
+            r[0]
+            for r in conn.execute(
+                "SELECT DISTINCT p.query_id FROM round_pairs rp JOIN pairs p USING (pair_id)"
+            )
+        }
+        sizes = dict(conn.execute("SELECT query_id, COUNT(*) FROM pairs GROUP BY query_id"))
+        candidates = sorted(q for q in sizes if q not in used)
+        if not candidates:
+            raise ValidationError(
+                "every query with pairs to judge was a calibration query of an earlier round",
+                fix="pass --same-queries to measure again on the previous round's queries",
+            )
+        n = (
+            calibration
+            if calibration is not None
+            else (len({q for _, _, q in previous}) or DEFAULT_CALIBRATION)
+        )
+        chosen = list(draw_calibration(candidates, n, seed))
+        notes += calibration_notes(n, len(candidates))
+        plan = plan_assignments({q: sizes[q] for q in chosen}, chosen, labellers)
+        pair_rows = conn.execute(
+            f"SELECT pair_id, query_id FROM pairs WHERE query_id IN ({','.join('?' * len(chosen))})", chosen
+        ).fetchall()
+        new_pairs = [(ids[name], pair_id) for pair_id, q in pair_rows for name in plan[q]]
+        rule = "drawn"
+    created = now()
+    conn.execute(
+        "INSERT INTO rubrics VALUES (?, ?, ?)",
+        (rubric.content_hash, json.dumps(rubric.to_dict(), ensure_ascii=False), created),
+    )
+    conn.execute(
+        "INSERT INTO rounds VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (number, rubric.content_hash, rule, seed, created, by, note),
+    )
+    names = {v: k for k, v in ids.items()}
+    for user_id in sorted({u for u, _ in new_pairs}):
+        have = {r[0] for r in conn.execute("SELECT pair_id FROM assignments WHERE user_id = ?", (user_id,))}
+        missing = sorted(p for u, p in new_pairs if u == user_id and p not in have)
+        start = conn.execute(
+            "SELECT COALESCE(MAX(position), -1) + 1 FROM assignments WHERE user_id = ?", (user_id,)
+        ).fetchone()[0]
+        order = _order(missing, set(missing), seed, names[user_id])
+        conn.executemany(
+            "INSERT INTO assignments VALUES (?, ?, ?)", [(user_id, p, start + i) for i, p in enumerate(order)]
+        )
+    conn.executemany(f"INSERT INTO round_pairs VALUES ({number}, ?, ?)", new_pairs)
+    for key, value in (
+        ("rubric", json.dumps(rubric.to_dict(), ensure_ascii=False)),
+        ("rubric_hash", rubric.content_hash),
+    ):
+        conn.execute("UPDATE meta SET value = ? WHERE key = ?", (value, key))
+    return {
+        "round": number,
+        "rubric": {"name": rubric.name, "version": rubric.version, "content_hash": rubric.content_hash},
+        "queries": chosen,
+        "query_rule": rule,
+        "seed": seed,
+        "pairs": len({p for _, p in new_pairs}),
+        "notes": notes,
+    }
+
+
+def override_gate(store: Store, *, reason: str, by: str) -> dict[str, Any]:
+    """Open full judging although the round's gate failed: recorded with ``reason``, ``by`` and the time."""
+    reason = (reason or "").strip()
+    by = (by or "").strip()
+    if not reason:
+        raise ValidationError(
+            "an override needs a written reason", fix="say why judging may go on although the gate failed"
+        )
+    if len(reason) > MAX_REASON:
+        raise ValidationError(f"a reason is at most {MAX_REASON} characters", got=len(reason))
+    if not by:
+        raise ValidationError("an override needs the name of who decided it", fix="pass --by NAME")
+
+    def write(conn: sqlite3.Connection) -> dict[str, Any]:
+        phase = phase_of(conn)
+        if phase.outcome != "failed":
+            raise ValidationError(
+                f"the gate of round {phase.round} has not failed (the project is in {phase.state}"
+                f"{'' if phase.outcome is None else ', ' + phase.outcome})",
+                fix="an override opens judging only after a failed gate",
+            )
+        at = now()
+        conn.execute(
+            "INSERT INTO gate_events (round, outcome, reason, decided_by, created_at) VALUES (?, 'override', ?, ?, ?)",
+            (phase.round, reason, by, at),
+        )
+        return {"round": phase.round, "reason": reason, "by": by, "at": at}
+
+    return store.write(write)
+
+
+# -- history and the material for a revision ---------------------------------------------------------------
+
+
+def rounds_history(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Every round, oldest first: rubric, queries and how they were chosen, seed, verdict, agreement, override.
+
+    ``status``: ``measuring`` (the current round, undecided), ``passed``, ``failed``, ``overridden``
+    (failed, then opened with a reason), ``not measured``, or ``superseded`` (revised before its gate).
+    """
+    rounds = conn.execute("SELECT * FROM rounds ORDER BY round").fetchall()
+    last = rounds[-1]["round"] if rounds else None
+    out = []
+    for r in rounds:
+        body = json.loads(
+            conn.execute("SELECT body FROM rubrics WHERE rubric_hash = ?", (r["rubric_hash"],)).fetchone()[0]
+        )
+        meta = body.get("rubric", body)
+        events = conn.execute(
+            "SELECT * FROM gate_events WHERE round = ? ORDER BY event_id", (r["round"],)
+        ).fetchall()
+        queries = [q[0] for q in conn.execute(
+            "SELECT DISTINCT p.query_id FROM round_pairs rp JOIN pairs p USING (pair_id) WHERE rp.round = ? ORDER BY 1",
+            (r["round"],))]  # fmt: skip
+        verdict = next((e for e in events if e["outcome"] in ("passed", "failed")), None)
+        override = next((e for e in events if e["outcome"] == "override"), None)
+        skipped = next((e for e in events if e["outcome"] == "not-measured"), None)
+        if skipped is not None:
+            status = "not measured"
+        elif override is not None:
+            status = "overridden"
+        elif verdict is not None:
+            status = verdict["outcome"]
+        else:
+            status = "measuring" if r["round"] == last else "superseded"
+        detail = json.loads(verdict["detail"]) if verdict is not None and verdict["detail"] else {}
+        out.append({
+            "round": r["round"],
+            "rubric": {"name": meta.get("name"), "version": meta.get("version"), "content_hash": r["rubric_hash"]},
+            "query_rule": r["query_rule"],
+            "seed": r["seed"],
+            "queries": queries,
+            "started_at": r["started_at"],
+            "started_by": r["started_by"],
+            "note": r["note"],
+            "status": status,
+            "evaluated_at": None if verdict is None else verdict["created_at"],
+            "last_grade_event": None if verdict is None else verdict["last_event"],
+            "deciding": detail.get("deciding"),
+            "agreement": detail.get("pairs_of_labellers", []),
+            "override": None if override is None else
+            {"reason": override["reason"], "by": override["decided_by"], "at": override["created_at"]},
+            "not_measured": None if skipped is None else skipped["reason"],
+        })  # fmt: skip
+    return out
+
+
+def round_material(store: Store, round_number: int | None = None) -> list[dict[str, Any]]:
+    """What a rubric revision starts from, per two labellers of the round (default: the current one):
+    the confusion matrix over the scale, the grades where they split most, and the disagreeing pairs by
+    leverage (nDCG@10 over the stored runs; by grade distance without runs)."""
+
+    def load(conn: sqlite3.Connection) -> tuple[list[DuoState], tuple[int, ...], bool]:
+        number = round_number if round_number is not None else phase_of(conn).round
+        upto = conn.execute(
+            "SELECT last_event FROM gate_events WHERE round = ? AND outcome IN ('passed', 'failed')",
+            (number,),
+        ).fetchone()
+        states = round_agreement(conn, number, upto=None if upto is None else upto[0])
+        rubric_hash = conn.execute("SELECT rubric_hash FROM rounds WHERE round = ?", (number,)).fetchone()[0]
+        has_runs = conn.execute("SELECT EXISTS (SELECT 1 FROM run_rows)").fetchone()[0]
+        return states, rubric_by_hash(conn, rubric_hash).scale, bool(has_runs)
+
+    states, scale, has_runs = store.read(load)
+    out = []
+    for s in states:
+        if s.agreement is None:
+            continue
+        report = s.agreement.report
+        confusion = [[int(x) for x in row] for row in report.confusion]
+        splits = []
+        for i, g in enumerate(scale):
+            given = sum(confusion[i]) + sum(row[i] for row in confusion) - confusion[i][i]
+            if given:
+                splits.append({"grade": g, "pairs": given, "agreed": confusion[i][i],
+                               "split": (given - confusion[i][i]) / given})  # fmt: skip
+        splits.sort(key=lambda x: (-x["split"], -x["pairs"], x["grade"]))
+        pairs, method = _disagreements(store, s, has_runs)
+        out.append({"labellers": [s.labeller_a, s.labeller_b], "scale": list(scale), "confusion": confusion,
+                    "splits": splits, "pairs": pairs, "method": method,
+                    "message": s.agreement.gate.message})  # fmt: skip
+    return out
+
+
+def _disagreements(store: Store, s: DuoState, has_runs: bool) -> tuple[list[dict[str, Any]], str]:
+    from qrelkit.errors import QrelkitError
+
+    rows = [{"query_id": d.query_id, "doc_id": d.doc_id, "grade_a": d.grade_a, "grade_b": d.grade_b,
+             "distance": d.distance, "leverage": None} for d in s.agreement.report.disagreements]  # fmt: skip
+    if not rows or not has_runs:
+        return rows, "grade distance"
+    try:
+        from qrelkit.leverage import disagreement_leverage
+
+        from .grades import _qrels, stored_runs
+
+        table = disagreement_leverage(
+            _qrels(s.grades_a, "a"), _qrels(s.grades_b, "b"), stored_runs(store), k=10
+        )
+    except (ImportError, QrelkitError) as exc:
+        return rows, f"grade distance (leverage unavailable: {getattr(exc, 'problem', exc)})"
+    values = {(q, d): lv for q, d, lv in table.select("query_id", "doc_id", "leverage_max").iter_rows()}
+    for row in rows:
+        row["leverage"] = values.get((row["query_id"], row["doc_id"]))
+    rows.sort(key=lambda r: (-(r["leverage"] or 0.0), -r["distance"], r["query_id"], r["doc_id"]))
+    return rows, "leverage"
