@@ -46,9 +46,11 @@ test-deps: $(VENV)/.test-deps
 test: test-deps
 	$(BIN)/pytest
 
+## lint: ruff over the code, mypy over src/ (strict on the numeric core; configured in pyproject.toml)
 lint: test-deps
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
