@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 EXAMPLE := examples/docsearch
 
-.PHONY: demo test test-deps lint bench clean
+.PHONY: demo test test-deps lint dist dist-check bench clean
 
 # hatch_build.py compiles the native scanner (src/qrelkit/_native/scan.c) during the install
 $(BIN)/qrelkit: pyproject.toml hatch_build.py src/qrelkit/_native/scan.c
@@ -45,13 +45,25 @@ $(VENV)/.test-deps: $(BIN)/qrelkit pyproject.toml
 
 test-deps: $(VENV)/.test-deps
 
-## test: install the test extras and run the whole suite
+## test: install the test extras and run the whole suite (with the packaging tests of dist-check)
 test: test-deps
 	$(BIN)/pytest
 
+## lint: ruff over the code, mypy over src/ (strict on the numeric core; configured in pyproject.toml)
 lint: test-deps
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/mypy
+
+## dist: build the sdist and the wheel into dist/ (the wheel holds the native scanner when a C compiler is found)
+dist: test-deps
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+
+## dist-check: build both, install each into a fresh environment outside the source tree (the sdist with no
+## C compiler on PATH) and run the example from it; `make test` runs these tests too
+dist-check: test-deps
+	$(BIN)/pytest -m dist tests/test_packaging.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache dist

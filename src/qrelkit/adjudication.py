@@ -205,7 +205,7 @@ def merge(
                 grades[pair] = value
                 counts["defaulted"] += 1
         else:
-            grades[pair] = next(v.grade for v in vs if v.grade is not None)  # type: ignore[misc]
+            grades[pair] = next(v.grade for v in vs if v.grade is not None)
             counts["agreed" if status == "agreed" else "single_labeller"] += 1
     if unresolved and undecided != "leave-out":
         raise ValidationError(

@@ -172,7 +172,8 @@ def weight_matrix(scale: Sequence[int], weights: Weighting = "linear") -> np.nda
     if _one_of(weights, _WEIGHTINGS, "weights") == "unweighted":
         return np.eye(len(g))
     d = np.abs(g[:, None] - g[None, :]) / (g[-1] - g[0])
-    return 1.0 - (d if weights == "linear" else d * d)
+    out: np.ndarray = 1.0 - (d if weights == "linear" else d * d)
+    return out
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -180,10 +181,15 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def _record(x: Any) -> dict[str, Any]:
+    """A dataclass instance's fields as plain JSON values (see :func:`_jsonable`)."""
+    return {f.name: _jsonable(getattr(x, f.name)) for f in dataclasses.fields(x)}
+
+
 def _jsonable(x: Any) -> Any:
     """Plain JSON values: NaN (an undefined statistic, explained by a note) becomes None."""
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return {f.name: _jsonable(getattr(x, f.name)) for f in dataclasses.fields(x)}
+        return _record(x)
     if isinstance(x, np.ndarray):
         return _jsonable(x.tolist())
     if isinstance(x, list | tuple):
@@ -326,14 +332,16 @@ class KappaResult:
 
     @property
     def marginal_a(self) -> np.ndarray:
-        return self.confusion.sum(axis=1)
+        out: np.ndarray = self.confusion.sum(axis=1)
+        return out
 
     @property
     def marginal_b(self) -> np.ndarray:
-        return self.confusion.sum(axis=0)
+        out: np.ndarray = self.confusion.sum(axis=0)
+        return out
 
     def to_dict(self) -> dict[str, Any]:
-        out = _jsonable(self)
+        out = _record(self)
         out.update(marginal_a=self.marginal_a.tolist(), marginal_b=self.marginal_b.tolist())
         out["std_error_method"] = "Fleiss, Cohen & Everitt (1969) large-sample; interval kappa +- z * se"
         return out
@@ -435,7 +443,7 @@ class BootstrapInterval:
     method: str = "percentile bootstrap over queries (clusters); numpy.quantile, linear interpolation"
 
     def to_dict(self) -> dict[str, Any]:
-        return _jsonable(self)
+        return _record(self)
 
 
 def _query_tables(paired: PairedGrades, scale: tuple[int, ...]) -> tuple[list[Any], np.ndarray]:
@@ -515,7 +523,7 @@ class AlphaResult:
     note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return _jsonable(self)
+        return _record(self)
 
 
 def krippendorff_alpha(
@@ -644,7 +652,7 @@ class AgreementReport:
         return {g: (int(a[i]), int(b[i])) for i, g in enumerate(self.scale)}
 
     def to_dict(self) -> dict[str, Any]:
-        out = _jsonable(self)
+        out = _record(self)
         out["kappa"] = self.kappa.to_dict()
         out["n_pairs"] = self.kappa.n
         return out
@@ -696,7 +704,7 @@ class GateResult:
     message: str
 
     def to_dict(self) -> dict[str, Any]:
-        return _jsonable(self)
+        return _record(self)
 
 
 def _fmt_pair(x: float, t: float) -> tuple[str, str]:

@@ -200,7 +200,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "no_relevant": get_args(NoRelevant),
     "mean": get_args(Mean),
 }
-GAIN_NAMES: tuple[str, ...] = get_args(GainName)
+GAIN_NAMES: tuple[GainName, ...] = get_args(GainName)
 
 
 def parse_gain(value: str | GainMap | Mapping[int, float]) -> Gain:
@@ -209,8 +209,9 @@ def parse_gain(value: str | GainMap | Mapping[int, float]) -> Gain:
     if isinstance(value, Mapping):
         return GainMap.from_mapping(value)
     text = str(value).strip()
-    if text in GAIN_NAMES:
-        return text  # type: ignore[return-value]
+    for name in GAIN_NAMES:
+        if text == name:
+            return name
     if text in ("exp", "exp2", "exponential2"):
         raise ConventionError(f"unknown gain {text!r} (did you mean 'exponential'?)")
     if any(ch in text for ch in ":={"):

@@ -59,8 +59,8 @@ def _check_depth(run: Run, measures: Sequence[Measure], conv: Conventions) -> No
     if kept is None:
         return
     needed = required_depth(measures, conv)
-    if needed is None or needed > int(kept):  # type: ignore[call-overload]
-        deeper = [str(m) for m in measures if required_depth([m], conv) is None or (m.k or 0) > int(kept)]  # type: ignore[call-overload]
+    if needed is None or needed > int(kept):  # type: ignore[call-overload]  # Run.meta values are typed object; read_run records kept_top as an int
+        deeper = [str(m) for m in measures if required_depth([m], conv) is None or (m.k or 0) > int(kept)]  # type: ignore[call-overload]  # as above
         raise ValidationError(
             f"run {run.name!r} was read keeping only each query's top {kept} documents, "
             f"but {', '.join(deeper)} need{'s' if len(deeper) == 1 else ''} more",
@@ -366,7 +366,7 @@ def evaluate_files(
                 path,
                 format=input_format,
                 on_duplicate=on_duplicate,
-                keep_top=depth,  # type: ignore[arg-type]
+                keep_top=depth,
                 rank_single=single,
                 on_bytes=on_bytes,
             )

@@ -166,7 +166,9 @@ def required_depth(measures: Any, conventions: Conventions) -> int | None:
 
 
 def _split_params(text: str, source: str) -> list[str]:
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in text:
         if ch == "{":
             depth += 1

@@ -199,7 +199,7 @@ class Rubric:
     def check_grade(self, grade: object, *, source: str | None = None, line: int | None = None) -> int:
         """Return ``grade`` if it is on the scale; raise :class:`ValidationError` naming the scale if not."""
         if _is_int(grade) and grade in self.scale:
-            return int(grade)  # type: ignore[call-overload]
+            return int(grade)
         problem = (
             f"grade {grade} is not on the scale" if _is_int(grade) else "grade is not an integer on the scale"
         )

@@ -63,8 +63,49 @@ class QrelkitGroup(click.Group):
             ctx.exit(0)
 
 
+def version_lines() -> list[str]:
+    """What ``qrelkit --version`` prints: the version, the Python running it, and whether the native
+    scanner (:mod:`qrelkit._native`) is in use or why not."""
+    import os
+    import platform
+    from pathlib import Path
+
+    from .. import _native
+
+    library = Path(_native.__file__).with_name(_native.LIBRARY)
+    if _native.lib is not None:
+        scanner = f"in use ({library})"
+    elif os.environ.get("QRELKIT_NATIVE", "1") == "0":
+        scanner = "not in use (turned off: QRELKIT_NATIVE=0)"
+    elif not library.is_file():
+        scanner = (
+            "not built (no C compiler when qrelkit was installed); files are parsed with Arrow, same numbers"
+        )
+    else:
+        scanner = f"not in use ({library} did not load or is from another version of scan.c)"
+    return [
+        f"qrelkit {__version__}",
+        f"Python {platform.python_version()} ({platform.python_implementation()}, {sys.executable})",
+        f"native scanner: {scanner}",
+    ]
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    click.echo("\n".join(version_lines()))
+    ctx.exit()
+
+
 @click.group(cls=QrelkitGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="qrelkit")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version, the Python version and whether the native scanner is in use, and exit.",
+)
 def main() -> None:
     """qrelkit: trustworthy graded-relevance evaluation for search and RAG retrieval.
 

@@ -172,8 +172,8 @@ def command(
         _scale_warning(scale)
     doc = agreement_document(
         qa, qb, scale, labellers=(_labeller(qrels_a), _labeller(qrels_b)), paths=(qrels_a, qrels_b),
-        rubric=rub, scale_source=scale_source, weights=weights, min_kappa=min_kappa, n_resamples=bootstrap,
-        seed=seed, runs=_read_runs(runs) if runs else (), k=k,  # type: ignore[arg-type]
+        rubric=rub, scale_source=scale_source, weights=weights, min_kappa=min_kappa, n_resamples=bootstrap,  # type: ignore[arg-type]  # --weights is a click.Choice of the Literal's members
+        seed=seed, runs=_read_runs(runs) if runs else (), k=k,
     )  # fmt: skip
     gate_result = doc.calibration.gate
     fmt = out_format or ("json" if output and output.endswith(".json") else "table")

@@ -127,10 +127,10 @@ def load_inputs(
     from ..formats import read_qrels, read_run
 
     scale, rubric_hash = rubric_scale(rubric)
-    qrels = read_qrels(qrels_path, format=fmt, scale=scale, on_duplicate=on_duplicate)  # type: ignore[arg-type]
+    qrels = read_qrels(qrels_path, format=fmt, scale=scale, on_duplicate=on_duplicate)  # type: ignore[arg-type]  # fmt and on_duplicate come from click.Choice(FORMAT_CHOICES / ON_DUPLICATE_CHOICES), the Literals' members
     if rubric_hash is not None:
         qrels = Qrels(qrels.frame, qrels.fingerprint, qrels.name, qrels.scale, rubric_hash, qrels.meta)
-    runs = [read_run(p, format=fmt, on_duplicate=on_duplicate) for p in run_paths]  # type: ignore[arg-type]
+    runs = [read_run(p, format=fmt, on_duplicate=on_duplicate) for p in run_paths]  # type: ignore[arg-type]  # as above
     return qrels, runs
 
 

@@ -99,8 +99,8 @@ def command(
     from ..formats import read_qrels, read_run
     from ..pool import build_pool
 
-    run_objs = [read_run(p, format=input_format) for p in runs]  # type: ignore[arg-type]
-    qrels_obj = read_qrels(qrels, format=input_format) if qrels else None  # type: ignore[arg-type]
+    run_objs = [read_run(p, format=input_format) for p in runs]  # type: ignore[arg-type]  # click.Choice(FORMAT_CHOICES) passes a str among the Literal's members
+    qrels_obj = read_qrels(qrels, format=input_format) if qrels else None  # type: ignore[arg-type]  # click.Choice(FORMAT_CHOICES) passes a str among the Literal's members
     pool = build_pool(
         run_objs,
         depth,
@@ -114,7 +114,7 @@ def command(
     _summary(pool, Path(output), side, given=click.get_current_context().params)
 
 
-def _summary(pool, output: Path, side: Path, given: dict) -> None:  # type: ignore[no-untyped-def]
+def _summary(pool, output: Path, side: Path, given: dict) -> None:
     ctx = click.get_current_context()
 
     def default_note(name: str) -> str:

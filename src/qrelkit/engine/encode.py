@@ -109,14 +109,13 @@ def encode(
     q = rows.get_column("q").to_numpy()
     score = rows.get_column("score").to_numpy()
     offsets = offsets_of(q, len(queries.query_ids))
+    block_starts: np.ndarray | None = None  # None: no ties at all, every row is its own block
     if conv.ties == "average" and len(score):
         new_block = np.ones(len(score), dtype=bool)
         new_block[1:] = (q[1:] != q[:-1]) | (score[1:] != score[:-1])
-        block_starts = np.flatnonzero(new_block)
-        if len(block_starts) == len(score):
-            block_starts = None  # no ties at all: every row is its own block
-    else:
-        block_starts = None
+        starts = np.flatnonzero(new_block)
+        if len(starts) < len(score):
+            block_starts = starts
 
     grade_col = rows.get_column("grade")
     judged = grade_col.is_not_null().to_numpy()

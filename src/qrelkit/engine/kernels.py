@@ -60,7 +60,8 @@ def discounts(pos: np.ndarray, base: float) -> np.ndarray:
     """1 / log_base(rank + 1) for 0-based positions."""
     if base == 2.0:
         return 1.0 / np.log2(pos + 2.0)
-    return np.log(base) / np.log(pos + 2.0)
+    out: np.ndarray = np.log(base) / np.log(pos + 2.0)
+    return out
 
 
 def block_mean(values: np.ndarray, enc: Encoded) -> np.ndarray:
@@ -281,9 +282,17 @@ def reciprocal_rank(
 # ------------------------------------------------------------------------------------------- dispatch
 
 
+def _given(value: int | None, measure: Measure, what: str) -> int:
+    """A parameter :func:`~qrelkit.measures.parse` always sets for this measure: the cutoff of a measure
+    whose cutoff is required (P, Judged), the threshold of one that uses ``rel`` (``rel=1`` unless given)."""
+    if value is None:
+        raise AssertionError(f"{measure.name} without its {what}: parse() never builds one")
+    return value
+
+
 def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
     """Per-query values of one measure and the mask of queries where it was undefined."""
-    k, rel, name = measure.k, measure.rel, measure.name
+    k, name = measure.k, measure.name
     none = np.zeros(enc.n_queries, dtype=bool)
     if name == "nDCG":
         return ndcg(enc, k, conv)
@@ -291,23 +300,23 @@ def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarr
         return dcg(enc, k, conv), none
     if name == "IDCG":
         return idcg(enc, k, conv), none
-    assert rel is not None or not measure.info.uses_rel
+    if name == "Judged":
+        return judged_at(enc, _given(k, measure, "cutoff")), none
+    if name == "NumRet":
+        return num_ret(enc, k), none
+    rel = _given(measure.rel, measure, "relevance threshold")
     if name == "R":
         return recall(enc, k, rel, conv)
     if name == "P":
-        return precision(enc, k, rel), none
+        return precision(enc, _given(k, measure, "cutoff"), rel), none
     if name == "AP":
         return average_precision(enc, k, rel, conv)
     if name == "RR":
         return reciprocal_rank(enc, k, rel, conv)
     if name == "Rprec":
         return rprec(enc, rel, conv)
-    if name == "Judged":
-        return judged_at(enc, k), none
     if name == "NumRel":
         return num_relevant(enc, rel), none
-    if name == "NumRet":
-        return num_ret(enc, k), none
     if name == "NumRelRet":
         return rel_in_top(enc, k, rel), none
     raise AssertionError(f"no kernel for {name}")  # parse() admits only measures listed above

@@ -33,7 +33,7 @@ def _gain(grade: int, gain: str | GainMap) -> float:
 
 
 def _single(x: float) -> float:
-    return struct.unpack("f", struct.pack("f", x))[0]
+    return float(struct.unpack("f", struct.pack("f", x))[0])
 
 
 def _discount(rank: int, base: float) -> float:
@@ -119,6 +119,7 @@ def _one(measure: Measure, order: list[str], grades: dict[str, int], conv: Conve
     if name == "R":
         return sum(d in relevant for d in top) / len(relevant) if relevant else math.nan
     if name == "P":
+        assert k is not None, "parse() requires a cutoff for P"
         return sum(d in relevant for d in top) / k
     if name == "AP":
         if not relevant:
@@ -141,6 +142,7 @@ def _one(measure: Measure, order: list[str], grades: dict[str, int], conv: Conve
             return math.nan
         return sum(d in relevant for d in order[: len(relevant)]) / len(relevant)
     if name == "Judged":
+        assert k is not None, "parse() requires a cutoff for Judged"
         return sum(d in grades for d in top) / k
     if name == "NumRel":
         return float(len(relevant))
