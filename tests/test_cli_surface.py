@@ -59,3 +59,8 @@ def test_csv_output_holds_the_numbers_of_the_json_and_the_provenance(tmp_path: P
         )
         assert float(row["value"]) == expected  # repr floats read back to the same double
     assert {r["measure"] for r in rows} == {"nDCG@10", "R(rel=1)@100", "Judged@10"}
+
+
+def test_explain_names_the_nearest_query_for_a_typo() -> None:
+    out = invoke("explain", QRELS, RUN, "--query", "q1")
+    assert out.exit_code == 1 and "(did you mean 'q" in out.output and "Traceback" not in out.output

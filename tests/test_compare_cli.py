@@ -128,7 +128,8 @@ def _grade(db: Path, name: str, grades: dict[tuple[str, str], int]) -> None:
         for (q, d), grade in grades.items():
             conn.execute(
                 "INSERT INTO grade_events (user_id, pair_id, grade, unsure, rubric_hash, created_at) "
-                "SELECT u.user_id, p.pair_id, ?, 0, 'h', '2026-01-01T00:00:00.000Z' FROM users u, pairs p "
+                "SELECT u.user_id, p.pair_id, ?, 0, (SELECT value FROM meta WHERE key = 'rubric_hash'), "
+                "'2026-01-01T00:00:00.000Z' FROM users u, pairs p "
                 "WHERE u.name = ? AND p.query_id = ? AND p.doc_id = ?",
                 (grade, name, q, d),
             )

@@ -134,7 +134,7 @@ def explain(
             )
         raise QueryNotFoundError(
             f"query {query_id!r} is in neither the judgments nor the run"
-            f"{did_you_mean(query_id, whole_qrels.query_ids() + whole_run.query_ids())}",
+            f"{did_you_mean(query_id, whole_qrels.query_ids + whole_run.query_ids)}",
         )
     enc = encode(qrels, run, conv, queries)
     qi = queries.query_ids.index(query_id)

@@ -265,6 +265,10 @@ def evaluate(
     conv = conventions or DEFAULT
     parsed = parse_measures(measures)
     run_list = _as_runs(runs)
+    if conv.profile is not None:  # the inputs the tool refuses are refused under its profile too
+        from .profiles import get_profile
+
+        get_profile(conv.profile).check(qrels, run_list)
     done = 0
 
     def one(run: Run) -> RunValues:
@@ -281,6 +285,24 @@ def evaluate(
     else:
         items = [one(run) for run in run_list]
     return assemble(qrels, parsed, conv, items)
+
+
+def read_judgments(
+    path: str | Path,
+    input_format: str,
+    on_duplicate: str,
+    scale: Sequence[int] | None,
+    rubric_hash: str | None,
+) -> Qrels:
+    """The judgments, read whole, carrying the rubric's hash when one was given."""
+    from .data import Qrels
+    from .formats import read_qrels
+
+    # input_format and on_duplicate are checked by the reader (one of FORMAT_CHOICES/ON_DUPLICATE_CHOICES)
+    qrels = read_qrels(path, format=input_format, scale=scale, on_duplicate=on_duplicate)  # type: ignore[arg-type]
+    if rubric_hash is not None:
+        qrels = Qrels(qrels.frame, qrels.fingerprint, qrels.name, qrels.scale, rubric_hash, qrels.meta)
+    return qrels
 
 
 def evaluate_files(
@@ -318,11 +340,24 @@ def evaluate_files(
     hash_ahead(large)  # runs too large for the small path, hashed while the readers' libraries load
     conv = conventions or DEFAULT
     parsed = parse_measures(measures)
-    limit = memory_limit
+    limit: int | None
     if isinstance(memory_limit, str):
         from .formats.external import parse_size
 
         limit = parse_size(memory_limit)
+    else:
+        limit = memory_limit
+
+    if conv.profile is not None:
+        from .profiles import get_profile
+
+        if get_profile(conv.profile).refuses:  # its refusals look at every row: read whole (gdeval, sklearn)
+            from .formats import read_run
+
+            qrels = read_judgments(qrels_path, input_format, on_duplicate, scale, rubric_hash)
+            # input_format and on_duplicate are checked by the readers (one of FORMAT_CHOICES/ON_DUPLICATE_CHOICES)
+            runs = [read_run(p, format=input_format, on_duplicate=on_duplicate) for p in run_paths]  # type: ignore[arg-type]
+            return evaluate(qrels, runs, parsed, conv, progress=progress)
 
     def too_big(path: Path) -> bool:
         # reading a run whole costs about 8 bytes of memory per byte of file (columns, join, sort)
@@ -335,13 +370,10 @@ def evaluate_files(
         )  # fmt: skip
         if small is not None:
             return small
-    from .data import Qrels
-    from .formats import read_qrels, read_run, read_run_streaming
+    from .formats import read_run, read_run_streaming
     from .formats.external import run_batches
 
-    qrels = read_qrels(qrels_path, format=input_format, scale=scale, on_duplicate=on_duplicate)  # type: ignore[arg-type]
-    if rubric_hash is not None:
-        qrels = Qrels(qrels.frame, qrels.fingerprint, qrels.name, qrels.scale, rubric_hash, qrels.meta)
+    qrels = read_judgments(qrels_path, input_format, on_duplicate, scale, rubric_hash)
     depth = required_depth(parsed, conv)
     single = conv.precision == "single" or any(m.conventions(conv).precision == "single" for m in parsed)
 

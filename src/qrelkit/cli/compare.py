@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import click
 
-from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES
 from ..errors import ValidationError
 from .evaluate import (
-    announce_profile,
-    convention_options,
-    conventions_from,
+    input_options,
     judgments_of,
     load_inputs,
-    manifest_option,
-    profile_option,
-    resolve_on_duplicate,
+    resolve,
 )
 
 __all__ = ["command", "read_labellers"]
@@ -114,16 +110,19 @@ def read_labellers(paths: tuple[str, ...], names: str | None, scale: Any = None)
                 got=names,
                 fix="name two of them with --labellers A,B",
             )
-        grades = [
-            store.read(lambda conn, n=n: labeller_grades(conn, n, calibration_only=True)) for n in chosen
-        ]
+        calibration = {
+            (q, d)
+            for q, d in store.read(
+                lambda c: c.execute("SELECT query_id, doc_id FROM pairs WHERE calibration = 1")
+            )
+        }
+
+        # each labeller's grades under the project's current rubric version, on the calibration pairs
+        grades = []
+        for name in chosen:
+            given: dict[tuple[str, str], int] = store.read(partial(labeller_grades, name=name))
+            grades.append({k: g for k, g in given.items() if k in calibration})
     return tuple(Qrels.from_dict(_nested(g), name=f"{path}:{n}") for n, g in zip(chosen, grades, strict=True))  # type: ignore[return-value]
-
-
-def _profile(conv: Any) -> Any:
-    from ..profiles import get_profile
-
-    return get_profile(conv.profile)
 
 
 def _nested(grades: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:
@@ -169,15 +168,7 @@ def _nested(grades: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:
 @click.option("-f", "--format", "out_format", type=click.Choice(["table", "json", "markdown", "latex", "html"]),
               default=None, help="output format [default: table; -o: by suffix]")  # fmt: skip
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="write to this file")
-@click.option("--input-format", type=click.Choice(FORMAT_CHOICES), default="auto", show_default=True)
-@click.option("--on-duplicate", type=click.Choice(ON_DUPLICATE_CHOICES), default=None,
-              help="a document listed twice for one query [default: the profile's choice, else error]")  # fmt: skip
-@click.option(
-    "--rubric", type=click.Path(dir_okay=False), help="rubric.toml: grades outside its scale are errors"
-)
-@manifest_option
-@profile_option
-@convention_options
+@input_options
 def command(
     qrels: str,
     runs: tuple[str, ...],
@@ -231,9 +222,7 @@ def command(
             "json|markdown|latex|html|table, or use a suffix .json, .md, .tex, .html or .txt"
         )
     judgments = judgments_of(qrels, manifest)
-    conv = conventions_from(options)
-    on_duplicate = resolve_on_duplicate(on_duplicate, conv)
-    announce_profile(conv, on_duplicate)
+    conv, on_duplicate = resolve(options, on_duplicate)
     parsed = parse_all(measures) if measures else None
     options = dict(
         baseline=list(baselines) or None,
@@ -250,11 +239,8 @@ def command(
         power_delta=power_delta,
     )
     scale, rubric_hash = rubric_scale(rubric)
-    refuses = conv.profile is not None and bool(_profile(conv).refuses)
-    if noise or refuses:  # the runs themselves are needed: read whole
+    if noise:  # the runs themselves are needed: read whole
         qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric)
-        if refuses:
-            _profile(conv).check(qrels_obj, run_objs)
         pair_of_labellers = read_labellers(noise, labellers, scale) if noise else None
         comparison = compare_runs(
             qrels_obj,

@@ -66,29 +66,25 @@ def profile_option(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
-def resolve_on_duplicate(on_duplicate: str | None, conv: Conventions) -> str:
-    """An explicit --on-duplicate wins; else the profile's reader option; else ``error``."""
-    if on_duplicate is not None:
-        return on_duplicate
+def resolve(options: dict[str, Any], on_duplicate: str | None) -> tuple[Conventions, str]:
+    """``--profile``, the axis flags and ``--on-duplicate``, resolved once per command: the conventions
+    (:func:`conventions_from`), the duplicate rule (an explicit ``--on-duplicate`` wins, else the profile's
+    reader option, else ``error``), and the profile announced on stderr. The profile's refusals are
+    applied by the library (:func:`qrelkit.evaluate`), not here."""
+    conv = conventions_from(options)
+    profile = None
     if conv.profile is not None:
         from ..profiles import get_profile
 
-        return get_profile(conv.profile).on_duplicate
-    return "error"
-
-
-def announce_profile(conv: Conventions, on_duplicate: str) -> None:
-    """Say on stderr which profile the numbers follow (the output files record it too)."""
-    if conv.profile is None:
-        return
-    from ..profiles import get_profile
-
-    profile = get_profile(conv.profile)
-    click.echo(
-        f"profile: {conv.profile_label()} ({profile.tool}); on_duplicate={on_duplicate}"
-        + (f"; refuses: {', '.join(profile.refuses)}" if profile.refuses else ""),
-        err=True,
-    )
+        profile = get_profile(conv.profile)
+    rule = on_duplicate or (profile.on_duplicate if profile is not None else "error")
+    if profile is not None:
+        click.echo(
+            f"profile: {conv.profile_label()} ({profile.tool}); on_duplicate={rule}"
+            + (f"; refuses: {', '.join(profile.refuses)}" if profile.refuses else ""),
+            err=True,
+        )
+    return conv, rule
 
 
 def manifest_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -100,6 +96,28 @@ def manifest_option(func: Callable[..., Any]) -> Callable[..., Any]:
         help="the qrels' manifest (rubric, kappa, gate, unresolved pairs), carried into every output; a qrels "
         "file that no longer matches it is refused [default: QRELS.manifest.json when it exists]",
     )(func)
+
+
+def input_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The options every command that reads QRELS and RUNS shares: --input-format, --on-duplicate,
+    --rubric, --manifest, --profile and the convention axes."""
+    option: Any
+    for option in reversed(
+        [
+            click.option("--input-format", type=click.Choice(FORMAT_CHOICES), default="auto", show_default=True,
+                         help="format of QRELS and RUNS (auto: by suffix, TREC text otherwise)"),
+            click.option("--on-duplicate", type=click.Choice(ON_DUPLICATE_CHOICES), default=None,
+                         help="a document listed twice for one query: error, or keep the first/last/max-score "
+                         "line [default: the profile's choice, else error]"),
+            click.option("--rubric", type=click.Path(dir_okay=False),
+                         help="rubric.toml: grades outside its scale are errors"),
+            manifest_option,
+            profile_option,
+            convention_options,
+        ]
+    ):  # fmt: skip
+        func = option(func)
+    return func
 
 
 def judgments_of(qrels: str, manifest: str | None) -> Any:
@@ -123,13 +141,11 @@ def load_inputs(
     qrels_path: str, run_paths: tuple[str, ...], fmt: str, on_duplicate: str, rubric: str | None
 ) -> tuple[Any, list[Any]]:
     """Judgments and runs read whole (for commands that need every row of every run)."""
-    from ..data import Qrels
-    from ..formats import read_qrels, read_run
+    from ..evaluation import read_judgments
+    from ..formats import read_run
 
     scale, rubric_hash = rubric_scale(rubric)
-    qrels = read_qrels(qrels_path, format=fmt, scale=scale, on_duplicate=on_duplicate)  # type: ignore[arg-type]  # fmt and on_duplicate come from click.Choice(FORMAT_CHOICES / ON_DUPLICATE_CHOICES), the Literals' members
-    if rubric_hash is not None:
-        qrels = Qrels(qrels.frame, qrels.fingerprint, qrels.name, qrels.scale, rubric_hash, qrels.meta)
+    qrels = read_judgments(qrels_path, fmt, on_duplicate, scale, rubric_hash)
     runs = [read_run(p, format=fmt, on_duplicate=on_duplicate) for p in run_paths]  # type: ignore[arg-type]  # as above
     return qrels, runs
 
@@ -278,29 +294,20 @@ def eval_command(
     from ..measures import parse_all
     from ..report import render
 
-    conv = conventions_from(options)
-    on_duplicate = resolve_on_duplicate(on_duplicate, conv)
-    announce_profile(conv, on_duplicate)
+    file_format = out_format or (OUTPUT_SUFFIXES.get(Path(output).suffix.lower()) if output else None)
+    if output and file_format in (None, "table"):
+        raise click.UsageError(
+            f"cannot tell the output format from {output!r}: name it with --format "
+            "json|tsv|csv|trec|markdown|html, or use a suffix .json, .tsv, .csv, .txt/.trec, .md or .html"
+        )
+    conv, on_duplicate = resolve(options, on_duplicate)
     parsed = parse_all(measures) if measures else None
     judgments = judgments_of(qrels, manifest)
-    if conv.profile is not None and _profile_refuses(conv):
-        from ..evaluation import evaluate
-        from ..profiles import get_profile
-
-        qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric)
-        get_profile(conv.profile).check(qrels_obj, run_objs)
-        results = evaluate(qrels_obj, run_objs, parsed, conv)
-    else:
-        results = _evaluate_files(qrels, runs, parsed, conv, input_format, on_duplicate, rubric, memory_limit)
+    results = _evaluate_files(qrels, runs, parsed, conv, input_format, on_duplicate, rubric, memory_limit)
     results = results.with_judgments(judgments)
 
     if output:
-        fmt = out_format or OUTPUT_SUFFIXES.get(Path(output).suffix.lower())
-        if fmt is None or fmt == "table":
-            raise click.UsageError(
-                f"cannot tell the output format from {output!r}: name it with --format "
-                "json|tsv|csv|trec|markdown|html, or use a suffix .json, .tsv, .csv, .txt/.trec, .md or .html"
-            )
+        fmt = file_format
         Path(output).write_text(render(results, fmt, per_query=True))
         click.echo(f"wrote {output} ({fmt}: per-query values, means, conventions, fingerprints)", err=True)
         if out_format is None and sys.stdout.isatty():
@@ -319,12 +326,6 @@ def eval_command(
 def _echo_warnings(results: Any) -> None:
     for warning in results.warnings:
         click.echo(f"warning: {warning}", err=True)
-
-
-def _profile_refuses(conv: Conventions) -> bool:
-    from ..profiles import get_profile
-
-    return bool(conv.profile and get_profile(conv.profile).refuses)
 
 
 def _print_table(results: Any, per_query: bool) -> None:
@@ -363,17 +364,20 @@ def explain_command(
 
     from .._version import __version__
     from ..diagnose import explain
+    from ..provenance import header
     from ..report.explain import render_explanation_text
 
     conv = conventions_from(options)
     qrels_obj, (run_obj,) = load_inputs(qrels, (run,), input_format, on_duplicate, None)
     ex = explain(qrels_obj, run_obj, query_id, measure, conv)
     if out_format == "json":
-        payload = ex.to_dict() | {
-            "tool": {"name": "qrelkit", "version": __version__},
-            "qrels_fingerprint": qrels_obj.fingerprint.to_dict(),
-            "run_fingerprint": run_obj.fingerprint.to_dict(),
-        }
+        payload = (
+            header(
+                qrels_fingerprint=qrels_obj.fingerprint.to_dict(),
+                run_fingerprint=run_obj.fingerprint.to_dict(),
+            )
+            | ex.to_dict()
+        )
         click.echo(json.dumps(payload, indent=2))
     else:
         click.echo(render_explanation_text(ex), nl=False)

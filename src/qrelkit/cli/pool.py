@@ -99,8 +99,8 @@ def command(
     from ..formats import read_qrels, read_run
     from ..pool import build_pool
 
-    run_objs = [read_run(p, format=input_format) for p in runs]  # type: ignore[arg-type]  # click.Choice(FORMAT_CHOICES) passes a str among the Literal's members
-    qrels_obj = read_qrels(qrels, format=input_format) if qrels else None  # type: ignore[arg-type]  # click.Choice(FORMAT_CHOICES) passes a str among the Literal's members
+    run_objs = [read_run(p, format=input_format) for p in runs]
+    qrels_obj = read_qrels(qrels, format=input_format) if qrels else None
     pool = build_pool(
         run_objs,
         depth,

@@ -9,17 +9,12 @@ from typing import Any
 
 import click
 
-from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES
 from .compare import NoiseFloorCommand, _permutations, read_labellers
 from .evaluate import (
-    announce_profile,
-    convention_options,
-    conventions_from,
+    input_options,
     judgments_of,
     load_inputs,
-    manifest_option,
-    profile_option,
-    resolve_on_duplicate,
+    resolve,
 )
 
 __all__ = ["command"]
@@ -47,15 +42,7 @@ __all__ = ["command"]
 @click.option("--labellers", default=None, metavar="A,B", help="with a project .db: the two labellers")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, writable=True),
               help="the HTML file to write (one file, readable offline)")  # fmt: skip
-@click.option("--input-format", type=click.Choice(FORMAT_CHOICES), default="auto", show_default=True)
-@click.option("--on-duplicate", type=click.Choice(ON_DUPLICATE_CHOICES), default=None,
-              help="a document listed twice for one query [default: the profile's choice, else error]")  # fmt: skip
-@click.option(
-    "--rubric", type=click.Path(dir_okay=False), help="rubric.toml: grades outside its scale are errors"
-)
-@manifest_option
-@profile_option
-@convention_options
+@input_options
 def command(
     qrels: str,
     runs: tuple[str, ...],
@@ -90,14 +77,8 @@ def command(
         raise click.UsageError(f"the report is HTML: name the output file *.html (got {output!r})")
     perms = _permutations(permutations)
     judgments = judgments_of(qrels, manifest)
-    conv = conventions_from(options)
-    on_duplicate = resolve_on_duplicate(on_duplicate, conv)
-    announce_profile(conv, on_duplicate)
+    conv, on_duplicate = resolve(options, on_duplicate)
     qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric)
-    if conv.profile is not None:
-        from ..profiles import get_profile
-
-        get_profile(conv.profile).check(qrels_obj, run_objs)
     scale, _ = rubric_scale(rubric)
     pair = read_labellers(noise, labellers, scale) if noise else None
     dossier = build_dossier(

@@ -270,7 +270,7 @@ def _judgments_section(d: Any) -> str:
         rubric = j.get("rubric") or {}
         cal = j.get("calibration") or {}
         gate = j.get("gate") or {}
-        rows = [
+        rows: list[list[object]] = [
             ["rubric", f"{rubric.get('name')} {rubric.get('version')}"],
             ["rubric hash", ("html", f"<code>{_e(rubric.get('content_hash'))}</code>")],
             ["scale", ", ".join(map(str, j.get("scale") or []))],

@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 __all__ = ["bars", "diverging_bars", "dot_plot", "figure", "forest", "heatmap", "stacked_bars"]
 
@@ -41,7 +41,7 @@ def _svg(width: int, height: int, title: str, desc: str, body: list[str]) -> str
     )
 
 
-def _scale(lo: float, hi: float, a: float, b: float):  # type: ignore[no-untyped-def]
+def _scale(lo: float, hi: float, a: float, b: float) -> Callable[[float], float]:
     span = (hi - lo) or 1.0
     return lambda v: a + (v - lo) / span * (b - a)
 
@@ -56,7 +56,7 @@ def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     return [round(first + i * step, 10) for i in range(int((hi - first) / step + 1e-9) + 1)]
 
 
-def _x_axis(x, lo: float, hi: float, y: float, label: str, top: float) -> list[str]:  # type: ignore[no-untyped-def]
+def _x_axis(x: Callable[[float], float], lo: float, hi: float, y: float, label: str, top: float) -> list[str]:
     out = [f'<line x1="{x(lo):.1f}" x2="{x(hi):.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{DARK}"/>']
     for t in _ticks(lo, hi):
         out.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{top:.1f}" y2="{y:.1f}" stroke="#e4e7eb"/>')
