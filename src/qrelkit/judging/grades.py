@@ -18,7 +18,7 @@ from typing import Any
 from qrelkit.errors import QrelkitError, ValidationError, did_you_mean
 from qrelkit.rubric import Rubric
 
-from .phases import Phase, open_condition, phase_of
+from .phases import DuoState, Phase, open_condition, phase_of, round_agreement, rubric_by_hash
 from .store import Store, now
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "pair_view",
     "progress",
     "record_grade",
+    "round_material",
     "stored_runs",
 ]
 
@@ -348,7 +349,6 @@ def calibration_status(
     ``min_kappa``. A decided round is computed on the grades as they stood when its gate was decided.
     ``rubric`` is accepted for symmetry with the other functions; the round's own rubric is used.
     """
-    from .phases import round_agreement
 
     def load(conn: sqlite3.Connection) -> tuple[int, list[Any]]:
         number = round if round is not None else phase_of(conn).round
@@ -683,3 +683,65 @@ def _nested(grades: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:
     for (q, d), grade in sorted(grades.items()):
         out.setdefault(q, {})[d] = grade
     return out
+
+
+# -- the material for revising a rubric after a failed round ----------------------------------------
+
+
+def round_material(store: Store, round_number: int | None = None) -> list[dict[str, Any]]:
+    """What a rubric revision starts from, per two labellers of the round (default: the current one):
+    the confusion matrix over the scale, the grades where they split most, and the disagreeing pairs by
+    leverage (nDCG@10 over the stored runs; by grade distance without runs)."""
+
+    def load(conn: sqlite3.Connection) -> tuple[list[DuoState], tuple[int, ...], bool]:
+        number = round_number if round_number is not None else phase_of(conn).round
+        upto = conn.execute(
+            "SELECT last_event FROM gate_events WHERE round = ? AND outcome IN ('passed', 'failed')",
+            (number,),
+        ).fetchone()
+        states = round_agreement(conn, number, upto=None if upto is None else upto[0])
+        rubric_hash = conn.execute("SELECT rubric_hash FROM rounds WHERE round = ?", (number,)).fetchone()[0]
+        has_runs = conn.execute("SELECT EXISTS (SELECT 1 FROM run_rows)").fetchone()[0]
+        return states, rubric_by_hash(conn, rubric_hash).scale, bool(has_runs)
+
+    states, scale, has_runs = store.read(load)
+    out = []
+    for s in states:
+        if s.agreement is None:
+            continue
+        report = s.agreement.report
+        confusion = [[int(x) for x in row] for row in report.confusion]
+        splits = []
+        for i, g in enumerate(scale):
+            given = sum(confusion[i]) + sum(row[i] for row in confusion) - confusion[i][i]
+            if given:
+                splits.append({"grade": g, "pairs": given, "agreed": confusion[i][i],
+                               "split": (given - confusion[i][i]) / given})  # fmt: skip
+        splits.sort(key=lambda x: (-x["split"], -x["pairs"], x["grade"]))
+        pairs, method = _disagreements(store, s, has_runs)
+        out.append({"labellers": [s.labeller_a, s.labeller_b], "scale": list(scale), "confusion": confusion,
+                    "splits": splits, "pairs": pairs, "method": method,
+                    "message": s.agreement.gate.message})  # fmt: skip
+    return out
+
+
+def _disagreements(store: Store, s: DuoState, has_runs: bool) -> tuple[list[dict[str, Any]], str]:
+    from qrelkit.errors import QrelkitError
+
+    rows = [{"query_id": d.query_id, "doc_id": d.doc_id, "grade_a": d.grade_a, "grade_b": d.grade_b,
+             "distance": d.distance, "leverage": None} for d in s.agreement.report.disagreements]  # fmt: skip
+    if not rows or not has_runs:
+        return rows, "grade distance"
+    try:
+        from qrelkit.leverage import disagreement_leverage
+
+        table = disagreement_leverage(
+            _qrels(s.grades_a, "a"), _qrels(s.grades_b, "b"), stored_runs(store), k=10
+        )
+    except (ImportError, QrelkitError) as exc:
+        return rows, f"grade distance (leverage unavailable: {getattr(exc, 'problem', exc)})"
+    values = {(q, d): lv for q, d, lv in table.select("query_id", "doc_id", "leverage_max").iter_rows()}
+    for row in rows:
+        row["leverage"] = values.get((row["query_id"], row["doc_id"]))
+    rows.sort(key=lambda r: (-(r["leverage"] or 0.0), -r["distance"], r["query_id"], r["doc_id"]))
+    return rows, "leverage"

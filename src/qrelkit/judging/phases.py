@@ -41,6 +41,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import random
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -63,7 +64,6 @@ __all__ = [
     "revise",
     "round_agreement",
     "round_complete",
-    "round_material",
     "round_seed",
     "rounds_history",
     "rubric_by_hash",
@@ -86,6 +86,18 @@ class Phase:
     def to_dict(self) -> dict[str, Any]:
         return {"round": self.round, "rubric_hash": self.rubric_hash, "state": self.state,
                 "outcome": self.outcome}  # fmt: skip
+
+
+def labeller_order(pair_ids: list[int], calibration: set[int], seed: int, name: str) -> list[int]:
+    """A labeller's order of their pairs: calibration pairs first, then the rest, each part shuffled by a
+    generator seeded from the project seed and the labeller's name (fixed for a labeller, different
+    between labellers)."""
+    rng = random.Random(hashlib.sha256(f"{seed}:{name}".encode()).digest())
+    first = sorted(p for p in pair_ids if p in calibration)
+    rest = sorted(p for p in pair_ids if p not in calibration)
+    rng.shuffle(first)
+    rng.shuffle(rest)
+    return first + rest
 
 
 def phase_of(conn: sqlite3.Connection) -> Phase:
@@ -334,8 +346,6 @@ def _revise(
 ) -> dict[str, Any]:  # fmt: skip
     from qrelkit.pool import DEFAULT_CALIBRATION, calibration_notes, draw_calibration, plan_assignments
 
-    from .project import _order
-
     known = {h: json.loads(b) for h, b in conn.execute("SELECT rubric_hash, body FROM rubrics")}
     if rubric.content_hash in known:
         raise ValidationError(
@@ -417,7 +427,7 @@ def _revise(
         start = conn.execute(
             "SELECT COALESCE(MAX(position), -1) + 1 FROM assignments WHERE user_id = ?", (user_id,)
         ).fetchone()[0]
-        order = _order(missing, set(missing), seed, names[user_id])
+        order = labeller_order(missing, set(missing), seed, names[user_id])
         conn.executemany(
             "INSERT INTO assignments VALUES (?, ?, ?)", [(user_id, p, start + i) for i, p in enumerate(order)]
         )
@@ -523,64 +533,3 @@ def rounds_history(conn: sqlite3.Connection) -> list[dict[str, Any]]:
             "not_measured": None if skipped is None else skipped["reason"],
         })  # fmt: skip
     return out
-
-
-def round_material(store: Store, round_number: int | None = None) -> list[dict[str, Any]]:
-    """What a rubric revision starts from, per two labellers of the round (default: the current one):
-    the confusion matrix over the scale, the grades where they split most, and the disagreeing pairs by
-    leverage (nDCG@10 over the stored runs; by grade distance without runs)."""
-
-    def load(conn: sqlite3.Connection) -> tuple[list[DuoState], tuple[int, ...], bool]:
-        number = round_number if round_number is not None else phase_of(conn).round
-        upto = conn.execute(
-            "SELECT last_event FROM gate_events WHERE round = ? AND outcome IN ('passed', 'failed')",
-            (number,),
-        ).fetchone()
-        states = round_agreement(conn, number, upto=None if upto is None else upto[0])
-        rubric_hash = conn.execute("SELECT rubric_hash FROM rounds WHERE round = ?", (number,)).fetchone()[0]
-        has_runs = conn.execute("SELECT EXISTS (SELECT 1 FROM run_rows)").fetchone()[0]
-        return states, rubric_by_hash(conn, rubric_hash).scale, bool(has_runs)
-
-    states, scale, has_runs = store.read(load)
-    out = []
-    for s in states:
-        if s.agreement is None:
-            continue
-        report = s.agreement.report
-        confusion = [[int(x) for x in row] for row in report.confusion]
-        splits = []
-        for i, g in enumerate(scale):
-            given = sum(confusion[i]) + sum(row[i] for row in confusion) - confusion[i][i]
-            if given:
-                splits.append({"grade": g, "pairs": given, "agreed": confusion[i][i],
-                               "split": (given - confusion[i][i]) / given})  # fmt: skip
-        splits.sort(key=lambda x: (-x["split"], -x["pairs"], x["grade"]))
-        pairs, method = _disagreements(store, s, has_runs)
-        out.append({"labellers": [s.labeller_a, s.labeller_b], "scale": list(scale), "confusion": confusion,
-                    "splits": splits, "pairs": pairs, "method": method,
-                    "message": s.agreement.gate.message})  # fmt: skip
-    return out
-
-
-def _disagreements(store: Store, s: DuoState, has_runs: bool) -> tuple[list[dict[str, Any]], str]:
-    from qrelkit.errors import QrelkitError
-
-    rows = [{"query_id": d.query_id, "doc_id": d.doc_id, "grade_a": d.grade_a, "grade_b": d.grade_b,
-             "distance": d.distance, "leverage": None} for d in s.agreement.report.disagreements]  # fmt: skip
-    if not rows or not has_runs:
-        return rows, "grade distance"
-    try:
-        from qrelkit.leverage import disagreement_leverage
-
-        from .grades import _qrels, stored_runs
-
-        table = disagreement_leverage(
-            _qrels(s.grades_a, "a"), _qrels(s.grades_b, "b"), stored_runs(store), k=10
-        )
-    except (ImportError, QrelkitError) as exc:
-        return rows, f"grade distance (leverage unavailable: {getattr(exc, 'problem', exc)})"
-    values = {(q, d): lv for q, d, lv in table.select("query_id", "doc_id", "leverage_max").iter_rows()}
-    for row in rows:
-        row["leverage"] = values.get((row["query_id"], row["doc_id"]))
-    rows.sort(key=lambda r: (-(r["leverage"] or 0.0), -r["distance"], r["query_id"], r["doc_id"]))
-    return rows, "leverage"

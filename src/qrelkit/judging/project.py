@@ -18,7 +18,6 @@ import datetime as _dt
 import hashlib
 import json
 import os
-import random
 import secrets
 import sqlite3
 from collections.abc import Sequence
@@ -31,7 +30,7 @@ from qrelkit.errors import InputFormatError, ValidationError, did_you_mean
 from qrelkit.pool import calibration_notes, draw_calibration, plan_assignments
 from qrelkit.rubric import Rubric, load_rubric
 
-from .phases import start_first_round
+from .phases import labeller_order, start_first_round
 from .store import Store, StoreError, check_name, now
 
 __all__ = [
@@ -192,15 +191,6 @@ def read_queries(path: str | os.PathLike[str]) -> dict[str, str]:
             raise InputFormatError(f"query {query_id!r} is listed twice", source=str(path), line=number)
         queries[query_id.strip()] = text.strip()
     return queries
-
-
-def _order(pair_ids: list[int], calibration: set[int], seed: int, name: str) -> list[int]:
-    rng = random.Random(hashlib.sha256(f"{seed}:{name}".encode()).digest())
-    first = sorted(p for p in pair_ids if p in calibration)
-    rest = sorted(p for p in pair_ids if p not in calibration)
-    rng.shuffle(first)
-    rng.shuffle(rest)
-    return first + rest
 
 
 def init_project(
@@ -424,7 +414,7 @@ def _fill(
         for n in names:
             per_user[n].append(pair_ids[pair])
     for n, ids in per_user.items():
-        order = _order(ids, calibration_ids, seed, n)
+        order = labeller_order(ids, calibration_ids, seed, n)
         conn.executemany(
             "INSERT INTO assignments VALUES (?, ?, ?)", [(user_ids[n], p, i) for i, p in enumerate(order)]
         )

@@ -19,7 +19,8 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from qrelkit.errors import QrelkitError
 
 from .. import grades as g
-from ..phases import ensure_gate, override_gate, revise, round_material, rounds_history
+from ..grades import round_material
+from ..phases import ensure_gate, override_gate, revise, rounds_history
 from ..project import create_invite, find_user
 from ..queries import pair_history
 from .auth import form_of, require
