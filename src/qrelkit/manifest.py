@@ -41,13 +41,13 @@ import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
-from .data import Qrels
 from .errors import InputFormatError, ValidationError
 from .fingerprint import file_sha256
+
+if TYPE_CHECKING:  # reading a manifest (every `qrelkit eval`) loads no dataframe library
+    from .data import Qrels
 
 __all__ = [
     "FIELDS",
@@ -90,6 +90,9 @@ def qrels_with_manifest_text(qrels: Qrels, name: str, manifest_fields: Mapping[s
     as ``null`` and unknown keys are an error. Grades outside a given ``scale`` are an error. The manifest
     records the SHA-256 of the qrels text's UTF-8 bytes, the bytes a file written from it holds.
     """
+    import polars as pl
+
+    from .data import Qrels
     from .formats import qrels_text
     from .provenance import header
 
