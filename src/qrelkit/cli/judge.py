@@ -254,23 +254,9 @@ def status_command(db: Path, as_json: bool) -> None:
     if as_json:
         _echo_json(status)
         return
-    phase = status["phase"]
-    click.echo(
-        f"phase: {phase['state']} (round {phase['round']}); done counts grades under the current rubric"
-    )
-    click.echo("labeller      done / assigned   calibration   unsure")
-    for r in status["labellers"]:
-        pct = 100 * r["done"] / r["assigned"] if r["assigned"] else 0
-        cal = f"{r['calibration_done']}/{r['calibration_assigned']}"
-        click.echo(
-            f"{r['name']:<12} {r['done']:>5} / {r['assigned']:<5} {pct:5.1f}%  {cal:>11}   {r['unsure']:>6}"
-        )
-    click.echo("")
-    click.echo("query    done / assigned  labellers")
-    for q in status["queries"]:
-        flag = " (calibration)" if q["calibration"] else ""
-        click.echo(f"{q['query_id']:<8} {q['done']:>4} / {q['assigned']:<4}  {q['labellers'] or ''}{flag}")
-    click.echo(f"\n{status['events']} grade events")
+    from qrelkit.report.judging import render_status
+
+    click.echo(render_status(status), nl=False)
 
 
 @command.command(name="kappa")
@@ -301,25 +287,9 @@ def kappa_command(db: Path, as_json: bool, round_number: int | None) -> None:
             {"phase": phase.to_dict(), "rounds": history, "calibration": [s.to_dict() for s in states]}
         )
         return
-    click.echo(f"phase: {phase.state} (round {phase.round})")
-    for r in history:
-        rub = r["rubric"]
-        line = f"round {r['round']}: rubric {rub['name']} {rub['version']} ({rub['content_hash'][:12]}), "
-        line += f"{len(r['queries'])} queries ({r['query_rule']}), {r['status']}"
-        if r["override"]:
-            o = r["override"]
-            line += f"; overridden by {o['by']} at {o['at']}: {o['reason']}"
-        click.echo(line)
-    if not states:
-        click.echo("no calibration pairs shared by two labellers in this round")
-    for s in states:
-        head = f"{s.labeller_a} and {s.labeller_b} ({s.shared} shared pairs)"
-        if s.report is None:
-            click.echo(
-                f"{head}: waiting, {s.labeller_a} {s.done_a}/{s.shared}, {s.labeller_b} {s.done_b}/{s.shared}"
-            )
-        else:
-            click.echo(f"{head}: {s.gate.message}")
+    from qrelkit.report.judging import render_kappa
+
+    click.echo(render_kappa(phase, history, states), nl=False)
 
 
 @command.command(name="revise")
@@ -395,18 +365,9 @@ def queue_command(db: Path, as_json: bool, limit: int | None) -> None:
     if as_json:
         _echo_json({"method": queue["method"], "items": items})
         return
-    click.echo(f"{len(queue['items'])} pairs to adjudicate, ordered by {queue['method']}")
-    for i in items:
-        grades = ", ".join(
-            f"{n}: {'-' if v is None else v}{' unsure' if n in i['unsure'] else ''}"
-            for n, v in sorted(i["grades"].items())
-        )
-        score = (
-            f"{i['leverage']:.4f}"
-            if queue["method"] == "leverage" and i["leverage"] is not None
-            else str(i["distance"])
-        )
-        click.echo(f"{i['query_id']}\t{i['doc_id']}\t{grades}\t{score}")
+    from qrelkit.report.judging import render_queue
+
+    click.echo(render_queue(queue, items), nl=False)
 
 
 @command.command(name="adjudicate")
@@ -485,24 +446,12 @@ def export_command(
 @click.argument("doc_id")
 def show_command(db: Path, query_id: str, doc_id: str) -> None:
     """Every grade event and adjudication of one pair, oldest first."""
+    from qrelkit.judging.queries import pair_history
+    from qrelkit.report.judging import render_history
+
     store, _ = _open(db)
     try:
-        events = store.read(
-            lambda c: c.execute(
-                "SELECT 'grade' AS kind, u.name, e.grade, e.unsure, e.note, e.created_at FROM grade_events e "
-                "JOIN users u USING (user_id) JOIN pairs p USING (pair_id) WHERE p.query_id = ? AND p.doc_id = ? "
-                "UNION ALL SELECT 'final', COALESCE(u.name, '-'), a.grade, 0, a.note, a.created_at "
-                "FROM adjudications a JOIN pairs p USING (pair_id) LEFT JOIN users u ON u.user_id = a.user_id "
-                "WHERE p.query_id = ? AND p.doc_id = ? ORDER BY 6",
-                (query_id, doc_id, query_id, doc_id),
-            ).fetchall()
-        )
+        _, events, adjudications = store.read(lambda c: pair_history(c, query_id, doc_id))
     finally:
         store.close()
-    if not events:
-        click.echo(f"no grades for ({query_id}, {doc_id})")
-    for kind, name, grade, unsure, note, at in events:
-        shown = "-" if grade is None else str(grade)
-        click.echo(
-            f"{at}  {kind:<5} {name:<12} {shown}{' unsure' if unsure else ''}{'  ' + note if note else ''}"
-        )
+    click.echo(render_history(query_id, doc_id, events, adjudications), nl=False)

@@ -1,0 +1,82 @@
+"""Text renderings of the judging project's state for ``qrelkit judge status|kappa|queue|show``; the
+values come from :mod:`qrelkit.judging` (the admin page shows the same values as HTML)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["render_history", "render_kappa", "render_queue", "render_status"]
+
+
+def render_status(status: dict[str, Any]) -> str:
+    """Progress per labeller and per query (:func:`qrelkit.judging.grades.progress`)."""
+    phase = status["phase"]
+    out = [f"phase: {phase['state']} (round {phase['round']}); done counts grades under the current rubric"]
+    out.append("labeller      done / assigned   calibration   unsure")
+    for r in status["labellers"]:
+        pct = 100 * r["done"] / r["assigned"] if r["assigned"] else 0
+        cal = f"{r['calibration_done']}/{r['calibration_assigned']}"
+        out.append(
+            f"{r['name']:<12} {r['done']:>5} / {r['assigned']:<5} {pct:5.1f}%  {cal:>11}   {r['unsure']:>6}"
+        )
+    out += ["", "query    done / assigned  labellers"]
+    for q in status["queries"]:
+        flag = " (calibration)" if q["calibration"] else ""
+        out.append(f"{q['query_id']:<8} {q['done']:>4} / {q['assigned']:<4}  {q['labellers'] or ''}{flag}")
+    out.append(f"\n{status['events']} grade events")
+    return "\n".join(out) + "\n"
+
+
+def render_kappa(phase: Any, history: Sequence[dict[str, Any]], states: Sequence[Any]) -> str:
+    """The phase, every calibration round, and each pair of labellers' agreement and gate."""
+    out = [f"phase: {phase.state} (round {phase.round})"]
+    for r in history:
+        rub = r["rubric"]
+        line = f"round {r['round']}: rubric {rub['name']} {rub['version']} ({rub['content_hash'][:12]}), "
+        line += f"{len(r['queries'])} queries ({r['query_rule']}), {r['status']}"
+        if r["override"]:
+            o = r["override"]
+            line += f"; overridden by {o['by']} at {o['at']}: {o['reason']}"
+        out.append(line)
+    if not states:
+        out.append("no calibration pairs shared by two labellers in this round")
+    for s in states:
+        head = f"{s.labeller_a} and {s.labeller_b} ({s.shared} shared pairs)"
+        if s.report is None:
+            out.append(
+                f"{head}: waiting, {s.labeller_a} {s.done_a}/{s.shared}, {s.labeller_b} {s.done_b}/{s.shared}"
+            )
+        else:
+            out.append(f"{head}: {s.gate.message}")
+    return "\n".join(out) + "\n"
+
+
+def render_queue(queue: dict[str, Any], items: Sequence[dict[str, Any]]) -> str:
+    """The adjudication queue (:func:`qrelkit.judging.grades.adjudication_queue`), ``items`` of it shown."""
+    out = [f"{len(queue['items'])} pairs to adjudicate, ordered by {queue['method']}"]
+    for i in items:
+        grades = ", ".join(
+            f"{n}: {'-' if v is None else v}{' unsure' if n in i['unsure'] else ''}"
+            for n, v in sorted(i["grades"].items())
+        )
+        leverage = queue["method"] == "leverage" and i["leverage"] is not None
+        out.append(f"{i['query_id']}\t{i['doc_id']}\t{grades}\t{i['leverage']:.4f}" if leverage else
+                   f"{i['query_id']}\t{i['doc_id']}\t{grades}\t{i['distance']}")  # fmt: skip
+    return "\n".join(out) + "\n"
+
+
+def render_history(query_id: str, doc_id: str, events: Sequence[Any], adjudications: Sequence[Any]) -> str:
+    """Every grade event and adjudication of one pair, oldest first
+    (:func:`qrelkit.judging.queries.pair_history`)."""
+    rows = [(e["created_at"], "grade", e["name"], e["grade"], e["unsure"], e["note"]) for e in events]
+    rows += [(a["created_at"], "final", a["name"] or "-", a["grade"], 0, a["note"]) for a in adjudications]
+    if not rows:
+        return f"no grades for ({query_id}, {doc_id})\n"
+    out = []
+    for at, kind, name, grade, unsure, note in sorted(rows, key=lambda r: r[0]):
+        shown = "-" if grade is None else str(grade)
+        out.append(
+            f"{at}  {kind:<5} {name:<12} {shown}{' unsure' if unsure else ''}{'  ' + note if note else ''}"
+        )
+    return "\n".join(out) + "\n"
