@@ -9,17 +9,21 @@ import click
 
 from ..adjudication import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, UNDECIDED_POLICIES
 
-__all__ = ["adjudicate_command", "command", "leverage_command"]
+__all__ = ["RunsCommand", "VariadicOptionCommand", "adjudicate_command", "command", "leverage_command"]
 
 EXIT_GATE_FAILED = 3
 
 
-class RunsCommand(click.Command):
-    """A command whose ``--runs`` takes every following argument up to the next option.
+class VariadicOptionCommand(click.Command):
+    """A command whose option :attr:`option` takes the following arguments, up to the next option or until
+    :meth:`takes` says no, as if each had been given with the option (``--runs A B -k 10`` is ``--runs A
+    --runs B -k 10``). Put such an option after the positional arguments."""
 
-    ``--runs runs/*.run -k 10`` then works as written; ``--runs A --runs B`` works too. Put ``--runs``
-    after the positional arguments, since it takes everything that does not start with ``-``.
-    """
+    option = "--runs"
+
+    def takes(self, taken: list[str], arg: str) -> bool:
+        """Whether ``arg`` is one more value, given the values taken so far (every one, by default)."""
+        return True
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         out: list[str] = []
@@ -29,18 +33,23 @@ class RunsCommand(click.Command):
             if arg == "--":
                 out += args[i:]
                 break
-            if arg != "--runs":
+            if arg != self.option:
                 out.append(arg)
                 i += 1
                 continue
             i += 1
-            start = i
-            while i < len(args) and not args[i].startswith("-"):
-                out += ["--runs", args[i]]
+            taken: list[str] = []
+            while i < len(args) and not args[i].startswith("-") and self.takes(taken, args[i]):
+                out += [self.option, args[i]]
+                taken.append(args[i])
                 i += 1
-            if i == start:
-                out.append("--runs")  # no value: click reports it
+            if not taken:
+                out.append(self.option)  # no value: click reports it
         return super().parse_args(ctx, out)
+
+
+class RunsCommand(VariadicOptionCommand):
+    """``--runs`` takes every following argument up to the next option; ``--runs A --runs B`` works too."""
 
 
 def _load_pair(a: str, b: str, rubric_path: str | None) -> tuple[Any, Any, Any, tuple[int, ...], str]:

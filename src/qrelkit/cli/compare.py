@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from ..errors import ValidationError
+from .agree import VariadicOptionCommand
 from .evaluate import (
     input_options,
     judgments_of,
@@ -23,31 +24,13 @@ OUTPUT_SUFFIXES = {".json": "json", ".md": "markdown", ".tex": "latex", ".html":
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
-class NoiseFloorCommand(click.Command):
+class NoiseFloorCommand(VariadicOptionCommand):
     """``--noise-floor A.qrels B.qrels`` takes up to two following arguments (a project .db is one)."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        out: list[str] = []
-        i = 0
-        while i < len(args):
-            if args[i] == "--":
-                out += args[i:]
-                break
-            if args[i] != "--noise-floor":
-                out.append(args[i])
-                i += 1
-                continue
-            i += 1
-            taken = 0
-            while i < len(args) and taken < 2 and not args[i].startswith("-"):
-                if taken == 1 and _is_sqlite(out[-1]):
-                    break
-                out += ["--noise-floor", args[i]]
-                i += 1
-                taken += 1
-            if taken == 0:
-                out.append("--noise-floor")  # no value: click reports it
-        return super().parse_args(ctx, out)
+    option = "--noise-floor"
+
+    def takes(self, taken: list[str], arg: str) -> bool:
+        return len(taken) < 2 and not (taken and _is_sqlite(taken[0]))
 
 
 def _is_sqlite(path: str) -> bool:
