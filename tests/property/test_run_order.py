@@ -14,6 +14,7 @@ that convention is left out here.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -153,3 +154,19 @@ def test_every_order_gives_the_same_numbers_on_every_path(tmp_path, monkeypatch,
                 reference = robust
             else:
                 _same(robust, reference)
+
+
+@pytest.mark.skipif(_native.lib is None, reason="the native scanner is not built")
+def test_an_ungrouped_run_streams_through_the_native_scanner(tmp_path, monkeypatch):
+    """Cutoff measures on a shuffled run: the native scanner reads it (no fallback to another reader)."""
+    qpath, rpath = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qpath.write_text("q1 0 d1 2\nq2 0 d2 1\n")
+    lines = [(q, f"d{i}", str(i % 7)) for i in range(40) for q in ("q1", "q2", "q3")]
+    rpath.write_bytes(_text(lines))
+    monkeypatch.setattr(small, "SMALL_FILE_BYTES", 0)
+    monkeypatch.setattr(fast, "NATIVE_BLOCK_BYTES", 200)
+    results = evaluate_files(qpath, [rpath], ["nDCG@3", "R@5"])
+    meta = results.runs[0].meta
+    assert meta["reader"] == "fast" and meta["merged_across_blocks"] is True and meta["kept_top"] == 5
+    robust = evaluate(read_qrels(qpath), [read_run(rpath, reader="robust")], ["nDCG@3", "R@5"])
+    _same(("values", results), ("values", robust))

@@ -17,7 +17,7 @@ import numpy as np
 
 #: Bumped with every change to scan.c's functions or structures: a library built from another version of
 #: the source is not used.
-ABI = 5
+ABI = 6
 
 LIBRARY = "_qkscan.dll" if sys.platform == "win32" else "_qkscan.so"
 
@@ -48,6 +48,7 @@ class _Result(ctypes.Structure):
         ("group_first", _I64),
         ("q_data", ctypes.POINTER(ctypes.c_uint8)),
         ("d_data", ctypes.POINTER(ctypes.c_uint8)),
+        ("pair", ctypes.POINTER(ctypes.c_uint64)),
     ]
 
 
@@ -63,7 +64,13 @@ def _load() -> ctypes.CDLL | None:
     except (OSError, AttributeError):
         return None
     lib.qk_scan_run.restype = ctypes.POINTER(_Result)
-    lib.qk_scan_run.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int32]
+    lib.qk_scan_run.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_int64,
+        ctypes.c_int64,
+        ctypes.c_int32,
+        ctypes.c_int32,
+    ]
     lib.qk_scan_qrels.restype = ctypes.POINTER(_Result)
     lib.qk_scan_qrels.argtypes = [ctypes.c_void_p, ctypes.c_int64]
     lib.qk_count_lines.restype = ctypes.c_int64
@@ -115,6 +122,7 @@ class Scanned:
     row: np.ndarray  # line index within the block
     group_first: np.ndarray  # first kept row of each query
     tag: bytes
+    pair: np.ndarray | None = None  # any_order: a hash of (query id, document id) for every line
 
 
 def _copy(pointer, n: int, dtype) -> np.ndarray:
@@ -148,13 +156,17 @@ def _ids(r) -> dict[str, np.ndarray]:
     }
 
 
-def scan_run(block, keep_top: int | None, rank_single: bool) -> Scanned | None:
-    """Scan whole lines of a clean TREC run (see ``scan.c``); ``None`` when it refuses the block."""
+def scan_run(block, keep_top: int | None, rank_single: bool, any_order: bool = False) -> Scanned | None:
+    """Scan whole lines of a clean TREC run (see ``scan.c``); ``None`` when it refuses the block.
+
+    ``any_order``: a query may come back within the block (its rows are reduced together, queries in the
+    order they first appear), and ``pair`` holds a hash of each line's (query id, document id)."""
     return _scan(
         lib.qk_scan_run,
         block,
         keep_top or 0,
         int(rank_single),
+        int(any_order),
         build=lambda r, view: Scanned(
             kept=r.kept,
             lines=r.lines,
@@ -164,6 +176,7 @@ def scan_run(block, keep_top: int | None, rank_single: bool) -> Scanned | None:
             row=_copy(r.row, r.kept, np.int64),
             group_first=_copy(r.group_first, r.groups, np.int64),
             tag=bytes(view[r.tag_start : r.tag_start + r.tag_len]) if r.tag_start >= 0 else b"",
+            pair=_copy(r.pair, r.lines, np.uint64) if any_order else None,
         ),
     )
 

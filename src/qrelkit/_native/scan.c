@@ -15,7 +15,11 @@
  *     negative zero (read exactly: Clinger's fast path, else the C library's strtod);
  *   - one tag within the block (the caller compares blocks);
  *   - grouped by query within the block (a query id that comes back after another is refused; the caller
- *     checks across blocks, which are cut at query boundaries) and no document twice in a query.
+ *     checks across blocks, which are cut at query boundaries) and no document twice in a query. With
+ *     any_order set, a query may come back within the block: its rows are gathered (in file order) and
+ *     checked and reduced as one group, groups in the order their queries first appear; and pair[] then
+ *     holds, for every line, a 64-bit hash of its (query id, document id), with which the caller finds a
+ *     document twice in a query across blocks.
  *
  * A row is kept when fewer than keep_top rows of its query have a higher score (all rows when keep_top <=
  * 0), compared in double precision, or in single precision when rank_single is set: the tied block that
@@ -29,7 +33,7 @@
 #include <string.h>
 #include <math.h>
 
-#define QK_ABI 5
+#define QK_ABI 6
 
 #define QK_OK 0
 #define QK_REFUSE 1
@@ -164,6 +168,7 @@ typedef struct {
     double score;
     double key;    /* the score as compared: rounded to single precision under rank_single */
     uint64_t hash; /* of the document id */
+    int64_t group; /* the query's index in the block (any_order only) */
     int32_t doc_len;
 } Row;
 
@@ -292,7 +297,8 @@ typedef struct {
     int64_t *rank, *row; /* row: the line's index within the block */
     int64_t *group_first; /* the first kept row of each query */
     uint8_t *q_data, *d_data;
-    int64_t rows_cap, groups_cap, q_cap, d_cap;
+    uint64_t *pair; /* any_order: a hash of (query id, document id) for each line */
+    int64_t rows_cap, groups_cap, q_cap, d_cap, pair_cap;
 } Result;
 
 /* Room for one more kept row of the given id lengths. */
@@ -433,20 +439,111 @@ static int seen_add(Seen *s, const uint8_t *buf, int64_t start, int64_t len, int
     return 1;
 }
 
+/* Query ids of an any_order block: open addressing from a hash to the id's index, and each index's id. */
+typedef struct {
+    int64_t start, len;
+    uint64_t hash;
+} QueryId;
+
+typedef struct {
+    int64_t *slot; /* -1 for an empty slot, else an index into ids */
+    int64_t cap;   /* slots: a power of two, at least twice n */
+    QueryId *ids;
+    int64_t n, ids_cap;
+} Queries;
+
+/* The index of the query id buf[start..start+len) (hash h), added as the next index when new; -1 when
+ * memory runs out. */
+static int64_t query_index(Queries *t, const uint8_t *buf, int64_t start, int64_t len, uint64_t h) {
+    if (t->cap) {
+        uint64_t mask = (uint64_t)t->cap - 1;
+        for (uint64_t s = h & mask; t->slot[s] >= 0; s = (s + 1) & mask) {
+            QueryId *q = &t->ids[t->slot[s]];
+            if (q->hash == h && q->len == len && memcmp(buf + q->start, buf + start, (size_t)len) == 0)
+                return t->slot[s];
+        }
+    }
+    if (2 * (t->n + 1) > t->cap) {
+        int64_t cap = t->cap ? 2 * t->cap : 1024;
+        int64_t *slot = malloc((size_t)cap * sizeof(int64_t));
+        if (!slot) return -1;
+        for (int64_t i = 0; i < cap; i++) slot[i] = -1;
+        for (int64_t i = 0; i < t->n; i++) {
+            uint64_t s = t->ids[i].hash & (uint64_t)(cap - 1);
+            while (slot[s] >= 0) s = (s + 1) & (uint64_t)(cap - 1);
+            slot[s] = i;
+        }
+        free(t->slot);
+        t->slot = slot;
+        t->cap = cap;
+    }
+    if (!grow((void **)&t->ids, &t->ids_cap, t->n + 1, sizeof(QueryId))) return -1;
+    uint64_t mask = (uint64_t)t->cap - 1, s = h & mask;
+    while (t->slot[s] >= 0) s = (s + 1) & mask;
+    t->slot[s] = t->n;
+    t->ids[t->n] = (QueryId){start, len, h};
+    return t->n++;
+}
+
+/* A hash of a (query id, document id) pair from the two ids' hashes (splitmix64's finaliser). */
+static uint64_t pair_hash(uint64_t q, uint64_t d) {
+    uint64_t z = q * 0x9E3779B97F4A7C15ULL ^ (d + 0x632BE59BD9B4E019ULL + (q << 6) + (q >> 2));
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* any_order: the rows of g (each with its query's index) gathered by query, stable, and each query
+ * flushed as one group, in the order the queries first appear. */
+static int flush_any_order(Group *g, const uint8_t *buf, Queries *t, int64_t keep_top, Result *o) {
+    if (g->n == 0) return QK_OK;
+    int64_t *first = calloc((size_t)t->n + 1, sizeof(int64_t));
+    Row *sorted = malloc((size_t)g->n * sizeof(Row));
+    int status = QK_OK;
+    if (!first || !sorted) {
+        status = QK_NOMEM;
+        goto out;
+    }
+    for (int64_t i = 0; i < g->n; i++) first[g->rows[i].group + 1]++;
+    for (int64_t q = 0; q < t->n; q++) first[q + 1] += first[q];
+    for (int64_t i = 0; i < g->n; i++) sorted[first[g->rows[i].group]++] = g->rows[i];
+    /* first[q] is now the end of query q's rows */
+    Group view = *g;
+    int64_t at = 0;
+    for (int64_t q = 0; q < t->n; q++) {
+        view.rows = sorted + at;
+        view.n = first[q] - at;
+        at = first[q];
+        status = flush(&view, buf, t->ids[q].start, t->ids[q].len, keep_top, o);
+        g->table = view.table; /* scratch that flush may have grown */
+        g->table_cap = view.table_cap;
+        g->keys = view.keys;
+        g->keys_cap = view.keys_cap;
+        if (status != QK_OK) break;
+    }
+    g->n = 0;
+out:
+    free(first);
+    free(sorted);
+    return status;
+}
+
 /*
  * Scan buf[0..len) (whole lines, the last ending with '\n'). Returns the kept rows and counts (NULL only
  * when memory runs out before anything starts); free it with qk_free.
  */
-Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t rank_single) {
+Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t rank_single, int32_t any_order) {
     Result *o = new_result();
     if (!o) return NULL;
     Group g = {0};
     Seen seen = {0};
+    Queries queries = {0};
     int status = QK_OK;
     int nomem = 0;
     uint8_t high = 0;
-    int64_t p = 0, line = 0;
+    int64_t p = 0, line = 0, group = -1;
     int64_t q_start = -1, q_len = 0, tag_start = -1, tag_len = 0;
+    uint64_t q_hash = 0;
     if (len <= 0 || buf[len - 1] != '\n') {
         status = QK_REFUSE;
         goto done;
@@ -458,14 +555,21 @@ Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t r
             goto done;
         }
         if (q_start < 0 || flen[0] != q_len || memcmp(buf + start[0], buf + q_start, (size_t)q_len) != 0) {
-            if (q_start >= 0 && (status = flush(&g, buf, q_start, q_len, keep_top, o)) != QK_OK) goto done;
+            if (!any_order && q_start >= 0 && (status = flush(&g, buf, q_start, q_len, keep_top, o)) != QK_OK)
+                goto done;
             q_start = start[0];
             q_len = flen[0];
             if (has_bom(buf, q_start, q_len)) {
                 status = QK_REFUSE;
                 goto done;
             }
-            if (!seen_add(&seen, buf, q_start, q_len, &nomem)) {
+            if (any_order) {
+                q_hash = hash_bytes(buf + q_start, q_len);
+                if ((group = query_index(&queries, buf, q_start, q_len, q_hash)) < 0) {
+                    status = QK_NOMEM;
+                    goto done;
+                }
+            } else if (!seen_add(&seen, buf, q_start, q_len, &nomem)) {
                 status = nomem ? QK_NOMEM : QK_REFUSE; /* a query id that came back: not grouped */
                 goto done;
             }
@@ -491,9 +595,18 @@ Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t r
         r->doc = start[2];
         r->doc_len = (int32_t)flen[2];
         r->hash = hash_bytes(buf + start[2], flen[2]);
+        r->group = group;
+        if (any_order) {
+            if (!grow((void **)&o->pair, &o->pair_cap, line + 1, sizeof(uint64_t))) {
+                status = QK_NOMEM;
+                goto done;
+            }
+            o->pair[line] = pair_hash(q_hash, r->hash);
+        }
         r->line = line++;
     }
-    if ((status = flush(&g, buf, q_start, q_len, keep_top, o)) != QK_OK) goto done;
+    status = any_order ? flush_any_order(&g, buf, &queries, keep_top, o) : flush(&g, buf, q_start, q_len, keep_top, o);
+    if (status != QK_OK) goto done;
     if ((high & 0x80) && !utf8_valid(buf, len)) status = QK_REFUSE;
 done:
     if (status != QK_OK) o->refused_line = line;
@@ -507,6 +620,8 @@ done:
     free(seen.start);
     free(seen.len);
     free(seen.hash);
+    free(queries.slot);
+    free(queries.ids);
     return o;
 }
 
@@ -520,6 +635,7 @@ void qk_free(Result *o) {
     free(o->group_first);
     free(o->q_data);
     free(o->d_data);
+    free(o->pair);
     free(o);
 }
 

@@ -8,14 +8,18 @@ as they stream:
 * a run is kept whole, or, when the caller only needs each query's top ``keep_top`` documents, reduced to
   them: every row whose score is beaten by fewer than ``keep_top`` others in its query (so the tied block
   that straddles the cutoff is kept whole, and any tie convention can still be applied exactly);
-* rows of a query are processed once the query is complete, which requires the file to be grouped by query
-  (every TREC tool writes runs that way). A query id that reappears after another query started means the
-  file is not grouped: the fast path then gives up and the caller reads the file whole.
+* with Arrow's parse, rows of a query are processed once the query is complete, which requires the file to
+  be grouped by query (every TREC tool writes runs that way). A query id that reappears after another
+  query started means the file is not grouped: Arrow's path then gives up and the caller reads the file
+  whole.
 
 When qrelkit's native scanner is built (:mod:`qrelkit._native`, ``scan.c``), it does the parsing instead of
 Arrow, for runs and judgments alike: blocks of about 4 MB, cut where a query begins, are each split,
-checked and reduced in one compiled pass, two at a time. It takes exactly the clean files described here
-and gives the same rows; whatever it refuses goes to Arrow's parse, and from there as below.
+checked and reduced in one compiled pass, two at a time. It takes exactly the clean files described here,
+in any order of lines (shards concatenated, lines shuffled or sorted by score or document): a query that
+comes back is reduced again with what was kept of it before, so the kept rows stay bounded by each query's
+top rows, and a document twice in a query is found across blocks by hashes of every line's (query,
+document) pair. It gives the same rows; whatever it refuses goes to Arrow's parse, and from there as below.
 
 Anything else steps aside (:class:`~qrelkit.errors.StepAside` inside, ``None`` from the public
 functions): the caller then uses the robust reader in :mod:`qrelkit.formats.trec.robust`, which finds and
@@ -436,15 +440,24 @@ def _strings(name: str, offsets: np.ndarray, data: np.ndarray) -> pl.Series:
 
 
 def _read_run_native(path, keep_top, rank_single, on_bytes):
-    """:func:`_read_run` with the native scanner: blocks are cut where a query begins, so each holds whole
-    queries and is scanned on its own. The same rows as Arrow's parse followed by :func:`_select_top`; a
-    block the scanner refuses raises :class:`StepAside`."""
+    """:func:`_read_run` with the native scanner, for a run in any order. Blocks are cut where a query
+    begins, so a grouped run's queries each lie in one block; each block is scanned on its own, a query
+    that comes back within it reduced as one. A query that comes back in a later block is merged: the
+    blocks' kept rows are reduced again per query (:func:`_merge_top`) whenever they outgrow the last
+    merge, so memory stays bounded by each query's top rows; and the (query, document) hashes of every
+    line are compared at the end, since a document twice in a query may fall in two blocks. The same rows
+    as Arrow's parse followed by :func:`_select_top` (in another row order); a block the scanner refuses,
+    or a possible duplicate, raises :class:`StepAside`."""
     kept: list[pl.DataFrame] = []
-    finished: set[str] = set()
+    held = merged = 0  # rows in kept; rows the last merge kept
+    seen: set[str] = set()
+    came_back = False  # a query in more than one block
+    pairs: list[np.ndarray] = []
     tags: set[bytes] = set()
     rows = 0
     fingerprint = ""
-    for scanned in _scanned(path, on_bytes, _cut_at_query, lambda b: scan_run(b, keep_top, rank_single)):
+    scan = lambda b: scan_run(b, keep_top, rank_single, any_order=True)  # noqa: E731
+    for scanned in _scanned(path, on_bytes, _cut_at_query, scan):
         if isinstance(scanned, str):
             fingerprint = scanned
             break
@@ -462,10 +475,50 @@ def _read_run_native(path, keep_top, rank_single, on_bytes):
         tags.add(scanned.tag)
         if len(tags) > 1:
             raise StepAside  # two tags
-        _claim_queries(finished, frame.get_column("query_id").gather(scanned.group_first).to_list())
+        firsts = frame.get_column("query_id").gather(scanned.group_first).to_list()
+        came_back = came_back or not seen.isdisjoint(firsts)
+        seen.update(firsts)
+        pairs.append(scanned.pair)
         kept.append(frame)
+        held += frame.height
+        if came_back and keep_top is not None and held > max(MERGE_ROWS, 2 * merged):
+            kept = [_merge_top(kept, keep_top, rank_single)]
+            held = merged = kept[0].height
+    if came_back:
+        _check_pairs(pairs)
+        if keep_top is not None and len(kept) > 1:
+            kept = [_merge_top(kept, keep_top, rank_single)]
+    del pairs
     tag = next(iter(tags)).decode() if tags else None
-    return _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag)
+    frame, fp, meta = _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag)
+    if came_back:
+        meta["merged_across_blocks"] = True  # not grouped by query: queries were merged as they came back
+    return frame, fp, meta
+
+
+#: Kept rows of a run whose queries come back across blocks are merged (each query's top rows selected
+#: again) once they number this many, or twice what the last merge kept, whichever is more.
+MERGE_ROWS = 1 << 21
+
+
+def _merge_top(kept: list[pl.DataFrame], keep_top: int, rank_single: bool) -> pl.DataFrame:
+    """Each query's top rows among several blocks' kept rows: rows beaten by fewer than ``keep_top``
+    others of their query. Each block kept every row beaten by fewer than ``keep_top`` others within the
+    block, a superset of the rows beaten by fewer than ``keep_top`` in the whole file, so selecting again
+    from the union gives the file's selection exactly."""
+    frame = _reduce(pl.concat(kept, rechunk=False), keep_top, rank_single)
+    # compact the strings: a filtered polars string column still holds the whole frame's buffers
+    return pl.DataFrame(frame.to_arrow(compat_level=pl.CompatLevel.oldest()))
+
+
+def _check_pairs(pairs: list[np.ndarray]) -> None:
+    """Step aside when two lines may share a (query, document) pair: equal 64-bit hashes, a duplicate
+    document or (about once in 10^8 files of 50M lines) a collision; the robust reader decides."""
+    every = np.concatenate(pairs) if pairs else np.zeros(0, dtype=np.uint64)
+    pairs.clear()
+    every.sort()
+    if len(every) > 1 and bool((every[1:] == every[:-1]).any()):
+        raise StepAside
 
 
 def _read_qrels_native(path: Path) -> tuple[pl.DataFrame, Fingerprint]:
