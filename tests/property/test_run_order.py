@@ -170,3 +170,34 @@ def test_an_ungrouped_run_streams_through_the_native_scanner(tmp_path, monkeypat
     assert meta["reader"] == "fast" and meta["merged_across_blocks"] is True and meta["kept_top"] == 5
     robust = evaluate(read_qrels(qpath), [read_run(rpath, reader="robust")], ["nDCG@3", "R@5"])
     _same(("values", results), ("values", robust))
+
+
+@pytest.mark.skipif(_native.lib is None, reason="the native scanner is not built")
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.lists(
+        st.tuples(st.sampled_from(["q1", "q2", "3"]), st.sampled_from(SCORES)), min_size=1, max_size=80
+    ),
+    order=st.randoms(use_true_random=False),
+    keep=st.integers(1, 4),
+    single=st.booleans(),
+    block=st.sampled_from([30, 64, 200, 1 << 20]),
+)
+def test_top_rows_across_blocks_are_the_rows_a_whole_read_keeps(
+    tmp_path, monkeypatch, rows, order, keep, single, block
+):
+    """Each query's top rows kept across many small blocks, selected again as they accumulate, are the
+    rows of the whole file that fewer than ``keep`` others beat (in single precision when asked)."""
+    from qrelkit.formats.trec import kept_top
+
+    lines = [(q, f"d{i}", s) for i, (q, s) in enumerate(rows)]
+    order.shuffle(lines)
+    path = tmp_path / "run.txt"
+    path.write_bytes(_text(lines))
+    monkeypatch.setattr(fast, "NATIVE_BLOCK_BYTES", block)
+    monkeypatch.setattr(fast, "CHUNK_BYTES", block)
+    frame, _, meta = fast._read_run_native(path, keep, single, None)
+    want = kept_top(read_run(path, reader="robust"), keep, single).frame
+    cols = ["query_id", "doc_id", "score", "rank", "line"]
+    assert frame.select(cols).sort("line").equals(want.select(cols).sort("line"))
+    assert meta["rows_read"] == len(lines)

@@ -779,3 +779,181 @@ int64_t qk_group_start(const uint8_t *buf, int64_t len, int32_t first_is_line) {
     }
     return 0;
 }
+
+/*
+ * Each query's top rows across blocks, for runs in any order. Blocks are scanned (qk_scan_run, on any
+ * thread) and added here in file order (qk_top_add): each query's rows accumulate, with copies of their
+ * document ids, and are selected again (the rows fewer than keep_top others of the query beat) whenever
+ * they number twice what the last selection kept. Every row the whole file would keep is kept by its
+ * block and by every selection (a row beaten by fewer than keep_top rows of the file is beaten by fewer in
+ * any subset), and a row the file would not keep is beaten by the file's top keep_top rows, which are all
+ * here: so the final selection (qk_top_result) is the file's, exactly.
+ */
+typedef struct {
+    double score, key;
+    int64_t rank, line; /* line: in the file, from 0 */
+    int64_t doc;        /* offset of the document id in the query's docs */
+    int32_t doc_len;
+} TopRow;
+
+typedef struct {
+    TopRow *rows;
+    int64_t n, cap, selected; /* selected: rows the last selection kept */
+    uint8_t *docs;
+    int64_t docs_len, docs_cap;
+    double *keys;
+    int64_t keys_cap;
+} TopQuery;
+
+typedef struct {
+    int64_t keep_top;
+    int32_t rank_single;
+    int64_t came_back; /* a query seen in an earlier block */
+    uint8_t *names;    /* query ids, one after another */
+    int64_t names_len, names_cap;
+    Queries index;     /* over names (QueryId.start is an offset into names) */
+    TopQuery *queries;
+    int64_t queries_cap;
+    int64_t *block_of; /* per query: the last block that added rows */
+    int64_t block_of_cap, blocks;
+} TopState;
+
+TopState *qk_top_new(int64_t keep_top, int32_t rank_single) {
+    TopState *s = calloc(1, sizeof(TopState));
+    if (!s) return NULL;
+    s->keep_top = keep_top;
+    s->rank_single = rank_single;
+    return s;
+}
+
+void qk_top_free(TopState *s) {
+    if (!s) return;
+    for (int64_t q = 0; q < s->index.n; q++) {
+        free(s->queries[q].rows);
+        free(s->queries[q].docs);
+        free(s->queries[q].keys);
+    }
+    free(s->queries);
+    free(s->block_of);
+    free(s->names);
+    free(s->index.slot);
+    free(s->index.ids);
+    free(s);
+}
+
+/* Keep the rows of q whose key is at least its keep_top-th largest; 0 when memory runs out. */
+static int top_select(TopQuery *q, int64_t keep_top) {
+    if (q->n > keep_top) {
+        if (!grow((void **)&q->keys, &q->keys_cap, q->n, sizeof(double))) return 0;
+        for (int64_t i = 0; i < q->n; i++) q->keys[i] = q->rows[i].key;
+        double threshold = kth_largest(q->keys, q->n, keep_top);
+        int64_t m = 0, bytes = 0;
+        for (int64_t i = 0; i < q->n; i++) {
+            TopRow r = q->rows[i];
+            if (r.key < threshold) continue;
+            memmove(q->docs + bytes, q->docs + r.doc, (size_t)r.doc_len);
+            r.doc = bytes;
+            bytes += r.doc_len;
+            q->rows[m++] = r;
+        }
+        q->n = m;
+        q->docs_len = bytes;
+    }
+    q->selected = q->n;
+    return 1;
+}
+
+/* Add a scanned block's kept rows (o from qk_scan_run; its rows' lines counted from line_base). */
+int64_t qk_top_add(TopState *s, const Result *o, int64_t line_base) {
+    s->blocks++;
+    for (int64_t g = 0; g < o->groups; g++) {
+        int64_t first = o->group_first[g], end = g + 1 < o->groups ? o->group_first[g + 1] : o->kept;
+        if (first == end) continue;
+        const uint8_t *name = o->q_data + o->q_off[first];
+        int64_t len = o->q_off[first + 1] - o->q_off[first];
+        /* look the query up by its bytes in names: the index compares against names */
+        uint64_t h = hash_bytes(name, len);
+        int64_t before = s->index.n;
+        if (!grow((void **)&s->names, &s->names_cap, s->names_len + len, 1)) return QK_NOMEM;
+        memcpy(s->names + s->names_len, name, (size_t)len);
+        int64_t q = query_index(&s->index, s->names, s->names_len, len, h);
+        if (q < 0) return QK_NOMEM;
+        if (s->index.n > before) {
+            s->names_len += len; /* a new query: keep its name */
+            if (!grow((void **)&s->queries, &s->queries_cap, s->index.n, sizeof(TopQuery)) ||
+                !grow((void **)&s->block_of, &s->block_of_cap, s->index.n, sizeof(int64_t)))
+                return QK_NOMEM;
+            memset(&s->queries[q], 0, sizeof(TopQuery));
+        } else if (s->block_of[q] != s->blocks) {
+            s->came_back = 1;
+        }
+        s->block_of[q] = s->blocks;
+        TopQuery *t = &s->queries[q];
+        int64_t bytes = o->d_off[end] - o->d_off[first];
+        if (!grow((void **)&t->rows, &t->cap, t->n + (end - first), sizeof(TopRow)) ||
+            !grow((void **)&t->docs, &t->docs_cap, t->docs_len + bytes, 1))
+            return QK_NOMEM;
+        for (int64_t i = first; i < end; i++) {
+            TopRow *r = &t->rows[t->n++];
+            r->score = o->score[i];
+            r->key = s->rank_single ? (double)(float)r->score : r->score;
+            r->rank = o->rank[i];
+            r->line = o->row[i] + line_base;
+            r->doc_len = (int32_t)(o->d_off[i + 1] - o->d_off[i]);
+            r->doc = t->docs_len;
+            memcpy(t->docs + t->docs_len, o->d_data + o->d_off[i], (size_t)r->doc_len);
+            t->docs_len += r->doc_len;
+        }
+        int64_t bound = 2 * (t->selected > s->keep_top ? t->selected : s->keep_top);
+        if (t->n > bound && !top_select(t, s->keep_top)) return QK_NOMEM;
+    }
+    return QK_OK;
+}
+
+/* Whether a query came back in a later block (the run is not grouped by query). */
+int64_t qk_top_came_back(const TopState *s) { return s->came_back; }
+
+/* Every query's final top rows, queries in the order they first appeared and each query's rows in file
+ * order; row holds the line in the file (from 0). Free with qk_free; NULL when memory runs out. */
+Result *qk_top_result(TopState *s) {
+    Result *o = new_result();
+    if (!o) return NULL;
+    o->status = QK_OK;
+    for (int64_t q = 0; q < s->index.n; q++) {
+        TopQuery *t = &s->queries[q];
+        if (!top_select(t, s->keep_top)) {
+            o->status = QK_NOMEM;
+            return o;
+        }
+        /* rows arrive in file order block by block, and within a block in file order */
+        int64_t q_start = s->index.ids[q].start, q_len = s->index.ids[q].len;
+        if (!grow((void **)&o->group_first, &o->groups_cap, o->groups + 1, sizeof(int64_t))) {
+            o->status = QK_NOMEM;
+            return o;
+        }
+        o->group_first[o->groups++] = o->kept;
+        for (int64_t i = 0; i < t->n; i++) {
+            TopRow *r = &t->rows[i];
+            if (!reserve(o, q_len, r->doc_len)) {
+                o->status = QK_NOMEM;
+                return o;
+            }
+            int64_t k = o->kept++;
+            memcpy(o->q_data + o->q_bytes, s->names + q_start, (size_t)q_len);
+            o->q_bytes += q_len;
+            o->q_off[k + 1] = o->q_bytes;
+            memcpy(o->d_data + o->d_bytes, t->docs + r->doc, (size_t)r->doc_len);
+            o->d_bytes += r->doc_len;
+            o->d_off[k + 1] = o->d_bytes;
+            o->score[k] = r->score;
+            o->rank[k] = r->rank;
+            o->row[k] = r->line;
+        }
+        free(t->rows);
+        free(t->docs);
+        free(t->keys);
+        memset(t, 0, sizeof(TopQuery));
+    }
+    o->lines = o->kept;
+    return o;
+}

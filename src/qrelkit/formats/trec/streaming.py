@@ -40,7 +40,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from ..._native import built, group_start, scan_qrels, scan_run
+from ..._native import TopRows, built, group_start, scan_qrels, scan_run
 from ...data import stretch_starts
 from ...errors import StepAside
 from ...fingerprint import Fingerprint, digest_ahead, file_sha256, identity
@@ -441,36 +441,28 @@ def _strings(name: str, offsets: np.ndarray, data: np.ndarray) -> pl.Series:
 
 def _read_run_native(path, keep_top, rank_single, on_bytes):
     """:func:`_read_run` with the native scanner, for a run in any order. Blocks are cut where a query
-    begins, so a grouped run's queries each lie in one block; each block is scanned on its own, a query
-    that comes back within it reduced as one. A query that comes back in a later block is merged: the
-    blocks' kept rows are reduced again per query (:func:`_merge_top`) whenever they outgrow the last
-    merge, so memory stays bounded by each query's top rows; and the (query, document) hashes of every
-    line are compared at the end, since a document twice in a query may fall in two blocks. The same rows
-    as Arrow's parse followed by :func:`_select_top` (in another row order); a block the scanner refuses,
-    or a possible duplicate, raises :class:`StepAside`."""
+    begins, so a grouped run's queries each lie in one block; each block is scanned on its own (two at a
+    time), a query that comes back within it reduced as one. With ``keep_top``, the blocks are merged in
+    file order by :class:`qrelkit._native.TopRows`, which keeps each query's top rows across blocks in
+    bounded memory; without it every row is kept. A document twice in a query may fall in two blocks, so
+    the (query, document) hashes of every line are compared when a query came back in a later block. The
+    same rows as Arrow's parse followed by :func:`_select_top`; a block the scanner refuses, or a possible
+    duplicate, raises :class:`StepAside`."""
+    if keep_top is not None:
+        return _read_run_native_top(path, keep_top, rank_single, on_bytes)
     kept: list[pl.DataFrame] = []
-    held = merged = 0  # rows in kept; rows the last merge kept
     seen: set[str] = set()
     came_back = False  # a query in more than one block
     pairs: list[np.ndarray] = []
     tags: set[bytes] = set()
     rows = 0
     fingerprint = ""
-    scan = lambda b: scan_run(b, keep_top, rank_single, any_order=True)  # noqa: E731
+    scan = lambda b: scan_run(b, None, rank_single, any_order=True)  # noqa: E731
     for scanned in _scanned(path, on_bytes, _cut_at_query, scan):
         if isinstance(scanned, str):
             fingerprint = scanned
             break
-        # polars Series from numpy and Arrow arrays: pa.table() over numpy arrays would import pandas
-        frame = pl.DataFrame(
-            [
-                _strings("query_id", scanned.q_off, scanned.q_data),
-                _strings("doc_id", scanned.d_off, scanned.d_data),
-                pl.Series("score", scanned.score),
-                pl.Series("rank", scanned.rank),
-                pl.Series("line", scanned.row + (rows + 1)),  # no blank lines here: rows and lines coincide
-            ]
-        )
+        frame = _scanned_frame(scanned, rows + 1)
         rows += scanned.lines
         tags.add(scanned.tag)
         if len(tags) > 1:
@@ -480,14 +472,8 @@ def _read_run_native(path, keep_top, rank_single, on_bytes):
         seen.update(firsts)
         pairs.append(scanned.pair)
         kept.append(frame)
-        held += frame.height
-        if came_back and keep_top is not None and held > max(MERGE_ROWS, 2 * merged):
-            kept = [_merge_top(kept, keep_top, rank_single)]
-            held = merged = kept[0].height
     if came_back:
         _check_pairs(pairs)
-        if keep_top is not None and len(kept) > 1:
-            kept = [_merge_top(kept, keep_top, rank_single)]
     del pairs
     tag = next(iter(tags)).decode() if tags else None
     frame, fp, meta = _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag)
@@ -496,19 +482,50 @@ def _read_run_native(path, keep_top, rank_single, on_bytes):
     return frame, fp, meta
 
 
-#: Kept rows of a run whose queries come back across blocks are merged (each query's top rows selected
-#: again) once they number this many, or twice what the last merge kept, whichever is more.
-MERGE_ROWS = 1 << 21
+def _scanned_frame(scanned, first_line: int) -> pl.DataFrame:
+    """A frame of scanned rows; ``first_line`` is the line number of ``row`` 0."""
+    # polars Series from numpy and Arrow arrays: pa.table() over numpy arrays would import pandas
+    return pl.DataFrame(
+        [
+            _strings("query_id", scanned.q_off, scanned.q_data),
+            _strings("doc_id", scanned.d_off, scanned.d_data),
+            pl.Series("score", scanned.score),
+            pl.Series("rank", scanned.rank),
+            pl.Series("line", scanned.row + first_line),  # no blank lines here: rows and lines coincide
+        ]
+    )
 
 
-def _merge_top(kept: list[pl.DataFrame], keep_top: int, rank_single: bool) -> pl.DataFrame:
-    """Each query's top rows among several blocks' kept rows: rows beaten by fewer than ``keep_top``
-    others of their query. Each block kept every row beaten by fewer than ``keep_top`` others within the
-    block, a superset of the rows beaten by fewer than ``keep_top`` in the whole file, so selecting again
-    from the union gives the file's selection exactly."""
-    frame = _reduce(pl.concat(kept, rechunk=False), keep_top, rank_single)
-    # compact the strings: a filtered polars string column still holds the whole frame's buffers
-    return pl.DataFrame(frame.to_arrow(compat_level=pl.CompatLevel.oldest()))
+def _read_run_native_top(path, keep_top, rank_single, on_bytes):
+    """:func:`_read_run_native` keeping each query's top ``keep_top`` rows across blocks."""
+    top = TopRows(keep_top, rank_single)
+    pairs: list[np.ndarray] = []
+    tags: set[bytes] = set()
+    rows = 0
+    fingerprint = ""
+    try:
+        for block in _scanned(path, on_bytes, _cut_at_query, top.scan):
+            if isinstance(block, str):
+                fingerprint = block
+                break
+            tags.add(block.tag)
+            if len(tags) > 1:
+                raise StepAside  # two tags
+            pairs.append(block.pair)
+            top.add(block, rows)
+            rows += block.lines
+        came_back = top.came_back()
+        if came_back:
+            _check_pairs(pairs)
+        del pairs
+        kept = [_scanned_frame(top.result(), 1)] if rows else []
+    finally:
+        top.close()
+    tag = next(iter(tags)).decode() if tags else None
+    frame, fp, meta = _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag)
+    if came_back:
+        meta["merged_across_blocks"] = True  # not grouped by query: queries were merged as they came back
+    return frame, fp, meta
 
 
 def _check_pairs(pairs: list[np.ndarray]) -> None:
