@@ -328,6 +328,27 @@ static int reserve(Result *o, int64_t q_len, int64_t d_len) {
 }
 
 void qk_free(Result *o);
+int64_t qk_count_lines(const uint8_t *buf, int64_t len);
+
+/* Room for `rows` kept rows and `bytes` bytes of each id column at once. */
+static int reserve_rows(Result *o, int64_t rows, int64_t bytes) {
+    if (rows + 1 > o->rows_cap) {
+        int64_t cap = rows + 1;
+        int64_t *q_off = realloc(o->q_off, (size_t)cap * sizeof(int64_t));
+        if (q_off) o->q_off = q_off;
+        int64_t *d_off = realloc(o->d_off, (size_t)cap * sizeof(int64_t));
+        if (d_off) o->d_off = d_off;
+        double *score = realloc(o->score, (size_t)cap * sizeof(double));
+        if (score) o->score = score;
+        int64_t *rank = realloc(o->rank, (size_t)cap * sizeof(int64_t));
+        if (rank) o->rank = rank;
+        int64_t *row = realloc(o->row, (size_t)cap * sizeof(int64_t));
+        if (row) o->row = row;
+        if (!q_off || !d_off || !score || !rank || !row) return 0;
+        o->rows_cap = cap;
+    }
+    return grow((void **)&o->q_data, &o->q_cap, bytes, 1) && grow((void **)&o->d_data, &o->d_cap, bytes, 1);
+}
 
 /* An empty result with room for the first rows; NULL when memory runs out. */
 static Result *new_result(void) {
@@ -547,6 +568,14 @@ Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t r
     if (len <= 0 || buf[len - 1] != '\n') {
         status = QK_REFUSE;
         goto done;
+    }
+    if (any_order) { /* room for every line at once: no copying as the arrays grow */
+        int64_t lines = qk_count_lines(buf, len);
+        if (!grow((void **)&g.rows, &g.cap, lines, sizeof(Row)) ||
+            !grow((void **)&o->pair, &o->pair_cap, lines, sizeof(uint64_t)) || !reserve_rows(o, lines, len)) {
+            status = QK_NOMEM;
+            goto done;
+        }
     }
     while (p < len) {
         int64_t start[6], flen[6];
