@@ -828,6 +828,8 @@ typedef struct {
 typedef struct {
     TopRow *rows;
     int64_t n, cap, selected; /* selected: rows the last selection kept */
+    double floor; /* keep_top rows here have a key at least this: a row with a lower key is never kept */
+    int has_floor;
     uint8_t *docs;
     int64_t docs_len, docs_cap;
     double *keys;
@@ -876,6 +878,8 @@ static int top_select(TopQuery *q, int64_t keep_top) {
         if (!grow((void **)&q->keys, &q->keys_cap, q->n, sizeof(double))) return 0;
         for (int64_t i = 0; i < q->n; i++) q->keys[i] = q->rows[i].key;
         double threshold = kth_largest(q->keys, q->n, keep_top);
+        q->floor = threshold;
+        q->has_floor = 1;
         int64_t m = 0, bytes = 0;
         for (int64_t i = 0; i < q->n; i++) {
             TopRow r = q->rows[i];
@@ -923,9 +927,11 @@ int64_t qk_top_add(TopState *s, const Result *o, int64_t line_base) {
             !grow((void **)&t->docs, &t->docs_cap, t->docs_len + bytes, 1))
             return QK_NOMEM;
         for (int64_t i = first; i < end; i++) {
+            double key = s->rank_single ? (double)(float)o->score[i] : o->score[i];
+            if (t->has_floor && key < t->floor) continue; /* beaten by keep_top rows already here */
             TopRow *r = &t->rows[t->n++];
             r->score = o->score[i];
-            r->key = s->rank_single ? (double)(float)r->score : r->score;
+            r->key = key;
             r->rank = o->rank[i];
             r->line = o->row[i] + line_base;
             r->doc_len = (int32_t)(o->d_off[i + 1] - o->d_off[i]);
