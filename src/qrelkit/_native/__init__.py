@@ -194,9 +194,10 @@ def scan_run(block, keep_top: int | None, rank_single: bool, any_order: bool = F
 class Block:
     """One block scanned for :class:`TopRows` (its kept rows stay in the scanner's memory until added)."""
 
-    def __init__(self, result, lines: int, tag: bytes, pair: np.ndarray):
+    def __init__(self, result, lines: int, size: int, tag: bytes, pair: np.ndarray):
         self._result = result
         self.lines = lines
+        self.size = size  # bytes scanned
         self.tag = tag
         self.pair = pair
 
@@ -232,7 +233,7 @@ class TopRows:
             lib.qk_free(result)
             return None
         tag = bytes(view[r.tag_start : r.tag_start + r.tag_len]) if r.tag_start >= 0 else b""
-        return Block(result, r.lines, tag, _copy(r.pair, r.lines, np.uint64))
+        return Block(result, r.lines, len(view), tag, _copy(r.pair, r.lines, np.uint64))
 
     def add(self, block: Block, first_line: int) -> None:
         """Merge a scanned block whose first line is the file's line ``first_line`` (from 0)."""

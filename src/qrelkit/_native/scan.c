@@ -819,9 +819,9 @@ int64_t qk_group_start(const uint8_t *buf, int64_t len, int32_t first_is_line) {
  * here: so the final selection (qk_top_result) is the file's, exactly.
  */
 typedef struct {
-    double score, key;
+    double score;
     int64_t rank, line; /* line: in the file, from 0 */
-    int64_t doc;        /* offset of the document id in the query's docs */
+    int32_t doc;        /* offset of the document id in the query's docs */
     int32_t doc_len;
 } TopRow;
 
@@ -832,8 +832,6 @@ typedef struct {
     int has_floor;
     uint8_t *docs;
     int64_t docs_len, docs_cap;
-    double *keys;
-    int64_t keys_cap;
 } TopQuery;
 
 typedef struct {
@@ -847,7 +845,22 @@ typedef struct {
     int64_t queries_cap;
     int64_t *block_of; /* per query: the last block that added rows */
     int64_t block_of_cap, blocks;
+    double *keys; /* scratch for selecting the k-th largest key */
+    int64_t keys_cap;
 } TopState;
+
+/* grow() for the many small arrays of TopQuery: from 16 entries, by half again, so that each query's
+ * arrays stay near their size. */
+static int grow_small(void **p, int64_t *cap, int64_t need, size_t size) {
+    if (need <= *cap) return 1;
+    int64_t next = *cap ? *cap : 16;
+    while (next < need) next += next / 2 + 1;
+    void *q = realloc(*p, (size_t)next * size);
+    if (!q) return 0;
+    *p = q;
+    *cap = next;
+    return 1;
+}
 
 TopState *qk_top_new(int64_t keep_top, int32_t rank_single) {
     TopState *s = calloc(1, sizeof(TopState));
@@ -862,8 +875,8 @@ void qk_top_free(TopState *s) {
     for (int64_t q = 0; q < s->index.n; q++) {
         free(s->queries[q].rows);
         free(s->queries[q].docs);
-        free(s->queries[q].keys);
     }
+    free(s->keys);
     free(s->queries);
     free(s->block_of);
     free(s->names);
@@ -872,20 +885,23 @@ void qk_top_free(TopState *s) {
     free(s);
 }
 
+static double top_key(const TopState *s, double score) { return s->rank_single ? (double)(float)score : score; }
+
 /* Keep the rows of q whose key is at least its keep_top-th largest; 0 when memory runs out. */
-static int top_select(TopQuery *q, int64_t keep_top) {
+static int top_select(TopState *s, TopQuery *q) {
+    int64_t keep_top = s->keep_top;
     if (q->n > keep_top) {
-        if (!grow((void **)&q->keys, &q->keys_cap, q->n, sizeof(double))) return 0;
-        for (int64_t i = 0; i < q->n; i++) q->keys[i] = q->rows[i].key;
-        double threshold = kth_largest(q->keys, q->n, keep_top);
+        if (!grow((void **)&s->keys, &s->keys_cap, q->n, sizeof(double))) return 0;
+        for (int64_t i = 0; i < q->n; i++) s->keys[i] = top_key(s, q->rows[i].score);
+        double threshold = kth_largest(s->keys, q->n, keep_top);
         q->floor = threshold;
         q->has_floor = 1;
         int64_t m = 0, bytes = 0;
         for (int64_t i = 0; i < q->n; i++) {
             TopRow r = q->rows[i];
-            if (r.key < threshold) continue;
+            if (top_key(s, r.score) < threshold) continue;
             memmove(q->docs + bytes, q->docs + r.doc, (size_t)r.doc_len);
-            r.doc = bytes;
+            r.doc = (int32_t)bytes;
             bytes += r.doc_len;
             q->rows[m++] = r;
         }
@@ -923,24 +939,23 @@ int64_t qk_top_add(TopState *s, const Result *o, int64_t line_base) {
         s->block_of[q] = s->blocks;
         TopQuery *t = &s->queries[q];
         int64_t bytes = o->d_off[end] - o->d_off[first];
-        if (!grow((void **)&t->rows, &t->cap, t->n + (end - first), sizeof(TopRow)) ||
-            !grow((void **)&t->docs, &t->docs_cap, t->docs_len + bytes, 1))
+        if (t->docs_len + bytes > INT32_MAX) return QK_NOMEM; /* ids of one query past 2 GB */
+        if (!grow_small((void **)&t->rows, &t->cap, t->n + (end - first), sizeof(TopRow)) ||
+            !grow_small((void **)&t->docs, &t->docs_cap, t->docs_len + bytes, 1))
             return QK_NOMEM;
         for (int64_t i = first; i < end; i++) {
-            double key = s->rank_single ? (double)(float)o->score[i] : o->score[i];
-            if (t->has_floor && key < t->floor) continue; /* beaten by keep_top rows already here */
+            if (t->has_floor && top_key(s, o->score[i]) < t->floor) continue; /* beaten by keep_top here */
             TopRow *r = &t->rows[t->n++];
             r->score = o->score[i];
-            r->key = key;
             r->rank = o->rank[i];
             r->line = o->row[i] + line_base;
             r->doc_len = (int32_t)(o->d_off[i + 1] - o->d_off[i]);
-            r->doc = t->docs_len;
+            r->doc = (int32_t)t->docs_len;
             memcpy(t->docs + t->docs_len, o->d_data + o->d_off[i], (size_t)r->doc_len);
             t->docs_len += r->doc_len;
         }
         int64_t bound = 2 * (t->selected > s->keep_top ? t->selected : s->keep_top);
-        if (t->n > bound && !top_select(t, s->keep_top)) return QK_NOMEM;
+        if (t->n > bound && !top_select(s, t)) return QK_NOMEM;
     }
     return QK_OK;
 }
@@ -956,7 +971,7 @@ Result *qk_top_result(TopState *s) {
     o->status = QK_OK;
     for (int64_t q = 0; q < s->index.n; q++) {
         TopQuery *t = &s->queries[q];
-        if (!top_select(t, s->keep_top)) {
+        if (!top_select(s, t)) {
             o->status = QK_NOMEM;
             return o;
         }
@@ -986,7 +1001,6 @@ Result *qk_top_result(TopState *s) {
         }
         free(t->rows);
         free(t->docs);
-        free(t->keys);
         memset(t, 0, sizeof(TopQuery));
     }
     o->lines = o->kept;

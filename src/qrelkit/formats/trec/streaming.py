@@ -453,7 +453,7 @@ def _read_run_native(path, keep_top, rank_single, on_bytes):
     kept: list[pl.DataFrame] = []
     seen: set[str] = set()
     came_back = False  # a query in more than one block
-    pairs: list[np.ndarray] = []
+    pairs = _Pairs(path)
     tags: set[bytes] = set()
     rows = 0
     fingerprint = ""
@@ -470,10 +470,10 @@ def _read_run_native(path, keep_top, rank_single, on_bytes):
         firsts = frame.get_column("query_id").gather(scanned.group_first).to_list()
         came_back = came_back or not seen.isdisjoint(firsts)
         seen.update(firsts)
-        pairs.append(scanned.pair)
+        pairs.add(scanned.pair, 0)
         kept.append(frame)
     if came_back:
-        _check_pairs(pairs)
+        pairs.check()
     del pairs
     tag = next(iter(tags)).decode() if tags else None
     frame, fp, meta = _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag)
@@ -499,7 +499,7 @@ def _scanned_frame(scanned, first_line: int) -> pl.DataFrame:
 def _read_run_native_top(path, keep_top, rank_single, on_bytes):
     """:func:`_read_run_native` keeping each query's top ``keep_top`` rows across blocks."""
     top = TopRows(keep_top, rank_single)
-    pairs: list[np.ndarray] = []
+    pairs = _Pairs(path)
     tags: set[bytes] = set()
     rows = 0
     fingerprint = ""
@@ -511,12 +511,12 @@ def _read_run_native_top(path, keep_top, rank_single, on_bytes):
             tags.add(block.tag)
             if len(tags) > 1:
                 raise StepAside  # two tags
-            pairs.append(block.pair)
+            pairs.add(block.pair, block.size)
             top.add(block, rows)
             rows += block.lines
         came_back = top.came_back()
         if came_back:
-            _check_pairs(pairs)
+            pairs.check()
         del pairs
         kept = [_scanned_frame(top.result(), 1)] if rows else []
     finally:
@@ -528,14 +528,35 @@ def _read_run_native_top(path, keep_top, rank_single, on_bytes):
     return frame, fp, meta
 
 
-def _check_pairs(pairs: list[np.ndarray]) -> None:
-    """Step aside when two lines may share a (query, document) pair: equal 64-bit hashes, a duplicate
-    document or (about once in 10^8 files of 50M lines) a collision; the robust reader decides."""
-    every = np.concatenate(pairs) if pairs else np.zeros(0, dtype=np.uint64)
-    pairs.clear()
-    every.sort()
-    if len(every) > 1 and bool((every[1:] == every[:-1]).any()):
-        raise StepAside
+class _Pairs:
+    """The (query, document) hashes of every line, in one array sized from the file (8 bytes a line)."""
+
+    def __init__(self, path: Path):
+        self.size = path.stat().st_size
+        self.data = np.zeros(0, dtype=np.uint64)
+        self.n = 0
+        self.bytes = 0
+
+    def add(self, pair: np.ndarray, block_bytes: int) -> None:
+        need = self.n + len(pair)
+        self.bytes += block_bytes
+        if need > len(self.data):
+            # the lines still to come, from the bytes per line so far (gzip: the stored size is a floor)
+            ahead = max(self.size - self.bytes, 0) * need // self.bytes if self.bytes else need
+            grown = np.empty(max(need + ahead + ahead // 16 + 1024, len(self.data) * 3 // 2), dtype=np.uint64)
+            grown[: self.n] = self.data[: self.n]
+            self.data = grown
+        self.data[self.n : need] = pair
+        self.n = need
+
+    def check(self) -> None:
+        """Step aside when two lines may share a (query, document) pair: equal 64-bit hashes, a duplicate
+        document or (about once in 10^8 files of 50M lines) a collision; the robust reader decides."""
+        every = self.data[: self.n]
+        every.sort()  # in place
+        if len(every) > 1 and bool((every[1:] == every[:-1]).any()):
+            raise StepAside
+        self.data = np.zeros(0, dtype=np.uint64)
 
 
 def _read_qrels_native(path: Path) -> tuple[pl.DataFrame, Fingerprint]:
