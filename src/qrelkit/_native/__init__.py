@@ -169,8 +169,8 @@ def _ids(r) -> dict[str, np.ndarray]:
 def scan_run(block, keep_top: int | None, rank_single: bool, any_order: bool = False) -> Scanned | None:
     """Scan whole lines of a clean TREC run (see ``scan.c``); ``None`` when it refuses the block.
 
-    ``any_order``: a query may come back within the block (its rows are reduced together, queries in the
-    order they first appear), and ``pair`` holds a hash of each line's (query id, document id)."""
+    ``any_order``: a query may come back within the block (each stretch of its lines is a group of its
+    own, which the caller merges), and ``pair`` holds a hash of each line's (query id, document id)."""
     return _scan(
         lib.qk_scan_run,
         block,

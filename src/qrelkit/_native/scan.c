@@ -16,10 +16,10 @@
  *   - one tag within the block (the caller compares blocks);
  *   - grouped by query within the block (a query id that comes back after another is refused; the caller
  *     checks across blocks, which are cut at query boundaries) and no document twice in a query. With
- *     any_order set, a query may come back within the block: its rows are gathered (in file order) and
- *     checked and reduced as one group, groups in the order their queries first appear; and pair[] then
- *     holds, for every line, a 64-bit hash of its (query id, document id), with which the caller finds a
- *     document twice in a query across blocks.
+ *     any_order set, a query may come back within the block: each stretch of lines of one query is checked
+ *     and reduced on its own and comes out as a group of its own (a query may have several groups, which
+ *     the caller merges); and pair[] then holds, for every line, a 64-bit hash of its (query id, document
+ *     id), with which the caller finds a document twice in a query across stretches and blocks.
  *
  * A row is kept when fewer than keep_top rows of its query have a higher score (all rows when keep_top <=
  * 0), compared in double precision, or in single precision when rank_single is set: the tied block that
@@ -168,7 +168,6 @@ typedef struct {
     double score;
     double key;    /* the score as compared: rounded to single precision under rank_single */
     uint64_t hash; /* of the document id */
-    int64_t group; /* the query's index in the block (any_order only) */
     int32_t doc_len;
 } Row;
 
@@ -514,41 +513,6 @@ static uint64_t pair_hash(uint64_t q, uint64_t d) {
     return z ^ (z >> 31);
 }
 
-/* any_order: the rows of g (each with its query's index) gathered by query, stable, and each query
- * flushed as one group, in the order the queries first appear. */
-static int flush_any_order(Group *g, const uint8_t *buf, Queries *t, int64_t keep_top, Result *o) {
-    if (g->n == 0) return QK_OK;
-    int64_t *first = calloc((size_t)t->n + 1, sizeof(int64_t));
-    Row *sorted = malloc((size_t)g->n * sizeof(Row));
-    int status = QK_OK;
-    if (!first || !sorted) {
-        status = QK_NOMEM;
-        goto out;
-    }
-    for (int64_t i = 0; i < g->n; i++) first[g->rows[i].group + 1]++;
-    for (int64_t q = 0; q < t->n; q++) first[q + 1] += first[q];
-    for (int64_t i = 0; i < g->n; i++) sorted[first[g->rows[i].group]++] = g->rows[i];
-    /* first[q] is now the end of query q's rows */
-    Group view = *g;
-    int64_t at = 0;
-    for (int64_t q = 0; q < t->n; q++) {
-        view.rows = sorted + at;
-        view.n = first[q] - at;
-        at = first[q];
-        status = flush(&view, buf, t->ids[q].start, t->ids[q].len, keep_top, o);
-        g->table = view.table; /* scratch that flush may have grown */
-        g->table_cap = view.table_cap;
-        g->keys = view.keys;
-        g->keys_cap = view.keys_cap;
-        if (status != QK_OK) break;
-    }
-    g->n = 0;
-out:
-    free(first);
-    free(sorted);
-    return status;
-}
-
 /*
  * Scan buf[0..len) (whole lines, the last ending with '\n'). Returns the kept rows and counts (NULL only
  * when memory runs out before anything starts); free it with qk_free.
@@ -558,11 +522,10 @@ Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t r
     if (!o) return NULL;
     Group g = {0};
     Seen seen = {0};
-    Queries queries = {0};
     int status = QK_OK;
     int nomem = 0;
     uint8_t high = 0;
-    int64_t p = 0, line = 0, group = -1;
+    int64_t p = 0, line = 0;
     int64_t q_start = -1, q_len = 0, tag_start = -1, tag_len = 0;
     uint64_t q_hash = 0;
     if (len <= 0 || buf[len - 1] != '\n') {
@@ -571,8 +534,7 @@ Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t r
     }
     if (any_order) { /* room for every line at once: no copying as the arrays grow */
         int64_t lines = qk_count_lines(buf, len);
-        if (!grow((void **)&g.rows, &g.cap, lines, sizeof(Row)) ||
-            !grow((void **)&o->pair, &o->pair_cap, lines, sizeof(uint64_t)) || !reserve_rows(o, lines, len)) {
+        if (!grow((void **)&o->pair, &o->pair_cap, lines, sizeof(uint64_t)) || !reserve_rows(o, lines, len)) {
             status = QK_NOMEM;
             goto done;
         }
@@ -584,8 +546,7 @@ Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t r
             goto done;
         }
         if (q_start < 0 || flen[0] != q_len || memcmp(buf + start[0], buf + q_start, (size_t)q_len) != 0) {
-            if (!any_order && q_start >= 0 && (status = flush(&g, buf, q_start, q_len, keep_top, o)) != QK_OK)
-                goto done;
+            if (q_start >= 0 && (status = flush(&g, buf, q_start, q_len, keep_top, o)) != QK_OK) goto done;
             q_start = start[0];
             q_len = flen[0];
             if (has_bom(buf, q_start, q_len)) {
@@ -594,10 +555,6 @@ Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t r
             }
             if (any_order) {
                 q_hash = hash_bytes(buf + q_start, q_len);
-                if ((group = query_index(&queries, buf, q_start, q_len, q_hash)) < 0) {
-                    status = QK_NOMEM;
-                    goto done;
-                }
             } else if (!seen_add(&seen, buf, q_start, q_len, &nomem)) {
                 status = nomem ? QK_NOMEM : QK_REFUSE; /* a query id that came back: not grouped */
                 goto done;
@@ -624,7 +581,6 @@ Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t r
         r->doc = start[2];
         r->doc_len = (int32_t)flen[2];
         r->hash = hash_bytes(buf + start[2], flen[2]);
-        r->group = group;
         if (any_order) {
             if (!grow((void **)&o->pair, &o->pair_cap, line + 1, sizeof(uint64_t))) {
                 status = QK_NOMEM;
@@ -634,8 +590,7 @@ Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t r
         }
         r->line = line++;
     }
-    status = any_order ? flush_any_order(&g, buf, &queries, keep_top, o) : flush(&g, buf, q_start, q_len, keep_top, o);
-    if (status != QK_OK) goto done;
+    if ((status = flush(&g, buf, q_start, q_len, keep_top, o)) != QK_OK) goto done;
     if ((high & 0x80) && !utf8_valid(buf, len)) status = QK_REFUSE;
 done:
     if (status != QK_OK) o->refused_line = line;
@@ -649,8 +604,6 @@ done:
     free(seen.start);
     free(seen.len);
     free(seen.hash);
-    free(queries.slot);
-    free(queries.ids);
     return o;
 }
 
@@ -843,8 +796,6 @@ typedef struct {
     Queries index;     /* over names (QueryId.start is an offset into names) */
     TopQuery *queries;
     int64_t queries_cap;
-    int64_t *block_of; /* per query: the last block that added rows */
-    int64_t block_of_cap, blocks;
     double *keys; /* scratch for selecting the k-th largest key */
     int64_t keys_cap;
 } TopState;
@@ -878,7 +829,6 @@ void qk_top_free(TopState *s) {
     }
     free(s->keys);
     free(s->queries);
-    free(s->block_of);
     free(s->names);
     free(s->index.slot);
     free(s->index.ids);
@@ -914,7 +864,6 @@ static int top_select(TopState *s, TopQuery *q) {
 
 /* Add a scanned block's kept rows (o from qk_scan_run; its rows' lines counted from line_base). */
 int64_t qk_top_add(TopState *s, const Result *o, int64_t line_base) {
-    s->blocks++;
     for (int64_t g = 0; g < o->groups; g++) {
         int64_t first = o->group_first[g], end = g + 1 < o->groups ? o->group_first[g + 1] : o->kept;
         if (first == end) continue;
@@ -929,14 +878,11 @@ int64_t qk_top_add(TopState *s, const Result *o, int64_t line_base) {
         if (q < 0) return QK_NOMEM;
         if (s->index.n > before) {
             s->names_len += len; /* a new query: keep its name */
-            if (!grow((void **)&s->queries, &s->queries_cap, s->index.n, sizeof(TopQuery)) ||
-                !grow((void **)&s->block_of, &s->block_of_cap, s->index.n, sizeof(int64_t)))
-                return QK_NOMEM;
+            if (!grow((void **)&s->queries, &s->queries_cap, s->index.n, sizeof(TopQuery))) return QK_NOMEM;
             memset(&s->queries[q], 0, sizeof(TopQuery));
-        } else if (s->block_of[q] != s->blocks) {
-            s->came_back = 1;
+        } else {
+            s->came_back = 1; /* a query seen before, in an earlier block or stretch */
         }
-        s->block_of[q] = s->blocks;
         TopQuery *t = &s->queries[q];
         int64_t bytes = o->d_off[end] - o->d_off[first];
         if (t->docs_len + bytes > INT32_MAX) return QK_NOMEM; /* ids of one query past 2 GB */
@@ -960,7 +906,7 @@ int64_t qk_top_add(TopState *s, const Result *o, int64_t line_base) {
     return QK_OK;
 }
 
-/* Whether a query came back in a later block (the run is not grouped by query). */
+/* Whether a query came back after another (the run is not grouped by query). */
 int64_t qk_top_came_back(const TopState *s) { return s->came_back; }
 
 /* Every query's final top rows, queries in the order they first appeared and each query's rows in file

@@ -442,10 +442,10 @@ def _strings(name: str, offsets: np.ndarray, data: np.ndarray) -> pl.Series:
 def _read_run_native(path, keep_top, rank_single, on_bytes):
     """:func:`_read_run` with the native scanner, for a run in any order. Blocks are cut where a query
     begins, so a grouped run's queries each lie in one block; each block is scanned on its own (two at a
-    time), a query that comes back within it reduced as one. With ``keep_top``, the blocks are merged in
+    time), each stretch of one query's lines reduced on its own. With ``keep_top``, the stretches are merged in
     file order by :class:`qrelkit._native.TopRows`, which keeps each query's top rows across blocks in
     bounded memory; without it every row is kept. A document twice in a query may fall in two blocks, so
-    the (query, document) hashes of every line are compared when a query came back in a later block. The
+    the (query, document) hashes of every line are compared when a query came back after another. The
     same rows as Arrow's parse followed by :func:`_select_top`; a block the scanner refuses, or a possible
     duplicate, raises :class:`StepAside`."""
     if keep_top is not None:
@@ -468,7 +468,7 @@ def _read_run_native(path, keep_top, rank_single, on_bytes):
         if len(tags) > 1:
             raise StepAside  # two tags
         firsts = frame.get_column("query_id").gather(scanned.group_first).to_list()
-        came_back = came_back or not seen.isdisjoint(firsts)
+        came_back = came_back or len(set(firsts)) < len(firsts) or not seen.isdisjoint(firsts)
         seen.update(firsts)
         pairs.add(scanned.pair, 0)
         kept.append(frame)
