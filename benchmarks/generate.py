@@ -7,6 +7,10 @@ arguments always write the same bytes.
 
     python benchmarks/generate.py --queries 6980 --depth 1000 --out benchmarks/data/7m
     python benchmarks/generate.py --queries 1000 --depth 100 --runs 20 --out benchmarks/data/100k-x20
+    python benchmarks/generate.py --scale 7m --shuffle --out benchmarks/data/7m-shuffled
+
+``--shuffle`` writes each run's lines in a random order (seeded; the same lines as without it), as files
+concatenated from shards or written by parallel workers arrive: no query's lines are together.
 """
 
 from __future__ import annotations
@@ -95,7 +99,28 @@ def write_run(
     return lines
 
 
-def generate(n_queries: int, depth: int, n_runs: int, out: Path, seed: int) -> None:
+def shuffle_lines(path: Path, rng: np.random.Generator, bucket_bytes: int = 256 << 20) -> None:
+    """Rewrite ``path`` with its lines in a uniformly random order, in bounded memory: each line goes to a
+    random bucket file, then each bucket is shuffled in memory and appended."""
+    buckets = max(1, -(-path.stat().st_size // bucket_bytes))
+    parts = [path.with_suffix(f".part{i}") for i in range(buckets)]
+    handles = [p.open("wb") for p in parts]
+    with path.open("rb") as fh:
+        while block := fh.readlines(64 << 20):
+            lines = np.array(block, dtype=object)
+            where = rng.integers(0, buckets, len(lines))
+            for i, handle in enumerate(handles):
+                handle.writelines(lines[where == i].tolist())
+    for handle in handles:
+        handle.close()
+    with path.open("wb") as out:
+        for part in parts:
+            lines = part.read_bytes().splitlines(keepends=True)
+            out.writelines([lines[i] for i in rng.permutation(len(lines))])
+            part.unlink()
+
+
+def generate(n_queries: int, depth: int, n_runs: int, out: Path, seed: int, shuffle: bool = False) -> None:
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
@@ -104,6 +129,8 @@ def generate(n_queries: int, depth: int, n_runs: int, out: Path, seed: int) -> N
     for i in range(n_runs):
         tag = f"run{i:02d}"
         lines = write_run(rng, qrels, n_queries, depth, out / f"{tag}.run", tag)
+        if shuffle:
+            shuffle_lines(out / f"{tag}.run", rng)
         print(f"{out / (tag + '.run')}: {lines:,} lines", flush=True)
     print(f"{out}: {qrels.height:,} judgments, {n_runs} run(s), {time.perf_counter() - t0:.1f} s")
 
@@ -118,10 +145,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--seed", type=int, default=20261130)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--shuffle", action="store_true", help="write each run's lines in a random order")
     args = parser.parse_args()
     if args.scale:
         args.queries, args.depth, args.runs = SCALES[args.scale]
-    generate(args.queries, args.depth, args.runs, args.out, args.seed)
+    generate(args.queries, args.depth, args.runs, args.out, args.seed, args.shuffle)
 
 
 if __name__ == "__main__":

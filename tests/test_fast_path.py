@@ -104,7 +104,6 @@ def test_gzip_is_read_by_the_fast_path_and_fingerprinted_as_stored(tmp_path):
 @pytest.mark.parametrize(
     "text",
     [
-        "1 Q0 a 1 2.0 sys\n2 Q0 b 1 1.0 sys\n1 Q0 c 2 0.5 sys\n",  # not grouped by query
         "1\tQ0\ta\t1\t2.0\tsys\n",  # tabs
         "1 Q0 a 1  2.0 sys\n",  # two spaces
         "1 Q0 a 1 2.0 sys\n\n1 Q0 b 2 1.0 sys\n",  # blank line
@@ -117,6 +116,23 @@ def test_irregular_files_take_the_robust_path_with_the_same_result(tmp_path, tex
     run = read_run(tmp_path / "run.txt")
     assert run.meta.get("reader") != "fast"
     assert run.frame.height == text.count("Q0")
+
+
+def test_a_run_not_grouped_by_query_streams_through_the_native_scanner(tmp_path, monkeypatch):
+    """Without the native scanner, such a run is read whole by the robust reader (Arrow's parse needs each
+    query's lines together)."""
+    from qrelkit import _native
+
+    text = "1 Q0 a 1 2.0 sys\n2 Q0 b 1 1.0 sys\n1 Q0 c 2 0.5 sys\n"
+    (tmp_path / "run.txt").write_text(text)
+    robust = read_run(tmp_path / "run.txt", reader="robust")
+    if _native.lib is not None:
+        run = read_run(tmp_path / "run.txt")
+        assert run.meta["reader"] == "fast"
+        assert _frames_equal(run, robust)
+    monkeypatch.setattr(_native, "lib", None)
+    assert fast.read_run_fast(tmp_path / "run.txt") is None
+    assert read_run(tmp_path / "run.txt").meta.get("reader") != "fast"
 
 
 def test_chunk_boundaries_inside_a_query(tmp_path, monkeypatch):

@@ -329,8 +329,10 @@ def evaluate_files(
     numbers as reading everything. Runs too large for the small path are hashed on a thread of their own
     while the readers' libraries load (:func:`qrelkit.fingerprint.hash_ahead`).
 
-    ``memory_limit`` (bytes, or a size such as ``"2GB"``) caps memory for runs that cannot stream that way
-    (a measure needs every document, or the file is not grouped by query) and would not fit: DuckDB then
+    Runs in any order of lines stream the same way through the native scanner (see
+    :mod:`qrelkit.formats.trec.streaming`). ``memory_limit`` (bytes, or a size such as ``"2GB"``) caps
+    memory for runs that cannot stream that way (a measure needs every document, or the file is not
+    grouped by query and the native scanner is not built) and would not fit: DuckDB then
     sorts them on disk and they are evaluated in batches of whole queries, with identical results.
     ``progress(done, total, name)`` is called as each run is finished, ``on_bytes(n)`` as bytes are read.
     """

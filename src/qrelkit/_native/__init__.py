@@ -17,7 +17,7 @@ import numpy as np
 
 #: Bumped with every change to scan.c's functions or structures: a library built from another version of
 #: the source is not used.
-ABI = 5
+ABI = 6
 
 LIBRARY = "_qkscan.dll" if sys.platform == "win32" else "_qkscan.so"
 
@@ -48,6 +48,7 @@ class _Result(ctypes.Structure):
         ("group_first", _I64),
         ("q_data", ctypes.POINTER(ctypes.c_uint8)),
         ("d_data", ctypes.POINTER(ctypes.c_uint8)),
+        ("pair", ctypes.POINTER(ctypes.c_uint64)),
     ]
 
 
@@ -63,7 +64,13 @@ def _load() -> ctypes.CDLL | None:
     except (OSError, AttributeError):
         return None
     lib.qk_scan_run.restype = ctypes.POINTER(_Result)
-    lib.qk_scan_run.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int32]
+    lib.qk_scan_run.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_int64,
+        ctypes.c_int64,
+        ctypes.c_int32,
+        ctypes.c_int32,
+    ]
     lib.qk_scan_qrels.restype = ctypes.POINTER(_Result)
     lib.qk_scan_qrels.argtypes = [ctypes.c_void_p, ctypes.c_int64]
     lib.qk_count_lines.restype = ctypes.c_int64
@@ -87,6 +94,16 @@ def _load() -> ctypes.CDLL | None:
     lib.qk_gather.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]
     lib.qk_free.restype = None
     lib.qk_free.argtypes = [ctypes.POINTER(_Result)]
+    lib.qk_top_new.restype = ctypes.c_void_p
+    lib.qk_top_new.argtypes = [ctypes.c_int64, ctypes.c_int32]
+    lib.qk_top_add.restype = ctypes.c_int64
+    lib.qk_top_add.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Result), ctypes.c_int64]
+    lib.qk_top_came_back.restype = ctypes.c_int64
+    lib.qk_top_came_back.argtypes = [ctypes.c_void_p]
+    lib.qk_top_result.restype = ctypes.POINTER(_Result)
+    lib.qk_top_result.argtypes = [ctypes.c_void_p]
+    lib.qk_top_free.restype = None
+    lib.qk_top_free.argtypes = [ctypes.c_void_p]
     lib.qk_group_start.restype = ctypes.c_int64
     lib.qk_group_start.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32]
     return lib
@@ -115,6 +132,7 @@ class Scanned:
     row: np.ndarray  # line index within the block
     group_first: np.ndarray  # first kept row of each query
     tag: bytes
+    pair: np.ndarray | None = None  # any_order: a hash of (query id, document id) for every line
 
 
 def _copy(pointer, n: int, dtype) -> np.ndarray:
@@ -148,13 +166,17 @@ def _ids(r) -> dict[str, np.ndarray]:
     }
 
 
-def scan_run(block, keep_top: int | None, rank_single: bool) -> Scanned | None:
-    """Scan whole lines of a clean TREC run (see ``scan.c``); ``None`` when it refuses the block."""
+def scan_run(block, keep_top: int | None, rank_single: bool, any_order: bool = False) -> Scanned | None:
+    """Scan whole lines of a clean TREC run (see ``scan.c``); ``None`` when it refuses the block.
+
+    ``any_order``: a query may come back within the block (each stretch of its lines is a group of its
+    own, which the caller merges), and ``pair`` holds a hash of each line's (query id, document id)."""
     return _scan(
         lib.qk_scan_run,
         block,
         keep_top or 0,
         int(rank_single),
+        int(any_order),
         build=lambda r, view: Scanned(
             kept=r.kept,
             lines=r.lines,
@@ -164,8 +186,100 @@ def scan_run(block, keep_top: int | None, rank_single: bool) -> Scanned | None:
             row=_copy(r.row, r.kept, np.int64),
             group_first=_copy(r.group_first, r.groups, np.int64),
             tag=bytes(view[r.tag_start : r.tag_start + r.tag_len]) if r.tag_start >= 0 else b"",
+            pair=_copy(r.pair, r.lines, np.uint64) if any_order else None,
         ),
     )
+
+
+class Block:
+    """One block scanned for :class:`TopRows` (its kept rows stay in the scanner's memory until added)."""
+
+    def __init__(self, result, lines: int, size: int, tag: bytes, pair: np.ndarray):
+        self._result = result
+        self.lines = lines
+        self.size = size  # bytes scanned
+        self.tag = tag
+        self.pair = pair
+
+    def take(self):
+        result, self._result = self._result, None
+        return result
+
+    def __del__(self):
+        if self._result is not None and lib is not None:
+            lib.qk_free(self._result)
+
+
+class TopRows:
+    """Each query's top ``keep_top`` rows across the blocks of a run in any order (``qk_top_*`` in
+    ``scan.c``): :meth:`scan` blocks on any thread, :meth:`add` them in file order, then :meth:`result`."""
+
+    def __init__(self, keep_top: int, rank_single: bool):
+        assert lib is not None and keep_top > 0
+        self.keep_top = keep_top
+        self.rank_single = rank_single
+        self._state = lib.qk_top_new(keep_top, int(rank_single))
+        if not self._state:
+            raise MemoryError("the native scanner ran out of memory")
+
+    def scan(self, block) -> Block | None:
+        """Scan whole lines of a clean TREC run in any order; ``None`` when the scanner refuses them."""
+        view = np.frombuffer(block, dtype=np.uint8)
+        result = lib.qk_scan_run(view.ctypes.data, len(view), self.keep_top, int(self.rank_single), 1)
+        if not result:
+            raise MemoryError("the native scanner ran out of memory")
+        r = result.contents
+        if r.status != 0:
+            lib.qk_free(result)
+            return None
+        tag = bytes(view[r.tag_start : r.tag_start + r.tag_len]) if r.tag_start >= 0 else b""
+        return Block(result, r.lines, len(view), tag, _copy(r.pair, r.lines, np.uint64))
+
+    def add(self, block: Block, first_line: int) -> None:
+        """Merge a scanned block whose first line is the file's line ``first_line`` (from 0)."""
+        result = block.take()
+        try:
+            status = lib.qk_top_add(self._state, result, first_line)
+        finally:
+            lib.qk_free(result)
+        if status != 0:
+            raise MemoryError("the native scanner ran out of memory")
+
+    def came_back(self) -> bool:
+        """Whether a query came back in a later block (the run is not grouped by query)."""
+        return bool(lib.qk_top_came_back(self._state))
+
+    def result(self) -> Scanned:
+        """Every query's top rows, queries in order of first appearance, rows in file order (``row``: the
+        line in the file, from 0)."""
+        result = lib.qk_top_result(self._state)
+        if not result:
+            raise MemoryError("the native scanner ran out of memory")
+        try:
+            r = result.contents
+            if r.status != 0:
+                raise MemoryError("the native scanner ran out of memory")
+            return Scanned(
+                kept=r.kept,
+                lines=r.lines,
+                **_ids(r),
+                score=_copy(r.score, r.kept, np.float64),
+                rank=_copy(r.rank, r.kept, np.int64),
+                row=_copy(r.row, r.kept, np.int64),
+                group_first=_copy(r.group_first, r.groups, np.int64),
+                tag=b"",
+            )
+        finally:
+            lib.qk_free(result)
+
+    def close(self) -> None:
+        if self._state:
+            lib.qk_top_free(self._state)
+            self._state = None
+
+    def __del__(self):
+        if getattr(self, "_state", None) and lib is not None:
+            self.close()
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,11 @@
  *     negative zero (read exactly: Clinger's fast path, else the C library's strtod);
  *   - one tag within the block (the caller compares blocks);
  *   - grouped by query within the block (a query id that comes back after another is refused; the caller
- *     checks across blocks, which are cut at query boundaries) and no document twice in a query.
+ *     checks across blocks, which are cut at query boundaries) and no document twice in a query. With
+ *     any_order set, a query may come back within the block: each stretch of lines of one query is checked
+ *     and reduced on its own and comes out as a group of its own (a query may have several groups, which
+ *     the caller merges); and pair[] then holds, for every line, a 64-bit hash of its (query id, document
+ *     id), with which the caller finds a document twice in a query across stretches and blocks.
  *
  * A row is kept when fewer than keep_top rows of its query have a higher score (all rows when keep_top <=
  * 0), compared in double precision, or in single precision when rank_single is set: the tied block that
@@ -29,7 +33,7 @@
 #include <string.h>
 #include <math.h>
 
-#define QK_ABI 5
+#define QK_ABI 6
 
 #define QK_OK 0
 #define QK_REFUSE 1
@@ -292,7 +296,8 @@ typedef struct {
     int64_t *rank, *row; /* row: the line's index within the block */
     int64_t *group_first; /* the first kept row of each query */
     uint8_t *q_data, *d_data;
-    int64_t rows_cap, groups_cap, q_cap, d_cap;
+    uint64_t *pair; /* any_order: a hash of (query id, document id) for each line */
+    int64_t rows_cap, groups_cap, q_cap, d_cap, pair_cap;
 } Result;
 
 /* Room for one more kept row of the given id lengths. */
@@ -322,6 +327,27 @@ static int reserve(Result *o, int64_t q_len, int64_t d_len) {
 }
 
 void qk_free(Result *o);
+int64_t qk_count_lines(const uint8_t *buf, int64_t len);
+
+/* Room for `rows` kept rows and `bytes` bytes of each id column at once. */
+static int reserve_rows(Result *o, int64_t rows, int64_t bytes) {
+    if (rows + 1 > o->rows_cap) {
+        int64_t cap = rows + 1;
+        int64_t *q_off = realloc(o->q_off, (size_t)cap * sizeof(int64_t));
+        if (q_off) o->q_off = q_off;
+        int64_t *d_off = realloc(o->d_off, (size_t)cap * sizeof(int64_t));
+        if (d_off) o->d_off = d_off;
+        double *score = realloc(o->score, (size_t)cap * sizeof(double));
+        if (score) o->score = score;
+        int64_t *rank = realloc(o->rank, (size_t)cap * sizeof(int64_t));
+        if (rank) o->rank = rank;
+        int64_t *row = realloc(o->row, (size_t)cap * sizeof(int64_t));
+        if (row) o->row = row;
+        if (!q_off || !d_off || !score || !rank || !row) return 0;
+        o->rows_cap = cap;
+    }
+    return grow((void **)&o->q_data, &o->q_cap, bytes, 1) && grow((void **)&o->d_data, &o->d_cap, bytes, 1);
+}
 
 /* An empty result with room for the first rows; NULL when memory runs out. */
 static Result *new_result(void) {
@@ -433,11 +459,65 @@ static int seen_add(Seen *s, const uint8_t *buf, int64_t start, int64_t len, int
     return 1;
 }
 
+/* Query ids of an any_order block: open addressing from a hash to the id's index, and each index's id. */
+typedef struct {
+    int64_t start, len;
+    uint64_t hash;
+} QueryId;
+
+typedef struct {
+    int64_t *slot; /* -1 for an empty slot, else an index into ids */
+    int64_t cap;   /* slots: a power of two, at least twice n */
+    QueryId *ids;
+    int64_t n, ids_cap;
+} Queries;
+
+/* The index of the query id buf[start..start+len) (hash h), added as the next index when new; -1 when
+ * memory runs out. */
+static int64_t query_index(Queries *t, const uint8_t *buf, int64_t start, int64_t len, uint64_t h) {
+    if (t->cap) {
+        uint64_t mask = (uint64_t)t->cap - 1;
+        for (uint64_t s = h & mask; t->slot[s] >= 0; s = (s + 1) & mask) {
+            QueryId *q = &t->ids[t->slot[s]];
+            if (q->hash == h && q->len == len && memcmp(buf + q->start, buf + start, (size_t)len) == 0)
+                return t->slot[s];
+        }
+    }
+    if (2 * (t->n + 1) > t->cap) {
+        int64_t cap = t->cap ? 2 * t->cap : 1024;
+        int64_t *slot = malloc((size_t)cap * sizeof(int64_t));
+        if (!slot) return -1;
+        for (int64_t i = 0; i < cap; i++) slot[i] = -1;
+        for (int64_t i = 0; i < t->n; i++) {
+            uint64_t s = t->ids[i].hash & (uint64_t)(cap - 1);
+            while (slot[s] >= 0) s = (s + 1) & (uint64_t)(cap - 1);
+            slot[s] = i;
+        }
+        free(t->slot);
+        t->slot = slot;
+        t->cap = cap;
+    }
+    if (!grow((void **)&t->ids, &t->ids_cap, t->n + 1, sizeof(QueryId))) return -1;
+    uint64_t mask = (uint64_t)t->cap - 1, s = h & mask;
+    while (t->slot[s] >= 0) s = (s + 1) & mask;
+    t->slot[s] = t->n;
+    t->ids[t->n] = (QueryId){start, len, h};
+    return t->n++;
+}
+
+/* A hash of a (query id, document id) pair from the two ids' hashes (splitmix64's finaliser). */
+static uint64_t pair_hash(uint64_t q, uint64_t d) {
+    uint64_t z = q * 0x9E3779B97F4A7C15ULL ^ (d + 0x632BE59BD9B4E019ULL + (q << 6) + (q >> 2));
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
 /*
  * Scan buf[0..len) (whole lines, the last ending with '\n'). Returns the kept rows and counts (NULL only
  * when memory runs out before anything starts); free it with qk_free.
  */
-Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t rank_single) {
+Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t rank_single, int32_t any_order) {
     Result *o = new_result();
     if (!o) return NULL;
     Group g = {0};
@@ -447,9 +527,17 @@ Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t r
     uint8_t high = 0;
     int64_t p = 0, line = 0;
     int64_t q_start = -1, q_len = 0, tag_start = -1, tag_len = 0;
+    uint64_t q_hash = 0;
     if (len <= 0 || buf[len - 1] != '\n') {
         status = QK_REFUSE;
         goto done;
+    }
+    if (any_order) { /* room for every line at once: no copying as the arrays grow */
+        int64_t lines = qk_count_lines(buf, len);
+        if (!grow((void **)&o->pair, &o->pair_cap, lines, sizeof(uint64_t)) || !reserve_rows(o, lines, len)) {
+            status = QK_NOMEM;
+            goto done;
+        }
     }
     while (p < len) {
         int64_t start[6], flen[6];
@@ -465,7 +553,9 @@ Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t r
                 status = QK_REFUSE;
                 goto done;
             }
-            if (!seen_add(&seen, buf, q_start, q_len, &nomem)) {
+            if (any_order) {
+                q_hash = hash_bytes(buf + q_start, q_len);
+            } else if (!seen_add(&seen, buf, q_start, q_len, &nomem)) {
                 status = nomem ? QK_NOMEM : QK_REFUSE; /* a query id that came back: not grouped */
                 goto done;
             }
@@ -491,6 +581,13 @@ Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t r
         r->doc = start[2];
         r->doc_len = (int32_t)flen[2];
         r->hash = hash_bytes(buf + start[2], flen[2]);
+        if (any_order) {
+            if (!grow((void **)&o->pair, &o->pair_cap, line + 1, sizeof(uint64_t))) {
+                status = QK_NOMEM;
+                goto done;
+            }
+            o->pair[line] = pair_hash(q_hash, r->hash);
+        }
         r->line = line++;
     }
     if ((status = flush(&g, buf, q_start, q_len, keep_top, o)) != QK_OK) goto done;
@@ -520,6 +617,7 @@ void qk_free(Result *o) {
     free(o->group_first);
     free(o->q_data);
     free(o->d_data);
+    free(o->pair);
     free(o);
 }
 
@@ -662,4 +760,195 @@ int64_t qk_group_start(const uint8_t *buf, int64_t len, int32_t first_is_line) {
         s = t;
     }
     return 0;
+}
+
+/*
+ * Each query's top rows across blocks, for runs in any order. Blocks are scanned (qk_scan_run, on any
+ * thread) and added here in file order (qk_top_add): each query's rows accumulate, with copies of their
+ * document ids, and are selected again (the rows fewer than keep_top others of the query beat) whenever
+ * they number twice what the last selection kept. Every row the whole file would keep is kept by its
+ * block and by every selection (a row beaten by fewer than keep_top rows of the file is beaten by fewer in
+ * any subset), and a row the file would not keep is beaten by the file's top keep_top rows, which are all
+ * here: so the final selection (qk_top_result) is the file's, exactly.
+ */
+typedef struct {
+    double score;
+    int64_t rank, line; /* line: in the file, from 0 */
+    int32_t doc;        /* offset of the document id in the query's docs */
+    int32_t doc_len;
+} TopRow;
+
+typedef struct {
+    TopRow *rows;
+    int64_t n, cap, selected; /* selected: rows the last selection kept */
+    double floor; /* keep_top rows here have a key at least this: a row with a lower key is never kept */
+    int has_floor;
+    uint8_t *docs;
+    int64_t docs_len, docs_cap;
+} TopQuery;
+
+typedef struct {
+    int64_t keep_top;
+    int32_t rank_single;
+    int64_t came_back; /* a query seen in an earlier block */
+    uint8_t *names;    /* query ids, one after another */
+    int64_t names_len, names_cap;
+    Queries index;     /* over names (QueryId.start is an offset into names) */
+    TopQuery *queries;
+    int64_t queries_cap;
+    double *keys; /* scratch for selecting the k-th largest key */
+    int64_t keys_cap;
+} TopState;
+
+/* grow() for the many small arrays of TopQuery: from 16 entries, by half again, so that each query's
+ * arrays stay near their size. */
+static int grow_small(void **p, int64_t *cap, int64_t need, size_t size) {
+    if (need <= *cap) return 1;
+    int64_t next = *cap ? *cap : 16;
+    while (next < need) next += next / 2 + 1;
+    void *q = realloc(*p, (size_t)next * size);
+    if (!q) return 0;
+    *p = q;
+    *cap = next;
+    return 1;
+}
+
+TopState *qk_top_new(int64_t keep_top, int32_t rank_single) {
+    TopState *s = calloc(1, sizeof(TopState));
+    if (!s) return NULL;
+    s->keep_top = keep_top;
+    s->rank_single = rank_single;
+    return s;
+}
+
+void qk_top_free(TopState *s) {
+    if (!s) return;
+    for (int64_t q = 0; q < s->index.n; q++) {
+        free(s->queries[q].rows);
+        free(s->queries[q].docs);
+    }
+    free(s->keys);
+    free(s->queries);
+    free(s->names);
+    free(s->index.slot);
+    free(s->index.ids);
+    free(s);
+}
+
+static double top_key(const TopState *s, double score) { return s->rank_single ? (double)(float)score : score; }
+
+/* Keep the rows of q whose key is at least its keep_top-th largest; 0 when memory runs out. */
+static int top_select(TopState *s, TopQuery *q) {
+    int64_t keep_top = s->keep_top;
+    if (q->n > keep_top) {
+        if (!grow((void **)&s->keys, &s->keys_cap, q->n, sizeof(double))) return 0;
+        for (int64_t i = 0; i < q->n; i++) s->keys[i] = top_key(s, q->rows[i].score);
+        double threshold = kth_largest(s->keys, q->n, keep_top);
+        q->floor = threshold;
+        q->has_floor = 1;
+        int64_t m = 0, bytes = 0;
+        for (int64_t i = 0; i < q->n; i++) {
+            TopRow r = q->rows[i];
+            if (top_key(s, r.score) < threshold) continue;
+            memmove(q->docs + bytes, q->docs + r.doc, (size_t)r.doc_len);
+            r.doc = (int32_t)bytes;
+            bytes += r.doc_len;
+            q->rows[m++] = r;
+        }
+        q->n = m;
+        q->docs_len = bytes;
+    }
+    q->selected = q->n;
+    return 1;
+}
+
+/* Add a scanned block's kept rows (o from qk_scan_run; its rows' lines counted from line_base). */
+int64_t qk_top_add(TopState *s, const Result *o, int64_t line_base) {
+    for (int64_t g = 0; g < o->groups; g++) {
+        int64_t first = o->group_first[g], end = g + 1 < o->groups ? o->group_first[g + 1] : o->kept;
+        if (first == end) continue;
+        const uint8_t *name = o->q_data + o->q_off[first];
+        int64_t len = o->q_off[first + 1] - o->q_off[first];
+        /* look the query up by its bytes in names: the index compares against names */
+        uint64_t h = hash_bytes(name, len);
+        int64_t before = s->index.n;
+        if (!grow((void **)&s->names, &s->names_cap, s->names_len + len, 1)) return QK_NOMEM;
+        memcpy(s->names + s->names_len, name, (size_t)len);
+        int64_t q = query_index(&s->index, s->names, s->names_len, len, h);
+        if (q < 0) return QK_NOMEM;
+        if (s->index.n > before) {
+            s->names_len += len; /* a new query: keep its name */
+            if (!grow((void **)&s->queries, &s->queries_cap, s->index.n, sizeof(TopQuery))) return QK_NOMEM;
+            memset(&s->queries[q], 0, sizeof(TopQuery));
+        } else {
+            s->came_back = 1; /* a query seen before, in an earlier block or stretch */
+        }
+        TopQuery *t = &s->queries[q];
+        int64_t bytes = o->d_off[end] - o->d_off[first];
+        if (t->docs_len + bytes > INT32_MAX) return QK_NOMEM; /* ids of one query past 2 GB */
+        if (!grow_small((void **)&t->rows, &t->cap, t->n + (end - first), sizeof(TopRow)) ||
+            !grow_small((void **)&t->docs, &t->docs_cap, t->docs_len + bytes, 1))
+            return QK_NOMEM;
+        for (int64_t i = first; i < end; i++) {
+            if (t->has_floor && top_key(s, o->score[i]) < t->floor) continue; /* beaten by keep_top here */
+            TopRow *r = &t->rows[t->n++];
+            r->score = o->score[i];
+            r->rank = o->rank[i];
+            r->line = o->row[i] + line_base;
+            r->doc_len = (int32_t)(o->d_off[i + 1] - o->d_off[i]);
+            r->doc = (int32_t)t->docs_len;
+            memcpy(t->docs + t->docs_len, o->d_data + o->d_off[i], (size_t)r->doc_len);
+            t->docs_len += r->doc_len;
+        }
+        int64_t bound = 2 * (t->selected > s->keep_top ? t->selected : s->keep_top);
+        if (t->n > bound && !top_select(s, t)) return QK_NOMEM;
+    }
+    return QK_OK;
+}
+
+/* Whether a query came back after another (the run is not grouped by query). */
+int64_t qk_top_came_back(const TopState *s) { return s->came_back; }
+
+/* Every query's final top rows, queries in the order they first appeared and each query's rows in file
+ * order; row holds the line in the file (from 0). Free with qk_free; NULL when memory runs out. */
+Result *qk_top_result(TopState *s) {
+    Result *o = new_result();
+    if (!o) return NULL;
+    o->status = QK_OK;
+    for (int64_t q = 0; q < s->index.n; q++) {
+        TopQuery *t = &s->queries[q];
+        if (!top_select(s, t)) {
+            o->status = QK_NOMEM;
+            return o;
+        }
+        /* rows arrive in file order block by block, and within a block in file order */
+        int64_t q_start = s->index.ids[q].start, q_len = s->index.ids[q].len;
+        if (!grow((void **)&o->group_first, &o->groups_cap, o->groups + 1, sizeof(int64_t))) {
+            o->status = QK_NOMEM;
+            return o;
+        }
+        o->group_first[o->groups++] = o->kept;
+        for (int64_t i = 0; i < t->n; i++) {
+            TopRow *r = &t->rows[i];
+            if (!reserve(o, q_len, r->doc_len)) {
+                o->status = QK_NOMEM;
+                return o;
+            }
+            int64_t k = o->kept++;
+            memcpy(o->q_data + o->q_bytes, s->names + q_start, (size_t)q_len);
+            o->q_bytes += q_len;
+            o->q_off[k + 1] = o->q_bytes;
+            memcpy(o->d_data + o->d_bytes, t->docs + r->doc, (size_t)r->doc_len);
+            o->d_bytes += r->doc_len;
+            o->d_off[k + 1] = o->d_bytes;
+            o->score[k] = r->score;
+            o->rank[k] = r->rank;
+            o->row[k] = r->line;
+        }
+        free(t->rows);
+        free(t->docs);
+        memset(t, 0, sizeof(TopQuery));
+    }
+    o->lines = o->kept;
+    return o;
 }

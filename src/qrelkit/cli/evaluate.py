@@ -260,10 +260,12 @@ PROGRESS_BYTES = 64 << 20
     "--memory-limit",
     metavar="SIZE",
     default=None,
-    help="memory for each run (e.g. 2GB): a run whose file would not fit is streamed, keeping each query's "
-    "top rows, or, when it cannot stream, sorted on disk by DuckDB and evaluated in batches of whole queries, "
-    "with identical numbers. The judgments are still read whole, so the process can use more "
-    "[default: no limit]",
+    help="memory for reading each run (e.g. 2GB), runs one at a time: a run whose file would not fit is "
+    "streamed in any line order, keeping each query's top rows, or, when a measure needs every document, "
+    "sorted on disk by DuckDB (its own memory limit set to half of SIZE, spilling to a temporary "
+    "directory) and evaluated in batches of whole queries, with identical numbers. It covers the runs, "
+    "not the judgments, which are read whole on top of it, nor the interpreter and libraries (about "
+    "150 MB) [default: no limit]",
 )
 @manifest_option
 @profile_option

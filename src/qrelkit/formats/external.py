@@ -2,8 +2,9 @@
 and hands them back as batches of whole queries for the same kernels that evaluate runs in memory.
 
 Used by :func:`qrelkit.evaluation.evaluate_files` when ``memory_limit`` is set and the run cannot stream
-through the fast path (a measure needs every document, or the file is not grouped by query). Only clean
-TREC files (fields separated by single spaces) are accepted here; the error says how to normalise others.
+through the fast path (a measure needs every document, or the file is not grouped by query and the native
+scanner is not built). Only clean TREC files (fields separated by single spaces) are accepted here; the
+error says how to normalise others.
 
 This path words no error of its own for a bad file: when DuckDB cannot read a file, or a check below finds
 a fault (a value that does not convert, two tags, a duplicate document, an id that is too long, an empty

@@ -15,7 +15,9 @@ nowhere else (:func:`qrelkit.evaluation.evaluate_files` tries step 1, then :func
    dataframe library is imported). Fields are split by the native scanner when it is built, by numpy
    otherwise. Tried by :func:`qrelkit.evaluation.evaluate_files` only, before anything is read.
 2. ``native`` (:mod:`qrelkit.formats.trec.streaming` with :mod:`qrelkit._native`): the compiled scanner,
-   blocks of about 4 MB cut where a query begins, two at a time; when the scanner is built.
+   blocks of about 4 MB cut where a query begins, two at a time; when the scanner is built. Lines may come
+   in any order: a query that comes back is merged with what was kept of it (``merged_across_blocks`` in
+   the provenance).
 3. ``arrow`` (:mod:`qrelkit.formats.trec.streaming`): Arrow's CSV reader on chunks of about 16 MB, reduced
    by polars as they stream. Steps 2 and 3 record ``reader: fast``.
 4. ``robust`` (:mod:`qrelkit.formats.trec.robust`): reads the whole file, takes every layout the format
@@ -42,8 +44,9 @@ What the fast readers (steps 1-3) take. Anything else makes them step aside:
 * finite scores, integer ranks and grades, as the robust reader converts them. Steps 1-2 take only the
   plain spellings (scores ``-?[0-9]+(.[0-9]+)?([eE][-+]?[0-9]+)?`` and not negative zero, ranks and grades
   ``-?[0-9]{1,18}``) and step aside for others such as ``+1`` or ``.5``, which Arrow converts;
-* for runs: one tag, no document twice for a query, and each query's lines together (grouped by query);
-  for the small path, no judgment twice either;
+* for runs: one tag, no document twice for a query; for Arrow's parse (step 3), each query's lines together
+  (grouped by query), where the native scanner (step 2) takes lines in any order; for the small path, no
+  judgment twice either;
 * the small path also refuses gzip and files over its size bound; the streaming readers take gzip.
 
 Errors

@@ -8,14 +8,18 @@ as they stream:
 * a run is kept whole, or, when the caller only needs each query's top ``keep_top`` documents, reduced to
   them: every row whose score is beaten by fewer than ``keep_top`` others in its query (so the tied block
   that straddles the cutoff is kept whole, and any tie convention can still be applied exactly);
-* rows of a query are processed once the query is complete, which requires the file to be grouped by query
-  (every TREC tool writes runs that way). A query id that reappears after another query started means the
-  file is not grouped: the fast path then gives up and the caller reads the file whole.
+* with Arrow's parse, rows of a query are processed once the query is complete, which requires the file to
+  be grouped by query (every TREC tool writes runs that way). A query id that reappears after another
+  query started means the file is not grouped: Arrow's path then gives up and the caller reads the file
+  whole.
 
 When qrelkit's native scanner is built (:mod:`qrelkit._native`, ``scan.c``), it does the parsing instead of
 Arrow, for runs and judgments alike: blocks of about 4 MB, cut where a query begins, are each split,
-checked and reduced in one compiled pass, two at a time. It takes exactly the clean files described here
-and gives the same rows; whatever it refuses goes to Arrow's parse, and from there as below.
+checked and reduced in one compiled pass, two at a time. It takes exactly the clean files described here,
+in any order of lines (shards concatenated, lines shuffled or sorted by score or document): a query that
+comes back is reduced again with what was kept of it before, so the kept rows stay bounded by each query's
+top rows, and a document twice in a query is found across blocks by hashes of every line's (query,
+document) pair. It gives the same rows; whatever it refuses goes to Arrow's parse, and from there as below.
 
 Anything else steps aside (:class:`~qrelkit.errors.StepAside` inside, ``None`` from the public
 functions): the caller then uses the robust reader in :mod:`qrelkit.formats.trec.robust`, which finds and
@@ -36,7 +40,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from ..._native import built, group_start, scan_qrels, scan_run
+from ..._native import TopRows, built, group_start, scan_qrels, scan_run
 from ...data import stretch_starts
 from ...errors import StepAside
 from ...fingerprint import Fingerprint, digest_ahead, file_sha256, identity
@@ -436,36 +440,123 @@ def _strings(name: str, offsets: np.ndarray, data: np.ndarray) -> pl.Series:
 
 
 def _read_run_native(path, keep_top, rank_single, on_bytes):
-    """:func:`_read_run` with the native scanner: blocks are cut where a query begins, so each holds whole
-    queries and is scanned on its own. The same rows as Arrow's parse followed by :func:`_select_top`; a
-    block the scanner refuses raises :class:`StepAside`."""
+    """:func:`_read_run` with the native scanner, for a run in any order. Blocks are cut where a query
+    begins, so a grouped run's queries each lie in one block; each block is scanned on its own (two at a
+    time), each stretch of one query's lines reduced on its own. With ``keep_top``, the stretches are merged in
+    file order by :class:`qrelkit._native.TopRows`, which keeps each query's top rows across blocks in
+    bounded memory; without it every row is kept. A document twice in a query may fall in two blocks, so
+    the (query, document) hashes of every line are compared when a query came back after another. The
+    same rows as Arrow's parse followed by :func:`_select_top`; a block the scanner refuses, or a possible
+    duplicate, raises :class:`StepAside`."""
+    if keep_top is not None:
+        return _read_run_native_top(path, keep_top, rank_single, on_bytes)
     kept: list[pl.DataFrame] = []
-    finished: set[str] = set()
+    seen: set[str] = set()
+    came_back = False  # a query in more than one block
+    pairs = _Pairs(path)
     tags: set[bytes] = set()
     rows = 0
     fingerprint = ""
-    for scanned in _scanned(path, on_bytes, _cut_at_query, lambda b: scan_run(b, keep_top, rank_single)):
+    scan = lambda b: scan_run(b, None, rank_single, any_order=True)  # noqa: E731
+    for scanned in _scanned(path, on_bytes, _cut_at_query, scan):
         if isinstance(scanned, str):
             fingerprint = scanned
             break
-        # polars Series from numpy and Arrow arrays: pa.table() over numpy arrays would import pandas
-        frame = pl.DataFrame(
-            [
-                _strings("query_id", scanned.q_off, scanned.q_data),
-                _strings("doc_id", scanned.d_off, scanned.d_data),
-                pl.Series("score", scanned.score),
-                pl.Series("rank", scanned.rank),
-                pl.Series("line", scanned.row + (rows + 1)),  # no blank lines here: rows and lines coincide
-            ]
-        )
+        frame = _scanned_frame(scanned, rows + 1)
         rows += scanned.lines
         tags.add(scanned.tag)
         if len(tags) > 1:
             raise StepAside  # two tags
-        _claim_queries(finished, frame.get_column("query_id").gather(scanned.group_first).to_list())
+        firsts = frame.get_column("query_id").gather(scanned.group_first).to_list()
+        came_back = came_back or len(set(firsts)) < len(firsts) or not seen.isdisjoint(firsts)
+        seen.update(firsts)
+        pairs.add(scanned.pair, 0)
         kept.append(frame)
+    if came_back:
+        pairs.check()
+    del pairs
     tag = next(iter(tags)).decode() if tags else None
-    return _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag)
+    frame, fp, meta = _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag)
+    if came_back:
+        meta["merged_across_blocks"] = True  # not grouped by query: queries were merged as they came back
+    return frame, fp, meta
+
+
+def _scanned_frame(scanned, first_line: int) -> pl.DataFrame:
+    """A frame of scanned rows; ``first_line`` is the line number of ``row`` 0."""
+    # polars Series from numpy and Arrow arrays: pa.table() over numpy arrays would import pandas
+    return pl.DataFrame(
+        [
+            _strings("query_id", scanned.q_off, scanned.q_data),
+            _strings("doc_id", scanned.d_off, scanned.d_data),
+            pl.Series("score", scanned.score),
+            pl.Series("rank", scanned.rank),
+            pl.Series("line", scanned.row + first_line),  # no blank lines here: rows and lines coincide
+        ]
+    )
+
+
+def _read_run_native_top(path, keep_top, rank_single, on_bytes):
+    """:func:`_read_run_native` keeping each query's top ``keep_top`` rows across blocks."""
+    top = TopRows(keep_top, rank_single)
+    pairs = _Pairs(path)
+    tags: set[bytes] = set()
+    rows = 0
+    fingerprint = ""
+    try:
+        for block in _scanned(path, on_bytes, _cut_at_query, top.scan):
+            if isinstance(block, str):
+                fingerprint = block
+                break
+            tags.add(block.tag)
+            if len(tags) > 1:
+                raise StepAside  # two tags
+            pairs.add(block.pair, block.size)
+            top.add(block, rows)
+            rows += block.lines
+        came_back = top.came_back()
+        if came_back:
+            pairs.check()
+        del pairs
+        kept = [_scanned_frame(top.result(), 1)] if rows else []
+    finally:
+        top.close()
+    tag = next(iter(tags)).decode() if tags else None
+    frame, fp, meta = _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag)
+    if came_back:
+        meta["merged_across_blocks"] = True  # not grouped by query: queries were merged as they came back
+    return frame, fp, meta
+
+
+class _Pairs:
+    """The (query, document) hashes of every line, in one array sized from the file (8 bytes a line)."""
+
+    def __init__(self, path: Path):
+        self.size = path.stat().st_size
+        self.data = np.zeros(0, dtype=np.uint64)
+        self.n = 0
+        self.bytes = 0
+
+    def add(self, pair: np.ndarray, block_bytes: int) -> None:
+        need = self.n + len(pair)
+        self.bytes += block_bytes
+        if need > len(self.data):
+            # the lines still to come, from the bytes per line so far (gzip: the stored size is a floor)
+            ahead = max(self.size - self.bytes, 0) * need // self.bytes if self.bytes else need
+            grown = np.empty(max(need + ahead + ahead // 16 + 1024, len(self.data) * 3 // 2), dtype=np.uint64)
+            grown[: self.n] = self.data[: self.n]
+            self.data = grown
+        self.data[self.n : need] = pair
+        self.n = need
+
+    def check(self) -> None:
+        """Step aside when two lines may share a (query, document) pair: equal 64-bit hashes, a duplicate
+        document or (about once in 10^8 files of 50M lines) a collision; the robust reader decides."""
+        every = self.data[: self.n]
+        every.sort()  # in place
+        if len(every) > 1 and bool((every[1:] == every[:-1]).any()):
+            raise StepAside
+        self.data = np.zeros(0, dtype=np.uint64)
 
 
 def _read_qrels_native(path: Path) -> tuple[pl.DataFrame, Fingerprint]:
