@@ -53,7 +53,16 @@ from .fingerprint import Fingerprint, file_sha256
 from .measures import Measure, parse_measures
 from .results import Results, RunValues, assemble, unique_run_names
 
-__all__ = ["INSTALL_HINT", "SparkInput", "evaluate", "read_input", "require_pyspark", "session"]
+__all__ = [
+    "INSTALL_HINT",
+    "SparkInput",
+    "evaluate",
+    "evaluate_inputs",
+    "folder_fingerprint",
+    "read_input",
+    "require_pyspark",
+    "session",
+]
 
 #: What to do when pyspark is missing.
 INSTALL_HINT = "pip install 'qrelkit[spark]' (pyspark 4.0 or later; Java 17 or 21 on the machine)"
@@ -91,7 +100,11 @@ def session(master: str = "local[*]", *, shuffle_partitions: int | None = None, 
         return active
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.master(master).appName("qrelkit")
-    settings = {"spark.ui.enabled": "false", "spark.sql.execution.arrow.pyspark.enabled": "true"}
+    settings = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+    }
     if master.startswith("local"):
         settings["spark.driver.host"] = "127.0.0.1"
         settings["spark.driver.bindAddress"] = "127.0.0.1"
@@ -386,6 +399,7 @@ def _evaluator(
     item: SparkInput,
     on_duplicate: str,
     digest: bool,
+    profile: Any = None,
 ) -> Any:
     """The function ``mapInArrow`` runs on each partition (everything it needs travels in its closure)."""
     label, default_name, prepared = item.label, item.name, item.local is not None
@@ -419,7 +433,7 @@ def _evaluator(
                 try:
                     part = part.drop("tag")
                     if prepared:  # read and validated by qrelkit's readers on the driver
-                        run = Run(part, fp, name)
+                        run = Run(part, fp, name, {"source": label})
                         removed = 0
                     else:
                         part = id_column(id_column(part, "query_id", label), "doc_id", label)
@@ -433,6 +447,8 @@ def _evaluator(
                         sub = pl.concat(
                             [qrels_frame.slice(spans[q][0], spans[q][1] - spans[q][0]) for q in judged]
                         )
+                        if profile is not None:  # the refusals that look at a query's rows
+                            profile.check(Qrels(sub, fp, meta={"source": "qrels"}), [run])
                         scored, per_measure = evaluate_run(Qrels(sub, fp), run, measures, per_batch)
                         for i, q in enumerate(scored.query_ids):
                             values[q] = (
@@ -490,6 +506,7 @@ def evaluate(
     rubric_hash: str | None = None,
     partitions: int | None = None,
     max_records_per_batch: int | None = None,
+    refusals: bool = False,
 ) -> Results:
     """Evaluate runs against judgments on Spark; the same :class:`Results` as :func:`qrelkit.evaluate`.
 
@@ -499,6 +516,8 @@ def evaluate(
     each tag is then a run of its own (a lake partitioned by run). ``partitions`` is the number of
     partitions runs are spread over (default: ``spark.sql.shuffle.partitions``);
     ``max_records_per_batch`` the Arrow batch size handed to each partition (default: Spark's).
+    ``refusals`` applies the profile's refusals (:meth:`qrelkit.profiles.Profile.check`), as
+    ``qrelkit eval --profile`` does: the judgments' on the driver, each query's in its partition.
     """
     from ._typing import ON_DUPLICATE_CHOICES
     from .data import Qrels, check_choice
@@ -521,6 +540,13 @@ def evaluate(
             judgments.meta,
         )
     _check_negative(judgments, parsed, conv)
+    profile = None
+    if refusals and conv.profile is not None:
+        from .profiles import get_profile
+
+        profile = get_profile(conv.profile) if get_profile(conv.profile).refuses else None
+        if profile is not None:
+            profile.check(judgments, [])
     if isinstance(runs, Mapping):
         inputs = [
             read_input(spark, r, "run", input_format=input_format, name=n, on_duplicate=on_duplicate)
@@ -548,7 +574,7 @@ def evaluate(
             pair
             for item in inputs
             for pair in _evaluate_input(
-                spark, judgments, shipped, item, parsed, conv, on_duplicate, partitions
+                spark, judgments, shipped, item, parsed, conv, on_duplicate, partitions, profile
             )
         ]
     finally:
@@ -580,6 +606,7 @@ def _evaluate_input(
     conv: Conventions,
     on_duplicate: str,
     partitions: int | None,
+    profile: Any,
 ) -> list[tuple[str, RunValues]]:
     """Every run an input holds (one per tag), as (source, values)."""
     from pyspark.sql import functions as F
@@ -591,9 +618,19 @@ def _evaluate_input(
         frame = frame.withColumn("tag", F.lit(item.name))
     n = partitions or int(spark.conf.get("spark.sql.shuffle.partitions"))
     digest = item.fingerprint is None
-    fn = _evaluator(shipped, measures, conv, item, on_duplicate, digest)
+    fn = _evaluator(shipped, measures, conv, item, on_duplicate, digest, profile)
     spread = frame.repartition(n, "tag", "query_id").sortWithinPartitions("tag", "query_id", "line")
-    out = spread.mapInArrow(fn, _OUT_SCHEMA).toArrow().to_pylist()
+    try:
+        out = spread.mapInArrow(fn, _OUT_SCHEMA).toArrow().to_pylist()
+    except Exception as exc:  # Spark's own failures (a lost executor, a file gone): one line, not Java's
+        if not type(exc).__module__.startswith(("pyspark", "py4j")):
+            raise
+        first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+        raise QrelkitError(
+            f"the Spark job evaluating {item.label} failed: {first.strip()[:300]}",
+            source=item.label,
+            fix="check the input and the cluster (Spark's log has the details)",
+        ) from None
     _raise([r for r in out if r["kind"] == "error"], item)
     by_run: dict[str, list[dict[str, Any]]] = {}
     for row in out:
@@ -677,3 +714,33 @@ def _digest_fingerprint(queries: list[dict[str, Any]], label: str) -> Fingerprin
     pairs = sorted((r["query_id"], r["digest"]) for r in queries)
     text = "".join(f"{q}\t{d}\n" for q, d in pairs)
     return Fingerprint(hashlib.sha256(text.encode()).hexdigest(), "canonical-rows-per-query", label)
+
+
+def evaluate_inputs(
+    qrels: str,
+    runs: Sequence[str],
+    measures: Iterable[str | Measure] | None,
+    conventions: Conventions,
+    *,
+    master: str | None = None,
+    input_format: str = "auto",
+    on_duplicate: str = "error",
+    scale: Sequence[int] | None = None,
+    rubric_hash: str | None = None,
+) -> Results:
+    """``qrelkit eval --engine spark``: paths or table names evaluated on a session for ``master``
+    (the active session when there is one, else ``local[*]``), the profile's refusals applied."""
+    require_pyspark()
+    spark = session(master or "local[*]")
+    return evaluate(
+        spark,
+        qrels,
+        list(runs),
+        measures,
+        conventions,
+        input_format=input_format,
+        on_duplicate=on_duplicate,
+        scale=scale,
+        rubric_hash=rubric_hash,
+        refusals=True,
+    )

@@ -198,8 +198,8 @@ PROGRESS_BYTES = 64 << 20
 
 
 @click.command("eval")
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("qrels", type=click.Path())
+@click.argument("runs", nargs=-1, required=True, type=click.Path())
 @click.option(
     "-m",
     "--measure",
@@ -249,6 +249,21 @@ PROGRESS_BYTES = 64 << 20
     "with identical numbers. The judgments are still read whole, so the process can use more "
     "[default: no limit]",
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "spark"]),
+    default="local",
+    show_default=True,
+    help="where to compute: this process, or Spark (qrelkit[spark]): QRELS and RUNS may then also be "
+    "Parquet folders or table names; the same numbers, conventions and fingerprints",
+)
+@click.option(
+    "--master",
+    metavar="URL",
+    default=None,
+    help="Spark master for --engine spark (local[*], spark://host:7077, yarn, ...) [default: local[*], "
+    "or the active session's]",
+)
 @manifest_option
 @profile_option
 @convention_options
@@ -263,6 +278,8 @@ def eval_command(
     on_duplicate: str | None,
     rubric: str | None,
     memory_limit: str | None,
+    engine: str,
+    master: str | None,
     manifest: str | None,
     **options: Any,
 ) -> None:
@@ -283,7 +300,17 @@ def eval_command(
     announce_profile(conv, on_duplicate)
     parsed = parse_all(measures) if measures else None
     judgments = judgments_of(qrels, manifest)
-    if conv.profile is not None and _profile_refuses(conv):
+    if engine == "spark":
+        from ..spark import evaluate_inputs
+
+        scale, rubric_hash = rubric_scale(rubric)
+        results = evaluate_inputs(
+            qrels, runs, parsed, conv, master=master, input_format=input_format, on_duplicate=on_duplicate,
+            scale=scale, rubric_hash=rubric_hash,
+        )  # fmt: skip
+    elif any(Path(p).is_dir() for p in (qrels, *runs)):
+        raise click.UsageError("a folder is read by --engine spark only: pass files")
+    elif conv.profile is not None and _profile_refuses(conv):
         from ..evaluation import evaluate
         from ..profiles import get_profile
 
