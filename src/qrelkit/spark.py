@@ -181,9 +181,9 @@ def _read_file(
     from .formats import read_qrels, read_run
 
     if kind == "qrels":
-        qrels = read_qrels(path, format=input_format, name=name, scale=scale, on_duplicate=on_duplicate)  # type: ignore[arg-type]
+        qrels = read_qrels(path, format=input_format, name=name, scale=scale, on_duplicate=on_duplicate)
         return SparkInput(None, str(path), qrels.name, qrels.fingerprint, local=qrels)
-    run = read_run(path, format=input_format, name=name, on_duplicate=on_duplicate)  # type: ignore[arg-type]
+    run = read_run(path, format=input_format, name=name, on_duplicate=on_duplicate)
     frame = spark.createDataFrame(run.frame.to_pandas(use_pyarrow_extension_array=False))
     return SparkInput(frame, str(path), run.name, run.fingerprint, local=run)
 
@@ -281,8 +281,9 @@ def _qrels_on_driver(item: SparkInput, scale: Sequence[int] | None, on_duplicate
 
     if item.local is not None:
         return item.local
-    frame = pl.from_arrow(item.frame.toArrow()).sort("line")
-    assert isinstance(frame, pl.DataFrame)
+    table = pl.from_arrow(item.frame.toArrow())
+    assert isinstance(table, pl.DataFrame)  # a table converts to a DataFrame, a column to a Series
+    frame = table.sort("line")
     label = item.label
     try:
         frame = id_column(id_column(frame, "query_id", label), "doc_id", label)
