@@ -157,7 +157,7 @@ def read_input(
         return _read_file(spark, path, kind, input_format, name, on_duplicate, scale)
     if path.exists() or "://" in str(source):
         return _read_parquet(spark, str(source), value, name or path.stem or kind)
-    if spark.catalog.tableExists(str(source)):
+    if _table_exists(spark, str(source)):
         label = f"table {source}"
         frame = spark.table(str(source))
         return SparkInput(_renamed(frame, value, label, with_line=True), label, name or str(source))
@@ -166,6 +166,13 @@ def read_input(
         expected="a TREC/Parquet file, a Parquet folder or a table in Spark's catalog",
         fix="check the path or the table's name",
     )
+
+
+def _table_exists(spark: Any, name: str) -> bool:
+    try:
+        return bool(spark.catalog.tableExists(name))
+    except Exception:  # not a table name at all (a path that does not exist, say): Spark's parse error
+        return False
 
 
 def _read_file(
@@ -259,7 +266,10 @@ def _read_parquet(spark: Any, source: str, value: str, name: str) -> SparkInput:
 
 
 def _local_path(uri: str) -> str:
-    return "/" + uri[len("file:") :].lstrip("/") if uri.startswith("file:") else uri
+    """A path as Spark reports it (``file:/a%20b/c``), as the user wrote it (``/a b/c``)."""
+    from urllib.parse import unquote
+
+    return "/" + unquote(uri[len("file:") :]).lstrip("/") if uri.startswith("file:") else uri
 
 
 def folder_fingerprint(folder: Path) -> Fingerprint:

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from qrelkit.cli import main
 from qrelkit.conventions import DEFAULT
-from qrelkit.data import run_from_frame
+from qrelkit.data import qrels_from_frame, run_from_frame
 from qrelkit.errors import QrelkitError
 from qrelkit.evaluation import evaluate, evaluate_files
 from qrelkit.formats import read_qrels, read_run
@@ -185,3 +185,15 @@ def test_without_pyspark_the_engine_says_how_to_install_it(tmp_path, monkeypatch
     result = CliRunner().invoke(main, ["eval", str(qrels), str(run), "--engine", "spark"])
     assert result.exit_code == 1
     assert "pip install 'qrelkit[spark]'" in result.output and "Traceback" not in result.output
+
+
+def test_a_table_by_name_and_an_input_that_is_nowhere(spark):
+    qrels = pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["a", "b", "c"], "grade": [2, 0, 1]})
+    run = pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["b", "a", "c"], "score": [3.0, 2.0, 1.0]})
+    spark.createDataFrame(run).createOrReplaceTempView("qrelkit_test_run")
+    distributed = spark_evaluate(spark, spark.createDataFrame(qrels), "qrelkit_test_run", ["RR", "nDCG@10"])
+    local = evaluate(qrels_from_frame(qrels), run_from_frame(run, name="qrelkit_test_run"), ["RR", "nDCG@10"])
+    assert_bit_identical(local, distributed)
+    assert distributed.value("RR", "1") == 0.5  # the relevant document is second
+    with pytest.raises(QrelkitError, match=r"no such file, folder or table: /nowhere/run\.parquet"):
+        spark_evaluate(spark, spark.createDataFrame(qrels), "/nowhere/run.parquet", ["RR"])
