@@ -197,3 +197,20 @@ def test_a_table_by_name_and_an_input_that_is_nowhere(spark):
     assert distributed.value("RR", "1") == 0.5  # the relevant document is second
     with pytest.raises(QrelkitError, match=r"no such file, folder or table: /nowhere/run\.parquet"):
         spark_evaluate(spark, spark.createDataFrame(qrels), "/nowhere/run.parquet", ["RR"])
+
+
+def test_a_profile_refuses_on_spark_what_it_refuses_locally(spark, tmp_path):
+    """sklearn's ndcg_score refuses a query with one returned document: checked in the partitions."""
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n2 0 c 1\n")
+    run = tmp_path / "r.run"
+    run.write_text("1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n2 Q0 c 1 1.0 t\n")
+    args = ["eval", str(qrels), str(run), "-m", "nDCG@10", "--profile", "sklearn"]
+    local = CliRunner().invoke(main, args)
+    distributed = CliRunner().invoke(main, [*args, "--engine", "spark"])
+    assert local.exit_code == distributed.exit_code == 1
+    error = [line for line in distributed.output.splitlines() if line.startswith("qrelkit: error:")]
+    assert error and error == [
+        line for line in local.output.splitlines() if line.startswith("qrelkit: error:")
+    ]
+    assert "returns 1 document for query '2'" in error[0]
