@@ -57,7 +57,7 @@ LAYERS: list[set[str]] = [
     {"formats"},
     {"engine"},
     {"results"},
-    {"evaluation"},
+    {"evaluation", "spark"},
     {"diagnose", "leverage", "pool", "compare"},
     {"adjudication", "manifest", "dossier"},
     {"report"},

@@ -214,8 +214,8 @@ PROGRESS_BYTES = 64 << 20
 
 
 @click.command("eval")
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("qrels", type=click.Path())
+@click.argument("runs", nargs=-1, required=True, type=click.Path())
 @click.option(
     "-m",
     "--measure",
@@ -267,6 +267,21 @@ PROGRESS_BYTES = 64 << 20
     "not the judgments, which are read whole on top of it, nor the interpreter and libraries (about "
     "150 MB) [default: no limit]",
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "spark"]),
+    default="local",
+    show_default=True,
+    help="where to compute: this process, or Spark (qrelkit[spark]): QRELS and RUNS may then also be "
+    "Parquet folders or table names; the same numbers, conventions and fingerprints",
+)
+@click.option(
+    "--master",
+    metavar="URL",
+    default=None,
+    help="Spark master for --engine spark (local[*], spark://host:7077, yarn, ...) [default: local[*], "
+    "or the active session's]",
+)
 @manifest_option
 @profile_option
 @convention_options
@@ -281,6 +296,8 @@ def eval_command(
     on_duplicate: str | None,
     rubric: str | None,
     memory_limit: str | None,
+    engine: str,
+    master: str | None,
     manifest: str | None,
     **options: Any,
 ) -> None:
@@ -305,7 +322,18 @@ def eval_command(
     conv, on_duplicate = resolve(options, on_duplicate)
     parsed = parse_all(measures) if measures else None
     judgments = judgments_of(qrels, manifest)
-    results = _evaluate_files(qrels, runs, parsed, conv, input_format, on_duplicate, rubric, memory_limit)
+    if engine == "spark":
+        from ..spark import evaluate_inputs
+
+        scale, rubric_hash = rubric_scale(rubric)
+        results = evaluate_inputs(
+            qrels, runs, parsed, conv, master=master, input_format=input_format, on_duplicate=on_duplicate,
+            scale=scale, rubric_hash=rubric_hash,
+        )  # fmt: skip
+    elif any(Path(p).is_dir() for p in (qrels, *runs)):
+        raise click.UsageError("a folder is read by --engine spark only: pass files")
+    else:
+        results = _evaluate_files(qrels, runs, parsed, conv, input_format, on_duplicate, rubric, memory_limit)
     results = results.with_judgments(judgments)
 
     if output:

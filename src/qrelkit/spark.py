@@ -1,0 +1,757 @@
+"""The same evaluation on Spark: qrelkit's own kernels, run per partition of whole queries.
+
+:func:`evaluate` takes judgments and runs as Spark DataFrames, TREC text files, Parquet files or folders
+(partitioned ones included) or catalog tables, and returns the :class:`~qrelkit.results.Results` that
+:func:`qrelkit.evaluate` returns on the same data, to the last bit. No measure is written twice:
+
+1. the judgments are read on the driver (they are small next to the runs: a file through
+   :mod:`qrelkit.formats`, anything else collected through Arrow) and validated by the same functions
+   as locally; they travel to the executors as one broadcast value;
+2. each run is ``repartition``-ed by (run tag, query id) and sorted within its partitions, so every query
+   sits whole in one partition; ``mapInArrow`` hands a partition over as Arrow batches, and
+   :func:`_chunks` carries the query that a batch boundary splits into the next batch;
+3. each chunk of whole queries goes through :func:`qrelkit.data.finish_run` (the duplicate policy and
+   the checks of scores and ids, with their errors) and :func:`qrelkit.evaluation.evaluate_run` (encode,
+   then the kernels), and comes back as per-query float64 values in Arrow, which holds them exactly;
+4. the driver applies the query-set policies once, over every partition (queries only in the judgments
+   are scored there, as :func:`qrelkit.evaluation.evaluate_run_batches` scores them), and
+   :func:`qrelkit.results.assemble` builds the Results, means included.
+
+A bad row is reported by the partition that finds it as a value, and the driver raises the same
+:class:`~qrelkit.errors.QrelkitError` a local evaluation raises (the first by line when several partitions
+find one), naming the file and its line, or the frame and its row.
+
+Row order (the ``line`` of each row, which the ``file_order`` tie convention and error messages use): a
+``line`` column when the input has one; in a Parquet folder, its files in the order of their paths and the
+rows of each file in stored order; in a DataFrame or a table, the order in which Spark enumerates its
+partitions and their rows (1, 2, ... as :func:`qrelkit.data.run_from_frame` numbers a frame).
+
+Fingerprints: a file, the SHA-256 of its bytes as locally (``file-bytes``); a folder, the SHA-256 of one
+line ``relative/path<TAB>sha256-of-its-bytes`` per data file, in the order of the paths (``folder-files``;
+files whose name starts with ``_`` or ``.`` are not data); a DataFrame or table, the SHA-256 of one line
+``query_id<TAB>sha256`` per query in query order, where each query's digest is over its rows (after the
+duplicate policy) as ``query_id<TAB>doc_id<TAB>score`` lines sorted (``canonical-rows-per-query``). A
+catalog table or a remote folder the driver cannot read gets the per-query fingerprint too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import errors as _errors
+from .conventions import DEFAULT, Conventions
+from .errors import QrelkitError, ValidationError
+from .fingerprint import Fingerprint, file_sha256
+from .measures import Measure, parse_measures
+from .results import Results, RunValues, assemble, unique_run_names
+
+__all__ = [
+    "INSTALL_HINT",
+    "SparkInput",
+    "evaluate",
+    "evaluate_inputs",
+    "folder_fingerprint",
+    "read_input",
+    "require_pyspark",
+    "session",
+]
+
+#: What to do when pyspark is missing.
+INSTALL_HINT = "pip install 'qrelkit[spark]' (pyspark 4.0 or later; Java 17 or 21 on the machine)"
+
+#: The columns of what each partition returns (one row per query, per chunk's counts, or per error).
+_OUT_SCHEMA = (
+    "kind string, run string, query_id string, vals array<double>, undef array<boolean>, "
+    "digest string, rows long, removed long, error string"
+)
+
+
+def require_pyspark() -> Any:
+    """The pyspark module, or an error that says how to install it."""
+    try:
+        import pyspark
+    except ImportError:
+        raise QrelkitError(
+            "the Spark engine needs pyspark, which is not installed", fix=INSTALL_HINT
+        ) from None
+    return pyspark
+
+
+def session(master: str = "local[*]", *, shuffle_partitions: int | None = None, **conf: str) -> Any:
+    """A Spark session for qrelkit: Arrow on, the UI off, the driver bound to loopback in local mode.
+
+    An active session is returned as it is (its master and settings are the cluster's)."""
+    require_pyspark()
+    import os
+    import sys
+
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.master(master).appName("qrelkit")
+    settings = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+    }
+    if master.startswith("local"):
+        settings["spark.driver.host"] = "127.0.0.1"
+        settings["spark.driver.bindAddress"] = "127.0.0.1"
+    if shuffle_partitions is not None:
+        settings["spark.sql.shuffle.partitions"] = str(shuffle_partitions)
+    settings.update(conf)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+# --------------------------------------------------------------------------------------------- inputs
+
+
+@dataclass(frozen=True)
+class SparkInput:
+    """Judgments or a run as Spark reads them: the frame with qrelkit's column names and a ``line``
+    column, where it came from, and its fingerprint when the driver can compute it from files."""
+
+    frame: Any  # pyspark DataFrame: query_id, doc_id, score|grade, [rank], [tag], line
+    label: str  # the source errors and provenance name
+    name: str  # the run's name when the rows carry no tag (the qrels' name for judgments)
+    fingerprint: Fingerprint | None = None  # None: per query, from the rows
+    files: tuple[tuple[str, int], ...] = ()  # (file, its first line) when the rows come from several files
+    local: Any = None  # a Qrels or Run read on the driver by qrelkit's own readers (files only)
+
+
+def read_input(
+    spark: Any,
+    source: Any,
+    kind: str,
+    *,
+    input_format: str = "auto",
+    name: str | None = None,
+    on_duplicate: str = "error",
+    scale: Sequence[int] | None = None,
+) -> SparkInput:
+    """``source`` (a Spark DataFrame, a path to a TREC, JSONL, CSV, TSV or Parquet file, a Parquet folder,
+    or a catalog table's name) as a :class:`SparkInput`; ``kind`` is ``"run"`` or ``"qrels"``."""
+    value = "score" if kind == "run" else "grade"
+    if isinstance(source, SparkInput):
+        return source
+    if not isinstance(source, (str, Path)):
+        label = f"Spark DataFrame {name or kind!r}"
+        return SparkInput(_renamed(source, value, label, with_line=True), label, name or kind)
+    path = Path(source)
+    if path.is_file() and not (path.suffix.lower() == ".parquet" and kind == "run"):
+        return _read_file(spark, path, kind, input_format, name, on_duplicate, scale)
+    if path.exists() or "://" in str(source):
+        return _read_parquet(spark, str(source), value, name or path.stem or kind)
+    if _table_exists(spark, str(source)):
+        label = f"table {source}"
+        frame = spark.table(str(source))
+        return SparkInput(_renamed(frame, value, label, with_line=True), label, name or str(source))
+    raise _errors.InputFormatError(
+        f"no such file, folder or table: {source}",
+        expected="a TREC/Parquet file, a Parquet folder or a table in Spark's catalog",
+        fix="check the path or the table's name",
+    )
+
+
+def _table_exists(spark: Any, name: str) -> bool:
+    try:
+        return bool(spark.catalog.tableExists(name))
+    except Exception:  # not a table name at all (a path that does not exist, say): Spark's parse error
+        return False
+
+
+def _read_file(
+    spark: Any,
+    path: Path,
+    kind: str,
+    input_format: str,
+    name: str | None,
+    on_duplicate: str,
+    scale: Sequence[int] | None,
+) -> SparkInput:
+    """A file read and validated on the driver by qrelkit's own readers, handed to Spark as Arrow."""
+    from .formats import read_qrels, read_run
+
+    if kind == "qrels":
+        qrels = read_qrels(path, format=input_format, name=name, scale=scale, on_duplicate=on_duplicate)
+        return SparkInput(None, str(path), qrels.name, qrels.fingerprint, local=qrels)
+    run = read_run(path, format=input_format, name=name, on_duplicate=on_duplicate)
+    frame = spark.createDataFrame(run.frame.to_pandas(use_pyarrow_extension_array=False))
+    return SparkInput(frame, str(path), run.name, run.fingerprint, local=run)
+
+
+def _renamed(frame: Any, value: str, label: str, *, with_line: bool) -> Any:
+    """The frame with qrelkit's column names (the aliases of :data:`qrelkit.data.COLUMN_ALIASES`, checked
+    by :func:`qrelkit.data.rename_columns`) and a ``line`` column."""
+    import polars as pl
+
+    from .data import rename_columns
+
+    present = [c for c in frame.columns if c != "line"]
+    probe = pl.DataFrame(schema={c: pl.String for c in present})
+    renamed = rename_columns(probe, ("query_id", "doc_id", value), label).columns
+    keep = {"query_id", "doc_id", value, "rank", "tag"}
+    from pyspark.sql import functions as F
+
+    cols = [F.col(f"`{a}`").alias(b) for a, b in zip(present, renamed, strict=True) if b in keep]
+    if "line" in frame.columns:
+        return frame.select(*cols, F.col("line").cast("long").alias("line"))
+    out = frame.select(*cols)
+    return _numbered(out) if with_line else out
+
+
+def _numbered(frame: Any) -> Any:
+    """``line`` = 1, 2, ... in the order Spark enumerates the frame's partitions and rows (one pass that
+    counts each partition's rows, then offsets: no sort, no single partition)."""
+    from pyspark.sql import functions as F
+
+    tagged = frame.withColumn("__pid", F.spark_partition_id()).withColumn(
+        "__mid", F.monotonically_increasing_id()
+    )
+    counts = sorted(tagged.groupBy("__pid").count().collect())
+    offsets, total = [], 0
+    for pid, n in counts:
+        offsets += [F.lit(int(pid)), F.lit(total)]
+        total += int(n)
+    if not offsets:
+        return frame.withColumn("line", F.lit(None).cast("long"))
+    base = F.create_map(*offsets)[F.col("__pid")]
+    within = F.col("__mid") - F.shiftleft(F.col("__pid").cast("long"), 33)
+    return tagged.withColumn("line", base + within + 1).drop("__pid", "__mid")
+
+
+def _read_parquet(spark: Any, source: str, value: str, name: str) -> SparkInput:
+    """A Parquet file or folder: rows numbered in the order of the files' paths, then stored order."""
+    from pyspark.sql import functions as F
+
+    raw = spark.read.parquet(source)
+    meta = raw.select(
+        "*", F.col("_metadata.file_path").alias("__file"), F.col("_metadata.row_index").alias("__row")
+    )
+    counts = sorted((str(f), int(n)) for f, n in meta.groupBy("__file").count().collect())
+    firsts, total, pairs = [], 0, []
+    for file, n in counts:
+        firsts.append((file, total + 1))
+        pairs += [F.lit(file), F.lit(total)]
+        total += n
+    frame = _renamed(raw, value, source, with_line=False)
+    if "line" not in raw.columns:
+        numbered = meta.withColumn(
+            "line", F.create_map(*pairs)[F.col("__file")] + F.col("__row") + 1 if pairs else F.lit(None)
+        )
+        frame = _renamed(numbered.drop("__file", "__row"), value, source, with_line=False)
+    path = Path(source)
+    fingerprint = None
+    if path.is_file():
+        fingerprint = Fingerprint(file_sha256(path), "file-bytes", source)
+    elif path.is_dir():
+        fingerprint = folder_fingerprint(path)
+    shown = [(_local_path(f), first) for f, first in firsts] if len(firsts) > 1 else []
+    return SparkInput(frame, source, name, fingerprint, tuple(shown))
+
+
+def _local_path(uri: str) -> str:
+    """A path as Spark reports it (``file:/a%20b/c``), as the user wrote it (``/a b/c``)."""
+    from urllib.parse import unquote
+
+    return "/" + unquote(uri[len("file:") :]).lstrip("/") if uri.startswith("file:") else uri
+
+
+def folder_fingerprint(folder: Path) -> Fingerprint:
+    """SHA-256 over ``relative/path<TAB>sha256`` lines of a folder's data files in path order."""
+    files = sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file() and not any(part.startswith(("_", ".")) for part in p.relative_to(folder).parts)
+    )
+    text = "".join(f"{p.relative_to(folder).as_posix()}\t{file_sha256(p)}\n" for p in files)
+    return Fingerprint(hashlib.sha256(text.encode()).hexdigest(), "folder-files", str(folder))
+
+
+def _qrels_on_driver(item: SparkInput, scale: Sequence[int] | None, on_duplicate: str) -> Any:
+    """Judgments as a :class:`qrelkit.data.Qrels`, validated by the same functions as locally."""
+    import polars as pl
+
+    from .data import Qrels, canonical_fingerprint, finish_qrels, id_column
+
+    if item.local is not None:
+        return item.local
+    table = pl.from_arrow(item.frame.toArrow())
+    assert isinstance(table, pl.DataFrame)  # a table converts to a DataFrame, a column to a Series
+    frame = table.sort("line")
+    label = item.label
+    try:
+        frame = id_column(id_column(frame, "query_id", label), "doc_id", label)
+        qrels = finish_qrels(
+            frame, Fingerprint("", "", label), item.name, label, scale, on_duplicate, "on_duplicate="
+        )
+    except QrelkitError as exc:
+        raise _in_file(exc, item) from None
+    fp = item.fingerprint or canonical_fingerprint(qrels.frame, ["query_id", "doc_id", "grade"], label)
+    return Qrels(qrels.frame, fp, qrels.name, qrels.scale, None, qrels.meta)
+
+
+def _in_file(exc: QrelkitError, item: SparkInput) -> QrelkitError:
+    """An error whose line counts rows across several files, restated with the file and its own line."""
+    if not item.files or exc.line is None or exc.source != item.label:
+        return exc
+    i = bisect_right([first for _, first in item.files], exc.line) - 1
+    if i < 0:
+        return exc
+    file, first = item.files[i]
+    return type(exc)(
+        exc.problem, source=file, line=exc.line - first + 1, got=exc.got, expected=exc.expected, fix=exc.fix
+    )
+
+
+# ----------------------------------------------------------------------------------------- partitions
+
+
+def _chunks(batches: Iterable[Any]) -> Iterator[Any]:
+    """Arrow batches sorted by (tag, query_id) as tables of whole queries: the rows of the last query of
+    a batch are carried into the next batch, since that query may go on there."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    carry = None
+    for batch in batches:
+        table = pa.Table.from_batches([batch])
+        if carry is not None:
+            table = pa.concat_tables([carry, table])
+        if table.num_rows == 0:
+            continue
+        last_tag, last_query = table.column("tag")[-1], table.column("query_id")[-1]
+        same = pc.and_kleene(
+            pc.fill_null(pc.equal(table.column("tag"), last_tag), False)
+            if last_tag.is_valid
+            else pc.is_null(table.column("tag")),
+            pc.fill_null(pc.equal(table.column("query_id"), last_query), False)
+            if last_query.is_valid
+            else pc.is_null(table.column("query_id")),
+        )
+        cut = table.num_rows - int(pc.sum(same).as_py() or 0)  # sorted: the last query's rows end the table
+        if cut:
+            yield table.slice(0, cut)
+        carry = table.slice(cut)
+    if carry is not None and carry.num_rows:
+        yield carry
+
+
+def _error_row(exc: QrelkitError, run: str | None) -> dict[str, Any]:
+    fields = {
+        "class": type(exc).__name__,
+        "problem": exc.problem,
+        "source": exc.source,
+        "line": exc.line,
+        "got": None if exc.got is None else str(exc.got),
+        "expected": exc.expected,
+        "fix": exc.fix,
+    }
+    return {"kind": "error", "run": run, "error": json.dumps(fields)}
+
+
+def _raise(rows: list[dict[str, Any]], item: SparkInput) -> None:
+    """Raise the first error (by line) that partitions reported, as the error class they raised."""
+    if not rows:
+        return
+    found = [json.loads(r["error"]) for r in rows]
+    first = min(found, key=lambda e: (e["line"] is None, e["line"] or 0, e["problem"]))
+    cls = getattr(_errors, first["class"], QrelkitError)
+    if not (isinstance(cls, type) and issubclass(cls, QrelkitError)):
+        cls = QrelkitError
+    exc = cls(
+        first["problem"],
+        source=first["source"],
+        line=first["line"],
+        got=first["got"],
+        expected=first["expected"],
+        fix=first["fix"],
+    )
+    raise _in_file(exc, item)
+
+
+def _query_digests(frame: Any) -> dict[str, str]:
+    """SHA-256 of each query's rows written as sorted ``query_id<TAB>doc_id<TAB>score`` lines."""
+    import polars as pl
+
+    rows = frame.select("query_id", "doc_id", "score").sort("query_id", "doc_id", "score")
+    text = rows.select(
+        pl.format("{}\t{}\t{}", "query_id", "doc_id", pl.col("score").cast(pl.String))
+    ).to_series()
+    ids = rows.get_column("query_id")
+    heads = np.flatnonzero((ids != ids.shift(1)).fill_null(True).to_numpy())
+    ends = np.append(heads[1:], rows.height)
+    lines = text.to_list()
+    return {
+        ids[int(a)]: hashlib.sha256(("\n".join(lines[a:b]) + "\n").encode()).hexdigest()
+        for a, b in zip(heads.tolist(), ends.tolist(), strict=True)
+    }
+
+
+def _evaluator(
+    qrels_ipc: Any,
+    measures: Sequence[Measure],
+    conv: Conventions,
+    item: SparkInput,
+    on_duplicate: str,
+    digest: bool,
+    profile: Any = None,
+) -> Any:
+    """The function ``mapInArrow`` runs on each partition (everything it needs travels in its closure)."""
+    label, default_name, prepared = item.label, item.name, item.local is not None
+    per_batch = conv.with_(missing_queries="skip", extra_queries="skip")
+
+    def run_partition(batches: Iterable[Any]) -> Iterator[Any]:
+        import polars as pl
+        import pyarrow as pa
+
+        from .data import Qrels, Run, finish_run, id_column
+        from .evaluation import evaluate_run
+
+        qrels_frame = pl.read_ipc(qrels_ipc.value).sort("query_id", "line")
+        ids = qrels_frame.get_column("query_id")
+        heads = np.flatnonzero((ids != ids.shift(1)).fill_null(True).to_numpy())
+        ends = np.append(heads[1:], qrels_frame.height)
+        spans = dict(
+            zip(ids.gather(heads).to_list(), zip(heads.tolist(), ends.tolist(), strict=True), strict=True)
+        )
+        fp = Fingerprint("", "", label)
+
+        def emit(rows: list[dict[str, Any]]) -> Any:
+            return pa.RecordBatch.from_pylist(rows, schema=schema)
+
+        for chunk in _chunks(batches):
+            frame = pl.from_arrow(chunk)
+            assert isinstance(frame, pl.DataFrame)
+            for (tag,), part in frame.group_by(["tag"], maintain_order=True):
+                name = default_name if tag is None else str(tag)
+                out: list[dict[str, Any]] = []
+                try:
+                    part = part.drop("tag")
+                    if prepared:  # read and validated by qrelkit's readers on the driver
+                        run = Run(part, fp, name, {"source": label})
+                        removed = 0
+                    else:
+                        part = id_column(id_column(part, "query_id", label), "doc_id", label)
+                        run = finish_run(part, fp, name, label, on_duplicate, "on_duplicate=")
+                        removed = int(run.meta["duplicates_removed"])  # type: ignore[call-overload]
+                    queries = run.frame.get_column("query_id").unique().sort().to_list()
+                    digests = _query_digests(run.frame) if digest else {}
+                    judged = [q for q in queries if q in spans]
+                    values: dict[str, tuple[list[float], list[bool]]] = {}
+                    if judged:
+                        sub = pl.concat(
+                            [qrels_frame.slice(spans[q][0], spans[q][1] - spans[q][0]) for q in judged]
+                        )
+                        if profile is not None:  # the refusals that look at a query's rows
+                            profile.check(Qrels(sub, fp, meta={"source": "qrels"}), [run])
+                        scored, per_measure = evaluate_run(Qrels(sub, fp), run, measures, per_batch)
+                        for i, q in enumerate(scored.query_ids):
+                            values[q] = (
+                                [float(per_measure[m][0][i]) for m in measures],
+                                [bool(per_measure[m][1][i]) for m in measures],
+                            )
+                    for q in queries:
+                        vals, undef = values.get(q, (None, None))
+                        out.append(
+                            {
+                                "kind": "query",
+                                "run": name,
+                                "query_id": q,
+                                "vals": vals,
+                                "undef": undef,
+                                "digest": digests.get(q),
+                            }
+                        )
+                    out.append({"kind": "count", "run": name, "rows": part.height, "removed": removed})
+                except QrelkitError as exc:
+                    out = [_error_row(exc, name)]
+                yield emit(out)
+
+    import pyarrow as pa
+
+    schema = pa.schema(
+        [
+            ("kind", pa.string()),
+            ("run", pa.string()),
+            ("query_id", pa.string()),
+            ("vals", pa.list_(pa.float64())),
+            ("undef", pa.list_(pa.bool_())),
+            ("digest", pa.string()),
+            ("rows", pa.int64()),
+            ("removed", pa.int64()),
+            ("error", pa.string()),
+        ]
+    )
+    return run_partition
+
+
+# ------------------------------------------------------------------------------------------- evaluate
+
+
+def evaluate(
+    spark: Any,
+    qrels: Any,
+    runs: Any,
+    measures: Iterable[str | Measure] | None = None,
+    conventions: Conventions | None = None,
+    *,
+    input_format: str = "auto",
+    on_duplicate: str = "error",
+    scale: Sequence[int] | None = None,
+    rubric_hash: str | None = None,
+    partitions: int | None = None,
+    max_records_per_batch: int | None = None,
+    refusals: bool = False,
+) -> Results:
+    """Evaluate runs against judgments on Spark; the same :class:`Results` as :func:`qrelkit.evaluate`.
+
+    ``qrels`` and each run are a Spark DataFrame, a path (TREC text or another file qrelkit reads, a
+    Parquet file or folder) or a table's name (see :func:`read_input`); ``runs`` is one of them, a list,
+    or a mapping from run name to one of them. A run's rows may carry a ``tag`` (or ``run``) column:
+    each tag is then a run of its own (a lake partitioned by run). ``partitions`` is the number of
+    partitions runs are spread over (default: ``spark.sql.shuffle.partitions``);
+    ``max_records_per_batch`` the Arrow batch size handed to each partition (default: Spark's).
+    ``refusals`` applies the profile's refusals (:meth:`qrelkit.profiles.Profile.check`), as
+    ``qrelkit eval --profile`` does: the judgments' on the driver, each query's in its partition.
+    """
+    from ._typing import ON_DUPLICATE_CHOICES
+    from .data import Qrels, check_choice
+
+    check_choice(on_duplicate, ON_DUPLICATE_CHOICES, "on_duplicate")
+    require_pyspark()
+    conv = conventions or DEFAULT
+    parsed = parse_measures(measures)
+    q_in = read_input(
+        spark, qrels, "qrels", input_format=input_format, on_duplicate=on_duplicate, scale=scale
+    )
+    judgments = _qrels_on_driver(q_in, scale, on_duplicate)
+    if rubric_hash is not None:
+        judgments = Qrels(
+            judgments.frame,
+            judgments.fingerprint,
+            judgments.name,
+            judgments.scale,
+            rubric_hash,
+            judgments.meta,
+        )
+    _check_negative(judgments, parsed, conv)
+    profile = None
+    if refusals and conv.profile is not None:
+        from .profiles import get_profile
+
+        profile = get_profile(conv.profile) if get_profile(conv.profile).refuses else None
+        if profile is not None:
+            profile.check(judgments, [])
+    if isinstance(runs, Mapping):
+        inputs = [
+            read_input(spark, r, "run", input_format=input_format, name=n, on_duplicate=on_duplicate)
+            for n, r in runs.items()
+        ]
+    elif isinstance(runs, (list, tuple)):
+        inputs = [
+            read_input(spark, r, "run", input_format=input_format, on_duplicate=on_duplicate) for r in runs
+        ]
+    else:
+        inputs = [read_input(spark, runs, "run", input_format=input_format, on_duplicate=on_duplicate)]
+    if not inputs:
+        raise ValidationError("no runs to evaluate", fix="pass at least one run")
+    import io
+
+    buffer = io.BytesIO()
+    judgments.frame.write_ipc(buffer)
+    shipped = spark.sparkContext.broadcast(buffer.getvalue())
+    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    before = spark.conf.get(key)
+    if max_records_per_batch is not None:
+        spark.conf.set(key, str(max_records_per_batch))
+    try:
+        pairs = [
+            pair
+            for item in inputs
+            for pair in _evaluate_input(
+                spark, judgments, shipped, item, parsed, conv, on_duplicate, partitions, profile
+            )
+        ]
+    finally:
+        spark.conf.set(key, before)
+        shipped.unpersist()
+    names = unique_run_names([v.name for _, v in pairs], [source for source, _ in pairs])
+    items = [
+        RunValues(n, v.fingerprint, v.meta, v.queries, v.values)
+        for n, (_, v) in zip(names, pairs, strict=True)
+    ]
+    return assemble(judgments, parsed, conv, items)
+
+
+def _check_negative(qrels: Any, measures: Sequence[Measure], conv: Conventions) -> None:
+    """``negative=reject`` refuses negative grades anywhere in the judgments, as locally (the partitions
+    see only their own queries' judgments)."""
+    from .engine.encode import resolve_negative
+
+    for m in measures:
+        resolve_negative(qrels, m.conventions(conv))
+
+
+def _evaluate_input(
+    spark: Any,
+    qrels: Any,
+    shipped: Any,
+    item: SparkInput,
+    measures: Sequence[Measure],
+    conv: Conventions,
+    on_duplicate: str,
+    partitions: int | None,
+    profile: Any,
+) -> list[tuple[str, RunValues]]:
+    """Every run an input holds (one per tag), as (source, values)."""
+    from pyspark.sql import functions as F
+
+    frame = item.frame
+    tag = F.col("tag").cast("string") if "tag" in frame.columns else F.lit(None).cast("string")
+    frame = frame.withColumn("tag", tag)
+    if item.local is not None:
+        frame = frame.withColumn("tag", F.lit(item.name))
+    n = partitions or int(spark.conf.get("spark.sql.shuffle.partitions"))
+    digest = item.fingerprint is None
+    fn = _evaluator(shipped, measures, conv, item, on_duplicate, digest, profile)
+    spread = frame.repartition(n, "tag", "query_id").sortWithinPartitions("tag", "query_id", "line")
+    try:
+        out = spread.mapInArrow(fn, _OUT_SCHEMA).toArrow().to_pylist()
+    except Exception as exc:  # Spark's own failures (a lost executor, a file gone): one line, not Java's
+        if not type(exc).__module__.startswith(("pyspark", "py4j")):
+            raise
+        first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+        raise QrelkitError(
+            f"the Spark job evaluating {item.label} failed: {first.strip()[:300]}",
+            source=item.label,
+            fix="check the input and the cluster (Spark's log has the details)",
+        ) from None
+    _raise([r for r in out if r["kind"] == "error"], item)
+    by_run: dict[str, list[dict[str, Any]]] = {}
+    for row in out:
+        by_run.setdefault(row["run"], []).append(row)
+    if not by_run:  # a run with no rows
+        by_run[item.name] = []
+    results = []
+    for name in sorted(by_run):
+        rows = by_run[name]
+        results.append((item.label, _run_values(qrels, name, rows, item, measures, conv, on_duplicate)))
+    return results
+
+
+def _run_values(
+    qrels: Any,
+    name: str,
+    rows: list[dict[str, Any]],
+    item: SparkInput,
+    measures: Sequence[Measure],
+    conv: Conventions,
+    on_duplicate: str,
+) -> RunValues:
+    """One run's values from its partitions' rows, with the query-set policies applied once, as
+    :func:`qrelkit.evaluation.evaluate_run_batches` applies them."""
+    import polars as pl
+
+    from .data import RUN_SCHEMA, Qrels, Run
+    from .engine.encoded import QuerySet
+    from .evaluation import evaluate_run
+
+    queries = [r for r in rows if r["kind"] == "query"]
+    seen = {r["query_id"] for r in queries}
+    judged_set = set(qrels.frame.get_column("query_id").unique().to_list())
+    extra = sorted(seen - judged_set)
+    if extra and conv.extra_queries == "reject":
+        raise ValidationError(
+            f"run {name!r} has {len(extra)} quer{'y' if len(extra) == 1 else 'ies'} with no judgments "
+            f"(first: {extra[0]!r})",
+            source=item.label,
+            fix="judge those queries, remove them from the run, or use extra_queries=skip",
+        )
+    scored = [r for r in queries if r["vals"] is not None]
+    ids = [r["query_id"] for r in scored]
+    value_parts = [np.array([r["vals"][j] for r in scored], dtype=np.float64) for j in range(len(measures))]
+    undefined_parts = [np.array([r["undef"][j] for r in scored], dtype=bool) for j in range(len(measures))]
+    missing = sorted(judged_set - seen)
+    if missing and conv.missing_queries == "zero":
+        sub = Qrels(qrels.frame.filter(pl.col("query_id").is_in(missing)), qrels.fingerprint, qrels.name)
+        empty = Run(pl.DataFrame(schema=dict(RUN_SCHEMA)), Fingerprint("", "", ""), "empty")
+        zero_q, zero_v = evaluate_run(sub, empty, measures, conv)
+        ids += zero_q.query_ids
+        for j, m in enumerate(measures):
+            value_parts[j] = np.concatenate([value_parts[j], zero_v[m][0]])
+            undefined_parts[j] = np.concatenate([undefined_parts[j], zero_v[m][1]])
+    order = np.argsort(np.array(ids, dtype=object), kind="stable") if ids else np.zeros(0, dtype=np.int64)
+    ordered = [ids[i] for i in order]
+    query_set = QuerySet(
+        ordered,
+        np.array([q in seen for q in ordered], dtype=bool),
+        missing if conv.missing_queries == "zero" else [],
+        missing if conv.missing_queries == "skip" else [],
+        extra,
+    )
+    values = {m: (value_parts[j][order], undefined_parts[j][order]) for j, m in enumerate(measures)}
+    if item.local is not None:
+        fingerprint, meta = item.local.fingerprint, dict(item.local.meta)
+    else:
+        fingerprint = item.fingerprint or _digest_fingerprint(queries, item.label)
+        counts = [r for r in rows if r["kind"] == "count"]
+        meta = {
+            "source": item.label,
+            "duplicates_removed": sum(int(r["removed"]) for r in counts),
+            "on_duplicate": on_duplicate,
+            "rows_read": sum(int(r["rows"]) for r in counts),
+            "reader": "spark",
+        }
+    return RunValues(name, fingerprint, meta, query_set, values)
+
+
+def _digest_fingerprint(queries: list[dict[str, Any]], label: str) -> Fingerprint:
+    pairs = sorted((r["query_id"], r["digest"]) for r in queries)
+    text = "".join(f"{q}\t{d}\n" for q, d in pairs)
+    return Fingerprint(hashlib.sha256(text.encode()).hexdigest(), "canonical-rows-per-query", label)
+
+
+def evaluate_inputs(
+    qrels: str,
+    runs: Sequence[str],
+    measures: Iterable[str | Measure] | None,
+    conventions: Conventions,
+    *,
+    master: str | None = None,
+    input_format: str = "auto",
+    on_duplicate: str = "error",
+    scale: Sequence[int] | None = None,
+    rubric_hash: str | None = None,
+) -> Results:
+    """``qrelkit eval --engine spark``: paths or table names evaluated on a session for ``master``
+    (the active session when there is one, else ``local[*]``), the profile's refusals applied."""
+    require_pyspark()
+    spark = session(master or "local[*]")
+    return evaluate(
+        spark,
+        qrels,
+        list(runs),
+        measures,
+        conventions,
+        input_format=input_format,
+        on_duplicate=on_duplicate,
+        scale=scale,
+        rubric_hash=rubric_hash,
+        refusals=True,
+    )

@@ -1,0 +1,152 @@
+"""The Spark engine gives the local engine's per-query floats bit for bit (the local engine is checked
+against pytrec_eval, trec_eval and the other peers in tests/crosscheck), with the same query-set accounting
+and the same errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from qrelkit._typing import PROFILE_NAMES
+from qrelkit.conventions import CHOICES, DEFAULT, Conventions
+from qrelkit.data import qrels_from_frame, run_from_frame
+from qrelkit.evaluation import evaluate
+from qrelkit.spark import evaluate as spark_evaluate
+
+pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
+
+# every tie policy, and the other ranking axes, as per-measure conventions: one Spark job covers them
+TIE_MEASURES = [
+    f"{m}(ties={t}){k}"
+    for t in CHOICES["ties"]
+    for m, k in [("nDCG", "@10"), ("AP", ""), ("RR", ""), ("P", "@5"), ("Rprec", "")]
+] + [
+    "nDCG(precision=single)@10",
+    "AP(precision=single,ties=docid_desc)",
+    "nDCG(unjudged=drop)@10",
+    "nDCG(negative=zero)@10",
+    "nDCG(negative=gain,gain=linear)@10",
+    "R@20",
+    "Judged@10",
+    "NumRelRet",
+]
+
+
+def generated(seed: int = 7) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Judgments and two runs (a ``tag`` column) with heavy ties: scores from three values, two scores
+    equal only in single precision, a query of 60 rows (past several Arrow batches), queries only in the
+    judgments (j*) and only in the runs (x*), negative grades, queries with nothing relevant."""
+    rng = np.random.default_rng(seed)
+    judged = [
+        (f"q{q:02d}", f"d{d}", int(rng.choice([-1, 0, 0, 1, 2, 3])))
+        for q in range(24)
+        for d in range(0, 40, 2)
+    ]
+    judged += [(f"j{q}", f"d{d}", 1) for q in range(3) for d in range(4)]
+    judged += [("q_none", f"d{d}", 0) for d in range(5)]
+    rows = []
+    for tag in ("bm25", "dense"):
+        for q in [*range(24), "x0", "x1", "none"]:
+            qid = f"q{q:02d}" if isinstance(q, int) else (f"{q}" if q.startswith("x") else "q_none")
+            n = 60 if q == 3 else int(rng.integers(1, 30))
+            docs = rng.choice(80, size=n, replace=False)
+            for d in docs:
+                score = float(rng.choice([0.5, 1.0, 1.5]))
+                if rng.random() < 0.1:
+                    score = 2.0 + 1e-12  # equal to 2.0 in float32, not in float64
+                elif rng.random() < 0.1:
+                    score = 2.0
+                rows.append((qid, f"d{d}", score, tag))
+    qrels = pd.DataFrame(judged, columns=["query_id", "doc_id", "grade"])
+    runs = pd.DataFrame(rows, columns=["query_id", "doc_id", "score", "tag"])
+    return qrels, runs
+
+
+def local_results(qrels: pd.DataFrame, runs: pd.DataFrame, measures, conv: Conventions):
+    q = qrels_from_frame(qrels)
+    rs = [
+        run_from_frame(runs[runs.tag == tag].drop(columns="tag"), name=tag)
+        for tag in sorted(runs.tag.unique())
+    ]
+    return evaluate(q, rs, measures, conv)
+
+
+def assert_bit_identical(local, distributed) -> None:
+    assert [str(m) for m in local.measures] == [str(m) for m in distributed.measures]
+    assert local.conventions == distributed.conventions
+    assert local.run_names == distributed.run_names
+    for a, b in zip(local.runs, distributed.runs, strict=True):
+        assert a.queries.query_ids == b.queries.query_ids
+        assert a.queries.counts() == b.queries.counts()
+        assert a.queries.missing_scored_zero == b.queries.missing_scored_zero
+        assert a.queries.missing_skipped == b.queries.missing_skipped
+        assert a.queries.extra_skipped == b.queries.extra_skipped
+        assert a.undefined == b.undefined
+        for m in local.measure_names:
+            assert a.values[m].tobytes() == b.values[m].tobytes(), (a.name, m)
+
+    def means(results):
+        return [
+            (r["run"], r["measure"], np.float64(r["mean"]).tobytes(), r["queries"], r["undefined_skipped"])
+            for r in results.summary_rows()
+        ]
+
+    assert means(local) == means(distributed)
+
+
+@pytest.mark.parametrize("missing", ["zero", "skip"])
+def test_bit_identical_with_ties_split_queries_and_query_set_policies(spark, missing):
+    qrels, runs = generated()
+    conv = DEFAULT.with_(missing_queries=missing)
+    local = local_results(qrels, runs, TIE_MEASURES, conv)
+    distributed = spark_evaluate(
+        spark, spark.createDataFrame(qrels), spark.createDataFrame(runs), TIE_MEASURES, conv,
+        max_records_per_batch=7,  # every query of more than 7 rows is split across Arrow batches
+        partitions=5,
+    )  # fmt: skip
+    assert_bit_identical(local, distributed)
+    run = distributed.runs[0]
+    assert run.queries.extra_skipped == ["x0", "x1"]
+    assert "j0" in (run.queries.missing_scored_zero if missing == "zero" else run.queries.missing_skipped)
+    assert run.meta["reader"] == "spark" and run.meta["rows_read"] == int((runs.tag == "bm25").sum())
+
+
+def test_empty_partitions_and_a_line_column(spark):
+    """Two queries over 16 partitions: most partitions are empty. A ``line`` column gives file order."""
+    qrels = pd.DataFrame({"query_id": ["a", "a", "b"], "doc_id": ["1", "2", "3"], "grade": [1, 2, 1]})
+    run = pd.DataFrame(
+        {"query_id": ["a", "a", "a", "b"], "doc_id": ["2", "1", "9", "3"], "score": [1.0, 1.0, 1.0, 0.5],
+         "line": [3, 1, 2, 4]}
+    )  # fmt: skip
+    measures = ["nDCG(ties=file_order)@10", "RR(ties=file_order)", "AP"]
+    conv = DEFAULT
+    local = evaluate(
+        qrels_from_frame(qrels), run_from_frame(run.sort_values("line").drop(columns="line")), measures, conv
+    )
+    distributed = spark_evaluate(
+        spark, spark.createDataFrame(qrels), spark.createDataFrame(run), measures, conv, partitions=16
+    )
+    assert_bit_identical(local, distributed)
+    # file order puts doc 1 (grade 2) first: RR = 1; hand arithmetic
+    assert distributed.value("RR(ties=file_order)", "a") == 1.0
+
+
+@pytest.mark.parametrize("profile", PROFILE_NAMES)
+def test_every_profile(spark, profile):
+    qrels, runs = generated(seed=11)
+    qrels = (
+        qrels[qrels.grade >= 0] if profile in ("sklearn", "torchmetrics") else qrels
+    )  # they refuse negatives
+    conv = Conventions.from_profile(profile)
+    measures = ["nDCG@10", "AP", "RR", "P@5", "R@100", "Judged@10", "nDCG"]
+    local = local_results(qrels, runs, measures, conv)
+    distributed = spark_evaluate(
+        spark,
+        spark.createDataFrame(qrels),
+        spark.createDataFrame(runs),
+        measures,
+        conv,
+        max_records_per_batch=11,
+    )
+    assert_bit_identical(local, distributed)
