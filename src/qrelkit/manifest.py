@@ -63,7 +63,7 @@ __all__ = [
 MANIFEST_FORMAT = "qrelkit qrels manifest 2"
 _READABLE = (MANIFEST_FORMAT, "qrelkit qrels manifest 1")  # 1: "qrelkit_version" instead of "tool"
 FIELDS = ("rubric", "scale", "relevance_threshold", "labellers", "calibration", "adjudication")
-"""Fields the caller supplies; ``format``, ``qrels`` and ``qrelkit_version`` are filled in."""
+"""Fields the caller supplies; ``format``, ``tool`` and ``qrels`` are filled in."""
 
 
 def manifest_path(qrels_path: str | Path) -> Path:
