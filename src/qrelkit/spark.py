@@ -517,7 +517,7 @@ def evaluate(
     rubric_hash: str | None = None,
     partitions: int | None = None,
     max_records_per_batch: int | None = None,
-    refusals: bool = False,
+    refusals: bool = True,
 ) -> Results:
     """Evaluate runs against judgments on Spark; the same :class:`Results` as :func:`qrelkit.evaluate`.
 
@@ -527,8 +527,8 @@ def evaluate(
     each tag is then a run of its own (a lake partitioned by run). ``partitions`` is the number of
     partitions runs are spread over (default: ``spark.sql.shuffle.partitions``);
     ``max_records_per_batch`` the Arrow batch size handed to each partition (default: Spark's).
-    ``refusals`` applies the profile's refusals (:meth:`qrelkit.profiles.Profile.check`), as
-    ``qrelkit eval --profile`` does: the judgments' on the driver, each query's in its partition.
+    ``refusals`` (on by default, as :func:`qrelkit.evaluate` always does) applies the profile's refusals
+    (:meth:`qrelkit.profiles.Profile.check`): the judgments' on the driver, each query's in its partition.
     """
     from ._typing import ON_DUPLICATE_CHOICES
     from .data import Qrels, check_choice
