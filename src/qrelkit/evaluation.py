@@ -25,7 +25,7 @@ from .errors import StepAside, ValidationError
 from .fingerprint import Fingerprint, hash_ahead
 from .measures import Measure, parse_measures, required_depth
 from .naming import check_run_names
-from .results import Results, RunValues, assemble, unique_run_names
+from .results import Results, RunValues, assemble
 
 if TYPE_CHECKING:  # polars loads only on the paths that read frames
     import polars as pl
@@ -423,12 +423,8 @@ def evaluate_files(
             pairs = list(pool.map(tracked, run_paths))
     else:  # under a memory cap, one run at a time
         pairs = [tracked(p) for p in run_paths]
-    names = unique_run_names([item.name for _, item in pairs], [source for source, _ in pairs])
-    items = [
-        RunValues(name, item.fingerprint, item.meta, item.queries, item.values)
-        for name, (_, item) in zip(names, pairs, strict=True)
-    ]
-    return assemble(qrels, parsed, conv, items)
+    check_run_names([item.name for _, item in pairs], [source for source, _ in pairs])
+    return assemble(qrels, parsed, conv, [item for _, item in pairs])
 
 
 #: Bytes of memory per byte of run file when a run is read whole (measured on a 7M-line run).
@@ -491,7 +487,7 @@ def _evaluate_small(
             items = [one(run_paths[0])]
     except StepAside:
         return None
-    names = unique_run_names([i.name for i in items], [str(p) for p in run_paths])
+    check_run_names([i.name for i in items], [str(p) for p in run_paths])
     for done, path in enumerate(run_paths, start=1):
         if on_bytes is not None:
             on_bytes(path.stat().st_size)
@@ -503,7 +499,4 @@ def _evaluate_small(
         {"source": str(qrels_path), "duplicates_removed": 0, "on_duplicate": on_duplicate},
         rubric_hash,
     )
-    items = [
-        RunValues(n, i.fingerprint, i.meta, i.queries, i.values) for n, i in zip(names, items, strict=True)
-    ]
     return assemble(qrels, parsed, conv, items)

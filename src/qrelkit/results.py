@@ -360,11 +360,3 @@ def assemble(qrels: Any, parsed: Sequence[Measure], conv: Conventions, items: Se
         runs=tuple(summaries),
         version=__version__,
     )
-
-
-def unique_run_names(names: Sequence[str], sources: Sequence[str]) -> list[str]:
-    """The run names, checked by the one naming rule (:func:`qrelkit.data.check_run_names`)."""
-    from .naming import check_run_names
-
-    check_run_names(names, sources)
-    return list(names)

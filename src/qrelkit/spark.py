@@ -51,7 +51,8 @@ from .conventions import DEFAULT, Conventions
 from .errors import QrelkitError, ValidationError
 from .fingerprint import Fingerprint, file_sha256
 from .measures import Measure, parse_measures
-from .results import Results, RunValues, assemble, unique_run_names
+from .naming import check_run_names
+from .results import Results, RunValues, assemble
 
 __all__ = [
     "INSTALL_HINT",
@@ -591,12 +592,8 @@ def evaluate(
     finally:
         spark.conf.set(key, before)
         shipped.unpersist()
-    names = unique_run_names([v.name for _, v in pairs], [source for source, _ in pairs])
-    items = [
-        RunValues(n, v.fingerprint, v.meta, v.queries, v.values)
-        for n, (_, v) in zip(names, pairs, strict=True)
-    ]
-    return assemble(judgments, parsed, conv, items)
+    check_run_names([v.name for _, v in pairs], [source for source, _ in pairs])
+    return assemble(judgments, parsed, conv, [v for _, v in pairs])
 
 
 def _check_negative(qrels: Any, measures: Sequence[Measure], conv: Conventions) -> None:
