@@ -15,6 +15,7 @@ NUMERIC = [
     "measures.py",
     "engine",
     "agreement.py",
+    "group_agreement.py",
     "diagnose.py",
     "evaluation.py",
     "results.py",
@@ -50,7 +51,7 @@ def test_numeric_side_imports_no_io_web_or_plotting():
 #: The layers, lowest first. A module may import modules of its own layer or of lower layers only.
 LAYERS: list[set[str]] = [
     {"errors", "_typing", "_version", "fingerprint", "provenance", "naming", "_native"},
-    {"conventions", "rubric", "agreement"},
+    {"conventions", "rubric", "agreement", "group_agreement"},
     {"measures"},
     {"profiles"},
     {"data", "columns"},

@@ -42,6 +42,7 @@ import polars as pl
 from .agreement import AgreementReport, GateResult, GateUse, Weighting, agreement_report, gate, pair_grades
 from .data import Qrels
 from .errors import InputFormatError, ValidationError
+from .group_agreement import GroupReport
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
@@ -50,6 +51,7 @@ __all__ = [
     "UNDECIDED_POLICIES",
     "AgreementDocument",
     "Calibration",
+    "GroupCalibration",
     "Merged",
     "Vote",
     "adjudication_fields",
@@ -58,6 +60,8 @@ __all__ = [
     "calibration_fields",
     "check_decision",
     "gated_calibration_fields",
+    "group_calibration",
+    "group_calibration_fields",
     "merge",
     "merge_two",
     "pair_status",
@@ -299,6 +303,126 @@ def calibration_agreement(
     return Calibration(report, verdict, labellers)
 
 
+@dataclass(frozen=True, eq=False)
+class GroupCalibration:
+    """Agreement of two or more labellers on their calibration pairs, and the gate on ``statistic``.
+
+    ``pairs`` holds :func:`calibration_agreement` of every two labellers sharing graded pairs (kappa with
+    both intervals and each one's gate); ``report`` the statistics of the whole group. With ``statistic``
+    ``kappa`` the gate is the lowest of the pairs' gates (every two labellers must pass); otherwise it is
+    :func:`qrelkit.group_agreement.group_gate` on the group statistic's query-bootstrap interval.
+    """
+
+    report: GroupReport
+    gate: GateResult | None
+    statistic: str
+    pairs: tuple[Calibration, ...]
+
+
+def group_calibration(
+    grades: Mapping[str, Any],
+    scale: Sequence[int],
+    *,
+    statistic: str | None = None,
+    min_kappa: float | None = 0.6,
+    weights: Weighting = "linear",
+    use: GateUse | None = None,
+    n_resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> GroupCalibration:
+    """Agreement of the labellers in ``grades`` (name -> their grades, as :func:`calibration_agreement`
+    takes them) on the pairs they graded, with the gate on ``statistic`` (default:
+    :func:`qrelkit.group_agreement.default_statistic` of the largest number of labellers on one pair).
+
+    ``use``: for ``kappa``, ``ci_low`` (default) or ``bootstrap_low``, as :func:`calibration_agreement`;
+    for a group statistic, ``bootstrap_low`` (default) or ``kappa`` (the point value).
+    """
+    from .group_agreement import (
+        GROUP_STATISTICS,
+        STATISTICS,
+        default_statistic,
+        group_agreement,
+        group_gate,
+        group_grades,
+    )
+
+    aligned = group_grades(grades)
+    per_pair = int((~_isnan(aligned.ratings)).sum(axis=0).max()) if aligned.keys else 2
+    statistic = statistic or default_statistic(per_pair)
+    if statistic not in STATISTICS:
+        raise ValidationError(f"unknown agreement statistic {statistic!r}", expected=", ".join(STATISTICS),
+                              fix="pass --statistic mean_kappa, for example")  # fmt: skip
+    if statistic in GROUP_STATISTICS and use == "ci_low":
+        raise ValidationError(
+            f"{statistic} has no normal interval: its gate compares the lower end of the query bootstrap",
+            fix="gate on bootstrap_low (the default for this statistic), or on the statistic kappa",
+        )
+    report = group_agreement(aligned, scale, weights=weights, n_resamples=n_resamples, seed=seed)
+    names = aligned.labellers
+    pairs = []
+    for a, b in report.pairwise:
+        if report.pairwise[a, b].n:
+            ga, gb = (_column(aligned, names.index(x)) for x in (a, b))
+            pairs.append(calibration_agreement(ga, gb, scale, min_kappa=min_kappa, labellers=(a, b), weights=weights,
+                                               use=use or "ci_low", n_resamples=n_resamples, seed=seed))  # fmt: skip
+    verdict = None
+    if min_kappa is not None and statistic == "kappa":
+        gates = [c.gate for c in pairs if c.gate is not None]
+        verdict = min(gates, key=lambda g: (g.passed, g.value_used if g.value_used == g.value_used else -2.0),
+                      default=None)  # fmt: skip
+    elif min_kappa is not None:
+        verdict = group_gate(report, min_kappa, statistic, use=use or "bootstrap_low")
+    return GroupCalibration(report, verdict, statistic, tuple(pairs))
+
+
+def _isnan(x: Any) -> Any:
+    import numpy as np
+
+    return np.isnan(x)
+
+
+def _column(aligned: Any, row: int) -> dict[tuple[Any, Any], int]:
+    values = aligned.ratings[row]
+    return {key: int(v) for key, v in zip(aligned.keys, values, strict=True) if v == v}
+
+
+def group_calibration_fields(found: GroupCalibration | None) -> dict[str, Any] | None:
+    """The manifest's ``group`` field: the statistic, its value and interval, every group statistic with
+    its interval, the pairwise kappa matrix and the gate (NaN becomes ``null``; ``None`` when not measured)."""
+    if found is None:
+        return None
+    r, g = found.report, found.gate
+    from .group_agreement import STATISTIC_NAMES
+
+    def num(x: float) -> float | None:
+        return None if x != x else float(x)
+
+    chosen = r.intervals.get(found.statistic)
+    return {
+        "statistic": found.statistic,
+        "name": STATISTIC_NAMES[found.statistic],
+        "labellers": list(r.labellers),
+        "value": num(r.value(found.statistic)),
+        "bootstrap_low": None if chosen is None else num(chosen.low),
+        "bootstrap_high": None if chosen is None else num(chosen.high),
+        "level": (chosen or r.intervals["mean_kappa"]).level,
+        "bootstrap_resamples": r.intervals["mean_kappa"].n_resamples,
+        "bootstrap_seed": r.intervals["mean_kappa"].seed,
+        "weights": r.weights,
+        "n_units": r.n_units,
+        "n_queries": r.n_queries,
+        "statistics": {
+            s: {"value": num(r.value(s)), "bootstrap_low": num(b.low), "bootstrap_high": num(b.high)}
+            for s, b in r.intervals.items()
+        },
+        "kappa_matrix": [[num(x) for x in row] for row in r.kappa_matrix.tolist()],
+        "pairs_matrix": r.pairs_matrix.tolist(),
+        "gate": None
+        if g is None
+        else {"passed": g.passed, "threshold": g.threshold, "use": g.use, "message": g.message},
+    }
+
+
 def calibration_fields(calibration: Calibration | None) -> dict[str, Any] | None:
     """The manifest's ``calibration`` field (every key always present; NaN becomes ``null``)."""
     if calibration is None:
@@ -339,8 +463,11 @@ def gated_calibration_fields(
 
     ``round_entry`` is the round whose rubric the judgments were given under, ``rounds`` every round
     (:func:`qrelkit.judging.phases.rounds_history`). The keys of :func:`calibration_fields` describe the
-    two labellers who decided that round's gate (the lowest value compared with the threshold; all
-    ``null`` when agreement was not measured or is still being measured); beside them: ``status``
+    two labellers who agree least (the lowest value compared with the threshold; all ``null`` when
+    agreement was not measured or is still being measured), and ``gate`` is the round's gate: theirs with
+    the statistic ``kappa``, the group's otherwise; beside them: ``statistic`` (what the gate compared,
+    :data:`qrelkit.group_agreement.STATISTICS`), ``group`` (:func:`group_calibration_fields` of every
+    labeller of the round: alpha, Fleiss' kappa, the pairwise kappa matrix), ``status``
     (``passed``, ``failed``, ``overridden``, ``not measured``, ``measuring``), ``round``,
     ``pairs_of_labellers`` (:func:`calibration_fields` of every two labellers of the round), ``gate_rule``,
     ``override`` (``{"reason", "by", "at"}`` or ``null``), ``not_measured`` (why, or ``null``), and
@@ -351,15 +478,22 @@ def gated_calibration_fields(
     pairs = list(round_entry.get("agreement") or [])
     deciding = round_entry.get("deciding")
     top = pairs[deciding] if pairs and deciding is not None else dict.fromkeys(CALIBRATION_KEYS)
+    group = round_entry.get("group")
+    statistic = round_entry.get("statistic")
+    fields = {k: top.get(k) for k in CALIBRATION_KEYS}
+    if statistic not in (None, "kappa") and group is not None:
+        fields["gate"] = group.get("gate")
     keep = ("round", "rubric", "query_rule", "seed", "queries", "started_at", "started_by", "note", "status",
-            "evaluated_at", "last_grade_event", "agreement", "override", "not_measured")  # fmt: skip
+            "evaluated_at", "last_grade_event", "agreement", "statistic", "group", "override", "not_measured")  # fmt: skip
     return {
-        **{k: top.get(k) for k in CALIBRATION_KEYS},
+        **fields,
         "status": round_entry.get("status"),
         "round": round_entry.get("round"),
-        "gate_rule": "every two labellers sharing calibration pairs pass: the lower end of the interval "
-        "against the threshold",
+        "statistic": statistic,
+        "gate_rule": round_entry.get("gate_rule")
+        or "every two labellers sharing calibration pairs pass: the lower end of the interval against the threshold",
         "pairs_of_labellers": pairs,
+        "group": group,
         "override": round_entry.get("override"),
         "not_measured": round_entry.get("not_measured"),
         "rounds": [{k: r.get(k) for k in keep} for r in rounds],

@@ -64,11 +64,14 @@ __all__ = [
     "QueryAgreement",
     "Weighting",
     "agreement_report",
+    "alpha_batch",
     "bootstrap_kappa_ci",
     "cohen_kappa",
     "gate",
     "krippendorff_alpha",
     "pair_grades",
+    "query_bootstrap",
+    "resample_counts",
     "weight_matrix",
 ]
 
@@ -479,30 +482,68 @@ def bootstrap_kappa_ci(
     scale = _check_scale(scale)
     weights = _one_of(weights, _WEIGHTINGS, "weights")
     level = _check_level(level)
+    qids, tables = _query_tables(paired, scale)
+    k, w = len(scale), weight_matrix(scale, weights)
+
+    def kappas(resampled: np.ndarray) -> np.ndarray:
+        return _kappa_batch(resampled.reshape(-1, k, k), 1.0 - w)[0]
+
+    return query_bootstrap(tables.reshape(len(qids), k * k), kappas, n_resamples=n_resamples, seed=seed,
+                           level=level, weights=weights, what="kappa")  # fmt: skip
+
+
+def resample_counts(n_queries: int, n_resamples: int, seed: int) -> np.ndarray:
+    """How often each query is drawn in each resample, shape ``(n_resamples, n_queries)``: the one draw
+    of every query bootstrap in qrelkit, ``numpy.random.default_rng(seed).integers(0, n_queries,
+    size=(n_resamples, n_queries))``, queries in sorted id order."""
     if not _is_int(n_resamples) or n_resamples < 1:
         raise _bad(
             "n_resamples must be a positive integer", n_resamples, "e.g. 2000", "pass n_resamples=2000"
         )
     if not _is_int(seed) or seed < 0:
         raise _bad("seed must be a non-negative integer", seed, "e.g. 0", "pass seed=0")
-    qids, tables = _query_tables(paired, scale)
-    n_q, k, r = len(qids), len(scale), int(n_resamples)
-    base: dict[str, Any] = dict(level=level, n_resamples=r, seed=int(seed), n_queries=n_q, weights=weights)
+    r = int(n_resamples)
+    draws = np.random.default_rng(int(seed)).integers(0, n_queries, size=(r, n_queries))
+    offsets = (np.arange(r, dtype=np.int64) * n_queries)[:, None]
+    return np.bincount((draws + offsets).ravel(), minlength=r * n_queries).reshape(r, n_queries)
+
+
+def query_bootstrap(
+    per_query: np.ndarray,
+    statistic: Any,
+    *,
+    n_resamples: int,
+    seed: int,
+    level: float,
+    weights: Weighting,
+    what: str,
+) -> BootstrapInterval:
+    """Percentile interval of a statistic of sums over queries, by the cluster bootstrap over queries.
+
+    ``per_query`` holds one row of additive pieces per query (sorted id order): confusion tables for
+    kappa, coincidence matrices for Krippendorff's alpha, unit sums for Fleiss' kappa. Each resample's
+    pieces are the draw-count-weighted sum of the rows (:func:`resample_counts`; one matrix product for
+    all resamples), and ``statistic`` maps the ``(n_resamples, d)`` sums to one value per resample (NaN
+    where undefined, left out and counted). The interval is the ``(1 - level)/2`` and ``(1 + level)/2``
+    quantiles (``numpy.quantile``, linear interpolation).
+    """
+    level = _check_level(level)
+    n_q = per_query.shape[0]
+    counts = resample_counts(max(n_q, 1), n_resamples, seed)
+    base: dict[str, Any] = dict(level=level, n_resamples=int(n_resamples), seed=int(seed), n_queries=n_q,
+                                weights=weights)  # fmt: skip
     if n_q < 2:
         return BootstrapInterval(math.nan, math.nan, n_undefined=0, **base,
                                  note="fewer than two queries: a query bootstrap cannot vary")  # fmt: skip
-    draws = np.random.default_rng(int(seed)).integers(0, n_q, size=(r, n_q))
-    offsets = (np.arange(r, dtype=np.int64) * n_q)[:, None]
-    multiplicity = np.bincount((draws + offsets).ravel(), minlength=r * n_q).reshape(r, n_q)
-    resampled = multiplicity.astype(np.float64) @ tables.reshape(n_q, k * k).astype(np.float64)
-    kappas, _, _ = _kappa_batch(resampled.reshape(r, k, k), 1.0 - weight_matrix(scale, weights))
-    defined = kappas[~np.isnan(kappas)]
-    n_undefined = r - defined.size
+    resampled = counts.astype(np.float64) @ per_query.reshape(n_q, -1).astype(np.float64)
+    values = np.asarray(statistic(resampled), dtype=np.float64)
+    defined = values[~np.isnan(values)]
+    n_undefined = int(n_resamples) - defined.size
     if defined.size == 0:
         return BootstrapInterval(math.nan, math.nan, n_undefined=n_undefined, **base,
-                                 note="kappa is undefined in every resample")  # fmt: skip
+                                 note=f"{what} is undefined in every resample")  # fmt: skip
     low, high = np.quantile(defined, [0.5 - level / 2.0, 0.5 + level / 2.0])
-    note = f"{n_undefined} resample(s) with undefined kappa left out" if n_undefined else None
+    note = f"{n_undefined} resample(s) with undefined {what} left out" if n_undefined else None
     return BootstrapInterval(float(low), float(high), n_undefined=n_undefined, note=note, **base)
 
 
@@ -577,25 +618,35 @@ def krippendorff_alpha(
                            note="no unit was rated by two or more labellers; alpha is undefined")  # fmt: skip
     scaled = counts / (m_u - 1.0)[:, None]
     o = scaled.T @ counts - np.diag(scaled.sum(axis=0))
-    n_c = o.sum(axis=0)
-    n = float(n_c.sum())
-    if level == "nominal":
-        delta = 1.0 - np.eye(v)
-    elif level == "interval":
-        delta = (domain[:, None] - domain[None, :]) ** 2
-    else:
-        cum = np.concatenate([[0.0], np.cumsum(n_c)])
-        i, j = np.meshgrid(np.arange(v), np.arange(v), indexing="ij")
-        between = cum[np.maximum(i, j) + 1] - cum[np.minimum(i, j)]
-        delta = (between - (n_c[:, None] + n_c[None, :]) / 2.0) ** 2
-    d_o = float((o * delta).sum()) / n
-    d_e = float((np.outer(n_c, n_c) * delta).sum()) / (n * (n - 1.0))
-    base.update(n_pairable=round(n), observed=d_o, expected=d_e)
-    if not d_e > 0:
+    alpha, d_o, d_e = alpha_batch(o[None], domain, level)
+    base.update(n_pairable=round(float(o.sum())), observed=float(d_o[0]), expected=float(d_e[0]))
+    if not d_e[0] > 0:
         return AlphaResult(
             math.nan, **base, note="every pairable rating has the same value; alpha is undefined"
         )
-    return AlphaResult(1.0 - d_o / d_e, **base)
+    return AlphaResult(float(alpha[0]), **base)
+
+
+def alpha_batch(o: np.ndarray, domain: np.ndarray, level: AlphaLevel) -> tuple[np.ndarray, ...]:
+    """Alpha, D_o and D_e for a stack of coincidence matrices ``(R, v, v)`` (:func:`krippendorff_alpha`
+    for the formulas); alpha is NaN where D_e is 0."""
+    v = len(domain)
+    n_c = o.sum(axis=1)
+    n = n_c.sum(axis=1)
+    if level == "nominal":
+        delta = np.broadcast_to(1.0 - np.eye(v), o.shape)
+    elif level == "interval":
+        delta = np.broadcast_to((domain[:, None] - domain[None, :]) ** 2, o.shape)
+    else:
+        cum = np.concatenate([np.zeros((len(o), 1)), np.cumsum(n_c, axis=1)], axis=1)
+        i, j = np.meshgrid(np.arange(v), np.arange(v), indexing="ij")
+        between = cum[:, np.maximum(i, j) + 1] - cum[:, np.minimum(i, j)]
+        delta = (between - (n_c[:, :, None] + n_c[:, None, :]) / 2.0) ** 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d_o = (o * delta).sum(axis=(1, 2)) / n
+        d_e = (n_c[:, :, None] * n_c[:, None, :] * delta).sum(axis=(1, 2)) / (n * (n - 1.0))
+        alpha = np.where(d_e > 0, 1.0 - d_o / np.where(d_e > 0, d_e, 1.0), np.nan)
+    return alpha, d_o, d_e
 
 
 # the report and the gate
