@@ -270,3 +270,90 @@ def test_two_runs_with_one_name_are_refused_everywhere(tmp_path: Path) -> None:
                     "--docs", EXAMPLE / "docs.jsonl", "--queries", EXAMPLE / "queries.tsv",
                     "--labellers", "alice", "--runs", twins[0], "--runs", twins[1])  # fmt: skip
     assert result.exit_code == 1 and "two runs are both named 'bm25'" in result.output
+
+
+def _third_labeller(tmp_path: Path) -> Path:
+    """carol: alice's grades, one grade higher on every third document and one lower on every seventh."""
+    lines = []
+    for i, line in enumerate((EXAMPLE / "judgments" / "alice.qrels").read_text().splitlines()):
+        q, it, d, g = line.split()
+        grade = min(3, int(g) + 1) if i % 3 == 0 else max(0, int(g) - 1) if i % 7 == 0 else int(g)
+        lines.append(f"{q} {it} {d} {grade}")
+    path = tmp_path / "carol-given.qrels"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_three_labellers_the_app_the_manifest_agree_and_judge_kappa_give_the_same_numbers(
+    tmp_path: Path,
+) -> None:
+    """Three labellers grade every calibration pair (blind to each other); the group's statistics, the
+    pairwise matrix and the gate on the mean pairwise kappa are the same in the app, the manifest and
+    `qrelkit agree` on the three exported files."""
+    from qrelkit.adjudication import group_calibration_fields
+    from qrelkit.formats import read_qrels
+    from qrelkit.judging import grades as g
+    from qrelkit.judging.phases import ensure_gate
+    from qrelkit.judging.project import load_rubric_from_store
+    from qrelkit.judging.store import Store
+
+    pool = tmp_path / "pool.jsonl"
+    result = invoke("pool", *RUNS, "--depth", 5, "--calibration", 12, "--seed", 2, "--labellers",
+                    "alice,bob,carol", "--calibration-labellers", 3, "-o", pool)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "pairs judged 3 times" in result.output
+    db = tmp_path / "p.db"
+    result = invoke("judge", "init", db, "--rubric", EXAMPLE / "rubric.toml", "--pool", pool,
+                    "--docs", EXAMPLE / "docs.jsonl", "--queries", EXAMPLE / "queries.tsv", "--seed", 2)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "3 labellers per calibration query; gate: mean pairwise weighted kappa, bootstrap_low >= 0.6" in (
+        result.output
+    )
+    given = {name: read_qrels(EXAMPLE / "judgments" / f"{name}.qrels").to_dict() for name in ("alice", "bob")}
+    given["carol"] = read_qrels(_third_labeller(tmp_path)).to_dict()
+    with Store(db) as store:
+        rubric = load_rubric_from_store(store)
+        rows = store.read(
+            lambda c: c.execute(
+                "SELECT u.user_id, u.name, a.position, p.query_id, p.doc_id FROM assignments a "
+                "JOIN users u USING (user_id) JOIN pairs p USING (pair_id) WHERE p.calibration = 1"
+            ).fetchall()
+        )
+        assert {r[1] for r in rows} == {"alice", "bob", "carol"}
+        by_pair: dict[tuple[str, str], set[str]] = {}
+        for _, name, _, q, d in rows:
+            by_pair.setdefault((q, d), set()).add(name)
+        assert all(names == {"alice", "bob", "carol"} for names in by_pair.values())
+        for uid, name, pos, q, d in rows:
+            grade = given[name].get(q, {}).get(d, 0)
+            store.write(
+                lambda c, uid=uid, pos=pos, grade=grade: g.record_grade(
+                    c, uid, pos, grade, unsure=False, note=None, time_spent_ms=None, rubric=rubric
+                )
+            )
+        phase = ensure_gate(store)
+        app = group_calibration_fields(g.group_status(store))
+        for name in ("alice", "bob", "carol"):
+            g.export_labeller(store, name, tmp_path / f"{name}.qrels")
+        g.export_final(store, rubric, tmp_path / "final.qrels", undecided="leave-out")
+    manifest = json.loads((tmp_path / "final.qrels.manifest.json").read_text())["calibration"]
+    out = invoke("agree", *(tmp_path / f"{n}.qrels" for n in ("alice", "bob", "carol")),
+                 "--rubric", EXAMPLE / "rubric.toml", "--min-kappa", 0.6, "-f", "json")  # fmt: skip
+    assert out.exit_code in (0, 3), out.output
+    agree = json.loads(out.stdout)["group"]
+    assert (
+        app is not None and app["statistic"] == "mean_kappa" and app["labellers"] == ["alice", "bob", "carol"]
+    )
+    assert app["n_units"] == len(by_pair) > 100
+    assert app == manifest["group"] == agree
+    assert manifest["statistic"] == "mean_kappa" and manifest["gate"] == app["gate"]
+    assert phase.outcome == ("passed" if app["gate"]["passed"] else "failed")
+    assert (app["bootstrap_resamples"], app["bootstrap_seed"]) == (2000, 0)
+    # the pairwise matrix holds each two labellers' kappa as `qrelkit agree` gives it for the two files
+    two = invoke("agree", tmp_path / "alice.qrels", tmp_path / "carol.qrels", "--rubric", EXAMPLE / "rubric.toml",
+                 "-f", "json")  # fmt: skip
+    assert app["kappa_matrix"][0][2] == json.loads(two.stdout)["agreement"]["kappa"]["kappa"]
+    text = invoke("judge", "kappa", db)
+    value = app["statistics"]["mean_kappa"]
+    assert f"{value['value']:.3f}" in text.output and f"{value['bootstrap_low']:.3f}" in text.output
+    assert app["gate"]["message"] in text.output

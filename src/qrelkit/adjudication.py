@@ -42,7 +42,7 @@ import polars as pl
 from .agreement import AgreementReport, GateResult, GateUse, Weighting, agreement_report, gate, pair_grades
 from .data import Qrels
 from .errors import InputFormatError, ValidationError
-from .group_agreement import GroupReport
+from .group_agreement import GroupGrades, GroupReport
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
@@ -51,6 +51,7 @@ __all__ = [
     "UNDECIDED_POLICIES",
     "AgreementDocument",
     "Calibration",
+    "GroupAgreementDocument",
     "GroupCalibration",
     "Merged",
     "Vote",
@@ -60,6 +61,7 @@ __all__ = [
     "calibration_fields",
     "check_decision",
     "gated_calibration_fields",
+    "group_agreement_document",
     "group_calibration",
     "group_calibration_fields",
     "merge",
@@ -317,6 +319,7 @@ class GroupCalibration:
     gate: GateResult | None
     statistic: str
     pairs: tuple[Calibration, ...]
+    grades: GroupGrades
 
 
 def group_calibration(
@@ -372,7 +375,7 @@ def group_calibration(
                       default=None)  # fmt: skip
     elif min_kappa is not None:
         verdict = group_gate(report, min_kappa, statistic, use=use or "bootstrap_low")
-    return GroupCalibration(report, verdict, statistic, tuple(pairs))
+    return GroupCalibration(report, verdict, statistic, tuple(pairs), aligned)
 
 
 def _isnan(x: Any) -> Any:
@@ -411,6 +414,7 @@ def group_calibration_fields(found: GroupCalibration | None) -> dict[str, Any] |
         "weights": r.weights,
         "n_units": r.n_units,
         "n_queries": r.n_queries,
+        "n_single": r.n_single,
         "statistics": {
             s: {"value": num(r.value(s)), "bootstrap_low": num(b.low), "bootstrap_high": num(b.high)}
             for s, b in r.intervals.items()
@@ -658,3 +662,81 @@ def agreement_document(
         weights=weights,
     )  # fmt: skip
     return AgreementDocument(calibration, alpha, head, metric)
+
+
+@dataclass(frozen=True, eq=False)
+class GroupAgreementDocument:
+    """Everything ``qrelkit agree`` reports about two or more labellers with a group statistic, as one
+    value (rendered by :mod:`qrelkit.report.agreement`; :meth:`to_dict` is its JSON form)."""
+
+    calibration: GroupCalibration
+    header: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        from .agreement import _jsonable
+
+        g = self.calibration.gate
+        r = self.calibration.report
+        return {
+            **self.header,
+            "group": group_calibration_fields(self.calibration),
+            "pairs_of_labellers": [calibration_fields(c) for c in self.calibration.pairs],
+            "alpha": {lvl: a.to_dict() for lvl, a in r.alpha.items()},
+            "fleiss": r.fleiss.to_dict(),
+            "intervals": {s: b.to_dict() for s, b in r.intervals.items()},
+            "disagreements": [
+                {
+                    "query_id": q,
+                    "doc_id": d,
+                    "grades": {n: _jsonable(v) for n, v in zip(r.labellers, vs, strict=True)},
+                }
+                for q, d, vs in self.disagreements()
+            ],
+            "gate": g.to_dict() if g else None,
+        }
+
+    def disagreements(self) -> list[tuple[Any, Any, list[float]]]:
+        """The pairs two labellers graded differently: largest spread first, then by query and document."""
+        rows = []
+        grades = self.calibration.grades
+        for (q, d), column in zip(grades.keys, grades.ratings.T, strict=True):
+            given = [v for v in column.tolist() if v == v]
+            if max(given) != min(given):
+                rows.append((max(given) - min(given), q, d, column.tolist()))
+        rows.sort(key=lambda x: (-x[0], x[1], x[2]))
+        return [(q, d, vs) for _, q, d, vs in rows]
+
+
+def group_agreement_document(
+    qrels: Sequence[Qrels],
+    scale: Sequence[int],
+    *,
+    labellers: Sequence[str],
+    paths: Sequence[str],
+    rubric: Any = None,
+    scale_source: str = "rubric",
+    weights: Weighting = "linear",
+    statistic: str | None = None,
+    min_kappa: float | None = None,
+    n_resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> GroupAgreementDocument:
+    """:func:`group_calibration` of the labellers' qrels, with the provenance of each file."""
+    from .provenance import header
+
+    found = group_calibration(
+        {name: q.frame for name, q in zip(labellers, qrels, strict=True)}, scale, statistic=statistic,
+        min_kappa=min_kappa, weights=weights, n_resamples=n_resamples, seed=seed,
+    )  # fmt: skip
+    head = header(
+        labellers=[{"name": name, "path": path, "judgments": q.frame.height, "fingerprint": q.fingerprint.to_dict()}
+                   for name, path, q in zip(labellers, paths, qrels, strict=True)],
+        rubric=None
+        if rubric is None
+        else {"name": rubric.name, "version": rubric.version, "content_hash": rubric.content_hash,
+              "source": rubric.source},
+        scale=list(scale),
+        scale_source=scale_source,
+        weights=weights,
+    )  # fmt: skip
+    return GroupAgreementDocument(found, head)

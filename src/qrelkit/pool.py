@@ -11,9 +11,10 @@ Counts and the cost estimate
     pooled pairs not already judged in the given qrels (a negative grade means "in the pool, unjudged",
     as in trec_eval, so such a pair is to judge).
 ``calibration_pairs``
-    the pairs to judge in the calibration queries; each is judged by two labellers, so it is counted a
-    second time.
-``judgments = pairs_to_judge + calibration_pairs`` and ``hours = judgments * seconds_per_judgment / 3600``.
+    the pairs to judge in the calibration queries; each is judged by ``calibration_labellers`` labellers
+    (two by default), so it is counted ``calibration_labellers - 1`` more times.
+``judgments = pairs_to_judge + (calibration_labellers - 1) * calibration_pairs`` and
+``hours = judgments * seconds_per_judgment / 3600``.
 
 Overlap between systems is measured on the pooled (query, document) pairs of all queries together: the
 Jaccard index ``|A & B| / |A | B|`` of each pair of runs, and the number of pairs only one run contributed.
@@ -22,8 +23,8 @@ Calibration queries are drawn with ``numpy.random.default_rng(seed).choice`` wit
 pooled queries that have pairs to judge, in sorted id order, so the same pool and seed give the same
 sample. The default is :data:`DEFAULT_CALIBRATION` (30) queries, about what a kappa interval narrow enough
 to gate on needs; a pool with fewer queries gives all of them, and :func:`calibration_notes` says so (and
-warns under :data:`FEW_CALIBRATION` queries) in ``Pool.notes``, which the command prints. With labellers, each calibration query goes to two labellers (the pairs of labellers taken in
-turn, ``(a, b), (a, c), (b, c), ...``); every other query goes whole to one labeller, largest query first,
+warns under :data:`FEW_CALIBRATION` queries) in ``Pool.notes``, which the command prints. With labellers, each calibration query goes to ``calibration_labellers`` labellers (two by default:
+the pairs of labellers taken in turn, ``(a, b), (a, c), (b, c), ...``; :func:`plan_assignments`); every other query goes whole to one labeller, largest query first,
 each to the labeller with the fewest pairs so far (calibration pairs included; ties to the earlier
 labeller), which balances the pair counts.
 """
@@ -52,6 +53,7 @@ __all__ = [
     "Pool",
     "build_pool",
     "calibration_notes",
+    "check_calibration_labellers",
     "draw_calibration",
     "meta_path",
     "plan_assignments",
@@ -65,7 +67,8 @@ FEW_CALIBRATION = 10
 
 TIE_RULE = "score descending, ties by doc_id descending (as trec_eval; the run file's rank column is ignored)"
 COST_FORMULA = (
-    "judgments = pairs_to_judge + calibration_pairs (calibration pairs are judged by two labellers); "
+    "judgments = pairs_to_judge + (calibration_labellers - 1) * calibration_pairs (each calibration pair "
+    "is judged by calibration_labellers labellers, 2 by default); "
     "hours = judgments * seconds_per_judgment / 3600"
 )
 
@@ -105,6 +108,8 @@ class Pool:
     qrels: Qrels | None = None
     notes: tuple[str, ...] = ()
     """Warnings for the command to print (e.g. fewer calibration queries than asked for)."""
+    calibration_labellers: int = 2
+    """Labellers per calibration query (:func:`plan_assignments`)."""
 
     # -- statistics ----------------------------------------------------------------------------------------
 
@@ -165,7 +170,7 @@ class Pool:
         ).row(0, named=True)
         out = {k: int(v or 0) for k, v in row.items()}
         out["calibration_queries"] = len(self.calibration_queries)
-        out["judgments"] = out["pairs_to_judge"] + out["calibration_pairs"]
+        out["judgments"] = out["pairs_to_judge"] + (self.calibration_labellers - 1) * out["calibration_pairs"]
         return out
 
     def cost(self) -> dict[str, Any]:
@@ -174,6 +179,7 @@ class Pool:
         return {
             "pairs_to_judge": c["pairs_to_judge"],
             "calibration_pairs": c["calibration_pairs"],
+            "calibration_labellers": self.calibration_labellers,
             "judgments": c["judgments"],
             "seconds_per_judgment": self.seconds_per_judgment,
             "hours": seconds / 3600.0,
@@ -181,7 +187,7 @@ class Pool:
         }
 
     def labeller_counts(self) -> dict[str, int]:
-        """Pairs to judge per labeller (a calibration pair counts once for each of its two labellers)."""
+        """Pairs to judge per labeller (a calibration pair counts once for each of its labellers)."""
         if not self.labellers:
             return {}
         counts = {name: 0 for name in self.labellers}
@@ -224,6 +230,7 @@ class Pool:
             "calibration": {
                 "queries": list(self.calibration_queries),
                 "seed": self.seed,
+                "labellers_per_query": self.calibration_labellers,
                 "method": "numpy.random.default_rng(seed).choice without replacement over the sorted "
                 "ids of the queries with pairs to judge",
                 "notes": list(self.notes),
@@ -345,7 +352,7 @@ def calibration_notes(asked: int, available: int) -> tuple[str, ...]:
     if asked > available:
         notes.append(
             f"asked for {asked} calibration queries, but only {available} queries have pairs to judge: all "
-            f"{available} are calibration queries (judged by two labellers each)"
+            f"{available} are calibration queries"
         )
     if 0 < drawn < FEW_CALIBRATION:
         notes.append(
@@ -355,21 +362,39 @@ def calibration_notes(asked: int, available: int) -> tuple[str, ...]:
     return tuple(notes)
 
 
+def check_calibration_labellers(n: int, labellers: Sequence[str]) -> int:
+    """``n`` labellers per calibration query: at least two, at most as many as there are labellers."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 2 or (labellers and n > len(labellers)):
+        raise ValidationError(
+            "each calibration query needs at least two labellers, and no more than there are",
+            got=n,
+            expected=f"2 to {len(labellers)}" if labellers else "2 or more",
+            fix="pass --calibration-labellers between 2 and the number of --labellers",
+        )
+    return n
+
+
 def plan_assignments(
-    to_judge: Mapping[str, int], calibration: Sequence[str], labellers: Sequence[str]
+    to_judge: Mapping[str, int],
+    calibration: Sequence[str],
+    labellers: Sequence[str],
+    calibration_labellers: int = 2,
 ) -> dict[str, list[str]]:
-    """Query id -> its labellers (two for calibration queries, one otherwise), the one assignment rule.
+    """Query id -> its labellers (``calibration_labellers`` for calibration queries, one otherwise), the
+    one assignment rule.
 
     ``to_judge`` maps each query to its number of pairs to judge. Calibration queries (in sorted order)
-    take the pairs of labellers in turn, ``(a, b), (a, c), (b, c), ...``; every other query goes whole to
-    one labeller, largest query first, each to the labeller with the fewest pairs so far (calibration
-    pairs included; ties to the earlier labeller).
+    take the groups of ``calibration_labellers`` labellers in turn (``itertools.combinations`` order: for
+    two, ``(a, b), (a, c), (b, c), ...``; for as many as there are labellers, every labeller judges every
+    calibration query); every other query goes whole to one labeller, largest query first, each to the
+    labeller with the fewest pairs so far (calibration pairs included; ties to the earlier labeller).
     """
     calibration = tuple(sorted(calibration))
     labellers = tuple(labellers)
     load = {name: 0 for name in labellers}
     plan: dict[str, list[str]] = {}
-    duos = list(itertools.combinations(labellers, 2))
+    size = check_calibration_labellers(calibration_labellers, labellers) if calibration else 2
+    duos = list(itertools.combinations(labellers, size))
     for i, q in enumerate(calibration):
         plan[q] = list(duos[i % len(duos)])
         for name in plan[q]:
@@ -392,6 +417,7 @@ def build_pool(
     calibration: int = DEFAULT_CALIBRATION,
     seed: int = 0,
     labellers: Sequence[str] | None = None,
+    calibration_labellers: int = 2,
 ) -> Pool:
     """Pool the top ``depth`` documents of each run per query (module docstring for every rule)."""
     runs = _check_runs(runs)
@@ -422,6 +448,10 @@ def build_pool(
             "measured: `qrelkit judge init --no-calibration`)",
         )
 
+    if names and calibration:
+        check_calibration_labellers(calibration_labellers, names)
+    elif isinstance(calibration_labellers, bool) or not isinstance(calibration_labellers, int):
+        check_calibration_labellers(calibration_labellers, ())
     pairs = _union(runs, depth)
     if qrels is not None:
         judged = (
@@ -444,7 +474,7 @@ def build_pool(
     notes = calibration_notes(calibration, len(to_judge)) if calibration else ()
     pairs = pairs.with_columns(pl.col("query_id").is_in(list(calib)).alias("calibration"))
     if names:
-        plan = plan_assignments(to_judge, calib, names)
+        plan = plan_assignments(to_judge, calib, names, calibration_labellers)
         plan_frame = pl.DataFrame(
             {"query_id": list(plan), "labellers": list(plan.values())},
             schema={"query_id": pl.String, "labellers": pl.List(pl.String)},
@@ -466,4 +496,5 @@ def build_pool(
         labellers=names,
         qrels=qrels,
         notes=notes,
+        calibration_labellers=calibration_labellers,
     )

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ..adjudication import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, UNDECIDED_POLICIES
+from ..group_agreement import STATISTICS
 
 __all__ = ["RunsCommand", "VariadicOptionCommand", "adjudicate_command", "command", "leverage_command"]
 
@@ -54,6 +55,14 @@ class RunsCommand(VariadicOptionCommand):
 
 def _load_pair(a: str, b: str, rubric_path: str | None) -> tuple[Any, Any, Any, tuple[int, ...], str]:
     """Both labellers' qrels, the rubric (or None), the scale, and where the scale came from."""
+    (qa, qb), rubric, scale, source = _load_many((a, b), rubric_path)
+    return qa, qb, rubric, scale, source
+
+
+def _load_many(
+    paths: tuple[str, ...], rubric_path: str | None
+) -> tuple[list[Any], Any, tuple[int, ...], str]:
+    """Every labeller's qrels, the rubric (or None), the scale, and where the scale came from."""
     from ..data import Qrels
     from ..formats import read_qrels
 
@@ -63,16 +72,13 @@ def _load_pair(a: str, b: str, rubric_path: str | None) -> tuple[Any, Any, Any, 
 
         rubric = load_rubric(rubric_path)
     scale = rubric.scale if rubric is not None else None
-    qa = read_qrels(a, scale=scale)
-    qb = read_qrels(b, scale=scale)
+    qrels = [read_qrels(p, scale=scale) for p in paths]
     if rubric is not None:
-        qa, qb = (
-            Qrels(q.frame, q.fingerprint, q.name, q.scale, rubric.content_hash, q.meta) for q in (qa, qb)
-        )
-        return qa, qb, rubric, tuple(rubric.scale), "rubric"
-    grades = qa.frame.get_column("grade").to_list() + qb.frame.get_column("grade").to_list()
+        qrels = [Qrels(q.frame, q.fingerprint, q.name, q.scale, rubric.content_hash, q.meta) for q in qrels]
+        return qrels, rubric, tuple(rubric.scale), "rubric"
+    grades = [g for q in qrels for g in q.frame.get_column("grade").to_list()]
     lo, hi = min(grades), max(grades)
-    return qa, qb, None, tuple(range(lo, hi + 1)), "grades seen"
+    return qrels, None, tuple(range(lo, hi + 1)), "grades seen"
 
 
 def _scale_warning(scale: tuple[int, ...]) -> None:
@@ -106,8 +112,7 @@ def _write_or_echo(text: str, output: str | None, what: str) -> None:
 
 
 @click.command("agree", cls=RunsCommand)
-@click.argument("qrels_a", metavar="A.qrels", type=click.Path(dir_okay=False))
-@click.argument("qrels_b", metavar="B.qrels", type=click.Path(dir_okay=False))
+@click.argument("qrels", metavar="A.qrels B.qrels [C.qrels ...]", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("--rubric", type=click.Path(dir_okay=False), help="rubric.toml: its full scale weights kappa")
 @click.option(
     "--weights",
@@ -120,7 +125,15 @@ def _write_or_echo(text: str, output: str | None, what: str) -> None:
     "--min-kappa",
     type=click.FloatRange(-1, 1),
     default=None,
-    help="gate: pass only if the lower bound of kappa's 95% interval is at least this; exit 3 if not",
+    help="gate: pass only if the lower bound of the statistic's 95% interval is at least this; exit 3 if not",
+)
+@click.option(
+    "--statistic",
+    type=click.Choice(list(STATISTICS)),
+    default=None,
+    help="what the gate compares: kappa (every two labellers pass; normal interval), mean_kappa, "
+    "alpha_interval, alpha_ordinal, fleiss (query-bootstrap interval) [default: kappa for two files, "
+    "mean_kappa for more]",
 )
 @click.option(
     "--bootstrap",
@@ -150,11 +163,11 @@ def _write_or_echo(text: str, output: str | None, what: str) -> None:
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="write to FILE")
 def command(
-    qrels_a: str,
-    qrels_b: str,
+    qrels: tuple[str, ...],
     rubric: str | None,
     weights: str,
     min_kappa: float | None,
+    statistic: str | None,
     bootstrap: int,
     seed: int,
     runs: tuple[str, ...],
@@ -163,19 +176,40 @@ def command(
     out_format: str | None,
     output: str | None,
 ) -> None:
-    """Agreement between two labellers' judgments A.qrels and B.qrels.
+    """Agreement between labellers' judgments: two files A.qrels B.qrels, or more.
 
-    Reports weighted kappa (linear by default) with its Fleiss-Cohen-Everitt standard error and 95%
-    interval, a bootstrap interval over queries, the confusion matrix over the full scale, per-grade
+    For two labellers: weighted kappa (linear by default) with its Fleiss-Cohen-Everitt standard error and
+    95% interval, a bootstrap interval over queries, the confusion matrix over the full scale, per-grade
     marginals, per-query agreement, Krippendorff's alpha (ordinal and interval) and, with --runs, nDCG@k
     and R@k under each labeller's judgments.
+
+    For three or more (or two with a --statistic other than kappa): the mean pairwise weighted kappa,
+    Krippendorff's alpha (interval and ordinal) and Fleiss' kappa, each with its query-bootstrap interval,
+    the matrix of pairwise weighted kappas, and the gate on the chosen statistic (mean_kappa by default).
 
     Exit status: 0 on success (and when the gate passes), 3 when --min-kappa is given and the lower
     bound of the interval falls below it, 1 on bad input, 2 on bad usage.
     """
-    from ..adjudication import agreement_document
-    from ..report.agreement import render_agreement
+    from ..adjudication import agreement_document, group_agreement_document
 
+    if len(qrels) < 2:
+        raise click.UsageError("pass two or more qrels files, one per labeller")
+    group = len(qrels) > 2 or statistic not in (None, "kappa")
+    if group and runs:
+        raise click.UsageError("--runs compares two labellers; pass two qrels files and no group --statistic")
+    if group:
+        loaded, rub, scale, scale_source = _load_many(qrels, rubric)
+        if rub is None:
+            _scale_warning(scale)
+        names = [_labeller(p) for p in qrels]
+        names = [n if names.count(n) == 1 else f"{n} ({i + 1})" for i, n in enumerate(names)]
+        doc: Any = group_agreement_document(
+            loaded, scale, labellers=names, paths=qrels, rubric=rub, scale_source=scale_source,
+            weights=weights, statistic=statistic, min_kappa=min_kappa, n_resamples=bootstrap, seed=seed,  # type: ignore[arg-type]
+        )  # fmt: skip
+        _finish(doc, out_format, output, show_disagreements)
+        return
+    qrels_a, qrels_b = qrels
     qa, qb, rub, scale, scale_source = _load_pair(qrels_a, qrels_b, rubric)
     if rub is None:
         _scale_warning(scale)
@@ -184,6 +218,12 @@ def command(
         rubric=rub, scale_source=scale_source, weights=weights, min_kappa=min_kappa, n_resamples=bootstrap,  # type: ignore[arg-type]  # --weights is a click.Choice of the Literal's members
         seed=seed, runs=_read_runs(runs) if runs else (), k=k,
     )  # fmt: skip
+    _finish(doc, out_format, output, show_disagreements)
+
+
+def _finish(doc: Any, out_format: str | None, output: str | None, show_disagreements: bool) -> None:
+    from ..report.agreement import render_agreement
+
     gate_result = doc.calibration.gate
     fmt = out_format or ("json" if output and output.endswith(".json") else "table")
     _write_or_echo(render_agreement(doc, fmt, show_disagreements=show_disagreements), output, fmt)

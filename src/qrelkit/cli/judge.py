@@ -16,6 +16,8 @@ from typing import Any
 
 import click
 
+from qrelkit.group_agreement import STATISTIC_NAMES, STATISTICS
+
 __all__ = ["command"]
 
 _DB = click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
@@ -79,15 +81,24 @@ def command() -> None:
 @click.option("--admin", default="admin", show_default=True, help="Name of the admin user.")
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="Seed for the calibration draw and each labeller's order [default: a random one, printed].")  # fmt: skip
+@click.option("--calibration-labellers", type=click.IntRange(min=2), default=None,
+              help="Labellers who judge each calibration query, blind to each other [default: the pool's plan, "
+                   "else 2]; as many as there are labellers gives every calibration pair to every labeller.")  # fmt: skip
 @click.option("--min-kappa", type=click.FloatRange(-1, 1), default=0.6, show_default=True,
-              help="Gate threshold for the lower end of the kappa interval.")  # fmt: skip
+              help="Gate threshold for the lower end of the chosen statistic's interval.")  # fmt: skip
 @click.option("--weights", type=click.Choice(["linear", "quadratic", "unweighted"]), default="linear",
-              show_default=True, help="Weights of Cohen's kappa for the gate.")  # fmt: skip
-@click.option("--gate-on", type=click.Choice(["ci_low", "bootstrap_low"]), default="ci_low", show_default=True,
-              help="Which lower end the gate compares: of the normal interval, or of the query bootstrap.")  # fmt: skip
+              show_default=True, help="Weights of Cohen's kappa (pairwise and their mean).")  # fmt: skip
+@click.option("--statistic", type=click.Choice(list(STATISTICS)), default=None,
+              help="What the gate compares: kappa (every two labellers pass), mean_kappa (mean pairwise weighted "
+                   "kappa), alpha_interval, alpha_ordinal (Krippendorff), fleiss [default: kappa with 2 labellers "
+                   "per calibration query, mean_kappa with more].")  # fmt: skip
+@click.option("--gate-on", type=click.Choice(["ci_low", "bootstrap_low"]), default=None,
+              help="Which lower end the gate compares: of the normal interval (kappa only) or of the query "
+                   "bootstrap [default: ci_low for kappa, bootstrap_low for the others].")  # fmt: skip
 def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: Path, labellers: str,
                  calibration: int, no_calibration: bool, runs: tuple[Path, ...], admin: str, seed: int | None,
-                 min_kappa: float, weights: str, gate_on: str) -> None:  # fmt: skip
+                 calibration_labellers: int | None, min_kappa: float, weights: str, statistic: str | None,
+                 gate_on: str | None) -> None:  # fmt: skip
     """Create the project database DB from a rubric, a pool, documents and queries.
 
     Judging starts in calibration: labellers see only their calibration pairs until the gate passes.
@@ -100,13 +111,18 @@ def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: Path, 
     summary = init_project(
         db, rubric=rubric, pool=pool, docs=docs, queries=queries, labellers=names, calibration=calibration,
         no_calibration=no_calibration, runs=runs, admin=admin, seed=seed, min_kappa=min_kappa,
-        weights=weights, gate_use=gate_on,
+        weights=weights, gate_use=gate_on, calibration_labellers=calibration_labellers, gate_statistic=statistic,
     )  # fmt: skip
     click.echo(f"created {db}: {summary['pairs']} pairs over {summary['queries']} queries to judge")
     if summary["prejudged"]:
         click.echo(f"  {summary['prejudged']} pooled pairs were judged already and are left out")
     cal = summary["calibration_queries"]
     click.echo(f"  calibration queries ({len(cal)}): {', '.join(cal) if cal else 'none'}")
+    if cal:
+        click.echo(
+            f"  {summary['calibration_labellers']} labellers per calibration query; gate: "
+            f"{STATISTIC_NAMES[summary['gate_statistic']]}, {summary['gate_use']} >= {min_kappa:g}"
+        )
     if not cal:
         click.echo("  judging is open at once; agreement not measured (recorded in the manifest)")
     for note in summary["notes"]:
@@ -267,10 +283,14 @@ def status_command(db: Path, as_json: bool) -> None:
 def kappa_command(db: Path, as_json: bool, round_number: int | None) -> None:
     """Calibration agreement (kappa, interval, gate) per round, and the phase the project is in.
 
-    The gate of a round is decided when every calibration pair has both grades; it passes when every two
-    labellers sharing calibration pairs pass. Each round uses only the grades given under its rubric.
+    The gate of a round is decided when every calibration pair has all its grades; with the statistic
+    kappa it passes when every two labellers sharing calibration pairs pass, with a group statistic when
+    the lower end of its query-bootstrap interval reaches the threshold. Each round uses only the grades
+    given under its rubric. The group's statistics (alpha, Fleiss' kappa, the pairwise kappa matrix) are
+    shown with more than two labellers.
     """
-    from qrelkit.judging.grades import calibration_status
+    from qrelkit.adjudication import group_calibration_fields
+    from qrelkit.judging.grades import calibration_status, group_status
     from qrelkit.judging.phases import ensure_gate, rounds_history
 
     store, rubric = _open(db)
@@ -280,16 +300,16 @@ def kappa_command(db: Path, as_json: bool, round_number: int | None) -> None:
         if round_number is not None and round_number > len(history):
             raise click.BadParameter(f"the project has {len(history)} round(s)", param_hint="--round")
         states = calibration_status(store, rubric, round=round_number)
+        group = group_calibration_fields(group_status(store, round=round_number))
     finally:
         store.close()
     if as_json:
-        _echo_json(
-            {"phase": phase.to_dict(), "rounds": history, "calibration": [s.to_dict() for s in states]}
-        )
+        _echo_json({"phase": phase.to_dict(), "rounds": history, "calibration": [s.to_dict() for s in states],
+                    "group": group})  # fmt: skip
         return
     from qrelkit.report.judging import render_kappa
 
-    click.echo(render_kappa(phase, history, states), nl=False)
+    click.echo(render_kappa(phase, history, states, group), nl=False)
 
 
 @command.command(name="revise")

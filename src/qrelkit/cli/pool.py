@@ -55,8 +55,17 @@ def _labellers(ctx: click.Context, param: click.Parameter, value: str | None) ->
     type=click.IntRange(min=0),
     default=DEFAULT_CALIBRATION,
     show_default=True,
-    help="number of calibration queries, judged by two labellers each (counted twice in the cost); all "
-    "queries when the pool has fewer; 0 for none (then `judge init` needs --no-calibration)",
+    help="number of calibration queries, judged by --calibration-labellers labellers each (each pair "
+    "counted that often in the cost); all queries when the pool has fewer; 0 for none (then `judge init` "
+    "needs --no-calibration)",
+)
+@click.option(
+    "--calibration-labellers",
+    type=click.IntRange(min=2),
+    default=2,
+    show_default=True,
+    help="labellers per calibration query (with --labellers): groups of that many taken in turn; as many as "
+    "there are labellers gives every calibration pair to every labeller",
 )
 @click.option(
     "--seed",
@@ -84,6 +93,7 @@ def command(
     qrels: str | None,
     seconds_per_judgment: float,
     calibration: int,
+    calibration_labellers: int,
     seed: int,
     labellers: tuple[str, ...],
     input_format: str,
@@ -93,7 +103,8 @@ def command(
     Runs are ranked by score descending, ties by doc id descending (as trec_eval). Writes one JSON
     line per pooled (query, document) pair, sorted by query then document, with the runs and ranks
     that retrieved it; and a sidecar .meta.json with per-query sizes, the overlap between runs, the
-    counts, the cost estimate (judgments = pairs to judge + calibration pairs; hours = judgments x
+    counts, the cost estimate (judgments = pairs to judge + (labellers per calibration query - 1) x
+    calibration pairs; hours = judgments x
     seconds per judgment / 3600), the calibration queries and the per-labeller pair counts.
     """
     from ..formats import read_qrels, read_run
@@ -109,6 +120,7 @@ def command(
         calibration=calibration,
         seed=seed,
         labellers=labellers,
+        calibration_labellers=calibration_labellers,
     )
     side = pool.write(output)
     _summary(pool, Path(output), side, given=click.get_current_context().params)
@@ -143,11 +155,13 @@ def _summary(pool, output: Path, side: Path, given: dict) -> None:
     if pool.calibration_queries:
         echo(
             f"calibration: {len(pool.calibration_queries)} queries (seed {pool.seed}{default_note('seed')}), "
-            f"{c['calibration_pairs']} pairs judged twice: {', '.join(pool.calibration_queries)}"
+            f"{c['calibration_pairs']} pairs judged "
+            f"{'twice' if pool.calibration_labellers == 2 else f'{pool.calibration_labellers} times'}: "
+            f"{', '.join(pool.calibration_queries)}"
         )
     echo(
-        f"cost: {cost['judgments']} judgments ({cost['pairs_to_judge']} pairs + {cost['calibration_pairs']} "
-        f"calibration repeats) x {cost['seconds_per_judgment']:g} s{default_note('seconds_per_judgment')} "
+        f"cost: {cost['judgments']} judgments ({cost['pairs_to_judge']} pairs + "
+        f"{cost['judgments'] - cost['pairs_to_judge']} calibration repeats) x {cost['seconds_per_judgment']:g} s{default_note('seconds_per_judgment')} "
         f"= {cost['hours']:.1f} h"
     )
     if pool.labellers:

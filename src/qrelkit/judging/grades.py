@@ -18,7 +18,7 @@ from typing import Any
 from qrelkit.errors import QrelkitError, ValidationError, did_you_mean
 from qrelkit.rubric import Rubric
 
-from .phases import DuoState, Phase, open_condition, phase_of, round_agreement, rubric_by_hash
+from .phases import DuoState, Phase, open_condition, phase_of, round_agreement, round_group, rubric_by_hash
 from .store import Store, now
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "export_labeller",
     "final_grades",
     "final_qrels_text",
+    "group_status",
     "labeller_grades",
     "labeller_progress",
     "labeller_qrels_text",
@@ -366,6 +367,23 @@ def calibration_status(
                                None if found is None else found.report, None if found is None else found.gate,
                                found, number))  # fmt: skip
     return out
+
+
+def group_status(store: Store, *, round: int | None = None) -> Any:
+    """The agreement of every labeller of a round (default: the current one) on its calibration pairs,
+    once all are done: :func:`qrelkit.adjudication.group_calibration` (alpha, Fleiss' kappa, the pairwise
+    kappa matrix, the gate on the project's statistic), on the grades as they stood when the round's gate
+    was decided; ``None`` before."""
+
+    def load(conn: sqlite3.Connection) -> Any:
+        number = round if round is not None else phase_of(conn).round
+        upto = conn.execute(
+            "SELECT last_event FROM gate_events WHERE round = ? AND outcome IN ('passed', 'failed')",
+            (number,),
+        ).fetchone()
+        return round_group(conn, number, upto=None if upto is None else upto[0])
+
+    return store.read(load)
 
 
 def _leverage_function() -> Any:

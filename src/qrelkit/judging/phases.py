@@ -5,8 +5,8 @@ the rest. The store enforces it, for the app and the commands alike.
 
 Rounds
     A project starts in round 1 under the rubric given to ``judge init``. Each round has one rubric
-    version (its content hash; no two rounds share one) and its own calibration pairs, each given to two
-    labellers (:func:`qrelkit.pool.plan_assignments` picks the two). Every grade event carries the hash
+    version (its content hash; no two rounds share one) and its own calibration pairs, each given to the
+    project's number of labellers, two by default (:func:`qrelkit.pool.plan_assignments` picks them). Every grade event carries the hash
     of the rubric it was given under, so a round's grades are exactly the events under its rubric.
 Phase (:func:`phase_of`), from the latest round and the latest gate event of that round
     ``calibration``: no gate event yet. A labeller sees only their calibration pairs of the round.
@@ -16,12 +16,17 @@ Phase (:func:`phase_of`), from the latest round and the latest gate event of tha
     was made with ``--no-calibration`` (agreement not measured). A labeller sees every pair assigned to
     them; "graded" always means graded under the current rubric.
 The gate (:func:`ensure_gate`)
-    Evaluated once, when every calibration pair of the round has a current grade (or "unsure") from both
-    of its labellers. For each two labellers sharing calibration pairs, Cohen's kappa with the weights the
-    project chose, on the pairs both graded, compared by the lower end of the interval the project chose
-    (normal or query bootstrap) with ``min_kappa``
-    (:func:`qrelkit.adjudication.calibration_agreement`). The round passes when every such pair of
+    Evaluated once, when every calibration pair of the round has a current grade (or "unsure") from all
+    of its labellers (two by default; ``judge init --calibration-labellers N``). With the statistic
+    ``kappa`` (the default for two labellers per pair): for each two labellers sharing calibration pairs,
+    Cohen's kappa with the weights the project chose, on the pairs both graded, compared by the lower end
+    of the interval the project chose (normal or query bootstrap) with ``min_kappa``
+    (:func:`qrelkit.adjudication.calibration_agreement`); the round passes when every such pair of
     labellers passes: a rubric two of the labellers cannot apply alike is not ready, whoever they are.
+    With a group statistic (``mean_kappa``, the default for more than two labellers per pair,
+    ``alpha_interval``, ``alpha_ordinal``, ``fleiss``): the statistic over every labeller of the round
+    (:func:`round_group`, :func:`qrelkit.adjudication.group_calibration`), the lower end of its query
+    bootstrap against ``min_kappa``. Both are recorded either way (the pairs and the group).
     The verdict is recorded with the last grade event it read, so the round's kappa can be recomputed
     from the history exactly as it was when the gate was decided; later changes to a calibration grade
     (allowed once judging is open) reach the final qrels, not the round's kappa.
@@ -64,6 +69,7 @@ __all__ = [
     "revise",
     "round_agreement",
     "round_complete",
+    "round_group",
     "round_seed",
     "rounds_history",
     "rubric_by_hash",
@@ -196,13 +202,41 @@ def round_complete(conn: sqlite3.Connection, round_number: int) -> bool:
 
 def _settings(conn: sqlite3.Connection) -> dict[str, Any]:
     meta = dict(
-        conn.execute("SELECT key, value FROM meta WHERE key IN ('min_kappa', 'kappa_weights', 'gate_use')")
+        conn.execute(
+            "SELECT key, value FROM meta WHERE key IN ('min_kappa', 'kappa_weights', 'gate_use', 'gate_statistic')"
+        )
     )
     return {
         "min_kappa": float(meta.get("min_kappa", 0.6)),
         "weights": meta.get("kappa_weights", "linear"),
         "use": meta.get("gate_use", "ci_low"),
+        "statistic": meta.get("gate_statistic", "kappa"),
     }
+
+
+def round_group(conn: sqlite3.Connection, round_number: int, *, upto: int | None = None) -> Any:
+    """The agreement of every labeller of the round on its calibration pairs, with the gate on the
+    project's statistic (:func:`qrelkit.adjudication.group_calibration`); ``None`` until every calibration
+    pair of the round has its grades (or "unsure") from all its labellers, or with fewer than two labellers."""
+    from qrelkit.adjudication import group_calibration
+
+    rows = _round_rows(conn, round_number, upto)
+    if not rows or not all(row[6] for row in rows):
+        return None
+    grades: dict[str, dict[tuple[str, str], int]] = {}
+    for _, q, d, name, grade, _, _ in rows:
+        grades.setdefault(name, {})
+        if grade is not None:
+            grades[name][q, d] = int(grade)
+    if len(grades) < 2:
+        return None
+    rubric_hash = conn.execute("SELECT rubric_hash FROM rounds WHERE round = ?", (round_number,)).fetchone()[
+        0
+    ]
+    scale = rubric_by_hash(conn, rubric_hash).scale
+    settings = _settings(conn)
+    return group_calibration(dict(sorted(grades.items())), scale, statistic=settings["statistic"],
+                             min_kappa=settings["min_kappa"], weights=settings["weights"], use=settings["use"])  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -266,19 +300,30 @@ def _gate_value(state: DuoState) -> float:
 
 def _evaluate(conn: sqlite3.Connection, round_number: int) -> Phase:
     """In the writer: decide the round's gate if it is still undecided and complete; the phase after."""
-    from qrelkit.adjudication import calibration_fields
+    from qrelkit.adjudication import calibration_fields, group_calibration_fields
+    from qrelkit.group_agreement import STATISTIC_NAMES
 
     phase = phase_of(conn)
     if phase.round != round_number or phase.state != "calibration" or not round_complete(conn, round_number):
         return phase
     upto = conn.execute("SELECT MAX(event_id) FROM grade_events").fetchone()[0]
     states = round_agreement(conn, round_number, upto=upto)
-    passed = bool(states) and all(s.agreement.gate.passed for s in states)
+    group = round_group(conn, round_number, upto=upto)
+    statistic = _settings(conn)["statistic"]
+    if statistic == "kappa":
+        passed = bool(states) and all(s.agreement.gate.passed for s in states)
+        rule = "the round passes when every two labellers sharing calibration pairs pass"
+    else:
+        passed = group is not None and group.gate is not None and group.gate.passed
+        rule = f"the round passes when the lower end of the query-bootstrap interval of {STATISTIC_NAMES[statistic]} "
+        rule += "over every labeller of the round reaches the threshold"
     deciding = min(range(len(states)), key=lambda i: _gate_value(states[i])) if states else None
     detail = {
-        "rule": "the round passes when every two labellers sharing calibration pairs pass",
+        "rule": rule,
+        "statistic": statistic,
         "deciding": deciding,
         "pairs_of_labellers": [calibration_fields(s.agreement) for s in states],
+        "group": group_calibration_fields(group),
     }
     conn.execute(
         "INSERT INTO gate_events (round, outcome, detail, last_event, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -405,7 +450,8 @@ def _revise(
         )
         chosen = list(draw_calibration(candidates, n, seed))
         notes += calibration_notes(n, len(candidates))
-        plan = plan_assignments({q: sizes[q] for q in chosen}, chosen, labellers)
+        per_query = int(dict(conn.execute("SELECT key, value FROM meta")).get("calibration_labellers", 2))
+        plan = plan_assignments({q: sizes[q] for q in chosen}, chosen, labellers, per_query)
         pair_rows = conn.execute(
             f"SELECT pair_id, query_id FROM pairs WHERE query_id IN ({','.join('?' * len(chosen))})", chosen
         ).fetchall()
@@ -528,6 +574,9 @@ def rounds_history(conn: sqlite3.Connection) -> list[dict[str, Any]]:
             "last_grade_event": None if verdict is None else verdict["last_event"],
             "deciding": detail.get("deciding"),
             "agreement": detail.get("pairs_of_labellers", []),
+            "statistic": detail.get("statistic", "kappa") if detail else None,
+            "gate_rule": detail.get("rule"),
+            "group": detail.get("group"),
             "override": None if override is None else
             {"reason": override["reason"], "by": override["decided_by"], "at": override["created_at"]},
             "not_measured": None if skipped is None else skipped["reason"],

@@ -208,22 +208,40 @@ def init_project(
     seed: int | None = None,
     min_kappa: float = 0.6,
     weights: str = "linear",
-    gate_use: str = "ci_low",
+    gate_use: str | None = None,
     name: str | None = None,
+    calibration_labellers: int | None = None,
+    gate_statistic: str | None = None,
 ) -> dict[str, Any]:
     """Create the project database; return a summary (pairs, labellers, calibration queries, notes, ...).
 
     The calibration queries are those the pool marks, else ``calibration`` queries drawn here. A project
     without any is refused unless ``no_calibration``: judging is then open from the start and the
-    manifest says agreement was not measured. ``min_kappa``, ``weights`` (of Cohen's kappa) and
-    ``gate_use`` (``ci_low``: the lower end of the normal interval, ``bootstrap_low``: of the query
-    bootstrap) make the gate (:mod:`.phases`).
+    manifest says agreement was not measured. ``calibration_labellers`` labellers judge each calibration
+    query (default: as the pool's plan has it, else two). ``min_kappa``, ``weights`` (of Cohen's kappa),
+    ``gate_statistic`` (:data:`qrelkit.group_agreement.STATISTICS`; default ``kappa`` for two labellers
+    per calibration query, ``mean_kappa`` for more) and ``gate_use`` (``ci_low``: the lower end of the
+    normal interval, kappa only and its default; ``bootstrap_low``: of the query bootstrap) make the gate
+    (:mod:`.phases`).
     """
-    if weights not in ("linear", "quadratic", "unweighted") or gate_use not in ("ci_low", "bootstrap_low"):
+    from qrelkit.group_agreement import GROUP_STATISTICS, STATISTICS, default_statistic
+
+    if (
+        weights not in ("linear", "quadratic", "unweighted")
+        or gate_use not in (None, "ci_low", "bootstrap_low")
+        or gate_statistic not in (None, *STATISTICS)
+    ):
         raise ValidationError(
             "unknown gate statistic",
-            got=f"weights={weights}, gate on {gate_use}",
-            expected="weights linear, quadratic or unweighted; gate on ci_low or bootstrap_low",
+            got=f"weights={weights}, statistic {gate_statistic}, gate on {gate_use}",
+            expected="weights linear, quadratic or unweighted; statistic one of " + ", ".join(STATISTICS)
+            + "; gate on ci_low or bootstrap_low",
+        )  # fmt: skip
+    if gate_statistic in GROUP_STATISTICS and gate_use == "ci_low":
+        raise ValidationError(
+            f"the statistic {gate_statistic} has no normal interval: its gate compares the lower end of the "
+            "query bootstrap",
+            fix="leave --gate-on out (bootstrap_low is this statistic's gate), or gate on --statistic kappa",
         )
     if no_calibration and calibration:
         raise ValidationError(
@@ -298,6 +316,16 @@ def init_project(
         names = names or in_pool
         plan = {(e.query_id, e.doc_id): tuple(e.labellers or ()) for e in planned}
         calibration_queries = marked
+        in_plan = max((len(e.labellers or ()) for e in planned if e.calibration), default=2)
+        if calibration_labellers is not None and marked and calibration_labellers != in_plan:
+            raise ValidationError(
+                f"--calibration-labellers {calibration_labellers} conflicts with the pool, whose plan gives "
+                f"each calibration query {in_plan} labellers",
+                source=str(pool),
+                fix="leave --calibration-labellers out, or pool again with --calibration-labellers "
+                f"{calibration_labellers}",
+            )
+        calibration_labellers = in_plan
     else:
         if not names:
             raise ValidationError(
@@ -316,8 +344,13 @@ def init_project(
             raise ValidationError(
                 "calibration needs two labellers", got=",".join(names), fix="pass --labellers alice,bob"
             )
-        by_query = plan_assignments({q: len(p) for q, p in pairs_of.items()}, calibration_queries, names)
+        calibration_labellers = calibration_labellers or 2
+        by_query = plan_assignments(
+            {q: len(p) for q, p in pairs_of.items()}, calibration_queries, names, calibration_labellers
+        )
         plan = {pair: tuple(by_query[q]) for q, pairs in pairs_of.items() for pair in pairs}
+    statistic = gate_statistic or default_statistic(calibration_labellers)
+    gate_use = gate_use or ("ci_low" if statistic == "kappa" else "bootstrap_low")
     if admin in names:
         raise ValidationError(f"{admin!r} is both the admin and a labeller", fix="pass another --admin name")
     store = Store(db_path, create=True)
@@ -326,6 +359,7 @@ def init_project(
             lambda conn: _fill(
                 conn, the_rubric, entries, doc_map, query_map, names, admin, plan, calibration_queries,
                 run_rows, project_seed, min_kappa, name or Path(db_path).stem, weights, gate_use,
+                statistic, calibration_labellers,
             )
         )  # fmt: skip
     except BaseException:
@@ -366,11 +400,15 @@ def _fill(
     name: str,
     weights: str,
     gate_use: str,
+    statistic: str,
+    calibration_labellers: int,
 ) -> dict[str, Any]:
     created = now()
     meta = {
         "kappa_weights": weights,
         "gate_use": gate_use,
+        "gate_statistic": statistic,
+        "calibration_labellers": str(calibration_labellers),
         "project_name": name,
         "rubric": json.dumps(rubric.to_dict(), ensure_ascii=False),
         "rubric_hash": rubric.content_hash,
@@ -425,6 +463,9 @@ def _fill(
         "prejudged": sum(e.judged for e in entries),
         "queries": len({q for q, _ in pair_ids}),
         "calibration_queries": sorted(calibration),
+        "calibration_labellers": calibration_labellers,
+        "gate_statistic": statistic,
+        "gate_use": gate_use,
         "labellers": {n: len(ids) for n, ids in per_user.items()},
         "admin": admin,
         "runs": sorted({r[0] for r in run_rows}),

@@ -7,7 +7,7 @@ import json
 import math
 from typing import Any
 
-__all__ = ["render_agreement", "render_leverage"]
+__all__ = ["group_lines", "render_agreement", "render_leverage"]
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
@@ -15,10 +15,74 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 
 
 def render_agreement(doc: Any, fmt: str, *, show_disagreements: bool = False) -> str:
-    """``json`` (the document's :meth:`to_dict`) or ``table`` (the text report)."""
+    """``json`` (the document's :meth:`to_dict`) or ``table`` (the text report), of two labellers'
+    :class:`~qrelkit.adjudication.AgreementDocument` or a group's
+    :class:`~qrelkit.adjudication.GroupAgreementDocument`."""
     if fmt == "json":
         return json.dumps(doc.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+    if hasattr(doc, "disagreements"):
+        return _group_text(doc.to_dict(), show_disagreements)
     return _agree_text(doc.to_dict(), doc.calibration.report, show_disagreements)
+
+
+def group_lines(g: dict[str, Any]) -> list[str]:
+    """The text of a group's agreement (:func:`qrelkit.adjudication.group_calibration_fields`): every
+    statistic with its query-bootstrap interval, the matrix of pairwise weighted kappas, the gate. The
+    admin page shows the same fields as HTML, ``judge kappa`` and ``agree`` as this text."""
+    from ..group_agreement import STATISTIC_NAMES
+
+    names = {**STATISTIC_NAMES, "mean_kappa": f"mean pairwise weighted kappa ({g['weights']})"}
+    level = f"{g['level'] * 100:g}%"
+    out = [
+        f"agreement of {len(g['labellers'])} labellers ({', '.join(g['labellers'])}) on {g['n_units']} pairs "
+        f"graded by two or more, in {g['n_queries']} queries"
+        + (f" ({g['n_single']} pairs graded by one labeller only take no part)" if g["n_single"] else ""),
+        f"  {'statistic':<40} {'value':>7}   {level} query bootstrap ({g['bootstrap_resamples']} resamples, "
+        f"seed {g['bootstrap_seed']})",
+    ]
+    for stat, v in g["statistics"].items():
+        mark = "*" if stat == g["statistic"] else " "
+        out.append(
+            f"{mark} {names[stat]:<40} {_fmt(v['value']):>7}   [{_fmt(v['bootstrap_low'])}, {_fmt(v['bootstrap_high'])}]"
+        )
+    width = max(7, *(len(n) for n in g["labellers"])) + 2
+    out += ["", f"pairwise weighted kappa ({g['weights']}; pairs graded by both in parentheses)"]
+    out.append(" " * width + "".join(n.rjust(width + 6) for n in g["labellers"]))
+    for i, name in enumerate(g["labellers"]):
+        cells = []
+        for j, k in enumerate(g["kappa_matrix"][i]):
+            cells.append(("-" if i == j else f"{_fmt(k)} ({g['pairs_matrix'][i][j]})").rjust(width + 6))
+        out.append(name.ljust(width) + "".join(cells))
+    gate = g.get("gate")
+    out += ["", f"gate on {STATISTIC_NAMES[g['statistic']]}: {gate['message']}" if gate else
+            "gate: none (pass --min-kappa 0.6 to gate on agreement)"]  # fmt: skip
+    return out
+
+
+def _group_text(p: dict[str, Any], show_disagreements: bool) -> str:
+    out = []
+    for i, lab in enumerate(p["labellers"]):
+        out.append(f"{chr(65 + i) if i < 26 else i + 1}: {lab['path']} ({lab['judgments']} judgments, "
+                   f"sha256 {lab['fingerprint']['sha256'][:12]})")  # fmt: skip
+    rubric = p["rubric"]
+    where = (
+        f"rubric {rubric['name']} {rubric['version']} (sha256 {rubric['content_hash'][:12]})"
+        if rubric
+        else "grades seen"
+    )
+    out.append(f"scale: {', '.join(map(str, p['scale']))} (from {where}); weights: {p['weights']}")
+    group = p["group"]
+    out.append("")
+    out += group_lines(group)
+    out.append("")
+    out.append(f"disagreements (pairs two labellers graded differently): {len(p['disagreements'])}")
+    if show_disagreements:
+        for d in p["disagreements"]:
+            grades = ", ".join(f"{n} {'-' if v is None else int(v)}" for n, v in d["grades"].items())
+            out.append(f"  {d['query_id']}\t{d['doc_id']}\t{grades}")
+    elif p["disagreements"]:
+        out.append("  (list them with --show-disagreements)")
+    return "\n".join(out) + "\n"
 
 
 def render_leverage(table: Any, shown: Any, k: int, fmt: str) -> str:

@@ -28,8 +28,11 @@ def render_status(status: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_kappa(phase: Any, history: Sequence[dict[str, Any]], states: Sequence[Any]) -> str:
-    """The phase, every calibration round, and each pair of labellers' agreement and gate."""
+def render_kappa(
+    phase: Any, history: Sequence[dict[str, Any]], states: Sequence[Any], group: dict[str, Any] | None = None
+) -> str:
+    """The phase, every calibration round, each pair of labellers' agreement and gate, and, with more than
+    two labellers or a group statistic, the group's (:func:`qrelkit.report.agreement.group_lines`)."""
     out = [f"phase: {phase.state} (round {phase.round})"]
     for r in history:
         rub = r["rubric"]
@@ -49,6 +52,10 @@ def render_kappa(phase: Any, history: Sequence[dict[str, Any]], states: Sequence
             )
         else:
             out.append(f"{head}: {s.gate.message}")
+    if group is not None and (len(group["labellers"]) > 2 or group["statistic"] != "kappa"):
+        from .agreement import group_lines
+
+        out += ["", *group_lines(group)]
     return "\n".join(out) + "\n"
 
 

@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
+from qrelkit.adjudication import group_calibration_fields
 from qrelkit.errors import QrelkitError
 
 from .. import grades as g
@@ -42,6 +43,7 @@ def _overview(st: AppState) -> dict[str, Any]:
         "history": history,
         "status": st.store.read(g.progress),
         "calibration": g.calibration_status(st.store, rubric),
+        "group": group_calibration_fields(g.group_status(st.store)),
         "material": round_material(st.store) if failed else [],
         "queue": g.adjudication_queue(st.store, rubric),
         "rubric": rubric,
@@ -164,12 +166,16 @@ async def api_status(request: Request) -> Response:
 
 
 async def api_kappa(request: Request) -> Response:
-    """GET /admin/api/kappa: the calibration agreement of each labeller pair."""
+    """GET /admin/api/kappa: the calibration agreement of each labeller pair, and of the whole group
+    (``group``: :func:`qrelkit.adjudication.group_calibration_fields`, as in the manifest)."""
     st = state_of(request)
     require(request, "admin")
     await run_in_threadpool(ensure_gate, st.store)
     states = await run_in_threadpool(g.calibration_status, st.store, current_rubric(st))
-    return JSONResponse({"calibration": [s.to_dict() for s in states]})
+    group = await run_in_threadpool(g.group_status, st.store)
+    return JSONResponse(
+        {"calibration": [s.to_dict() for s in states], "group": group_calibration_fields(group)}
+    )
 
 
 async def api_queue(request: Request) -> Response:
