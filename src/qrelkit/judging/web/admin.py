@@ -44,6 +44,7 @@ def _overview(st: AppState) -> dict[str, Any]:
         "status": st.store.read(g.progress),
         "calibration": g.calibration_status(st.store, rubric),
         "group": group_calibration_fields(g.group_status(st.store)),
+        "statistic": st.store.meta("gate_statistic") or "kappa",
         "material": round_material(st.store) if failed else [],
         "queue": g.adjudication_queue(st.store, rubric),
         "rubric": rubric,
