@@ -357,3 +357,18 @@ def test_three_labellers_the_app_the_manifest_agree_and_judge_kappa_give_the_sam
     value = app["statistics"]["mean_kappa"]
     assert f"{value['value']:.3f}" in text.output and f"{value['bootstrap_low']:.3f}" in text.output
     assert app["gate"]["message"] in text.output
+
+
+def test_three_labellers_disagree_when_any_two_differ_and_merge_as_two_do() -> None:
+    agreed = [Vote("a", 2), Vote("b", 2), Vote("c", 2)]
+    split = [Vote("a", 2), Vote("b", 2), Vote("c", 3)]
+    assert pair_status(agreed) == "agreed" and pair_status(split) == "disputed"
+    assert pair_status([Vote("a", 2), Vote("b", 2), Vote("c", None, unsure=True)]) == "disputed"
+    votes = {("q", "d1"): agreed, ("q", "d2"): split}
+    with pytest.raises(ValidationError, match=r"1 disputed pair\(s\) have no decision: \(q, d2\)"):
+        merge(votes)
+    assert merge(votes, undecided="max").grades == {("q", "d1"): 2, ("q", "d2"): 3}
+    assert merge(votes, undecided="min").grades == {("q", "d1"): 2, ("q", "d2"): 2}
+    decided = merge(votes, {("q", "d2"): 1})
+    assert decided.grades == {("q", "d1"): 2, ("q", "d2"): 1}
+    assert (decided.counts["agreed"], decided.counts["adjudicated"]) == (1, 1)

@@ -121,6 +121,28 @@ def test_calibration_pairs_count_twice_and_rotate_labeller_pairs(runs):
     assert meta["pairs_per_labeller"] == {"a": 8, "b": 7, "c": 7}
 
 
+def test_three_labellers_per_calibration_query_count_three_times_and_rotate_groups(runs):
+    pool = build_pool(runs, depth=3, calibration=3, seed=5, labellers=["a", "b", "c", "d"],
+                      calibration_labellers=3, seconds_per_judgment=40)  # fmt: skip
+    meta = pool.meta()
+    # 11 pairs, all in calibration queries, each judged by three labellers: 33 judgments x 40 s = 1320 s
+    assert meta["counts"]["calibration_pairs"] == 11
+    assert meta["cost"]["judgments"] == 33 and meta["cost"]["calibration_labellers"] == 3
+    assert meta["cost"]["hours"] == pytest.approx(1320 / 3600)
+    assert meta["calibration"]["labellers_per_query"] == 3
+    plan = {x["query_id"]: x["labellers"] for x in map(json.loads, pool.jsonl_lines())}
+    # the groups of three in itertools.combinations order, taken in turn
+    assert plan == {"q1": ["a", "b", "c"], "q2": ["a", "b", "d"], "q3": ["a", "c", "d"]}
+    # a: 4 + 4 + 3; b: 4 + 4; c: 4 + 3; d: 4 + 3
+    assert meta["pairs_per_labeller"] == {"a": 11, "b": 8, "c": 7, "d": 7}
+    every = build_pool(
+        runs, depth=3, calibration=3, seed=5, labellers=["a", "b", "c"], calibration_labellers=3
+    )
+    assert {tuple(x["labellers"]) for x in map(json.loads, every.jsonl_lines())} == {("a", "b", "c")}
+    with pytest.raises(ValidationError, match="at least two labellers, and no more than there are"):
+        build_pool(runs, depth=3, calibration=3, labellers=["a", "b"], calibration_labellers=3)
+
+
 def test_even_assignment_whole_queries(runs, existing):
     pool = build_pool(runs, depth=3, qrels=existing, labellers=["x", "y"], calibration=0)
     lines = [json.loads(s) for s in pool.jsonl_lines()]
