@@ -355,8 +355,17 @@ def test_three_labellers_the_app_the_manifest_agree_and_judge_kappa_give_the_sam
     assert app["kappa_matrix"][0][2] == json.loads(two.stdout)["agreement"]["kappa"]["kappa"]
     text = invoke("judge", "kappa", db)
     value = app["statistics"]["mean_kappa"]
-    assert f"{value['value']:.3f}" in text.output and f"{value['bootstrap_low']:.3f}" in text.output
-    assert app["gate"]["message"] in text.output
+    shown = f"{value['value']:.3f} [{value['bootstrap_low']:.3f}, {value['bootstrap_high']:.3f}]"
+    assert shown in " ".join(text.output.split()) and app["gate"]["message"] in text.output
+    # every result computed from the final qrels says so, and so does the HTML report
+    evaluated = invoke("eval", tmp_path / "final.qrels", RUNS[0])
+    line = next(x for x in evaluated.output.splitlines() if x.startswith("# judgments: "))
+    carried = json.loads(line.removeprefix("# judgments: "))["group_agreement"]
+    assert (carried["statistic"], carried["value"], carried["bootstrap_low"], carried["bootstrap_high"]) == (
+        "mean_kappa", value["value"], value["bootstrap_low"], value["bootstrap_high"])  # fmt: skip
+    page = tmp_path / "report.html"
+    assert invoke("report", tmp_path / "final.qrels", *RUNS[:2], "-o", page).exit_code == 0
+    assert f"mean pairwise weighted kappa {shown} on {app['n_units']} pairs" in page.read_text()
 
 
 def test_three_labellers_disagree_when_any_two_differ_and_merge_as_two_do() -> None:

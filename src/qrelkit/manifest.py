@@ -20,9 +20,12 @@ Fields (every field is always present; unknown values are ``null``)::
                            "bootstrap_seed", "gate": {"passed", "threshold", "use", "message"}} or null
                           (:func:`qrelkit.adjudication.calibration_fields`); a judging project's
                           export adds "status" (passed, failed, overridden, not measured, measuring),
-                          "round", "gate_rule", "pairs_of_labellers", "override" ({"reason", "by",
-                          "at"} or null), "not_measured" and "rounds" (every calibration round: rubric
-                          version and hash, queries, seed, status, agreement, override)
+                          "round", "statistic" (what the gate compared), "gate_rule", "pairs_of_labellers",
+                          "group" (every labeller of the round: alpha, Fleiss' kappa, the pairwise kappa
+                          matrix, each statistic's query-bootstrap interval, the gate;
+                          :func:`qrelkit.adjudication.group_calibration_fields`), "override" ({"reason",
+                          "by", "at"} or null), "not_measured" and "rounds" (every calibration round:
+                          rubric version and hash, queries, seed, status, agreement, override)
                           (:func:`qrelkit.adjudication.gated_calibration_fields`)
     adjudication          {"agreed", "single_labeller", "adjudicated", "overridden", "defaulted",
                            "unresolved_left_out", "ungraded_left_out", "total", "undecided_policy",
@@ -246,6 +249,13 @@ def judgments_meaning(data: Mapping[str, Any], source: str | None = None) -> dic
     overridden = int(adjudication.get("overridden", 0) or 0)
     keep = ("kappa", "ci_low", "ci_high", "level", "weights", "n_pairs", "bootstrap_low", "bootstrap_high",
             "bootstrap_resamples", "bootstrap_seed")  # fmt: skip
+    group = (calibration or {}).get("group")
+    agreement = None
+    if group and (len(group.get("labellers") or ()) > 2 or group.get("statistic") != "kappa"):
+        chosen = (group.get("statistics") or {}).get(group.get("statistic")) or {}
+        agreement = {"statistic": group.get("statistic"), "name": group.get("name"), "value": group.get("value"),
+                     "bootstrap_low": chosen.get("bootstrap_low"), "bootstrap_high": chosen.get("bootstrap_high"),
+                     "labellers": group.get("labellers"), "n_units": group.get("n_units")}  # fmt: skip
     return {
         "manifest": source,
         "qrels_sha256": data["qrels"]["sha256"],
@@ -256,6 +266,7 @@ def judgments_meaning(data: Mapping[str, Any], source: str | None = None) -> dic
         "calibration": None if calibration is None else {k: calibration.get(k) for k in keep},
         "calibration_status": status,
         "calibration_round": (calibration or {}).get("round"),
+        "group_agreement": agreement,
         "gate": gate,
         "gate_override": override,
         "unresolved_left_out": unresolved,

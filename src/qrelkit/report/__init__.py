@@ -176,6 +176,9 @@ def print_table(results: Results, per_query: bool, console: Any) -> None:
         if cal.get("kappa") is not None:
             kappa = f"{cal['kappa']:.3f} [{cal['ci_low']:.3f}, {cal['ci_high']:.3f}]"
         gate = j.get("gate") or {}
+        ga = j.get("group_agreement")
+        if ga:
+            kappa += f", {ga['name']} {_short(ga['value'], 3)} [{_short(ga['bootstrap_low'], 3)}, {_short(ga['bootstrap_high'], 3)}]"
         console.print(
             f"[dim]judgments:[/dim] rubric {rubric.get('name')} {rubric.get('version')} "
             f"({str(rubric.get('content_hash'))[:12]}), scale {j.get('scale')}, kappa {kappa}, "
