@@ -45,6 +45,7 @@ from typing import Any, Literal
 import numpy as np
 
 from qrelkit.agreement import (
+    AlphaLevel,
     AlphaResult,
     BootstrapInterval,
     GateResult,
@@ -339,7 +340,7 @@ def group_agreement(
     index = {q: i for i, q in enumerate(qids)}
     unit_q = np.fromiter((index[q] for q in grades.query_ids), dtype=np.int64, count=len(grades.keys))
     n_q = len(qids)
-    boot = dict(n_resamples=n_resamples, seed=seed, level=level)
+    boot: dict[str, Any] = dict(n_resamples=n_resamples, seed=seed, level=level)
 
     # pairwise kappa: per query and per two labellers, the confusion table of the pairs both graded
     duos = list(itertools.combinations(range(n_l), 2))
@@ -378,12 +379,13 @@ def group_agreement(
     unit_o[:, np.arange(k), np.arange(k)] -= scaled
     coincidence = np.zeros((n_q, k, k))
     np.add.at(coincidence, unit_q[pairable], unit_o)
-    alpha = {}
+    alpha: dict[str, AlphaResult] = {}
+    lvl: AlphaLevel
     for lvl in ("interval", "ordinal"):
-        alpha[lvl] = krippendorff_alpha(grades.ratings, lvl, value_domain=scale)  # type: ignore[arg-type]
+        alpha[lvl] = krippendorff_alpha(grades.ratings, lvl, value_domain=scale)
         intervals[f"alpha_{lvl}"] = query_bootstrap(
             coincidence.reshape(n_q, -1),
-            lambda s, lvl=lvl: alpha_batch(s.reshape(-1, k, k), domain, lvl)[0],  # type: ignore[misc]
+            lambda s, lvl=lvl: alpha_batch(s.reshape(-1, k, k), domain, lvl)[0],
             weights=weights, what=f"alpha ({lvl})", **boot,
         )  # fmt: skip
 

@@ -277,14 +277,15 @@ def _judgments_section(d: Any) -> str:
             ["labellers", ", ".join(j.get("labellers") or [])],
             ["kappa (linear)", f"{_f(cal.get('kappa'), 3)} [{_f(cal.get('ci_low'), 3)}, {_f(cal.get('ci_high'), 3)}]"
              f" on {cal.get('n_pairs')} pairs" if cal else "not measured"],
-            *([[f"agreement of {len(ga['labellers'])} labellers", f"{ga['name']} {_f(ga['value'], 3)} "
-                   f"[{_f(ga['bootstrap_low'], 3)}, {_f(ga['bootstrap_high'], 3)}] on {ga['n_units']} pairs"]]
-              if (ga := j.get("group_agreement")) else []),
             ["gate", gate.get("message") or "none"],
             ["unresolved pairs left out", j.get("unresolved_left_out")],
             ["overridden pairs", j.get("overridden")],
             ["manifest", j.get("manifest")],
         ]  # fmt: skip
+        ga = j.get("group_agreement")
+        if ga:
+            rows.insert(5, [f"agreement of {len(ga['labellers'])} labellers", f"{ga['name']} {_f(ga['value'], 3)} "
+                            f"[{_f(ga['bootstrap_low'], 3)}, {_f(ga['bootstrap_high'], 3)}] on {ga['n_units']} pairs"])  # fmt: skip
         out.append(table(["field", "value"], rows, caption="What the judgments mean (their manifest)"))
         out += [
             f'<p class="warning" role="note"><strong>Warning:</strong> {_e(w)}</p>'
