@@ -298,3 +298,40 @@ def test_bundled_example_adjudication_reproduces_its_final_qrels(example, tmp_pa
     assert manifest["adjudication"]["adjudicated"] == len(disputed)
     assert manifest["labellers"] == ["alice", "bob"]
     assert manifest["calibration"]["gate"]["passed"] is True
+
+
+def test_three_files_gate_on_the_chosen_statistic_and_usage_errors(example, tmp_path):
+    """Three files: the pairwise matrix holds each two files' kappa; the gate on the mean pairwise kappa
+    exits 3 when the lower end of its query-bootstrap interval is below the threshold."""
+    from sklearn.metrics import cohen_kappa_score
+
+    alice, bob, rubric, _ = example
+    rows = read_rows(alice)
+    carol = write_qrels(tmp_path / "carol.qrels",
+                        [(q, d, min(3, g + 1) if i % 4 == 0 else g) for i, ((q, d), g) in enumerate(sorted(rows.items()))])  # fmt: skip
+    out = invoke("agree", alice, bob, carol, "--rubric", rubric, "-f", "json")
+    assert out.exit_code == 0, out.output
+    group = json.loads(out.stdout)["group"]
+    assert group["statistic"] == "mean_kappa" and group["labellers"] == ["alice", "bob", "carol"]
+    files = {"alice": read_rows(alice), "bob": read_rows(bob), "carol": read_rows(carol)}
+    expected = []
+    for i, j in ((0, 1), (0, 2), (1, 2)):
+        a, b = files[group["labellers"][i]], files[group["labellers"][j]]
+        keys = sorted(a.keys() & b.keys())
+        k = cohen_kappa_score(
+            [a[x] for x in keys], [b[x] for x in keys], labels=[0, 1, 2, 3], weights="linear"
+        )
+        assert group["kappa_matrix"][i][j] == pytest.approx(k, abs=1e-12)
+        expected.append(k)
+    assert group["value"] == pytest.approx(np.mean(expected), abs=1e-12)
+    low = group["bootstrap_low"]
+    passed = invoke("agree", alice, bob, carol, "--rubric", rubric, "--min-kappa", round(low - 0.001, 4))
+    assert passed.exit_code == 0 and "gate on mean pairwise weighted kappa" in passed.stdout
+    failed = invoke("agree", alice, bob, carol, "--rubric", rubric, "--min-kappa", round(low + 0.001, 4))
+    assert failed.exit_code == 3 and "FAIL" in failed.stdout
+    alpha = invoke(
+        "agree", alice, bob, carol, "--rubric", rubric, "--statistic", "alpha_interval", "-f", "json"
+    )
+    assert json.loads(alpha.stdout)["group"]["value"] == group["statistics"]["alpha_interval"]["value"]
+    assert invoke("agree", alice).exit_code == 2
+    assert invoke("agree", alice, bob, carol, "--runs", alice).exit_code == 2

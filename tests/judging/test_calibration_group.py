@@ -111,3 +111,20 @@ def test_a_project_refuses_more_calibration_labellers_than_it_has_and_a_normal_i
         "ci_low",
         "2",
     )
+
+
+def test_a_revision_draws_fresh_queries_for_the_same_number_of_labellers(tmp_path: Path) -> None:
+    from qrelkit.judging.phases import revise
+    from qrelkit.judging.store import Store
+
+    from .helpers import finish_calibration
+
+    db = make_project(tmp_path, calibration_labellers=3)
+    phase = finish_calibration(db, agree=False)  # bob and carol give 3 - alice's grade: the mean kappa fails
+    assert phase.state == "paused"
+    with Store(db) as store:
+        done = revise(store, FIXTURES / "rubric-v2.toml", calibration=1)
+    assert done["round"] == 2 and len(done["queries"]) == 1
+    pairs = calibration_pairs(db)
+    assert sorted(pairs) == ["alice", "bob", "carol"] and pairs["alice"] == pairs["bob"] == pairs["carol"]
+    assert {q for q, _ in pairs["alice"]} == set(done["queries"])
