@@ -470,18 +470,14 @@ def bootstrap_kappa_ci(
     seed: int = 0,
     level: float = 0.95,
 ) -> BootstrapInterval:
-    """Percentile interval for kappa from a cluster bootstrap over queries.
+    """Percentile interval for kappa from a cluster bootstrap over queries (:func:`query_bootstrap` of the
+    per-query confusion tables).
 
     Pairs of one query share a topic, a pool and usually a labelling session, so they are not
-    independent; resampling queries with all their pairs keeps that dependence. Each resample draws
-    ``n_queries`` queries with replacement from ``numpy.random.default_rng(seed)`` (queries in sorted id
-    order); its confusion table is the draw-count-weighted sum of per-query tables, computed for all
-    resamples at once as one matrix product. The interval is the ``(1 - level)/2`` and ``(1 + level)/2``
-    quantiles of the resampled kappas. The same pairs and seed give the same interval, in any input order.
+    independent; resampling queries with all their pairs keeps that dependence. The same pairs and seed
+    give the same interval, in any input order.
     """
-    scale = _check_scale(scale)
-    weights = _one_of(weights, _WEIGHTINGS, "weights")
-    level = _check_level(level)
+    scale, weights = _check_scale(scale), _one_of(weights, _WEIGHTINGS, "weights")
     qids, tables = _query_tables(paired, scale)
     k, w = len(scale), weight_matrix(scale, weights)
 
@@ -527,8 +523,7 @@ def query_bootstrap(
     where undefined, left out and counted). The interval is the ``(1 - level)/2`` and ``(1 + level)/2``
     quantiles (``numpy.quantile``, linear interpolation).
     """
-    level = _check_level(level)
-    n_q = per_query.shape[0]
+    level, n_q = _check_level(level), per_query.shape[0]
     counts = resample_counts(max(n_q, 1), n_resamples, seed)
     base: dict[str, Any] = dict(level=level, n_resamples=int(n_resamples), seed=int(seed), n_queries=n_q,
                                 weights=weights)  # fmt: skip
