@@ -123,6 +123,10 @@ def record_grade(
     )
     return {
         "event_id": int(cur.lastrowid or 0),
+        # the labeller's own count of events, shown to them instead of the global id (which counts everyone's)
+        "labeller_event": conn.execute(
+            "SELECT COUNT(*) FROM grade_events WHERE user_id = ?", (user_id,)
+        ).fetchone()[0],
         "position": position,
         "next": next_position(conn, user_id, position, phase=phase),
     }
