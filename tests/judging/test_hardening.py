@@ -164,6 +164,7 @@ def test_a_request_sent_a_byte_at_a_time_is_closed_at_the_request_timeout(projec
 def test_serve_prints_its_limits_and_refuses_a_bad_proxy(project: Path) -> None:
     bad = CliRunner().invoke(main, ["judge", "serve", str(project), "--trusted-proxy", "proxy.example"])
     assert bad.exit_code == 2 and "'proxy.example'" in bad.output and "serving" not in bad.output
+    os.chmod(project, 0o640)
     server = ProcessServer(project, "--trusted-proxy", "10.0.0.0/8", "--idle-timeout", "30m")
     try:
         server.start()
@@ -176,6 +177,7 @@ def test_serve_prints_its_limits_and_refuses_a_bad_proxy(project: Path) -> None:
         "idle connections close after 5 s; X-Forwarded-For trusted from: 10.0.0.0/8; "
         "sessions end after 30m unused\n"
     ) in printed
+    assert f"{project} was mode 0640 (others could read the session secret): now 0600\n" in printed
 
 
 # 2. private files
