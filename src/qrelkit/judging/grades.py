@@ -91,7 +91,8 @@ def record_grade(
     :data:`MAX_NOTE` characters; ``rubric`` must be the project's current rubric (:class:`RubricChanged`
     otherwise), and the pair must be open to the labeller in the project's phase (:class:`PairClosed`
     otherwise: a non-calibration pair before the gate passed, any pair while judging is paused). Every
-    caller (the app, scripts) goes through these checks.
+    caller (the app, scripts) goes through these checks. Returns the store's ``event_id``, the labeller's
+    own count of events (``labeller_event``: what the labeller is shown), the position and the next one.
     """
     if grade is None:
         if not unsure:

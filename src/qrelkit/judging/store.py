@@ -391,7 +391,8 @@ class Store:
 
     ``Store(path, create=True)`` makes a new file (refusing one that exists); ``Store(path)`` opens an
     existing one. Use :meth:`write` (blocking) or :meth:`submit` (a future) for every change and
-    :meth:`read` for queries. Close it when done.
+    :meth:`read` for queries. Close it when done. ``notes`` lists, one line each, the files found readable
+    by others on opening (tightened to 0600, or not ours to tighten).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, create: bool = False) -> None:
