@@ -247,6 +247,12 @@ def ensure_file_limit(limits: ServerLimits, *, spare: int = 64) -> tuple[ServerL
     ), note
 
 
+class _Unlocked:
+    @staticmethod
+    def note(text: str) -> None:
+        pass
+
+
 @contextlib.contextmanager
 def serve_lock(db: Path) -> Iterator[Any]:
     """Hold ``DB-serve.lock`` (an exclusive ``flock``, released by the kernel however the process ends)
@@ -256,6 +262,9 @@ def serve_lock(db: Path) -> Iterator[Any]:
     message. The file is left in place: removing it could let two servers lock two different files.
     """
     path = Path(f"{db}-serve.lock")
+    if not Path(db).is_file():  # no database, no lock file left beside nothing: the store says what is wrong
+        yield _Unlocked()
+        return
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
