@@ -51,13 +51,16 @@ def free_port() -> int:
 class ThreadServer:
     """The app under uvicorn in a thread of the test process, on a free loopback port."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, limits: Any = None) -> None:
         import uvicorn
+
+        from qrelkit.judging.web.server import ServerLimits, server_config
 
         self.app = app
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", access_log=False)
+        config = server_config(app, limits or ServerLimits(), host="127.0.0.1", port=self.port,
+                               log_level="warning", access_log=False)  # fmt: skip
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 

@@ -137,12 +137,13 @@ def run_load(
 def assert_all_acknowledged_present(db: Path, workers: list[Labeller]) -> int:
     acked = [a for w in workers for a in w.acked]
     with sqlite3.connect(db) as conn:
-        rows = conn.execute(
-            "SELECT e.event_id, u.name, a.position, e.grade FROM grade_events e JOIN users u USING (user_id) "
+        rows = conn.execute(  # the event id a labeller is told counts their own events: 1, 2, 3, ...
+            "SELECT ROW_NUMBER() OVER (PARTITION BY e.user_id ORDER BY e.event_id), u.name, a.position, e.grade "
+            "FROM grade_events e JOIN users u USING (user_id) "
             "JOIN assignments a ON a.user_id = e.user_id AND a.pair_id = e.pair_id"
         ).fetchall()
-    stored = {event_id: (name, position, grade) for event_id, name, position, grade in rows}
-    missing = [a for a in acked if stored.get(a[3]) != a[:3]]
+    stored = {(name, number): (name, position, grade) for number, name, position, grade in rows}
+    missing = [a for a in acked if stored.get((a[0], a[3])) != a[:3]]
     assert not missing, f"{len(missing)} acknowledged grades are missing or wrong, e.g. {missing[:3]}"
     return len(acked)
 

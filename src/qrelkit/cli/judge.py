@@ -202,16 +202,28 @@ def revoke_command(db: Path, name: str) -> None:
                    "default: http://HOST:PORT).")  # fmt: skip
 @click.option("--signin-limit", default="10/60", show_default=True,
               help="Failed sign-in attempts allowed per client address: ATTEMPTS/SECONDS.")  # fmt: skip
-@click.option("--forwarded-allow-ips", default="127.0.0.1", show_default=True,
-              help="Proxies trusted for X-Forwarded-For/-Proto (the client address and https behind a proxy).")  # fmt: skip
+@click.option("--idle-timeout", default="12h", show_default=True,
+              help="Sign a session out after this long unused: 12h, 30m, 90s.")  # fmt: skip
+@click.option("--trusted-proxy", "trusted_proxies", multiple=True, metavar="IP",
+              help="A reverse proxy (address or network) whose X-Forwarded-For/-Proto are believed; repeat "
+                   "for more. Default: none, the connection's address is the client's.")  # fmt: skip
+@click.option("--request-timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+              help="Seconds a client has to send a whole request; slower connections are closed.")  # fmt: skip
+@click.option("--max-connections", type=click.IntRange(min=1), default=512, show_default=True,
+              help="Open connections in all.")  # fmt: skip
+@click.option("--max-connections-per-client", type=click.IntRange(min=1), default=128, show_default=True,
+              help="Open connections from one client address (trusted proxies exempt).")  # fmt: skip
 @click.option("--log-level", default="warning", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))  # fmt: skip
-def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_limit: str,
-                  forwarded_allow_ips: str, log_level: str) -> None:  # fmt: skip
+def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_limit: str, idle_timeout: str,
+                  trusted_proxies: tuple[str, ...], request_timeout: float, max_connections: int,
+                  max_connections_per_client: int, log_level: str) -> None:  # fmt: skip
     """Serve the judging app for DB with uvicorn (one process: the store has one writer).
 
-    The port is bound before anything is announced: a busy port is one line and exit status 1. The URL
-    labellers open (--base-url, else http://HOST:PORT) is recorded in DB for `qrelkit judge invite`.
+    A second `serve` of the same DB is refused in one line. The port is bound before anything is
+    announced: a busy port is one line and exit status 1. The URL labellers open (--base-url, else
+    http://HOST:PORT) is recorded in DB for `qrelkit judge invite`. The limits on clients are printed at
+    start (docs/judging.md, "Safety and durability").
     """
     import sys
 
@@ -219,9 +231,16 @@ def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_l
         import uvicorn
 
         from qrelkit.judging.project import record_base_url
-        from qrelkit.judging.security import parse_limit
+        from qrelkit.judging.security import parse_duration, parse_limit
         from qrelkit.judging.store import Store
         from qrelkit.judging.web import create_app, listen, server_url
+        from qrelkit.judging.web.server import (
+            ServerLimits,
+            describe,
+            ensure_file_limit,
+            serve_lock,
+            server_config,
+        )
     except ImportError as exc:
         raise click.ClickException(
             f"the judging app needs the web extra ({exc.name} is missing): pip install 'qrelkit[web]'"
@@ -231,26 +250,41 @@ def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_l
         limit = parse_limit(signin_limit)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--signin-limit") from None
-    sock = listen(host, port)
     try:
-        port = sock.getsockname()[1]
-        public = base_url or server_url(host, port)
-        with Store(db) as store:
+        idle = parse_duration(idle_timeout)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--idle-timeout") from None
+    try:
+        limits = ServerLimits(request_timeout=request_timeout, max_connections=max_connections,
+                              per_client=max_connections_per_client, trusted_proxies=trusted_proxies)  # fmt: skip
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--trusted-proxy") from None
+    limits, note = ensure_file_limit(limits)
+    if note:
+        click.echo(note, err=True)
+    with serve_lock(db) as lock:
+        sock = listen(host, port)
+        try:
+            port = sock.getsockname()[1]
+            public = base_url or server_url(host, port)
+            with Store(db) as store:
+                for note in store.notes:
+                    click.echo(note, err=True)
+                if public:
+                    record_base_url(store, public)
+            app = create_app(db, base_url=base_url, signin_limit=limit, idle_timeout=idle)
+            shown = f"[{host}]" if ":" in host else host
+            lock.note(f"http://{shown}:{port}")
+            click.echo(f"serving {db} on http://{shown}:{port} (Ctrl-C to stop)", err=True)
             if public:
-                record_base_url(store, public)
-        app = create_app(db, base_url=base_url, signin_limit=limit)
-        shown = f"[{host}]" if ":" in host else host
-        click.echo(f"serving {db} on http://{shown}:{port} (Ctrl-C to stop)", err=True)
-        if public:
-            click.echo(f"invite links (qrelkit judge invite): {public.rstrip('/')}/invite/...", err=True)
-        else:
-            click.echo("invite links: pass --base-url URL, the address labellers open", err=True)
-        config = uvicorn.Config(app, log_level=log_level, access_log=False, workers=1, proxy_headers=True,
-                                forwarded_allow_ips=forwarded_allow_ips)  # fmt: skip
-        server = uvicorn.Server(config)
-        server.run(sockets=[sock])
-    finally:
-        sock.close()
+                click.echo(f"invite links (qrelkit judge invite): {public.rstrip('/')}/invite/...", err=True)
+            else:
+                click.echo("invite links: pass --base-url URL, the address labellers open", err=True)
+            click.echo(f"limits: {describe(limits)}; sessions end after {idle_timeout} unused", err=True)
+            server = uvicorn.Server(server_config(app, limits, log_level=log_level, access_log=False))
+            server.run(sockets=[sock])
+        finally:
+            sock.close()
     if not server.started:  # as uvicorn.run: the app failed to start (the reason was logged)
         sys.exit(3)
 

@@ -92,7 +92,8 @@ def record_grade(
     :data:`MAX_NOTE` characters; ``rubric`` must be the project's current rubric (:class:`RubricChanged`
     otherwise), and the pair must be open to the labeller in the project's phase (:class:`PairClosed`
     otherwise: a non-calibration pair before the gate passed, any pair while judging is paused). Every
-    caller (the app, scripts) goes through these checks.
+    caller (the app, scripts) goes through these checks. Returns the store's ``event_id``, the labeller's
+    own count of events (``labeller_event``: what the labeller is shown), the position and the next one.
     """
     if grade is None:
         if not unsure:
@@ -124,6 +125,10 @@ def record_grade(
     )
     return {
         "event_id": int(cur.lastrowid or 0),
+        # the labeller's own count of events, shown to them instead of the global id (which counts everyone's)
+        "labeller_event": conn.execute(
+            "SELECT COUNT(*) FROM grade_events WHERE user_id = ?", (user_id,)
+        ).fetchone()[0],
         "position": position,
         "next": next_position(conn, user_id, position, phase=phase),
     }

@@ -4,31 +4,45 @@
   ``Secure`` over HTTPS. It holds the user id, the user's session epoch and a random nonce; a visitor
   without an account gets a nonce-only session so that the sign-in form has a CSRF token too. The nonce
   is replaced at sign-in (no session fixation).
+- A signed-in session also lives on the server: a row of the ``sessions`` table, keyed by the SHA-256 of
+  the nonce. Signing out ends the row, so the cookie, replayed, is refused; a session unused for longer
+  than the idle timeout (default 12 hours) is refused too. Use refreshes ``last_seen`` at most every
+  tenth of the timeout (and at least every minute), so that reading pages costs a write that rarely.
 - The CSRF token is an HMAC of the nonce; every POST must carry it (form field ``csrf_token`` or header
   ``X-CSRF-Token``), and a POST whose ``Origin`` header names another site (or is opaque, ``null``) is
   refused as well.
-- Failed sign-in attempts are limited per client address with a sliding window.
+- Failed sign-in attempts are limited per client address with a sliding window; an attempt counts from
+  the moment it starts (and is taken back if it succeeds), so concurrent failures cannot pass the limit.
 - Form bodies are read with a size limit and parsed strictly (UTF-8, bounded field count, no repeats).
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import hmac
+import re
 import secrets
+import sqlite3
 import threading
 import time
 import urllib.parse
 from collections import deque
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+if TYPE_CHECKING:
+    from .store import Store
+
 SESSION_COOKIE = "qrelkit_session"
 SESSION_MAX_AGE = 30 * 24 * 3600
+#: A signed-in session unused this long (seconds) is over: ``judge serve --idle-timeout``.
+DEFAULT_IDLE_TIMEOUT = 12 * 3600.0
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; "
@@ -36,10 +50,38 @@ CSP = (
 )
 
 
+def _stamp(t: float) -> str:
+    return _dt.datetime.fromtimestamp(t, _dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _seconds(stamp: str) -> float:
+    return _dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def _session_key(session: dict[str, Any]) -> str:
+    return hashlib.sha256(str(session.get("n", "")).encode()).hexdigest()
+
+
 class Sessions:
-    def __init__(self, secret: str) -> None:
+    """Session cookies and their rows on the server.
+
+    ``idle_timeout`` is in seconds; ``clock`` gives the time in seconds since the epoch (``time.time``),
+    and is a parameter so that an idle timeout can be tested without waiting for it.
+    """
+
+    def __init__(
+        self,
+        secret: str,
+        *,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if idle_timeout <= 0:
+            raise ValueError(f"the idle timeout must be positive, got {idle_timeout}")
         self._serializer = URLSafeTimedSerializer(secret, salt="qrelkit.judging.session")
         self._csrf_key = hashlib.sha256(("csrf:" + secret).encode()).digest()
+        self.idle_timeout, self.clock = idle_timeout, clock
+        self._refresh = min(60.0, idle_timeout / 10)
 
     def load(self, request: Request) -> dict[str, Any]:
         raw = request.cookies.get(SESSION_COOKIE)
@@ -60,6 +102,49 @@ class Sessions:
         if user_id is not None:
             data.update(u=user_id, e=epoch)
         return data
+
+    def begin(self, conn: sqlite3.Connection, user_id: int, epoch: int) -> dict[str, Any]:
+        """A new signed-in session for ``user_id`` (a writer job): its row, and the cookie's data."""
+        session = self.new(user_id, epoch)
+        t = _stamp(self.clock())
+        conn.execute(
+            "INSERT INTO sessions (session_hash, user_id, created_at, last_seen) VALUES (?, ?, ?, ?)",
+            (_session_key(session), user_id, t, t),
+        )
+        return session
+
+    def end(self, conn: sqlite3.Connection, session: dict[str, Any]) -> None:
+        """End the session on the server (a writer job): its cookie is refused from now on."""
+        conn.execute(
+            "UPDATE sessions SET ended_at = ? WHERE session_hash = ? AND ended_at IS NULL",
+            (_stamp(self.clock()), _session_key(session)),
+        )
+
+    def active(self, store: Store, session: dict[str, Any], user_id: int) -> bool:
+        """Whether the signed-in session is live on the server: not ended, used within the idle timeout.
+
+        A live session's ``last_seen`` is moved on when it is older than the refresh interval.
+        """
+        key = _session_key(session)
+        row = store.read(
+            lambda c: c.execute(
+                "SELECT user_id, last_seen, ended_at FROM sessions WHERE session_hash = ?", (key,)
+            ).fetchone()
+        )
+        if row is None or row["ended_at"] is not None or row["user_id"] != user_id:
+            return False
+        t = self.clock()
+        idle = t - _seconds(row["last_seen"])
+        if idle > self.idle_timeout:
+            return False
+        if idle > self._refresh:
+            store.write(
+                lambda c: c.execute(
+                    "UPDATE sessions SET last_seen = ? WHERE session_hash = ? AND ended_at IS NULL",
+                    (_stamp(t), key),
+                )
+            )
+        return True
 
     def csrf_token(self, session: dict[str, Any]) -> str:
         return hmac.new(self._csrf_key, session.get("n", "").encode(), hashlib.sha256).hexdigest()
@@ -91,7 +176,10 @@ class RateLimiter:
 
     Sign-in counts failures (an unknown, used or expired link; a missing CSRF token): a valid link cannot
     be guessed, so successes need no limit, and twenty labellers behind one office address can all sign
-    in at nine o'clock. Once a key is over its limit every attempt is refused until the window passes.
+    in at nine o'clock. An attempt counts as a failure from the moment it starts (:meth:`attempt`, one
+    step under the lock) and is taken back when it succeeds (:meth:`succeeded`): many concurrent bad
+    attempts cannot pass the limit while each waits for its answer. Once a key is over its limit every
+    attempt is refused until the window passes.
     """
 
     def __init__(self, limit: int, window: float) -> None:
@@ -107,16 +195,39 @@ class RateLimiter:
             q.popleft()
         return q
 
-    def allowed(self, key: str) -> bool:
-        """``False`` while the key has ``limit`` failures within the window."""
-        with self._lock:
-            return len(self._recent(key, time.monotonic())) < self.limit
-
-    def fail(self, key: str) -> None:
-        """Record a failed attempt."""
+    def attempt(self, key: str) -> float | None:
+        """Start an attempt, counted as failed until :meth:`succeeded`; ``None`` (refuse it) while the key
+        has ``limit`` failures within the window. The value returned is the attempt's ticket."""
         t = time.monotonic()
         with self._lock:
-            self._recent(key, t).append(t)
+            q = self._recent(key, t)
+            if len(q) >= self.limit:
+                return None
+            q.append(t)
+            return t
+
+    def succeeded(self, key: str, ticket: float) -> None:
+        """The attempt ``ticket`` succeeded: it no longer counts."""
+        with self._lock:
+            q = self._events.get(key)
+            if q is not None and ticket in q:
+                q.remove(ticket)
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhd]?)")
+
+
+def parse_duration(text: str) -> float:
+    """``"12h"`` -> 43200.0 seconds; a number alone is seconds; units ``s``, ``m``, ``h``, ``d``."""
+    found = _DURATION.fullmatch(text.strip())
+    seconds = (
+        float(found.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[found.group(2)]
+        if found
+        else 0
+    )
+    if seconds <= 0:
+        raise ValueError(f"expected a duration such as 12h, 30m or 90s, got {text!r}")
+    return seconds
 
 
 def parse_limit(text: str) -> tuple[int, float]:

@@ -12,6 +12,11 @@ returned. A caller is therefore told "saved" only once the row is on disk, and a
 back alone. Readers use their own connections (one per thread); WAL lets them read while the writer
 writes.
 
+Private files. The database holds the session secret, so it is created readable and writable by its owner
+alone (0600), and SQLite gives its ``-wal`` and ``-shm`` files the database's mode. An existing file that
+grants its group or others any access is tightened to 0600 when opened, if this user owns it; either way
+:attr:`Store.notes` says what was found, for ``judge serve`` to print.
+
 Migrations are an ordered list of ``(version, name, sql)``; the file's ``PRAGMA user_version`` says
 which have run, ``schema_migrations`` records when. A file written by a newer qrelkit is refused.
 """
@@ -195,10 +200,22 @@ INSERT INTO gate_events (round, outcome, reason, created_at)
     FROM rounds WHERE query_rule = 'none';
 """
 
+_V3 = """
+-- Signed-in sessions, by the SHA-256 of the cookie's nonce: sign-out ends one, idleness expires one.
+CREATE TABLE sessions (
+    session_hash TEXT PRIMARY KEY,
+    user_id INTEGER NOT NULL REFERENCES users (user_id),
+    created_at TEXT NOT NULL,
+    last_seen TEXT NOT NULL,
+    ended_at TEXT
+);
+"""
+
 #: ``(version, name, sql)``, applied in order; never edit a released entry, append a new one.
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "initial schema", _V1),
     (2, "calibration rounds, rubric versions and the gate", _V2),
+    (3, "server-side sessions", _V3),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -210,6 +227,34 @@ def _connect(path: Path, *, timeout: float = 30.0) -> sqlite3.Connection:
     conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
     conn.execute("PRAGMA synchronous = FULL")
     return conn
+
+
+#: The mode of the database and its ``-wal`` and ``-shm`` files: the owner's alone.
+PRIVATE_MODE = 0o600
+
+
+def _make_private(path: Path, *, create: bool) -> list[str]:
+    """Create the database file 0600, or tighten an existing one (and its -wal, -shm) to 0600 if ours."""
+    if create:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_MODE))
+        return []
+    notes = []
+    for file in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        try:
+            st = file.stat()
+        except OSError:
+            continue
+        if st.st_mode & 0o077 == 0:
+            continue
+        old = f"{st.st_mode & 0o777:04o}"
+        try:
+            if st.st_uid != os.getuid():
+                raise PermissionError
+            os.chmod(file, PRIVATE_MODE)
+            notes.append(f"{file} was mode {old} (others could read the session secret): now 0600")
+        except OSError:
+            notes.append(f"{file} is mode {old}: others can read the session secret; chmod 600 it")
+    return notes
 
 
 def _migrate(conn: sqlite3.Connection, source: str) -> None:
@@ -346,7 +391,8 @@ class Store:
 
     ``Store(path, create=True)`` makes a new file (refusing one that exists); ``Store(path)`` opens an
     existing one. Use :meth:`write` (blocking) or :meth:`submit` (a future) for every change and
-    :meth:`read` for queries. Close it when done.
+    :meth:`read` for queries. Close it when done. ``notes`` lists, one line each, the files found readable
+    by others on opening (tightened to 0600, or not ours to tighten).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, create: bool = False) -> None:
@@ -363,6 +409,7 @@ class Store:
                 source=str(self.path),
                 fix="create one with `qrelkit judge init`",
             )
+        self.notes = _make_private(self.path, create=create)
         setup = _connect(self.path)
         try:
             mode = setup.execute("PRAGMA journal_mode = WAL").fetchone()[0]

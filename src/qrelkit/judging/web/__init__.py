@@ -29,7 +29,8 @@ Routes
     GET  /healthz
 
 A grade POST is answered only after the writer's COMMIT returned; with ``Accept: application/json`` the
-answer is ``{"ok": true, "event_id": ..., "next": ...}``, otherwise a redirect to the next pair.
+answer is ``{"ok": true, "event_id": ..., "next": ...}``, otherwise a redirect to the next pair. The
+``event_id`` counts the labeller's own grade events (1, 2, 3, ...), so it says nothing of anyone else's.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import socket
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -50,7 +52,7 @@ from starlette.staticfiles import StaticFiles
 from qrelkit.errors import QrelkitError
 
 from ..project import load_rubric_from_store
-from ..security import RateLimiter, SecurityHeaders, Sessions
+from ..security import DEFAULT_IDLE_TIMEOUT, RateLimiter, SecurityHeaders, Sessions
 from ..store import SCHEMA_VERSION, Store, StoreError
 from . import admin, auth, exports, labeller
 from .state import HERE, AppState, http_error, make_env, state_of
@@ -112,13 +114,17 @@ def create_app(
     base_url: str | None = None,
     signin_limit: tuple[int, float] = (10, 60.0),
     max_body: int = 16 * 1024,
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+    clock: Callable[[], float] = time.time,
 ) -> Starlette:
     """The judging app for the project database at ``db_path``.
 
-    ``secret`` signs session cookies (default: the project's own secret, made by ``judge init``);
-    ``base_url`` is used in invite links made from the admin page (default: the request's own URL);
-    ``signin_limit`` is (failed attempts, seconds) per client address for the invite pages; ``max_body`` caps
-    every form body in bytes. The store is closed when the app shuts down.
+        ``secret`` signs session cookies (default: the project's own secret, made by ``judge init``);
+        ``base_url`` is used in invite links made from the admin page (default: the request's own URL);
+        ``signin_limit`` is (failed attempts, seconds) per client address for the invite pages; ``max_body`` caps
+        every form body in bytes; ``idle_timeout`` (seconds) ends a signed-in session unused that long, by
+    ``clock`` (seconds since the epoch). The store is closed when the app shuts down. Serve it with the
+    limits of :func:`.server.server_config` (``qrelkit judge serve`` does).
     """
     store = Store(db_path)
     try:
@@ -138,7 +144,7 @@ def create_app(
         store=store,
         rubric=rubric,
         rubrics={rubric.content_hash: rubric},
-        sessions=Sessions(secret),
+        sessions=Sessions(secret, idle_timeout=idle_timeout, clock=clock),
         limiter=RateLimiter(*signin_limit),
         env=make_env(),
         project_name=project_name,

@@ -1,8 +1,10 @@
 """Who is asking: sign-in by invite link, sessions, sign-out, CSRF on every form, and the sign-in limit.
 
 A session cookie (:class:`..security.Sessions`) names a user and their session epoch; the user counts as
-signed in only while that epoch is the user's current one (``qrelkit judge revoke`` moves it on). Failed
-sign-in attempts count against the client address; successes do not.
+signed in only while that epoch is the user's current one (``qrelkit judge revoke`` moves it on) and the
+session's row on the server is live (not signed out, not idle past the timeout). Failed sign-in attempts
+count against the client address (the connection's peer; ``X-Forwarded-For`` only from a trusted proxy,
+which the server settles before the app sees the request); successes do not.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ def user_of(request: Request) -> Any:
         return None
     row = st.store.read(lambda c: user_by_id(c, uid))
     if row is None or row["session_epoch"] != session.get("e"):
+        return None
+    if not st.sessions.active(st.store, session, uid):
         return None
     return row
 
@@ -73,42 +77,52 @@ async def home(request: Request) -> Response:
 
 
 async def invite_page(request: Request) -> Response:
-    """GET /invite/{token} shows "Sign in as ..."; POST uses the link once and starts a new session."""
+    """GET /invite/{token} shows "Sign in as ..."; POST uses the link once and starts a new session.
+
+    The attempt counts against the client address from its start, and is taken back once it succeeded.
+    """
     st = state_of(request)
     address = client(request)
-    if not st.limiter.allowed(address):
+    ticket = st.limiter.attempt(address)
+    if ticket is None:
         raise HTTPException(429, "too many failed sign-in attempts; wait a minute and try again")
     token = request.path_params["token"]
     user_of(request)
     if request.method == "GET":
         user = invite_status(st.store, token)
         if user is None:
-            st.limiter.fail(address)
             return render(request, "signin.html", code=403, invalid=True)
+        st.limiter.succeeded(address, ticket)
         return render(
             request, "invite.html", fresh_session=True, name=user["name"], role=user["role"], token=token
         )
-    try:
-        form = await form_of(request)
-        only(form, set())
-    except HTTPException:
-        st.limiter.fail(address)
-        raise
-    user = await asyncio.wrap_future(st.store.submit(lambda c: redeem_invite(c, token)))
-    if user is None:
-        st.limiter.fail(address)
+    form = await form_of(request)
+    only(form, set())
+
+    def redeem(c: Any) -> tuple[Any, dict[str, Any] | None]:
+        user = redeem_invite(c, token)
+        if user is None:
+            return None, None
+        # a new nonce: no session fixation
+        return user, st.sessions.begin(c, user["user_id"], user["session_epoch"])
+
+    user, session = await asyncio.wrap_future(st.store.submit(redeem))
+    if user is None or session is None:
         return render(request, "signin.html", code=403, invalid=True)
-    session = Sessions.new(user["user_id"], user["session_epoch"])  # a new nonce: no session fixation
+    st.limiter.succeeded(address, ticket)
     response = RedirectResponse(_landing(user), status_code=303)
     st.sessions.set_cookie(response, request, session)
     return response
 
 
 async def signout(request: Request) -> Response:
-    """POST /signout: replace the session with an anonymous one."""
+    """POST /signout: end the session on the server and replace the cookie with an anonymous one."""
     st = state_of(request)
     user_of(request)
     await form_of(request)
+    session = request.state.session
+    if session.get("u") is not None:
+        await asyncio.wrap_future(st.store.submit(lambda c: st.sessions.end(c, session)))
     response = RedirectResponse("/", status_code=303)
     st.sessions.set_cookie(response, request, Sessions.new())
     return response

@@ -118,7 +118,7 @@ async def label_post(request: Request) -> Response:
         raise HTTPException(400, exc.problem) from None
     nxt = saved["next"]
     if wants_json(request):
-        return JSONResponse({"ok": True, "event_id": saved["event_id"], "position": pos, "next": nxt})
+        return JSONResponse({"ok": True, "event_id": saved["labeller_event"], "position": pos, "next": nxt})
     return RedirectResponse("/label" if nxt is None else f"/label/{nxt}", status_code=303)
 
 
