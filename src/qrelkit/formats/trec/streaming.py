@@ -414,14 +414,12 @@ def _read_run(path, keep_top, rank_single, on_bytes, grouped_only=False):
     if came_back and keep_top is not None:
         kept = [_reduce(pl.concat(kept), keep_top, rank_single)]
     tag = next(iter(tags)) if tags else None
-    frame, fp, meta = _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag)
-    if came_back:
-        meta["merged_across_blocks"] = True  # not grouped by query: queries were merged as they came back
-    return frame, fp, meta
+    return _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag, came_back)
 
 
-def _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag):
-    """What both streaming readers return: (frame of kept rows, fingerprint, meta)."""
+def _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag, merged=False):
+    """What both streaming readers return: (frame of kept rows, fingerprint, meta); ``merged``: a query
+    came back after another (the run is not grouped by query) and was merged with what was kept of it."""
     if rows == 0:
         raise StepAside
     frame = pl.concat(kept) if kept else pl.DataFrame()
@@ -431,6 +429,8 @@ def _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag):
         meta["kept_top_precision"] = "single" if rank_single else "double"
     if tag is not None:
         meta["tag"] = tag
+    if merged:
+        meta["merged_across_blocks"] = True
     return (
         frame.select("query_id", "doc_id", "score", "rank", "line"),
         Fingerprint(fingerprint, "file-bytes", str(path)),
@@ -530,10 +530,7 @@ def _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only=False):
         kept.append(frame)
     pairs.check()
     tag = next(iter(tags)).decode() if tags else None
-    frame, fp, meta = _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag)
-    if pairs.active:
-        meta["merged_across_blocks"] = True  # not grouped by query: queries were merged as they came back
-    return frame, fp, meta
+    return _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag, pairs.active)
 
 
 def _scanned_frame(scanned, first_line: int) -> pl.DataFrame:
@@ -575,10 +572,7 @@ def _read_run_native_top(path, keep_top, rank_single, on_bytes):
     finally:
         top.close()
     tag = next(iter(tags)).decode() if tags else None
-    frame, fp, meta = _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag)
-    if pairs.active:
-        meta["merged_across_blocks"] = True  # not grouped by query: queries were merged as they came back
-    return frame, fp, meta
+    return _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag, pairs.active)
 
 
 class _Pairs:
