@@ -175,3 +175,19 @@ def test_process_bytes_is_this_process_resident_memory():
     now = external.process_bytes()
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     assert 10 * 2**20 < now <= peak_kib * 1024 * 1.01 + 2**20
+
+
+def test_without_duckdb_an_ungrouped_run_is_held_whole(tmp_path, monkeypatch):
+    """DuckDB is optional (qrelkit[scale]): without it, full-depth measures on a run in no particular order
+    hold the run whole (in any order), with the same numbers."""
+    from qrelkit import evaluation
+    from qrelkit.formats.trec import small
+
+    real = evaluation.find_spec
+    monkeypatch.setattr(evaluation, "find_spec", lambda name: None if name == "duckdb" else real(name))
+    monkeypatch.setattr(small, "SMALL_FILE_BYTES", 0)
+    qrels_path, run_path = _files(tmp_path, grouped=False)
+    got = evaluation.evaluate_files(qrels_path, [run_path], MEASURES)
+    assert got.runs[0].meta["reader"] == "fast" and "sorted_on_disk" not in got.runs[0].meta
+    expected = evaluate(read_qrels(qrels_path), read_run(run_path, reader="robust"), MEASURES)
+    assert got.per_query.equals(expected.per_query)

@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -409,7 +410,12 @@ def evaluate_files(
                     grouped_only=depth is None,
                 )
             except Ungrouped:
-                external = "a measure needs every document and the lines are not grouped by query"
+                if find_spec("duckdb") is not None:
+                    external = "a measure needs every document and the lines are not grouped by query"
+                else:  # without the optional DuckDB (qrelkit[scale]) the run is held whole, in any order
+                    run = read_run_streaming(
+                        path, on_duplicate=on_duplicate, keep_top=depth, rank_single=single, on_bytes=on_bytes
+                    )
             if run is None and external is None:
                 run = read_run(
                     path, on_duplicate=on_duplicate, keep_top=depth, rank_single=single, reader="robust"
