@@ -39,7 +39,15 @@ TREC_CONVENTIONS = [
 ]
 
 
-def commands(tool: str, qrels: Path, runs: list[Path], out: Path, memory_limit: str | None) -> list[str]:
+#: The two measures each tool computes: cutoff measures (the default), or, with ``--full-depth``, measures
+#: that need every returned document (qrelkit's name, pytrec_eval's name).
+CUTOFF = (("nDCG@10", "ndcg_cut_10"), ("R@100", "recall_100"))
+FULL_DEPTH = (("AP", "map"), ("NumRet", "num_ret"))
+
+
+def commands(
+    tool: str, qrels: Path, runs: list[Path], out: Path, memory_limit: str | None, measures=CUTOFF
+) -> list[str]:
     if tool == "qrelkit":
         cmd = [
             *QRELKIT,
@@ -47,9 +55,9 @@ def commands(tool: str, qrels: Path, runs: list[Path], out: Path, memory_limit: 
             str(qrels),
             *map(str, runs),
             "-m",
-            "nDCG@10",
+            measures[0][0],
             "-m",
-            "R@100",
+            measures[1][0],
             *TREC_CONVENTIONS,
             "-f",
             "tsv",
@@ -67,7 +75,8 @@ def commands(tool: str, qrels: Path, runs: list[Path], out: Path, memory_limit: 
                 str(out.parent),
                 *map(str, runs),
             ]
-        return [PY, str(HERE / "peers" / "pytrec_eval_eval.py"), str(qrels), str(runs[0]), str(out)]
+        peer = [PY, str(HERE / "peers" / "pytrec_eval_eval.py"), str(qrels), str(runs[0]), str(out)]
+        return [*peer, measures[0][1], measures[1][1]]
     if tool == "qrelkit-inmemory":
         return [PY, str(HERE / "peers" / "qrelkit_inmemory.py"), str(qrels), str(out), *map(str, runs)]
     if tool == "ir_measures":
@@ -106,7 +115,7 @@ def read_values(tool: str, out: Path, several: bool) -> dict[str, tuple[float, f
             if qid == "all":
                 continue
             key = f"{run}/{qid}" if several else qid
-            (ndcg if measure.startswith("nDCG") else recall)[key] = float(value)
+            (ndcg if measure.startswith(("nDCG", "AP")) else recall)[key] = float(value)
         return {q: (ndcg[q], recall[q]) for q in ndcg}
     for line in out.read_text().splitlines():
         if tool == "qrelkit-inmemory":
@@ -139,7 +148,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--memory-limit", help="passed to qrelkit eval --memory-limit")
     parser.add_argument("--out", type=Path, help="append the Markdown table to this file")
+    parser.add_argument(
+        "--full-depth",
+        action="store_true",
+        help="AP and NumRet (every document) instead of nDCG@10 and R@100",
+    )
     args = parser.parse_args()
+    measures = FULL_DEPTH if args.full_depth else CUTOFF
+    loads: list[float] = []
 
     import qrelkit
 
@@ -155,8 +171,14 @@ def main() -> None:
         for rep in range(args.repeat):
             for tool in tools if rep % 2 == 0 else reversed(tools):  # alternate the order
                 out = Path(tmp) / f"{tool}.tsv"
-                wall, peak, status = run_once(commands(tool, qrels, runs, out, args.memory_limit))
-                print(f"  {tool:12s} rep {rep + 1}: {wall:7.2f} s  {peak / 2**20:8.0f} MB", file=sys.stderr)
+                loads.append(os.getloadavg()[0])
+                wall, peak, status = run_once(commands(tool, qrels, runs, out, args.memory_limit, measures))
+                loads.append(os.getloadavg()[0])
+                print(
+                    f"  {tool:12s} rep {rep + 1}: {wall:7.2f} s  {peak / 2**20:8.0f} MB  (load {loads[-2]:.1f}"
+                    f"-{loads[-1]:.1f})",
+                    file=sys.stderr,
+                )
                 if status == 0:
                     times[tool].append(wall)
                     peaks[tool].append(peak)
@@ -165,7 +187,8 @@ def main() -> None:
     base = statistics.median(times["qrelkit"]) if times.get("qrelkit") else None
     title = (
         f"{args.data.name}: {len(runs)} run(s), {lines:,} run lines; median of {args.repeat}; "
-        f"{platform.machine()}, {os.cpu_count()} cores"
+        f"{platform.machine()}, {os.cpu_count()} cores; 1-minute load average {min(loads):.1f}-{max(loads):.1f}"
+        + ("; measures " + ", ".join(q for q, _ in measures))
     )
     table = [
         f"### {title}",

@@ -48,8 +48,8 @@ def test_duckdb_batches_equal_in_memory(tmp_path, force_external, grouped):
     assert got.per_query.equals(expected.per_query)
     assert got.runs[0].queries.counts() == expected.runs[0].queries.counts()
     cut = evaluate_files(qrels_path, [run_path], ["nDCG@5", "R@10"], memory_limit="256MB")
-    # streaming first when possible: any order through the native scanner, grouped runs through Arrow too
-    assert cut.runs[0].meta["reader"] == ("fast" if grouped or _native.lib is not None else "duckdb")
+    # streaming first when possible: any order, through the native scanner or Arrow's parse
+    assert cut.runs[0].meta["reader"] == "fast"
     assert cut.per_query.equals(
         evaluate(read_qrels(qrels_path), read_run(run_path), ["nDCG@5", "R@10"]).per_query
     )
@@ -105,3 +105,89 @@ def test_cli_memory_limit_routes_through_duckdb(tmp_path, force_external):
     a, b = json.loads(capped.stdout), json.loads(plain.stdout)
     assert a["runs"][0]["reader"] == "duckdb" and b["runs"][0]["reader"] in ("small", "fast", "robust")
     assert a["results"] == b["results"]
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_full_depth_on_an_ungrouped_run_is_sorted_on_disk(tmp_path, monkeypatch, native):
+    """Without a memory limit, measures that need every document of a run in no particular order: the run
+    is sorted by DuckDB rather than held whole, with the numbers of the robust reader, and the provenance
+    says why; a grouped run streams. The same with the native scanner off."""
+    from qrelkit.evaluation import evaluate_files
+    from qrelkit.formats.trec import small
+    from qrelkit.formats.trec import streaming as fast
+
+    if native and _native.lib is None:
+        pytest.skip("the native scanner is not built")
+    if not native:
+        monkeypatch.setattr(_native, "lib", None)
+    monkeypatch.setattr(small, "SMALL_FILE_BYTES", 0)  # past the small path
+    monkeypatch.setattr(fast, "NATIVE_BLOCK_BYTES", 100)
+    monkeypatch.setattr(fast, "CHUNK_BYTES", 100)
+    for grouped in (True, False):
+        qrels_path, run_path = _files(tmp_path, grouped)
+        expected = evaluate(read_qrels(qrels_path), read_run(run_path, reader="robust"), MEASURES)
+        got = evaluate_files(qrels_path, [run_path], MEASURES)
+        meta = got.runs[0].meta
+        if grouped:
+            assert meta["reader"] == "fast" and "sorted_on_disk" not in meta
+        else:
+            assert meta["reader"] == "duckdb"
+            assert (
+                meta["sorted_on_disk"]
+                == "a measure needs every document and the lines are not grouped by query"
+            )
+        assert got.per_query.equals(expected.per_query)
+
+
+def test_an_ungrouped_run_streams_through_arrow_without_the_scanner(tmp_path, monkeypatch):
+    """Cutoff measures on a run in no particular order with the native scanner off: Arrow's parse keeps
+    each query's top rows across chunks (never the robust reader), with the same numbers."""
+    from qrelkit.evaluation import evaluate_files
+    from qrelkit.formats.trec import small
+    from qrelkit.formats.trec import streaming as fast
+
+    monkeypatch.setattr(_native, "lib", None)
+    monkeypatch.setattr(small, "SMALL_FILE_BYTES", 0)
+    monkeypatch.setattr(fast, "CHUNK_BYTES", 64)
+    qrels_path, run_path = _files(tmp_path, grouped=False)
+    got = evaluate_files(qrels_path, [run_path], ["nDCG@3", "R@5"])
+    meta = got.runs[0].meta
+    assert meta["reader"] == "fast" and meta["merged_across_blocks"] is True and meta["kept_top"] == 5
+    expected = evaluate(read_qrels(qrels_path), read_run(run_path, reader="robust"), ["nDCG@3", "R@5"])
+    assert got.per_query.equals(expected.per_query)
+
+
+def test_duckdb_memory_comes_from_what_the_process_leaves(monkeypatch):
+    """The limit is the whole process's: what it holds already is taken off, room for one batch of
+    BATCH_ROW_BYTES a row is kept, and DuckDB gets the rest (hand arithmetic below)."""
+    monkeypatch.setattr(external, "process_bytes", lambda: 300 * 2**20)
+    monkeypatch.setattr(external, "BATCH_ROWS", 1 << 20)
+    monkeypatch.setattr(external, "BATCH_ROW_BYTES", 400)
+    # 500 MiB - 300 MiB = 200 MiB spare; rows = 100 MiB / 400 B = 262144; DuckDB: 200 MiB - 100 MiB
+    assert external.budget(500 * 2**20) == (100 * 2**20, 262144)
+    # nothing spare: the smallest batch (16384 rows) and DuckDB's floor of 64 MiB
+    assert external.budget(200 * 2**20) == (64 * 2**20, 16384)
+
+
+def test_process_bytes_is_this_process_resident_memory():
+    import resource
+
+    now = external.process_bytes()
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert 10 * 2**20 < now <= peak_kib * 1024 * 1.01 + 2**20
+
+
+def test_without_duckdb_an_ungrouped_run_is_held_whole(tmp_path, monkeypatch):
+    """DuckDB is optional (qrelkit[scale]): without it, full-depth measures on a run in no particular order
+    hold the run whole (in any order), with the same numbers."""
+    from qrelkit import evaluation
+    from qrelkit.formats.trec import small
+
+    real = evaluation.find_spec
+    monkeypatch.setattr(evaluation, "find_spec", lambda name: None if name == "duckdb" else real(name))
+    monkeypatch.setattr(small, "SMALL_FILE_BYTES", 0)
+    qrels_path, run_path = _files(tmp_path, grouped=False)
+    got = evaluation.evaluate_files(qrels_path, [run_path], MEASURES)
+    assert got.runs[0].meta["reader"] == "fast" and "sorted_on_disk" not in got.runs[0].meta
+    expected = evaluate(read_qrels(qrels_path), read_run(run_path, reader="robust"), MEASURES)
+    assert got.per_query.equals(expected.per_query)

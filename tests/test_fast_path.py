@@ -118,21 +118,22 @@ def test_irregular_files_take_the_robust_path_with_the_same_result(tmp_path, tex
     assert run.frame.height == text.count("Q0")
 
 
-def test_a_run_not_grouped_by_query_streams_through_the_native_scanner(tmp_path, monkeypatch):
-    """Without the native scanner, such a run is read whole by the robust reader (Arrow's parse needs each
-    query's lines together)."""
+def test_a_run_not_grouped_by_query_streams(tmp_path, monkeypatch):
+    """Such a run streams through the native scanner, and without it through Arrow's parse (never the
+    robust reader); a caller that keeps every row and asks for grouped runs only gets ``Ungrouped``."""
     from qrelkit import _native
+    from qrelkit.errors import Ungrouped
 
     text = "1 Q0 a 1 2.0 sys\n2 Q0 b 1 1.0 sys\n1 Q0 c 2 0.5 sys\n"
     (tmp_path / "run.txt").write_text(text)
     robust = read_run(tmp_path / "run.txt", reader="robust")
-    if _native.lib is not None:
+    for native in (_native.lib, None):
+        monkeypatch.setattr(_native, "lib", native)
         run = read_run(tmp_path / "run.txt")
-        assert run.meta["reader"] == "fast"
+        assert run.meta["reader"] == "fast" and run.meta["merged_across_blocks"] is True
         assert _frames_equal(run, robust)
-    monkeypatch.setattr(_native, "lib", None)
-    assert fast.read_run_fast(tmp_path / "run.txt") is None
-    assert read_run(tmp_path / "run.txt").meta.get("reader") != "fast"
+        with pytest.raises(Ungrouped):
+            fast.read_run_fast(tmp_path / "run.txt", grouped_only=True)
 
 
 def test_chunk_boundaries_inside_a_query(tmp_path, monkeypatch):

@@ -117,3 +117,9 @@ class StepAside(Exception):
     """Not an error: a fast reader (or the small-input engine) declines an input it does not take, and the
     caller tries the next reader in the order :mod:`qrelkit.formats.trec` lists. Never reaches a user: the
     last reader, the robust one, takes every input and explains what is wrong with it."""
+
+
+class Ungrouped(StepAside):
+    """A streaming reader declines a run because its lines are not grouped by query, where it needs them
+    grouped (every row is kept, or the native scanner is not built). The caller then sorts the run on
+    disk (:mod:`qrelkit.formats.external`) rather than reading it whole: the robust reader only explains."""

@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +22,7 @@ import numpy as np
 from .conventions import DEFAULT, Conventions
 from .engine.encoded import Encoded, QuerySet, encoding_key
 from .engine.kernels import compute
-from .errors import StepAside, ValidationError
+from .errors import StepAside, Ungrouped, ValidationError
 from .fingerprint import Fingerprint, hash_ahead
 from .measures import Measure, parse_measures, required_depth
 from .naming import check_run_names
@@ -329,11 +330,13 @@ def evaluate_files(
     numbers as reading everything. Runs too large for the small path are hashed on a thread of their own
     while the readers' libraries load (:func:`qrelkit.fingerprint.hash_ahead`).
 
-    Runs in any order of lines stream the same way through the native scanner (see
-    :mod:`qrelkit.formats.trec.streaming`). ``memory_limit`` (bytes, or a size such as ``"2GB"``) caps
-    memory for runs that cannot stream that way (a measure needs every document, or the file is not
-    grouped by query and the native scanner is not built) and would not fit: DuckDB then
-    sorts them on disk and they are evaluated in batches of whole queries, with identical results.
+    Runs in any order of lines stream the same way (see :mod:`qrelkit.formats.trec.streaming`). When a
+    measure needs every document of a run whose lines are not grouped by query, the run is not held whole:
+    DuckDB sorts it on disk (``reader: duckdb`` and ``sorted_on_disk`` in its provenance) and it is
+    evaluated in batches of whole queries, with identical results. ``memory_limit`` (bytes, or a size such
+    as ``"2GB"``) bounds the whole process, judgments, interpreter and libraries included: a run that would
+    not fit beside what the process holds streams when the measures have cutoffs, and is sorted on disk
+    by DuckDB otherwise, its memory limit set from what is left (:func:`qrelkit.formats.external.run_batches`).
     ``progress(done, total, name)`` is called as each run is finished, ``on_bytes(n)`` as bytes are read.
     """
     from .formats.trec.small import SMALL_FILE_BYTES
@@ -362,8 +365,13 @@ def evaluate_files(
             return evaluate(qrels, runs, parsed, conv, progress=progress)
 
     def too_big(path: Path) -> bool:
-        # reading a run whole costs about 8 bytes of memory per byte of file (columns, join, sort)
-        return limit is not None and path.is_file() and path.stat().st_size * IN_MEMORY_FACTOR > limit
+        # reading a run whole costs about 8 bytes of memory per byte of file (columns, join, sort), on top
+        # of what the process holds already (interpreter, libraries, judgments)
+        if limit is None or not path.is_file():
+            return False
+        from .formats.external import process_bytes
+
+        return process_bytes() + path.stat().st_size * IN_MEMORY_FACTOR > limit
 
     if not any(too_big(Path(p)) for p in run_paths):
         small = _evaluate_small(
@@ -372,8 +380,8 @@ def evaluate_files(
         )  # fmt: skip
         if small is not None:
             return small
-    from .formats import read_run, read_run_streaming
-    from .formats.external import run_batches
+    from .formats import detect_format, read_run, read_run_streaming
+    from .formats.external import run_batches, sort_budget
 
     qrels = read_judgments(qrels_path, input_format, on_duplicate, scale, rubric_hash)
     depth = required_depth(parsed, conv)
@@ -381,20 +389,45 @@ def evaluate_files(
 
     def one(path_like: str | Path) -> tuple[str, RunValues]:
         path = Path(path_like)
+        trec = detect_format(path) == "trec" if input_format == "auto" else input_format == "trec"
         run = None
+        external = None  # why the run is sorted on disk, when it is
         if too_big(path):
             if depth is not None:
                 run = read_run_streaming(
                     path, on_duplicate=on_duplicate, keep_top=depth, rank_single=single, on_bytes=on_bytes
                 )
             if run is None:
-                batches, fingerprint, name, meta = run_batches(
-                    path, memory_limit=limit, on_duplicate=on_duplicate
+                external = "the file would not fit under the memory limit"
+        elif trec and path.is_file():
+            try:
+                run = read_run_streaming(
+                    path,
+                    on_duplicate=on_duplicate,
+                    keep_top=depth,
+                    rank_single=single,
+                    on_bytes=on_bytes,
+                    grouped_only=depth is None,
                 )
-                queries, values = evaluate_run_batches(qrels, batches, parsed, conv)
-                if on_bytes is not None:
-                    on_bytes(path.stat().st_size)
-                return str(path), RunValues(name, fingerprint, meta, queries, values)
+            except Ungrouped:
+                if find_spec("duckdb") is not None:
+                    external = "a measure needs every document and the lines are not grouped by query"
+                else:  # without the optional DuckDB (qrelkit[scale]) the run is held whole, in any order
+                    run = read_run_streaming(
+                        path, on_duplicate=on_duplicate, keep_top=depth, rank_single=single, on_bytes=on_bytes
+                    )
+            if run is None and external is None:
+                run = read_run(
+                    path, on_duplicate=on_duplicate, keep_top=depth, rank_single=single, reader="robust"
+                )
+        if external is not None:
+            batches, fingerprint, name, meta = run_batches(
+                path, memory_limit=limit or sort_budget(), on_duplicate=on_duplicate, reason=external
+            )
+            queries, values = evaluate_run_batches(qrels, batches, parsed, conv)
+            if on_bytes is not None:
+                on_bytes(path.stat().st_size)
+            return str(path), RunValues(name, fingerprint, meta, queries, values)
         if run is None:
             run = read_run(
                 path,

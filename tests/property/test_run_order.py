@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qrelkit import _native, evaluate
+from qrelkit.errors import StepAside, Ungrouped
 from qrelkit.evaluation import evaluate_files, evaluate_run, evaluate_run_batches
 from qrelkit.formats import external, read_qrels, read_run
 from qrelkit.formats.trec import small
@@ -95,6 +96,10 @@ def _paths(qpath, rpath, measures, conv, monkeypatch) -> dict[str, tuple]:
             m.setattr(fast, "NATIVE_BLOCK_BYTES", 48)  # blocks of a line or two: queries come back
             m.setattr(fast, "CHUNK_BYTES", 48)
             got[name] = _outcome(lambda: evaluate_files(qpath, [rpath], measures, conv))
+            # the API's readers: every row kept, in any order
+            got[name + "-api"] = _outcome(
+                lambda: evaluate(read_qrels(qpath), [read_run(rpath)], measures, conv)
+            )
             m.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)  # too big for memory: stream or DuckDB
             got[name + "-limited"] = _outcome(
                 lambda: evaluate_files(qpath, [rpath], measures, conv, memory_limit="256MB")
@@ -201,3 +206,61 @@ def test_top_rows_across_blocks_are_the_rows_a_whole_read_keeps(
     cols = ["query_id", "doc_id", "score", "rank", "line"]
     assert frame.select(cols).sort("line").equals(want.select(cols).sort("line"))
     assert meta["rows_read"] == len(lines)
+
+
+@pytest.mark.skipif(_native.lib is None, reason="the native scanner is not built")
+@pytest.mark.parametrize("keep", [None, 2])
+def test_a_duplicate_before_a_query_comes_back_is_found(tmp_path, monkeypatch, keep):
+    """Shards concatenated: every query is grouped within each shard, so the line hashes are kept only
+    from the block where a query comes back; the lines before are hashed again then, and a document of
+    the first shard (long dropped from the top rows) repeated in the second is still found."""
+    first = [(q, f"d{i}", str(100 - i)) for q in ("q1", "q2") for i in range(30)]
+    second = [("q1", "d29", "0.5"), ("q1", "new", "1")]  # d29 again: the lowest of q1's first shard
+    path = tmp_path / "run.txt"
+    path.write_bytes(_text(first + second))
+    monkeypatch.setattr(fast, "NATIVE_BLOCK_BYTES", 200)
+    with pytest.raises(StepAside):
+        fast._read_run_native(path, keep, False, None)
+    path.write_bytes(_text(first + second[1:]))
+    _, _, meta = fast._read_run_native(path, keep, False, None)
+    assert meta["merged_across_blocks"] is True and meta["rows_read"] == 61
+    grouped = tmp_path / "grouped.txt"
+    grouped.write_bytes(_text(first))
+    _, _, meta = fast._read_run_native(grouped, keep, False, None)
+    assert "merged_across_blocks" not in meta
+    with pytest.raises(Ungrouped):
+        fast._read_run_native(path, None, False, None, grouped_only=True)
+
+
+def test_the_command_line_gives_the_same_numbers_in_every_order(tmp_path, monkeypatch):
+    """``qrelkit eval`` on one run in four orders, full-depth and cutoff measures: the same bytes out but
+    for the fingerprints and the reader's provenance."""
+    import json
+
+    from click.testing import CliRunner
+
+    from qrelkit.cli import main
+
+    monkeypatch.setattr(small, "SMALL_FILE_BYTES", 0)
+    monkeypatch.setattr(fast, "NATIVE_BLOCK_BYTES", 64)
+    monkeypatch.setattr(fast, "CHUNK_BYTES", 64)
+    qpath = tmp_path / "qrels.txt"
+    qpath.write_text("".join(f"{q} 0 d{d} {(d + len(q)) % 4}\n" for q in QUERIES for d in range(0, 12, 2)))
+    lines = [
+        (q, d, SCORES[(i * 7) % len(SCORES)])
+        for i, (q, d) in enumerate((q, d) for q in QUERIES for d in DOCS)
+    ]
+    shuffled = [lines[(i * 37) % len(lines)] for i in range(len(lines))]
+    outputs = {}
+    for order, text in _orders(lines, shuffled).items():
+        rpath = tmp_path / f"{order}.run"
+        rpath.write_bytes(text)
+        for measures in (FULL_MEASURES, CUTOFF_MEASURES):
+            args = ["eval", str(qpath), str(rpath), "-f", "json", "-q"]
+            args += [x for m in measures for x in ("-m", m)]
+            result = CliRunner().invoke(main, args)
+            assert result.exit_code == 0, result.output
+            data = json.loads(result.stdout)
+            outputs.setdefault(tuple(measures), []).append(data["results"])
+    for values in outputs.values():
+        assert all(v == values[0] for v in values[1:])

@@ -177,17 +177,26 @@ def scan_run(block, keep_top: int | None, rank_single: bool, any_order: bool = F
         keep_top or 0,
         int(rank_single),
         int(any_order),
-        build=lambda r, view: Scanned(
-            kept=r.kept,
-            lines=r.lines,
-            **_ids(r),
-            score=_copy(r.score, r.kept, np.float64),
-            rank=_copy(r.rank, r.kept, np.int64),
-            row=_copy(r.row, r.kept, np.int64),
-            group_first=_copy(r.group_first, r.groups, np.int64),
-            tag=bytes(view[r.tag_start : r.tag_start + r.tag_len]) if r.tag_start >= 0 else b"",
-            pair=_copy(r.pair, r.lines, np.uint64) if any_order else None,
-        ),
+        build=lambda r, view: _scanned(r, _tag(r, view), any_order),
+    )
+
+
+def _tag(r, view: np.ndarray) -> bytes:
+    return bytes(view[r.tag_start : r.tag_start + r.tag_len]) if r.tag_start >= 0 else b""
+
+
+def _scanned(r, tag: bytes, pairs: bool) -> Scanned:
+    """A :class:`Scanned` copied out of a scanner result ``r`` (with its line pairs' hashes if asked)."""
+    return Scanned(
+        kept=r.kept,
+        lines=r.lines,
+        **_ids(r),
+        score=_copy(r.score, r.kept, np.float64),
+        rank=_copy(r.rank, r.kept, np.int64),
+        row=_copy(r.row, r.kept, np.int64),
+        group_first=_copy(r.group_first, r.groups, np.int64),
+        tag=tag,
+        pair=_copy(r.pair, r.lines, np.uint64) if pairs else None,
     )
 
 
@@ -232,8 +241,7 @@ class TopRows:
         if r.status != 0:
             lib.qk_free(result)
             return None
-        tag = bytes(view[r.tag_start : r.tag_start + r.tag_len]) if r.tag_start >= 0 else b""
-        return Block(result, r.lines, len(view), tag, _copy(r.pair, r.lines, np.uint64))
+        return Block(result, r.lines, len(view), _tag(r, view), _copy(r.pair, r.lines, np.uint64))
 
     def add(self, block: Block, first_line: int) -> None:
         """Merge a scanned block whose first line is the file's line ``first_line`` (from 0)."""
@@ -259,16 +267,7 @@ class TopRows:
             r = result.contents
             if r.status != 0:
                 raise MemoryError("the native scanner ran out of memory")
-            return Scanned(
-                kept=r.kept,
-                lines=r.lines,
-                **_ids(r),
-                score=_copy(r.score, r.kept, np.float64),
-                rank=_copy(r.rank, r.kept, np.int64),
-                row=_copy(r.row, r.kept, np.int64),
-                group_first=_copy(r.group_first, r.groups, np.int64),
-                tag=b"",
-            )
+            return _scanned(r, b"", False)
         finally:
             lib.qk_free(result)
 

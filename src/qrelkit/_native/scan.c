@@ -180,16 +180,21 @@ typedef struct {
     int64_t keys_cap;
 } Group;
 
-static int grow(void **p, int64_t *cap, int64_t need, size_t size) {
+/* Room for `need` entries of `size` bytes in *p (capacity *cap): doubling from 1024 entries, or, with
+ * `small` (the many per-query arrays of TopQuery), growing by half again from 16, so that each array
+ * stays near its size. 0 when memory runs out (*p is then unchanged). */
+static int grow_by(void **p, int64_t *cap, int64_t need, size_t size, int small) {
     if (need <= *cap) return 1;
-    int64_t next = *cap ? *cap : 1024;
-    while (next < need) next *= 2;
+    int64_t next = *cap ? *cap : (small ? 16 : 1024);
+    while (next < need) next = small ? next + next / 2 + 1 : 2 * next;
     void *q = realloc(*p, (size_t)next * size);
     if (!q) return 0;
     *p = q;
     *cap = next;
     return 1;
 }
+
+static int grow(void **p, int64_t *cap, int64_t need, size_t size) { return grow_by(p, cap, need, size, 0); }
 
 static uint64_t hash_bytes(const uint8_t *s, int64_t n) {
     uint64_t h = 0xCBF29CE484222325ULL; /* FNV-1a */
@@ -300,10 +305,12 @@ typedef struct {
     int64_t rows_cap, groups_cap, q_cap, d_cap, pair_cap;
 } Result;
 
-/* Room for one more kept row of the given id lengths. */
-static int reserve(Result *o, int64_t q_len, int64_t d_len) {
-    if (o->kept + 1 >= o->rows_cap) {
+/* Room for `rows` kept rows in all (the offsets need one more entry) and q_more, d_more more bytes of
+ * query and document ids. */
+static int reserve(Result *o, int64_t rows, int64_t q_more, int64_t d_more) {
+    if (rows + 1 > o->rows_cap) {
         int64_t cap = o->rows_cap ? 2 * o->rows_cap : 4096;
+        if (cap < rows + 1) cap = rows + 1;
         int64_t *q_off = realloc(o->q_off, (size_t)cap * sizeof(int64_t));
         if (q_off) o->q_off = q_off;
         int64_t *d_off = realloc(o->d_off, (size_t)cap * sizeof(int64_t));
@@ -317,37 +324,29 @@ static int reserve(Result *o, int64_t q_len, int64_t d_len) {
         if (!q_off || !d_off || !score || !rank || !row) return 0;
         o->rows_cap = cap;
     }
-    int64_t q = o->q_cap, d = o->d_cap;
-    if (!grow((void **)&o->q_data, &q, o->q_bytes + q_len, 1) ||
-        !grow((void **)&o->d_data, &d, o->d_bytes + d_len, 1))
-        return 0;
-    o->q_cap = q;
-    o->d_cap = d;
+    return grow((void **)&o->q_data, &o->q_cap, o->q_bytes + q_more, 1) &&
+           grow((void **)&o->d_data, &o->d_cap, o->d_bytes + d_more, 1);
+}
+
+/* Append one kept row: its query id, document id, score, rank and line; 0 when memory runs out. */
+static int append_row(Result *o, const uint8_t *q, int64_t q_len, const uint8_t *d, int64_t d_len, double score,
+                      int64_t rank, int64_t line) {
+    if (!reserve(o, o->kept + 1, q_len, d_len)) return 0;
+    int64_t k = o->kept++;
+    memcpy(o->q_data + o->q_bytes, q, (size_t)q_len);
+    o->q_bytes += q_len;
+    o->q_off[k + 1] = o->q_bytes;
+    memcpy(o->d_data + o->d_bytes, d, (size_t)d_len);
+    o->d_bytes += d_len;
+    o->d_off[k + 1] = o->d_bytes;
+    o->score[k] = score;
+    o->rank[k] = rank;
+    o->row[k] = line;
     return 1;
 }
 
 void qk_free(Result *o);
 int64_t qk_count_lines(const uint8_t *buf, int64_t len);
-
-/* Room for `rows` kept rows and `bytes` bytes of each id column at once. */
-static int reserve_rows(Result *o, int64_t rows, int64_t bytes) {
-    if (rows + 1 > o->rows_cap) {
-        int64_t cap = rows + 1;
-        int64_t *q_off = realloc(o->q_off, (size_t)cap * sizeof(int64_t));
-        if (q_off) o->q_off = q_off;
-        int64_t *d_off = realloc(o->d_off, (size_t)cap * sizeof(int64_t));
-        if (d_off) o->d_off = d_off;
-        double *score = realloc(o->score, (size_t)cap * sizeof(double));
-        if (score) o->score = score;
-        int64_t *rank = realloc(o->rank, (size_t)cap * sizeof(int64_t));
-        if (rank) o->rank = rank;
-        int64_t *row = realloc(o->row, (size_t)cap * sizeof(int64_t));
-        if (row) o->row = row;
-        if (!q_off || !d_off || !score || !rank || !row) return 0;
-        o->rows_cap = cap;
-    }
-    return grow((void **)&o->q_data, &o->q_cap, bytes, 1) && grow((void **)&o->d_data, &o->d_cap, bytes, 1);
-}
 
 /* An empty result with room for the first rows; NULL when memory runs out. */
 static Result *new_result(void) {
@@ -355,7 +354,7 @@ static Result *new_result(void) {
     if (!o) return NULL;
     o->refused_line = -1;
     o->tag_start = -1;
-    if (!reserve(o, 0, 0)) {
+    if (!reserve(o, 0, 0, 0)) {
         qk_free(o);
         return NULL;
     }
@@ -391,17 +390,8 @@ static int flush(Group *g, const uint8_t *buf, int64_t q_start, int64_t q_len, i
     for (int64_t i = 0; i < g->n; i++) {
         Row *r = &g->rows[i];
         if (r->key < threshold) continue;
-        if (!reserve(o, q_len, r->doc_len)) return QK_NOMEM;
-        int64_t k = o->kept++;
-        memcpy(o->q_data + o->q_bytes, buf + q_start, (size_t)q_len);
-        o->q_bytes += q_len;
-        o->q_off[k + 1] = o->q_bytes;
-        memcpy(o->d_data + o->d_bytes, buf + r->doc, (size_t)r->doc_len);
-        o->d_bytes += r->doc_len;
-        o->d_off[k + 1] = o->d_bytes;
-        o->score[k] = r->score;
-        o->rank[k] = r->rank;
-        o->row[k] = r->line;
+        if (!append_row(o, buf + q_start, q_len, buf + r->doc, r->doc_len, r->score, r->rank, r->line))
+            return QK_NOMEM;
     }
     g->n = 0;
     return QK_OK;
@@ -534,7 +524,7 @@ Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t r
     }
     if (any_order) { /* room for every line at once: no copying as the arrays grow */
         int64_t lines = qk_count_lines(buf, len);
-        if (!grow((void **)&o->pair, &o->pair_cap, lines, sizeof(uint64_t)) || !reserve_rows(o, lines, len)) {
+        if (!grow((void **)&o->pair, &o->pair_cap, lines, sizeof(uint64_t)) || !reserve(o, lines, len, len)) {
             status = QK_NOMEM;
             goto done;
         }
@@ -648,19 +638,10 @@ Result *qk_scan_qrels(const uint8_t *buf, int64_t len) {
             status = QK_REFUSE;
             goto done;
         }
-        if (!reserve(o, flen[0], flen[2])) {
+        if (!append_row(o, buf + start[0], flen[0], buf + start[2], flen[2], 0.0, grade, line++)) {
             status = QK_NOMEM;
             goto done;
         }
-        int64_t k = o->kept++;
-        memcpy(o->q_data + o->q_bytes, buf + start[0], (size_t)flen[0]);
-        o->q_bytes += flen[0];
-        o->q_off[k + 1] = o->q_bytes;
-        memcpy(o->d_data + o->d_bytes, buf + start[2], (size_t)flen[2]);
-        o->d_bytes += flen[2];
-        o->d_off[k + 1] = o->d_bytes;
-        o->rank[k] = grade;
-        o->row[k] = line++;
     }
     if ((high & 0x80) && !utf8_valid(buf, len)) status = QK_REFUSE;
 done:
@@ -800,18 +781,6 @@ typedef struct {
     int64_t keys_cap;
 } TopState;
 
-/* grow() for the many small arrays of TopQuery: from 16 entries, by half again, so that each query's
- * arrays stay near their size. */
-static int grow_small(void **p, int64_t *cap, int64_t need, size_t size) {
-    if (need <= *cap) return 1;
-    int64_t next = *cap ? *cap : 16;
-    while (next < need) next += next / 2 + 1;
-    void *q = realloc(*p, (size_t)next * size);
-    if (!q) return 0;
-    *p = q;
-    *cap = next;
-    return 1;
-}
 
 TopState *qk_top_new(int64_t keep_top, int32_t rank_single) {
     TopState *s = calloc(1, sizeof(TopState));
@@ -886,8 +855,8 @@ int64_t qk_top_add(TopState *s, const Result *o, int64_t line_base) {
         TopQuery *t = &s->queries[q];
         int64_t bytes = o->d_off[end] - o->d_off[first];
         if (t->docs_len + bytes > INT32_MAX) return QK_NOMEM; /* ids of one query past 2 GB */
-        if (!grow_small((void **)&t->rows, &t->cap, t->n + (end - first), sizeof(TopRow)) ||
-            !grow_small((void **)&t->docs, &t->docs_cap, t->docs_len + bytes, 1))
+        if (!grow_by((void **)&t->rows, &t->cap, t->n + (end - first), sizeof(TopRow), 1) ||
+            !grow_by((void **)&t->docs, &t->docs_cap, t->docs_len + bytes, 1, 1))
             return QK_NOMEM;
         for (int64_t i = first; i < end; i++) {
             if (t->has_floor && top_key(s, o->score[i]) < t->floor) continue; /* beaten by keep_top here */
@@ -930,20 +899,11 @@ Result *qk_top_result(TopState *s) {
         o->group_first[o->groups++] = o->kept;
         for (int64_t i = 0; i < t->n; i++) {
             TopRow *r = &t->rows[i];
-            if (!reserve(o, q_len, r->doc_len)) {
+            if (!append_row(o, s->names + q_start, q_len, t->docs + r->doc, r->doc_len, r->score, r->rank,
+                            r->line)) {
                 o->status = QK_NOMEM;
                 return o;
             }
-            int64_t k = o->kept++;
-            memcpy(o->q_data + o->q_bytes, s->names + q_start, (size_t)q_len);
-            o->q_bytes += q_len;
-            o->q_off[k + 1] = o->q_bytes;
-            memcpy(o->d_data + o->d_bytes, t->docs + r->doc, (size_t)r->doc_len);
-            o->d_bytes += r->doc_len;
-            o->d_off[k + 1] = o->d_bytes;
-            o->score[k] = r->score;
-            o->rank[k] = r->rank;
-            o->row[k] = r->line;
         }
         free(t->rows);
         free(t->docs);

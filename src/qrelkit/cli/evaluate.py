@@ -260,12 +260,12 @@ PROGRESS_BYTES = 64 << 20
     "--memory-limit",
     metavar="SIZE",
     default=None,
-    help="memory for reading each run (e.g. 2GB), runs one at a time: a run whose file would not fit is "
-    "streamed in any line order, keeping each query's top rows, or, when a measure needs every document, "
-    "sorted on disk by DuckDB (its own memory limit set to half of SIZE, spilling to a temporary "
-    "directory) and evaluated in batches of whole queries, with identical numbers. It covers the runs, "
-    "not the judgments, which are read whole on top of it, nor the interpreter and libraries (about "
-    "150 MB) [default: no limit]",
+    help="memory for the whole process (e.g. 2GB): interpreter, libraries, judgments and runs, read one "
+    "at a time. A run that would not fit beside what is already held is streamed in any line order, "
+    "keeping each query's top rows, or, when a measure needs every document, sorted on disk by DuckDB "
+    "(its own memory limit set to what is left of SIZE less room for one batch, spilling to a temporary "
+    "directory) and evaluated in batches of whole queries, with identical numbers. The judgments are "
+    "read whole first: SIZE must leave room for them [default: no limit]",
 )
 @click.option(
     "--engine",

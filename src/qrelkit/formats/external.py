@@ -32,6 +32,45 @@ from ..fingerprint import Fingerprint, file_sha256
 from .trec import GZIP_ERRORS, MAX_ID_BYTES, TextCheck, corrupt_gzip
 
 BATCH_ROWS = 1 << 20
+#: Memory per row of a batch while it is evaluated (the frame, its encoding and the kernels' arrays).
+BATCH_ROW_BYTES = 400
+#: Without a memory limit, DuckDB sorts within at most this much memory (and a quarter of the machine's).
+SORT_BYTES = 2 << 30
+
+
+def process_bytes() -> int:
+    """The resident memory of this process now (Linux: ``/proc/self/statm``; elsewhere the peak so far)."""
+    import os
+
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        import resource
+        import sys
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
+
+
+def sort_budget() -> int:
+    """DuckDB's memory when no limit is given: :data:`SORT_BYTES`, or a quarter of the machine's memory."""
+    import os
+
+    try:
+        machine = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return SORT_BYTES
+    return max(min(SORT_BYTES, machine // 4), 256 << 20)
+
+
+def budget(memory_limit: int) -> tuple[int, int]:
+    """(DuckDB's memory limit, rows per batch) for a process that must stay within ``memory_limit`` bytes
+    in all: what the process holds now (interpreter, libraries, judgments) is taken off, and what is left
+    is shared between DuckDB's sort and the evaluation of one batch of whole queries."""
+    spare = max(memory_limit - process_bytes(), 0)
+    rows = min(BATCH_ROWS, max(spare // 2 // BATCH_ROW_BYTES, 1 << 14))
+    return max(spare - rows * BATCH_ROW_BYTES, 64 << 20), rows
 
 
 def parse_size(text: str) -> int:
@@ -104,8 +143,13 @@ def run_batches(
     name: str | None = None,
     on_duplicate: str = "error",
     batch_rows: int | None = None,
+    reason: str = "the file would not fit under the memory limit",
 ) -> tuple[Iterator[Run], Fingerprint, str, dict[str, object]]:
-    """(batches of whole queries as Runs, fingerprint, run name, meta). Validation errors name the line."""
+    """(batches of whole queries as Runs, fingerprint, run name, meta). Validation errors name the line.
+
+    ``memory_limit`` is the whole process's: DuckDB's own limit and the rows per batch come from what is
+    left of it (:func:`budget`), and DuckDB spills to a temporary directory beyond that. ``reason`` (why
+    the run is sorted on disk) is recorded in the provenance as ``sorted_on_disk``."""
     import duckdb
 
     source = str(path)
@@ -117,7 +161,8 @@ def run_batches(
     fingerprint = Fingerprint(sha, "file-bytes", source)
     tmp = tempfile.TemporaryDirectory(prefix="qrelkit-duckdb-")
     con = duckdb.connect(str(Path(tmp.name) / "run.duckdb"))
-    con.execute(f"SET memory_limit = '{max(memory_limit // 2**20 // 2, 128)}MB'")  # half for DuckDB itself
+    duck_bytes, rows = budget(memory_limit)
+    con.execute(f"SET memory_limit = '{duck_bytes // 2**20}MB'")
     con.execute(f"SET temp_directory = '{tmp.name}'")
     con.execute("SET preserve_insertion_order = true")
     columns = "{'c0':'VARCHAR','c1':'VARCHAR','c2':'VARCHAR','c3':'VARCHAR','c4':'VARCHAR','c5':'VARCHAR'}"
@@ -139,9 +184,8 @@ def run_batches(
         tmp.cleanup()
         _explain(path, on_duplicate, _layout_error(source, fault))
     tags = [t for (t,) in con.execute("SELECT DISTINCT tag FROM raw LIMIT 2").fetchall()]
-    dup = _first(con, "SELECT 1 FROM raw GROUP BY query_id, doc_id HAVING count(*) > 1 LIMIT 1")
     removed = 0
-    if dup:
+    if on_duplicate != "error" and _has_duplicate(con):  # under "error" _fault found none
         order = {"first": "line ASC", "last": "line DESC", "max": "CAST(score_text AS DOUBLE) DESC, line ASC"}
         before = _first(con, "SELECT count(*) FROM raw")[0]
         con.execute(
@@ -158,6 +202,8 @@ def run_batches(
         "on_duplicate": on_duplicate,
         "reader": "duckdb",
         "memory_limit_bytes": memory_limit,
+        "duckdb_memory_limit_bytes": duck_bytes,
+        "sorted_on_disk": reason,
     }
 
     def batches() -> Iterator[Run]:
@@ -165,7 +211,7 @@ def run_batches(
             reader = con.sql(
                 "SELECT query_id, doc_id, CAST(score_text AS DOUBLE) AS score, CAST(rank_text AS BIGINT) AS rank,"
                 " CAST(line AS BIGINT) AS line FROM raw ORDER BY query_id, line"
-            ).to_arrow_reader(batch_rows or BATCH_ROWS)
+            ).to_arrow_reader(batch_rows or rows)
             carry: pl.DataFrame | None = None
             for record_batch in reader:
                 frame = pl.DataFrame(pl.from_arrow(record_batch))
@@ -198,25 +244,34 @@ def _layout_error(source: str, detail: str) -> InputFormatError:
 
 
 def _fault(con, on_duplicate: str) -> str | None:
-    """What is wrong with the rows DuckDB read, or ``None``; the robust reader then reports the error."""
-    if not _first(con, "SELECT count(*) FROM raw")[0]:
-        return "file is empty (no lines)"
+    """What is wrong with the rows DuckDB read, or ``None``; the robust reader then reports the error.
+    One pass over the rows for every check but the duplicate documents."""
     # what the robust reader's casts (polars) take: DuckDB's also take '1_0', and '.2' or '1e2' as integers
-    score = "TRY_CAST(score_text AS DOUBLE) IS NULL OR contains(score_text, '_')"
-    rank = "TRY_CAST(rank_text AS BIGINT) IS NULL OR NOT regexp_full_match(rank_text, '[+-]?[0-9]+')"
-    for column, condition in (("score", score), ("rank", rank)):
-        bad = _first(con, f"SELECT line FROM raw WHERE {condition} LIMIT 1")
-        if bad:
-            return f"line {bad[0]}: the {column} does not convert"
-    if _first(con, "SELECT line FROM raw WHERE NOT isfinite(CAST(score_text AS DOUBLE)) LIMIT 1"):
-        return "a score is not a finite number"
+    bad_score = "TRY_CAST(score_text AS DOUBLE) IS NULL OR contains(score_text, '_')"
+    bad_rank = "TRY_CAST(rank_text AS BIGINT) IS NULL OR NOT regexp_full_match(rank_text, '[+-]?[0-9]+')"
     long = f"strlen(query_id) > {MAX_ID_BYTES} OR strlen(doc_id) > {MAX_ID_BYTES}"
-    if _first(con, f"SELECT line FROM raw WHERE {long} LIMIT 1"):
+    rows, score_line, rank_line, infinite, too_long, tags = _first(
+        con,
+        f"""SELECT count(*), min(line) FILTER (WHERE {bad_score}), min(line) FILTER (WHERE {bad_rank}),
+            bool_or(NOT isfinite(TRY_CAST(score_text AS DOUBLE))), bool_or({long}),
+            count(DISTINCT tag) FROM raw""",
+    )
+    if not rows:
+        return "file is empty (no lines)"
+    if score_line is not None:
+        return f"line {score_line}: the score does not convert"
+    if rank_line is not None:
+        return f"line {rank_line}: the rank does not convert"
+    if infinite:
+        return "a score is not a finite number"
+    if too_long:
         return "an id is too long"
-    if len(con.execute("SELECT DISTINCT tag FROM raw LIMIT 2").fetchall()) > 1:
+    if tags > 1:
         return "the file mixes run tags"
-    if on_duplicate == "error" and _first(
-        con, "SELECT 1 FROM raw GROUP BY query_id, doc_id HAVING count(*) > 1 LIMIT 1"
-    ):
+    if on_duplicate == "error" and _has_duplicate(con):
         return "a document appears more than once for a query"
     return None
+
+
+def _has_duplicate(con) -> bool:
+    return _first(con, "SELECT 1 FROM raw GROUP BY query_id, doc_id HAVING count(*) > 1 LIMIT 1") is not None

@@ -19,14 +19,19 @@ nowhere else (:func:`qrelkit.evaluation.evaluate_files` tries step 1, then :func
    in any order: a query that comes back is merged with what was kept of it (``merged_across_blocks`` in
    the provenance).
 3. ``arrow`` (:mod:`qrelkit.formats.trec.streaming`): Arrow's CSV reader on chunks of about 16 MB, reduced
-   by polars as they stream. Steps 2 and 3 record ``reader: fast``.
+   by polars as they stream, in any order of lines too (a query that comes back is merged with what was
+   kept of it). Steps 2 and 3 record ``reader: fast``.
 4. ``robust`` (:mod:`qrelkit.formats.trec.robust`): reads the whole file, takes every layout the format
    allows (runs of spaces and tabs, blank lines, trailing fields in runs) and is the reader that explains
-   errors: every other reader steps aside on an input it would refuse, so this one reports it.
+   errors: every other reader steps aside on an input it would refuse, so this one reports it. A clean
+   file never reaches it but to have an error explained.
 
-Under ``memory_limit`` a run whose file would not fit in memory is streamed by steps 2-3 when the measures
-need only each query's top documents, else read by DuckDB (:mod:`qrelkit.formats.external`, ``reader:
-duckdb``), which takes clean files only and, for a file it finds fault with, raises the robust reader's
+When every row is kept (a measure needs every document), :func:`qrelkit.evaluation.evaluate_files` asks
+steps 2-3 for grouped runs only (``grouped_only``): a run whose lines are not grouped by query is sorted on
+disk by DuckDB instead of held whole (:mod:`qrelkit.formats.external`, ``reader: duckdb``, with the reason
+in ``sorted_on_disk``). Under ``memory_limit`` a run whose file would not fit beside what the process
+holds is streamed by steps 2-3 when the measures need only each query's top documents, else read by
+DuckDB. DuckDB takes clean files only and, for a file it finds fault with, raises the robust reader's
 error for that file (reading the file whole to word it).
 
 A clean file
@@ -44,9 +49,8 @@ What the fast readers (steps 1-3) take. Anything else makes them step aside:
 * finite scores, integer ranks and grades, as the robust reader converts them. Steps 1-2 take only the
   plain spellings (scores ``-?[0-9]+(.[0-9]+)?([eE][-+]?[0-9]+)?`` and not negative zero, ranks and grades
   ``-?[0-9]{1,18}``) and step aside for others such as ``+1`` or ``.5``, which Arrow converts;
-* for runs: one tag, no document twice for a query; for Arrow's parse (step 3), each query's lines together
-  (grouped by query), where the native scanner (step 2) takes lines in any order; for the small path, no
-  judgment twice either;
+* for runs: one tag, no document twice for a query (lines in any order); for the small path, no judgment
+  twice either;
 * the small path also refuses gzip and files over its size bound; the streaming readers take gzip.
 
 Errors
@@ -100,12 +104,16 @@ def read_run_streaming(
     keep_top: int | None = None,
     rank_single: bool = False,
     on_bytes: Callable[[int], None] | None = None,
+    grouped_only: bool = False,
 ) -> Run | None:
-    """Steps 2-3 alone (native scanner, then Arrow): a Run, or ``None`` when the robust reader is needed."""
+    """Steps 2-3 alone (native scanner, then Arrow): a Run, or ``None`` when the robust reader is needed.
+    ``grouped_only`` (every row kept): a run not grouped by query raises :class:`~qrelkit.errors.Ungrouped`."""
     from ...data import Run
     from .streaming import read_run_fast
 
-    fast = read_run_fast(path, keep_top=keep_top, rank_single=rank_single, on_bytes=on_bytes)
+    fast = read_run_fast(
+        path, keep_top=keep_top, rank_single=rank_single, on_bytes=on_bytes, grouped_only=grouped_only
+    )
     if fast is None:
         return None
     frame, fingerprint, meta = fast

@@ -8,10 +8,10 @@ as they stream:
 * a run is kept whole, or, when the caller only needs each query's top ``keep_top`` documents, reduced to
   them: every row whose score is beaten by fewer than ``keep_top`` others in its query (so the tied block
   that straddles the cutoff is kept whole, and any tie convention can still be applied exactly);
-* with Arrow's parse, rows of a query are processed once the query is complete, which requires the file to
-  be grouped by query (every TREC tool writes runs that way). A query id that reappears after another
-  query started means the file is not grouped: Arrow's path then gives up and the caller reads the file
-  whole.
+* with Arrow's parse, rows of a query are processed once the query is complete while the file is grouped
+  by query (every TREC tool writes runs that way). From a query id that reappears after another query
+  started, each chunk is reduced on its own and what was kept is selected again whenever it doubles; a
+  document twice in a query is found by hashes of every line's (query, document) pair.
 
 When qrelkit's native scanner is built (:mod:`qrelkit._native`, ``scan.c``), it does the parsing instead of
 Arrow, for runs and judgments alike: blocks of about 4 MB, cut where a query begins, are each split,
@@ -19,7 +19,12 @@ checked and reduced in one compiled pass, two at a time. It takes exactly the cl
 in any order of lines (shards concatenated, lines shuffled or sorted by score or document): a query that
 comes back is reduced again with what was kept of it before, so the kept rows stay bounded by each query's
 top rows, and a document twice in a query is found across blocks by hashes of every line's (query,
-document) pair. It gives the same rows; whatever it refuses goes to Arrow's parse, and from there as below.
+document) pair, kept from the block where a query first comes back (the lines before it are hashed
+again then): a grouped run keeps none. It gives the same rows; whatever it refuses goes to Arrow's parse,
+and from there as below.
+
+Every row kept (no ``keep_top``), a caller may ask for grouped runs only: a query that comes back then
+raises :class:`~qrelkit.errors.Ungrouped`, and the caller sorts the run on disk instead of holding it.
 
 Anything else steps aside (:class:`~qrelkit.errors.StepAside` inside, ``None`` from the public
 functions): the caller then uses the robust reader in :mod:`qrelkit.formats.trec.robust`, which finds and
@@ -42,7 +47,7 @@ import pyarrow.csv as pcsv
 
 from ..._native import TopRows, built, group_start, scan_qrels, scan_run
 from ...data import stretch_starts
-from ...errors import StepAside
+from ...errors import StepAside, Ungrouped
 from ...fingerprint import Fingerprint, digest_ahead, file_sha256, identity
 from .common import GZIP_ERRORS, MAX_ID_BYTES
 
@@ -234,20 +239,28 @@ def read_run_fast(
     keep_top: int | None = None,
     rank_single: bool = False,
     on_bytes: Callable[[int], None] | None = None,
+    grouped_only: bool = False,
 ) -> tuple[pl.DataFrame, Fingerprint, dict[str, object]] | None:
     """Parse a clean TREC run; ``None`` if the file needs the robust reader.
 
     Returns (frame with query_id, doc_id, score, rank, line; fingerprint; meta). ``rank_single`` selects
     the top rows by scores rounded to float32 (a superset of the double-precision selection, since the
-    rounding is monotone), for evaluations that use single-precision scores.
+    rounding is monotone), for evaluations that use single-precision scores. Lines may come in any order;
+    with ``grouped_only`` and no ``keep_top`` (every row kept), a run whose lines are not grouped by query
+    raises :class:`~qrelkit.errors.Ungrouped` instead, for a caller that would rather sort it on disk.
     """
+    grouped_only = grouped_only and keep_top is None
     if built() and (keep_top is None or keep_top > 0):
         try:
-            return _read_run_native(path, keep_top, rank_single, on_bytes)
+            return _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only)
+        except Ungrouped:
+            raise
         except StepAside:
             pass  # Arrow's reader decides (it takes a few layouts the native scanner leaves to it)
     try:
-        return _read_run(path, keep_top, rank_single, on_bytes)
+        return _read_run(path, keep_top, rank_single, on_bytes, grouped_only)
+    except Ungrouped:
+        raise
     except StepAside:
         return None
 
@@ -312,29 +325,42 @@ def _parsed_chunks(path: Path, on_bytes: Callable[[int], None] | None):
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _read_run(path, keep_top, rank_single, on_bytes):
+def _read_run(path, keep_top, rank_single, on_bytes, grouped_only=False):
+    """Arrow's parse of a run. Grouped by query, each query is reduced once it is complete; once a query
+    comes back (the run is in another order) each chunk is reduced on its own and what was kept is
+    selected again whenever it doubles (as :class:`qrelkit._native.TopRows` does), or, with
+    ``grouped_only``, :class:`~qrelkit.errors.Ungrouped` is raised. A document twice in a query is found by
+    the (query, document) hashes of every line (8 bytes a line)."""
     kept: list[pl.DataFrame] = []
     finished: set[str] = set()
     carry: pl.DataFrame | None = None
     tags: set[str] = set()
+    pairs: list[np.ndarray] = []
     rows = 0
     fingerprint = ""
+    came_back = False
+    selected = 0  # rows kept by the last selection (any order)
 
     def process(part: pl.DataFrame, starts: np.ndarray) -> None:
         """One block of whole queries; ``starts`` are the rows where each query begins."""
-        _claim_queries(finished, part.get_column("query_id").gather(starts).to_list())
-        group = np.zeros(part.height, dtype=np.uint64)
-        group[starts] = 1
-        np.cumsum(group, out=group)
-        key = part.get_column("doc_id").hash(1).to_numpy() ^ (group * np.uint64(0x9E3779B97F4A7C15))
-        key.sort()  # in numpy: half the CPU of a hash set over the keys
-        if (key[1:] == key[:-1]).any():
-            raise StepAside  # a duplicate document (or a hash collision): the robust reader decides
         reduced = part if keep_top is None else _select_top(part, starts, keep_top, rank_single)
         if reduced.height < part.height:
             # compact the strings: a filtered polars string column still holds the whole chunk's buffers
             reduced = pl.DataFrame(reduced.to_arrow(compat_level=pl.CompatLevel.oldest()))
         kept.append(reduced)
+
+    def merge(part: pl.DataFrame) -> None:
+        """Any order: keep the chunk's top rows per query, and select again when the kept rows double."""
+        nonlocal kept, selected
+        if keep_top is None:
+            kept.append(part)
+            return
+        reduced = _reduce(part, keep_top, rank_single)
+        kept.append(pl.DataFrame(reduced.to_arrow(compat_level=pl.CompatLevel.oldest())))
+        if sum(k.height for k in kept) > 2 * max(selected, 1 << 16):
+            merged = _reduce(pl.concat(kept), keep_top, rank_single)
+            kept = [pl.DataFrame(merged.to_arrow(compat_level=pl.CompatLevel.oldest()))]
+            selected = kept[0].height
 
     for table, digest in _parsed_chunks(path, on_bytes):
         if table is None:
@@ -352,29 +378,48 @@ def _read_run(path, keep_top, rank_single, on_bytes):
         if score.null_count() or not score.is_finite().all() or frame.get_column("rank").null_count():
             raise StepAside
         rows += frame.height
+        pairs.append(frame.select(pl.struct("query_id", "doc_id").hash(7)).to_series().to_numpy())
+        if came_back:
+            merge(frame)
+            continue
         if carry is not None:
             frame = pl.concat([carry, frame])
         starts = stretch_starts(frame.get_column("query_id"))
+        firsts = frame.get_column("query_id").gather(starts).to_list()
+        if len(set(firsts)) != len(firsts) or finished.intersection(firsts):
+            if grouped_only:
+                raise Ungrouped
+            came_back, carry = True, None
+            merge(frame)
+            continue
+        finished.update(firsts[:-1])
         tail_start = int(starts[-1])  # the last query may go on in the next chunk
         carry = frame.slice(tail_start)
         if tail_start:
             process(frame.slice(0, tail_start), starts[:-1])
     if carry is not None and carry.height:
-        process(carry, stretch_starts(carry.get_column("query_id")))
+        if carry.item(0, "query_id") in finished:
+            if grouped_only:
+                raise Ungrouped
+            came_back = True
+            merge(carry)
+        else:
+            process(carry, stretch_starts(carry.get_column("query_id")))
+    every = np.concatenate(pairs) if pairs else np.zeros(0, dtype=np.uint64)
+    del pairs
+    every.sort()
+    if len(every) > 1 and bool((every[1:] == every[:-1]).any()):
+        raise StepAside  # a duplicate document (or a hash collision): the robust reader decides
+    del every
+    if came_back and keep_top is not None:
+        kept = [_reduce(pl.concat(kept), keep_top, rank_single)]
     tag = next(iter(tags)) if tags else None
-    return _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag)
+    return _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag, came_back)
 
 
-def _claim_queries(finished: set[str], firsts: list[str]) -> None:
-    """Record the queries that begin in a block; a query id seen before (in this block or an earlier one)
-    means the file is not grouped by query."""
-    if len(set(firsts)) != len(firsts) or finished.intersection(firsts):
-        raise StepAside
-    finished.update(firsts)
-
-
-def _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag):
-    """What both streaming readers return: (frame of kept rows, fingerprint, meta)."""
+def _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag, merged=False):
+    """What both streaming readers return: (frame of kept rows, fingerprint, meta); ``merged``: a query
+    came back after another (the run is not grouped by query) and was merged with what was kept of it."""
     if rows == 0:
         raise StepAside
     frame = pl.concat(kept) if kept else pl.DataFrame()
@@ -384,6 +429,8 @@ def _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag):
         meta["kept_top_precision"] = "single" if rank_single else "double"
     if tag is not None:
         meta["tag"] = tag
+    if merged:
+        meta["merged_across_blocks"] = True
     return (
         frame.select("query_id", "doc_id", "score", "rank", "line"),
         Fingerprint(fingerprint, "file-bytes", str(path)),
@@ -439,47 +486,51 @@ def _strings(name: str, offsets: np.ndarray, data: np.ndarray) -> pl.Series:
     return pl.from_arrow(array).alias(name)
 
 
-def _read_run_native(path, keep_top, rank_single, on_bytes):
+def _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only=False):
     """:func:`_read_run` with the native scanner, for a run in any order. Blocks are cut where a query
     begins, so a grouped run's queries each lie in one block; each block is scanned on its own (two at a
     time), each stretch of one query's lines reduced on its own. With ``keep_top``, the stretches are merged in
     file order by :class:`qrelkit._native.TopRows`, which keeps each query's top rows across blocks in
-    bounded memory; without it every row is kept. A document twice in a query may fall in two blocks, so
-    the (query, document) hashes of every line are compared when a query came back after another. The
-    same rows as Arrow's parse followed by :func:`_select_top`; a block the scanner refuses, or a possible
-    duplicate, raises :class:`StepAside`."""
+    bounded memory; without it every row is kept, or, with ``grouped_only``, a query that comes back raises
+    :class:`~qrelkit.errors.Ungrouped` (the caller sorts the run on disk instead of holding it). A
+    document twice in a query may fall in two stretches once a query came back: from then on the (query,
+    document) hashes of every line are compared (:class:`_Pairs`). The same rows as Arrow's parse followed
+    by :func:`_select_top`; a block the scanner refuses, or a possible duplicate, raises
+    :class:`StepAside`."""
     if keep_top is not None:
         return _read_run_native_top(path, keep_top, rank_single, on_bytes)
     kept: list[pl.DataFrame] = []
     seen: set[str] = set()
-    came_back = False  # a query in more than one block
     pairs = _Pairs(path)
     tags: set[bytes] = set()
     rows = 0
     fingerprint = ""
-    scan = lambda b: scan_run(b, None, rank_single, any_order=True)  # noqa: E731
-    for scanned in _scanned(path, on_bytes, _cut_at_query, scan):
-        if isinstance(scanned, str):
-            fingerprint = scanned
+
+    def scan(block):  # the scanned block and its size in bytes
+        scanned = scan_run(block, None, rank_single, any_order=not grouped_only)
+        return None if scanned is None else (scanned, len(block))
+
+    for item in _scanned(path, on_bytes, _cut_at_query, scan):
+        if isinstance(item, str):
+            fingerprint = item
             break
+        scanned, size = item
         frame = _scanned_frame(scanned, rows + 1)
-        rows += scanned.lines
         tags.add(scanned.tag)
         if len(tags) > 1:
             raise StepAside  # two tags
         firsts = frame.get_column("query_id").gather(scanned.group_first).to_list()
-        came_back = came_back or len(set(firsts)) < len(firsts) or not seen.isdisjoint(firsts)
+        if len(set(firsts)) < len(firsts) or not seen.isdisjoint(firsts):
+            if grouped_only:
+                raise Ungrouped
+            pairs.came_back(rows)
         seen.update(firsts)
-        pairs.add(scanned.pair, 0)
+        pairs.add(scanned.pair, size)
+        rows += scanned.lines
         kept.append(frame)
-    if came_back:
-        pairs.check()
-    del pairs
+    pairs.check()
     tag = next(iter(tags)).decode() if tags else None
-    frame, fp, meta = _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag)
-    if came_back:
-        meta["merged_across_blocks"] = True  # not grouped by query: queries were merged as they came back
-    return frame, fp, meta
+    return _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag, pairs.active)
 
 
 def _scanned_frame(scanned, first_line: int) -> pl.DataFrame:
@@ -511,33 +562,46 @@ def _read_run_native_top(path, keep_top, rank_single, on_bytes):
             tags.add(block.tag)
             if len(tags) > 1:
                 raise StepAside  # two tags
-            pairs.add(block.pair, block.size)
             top.add(block, rows)
+            if not pairs.active and top.came_back():
+                pairs.came_back(rows)
+            pairs.add(block.pair, block.size)
             rows += block.lines
-        came_back = top.came_back()
-        if came_back:
-            pairs.check()
-        del pairs
+        pairs.check()
         kept = [_scanned_frame(top.result(), 1)] if rows else []
     finally:
         top.close()
     tag = next(iter(tags)).decode() if tags else None
-    frame, fp, meta = _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag)
-    if came_back:
-        meta["merged_across_blocks"] = True  # not grouped by query: queries were merged as they came back
-    return frame, fp, meta
+    return _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag, pairs.active)
 
 
 class _Pairs:
-    """The (query, document) hashes of every line, in one array sized from the file (8 bytes a line)."""
+    """The (query, document) hashes of every line, kept only once a query came back (a grouped run's
+    duplicates are all found within a stretch, by the scanner): then the lines read before are scanned
+    again for their hashes, and every later block's are added, in one array sized from the file (8 bytes a
+    line)."""
 
     def __init__(self, path: Path):
+        self.path = path
         self.size = path.stat().st_size
         self.data = np.zeros(0, dtype=np.uint64)
         self.n = 0
         self.bytes = 0
+        self.active = False
 
-    def add(self, pair: np.ndarray, block_bytes: int) -> None:
+    def came_back(self, lines_before: int) -> None:
+        """A query came back in the block that follows the first ``lines_before`` lines."""
+        if self.active:
+            return
+        self.active = True
+        if lines_before:
+            for pair, size in _line_pairs(self.path, lines_before):
+                self.add(pair, size)
+
+    def add(self, pair: np.ndarray | None, block_bytes: int) -> None:
+        """Add a block's hashes (``block_bytes``: the bytes it was scanned from), once a query came back."""
+        if not self.active or pair is None:
+            return
         need = self.n + len(pair)
         self.bytes += block_bytes
         if need > len(self.data):
@@ -557,6 +621,29 @@ class _Pairs:
         if len(every) > 1 and bool((every[1:] == every[:-1]).any()):
             raise StepAside
         self.data = np.zeros(0, dtype=np.uint64)
+
+
+def _line_pairs(path: Path, lines: int):
+    """The (query, document) hashes of the first ``lines`` lines of a run, block by block (read again,
+    the blocks cut at line ends)."""
+    with path.open("rb") as probe:
+        gz = probe.read(2) == b"\x1f\x8b"
+    rest = b""
+    with gzip.open(path, "rb") if gz else path.open("rb") as text:
+        while lines > 0:
+            try:
+                block = rest + text.read(NATIVE_BLOCK_BYTES)
+            except GZIP_ERRORS:
+                raise StepAside from None
+            cut = block.rfind(b"\n") + 1
+            if cut == 0:
+                raise StepAside  # the file changed since it was read
+            rest = block[cut:]
+            scanned = scan_run(block[:cut], 1, False, any_order=True)
+            if scanned is None or scanned.pair is None:
+                raise StepAside
+            yield scanned.pair[:lines], cut
+            lines -= scanned.lines
 
 
 def _read_qrels_native(path: Path) -> tuple[pl.DataFrame, Fingerprint]:
