@@ -241,7 +241,7 @@ def test_labeller_pages_have_one_h1_a_named_progress_bar_and_announce_saved(
 @pytest.mark.parametrize(
     ("query", "problem"),
     [("grade=7", "not a grade of the rubric"), ("unsure=2", "must be 0 or 1"), ("page=0", "positive"),
-     ("sort=grade", "unknown filter")],
+     ("sort=grade", "unknown filter"), ("query=" + "q" * 600, "longer than a query id")],
 )  # fmt: skip
 def test_a_bad_review_filter_is_a_400_that_says_why(tmp_path: Path, query: str, problem: str) -> None:
     db = project(tmp_path)

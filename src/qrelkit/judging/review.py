@@ -31,6 +31,8 @@ REVIEW_PATH = "/review"
 #: Rows per page of the list.
 PAGE_SIZE = 100
 _KEYS = ("query", "grade", "unsure", "page")
+#: The longest query id a filter may name, in bytes (no query id is longer).
+MAX_QUERY_ID = 512
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,9 @@ class ReviewFilter:
         if not (page.isascii() and page.isdigit() and 0 < len(page) <= 9 and int(page) > 0):
             raise ValidationError("filter 'page' must be a positive number", got=page[:20])
         query = params.get("query") or None
+        if query is not None and len(query.encode("utf-8", "replace")) > MAX_QUERY_ID:
+            raise ValidationError(f"filter 'query' is longer than a query id ({MAX_QUERY_ID} bytes)",
+                                  got=f"{len(query)} characters")  # fmt: skip
         return cls(
             query=query,
             grade=None if grade is None else int(grade),
