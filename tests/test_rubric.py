@@ -555,6 +555,39 @@ def test_cli_show_plain():
     )
 
 
+def test_cli_show_prints_each_levels_examples():
+    result = run("show", str(fixture("clean.toml")))
+    assert result.exit_code == 0
+    # after the table: the examples of grades 3, 2 and 1 as written in clean.toml (grade 0 has none)
+    tail = result.stdout.split("from this document?\n", 1)[1]
+    policy = "The key-management policy page, which says keys must be rotated every 90 days but not how"
+    steps = "A page listing the key-rotation steps but sending the user elsewhere for the final command"
+    assert tail.splitlines() == [
+        "",
+        "examples of grade 3 (Answers the task)",
+        "  at this level:",
+        "    - The how-to page 'Rotate an API key' for the query 'rotate api key'",
+        "  just below it:",
+        f"    - {steps}",
+        "",
+        "examples of grade 2 (Gives a required step)",
+        "  at this level:",
+        f"    - {steps}",
+        "  just below it:",
+        f"    - {policy}",
+        "",
+        "examples of grade 1 (On the subject, no step)",
+        "  at this level:",
+        f"    - {policy}",
+    ]
+
+
+def test_cli_show_without_examples_prints_the_table_only():
+    result = run("show", str(Path(__file__).parent / "judging" / "fixtures" / "rubric.toml"))
+    assert result.exit_code == 0 and "examples" not in result.stdout
+    assert result.stdout.splitlines()[-1].startswith("    0  Nothing for this task")
+
+
 # ---------------------------------------------------------------------------------------------------
 # The example project's rubrics (written separately; skipped until they exist)
 

@@ -83,7 +83,11 @@ def lint_command(file: Path, output_format: str) -> None:
 @command.command(name="show")
 @click.argument("file", type=click.Path(path_type=Path))
 def show_command(file: Path) -> None:
-    """Print the levels of FILE (grade, label, question) and its content hash."""
+    """Print the levels of FILE (grade, label, question), each level's examples, and its content hash.
+
+    Examples are the documents the rubric gives at a level (``examples_at``) and just below it
+    (``examples_below``, where labellers disagree); levels without examples are left out of that part.
+    """
     rubric = _load(file)
     if sys.stdout.isatty():
         _show_rich(rubric)
@@ -102,10 +106,27 @@ def _show_plain(rubric: Rubric) -> None:
     click.echo("")
     for grade, label, question in rows:
         click.echo(f"{grade.rjust(grade_width)}  {label.ljust(label_width)}  {question}".rstrip())
+    for indent, text in _example_lines(rubric):
+        click.echo(" " * indent + text if text else "")
+
+
+def _example_lines(rubric: Rubric) -> list[tuple[int, str]]:
+    """The examples of each level that has any, as (indent, text) lines, each part after a blank line."""
+    lines: list[tuple[int, str]] = []
+    for level in rubric.levels:
+        if not (level.examples_at or level.examples_below):
+            continue
+        lines += [(0, ""), (0, f"examples of grade {level.grade} ({level.label})")]
+        for heading, items in (("at this level", level.examples_at), ("just below it", level.examples_below)):
+            if items:
+                lines.append((2, f"{heading}:"))
+                lines += [(4, f"- {item}") for item in items]
+    return lines
 
 
 def _show_rich(rubric: Rubric) -> None:
     from rich.console import Console
+    from rich.padding import Padding
     from rich.table import Table
     from rich.text import Text
 
@@ -118,3 +139,10 @@ def _show_rich(rubric: Rubric) -> None:
     console = Console()
     console.print(f"scale: {', '.join(str(g) for g in rubric.scale)}", markup=False, highlight=False)
     console.print(table)
+    for indent, text in _example_lines(rubric):
+        if indent == 4:  # an example: wrapped lines hang under its text, not under the dash
+            item = Table.grid(padding=(0, 1))
+            item.add_row(Text("-"), Text(text[2:]))
+            console.print(Padding(item, (0, 0, 0, indent)))
+        else:
+            console.print(Padding(Text(text, style="" if indent else "bold"), (0, 0, 0, indent)))

@@ -48,7 +48,7 @@ import json
 import math
 import random
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -63,6 +63,7 @@ __all__ = [
     "Phase",
     "PhaseState",
     "ensure_gate",
+    "labeller_order",
     "open_condition",
     "override_gate",
     "phase_of",
@@ -94,16 +95,29 @@ class Phase:
                 "outcome": self.outcome}  # fmt: skip
 
 
-def labeller_order(pair_ids: list[int], calibration: set[int], seed: int, name: str) -> list[int]:
-    """A labeller's order of their pairs: calibration pairs first, then the rest, each part shuffled by a
-    generator seeded from the project seed and the labeller's name (fixed for a labeller, different
-    between labellers)."""
+def labeller_order(queries: Mapping[int, str], calibration: set[int], seed: int, name: str) -> list[int]:
+    """A labeller's order of their pairs (``queries``: pair id -> query id), the one rule every caller uses.
+
+    Calibration pairs first, then the rest. Within each part the pairs of one query come together, so
+    the labeller reads a query once and then its documents: the queries in a shuffled order, and the
+    documents of each query shuffled. One generator, seeded from the project seed and the labeller's
+    name, draws both (fixed for a labeller, different between labellers: two labellers sharing a
+    calibration query meet it at different places in their lists, its documents in different orders).
+    The shuffles run over sorted ids, so the same project seed gives the same order on any machine.
+    """
     rng = random.Random(hashlib.sha256(f"{seed}:{name}".encode()).digest())
-    first = sorted(p for p in pair_ids if p in calibration)
-    rest = sorted(p for p in pair_ids if p not in calibration)
-    rng.shuffle(first)
-    rng.shuffle(rest)
-    return first + rest
+    order: list[int] = []
+    for part in (True, False):
+        by_query: dict[str, list[int]] = {}
+        for pair_id in sorted(p for p in queries if (p in calibration) == part):
+            by_query.setdefault(queries[pair_id], []).append(pair_id)
+        names = sorted(by_query)
+        rng.shuffle(names)
+        for query in names:
+            pairs = by_query[query]
+            rng.shuffle(pairs)
+            order += pairs
+    return order
 
 
 def phase_of(conn: sqlite3.Connection) -> Phase:
@@ -467,13 +481,14 @@ def _revise(
         (number, rubric.content_hash, rule, seed, created, by, note),
     )
     names = {v: k for k, v in ids.items()}
+    query_of = dict(conn.execute("SELECT pair_id, query_id FROM pairs"))
     for user_id in sorted({u for u, _ in new_pairs}):
         have = {r[0] for r in conn.execute("SELECT pair_id FROM assignments WHERE user_id = ?", (user_id,))}
         missing = sorted(p for u, p in new_pairs if u == user_id and p not in have)
         start = conn.execute(
             "SELECT COALESCE(MAX(position), -1) + 1 FROM assignments WHERE user_id = ?", (user_id,)
         ).fetchone()[0]
-        order = labeller_order(missing, set(missing), seed, names[user_id])
+        order = labeller_order({p: query_of[p] for p in missing}, set(missing), seed, names[user_id])
         conn.executemany(
             "INSERT INTO assignments VALUES (?, ?, ?)", [(user_id, p, start + i) for i, p in enumerate(order)]
         )

@@ -448,11 +448,12 @@ def _fill(
         )
         user_ids[user] = int(cur.lastrowid or 0)
     per_user: dict[str, list[int]] = {n: [] for n in labellers}
+    query_of = {pair_id: q for (q, _), pair_id in pair_ids.items()}
     for pair, names in plan.items():
         for n in names:
             per_user[n].append(pair_ids[pair])
     for n, ids in per_user.items():
-        order = labeller_order(ids, calibration_ids, seed, n)
+        order = labeller_order({p: query_of[p] for p in ids}, calibration_ids, seed, n)
         conn.executemany(
             "INSERT INTO assignments VALUES (?, ?, ?)", [(user_ids[n], p, i) for i, p in enumerate(order)]
         )

@@ -17,6 +17,8 @@ Routes
     GET  /label                 the labeller's next ungraded open pair (or "all done", "waiting for the gate",
                                 "judging is paused for a rubric revision")
     GET  /label/{position}      one open pair of the labeller's own order; POST grades it (403 when closed)
+    GET  /review                the labeller's own grades, filtered by query, grade and unsure; each pair opened
+                                from it returns to it after its grade
     GET  /api/me/progress, /api/me/grades      the labeller's own progress and grades (JSON)
     GET  /admin                 the phase and rounds, calibration kappa and gate, the material for a revision,
                                 progress, the adjudication queue, invites, exports
@@ -29,8 +31,9 @@ Routes
     GET  /healthz
 
 A grade POST is answered only after the writer's COMMIT returned; with ``Accept: application/json`` the
-answer is ``{"ok": true, "event_id": ..., "next": ...}``, otherwise a redirect to the next pair. The
-``event_id`` counts the labeller's own grade events (1, 2, 3, ...), so it says nothing of anyone else's.
+answer is ``{"ok": true, "event_id": ..., "next": ...}``, otherwise a redirect to the next pair (or back to
+the review list), whose page announces "Saved" in a live region. The ``event_id`` counts the labeller's own
+grade events (1, 2, 3, ...), so it says nothing of anyone else's.
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ ROUTES = [
     Route("/label", labeller.label_next),
     Route("/label/{position:int}", labeller.label_page, methods=["GET"]),
     Route("/label/{position:int}", labeller.label_post, methods=["POST"]),
+    Route("/review", labeller.review),
     Route("/api/me/progress", labeller.api_progress),
     Route("/api/me/grades", labeller.api_grades),
     Route("/admin", admin.admin_page),
