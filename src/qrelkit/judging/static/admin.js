@@ -1,7 +1,7 @@
 // The admin page keeps itself current without losing the admin's place.
 // Every data-refresh-ms it asks /admin/api/changes for a token; when the token moved, it fetches this
-// page again and swaps each <section id> of <main> for its new version, keeping: the scroll position
-// (the section at the top of the window stays where it was), open <details>, the focused field, and
+// page again and swaps each <section id> of <main> for its new version, keeping: the admin's place
+// (the first section that begins inside the window stays at the same height), open <details>, the focused field, and
 // anything typed or ticked in a form. A section holding typed text that the new version lacks, and
 // sections marked data-static (a notice, an invite link), are left as they are.
 // Without this script the page is complete; it only stops updating itself.
@@ -70,13 +70,17 @@
     fields(section).forEach(function (el) { keys[keyOf(el)] = true; });
     return saved.fields.every(function (item) { return keys[item.key]; });
   }
+  // The place to keep: the first section that begins inside the window (else the one the window is in);
+  // after the swap, the window is scrolled so that it begins at the same height again.
   function anchor() {
-    var sections = document.querySelectorAll("main > section[id], main > div[id]");
+    var sections = document.querySelectorAll("main > section[id]");
+    var within = null;
     for (var i = 0; i < sections.length; i++) {
       var box = sections[i].getBoundingClientRect();
-      if (box.bottom > 0) { return { id: sections[i].id, top: box.top }; }
+      if (box.top >= 0 && box.top < window.innerHeight) { return { id: sections[i].id, top: box.top }; }
+      if (!within && box.bottom > 0) { within = { id: sections[i].id, top: box.top }; }
     }
-    return null;
+    return within;
   }
   function swap(html) {
     var fresh = new DOMParser().parseFromString(html, "text/html");
