@@ -4,7 +4,7 @@ Each admin page action has a command here: ``invite`` (one-time link), ``status`
 and per query), ``kappa`` (calibration rounds, agreement and gate), ``revise`` (a new rubric version and
 calibration round), ``override`` (open judging despite a failed gate, with a reason), ``queue``
 (adjudication queue),
-``adjudicate`` (record a final grade), ``export`` (per-labeller or final qrels with the manifest), and
+``adjudicate`` (record a final grade), ``undo`` (undo a decision, itself recorded), ``export`` (per-labeller or final qrels with the manifest), and
 ``show`` (one pair's grade history).
 """
 
@@ -389,10 +389,31 @@ def adjudicate_command(
 
     store, rubric = _open(db)
     try:
-        adjudicate(store, rubric, query_id, doc_id, grade, by=by, note=note, allow_override=allow_override)
+        event = adjudicate(store, rubric, query_id, doc_id, grade, by=by, note=note,
+                           allow_override=allow_override)  # fmt: skip
     finally:
         store.close()
-    click.echo(f"{query_id} {doc_id}: final grade {grade}")
+    click.echo(
+        f"{query_id} {doc_id}: final grade {grade} (decision {event}; `qrelkit judge undo DB {event}` undoes it)"
+    )
+
+
+@command.command(name="undo")
+@_DB
+@click.argument("decision", type=int)
+@click.option("--by", default=None, help="Name of the user undoing it (default: none recorded).")
+@click.option("--note", default=None, help="Why.")
+def undo_command(db: Path, decision: int, by: str | None, note: str | None) -> None:
+    """Undo DECISION (the number `adjudicate` printed; `show` lists them): the pair's decision before it
+    counts again, or none. The undo is recorded; nothing is deleted."""
+    from qrelkit.judging.decisions import undo_adjudication
+
+    store, _ = _open(db)
+    try:
+        undo_adjudication(store, decision, by=by, note=note)
+    finally:
+        store.close()
+    click.echo(f"decision {decision} undone")
 
 
 @command.command(name="export")

@@ -70,7 +70,9 @@ def render_history(query_id: str, doc_id: str, events: Sequence[Any], adjudicati
     """Every grade event and adjudication of one pair, oldest first
     (:func:`qrelkit.judging.queries.pair_history`)."""
     rows = [(e["created_at"], "grade", e["name"], e["grade"], e["unsure"], e["note"]) for e in events]
-    rows += [(a["created_at"], "final", a["name"] or "-", a["grade"], 0, a["note"]) for a in adjudications]
+    rows += [(a["created_at"], "final", a["name"] or "-", a["grade"], 0,
+              f"[decision {a['event_id']}]" + (f" {a['note']}" if a["note"] else ""))
+             for a in adjudications]  # fmt: skip
     rows += [(a["undone_at"], "undo", a["undone_by"] or "-", a["grade"], 0, None)
              for a in adjudications if a["undone_at"]]  # fmt: skip
     if not rows:
