@@ -194,11 +194,11 @@ def test_the_admin_page_updates_itself_and_keeps_the_admins_place(browser: Any, 
     assert scrolled > 100 and page.locator("#queue-table tbody tr").count() == 0
 
     with sqlite3.connect(db) as conn:
-        (q, d) = conn.execute(
+        (q, d), (q2, d2) = conn.execute(
             "SELECT p.query_id, p.doc_id FROM assignments a JOIN users u USING (user_id) JOIN pairs p "
             "USING (pair_id) WHERE u.name = 'bob' AND NOT EXISTS (SELECT 1 FROM grade_events e "
-            "WHERE e.user_id = a.user_id AND e.pair_id = a.pair_id) ORDER BY a.position LIMIT 1"
-        ).fetchone()
+            "WHERE e.user_id = a.user_id AND e.pair_id = a.pair_id) ORDER BY a.position LIMIT 2"
+        ).fetchall()
     grade(db, "bob", q, d, None, unsure=True)  # a labeller asks for a decision while the admin page is open
     done, total = (int(x) for x in before.split(" / "))
     from playwright.sync_api import expect
@@ -215,6 +215,25 @@ def test_the_admin_page_updates_itself_and_keeps_the_admins_place(browser: Any, 
     assert page.evaluate("document.activeElement.name") == "note"
     assert page.evaluate("document.getElementById('recent-decisions').open") is True
     assert "Updated at" in page.inner_text("#refresh-status")
+
+    # on a phone: a table scrolled sideways inside its box stays scrolled when the page updates
+    page.set_viewport_size({"width": 390, "height": 700})
+    box = "document.querySelector('#labellers .table-wrap')"
+    page.evaluate(f"{box}.scrollLeft = 150")
+    left = page.evaluate(f"{box}.scrollLeft")
+    assert left > 0
+    grade(db, "bob", q2, d2, 1)
+    expect(page.locator("#labeller-bob .count")).to_have_text(f"{done + 2} / {total}", timeout=20_000)
+    assert page.evaluate(f"{box}.scrollLeft") == left
+
+    # the decision made at the start is undone from its notice: the pair is back in the queue
+    with page.expect_navigation():
+        page.click("#undo-last")
+    assert "was undone" in page.inner_text("#notice")
+    assert (
+        "sdk/timeouts" in page.inner_text("#queue-table")
+        and page.locator("#queue-table tbody tr").count() == 2
+    )
 
 
 def test_the_audit_finds_what_it_should(browser: Any) -> None:  # noqa: F811

@@ -1,9 +1,11 @@
 // The admin page keeps itself current without losing the admin's place.
 // Every data-refresh-ms it asks /admin/api/changes for a token; when the token moved, it fetches this
 // page again and swaps each <section id> of <main> for its new version, keeping: the admin's place
-// (the first section that begins inside the window stays at the same height), open <details>, the focused field, and
-// anything typed or ticked in a form. A section holding typed text that the new version lacks, and
-// sections marked data-static (a notice, an invite link), are left as they are.
+// (the first section that begins inside the window stays at the same height, tables scrolled sideways
+// stay scrolled), open <details>, the focused field, and
+// anything typed or ticked in a form. Sections marked data-static (a notice, an invite link) are left as
+// they are; a section holding the keyboard focus on a button or link, or typed text that its new version
+// has no field for, is left for the next check.
 // Without this script the page is complete; it only stops updating itself.
 (function () {
   "use strict";
@@ -45,7 +47,10 @@
       return d.id || "";
     });
     var openState = Array.prototype.map.call(section.querySelectorAll("details"), function (d) { return d.open; });
-    return { fields: kept, details: open, open: openState };
+    var across = Array.prototype.map.call(section.querySelectorAll(".table-wrap, .kappa-block"), function (b) {
+      return b.scrollLeft;
+    });
+    return { fields: kept, details: open, open: openState, across: across };
   }
   function restore(section, saved) {
     var byKey = {};
@@ -59,6 +64,8 @@
         if (item.start !== undefined) { try { el.setSelectionRange(item.start, item.end); } catch (e) { /* */ } }
       }
     });
+    var boxes = section.querySelectorAll(".table-wrap, .kappa-block");
+    saved.across.forEach(function (left, i) { if (boxes[i] && left) { boxes[i].scrollLeft = left; } });
     var details = section.querySelectorAll("details");
     saved.details.forEach(function (id, i) {
       var d = id ? section.querySelector("details#" + CSS.escape(id)) : details[i];
@@ -89,6 +96,7 @@
     if (!main || !freshMain) { return null; }
     var mark = anchor();
     var previous = null;
+    var skipped = false;
     Array.prototype.forEach.call(freshMain.querySelectorAll(":scope > section[id]"), function (next) {
       var now = document.getElementById(next.id);
       if (!now) {  // a section that appeared (e.g. the material of a failed round)
@@ -99,9 +107,14 @@
       }
       previous = now;
       if (now.hasAttribute("data-static") || now.innerHTML === next.innerHTML) { return; }
+      var active = document.activeElement;
+      if (active && active !== document.body && now.contains(active) && !/^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName)) {
+        skipped = true;  // a focused button or link: swap this section once focus has moved on
+        return;
+      }
       var saved = remember(now);
       var node = document.importNode(next, true);
-      if (!placeable(node, saved)) { return; }  // keep what was typed rather than the newer numbers
+      if (!placeable(node, saved)) { skipped = true; return; }  // keep what was typed over newer numbers
       now.replaceWith(node);
       restore(node, saved);
       previous = node;
@@ -110,7 +123,8 @@
       var again = document.getElementById(mark.id);
       if (again) { window.scrollBy(0, again.getBoundingClientRect().top - mark.top); }
     }
-    return fresh.body.getAttribute("data-token") || "";
+    // a section left out is tried again at the next check: the token is kept as it was
+    return skipped ? token : (fresh.body.getAttribute("data-token") || "");
   }
   function say(text) { if (status) { status.textContent = text; } }
   function check() {
@@ -126,7 +140,7 @@
           .then(function (html) {
             var seen = swap(html);
             if (seen !== null) {
-              token = seen || data.token;
+              token = seen === token ? token : (seen || data.token);
               say("Updated at " + new Date().toLocaleTimeString() + ".");
             }
           });
