@@ -125,6 +125,8 @@ def test_a_decision_is_confirmed_and_can_be_undone(tmp_path: Path) -> None:
             and "Final grade <strong>2</strong> recorded for q1 / keys/rotate" in shown
         )
         assert final()[("q1", "keys/rotate")] == 2
+        replacing = " ".join(admin.get("/admin/adjudicate/confirm", params={**pair, "grade": 3}).text.split())
+        assert "It replaces the decision 2 by admin at " in replacing
         second = admin.post("/admin/adjudicate", data={**form, "grade": "3"})
         second_id = int(second.headers["location"].split("decided=")[1].split("#")[0])
         assert final()[("q1", "keys/rotate")] == 3

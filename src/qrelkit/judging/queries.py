@@ -41,7 +41,7 @@ def adjudications_of_pair(conn: sqlite3.Connection, pair_id: int) -> list[sqlite
     """Every adjudication of a pair with the deciding user's name (``None`` when none was recorded), and
     when and by whom it was undone (``undone_at`` ``None``: it was not)."""
     return conn.execute(
-        "SELECT a.event_id, a.grade, a.note, a.created_at, u.name, x.created_at AS undone_at, "
+        "SELECT a.event_id, a.grade, a.note, a.rubric_hash, a.created_at, u.name, x.created_at AS undone_at, "
         "ux.name AS undone_by FROM adjudications a LEFT JOIN users u USING (user_id) "
         "LEFT JOIN adjudication_undos x ON x.adjudication_id = a.event_id "
         "LEFT JOIN users ux ON ux.user_id = x.user_id WHERE a.pair_id = ? ORDER BY a.event_id",

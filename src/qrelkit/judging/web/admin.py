@@ -126,7 +126,8 @@ async def admin_confirm(request: Request) -> Response:
     current = [e for e in events if e["rubric_hash"] == rubric.content_hash]
     latest = {e["name"]: e for e in current}  # oldest first: the last one per labeller stays
     return render(request, "confirm.html", user=user, pair=pair, level=level, grades=list(latest.values()),
-                  decisions=[a for a in adjs if not a["undone_at"]], note=params.get("note", "").strip(),
+                  decisions=[a for a in adjs if not a["undone_at"] and a["rubric_hash"] == rubric.content_hash],
+                  note=params.get("note", "").strip(),
                   override=params.get("override", "") == "1", page=_page_number(params.get("page")))  # fmt: skip
 
 
