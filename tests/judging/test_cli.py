@@ -64,6 +64,7 @@ def test_a_project_end_to_end_from_the_command_line(tmp_path: Path) -> None:
         ("bob", 8, 12),
     ]
     assert "alice" in run("status", str(db))
+    assert set(status["pace"]) == {"alice", "bob"} and status["pace"]["alice"]["events"] == 8
 
     kappa = json.loads(run("kappa", str(db), "--json"))["calibration"][0]
     assert kappa["finished"] and kappa["n_pairs"] == 8 and kappa["scale"] == [0, 1, 2, 3]

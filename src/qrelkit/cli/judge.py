@@ -243,14 +243,17 @@ def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_l
 @_DB
 @_JSON
 def status_command(db: Path, as_json: bool) -> None:
-    """Progress per labeller and per query."""
+    """Progress per labeller and per query, and each labeller's pace (pairs per hour, median time per pair;
+    gaps over 10 minutes between grades are breaks)."""
     from qrelkit.judging.grades import progress
+    from qrelkit.judging.pace import labeller_pace
 
     store, _ = _open(db)
     try:
-        status = store.read(progress)
+        status, pace = store.read(lambda c: (progress(c), labeller_pace(c)))
     finally:
         store.close()
+    status["pace"] = {name: p.to_dict() for name, p in pace.items()}
     if as_json:
         _echo_json(status)
         return
