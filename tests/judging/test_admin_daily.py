@@ -228,3 +228,32 @@ def test_pace_on_the_admin_page_and_api(tmp_path: Path) -> None:
         assert admin.get("/admin/api/changes").json()["token"] == before
         grade(db, "alice", "q1", "keys/rotate", 2)
         assert admin.get("/admin/api/changes").json()["token"] != before
+
+
+def test_a_database_of_schema_2_gains_the_undo_and_keeps_its_decisions(tmp_path: Path) -> None:
+    from qrelkit.judging.decisions import undo_adjudication
+    from qrelkit.judging.grades import adjudicate, final_grades
+    from qrelkit.judging.project import load_rubric_from_store
+    from qrelkit.judging.store import SCHEMA_VERSION, Store
+
+    db = make_project(tmp_path, runs=False)
+    disputes(db)
+    with Store(db) as store:
+        adjudicate(store, load_rubric_from_store(store), "q1", "keys/rotate", 2, by="admin", note=None)
+    with sqlite3.connect(db) as conn:  # back to schema 2, as the previous qrelkit left it
+        conn.executescript(
+            "DROP TABLE adjudication_undos; DROP VIEW current_adjudications; "
+            "CREATE VIEW current_adjudications AS SELECT a.* FROM adjudications AS a JOIN (SELECT MAX(event_id) "
+            "AS event_id FROM adjudications GROUP BY pair_id) AS last USING (event_id); "
+            "DELETE FROM schema_migrations WHERE version = 3; PRAGMA user_version = 2;"
+        )
+    with Store(db) as store:
+        assert SCHEMA_VERSION == 3
+        assert store.read(lambda c: c.execute("PRAGMA user_version").fetchone()[0]) == 3
+        assert final_grades(store)[0][("q1", "keys/rotate")] == 2
+        assert store.read(lambda c: c.execute("SELECT grade FROM current_adjudications").fetchone()[0]) == 2
+        undo_adjudication(store, 1, by="admin")
+        assert ("q1", "keys/rotate") not in final_grades(store)[0]
+        assert (
+            store.read(lambda c: c.execute("SELECT COUNT(*) FROM current_adjudications").fetchone()[0]) == 0
+        )
