@@ -118,6 +118,10 @@ def test_every_page_passes_the_audit_at_both_widths(browser: Any, tmp_path: Path
             page.click("#confirm-decision")
         page.click("#recent-decisions summary")
         check(page, "admin")
+        page.set_viewport_size({"width": 390, "height": 844})  # on a phone the queue's buttons are in sight
+        buttons = [page.locator("#queue-table button").nth(i).bounding_box() for i in range(4)]
+        assert all(b is not None and b["x"] >= 0 and b["x"] + b["width"] <= 390 for b in buttons), buttons
+        page.set_viewport_size({"width": 1280, "height": 820})
         check(
             page,
             "pair",
