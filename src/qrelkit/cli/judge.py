@@ -4,7 +4,7 @@ Each admin page action has a command here: ``invite`` (one-time link), ``status`
 and per query), ``kappa`` (calibration rounds, agreement and gate), ``revise`` (a new rubric version and
 calibration round), ``override`` (open judging despite a failed gate, with a reason), ``queue``
 (adjudication queue),
-``adjudicate`` (record a final grade), ``export`` (per-labeller or final qrels with the manifest), and
+``adjudicate`` (record a final grade), ``undo`` (undo a decision, itself recorded), ``export`` (per-labeller or final qrels with the manifest), and
 ``show`` (one pair's grade history).
 """
 
@@ -293,14 +293,17 @@ def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_l
 @_DB
 @_JSON
 def status_command(db: Path, as_json: bool) -> None:
-    """Progress per labeller and per query."""
+    """Progress per labeller and per query, and each labeller's pace (pairs per hour, median time per pair;
+    gaps over 10 minutes between grades are breaks)."""
     from qrelkit.judging.grades import progress
+    from qrelkit.judging.pace import labeller_pace
 
     store, _ = _open(db)
     try:
-        status = store.read(progress)
+        status, pace = store.read(lambda c: (progress(c), labeller_pace(c)))
     finally:
         store.close()
+    status["pace"] = {name: p.to_dict() for name, p in pace.items()}
     if as_json:
         _echo_json(status)
         return
@@ -443,10 +446,31 @@ def adjudicate_command(
 
     store, rubric = _open(db)
     try:
-        adjudicate(store, rubric, query_id, doc_id, grade, by=by, note=note, allow_override=allow_override)
+        event = adjudicate(store, rubric, query_id, doc_id, grade, by=by, note=note,
+                           allow_override=allow_override)  # fmt: skip
     finally:
         store.close()
-    click.echo(f"{query_id} {doc_id}: final grade {grade}")
+    click.echo(
+        f"{query_id} {doc_id}: final grade {grade} (decision {event}; `qrelkit judge undo DB {event}` undoes it)"
+    )
+
+
+@command.command(name="undo")
+@_DB
+@click.argument("decision", type=int)
+@click.option("--by", default=None, help="Name of the user undoing it (default: none recorded).")
+@click.option("--note", default=None, help="Why.")
+def undo_command(db: Path, decision: int, by: str | None, note: str | None) -> None:
+    """Undo DECISION (the number `adjudicate` printed; `show` lists them): the pair's decision before it
+    counts again, or none. The undo is recorded; nothing is deleted."""
+    from qrelkit.judging.decisions import undo_adjudication
+
+    store, _ = _open(db)
+    try:
+        undo_adjudication(store, decision, by=by, note=note)
+    finally:
+        store.close()
+    click.echo(f"decision {decision} undone")
 
 
 @command.command(name="export")

@@ -18,6 +18,7 @@ from typing import Any
 from qrelkit.errors import QrelkitError, ValidationError, did_you_mean
 from qrelkit.rubric import Rubric
 
+from .decisions import live_adjudications, queue_key
 from .phases import DuoState, Phase, open_condition, phase_of, round_agreement, round_group, rubric_by_hash
 from .store import Store, now
 
@@ -403,9 +404,10 @@ def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
     """Pairs graded differently (or marked unsure) by their labellers under ``rubric`` and not yet
     adjudicated under it.
 
-    Ordered by judgment leverage (how far the disagreement can move nDCG@10 of the stored runs) when the
-    project has runs and :mod:`qrelkit.leverage` is available, else by grade distance. Unsure pairs sort
-    as the widest disagreement on the scale.
+    Ordered by :func:`.decisions.queue_key`: unsure pairs first, then judgment leverage (how far the
+    disagreement can move nDCG@10 of the stored runs) when the project has runs and :mod:`qrelkit.leverage`
+    is available, then grade distance (unsure counts as the whole scale), then the ids. A decision that
+    was undone does not take a pair out of the queue.
     """
 
     def load(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], bool]:
@@ -414,7 +416,8 @@ def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
             "USING (round) WHERE rp.pair_id = p.pair_id AND r.rubric_hash = :rubric) AS calibration, "
             f"u.name, c.grade, c.unsure, c.note FROM {_latest()} c JOIN users u USING (user_id) "
             "JOIN pairs p USING (pair_id) WHERE p.pair_id NOT IN "
-            "(SELECT pair_id FROM adjudications WHERE rubric_hash = :rubric) ORDER BY p.pair_id, u.name",
+            f"(SELECT pair_id FROM {live_adjudications()} WHERE rubric_hash = :rubric) "
+            "ORDER BY p.pair_id, u.name",
             {"rubric": rubric.content_hash},
         ).fetchall()
         has_runs = conn.execute("SELECT EXISTS (SELECT 1 FROM run_rows)").fetchone()[0]
@@ -452,10 +455,7 @@ def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
             method = _apply_leverage(store, rubric, queue, leverage) or method
         except QrelkitError as exc:  # e.g. runs that share no query with the disputed pairs
             method = f"grade distance (leverage unavailable: {exc.problem})"
-    if method == "leverage":
-        queue.sort(key=lambda i: (-(i["leverage"] or 0.0), -i["distance"], i["query_id"], i["doc_id"]))
-    else:
-        queue.sort(key=lambda i: (-i["distance"], i["query_id"], i["doc_id"]))
+    queue.sort(key=lambda i: queue_key(i, method))
     return {"method": method, "items": queue}
 
 
@@ -566,7 +566,7 @@ def final_grades(
     and counts of how each was decided. Grades and decisions under other versions take no part.
 
     The merge is :func:`qrelkit.adjudication.merge` over every pair of the pool: a pair's final grade is
-    its latest adjudication; without one, the grade its labellers agree on (one labeller's grade when
+    its latest adjudication that was not undone (:mod:`.decisions`); without one, the grade its labellers agree on (one labeller's grade when
     only one judged it). Disputed pairs without a decision follow ``undecided``: ``leave-out`` here (the
     adjudication queue and the leverage context need the settled grades while work goes on); the export
     refuses by default. Adjudications recorded with an override were allowed when recorded.
@@ -578,7 +578,8 @@ def final_grades(
         version = {"rubric": rubric_hash or phase_of(conn).rubric_hash}
         adj = conn.execute(
             "SELECT p.query_id, p.doc_id, a.grade FROM adjudications a JOIN pairs p USING (pair_id) WHERE "
-            "a.event_id IN (SELECT MAX(event_id) FROM adjudications WHERE rubric_hash = :rubric GROUP BY pair_id)",
+            f"a.event_id IN (SELECT MAX(event_id) FROM {live_adjudications()} WHERE rubric_hash = :rubric "
+            "GROUP BY pair_id)",
             version,
         ).fetchall()
         cur = conn.execute(

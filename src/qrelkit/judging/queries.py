@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
-__all__ = ["adjudications_of_pair", "grade_events_of_pair", "pair_by_ids",
+__all__ = ["adjudications_of_pair", "change_token", "grade_events_of_pair", "pair_by_ids",
            "pair_history", "user_by_id"]  # fmt: skip
 
 
@@ -38,10 +38,13 @@ def grade_events_of_pair(conn: sqlite3.Connection, pair_id: int) -> list[sqlite3
 
 
 def adjudications_of_pair(conn: sqlite3.Connection, pair_id: int) -> list[sqlite3.Row]:
-    """Every adjudication of a pair with the deciding user's name (``None`` when none was recorded)."""
+    """Every adjudication of a pair with the deciding user's name (``None`` when none was recorded), and
+    when and by whom it was undone (``undone_at`` ``None``: it was not)."""
     return conn.execute(
-        "SELECT a.grade, a.note, a.created_at, u.name FROM adjudications a LEFT JOIN users u "
-        "USING (user_id) WHERE a.pair_id = ? ORDER BY a.event_id",
+        "SELECT a.event_id, a.grade, a.note, a.rubric_hash, a.created_at, u.name, x.created_at AS undone_at, "
+        "ux.name AS undone_by FROM adjudications a LEFT JOIN users u USING (user_id) "
+        "LEFT JOIN adjudication_undos x ON x.adjudication_id = a.event_id "
+        "LEFT JOIN users ux ON ux.user_id = x.user_id WHERE a.pair_id = ? ORDER BY a.event_id",
         (pair_id,),
     ).fetchall()
 
@@ -54,3 +57,17 @@ def pair_history(
     if pair is None:
         return None, [], []
     return pair, grade_events_of_pair(conn, pair["pair_id"]), adjudications_of_pair(conn, pair["pair_id"])
+
+
+def change_token(conn: sqlite3.Connection) -> str:
+    """A short text that changes whenever anything the admin page shows may have changed: a grade, a
+    decision or its undo, a gate event, a round, a user, the current rubric. The admin page polls it and
+    reloads its sections only when it moved."""
+    row = conn.execute(
+        "SELECT (SELECT COALESCE(MAX(event_id), 0) FROM grade_events), "
+        "(SELECT COALESCE(MAX(event_id), 0) FROM adjudications), "
+        "(SELECT COALESCE(MAX(event_id), 0) FROM adjudication_undos), "
+        "(SELECT COALESCE(MAX(event_id), 0) FROM gate_events), (SELECT COALESCE(MAX(round), 0) FROM rounds), "
+        "(SELECT COUNT(*) FROM users), (SELECT COALESCE(MAX(value), '') FROM meta WHERE key = 'rubric_hash')"
+    ).fetchone()
+    return "-".join(str(x)[:12] for x in row)

@@ -211,11 +211,34 @@ CREATE TABLE sessions (
 );
 """
 
+_V4 = """
+-- Undoing an adjudication is an event too (qrelkit.judging.decisions): the adjudication stays, this row
+-- says it no longer counts. A pair's decision is its latest adjudication that was not undone.
+CREATE TABLE adjudication_undos (
+    event_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    adjudication_id INTEGER NOT NULL UNIQUE REFERENCES adjudications (event_id),
+    user_id INTEGER REFERENCES users (user_id),
+    note TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE TRIGGER adjudication_undos_no_update BEFORE UPDATE ON adjudication_undos
+BEGIN SELECT RAISE(ABORT, 'adjudication undos are append-only'); END;
+CREATE TRIGGER adjudication_undos_no_delete BEFORE DELETE ON adjudication_undos
+BEGIN SELECT RAISE(ABORT, 'adjudication undos are append-only'); END;
+DROP VIEW current_adjudications;
+CREATE VIEW current_adjudications AS
+    SELECT a.* FROM adjudications AS a
+    JOIN (SELECT MAX(event_id) AS event_id FROM adjudications
+          WHERE event_id NOT IN (SELECT adjudication_id FROM adjudication_undos) GROUP BY pair_id) AS last
+    USING (event_id);
+"""
+
 #: ``(version, name, sql)``, applied in order; never edit a released entry, append a new one.
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "initial schema", _V1),
     (2, "calibration rounds, rubric versions and the gate", _V2),
     (3, "server-side sessions", _V3),
+    (4, "undoing an adjudication is an event", _V4),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

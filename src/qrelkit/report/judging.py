@@ -13,18 +13,26 @@ def render_status(status: dict[str, Any]) -> str:
     """Progress per labeller and per query (:func:`qrelkit.judging.grades.progress`)."""
     phase = status["phase"]
     out = [f"phase: {phase['state']} (round {phase['round']}); done counts grades under the current rubric"]
-    out.append("labeller      done / assigned   calibration   unsure")
+    pace = status.get("pace", {})
+    out.append("labeller      done / assigned   calibration   unsure   pairs/hour   median s/pair")
     for r in status["labellers"]:
         pct = 100 * r["done"] / r["assigned"] if r["assigned"] else 0
         cal = f"{r['calibration_done']}/{r['calibration_assigned']}"
+        p = pace.get(r["name"], {})
+        per_hour, median = p.get("pairs_per_hour"), p.get("median_seconds_per_pair")
+        speed = f"{'-' if per_hour is None else f'{per_hour:.1f}':>10}   {'-' if median is None else f'{median:.1f}':>13}"
         out.append(
-            f"{r['name']:<12} {r['done']:>5} / {r['assigned']:<5} {pct:5.1f}%  {cal:>11}   {r['unsure']:>6}"
+            f"{r['name']:<12} {r['done']:>5} / {r['assigned']:<5} {pct:5.1f}%  {cal:>11}   {r['unsure']:>6}   {speed}"
         )
     out += ["", "query    done / assigned  labellers"]
     for q in status["queries"]:
         flag = " (calibration)" if q["calibration"] else ""
         out.append(f"{q['query_id']:<8} {q['done']:>4} / {q['assigned']:<4}  {q['labellers'] or ''}{flag}")
     out.append(f"\n{status['events']} grade events")
+    if pace:
+        out.append(
+            "pace: the gaps between a labeller's grades; a gap over 10 minutes is a break, not counted"
+        )
     return "\n".join(out) + "\n"
 
 
@@ -77,7 +85,11 @@ def render_history(query_id: str, doc_id: str, events: Sequence[Any], adjudicati
     """Every grade event and adjudication of one pair, oldest first
     (:func:`qrelkit.judging.queries.pair_history`)."""
     rows = [(e["created_at"], "grade", e["name"], e["grade"], e["unsure"], e["note"]) for e in events]
-    rows += [(a["created_at"], "final", a["name"] or "-", a["grade"], 0, a["note"]) for a in adjudications]
+    rows += [(a["created_at"], "final", a["name"] or "-", a["grade"], 0,
+              f"[decision {a['event_id']}]" + (f" {a['note']}" if a["note"] else ""))
+             for a in adjudications]  # fmt: skip
+    rows += [(a["undone_at"], "undo", a["undone_by"] or "-", a["grade"], 0, None)
+             for a in adjudications if a["undone_at"]]  # fmt: skip
     if not rows:
         return f"no grades for ({query_id}, {doc_id})\n"
     out = []

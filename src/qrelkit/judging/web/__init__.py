@@ -21,13 +21,16 @@ Routes
                                 from it returns to it after its grade
     GET  /api/me/progress, /api/me/grades      the labeller's own progress and grades (JSON)
     GET  /admin                 the phase and rounds, calibration kappa and gate, the material for a revision,
-                                progress, the adjudication queue, invites, exports
+                                progress and pace, the adjudication queue (?page=N), recent decisions,
+                                invites, exports; it reloads its sections when /admin/api/changes moves
     GET  /admin/pair            one pair with every labeller's grade history (admin)
-    POST /admin/invite, /admin/adjudicate, /admin/revise (a new rubric version: the next calibration
-         round), /admin/override (open judging despite a failed gate, with a reason)
+    GET  /admin/adjudicate/confirm   the confirmation step of a decision (its form POSTs /admin/adjudicate)
+    POST /admin/invite, /admin/adjudicate, /admin/undo (undo a decision: an event), /admin/revise (a new
+         rubric version: the next calibration round), /admin/override (open judging despite a failed gate,
+         with a reason)
     GET  /admin/export/labeller/{name}, /admin/export/final, /admin/export/final/manifest
-    GET  /admin/api/status, /admin/api/kappa, /admin/api/queue, /admin/api/rounds,
-         /admin/api/labellers/{name}/grades
+    GET  /admin/api/status, /admin/api/kappa, /admin/api/queue, /admin/api/rounds, /admin/api/changes,
+         /admin/api/pace, /admin/api/labellers/{name}/grades
     GET  /healthz
 
 A grade POST is answered only after the writer's COMMIT returned; with ``Accept: application/json`` the
@@ -87,6 +90,8 @@ ROUTES = [
     Route("/admin/pair", admin.admin_pair),
     Route("/admin/invite", admin.admin_invite, methods=["POST"]),
     Route("/admin/adjudicate", admin.admin_adjudicate, methods=["POST"]),
+    Route("/admin/adjudicate/confirm", admin.admin_confirm),
+    Route("/admin/undo", admin.admin_undo, methods=["POST"]),
     Route("/admin/revise", admin.admin_revise, methods=["POST"]),
     Route("/admin/override", admin.admin_override, methods=["POST"]),
     Route("/admin/export/final", exports.export_final),
@@ -96,6 +101,8 @@ ROUTES = [
     Route("/admin/api/status", admin.api_status),
     Route("/admin/api/kappa", admin.api_kappa),
     Route("/admin/api/queue", admin.api_queue),
+    Route("/admin/api/changes", admin.api_changes),
+    Route("/admin/api/pace", admin.api_pace),
     Route("/admin/api/rounds", admin.api_rounds),
     Route("/admin/api/labellers/{name}/grades", admin.api_labeller_grades),
     Route("/admin/api/{rest:path}", admin.api_unknown),
@@ -120,15 +127,17 @@ def create_app(
     max_body: int = 16 * 1024,
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     clock: Callable[[], float] = time.time,
+    admin_refresh: float = 10.0,
 ) -> Starlette:
     """The judging app for the project database at ``db_path``.
 
-        ``secret`` signs session cookies (default: the project's own secret, made by ``judge init``);
-        ``base_url`` is used in invite links made from the admin page (default: the request's own URL);
-        ``signin_limit`` is (failed attempts, seconds) per client address for the invite pages; ``max_body`` caps
-        every form body in bytes; ``idle_timeout`` (seconds) ends a signed-in session unused that long, by
-    ``clock`` (seconds since the epoch). The store is closed when the app shuts down. Serve it with the
-    limits of :func:`.server.server_config` (``qrelkit judge serve`` does).
+    ``secret`` signs session cookies (default: the project's own secret, made by ``judge init``);
+    ``base_url`` is used in invite links made from the admin page (default: the request's own URL);
+    ``signin_limit`` is (failed attempts, seconds) per client address for the invite pages; ``max_body`` caps
+    every form body in bytes; ``idle_timeout`` (seconds) ends a signed-in session unused that long, by
+    ``clock`` (seconds since the epoch); ``admin_refresh`` is how often (seconds) an open admin page checks
+    for changes (0: never). The store is closed when the app shuts down. Serve it with the limits of
+    :func:`.server.server_config` (``qrelkit judge serve`` does).
     """
     store = Store(db_path)
     try:
@@ -154,6 +163,7 @@ def create_app(
         project_name=project_name,
         base_url=base_url,
         max_body=max_body,
+        admin_refresh=admin_refresh,
     )
     app = Starlette(routes=ROUTES, exception_handlers={HTTPException: http_error}, lifespan=_lifespan)
     app.state.judging = state

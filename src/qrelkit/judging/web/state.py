@@ -42,7 +42,8 @@ class AppState:
     """One project's app: its store and rubric, and what the handlers need to answer a request.
 
     ``base_url`` (or ``None``: the request's own URL) roots the invite links made on the admin page;
-    ``max_body`` caps every form body in bytes. ``rubric`` is the rubric the app started with; pages use
+    ``max_body`` caps every form body in bytes; ``admin_refresh`` is how often (seconds) the open admin page
+    checks for changes. ``rubric`` is the rubric the app started with; pages use
     :func:`current_rubric`, which follows revisions (``rubrics`` caches each version by hash).
     """
 
@@ -55,6 +56,7 @@ class AppState:
     base_url: str | None = None
     max_body: int = 16 * 1024
     rubrics: dict[str, Rubric] = field(default_factory=dict)  # by content hash, filled as versions appear
+    admin_refresh: float = 10.0  # seconds between the admin page's checks for changes; 0: never
 
 
 def current_rubric(st: AppState) -> Rubric:
@@ -79,7 +81,20 @@ def make_env() -> Environment:
                       lstrip_blocks=True)  # fmt: skip
     env.filters["pct"] = lambda a, b: 0 if not b else round(100 * a / b)
     env.filters["num"] = lambda x, d=2: "–" if x is None else f"{x:.{d}f}"
+    env.filters["duration"] = _duration
     return env
+
+
+def _duration(seconds: float | None) -> str:
+    """``42 s``, ``3 min 5 s``, ``2 h 10 min``; ``–`` for ``None``."""
+    if seconds is None:
+        return "–"
+    s = round(seconds)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s" if s % 60 else f"{s // 60} min"
+    return f"{s // 3600} h {s % 3600 // 60} min"
 
 
 def wants_json(request: Request) -> bool:
