@@ -54,6 +54,8 @@ class RunsCommand(VariadicOptionCommand):
 
 def _load_pair(a: str, b: str, rubric_path: str | None) -> tuple[Any, Any, Any, tuple[int, ...], str]:
     """Both labellers' qrels, the rubric (or None), the scale, and where the scale came from."""
+    import polars as pl
+
     from ..data import Qrels
     from ..formats import read_qrels
 
@@ -70,6 +72,15 @@ def _load_pair(a: str, b: str, rubric_path: str | None) -> tuple[Any, Any, Any, 
             Qrels(q.frame, q.fingerprint, q.name, q.scale, rubric.content_hash, q.meta) for q in (qa, qb)
         )
         return qa, qb, rubric, tuple(rubric.scale), "rubric"
+    from ..rubric import MAX_ABS_GRADE, grade_bound_error
+
+    for q in (qa, qb):  # the scale is every step from the lowest grade seen to the highest: bounded
+        outside = q.frame.filter(pl.col("grade").abs() > MAX_ABS_GRADE)
+        if outside.height:
+            row = outside.row(0, named=True)
+            error = grade_bound_error(row["grade"], source=q.meta.get("source"), line=row["line"])
+            error.fix = f"{error.fix}; or pass --rubric with the scale the judgments use"
+            raise error
     grades = qa.frame.get_column("grade").to_list() + qb.frame.get_column("grade").to_list()
     lo, hi = min(grades), max(grades)
     return qa, qb, None, tuple(range(lo, hi + 1)), "grades seen"

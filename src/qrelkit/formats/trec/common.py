@@ -8,11 +8,9 @@ import codecs
 import zlib
 
 from ...errors import InputFormatError
+from ...naming import MAX_ID_BYTES  # the one id rule (:mod:`qrelkit.naming`); re-exported for the readers
 
-#: The longest query or document id, in bytes, that a TREC file may hold (the native scanner's
-#: ``QK_MAX_ID`` is the same). Longer ids are refused with the line that holds them: they are not ids
-#: written by a retrieval system, and the small path would otherwise allocate rows x longest id.
-MAX_ID_BYTES = 512
+__all__ = ["GZIP_ERRORS", "MAX_ID_BYTES", "TextCheck", "corrupt_gzip", "long_id"]
 
 #: Errors that a damaged gzip stream raises while it is read.
 GZIP_ERRORS = (OSError, EOFError, zlib.error)
