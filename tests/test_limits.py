@@ -296,3 +296,123 @@ def test_a_rank_beyond_64_bits_in_the_pool_is_refused(tmp_path, pool, field):
     bad = replace_first(pool, tmp_path / "pool.jsonl", **{field: value})
     line = one_line_error(init(tmp_path, pool=bad))
     assert line.startswith(f"qrelkit: error: {bad}:1:") and "2^63-1" in line and "31 digits" in line, line
+
+
+# -- files and databases --------------------------------------------------------------------------------
+
+
+def snapshot(path: Path) -> tuple[bytes, int]:
+    return path.read_bytes(), path.stat().st_mtime_ns
+
+
+@pytest.fixture()
+def other_db(tmp_path: Path) -> Path:
+    """An SQLite database of another application."""
+    import sqlite3
+
+    path = tmp_path / "other.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE notes (body TEXT)")
+        conn.execute("INSERT INTO notes VALUES ('mine')")
+    conn.close()
+    return path
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("judge", "status"),
+        ("judge", "queue"),
+        ("judge", "kappa"),
+        ("judge", "show", "{db}", "q01", "d1"),
+        ("judge", "export", "{db}", "--labeller", "alice", "-o", "{tmp}/a.qrels"),
+        ("judge", "export", "{db}", "--final", "-o", "{tmp}/f.qrels"),
+        ("judge", "invite", "{db}", "alice"),
+        ("judge", "serve", "{db}", "--port", "0"),
+        ("compare", "{tmp}/q.qrels", "{tmp}/a.run", "{tmp}/b.run", "--noise-floor", "{db}"),
+    ],
+)
+def test_another_applications_database_is_refused_and_left_unchanged(tmp_path, other_db, args):
+    (tmp_path / "q.qrels").write_text("q1 0 d1 1\n")
+    (tmp_path / "a.run").write_text("q1 Q0 d1 1 1.0 a\n")
+    (tmp_path / "b.run").write_text("q1 Q0 d1 1 1.0 b\n")
+    if "{db}" not in args:
+        args = (*args, "{db}")
+    before = snapshot(other_db)
+    proc = cli(*(a.format(db=other_db, tmp=tmp_path) for a in args))
+    line = one_line_error(proc)
+    assert line == (
+        f"qrelkit: error: {other_db}: is not a qrelkit judging project (no qrelkit schema in this SQLite "
+        "database). Fix: name the project database that `qrelkit judge init` created"
+    ), line
+    assert snapshot(other_db) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.run", "b.run", "other.sqlite", "q.qrels"]
+
+
+@pytest.mark.parametrize("command", ["status", "serve"])
+def test_random_bytes_are_not_a_database(tmp_path, command):
+    db = tmp_path / "random.db"
+    db.write_bytes(bytes(range(256)) * 40)
+    line = one_line_error(cli("judge", command, db))
+    assert line.startswith(f"qrelkit: error: {db}: is not an SQLite database"), line
+
+
+def test_read_commands_leave_a_project_file_unchanged(tmp_path, pool):
+    assert init(tmp_path, pool=pool).returncode == 0
+    db = tmp_path / "p.db"
+    before = snapshot(db)
+    for args in (("status",), ("queue",), ("show", db, "q01", "nope"), ("export", db, "--labeller", "alice",
+                 "-o", tmp_path / "a.qrels")):  # fmt: skip
+        proc = cli("judge", args[0], *(args[1:] or (db,)))
+        assert "Traceback" not in proc.stderr, proc.stderr
+    assert (tmp_path / "a.qrels").read_text() == ""  # alice has graded nothing yet
+    assert snapshot(db) == before
+
+
+def test_a_read_only_store_refuses_writes(tmp_path, pool):
+    from qrelkit.judging.store import Store, StoreError
+
+    assert init(tmp_path, pool=pool).returncode == 0
+    with Store(tmp_path / "p.db", read_only=True) as store:
+        assert store.read(lambda c: c.execute("SELECT COUNT(*) FROM users").fetchone()[0]) == 3
+        with pytest.raises(StoreError, match="opened read-only"):
+            store.write(lambda c: c.execute("DELETE FROM invites"))
+
+
+@pytest.mark.parametrize("where", ["file", "folder"])
+def test_serve_refuses_a_read_only_project(tmp_path, pool, where):
+    assert init(tmp_path, pool=pool).returncode == 0
+    db = tmp_path / "p.db"
+    target = db if where == "file" else tmp_path
+    mode = target.stat().st_mode
+    target.chmod(0o444 if where == "file" else 0o555)
+    try:
+        line = one_line_error(cli("judge", "serve", db, "--port", 0))
+        status = cli("judge", "status", db)
+    finally:
+        target.chmod(mode)
+    assert line.startswith(f"qrelkit: error: {db}: the project database is read-only"), line
+    assert status.returncode == 0, status.stderr  # reading it still works
+
+
+def test_serve_on_a_port_beyond_65535_is_a_usage_error(tmp_path, pool):
+    assert init(tmp_path, pool=pool).returncode == 0
+    proc = cli("judge", "serve", tmp_path / "p.db", "--port", 99999)
+    assert (
+        proc.returncode == 2 and "99999 is not in the range" in proc.stderr and "Traceback" not in proc.stderr
+    )
+
+
+def test_output_into_a_missing_folder_is_one_line(tmp_path, pool):
+    (tmp_path / "q.qrels").write_text("q1 0 d1 1\n")
+    (tmp_path / "r.run").write_text(RUN)
+    missing = tmp_path / "missing"
+    for args in (
+        ("eval", tmp_path / "q.qrels", tmp_path / "r.run", "-o", missing / "out.tsv"),
+        ("pool", tmp_path / "r.run", "-o", missing / "pool.jsonl"),
+    ):
+        line = one_line_error(cli(*args))
+        assert f"the folder {str(missing)!r} does not exist" in line, line
+    line = one_line_error(init(missing, pool=pool))
+    assert line.startswith(f"qrelkit: error: {missing / 'p.db'}: the folder to create"), line
+    assert not missing.exists()
