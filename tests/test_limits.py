@@ -416,3 +416,44 @@ def test_output_into_a_missing_folder_is_one_line(tmp_path, pool):
     line = one_line_error(init(missing, pool=pool))
     assert line.startswith(f"qrelkit: error: {missing / 'p.db'}: the folder to create"), line
     assert not missing.exists()
+
+
+# -- gzip -----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def bombs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A run whose 150 KB expand to 150 MB (one line, then zeros), and qrels of 150 MB of NUL bytes."""
+    folder = tmp_path_factory.mktemp("bombs")
+    run, qrels = folder / "bomb.run.gz", folder / "bomb.qrels.gz"
+    run.write_bytes(gzip.compress(b"q1 Q0 d1 1 1.0 r\n" + b"0" * (150 << 20), 9))
+    qrels.write_bytes(gzip.compress(b"\x00" * (150 << 20), 9))
+    assert run.stat().st_size < 200_000 and qrels.stat().st_size < 200_000
+    return run, qrels
+
+
+def test_a_gzip_bomb_is_refused_at_the_expansion_bound(tmp_path, bombs):
+    run, qrels = bombs
+    (tmp_path / "q.qrels").write_text("q1 0 d1 1\n")
+    line = one_line_error(cli("eval", tmp_path / "q.qrels", run))
+    assert line.startswith(f"qrelkit: error: {run}: gzip data expands to more than 67,108,864 bytes"), line
+    assert "at most 100 times the stored size" in line
+    line = one_line_error(cli("agree", qrels, qrels))
+    assert line.startswith(f"qrelkit: error: {qrels}: gzip data expands to more than"), line
+
+
+def test_corrupt_gzip_is_one_line_in_every_command(tmp_path, pool):
+    good = gzip.compress(RUN.encode())
+    bad = tmp_path / "bad.run.gz"
+    bad.write_bytes(good[:12] + bytes(b ^ 0xFF for b in good[12:20]) + good[20:])
+    (tmp_path / "q.qrels").write_text("q1 0 d1 1\n")
+    expected = f"qrelkit: error: {bad}: gzip data is corrupt or truncated"
+    for args in (
+        ("eval", tmp_path / "q.qrels", bad),
+        ("agree", bad, tmp_path / "q.qrels"),
+        ("pool", bad, "-o", tmp_path / "p.jsonl"),
+        ("judge", "init", tmp_path / "p.db", "--rubric", RUBRIC, "--pool", pool, "--docs",
+         EXAMPLE / "docs.jsonl", "--queries", EXAMPLE / "queries.tsv", "--runs", bad),
+    ):  # fmt: skip
+        line = one_line_error(cli(*args))
+        assert line.startswith(expected), (args[0], line)
