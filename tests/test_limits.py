@@ -134,6 +134,9 @@ def test_forged_ids_in_jsonl_judgments_and_runs_are_refused(tmp_path):
     run.write_text(json.dumps({"query_id": "q1", "doc_id": FORGED, "score": 1.0}) + "\n")
     line = one_line_error(cli("eval", qrels, run))
     assert line.startswith(f"qrelkit: error: {run}:1: doc_id holds a space"), line
+    run.write_text(json.dumps({"query_id": "q1", "doc_id": "d" * 100_000, "score": 1.0}) + "\n")
+    line = one_line_error(cli("eval", qrels, run))  # no matrix of rows x longest id on any path
+    assert line.startswith(f"qrelkit: error: {run}:1: doc_id is 100000 bytes long, more than the 512"), line
     run.write_text(json.dumps({"query_id": "q1", "doc_id": "d1", "score": 1.0}) + "\n")
     qrels.write_text(json.dumps({"query_id": "q1", "doc_id": "d1", "grade": 1}) + "\n" + json.dumps(
         {"query_id": "q1\nq9", "doc_id": "d2", "grade": 1}) + "\n")  # fmt: skip
