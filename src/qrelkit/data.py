@@ -26,7 +26,7 @@ import polars as pl
 from ._typing import ON_DUPLICATE_CHOICES, OnDuplicate
 from .errors import InputFormatError, ValidationError, did_you_mean
 from .fingerprint import Fingerprint
-from .naming import check_run_names
+from .naming import ID_PATTERN, MAX_ID_BYTES, check_id, check_run_names
 
 __all__ = [
     "COLUMN_ALIASES",
@@ -37,6 +37,7 @@ __all__ = [
     "Run",
     "canonical_fingerprint",
     "check_choice",
+    "check_id_column",
     "check_run_names",
     "finish_qrels",
     "finish_run",
@@ -330,7 +331,21 @@ def id_column(frame: pl.DataFrame, column: str, source: str) -> pl.DataFrame:
         raise InputFormatError(
             f"{column} is empty", source=source, line=line, fix=f"give every row a {column}"
         )
+    check_id_column(frame, column, source)
     return frame
+
+
+def check_id_column(frame: pl.DataFrame, column: str, source: str | None) -> None:
+    """Raise the error of :func:`qrelkit.naming.check_id` for the first id of ``column`` that breaks the
+    id rule (whitespace, a control character, more than :data:`~qrelkit.naming.MAX_ID_BYTES` bytes), naming
+    its line when the frame has a ``line`` column. One pass of polars expressions over the column."""
+    ids = pl.col(column)
+    bad = ids.str.contains(ID_PATTERN) | (ids.str.len_bytes() > MAX_ID_BYTES) | (ids.str.len_bytes() == 0)
+    found = frame.select(bad.arg_true().first()).item()
+    if found is None:
+        return
+    line = frame.item(found, "line") if "line" in frame.columns else None
+    check_id(frame.item(found, column), column, source, line)
 
 
 def finish_run(
@@ -384,6 +399,28 @@ def finish_run(
     return Run(frame.select("query_id", "doc_id", "score", "rank", "line"), fingerprint, run_name, meta)
 
 
+#: A grade written as a negative zero ("-0", "-00"): not a grade (a sign on zero is a typo, or a negative
+#: grade that lost its digits); every TREC reader steps aside for it so that this check reports it.
+NEGATIVE_ZERO = r"^-0+$"
+
+
+def _refuse_negative_zero(frame: pl.DataFrame, source: str) -> None:
+    grade = frame.get_column("grade")
+    if grade.dtype != pl.String:
+        return
+    found = frame.select(pl.col("grade").str.strip_chars().str.contains(NEGATIVE_ZERO).arg_true().first())
+    row = found.item()
+    if row is not None:
+        raise InputFormatError(
+            "grade is a negative zero",
+            source=source,
+            line=frame.item(row, "line"),
+            got=str(frame.item(row, "text") if "text" in frame.columns else grade[row]).strip(),
+            expected="an integer grade without a sign on zero",
+            fix="write 0, or the negative grade meant",
+        )
+
+
 def finish_qrels(
     frame: pl.DataFrame,
     fingerprint: Fingerprint,
@@ -393,6 +430,7 @@ def finish_qrels(
     on_duplicate: str,
     option: str,
 ) -> Qrels:
+    _refuse_negative_zero(frame, source)
     frame = _cast_numeric(
         frame,
         "grade",

@@ -266,6 +266,7 @@ def evaluate(
     conv = conventions or DEFAULT
     parsed = parse_measures(measures)
     run_list = _as_runs(runs)
+    _check_gains(qrels, parsed, conv)
     if conv.profile is not None:  # the inputs the tool refuses are refused under its profile too
         from .profiles import get_profile
 
@@ -286,6 +287,25 @@ def evaluate(
     else:
         items = [one(run) for run in run_list]
     return assemble(qrels, parsed, conv, items)
+
+
+def _check_gains(qrels: Qrels, measures: Sequence[Measure], conv: Conventions) -> None:
+    """Refuse a grade whose gain would overflow under a measure's gain (never a NaN left out of a mean)."""
+    from .engine.kernels import MAX_EXPONENTIAL_GRADE, gain_overflows
+
+    grade = qrels.frame.get_column("grade").to_numpy()
+    for measure in measures:
+        over = gain_overflows(grade, measure.conventions(conv).gain)
+        if over.any():
+            row = int(np.flatnonzero(over)[0])
+            line = qrels.frame.item(row, "line") if "line" in qrels.frame.columns else None
+            raise ValidationError(
+                f"grade {int(grade[row])} overflows the exponential gain 2^g - 1 of {measure}",
+                source=str(qrels.meta.get("source") or qrels.name),
+                line=line,
+                expected=f"grades up to {MAX_EXPONENTIAL_GRADE} under gain=exponential",
+                fix="check the grade column, or use gain=linear (e.g. -m 'nDCG(gain=linear)@10')",
+            )
 
 
 def read_judgments(
@@ -384,6 +404,7 @@ def evaluate_files(
     from .formats.external import run_batches, sort_budget
 
     qrels = read_judgments(qrels_path, input_format, on_duplicate, scale, rubric_hash)
+    _check_gains(qrels, parsed, conv)
     depth = required_depth(parsed, conv)
     single = conv.precision == "single" or any(m.conventions(conv).precision == "single" for m in parsed)
 
@@ -488,6 +509,7 @@ def _evaluate_small(
 ) -> Results | None:
     """Step 1 of :mod:`qrelkit.formats.trec`: every file small and clean, evaluated with numpy alone;
     ``None`` when any input steps aside (nothing was reported then: the caller starts again)."""
+    from .engine.kernels import gain_overflows
     from .engine.small import Judgments, evaluate_columns, grades_within
     from .formats.trec.small import eligible, read_columns
 
@@ -497,6 +519,8 @@ def _evaluate_small(
         qcols = read_columns(qrels_path, "qrels")
         if scale is not None and not grades_within(qcols, scale):
             raise StepAside  # a grade outside the rubric: the robust reader names its line
+        if any(gain_overflows(qcols.number, m.conventions(conv).gain).any() for m in parsed):
+            raise StepAside  # a gain that overflows: the whole-frame path names its line
         judged = Judgments.build(qcols)
 
         def one(path: Path) -> RunValues:

@@ -43,6 +43,7 @@ from typing import Any, Literal, NamedTuple
 from qrelkit.errors import InputFormatError, ValidationError, did_you_mean
 
 __all__ = [
+    "MAX_ABS_GRADE",
     "RULES",
     "Finding",
     "Level",
@@ -66,6 +67,29 @@ def _is_int(value: object) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
+#: Grades of a rubric lie from ``-MAX_ABS_GRADE`` to ``MAX_ABS_GRADE``: a scale is a handful of levels a
+#: person tells apart, and lint, agreement and the exponential gain all walk every step between the lowest
+#: and the highest grade (``scale = [0, 1000000000]`` would take gigabytes). Agreement without a rubric
+#: takes its scale from the grades seen, and refuses grades beyond the same bound.
+MAX_ABS_GRADE = 100
+
+
+def grade_bound_error(grade: int, *, source: str | None = None, line: int | None = None) -> ValidationError:
+    """The one error for a grade beyond :data:`MAX_ABS_GRADE`."""
+    return ValidationError(
+        f"grade {grade} is beyond the bound of a rubric's scale",
+        source=source,
+        line=line,
+        expected=f"grades from {-MAX_ABS_GRADE} to {MAX_ABS_GRADE}",
+        fix="number the levels 0, 1, 2, ... (a scale is a handful of levels a labeller tells apart)",
+    )
+
+
+def within_bound(grade: int) -> bool:
+    """Whether ``grade`` lies within :data:`MAX_ABS_GRADE` of zero."""
+    return -MAX_ABS_GRADE <= grade <= MAX_ABS_GRADE
+
+
 @dataclass(frozen=True)
 class Level:
     """One grade of a rubric.
@@ -84,6 +108,8 @@ class Level:
     def __post_init__(self) -> None:
         if not _is_int(self.grade):
             raise ValidationError("a level's grade must be an integer", got=self.grade)
+        if not within_bound(self.grade):
+            raise grade_bound_error(self.grade)
         object.__setattr__(self, "grade", int(self.grade))
         object.__setattr__(self, "examples_at", tuple(self.examples_at))
         object.__setattr__(self, "examples_below", tuple(self.examples_below))
@@ -132,6 +158,9 @@ class Rubric:
                 expected="every level's grade on the scale",
                 fix="add levels, or correct the scale",
             )
+        for grade in scale:
+            if not within_bound(grade):
+                raise grade_bound_error(grade, source=self.source)
         object.__setattr__(self, "levels", levels)
         object.__setattr__(self, "scale", tuple(int(g) for g in scale))
 
@@ -369,6 +398,11 @@ def _build(header: Mapping[str, Any], levels: Any, ctx: _Context) -> Rubric:
                 expected="e.g. [0, 1, 2, 3]",
                 fix="list every grade once, or leave scale out to use the levels' grades",
             )
+        for grade in scale:
+            if not within_bound(grade):
+                error = grade_bound_error(grade, source=ctx.source, line=line)
+                raise ctx.error(error.problem, line=line, got=scale if len(scale) < 20 else None,
+                                expected=error.expected, fix=error.fix)  # fmt: skip
     if not isinstance(levels, list) or not levels or not all(isinstance(lv, Mapping) for lv in levels):
         raise ctx.error(
             "levels must be an array of tables" if levels else "the rubric has no levels",
@@ -403,6 +437,11 @@ def _build_level(table: Mapping[str, Any], index: int, ctx: _Context) -> Level:
         for key, kind in _LEVEL_KINDS.items()
         if key in _REQUIRED_LEVEL or key in table
     }
+    if not within_bound(values["grade"]):
+        error = grade_bound_error(values["grade"])
+        raise ctx.error(
+            f"{where}: {error.problem}", line=line("grade"), expected=error.expected, fix=error.fix
+        )
     return Level(**values)
 
 
@@ -444,6 +483,12 @@ def load_rubric(path: str | os.PathLike[str]) -> Rubric:
             line=line,
             got=got,
             fix="correct the TOML syntax (strings need quotes; a key may appear once per table)",
+        ) from None
+    except RecursionError:
+        raise InputFormatError(
+            "nests TOML arrays or tables too deeply to read",
+            source=source,
+            fix="a rubric needs one [rubric] table and flat [[levels]] tables",
         ) from None
     ctx = _Context(source, _Locator(text), toml=True)
     _check_keys(document, ("rubric", "levels"), ctx, ctx.table_name(""), lambda k: ctx.line("", 0, k))

@@ -61,6 +61,27 @@ class QrelkitGroup(click.Group):
         except BrokenPipeError:  # e.g. `qrelkit eval ... | head`
             sys.stderr.close()
             ctx.exit(0)
+        except OSError as exc:
+            if exc.filename is None:
+                raise
+            click.echo(f"qrelkit: error: {file_error(exc)}", err=True)
+            ctx.exit(1)
+        except RecursionError:
+            click.echo("qrelkit: error: an input nests arrays or objects too deeply to read", err=True)
+            ctx.exit(1)
+
+
+def file_error(exc: OSError) -> str:
+    """One line for a file that could not be read or written (``-o`` into a missing folder, say)."""
+    from pathlib import Path
+
+    path = Path(exc.filename)
+    reason = exc.strerror or type(exc).__name__
+    if isinstance(exc, FileNotFoundError) and not path.parent.is_dir():
+        return f"{path}: the folder {str(path.parent)!r} does not exist. Fix: create it first, or choose another path"
+    if isinstance(exc, PermissionError):
+        return f"{path}: {reason}. Fix: choose a path this user may write, or change its permissions"
+    return f"{path}: {reason}"
 
 
 def version_lines() -> list[str]:

@@ -76,6 +76,17 @@ def _load_many(
     if rubric is not None:
         qrels = [Qrels(q.frame, q.fingerprint, q.name, q.scale, rubric.content_hash, q.meta) for q in qrels]
         return qrels, rubric, tuple(rubric.scale), "rubric"
+    import polars as pl
+
+    from ..rubric import MAX_ABS_GRADE, grade_bound_error
+
+    for q in qrels:  # the scale is every step from the lowest grade seen to the highest: bounded
+        outside = q.frame.filter(pl.col("grade").abs() > MAX_ABS_GRADE)
+        if outside.height:
+            row = outside.row(0, named=True)
+            error = grade_bound_error(row["grade"], source=q.meta.get("source"), line=row["line"])
+            error.fix = f"{error.fix}; or pass --rubric with the scale the judgments use"
+            raise error
     grades = [g for q in qrels for g in q.frame.get_column("grade").to_list()]
     lo, hi = min(grades), max(grades)
     return qrels, None, tuple(range(lo, hi + 1)), "grades seen"

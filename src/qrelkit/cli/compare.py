@@ -82,7 +82,7 @@ def read_labellers(paths: tuple[str, ...], names: str | None, scale: Any = None)
         "SELECT DISTINCT u.name FROM current_grades c JOIN users u USING (user_id) "
         "JOIN pairs p USING (pair_id) WHERE p.calibration = 1 AND c.grade IS NOT NULL ORDER BY u.name"
     )
-    with Store(path) as store:
+    with Store(path, read_only=True) as store:
         graded = [row[0] for row in store.read(lambda conn: conn.execute(sql).fetchall())]
         chosen = [n.strip() for n in names.split(",")] if names else graded
         if len(chosen) != 2 or any(n not in graded for n in chosen):

@@ -24,12 +24,18 @@ _DB = click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 
 
-def _open(db: Path) -> Any:
+def _open(db: Path, *, read_only: bool = False) -> Any:
+    """The project store and its rubric; ``read_only`` for commands that only read (SQLite ``mode=ro``:
+    the file is never changed, not even migrated)."""
     from qrelkit.judging.project import load_rubric_from_store
     from qrelkit.judging.store import Store
 
-    store = Store(db)
-    return store, load_rubric_from_store(store)
+    store = Store(db, read_only=read_only)
+    try:
+        return store, load_rubric_from_store(store)
+    except BaseException:
+        store.close()
+        raise
 
 
 def _rubric_version(store: Any, wanted: str) -> Any:
@@ -298,7 +304,7 @@ def status_command(db: Path, as_json: bool) -> None:
     from qrelkit.judging.grades import progress
     from qrelkit.judging.pace import labeller_pace
 
-    store, _ = _open(db)
+    store, _ = _open(db, read_only=True)
     try:
         status, pace = store.read(lambda c: (progress(c), labeller_pace(c)))
     finally:
@@ -413,7 +419,7 @@ def queue_command(db: Path, as_json: bool, limit: int | None) -> None:
     """The adjudication queue: disagreements and unsure pairs, highest leverage first."""
     from qrelkit.judging.grades import adjudication_queue
 
-    store, rubric = _open(db)
+    store, rubric = _open(db, read_only=True)
     try:
         queue = adjudication_queue(store, rubric)
     finally:
@@ -497,7 +503,7 @@ def export_command(
         raise click.UsageError("pass exactly one of --labeller NAME and --final")
     if allow_unresolved and not final:
         raise click.UsageError("--allow-unresolved goes with --final")
-    store, rubric = _open(db)
+    store, rubric = _open(db, read_only=not final)  # --final may record a gate decided since (a write)
     try:
         if rubric_version is not None:
             rubric = _rubric_version(store, rubric_version)
@@ -527,7 +533,7 @@ def show_command(db: Path, query_id: str, doc_id: str) -> None:
     from qrelkit.judging.queries import pair_history
     from qrelkit.report.judging import render_history
 
-    store, _ = _open(db)
+    store, _ = _open(db, read_only=True)
     try:
         _, events, adjudications = store.read(lambda c: pair_history(c, query_id, doc_id))
     finally:

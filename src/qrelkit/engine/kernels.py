@@ -31,6 +31,19 @@ def positions(enc: Encoded) -> tuple[np.ndarray, np.ndarray]:
     return qidx, pos
 
 
+#: The highest grade the exponential gain 2^g - 1 takes: beyond 2^1000 a few million such gains would sum
+#: past the largest double (2^1024) and nDCG would become inf/inf = NaN. A higher grade is refused with
+#: its file and line (:func:`qrelkit.evaluation.evaluate`); linear gains and gain maps have no such bound.
+MAX_EXPONENTIAL_GRADE = 1000
+
+
+def gain_overflows(grade: np.ndarray, gain: str | GainMap) -> np.ndarray:
+    """Which grades have a gain too large to sum under ``gain`` (see :data:`MAX_EXPONENTIAL_GRADE`)."""
+    if gain != "exponential":
+        return np.zeros(len(grade), dtype=bool)
+    return np.asarray(grade) > MAX_EXPONENTIAL_GRADE
+
+
 def gains(grade: np.ndarray, judged: np.ndarray | None, gain: str | GainMap) -> np.ndarray:
     """Gain per row; unjudged rows (``judged`` False) are worth 0 whatever the gain convention."""
     if isinstance(gain, GainMap):

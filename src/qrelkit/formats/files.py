@@ -18,7 +18,16 @@ from pathlib import Path
 import polars as pl
 
 from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES, Format, OnDuplicate, detect_format
-from ..data import Qrels, Run, check_choice, finish_qrels, finish_run, id_column, rename_columns
+from ..data import (
+    Qrels,
+    Run,
+    check_choice,
+    check_id_column,
+    finish_qrels,
+    finish_run,
+    id_column,
+    rename_columns,
+)
 from ..errors import InputFormatError
 from . import trec
 from .trec.robust import read_bytes
@@ -135,7 +144,9 @@ def read_qrels(
 
 
 def write_run(run: Run, path: str | Path) -> None:
-    """Write a TREC run, ranked by score (ties by file order), scores with full float precision."""
+    """Write a TREC run, ranked by score (ties by file order), scores with full float precision. Ids that
+    break the id rule (:mod:`qrelkit.naming`) are refused: written as text they would change the rows."""
+    _check_ids(run.frame, f"run {run.name!r}")
     frame = run.frame.sort(["query_id", "score", "line"], descending=[False, True, False])
     frame = frame.with_columns(pl.int_range(1, pl.len() + 1).over("query_id").alias("rank"))
     text = frame.select(
@@ -152,10 +163,20 @@ def write_run(run: Run, path: str | Path) -> None:
 
 
 def qrels_text(qrels: Qrels) -> str:
-    """TREC qrels text (``query_id 0 doc_id grade``, one line each) in query, then document order."""
+    """TREC qrels text (``query_id 0 doc_id grade``, one line each) in query, then document order.
+
+    Every qrels file qrelkit writes goes through here, so an id that breaks the id rule
+    (:mod:`qrelkit.naming`: whitespace, a line end, a control character, too long) is refused rather than
+    written as two lines that would read back as another query's judgment."""
+    _check_ids(qrels.frame, f"judgments {qrels.name!r}")
     frame = qrels.frame.sort(["query_id", "doc_id"])
     lines = frame.select(pl.format("{} 0 {} {}\n", "query_id", "doc_id", "grade")).to_series()
     return "".join(lines.to_list())
+
+
+def _check_ids(frame: pl.DataFrame, source: str) -> None:
+    for column in ("query_id", "doc_id"):
+        check_id_column(frame.select(column), column, source)
 
 
 def write_qrels(qrels: Qrels, path: str | Path) -> None:

@@ -27,6 +27,7 @@ from typing import Any
 
 from qrelkit.data import check_run_names
 from qrelkit.errors import InputFormatError, ValidationError, did_you_mean
+from qrelkit.naming import check_id
 from qrelkit.pool import calibration_notes, draw_calibration, plan_assignments
 from qrelkit.rubric import Rubric, load_rubric
 
@@ -69,7 +70,16 @@ def _lines(path: Path) -> list[tuple[int, str]]:
         raise InputFormatError("file not found", source=str(path), fix="check the path") from None
     except UnicodeDecodeError as exc:
         raise InputFormatError(f"file is not UTF-8 ({exc.reason})", source=str(path)) from None
-    return [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    except IsADirectoryError:
+        raise InputFormatError(
+            "is a folder, not a file", source=str(path), fix="name a file inside it"
+        ) from None
+    except PermissionError:
+        raise InputFormatError("cannot be read (permission denied)", source=str(path)) from None
+    # Lines end at "\n" only: str.splitlines would also cut at U+2028, U+0085 and others, which JSON
+    # strings may hold raw, and number the lines differently from every other reader.
+    lines = text.split("\n")
+    return [(n, line.removesuffix("\r")) for n, line in enumerate(lines, start=1) if line.strip()]
 
 
 def _json_line(path: Path, number: int, line: str) -> dict[str, Any]:
@@ -79,8 +89,22 @@ def _json_line(path: Path, number: int, line: str) -> dict[str, Any]:
         raise InputFormatError(
             f"line is not valid JSON ({exc.msg})", source=str(path), line=number, got=line
         ) from None
+    except RecursionError:
+        raise InputFormatError(
+            "line nests JSON arrays or objects too deeply", source=str(path), line=number, got=line[:40]
+        ) from None
     if not isinstance(value, dict):
         raise InputFormatError("line is not a JSON object", source=str(path), line=number, got=line)
+    if "\\u" in line:  # an escape such as "\\ud800" decodes to a lone surrogate, which is not text
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputFormatError(
+                "line holds a lone surrogate escape (such as \\ud800): not a Unicode character",
+                source=str(path),
+                line=number,
+                fix="write the character itself, or a complete surrogate pair",
+            ) from None
     return value
 
 
@@ -113,8 +137,8 @@ def read_pool(path: str | os.PathLike[str]) -> list[PoolEntry]:
                 line=number,
                 expected=", ".join(sorted(known)),
             )
-        q = _field(obj, "query_id", str, path, number)
-        d = _field(obj, "doc_id", str, path, number)
+        q = check_id(_field(obj, "query_id", str, path, number), "query_id", str(path), number)
+        d = check_id(_field(obj, "doc_id", str, path, number), "doc_id", str(path), number)
         runs = obj.get("runs", {})
         if not isinstance(runs, dict) or not all(
             isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in runs.items()
@@ -127,8 +151,25 @@ def read_pool(path: str | os.PathLike[str]) -> list[PoolEntry]:
                 expected='{"bm25": 3, ...}',
             )
         best = obj.get("best_rank")
-        if best is not None and (not isinstance(best, int) or isinstance(best, bool)):
-            raise InputFormatError("field 'best_rank' must be an integer", source=str(path), line=number)
+        if best is not None and (
+            not isinstance(best, int) or isinstance(best, bool) or not 1 <= best < 2**63
+        ):
+            raise InputFormatError(
+                "field 'best_rank' must be a rank: an integer from 1 to 2^63-1",
+                source=str(path),
+                line=number,
+                got=best
+                if not isinstance(best, int) or best < 10**20
+                else f"an integer of {len(str(best))} digits",
+            )
+        for run, rank in runs.items():
+            if not 1 <= rank < 2**63:
+                raise InputFormatError(
+                    f"rank of run {run!r} in field 'runs' must be an integer from 1 to 2^63-1",
+                    source=str(path),
+                    line=number,
+                    got=rank if rank < 10**20 else f"an integer of {len(str(rank))} digits",
+                )
         flags = {}
         for key in ("judged", "calibration"):
             flags[key] = obj.get(key, False)
@@ -162,7 +203,7 @@ def read_docs(path: str | os.PathLike[str]) -> dict[str, tuple[str, str]]:
     docs: dict[str, tuple[str, str]] = {}
     for number, line in _lines(path):
         obj = _json_line(path, number, line)
-        doc_id = _field(obj, "doc_id", str, path, number)
+        doc_id = check_id(_field(obj, "doc_id", str, path, number), "doc_id", str(path), number)
         title = obj.get("title", "")
         text = _field(obj, "text", str, path, number)
         if not isinstance(title, str):
@@ -187,9 +228,15 @@ def read_queries(path: str | os.PathLike[str]) -> dict[str, str]:
                 got=line,
                 expected="q01\\ttext",
             )
+        query_id = check_id(query_id.strip(), "query_id", str(path), number)
         if query_id in queries:
-            raise InputFormatError(f"query {query_id!r} is listed twice", source=str(path), line=number)
-        queries[query_id.strip()] = text.strip()
+            raise InputFormatError(
+                f"query {query_id!r} is listed twice",
+                source=str(path),
+                line=number,
+                fix="give each query one line (two texts for one id would make the labellers' page ambiguous)",
+            )
+        queries[query_id] = text.strip()
     return queries
 
 

@@ -30,6 +30,7 @@ import os
 import queue
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -243,8 +244,12 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
-def _connect(path: Path, *, timeout: float = 30.0) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=True)
+def _connect(path: Path, *, timeout: float = 30.0, read_only: bool = False) -> sqlite3.Connection:
+    if read_only:  # SQLite's own read-only open: no statement of this connection can change the file
+        uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro"
+        conn = sqlite3.connect(uri, timeout=timeout, isolation_level=None, check_same_thread=True, uri=True)
+    else:
+        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=True)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
@@ -278,6 +283,50 @@ def _make_private(path: Path, *, create: bool) -> list[str]:
         except OSError:
             notes.append(f"{file} is mode {old}: others can read the session secret; chmod 600 it")
     return notes
+
+
+def _check_project(conn: sqlite3.Connection, source: str, *, read_only: bool) -> int:
+    """The schema version of a qrelkit project file; a clear error for any other file. Nothing is written:
+    a database that is not a project (another application's, or bytes that are not SQLite) is refused
+    before a migration could create qrelkit's tables in it."""
+    try:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(
+            f"is not an SQLite database ({exc})",
+            source=source,
+            fix="name the project database that `qrelkit judge init` created",
+        ) from None
+    if (tables or read_only) and (version == 0 or "schema_migrations" not in tables):
+        raise StoreError(
+            "is not a qrelkit judging project (no qrelkit schema in this SQLite database)",
+            source=source,
+            fix="name the project database that `qrelkit judge init` created",
+        )
+    if read_only and version < SCHEMA_VERSION:
+        raise StoreError(
+            f"the project database has schema version {version}, older than this qrelkit's "
+            f"{SCHEMA_VERSION}, and this command only reads",
+            source=source,
+            fix="run a command that changes the project once (e.g. `qrelkit judge serve`): it migrates the file",
+        )
+    return version
+
+
+def _check_writable(path: Path) -> None:
+    """Refuse to open for writing a project whose file or folder cannot be written (SQLite would fail on
+    the first write instead, or could not create its write-ahead log beside the file)."""
+    folder = path.resolve().parent
+    for target, what in ((path, "the file"), (folder, "its folder")):
+        # no write permission bit counts as read-only even for a user (root) whom the system would let write
+        if target.exists() and (not os.access(target, os.W_OK) or not target.stat().st_mode & 0o222):
+            raise StoreError(
+                f"the project database is read-only ({what} cannot be written)",
+                source=str(path),
+                fix="make the file and its folder writable by this user, or copy the project to a "
+                "writable folder; status, queue, show and export --labeller only read",
+            )
 
 
 def _migrate(conn: sqlite3.Connection, source: str) -> None:
@@ -416,9 +465,16 @@ class Store:
     existing one. Use :meth:`write` (blocking) or :meth:`submit` (a future) for every change and
     :meth:`read` for queries. Close it when done. ``notes`` lists, one line each, the files found readable
     by others on opening (tightened to 0600, or not ours to tighten).
+
+    ``Store(path, read_only=True)`` opens an existing project with SQLite's ``mode=ro``: no migration, no
+    writer, and :meth:`write` refuses; the commands that only read use it, so they never change the file.
+    Any file that is not a qrelkit project (another SQLite database, random bytes) is refused either way,
+    and a project whose file or folder is not writable is refused unless opened read-only.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, create: bool = False) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, create: bool = False, read_only: bool = False
+    ) -> None:
         self.path = Path(path)
         if create and self.path.exists():
             raise StoreError(
@@ -426,30 +482,54 @@ class Store:
                 source=str(self.path),
                 fix="choose another path, or delete the file if you mean to start over",
             )
+        if create and not self.path.parent.is_dir():
+            raise StoreError(
+                "the folder to create the project database in does not exist",
+                source=str(self.path),
+                fix="create the folder first, or choose another path",
+            )
         if not create and not self.path.is_file():
             raise StoreError(
                 "no project database at this path",
                 source=str(self.path),
                 fix="create one with `qrelkit judge init`",
             )
-        self.notes = _make_private(self.path, create=create)
-        setup = _connect(self.path)
+        self.read_only = read_only
+        if not read_only:
+            _check_writable(self.path)
+        self.notes = [] if read_only else _make_private(self.path, create=create)
         try:
-            mode = setup.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if mode.lower() != "wal":
-                raise StoreError("SQLite refused WAL mode", source=str(self.path), got=mode)
-            _migrate(setup, str(self.path))
+            setup = _connect(self.path, read_only=read_only)
+        except sqlite3.DatabaseError as exc:  # bytes that are not SQLite fail at the first statement
+            raise StoreError(
+                f"is not an SQLite database, or cannot be opened ({exc})",
+                source=str(self.path),
+                fix="name the project database that `qrelkit judge init` created",
+            ) from None
+        try:
+            _check_project(setup, str(self.path), read_only=read_only)
+            if not read_only:
+                mode = setup.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if mode.lower() != "wal":
+                    raise StoreError("SQLite refused WAL mode", source=str(self.path), got=mode)
+                _migrate(setup, str(self.path))
         finally:
             setup.close()
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
-        self.writer = Writer(self.path)
+        self.writer = None if read_only else Writer(self.path)
         self._closed = False
 
     # writes
 
     def submit(self, fn: Callable[[sqlite3.Connection], T]) -> concurrent.futures.Future[T]:
+        if self.writer is None:
+            raise StoreError(
+                "the project database was opened read-only",
+                source=str(self.path),
+                fix="open it without read_only",
+            )
         return self.writer.submit(fn)
 
     def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -461,7 +541,7 @@ class Store:
     def _reader(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = _connect(self.path)
+            conn = _connect(self.path, read_only=self.read_only)
             conn.execute("PRAGMA query_only = ON")
             self._local.conn = conn
             with self._readers_lock:
@@ -498,7 +578,8 @@ class Store:
         if self._closed:
             return
         self._closed = True
-        self.writer.close()
+        if self.writer is not None:
+            self.writer.close()
         with self._readers_lock:
             for conn in self._readers:
                 with contextlib.suppress(sqlite3.ProgrammingError):  # opened by another thread

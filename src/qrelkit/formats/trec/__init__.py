@@ -155,6 +155,16 @@ def read_run(
     return run if keep_top is None else kept_top(run, keep_top, rank_single)
 
 
+def _negative_zero(path: Path) -> bool:
+    """Whether a line of the TREC judgments in ``path`` ends with a grade written ``-0`` (or ``-00``...)."""
+    import re
+
+    from .robust import read_bytes
+
+    raw, _ = read_bytes(path)
+    return re.search(rb"[ \t]-0+[ \t\r]*(?:\n|\Z)", raw) is not None
+
+
 def read_qrels(
     path: Path,
     *,
@@ -170,6 +180,8 @@ def read_qrels(
 
     source = str(path)
     fast = read_qrels_fast(path) if reader == "auto" and path.is_file() else None
+    if fast is not None and (fast[0].get_column("grade") == 0).any() and _negative_zero(path):
+        fast = None  # a grade written "-0": the robust reader's frame refuses it with its line
     if fast is not None:
         frame, fingerprint = fast
     else:

@@ -8,11 +8,17 @@ import codecs
 import zlib
 
 from ...errors import InputFormatError
+from ...naming import MAX_ID_BYTES  # the one id rule (:mod:`qrelkit.naming`); re-exported for the readers
 
-#: The longest query or document id, in bytes, that a TREC file may hold (the native scanner's
-#: ``QK_MAX_ID`` is the same). Longer ids are refused with the line that holds them: they are not ids
-#: written by a retrieval system, and the small path would otherwise allocate rows x longest id.
-MAX_ID_BYTES = 512
+__all__ = ["GZIP_ERRORS", "MAX_GZIP_RATIO", "MAX_ID_BYTES", "TextCheck", "corrupt_gzip", "gunzip", "long_id"]
+
+#: A gzip file read whole may expand to at most this many times its stored size (or
+#: :data:`GZIP_FLOOR` bytes, whichever is larger). TREC text compresses about 4 to 10 times; a file that
+#: expands 1000 times (a "gzip bomb": 150 KB of zeros is 150 MB) is refused before it fills memory.
+MAX_GZIP_RATIO = 100
+
+#: Expansion below this many bytes is always allowed, whatever the ratio.
+GZIP_FLOOR = 64 << 20
 
 #: Errors that a damaged gzip stream raises while it is read.
 GZIP_ERRORS = (OSError, EOFError, zlib.error)
@@ -26,6 +32,34 @@ def corrupt_gzip(source: str, exc: BaseException) -> InputFormatError:
         source=source,
         fix="re-create or re-download the file",
     )
+
+
+def gunzip(raw: bytes, source: str, limit: int | None = None) -> bytes:
+    """Decompress gzip bytes read whole, in blocks, stopping with an error once the text passes
+    :data:`MAX_GZIP_RATIO` times the stored size (at least :data:`GZIP_FLOOR`) or ``limit`` bytes."""
+    import gzip
+    import io
+
+    bound = max(GZIP_FLOOR, MAX_GZIP_RATIO * len(raw))
+    if limit is not None:
+        bound = min(bound, limit)
+    out = bytearray()
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as stream:
+            while block := stream.read(1 << 20):
+                out += block
+                if len(out) > bound:
+                    raise InputFormatError(
+                        f"gzip data expands to more than {bound:,} bytes (stored: {len(raw):,} bytes)",
+                        source=source,
+                        expected=f"at most {MAX_GZIP_RATIO} times the stored size"
+                        + (f" and the memory limit of {limit:,} bytes" if limit is not None else ""),
+                        fix="check the file (a compressed file that expands this much is not TREC text), "
+                        "or decompress it yourself and pass the text",
+                    )
+    except GZIP_ERRORS as exc:
+        raise corrupt_gzip(source, exc) from None
+    return bytes(out)
 
 
 def long_id(source: str, line: int, column: str, size: int) -> InputFormatError:

@@ -8,7 +8,6 @@ Python object is built per line. Validation finds the *first* offending line and
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
 from pathlib import Path
@@ -19,7 +18,7 @@ import pyarrow.csv as pcsv
 
 from ...errors import InputFormatError
 from ...fingerprint import Fingerprint
-from .common import GZIP_ERRORS, MAX_ID_BYTES, TextCheck, corrupt_gzip, long_id
+from .common import MAX_ID_BYTES, TextCheck, gunzip, long_id
 
 RUN_COLUMNS = ("query_id", "iteration", "doc_id", "rank", "score", "tag")
 QRELS_COLUMNS = ("query_id", "iteration", "doc_id", "grade")
@@ -45,10 +44,7 @@ def read_bytes(path: Path) -> tuple[bytes, Fingerprint]:
         raise InputFormatError("cannot be read (permission denied)", source=str(path)) from None
     fingerprint = Fingerprint(hashlib.sha256(raw).hexdigest(), "file-bytes", str(path))
     if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except GZIP_ERRORS as exc:
-            raise corrupt_gzip(str(path), exc) from None
+        raw = gunzip(raw, str(path))  # bounded: a gzip bomb is refused before it fills memory
     return raw, fingerprint
 
 

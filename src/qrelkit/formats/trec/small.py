@@ -214,6 +214,8 @@ def read_columns(path: Path, kind: str) -> Columns:
             tag = _same(buf, starts[:, 5], ends[:, 5])
         else:
             number = _numbers(buf, starts[:, 3], ends[:, 3], fraction=False)
+    if not run and ((number == 0) & (buf[starts[:, 3]] == 45)).any():
+        raise StepAside  # a grade written "-0": the columnar path refuses it
     query_matrix = _matrix(buf, starts[:, 0], ends[:, 0])
     query = query_matrix.view(f"S{query_matrix.shape[1]}").ravel()
     query_change = np.ones(len(query), dtype=bool)

@@ -49,7 +49,7 @@ from ..._native import TopRows, built, group_start, scan_qrels, scan_run
 from ...data import stretch_starts
 from ...errors import StepAside, Ungrouped
 from ...fingerprint import Fingerprint, digest_ahead, file_sha256, identity
-from .common import GZIP_ERRORS, MAX_ID_BYTES
+from .common import GZIP_ERRORS, GZIP_FLOOR, MAX_GZIP_RATIO, MAX_ID_BYTES
 
 CHUNK_BYTES = 16 << 20
 #: Blocks for the native scanner: smaller, so that even a 20 MB file is scanned on both cores.
@@ -114,11 +114,15 @@ def _chunks(
         with gzip.open(path, "rb") if gz else path.open("rb") as text:
             rest = b""
             first = True
+            expanded, bound = 0, max(GZIP_FLOOR, MAX_GZIP_RATIO * path.stat().st_size)
             while True:
                 try:
                     block = text.read(size)
                 except GZIP_ERRORS:
                     raise StepAside from None  # corrupt gzip: the robust reader reports it
+                expanded += len(block)
+                if gz and expanded > bound:
+                    raise StepAside  # a gzip bomb: the robust reader stops at the same bound and says so
                 if cutter is None:
                     _check_separators(block)
                 if block and not gz and ahead is None:
