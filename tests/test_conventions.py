@@ -44,8 +44,8 @@ EXPECTED_AXES = {
     "trec_eval9": "linear log2 judged zero docid_desc single unjudged skip skip zero defined",
     "pytrec_eval": "linear log2 judged zero docid_desc single unjudged skip skip zero defined",
     "ir_measures": "linear log2 judged zero docid_desc single unjudged zero skip zero defined",
-    "ranx": "linear log2 judged zero file_order double zero zero skip zero defined",
-    "ranx-burges": "exponential log2 judged zero file_order double zero zero skip zero defined",
+    "ranx": "linear log2 judged zero file_order double unjudged zero skip zero defined",
+    "ranx-burges": "exponential log2 judged zero file_order double unjudged zero skip zero defined",
     "sklearn": "linear log2 returned zero average double reject skip skip zero defined",
     "torchmetrics": "linear log2 returned zero average single gain skip skip zero defined",
     "trectools": "linear log2 judged zero docid_asc double unjudged skip skip skip_unretrieved run_queries",
@@ -53,11 +53,31 @@ EXPECTED_AXES = {
 }
 
 
+#: (cutoff_denominator, missing_score, counts, by_measure) where a profile departs from the defaults
+EXPECTED_MEASURE_AXES = {
+    "ir_measures": (
+        "k",
+        "zero",
+        "sum",
+        "Judged(ties=docid_asc,precision=double,negative=zero,cutoff_denominator=returned); "
+        "RR@k(ties=docid_asc,precision=double)",
+    ),
+    "trectools": (
+        "k",
+        "empty",
+        "mean",
+        "AP(ties=docid_desc,no_relevant=skip); Judged(ties=docid_desc); P(ties=docid_desc); "
+        "R(ties=docid_desc,no_relevant=skip); RR(ties=docid_desc); Rprec(ties=docid_desc)",
+    ),
+}
+
+
 def test_every_profile_spells_out_every_axis():
     assert set(PROFILES) == set(EXPECTED_AXES)
     for name, expected in EXPECTED_AXES.items():
-        axes = PROFILES[name].conventions.axes()
-        assert " ".join(axes.values()) == expected, name
+        axes = list(PROFILES[name].conventions.axes().values())
+        assert " ".join(axes[:11]) == expected, name
+        assert tuple(axes[11:]) == EXPECTED_MEASURE_AXES.get(name, ("k", "empty", "mean", "none")), name
         assert PROFILES[name].conventions.to_dict()["profile"] == name
         assert PROFILES[name].evidence and PROFILES[name].crosscheck.startswith("tests/crosscheck/")
     assert PROFILES["ir_measures"].on_duplicate == "last"

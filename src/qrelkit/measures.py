@@ -14,11 +14,12 @@ nDCG@k      DCG@k / IDCG@k
 DCG@k       sum over ranks i <= k of gain(grade_i) / log_b(i + 1)
 IDCG@k      DCG@k of the ideal ordering (see the ``ideal`` convention)
 R@k         relevant documents in the top k / R (recall)
-P@k         relevant documents in the top k / k (trec_eval's denominator: k, even if fewer were returned)
+P@k         relevant documents in the top k / k (trec_eval's denominator: k, even if fewer were returned;
+            ``cutoff_denominator=returned``: min(k, returned))
 AP, AP@k    sum over relevant documents at ranks i <= k of P@i, divided by R (trec_eval's map and map_cut)
 RR, RR@k    1 / rank of the first relevant document (0 when none within k)
 Rprec       P@R
-Judged@k    judged documents in the top k / k
+Judged@k    judged documents in the top k / k (``cutoff_denominator=returned``: min(k, returned))
 NumRel      R
 NumRet@k    documents returned (in the top k)
 NumRelRet@k relevant documents returned (in the top k)
@@ -32,7 +33,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .conventions import CHOICES, Conventions, GainMap, format_discount, parse_discount, parse_gain
+from .conventions import (
+    CHOICES,
+    MEASURE_AXES,
+    Conventions,
+    GainMap,
+    format_discount,
+    parse_discount,
+    parse_gain,
+)
 from .errors import MeasureSyntaxError, ValidationError, did_you_mean
 
 
@@ -65,11 +74,18 @@ INFO: dict[str, MeasureInfo] = {
             "IDCG", "optional", False, (*_GAIN, "ideal", *_RANKING), False, "DCG of the ideal ordering"
         ),
         MeasureInfo("R", "optional", True, (*_RANKING, "no_relevant"), True, "recall"),
-        MeasureInfo("P", "required", True, _RANKING, False, "precision"),
+        MeasureInfo("P", "required", True, (*_RANKING, "cutoff_denominator"), False, "precision"),
         MeasureInfo("AP", "optional", True, (*_RANKING, "no_relevant"), True, "average precision"),
         MeasureInfo("RR", "optional", True, (*_RANKING, "no_relevant"), True, "reciprocal rank"),
         MeasureInfo("Rprec", "none", True, (*_RANKING, "no_relevant"), True, "precision at R"),
-        MeasureInfo("Judged", "required", False, _RANKING, False, "fraction of the top k that is judged"),
+        MeasureInfo(
+            "Judged",
+            "required",
+            False,
+            (*_RANKING, "cutoff_denominator"),
+            False,
+            "fraction of the top k that is judged",
+        ),
         MeasureInfo("NumRel", "none", True, ("negative",), False, "number of relevant judged documents"),
         MeasureInfo(
             "NumRet",
@@ -109,10 +125,13 @@ ALIASES = {
     "num_rel_ret": "NumRelRet",
 }
 
+#: The measures that count documents: summed over queries under ``counts = "sum"``.
+COUNT_MEASURES = frozenset({"NumRel", "NumRet", "NumRelRet"})
+
 #: The measures reported when none are asked for: ordering (nDCG@10), coverage (R@100), judged depth.
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "Judged@10")
 
-_AXIS_ORDER = ("gain", "discount", "ideal", "unjudged", "ties", "precision", "negative", "no_relevant")
+_AXIS_ORDER = MEASURE_AXES
 
 
 @dataclass(frozen=True)
@@ -129,10 +148,13 @@ class Measure:
         return INFO[self.name]
 
     def conventions(self, base: Conventions) -> Conventions:
-        """The conventions this measure is computed under: ``base`` with this measure's overrides."""
-        if not self.overrides:
+        """The conventions this measure is computed under: ``base``, the axes ``base.by_measure`` sets for
+        this measure's family, then this measure's own overrides."""
+        changes = base.measure_axes(self.name, self.k is not None) if base.by_measure else {}
+        changes.update(self.overrides)
+        if not changes:
             return base
-        return base.with_(**{axis: value for axis, value in self.overrides})
+        return base.with_(**changes)
 
     def __str__(self) -> str:
         params = []

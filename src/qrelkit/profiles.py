@@ -216,12 +216,18 @@ def _profiles() -> list[Profile]:
             Conventions.from_profile("ir_measures"),
             on_duplicate="last",
             evidence=(
-                "providers/pytrec_eval_provider.py: nDCG computed by pytrec_eval (trec_eval 9)",
+                "providers/pytrec_eval_provider.py: P, R, AP, RR, Rprec, NumRel, NumRet, NumRelRet and "
+                "nDCG computed by pytrec_eval (trec_eval 9)",
+                "providers/msmarco_provider.py: RR@k sorted by (-score, docid), double precision",
+                "providers/judged_provider.py: Judged@k sorted by (-score, docid), every qrels entry "
+                "(negative grades too) judged, divided by min(k, run length)",
                 "providers/base.py Evaluator.iter_calc: every qrels query missing from the results "
-                "gets measure.DEFAULT (0) and counts in the mean",
+                "gets measure.DEFAULT (0 for every measure, NumRel too) and counts in the mean",
+                "aggregate of NumRel, NumRet and NumRelRet: their sum",
                 "util.py RunConverter.as_dict_of_dict: a duplicate docid overwrites (last line wins)",
             ),
-            crosscheck=f"{_TEST}::test_ir_measures_profile",
+            crosscheck=f"{_TEST}::test_ir_measures_profile, "
+            "tests/crosscheck/test_profile_parity.py::test_ir_measures_every_measure",
         ),
         Profile(
             "ranx",
@@ -231,7 +237,8 @@ def _profiles() -> list[Profile]:
             evidence=(
                 "metrics/ndcg.py _dcg (jarvelin=True): gain = grade; _idcg = _dcg(qrels, qrels): ideal "
                 "from the judged documents (sorted by grade when the Qrels are built)",
-                "metrics/common.py clean_qrels: grades below 1 are dropped (gain 0)",
+                "metrics/common.py clean_qrels: grades below the relevance level are dropped (gain 0; "
+                "at rel=0 a negative grade is not relevant)",
                 "metrics/ndcg.py _ndcg: idcg == 0 becomes 1 (the query scores 0)",
                 "data_structures/common.py sort_dict_by_value: numba argsort of -score; equal scores "
                 "keep file order only while the sort stays stable (short lists)",
@@ -296,10 +303,14 @@ def _profiles() -> list[Profile]:
                 "trec_eval.py get_ndcg: gain = rel (trec_eval=True), ideal from qrels with rel > 0; "
                 "dcg_per_query / idcg_per_query is NaN where no relevant document is in the top k",
                 "trec_eval.py get_ndcg: mean = ndcg_per_query.sum() / len(run.topics())",
+                "trec_eval.py get_precision, get_recall, get_map, get_reciprocal_rank, get_rprec: "
+                "sort_values(..., ascending=[True, False, False]) (docid descending); recall and map "
+                "NaN only where nothing is relevant, reciprocal rank also where none was found",
             ),
             crosscheck=f"{_TEST}::test_trectools_profile",
             notes="pandas reads numeric-looking docids as numbers, so '007' and '7' become one "
-            "document in trectools; qrelkit keeps ids as text.",
+            "document in trectools; qrelkit keeps ids as text. get_rprec under pandas 3 joins the "
+            "judgments by document id alone and is not reproduced.",
         ),
         Profile(
             "gdeval",

@@ -19,7 +19,7 @@ from .conventions import Conventions
 from .engine.encoded import QuerySet
 from .errors import IncomparableError, QueryNotFoundError, did_you_mean
 from .fingerprint import Fingerprint
-from .measures import Measure, parse
+from .measures import COUNT_MEASURES, Measure, parse
 
 
 @dataclass(frozen=True)
@@ -111,12 +111,15 @@ class Results:
             expected="one of " + ", ".join(self.run_names),
         )
 
-    def _aggregate(self, run: RunSummary, values: list[float]) -> tuple[float, int]:
+    def _aggregate(self, run: RunSummary, values: list[float], measure: str) -> tuple[float, int]:
         """(mean, number of queries in it) under the ``mean`` convention.
 
         ``defined``: the mean over the queries with a value. ``run_queries``: the sum of the defined values
-        over the number of distinct queries in the run, judged or not (trectools' mean)."""
+        over the number of distinct queries in the run, judged or not (trectools' mean). Count measures
+        under ``counts = "sum"``: the sum of the defined values."""
         defined = [v for v in values if not math.isnan(v)]
+        if self.conventions.counts == "sum" and parse(measure).name in COUNT_MEASURES:
+            return math.fsum(defined), len(defined)
         if getattr(self.conventions, "mean", "defined") == "run_queries":
             counts = run.queries.counts()
             denominator = counts["scored"] + counts["absent_from_qrels_skipped"]
@@ -130,7 +133,7 @@ class Results:
         for run in self.runs:
             for measure in self.measure_names:
                 values = run.values[measure].tolist()
-                mean, n = self._aggregate(run, values)
+                mean, n = self._aggregate(run, values, measure)
                 undefined = sum(1 for v in values if math.isnan(v))
                 rows.append(
                     {
@@ -191,7 +194,7 @@ class Results:
     def mean(self, measure: str | Measure, run: str | None = None) -> float:
         """The mean of one measure for one run (the only run when there is one)."""
         name, summary = self._measure_name(measure), self._run(run)
-        return self._aggregate(summary, summary.values[name].tolist())[0]
+        return self._aggregate(summary, summary.values[name].tolist(), name)[0]
 
     def values(self, measure: str | Measure, run: str | None = None) -> dict[str, float]:
         """Per-query values ``{query_id: value}`` of one measure for one run."""

@@ -1,7 +1,7 @@
 """Hypothesis: the numpy kernels equal the slow reference oracle under every convention.
 
-The strategies draw every value of every axis (negative=gain, no_relevant=skip_unretrieved and the mean
-axis included), heavy ties, near-ties that only single precision merges, and scores 1e-9 apart.
+The strategies draw every value of every axis (negative=gain, no_relevant=skip_unretrieved, the mean
+axis, the cutoff denominator, the missing-query score and per-family axes included), heavy ties, near-ties that only single precision merges, and scores 1e-9 apart.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qrelkit.conventions import CHOICES, Conventions, GainMap
+from qrelkit.conventions import CHOICES, PROFILE_AXES, Conventions, GainMap
 from qrelkit.data import Qrels
 from qrelkit.engine.reference import reference_values
 from qrelkit.evaluation import evaluate
@@ -40,6 +40,8 @@ MEASURES = [
     "Rprec",
     "Rprec(rel=2)",
     "Judged@3",
+    "Judged@10",
+    "P@10",
     "NumRel",
     "NumRel(rel=2)",
     "NumRet",
@@ -81,7 +83,18 @@ def conventions(draw):
     kw["discount"] = draw(st.sampled_from([2.0, 10.0, math.e]))
     if kw["negative"] == "reject":
         kw["negative"] = "unjudged"
+    kw["by_measure"] = draw(st.sampled_from(BY_MEASURE))
     return Conventions(**kw)
+
+
+#: per-family axes: none, the two profiles' sets, and ones that move every kernel family
+BY_MEASURE = [
+    "none",
+    PROFILE_AXES["ir_measures"]["by_measure"],
+    PROFILE_AXES["trectools"]["by_measure"],
+    "RR@k(ties=optimistic); AP(ties=pessimistic,negative=zero); nDCG(gain=linear,ideal=returned)",
+    "Judged(cutoff_denominator=k,unjudged=drop); P(cutoff_denominator=returned,precision=single)",
+]
 
 
 def _frames(qrels_rows, run_rows):

@@ -29,6 +29,15 @@ CONVENTION_FLAGS = [
     ("extra_queries", "--extra-queries", None, "run queries absent from the judgments [default: skip]"),
     ("no_relevant", "--no-relevant", None, "queries with nothing relevant [default: zero]"),
     ("mean", "--mean", None, "what the mean divides by [default: defined, the queries with a value]"),
+    ("cutoff_denominator", "--cutoff-denominator", None, "what P@k and Judged@k divide by [default: k]"),
+    ("missing_score", "--missing-score", None, "the score of a judged query the run lacks [default: empty]"),
+    ("counts", "--counts", None, "NumRel, NumRet, NumRelRet summarised by their mean or sum [default: mean]"),
+    (
+        "by_measure",
+        "--by-measure",
+        "FAMILY(axis=value,...);...",
+        "axes for one measure family, e.g. 'RR@k(ties=docid_asc)' [default: none]",
+    ),
 ]
 
 

@@ -171,8 +171,17 @@ def recall(enc: Encoded, k: int | None, rel: int, conv: Conventions) -> tuple[np
     return _undefined(values, undefined, conv)
 
 
-def precision(enc: Encoded, k: int, rel: int) -> np.ndarray:
-    return rel_in_top(enc, k, rel) / float(k)
+def _cutoff_denominator(enc: Encoded, k: int, conv: Conventions) -> np.ndarray | float:
+    """k, or under ``cutoff_denominator = "returned"`` min(k, returned) (1 where nothing was returned:
+    the numerator is 0 there)."""
+    if conv.cutoff_denominator == "k":
+        return float(k)
+    return np.maximum(np.minimum(enc.counts, k), 1).astype(np.float64)
+
+
+def precision(enc: Encoded, k: int, rel: int, conv: Conventions) -> np.ndarray:
+    out: np.ndarray = rel_in_top(enc, k, rel) / _cutoff_denominator(enc, k, conv)
+    return out
 
 
 def rprec(enc: Encoded, rel: int, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
@@ -182,10 +191,11 @@ def rprec(enc: Encoded, rel: int, conv: Conventions) -> tuple[np.ndarray, np.nda
     return _undefined(values, undefined, conv)
 
 
-def judged_at(enc: Encoded, k: int) -> np.ndarray:
+def judged_at(enc: Encoded, k: int, conv: Conventions) -> np.ndarray:
     qidx, pos = positions(enc)
     j = block_mean(enc.judged.astype(np.float64), enc)
-    return per_query_sum(qidx, j, pos < k, enc.n_queries) / float(k)
+    out: np.ndarray = per_query_sum(qidx, j, pos < k, enc.n_queries) / _cutoff_denominator(enc, k, conv)
+    return out
 
 
 def num_ret(enc: Encoded, k: int | None) -> np.ndarray:
@@ -291,7 +301,17 @@ def _given(value: int | None, measure: Measure, what: str) -> int:
 
 
 def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
-    """Per-query values of one measure and the mask of queries where it was undefined."""
+    """Per-query values of one measure and the mask of queries where it was undefined; under
+    ``missing_score = "zero"`` judged queries the run lacks score 0 whatever the measure."""
+    values, undefined = _compute(enc, measure, conv)
+    if conv.missing_score == "zero" and not enc.queries.in_run.all():
+        absent = ~enc.queries.in_run
+        values = np.where(absent, 0.0, values)
+        undefined = undefined & ~absent
+    return values, undefined
+
+
+def _compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
     k, name = measure.k, measure.name
     none = np.zeros(enc.n_queries, dtype=bool)
     if name == "nDCG":
@@ -301,14 +321,14 @@ def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarr
     if name == "IDCG":
         return idcg(enc, k, conv), none
     if name == "Judged":
-        return judged_at(enc, _given(k, measure, "cutoff")), none
+        return judged_at(enc, _given(k, measure, "cutoff"), conv), none
     if name == "NumRet":
         return num_ret(enc, k), none
     rel = _given(measure.rel, measure, "relevance threshold")
     if name == "R":
         return recall(enc, k, rel, conv)
     if name == "P":
-        return precision(enc, _given(k, measure, "cutoff"), rel), none
+        return precision(enc, _given(k, measure, "cutoff"), rel, conv), none
     if name == "AP":
         return average_precision(enc, k, rel, conv)
     if name == "RR":

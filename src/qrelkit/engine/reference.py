@@ -84,6 +84,11 @@ def _orderings(rows: list[Row], grades: dict[str, int], conv: Conventions) -> li
     return [[r[0] for r in ranked]]
 
 
+def _denominator(k: int, order: list[str], conv: Conventions) -> int:
+    """What P@k and Judged@k divide by: k, or min(k, returned) (at least 1)."""
+    return k if conv.cutoff_denominator == "k" else max(1, min(k, len(order)))
+
+
 def _one(measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions) -> float:
     """The measure on one fixed ordering (before the no-relevant policy)."""
     k = measure.k
@@ -120,7 +125,7 @@ def _one(measure: Measure, order: list[str], grades: dict[str, int], conv: Conve
         return sum(d in relevant for d in top) / len(relevant) if relevant else math.nan
     if name == "P":
         assert k is not None, "parse() requires a cutoff for P"
-        return sum(d in relevant for d in top) / k
+        return sum(d in relevant for d in top) / _denominator(k, order, conv)
     if name == "AP":
         if not relevant:
             return math.nan
@@ -143,7 +148,7 @@ def _one(measure: Measure, order: list[str], grades: dict[str, int], conv: Conve
         return sum(d in relevant for d in order[: len(relevant)]) / len(relevant)
     if name == "Judged":
         assert k is not None, "parse() requires a cutoff for Judged"
-        return sum(d in grades for d in top) / k
+        return sum(d in grades for d in top) / _denominator(k, order, conv)
     if name == "NumRel":
         return float(len(relevant))
     if name == "NumRet":
@@ -189,5 +194,7 @@ def reference_values(
             value = math.nan  # nothing relevant retrieved within the cutoff: left out, as trectools does
         if math.isnan(value) and conv.no_relevant == "zero":
             value = 0.0
+        if q not in run and conv.missing_score == "zero":
+            value = 0.0  # every measure is 0 for a judged query the run lacks
         out[q] = value
     return out
