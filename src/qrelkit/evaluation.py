@@ -253,6 +253,7 @@ def evaluate(
     *,
     workers: int = 1,
     progress: Callable[[int, int, str], None] | None = None,
+    strict: bool = False,
 ) -> Results:
     """Evaluate runs against judgments.
 
@@ -260,7 +261,9 @@ def evaluate(
     ``conventions`` defaults to :data:`qrelkit.conventions.DEFAULT`. Returns :class:`Results` holding the
     per-query values, the means, what each query-set policy did, and the provenance (conventions in full,
     fingerprints of every input, qrelkit's version). ``workers`` > 1 evaluates runs on that many threads
-    (the kernels release the GIL); the results are identical.
+    (the kernels release the GIL); the results are identical. Where the profile's tool would have stopped
+    (a judged query missing from the run for trec_eval 10 without -c, differing query sets for ranx) the
+    results carry a warning; ``strict=True`` refuses instead.
     """
     conv = conventions or DEFAULT
     parsed = parse_measures(measures)
@@ -284,7 +287,10 @@ def evaluate(
             items = list(pool.map(one, run_list))
     else:
         items = [one(run) for run in run_list]
-    return assemble(qrels, parsed, conv, items)
+    results = assemble(qrels, parsed, conv, items)
+    if strict:
+        results.check_strict()
+    return results
 
 
 def read_judgments(
@@ -318,6 +324,7 @@ def evaluate_files(
     memory_limit: int | str | None = None,
     progress: Callable[[int, int, str], None] | None = None,
     on_bytes: Callable[[int], None] | None = None,
+    strict: bool = False,
 ) -> Results:
     """Read judgments once and evaluate every run file against them, two runs at a time.
 
@@ -335,6 +342,7 @@ def evaluate_files(
     grouped by query and the native scanner is not built) and would not fit: DuckDB then
     sorts them on disk and they are evaluated in batches of whole queries, with identical results.
     ``progress(done, total, name)`` is called as each run is finished, ``on_bytes(n)`` as bytes are read.
+    ``strict`` refuses where the profile's tool would have stopped (see :func:`evaluate`).
     """
     from .formats.trec.small import SMALL_FILE_BYTES
 
@@ -359,7 +367,7 @@ def evaluate_files(
             qrels = read_judgments(qrels_path, input_format, on_duplicate, scale, rubric_hash)
             # input_format and on_duplicate are checked by the readers (one of FORMAT_CHOICES/ON_DUPLICATE_CHOICES)
             runs = [read_run(p, format=input_format, on_duplicate=on_duplicate) for p in run_paths]  # type: ignore[arg-type]
-            return evaluate(qrels, runs, parsed, conv, progress=progress)
+            return evaluate(qrels, runs, parsed, conv, progress=progress, strict=strict)
 
     def too_big(path: Path) -> bool:
         # reading a run whole costs about 8 bytes of memory per byte of file (columns, join, sort)
@@ -371,6 +379,8 @@ def evaluate_files(
             rubric_hash, progress, on_bytes,
         )  # fmt: skip
         if small is not None:
+            if strict:
+                small.check_strict()
             return small
     from .formats import read_run, read_run_streaming
     from .formats.external import run_batches
@@ -424,7 +434,10 @@ def evaluate_files(
     else:  # under a memory cap, one run at a time
         pairs = [tracked(p) for p in run_paths]
     check_run_names([item.name for _, item in pairs], [source for source, _ in pairs])
-    return assemble(qrels, parsed, conv, [item for _, item in pairs])
+    results = assemble(qrels, parsed, conv, [item for _, item in pairs])
+    if strict:
+        results.check_strict()
+    return results
 
 
 #: Bytes of memory per byte of run file when a run is read whole (measured on a 7M-line run).

@@ -357,3 +357,67 @@ def test_trectools_rprec_is_not_reproduced_under_pandas_3(tmp_path):
     te = trectools.TrecEval(trectools.TrecRun(str(rp)), trectools.TrecQrel(str(qp)))
     in_run = {q for q, _, _ in rows}
     assert set(_series(te.get_rprec(per_query=True))) - in_run  # values for queries the run lacks
+
+
+# ------------------------------------------------------------------------------ where the tool would stop
+
+
+def _small_inputs(tmp_path: Path) -> tuple[Path, Path]:
+    qp = tmp_path / "qrels.txt"
+    qp.write_text("1 0 a 1\n2 0 b 1\n")
+    rp = write_run(tmp_path / "run.txt", [("1", "a", 2.0), ("3", "c", 1.0)])
+    return qp, rp
+
+
+def test_trec_eval_10_stops_on_a_judged_query_the_run_lacks_and_the_profile_warns(tmp_path):
+    """trec_eval.c (10.0), without -c: a qrels query with no results ends the program with exit status 4
+    ("result qid '2' not found in qrels"); run queries without judgments are ignored."""
+    from qrelkit.errors import ValidationError
+    from qrelkit.evaluation import evaluate_files
+
+    source = Path("/work/trec_eval-src/trec_eval.c")
+    if source.exists():
+        text = source.read_text()
+        assert "not found in qrels" in text and "exit(4)" in text
+    qp, rp = _small_inputs(tmp_path)
+    res = ours(qp, rp, "trec_eval", ["P@10"])
+    assert res.values("P@10") == {"1": 0.1}
+    (warning,) = res.warnings
+    assert "'2'" in warning and "exit status 4" in warning and "trec_eval-c" in warning
+    assert not ours(qp, rp, "trec_eval-c", ["P@10"]).warnings  # -c scores it 0
+    assert not ours(qp, rp, "trec_eval9", ["P@10"]).warnings  # 9.x averaged the queries in both
+    conv = PROFILES["trec_eval"].conventions
+    with pytest.raises(ValidationError, match="exit status 4"):
+        evaluate_files(qp, [rp], ["P@10"], conv, strict=True)
+    with pytest.raises(ValidationError, match="exit status 4"):
+        evaluate(read_qrels(qp), read_run(rp), ["P@10"], conv, strict=True)
+
+
+def test_ranx_refuses_differing_query_sets_and_the_profile_warns(ranx_metrics, tmp_path):
+    """ranx.evaluate asserts equal query sets unless make_comparable=True (meta/evaluate.py; read from its
+    source: building ranx's Qrels and Run compiles for minutes on a fresh machine)."""
+    import inspect
+    import sys
+
+    from ranx.meta import evaluate as ranx_evaluate
+
+    assert "Pass `make_comparable=True`" in inspect.getsource(sys.modules[ranx_evaluate.__module__])
+    qp, rp = _small_inputs(tmp_path)
+    res = ours(qp, rp, "ranx", ["P@10"])
+    (warning,) = res.warnings
+    assert "make_comparable" in warning and "1 judged missing" in warning and "1 without judgments" in warning
+    assert res.to_dict()["profile_warnings"] == [warning]
+
+
+def test_cli_strict_refuses_with_exit_status_1(tmp_path):
+    from click.testing import CliRunner
+
+    from qrelkit.cli import main
+
+    qp, rp = _small_inputs(tmp_path)
+    ok = CliRunner().invoke(main, ["eval", "--profile", "trec_eval", "-m", "P@10", str(qp), str(rp)])
+    assert ok.exit_code == 0 and "exit status 4" in ok.stderr
+    strict = CliRunner().invoke(
+        main, ["eval", "--profile", "trec_eval", "--strict", "-m", "P@10", str(qp), str(rp)]
+    )
+    assert strict.exit_code == 1 and "exit status 4" in strict.output + strict.stderr

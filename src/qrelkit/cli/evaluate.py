@@ -291,6 +291,12 @@ PROGRESS_BYTES = 64 << 20
     help="Spark master for --engine spark (local[*], spark://host:7077, yarn, ...) [default: local[*], "
     "or the active session's]",
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="refuse where the profile's tool would have stopped (trec_eval 10 without -c on a judged query "
+    "the run lacks; ranx on differing query sets) instead of warning",
+)
 @manifest_option
 @profile_option
 @convention_options
@@ -308,6 +314,7 @@ def eval_command(
     engine: str,
     master: str | None,
     manifest: str | None,
+    strict: bool,
     **options: Any,
 ) -> None:
     """Evaluate RUNS against QRELS.
@@ -343,6 +350,8 @@ def eval_command(
         raise click.UsageError("a folder is read by --engine spark only: pass files")
     else:
         results = _evaluate_files(qrels, runs, parsed, conv, input_format, on_duplicate, rubric, memory_limit)
+    if strict:
+        results.check_strict()
     results = results.with_judgments(judgments)
 
     if output:
