@@ -299,13 +299,14 @@ def read_judgments(
     on_duplicate: str,
     scale: Sequence[int] | None,
     rubric_hash: str | None,
+    comments: bool = False,
 ) -> Qrels:
     """The judgments, read whole, carrying the rubric's hash when one was given."""
     from .data import Qrels
     from .formats import read_qrels
 
     # input_format and on_duplicate are checked by the reader (one of FORMAT_CHOICES/ON_DUPLICATE_CHOICES)
-    qrels = read_qrels(path, format=input_format, scale=scale, on_duplicate=on_duplicate)  # type: ignore[arg-type]
+    qrels = read_qrels(path, format=input_format, scale=scale, on_duplicate=on_duplicate, comments=comments)  # type: ignore[arg-type]
     if rubric_hash is not None:
         qrels = Qrels(qrels.frame, qrels.fingerprint, qrels.name, qrels.scale, rubric_hash, qrels.meta)
     return qrels
@@ -325,6 +326,7 @@ def evaluate_files(
     progress: Callable[[int, int, str], None] | None = None,
     on_bytes: Callable[[int], None] | None = None,
     strict: bool = False,
+    comments: bool = False,
 ) -> Results:
     """Read judgments once and evaluate every run file against them, two runs at a time.
 
@@ -342,7 +344,9 @@ def evaluate_files(
     grouped by query and the native scanner is not built) and would not fit: DuckDB then
     sorts them on disk and they are evaluated in batches of whole queries, with identical results.
     ``progress(done, total, name)`` is called as each run is finished, ``on_bytes(n)`` as bytes are read.
-    ``strict`` refuses where the profile's tool would have stopped (see :func:`evaluate`).
+    ``strict`` refuses where the profile's tool would have stopped (see :func:`evaluate`). ``comments``
+    skips TREC lines beginning with ``#`` (trec_eval 10); files holding such lines are read whole by the
+    robust reader, also under ``memory_limit``.
     """
     from .formats.trec.small import SMALL_FILE_BYTES
 
@@ -358,16 +362,24 @@ def evaluate_files(
     else:
         limit = memory_limit
 
+    whole = False  # its refusals look at every row (gdeval, sklearn); comment lines: the robust reader
     if conv.profile is not None:
         from .profiles import get_profile
 
-        if get_profile(conv.profile).refuses:  # its refusals look at every row: read whole (gdeval, sklearn)
-            from .formats import read_run
+        whole = bool(get_profile(conv.profile).refuses)
+    if comments and not whole:
+        from .formats.trec.common import has_comment_lines
 
-            qrels = read_judgments(qrels_path, input_format, on_duplicate, scale, rubric_hash)
-            # input_format and on_duplicate are checked by the readers (one of FORMAT_CHOICES/ON_DUPLICATE_CHOICES)
-            runs = [read_run(p, format=input_format, on_duplicate=on_duplicate) for p in run_paths]  # type: ignore[arg-type]
-            return evaluate(qrels, runs, parsed, conv, progress=progress, strict=strict)
+        whole = any(has_comment_lines(p) for p in [qrels_path, *run_paths])
+    if whole:
+        from .formats import read_run
+
+        qrels = read_judgments(qrels_path, input_format, on_duplicate, scale, rubric_hash, comments)
+        # input_format and on_duplicate are checked by the readers (one of FORMAT_CHOICES/ON_DUPLICATE_CHOICES)
+        runs = [
+            read_run(p, format=input_format, on_duplicate=on_duplicate, comments=comments) for p in run_paths
+        ]  # type: ignore[arg-type]
+        return evaluate(qrels, runs, parsed, conv, progress=progress, strict=strict)
 
     def too_big(path: Path) -> bool:
         # reading a run whole costs about 8 bytes of memory per byte of file (columns, join, sort)

@@ -40,7 +40,8 @@ class Profile:
     """One tool's conventions and input handling.
 
     ``on_duplicate`` is the reader option that reproduces what the tool does with a document listed twice
-    for one query (``error`` where the tool refuses such input). ``refuses`` lists further inputs the
+    for one query (``error`` where the tool refuses such input); ``comments`` whether it skips TREC lines
+    beginning with ``#`` (trec_eval 10 does). ``refuses`` lists further inputs the
     tool rejects. ``evidence`` names where in the tool's source each choice is made; ``crosscheck`` the test
     that compares the tool with qrelkit; ``notes`` what the profile does not reproduce.
     """
@@ -49,6 +50,7 @@ class Profile:
     tool: str
     conventions: Conventions
     on_duplicate: str = "error"
+    comments: bool = False
     refuses: tuple[Refusal, ...] = ()
     stops: tuple[Stop, ...] = ()
     evidence: tuple[str, ...] = ()
@@ -93,6 +95,7 @@ class Profile:
             "tool": self.tool,
             "conventions": self.conventions.to_dict(),
             "on_duplicate": self.on_duplicate,
+            "comments": self.comments,
             "refuses": list(self.refuses),
             "stops": list(self.stops),
             "evidence": list(self.evidence),
@@ -196,6 +199,7 @@ def _profiles() -> list[Profile]:
             "trec_eval",
             "trec_eval 10 (usnistgov/trec_eval, without -c)",
             Conventions.from_profile("trec_eval"),
+            comments=True,
             stops=("missing_from_run",),
             evidence=trec_evidence,
             crosscheck=f"{_TEST}::test_trec_eval_suite_outputs, ::test_pytrec_eval_without_float32_ties",
@@ -206,6 +210,7 @@ def _profiles() -> list[Profile]:
             "trec_eval-c",
             "trec_eval 10 -c",
             Conventions.from_profile("trec_eval-c"),
+            comments=True,
             evidence=(*trec_evidence, "trec_eval.c -c: average over every qrels query, missing ones as 0"),
             crosscheck=f"{_TEST}::test_trec_eval_suite_outputs, ::test_trec_eval_c_mean",
         ),
@@ -213,6 +218,7 @@ def _profiles() -> list[Profile]:
             "trec_eval-J",
             "trec_eval 10 -J",
             Conventions.from_profile("trec_eval-J"),
+            comments=True,
             stops=("missing_from_run",),
             evidence=(
                 *trec_evidence,

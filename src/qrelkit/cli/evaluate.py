@@ -179,6 +179,7 @@ def _evaluate_files(
     on_duplicate: str,
     rubric: str | None,
     memory_limit: str | None = None,
+    comments: bool = False,
 ) -> Any:
     """Evaluate files with :func:`qrelkit.evaluation.evaluate_files` (which chooses how each file is read),
     with a progress bar on a terminal when the runs are large enough to take a while."""
@@ -191,6 +192,7 @@ def _evaluate_files(
         scale=scale,
         rubric_hash=rubric_hash,
         memory_limit=memory_limit,
+        comments=comments,
     )
     total = sum(Path(p).stat().st_size for p in runs if Path(p).is_file())
     if not sys.stderr.isatty() or total < PROGRESS_BYTES:
@@ -292,6 +294,12 @@ PROGRESS_BYTES = 64 << 20
     "or the active session's]",
 )
 @click.option(
+    "--comments/--no-comments",
+    default=None,
+    help="skip TREC lines beginning with '#' in QRELS and RUNS, as trec_eval 10 does [default: the "
+    "profile's choice (on for trec_eval), else off]",
+)
+@click.option(
     "--strict",
     is_flag=True,
     help="refuse where the profile's tool would have stopped (trec_eval 10 without -c on a judged query "
@@ -314,6 +322,7 @@ def eval_command(
     engine: str,
     master: str | None,
     manifest: str | None,
+    comments: bool | None,
     strict: bool,
     **options: Any,
 ) -> None:
@@ -349,7 +358,13 @@ def eval_command(
     elif any(Path(p).is_dir() for p in (qrels, *runs)):
         raise click.UsageError("a folder is read by --engine spark only: pass files")
     else:
-        results = _evaluate_files(qrels, runs, parsed, conv, input_format, on_duplicate, rubric, memory_limit)
+        if comments is None:
+            from ..profiles import get_profile
+
+            comments = conv.profile is not None and get_profile(conv.profile).comments
+        results = _evaluate_files(
+            qrels, runs, parsed, conv, input_format, on_duplicate, rubric, memory_limit, comments
+        )
     if strict:
         results.check_strict()
     results = results.with_judgments(judgments)
