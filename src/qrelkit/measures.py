@@ -43,6 +43,7 @@ from .conventions import (
     parse_gain,
 )
 from .errors import MeasureSyntaxError, ValidationError, did_you_mean
+from .irm_names import IRM_NAMES, TranslationError, needs_translation, translate
 
 
 @dataclass(frozen=True)
@@ -228,6 +229,28 @@ def _normalise_override(axis: str, value: str, source: str) -> str:
     return value
 
 
+def _from_ir_measures(name: str, pairs: list[tuple[str, str]], k: str | None, text: str) -> str | None:
+    """qrelkit's spelling of a measure written in ir_measures' vocabulary (:mod:`qrelkit.irm_names`), or
+    ``None`` when it is not."""
+    if not needs_translation(name, pairs):
+        return None
+    try:
+        translated = translate(name, pairs, k)
+    except TranslationError as exc:
+        raise MeasureSyntaxError(
+            f"{exc}", got=text, fix="choose another measure (qrelkit measures: " + ", ".join(INFO) + ")"
+        ) from None
+    target = _MEASURE_RE.match(translated)
+    if target is None or target.group(1) not in INFO:
+        qname = target.group(1) if target else translated
+        raise MeasureSyntaxError(
+            f"ir_measures' {name} is qrelkit's {qname}, which this version does not compute",
+            got=text,
+            fix="choose another measure (qrelkit measures: " + ", ".join(INFO) + ")",
+        )
+    return translated
+
+
 def parse(text: str | Measure) -> Measure:
     """Parse a measure string. Errors name the measure, the bad part, and the accepted forms."""
     if isinstance(text, Measure):
@@ -240,11 +263,23 @@ def parse(text: str | Measure) -> Measure:
             expected="NAME, NAME@k or NAME(param=value,...)@k, e.g. nDCG@10, R(rel=2)@100",
         )
     raw_name, raw_params, raw_k = match.groups()
+    pairs = [tuple(x.strip() for x in p.split("=", 1)) for p in _split_params(raw_params or "", text)]
+    if all(len(p) == 2 for p in pairs):
+        translated = _from_ir_measures(raw_name, pairs, raw_k, text)  # type: ignore[arg-type]
+        if translated is not None:
+            return parse(translated)
     name = raw_name if raw_name in INFO else ALIASES.get(raw_name.lower())
-    if name is None:
+    if name is None and raw_name in IRM_NAMES:
         raise MeasureSyntaxError(
-            f"unknown measure {raw_name!r}{did_you_mean(raw_name, list(INFO) + list(ALIASES))}",
-            expected="one of " + ", ".join(INFO),
+            f"ir_measures' {raw_name} is qrelkit's {IRM_NAMES[raw_name]}, which this version does not compute",
+            got=text,
+            fix="choose another measure (qrelkit measures: " + ", ".join(INFO) + ")",
+        )
+    if name is None:
+        vocabulary = list(INFO) + list(ALIASES) + [n for n, q in IRM_NAMES.items() if q is not None]
+        raise MeasureSyntaxError(
+            f"unknown measure {raw_name!r}{did_you_mean(raw_name, vocabulary)}",
+            expected="one of " + ", ".join(INFO) + " (or ir_measures' names, e.g. P@10, nDCG@10, RR@10)",
         )
     info = INFO[name]
     k: int | None = None
