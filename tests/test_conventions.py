@@ -53,12 +53,14 @@ EXPECTED_AXES = {
 }
 
 
-#: (cutoff_denominator, missing_score, counts, by_measure) where a profile departs from the defaults
+#: (cutoff_denominator, missing_score, counts, max_grade, by_measure) where a profile departs from the defaults
 EXPECTED_MEASURE_AXES = {
     "ir_measures": (
         "k",
         "zero",
         "sum",
+        "4",
+        "ERR(precision=double); "
         "Judged(ties=docid_asc,precision=double,negative=zero,cutoff_denominator=returned); "
         "RR@k(ties=docid_asc,precision=double)",
     ),
@@ -66,6 +68,7 @@ EXPECTED_MEASURE_AXES = {
         "k",
         "empty",
         "mean",
+        "4",
         "AP(ties=docid_desc,no_relevant=skip); Judged(ties=docid_desc); P(ties=docid_desc); "
         "R(ties=docid_desc,no_relevant=skip); RR(ties=docid_desc); Rprec(ties=docid_desc)",
     ),
@@ -77,7 +80,7 @@ def test_every_profile_spells_out_every_axis():
     for name, expected in EXPECTED_AXES.items():
         axes = list(PROFILES[name].conventions.axes().values())
         assert " ".join(axes[:11]) == expected, name
-        assert tuple(axes[11:]) == EXPECTED_MEASURE_AXES.get(name, ("k", "empty", "mean", "none")), name
+        assert tuple(axes[11:]) == EXPECTED_MEASURE_AXES.get(name, ("k", "empty", "mean", "4", "none")), name
         assert PROFILES[name].conventions.to_dict()["profile"] == name
         assert PROFILES[name].evidence and PROFILES[name].crosscheck.startswith("tests/crosscheck/")
     assert PROFILES["ir_measures"].on_duplicate == "last"

@@ -35,6 +35,7 @@ SAME = {
     "nDCG(dcg='exp-log2')@10": "nDCG(gain=exponential)@10",
     "nDCG(dcg='log2')@10": "nDCG(gain=linear)@10",
     "nDCG(gains={0:0,1:1,2:3})@10": "nDCG(gain={0:0,1:1,2:3})@10",
+    "ERR@10": "ERR@10",
 }
 
 

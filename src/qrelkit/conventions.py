@@ -67,6 +67,10 @@ counts
     How the count measures (NumRel, NumRet, NumRelRet) are summarised over queries. ``mean`` (default):
     like every other measure, under the ``mean`` axis. ``sum``: their sum, as ir_measures' aggregate and
     trec_eval's summary line give it.
+max_grade
+    ERR's scale: the probability that a user stops at a document of grade g is (2^g - 1) / 2^max_grade
+    (Chapelle et al. 2009); 4 by default, gdeval's ``$MAX_JUDGMENT``. A judged grade above it is an error
+    for ERR and nERR.
 by_measure
     Axes a profile sets for one measure family only, because the tool computes that family with other code
     (ir_measures computes RR@k with its MS MARCO provider and Judged with its own): ``RR@k(ties=docid_asc,
@@ -130,7 +134,7 @@ PROFILE_AXES: dict[str, dict[str, Any]] = {
     "pytrec_eval": _TREC9,
     "ir_measures": _TREC9 | {
         "missing_queries": "zero", "missing_score": "zero", "counts": "sum",
-        "by_measure": "RR@k(ties=docid_asc,precision=double); "
+        "by_measure": "RR@k(ties=docid_asc,precision=double); ERR(precision=double); "
                       "Judged(ties=docid_asc,precision=double,negative=zero,cutoff_denominator=returned)",
     },
     "ranx": {"gain": "linear", "ties": "file_order", "negative": "unjudged", "missing_queries": "zero",
@@ -291,6 +295,7 @@ MEASURE_AXES = (
     "negative",
     "no_relevant",
     "cutoff_denominator",
+    "max_grade",
 )
 
 MeasureAxes = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
@@ -311,6 +316,8 @@ def _axis_value(axis: str, value: Any, source: str) -> str:
         return str(gain)
     if axis == "discount":
         return format_discount(parse_discount(value))
+    if axis == "max_grade":
+        return str(parse_max_grade(value))
     text = str(value).strip()
     if text not in CHOICES[axis]:
         raise ConventionError(
@@ -374,6 +381,14 @@ def parse_by_measure(value: Any) -> MeasureAxes:
     return tuple(out)
 
 
+def parse_max_grade(value: Any) -> int:
+    """ERR's max grade: a whole number from 1 to 30."""
+    text = str(value).strip()
+    if isinstance(value, bool) or not re.fullmatch(r"[0-9]+", text) or not 1 <= int(text) <= 30:
+        raise ConventionError(f"max_grade {value!r} is not a whole number from 1 to 30", expected="e.g. 4")
+    return int(text)
+
+
 def format_by_measure(value: MeasureAxes) -> str:
     if not value:
         return "none"
@@ -398,6 +413,7 @@ class Conventions:
     cutoff_denominator: CutoffDenominator = "k"
     missing_score: MissingScore = "empty"
     counts: Counts = "mean"
+    max_grade: int = 4
     by_measure: MeasureAxes = ()
     profile: str | None = field(default=None, compare=False)
 
@@ -410,6 +426,7 @@ class Conventions:
         object.__setattr__(self, "gain", parse_gain(self.gain))
         object.__setattr__(self, "discount", parse_discount(self.discount))
         object.__setattr__(self, "by_measure", parse_by_measure(self.by_measure))
+        object.__setattr__(self, "max_grade", parse_max_grade(self.max_grade))
         for axis, choices in CHOICES.items():
             value = getattr(self, axis)
             if value not in choices:

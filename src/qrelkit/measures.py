@@ -23,6 +23,8 @@ Judged@k    judged documents in the top k / k (``cutoff_denominator=returned``: 
 NumRel      R
 NumRet@k    documents returned (in the top k)
 NumRelRet@k relevant documents returned (in the top k)
+ERR@k       sum over ranks i <= k of R_i / i * prod_{j < i} (1 - R_j), R = (2^g - 1) / 2^max_grade (gdeval)
+nERR@k      ERR@k / ERR@k of the ideal ordering (the ``ideal`` convention)
 ==========  ==============================================================================================
 """
 
@@ -41,6 +43,7 @@ from .conventions import (
     format_discount,
     parse_discount,
     parse_gain,
+    parse_max_grade,
 )
 from .errors import MeasureSyntaxError, ValidationError, did_you_mean
 from .irm_names import IRM_NAMES, TranslationError, needs_translation, translate
@@ -97,10 +100,29 @@ INFO: dict[str, MeasureInfo] = {
             "number of documents returned",
         ),
         MeasureInfo("NumRelRet", "optional", True, _RANKING, False, "number of relevant documents returned"),
+        # -- beyond trec_eval: cascade measures (engine/cascade.py) ------------------------------------------
+        MeasureInfo(
+            "ERR",
+            "optional",
+            False,
+            (*_RANKING, "no_relevant", "max_grade"),
+            True,
+            "expected reciprocal rank (gdeval)",
+        ),
+        MeasureInfo(
+            "nERR",
+            "optional",
+            False,
+            ("ideal", *_RANKING, "no_relevant", "max_grade"),
+            True,
+            "ERR normalised by the ERR of the ideal ordering",
+        ),
     ]
 }
 
 ALIASES = {
+    "err": "ERR",
+    "nerr": "nERR",
     "ndcg": "nDCG",
     "ndcg_cut": "nDCG",
     "dcg": "DCG",
@@ -182,7 +204,7 @@ def required_depth(measures: Any, conventions: Conventions) -> int | None:
         conv = m.conventions(conventions)
         if m.k is None or m.name == "Rprec" or conv.unjudged == "drop":
             return None
-        if m.name in ("nDCG", "IDCG") and conv.ideal == "returned":
+        if m.name in ("nDCG", "IDCG", "nERR") and conv.ideal == "returned":
             return None
         depth = max(depth, m.k)
     return depth or None
@@ -218,6 +240,8 @@ def _normalise_override(axis: str, value: str, source: str) -> str:
             return str(gain) if isinstance(gain, GainMap) else gain
         if axis == "discount":
             return format_discount(parse_discount(value))
+        if axis == "max_grade":
+            return str(parse_max_grade(value))
     except Exception as exc:  # ConventionError: re-raise as a syntax error naming the measure
         raise MeasureSyntaxError(f"in {source!r}: {exc}") from None
     choices = CHOICES[axis]

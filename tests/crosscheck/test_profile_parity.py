@@ -421,3 +421,49 @@ def test_cli_strict_refuses_with_exit_status_1(tmp_path):
         main, ["eval", "--profile", "trec_eval", "--strict", "-m", "P@10", str(qp), str(rp)]
     )
     assert strict.exit_code == 1 and "exit status 4" in strict.output + strict.stderr
+
+
+# ---------------------------------------------------------------------------------- ERR (gdeval provider)
+
+
+@pytest.mark.parametrize("name", ["qrels.dl19-passage.txt", "qrels.dl20-doc.txt", "qrels.covid-round1.txt"])
+def test_ir_measures_err_through_gdeval(name, tmp_path):
+    """ir_measures computes ERR@k by running gdeval.pl (perl), which prints five decimals: 5e-6. Under the
+    gdeval profile the queries with nothing relevant are left out (gdeval does not report them); under
+    ir_measures' they score 0 and count."""
+    import shutil
+
+    ir_measures = pytest.importorskip("ir_measures")
+    if shutil.which("perl") is None:
+        pytest.skip("perl is not installed")
+    qp = shared_path("trec", name)
+    rp = write_run(tmp_path / "run.txt", generated_run(qp, seed=5))
+    measures = [ir_measures.parse_measure(m) for m in ("ERR@10", "ERR@20")]
+    qrels_list = list(ir_measures.read_trec_qrels(str(qp)))
+    run_list = list(ir_measures.read_trec_run(str(rp)))
+    aggregate = ir_measures.calc_aggregate(measures, qrels_list, run_list)
+    per_query: dict[str, dict[str, float]] = {}
+    for metric in ir_measures.iter_calc(measures, qrels_list, run_list):
+        per_query.setdefault(str(metric.measure), {})[metric.query_id] = metric.value
+    res = ours(qp, rp, "ir_measures", ["ERR@10", "ERR@20"])
+    gd = ours(qp, rp, "gdeval", ["ERR@10"])
+    for m in measures:
+        assert_values(res.values(str(m)), per_query[str(m)], str(m), tol=5e-6)
+        assert abs(res.mean(str(m)) - aggregate[m]) <= 5e-6
+    defined = {q: v for q, v in gd.values("ERR@10").items() if not math.isnan(v)}
+    assert_values(defined, {q: v for q, v in per_query["ERR@10"].items() if q in defined}, "gdeval", 5e-6)
+    assert len(defined) < len(per_query["ERR@10"])  # queries with nothing relevant or missing: not reported
+
+
+def test_err_by_hand():
+    """Grades 3, 0, 1 at ranks 1-3 (max grade 4): R = 7/16, 0, 1/16.
+    ERR = 7/16 + (9/16)(0)/2 + (9/16)(1)(1/16)/3; the ideal order 3, 1 gives 7/16 + (9/16)(1/16)/2."""
+    from qrelkit import Conventions, Qrels, Run
+
+    qrels = Qrels.from_dict({"q": {"a": 3, "b": 0, "c": 1}})
+    run = Run.from_dict({"q": {"a": 3.0, "b": 2.0, "c": 1.0}})
+    res = evaluate(qrels, run, ["ERR@10", "nERR@10", "ERR@1"], Conventions(ties="docid_desc"))
+    err = 7 / 16 + (9 / 16) * (1 / 16) / 3
+    assert res.value("ERR@10", "q") == pytest.approx(err, abs=1e-15)
+    assert res.value("ERR@1", "q") == pytest.approx(7 / 16, abs=1e-15)
+    assert res.value("nERR@10", "q") == pytest.approx(err / (7 / 16 + (9 / 16) * (1 / 16) / 2), abs=1e-15)

@@ -47,6 +47,11 @@ MEASURES = [
     "NumRet",
     "NumRet@3",
     "NumRelRet@3",
+    "ERR",
+    "ERR@3",
+    "ERR(max_grade=3)@5",
+    "nERR@3",
+    "nERR",
 ]
 
 QUERIES = ["q1", "q2", "q3", "q4"]
@@ -84,6 +89,7 @@ def conventions(draw):
     if kw["negative"] == "reject":
         kw["negative"] = "unjudged"
     kw["by_measure"] = draw(st.sampled_from(BY_MEASURE))
+    kw["max_grade"] = draw(st.sampled_from([3, 4, 6]))
     return Conventions(**kw)
 
 
@@ -94,6 +100,7 @@ BY_MEASURE = [
     PROFILE_AXES["trectools"]["by_measure"],
     "RR@k(ties=optimistic); AP(ties=pessimistic,negative=zero); nDCG(gain=linear,ideal=returned)",
     "Judged(cutoff_denominator=k,unjudged=drop); P(cutoff_denominator=returned,precision=single)",
+    "ERR@k(ties=docid_asc,max_grade=5); nERR(ideal=returned,ties=average)",
 ]
 
 
@@ -155,3 +162,15 @@ def test_ndcg_is_between_0_and_1_with_nonnegative_gains(data, conv):
     qrels, run = _frames(*data)
     for value in evaluate(qrels, run, ["nDCG@3", "nDCG"], conv.with_(ideal="judged")).per_query["value"]:
         assert math.isnan(value) or -1e-12 <= value <= 1 + 1e-12
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=inputs(), conv=conventions(), measure=st.sampled_from(["ERR", "ERR@2", "ERR@4", "nERR@3", "nERR"])
+)
+def test_cascade_measures_average_ties_exactly(data, conv, measure):
+    """ERR is not linear in the positions: its averaged ties use the subset-mean recurrence of
+    engine/cascade.py, checked here against every ordering of every tied block."""
+    test_kernels_equal_reference.hypothesis.inner_test(
+        data, conv.with_(ties="average", by_measure="none"), measure
+    )

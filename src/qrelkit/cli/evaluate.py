@@ -32,6 +32,7 @@ CONVENTION_FLAGS = [
     ("cutoff_denominator", "--cutoff-denominator", None, "what P@k and Judged@k divide by [default: k]"),
     ("missing_score", "--missing-score", None, "the score of a judged query the run lacks [default: empty]"),
     ("counts", "--counts", None, "NumRel, NumRet, NumRelRet summarised by their mean or sum [default: mean]"),
+    ("max_grade", "--max-grade", "N", "ERR's stop probability (2^g-1)/2^N [default: 4, as gdeval]"),
     (
         "by_measure",
         "--by-measure",

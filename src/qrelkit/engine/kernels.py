@@ -18,17 +18,10 @@ import numpy as np
 from ..conventions import Conventions, GainMap
 from ..errors import ConventionError
 from ..measures import Measure
-from .encoded import Encoded
+from .cascade import err, nerr
+from .encoded import Encoded, apply_no_relevant, positions
 
 # ------------------------------------------------------------------------------------------------ helpers
-
-
-def positions(enc: Encoded) -> tuple[np.ndarray, np.ndarray]:
-    """(query index, 0-based position within the query) for every ranked row."""
-    counts = enc.counts
-    qidx = np.repeat(np.arange(enc.n_queries, dtype=np.int64), counts)
-    pos = np.arange(len(qidx), dtype=np.int64) - np.repeat(enc.offsets[:-1], counts)
-    return qidx, pos
 
 
 def gains(grade: np.ndarray, judged: np.ndarray | None, gain: str | GainMap) -> np.ndarray:
@@ -93,22 +86,6 @@ def num_relevant(enc: Encoded, rel: int) -> np.ndarray:
     return np.bincount(q_of[hit], minlength=enc.n_queries).astype(np.float64)
 
 
-def _undefined(values: np.ndarray, undefined: np.ndarray, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
-    """Apply the ``no_relevant`` policy: (values, mask of the queries it touched).
-
-    ``skip_unretrieved`` also leaves undefined a query whose value is 0 because nothing relevant was
-    retrieved within the cutoff (for nDCG: DCG@k = 0), the way trectools reports NaN for it.
-    """
-    if conv.no_relevant == "skip_unretrieved":
-        undefined = undefined | (values == 0.0)
-    if conv.no_relevant in ("skip", "skip_unretrieved"):
-        values = values.copy()
-        values[undefined] = np.nan
-    else:
-        values = np.where(undefined, 0.0, values)
-    return values, undefined
-
-
 # ------------------------------------------------------------------------------------------------ kernels
 
 
@@ -148,7 +125,7 @@ def ndcg(enc: Encoded, k: int | None, conv: Conventions) -> tuple[np.ndarray, np
     undefined = den == 0  # negative only under negative = "gain", where the ratio is still taken
     with np.errstate(divide="ignore", invalid="ignore"):
         values = np.where(undefined, 0.0, num / np.where(undefined, 1.0, den))
-    return _undefined(values, undefined, conv)
+    return apply_no_relevant(values, undefined, conv)
 
 
 def rel_in_top(enc: Encoded, k: int | np.ndarray | None, rel: int) -> np.ndarray:
@@ -168,7 +145,7 @@ def recall(enc: Encoded, k: int | None, rel: int, conv: Conventions) -> tuple[np
     nrel = num_relevant(enc, rel)
     undefined = nrel == 0
     values = rel_in_top(enc, k, rel) / np.where(undefined, 1.0, nrel)
-    return _undefined(values, undefined, conv)
+    return apply_no_relevant(values, undefined, conv)
 
 
 def _cutoff_denominator(enc: Encoded, k: int, conv: Conventions) -> np.ndarray | float:
@@ -188,7 +165,7 @@ def rprec(enc: Encoded, rel: int, conv: Conventions) -> tuple[np.ndarray, np.nda
     nrel = num_relevant(enc, rel)
     undefined = nrel == 0
     values = rel_in_top(enc, nrel.astype(np.int64), rel) / np.where(undefined, 1.0, nrel)
-    return _undefined(values, undefined, conv)
+    return apply_no_relevant(values, undefined, conv)
 
 
 def judged_at(enc: Encoded, k: int, conv: Conventions) -> np.ndarray:
@@ -241,7 +218,7 @@ def average_precision(
     total = per_query_sum(qidx, terms, _cut(pos, k), enc.n_queries)
     nrel = num_relevant(enc, rel)
     undefined = nrel == 0
-    return _undefined(total / np.where(undefined, 1.0, nrel), undefined, conv)
+    return apply_no_relevant(total / np.where(undefined, 1.0, nrel), undefined, conv)
 
 
 def reciprocal_rank(
@@ -286,7 +263,7 @@ def reciprocal_rank(
             values[q] = expected
     nrel = num_relevant(enc, rel)
     undefined = nrel == 0
-    return _undefined(values, undefined, conv)
+    return apply_no_relevant(values, undefined, conv)
 
 
 # ------------------------------------------------------------------------------------------- dispatch
@@ -324,6 +301,10 @@ def _compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndar
         return judged_at(enc, _given(k, measure, "cutoff"), conv), none
     if name == "NumRet":
         return num_ret(enc, k), none
+    if name == "ERR":
+        return err(enc, k, conv)
+    if name == "nERR":
+        return nerr(enc, k, conv)
     rel = _given(measure.rel, measure, "relevance threshold")
     if name == "R":
         return recall(enc, k, rel, conv)

@@ -155,7 +155,35 @@ def _one(measure: Measure, order: list[str], grades: dict[str, int], conv: Conve
         return float(len(top))
     if name == "NumRelRet":
         return float(sum(d in relevant for d in top))
+    if name in ("ERR", "nERR"):
+        return _cascade(measure, order, grades, conv)
     raise ValueError(name)
+
+
+def _cascade(measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions) -> float:
+    """ERR@k and nERR@k on one ordering, from the user model: stop at each document with probability
+    R = (2^g - 1) / 2^max_grade, having not stopped before; the gain of stopping at rank i is 1/i."""
+    k = measure.k
+
+    def stop(d: str) -> float:
+        g = grades.get(d, 0)
+        if g > conv.max_grade:
+            raise ValueError(f"grade {g} above max_grade")
+        return (2**g - 1) / 2**conv.max_grade if g > 0 else 0.0
+
+    def expected(probabilities: list[float]) -> float:
+        total, still_looking = 0.0, 1.0
+        for i, p in enumerate(probabilities if k is None else probabilities[:k]):
+            total += still_looking * p / (i + 1)
+            still_looking *= 1.0 - p
+        return total
+
+    value = expected([stop(d) for d in order])
+    if measure.name == "ERR":
+        return value if any(g > 0 for g in grades.values()) else math.nan
+    pool = list(grades) if conv.ideal == "judged" else [d for d in order if d in grades]
+    ideal = expected(sorted((stop(d) for d in pool), reverse=True))
+    return value / ideal if ideal > 0 else math.nan
 
 
 def reference_values(
