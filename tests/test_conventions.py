@@ -53,34 +53,41 @@ EXPECTED_AXES = {
 }
 
 
-#: (cutoff_denominator, missing_score, counts, max_grade, by_measure) where a profile departs from the defaults
+#: the measure-level axes where a profile departs from their defaults
+MEASURE_DEFAULTS = {
+    "cutoff_denominator": "k",
+    "missing_score": "empty",
+    "counts": "mean",
+    "max_grade": "4",
+    "persistence": "0.8",
+    "rbp_gain": "binary",
+    "by_measure": "none",
+}
 EXPECTED_MEASURE_AXES = {
-    "ir_measures": (
-        "k",
-        "zero",
-        "sum",
-        "4",
-        "ERR(precision=double); "
+    "ir_measures": {
+        "missing_score": "zero",
+        "counts": "sum",
+        "by_measure": "ERR(precision=double); "
         "Judged(ties=docid_asc,precision=double,negative=zero,cutoff_denominator=returned); "
         "RR@k(ties=docid_asc,precision=double)",
-    ),
-    "trectools": (
-        "k",
-        "empty",
-        "mean",
-        "4",
-        "AP(ties=docid_desc,no_relevant=skip); Judged(ties=docid_desc); P(ties=docid_desc); "
-        "R(ties=docid_desc,no_relevant=skip); RR(ties=docid_desc); Rprec(ties=docid_desc)",
-    ),
+    },
+    "ranx": {"rbp_gain": "grade"},
+    "ranx-burges": {"rbp_gain": "grade"},
+    "trectools": {
+        "by_measure": "AP(ties=docid_desc,no_relevant=skip); Judged(ties=docid_desc); P(ties=docid_desc); "
+        "R(ties=docid_desc,no_relevant=skip); RBP(ties=average); RBP_resid(ties=average); "
+        "RR(ties=docid_desc); Rprec(ties=docid_desc)",
+    },
 }
 
 
 def test_every_profile_spells_out_every_axis():
     assert set(PROFILES) == set(EXPECTED_AXES)
     for name, expected in EXPECTED_AXES.items():
-        axes = list(PROFILES[name].conventions.axes().values())
-        assert " ".join(axes[:11]) == expected, name
-        assert tuple(axes[11:]) == EXPECTED_MEASURE_AXES.get(name, ("k", "empty", "mean", "4", "none")), name
+        axes = PROFILES[name].conventions.axes()
+        assert " ".join(list(axes.values())[:11]) == expected, name
+        measure_level = {axis: axes[axis] for axis in MEASURE_DEFAULTS}
+        assert measure_level == MEASURE_DEFAULTS | EXPECTED_MEASURE_AXES.get(name, {}), name
         assert PROFILES[name].conventions.to_dict()["profile"] == name
         assert PROFILES[name].evidence and PROFILES[name].crosscheck.startswith("tests/crosscheck/")
     assert PROFILES["ir_measures"].on_duplicate == "last"

@@ -69,3 +69,8 @@ def test_ir_measures_reads_the_same_names(irm):
 def test_errors_name_the_nearest_of_both_vocabularies(text, message):
     with pytest.raises(MeasureSyntaxError, match=message):
         parse(text)
+
+
+def test_rbp_persistence():
+    assert str(parse("RBP(p=0.8)")) == "RBP(rel=1,persistence=0.8)"
+    assert str(parse("RBP(p=0.9,rel=2)@10")) == "RBP(rel=2,persistence=0.9)@10"

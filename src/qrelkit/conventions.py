@@ -71,6 +71,11 @@ max_grade
     ERR's scale: the probability that a user stops at a document of grade g is (2^g - 1) / 2^max_grade
     (Chapelle et al. 2009); 4 by default, gdeval's ``$MAX_JUDGMENT``. A judged grade above it is an error
     for ERR and nERR.
+persistence, rbp_gain
+    RBP's user model (Moffat & Zobel 2008): the probability ``persistence`` (default 0.8, as ir_measures
+    and trectools) of looking at the next document, and what a document is worth: ``binary`` (1 at or
+    above the measure's relevance threshold, trectools) or ``grade`` (its grade at or above the threshold,
+    ranx's ``rbp``).
 by_measure
     Axes a profile sets for one measure family only, because the tool computes that family with other code
     (ir_measures computes RR@k with its MS MARCO provider and Judged with its own): ``RR@k(ties=docid_asc,
@@ -109,6 +114,7 @@ Mean = Literal["defined", "run_queries"]
 CutoffDenominator = Literal["k", "returned"]
 MissingScore = Literal["empty", "zero"]
 Counts = Literal["mean", "sum"]
+RbpGain = Literal["binary", "grade"]
 
 
 _TREC10: dict[str, Any] = {
@@ -138,9 +144,9 @@ PROFILE_AXES: dict[str, dict[str, Any]] = {
                       "Judged(ties=docid_asc,precision=double,negative=zero,cutoff_denominator=returned)",
     },
     "ranx": {"gain": "linear", "ties": "file_order", "negative": "unjudged", "missing_queries": "zero",
-             "extra_queries": "skip"},
+             "extra_queries": "skip", "rbp_gain": "grade"},
     "ranx-burges": {"gain": "exponential", "ties": "file_order", "negative": "unjudged",
-                    "missing_queries": "zero", "extra_queries": "skip"},
+                    "missing_queries": "zero", "extra_queries": "skip", "rbp_gain": "grade"},
     "sklearn": {"gain": "linear", "ideal": "returned", "ties": "average", "negative": "reject",
                 "missing_queries": "skip", "extra_queries": "skip"},
     "torchmetrics": {"gain": "linear", "ideal": "returned", "ties": "average", "precision": "single",
@@ -149,6 +155,7 @@ PROFILE_AXES: dict[str, dict[str, Any]] = {
                   "extra_queries": "skip", "no_relevant": "skip_unretrieved", "mean": "run_queries",
                   "by_measure": "AP(ties=docid_desc,no_relevant=skip); Judged(ties=docid_desc); "
                                 "P(ties=docid_desc); R(ties=docid_desc,no_relevant=skip); "
+                                "RBP(ties=average); RBP_resid(ties=average); "
                                 "RR(ties=docid_desc); Rprec(ties=docid_desc)"},
     "gdeval": {"gain": "exponential", "discount": "ln", "ties": "docid_desc", "negative": "unjudged",
                "missing_queries": "skip", "extra_queries": "skip", "no_relevant": "skip"},
@@ -234,6 +241,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "cutoff_denominator": get_args(CutoffDenominator),
     "missing_score": get_args(MissingScore),
     "counts": get_args(Counts),
+    "rbp_gain": get_args(RbpGain),
 }
 GAIN_NAMES: tuple[GainName, ...] = get_args(GainName)
 
@@ -296,6 +304,8 @@ MEASURE_AXES = (
     "no_relevant",
     "cutoff_denominator",
     "max_grade",
+    "persistence",
+    "rbp_gain",
 )
 
 MeasureAxes = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
@@ -318,6 +328,8 @@ def _axis_value(axis: str, value: Any, source: str) -> str:
         return format_discount(parse_discount(value))
     if axis == "max_grade":
         return str(parse_max_grade(value))
+    if axis == "persistence":
+        return _num(parse_persistence(value))
     text = str(value).strip()
     if text not in CHOICES[axis]:
         raise ConventionError(
@@ -389,6 +401,19 @@ def parse_max_grade(value: Any) -> int:
     return int(text)
 
 
+def parse_persistence(value: Any) -> float:
+    """RBP's persistence: a number strictly between 0 and 1."""
+    try:
+        p = float(value)
+    except (TypeError, ValueError):
+        p = math.nan
+    if isinstance(value, bool) or not 0.0 < p < 1.0:
+        raise ConventionError(
+            f"persistence {value!r} is not a number strictly between 0 and 1", expected="e.g. 0.8"
+        )
+    return p
+
+
 def format_by_measure(value: MeasureAxes) -> str:
     if not value:
         return "none"
@@ -414,6 +439,8 @@ class Conventions:
     missing_score: MissingScore = "empty"
     counts: Counts = "mean"
     max_grade: int = 4
+    persistence: float = 0.8
+    rbp_gain: RbpGain = "binary"
     by_measure: MeasureAxes = ()
     profile: str | None = field(default=None, compare=False)
 
@@ -427,6 +454,7 @@ class Conventions:
         object.__setattr__(self, "discount", parse_discount(self.discount))
         object.__setattr__(self, "by_measure", parse_by_measure(self.by_measure))
         object.__setattr__(self, "max_grade", parse_max_grade(self.max_grade))
+        object.__setattr__(self, "persistence", parse_persistence(self.persistence))
         for axis, choices in CHOICES.items():
             value = getattr(self, axis)
             if value not in choices:

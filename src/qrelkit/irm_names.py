@@ -1,7 +1,7 @@
 """ir_measures' measure names, translated to qrelkit's measure grammar.
 
 ir_measures writes ``Name(param=value,...)@cutoff`` (``P@10``, ``nDCG(dcg='exp-log2')@10``,
-``RBP(p=0.8,rel=2)``, ``NumRet(rel=1)``, ``AP(judged_only=True)``). Most names are qrelkit's own; this module
+``RBP(p=0.8,rel=2)`` (RBP's ``p`` is qrelkit's ``persistence``), ``NumRet(rel=1)``, ``AP(judged_only=True)``). Most names are qrelkit's own; this module
 maps the rest (aliases such as ``MAP``, ``MRR``, ``NDCG``, ``Recall``, ``RPrec``) and the parameters qrelkit
 spells as conventions: ``judged_only=True`` is ``unjudged=drop``, ``dcg='log2'`` / ``dcg='exp-log2'`` are
 ``gain=linear`` / ``gain=exponential``, ``gains={...}`` is a gain map, and ``NumRet(rel=r)`` (relevant
@@ -96,6 +96,8 @@ def needs_translation(name: str, params: list[tuple[str, str]]) -> bool:
         return True
     if name == "NumRet" and "rel" in keys:
         return True
+    if name == "RBP" and "p" in keys:
+        return True
     return name in IRM_NAMES and IRM_NAMES[name] != name
 
 
@@ -120,6 +122,8 @@ def translate(name: str, params: list[tuple[str, str]], k: str | None) -> str:
             if value not in _DCG:
                 raise TranslationError(f"dcg={value!r}: qrelkit knows {', '.join(_DCG)}")
             out.append(f"gain={_DCG[value]}")
+        elif key == "p" and name == "RBP":
+            out.append(f"persistence={value}")
         elif key == "gains":
             if not re.fullmatch(r"\{.*\}", value.strip(), re.S):
                 raise TranslationError(f"gains={value!r} is not a map such as {{0:0,1:1,2:3}}")

@@ -25,6 +25,9 @@ NumRet@k    documents returned (in the top k)
 NumRelRet@k relevant documents returned (in the top k)
 ERR@k       sum over ranks i <= k of R_i / i * prod_{j < i} (1 - R_j), R = (2^g - 1) / 2^max_grade (gdeval)
 nERR@k      ERR@k / ERR@k of the ideal ordering (the ``ideal`` convention)
+RBP@k       (1 - p) * sum over ranks i <= k of gain_i * p^(i - 1), p = ``persistence``, gain per ``rbp_gain``
+RBP_resid@k (1 - p) * sum over unjudged ranks i <= d of p^(i - 1) + p^d, d = k, or without k the run's
+            length: RBP lies in [RBP, RBP + RBP_resid] whatever the unjudged documents turn out to be
 ==========  ==============================================================================================
 """
 
@@ -44,6 +47,7 @@ from .conventions import (
     parse_discount,
     parse_gain,
     parse_max_grade,
+    parse_persistence,
 )
 from .errors import MeasureSyntaxError, ValidationError, did_you_mean
 from .irm_names import IRM_NAMES, TranslationError, needs_translation, translate
@@ -117,11 +121,29 @@ INFO: dict[str, MeasureInfo] = {
             True,
             "ERR normalised by the ERR of the ideal ordering",
         ),
+        MeasureInfo(
+            "RBP",
+            "optional",
+            True,
+            (*_RANKING, "no_relevant", "persistence", "rbp_gain"),
+            True,
+            "rank-biased precision (its lower bound: unjudged documents count 0)",
+        ),
+        MeasureInfo(
+            "RBP_resid",
+            "optional",
+            True,
+            (*_RANKING, "persistence"),
+            False,
+            "RBP's residual: what unjudged documents and those beyond the depth could add",
+        ),
     ]
 }
 
 ALIASES = {
     "err": "ERR",
+    "rbp": "RBP",
+    "rbp_resid": "RBP_resid",
     "nerr": "nERR",
     "ndcg": "nDCG",
     "ndcg_cut": "nDCG",
@@ -242,6 +264,8 @@ def _normalise_override(axis: str, value: str, source: str) -> str:
             return format_discount(parse_discount(value))
         if axis == "max_grade":
             return str(parse_max_grade(value))
+        if axis == "persistence":
+            return repr(parse_persistence(value))
     except Exception as exc:  # ConventionError: re-raise as a syntax error naming the measure
         raise MeasureSyntaxError(f"in {source!r}: {exc}") from None
     choices = CHOICES[axis]

@@ -467,3 +467,43 @@ def test_err_by_hand():
     assert res.value("ERR@10", "q") == pytest.approx(err, abs=1e-15)
     assert res.value("ERR@1", "q") == pytest.approx(7 / 16, abs=1e-15)
     assert res.value("nERR@10", "q") == pytest.approx(err / (7 / 16 + (9 / 16) * (1 / 16) / 2), abs=1e-15)
+
+
+# ---------------------------------------------------------------------------------------------------- RBP
+
+
+@pytest.mark.parametrize("name", ["qrels.dl20-doc.txt", "qrels.covid-complete.txt"])
+def test_trectools_rbp_and_residual(name, tmp_path):
+    """trectools' get_rbp (p=0.8, binary relevance, ties averaged): RBP per query (undefined where nothing
+    relevant was retrieved), the residual, and their means over the run's queries."""
+    trectools = pytest.importorskip("trectools")
+    qp = shared_path("trec", name)
+    rows = generated_run(qp, seed=21, extra_query=False)
+    rp = write_run(tmp_path / "run.txt", rows)
+    te = trectools.TrecEval(trectools.TrecRun(str(rp)), trectools.TrecQrel(str(qp)))
+    res = ours(qp, rp, "trectools", ["RBP@100", "RBP_resid@100"])
+    per_query, resid = te.get_rbp(p=0.8, depth=100, per_query=True)
+    mean, _ = te.get_rbp(p=0.8, depth=100)
+    defined = {q: v for q, v in res.values("RBP@100").items() if not math.isnan(v)}
+    assert_values(defined, _series(per_query), "RBP@100")
+    assert abs(res.mean("RBP@100") - float(mean)) <= TOL
+    theirs = _series(resid)
+    assert_values({q: res.value("RBP_resid@100", q) for q in theirs}, theirs, "RBP_resid@100")
+    assert len(theirs) > 10
+
+
+@pytest.mark.parametrize("rel", [1, 2])
+def test_ranx_rbp(ranx_metrics, rel, tmp_path):
+    """ranx's rank_biased_precision weighs a relevant document by its grade, over the whole run."""
+    qp = shared_path("trec", "qrels.dl19-passage.txt")
+    rows = generated_run(qp, seed=31 + rel, ties=False)
+    rp = write_run(tmp_path / "run.txt", rows)
+    queries, qrels_list, run_list = _ranx_arrays(*as_dicts(qp, rows))
+    for p in (0.8, 0.95):
+        scores = ranx_metrics.rank_biased_precision(qrels_list, run_list, p, rel)
+        measure = f"RBP(rel={rel},persistence={p})"
+        res = ours(qp, rp, "ranx", [measure])
+        assert_values(
+            res.values(measure), {q: float(v) for q, v in zip(queries, scores, strict=True)}, measure
+        )
+        assert abs(res.mean(measure) - float(np.mean(scores))) <= TOL

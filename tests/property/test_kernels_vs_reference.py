@@ -52,6 +52,11 @@ MEASURES = [
     "ERR(max_grade=3)@5",
     "nERR@3",
     "nERR",
+    "RBP",
+    "RBP@3",
+    "RBP(rel=2,persistence=0.5)@4",
+    "RBP_resid",
+    "RBP_resid@3",
 ]
 
 QUERIES = ["q1", "q2", "q3", "q4"]
@@ -90,6 +95,7 @@ def conventions(draw):
         kw["negative"] = "unjudged"
     kw["by_measure"] = draw(st.sampled_from(BY_MEASURE))
     kw["max_grade"] = draw(st.sampled_from([3, 4, 6]))
+    kw["persistence"] = draw(st.sampled_from([0.8, 0.5, 0.95]))
     return Conventions(**kw)
 
 

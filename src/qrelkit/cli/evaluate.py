@@ -33,6 +33,8 @@ CONVENTION_FLAGS = [
     ("missing_score", "--missing-score", None, "the score of a judged query the run lacks [default: empty]"),
     ("counts", "--counts", None, "NumRel, NumRet, NumRelRet summarised by their mean or sum [default: mean]"),
     ("max_grade", "--max-grade", "N", "ERR's stop probability (2^g-1)/2^N [default: 4, as gdeval]"),
+    ("persistence", "--persistence", "P", "RBP's persistence, between 0 and 1 [default: 0.8]"),
+    ("rbp_gain", "--rbp-gain", None, "what a relevant document is worth to RBP [default: binary]"),
     (
         "by_measure",
         "--by-measure",

@@ -1,4 +1,8 @@
-"""Cascade measures: ERR@k and nERR@k (Chapelle et al. 2009, as gdeval.pl computes ERR).
+"""Cascade measures: ERR@k and nERR@k (Chapelle et al. 2009, as gdeval.pl computes ERR), and RBP@k with
+its residual (Moffat & Zobel 2008).
+
+RBP is linear in per-position values, so its averaged ties take each position's weight p^(i-1) averaged
+over its tied block (as trectools' ``average_ties`` does); the residual likewise.
 
 A user scans the ranking top down and stops at a document of grade g with probability
 R(g) = (2^g - 1) / 2^max_grade; ERR@k = sum over ranks i <= k of R_i / i * prod_{j < i} (1 - R_j). Unjudged
@@ -24,7 +28,7 @@ import numpy as np
 
 from ..conventions import Conventions
 from ..errors import ConventionError
-from .encoded import Encoded, apply_no_relevant, positions
+from .encoded import Encoded, apply_no_relevant, block_mean, positions
 
 
 def stop_probability(grade: np.ndarray, judged: np.ndarray | None, max_grade: int) -> np.ndarray:
@@ -138,3 +142,34 @@ def nerr(enc: Encoded, k: int | None, conv: Conventions) -> tuple[np.ndarray, np
     undefined = den == 0
     values = np.where(undefined, 0.0, num / np.where(undefined, 1.0, den))
     return apply_no_relevant(values, undefined, conv)
+
+
+def _rbp_weights(enc: Encoded, k: int | None, p: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(query of each row, (1 - p) p^(i-1) averaged over tied blocks, rows within the cutoff)."""
+    qidx, pos = positions(enc)
+    weight = (1.0 - p) * np.power(p, pos.astype(np.float64))
+    mask = np.ones(len(pos), dtype=bool) if k is None else pos < k
+    return qidx, weight, mask
+
+
+def rbp(enc: Encoded, k: int | None, rel: int, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    """(RBP@k per query, undefined mask: nothing judged relevant)."""
+    qidx, weight, mask = _rbp_weights(enc, k, conv.persistence)
+    hit = enc.judged & (enc.grade >= rel)
+    gain = np.where(hit, 1.0 if conv.rbp_gain == "binary" else enc.grade.astype(np.float64), 0.0)
+    value = block_mean(gain, enc) * weight
+    values = np.bincount(qidx[mask], weights=value[mask], minlength=enc.n_queries).astype(float)
+    q_of = np.repeat(np.arange(enc.n_queries), np.diff(enc.judged_offsets))
+    none = np.bincount(q_of[enc.judged_grade >= rel], minlength=enc.n_queries) == 0
+    return apply_no_relevant(values, none, conv)
+
+
+def rbp_resid(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray:
+    """RBP's residual: the weight of the unjudged ranks within the depth, plus p^depth (depth: k, or
+    without k the number of documents returned)."""
+    p = conv.persistence
+    qidx, weight, mask = _rbp_weights(enc, k, p)
+    unjudged = block_mean((~enc.judged).astype(np.float64), enc) * weight
+    out = np.bincount(qidx[mask], weights=unjudged[mask], minlength=enc.n_queries).astype(float)
+    depth = enc.counts.astype(np.float64) if k is None else np.full(enc.n_queries, float(k))
+    return out + np.power(p, depth)

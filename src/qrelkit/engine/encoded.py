@@ -101,3 +101,13 @@ def apply_no_relevant(
     else:
         values = np.where(undefined, 0.0, values)
     return values, undefined
+
+
+def block_mean(values: np.ndarray, enc: Encoded) -> np.ndarray:
+    """Each row's value replaced by the mean of its tied block (identity when there are no blocks)."""
+    starts = enc.block_starts
+    if starts is None or len(values) == 0:
+        return values
+    sizes = np.diff(np.append(starts, len(values)))
+    sums = np.add.reduceat(values, starts)
+    return np.repeat(sums / sizes, sizes)

@@ -18,8 +18,8 @@ import numpy as np
 from ..conventions import Conventions, GainMap
 from ..errors import ConventionError
 from ..measures import Measure
-from .cascade import err, nerr
-from .encoded import Encoded, apply_no_relevant, positions
+from .cascade import err, nerr, rbp, rbp_resid
+from .encoded import Encoded, apply_no_relevant, block_mean, positions
 
 # ------------------------------------------------------------------------------------------------ helpers
 
@@ -55,16 +55,6 @@ def discounts(pos: np.ndarray, base: float) -> np.ndarray:
         return 1.0 / np.log2(pos + 2.0)
     out: np.ndarray = np.log(base) / np.log(pos + 2.0)
     return out
-
-
-def block_mean(values: np.ndarray, enc: Encoded) -> np.ndarray:
-    """Each row's value replaced by the mean of its tied block (identity when there are no blocks)."""
-    starts = enc.block_starts
-    if starts is None or len(values) == 0:
-        return values
-    sizes = np.diff(np.append(starts, len(values)))
-    sums = np.add.reduceat(values, starts)
-    return np.repeat(sums / sizes, sizes)
 
 
 def per_query_sum(qidx: np.ndarray, weights: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
@@ -320,4 +310,8 @@ def _compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndar
         return num_relevant(enc, rel), none
     if name == "NumRelRet":
         return rel_in_top(enc, k, rel), none
+    if name == "RBP":
+        return rbp(enc, k, rel, conv)
+    if name == "RBP_resid":
+        return rbp_resid(enc, k, conv), none
     raise AssertionError(f"no kernel for {name}")  # parse() admits only measures listed above

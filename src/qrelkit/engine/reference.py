@@ -157,6 +157,16 @@ def _one(measure: Measure, order: list[str], grades: dict[str, int], conv: Conve
         return float(sum(d in relevant for d in top))
     if name in ("ERR", "nERR"):
         return _cascade(measure, order, grades, conv)
+    if name == "RBP":
+        if not relevant:
+            return math.nan
+        p = conv.persistence
+        worth = {d: 1.0 if conv.rbp_gain == "binary" else float(grades[d]) for d in relevant}
+        return sum((1 - p) * p**i * worth.get(d, 0.0) for i, d in enumerate(top))
+    if name == "RBP_resid":
+        p = conv.persistence
+        beyond = p ** (k if k is not None else len(order))
+        return sum((1 - p) * p**i for i, d in enumerate(top) if d not in grades) + beyond
     raise ValueError(name)
 
 
