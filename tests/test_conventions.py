@@ -44,8 +44,8 @@ EXPECTED_AXES = {
     "trec_eval9": "linear log2 judged zero docid_desc single unjudged skip skip zero defined",
     "pytrec_eval": "linear log2 judged zero docid_desc single unjudged skip skip zero defined",
     "ir_measures": "linear log2 judged zero docid_desc single unjudged zero skip zero defined",
-    "ranx": "linear log2 judged zero file_order double zero zero skip zero defined",
-    "ranx-burges": "exponential log2 judged zero file_order double zero zero skip zero defined",
+    "ranx": "linear log2 judged zero file_order double unjudged zero skip zero defined",
+    "ranx-burges": "exponential log2 judged zero file_order double unjudged zero skip zero defined",
     "sklearn": "linear log2 returned zero average double reject skip skip zero defined",
     "torchmetrics": "linear log2 returned zero average single gain skip skip zero defined",
     "trectools": "linear log2 judged zero docid_asc double unjudged skip skip skip_unretrieved run_queries",
@@ -53,11 +53,41 @@ EXPECTED_AXES = {
 }
 
 
+#: the measure-level axes where a profile departs from their defaults
+MEASURE_DEFAULTS = {
+    "cutoff_denominator": "k",
+    "missing_score": "empty",
+    "counts": "mean",
+    "max_grade": "4",
+    "persistence": "0.8",
+    "rbp_gain": "binary",
+    "by_measure": "none",
+}
+EXPECTED_MEASURE_AXES = {
+    "ir_measures": {
+        "missing_score": "zero",
+        "counts": "sum",
+        "by_measure": "ERR(precision=double); "
+        "Judged(ties=docid_asc,precision=double,negative=zero,cutoff_denominator=returned); "
+        "RR@k(ties=docid_asc,precision=double)",
+    },
+    "ranx": {"rbp_gain": "grade"},
+    "ranx-burges": {"rbp_gain": "grade"},
+    "trectools": {
+        "by_measure": "AP(ties=docid_desc,no_relevant=skip); Judged(ties=docid_desc); P(ties=docid_desc); "
+        "R(ties=docid_desc,no_relevant=skip); RBP(ties=average); RBP_resid(ties=average); "
+        "RR(ties=docid_desc); Rprec(ties=docid_desc)",
+    },
+}
+
+
 def test_every_profile_spells_out_every_axis():
     assert set(PROFILES) == set(EXPECTED_AXES)
     for name, expected in EXPECTED_AXES.items():
         axes = PROFILES[name].conventions.axes()
-        assert " ".join(axes.values()) == expected, name
+        assert " ".join(list(axes.values())[:11]) == expected, name
+        measure_level = {axis: axes[axis] for axis in MEASURE_DEFAULTS}
+        assert measure_level == MEASURE_DEFAULTS | EXPECTED_MEASURE_AXES.get(name, {}), name
         assert PROFILES[name].conventions.to_dict()["profile"] == name
         assert PROFILES[name].evidence and PROFILES[name].crosscheck.startswith("tests/crosscheck/")
     assert PROFILES["ir_measures"].on_duplicate == "last"

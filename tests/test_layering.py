@@ -52,7 +52,7 @@ def test_numeric_side_imports_no_io_web_or_plotting():
 LAYERS: list[set[str]] = [
     {"errors", "_typing", "_version", "fingerprint", "provenance", "naming", "_native"},
     {"conventions", "rubric", "agreement", "group_agreement"},
-    {"measures"},
+    {"measures", "irm_names"},
     {"profiles"},
     {"data", "columns"},
     {"formats"},

@@ -55,6 +55,33 @@ mean
     distinct queries in the run, judged or not, as trectools does (``sum() / len(run.topics())``): run
     queries without judgments and queries left undefined count as 0, judged queries the run lacks do not
     count at all.
+cutoff_denominator
+    What P@k and Judged@k divide by when the run returned fewer than k documents. ``k`` (default, as
+    trec_eval): always k. ``returned``: min(k, documents returned), as ir_measures' Judged does (a query
+    with nothing returned scores 0).
+missing_score
+    What a judged query the run lacks scores under ``missing_queries = "zero"``. ``empty`` (default): the
+    value of an empty ranking, so NumRel still counts its relevant documents. ``zero``: 0 for every measure,
+    as ir_measures gives such a query ``measure.DEFAULT``.
+counts
+    How the count measures (NumRel, NumRet, NumRelRet) are summarised over queries. ``mean`` (default):
+    like every other measure, under the ``mean`` axis. ``sum``: their sum, as ir_measures' aggregate and
+    trec_eval's summary line give it.
+max_grade
+    ERR's scale: the probability that a user stops at a document of grade g is (2^g - 1) / 2^max_grade
+    (Chapelle et al. 2009); 4 by default, gdeval's ``$MAX_JUDGMENT``. A judged grade above it is an error
+    for ERR and nERR.
+persistence, rbp_gain
+    RBP's user model (Moffat & Zobel 2008): the probability ``persistence`` (default 0.8, as ir_measures
+    and trectools) of looking at the next document, and what a document is worth: ``binary`` (1 at or
+    above the measure's relevance threshold, trectools) or ``grade`` (its grade at or above the threshold,
+    ranx's ``rbp``).
+by_measure
+    Axes a profile sets for one measure family only, because the tool computes that family with other code
+    (ir_measures computes RR@k with its MS MARCO provider and Judged with its own): ``RR@k(ties=docid_asc,
+    precision=double); Judged(...)``. A family is a measure name, or a name with ``@k`` for the measure with
+    a cutoff only. A measure's own parameters (``RR(ties=average)@10``) override these; both are written with
+    every result (the measure's full form lists every axis it was computed under).
 profile
     Not an axis: the name of the named profile (see :mod:`qrelkit.profiles`) these conventions started
     from, or none. It is written with the conventions (``trec_eval``, or ``trec_eval with ties=average``
@@ -84,6 +111,10 @@ MissingQueries = Literal["zero", "skip"]
 ExtraQueries = Literal["skip", "reject"]
 NoRelevant = Literal["zero", "skip", "skip_unretrieved"]
 Mean = Literal["defined", "run_queries"]
+CutoffDenominator = Literal["k", "returned"]
+MissingScore = Literal["empty", "zero"]
+Counts = Literal["mean", "sum"]
+RbpGain = Literal["binary", "grade"]
 
 
 _TREC10: dict[str, Any] = {
@@ -107,17 +138,25 @@ PROFILE_AXES: dict[str, dict[str, Any]] = {
     "trec_eval-J": _TREC10 | {"unjudged": "drop"},
     "trec_eval9": _TREC9,
     "pytrec_eval": _TREC9,
-    "ir_measures": _TREC9 | {"missing_queries": "zero"},
-    "ranx": {"gain": "linear", "ties": "file_order", "negative": "zero", "missing_queries": "zero",
-             "extra_queries": "skip"},
-    "ranx-burges": {"gain": "exponential", "ties": "file_order", "negative": "zero", "missing_queries": "zero",
-                    "extra_queries": "skip"},
+    "ir_measures": _TREC9 | {
+        "missing_queries": "zero", "missing_score": "zero", "counts": "sum",
+        "by_measure": "RR@k(ties=docid_asc,precision=double); ERR(precision=double); "
+                      "Judged(ties=docid_asc,precision=double,negative=zero,cutoff_denominator=returned)",
+    },
+    "ranx": {"gain": "linear", "ties": "file_order", "negative": "unjudged", "missing_queries": "zero",
+             "extra_queries": "skip", "rbp_gain": "grade"},
+    "ranx-burges": {"gain": "exponential", "ties": "file_order", "negative": "unjudged",
+                    "missing_queries": "zero", "extra_queries": "skip", "rbp_gain": "grade"},
     "sklearn": {"gain": "linear", "ideal": "returned", "ties": "average", "negative": "reject",
                 "missing_queries": "skip", "extra_queries": "skip"},
     "torchmetrics": {"gain": "linear", "ideal": "returned", "ties": "average", "precision": "single",
                      "negative": "gain", "missing_queries": "skip", "extra_queries": "skip"},
     "trectools": {"gain": "linear", "ties": "docid_asc", "negative": "unjudged", "missing_queries": "skip",
-                  "extra_queries": "skip", "no_relevant": "skip_unretrieved", "mean": "run_queries"},
+                  "extra_queries": "skip", "no_relevant": "skip_unretrieved", "mean": "run_queries",
+                  "by_measure": "AP(ties=docid_desc,no_relevant=skip); Judged(ties=docid_desc); "
+                                "P(ties=docid_desc); R(ties=docid_desc,no_relevant=skip); "
+                                "RBP(ties=average); RBP_resid(ties=average); "
+                                "RR(ties=docid_desc); Rprec(ties=docid_desc)"},
     "gdeval": {"gain": "exponential", "discount": "ln", "ties": "docid_desc", "negative": "unjudged",
                "missing_queries": "skip", "extra_queries": "skip", "no_relevant": "skip"},
 }  # fmt: skip
@@ -199,6 +238,10 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "extra_queries": get_args(ExtraQueries),
     "no_relevant": get_args(NoRelevant),
     "mean": get_args(Mean),
+    "cutoff_denominator": get_args(CutoffDenominator),
+    "missing_score": get_args(MissingScore),
+    "counts": get_args(Counts),
+    "rbp_gain": get_args(RbpGain),
 }
 GAIN_NAMES: tuple[GainName, ...] = get_args(GainName)
 
@@ -249,6 +292,134 @@ def format_discount(base: float) -> str:
     return f"log{_num(base)}"
 
 
+#: Axes a profile may set for one measure family (:attr:`Conventions.by_measure`), in the order written.
+MEASURE_AXES = (
+    "gain",
+    "discount",
+    "ideal",
+    "unjudged",
+    "ties",
+    "precision",
+    "negative",
+    "no_relevant",
+    "cutoff_denominator",
+    "max_grade",
+    "persistence",
+    "rbp_gain",
+)
+
+MeasureAxes = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+
+_FAMILY_RE = re.compile(r"\s*([A-Za-z][A-Za-z_\-]*(?:@k)?)\s*\((.*)\)\s*", re.S)
+
+
+def _axis_value(axis: str, value: Any, source: str) -> str:
+    """One per-family axis value, checked and in its written form."""
+    if axis not in MEASURE_AXES:
+        raise ConventionError(
+            f"axis {axis!r} cannot be set per measure{did_you_mean(axis, MEASURE_AXES)}",
+            got=source,
+            expected="axes " + ", ".join(MEASURE_AXES),
+        )
+    if axis == "gain":
+        gain = parse_gain(value)
+        return str(gain)
+    if axis == "discount":
+        return format_discount(parse_discount(value))
+    if axis == "max_grade":
+        return str(parse_max_grade(value))
+    if axis == "persistence":
+        return _num(parse_persistence(value))
+    text = str(value).strip()
+    if text not in CHOICES[axis]:
+        raise ConventionError(
+            f"unknown {axis} {text!r}{did_you_mean(text, CHOICES[axis])}",
+            got=source,
+            expected="one of " + ", ".join(CHOICES[axis]),
+        )
+    return text
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    parts, current, depth = [], [], 0
+    for ch in text:
+        depth += (ch in "({") - (ch in ")}")
+        if ch == sep and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current))
+    return [p.strip() for p in parts if p.strip()]
+
+
+def parse_by_measure(value: Any) -> MeasureAxes:
+    """Per-family axes from their written form (``RR@k(ties=docid_asc); Judged(negative=zero)``), a mapping
+    ``{family: {axis: value}}``, or the tuple form; ``none`` or empty for none. Families sorted, axes in
+    :data:`MEASURE_AXES` order."""
+    if value is None:
+        return ()
+    items: dict[str, dict[str, str]] = {}
+    if isinstance(value, str):
+        text = value.strip()
+        if text in ("", "none"):
+            return ()
+        for part in _split_top(text, ";"):
+            match = _FAMILY_RE.fullmatch(part)
+            if not match:
+                raise ConventionError(
+                    f"cannot read per-measure axes {part!r}",
+                    got=value,
+                    expected="FAMILY(axis=value,...) separated by ';', e.g. RR@k(ties=docid_asc)",
+                )
+            axes: dict[str, str] = {}
+            for pair in _split_top(match.group(2), ","):
+                if "=" not in pair:
+                    raise ConventionError(f"per-measure axis {pair!r} has no value", got=value)
+                axis, raw = (x.strip() for x in pair.split("=", 1))
+                axes[axis] = raw
+            items[match.group(1)] = axes
+    elif isinstance(value, Mapping):
+        items = {str(k): dict(v) for k, v in value.items()}
+    else:
+        items = {str(family): dict(axes) for family, axes in value}
+    out = []
+    for family in sorted(items):
+        if not re.fullmatch(r"[A-Za-z][A-Za-z_\-]*(@k)?", family):
+            raise ConventionError(f"{family!r} is not a measure family", expected="a name such as RR or RR@k")
+        given = {axis: _axis_value(axis, v, f"{family}({axis}={v})") for axis, v in items[family].items()}
+        if given:
+            out.append((family, tuple((axis, given[axis]) for axis in MEASURE_AXES if axis in given)))
+    return tuple(out)
+
+
+def parse_max_grade(value: Any) -> int:
+    """ERR's max grade: a whole number from 1 to 30."""
+    text = str(value).strip()
+    if isinstance(value, bool) or not re.fullmatch(r"[0-9]+", text) or not 1 <= int(text) <= 30:
+        raise ConventionError(f"max_grade {value!r} is not a whole number from 1 to 30", expected="e.g. 4")
+    return int(text)
+
+
+def parse_persistence(value: Any) -> float:
+    """RBP's persistence: a number strictly between 0 and 1."""
+    try:
+        p = float(value)
+    except (TypeError, ValueError):
+        p = math.nan
+    if isinstance(value, bool) or not 0.0 < p < 1.0:
+        raise ConventionError(
+            f"persistence {value!r} is not a number strictly between 0 and 1", expected="e.g. 0.8"
+        )
+    return p
+
+
+def format_by_measure(value: MeasureAxes) -> str:
+    if not value:
+        return "none"
+    return "; ".join(f"{family}({','.join(f'{a}={v}' for a, v in axes)})" for family, axes in value)
+
+
 @dataclass(frozen=True)
 class Conventions:
     """The full set of choices behind a number. Defaults are the chapter's; see the module docstring."""
@@ -264,6 +435,13 @@ class Conventions:
     extra_queries: ExtraQueries = "skip"
     no_relevant: NoRelevant = "zero"
     mean: Mean = "defined"
+    cutoff_denominator: CutoffDenominator = "k"
+    missing_score: MissingScore = "empty"
+    counts: Counts = "mean"
+    max_grade: int = 4
+    persistence: float = 0.8
+    rbp_gain: RbpGain = "binary"
+    by_measure: MeasureAxes = ()
     profile: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -274,6 +452,9 @@ class Conventions:
             )
         object.__setattr__(self, "gain", parse_gain(self.gain))
         object.__setattr__(self, "discount", parse_discount(self.discount))
+        object.__setattr__(self, "by_measure", parse_by_measure(self.by_measure))
+        object.__setattr__(self, "max_grade", parse_max_grade(self.max_grade))
+        object.__setattr__(self, "persistence", parse_persistence(self.persistence))
         for axis, choices in CHOICES.items():
             value = getattr(self, axis)
             if value not in choices:
@@ -295,6 +476,8 @@ class Conventions:
                 out[f.name] = str(value)
             elif f.name == "discount":
                 out[f.name] = format_discount(value)
+            elif f.name == "by_measure":
+                out[f.name] = format_by_measure(value)
             else:
                 out[f.name] = str(value)
         return out
@@ -357,6 +540,14 @@ class Conventions:
         profile label is not an axis: conventions spelled out flag by flag equal the profile's."""
         a, b = self.axes(), other.axes()
         return [(k, a[k], b[k]) for k in a if a[k] != b[k]]
+
+    def measure_axes(self, name: str, with_cutoff: bool) -> dict[str, str]:
+        """The axes :attr:`by_measure` sets for the measure ``name`` (with a cutoff or without)."""
+        out: dict[str, str] = {}
+        for family, axes in self.by_measure:
+            if family == name or (with_cutoff and family == f"{name}@k"):
+                out.update(axes)
+        return out
 
     def __str__(self) -> str:
         text = ", ".join(f"{k}={v}" for k, v in self.axes().items())

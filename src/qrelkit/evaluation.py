@@ -254,6 +254,7 @@ def evaluate(
     *,
     workers: int = 1,
     progress: Callable[[int, int, str], None] | None = None,
+    strict: bool = False,
 ) -> Results:
     """Evaluate runs against judgments.
 
@@ -261,7 +262,9 @@ def evaluate(
     ``conventions`` defaults to :data:`qrelkit.conventions.DEFAULT`. Returns :class:`Results` holding the
     per-query values, the means, what each query-set policy did, and the provenance (conventions in full,
     fingerprints of every input, qrelkit's version). ``workers`` > 1 evaluates runs on that many threads
-    (the kernels release the GIL); the results are identical.
+    (the kernels release the GIL); the results are identical. Where the profile's tool would have stopped
+    (a judged query missing from the run for trec_eval 10 without -c, differing query sets for ranx) the
+    results carry a warning; ``strict=True`` refuses instead.
     """
     conv = conventions or DEFAULT
     parsed = parse_measures(measures)
@@ -286,7 +289,10 @@ def evaluate(
             items = list(pool.map(one, run_list))
     else:
         items = [one(run) for run in run_list]
-    return assemble(qrels, parsed, conv, items)
+    results = assemble(qrels, parsed, conv, items)
+    if strict:
+        results.check_strict()
+    return results
 
 
 def _check_gains(qrels: Qrels, measures: Sequence[Measure], conv: Conventions) -> None:
@@ -314,13 +320,14 @@ def read_judgments(
     on_duplicate: str,
     scale: Sequence[int] | None,
     rubric_hash: str | None,
+    comments: bool = False,
 ) -> Qrels:
     """The judgments, read whole, carrying the rubric's hash when one was given."""
     from .data import Qrels
     from .formats import read_qrels
 
     # input_format and on_duplicate are checked by the reader (one of FORMAT_CHOICES/ON_DUPLICATE_CHOICES)
-    qrels = read_qrels(path, format=input_format, scale=scale, on_duplicate=on_duplicate)  # type: ignore[arg-type]
+    qrels = read_qrels(path, format=input_format, scale=scale, on_duplicate=on_duplicate, comments=comments)  # type: ignore[arg-type]
     if rubric_hash is not None:
         qrels = Qrels(qrels.frame, qrels.fingerprint, qrels.name, qrels.scale, rubric_hash, qrels.meta)
     return qrels
@@ -339,6 +346,8 @@ def evaluate_files(
     memory_limit: int | str | None = None,
     progress: Callable[[int, int, str], None] | None = None,
     on_bytes: Callable[[int], None] | None = None,
+    strict: bool = False,
+    comments: bool = False,
 ) -> Results:
     """Read judgments once and evaluate every run file against them, two runs at a time.
 
@@ -358,6 +367,9 @@ def evaluate_files(
     not fit beside what the process holds streams when the measures have cutoffs, and is sorted on disk
     by DuckDB otherwise, its memory limit set from what is left (:func:`qrelkit.formats.external.run_batches`).
     ``progress(done, total, name)`` is called as each run is finished, ``on_bytes(n)`` as bytes are read.
+    ``strict`` refuses where the profile's tool would have stopped (see :func:`evaluate`). ``comments``
+    skips TREC lines beginning with ``#`` (trec_eval 10); files holding such lines are read whole by the
+    robust reader, also under ``memory_limit``.
     """
     from .formats.trec.small import SMALL_FILE_BYTES
 
@@ -373,16 +385,24 @@ def evaluate_files(
     else:
         limit = memory_limit
 
+    whole = False  # its refusals look at every row (gdeval, sklearn); comment lines: the robust reader
     if conv.profile is not None:
         from .profiles import get_profile
 
-        if get_profile(conv.profile).refuses:  # its refusals look at every row: read whole (gdeval, sklearn)
-            from .formats import read_run
+        whole = bool(get_profile(conv.profile).refuses)
+    if comments and not whole:
+        from .formats.trec.common import has_comment_lines
 
-            qrels = read_judgments(qrels_path, input_format, on_duplicate, scale, rubric_hash)
-            # input_format and on_duplicate are checked by the readers (one of FORMAT_CHOICES/ON_DUPLICATE_CHOICES)
-            runs = [read_run(p, format=input_format, on_duplicate=on_duplicate) for p in run_paths]  # type: ignore[arg-type]
-            return evaluate(qrels, runs, parsed, conv, progress=progress)
+        whole = any(has_comment_lines(p) for p in [qrels_path, *run_paths])
+    if whole:
+        from .formats import read_run
+
+        qrels = read_judgments(qrels_path, input_format, on_duplicate, scale, rubric_hash, comments)
+        # input_format and on_duplicate are checked by the readers (one of FORMAT_CHOICES/ON_DUPLICATE_CHOICES)
+        runs = [
+            read_run(p, format=input_format, on_duplicate=on_duplicate, comments=comments) for p in run_paths
+        ]  # type: ignore[arg-type]
+        return evaluate(qrels, runs, parsed, conv, progress=progress, strict=strict)
 
     def too_big(path: Path) -> bool:
         # reading a run whole costs about 8 bytes of memory per byte of file (columns, join, sort), on top
@@ -399,6 +419,8 @@ def evaluate_files(
             rubric_hash, progress, on_bytes,
         )  # fmt: skip
         if small is not None:
+            if strict:
+                small.check_strict()
             return small
     from .formats import detect_format, read_run, read_run_streaming
     from .formats.external import run_batches, sort_budget
@@ -478,7 +500,10 @@ def evaluate_files(
     else:  # under a memory cap, one run at a time
         pairs = [tracked(p) for p in run_paths]
     check_run_names([item.name for _, item in pairs], [source for source, _ in pairs])
-    return assemble(qrels, parsed, conv, [item for _, item in pairs])
+    results = assemble(qrels, parsed, conv, [item for _, item in pairs])
+    if strict:
+        results.check_strict()
+    return results
 
 
 #: Bytes of memory per byte of run file when a run is read whole (measured on a 7M-line run).

@@ -14,14 +14,20 @@ nDCG@k      DCG@k / IDCG@k
 DCG@k       sum over ranks i <= k of gain(grade_i) / log_b(i + 1)
 IDCG@k      DCG@k of the ideal ordering (see the ``ideal`` convention)
 R@k         relevant documents in the top k / R (recall)
-P@k         relevant documents in the top k / k (trec_eval's denominator: k, even if fewer were returned)
+P@k         relevant documents in the top k / k (trec_eval's denominator: k, even if fewer were returned;
+            ``cutoff_denominator=returned``: min(k, returned))
 AP, AP@k    sum over relevant documents at ranks i <= k of P@i, divided by R (trec_eval's map and map_cut)
 RR, RR@k    1 / rank of the first relevant document (0 when none within k)
 Rprec       P@R
-Judged@k    judged documents in the top k / k
+Judged@k    judged documents in the top k / k (``cutoff_denominator=returned``: min(k, returned))
 NumRel      R
 NumRet@k    documents returned (in the top k)
 NumRelRet@k relevant documents returned (in the top k)
+ERR@k       sum over ranks i <= k of R_i / i * prod_{j < i} (1 - R_j), R = (2^g - 1) / 2^max_grade (gdeval)
+nERR@k      ERR@k / ERR@k of the ideal ordering (the ``ideal`` convention)
+RBP@k       (1 - p) * sum over ranks i <= k of gain_i * p^(i - 1), p = ``persistence``, gain per ``rbp_gain``
+RBP_resid@k (1 - p) * sum over unjudged ranks i <= d of p^(i - 1) + p^d, d = k, or without k the run's
+            length: RBP lies in [RBP, RBP + RBP_resid] whatever the unjudged documents turn out to be
 ==========  ==============================================================================================
 """
 
@@ -32,8 +38,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .conventions import CHOICES, Conventions, GainMap, format_discount, parse_discount, parse_gain
+from .conventions import (
+    CHOICES,
+    MEASURE_AXES,
+    Conventions,
+    GainMap,
+    format_discount,
+    parse_discount,
+    parse_gain,
+    parse_max_grade,
+    parse_persistence,
+)
 from .errors import MeasureSyntaxError, ValidationError, did_you_mean
+from .irm_names import IRM_NAMES, TranslationError, needs_translation, translate
 
 
 @dataclass(frozen=True)
@@ -65,11 +82,18 @@ INFO: dict[str, MeasureInfo] = {
             "IDCG", "optional", False, (*_GAIN, "ideal", *_RANKING), False, "DCG of the ideal ordering"
         ),
         MeasureInfo("R", "optional", True, (*_RANKING, "no_relevant"), True, "recall"),
-        MeasureInfo("P", "required", True, _RANKING, False, "precision"),
+        MeasureInfo("P", "required", True, (*_RANKING, "cutoff_denominator"), False, "precision"),
         MeasureInfo("AP", "optional", True, (*_RANKING, "no_relevant"), True, "average precision"),
         MeasureInfo("RR", "optional", True, (*_RANKING, "no_relevant"), True, "reciprocal rank"),
         MeasureInfo("Rprec", "none", True, (*_RANKING, "no_relevant"), True, "precision at R"),
-        MeasureInfo("Judged", "required", False, _RANKING, False, "fraction of the top k that is judged"),
+        MeasureInfo(
+            "Judged",
+            "required",
+            False,
+            (*_RANKING, "cutoff_denominator"),
+            False,
+            "fraction of the top k that is judged",
+        ),
         MeasureInfo("NumRel", "none", True, ("negative",), False, "number of relevant judged documents"),
         MeasureInfo(
             "NumRet",
@@ -80,10 +104,47 @@ INFO: dict[str, MeasureInfo] = {
             "number of documents returned",
         ),
         MeasureInfo("NumRelRet", "optional", True, _RANKING, False, "number of relevant documents returned"),
+        # -- beyond trec_eval: cascade measures (engine/cascade.py) ------------------------------------------
+        MeasureInfo(
+            "ERR",
+            "optional",
+            False,
+            (*_RANKING, "no_relevant", "max_grade"),
+            True,
+            "expected reciprocal rank (gdeval)",
+        ),
+        MeasureInfo(
+            "nERR",
+            "optional",
+            False,
+            ("ideal", *_RANKING, "no_relevant", "max_grade"),
+            True,
+            "ERR normalised by the ERR of the ideal ordering",
+        ),
+        MeasureInfo(
+            "RBP",
+            "optional",
+            True,
+            (*_RANKING, "no_relevant", "persistence", "rbp_gain"),
+            True,
+            "rank-biased precision (its lower bound: unjudged documents count 0)",
+        ),
+        MeasureInfo(
+            "RBP_resid",
+            "optional",
+            True,
+            (*_RANKING, "persistence"),
+            False,
+            "RBP's residual: what unjudged documents and those beyond the depth could add",
+        ),
     ]
 }
 
 ALIASES = {
+    "err": "ERR",
+    "rbp": "RBP",
+    "rbp_resid": "RBP_resid",
+    "nerr": "nERR",
     "ndcg": "nDCG",
     "ndcg_cut": "nDCG",
     "dcg": "DCG",
@@ -109,10 +170,13 @@ ALIASES = {
     "num_rel_ret": "NumRelRet",
 }
 
+#: The measures that count documents: summed over queries under ``counts = "sum"``.
+COUNT_MEASURES = frozenset({"NumRel", "NumRet", "NumRelRet"})
+
 #: The measures reported when none are asked for: ordering (nDCG@10), coverage (R@100), judged depth.
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "Judged@10")
 
-_AXIS_ORDER = ("gain", "discount", "ideal", "unjudged", "ties", "precision", "negative", "no_relevant")
+_AXIS_ORDER = MEASURE_AXES
 
 
 @dataclass(frozen=True)
@@ -129,10 +193,13 @@ class Measure:
         return INFO[self.name]
 
     def conventions(self, base: Conventions) -> Conventions:
-        """The conventions this measure is computed under: ``base`` with this measure's overrides."""
-        if not self.overrides:
+        """The conventions this measure is computed under: ``base``, the axes ``base.by_measure`` sets for
+        this measure's family, then this measure's own overrides."""
+        changes = base.measure_axes(self.name, self.k is not None) if base.by_measure else {}
+        changes.update(self.overrides)
+        if not changes:
             return base
-        return base.with_(**{axis: value for axis, value in self.overrides})
+        return base.with_(**changes)
 
     def __str__(self) -> str:
         params = []
@@ -159,7 +226,7 @@ def required_depth(measures: Any, conventions: Conventions) -> int | None:
         conv = m.conventions(conventions)
         if m.k is None or m.name == "Rprec" or conv.unjudged == "drop":
             return None
-        if m.name in ("nDCG", "IDCG") and conv.ideal == "returned":
+        if m.name in ("nDCG", "IDCG", "nERR") and conv.ideal == "returned":
             return None
         depth = max(depth, m.k)
     return depth or None
@@ -195,6 +262,10 @@ def _normalise_override(axis: str, value: str, source: str) -> str:
             return str(gain) if isinstance(gain, GainMap) else gain
         if axis == "discount":
             return format_discount(parse_discount(value))
+        if axis == "max_grade":
+            return str(parse_max_grade(value))
+        if axis == "persistence":
+            return repr(parse_persistence(value))
     except Exception as exc:  # ConventionError: re-raise as a syntax error naming the measure
         raise MeasureSyntaxError(f"in {source!r}: {exc}") from None
     choices = CHOICES[axis]
@@ -204,6 +275,28 @@ def _normalise_override(axis: str, value: str, source: str) -> str:
             expected="one of " + ", ".join(choices),
         )
     return value
+
+
+def _from_ir_measures(name: str, pairs: list[tuple[str, str]], k: str | None, text: str) -> str | None:
+    """qrelkit's spelling of a measure written in ir_measures' vocabulary (:mod:`qrelkit.irm_names`), or
+    ``None`` when it is not."""
+    if not needs_translation(name, pairs):
+        return None
+    try:
+        translated = translate(name, pairs, k)
+    except TranslationError as exc:
+        raise MeasureSyntaxError(
+            f"{exc}", got=text, fix="choose another measure (qrelkit measures: " + ", ".join(INFO) + ")"
+        ) from None
+    target = _MEASURE_RE.match(translated)
+    if target is None or target.group(1) not in INFO:
+        qname = target.group(1) if target else translated
+        raise MeasureSyntaxError(
+            f"ir_measures' {name} is qrelkit's {qname}, which this version does not compute",
+            got=text,
+            fix="choose another measure (qrelkit measures: " + ", ".join(INFO) + ")",
+        )
+    return translated
 
 
 def parse(text: str | Measure) -> Measure:
@@ -218,11 +311,23 @@ def parse(text: str | Measure) -> Measure:
             expected="NAME, NAME@k or NAME(param=value,...)@k, e.g. nDCG@10, R(rel=2)@100",
         )
     raw_name, raw_params, raw_k = match.groups()
+    pairs = [tuple(x.strip() for x in p.split("=", 1)) for p in _split_params(raw_params or "", text)]
+    if all(len(p) == 2 for p in pairs):
+        translated = _from_ir_measures(raw_name, pairs, raw_k, text)  # type: ignore[arg-type]
+        if translated is not None:
+            return parse(translated)
     name = raw_name if raw_name in INFO else ALIASES.get(raw_name.lower())
-    if name is None:
+    if name is None and raw_name in IRM_NAMES:
         raise MeasureSyntaxError(
-            f"unknown measure {raw_name!r}{did_you_mean(raw_name, list(INFO) + list(ALIASES))}",
-            expected="one of " + ", ".join(INFO),
+            f"ir_measures' {raw_name} is qrelkit's {IRM_NAMES[raw_name]}, which this version does not compute",
+            got=text,
+            fix="choose another measure (qrelkit measures: " + ", ".join(INFO) + ")",
+        )
+    if name is None:
+        vocabulary = list(INFO) + list(ALIASES) + [n for n, q in IRM_NAMES.items() if q is not None]
+        raise MeasureSyntaxError(
+            f"unknown measure {raw_name!r}{did_you_mean(raw_name, vocabulary)}",
+            expected="one of " + ", ".join(INFO) + " (or ir_measures' names, e.g. P@10, nDCG@10, RR@10)",
         )
     info = INFO[name]
     k: int | None = None

@@ -23,6 +23,11 @@ from .errors import ConventionError, ValidationError, did_you_mean
 Refusal = Literal["numeric_query_ids", "grades_at_most_4", "two_returned_per_query"]
 REFUSALS: tuple[str, ...] = get_args(Refusal)
 
+#: Inputs on which the tool stops where qrelkit goes on (with the profile's documented result) and warns;
+#: ``strict`` turns the warning into an error.
+Stop = Literal["missing_from_run", "query_sets_differ"]
+STOPS: tuple[str, ...] = get_args(Stop)
+
 _REFUSAL_TEXT = {
     "numeric_query_ids": "whole-number query ids (gdeval.pl reads them as numbers)",
     "grades_at_most_4": "grades of at most 4 (gdeval.pl's $MAX_JUDGMENT)",
@@ -35,7 +40,8 @@ class Profile:
     """One tool's conventions and input handling.
 
     ``on_duplicate`` is the reader option that reproduces what the tool does with a document listed twice
-    for one query (``error`` where the tool refuses such input). ``refuses`` lists further inputs the
+    for one query (``error`` where the tool refuses such input); ``comments`` whether it skips TREC lines
+    beginning with ``#`` (trec_eval 10 does). ``refuses`` lists further inputs the
     tool rejects. ``evidence`` names where in the tool's source each choice is made; ``crosscheck`` the test
     that compares the tool with qrelkit; ``notes`` what the profile does not reproduce.
     """
@@ -44,7 +50,9 @@ class Profile:
     tool: str
     conventions: Conventions
     on_duplicate: str = "error"
+    comments: bool = False
     refuses: tuple[Refusal, ...] = ()
+    stops: tuple[Stop, ...] = ()
     evidence: tuple[str, ...] = ()
     crosscheck: str = ""
     notes: str = ""
@@ -60,13 +68,36 @@ class Profile:
         for refusal in self.refuses:
             _CHECKS[refusal](self, qrels, run_list)
 
+    def stop_warnings(self, conv: Conventions, run: str, missing: list[str], extra: list[str]) -> list[str]:
+        """What the tool would have done instead of the number qrelkit reports, for one run whose judged
+        queries ``missing`` are absent and whose queries ``extra`` have no judgments (empty: nothing)."""
+        tool = self.tool.split(" (")[0]
+        out = []
+        if "missing_from_run" in self.stops and missing and conv.missing_queries == "skip":
+            n = len(missing)
+            out.append(
+                f"run {run!r} lacks {n} judged quer{'y' if n == 1 else 'ies'} (first: {missing[0]!r}): "
+                f"{tool} without -c stops there (exit status 4, \"result qid '{missing[0]}' not found in "
+                'qrels"); qrelkit left them out of the mean, as trec_eval 9 did (profile trec_eval-c '
+                "scores them 0)"
+            )
+        if "query_sets_differ" in self.stops and (missing or extra):
+            out.append(
+                f"run {run!r} and the judgments have different query sets ({len(missing)} judged "
+                f"missing from the run, {len(extra)} without judgments): {tool} refuses them unless "
+                "make_comparable=True, which this profile reproduces"
+            )
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "tool": self.tool,
             "conventions": self.conventions.to_dict(),
             "on_duplicate": self.on_duplicate,
+            "comments": self.comments,
             "refuses": list(self.refuses),
+            "stops": list(self.stops),
             "evidence": list(self.evidence),
             "crosscheck": self.crosscheck,
             "notes": self.notes,
@@ -160,22 +191,26 @@ def _profiles() -> list[Profile]:
         "form_res_rels.c comp_sim_docno: sim descending, then strcmp(docno2, docno1) (docno descending)",
         "form_res_rels.c: 'duplicate docs' aborts; negative rel levels are pool-only (not relevant, not "
         "in the ideal)",
-        "trec_eval.c: only queries present in both files are averaged unless -c",
+        "trec_eval.c (10.0): a qrels query without results stops the evaluation unless -c (exit 4, "
+        '"result qid ... not found in qrels"); run queries without judgments are ignored',
     )
     return [
         Profile(
             "trec_eval",
             "trec_eval 10 (usnistgov/trec_eval, without -c)",
             Conventions.from_profile("trec_eval"),
+            comments=True,
+            stops=("missing_from_run",),
             evidence=trec_evidence,
             crosscheck=f"{_TEST}::test_trec_eval_suite_outputs, ::test_pytrec_eval_without_float32_ties",
-            notes="trec_eval 10 compares scores in double precision; judged queries the run lacks are "
-            "not averaged.",
+            notes="trec_eval 10 compares scores in double precision; it stops on a judged query the run "
+            "lacks, where this profile leaves the query out of the mean (as trec_eval 9 did) and warns.",
         ),
         Profile(
             "trec_eval-c",
             "trec_eval 10 -c",
             Conventions.from_profile("trec_eval-c"),
+            comments=True,
             evidence=(*trec_evidence, "trec_eval.c -c: average over every qrels query, missing ones as 0"),
             crosscheck=f"{_TEST}::test_trec_eval_suite_outputs, ::test_trec_eval_c_mean",
         ),
@@ -183,6 +218,8 @@ def _profiles() -> list[Profile]:
             "trec_eval-J",
             "trec_eval 10 -J",
             Conventions.from_profile("trec_eval-J"),
+            comments=True,
+            stops=("missing_from_run",),
             evidence=(
                 *trec_evidence,
                 "form_res_rels.c with judged_docs_only_flag: unjudged and negative-grade documents are "
@@ -194,7 +231,11 @@ def _profiles() -> list[Profile]:
             "trec_eval9",
             "trec_eval 9.0.x",
             Conventions.from_profile("trec_eval9"),
-            evidence=(*trec_evidence, "trec_format.h TEXT_RESULTS: float sim (scores held in 32 bits)"),
+            evidence=(
+                *trec_evidence[:-1],
+                "trec_eval.c (9.0.x): only queries present in both files are averaged unless -c",
+                "trec_format.h TEXT_RESULTS: float sim (scores held in 32 bits)",
+            ),
             crosscheck=f"{_TEST}::test_pytrec_eval_profiles",
         ),
         Profile(
@@ -202,7 +243,7 @@ def _profiles() -> list[Profile]:
             "pytrec_eval (pytrec-eval-terrier, bundles trec_eval 9)",
             Conventions.from_profile("pytrec_eval"),
             evidence=(
-                *trec_evidence,
+                *trec_evidence[:-1],
                 "pytrec_eval.cpp RelevanceEvaluator.evaluate: returns only queries in both the qrels "
                 "and the run; scores stored as float",
                 "pytrec_eval/__init__.py parse_run: asserts on a duplicate docid",
@@ -216,22 +257,30 @@ def _profiles() -> list[Profile]:
             Conventions.from_profile("ir_measures"),
             on_duplicate="last",
             evidence=(
-                "providers/pytrec_eval_provider.py: nDCG computed by pytrec_eval (trec_eval 9)",
+                "providers/pytrec_eval_provider.py: P, R, AP, RR, Rprec, NumRel, NumRet, NumRelRet and "
+                "nDCG computed by pytrec_eval (trec_eval 9)",
+                "providers/msmarco_provider.py: RR@k sorted by (-score, docid), double precision",
+                "providers/judged_provider.py: Judged@k sorted by (-score, docid), every qrels entry "
+                "(negative grades too) judged, divided by min(k, run length)",
                 "providers/base.py Evaluator.iter_calc: every qrels query missing from the results "
-                "gets measure.DEFAULT (0) and counts in the mean",
+                "gets measure.DEFAULT (0 for every measure, NumRel too) and counts in the mean",
+                "aggregate of NumRel, NumRet and NumRelRet: their sum",
                 "util.py RunConverter.as_dict_of_dict: a duplicate docid overwrites (last line wins)",
             ),
-            crosscheck=f"{_TEST}::test_ir_measures_profile",
+            crosscheck=f"{_TEST}::test_ir_measures_profile, "
+            "tests/crosscheck/test_profile_parity.py::test_ir_measures_every_measure",
         ),
         Profile(
             "ranx",
             "ranx ndcg (make_comparable=True)",
             Conventions.from_profile("ranx"),
             on_duplicate="last",
+            stops=("query_sets_differ",),
             evidence=(
                 "metrics/ndcg.py _dcg (jarvelin=True): gain = grade; _idcg = _dcg(qrels, qrels): ideal "
                 "from the judged documents (sorted by grade when the Qrels are built)",
-                "metrics/common.py clean_qrels: grades below 1 are dropped (gain 0)",
+                "metrics/common.py clean_qrels: grades below the relevance level are dropped (gain 0; "
+                "at rel=0 a negative grade is not relevant)",
                 "metrics/ndcg.py _ndcg: idcg == 0 becomes 1 (the query scores 0)",
                 "data_structures/common.py sort_dict_by_value: numba argsort of -score; equal scores "
                 "keep file order only while the sort stays stable (short lists)",
@@ -249,6 +298,7 @@ def _profiles() -> list[Profile]:
             "ranx ndcg_burges (make_comparable=True)",
             Conventions.from_profile("ranx-burges"),
             on_duplicate="last",
+            stops=("query_sets_differ",),
             evidence=("metrics/ndcg.py _dcg (jarvelin=False): gain = 2^grade - 1; otherwise as ranx",),
             crosscheck=f"{_TEST}::test_ranx_profiles",
             notes="as ranx",
@@ -296,10 +346,14 @@ def _profiles() -> list[Profile]:
                 "trec_eval.py get_ndcg: gain = rel (trec_eval=True), ideal from qrels with rel > 0; "
                 "dcg_per_query / idcg_per_query is NaN where no relevant document is in the top k",
                 "trec_eval.py get_ndcg: mean = ndcg_per_query.sum() / len(run.topics())",
+                "trec_eval.py get_precision, get_recall, get_map, get_reciprocal_rank, get_rprec: "
+                "sort_values(..., ascending=[True, False, False]) (docid descending); recall and map "
+                "NaN only where nothing is relevant, reciprocal rank also where none was found",
             ),
             crosscheck=f"{_TEST}::test_trectools_profile",
             notes="pandas reads numeric-looking docids as numbers, so '007' and '7' become one "
-            "document in trectools; qrelkit keeps ids as text.",
+            "document in trectools; qrelkit keeps ids as text. get_rprec under pandas 3 joins the "
+            "judgments by document id alone and is not reproduced.",
         ),
         Profile(
             "gdeval",

@@ -17,9 +17,9 @@ import numpy as np
 
 from .conventions import Conventions
 from .engine.encoded import QuerySet
-from .errors import IncomparableError, QueryNotFoundError, did_you_mean
+from .errors import IncomparableError, QueryNotFoundError, ValidationError, did_you_mean
 from .fingerprint import Fingerprint
-from .measures import Measure, parse
+from .measures import COUNT_MEASURES, Measure, parse
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,9 @@ class Results:
     judgments: dict[str, Any] | None = None
     """What the judgments mean, from the qrels' manifest (:func:`qrelkit.manifest.judgments_meaning`):
     rubric, scale, calibration kappa and gate, unresolved pairs; ``None`` without a manifest."""
+    profile_warnings: tuple[str, ...] = ()
+    """Where the profile's tool would have stopped instead of giving these numbers
+    (:meth:`qrelkit.profiles.Profile.stop_warnings`)."""
 
     # -- aggregation ---------------------------------------------------------------------------------------
 
@@ -111,12 +114,15 @@ class Results:
             expected="one of " + ", ".join(self.run_names),
         )
 
-    def _aggregate(self, run: RunSummary, values: list[float]) -> tuple[float, int]:
+    def _aggregate(self, run: RunSummary, values: list[float], measure: str) -> tuple[float, int]:
         """(mean, number of queries in it) under the ``mean`` convention.
 
         ``defined``: the mean over the queries with a value. ``run_queries``: the sum of the defined values
-        over the number of distinct queries in the run, judged or not (trectools' mean)."""
+        over the number of distinct queries in the run, judged or not (trectools' mean). Count measures
+        under ``counts = "sum"``: the sum of the defined values."""
         defined = [v for v in values if not math.isnan(v)]
+        if self.conventions.counts == "sum" and parse(measure).name in COUNT_MEASURES:
+            return math.fsum(defined), len(defined)
         if getattr(self.conventions, "mean", "defined") == "run_queries":
             counts = run.queries.counts()
             denominator = counts["scored"] + counts["absent_from_qrels_skipped"]
@@ -130,7 +136,7 @@ class Results:
         for run in self.runs:
             for measure in self.measure_names:
                 values = run.values[measure].tolist()
-                mean, n = self._aggregate(run, values)
+                mean, n = self._aggregate(run, values, measure)
                 undefined = sum(1 for v in values if math.isnan(v))
                 rows.append(
                     {
@@ -191,7 +197,7 @@ class Results:
     def mean(self, measure: str | Measure, run: str | None = None) -> float:
         """The mean of one measure for one run (the only run when there is one)."""
         name, summary = self._measure_name(measure), self._run(run)
-        return self._aggregate(summary, summary.values[name].tolist())[0]
+        return self._aggregate(summary, summary.values[name].tolist(), name)[0]
 
     def values(self, measure: str | Measure, run: str | None = None) -> dict[str, float]:
         """Per-query values ``{query_id: value}`` of one measure for one run."""
@@ -225,7 +231,18 @@ class Results:
             judgments=self.judgments,
             runs=[r.to_dict(self.conventions) for r in self.runs],
         )
+        if self.profile_warnings:
+            out["profile_warnings"] = list(self.profile_warnings)
         return out
+
+    def check_strict(self) -> None:
+        """Refuse what the profile's tool refuses at run time (``strict``): the first profile warning as a
+        :class:`~qrelkit.errors.ValidationError`."""
+        if self.profile_warnings:
+            raise ValidationError(
+                self.profile_warnings[0],
+                fix="drop strict to get the profile's numbers with this warning, or fix the inputs",
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """Provenance, means and per-query values, JSON-serialisable (NaN written as null)."""
@@ -252,7 +269,7 @@ class Results:
     @property
     def warnings(self) -> list[str]:
         """Warnings every rendering of these results repeats (a failed gate, unresolved pairs, ...)."""
-        return list((self.judgments or {}).get("warnings", []))
+        return list((self.judgments or {}).get("warnings", [])) + list(self.profile_warnings)
 
     def check_comparable(self, other: Results) -> None:
         """Refuse to combine results computed under different conventions or judgments (the error names
@@ -350,6 +367,15 @@ def assemble(qrels: Any, parsed: Sequence[Measure], conv: Conventions, items: Se
         summaries.append(
             RunSummary(item.name, item.fingerprint, dict(item.meta), item.queries, undefined, values)
         )
+    warnings: list[str] = []
+    if conv.profile is not None:
+        from .profiles import get_profile
+
+        profile = get_profile(conv.profile)
+        for item in items:
+            q = item.queries
+            missing = sorted(q.missing_scored_zero + q.missing_skipped)
+            warnings += profile.stop_warnings(conv, item.name, missing, list(q.extra_skipped))
     return Results(
         measures=tuple(parsed),
         conventions=conv,
@@ -359,4 +385,5 @@ def assemble(qrels: Any, parsed: Sequence[Measure], conv: Conventions, items: Se
         rubric_hash=qrels.rubric_hash,
         runs=tuple(summaries),
         version=__version__,
+        profile_warnings=tuple(warnings),
     )

@@ -1,7 +1,7 @@
 """Hypothesis: the numpy kernels equal the slow reference oracle under every convention.
 
-The strategies draw every value of every axis (negative=gain, no_relevant=skip_unretrieved and the mean
-axis included), heavy ties, near-ties that only single precision merges, and scores 1e-9 apart.
+The strategies draw every value of every axis (negative=gain, no_relevant=skip_unretrieved, the mean
+axis, the cutoff denominator, the missing-query score and per-family axes included), heavy ties, near-ties that only single precision merges, and scores 1e-9 apart.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qrelkit.conventions import CHOICES, Conventions, GainMap
+from qrelkit.conventions import CHOICES, PROFILE_AXES, Conventions, GainMap
 from qrelkit.data import Qrels
 from qrelkit.engine.reference import reference_values
 from qrelkit.evaluation import evaluate
@@ -40,11 +40,23 @@ MEASURES = [
     "Rprec",
     "Rprec(rel=2)",
     "Judged@3",
+    "Judged@10",
+    "P@10",
     "NumRel",
     "NumRel(rel=2)",
     "NumRet",
     "NumRet@3",
     "NumRelRet@3",
+    "ERR",
+    "ERR@3",
+    "ERR(max_grade=3)@5",
+    "nERR@3",
+    "nERR",
+    "RBP",
+    "RBP@3",
+    "RBP(rel=2,persistence=0.5)@4",
+    "RBP_resid",
+    "RBP_resid@3",
 ]
 
 QUERIES = ["q1", "q2", "q3", "q4"]
@@ -81,7 +93,21 @@ def conventions(draw):
     kw["discount"] = draw(st.sampled_from([2.0, 10.0, math.e]))
     if kw["negative"] == "reject":
         kw["negative"] = "unjudged"
+    kw["by_measure"] = draw(st.sampled_from(BY_MEASURE))
+    kw["max_grade"] = draw(st.sampled_from([3, 4, 6]))
+    kw["persistence"] = draw(st.sampled_from([0.8, 0.5, 0.95]))
     return Conventions(**kw)
+
+
+#: per-family axes: none, the two profiles' sets, and ones that move every kernel family
+BY_MEASURE = [
+    "none",
+    PROFILE_AXES["ir_measures"]["by_measure"],
+    PROFILE_AXES["trectools"]["by_measure"],
+    "RR@k(ties=optimistic); AP(ties=pessimistic,negative=zero); nDCG(gain=linear,ideal=returned)",
+    "Judged(cutoff_denominator=k,unjudged=drop); P(cutoff_denominator=returned,precision=single)",
+    "ERR@k(ties=docid_asc,max_grade=5); nERR(ideal=returned,ties=average)",
+]
 
 
 def _frames(qrels_rows, run_rows):
@@ -142,3 +168,15 @@ def test_ndcg_is_between_0_and_1_with_nonnegative_gains(data, conv):
     qrels, run = _frames(*data)
     for value in evaluate(qrels, run, ["nDCG@3", "nDCG"], conv.with_(ideal="judged")).per_query["value"]:
         assert math.isnan(value) or -1e-12 <= value <= 1 + 1e-12
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=inputs(), conv=conventions(), measure=st.sampled_from(["ERR", "ERR@2", "ERR@4", "nERR@3", "nERR"])
+)
+def test_cascade_measures_average_ties_exactly(data, conv, measure):
+    """ERR is not linear in the positions: its averaged ties use the subset-mean recurrence of
+    engine/cascade.py, checked here against every ordering of every tied block."""
+    test_kernels_equal_reference.hypothesis.inner_test(
+        data, conv.with_(ties="average", by_measure="none"), measure
+    )

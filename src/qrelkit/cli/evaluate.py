@@ -29,6 +29,18 @@ CONVENTION_FLAGS = [
     ("extra_queries", "--extra-queries", None, "run queries absent from the judgments [default: skip]"),
     ("no_relevant", "--no-relevant", None, "queries with nothing relevant [default: zero]"),
     ("mean", "--mean", None, "what the mean divides by [default: defined, the queries with a value]"),
+    ("cutoff_denominator", "--cutoff-denominator", None, "what P@k and Judged@k divide by [default: k]"),
+    ("missing_score", "--missing-score", None, "the score of a judged query the run lacks [default: empty]"),
+    ("counts", "--counts", None, "NumRel, NumRet, NumRelRet summarised by their mean or sum [default: mean]"),
+    ("max_grade", "--max-grade", "N", "ERR's stop probability (2^g-1)/2^N [default: 4, as gdeval]"),
+    ("persistence", "--persistence", "P", "RBP's persistence, between 0 and 1 [default: 0.8]"),
+    ("rbp_gain", "--rbp-gain", None, "what a relevant document is worth to RBP [default: binary]"),
+    (
+        "by_measure",
+        "--by-measure",
+        "FAMILY(axis=value,...);...",
+        "axes for one measure family, e.g. 'RR@k(ties=docid_asc)' [default: none]",
+    ),
 ]
 
 
@@ -170,6 +182,7 @@ def _evaluate_files(
     on_duplicate: str,
     rubric: str | None,
     memory_limit: str | None = None,
+    comments: bool = False,
 ) -> Any:
     """Evaluate files with :func:`qrelkit.evaluation.evaluate_files` (which chooses how each file is read),
     with a progress bar on a terminal when the runs are large enough to take a while."""
@@ -182,6 +195,7 @@ def _evaluate_files(
         scale=scale,
         rubric_hash=rubric_hash,
         memory_limit=memory_limit,
+        comments=comments,
     )
     total = sum(Path(p).stat().st_size for p in runs if Path(p).is_file())
     if not sys.stderr.isatty() or total < PROGRESS_BYTES:
@@ -282,6 +296,18 @@ PROGRESS_BYTES = 64 << 20
     help="Spark master for --engine spark (local[*], spark://host:7077, yarn, ...) [default: local[*], "
     "or the active session's]",
 )
+@click.option(
+    "--comments/--no-comments",
+    default=None,
+    help="skip TREC lines beginning with '#' in QRELS and RUNS, as trec_eval 10 does [default: the "
+    "profile's choice (on for trec_eval), else off]",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="refuse where the profile's tool would have stopped (trec_eval 10 without -c on a judged query "
+    "the run lacks; ranx on differing query sets) instead of warning",
+)
 @manifest_option
 @profile_option
 @convention_options
@@ -299,6 +325,8 @@ def eval_command(
     engine: str,
     master: str | None,
     manifest: str | None,
+    comments: bool | None,
+    strict: bool,
     **options: Any,
 ) -> None:
     """Evaluate RUNS against QRELS.
@@ -333,7 +361,15 @@ def eval_command(
     elif any(Path(p).is_dir() for p in (qrels, *runs)):
         raise click.UsageError("a folder is read by --engine spark only: pass files")
     else:
-        results = _evaluate_files(qrels, runs, parsed, conv, input_format, on_duplicate, rubric, memory_limit)
+        if comments is None:
+            from ..profiles import get_profile
+
+            comments = conv.profile is not None and get_profile(conv.profile).comments
+        results = _evaluate_files(
+            qrels, runs, parsed, conv, input_format, on_duplicate, rubric, memory_limit, comments
+        )
+    if strict:
+        results.check_strict()
     results = results.with_judgments(judgments)
 
     if output:

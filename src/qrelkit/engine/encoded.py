@@ -1,6 +1,7 @@
 """What the encoders produce and the kernels read: rankings as flat arrays grouped by query.
 
 No dataframe library here: the small-input path (:mod:`qrelkit.engine.small`) and the kernels import it.
+It also holds what every kernel module shares: each row's position and the ``no_relevant`` policy.
 """
 
 from __future__ import annotations
@@ -74,3 +75,39 @@ def offsets_of(codes: np.ndarray, n_queries: int) -> np.ndarray:
     offsets = np.zeros(n_queries + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     return offsets
+
+
+def positions(enc: Encoded) -> tuple[np.ndarray, np.ndarray]:
+    """(query index, 0-based position within the query) for every ranked row."""
+    counts = enc.counts
+    qidx = np.repeat(np.arange(enc.n_queries, dtype=np.int64), counts)
+    pos = np.arange(len(qidx), dtype=np.int64) - np.repeat(enc.offsets[:-1], counts)
+    return qidx, pos
+
+
+def apply_no_relevant(
+    values: np.ndarray, undefined: np.ndarray, conv: Conventions
+) -> tuple[np.ndarray, np.ndarray]:
+    """Apply the ``no_relevant`` policy: (values, mask of the queries it touched).
+
+    ``skip_unretrieved`` also leaves undefined a query whose value is 0 because nothing relevant was
+    retrieved within the cutoff (for nDCG: DCG@k = 0), the way trectools reports NaN for it.
+    """
+    if conv.no_relevant == "skip_unretrieved":
+        undefined = undefined | (values == 0.0)
+    if conv.no_relevant in ("skip", "skip_unretrieved"):
+        values = values.copy()
+        values[undefined] = np.nan
+    else:
+        values = np.where(undefined, 0.0, values)
+    return values, undefined
+
+
+def block_mean(values: np.ndarray, enc: Encoded) -> np.ndarray:
+    """Each row's value replaced by the mean of its tied block (identity when there are no blocks)."""
+    starts = enc.block_starts
+    if starts is None or len(values) == 0:
+        return values
+    sizes = np.diff(np.append(starts, len(values)))
+    sums = np.add.reduceat(values, starts)
+    return np.repeat(sums / sizes, sizes)

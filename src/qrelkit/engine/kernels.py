@@ -18,17 +18,10 @@ import numpy as np
 from ..conventions import Conventions, GainMap
 from ..errors import ConventionError
 from ..measures import Measure
-from .encoded import Encoded
+from .cascade import err, nerr, rbp, rbp_resid
+from .encoded import Encoded, apply_no_relevant, block_mean, positions
 
 # ------------------------------------------------------------------------------------------------ helpers
-
-
-def positions(enc: Encoded) -> tuple[np.ndarray, np.ndarray]:
-    """(query index, 0-based position within the query) for every ranked row."""
-    counts = enc.counts
-    qidx = np.repeat(np.arange(enc.n_queries, dtype=np.int64), counts)
-    pos = np.arange(len(qidx), dtype=np.int64) - np.repeat(enc.offsets[:-1], counts)
-    return qidx, pos
 
 
 #: The highest grade the exponential gain 2^g - 1 takes: beyond 2^1000 a few million such gains would sum
@@ -77,16 +70,6 @@ def discounts(pos: np.ndarray, base: float) -> np.ndarray:
     return out
 
 
-def block_mean(values: np.ndarray, enc: Encoded) -> np.ndarray:
-    """Each row's value replaced by the mean of its tied block (identity when there are no blocks)."""
-    starts = enc.block_starts
-    if starts is None or len(values) == 0:
-        return values
-    sizes = np.diff(np.append(starts, len(values)))
-    sums = np.add.reduceat(values, starts)
-    return np.repeat(sums / sizes, sizes)
-
-
 def per_query_sum(qidx: np.ndarray, weights: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(qidx[mask], weights=weights[mask], minlength=n).astype(np.float64, copy=False)
 
@@ -104,22 +87,6 @@ def num_relevant(enc: Encoded, rel: int) -> np.ndarray:
     q_of = np.repeat(np.arange(enc.n_queries), np.diff(enc.judged_offsets))
     hit = enc.judged_grade >= rel
     return np.bincount(q_of[hit], minlength=enc.n_queries).astype(np.float64)
-
-
-def _undefined(values: np.ndarray, undefined: np.ndarray, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
-    """Apply the ``no_relevant`` policy: (values, mask of the queries it touched).
-
-    ``skip_unretrieved`` also leaves undefined a query whose value is 0 because nothing relevant was
-    retrieved within the cutoff (for nDCG: DCG@k = 0), the way trectools reports NaN for it.
-    """
-    if conv.no_relevant == "skip_unretrieved":
-        undefined = undefined | (values == 0.0)
-    if conv.no_relevant in ("skip", "skip_unretrieved"):
-        values = values.copy()
-        values[undefined] = np.nan
-    else:
-        values = np.where(undefined, 0.0, values)
-    return values, undefined
 
 
 # ------------------------------------------------------------------------------------------------ kernels
@@ -161,7 +128,7 @@ def ndcg(enc: Encoded, k: int | None, conv: Conventions) -> tuple[np.ndarray, np
     undefined = den == 0  # negative only under negative = "gain", where the ratio is still taken
     with np.errstate(divide="ignore", invalid="ignore"):
         values = np.where(undefined, 0.0, num / np.where(undefined, 1.0, den))
-    return _undefined(values, undefined, conv)
+    return apply_no_relevant(values, undefined, conv)
 
 
 def rel_in_top(enc: Encoded, k: int | np.ndarray | None, rel: int) -> np.ndarray:
@@ -181,24 +148,34 @@ def recall(enc: Encoded, k: int | None, rel: int, conv: Conventions) -> tuple[np
     nrel = num_relevant(enc, rel)
     undefined = nrel == 0
     values = rel_in_top(enc, k, rel) / np.where(undefined, 1.0, nrel)
-    return _undefined(values, undefined, conv)
+    return apply_no_relevant(values, undefined, conv)
 
 
-def precision(enc: Encoded, k: int, rel: int) -> np.ndarray:
-    return rel_in_top(enc, k, rel) / float(k)
+def _cutoff_denominator(enc: Encoded, k: int, conv: Conventions) -> np.ndarray | float:
+    """k, or under ``cutoff_denominator = "returned"`` min(k, returned) (1 where nothing was returned:
+    the numerator is 0 there)."""
+    if conv.cutoff_denominator == "k":
+        return float(k)
+    return np.maximum(np.minimum(enc.counts, k), 1).astype(np.float64)
+
+
+def precision(enc: Encoded, k: int, rel: int, conv: Conventions) -> np.ndarray:
+    out: np.ndarray = rel_in_top(enc, k, rel) / _cutoff_denominator(enc, k, conv)
+    return out
 
 
 def rprec(enc: Encoded, rel: int, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
     nrel = num_relevant(enc, rel)
     undefined = nrel == 0
     values = rel_in_top(enc, nrel.astype(np.int64), rel) / np.where(undefined, 1.0, nrel)
-    return _undefined(values, undefined, conv)
+    return apply_no_relevant(values, undefined, conv)
 
 
-def judged_at(enc: Encoded, k: int) -> np.ndarray:
+def judged_at(enc: Encoded, k: int, conv: Conventions) -> np.ndarray:
     qidx, pos = positions(enc)
     j = block_mean(enc.judged.astype(np.float64), enc)
-    return per_query_sum(qidx, j, pos < k, enc.n_queries) / float(k)
+    out: np.ndarray = per_query_sum(qidx, j, pos < k, enc.n_queries) / _cutoff_denominator(enc, k, conv)
+    return out
 
 
 def num_ret(enc: Encoded, k: int | None) -> np.ndarray:
@@ -244,7 +221,7 @@ def average_precision(
     total = per_query_sum(qidx, terms, _cut(pos, k), enc.n_queries)
     nrel = num_relevant(enc, rel)
     undefined = nrel == 0
-    return _undefined(total / np.where(undefined, 1.0, nrel), undefined, conv)
+    return apply_no_relevant(total / np.where(undefined, 1.0, nrel), undefined, conv)
 
 
 def reciprocal_rank(
@@ -289,7 +266,7 @@ def reciprocal_rank(
             values[q] = expected
     nrel = num_relevant(enc, rel)
     undefined = nrel == 0
-    return _undefined(values, undefined, conv)
+    return apply_no_relevant(values, undefined, conv)
 
 
 # ------------------------------------------------------------------------------------------- dispatch
@@ -304,7 +281,17 @@ def _given(value: int | None, measure: Measure, what: str) -> int:
 
 
 def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
-    """Per-query values of one measure and the mask of queries where it was undefined."""
+    """Per-query values of one measure and the mask of queries where it was undefined; under
+    ``missing_score = "zero"`` judged queries the run lacks score 0 whatever the measure."""
+    values, undefined = _compute(enc, measure, conv)
+    if conv.missing_score == "zero" and not enc.queries.in_run.all():
+        absent = ~enc.queries.in_run
+        values = np.where(absent, 0.0, values)
+        undefined = undefined & ~absent
+    return values, undefined
+
+
+def _compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
     k, name = measure.k, measure.name
     none = np.zeros(enc.n_queries, dtype=bool)
     if name == "nDCG":
@@ -314,14 +301,18 @@ def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarr
     if name == "IDCG":
         return idcg(enc, k, conv), none
     if name == "Judged":
-        return judged_at(enc, _given(k, measure, "cutoff")), none
+        return judged_at(enc, _given(k, measure, "cutoff"), conv), none
     if name == "NumRet":
         return num_ret(enc, k), none
+    if name == "ERR":
+        return err(enc, k, conv)
+    if name == "nERR":
+        return nerr(enc, k, conv)
     rel = _given(measure.rel, measure, "relevance threshold")
     if name == "R":
         return recall(enc, k, rel, conv)
     if name == "P":
-        return precision(enc, _given(k, measure, "cutoff"), rel), none
+        return precision(enc, _given(k, measure, "cutoff"), rel, conv), none
     if name == "AP":
         return average_precision(enc, k, rel, conv)
     if name == "RR":
@@ -332,4 +323,8 @@ def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarr
         return num_relevant(enc, rel), none
     if name == "NumRelRet":
         return rel_in_top(enc, k, rel), none
+    if name == "RBP":
+        return rbp(enc, k, rel, conv)
+    if name == "RBP_resid":
+        return rbp_resid(enc, k, conv), none
     raise AssertionError(f"no kernel for {name}")  # parse() admits only measures listed above

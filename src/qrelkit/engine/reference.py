@@ -84,6 +84,11 @@ def _orderings(rows: list[Row], grades: dict[str, int], conv: Conventions) -> li
     return [[r[0] for r in ranked]]
 
 
+def _denominator(k: int, order: list[str], conv: Conventions) -> int:
+    """What P@k and Judged@k divide by: k, or min(k, returned) (at least 1)."""
+    return k if conv.cutoff_denominator == "k" else max(1, min(k, len(order)))
+
+
 def _one(measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions) -> float:
     """The measure on one fixed ordering (before the no-relevant policy)."""
     k = measure.k
@@ -120,7 +125,7 @@ def _one(measure: Measure, order: list[str], grades: dict[str, int], conv: Conve
         return sum(d in relevant for d in top) / len(relevant) if relevant else math.nan
     if name == "P":
         assert k is not None, "parse() requires a cutoff for P"
-        return sum(d in relevant for d in top) / k
+        return sum(d in relevant for d in top) / _denominator(k, order, conv)
     if name == "AP":
         if not relevant:
             return math.nan
@@ -143,14 +148,52 @@ def _one(measure: Measure, order: list[str], grades: dict[str, int], conv: Conve
         return sum(d in relevant for d in order[: len(relevant)]) / len(relevant)
     if name == "Judged":
         assert k is not None, "parse() requires a cutoff for Judged"
-        return sum(d in grades for d in top) / k
+        return sum(d in grades for d in top) / _denominator(k, order, conv)
     if name == "NumRel":
         return float(len(relevant))
     if name == "NumRet":
         return float(len(top))
     if name == "NumRelRet":
         return float(sum(d in relevant for d in top))
+    if name in ("ERR", "nERR"):
+        return _cascade(measure, order, grades, conv)
+    if name == "RBP":
+        if not relevant:
+            return math.nan
+        p = conv.persistence
+        worth = {d: 1.0 if conv.rbp_gain == "binary" else float(grades[d]) for d in relevant}
+        return sum((1 - p) * p**i * worth.get(d, 0.0) for i, d in enumerate(top))
+    if name == "RBP_resid":
+        p = conv.persistence
+        beyond = p ** (k if k is not None else len(order))
+        return sum((1 - p) * p**i for i, d in enumerate(top) if d not in grades) + beyond
     raise ValueError(name)
+
+
+def _cascade(measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions) -> float:
+    """ERR@k and nERR@k on one ordering, from the user model: stop at each document with probability
+    R = (2^g - 1) / 2^max_grade, having not stopped before; the gain of stopping at rank i is 1/i."""
+    k = measure.k
+
+    def stop(d: str) -> float:
+        g = grades.get(d, 0)
+        if g > conv.max_grade:
+            raise ValueError(f"grade {g} above max_grade")
+        return (2**g - 1) / 2**conv.max_grade if g > 0 else 0.0
+
+    def expected(probabilities: list[float]) -> float:
+        total, still_looking = 0.0, 1.0
+        for i, p in enumerate(probabilities if k is None else probabilities[:k]):
+            total += still_looking * p / (i + 1)
+            still_looking *= 1.0 - p
+        return total
+
+    value = expected([stop(d) for d in order])
+    if measure.name == "ERR":
+        return value if any(g > 0 for g in grades.values()) else math.nan
+    pool = list(grades) if conv.ideal == "judged" else [d for d in order if d in grades]
+    ideal = expected(sorted((stop(d) for d in pool), reverse=True))
+    return value / ideal if ideal > 0 else math.nan
 
 
 def reference_values(
@@ -189,5 +232,7 @@ def reference_values(
             value = math.nan  # nothing relevant retrieved within the cutoff: left out, as trectools does
         if math.isnan(value) and conv.no_relevant == "zero":
             value = 0.0
+        if q not in run and conv.missing_score == "zero":
+            value = 0.0  # every measure is 0 for a judged query the run lacks
         out[q] = value
     return out

@@ -75,6 +75,7 @@ def read_run(
     rank_single: bool = False,
     on_bytes: Callable[[int], None] | None = None,
     reader: str = "auto",
+    comments: bool = False,
 ) -> Run:
     """Read a run file. ``format="auto"`` picks by suffix (.jsonl, .csv, .tsv, .parquet), TREC otherwise.
 
@@ -88,7 +89,7 @@ def read_run(
     that would need more. ``rank_single`` ranks that selection by scores rounded to float32.
     ``on_bytes`` is called with the size of each chunk read (progress reporting). ``reader="robust"``
     skips the fast readers (both give identical results; the fast readers only take clean files, see
-    :mod:`qrelkit.formats.trec`).
+    :mod:`qrelkit.formats.trec`). ``comments`` skips TREC lines beginning with ``#``, as trec_eval 10 does.
     """
     check_choice(on_duplicate, ON_DUPLICATE_CHOICES, "on_duplicate")
     check_choice(format, FORMAT_CHOICES, "format")
@@ -105,6 +106,7 @@ def read_run(
             rank_single=rank_single,
             on_bytes=on_bytes,
             reader=reader,
+            comments=comments,
         )
     raw, fingerprint = read_bytes(path)
     frame = rename_columns(_read_tabular(path, fmt, raw), ("query_id", "doc_id", "score"), source)
@@ -123,10 +125,12 @@ def read_qrels(
     scale: Sequence[int] | None = None,
     on_duplicate: OnDuplicate = "error",
     reader: str = "auto",
+    comments: bool = False,
 ) -> Qrels:
     """Read judgments. ``scale`` (a rubric's grades) makes any other grade an error naming its line.
 
-    ``reader="robust"`` skips the fast readers for clean files (both give identical results)."""
+    ``reader="robust"`` skips the fast readers for clean files (both give identical results).
+    ``comments`` skips TREC lines beginning with ``#``, as trec_eval 10 does."""
     check_choice(on_duplicate, ON_DUPLICATE_CHOICES, "on_duplicate")
     check_choice(format, FORMAT_CHOICES, "format")
     check_choice(reader, ("auto", "robust"), "reader")
@@ -134,7 +138,9 @@ def read_qrels(
     fmt = detect_format(path) if format == "auto" else format
     source = str(path)
     if fmt == "trec":
-        return trec.read_qrels(path, name=name, scale=scale, on_duplicate=on_duplicate, reader=reader)
+        return trec.read_qrels(
+            path, name=name, scale=scale, on_duplicate=on_duplicate, reader=reader, comments=comments
+        )
     raw, fingerprint = read_bytes(path)
     frame = rename_columns(_read_tabular(path, fmt, raw), ("query_id", "doc_id", "grade"), source)
     if frame.height == 0:

@@ -53,6 +53,14 @@ What the fast readers (steps 1-3) take. Anything else makes them step aside:
   twice either;
 * the small path also refuses gzip and files over its size bound; the streaming readers take gzip.
 
+Comment lines
+-------------
+trec_eval 10 skips lines whose first character is ``#`` in both files (``get_qrels.c``,
+``get_trec_results.c``); qrelkit does so under ``comments=True`` (``--comments``, on in the trec_eval
+profiles) and otherwise reads such a line as any other. A file with a comment line is not clean: under
+``comments`` it is read by the robust reader alone (``has_comment_lines`` looks for one first), whole, also
+under ``memory_limit`` and on the small path's behalf.
+
 Errors
 ------
 A bad file gets the same error from every path, because only the robust reader (and :mod:`qrelkit.data`,
@@ -80,7 +88,14 @@ __all__ = [
     "read_run_streaming",
 ]
 
-from .common import GZIP_ERRORS, MAX_ID_BYTES, TextCheck, corrupt_gzip, long_id  # noqa: F401
+from .common import (  # noqa: F401
+    GZIP_ERRORS,
+    MAX_ID_BYTES,
+    TextCheck,
+    corrupt_gzip,
+    has_comment_lines,
+    long_id,
+)
 
 
 def kept_top(run: Run, keep_top: int, rank_single: bool) -> Run:
@@ -132,12 +147,15 @@ def read_run(
     rank_single: bool = False,
     on_bytes: Callable[[int], None] | None = None,
     reader: str = "auto",
+    comments: bool = False,
 ) -> Run:
-    """A TREC run through steps 2-4 (``reader="robust"``: step 4 alone). See
-    :func:`qrelkit.formats.read_run` for the parameters."""
+    """A TREC run through steps 2-4 (``reader="robust"``: step 4 alone; a file with comment lines under
+    ``comments``: step 4 alone too). See :func:`qrelkit.formats.read_run` for the parameters."""
     from ...data import finish_run
     from .robust import parse_run_text, read_bytes
 
+    if comments and has_comment_lines(path):
+        reader = "robust"
     if reader == "auto" and path.is_file():
         fast = read_run_streaming(
             path,
@@ -151,7 +169,8 @@ def read_run(
             return fast
     raw, fingerprint = read_bytes(path)
     source = str(path)
-    run = finish_run(parse_run_text(raw, source), fingerprint, name, source, on_duplicate, "--on-duplicate")
+    frame = parse_run_text(raw, source, comments)
+    run = finish_run(frame, fingerprint, name, source, on_duplicate, "--on-duplicate")
     return run if keep_top is None else kept_top(run, keep_top, rank_single)
 
 
@@ -172,13 +191,17 @@ def read_qrels(
     scale: Sequence[int] | None = None,
     on_duplicate: str = "error",
     reader: str = "auto",
+    comments: bool = False,
 ) -> Qrels:
-    """TREC judgments through steps 2-4 (``reader="robust"``: step 4 alone)."""
+    """TREC judgments through steps 2-4 (``reader="robust"``, or comment lines under ``comments``: step 4
+    alone)."""
     from ...data import finish_qrels
     from .robust import parse_qrels_text, read_bytes
     from .streaming import read_qrels_fast
 
     source = str(path)
+    if comments and has_comment_lines(path):
+        reader = "robust"
     fast = read_qrels_fast(path) if reader == "auto" and path.is_file() else None
     if fast is not None and (fast[0].get_column("grade") == 0).any() and _negative_zero(path):
         fast = None  # a grade written "-0": the robust reader's frame refuses it with its line
@@ -186,5 +209,5 @@ def read_qrels(
         frame, fingerprint = fast
     else:
         raw, fingerprint = read_bytes(path)
-        frame = parse_qrels_text(raw, source)
+        frame = parse_qrels_text(raw, source, comments)
     return finish_qrels(frame, fingerprint, name, source, scale, on_duplicate, "--on-duplicate")

@@ -120,3 +120,28 @@ class TextCheck:
             line=line,
             fix="re-encode the file as UTF-8",
         )
+
+
+def has_comment_lines(path: object) -> bool:
+    """Whether a TREC file (plain or gzipped) has a line beginning with ``#``: a comment line for trec_eval
+    10 (get_qrels.c, get_trec_results.c: ``#`` in the first column). Such files are read by the robust
+    reader alone when comments are allowed; a missing file has none (its reader reports it)."""
+    import gzip
+    from pathlib import Path
+
+    path = Path(str(path))
+    if not path.is_file():
+        return False
+    with path.open("rb") as handle:
+        gzipped = handle.read(2) == b"\x1f\x8b"
+    opener = gzip.open if gzipped else open
+    tail = b"\n"  # the start of the file is the start of a line
+    try:
+        with opener(path, "rb") as handle:
+            while block := handle.read(1 << 24):
+                if (tail + block).find(b"\n#") >= 0:
+                    return True
+                tail = block[-1:]
+    except GZIP_ERRORS:
+        return False  # the reader reports the damaged file
+    return False

@@ -72,7 +72,14 @@ def _lines(raw: bytes, source: str, layout: str) -> pa.ChunkedArray:
 
 
 def split_columns(
-    raw: bytes, source: str, columns: tuple[str, ...], layout: str, other: str, *, trailing_ok: bool = False
+    raw: bytes,
+    source: str,
+    columns: tuple[str, ...],
+    layout: str,
+    other: str,
+    *,
+    trailing_ok: bool = False,
+    comments: bool = False,
 ) -> pl.DataFrame:
     """Split whitespace-separated text into string columns, with the 1-based line number of each row.
 
@@ -80,6 +87,8 @@ def split_columns(
     count that matches the *other* TREC format (run vs qrels) says the files were probably swapped.
     With ``trailing_ok``, fields after the last column are allowed and ignored (trec_eval reserves them
     "for future expansion" in run files); the count of such lines is in the ``extra`` column's sum.
+    With ``comments``, a line whose first character is ``#`` is a comment and skipped, as trec_eval 10
+    skips it; line numbers still count it.
     """
     import pyarrow.compute as pc  # the robust path only: clean files never pay for this import
 
@@ -91,6 +100,8 @@ def split_columns(
     frame = frame.with_row_index("line", offset=1).with_columns(pl.col("line").cast(pl.Int64))
     blank = pl.col("n") == 1
     blank = blank & (pl.col("parts").list.first() == "")
+    if comments:
+        blank = blank | pl.col("text").str.starts_with("#")
     frame = frame.filter(~blank)
     if frame.height == 0:
         raise InputFormatError(
@@ -131,11 +142,11 @@ def split_columns(
     return frame
 
 
-def parse_run_text(raw: bytes, source: str) -> pl.DataFrame:
+def parse_run_text(raw: bytes, source: str, comments: bool = False) -> pl.DataFrame:
     """Columns: line, query_id, iteration, doc_id, rank, score, tag, text, extra (trailing fields seen)."""
-    return split_columns(raw, source, RUN_COLUMNS, RUN_LAYOUT, "qrels", trailing_ok=True)
+    return split_columns(raw, source, RUN_COLUMNS, RUN_LAYOUT, "qrels", trailing_ok=True, comments=comments)
 
 
-def parse_qrels_text(raw: bytes, source: str) -> pl.DataFrame:
+def parse_qrels_text(raw: bytes, source: str, comments: bool = False) -> pl.DataFrame:
     """Columns: line, query_id, iteration, doc_id, grade, text, extra (always False: qrels are strict)."""
-    return split_columns(raw, source, QRELS_COLUMNS, QRELS_LAYOUT, "run")
+    return split_columns(raw, source, QRELS_COLUMNS, QRELS_LAYOUT, "run", comments=comments)

@@ -1,0 +1,134 @@
+"""ir_measures' measure names, translated to qrelkit's measure grammar.
+
+ir_measures writes ``Name(param=value,...)@cutoff`` (``P@10``, ``nDCG(dcg='exp-log2')@10``,
+``RBP(p=0.8,rel=2)`` (RBP's ``p`` is qrelkit's ``persistence``), ``NumRet(rel=1)``, ``AP(judged_only=True)``). Most names are qrelkit's own; this module
+maps the rest (aliases such as ``MAP``, ``MRR``, ``NDCG``, ``Recall``, ``RPrec``) and the parameters qrelkit
+spells as conventions: ``judged_only=True`` is ``unjudged=drop``, ``dcg='log2'`` / ``dcg='exp-log2'`` are
+``gain=linear`` / ``gain=exponential``, ``gains={...}`` is a gain map, and ``NumRet(rel=r)`` (relevant
+documents retrieved) is ``NumRelRet(rel=r)``. :func:`qrelkit.measures.parse` calls :func:`translate` for a
+name or a parameter it does not know, so ``qrelkit eval -m`` takes ir_measures' names as they are.
+
+The measure is qrelkit's (computed under the evaluation's conventions, written beside every number); to
+reproduce ir_measures' numbers as well, evaluate under ``--profile ir_measures``.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: ir_measures 0.4.3's measure names (``ir_measures.measures.registry``) and their qrelkit names; ``None``
+#: where qrelkit has no such measure.
+IRM_NAMES: dict[str, str | None] = {
+    "AP": "AP",
+    "MAP": "AP",
+    "P": "P",
+    "Precision": "P",
+    "R": "R",
+    "Recall": "R",
+    "RR": "RR",
+    "MRR": "RR",
+    "Rprec": "Rprec",
+    "RPrec": "Rprec",
+    "nDCG": "nDCG",
+    "NDCG": "nDCG",
+    "Judged": "Judged",
+    "NumRel": "NumRel",
+    "NumRet": "NumRet",
+    "NumRelRet": "NumRelRet",
+    "ERR": "ERR",
+    "RBP": "RBP",
+    "Success": "Success",
+    "Bpref": "bpref",
+    "BPref": "bpref",
+    "infAP": "infAP",
+    "IPrec": "iprec_at_recall",
+    "SetP": "set_P",
+    "SetR": "set_recall",
+    "SetF": "set_F",
+    "SetAP": "set_map",
+    "SetRelP": "set_relative_P",
+    "NumQ": None,
+    "SDCG": None,
+    "alpha_nDCG": "alpha_nDCG",
+    "α_nDCG": "alpha_nDCG",
+    "alpha_DCG": None,
+    "α_DCG": None,
+    "ERR_IA": "ERR_IA",
+    "nERR_IA": None,
+    "AP_IA": None,
+    "MAP_IA": None,
+    "P_IA": None,
+    "NRBP": None,
+    "nNRBP": None,
+    "StRecall": None,
+    "Compat": None,
+    "INST": None,
+    "INSQ": None,
+    "BPM": None,
+    "Accuracy": None,
+    "NERR8": None,
+    "NERR9": None,
+    "NERR10": None,
+    "NERR11": None,
+}
+
+#: ir_measures' parameters that qrelkit spells as conventions or under another name
+IRM_PARAMS = ("judged_only", "dcg", "gains")
+
+_DCG = {"log2": "linear", "exp-log2": "exponential"}
+
+
+class TranslationError(ValueError):
+    """An ir_measures name or parameter with no qrelkit equivalent (the parser words the error)."""
+
+
+def _unquote(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def needs_translation(name: str, params: list[tuple[str, str]]) -> bool:
+    """Whether a measure written ``name(params)`` uses ir_measures' vocabulary rather than qrelkit's."""
+    keys = {k for k, _ in params}
+    if keys & set(IRM_PARAMS):
+        return True
+    if name == "NumRet" and "rel" in keys:
+        return True
+    if name == "RBP" and "p" in keys:
+        return True
+    return name in IRM_NAMES and IRM_NAMES[name] != name
+
+
+def translate(name: str, params: list[tuple[str, str]], k: str | None) -> str:
+    """The qrelkit spelling of ir_measures' ``name(params)@k``. Raises :class:`TranslationError` for a
+    measure or parameter qrelkit lacks."""
+    target = IRM_NAMES.get(name, name)
+    if target is None:
+        raise TranslationError(f"ir_measures' {name} has no qrelkit measure")
+    out: list[str] = []
+    keys = {key for key, _ in params}
+    if name == "NumRet" and "rel" in keys:
+        target = "NumRelRet"
+    for key, raw in params:
+        value = _unquote(raw)
+        if key == "judged_only":
+            if value not in ("True", "False", "true", "false", "1", "0"):
+                raise TranslationError(f"judged_only={value!r} is not True or False")
+            if value in ("True", "true", "1"):
+                out.append("unjudged=drop")
+        elif key == "dcg":
+            if value not in _DCG:
+                raise TranslationError(f"dcg={value!r}: qrelkit knows {', '.join(_DCG)}")
+            out.append(f"gain={_DCG[value]}")
+        elif key == "p" and name == "RBP":
+            out.append(f"persistence={value}")
+        elif key == "gains":
+            if not re.fullmatch(r"\{.*\}", value.strip(), re.S):
+                raise TranslationError(f"gains={value!r} is not a map such as {{0:0,1:1,2:3}}")
+            out.append(f"gain={value.replace(' ', '')}")
+        else:
+            out.append(f"{key}={value}")
+    text = target + (f"({','.join(out)})" if out else "")
+    return text + (f"@{k}" if k is not None else "")
