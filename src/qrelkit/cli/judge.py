@@ -238,7 +238,7 @@ def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_l
 
         from qrelkit.judging.project import record_base_url
         from qrelkit.judging.security import parse_duration, parse_limit
-        from qrelkit.judging.store import Store
+        from qrelkit.judging.store import Store, check_project_file
         from qrelkit.judging.web import create_app, listen, server_url
         from qrelkit.judging.web.server import (
             ServerLimits,
@@ -268,6 +268,7 @@ def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_l
     limits, note = ensure_file_limit(limits)
     if note:
         click.echo(note, err=True)
+    check_project_file(db)  # before the lock file is made beside it
     with serve_lock(db) as lock:
         sock = listen(host, port)
         try:

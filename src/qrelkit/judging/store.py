@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 
 from qrelkit.errors import QrelkitError, ValidationError
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Store", "StoreError", "now"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Store", "StoreError", "check_project_file", "now"]
 
 T = TypeVar("T")
 
@@ -255,6 +255,28 @@ def _connect(path: Path, *, timeout: float = 30.0, read_only: bool = False) -> s
     conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
     conn.execute("PRAGMA synchronous = FULL")
     return conn
+
+
+def check_project_file(path: str | os.PathLike[str]) -> None:
+    """Refuse a file that is not a qrelkit project, or cannot be written, before anything is written beside
+    it (``judge serve`` checks this before it creates its lock file). A missing file passes: opening the
+    :class:`Store` then says what is wrong."""
+    path = Path(path)
+    if not path.is_file():
+        return
+    _check_writable(path)
+    try:
+        conn = _connect(path, read_only=True)
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(
+            f"is not an SQLite database, or cannot be opened ({exc})",
+            source=str(path),
+            fix="name the project database that `qrelkit judge init` created",
+        ) from None
+    try:
+        _check_project(conn, str(path), read_only=False)
+    finally:
+        conn.close()
 
 
 #: The mode of the database and its ``-wal`` and ``-shm`` files: the owner's alone.
