@@ -1,0 +1,253 @@
+"""trec_eval's measure vocabulary: its names, nicknames, ``-m name.params`` parameters and printed names.
+
+This module is the one place that knows how trec_eval spells a measure. ``qrelkit trec_eval`` selects
+measures with :func:`select`, and ``qrelkit eval -m`` reads trec_eval's names (``P_10``, ``P.10``,
+``P.5,7,3``, ``ndcg_cut.10``, ``map``, ``recip_rank``, ``official``, ``all_trec``) through
+:func:`qrelkit_measures`, so both speak the same language. The definitions of the measures themselves are
+in :mod:`qrelkit.engine.trec_kernels`.
+
+Parameter kinds follow trec_eval's ``meas_init.c``: whole-number cutoffs (sorted, printed ``P_10``),
+fractional cutoffs (sorted, printed ``iprec_at_recall_0.10`` with ``%3.2f``), a list of numbers printed as
+given (``utility_2,-1,0,0``), and ``name=value`` pairs printed as given (``ndcg_1=3,2=9``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import MeasureSyntaxError, did_you_mean
+
+# kind: "long" (one value, printed as a whole number and summed over queries), "double" (one value, mean),
+# "cut" (whole-number cutoffs), "fcut" (fractional cutoffs), "list" (numbers), "pairs" (name=value),
+# "gm" (geometric mean, summary only), "runid", "num_q", "string" (relstring)
+_SPECS: list[tuple[str, str, str | None]] = [
+    ("runid", "runid", None),
+    ("num_q", "num_q", None),
+    ("num_ret", "long", None),
+    ("num_rel", "long", None),
+    ("num_rel_ret", "long", None),
+    ("map", "double", None),
+    ("gm_map", "gm", None),
+    ("Rprec", "double", None),
+    ("bpref", "double", None),
+    ("recip_rank", "double", None),
+    ("iprec_at_recall", "fcut", "0,.1,.2,.3,.4,.5,.6,.7,.8,.9,1"),
+    ("P", "cut", "5,10,15,20,30,100,200,500,1000"),
+    ("relstring", "string", "10"),
+    ("recall", "cut", "5,10,15,20,30,100,200,500,1000"),
+    ("infAP", "double", None),
+    ("gm_bpref", "gm", None),
+    ("Rprec_mult", "fcut", "0.2,0.4,0.6,0.8,1.0,1.2,1.4,1.6,1.8,2.0"),
+    ("utility", "list", "1,-1,0,0"),
+    ("11pt_avg", "list", "0,.1,.2,.3,.4,.5,.6,.7,.8,.9,1"),
+    ("binG", "double", None),
+    ("G", "pairs", ""),
+    ("ndcg", "pairs", ""),
+    ("ndcg_rel", "pairs", ""),
+    ("Rndcg", "pairs", ""),
+    ("ndcg_cut", "cut", "5,10,15,20,30,100,200,500,1000"),
+    ("map_cut", "cut", "5,10,15,20,30,100,200,500,1000"),
+    ("relative_P", "cut", "5,10,15,20,30,100,200,500,1000"),
+    ("success", "cut", "1,5,10"),
+    ("set_P", "double", None),
+    ("set_relative_P", "double", None),
+    ("set_recall", "double", None),
+    ("set_map", "double", None),
+    ("set_F", "list", "1.0"),
+    ("num_nonrel_judged_ret", "long", None),
+    ("rbp", "pairs", ""),
+    ("rbp_resid", "pairs", ""),
+    ("unj", "cut", "5,10,20"),
+]
+
+ORDER = [name for name, _, _ in _SPECS]
+"""trec_eval's measures in the order it computes and prints them (``measures.c``)."""
+KIND = {name: kind for name, kind, _ in _SPECS}
+DEFAULT_PARAMS = {name: default for name, _, default in _SPECS}
+
+NICKNAMES: dict[str, tuple[str, ...]] = {
+    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P"),
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+            "set_relative_P", "set_map", "set_F"),
+    "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp", "rbp_resid",
+                 "infAP", "gm_bpref", "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success",
+                 "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall",
+                 "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret"),
+}  # fmt: skip
+"""trec_eval 10's nicknames (``measures.c``); its preference and ``qrels_jg`` measures are not offered."""
+
+
+@dataclass(frozen=True)
+class TrecMeasure:
+    """One trec_eval measure as selected: its name, kind, parameter text and parsed values."""
+
+    name: str
+    kind: str
+    params: str | None  # the text after the first '.', or the default (None: takes none)
+    given: bool  # parameters came from the command line
+
+    @property
+    def values(self) -> list[float]:
+        if self.kind in ("cut", "fcut", "list", "string"):
+            return [_number(v, self) for v in (self.params or "").split(",")]
+        return []
+
+    @property
+    def cutoffs(self) -> list[int]:
+        """Whole-number cutoffs, sorted (``atol`` of each, as trec_eval reads them)."""
+        return sorted(_atol(v) for v in (self.params or "").split(","))
+
+    @property
+    def fractions(self) -> list[float]:
+        return sorted(self.values)
+
+    @property
+    def pairs(self) -> list[tuple[str, float]]:
+        out = []
+        for part in filter(None, (self.params or "").split(",")):
+            key, _, value = part.partition("=")
+            out.append((key, _number(value, self)))
+        return out
+
+    def printed_names(self) -> list[str]:
+        """The names trec_eval prints for this measure, one per value it reports."""
+        if self.kind == "cut":
+            return [f"{self.name}_{c}" for c in self.cutoffs]
+        if self.kind == "fcut":
+            return [f"{self.name}_{v:3.2f}" for v in self.fractions]
+        if self.kind in ("list", "pairs", "string") and self.given and self.params:
+            return [f"{self.name}_{self.params}"]
+        return [self.name]
+
+
+def _atol(text: str) -> int:
+    match = re.match(r"\s*[-+]?\d+", text)
+    return int(match.group(0)) if match else 0
+
+
+def _number(text: str, m: TrecMeasure) -> float:
+    match = re.match(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", text)
+    if not match:
+        raise MeasureSyntaxError(
+            f"trec_eval measure {m.name!r}: parameter {text!r} is not a number",
+            got=f"{m.name}.{m.params}",
+            expected="numbers separated by commas, e.g. P.5,10",
+        )
+    return float(match.group(0))
+
+
+def _unknown(name: str) -> MeasureSyntaxError:
+    return MeasureSyntaxError(
+        f"unknown trec_eval measure {name!r}{did_you_mean(name, ORDER + list(NICKNAMES))}",
+        expected="a trec_eval measure (map, P, ndcg_cut, ...) or a nickname (official, set, all_trec)",
+    )
+
+
+def select(args: list[str] | tuple[str, ...]) -> list[TrecMeasure]:
+    """The measures ``-m`` arguments select, in trec_eval's printing order (``official`` when none).
+
+    As in trec_eval, ``name.params`` sets a measure's parameters (the first setting wins) and marks it;
+    a nickname marks its members with their defaults."""
+    marked: set[str] = set()
+    params: dict[str, str] = {}
+    for arg in args or ("official",):
+        name, dot, rest = arg.partition(".")
+        if dot:
+            if not rest:
+                raise MeasureSyntaxError(f"trec_eval measure {name!r} has an empty parameter list", got=arg)
+            if name in NICKNAMES or name not in KIND:
+                raise _unknown(name)
+            if KIND[name] not in ("cut", "fcut", "list", "pairs", "string"):
+                raise MeasureSyntaxError(f"trec_eval measure {name!r} takes no parameters", got=arg)
+            params.setdefault(name, rest)
+        if name in NICKNAMES:
+            marked.update(NICKNAMES[name])
+        elif name in KIND:
+            marked.add(name)
+        else:
+            raise _unknown(name)
+    out = []
+    for name in ORDER:
+        if name in marked:
+            given = name in params
+            m = TrecMeasure(name, KIND[name], params.get(name, DEFAULT_PARAMS[name]), given)
+            _check(m, arg=f"{name}.{m.params}")
+            out.append(m)
+    return out
+
+
+def _check(m: TrecMeasure, arg: str) -> None:
+    if m.kind == "cut":
+        cuts = m.cutoffs
+        if cuts[0] <= 0:
+            raise MeasureSyntaxError(f"{m.name}: cutoffs must be positive", got=arg)
+        if len(set(cuts)) != len(cuts):
+            raise MeasureSyntaxError(f"{m.name}: a cutoff is given twice", got=arg)
+    elif m.kind == "fcut":
+        fr = m.fractions
+        if len(set(fr)) != len(fr):
+            raise MeasureSyntaxError(f"{m.name}: a cutoff is given twice", got=arg)
+    elif m.kind == "list":
+        values = m.values
+        if m.name == "utility" and len(values) != 4:
+            raise MeasureSyntaxError("utility takes 4 coefficients", got=arg, expected="utility.a,b,c,d")
+    elif m.kind == "pairs" and m.params:
+        for part in m.params.split(","):
+            if "=" not in part:
+                raise MeasureSyntaxError(f"{m.name}: parameter {part!r} is not name=value", got=arg)
+        m.pairs  # noqa: B018  (parses the numbers, raising on a bad one)
+
+
+# ------------------------------------------------------------------------ trec_eval names in `eval -m`
+
+_SIMPLE = {
+    "map": "AP(rel={rel})",
+    "Rprec": "Rprec(rel={rel})",
+    "recip_rank": "RR(rel={rel})",
+    "ndcg": "nDCG",
+    "num_rel": "NumRel(rel={rel})",
+    "num_ret": "NumRet",
+    "num_rel_ret": "NumRelRet(rel={rel})",
+    "bpref": "bpref(rel={rel})",
+    "infAP": "infAP(rel={rel})",
+    "set_P": "SetP(rel={rel})",
+    "set_recall": "R(rel={rel})",
+    "num_nonrel_judged_ret": "NumNonRelJudgedRet(rel={rel})",
+    "binG": "binG(rel={rel})",
+}
+_CUT = {
+    "P": "P(rel={rel})@{k}",
+    "recall": "R(rel={rel})@{k}",
+    "ndcg_cut": "nDCG@{k}",
+    "map_cut": "AP(rel={rel})@{k}",
+    "success": "Success(rel={rel})@{k}",
+    "relative_P": "RelP(rel={rel})@{k}",
+    "unj": "Unjudged@{k}",
+}
+
+
+def qrelkit_measures(text: str, rel: int = 1) -> list[str] | None:
+    """qrelkit's spelling of a trec_eval measure name (``P_10``, ``P.10``, ``P.5,7,3``, ``ndcg_cut.10``,
+    ``map``, ``recip_rank``, a nickname), or ``None`` when ``text`` is not one of trec_eval's names."""
+    if text in NICKNAMES:
+        out: list[str] = []
+        for name in NICKNAMES[text]:
+            out += qrelkit_measures(name, rel) or []
+        return out
+    if text in _SIMPLE:
+        return [_SIMPLE[text].format(rel=rel)]
+    match = re.fullmatch(r"([A-Za-z][A-Za-z_]*?)(?:_(\d+)|\.(\d+(?:,\d+)*))", text)
+    if match and match.group(1) in _CUT:
+        ks = [match.group(2)] if match.group(2) else match.group(3).split(",")
+        return [_CUT[match.group(1)].format(rel=rel, k=int(k)) for k in ks]
+    if text in _CUT:
+        defaults = DEFAULT_PARAMS[text] or ""
+        return [_CUT[text].format(rel=rel, k=int(k)) for k in defaults.split(",")]
+    return None
+
+
+def is_trec_name(text: str) -> bool:
+    return text in KIND or text in NICKNAMES or qrelkit_measures(text) is not None
