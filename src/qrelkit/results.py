@@ -111,12 +111,25 @@ class Results:
             expected="one of " + ", ".join(self.run_names),
         )
 
-    def _aggregate(self, run: RunSummary, values: list[float]) -> tuple[float, int]:
+    def _aggregate(
+        self, run: RunSummary, values: list[float], measure: str | None = None
+    ) -> tuple[float, int]:
         """(mean, number of queries in it) under the ``mean`` convention.
 
         ``defined``: the mean over the queries with a value. ``run_queries``: the sum of the defined values
-        over the number of distinct queries in the run, judged or not (trectools' mean)."""
+        over the number of distinct queries in the run, judged or not (trectools' mean). A measure with
+        ``summary=gmean`` (trec_eval's gm_map, gm_bpref) takes the geometric mean of its values, each floored
+        at 0.00001, over the same queries."""
         defined = [v for v in values if not math.isnan(v)]
+        spec = next((m for m in self.measures if str(m) == measure), None)
+        if spec is not None and dict(spec.params).get("summary") == "gmean":
+            logs = [math.log(max(v, 0.00001)) for v in defined]
+            denominator = len(defined)
+            if getattr(self.conventions, "mean", "defined") == "run_queries":
+                counts = run.queries.counts()
+                denominator = counts["scored"] + counts["absent_from_qrels_skipped"]
+                logs += [math.log(0.00001)] * (denominator - len(defined))
+            return (math.exp(math.fsum(logs) / denominator) if denominator else float("nan")), denominator
         if getattr(self.conventions, "mean", "defined") == "run_queries":
             counts = run.queries.counts()
             denominator = counts["scored"] + counts["absent_from_qrels_skipped"]
@@ -130,7 +143,7 @@ class Results:
         for run in self.runs:
             for measure in self.measure_names:
                 values = run.values[measure].tolist()
-                mean, n = self._aggregate(run, values)
+                mean, n = self._aggregate(run, values, measure)
                 undefined = sum(1 for v in values if math.isnan(v))
                 rows.append(
                     {
@@ -191,7 +204,7 @@ class Results:
     def mean(self, measure: str | Measure, run: str | None = None) -> float:
         """The mean of one measure for one run (the only run when there is one)."""
         name, summary = self._measure_name(measure), self._run(run)
-        return self._aggregate(summary, summary.values[name].tolist())[0]
+        return self._aggregate(summary, summary.values[name].tolist(), name)[0]
 
     def values(self, measure: str | Measure, run: str | None = None) -> dict[str, float]:
         """Per-query values ``{query_id: value}`` of one measure for one run."""

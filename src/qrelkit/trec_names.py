@@ -235,7 +235,7 @@ def qrelkit_measures(text: str, rel: int = 1) -> list[str] | None:
     if text in NICKNAMES:
         out: list[str] = []
         for name in NICKNAMES[text]:
-            out += qrelkit_measures(name, rel) or []
+            out += _nickname_member(name, rel)
         return out
     if text in _SIMPLE:
         return [_SIMPLE[text].format(rel=rel)]
@@ -243,11 +243,84 @@ def qrelkit_measures(text: str, rel: int = 1) -> list[str] | None:
     if match and match.group(1) in _CUT:
         ks = [match.group(2)] if match.group(2) else match.group(3).split(",")
         return [_CUT[match.group(1)].format(rel=rel, k=int(k)) for k in ks]
-    if text in _CUT:
-        defaults = DEFAULT_PARAMS[text] or ""
-        return [_CUT[text].format(rel=rel, k=int(k)) for k in defaults.split(",")]
     return None
+
+
+def _nickname_member(name: str, rel: int) -> list[str]:
+    """A nickname's member with trec_eval's default parameters, where qrelkit's grammar holds it."""
+    if name in _CUT:
+        return [_CUT[name].format(rel=rel, k=int(k)) for k in (DEFAULT_PARAMS[name] or "").split(",")]
+    extra = {
+        "gm_map": [f"AP(rel={rel},summary=gmean)"],
+        "gm_bpref": [f"bpref(rel={rel},summary=gmean)"],
+        "iprec_at_recall": [
+            f"IPrec(rel={rel},recall={r})" for r in (DEFAULT_PARAMS["iprec_at_recall"] or "").split(",")
+        ],
+        "Rprec_mult": [f"Rprec(rel={rel},mult={m})" for m in (DEFAULT_PARAMS["Rprec_mult"] or "").split(",")],
+        "utility": [f"Utility(rel={rel})"],
+        "11pt_avg": [f"IPrecMean(rel={rel})"],
+        "G": ["G"],
+        "ndcg_rel": ["nDCGRel"],
+        "Rndcg": ["RnDCG"],
+        "set_relative_P": [f"SetRelP(rel={rel})"],
+        "set_map": [f"SetAP(rel={rel})"],
+        "set_F": [f"SetF(rel={rel})"],
+        "rbp": ["RBP(p=0.9,grades=scaled)"],
+        "rbp_resid": ["RBPResid(p=0.9)"],
+    }
+    if name in extra:
+        return extra[name]
+    return qrelkit_measures(name, rel) or []
 
 
 def is_trec_name(text: str) -> bool:
     return text in KIND or text in NICKNAMES or qrelkit_measures(text) is not None
+
+
+# ------------------------------------------------------------------- qrelkit measures in trec_eval's names
+
+_COUNTS = {"NumRet": "num_ret", "NumRel": "num_rel", "NumRelRet": "num_rel_ret",
+           "NumNonRelJudgedRet": "num_nonrel_judged_ret"}  # fmt: skip
+_PLAIN = {"infAP": "infAP", "binG": "binG", "G": "G", "nDCGRel": "ndcg_rel", "RnDCG": "Rndcg",
+          "SetP": "set_P", "SetRelP": "set_relative_P", "SetAP": "set_map", "RR": "recip_rank"}  # fmt: skip
+_AT = {"P": "P", "R": "recall", "nDCG": "ndcg_cut", "AP": "map_cut", "Success": "success", "RelP": "relative_P",
+       "Unjudged": "unj"}  # fmt: skip
+
+
+def is_count(measure: object) -> bool:
+    """Whether trec_eval sums this measure over queries in its summary (counts) instead of averaging."""
+    return getattr(measure, "name", None) in _COUNTS and getattr(measure, "k", None) is None
+
+
+def trec_name(measure: object) -> str | None:
+    """The name trec_eval prints for a qrelkit measure (``P(rel=1)@10`` -> ``P_10``), or ``None``."""
+    name, k = getattr(measure, "name", ""), getattr(measure, "k", None)
+    params = dict(getattr(measure, "params", ()))
+    if k is None and name in _COUNTS:
+        return _COUNTS[name]
+    if k is None and name in _PLAIN:
+        return _PLAIN[name]
+    if k is not None and name in _AT and not params:
+        return f"{_AT[name]}_{k}"
+    if k is not None:
+        return None
+    if name == "AP":
+        return "gm_map" if params.get("summary") == "gmean" else "map"
+    if name == "bpref":
+        return "gm_bpref" if params.get("summary") == "gmean" else "bpref"
+    if name == "Rprec":
+        return f"Rprec_mult_{float(params['mult']):3.2f}" if "mult" in params else "Rprec"
+    if name == "R":
+        return "set_recall"
+    if name == "nDCG":
+        return "ndcg"
+    if name == "IPrec":
+        return f"iprec_at_recall_{float(params.get('recall', 0)):3.2f}"
+    simple = {"IPrecMean": "11pt_avg", "SetF": "set_F", "Utility": "utility"}
+    if name in simple and not params:
+        return simple[name]
+    if name == "RBP" and params == {"p": "0.9", "grades": "scaled"}:
+        return "rbp"
+    if name == "RBPResid" and params == {"p": "0.9"}:
+        return "rbp_resid"
+    return None
