@@ -83,7 +83,7 @@ TREC_INFO: list[MeasureInfo] = [
                 "nDCG averaged where the ideal gain changes (trec_eval's Rndcg)"),
     MeasureInfo("RBP", "optional", True, _RANKING, False, "rank-biased precision (Moffat & Zobel 2008)",
                 (("p", "0.8"), ("grades", "binary"))),
-    MeasureInfo("RBPResid", "optional", False, _RANKING, False,
+    MeasureInfo("RBPResid", "none", False, _RANKING, False,
                 "rank-biased precision's residual: the weight of unjudged ranks and of ranks below",
                 (("p", "0.8"),)),
 ]  # fmt: skip

@@ -40,14 +40,14 @@ NOT_AVERAGEABLE = ("bpref", "infAP", "IPrec", "IPrecMean", "binG", "G", "nDCGRel
 
 
 def rel_lists(enc: Encoded, rel: int) -> tk.RelLists:
-    """trec_eval's relevance codes of an encoding: the grade of a judged document, -1 otherwise."""
-    codes = np.where(enc.judged, enc.grade, tk.NONPOOL).astype(np.int64)
-    judged = enc.judged_grade
+    """trec_eval's relevance codes of an encoding: the grade of a judged document (a negative grade kept
+    under ``negative=gain`` reads as 0), -1 for a document that is not judged."""
+    codes = np.where(enc.judged, np.maximum(enc.grade, 0), tk.NONPOOL).astype(np.int64)
+    judged = np.maximum(enc.judged_grade, 0)
     q_of = np.repeat(np.arange(enc.n_queries, dtype=np.int64), np.diff(enc.judged_offsets))
-    keep = judged >= 0
-    top = int(judged[keep].max()) + 1 if keep.any() else 1
+    top = int(judged.max()) + 1 if len(judged) else 1
     levels = np.zeros((enc.n_queries, top), dtype=np.int64)
-    np.add.at(levels, (q_of[keep], judged[keep]), 1)
+    np.add.at(levels, (q_of, judged), 1)
     return tk.RelLists(enc.offsets.astype(np.int64), codes, levels, rel)
 
 
@@ -107,7 +107,7 @@ def _rbp(enc: Encoded, measure: Measure, conv: Conventions) -> np.ndarray:
     if measure.param("grades") == "binary":
         g = (enc.judged & (enc.grade >= (measure.rel or 1))).astype(np.float64)
     else:  # trec_eval 10: the grades as gains, divided by the query's highest judged grade when above 1
-        g = np.where(enc.judged & (enc.grade > 0), enc.grade, 0).astype(np.float64)
+        g = np.where(enc.judged & (enc.grade > 0), enc.grade, 0).astype(np.float64)  # rel_lists' codes
         levels = rel_lists(enc, 1).levels
         present = levels > 0
         top = np.where(present.any(axis=1), levels.shape[1] - 1 - np.argmax(present[:, ::-1], axis=1), 0)
@@ -121,18 +121,15 @@ def _rbp(enc: Encoded, measure: Measure, conv: Conventions) -> np.ndarray:
 
 
 def _rbp_resid(enc: Encoded, measure: Measure) -> np.ndarray:
-    """p^n + (1 - p) * sum of p^i over unjudged ranks i < n, n = min(k, returned)."""
+    """p^n + (1 - p) * sum of p^i over the unjudged ranks i < n (n returned), 0 when every returned document
+    is judged (the number of unjudged documents does not depend on the order, so averaged ties are exact)."""
     p = float(measure.param("p"))
     qidx, pos = positions(enc)
     unj = block_mean((~enc.judged).astype(np.float64), enc)
-    mask = np.ones(len(unj), dtype=bool) if measure.k is None else pos < measure.k
-    n = (
-        enc.counts.astype(np.float64)
-        if measure.k is None
-        else np.minimum(enc.counts, measure.k).astype(np.float64)
-    )
-    weights = (unj * p ** pos.astype(np.float64))[mask]
-    return p**n + (1.0 - p) * np.bincount(qidx[mask], weights=weights, minlength=enc.n_queries)
+    n_unj = np.bincount(qidx, weights=(~enc.judged).astype(np.float64), minlength=enc.n_queries)
+    weights = unj * p ** pos.astype(np.float64)
+    tail = np.bincount(qidx, weights=weights, minlength=enc.n_queries)
+    return np.where(n_unj > 0, p ** enc.counts.astype(np.float64) + (1.0 - p) * tail, 0.0)
 
 
 def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
