@@ -229,29 +229,50 @@ def bin_g(rl: RelLists) -> np.ndarray:
     return _div(rl.total(terms, rl.is_rel), np.where(rl.num_rel_ret > 0, rl.num_rel, 0))
 
 
-def _interpolated(rl: RelLists, q: int) -> tuple[np.ndarray, np.ndarray]:
-    """(interpolated precision at each relevant row's rank, in rank order; precision at every rank)."""
-    rel = rl.query(q) >= rl.rel_level
-    prec = np.cumsum(rel) / np.arange(1.0, len(rel) + 1.0)
-    interp = np.maximum.accumulate(prec[::-1])[::-1]
-    return interp[rel], prec
+def _interpolated_at_relevant(rl: RelLists) -> np.ndarray:
+    """Per relevant returned row (in row order): the interpolated precision at its rank, the highest
+    precision at that rank or below. Precision rises only at relevant ranks, so that is the highest
+    precision at this or a later relevant rank: a running maximum from the end of each query, taken on a
+    query-by-rank grid (or query by query when the grid would be much larger than the data)."""
+    rows = np.flatnonzero(rl.is_rel)
+    prec = rl.rel_so_far[rows] / (rl.pos[rows] + 1.0)
+    q = rl.qidx[rows]
+    counts = np.bincount(q, minlength=rl.n)
+    width = int(counts.max()) if len(counts) else 0
+    out = np.empty(len(rows), dtype=np.float64)
+    starts = np.concatenate(([0], np.cumsum(counts)))
+    if rl.n * width <= 4 * len(rl.rel) + 1_000_000:
+        col = np.arange(len(rows)) - starts[:-1][q]
+        grid = np.full((rl.n, width), -1.0)
+        grid[q, width - 1 - col] = prec  # each query's values reversed, left-aligned at the end
+        acc = np.maximum.accumulate(grid, axis=1)
+        out[:] = acc[q, width - 1 - col]
+    else:
+        for i in range(rl.n):
+            a, b = starts[i], starts[i + 1]
+            out[a:b] = np.maximum.accumulate(prec[a:b][::-1])[::-1]
+    return out
 
 
 def iprec_at_recall(rl: RelLists, levels: Sequence[float]) -> list[np.ndarray]:
-    """m_iprec_at_recall.c: interpolated precision (max precision at this rank or below) at the rank of the
-    t-th relevant document, t = lround(level * R); 0 when t > num_rel_ret; at t = 0, the precision the
-    interpolation reaches at the first relevant document (0 if none was returned)."""
-    out = [np.zeros(rl.n, dtype=np.float64) for _ in levels]
-    for q in range(rl.n):
-        nrr, R = int(rl.num_rel_ret[q]), int(rl.num_rel[q])
-        if rl.num_ret[q] == 0:
-            continue
-        at_rel, _ = _interpolated(rl, q) if nrr else (np.zeros(0), None)
-        for i, level in enumerate(levels):
-            t = _lround(level * R)
-            if t > nrr:
-                continue
-            out[i][q] = float(at_rel[max(t, 1) - 1]) if nrr else 0.0
+    """m_iprec_at_recall.c: interpolated precision at the rank of the t-th relevant document,
+    t = lround(level * R); 0 when t > num_rel_ret; t = 0 reads as the first relevant document (0 if none
+    was returned)."""
+    interp = _interpolated_at_relevant(rl)
+    nrr, R = rl.num_rel_ret, rl.num_rel
+    starts = np.concatenate(([0], np.cumsum(nrr)))[:-1]
+    out = []
+    for level in levels:
+        t = (
+            np.array([_lround(level * r) for r in R.tolist()], dtype=np.int64)
+            if rl.n
+            else np.zeros(0, np.int64)
+        )
+        ok = (t <= nrr) & (nrr > 0)
+        idx = starts + np.maximum(t, 1) - 1
+        values = np.zeros(rl.n, dtype=np.float64)
+        values[ok] = interp[idx[ok]]
+        out.append(values)
     return out
 
 
@@ -314,260 +335,197 @@ def utility(rl: RelLists, a: float, b: float, c: float, d: float, num_docs: int 
 
 @dataclass(frozen=True)
 class Gains:
-    """gain_init.c's setup_gains: a gain per grade (the grade itself unless ``pairs`` give one)."""
+    """gain_init.c's setup_gains: a gain per grade, the grade itself unless ``pairs`` give one. A grade's
+    gain does not depend on the query, so one table serves every query; a document that is not judged is
+    worth 0."""
 
     pairs: tuple[tuple[int, float], ...] = ()
 
-    def table(self, levels_row: np.ndarray) -> tuple[dict[int, float], list[tuple[float, int]]]:
-        """(gain of each grade, every (gain, count) by gain ascending, as setup_gains sorts them)."""
-        gains = dict(self.pairs)
-        present = np.flatnonzero(levels_row)
-        top = int(present[-1]) + 1 if len(present) else 0
-        counts = {g: int(levels_row[g]) for g in range(top)}
-        for g in range(top):
-            gains.setdefault(g, float(g))
-        ordered = sorted(((gain, counts.get(g, 0)) for g, gain in gains.items()), key=lambda t: t[0])
-        return gains, ordered
+    def table(self, top: int) -> np.ndarray:
+        """Gain of grades 0 .. top - 1."""
+        out = np.arange(top, dtype=np.float64)
+        for grade, gain in self.pairs:
+            if 0 <= grade < top:
+                out[grade] = gain
+        return out
 
-    def row_gains(self, rel: np.ndarray, gains: dict[int, float]) -> list[float]:
-        return [gains.get(r, 0.0) if r >= 0 else 0.0 for r in rel.tolist()]
+    def of_rows(self, rl: RelLists) -> np.ndarray:
+        table = self.table(rl.levels.shape[1])
+        return np.where(rl.rel >= 0, table[np.maximum(rl.rel, 0)], 0.0)
 
 
+@dataclass(frozen=True)
 class _Ideal:
-    """The ideal ranking's gain rank by rank, as the C loops step through the sorted levels."""
+    """Every query's ideal ranking (its judged documents' positive gains, largest first) as flat arrays:
+    ``gain`` grouped by query, delimited by ``offsets``; ``pos`` the 0-based rank within the query."""
 
-    def __init__(self, levels: list[tuple[float, int]]):
-        self.levels = levels
-        self.cur = len(levels) - 1
-        self.at = 0
-        self.gain = levels[self.cur][0] if self.cur >= 0 else 0.0
+    gain: np.ndarray
+    offsets: np.ndarray
+    pos: np.ndarray
+    qidx: np.ndarray
 
-    def step(self) -> float:
-        self.at += 1
-        while self.cur >= 0 and self.at > self.levels[self.cur][1]:
-            self.at = 1
-            self.cur -= 1
-            self.gain = self.levels[self.cur][0] if self.cur >= 0 else 0.0
-        return self.gain
+    @classmethod
+    def of(cls, rl: RelLists, gains: Gains) -> _Ideal:
+        table = gains.table(rl.levels.shape[1])
+        order = [g for g in np.argsort(-table, kind="stable").tolist() if table[g] > 0]
+        counts = rl.levels[:, order] if order else np.zeros((rl.n, 0), dtype=np.int64)
+        flat = np.repeat(np.tile(table[order], rl.n), counts.ravel())
+        lengths = counts.sum(axis=1)
+        offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+        qidx = np.repeat(np.arange(rl.n, dtype=np.int64), lengths)
+        pos = np.arange(len(flat), dtype=np.int64) - offsets[:-1][qidx]
+        return cls(flat, offsets, pos, qidx)
+
+    @property
+    def length(self) -> np.ndarray:
+        return np.diff(self.offsets)
 
 
-def _log2(i: int) -> float:
-    return math.log2(float(i + 2))
+def _segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Running sum within each segment."""
+    c = np.cumsum(values)
+    starts = offsets[:-1]
+    base = np.concatenate(([0.0], c))[starts]
+    return c - np.repeat(base, np.diff(offsets))
+
+
+def _at(prefix: np.ndarray, offsets: np.ndarray, q: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """The running sum of query q through its first j ranks (0 for j = 0)."""
+    idx = offsets[:-1][q] + j - 1
+    return np.where(j > 0, prefix[np.maximum(idx, 0)] if len(prefix) else 0.0, 0.0)
+
+
+def _dcg_terms(g: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    return np.where(g != 0, g / np.log2(pos + 2.0), 0.0)
 
 
 def ndcg(rl: RelLists, gains: Gains) -> np.ndarray:
     """m_ndcg.c: DCG over every returned document / DCG of the ideal (0 when the ideal is 0)."""
-    out = np.zeros(rl.n, dtype=np.float64)
-    for q in range(rl.n):
-        table, levels = gains.table(rl.levels[q])
-        g = gains.row_gains(rl.query(q), table)
-        ideal = _Ideal(levels)
-        rd = idg = 0.0
-        i = 0
-        while i < len(g) and ideal.gain > 0.0:
-            if g[i] != 0:
-                rd += g[i] / _log2(i)
-            if ideal.step() > 0.0:
-                idg += ideal.gain / _log2(i)
-            i += 1
-        while i < len(g):
-            if g[i] != 0:
-                rd += g[i] / _log2(i)
-            i += 1
-        while ideal.gain > 0.0:
-            if ideal.step() > 0.0:
-                idg += ideal.gain / _log2(i)
-            i += 1
-        out[q] = rd / idg if idg > 0.0 else 0.0
-    return out
+    ideal = _Ideal.of(rl, gains)
+    num = rl.total(_dcg_terms(gains.of_rows(rl), rl.pos))
+    den = np.bincount(ideal.qidx, weights=ideal.gain / np.log2(ideal.pos + 2.0), minlength=rl.n)
+    return _div(num, den)
 
 
 def ndcg_cut(rl: RelLists, k: int) -> np.ndarray:
-    """m_ndcg_cut.c: gains are the grades themselves; the ideal runs over grades >= 1."""
+    """m_ndcg_cut.c: gains are the grades themselves; the ideal runs over grades >= 1; a query whose ideal
+    is 0 keeps its (zero) DCG."""
     g = np.where(rl.rel > 0, rl.rel, 0).astype(np.float64)
-    terms = np.where(g > 0, g / np.log2(rl.pos + 2.0), 0.0)
-    num = rl.total(terms, rl.pos < k)
-    out = np.zeros(rl.n, dtype=np.float64)
-    for q in range(rl.n):
-        row = rl.levels[q]
-        present = np.flatnonzero(row)
-        cur = int(present[-1]) if len(present) else 0
-        count = 0
-        idg = 0.0
-        i = 0
-        while i < k:
-            count += 1
-            while cur > 0 and count > row[cur]:
-                cur -= 1
-                count = 1
-            if cur == 0:
-                break
-            idg += float(cur) / math.log2(float(i + 2))
-            i += 1
-        out[q] = num[q] / idg if idg > 0.0 else num[q]
-    return out
+    num = rl.total(_dcg_terms(g, rl.pos), rl.pos < k)
+    ideal = _Ideal.of(rl, Gains())
+    cut = ideal.pos < k
+    den = np.bincount(ideal.qidx[cut], weights=(ideal.gain / np.log2(ideal.pos + 2.0))[cut], minlength=rl.n)
+    return np.where(den > 0, num / np.where(den > 0, den, 1.0), num)
 
 
 def ndcg_rel(rl: RelLists, gains: Gains) -> np.ndarray:
-    """m_ndcg_rel.c: nDCG averaged over the ranks of relevant (positive-gain) documents, each relevant
-    document of the ideal that was not returned adding the final nDCG."""
-    out = np.zeros(rl.n, dtype=np.float64)
-    for q in range(rl.n):
-        table, levels = gains.table(rl.levels[q])
-        g = gains.row_gains(rl.query(q), table)
-        ideal = _Ideal(levels)
-        rd = idg = s = 0.0
-        n_rel = n_rel_ret = 0
-        i = 0
-        while i < len(g) and ideal.gain > 0.0:
-            if g[i] != 0:
-                rd += g[i] / _log2(i)
-            if ideal.step() > 0.0:
-                n_rel += 1
-                idg += ideal.gain / _log2(i)
-            if g[i] > 0:
-                s += rd / idg
-                n_rel_ret += 1
-            i += 1
-        while i < len(g):
-            if g[i] != 0:
-                rd += g[i] / _log2(i)
-            if g[i] > 0:
-                s += rd / idg
-                n_rel_ret += 1
-            i += 1
-        while ideal.gain > 0.0:
-            if ideal.step() > 0.0:
-                n_rel += 1
-                idg += ideal.gain / _log2(i)
-            i += 1
-        with np.errstate(all="ignore"):
-            s += float(n_rel - n_rel_ret) * rd / idg if idg != 0 else math.nan
-        out[q] = s / n_rel if s > 0.0 else 0.0
-    return out
+    """m_ndcg_rel.c: nDCG at the rank of each returned positive-gain document (the ideal's DCG stops
+    growing when the ideal runs out), plus the final nDCG once for each positive-gain document of the
+    ideal that was not returned, over the ideal's positive-gain documents."""
+    ideal = _Ideal.of(rl, gains)
+    g = gains.of_rows(rl)
+    dcg = _segment_cumsum(_dcg_terms(g, rl.pos), rl.offsets)
+    idcg = _segment_cumsum(ideal.gain / np.log2(ideal.pos + 2.0), ideal.offsets)
+    L = ideal.length
+    hit = g > 0
+    q = rl.qidx[hit]
+    j = np.minimum(rl.pos[hit] + 1, L[q])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        points = dcg[hit] / _at(idcg, ideal.offsets, q, j)
+        total = np.bincount(q, weights=points, minlength=rl.n)
+        last = _at(dcg, rl.offsets, np.arange(rl.n), rl.num_ret)
+        full = _at(idcg, ideal.offsets, np.arange(rl.n), L)
+        total = total + (L - np.bincount(q, minlength=rl.n)).astype(np.float64) * last / full
+    return np.where(total > 0, total / np.where(L > 0, L, 1), 0.0)
 
 
 def rndcg(rl: RelLists, gains: Gains) -> np.ndarray:
-    """m_Rndcg.c: nDCG taken where the ideal gain changes level (and at the end), averaged."""
-    out = np.zeros(rl.n, dtype=np.float64)
-    for q in range(rl.n):
-        if rl.num_rel[q] == 0:
-            continue
-        table, levels = gains.table(rl.levels[q])
-        g = gains.row_gains(rl.query(q), table)
-        ideal = _Ideal(levels)
-        old = ideal.gain
-        rd = idg = s = 0.0
-        changes = 0
-        i = 0
-        while i < len(g) and ideal.gain > 0.0:
-            ideal.step()
-            if old != ideal.gain:
-                if idg > 0.0:
-                    s += rd / idg
-                    changes += 1
-                old = ideal.gain
-            if g[i] != 0:
-                rd += g[i] / _log2(i)
-            if ideal.gain > 0.0:
-                idg += ideal.gain / _log2(i)
-            i += 1
-        if i < len(g):
-            while i < len(g):
-                if g[i] != 0:
-                    rd += g[i] / _log2(i)
-                i += 1
-            if idg > 0.0:
-                s += rd / idg
-                changes += 1
-        while ideal.gain > 0.0:
-            ideal.step()
-            if old != ideal.gain:
-                if idg > 0.0:
-                    s += rd / idg
-                    changes += 1
-                old = ideal.gain
-            if ideal.gain > 0.0:
-                idg += ideal.gain / _log2(i)
-            i += 1
-        out[q] = s / changes if changes else math.nan
-    return out
+    """m_Rndcg.c: nDCG at each rank j (1 .. L) where the ideal gain changes level (it is 0 after the L
+    positive-gain documents), plus the final nDCG when more than L + 1 documents were returned (the C
+    loop's bound), averaged; 0 when nothing is relevant at the threshold."""
+    ideal = _Ideal.of(rl, gains)
+    dcg = _segment_cumsum(_dcg_terms(gains.of_rows(rl), rl.pos), rl.offsets)
+    idcg = _segment_cumsum(ideal.gain / np.log2(ideal.pos + 2.0), ideal.offsets)
+    L = ideal.length
+    nxt = np.append(ideal.gain[1:], 0.0)
+    last_of_query = ideal.pos == L[ideal.qidx] - 1
+    change = last_of_query | (nxt != ideal.gain)
+    q = ideal.qidx[change]
+    j = ideal.pos[change] + 1
+    extra = np.flatnonzero(rl.num_ret > L + 1)
+    qs = np.concatenate((q, extra))
+    num = np.concatenate(
+        (
+            _at(dcg, rl.offsets, q, np.minimum(j, rl.num_ret[q])),
+            _at(dcg, rl.offsets, extra, rl.num_ret[extra]),
+        )
+    )
+    den = np.concatenate((_at(idcg, ideal.offsets, q, j), _at(idcg, ideal.offsets, extra, L[extra])))
+    order = np.argsort(qs, kind="stable")
+    total = np.bincount(qs[order], weights=(num / den)[order], minlength=rl.n)
+    count = np.bincount(qs, minlength=rl.n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = total / count
+    return np.where(rl.num_rel == 0, 0.0, value)
 
 
 def g_measure(rl: RelLists, gains: Gains) -> np.ndarray:
-    """m_G.c: sum of gain / log2(2 + cost - gain so far), the cost counting max(ideal gain, 1) per rank,
-    over the ideal's total gain."""
-    out = np.zeros(rl.n, dtype=np.float64)
-    for q in range(rl.n):
-        table, levels = gains.table(rl.levels[q])
-        g = gains.row_gains(rl.query(q), table)
-        ideal = _Ideal(levels)
-        res_g = got = ideal_sum = cost = 0.0
-        i = 0
-        while i < len(g) and ideal.gain > 0.0:
-            got += g[i]
-            if ideal.step() > 0.0:
-                ideal_sum += ideal.gain
-            cost += ideal.gain if ideal.gain >= 1.0 else 1.0
-            if g[i] != 0:
-                res_g += g[i] / math.log2(2 + cost - got)
-            i += 1
-        while i < len(g):
-            got += g[i]
-            cost += 1.0
-            if g[i] != 0:
-                res_g += g[i] / math.log2(2 + cost - got)
-            i += 1
-        while ideal.gain > 0.0:
-            if ideal.step() > 0.0:
-                ideal_sum += ideal.gain
-            i += 1
-        out[q] = res_g / ideal_sum if ideal_sum > 0.0 else 0.0
-    return out
+    """m_G.c: sum of gain / log2(2 + cost - gain so far) over returned documents, the cost counting
+    max(ideal gain, 1) per rank, over the ideal's total gain."""
+    ideal = _Ideal.of(rl, gains)
+    g = gains.of_rows(rl)
+    L = ideal.length
+    inside = rl.pos < L[rl.qidx]
+    at_rank = np.zeros(len(g))
+    at_rank[inside] = ideal.gain[ideal.offsets[:-1][rl.qidx[inside]] + rl.pos[inside]]
+    cost = _segment_cumsum(np.maximum(at_rank, 1.0), rl.offsets)
+    got = _segment_cumsum(g, rl.offsets)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(g != 0, g / np.log2(2.0 + cost - got), 0.0)
+    total = np.bincount(ideal.qidx, weights=ideal.gain, minlength=rl.n)
+    return _div(rl.total(terms), total)
 
 
 def rbp(rl: RelLists, p: float, gains: Gains) -> np.ndarray:
-    """m_rbp.c: (1 - p) * sum of gain * p^i, gains scaled to 0..1 when any lies outside it."""
-    out = np.zeros(rl.n, dtype=np.float64)
-    weights = _powers(rl, p)
-    for q in range(rl.n):
-        table, _ = gains.table(rl.levels[q])
-        lo, hi = min(table.values(), default=0.0), max(table.values(), default=0.0)
-        if lo < 0 or hi > 1:
-            table = {k: (v - lo) / (hi - lo) for k, v in table.items()}
-        g = gains.row_gains(rl.query(q), table)
-        w = weights[rl.offsets[q] : rl.offsets[q + 1]].tolist()
-        total = 0.0
-        for gi, wi in zip(g, w, strict=True):
-            if gi != 0:
-                total += gi * wi
-        out[q] = (1.0 - p) * total
-    return out
+    """m_rbp.c: (1 - p) * sum of gain * p^i, the gains of a query (its grades 0 .. highest, and any given)
+    scaled to 0..1 by their range when one lies outside it."""
+    top = rl.levels.shape[1]
+    table = gains.table(top)
+    present = rl.levels > 0
+    highest = np.where(present.any(axis=1), top - 1 - np.argmax(present[:, ::-1], axis=1), -1)
+    extra = [gain for grade, gain in gains.pairs if not 0 <= grade < top]
+    lo = np.full(rl.n, min(extra, default=np.inf))
+    hi = np.full(rl.n, max(extra, default=-np.inf))
+    for grade in range(top):  # a grade is in a query's table up to its highest judged grade, or if given
+        inside = (highest >= grade) | any(grade == g for g, _ in gains.pairs)
+        lo = np.where(inside, np.minimum(lo, table[grade]), lo)
+        hi = np.where(inside, np.maximum(hi, table[grade]), hi)
+    scale = (lo < 0) | (hi > 1)
+    g = gains.of_rows(rl)
+    q = rl.qidx
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = np.where(scale[q] & (rl.rel >= 0), (g - lo[q]) / (hi[q] - lo[q]), g)
+    weights = _powers(rl, p)[rl.pos]
+    return (1.0 - p) * rl.total(np.where(g != 0, g * weights, 0.0))
 
 
 def rbp_resid(rl: RelLists, p: float) -> np.ndarray:
     """m_rbp_resid.c: p^n + (1 - p) * sum over unjudged ranks of p^i (0 when every document is judged)."""
-    w = _powers(rl, p)
+    powers = _powers(rl, p)
     unj = rl.rel < 0
-    s = rl.total(np.where(unj, w, 0.0))
-    tail = np.array([p**0] * rl.n, dtype=np.float64)
-    for q in range(rl.n):
-        c = 1.0
-        for _ in range(int(rl.num_ret[q])):
-            c = c * p
-        tail[q] = c
-    return np.where(rl.count(unj) > 0, tail + (1 - p) * s, 0.0)
+    s = rl.total(np.where(unj, powers[rl.pos], 0.0))
+    return np.where(rl.count(unj) > 0, powers[rl.num_ret] + (1 - p) * s, 0.0)
 
 
 def _powers(rl: RelLists, p: float) -> np.ndarray:
-    """p^rank by repeated multiplication, as the C loop forms it."""
-    top = int(rl.num_ret.max()) if rl.n else 0
+    """p^i for i = 0 .. longest ranking, by repeated multiplication as the C loop forms them."""
+    top = int(rl.num_ret.max()) + 1 if rl.n else 1
     table = np.empty(top, dtype=np.float64)
     c = 1.0
     for i in range(top):
         table[i] = c
         c = c * p
-    return table[rl.pos]
+    return table
 
 
 def relstring(rl: RelLists, length: int) -> list[str]:
