@@ -75,10 +75,10 @@ def rel_lists(qrels: Qrels, run: Run, options: TrecOptions) -> tuple[tk.RelLists
             fix="pass -c to score missing queries as empty rankings and average over every judged query",
         )
     conv = TREC_EVAL_CONVENTIONS.with_(missing_queries="zero", unjudged="zero", extra_queries="skip")
-    enc = encode(qrels, run, conv, ranking=True)
+    negatives = qrels.frame.filter(pl.col("grade") < 0).select("query_id", "doc_id")
+    enc = encode(qrels, run, conv, ranking=negatives.height > 0)
     assert enc.queries.query_ids == judged_q  # both sort query ids by code point (= byte order)
     rel = np.where(enc.judged, enc.grade, tk.NONPOOL).astype(np.int64)
-    negatives = qrels.frame.filter(pl.col("grade") < 0).select("query_id", "doc_id")
     if negatives.height and enc.ranking is not None:
         pooled = (
             enc.ranking.select("query_id", "doc_id")
@@ -112,8 +112,7 @@ def rel_lists(qrels: Qrels, run: Run, options: TrecOptions) -> tuple[tk.RelLists
     grades = qrels.frame.filter(pl.col("grade") >= 0)
     top = int(grades.get_column("grade").max() or 0) + 1 if grades.height else 1
     levels = np.zeros((len(judged_q), top), dtype=np.int64)
-    code = {q: i for i, q in enumerate(judged_q)}
-    qcode = np.array([code[q] for q in grades.get_column("query_id").to_list()], dtype=np.int64)
+    qcode = np.searchsorted(np.array(judged_q), grades.get_column("query_id").to_numpy())
     np.add.at(levels, (qcode, grades.get_column("grade").to_numpy()), 1)
     return tk.RelLists(offsets.astype(np.int64), rel, levels, options.rel_level), judged_q, ~in_run
 

@@ -93,8 +93,84 @@ class RelLists:
         start = np.concatenate(([0], c))[self.offsets[:-1]]
         return c - np.repeat(start, np.diff(self.offsets))
 
-    def in_top(self, mask: np.ndarray, k: int) -> np.ndarray:
-        return self.count(mask & (self.pos < k))
+    def in_top(self, mask: np.ndarray, k: int | np.ndarray) -> np.ndarray:
+        """Rows satisfying ``mask`` among each query's first k (k may differ per query)."""
+        if mask is self.is_rel:
+            return self.upto(self.rel_so_far, k)
+        return self.count(mask & (self.pos < (k[self.qidx] if isinstance(k, np.ndarray) else k)))
+
+    def upto(self, running: np.ndarray, k: int | np.ndarray) -> np.ndarray:
+        """A running per-row value (``running``, ``prefix``) read at each query's min(k, n)-th row (0 when
+        that is row 0): per query, not per row."""
+        j = np.minimum(k, self.num_ret)
+        idx = self.offsets[:-1] + j - 1
+        out = np.zeros(self.n, dtype=running.dtype)
+        ok = j > 0
+        out[ok] = running[idx[ok]]
+        return out
+
+    def prefix(self, values: np.ndarray) -> np.ndarray:
+        """Per row: the sum of ``values`` over its query's rows up to it, added in rank order (on a
+        query-by-rank grid, so each sum is formed as the C loop forms it; by difference of one running
+        sum when the grid would be much larger than the data)."""
+        width = int(self.num_ret.max()) if self.n else 0
+        if self.n * width <= 4 * len(values) + 1_000_000:
+            grid = np.zeros((self.n, width))
+            grid[self.qidx, self.pos] = values
+            np.cumsum(grid, axis=1, out=grid)
+            return grid[self.qidx, self.pos]
+        c = np.cumsum(values)
+        base = np.concatenate(([0.0], c))[self.offsets[:-1]]
+        return c - np.repeat(base, np.diff(self.offsets))
+
+    @cached_property
+    def log2_rank(self) -> np.ndarray:
+        """log2(rank + 1) of every row (rank 1-based), the DCG discount's denominator."""
+        return np.log2(self.pos + 2.0)
+
+    @cached_property
+    def grades_as_gains(self) -> np.ndarray:
+        return np.where(self.rel > 0, self.rel, 0).astype(np.float64)
+
+    @cached_property
+    def rel_rows(self) -> np.ndarray:
+        return np.flatnonzero(self.is_rel)
+
+    @cached_property
+    def nonrel_so_far(self) -> np.ndarray:
+        """Judged non-relevant rows at or above each row, within its query."""
+        return self.running((self.rel >= 0) & ~self.is_rel)
+
+    @cached_property
+    def cut_ideal(self) -> _Ideal:
+        """ndcg_cut's ideal ranking (the grades as gains)."""
+        return _Ideal.of(self, Gains())
+
+    @cached_property
+    def unjudged_so_far(self) -> np.ndarray:
+        return self.running(self.rel < 0)
+
+    def gains_of_rows(self, gains: Gains) -> np.ndarray:
+        """Each row's gain under ``gains`` (computed once per gain table)."""
+        held = self.__dict__.setdefault("_gain_rows", {})
+        if gains not in held:
+            held[gains] = gains.of_rows(self)
+        return held[gains]
+
+    @cached_property
+    def ap_terms(self) -> np.ndarray:
+        """rel_so_far / rank at relevant rows, 0 elsewhere (AP's terms)."""
+        return np.where(self.is_rel, self.rel_so_far / (self.pos + 1.0), 0.0)
+
+    @cached_property
+    def ap_prefix(self) -> np.ndarray:
+        return self.prefix(self.ap_terms)
+
+    @cached_property
+    def cut_dcg_prefix(self) -> np.ndarray:
+        """Running DCG with the grades as gains (ndcg_cut's numerator)."""
+        g = self.grades_as_gains
+        return self.prefix(np.where(g > 0, g / self.log2_rank, 0.0))
 
     def query(self, q: int) -> np.ndarray:
         return self.rel[self.offsets[q] : self.offsets[q + 1]]
@@ -125,7 +201,7 @@ def num_rel_ret(rl: RelLists) -> np.ndarray:
 
 def num_nonrel_judged_ret(rl: RelLists) -> np.ndarray:
     """m_num_nonrel_judged_ret.c: returned documents judged below the threshold."""
-    return rl.count((rl.rel >= 0) & ~rl.is_rel).astype(np.float64)
+    return rl.upto(rl.nonrel_so_far, rl.num_ret).astype(np.float64)
 
 
 # ------------------------------------------------------------------------------------ ranked, binary
@@ -133,9 +209,9 @@ def num_nonrel_judged_ret(rl: RelLists) -> np.ndarray:
 
 def ap(rl: RelLists, k: int | None = None) -> np.ndarray:
     """m_map.c / m_map_cut.c: sum of rel_so_far / rank over relevant rows (within k), / num_rel."""
-    mask = rl.is_rel if k is None else rl.is_rel & (rl.pos < k)
-    terms = rl.rel_so_far.astype(np.float64) / (rl.pos + 1.0)
-    return _div(rl.total(terms, mask), rl.num_rel)
+    if k is None:
+        return _div(rl.total(rl.ap_terms, rl.is_rel), rl.num_rel)
+    return _div(rl.upto(rl.ap_prefix, k), rl.num_rel)
 
 
 def gm_ap_log(rl: RelLists) -> np.ndarray:
@@ -146,7 +222,7 @@ def gm_ap_log(rl: RelLists) -> np.ndarray:
 def rprec(rl: RelLists) -> np.ndarray:
     """m_Rprec.c: relevant in the top min(num_ret, R), / R."""
     look = np.minimum(rl.num_ret, rl.num_rel)
-    hits = rl.count(rl.is_rel & (rl.pos < look[rl.qidx]))
+    hits = rl.upto(rl.rel_so_far, look)
     return _div(hits, np.where(look == 0, 0, rl.num_rel))
 
 
@@ -177,28 +253,28 @@ def success(rl: RelLists, k: int) -> np.ndarray:
 
 def unjudged(rl: RelLists, k: int) -> np.ndarray:
     """m_unjudged.c: documents not judged (codes -1 and -2) in the top k / k."""
-    return rl.in_top(rl.rel < 0, k) / float(k)
+    return rl.upto(rl.unjudged_so_far, k) / float(k)
 
 
 def rprec_mult(rl: RelLists, mult: float) -> np.ndarray:
     """m_Rprec_mult.c: precision at cutoff c = (long)(mult * R + 0.9); beyond the returned documents the
     missing ones count as not relevant (num_rel_ret / c); c = 0 gives 0."""
     cut = np.floor(mult * rl.num_rel.astype(np.float64) + 0.9).astype(np.int64)
-    hits = rl.count(rl.is_rel & (rl.pos < cut[rl.qidx]))
-    hits = np.where(cut > rl.num_ret, rl.num_rel_ret, hits)
+    hits = rl.upto(rl.rel_so_far, cut)  # num_rel_ret when cut > num_ret
     return _div(hits, cut)
 
 
 def bpref(rl: RelLists) -> np.ndarray:
     """m_bpref.c: for each relevant returned document, 1 - min(nonrel above, R) / min(N, R), / R, with N the
     judged non-relevant documents; documents not judged are skipped."""
-    nonrel = (rl.rel >= 0) & ~rl.is_rel
-    above = (rl.running(nonrel) - nonrel).astype(np.float64)
-    R = rl.num_rel[rl.qidx].astype(np.float64)
-    N = rl.num_nonrel[rl.qidx].astype(np.float64)
+    rows = rl.rel_rows
+    above = rl.nonrel_so_far[rows].astype(np.float64)  # a relevant row is not itself non-relevant
+    q = rl.qidx[rows]
+    R = rl.num_rel[q].astype(np.float64)
+    N = rl.num_nonrel[q].astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(above > 0, 1.0 - np.minimum(above, R) / np.minimum(N, R), 1.0)
-    return _div(rl.total(terms, rl.is_rel), rl.num_rel)
+    return _div(np.bincount(q, weights=terms, minlength=rl.n), rl.num_rel)
 
 
 def gm_bpref_log(rl: RelLists) -> np.ndarray:
@@ -209,24 +285,25 @@ def infap(rl: RelLists) -> np.ndarray:
     """m_infap.c (Yilmaz & Aslam): at a relevant document at 0-based rank j > 0,
     1/(j+1) + (j/(j+1)) * ((r + n + u) / j) * ((r + eps) / (r + n + 2 eps)), with r relevant, n judged
     non-relevant and u judged-negative ("in the pool, unjudged") documents above it; 1 at rank 0."""
-    nonrel = (rl.rel >= 0) & ~rl.is_rel
-    pool_unj = rl.rel == UNJUDGED
-    r = rl.rel_so_far - 1
-    n = rl.running(nonrel) - nonrel
-    u = rl.running(pool_unj) - pool_unj
-    fj = rl.pos.astype(np.float64)
+    rows = rl.rel_rows
+    r = rl.rel_so_far[rows] - 1
+    n = rl.nonrel_so_far[rows]
+    u = rl.running(rl.rel == UNJUDGED)[rows] if (rl.rel == UNJUDGED).any() else np.zeros(len(rows), np.int64)
+    fj = rl.pos[rows].astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((r + n + u) / fj) * (
             (r + INFAP_EPSILON) / ((r + n) + 2 * INFAP_EPSILON)
         )
-    terms = np.where(rl.pos == 0, 1.0, terms)
-    return _div(rl.total(terms, rl.is_rel), rl.num_rel)
+    terms = np.where(fj == 0, 1.0, terms)
+    return _div(np.bincount(rl.qidx[rows], weights=terms, minlength=rl.n), rl.num_rel)
 
 
 def bin_g(rl: RelLists) -> np.ndarray:
     """m_binG.c: sum over relevant documents of 1 / log2(2 + non-relevant above), / R."""
-    terms = 1.0 / np.log2((3 + rl.pos - rl.rel_so_far).astype(np.float64))
-    return _div(rl.total(terms, rl.is_rel), np.where(rl.num_rel_ret > 0, rl.num_rel, 0))
+    rows = rl.rel_rows
+    terms = 1.0 / np.log2((3 + rl.pos[rows] - rl.rel_so_far[rows]).astype(np.float64))
+    total = np.bincount(rl.qidx[rows], weights=terms, minlength=rl.n)
+    return _div(total, np.where(rl.num_rel_ret > 0, rl.num_rel, 0))
 
 
 def _interpolated_at_relevant(rl: RelLists) -> np.ndarray:
@@ -234,7 +311,7 @@ def _interpolated_at_relevant(rl: RelLists) -> np.ndarray:
     precision at that rank or below. Precision rises only at relevant ranks, so that is the highest
     precision at this or a later relevant rank: a running maximum from the end of each query, taken on a
     query-by-rank grid (or query by query when the grid would be much larger than the data)."""
-    rows = np.flatnonzero(rl.is_rel)
+    rows = rl.rel_rows
     prec = rl.rel_so_far[rows] / (rl.pos[rows] + 1.0)
     q = rl.qidx[rows]
     counts = np.bincount(q, minlength=rl.n)
@@ -354,7 +431,7 @@ class Gains:
         return np.where(rl.rel >= 0, table[np.maximum(rl.rel, 0)], 0.0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Ideal:
     """Every query's ideal ranking (its judged documents' positive gains, largest first) as flat arrays:
     ``gain`` grouped by query, delimited by ``offsets``; ``pos`` the 0-based rank within the query."""
@@ -380,6 +457,27 @@ class _Ideal:
     def length(self) -> np.ndarray:
         return np.diff(self.offsets)
 
+    @cached_property
+    def dcg_prefix(self) -> np.ndarray:
+        """Running ideal DCG within each query (summed rank by rank)."""
+        terms = self.gain / np.log2(self.pos + 2.0)
+        width = int(self.length.max()) if len(self.length) else 0
+        n = len(self.length)
+        if n * width <= 4 * len(terms) + 1_000_000:
+            grid = np.zeros((n, width))
+            grid[self.qidx, self.pos] = terms
+            np.cumsum(grid, axis=1, out=grid)
+            return grid[self.qidx, self.pos]
+        return _segment_cumsum(terms, self.offsets)
+
+    def upto(self, k: int) -> np.ndarray:
+        """Ideal DCG of each query's first k ranks."""
+        j = np.minimum(k, self.length)
+        out = np.zeros(len(j))
+        ok = j > 0
+        out[ok] = self.dcg_prefix[(self.offsets[:-1] + j - 1)[ok]]
+        return out
+
 
 def _segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Running sum within each segment."""
@@ -395,14 +493,14 @@ def _at(prefix: np.ndarray, offsets: np.ndarray, q: np.ndarray, j: np.ndarray) -
     return np.where(j > 0, prefix[np.maximum(idx, 0)] if len(prefix) else 0.0, 0.0)
 
 
-def _dcg_terms(g: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    return np.where(g != 0, g / np.log2(pos + 2.0), 0.0)
+def _dcg_terms(rl: RelLists, g: np.ndarray) -> np.ndarray:
+    return np.where(g != 0, g / rl.log2_rank, 0.0)
 
 
 def ndcg(rl: RelLists, gains: Gains) -> np.ndarray:
     """m_ndcg.c: DCG over every returned document / DCG of the ideal (0 when the ideal is 0)."""
     ideal = _Ideal.of(rl, gains)
-    num = rl.total(_dcg_terms(gains.of_rows(rl), rl.pos))
+    num = rl.total(_dcg_terms(rl, rl.gains_of_rows(gains)))
     den = np.bincount(ideal.qidx, weights=ideal.gain / np.log2(ideal.pos + 2.0), minlength=rl.n)
     return _div(num, den)
 
@@ -410,11 +508,8 @@ def ndcg(rl: RelLists, gains: Gains) -> np.ndarray:
 def ndcg_cut(rl: RelLists, k: int) -> np.ndarray:
     """m_ndcg_cut.c: gains are the grades themselves; the ideal runs over grades >= 1; a query whose ideal
     is 0 keeps its (zero) DCG."""
-    g = np.where(rl.rel > 0, rl.rel, 0).astype(np.float64)
-    num = rl.total(_dcg_terms(g, rl.pos), rl.pos < k)
-    ideal = _Ideal.of(rl, Gains())
-    cut = ideal.pos < k
-    den = np.bincount(ideal.qidx[cut], weights=(ideal.gain / np.log2(ideal.pos + 2.0))[cut], minlength=rl.n)
+    num = rl.upto(rl.cut_dcg_prefix, k)
+    den = rl.cut_ideal.upto(k)
     return np.where(den > 0, num / np.where(den > 0, den, 1.0), num)
 
 
@@ -423,8 +518,8 @@ def ndcg_rel(rl: RelLists, gains: Gains) -> np.ndarray:
     growing when the ideal runs out), plus the final nDCG once for each positive-gain document of the
     ideal that was not returned, over the ideal's positive-gain documents."""
     ideal = _Ideal.of(rl, gains)
-    g = gains.of_rows(rl)
-    dcg = _segment_cumsum(_dcg_terms(g, rl.pos), rl.offsets)
+    g = rl.gains_of_rows(gains)
+    dcg = _segment_cumsum(_dcg_terms(rl, g), rl.offsets)
     idcg = _segment_cumsum(ideal.gain / np.log2(ideal.pos + 2.0), ideal.offsets)
     L = ideal.length
     hit = g > 0
@@ -444,7 +539,7 @@ def rndcg(rl: RelLists, gains: Gains) -> np.ndarray:
     positive-gain documents), plus the final nDCG when more than L + 1 documents were returned (the C
     loop's bound), averaged; 0 when nothing is relevant at the threshold."""
     ideal = _Ideal.of(rl, gains)
-    dcg = _segment_cumsum(_dcg_terms(gains.of_rows(rl), rl.pos), rl.offsets)
+    dcg = _segment_cumsum(_dcg_terms(rl, rl.gains_of_rows(gains)), rl.offsets)
     idcg = _segment_cumsum(ideal.gain / np.log2(ideal.pos + 2.0), ideal.offsets)
     L = ideal.length
     nxt = np.append(ideal.gain[1:], 0.0)
@@ -473,7 +568,7 @@ def g_measure(rl: RelLists, gains: Gains) -> np.ndarray:
     """m_G.c: sum of gain / log2(2 + cost - gain so far) over returned documents, the cost counting
     max(ideal gain, 1) per rank, over the ideal's total gain."""
     ideal = _Ideal.of(rl, gains)
-    g = gains.of_rows(rl)
+    g = rl.gains_of_rows(gains)
     L = ideal.length
     inside = rl.pos < L[rl.qidx]
     at_rank = np.zeros(len(g))
@@ -501,7 +596,7 @@ def rbp(rl: RelLists, p: float, gains: Gains) -> np.ndarray:
         lo = np.where(inside, np.minimum(lo, table[grade]), lo)
         hi = np.where(inside, np.maximum(hi, table[grade]), hi)
     scale = (lo < 0) | (hi > 1)
-    g = gains.of_rows(rl)
+    g = rl.gains_of_rows(gains)
     q = rl.qidx
     with np.errstate(divide="ignore", invalid="ignore"):
         g = np.where(scale[q] & (rl.rel >= 0), (g - lo[q]) / (hi[q] - lo[q]), g)
