@@ -557,10 +557,9 @@ def rndcg(rl: RelLists, gains: Gains) -> np.ndarray:
     )
     den = np.concatenate((_at(idcg, ideal.offsets, q, j), _at(idcg, ideal.offsets, extra, L[extra])))
     order = np.argsort(qs, kind="stable")
-    total = np.bincount(qs[order], weights=(num / den)[order], minlength=rl.n)
-    count = np.bincount(qs, minlength=rl.n)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        value = total / count
+    with np.errstate(divide="ignore", invalid="ignore"):  # 0/0 where the ideal is empty: NaN, as in C
+        total = np.bincount(qs[order], weights=(num / den)[order], minlength=rl.n)
+        value = total / np.bincount(qs, minlength=rl.n)
     return np.where(rl.num_rel == 0, 0.0, value)
 
 
