@@ -31,7 +31,9 @@ def build_trec_eval(src: Path, into: Path) -> Path:
     work = into / "trec_eval-src"
     shutil.copytree(src, work, ignore=shutil.ignore_patterns(".git", "*.o", "trec_eval"))
     flags = '-O2 -I. -Wall -Wno-unused-but-set-variable -DVERSIONID=\\"10.0-rc3\\"'
-    subprocess.run(["make", "-s", "-C", str(work), "trec_eval", f"CFLAGS={flags}"], check=True)
+    subprocess.run(
+        ["make", "-s", "-C", str(work), "trec_eval", f"CFLAGS={flags}"], check=True, capture_output=True
+    )
     return work / "trec_eval"
 
 

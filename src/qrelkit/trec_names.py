@@ -239,6 +239,14 @@ def qrelkit_measures(text: str, rel: int = 1) -> list[str] | None:
         return out
     if text in _SIMPLE:
         return [_SIMPLE[text].format(rel=rel)]
+    if text in ("gm_map", "gm_bpref", "utility", "11pt_avg", "G", "ndcg_rel", "Rndcg", "set_relative_P",
+                "set_map", "set_F", "rbp", "rbp_resid", "iprec_at_recall", "Rprec_mult"):  # fmt: skip
+        return _nickname_member(text, rel)
+    fractional = re.fullmatch(r"(iprec_at_recall|Rprec_mult)[_.](\d*\.?\d+(?:,\d*\.?\d+)*)", text)
+    if fractional:
+        key = "recall" if fractional.group(1) == "iprec_at_recall" else "mult"
+        name = "IPrec" if key == "recall" else "Rprec"
+        return [f"{name}(rel={rel},{key}={float(v)!r})" for v in fractional.group(2).split(",")]
     match = re.fullmatch(r"([A-Za-z][A-Za-z_]*?)(?:_(\d+)|\.(\d+(?:,\d+)*))", text)
     if match and match.group(1) in _CUT:
         ks = [match.group(2)] if match.group(2) else match.group(3).split(",")

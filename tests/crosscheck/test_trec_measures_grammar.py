@@ -102,6 +102,10 @@ def test_trec_eval_names_parse_to_qrelkit_measures():
         "P(rel=1)@10", "P(rel=1)@5", "P(rel=1)@7", "P(rel=1)@3", "nDCG@10", "AP(rel=1)", "RR(rel=1)",
     ]  # fmt: skip
     assert len(parse_all(["official"])) == 28
+    assert [str(m) for m in parse_all(["gm_map", "iprec_at_recall_0.10", "Rprec_mult.0.2", "rbp"])] == [
+        "AP(rel=1,summary=gmean)", "IPrec(rel=1,recall=0.1)", "Rprec(rel=1,mult=0.2)",
+        "RBP(rel=1,p=0.9,grades=scaled)",
+    ]  # fmt: skip
     assert str(parse("Rprec(mult=0.2)")) == "Rprec(rel=1,mult=0.2)"
     with pytest.raises(Exception, match="did you mean 'ndcg_cut'"):
         parse_all(["ndcg_cutt.10"])
