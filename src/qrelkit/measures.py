@@ -382,7 +382,7 @@ def _parse_any(text: str | Measure) -> list[Measure]:
         return [parse(text)]
     except MeasureSyntaxError as exc:
         spelled = qrelkit_measures(text.strip())
-        if spelled is None and text.strip().partition(".")[0] in KIND:
+        if spelled is None and "unknown measure" in exc.problem and text.strip().partition(".")[0] in KIND:
             raise MeasureSyntaxError(
                 f"trec_eval's {text.strip()!r} has no single qrelkit measure",
                 fix="give its cutoffs (P_10, P.5,10) or run `qrelkit trec_eval -m ...` for trec_eval's output",
