@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .conventions import DEFAULT, Conventions
+from .engine.dispatch import compute
 from .engine.encoded import Encoded, QuerySet, encoding_key
-from .engine.kernels import compute
 from .errors import StepAside, Ungrouped, ValidationError
 from .fingerprint import Fingerprint, hash_ahead
 from .measures import Measure, parse_measures, required_depth

@@ -33,6 +33,7 @@ RBP_resid@k (1 - p) * sum over unjudged ranks i <= d of p^(i - 1) + p^d, d = k, 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -61,10 +62,50 @@ class MeasureInfo:
     axes: tuple[str, ...]  # convention axes that may be overridden per measure
     undefined_without_relevant: bool
     description: str
+    # measure-specific parameters and their defaults, e.g. (("p", "0.8"),); printed when given
+    params: tuple[tuple[str, str], ...] = ()
 
 
 _RANKING = ("unjudged", "ties", "precision", "negative")
 _GAIN = ("gain", "discount")
+
+_GM = (("summary", "mean"),)
+_RECALLS = "{0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1}"
+
+TREC_INFO: list[MeasureInfo] = [
+    MeasureInfo("Success", "optional", True, _RANKING, False, "1 if a relevant document is in the top k"),
+    MeasureInfo("bpref", "none", True, _RANKING, False, "binary preference (Buckley & Voorhees 2004)", _GM),
+    MeasureInfo("infAP", "none", True, _RANKING, False, "inferred average precision (Yilmaz & Aslam 2006)"),
+    MeasureInfo("IPrec", "none", True, _RANKING, False, "interpolated precision at a recall level",
+                (("recall", "0"),)),
+    MeasureInfo("IPrecMean", "none", True, _RANKING, False, "interpolated precision averaged over recall "
+                "levels (trec_eval's 11pt_avg)", (("recall", _RECALLS),)),
+    MeasureInfo("SetP", "none", True, _RANKING, False, "relevant returned / returned"),
+    MeasureInfo("SetRelP", "none", True, _RANKING, False, "relevant returned / min(returned, R)"),
+    MeasureInfo("SetAP", "none", True, _RANKING, False, "SetP times set recall"),
+    MeasureInfo("SetF", "none", True, _RANKING, False, "F-measure of SetP and set recall",
+                (("beta", "1"),)),
+    MeasureInfo("RelP", "required", True, _RANKING, False, "relevant in the top k / min(k, R)"),
+    MeasureInfo("Utility", "none", True, _RANKING, False, "a*relret + b*nonrelret + c*relnotret + "
+                "d*nonrelnotret", (("a", "1"), ("b", "-1"), ("c", "0"), ("d", "0"), ("docs", "0"))),
+    MeasureInfo("NumNonRelJudgedRet", "optional", True, _RANKING, False,
+                "judged non-relevant documents returned"),
+    MeasureInfo("Unjudged", "required", False, _RANKING, False, "fraction of the top k that is not judged"),
+    MeasureInfo("binG", "none", True, _RANKING, False, "mean over relevant documents of "
+                "1/log2(2 + non-relevant above)"),
+    MeasureInfo("G", "none", False, (*_GAIN, *_RANKING), False, "trec_eval's G (gain over cost)"),
+    MeasureInfo("nDCGRel", "none", False, (*_GAIN, *_RANKING), False,
+                "nDCG averaged at relevant documents (trec_eval's ndcg_rel)"),
+    MeasureInfo("RnDCG", "none", False, (*_GAIN, *_RANKING), False,
+                "nDCG averaged where the ideal gain changes (trec_eval's Rndcg)"),
+    MeasureInfo("RBP_trec", "optional", True, _RANKING, False, "trec_eval 10's rbp: rank-biased precision "
+                "with graded gains scaled to 0..1 per query, never undefined", (("p", "0.8"), ("grades", "binary"))),
+    MeasureInfo("RBP_resid_trec", "none", False, _RANKING, False,
+                "trec_eval 10's rbp_resid: the weight of unjudged ranks and of ranks below, 0 when all is judged",
+                (("p", "0.8"),)),
+]  # fmt: skip
+"""trec_eval 10's measures that qrelkit's first measures did not cover (``AP(summary=gmean)`` is gm_map,
+``Rprec(mult=0.2)`` trec_eval's Rprec_mult). Each parameter is documented in docs/trec_eval.md."""
 
 INFO: dict[str, MeasureInfo] = {
     m.name: m
@@ -83,9 +124,11 @@ INFO: dict[str, MeasureInfo] = {
         ),
         MeasureInfo("R", "optional", True, (*_RANKING, "no_relevant"), True, "recall"),
         MeasureInfo("P", "required", True, (*_RANKING, "cutoff_denominator"), False, "precision"),
-        MeasureInfo("AP", "optional", True, (*_RANKING, "no_relevant"), True, "average precision"),
+        MeasureInfo("AP", "optional", True, (*_RANKING, "no_relevant"), True, "average precision", _GM),
         MeasureInfo("RR", "optional", True, (*_RANKING, "no_relevant"), True, "reciprocal rank"),
-        MeasureInfo("Rprec", "none", True, (*_RANKING, "no_relevant"), True, "precision at R"),
+        MeasureInfo(
+            "Rprec", "none", True, (*_RANKING, "no_relevant"), True, "precision at R", (("mult", "1"),)
+        ),
         MeasureInfo(
             "Judged",
             "required",
@@ -137,6 +180,8 @@ INFO: dict[str, MeasureInfo] = {
             False,
             "RBP's residual: what unjudged documents and those beyond the depth could add",
         ),
+        # -- trec_eval 10's measures (engine/trec_measures.py; trec_eval's names in trec_names.py) --------
+        *TREC_INFO,
     ]
 }
 
@@ -187,10 +232,16 @@ class Measure:
     k: int | None = None
     rel: int | None = None
     overrides: tuple[tuple[str, str], ...] = ()
+    params: tuple[tuple[str, str], ...] = ()  # measure parameters given (MeasureInfo.params), in its order
 
     @property
     def info(self) -> MeasureInfo:
         return INFO[self.name]
+
+    def param(self, name: str) -> str:
+        """A measure parameter's value as text: the one given, else the default (MeasureInfo.params)."""
+        given = dict(self.params)
+        return given[name] if name in given else dict(self.info.params)[name]
 
     def conventions(self, base: Conventions) -> Conventions:
         """The conventions this measure is computed under: ``base``, the axes ``base.by_measure`` sets for
@@ -205,6 +256,7 @@ class Measure:
         params = []
         if self.info.uses_rel:
             params.append(f"rel={self.rel}")
+        params += [f"{key}={value}" for key, value in self.params]
         params += [f"{axis}={value}" for axis, value in self.overrides]
         text = self.name + (f"({','.join(params)})" if params else "")
         return text + (f"@{self.k}" if self.k is not None else "")
@@ -213,6 +265,7 @@ class Measure:
         """Every parameter that affects this measure's value, defaults included."""
         conv = self.conventions(conventions).to_dict()
         params = [f"rel={self.rel}"] if self.info.uses_rel else []
+        params += [f"{key}={self.param(key)}" for key, _ in self.info.params]
         params += [f"{axis}={conv[axis]}" for axis in self.info.axes]
         return f"{self.name}({','.join(params)})" + (f"@{self.k}" if self.k is not None else "")
 
@@ -224,7 +277,7 @@ def required_depth(measures: Any, conventions: Conventions) -> int | None:
     depth = 0
     for m in measures:
         conv = m.conventions(conventions)
-        if m.k is None or m.name == "Rprec" or conv.unjudged == "drop":
+        if m.k is None or m.name in ("Rprec", "RBP_resid_trec") or conv.unjudged == "drop":
             return None
         if m.name in ("nDCG", "IDCG", "nERR") and conv.ideal == "returned":
             return None
@@ -341,6 +394,8 @@ def parse(text: str | Measure) -> Measure:
         raise MeasureSyntaxError(f"{name} needs a cutoff", got=text, fix=f"write {name}@k, e.g. {name}@10")
     rel: int | None = 1 if info.uses_rel else None
     overrides: dict[str, str] = {}
+    given: dict[str, str] = {}
+    param_names = [key for key, _ in info.params]
     for part in _split_params(raw_params or "", text):
         if "=" not in part:
             raise MeasureSyntaxError(f"parameter {part!r} has no value", got=text, expected="param=value")
@@ -353,30 +408,108 @@ def parse(text: str | Measure) -> Measure:
             if not re.fullmatch(r"-?\d+", value):
                 raise MeasureSyntaxError(f"rel={value!r} is not a whole number", got=text)
             rel = int(value)
+        elif key in param_names:
+            if key in given:
+                raise MeasureSyntaxError(f"{key} given twice", got=text)
+            given[key] = _measure_param(name, key, value, text)
         elif key in info.axes:
             if key in overrides:
                 raise MeasureSyntaxError(f"{key} given twice", got=text)
             overrides[key] = _normalise_override(key, value, text)
         else:
-            allowed = (["rel"] if info.uses_rel else []) + list(info.axes)
+            allowed = (["rel"] if info.uses_rel else []) + param_names + list(info.axes)
             raise MeasureSyntaxError(
                 f"{name} takes no parameter {key!r}{did_you_mean(key, allowed)}",
                 got=text,
                 expected="parameters " + ", ".join(allowed),
             )
     ordered = tuple((axis, overrides[axis]) for axis in _AXIS_ORDER if axis in overrides)
-    return Measure(name, k, rel, ordered)
+    return Measure(name, k, rel, ordered, tuple((key, given[key]) for key in param_names if key in given))
+
+
+def _measure_param(name: str, key: str, value: str, source: str) -> str:
+    """A measure parameter's value, checked and in canonical form."""
+    if key == "summary":
+        if value not in ("mean", "gmean"):
+            raise MeasureSyntaxError(
+                f"unknown summary {value!r} in {source!r}{did_you_mean(value, ['mean', 'gmean'])}",
+                expected="mean, or gmean (the geometric mean of values floored at 0.00001, as gm_map)",
+            )
+        return value
+    if key == "grades":
+        if value not in ("binary", "scaled"):
+            raise MeasureSyntaxError(
+                f"unknown grades {value!r} in {source!r}",
+                expected="binary (grade >= rel counts 1) or scaled (grades scaled to 0..1, as trec_eval 10)",
+            )
+        return value
+    texts = value.strip("{}").split(",") if key == "recall" else [value]
+    numbers = []
+    for t in texts:
+        try:
+            numbers.append(float(t))
+        except ValueError:
+            raise MeasureSyntaxError(f"{key}={value!r} is not a number", got=source) from None
+    bad = {
+        "p": lambda x: not 0 < x < 1,
+        "recall": lambda x: not 0 <= x <= 1,
+        "mult": lambda x: x <= 0,
+        "beta": lambda x: x < 0,
+        "docs": lambda x: x < 0 or not x.is_integer(),
+    }.get(key, lambda x: not math.isfinite(x))
+    if any(bad(x) for x in numbers) or not numbers:
+        raise MeasureSyntaxError(f"{key}={value!r} is out of range for {name}", got=source)
+    canon = [repr(x) if not x.is_integer() else str(int(x)) for x in numbers]
+    if key == "recall" and value.startswith("{"):
+        return "{" + ",".join(canon) + "}"
+    return canon[0] if len(canon) == 1 else "{" + ",".join(canon) + "}"
 
 
 def parse_all(texts: Any) -> list[Measure]:
-    """Parse several measures, refusing duplicates (two spellings of one measure)."""
+    """Parse several measures, refusing duplicates (two spellings of one measure). trec_eval's names
+    (``P_10``, ``P.5,7,3``, ``ndcg_cut.10``, ``official``, ``all_trec``: :mod:`qrelkit.trec_names`) are read
+    where qrelkit's grammar does not read the text; a nickname expands to every measure it names."""
     out: list[Measure] = []
     for text in texts:
-        m = parse(text)
-        if m in out:
-            raise MeasureSyntaxError(f"measure {m} is asked for twice", got=str(text))
-        out.append(m)
+        for m in _parse_any(text):
+            if m in out:
+                raise MeasureSyntaxError(f"measure {m} is asked for twice", got=str(text))
+            out.append(m)
     return out
+
+
+def _parse_any(text: str | Measure) -> list[Measure]:
+    from .trec_names import KIND, qrelkit_measures
+
+    if isinstance(text, Measure):
+        return [text]
+    try:
+        return [parse(text)]
+    except MeasureSyntaxError as exc:
+        spelled = qrelkit_measures(text.strip())
+        if spelled is None and "unknown measure" in exc.problem and text.strip().partition(".")[0] in KIND:
+            raise MeasureSyntaxError(
+                f"trec_eval's {text.strip()!r} has no single qrelkit measure",
+                fix="give its cutoffs (P_10, P.5,10) or run `qrelkit trec_eval -m ...` for trec_eval's output",
+            ) from None
+        if spelled is None:
+            trec_like = re.fullmatch(r"\s*([A-Za-z0-9_]+?)(?:_\d+|\..*)\s*", text)
+            if "unknown measure" in exc.problem or trec_like:
+                raise _unknown_anywhere(trec_like.group(1) if trec_like else text) from None
+            raise
+        return [parse(t) for t in spelled]
+
+
+def _unknown_anywhere(text: str) -> MeasureSyntaxError:
+    from .trec_names import NICKNAMES, ORDER
+
+    match = _MEASURE_RE.match(text)
+    raw = match.group(1) if match else text
+    names = list(INFO) + list(ALIASES) + ORDER + list(NICKNAMES)
+    return MeasureSyntaxError(
+        f"unknown measure {raw!r}{did_you_mean(raw, names)}",
+        expected="one of " + ", ".join(INFO) + ", or a trec_eval name such as P_10, ndcg_cut.10, official",
+    )
 
 
 def parse_measures(measures: Iterable[str | Measure] | None) -> list[Measure]:

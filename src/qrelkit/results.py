@@ -114,15 +114,28 @@ class Results:
             expected="one of " + ", ".join(self.run_names),
         )
 
-    def _aggregate(self, run: RunSummary, values: list[float], measure: str) -> tuple[float, int]:
+    def _aggregate(
+        self, run: RunSummary, values: list[float], measure: str | None = None
+    ) -> tuple[float, int]:
         """(mean, number of queries in it) under the ``mean`` convention.
 
         ``defined``: the mean over the queries with a value. ``run_queries``: the sum of the defined values
-        over the number of distinct queries in the run, judged or not (trectools' mean). Count measures
-        under ``counts = "sum"``: the sum of the defined values."""
+        over the number of distinct queries in the run, judged or not (trectools' mean). A measure with
+        ``summary=gmean`` (trec_eval's gm_map, gm_bpref) takes the geometric mean of its values, each floored
+        at 0.00001, over the same queries. Count measures under ``counts = "sum"``: the sum of the defined
+        values."""
         defined = [v for v in values if not math.isnan(v)]
-        if self.conventions.counts == "sum" and parse(measure).name in COUNT_MEASURES:
+        if measure is not None and self.conventions.counts == "sum" and parse(measure).name in COUNT_MEASURES:
             return math.fsum(defined), len(defined)
+        spec = next((m for m in self.measures if str(m) == measure), None)
+        if spec is not None and dict(spec.params).get("summary") == "gmean":
+            logs = [math.log(max(v, 0.00001)) for v in defined]
+            denominator = len(defined)
+            if getattr(self.conventions, "mean", "defined") == "run_queries":
+                counts = run.queries.counts()
+                denominator = counts["scored"] + counts["absent_from_qrels_skipped"]
+                logs += [math.log(0.00001)] * (denominator - len(defined))
+            return (math.exp(math.fsum(logs) / denominator) if denominator else float("nan")), denominator
         if getattr(self.conventions, "mean", "defined") == "run_queries":
             counts = run.queries.counts()
             denominator = counts["scored"] + counts["absent_from_qrels_skipped"]

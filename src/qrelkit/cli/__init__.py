@@ -29,6 +29,7 @@ LAZY_COMMANDS = {
     "judge": "qrelkit.cli.judge:command",
     "compare": "qrelkit.cli.compare:command",
     "report": "qrelkit.cli.report:command",
+    "trec_eval": "qrelkit.cli.trec_eval:command",
 }
 
 

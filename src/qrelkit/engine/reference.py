@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 from ..conventions import Conventions, GainMap
 from ..measures import Measure
+from .trec_reference import NAMES as TREC_NAMES
+from .trec_reference import trec_one
 
 MAX_ORDERINGS = 200_000
 
@@ -114,6 +116,13 @@ def _one(measure: Measure, order: list[str], grades: dict[str, int], conv: Conve
         values = values if k is None else values[:k]
         return sum(v * _discount(i + 1, conv.discount) for i, v in enumerate(values))
 
+    if name in TREC_NAMES:
+        return trec_one(measure, order, grades, conv)
+    if name == "Rprec" and "mult" in dict(measure.params):  # trec_eval's Rprec_mult
+        if not relevant:
+            return math.nan
+        cut = math.floor(float(measure.param("mult")) * len(relevant) + 0.9)
+        return sum(d in relevant for d in order[:cut]) / cut
     if name == "DCG":
         return dcg(top)
     if name == "IDCG":

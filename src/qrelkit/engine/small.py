@@ -23,8 +23,8 @@ from ..columns import Columns
 from ..conventions import Conventions
 from ..errors import StepAside
 from ..measures import Measure
+from .dispatch import compute
 from .encoded import Encoded, QuerySet, encoding_key, offsets_of
-from .kernels import compute
 
 # ------------------------------------------------------------------------------------------------ ranking
 

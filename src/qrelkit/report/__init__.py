@@ -80,17 +80,39 @@ def render_csv(results: Results, per_query: bool = False) -> str:
 
 
 def render_trec(results: Results, per_query: bool = False) -> str:
-    """trec_eval's layout (``measure<TAB>query<TAB>value``, ``all`` for the mean), one block per run."""
+    """trec_eval's layout, one block per run after the ``#`` provenance lines: ``%-22s<TAB>query<TAB>%6.4f``,
+    ``all`` for the summary, trec_eval's measure names where a measure has one (``P_10``, ``map``,
+    ``ndcg_cut_10``; qrelkit's name otherwise, and for measures two of which would share a name), and its
+    summary rules: counts (``num_ret``, ...) are summed, ``summary=gmean`` measures (gm_map) are geometric
+    means and print no per-query lines, every other measure the mean."""
+    from ..trec_names import is_count, trec_name
+
+    names: dict[str, str] = {}
+    for m in results.measures:
+        names[str(m)] = trec_name(m) or str(m)
+    shared = {n for n in names.values() if list(names.values()).count(n) > 1}
+    names = {k: (k if v in shared else v) for k, v in names.items()}
+    counts = {str(m) for m in results.measures if is_count(m)}
+    summary_only = {str(m) for m in results.measures if dict(m.params).get("summary") == "gmean"}
+
+    def value(measure: str, v: float) -> str:
+        if isinstance(v, float) and math.isnan(v):
+            return "NaN"
+        return str(int(v)) if measure in counts else f"{v:6.4f}"
+
     lines = header_lines(results)
-    rows = results.summary_rows()
     for run in results.run_names:
         lines.append(f"# run {run}")
         if per_query:
-            for name, qid, measure, value in results.rows():
-                if name == run:
-                    lines.append(f"{measure}\t{qid}\t{_num(value)}")
-        for row in (r for r in rows if r["run"] == run):
-            lines.append(f"{row['measure']}\tall\t{_num(row['mean'])}")
+            for name, qid, measure, v in results.rows():
+                if name == run and measure not in summary_only:
+                    lines.append(f"{names[measure]:<22}\t{qid}\t{value(measure, v)}")
+        for measure in results.measure_names:
+            if measure in counts:
+                total = math.fsum(x for x in results.values(measure, run).values() if not math.isnan(x))
+                lines.append(f"{names[measure]:<22}\tall\t{int(total)}")
+            else:
+                lines.append(f"{names[measure]:<22}\tall\t{value(measure, results.mean(measure, run))}")
     return "\n".join(lines) + "\n"
 
 

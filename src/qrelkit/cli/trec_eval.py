@@ -1,0 +1,65 @@
+"""``qrelkit trec_eval``: trec_eval 10's command line and output, byte for byte."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command(
+    "trec_eval",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    short_help="trec_eval 10's command line and output (a drop-in replacement).",
+)
+@click.option("-q", "per_query", is_flag=True, help="also print each query's values")
+@click.option("-c", "complete", is_flag=True, help="average over every judged query; missing ones score 0")
+@click.option("-J", "judged_only", is_flag=True, help="drop returned documents that are not judged")
+@click.option("-n", "no_summary", is_flag=True, help="print no summary lines")
+@click.option("-l", "rel_level", type=int, default=1, show_default=True, help="lowest relevant grade")
+@click.option(
+    "-m",
+    "measures",
+    multiple=True,
+    metavar="MEASURE[.PARAMS]",
+    help="measure or nickname (official, set, all_trec), e.g. -m map -m P.5,10 [default: official]",
+)
+@click.option("-M", "max_per_topic", type=int, default=None, help="keep the first N documents per query")
+@click.option("-N", "num_docs", type=int, default=0, help="documents in the collection (for utility)")
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("run", type=click.Path(dir_okay=False))
+def command(
+    per_query: bool,
+    complete: bool,
+    judged_only: bool,
+    no_summary: bool,
+    rel_level: int,
+    measures: tuple[str, ...],
+    max_per_topic: int | None,
+    num_docs: int,
+    qrels: str,
+    run: str,
+) -> None:
+    """Evaluate RUN against QRELS exactly as trec_eval 10 does, and print its output.
+
+    Ranking: score descending, ties by document id descending; negative grades mean "in the pool,
+    unjudged"; without -c every judged query must be in the run. See `qrelkit.trec_compat`."""
+    from ..report.trec_eval import render_trec_eval
+    from ..trec_compat import TrecOptions, trec_eval_files
+    from ..trec_names import select
+
+    options = TrecOptions(
+        per_query=per_query,
+        complete=complete,
+        judged_only=judged_only,
+        summary=not no_summary,
+        rel_level=rel_level,
+        max_per_topic=max_per_topic,
+        num_docs=num_docs,
+        measures=measures,
+    )
+    from ..errors import MeasureSyntaxError
+
+    try:
+        select(list(measures))
+    except MeasureSyntaxError as exc:
+        raise click.UsageError(str(exc)) from None
+    click.echo(render_trec_eval(trec_eval_files(qrels, run, options)), nl=False)

@@ -1,0 +1,24 @@
+"""Which kernel computes a measure: :mod:`qrelkit.engine.kernels` for qrelkit's first measures,
+:mod:`qrelkit.engine.trec_measures` for trec_eval 10's (and ``Rprec(mult=...)``, trec_eval's Rprec_mult).
+Every engine (the columnar path, the small path, Spark) calls :func:`compute` here."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..conventions import Conventions
+from ..measures import Measure
+from . import kernels, trec_measures
+from .encoded import Encoded, apply_no_relevant
+
+
+def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    """Per-query values of one measure and the mask of queries where it was undefined."""
+    if measure.name in trec_measures.NAMES:
+        return trec_measures.compute(enc, measure, conv)
+    if measure.name == "Rprec" and dict(measure.params).get("mult", "1") != "1":
+        rel = measure.rel if measure.rel is not None else 1
+        nrel = kernels.num_relevant(enc, rel)
+        values = trec_measures.rprec_mult(enc, rel, float(measure.param("mult")))
+        return apply_no_relevant(values, nrel == 0, conv)
+    return kernels.compute(enc, measure, conv)

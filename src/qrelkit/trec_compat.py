@@ -1,0 +1,218 @@
+"""``qrelkit trec_eval``: trec_eval 10's command line, measures and summary rules, on qrelkit's readers.
+
+:func:`trec_eval` evaluates one run file against one qrels file the way trec_eval 10 does and returns a
+:class:`TrecEvalOutput` (per-query values and the summary); :mod:`qrelkit.report.trec_eval` prints it in
+trec_eval's layout. What trec_eval does, and so what this does:
+
+- the queries are those of the judgments, in byte order of their ids; run queries without judgments are
+  ignored; a judged query missing from the run is an error unless ``complete`` (``-c``), which scores it
+  on a one-document ranking of a document that is not judged (num_ret printed 0) and averages over every
+  judged query;
+- documents are ranked by score descending, ties by document id descending (``ties=docid_desc``); the
+  first ``max_per_topic`` (``-M``) are kept; ``judged_only`` (``-J``) then drops documents without a
+  judgment of 0 or more; a negative grade means "in the pool, unjudged" (``negative=unjudged``);
+- a document is relevant at grade ``rel_level`` (``-l``) or more for the binary measures;
+- summaries: counts (num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret) are sums, gm_map and gm_bpref
+  geometric means (each value floored at 0.00001), everything else the arithmetic mean; runid and num_q
+  are summary lines only, relstring a per-query line only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from .conventions import Conventions
+from .data import Qrels, Run
+from .engine import trec_kernels as tk
+from .engine.encode import encode
+from .errors import ValidationError
+from .trec_names import TrecMeasure, select
+
+#: The conventions the drop-in computes under (trec_eval 10's), written with its results.
+TREC_EVAL_CONVENTIONS = Conventions.from_profile("trec_eval")
+
+
+@dataclass(frozen=True)
+class TrecOptions:
+    per_query: bool = False  # -q
+    complete: bool = False  # -c
+    judged_only: bool = False  # -J
+    summary: bool = True  # not -n
+    rel_level: int = 1  # -l
+    max_per_topic: int | None = None  # -M
+    num_docs: int = 0  # -N
+    measures: tuple[str, ...] = ()  # -m, as given
+
+
+@dataclass
+class TrecEvalOutput:
+    """Per-query values and summaries of the selected measures, in trec_eval's printing order."""
+
+    query_ids: list[str]
+    run_id: str
+    options: TrecOptions
+    # (printed name, kind, per-query values (None: not printed per query), summary (None: not printed))
+    lines: list[tuple[str, str, Any, Any]] = field(default_factory=list)
+
+
+def rel_lists(qrels: Qrels, run: Run, options: TrecOptions) -> tuple[tk.RelLists, list[str], np.ndarray]:
+    """trec_eval's ranked relevance lists (``form_res_rels.c``): (lists, query ids, mask of judged queries
+    missing from the run, scored on trec_eval's one-document stand-in ranking)."""
+    judged_q = sorted(set(qrels.frame.get_column("query_id").unique().to_list()))
+    run_q = set(run.frame.get_column("query_id").unique().to_list())
+    missing = [q for q in judged_q if q not in run_q]
+    if missing and not options.complete:
+        raise ValidationError(
+            f"judged query {missing[0]!r} is not in the run ({len(missing)} judged "
+            f"quer{'y is' if len(missing) == 1 else 'ies are'} missing); trec_eval 10 stops here",
+            source=str(run.meta.get("source", run.name)),
+            fix="pass -c to score missing queries as empty rankings and average over every judged query",
+        )
+    conv = TREC_EVAL_CONVENTIONS.with_(missing_queries="zero", unjudged="zero", extra_queries="skip")
+    negatives = qrels.frame.filter(pl.col("grade") < 0).select("query_id", "doc_id")
+    enc = encode(qrels, run, conv, ranking=negatives.height > 0)
+    assert enc.queries.query_ids == judged_q  # both sort query ids by code point (= byte order)
+    rel = np.where(enc.judged, enc.grade, tk.NONPOOL).astype(np.int64)
+    if negatives.height and enc.ranking is not None:
+        pooled = (
+            enc.ranking.select("query_id", "doc_id")
+            .join(negatives.with_columns(pl.lit(True).alias("neg")), on=["query_id", "doc_id"], how="left")
+            .get_column("neg")
+            .is_not_null()
+            .to_numpy()
+        )
+        rel = np.where(pooled, tk.UNJUDGED, rel)
+    offsets = enc.offsets
+    counts = np.diff(offsets)
+    in_run = enc.queries.in_run
+    if (~in_run).any():  # trec_eval's stand-in ranking: one document that is not judged
+        new_counts = np.where(in_run, counts, 1)
+        rows = np.full(int(new_counts.sum()), tk.NONPOOL, dtype=np.int64)
+        new_offsets = np.concatenate(([0], np.cumsum(new_counts)))
+        for q in np.flatnonzero(in_run).tolist():
+            rows[new_offsets[q] : new_offsets[q + 1]] = rel[offsets[q] : offsets[q + 1]]
+        rel, offsets, counts = rows, new_offsets, new_counts
+    keep = np.ones(len(rel), dtype=bool)
+    if options.max_per_topic is not None:
+        pos = np.arange(len(rel)) - np.repeat(offsets[:-1], counts)
+        keep &= pos < max(options.max_per_topic, 0)
+    if options.judged_only:
+        keep &= rel >= 0
+    if not keep.all():
+        qidx = np.repeat(np.arange(len(counts)), counts)
+        counts = np.bincount(qidx[keep], minlength=len(counts))
+        rel = rel[keep]
+        offsets = np.concatenate(([0], np.cumsum(counts)))
+    grades = qrels.frame.filter(pl.col("grade") >= 0)
+    top = int(grades.get_column("grade").max() or 0) + 1 if grades.height else 1
+    levels = np.zeros((len(judged_q), top), dtype=np.int64)
+    qcode = np.searchsorted(np.array(judged_q), grades.get_column("query_id").to_numpy())
+    np.add.at(levels, (qcode, grades.get_column("grade").to_numpy()), 1)
+    return tk.RelLists(offsets.astype(np.int64), rel, levels, options.rel_level), judged_q, ~in_run
+
+
+def _gains(m: TrecMeasure) -> tk.Gains:
+    pairs = []
+    for key, value in m.pairs:
+        if key.lstrip("+-").isdigit():
+            pairs.append((int(key), value))
+    return tk.Gains(tuple(pairs))
+
+
+def _p(m: TrecMeasure) -> float:
+    return next((v for k, v in m.pairs if k == "p"), 0.9)
+
+
+def measure_values(rl: tk.RelLists, m: TrecMeasure, num_docs: int = 0) -> list[tuple[str, Any]]:
+    """(printed name, per-query values) for one trec_eval measure."""
+    names = m.printed_names()
+    n = m.name
+    single = {
+        "num_ret": tk.num_ret, "num_rel": tk.num_rel, "num_rel_ret": tk.num_rel_ret, "map": tk.ap,
+        "gm_map": tk.gm_ap_log, "Rprec": tk.rprec, "bpref": tk.bpref, "recip_rank": tk.recip_rank,
+        "infAP": tk.infap, "gm_bpref": tk.gm_bpref_log, "binG": tk.bin_g, "set_P": tk.set_p,
+        "set_relative_P": tk.set_relative_p, "set_recall": tk.set_recall, "set_map": tk.set_map,
+        "num_nonrel_judged_ret": tk.num_nonrel_judged_ret,
+    }  # fmt: skip
+    if n in single:
+        return [(names[0], single[n](rl))]
+    cut = {
+        "P": tk.precision, "recall": tk.recall, "ndcg_cut": tk.ndcg_cut, "map_cut": tk.ap,
+        "relative_P": tk.relative_precision, "success": tk.success, "unj": tk.unjudged,
+    }  # fmt: skip
+    if n in cut:
+        return [(name, cut[n](rl, k)) for name, k in zip(names, m.cutoffs, strict=True)]
+    if n == "iprec_at_recall":
+        return list(zip(names, tk.iprec_at_recall(rl, m.fractions), strict=True))
+    if n == "Rprec_mult":
+        return [(name, tk.rprec_mult(rl, v)) for name, v in zip(names, m.fractions, strict=True)]
+    if n == "utility":
+        a, b, c, d = m.values
+        return [(names[0], tk.utility(rl, a, b, c, d, num_docs))]
+    if n == "11pt_avg":
+        return [(names[0], tk.pt_avg(rl, m.values))]
+    if n == "set_F":
+        return [(names[0], tk.set_f(rl, m.values[0]))]
+    graded = {"G": tk.g_measure, "ndcg": tk.ndcg, "ndcg_rel": tk.ndcg_rel, "Rndcg": tk.rndcg}
+    if n in graded:
+        return [(names[0], graded[n](rl, _gains(m)))]
+    if n == "rbp":
+        return [(names[0], tk.rbp(rl, _p(m), _gains(m)))]
+    if n == "rbp_resid":
+        return [(names[0], tk.rbp_resid(rl, _p(m)))]
+    if n == "relstring":
+        return [(names[0], tk.relstring(rl, int(m.values[0])))]
+    raise AssertionError(f"no trec_eval kernel for {n}")  # select() admits only the names above
+
+
+_RESET_FOR_STAND_IN = ("num_ret", "utility", "rbp_resid")
+
+
+def trec_eval(qrels: Qrels, run: Run, options: TrecOptions) -> TrecEvalOutput:
+    """trec_eval 10 on one run: see the module docstring."""
+    measures = select(list(options.measures))
+    rl, query_ids, stand_in = rel_lists(qrels, run, options)
+    out = TrecEvalOutput(query_ids, run.name, options)
+    nq = len(query_ids)
+    for m in measures:
+        if m.kind == "runid":
+            out.lines.append(("runid", "runid", None, run.name))
+            continue
+        if m.kind == "num_q":
+            out.lines.append(("num_q", "long", None, nq))
+            continue
+        for name, values in measure_values(rl, m, options.num_docs):
+            if m.kind == "string":
+                strings = ["" if s else v for v, s in zip(values, stand_in.tolist(), strict=True)]
+                out.lines.append((name, "string", strings, None))
+                continue
+            values = np.asarray(values, dtype=np.float64)
+            if stand_in.any() and (m.name in _RESET_FOR_STAND_IN or m.name == "unj"):
+                values = np.where(stand_in, 0.0, values)
+            total = 0.0
+            for v in values.tolist():  # accumulated in query order, as trec_eval adds them
+                total += v
+            if m.kind == "gm":
+                out.lines.append((name, "double", None, math.exp(total / nq) if nq else 0.0))
+            elif m.kind == "long":
+                out.lines.append((name, "long", values, total))
+            else:
+                out.lines.append((name, "double", values, total / nq if nq else total))
+    return out
+
+
+def trec_eval_files(qrels_path: str | Path, run_path: str | Path, options: TrecOptions) -> TrecEvalOutput:
+    """Read the files with qrelkit's readers (duplicates are an error, as in trec_eval) and evaluate."""
+    from .formats import read_qrels, read_run
+
+    qrels = read_qrels(qrels_path)
+    run = read_run(run_path)
+    if not run.frame.height:
+        raise ValidationError("the run has no rows", source=str(run_path), fix="pass a non-empty run file")
+    return trec_eval(qrels, run, options)
