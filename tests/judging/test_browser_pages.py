@@ -142,6 +142,7 @@ def test_every_page_passes_the_audit_at_both_widths(browser: Any, tmp_path: Path
         sign_in(page, srv.url, db, "alice")
         page.goto(f"{srv.url}/label")
         check(page, "done")
+        check(page, "review", status=200, response=page.goto(f"{srv.url}/review"))
 
     # A project whose first round failed: the material on the admin page, "paused" for the labellers;
     # and the phase pages before the gate.
@@ -160,7 +161,7 @@ def test_every_page_passes_the_audit_at_both_widths(browser: Any, tmp_path: Path
         check(page, "admin-failed-round")
 
     assert not problems, "\n".join(problems)
-    assert len(seen) == 14
+    assert len(seen) == 15
     print(f"\nscreenshots of {len(seen)} pages at 1280 px and 390 px: {SHOTS}")
 
 

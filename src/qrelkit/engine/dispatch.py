@@ -13,7 +13,17 @@ from .encoded import Encoded, apply_no_relevant
 
 
 def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
-    """Per-query values of one measure and the mask of queries where it was undefined."""
+    """Per-query values of one measure and the mask of queries where it was undefined; under
+    ``missing_score = "zero"`` judged queries the run lacks score 0 whatever the measure."""
+    values, undefined = _compute(enc, measure, conv)
+    if conv.missing_score == "zero" and not enc.queries.in_run.all():
+        absent = ~enc.queries.in_run
+        values = np.where(absent, 0.0, values)
+        undefined = undefined & ~absent
+    return values, undefined
+
+
+def _compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
     if measure.name in trec_measures.NAMES:
         return trec_measures.compute(enc, measure, conv)
     if measure.name == "Rprec" and dict(measure.params).get("mult", "1") != "1":

@@ -281,17 +281,8 @@ def _given(value: int | None, measure: Measure, what: str) -> int:
 
 
 def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
-    """Per-query values of one measure and the mask of queries where it was undefined; under
-    ``missing_score = "zero"`` judged queries the run lacks score 0 whatever the measure."""
-    values, undefined = _compute(enc, measure, conv)
-    if conv.missing_score == "zero" and not enc.queries.in_run.all():
-        absent = ~enc.queries.in_run
-        values = np.where(absent, 0.0, values)
-        undefined = undefined & ~absent
-    return values, undefined
-
-
-def _compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    """Per-query values of one of qrelkit's first measures and the mask of queries where it was undefined
+    (every engine calls :func:`qrelkit.engine.dispatch.compute`, which applies ``missing_score``)."""
     k, name = measure.k, measure.name
     none = np.zeros(enc.n_queries, dtype=bool)
     if name == "nDCG":

@@ -32,8 +32,7 @@ from ..conventions import Conventions, GainMap
 from ..errors import ConventionError
 from ..measures import TREC_INFO, Measure
 from . import trec_kernels as tk
-from .encoded import Encoded
-from .encoded import block_mean, positions
+from .encoded import Encoded, block_mean, positions
 from .kernels import rel_in_top
 
 NAMES = frozenset(info.name for info in TREC_INFO)
