@@ -341,7 +341,9 @@ def _axis_value(axis: str, value: Any, source: str) -> str:
 
 
 def _split_top(text: str, sep: str) -> list[str]:
-    parts, current, depth = [], [], 0
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in text:
         depth += (ch in "({") - (ch in ")}")
         if ch == sep and depth == 0:

@@ -19,6 +19,7 @@ from .conventions import DEFAULT, Conventions
 from .data import Qrels, Run
 from .engine import kernels as K
 from .engine.encode import encode, resolve_negative, select_queries
+from .engine.encoded import block_mean
 from .errors import QueryNotFoundError, ValidationError, did_you_mean
 from .measures import Measure, parse
 from .profiles import PROFILES, Profile, optimistic_axes
@@ -142,7 +143,7 @@ def explain(
     k = m.k
     cut = hi - lo if k is None else min(k, hi - lo)
 
-    gain_rows = K.block_mean(K.gains(enc.grade, enc.judged, conv.gain), enc)[lo:hi]
+    gain_rows = block_mean(K.gains(enc.grade, enc.judged, conv.gain), enc)[lo:hi]
     disc = K.discounts(np.arange(hi - lo, dtype=np.int64), conv.discount)
     ranking = enc.ranking.slice(lo, hi - lo)
     docs = ranking.get_column("doc_id").to_list()

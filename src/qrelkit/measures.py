@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -427,6 +427,10 @@ def parse(text: str | Measure) -> Measure:
     return Measure(name, k, rel, ordered, tuple((key, given[key]) for key in param_names if key in given))
 
 
+def _not_finite(x: float) -> bool:
+    return not math.isfinite(x)
+
+
 def _measure_param(name: str, key: str, value: str, source: str) -> str:
     """A measure parameter's value, checked and in canonical form."""
     if key == "summary":
@@ -450,13 +454,13 @@ def _measure_param(name: str, key: str, value: str, source: str) -> str:
             numbers.append(float(t))
         except ValueError:
             raise MeasureSyntaxError(f"{key}={value!r} is not a number", got=source) from None
-    bad = {
+    bad: Callable[[float], bool] = {
         "p": lambda x: not 0 < x < 1,
         "recall": lambda x: not 0 <= x <= 1,
         "mult": lambda x: x <= 0,
         "beta": lambda x: x < 0,
         "docs": lambda x: x < 0 or not x.is_integer(),
-    }.get(key, lambda x: not math.isfinite(x))
+    }.get(key, _not_finite)
     if any(bad(x) for x in numbers) or not numbers:
         raise MeasureSyntaxError(f"{key}={value!r} is out of range for {name}", got=source)
     canon = [repr(x) if not x.is_integer() else str(int(x)) for x in numbers]

@@ -110,7 +110,7 @@ def rel_lists(qrels: Qrels, run: Run, options: TrecOptions) -> tuple[tk.RelLists
         rel = rel[keep]
         offsets = np.concatenate(([0], np.cumsum(counts)))
     grades = qrels.frame.filter(pl.col("grade") >= 0)
-    top = int(grades.get_column("grade").max() or 0) + 1 if grades.height else 1
+    top = int(grades.get_column("grade").max() or 0) + 1 if grades.height else 1  # type: ignore[arg-type]  # an integer column's max
     levels = np.zeros((len(judged_q), top), dtype=np.int64)
     qcode = np.searchsorted(np.array(judged_q), grades.get_column("query_id").to_numpy())
     np.add.at(levels, (qcode, grades.get_column("grade").to_numpy()), 1)

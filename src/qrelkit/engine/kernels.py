@@ -156,7 +156,8 @@ def _cutoff_denominator(enc: Encoded, k: int, conv: Conventions) -> np.ndarray |
     the numerator is 0 there)."""
     if conv.cutoff_denominator == "k":
         return float(k)
-    return np.maximum(np.minimum(enc.counts, k), 1).astype(np.float64)
+    out: np.ndarray = np.maximum(np.minimum(enc.counts, k), 1).astype(np.float64)
+    return out
 
 
 def precision(enc: Encoded, k: int, rel: int, conv: Conventions) -> np.ndarray:

@@ -250,12 +250,14 @@ def _fault(con, on_duplicate: str) -> str | None:
     bad_score = "TRY_CAST(score_text AS DOUBLE) IS NULL OR contains(score_text, '_')"
     bad_rank = "TRY_CAST(rank_text AS BIGINT) IS NULL OR NOT regexp_full_match(rank_text, '[+-]?[0-9]+')"
     long = f"strlen(query_id) > {MAX_ID_BYTES} OR strlen(doc_id) > {MAX_ID_BYTES}"
-    rows, score_line, rank_line, infinite, too_long, tags = _first(
+    summary = _first(
         con,
         f"""SELECT count(*), min(line) FILTER (WHERE {bad_score}), min(line) FILTER (WHERE {bad_rank}),
             bool_or(NOT isfinite(TRY_CAST(score_text AS DOUBLE))), bool_or({long}),
             count(DISTINCT tag) FROM raw""",
     )
+    assert summary is not None  # an aggregate without GROUP BY returns one row
+    rows, score_line, rank_line, infinite, too_long, tags = summary
     if not rows:
         return "file is empty (no lines)"
     if score_line is not None:
