@@ -187,8 +187,6 @@ INFO: dict[str, MeasureInfo] = {
 
 ALIASES = {
     "err": "ERR",
-    "rbp": "RBP",
-    "rbp_resid": "RBP_resid",
     "nerr": "nERR",
     "ndcg": "nDCG",
     "ndcg_cut": "nDCG",
