@@ -608,6 +608,14 @@ class AgreementDocument:
         }
 
 
+def _rubric_header(rubric: Any) -> dict[str, Any] | None:
+    """The rubric as an agreement document's header names it (``None`` without a rubric)."""
+    if rubric is None:
+        return None
+    return {"name": rubric.name, "version": rubric.version, "content_hash": rubric.content_hash,
+            "source": rubric.source}  # fmt: skip
+
+
 def agreement_document(
     qrels_a: Qrels,
     qrels_b: Qrels,
@@ -653,10 +661,7 @@ def agreement_document(
             who: {"name": name, "path": path, "judgments": q.frame.height, "fingerprint": q.fingerprint.to_dict()}
             for who, name, path, q in (("a", labellers[0], paths[0], qrels_a), ("b", labellers[1], paths[1], qrels_b))
         },
-        rubric=None
-        if rubric is None
-        else {"name": rubric.name, "version": rubric.version, "content_hash": rubric.content_hash,
-              "source": rubric.source},
+        rubric=_rubric_header(rubric),
         scale=list(scale),
         scale_source=scale_source,
         weights=weights,
@@ -731,10 +736,7 @@ def group_agreement_document(
     head = header(
         labellers=[{"name": name, "path": path, "judgments": q.frame.height, "fingerprint": q.fingerprint.to_dict()}
                    for name, path, q in zip(labellers, paths, qrels, strict=True)],
-        rubric=None
-        if rubric is None
-        else {"name": rubric.name, "version": rubric.version, "content_hash": rubric.content_hash,
-              "source": rubric.source},
+        rubric=_rubric_header(rubric),
         scale=list(scale),
         scale_source=scale_source,
         weights=weights,
