@@ -57,6 +57,19 @@ BAD_RUNS = {
         f"q1 Q0 d1 1 2.5 sys\nq1 Q0 {LONG} 2 1.5 sys\n".encode(),
         f"2: doc_id is {MAX_ID_BYTES + 1} bytes long, more than the {MAX_ID_BYTES} a TREC id may have",
     ),
+    # a no-break space (UTF-8 c2 a0) is not a field separator: it stays in the id, which the id rule refuses
+    "no-break space in an id": (
+        "q1 Q0 d1 1 2.5 sys\nq1 Q0 d\u00a02 2 1.5 sys\n".encode(),
+        "2: doc_id holds the character U+00A0 (whitespace or a control character) at character 2",
+    ),
+    "DEL in a query id": (
+        b"q1 Q0 d1 1 2.5 sys\nq\x7f1 Q0 d2 2 1.5 sys\n",
+        "2: query_id holds the character U+007F (whitespace or a control character) at character 2",
+    ),
+    "C1 control in an id": (
+        "q1 Q0 d1 1 2.5 sys\nq1 Q0 d2 2 1.5 sys\nq2 Q0 x\u0085 1 0.5 sys\n".encode(),
+        "3: doc_id holds the character U+0085 (whitespace or a control character) at character 2",
+    ),
 }
 
 
@@ -109,7 +122,10 @@ def test_every_path_gives_the_robust_readers_error(tmp_path, monkeypatch, name):
     assert _error(lambda: evaluate_files(qrels, [run], ["nDCG@10"], memory_limit="256MB")) == robust
 
 
-@pytest.mark.parametrize("name", ["bad utf-8", "nul byte", "long id", "duplicate doc"])
+@pytest.mark.parametrize(
+    "name",
+    ["bad utf-8", "nul byte", "long id", "duplicate doc", "no-break space in an id", "DEL in a query id"],
+)
 def test_the_command_line_gives_the_same_line_with_and_without_a_memory_limit(tmp_path, force_external, name):
     from click.testing import CliRunner
 
@@ -142,6 +158,8 @@ def test_the_duckdb_path_itself_raises_the_robust_readers_errors(tmp_path):
         (b"q1 0 d1 2\x00\n", "1: file holds binary data (a NUL byte at byte offset 9)"),
         (f"q1 0 {LONG} 2\n".encode(), f"1: doc_id is {MAX_ID_BYTES + 1} bytes long"),
         (f"{LONG} 0 d1 2\n".encode(), f"1: query_id is {MAX_ID_BYTES + 1} bytes long"),
+        ("q1 0 d1 2\nq\u20281 0 d2 1\n".encode(), "2: query_id holds the character U+2028"),
+        (b"q1 0 d\x1f1 2\n", "1: doc_id holds the character U+001F"),
     ],
 )
 def test_bad_judgments_give_one_error_on_every_path(tmp_path, content, expected):
@@ -252,3 +270,23 @@ def test_arrow_steps_aside_for_an_empty_field_it_does_not_convert(
     assert fast(path) is None
     read = read_qrels if which == "qrels" else read_run
     assert _error(lambda: read(path)).startswith(f"{path}:{expected}")
+
+
+def test_the_fast_readers_character_check_is_the_id_rule():
+    """Every character of the Basic Multilingual Plane (where Unicode's whitespace and control characters
+    lie) inside an id: the fast readers step aside exactly when the id rule refuses it, except the space
+    and line end that separate fields."""
+    import re
+
+    from qrelkit.formats.trec.common import forbidden_in_text
+    from qrelkit.naming import ID_PATTERN
+
+    rule = re.compile(ID_PATTERN)
+    for code in range(1, 0x10000):
+        if 0xD800 <= code < 0xE000 or code in (0x0A, 0x20):
+            continue
+        char = chr(code)
+        assert forbidden_in_text(f"q{char}1 Q0 d1 1 1 r\n".encode()) == bool(rule.match(char)), hex(code)
+    # spot checks written by hand: U+00A0, U+0085, DEL, U+2028, U+3000 are refused; U+00E9, U+200B taken
+    assert all(forbidden_in_text(f"a{c}b\n".encode()) for c in "\u00a0\u0085\x7f\u2028\u3000\t\r")
+    assert not any(forbidden_in_text(f"a{c}b\n".encode()) for c in "\u00e9\u200b\u00ff")

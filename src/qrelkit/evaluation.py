@@ -333,6 +333,27 @@ def read_judgments(
     return qrels
 
 
+def _gzip_bounded(function: Callable[..., Results]) -> Callable[..., Results]:
+    """Run ``function`` with its ``memory_limit`` as a bound on what a gzip file read whole may expand to
+    (:func:`qrelkit.formats.trec.common.gzip_limit`): ``--memory-limit`` holds for compressed input too."""
+    import functools
+
+    @functools.wraps(function)
+    def bounded(*args: Any, **kwargs: Any) -> Results:
+        from .formats.trec.common import gzip_limit
+
+        limit = kwargs.get("memory_limit")
+        if isinstance(limit, str):
+            from .formats.external import parse_size
+
+            limit = parse_size(limit)
+        with gzip_limit(limit):
+            return function(*args, **kwargs)
+
+    return bounded
+
+
+@_gzip_bounded
 def evaluate_files(
     qrels_path: str | Path,
     run_paths: Sequence[str | Path],

@@ -249,7 +249,13 @@ def _fault(con, on_duplicate: str) -> str | None:
     # what the robust reader's casts (polars) take: DuckDB's also take '1_0', and '.2' or '1e2' as integers
     bad_score = "TRY_CAST(score_text AS DOUBLE) IS NULL OR contains(score_text, '_')"
     bad_rank = "TRY_CAST(rank_text AS BIGINT) IS NULL OR NOT regexp_full_match(rank_text, '[+-]?[0-9]+')"
-    long = f"strlen(query_id) > {MAX_ID_BYTES} OR strlen(doc_id) > {MAX_ID_BYTES}"
+    # the id rule (qrelkit.naming.ID_PATTERN) in RE2, whose \s is ASCII only: \p{Z} adds the rest of Unicode's
+    # whitespace (U+0085 is among the controls)
+    rule = r"[\s\x00-\x1f\x7f-\x9f\p{Z}]"
+    long = (
+        f"strlen(query_id) > {MAX_ID_BYTES} OR strlen(doc_id) > {MAX_ID_BYTES}"
+        f" OR regexp_matches(query_id, '{rule}') OR regexp_matches(doc_id, '{rule}')"
+    )
     summary = _first(
         con,
         f"""SELECT count(*), min(line) FILTER (WHERE {bad_score}), min(line) FILTER (WHERE {bad_rank}),
@@ -267,7 +273,7 @@ def _fault(con, on_duplicate: str) -> str | None:
     if infinite:
         return "a score is not a finite number"
     if too_long:
-        return "an id is too long"
+        return "an id is too long or holds whitespace or a control character"
     if tags > 1:
         return "the file mixes run tags"
     if on_duplicate == "error" and _has_duplicate(con):

@@ -45,7 +45,10 @@ What the fast readers (steps 1-3) take. Anything else makes them step aside:
 * lines of exactly 6 (run) or 4 (judgments) fields separated by single spaces (0x20) and ended by
   ``\\n`` (the last line may lack it): no tab, vertical tab, form feed or carriage return, no leading or
   trailing space, no empty field, no blank line, nothing after the last line end;
-* query and document ids of at most :data:`MAX_ID_BYTES` bytes (the robust reader refuses longer ones);
+* query and document ids of at most :data:`MAX_ID_BYTES` bytes (the robust reader refuses longer ones),
+  and no character that :data:`qrelkit.naming.ID_PATTERN` forbids anywhere in the text but the separating
+  spaces and line ends (U+00A0, DEL, a C1 control...: :func:`~qrelkit.formats.trec.common.forbidden_in_text`;
+  the robust reader, splitting at ASCII whitespace only, reports such an id with its line);
 * finite scores, integer ranks and grades, as the robust reader converts them. Steps 1-2 take only the
   plain spellings (scores ``-?[0-9]+(.[0-9]+)?([eE][-+]?[0-9]+)?`` and not negative zero, ranks and grades
   ``-?[0-9]{1,18}``) and step aside for others such as ``+1`` or ``.5``, which Arrow converts;

@@ -6,11 +6,25 @@ from __future__ import annotations
 
 import codecs
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import cache
 
 from ...errors import InputFormatError
-from ...naming import MAX_ID_BYTES  # the one id rule (:mod:`qrelkit.naming`); re-exported for the readers
+from ...naming import ID_PATTERN, MAX_ID_BYTES  # the one id rule (:mod:`qrelkit.naming`); re-exported
 
-__all__ = ["GZIP_ERRORS", "MAX_GZIP_RATIO", "MAX_ID_BYTES", "TextCheck", "corrupt_gzip", "gunzip", "long_id"]
+__all__ = [
+    "GZIP_ERRORS",
+    "MAX_GZIP_RATIO",
+    "MAX_ID_BYTES",
+    "TextCheck",
+    "corrupt_gzip",
+    "forbidden_in_text",
+    "gunzip",
+    "gzip_limit",
+    "long_id",
+]
 
 #: A gzip file read whole may expand to at most this many times its stored size (or
 #: :data:`GZIP_FLOOR` bytes, whichever is larger). TREC text compresses about 4 to 10 times; a file that
@@ -22,6 +36,21 @@ GZIP_FLOOR = 64 << 20
 
 #: Errors that a damaged gzip stream raises while it is read.
 GZIP_ERRORS = (OSError, EOFError, zlib.error)
+
+
+#: The memory limit (bytes) under which gzip files read whole are decompressed (see :func:`gzip_limit`).
+_GZIP_LIMIT: ContextVar[int | None] = ContextVar("gzip_limit", default=None)
+
+
+@contextmanager
+def gzip_limit(limit: int | None) -> Iterator[None]:
+    """Within this block (in this thread), a gzip file read whole may expand to at most ``limit`` bytes too:
+    ``--memory-limit`` caps what a compressed file may become once read whole."""
+    token = _GZIP_LIMIT.set(limit)
+    try:
+        yield
+    finally:
+        _GZIP_LIMIT.reset(token)
 
 
 def corrupt_gzip(source: str, exc: BaseException) -> InputFormatError:
@@ -36,11 +65,15 @@ def corrupt_gzip(source: str, exc: BaseException) -> InputFormatError:
 
 def gunzip(raw: bytes, source: str, limit: int | None = None) -> bytes:
     """Decompress gzip bytes read whole, in blocks, stopping with an error once the text passes
-    :data:`MAX_GZIP_RATIO` times the stored size (at least :data:`GZIP_FLOOR`) or ``limit`` bytes."""
+    :data:`MAX_GZIP_RATIO` times the stored size (at least :data:`GZIP_FLOOR`) or ``limit`` bytes (by
+    default the memory limit of :func:`gzip_limit`)."""
     import gzip
     import io
 
+    if limit is None:
+        limit = _GZIP_LIMIT.get()
     bound = max(GZIP_FLOOR, MAX_GZIP_RATIO * len(raw))
+    capped = limit is not None and limit < bound
     if limit is not None:
         bound = min(bound, limit)
     out = bytearray()
@@ -54,12 +87,57 @@ def gunzip(raw: bytes, source: str, limit: int | None = None) -> bytes:
                         source=source,
                         expected=f"at most {MAX_GZIP_RATIO} times the stored size"
                         + (f" and the memory limit of {limit:,} bytes" if limit is not None else ""),
-                        fix="check the file (a compressed file that expands this much is not TREC text), "
-                        "or decompress it yourself and pass the text",
+                        fix=(
+                            "raise --memory-limit, or decompress the file first and pass the text"
+                            if capped
+                            else "check the file (a compressed file that expands this much is not TREC "
+                            "text), or decompress it yourself and pass the text"
+                        ),
                     )
     except GZIP_ERRORS as exc:
         raise corrupt_gzip(source, exc) from None
     return bytes(out)
+
+
+@cache
+def _forbidden_utf8() -> tuple[frozenset[int], frozenset[int], frozenset[int]]:
+    """The characters above ASCII that :data:`~qrelkit.naming.ID_PATTERN` forbids, as UTF-8: (lead bytes,
+    two-byte codes, three-byte codes). Read off the rule itself, once (whitespace and control characters
+    all lie in the Basic Multilingual Plane)."""
+    import re
+
+    rule = re.compile(ID_PATTERN)
+    found = [chr(c).encode() for c in range(0x80, 0x10000) if not 0xD800 <= c < 0xE000 and rule.match(chr(c))]
+    two = frozenset(int.from_bytes(b, "big") for b in found if len(b) == 2)
+    three = frozenset(int.from_bytes(b, "big") for b in found if len(b) == 3)
+    return frozenset(b[0] for b in found), two, three
+
+
+def forbidden_in_text(data: bytes | memoryview) -> bool:
+    """Whether valid UTF-8 TREC text holds a character that the id rule forbids
+    (:data:`~qrelkit.naming.ID_PATTERN`) other than the spaces and line ends that separate fields: a tab, a
+    control character, DEL, U+00A0... The fast readers step aside on it and the robust reader, which splits
+    fields on ASCII whitespace only, reports the id (or takes the line, for a carriage return). Vectorised
+    over the bytes: a few passes of numpy, no Python per line."""
+    import numpy as np
+
+    raw = data if isinstance(data, bytes) else bytes(data)
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    if b"\x7f" in raw or np.count_nonzero(buf < 0x20) != raw.count(b"\n"):
+        return True
+    if raw.isascii():
+        return False
+    leads, two, three = _forbidden_utf8()
+    at = np.flatnonzero(np.isin(buf, np.fromiter(leads, dtype=np.uint8)))
+    if not len(at):
+        return False
+    padded = np.concatenate([buf, np.zeros(2, dtype=np.uint8)]).astype(np.int64)
+    code2 = (padded[at] << 8) | padded[at + 1]
+    code3 = (code2 << 8) | padded[at + 2]
+    return bool(
+        np.isin(code2, np.fromiter(two, dtype=np.int64)).any()
+        or np.isin(code3, np.fromiter(three, dtype=np.int64)).any()
+    )
 
 
 def long_id(source: str, line: int, column: str, size: int) -> InputFormatError:

@@ -18,6 +18,7 @@ import pyarrow.csv as pcsv
 
 from ...errors import InputFormatError
 from ...fingerprint import Fingerprint
+from ...naming import ID_PATTERN, check_id, id_problem
 from .common import MAX_ID_BYTES, TextCheck, gunzip, long_id
 
 RUN_COLUMNS = ("query_id", "iteration", "doc_id", "rank", "score", "tag")
@@ -57,12 +58,21 @@ def _lines(raw: bytes, source: str, layout: str) -> pa.ChunkedArray:
             fix="check that the right file was passed and that it was written completely",
         )
     TextCheck(source).feed(raw, final=True)  # a NUL byte or invalid UTF-8
+    # a whole line per row: split on a control character the text does not hold (an id holding one is
+    # then reported by the id rule, not as a parse error)
+    delimiter = next(
+        (chr(c) for c in (0x1F, *range(1, 0x1F)) if c not in (10, 13) and bytes([c]) not in raw), None
+    )
+    if delimiter is None:
+        raise InputFormatError(
+            "file holds every ASCII control character", source=source, fix="pass a text TREC file"
+        )
     try:
         table = pcsv.read_csv(
             io.BytesIO(raw),
             read_options=pcsv.ReadOptions(column_names=["line"], block_size=1 << 24),
             parse_options=pcsv.ParseOptions(
-                delimiter="\x1f", quote_char=False, escape_char=False, ignore_empty_lines=False
+                delimiter=delimiter, quote_char=False, escape_char=False, ignore_empty_lines=False
             ),
             convert_options=pcsv.ConvertOptions(column_types={"line": pa.string()}),
         )
@@ -139,6 +149,12 @@ def split_columns(
         row = long.row(0, named=True)
         column = "query_id" if len(row["query_id"].encode()) > MAX_ID_BYTES else "doc_id"
         raise long_id(source, row["line"], column, len(row[column].encode()))
+    forbidden = pl.col("query_id").str.contains(ID_PATTERN) | pl.col("doc_id").str.contains(ID_PATTERN)
+    found = frame.select(forbidden.arg_true().first()).item()
+    if found is not None:  # the id rule of qrelkit.naming, with its error (fields split on ASCII whitespace)
+        row = frame.row(found, named=True)
+        column = "query_id" if id_problem(row["query_id"]) else "doc_id"
+        check_id(row[column], column, source, row["line"])
     return frame
 
 

@@ -25,7 +25,7 @@ from ..._typing import detect_format
 from ...columns import Columns
 from ...errors import StepAside
 from ...fingerprint import Fingerprint
-from .common import MAX_ID_BYTES
+from .common import MAX_ID_BYTES, forbidden_in_text
 
 #: Files up to this many bytes each may take this path (about a million lines; larger runs stream).
 SMALL_FILE_BYTES = 32 << 20
@@ -193,6 +193,8 @@ def read_columns(path: Path, kind: str) -> Columns:
     if stored[:3] == b"\xef\xbb\xbf":
         raise StepAside  # a byte-order mark, which the columnar readers drop from the first id
     data = stored if stored.endswith(b"\n") else stored + b"\n"
+    if forbidden_in_text(data):  # a tab, DEL, U+00A0... (invalid UTF-8 is refused below)
+        raise StepAside  # the columnar path reports an id that the id rule forbids, or reads the line
     run = kind == "run"
     fields = 6 if run else 4
     tag = None

@@ -49,7 +49,7 @@ from ..._native import TopRows, built, group_start, scan_qrels, scan_run
 from ...data import stretch_starts
 from ...errors import StepAside, Ungrouped
 from ...fingerprint import Fingerprint, digest_ahead, file_sha256, identity
-from .common import GZIP_ERRORS, GZIP_FLOOR, MAX_GZIP_RATIO, MAX_ID_BYTES
+from .common import GZIP_ERRORS, GZIP_FLOOR, MAX_GZIP_RATIO, MAX_ID_BYTES, forbidden_in_text
 
 CHUNK_BYTES = 16 << 20
 #: Blocks for the native scanner: smaller, so that even a 20 MB file is scanned on both cores.
@@ -143,11 +143,13 @@ def _chunks(
                     raise StepAside  # Arrow drops a byte-order mark at the start of each parse
                 first = False
                 rest = bytes(view[cut:])
+                if forbidden_in_text(chunk):
+                    raise StepAside  # a character the id rule forbids: the robust reader reports its line
                 yield chunk, 0
                 if on_bytes is not None:
                     on_bytes(len(chunk))
             if rest.strip():
-                if not first and rest[:3] == b"\xef\xbb\xbf":
+                if (not first and rest[:3] == b"\xef\xbb\xbf") or forbidden_in_text(rest):
                     raise StepAside
                 yield (rest if rest.endswith(b"\n") else rest + b"\n"), 0
             elif rest:
@@ -207,6 +209,8 @@ def _whole(path: Path, on_bytes: Callable[[int], None] | None):
         raise StepAside  # trailing whitespace after the last newline: the robust reader judges
     chunk = stored + b"\n" if rest else stored  # a last line without its newline gets one
     _check_separators(stored)
+    if forbidden_in_text(stored):
+        raise StepAside  # a character the id rule forbids: the robust reader reports its line
     if chunk:
         yield chunk, 0
         if on_bytes is not None:
