@@ -58,7 +58,7 @@ LAYERS: list[set[str]] = [
     {"formats"},
     {"engine"},
     {"results"},
-    {"evaluation", "spark", "trec_compat"},
+    {"evaluation", "spark", "trec_compat", "trec_fast"},
     {"diagnose", "leverage", "pool", "compare"},
     {"adjudication", "manifest", "dossier"},
     {"report"},

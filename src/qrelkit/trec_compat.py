@@ -19,20 +19,21 @@ trec_eval's layout. What trec_eval does, and so what this does:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 
 from .conventions import Conventions
-from .data import Qrels, Run
 from .engine import trec_kernels as tk
-from .engine.encode import encode
-from .errors import ValidationError
+from .errors import StepAside, ValidationError
 from .trec_names import TrecMeasure, select
+
+if TYPE_CHECKING:
+    from .data import Qrels, Run
 
 #: The conventions the drop-in computes under (trec_eval 10's), written with its results.
 TREC_EVAL_CONVENTIONS = Conventions.from_profile("trec_eval")
@@ -64,16 +65,15 @@ class TrecEvalOutput:
 def rel_lists(qrels: Qrels, run: Run, options: TrecOptions) -> tuple[tk.RelLists, list[str], np.ndarray]:
     """trec_eval's ranked relevance lists (``form_res_rels.c``): (lists, query ids, mask of judged queries
     missing from the run, scored on trec_eval's one-document stand-in ranking)."""
+    import polars as pl
+
+    from .engine.encode import encode
+
     judged_q = sorted(set(qrels.frame.get_column("query_id").unique().to_list()))
     run_q = set(run.frame.get_column("query_id").unique().to_list())
     missing = [q for q in judged_q if q not in run_q]
     if missing and not options.complete:
-        raise ValidationError(
-            f"judged query {missing[0]!r} is not in the run ({len(missing)} judged "
-            f"quer{'y is' if len(missing) == 1 else 'ies are'} missing); trec_eval 10 stops here",
-            source=str(run.meta.get("source", run.name)),
-            fix="pass -c to score missing queries as empty rankings and average over every judged query",
-        )
+        raise _missing_error(missing, str(run.meta.get("source", run.name)))
     conv = TREC_EVAL_CONVENTIONS.with_(missing_queries="zero", unjudged="zero", extra_queries="skip")
     negatives = qrels.frame.filter(pl.col("grade") < 0).select("query_id", "doc_id")
     enc = encode(qrels, run, conv, ranking=negatives.height > 0)
@@ -115,6 +115,15 @@ def rel_lists(qrels: Qrels, run: Run, options: TrecOptions) -> tuple[tk.RelLists
     qcode = np.searchsorted(np.array(judged_q), grades.get_column("query_id").to_numpy())
     np.add.at(levels, (qcode, grades.get_column("grade").to_numpy()), 1)
     return tk.RelLists(offsets.astype(np.int64), rel, levels, options.rel_level), judged_q, ~in_run
+
+
+def _missing_error(missing: list[str], source: str) -> ValidationError:
+    return ValidationError(
+        f"judged query {missing[0]!r} is not in the run ({len(missing)} judged "
+        f"quer{'y is' if len(missing) == 1 else 'ies are'} missing); trec_eval 10 stops here",
+        source=source,
+        fix="pass -c to score missing queries as empty rankings and average over every judged query",
+    )
 
 
 def _gains(m: TrecMeasure) -> tk.Gains:
@@ -176,13 +185,21 @@ _RESET_FOR_STAND_IN = ("num_ret", "utility", "rbp_resid")
 
 def trec_eval(qrels: Qrels, run: Run, options: TrecOptions) -> TrecEvalOutput:
     """trec_eval 10 on one run: see the module docstring."""
-    measures = select(list(options.measures))
     rl, query_ids, stand_in = rel_lists(qrels, run, options)
-    out = TrecEvalOutput(query_ids, run.name, options)
+    return evaluate_lists(rl, query_ids, stand_in, run.name, options)
+
+
+def evaluate_lists(
+    rl: tk.RelLists, query_ids: list[str], stand_in: np.ndarray, run_name: str, options: TrecOptions
+) -> TrecEvalOutput:
+    """trec_eval's measures and summaries over ranked relevance lists (either form): ``stand_in`` marks
+    the judged queries missing from the run (scored on trec_eval's one-document stand-in ranking)."""
+    measures = select(list(options.measures))
+    out = TrecEvalOutput(query_ids, run_name, options)
     nq = len(query_ids)
     for m in measures:
         if m.kind == "runid":
-            out.lines.append(("runid", "runid", None, run.name))
+            out.lines.append(("runid", "runid", None, run_name))
             continue
         if m.kind == "num_q":
             out.lines.append(("num_q", "long", None, nq))
@@ -195,9 +212,9 @@ def trec_eval(qrels: Qrels, run: Run, options: TrecOptions) -> TrecEvalOutput:
             values = np.asarray(values, dtype=np.float64)
             if stand_in.any() and (m.name in _RESET_FOR_STAND_IN or m.name == "unj"):
                 values = np.where(stand_in, 0.0, values)
-            total = 0.0
-            for v in values.tolist():  # accumulated in query order, as trec_eval adds them
-                total += v
+            # accumulated in query order, as trec_eval adds them (a running sum adds one by one; 0.0 +
+            # makes an all -0.0 sum 0.0, as the C sum starting at 0 gives)
+            total = 0.0 + float(np.cumsum(values)[-1]) if len(values) else 0.0
             if m.kind == "gm":
                 out.lines.append((name, "double", None, math.exp(total / nq) if nq else 0.0))
             elif m.kind == "long":
@@ -208,9 +225,39 @@ def trec_eval(qrels: Qrels, run: Run, options: TrecOptions) -> TrecEvalOutput:
 
 
 def trec_eval_files(qrels_path: str | Path, run_path: str | Path, options: TrecOptions) -> TrecEvalOutput:
-    """Read the files with qrelkit's readers (duplicates are an error, as in trec_eval) and evaluate."""
+    """Read the files with qrelkit's readers (duplicates are an error, as in trec_eval) and evaluate: clean
+    TREC files through :mod:`qrelkit.trec_fast` (the same numbers and errors), anything else the usual
+    way."""
     from .formats import read_qrels, read_run
+    from .trec_fast import fast_rel_lists
 
+    try:
+        rl, query_ids, missing, name = fast_rel_lists(
+            Path(qrels_path),
+            Path(run_path),
+            options.judged_only,
+            options.max_per_topic,
+            options.rel_level,
+            TREC_EVAL_CONVENTIONS.precision == "single",
+        )
+    except StepAside:
+        pass
+    else:
+        if missing.any():
+            if not options.complete:
+                raise _missing_error(
+                    [q for q, m in zip(query_ids, missing.tolist(), strict=True) if m], str(run_path)
+                )
+            # trec_eval's stand-in ranking: one document that is not judged (none left under -J or -M 0)
+            shown = (
+                0
+                if options.judged_only or (options.max_per_topic is not None and options.max_per_topic <= 0)
+                else 1
+            )
+            rl = dataclasses.replace(rl, returned=np.where(missing, shown, rl.num_ret))
+        if rl.rel_level <= tk.NONPOOL:
+            rl = rl.dense()
+        return evaluate_lists(rl, query_ids, missing, name, options)
     qrels = read_qrels(qrels_path)
     run = read_run(run_path)
     if not run.frame.height:

@@ -17,7 +17,7 @@ import numpy as np
 
 #: Bumped with every change to scan.c's functions or structures: a library built from another version of
 #: the source is not used.
-ABI = 6
+ABI = 7
 
 LIBRARY = "_qkscan.dll" if sys.platform == "win32" else "_qkscan.so"
 
@@ -104,6 +104,18 @@ def _load() -> ctypes.CDLL | None:
     lib.qk_top_result.argtypes = [ctypes.c_void_p]
     lib.qk_top_free.restype = None
     lib.qk_top_free.argtypes = [ctypes.c_void_p]
+    lib.qk_judged_dups.restype = ctypes.c_int64
+    lib.qk_judged_dups.argtypes = [ctypes.c_int64, *[ctypes.c_void_p] * 4]
+    lib.qk_trec_rank.restype = ctypes.c_int64
+    lib.qk_trec_rank.argtypes = [
+        ctypes.c_int64,
+        ctypes.c_void_p,
+        ctypes.c_void_p,
+        ctypes.c_int64,
+        *[ctypes.c_void_p] * 3,
+        ctypes.c_int32,
+        *[ctypes.c_void_p] * 6,
+    ]
     lib.qk_group_start.restype = ctypes.c_int64
     lib.qk_group_start.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32]
     return lib
@@ -354,3 +366,53 @@ def gather(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, width: int) ->
     out = np.zeros((len(starts), width), dtype=np.uint8)
     lib.qk_gather(buf.ctypes.data, starts.ctypes.data, ends.ctypes.data, len(starts), width, out.ctypes.data)
     return out
+
+
+@dataclass(frozen=True)
+class JudgedTable:
+    """Judgments grouped by query for :func:`trec_rank`: query q's are ``order[first[q]:first[q + 1]]``."""
+
+    first: np.ndarray  # int64, queries + 1
+    order: np.ndarray  # int64 judgment indices, by query
+    d_off: np.ndarray  # int64, judgments + 1
+    d_data: np.ndarray  # uint8
+
+    @classmethod
+    def build(
+        cls, qcode: np.ndarray, queries: int, d_off: np.ndarray, d_data: np.ndarray
+    ) -> JudgedTable | None:
+        """The table of judgments with query codes ``qcode`` (0 .. queries - 1), or ``None`` when a query
+        judges a document twice."""
+        assert lib is not None
+        order = np.argsort(qcode, kind="stable").astype(np.int64)
+        first = np.concatenate(([0], np.cumsum(np.bincount(qcode, minlength=queries)))).astype(np.int64)
+        d_off = np.ascontiguousarray(d_off, dtype=np.int64)
+        d_data = np.ascontiguousarray(d_data, dtype=np.uint8)
+        found = lib.qk_judged_dups(
+            queries, first.ctypes.data, order.ctypes.data, d_off.ctypes.data, d_data.ctypes.data
+        )
+        if found < 0:
+            raise MemoryError("the native scanner ran out of memory")
+        return None if found else cls(first, order, d_off, d_data)
+
+
+def trec_rank(
+    scanned: Scanned, group_qcode: np.ndarray, single: bool, table: JudgedTable
+) -> tuple[np.ndarray, np.ndarray]:
+    """(rank within its query, judgment index or -1) of every row of a block scanned from a run grouped by
+    query (``qk_trec_rank``: trec_eval's order); rows of queries with code -1 get -1 for both."""
+    assert lib is not None
+    n = scanned.kept
+    group_first = np.ascontiguousarray(scanned.group_first, dtype=np.int64)
+    group_qcode = np.ascontiguousarray(group_qcode, dtype=np.int64)
+    pos = np.empty(n, dtype=np.int64)
+    judged = np.empty(n, dtype=np.int64)
+    status = lib.qk_trec_rank(
+        len(group_first), group_first.ctypes.data, group_qcode.ctypes.data, n,
+        scanned.score.ctypes.data, scanned.d_off.ctypes.data, scanned.d_data.ctypes.data, int(single),
+        table.first.ctypes.data, table.order.ctypes.data, table.d_off.ctypes.data, table.d_data.ctypes.data,
+        pos.ctypes.data, judged.ctypes.data,
+    )  # fmt: skip
+    if status:
+        raise MemoryError("the native scanner ran out of memory")
+    return pos, judged

@@ -14,7 +14,6 @@ The measures with an exact expectation over tied orderings are computed by
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -38,23 +37,78 @@ class RelLists:
     rel: np.ndarray
     levels: np.ndarray
     rel_level: int
+    #: The sparse form (both set): ``rel`` lists only the returned documents that are in the judgments
+    #: (codes 0 or more and ``UNJUDGED``), at the 0-based ranks ``ranks`` (ascending within each query);
+    #: every other rank up to ``returned`` (documents returned per query) is ``NONPOOL``. Every kernel
+    #: gives the same floats on both forms (the sums skip only terms that are 0).
+    returned: np.ndarray | None = None
+    ranks: np.ndarray | None = None
 
     @property
     def n(self) -> int:
         return len(self.offsets) - 1
 
+    @property
+    def sparse(self) -> bool:
+        return self.ranks is not None
+
+    @cached_property
+    def rows_per_query(self) -> np.ndarray:
+        return np.diff(self.offsets).astype(np.int64)
+
     @cached_property
     def qidx(self) -> np.ndarray:
-        return np.repeat(np.arange(self.n, dtype=np.int64), np.diff(self.offsets))
+        return np.repeat(np.arange(self.n, dtype=np.int64), self.rows_per_query)
+
+    @cached_property
+    def col(self) -> np.ndarray:
+        """0-based index of every row among its query's rows (its rank in the dense form)."""
+        return np.arange(len(self.rel), dtype=np.int64) - np.repeat(self.offsets[:-1], self.rows_per_query)
 
     @cached_property
     def pos(self) -> np.ndarray:
         """0-based rank of every row within its query."""
-        return np.arange(len(self.rel), dtype=np.int64) - np.repeat(self.offsets[:-1], np.diff(self.offsets))
+        return self.ranks if self.ranks is not None else self.col
 
     @cached_property
     def num_ret(self) -> np.ndarray:
-        return np.diff(self.offsets).astype(np.int64)
+        return self.returned.astype(np.int64) if self.returned is not None else self.rows_per_query
+
+    def rows_before(self, k: int | np.ndarray, queries: np.ndarray | None = None) -> np.ndarray:
+        """How many rows of each query (of ``queries``, default all) lie in its first k ranks (k may
+        differ per query); in the dense form min(k, num_ret)."""
+        q = np.arange(self.n, dtype=np.int64) if queries is None else queries
+        j = np.minimum(np.maximum(k, 0), self.num_ret[q])
+        if not self.sparse:
+            return j
+        stride, keys = self._rank_keys
+        return np.searchsorted(keys, q * stride + j) - self.offsets[:-1][q]
+
+    @cached_property
+    def _rank_keys(self) -> tuple[int, np.ndarray]:
+        """(stride, query * stride + rank of every row): ascending, for :meth:`rows_before`."""
+        stride = int(self.num_ret.max()) + 1 if self.n else 1
+        return stride, self.qidx * stride + self.pos
+
+    def sparsified(self) -> RelLists:
+        """The sparse form of these lists (the rows of documents in the judgments, at their ranks); itself
+        when a document outside the judgments counts as relevant (``-l`` below 0), which only the dense
+        form can express."""
+        if self.sparse or self.rel_level <= NONPOOL:
+            return self
+        keep = self.rel != NONPOOL
+        counts = np.bincount(self.qidx[keep], minlength=self.n)
+        offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        return RelLists(offsets, self.rel[keep], self.levels, self.rel_level, self.num_ret, self.pos[keep])
+
+    def dense(self) -> RelLists:
+        """The dense form of these lists (itself when dense)."""
+        if not self.sparse:
+            return self
+        offsets = np.concatenate(([0], np.cumsum(self.num_ret))).astype(np.int64)
+        rel = np.full(int(offsets[-1]), NONPOOL, dtype=np.int64)
+        rel[offsets[:-1][self.qidx] + self.pos] = self.rel
+        return RelLists(offsets, rel, self.levels, self.rel_level)
 
     @cached_property
     def is_rel(self) -> np.ndarray:
@@ -102,7 +156,7 @@ class RelLists:
     def upto(self, running: np.ndarray, k: int | np.ndarray) -> np.ndarray:
         """A running per-row value (``running``, ``prefix``) read at each query's min(k, n)-th row (0 when
         that is row 0): per query, not per row."""
-        j = np.minimum(k, self.num_ret)
+        j = self.rows_before(k)
         idx = self.offsets[:-1] + j - 1
         out = np.zeros(self.n, dtype=running.dtype)
         ok = j > 0
@@ -113,15 +167,15 @@ class RelLists:
         """Per row: the sum of ``values`` over its query's rows up to it, added in rank order (on a
         query-by-rank grid, so each sum is formed as the C loop forms it; by difference of one running
         sum when the grid would be much larger than the data)."""
-        width = int(self.num_ret.max()) if self.n else 0
+        width = int(self.rows_per_query.max()) if self.n else 0
         if self.n * width <= 4 * len(values) + 1_000_000:
             grid = np.zeros((self.n, width))
-            grid[self.qidx, self.pos] = values
+            grid[self.qidx, self.col] = values
             np.cumsum(grid, axis=1, out=grid)
-            return grid[self.qidx, self.pos]
+            return grid[self.qidx, self.col]
         c = np.cumsum(values)
         base = np.concatenate(([0.0], c))[self.offsets[:-1]]
-        return c - np.repeat(base, np.diff(self.offsets))
+        return c - np.repeat(base, self.rows_per_query)
 
     @cached_property
     def log2_rank(self) -> np.ndarray:
@@ -146,10 +200,6 @@ class RelLists:
         """ndcg_cut's ideal ranking (the grades as gains)."""
         return _Ideal.of(self, Gains())
 
-    @cached_property
-    def unjudged_so_far(self) -> np.ndarray:
-        return self.running(self.rel < 0)
-
     def gains_of_rows(self, gains: Gains) -> np.ndarray:
         """Each row's gain under ``gains`` (computed once per gain table)."""
         held = self.__dict__.setdefault("_gain_rows", {})
@@ -172,8 +222,18 @@ class RelLists:
         g = self.grades_as_gains
         return self.prefix(np.where(g > 0, g / self.log2_rank, 0.0))
 
-    def query(self, q: int) -> np.ndarray:
-        return self.rel[self.offsets[q] : self.offsets[q + 1]]
+    def query(self, q: int, length: int | None = None) -> np.ndarray:
+        """Query q's codes in rank order (every rank, as in the dense form), the first ``length`` only if
+        given."""
+        rows = self.rel[self.offsets[q] : self.offsets[q + 1]]
+        shown = int(self.num_ret[q]) if length is None else min(length, int(self.num_ret[q]))
+        if not self.sparse:
+            return rows[:shown]
+        out = np.full(shown, NONPOOL, dtype=np.int64)
+        ranks = self.pos[self.offsets[q] : self.offsets[q + 1]]
+        inside = ranks < shown
+        out[ranks[inside]] = rows[inside]
+        return out
 
 
 def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -253,7 +313,8 @@ def success(rl: RelLists, k: int) -> np.ndarray:
 
 def unjudged(rl: RelLists, k: int) -> np.ndarray:
     """m_unjudged.c: documents not judged (codes -1 and -2) in the top k / k."""
-    return rl.upto(rl.unjudged_so_far, k) / float(k)
+    shown = np.minimum(max(k, 0), rl.num_ret)
+    return (shown - rl.in_top(rl.rel >= 0, k)) / float(k)
 
 
 def rprec_mult(rl: RelLists, mult: float) -> np.ndarray:
@@ -340,11 +401,11 @@ def iprec_at_recall(rl: RelLists, levels: Sequence[float]) -> list[np.ndarray]:
     starts = np.concatenate(([0], np.cumsum(nrr)))[:-1]
     out = []
     for level in levels:
-        t = (
-            np.array([_lround(level * r) for r in R.tolist()], dtype=np.int64)
-            if rl.n
-            else np.zeros(0, np.int64)
+        x = level * R.astype(np.float64)  # the products C forms (level * num_rel, in double)
+        t = np.where(
+            x >= 0, np.floor(x) + (x - np.floor(x) >= 0.5), -np.floor(-x) - (-x - np.floor(-x) >= 0.5)
         )
+        t = t.astype(np.int64)  # C's lround: to nearest, halves away from zero
         ok = (t <= nrr) & (nrr > 0)
         idx = starts + np.maximum(t, 1) - 1
         values = np.zeros(rl.n, dtype=np.float64)
@@ -360,14 +421,6 @@ def pt_avg(rl: RelLists, levels: Sequence[float]) -> np.ndarray:
     for v in reversed(values):
         total = total + v
     return total / float(len(levels))
-
-
-def _lround(x: float) -> int:
-    """C's lround: to nearest, halves away from zero."""
-    if x < 0:
-        return -_lround(-x)
-    whole = math.floor(x)
-    return whole + (1 if x - whole >= 0.5 else 0)
 
 
 # ------------------------------------------------------------------------------------------ sets
@@ -528,7 +581,7 @@ def ndcg_rel(rl: RelLists, gains: Gains) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         points = dcg[hit] / _at(idcg, ideal.offsets, q, j)
         total = np.bincount(q, weights=points, minlength=rl.n)
-        last = _at(dcg, rl.offsets, np.arange(rl.n), rl.num_ret)
+        last = _at(dcg, rl.offsets, np.arange(rl.n), rl.rows_per_query)
         full = _at(idcg, ideal.offsets, np.arange(rl.n), L)
         total = total + (L - np.bincount(q, minlength=rl.n)).astype(np.float64) * last / full
     return np.where(total > 0, total / np.where(L > 0, L, 1), 0.0)
@@ -551,8 +604,8 @@ def rndcg(rl: RelLists, gains: Gains) -> np.ndarray:
     qs = np.concatenate((q, extra))
     num = np.concatenate(
         (
-            _at(dcg, rl.offsets, q, np.minimum(j, rl.num_ret[q])),
-            _at(dcg, rl.offsets, extra, rl.num_ret[extra]),
+            _at(dcg, rl.offsets, q, rl.rows_before(j, q)),
+            _at(dcg, rl.offsets, extra, rl.rows_per_query[extra]),
         )
     )
     den = np.concatenate((_at(idcg, ideal.offsets, q, j), _at(idcg, ideal.offsets, extra, L[extra])))
@@ -569,10 +622,24 @@ def g_measure(rl: RelLists, gains: Gains) -> np.ndarray:
     ideal = _Ideal.of(rl, gains)
     g = rl.gains_of_rows(gains)
     L = ideal.length
-    inside = rl.pos < L[rl.qidx]
-    at_rank = np.zeros(len(g))
-    at_rank[inside] = ideal.gain[ideal.offsets[:-1][rl.qidx[inside]] + rl.pos[inside]]
-    cost = _segment_cumsum(np.maximum(at_rank, 1.0), rl.offsets)
+    if rl.sparse:
+        table = gains.table(rl.levels.shape[1])
+        if not np.array_equal(table, np.floor(table)):  # sums of fractions: formed rank by rank below
+            return g_measure(rl.dense(), gains)
+        # the cost through rank p: the ideal's costs through min(p, L - 1), then 1 per rank beyond; whole
+        # numbers, so the same floats as the rank-by-rank sum
+        icum = _segment_cumsum(np.maximum(ideal.gain, 1.0), ideal.offsets)
+        Lq = L[rl.qidx]
+        within = np.minimum(rl.pos, Lq - 1)
+        cost = np.where(
+            Lq > 0, icum[np.maximum(ideal.offsets[:-1][rl.qidx] + within, 0)] if len(icum) else 0.0, 0.0
+        )
+        cost = cost + np.maximum(rl.pos - Lq + 1, 0)
+    else:
+        inside = rl.pos < L[rl.qidx]
+        at_rank = np.zeros(len(g))
+        at_rank[inside] = ideal.gain[ideal.offsets[:-1][rl.qidx[inside]] + rl.pos[inside]]
+        cost = _segment_cumsum(np.maximum(at_rank, 1.0), rl.offsets)
     got = _segment_cumsum(g, rl.offsets)
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(g != 0, g / np.log2(2.0 + cost - got), 0.0)
@@ -607,6 +674,30 @@ def rbp_resid(rl: RelLists, p: float) -> np.ndarray:
     """m_rbp_resid.c: p^n + (1 - p) * sum over unjudged ranks of p^i (0 when every document is judged)."""
     powers = _powers(rl, p)
     unj = rl.rel < 0
+    width = int(rl.num_ret.max()) if rl.n else 0
+    if rl.sparse and rl.n * width <= 4 * int(rl.num_ret.sum()) + 1_000_000:
+        # every rank of a stretch of queries on a grid, judged ranks 0, summed along each row in rank
+        # order (as the C loop and the dense form's per-query sum add them)
+        judged = ~unj
+        s = np.zeros(rl.n)
+        step = max(1, (1 << 19) // max(width, 1))
+        grid = np.empty((min(step, rl.n), width))
+        beyond = np.arange(width)
+        for a in range(0, rl.n if width else 0, step):
+            b = min(a + step, rl.n)
+            g = grid[: b - a]
+            g[:] = powers[:width]
+            g[beyond >= rl.num_ret[a:b, None]] = 0.0
+            rows = slice(rl.offsets[a], rl.offsets[b])
+            hit = judged[rows]
+            g[rl.qidx[rows][hit] - a, rl.pos[rows][hit]] = 0.0
+            np.cumsum(g, axis=1, out=g)
+            last = np.maximum(rl.num_ret[a:b] - 1, 0)
+            s[a:b] = np.where(rl.num_ret[a:b] > 0, g[np.arange(b - a), last], 0.0)
+        unjudged = rl.num_ret - rl.count(judged)
+        return np.where(unjudged > 0, powers[rl.num_ret] + (1 - p) * s, 0.0)
+    if rl.sparse:  # a grid much larger than the data: the dense form
+        return rbp_resid(rl.dense(), p)
     s = rl.total(np.where(unj, powers[rl.pos], 0.0))
     return np.where(rl.count(unj) > 0, powers[rl.num_ret] + (1 - p) * s, 0.0)
 
@@ -625,19 +716,12 @@ def _powers(rl: RelLists, p: float) -> np.ndarray:
 def relstring(rl: RelLists, length: int) -> list[str]:
     """m_relstring.c: the grades of the top documents as characters: 0-9, '>' above 9, '-' not judged,
     '.' judged with a negative grade."""
-    out = []
-    for q in range(rl.n):
-        chars = []
-        for r in rl.query(q)[: max(length, 0)].tolist():
-            if r > 9:
-                chars.append(">")
-            elif r >= 0:
-                chars.append(chr(48 + r))
-            elif r == NONPOOL:
-                chars.append("-")
-            elif r == UNJUDGED:
-                chars.append(".")
-            else:
-                chars.append("<")
-        out.append("".join(chars))
-    return out
+    width = max(length, 0)
+    codes = np.full((rl.n, width), NONPOOL, dtype=np.int64)
+    top = rl.pos < width
+    codes[rl.qidx[top], rl.pos[top]] = rl.rel[top]
+    digits = np.array(list("0123456789"))[np.clip(codes, 0, 9)]
+    chars = np.where(codes > 9, ">", np.where(codes >= 0, digits, "<"))
+    chars = np.where(codes == NONPOOL, "-", np.where(codes == UNJUDGED, ".", chars))
+    shown = np.minimum(rl.num_ret, width).tolist()
+    return ["".join(row[:k]) for row, k in zip(chars.tolist(), shown, strict=True)]
