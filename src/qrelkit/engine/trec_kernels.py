@@ -77,12 +77,17 @@ class RelLists:
     def rows_before(self, k: int | np.ndarray, queries: np.ndarray | None = None) -> np.ndarray:
         """How many rows of each query (of ``queries``, default all) lie in its first k ranks (k may
         differ per query); in the dense form min(k, num_ret)."""
+        held = self.__dict__.setdefault("_rows_before", {})
+        if queries is None and isinstance(k, int) and k in held:  # the cutoffs recur across measures
+            return held[k]
         q = np.arange(self.n, dtype=np.int64) if queries is None else queries
         j = np.minimum(np.maximum(k, 0), self.num_ret[q])
-        if not self.sparse:
-            return j
-        stride, keys = self._rank_keys
-        return np.searchsorted(keys, q * stride + j) - self.offsets[:-1][q]
+        if self.sparse:
+            stride, keys = self._rank_keys
+            j = np.searchsorted(keys, q * stride + j) - self.offsets[:-1][q]
+        if queries is None and isinstance(k, int):
+            held[k] = j
+        return j
 
     @cached_property
     def _rank_keys(self) -> tuple[int, np.ndarray]:
