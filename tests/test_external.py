@@ -113,16 +113,15 @@ def test_full_depth_on_an_ungrouped_run_is_sorted_on_disk(tmp_path, monkeypatch,
     is sorted by DuckDB rather than held whole, with the numbers of the robust reader, and the provenance
     says why; a grouped run streams. The same with the native scanner off."""
     from qrelkit.evaluation import evaluate_files
-    from qrelkit.formats.trec import small
-    from qrelkit.formats.trec import streaming as fast
+    from qrelkit.formats.trec import blocks, small
 
     if native and _native.lib is None:
         pytest.skip("the native scanner is not built")
     if not native:
         monkeypatch.setattr(_native, "lib", None)
     monkeypatch.setattr(small, "SMALL_FILE_BYTES", 0)  # past the small path
-    monkeypatch.setattr(fast, "NATIVE_BLOCK_BYTES", 100)
-    monkeypatch.setattr(fast, "CHUNK_BYTES", 100)
+    monkeypatch.setattr(blocks, "NATIVE_BLOCK_BYTES", 100)
+    monkeypatch.setattr(blocks, "CHUNK_BYTES", 100)
     for grouped in (True, False):
         qrels_path, run_path = _files(tmp_path, grouped)
         expected = evaluate(read_qrels(qrels_path), read_run(run_path, reader="robust"), MEASURES)
@@ -143,12 +142,11 @@ def test_an_ungrouped_run_streams_through_arrow_without_the_scanner(tmp_path, mo
     """Cutoff measures on a run in no particular order with the native scanner off: Arrow's parse keeps
     each query's top rows across chunks (never the robust reader), with the same numbers."""
     from qrelkit.evaluation import evaluate_files
-    from qrelkit.formats.trec import small
-    from qrelkit.formats.trec import streaming as fast
+    from qrelkit.formats.trec import blocks, small
 
     monkeypatch.setattr(_native, "lib", None)
     monkeypatch.setattr(small, "SMALL_FILE_BYTES", 0)
-    monkeypatch.setattr(fast, "CHUNK_BYTES", 64)
+    monkeypatch.setattr(blocks, "CHUNK_BYTES", 64)
     qrels_path, run_path = _files(tmp_path, grouped=False)
     got = evaluate_files(qrels_path, [run_path], ["nDCG@3", "R@5"])
     meta = got.runs[0].meta

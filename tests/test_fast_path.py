@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from qrelkit import Conventions, evaluate, read_qrels, read_run
 from qrelkit.errors import QrelkitError, ValidationError
+from qrelkit.formats.trec import blocks
 from qrelkit.formats.trec import streaming as fast
 
 CUTOFF_MEASURES = [
@@ -137,7 +138,7 @@ def test_a_run_not_grouped_by_query_streams(tmp_path, monkeypatch):
 
 
 def test_chunk_boundaries_inside_a_query(tmp_path, monkeypatch):
-    monkeypatch.setattr(fast, "CHUNK_BYTES", 64)  # many chunks, queries split across them
+    monkeypatch.setattr(blocks, "CHUNK_BYTES", 64)  # many chunks, queries split across them
     lines = [f"{q} Q0 d{i} {i} {100 - i} sys" for q in range(1, 6) for i in range(1, 25)]
     (tmp_path / "run.txt").write_text("\n".join(lines) + "\n")
     a = read_run(tmp_path / "run.txt")
@@ -209,7 +210,7 @@ def test_an_empty_field_in_qrels_goes_to_the_robust_reader(tmp_path):
 def test_a_digest_computed_ahead_is_used_only_for_an_unchanged_file(tmp_path, monkeypatch):
     from qrelkit.fingerprint import hash_ahead
 
-    monkeypatch.setattr(fast, "CHUNK_BYTES", 16)  # the streaming path, not the one-chunk one
+    monkeypatch.setattr(blocks, "CHUNK_BYTES", 16)  # the streaming path, not the one-chunk one
     path = tmp_path / "run.txt"
     path.write_text("q1 Q0 d1 1 2.5 s\nq1 Q0 d2 2 1.5 s\n")
     hash_ahead([path])
@@ -232,8 +233,8 @@ def test_a_byte_order_mark_is_dropped_only_at_the_start_of_the_file(tmp_path, mo
 
     if parser == "arrow":
         monkeypatch.setattr(_native, "lib", None)
-    monkeypatch.setattr(fast, "CHUNK_BYTES", chunk)
-    monkeypatch.setattr(fast, "NATIVE_BLOCK_BYTES", chunk)
+    monkeypatch.setattr(blocks, "CHUNK_BYTES", chunk)
+    monkeypatch.setattr(blocks, "NATIVE_BLOCK_BYTES", chunk)
     bom = "\ufeff"
     (tmp_path / "start.run").write_text(f"{bom}1 Q0 a 1 2.0 sys\n1 Q0 b 2 1.0 sys\n2 Q0 c 1 0.5 sys\n")
     (tmp_path / "inside.run").write_text(f"1 Q0 a 1 2.0 sys\n1 Q0 b 2 1.0 sys\n{bom}2 Q0 c 1 0.5 sys\n")

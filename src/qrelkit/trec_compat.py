@@ -228,7 +228,6 @@ def trec_eval_files(qrels_path: str | Path, run_path: str | Path, options: TrecO
     """Read the files with qrelkit's readers (duplicates are an error, as in trec_eval) and evaluate: clean
     TREC files through :mod:`qrelkit.trec_fast` (the same numbers and errors), anything else the usual
     way."""
-    from .formats import read_qrels, read_run
     from .trec_fast import fast_rel_lists
 
     try:
@@ -258,6 +257,8 @@ def trec_eval_files(qrels_path: str | Path, run_path: str | Path, options: TrecO
         if rl.rel_level <= tk.NONPOOL:
             rl = rl.dense()
         return evaluate_lists(rl, query_ids, missing, name, options)
+    from .formats import read_qrels, read_run
+
     qrels = read_qrels(qrels_path)
     run = read_run(run_path)
     if not run.frame.height:

@@ -54,10 +54,10 @@ class _Judgments:
     """The judgments: sorted query vocabulary, each judgment's query code and grade, and the lookup table."""
 
     def __init__(self, path: Path):
-        from .formats.trec.streaming import _cut_at_line, _scanned
+        from .formats.trec.blocks import _cut_at_line, _scanned
 
         q_off, q_data, d_off, d_data, grades = [], [], [], [], []
-        for block in _scanned(path, None, _cut_at_line, scan_qrels):
+        for block in _scanned(path, None, _cut_at_line, scan_qrels, hashed=False):
             if isinstance(block, str):
                 break  # the file's digest: the drop-in prints no fingerprint
             q_off.append(block.q_off)
@@ -102,7 +102,7 @@ def fast_rel_lists(
     :func:`qrelkit.trec_compat.rel_lists` forms them (``-J``, ``-M``, ``-l``; scores rounded to single
     precision under ``single``), but without trec_eval's stand-in for missing queries, which the caller
     adds. Raises :class:`StepAside` for anything the readers must take."""
-    from .formats.trec.streaming import _cut_at_query, _scanned
+    from .formats.trec.blocks import _cut_at_query, _scanned
 
     if not built() or detect_format(qrels_path) != "trec" or detect_format(run_path) != "trec":
         raise StepAside
@@ -130,7 +130,7 @@ def fast_rel_lists(
     num_ret = np.zeros(n, dtype=np.int64)
     in_run = np.zeros(n, dtype=bool)
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    for item in _scanned(run_path, None, _cut_at_query, scan):
+    for item in _scanned(run_path, None, _cut_at_query, scan, hashed=False):
         if isinstance(item, str):
             break
         heads, group_qcode, sizes, qcode, pos, judged, tag = item

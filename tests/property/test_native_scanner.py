@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from qrelkit import _native, read_qrels, read_run
 from qrelkit.errors import StepAside
+from qrelkit.formats.trec import blocks
 from qrelkit.formats.trec import streaming as fast
 
 needs_native = pytest.mark.skipif(_native.lib is None, reason="the native scanner is not built")
@@ -216,8 +217,8 @@ def test_whole_files_read_as_the_arrow_reader_reads_them(
     no query boundary at all."""
     path = tmp_path_factory.mktemp("native") / "run.txt"
     path.write_text(text, encoding="utf-8")
-    monkeypatch.setattr(fast, "NATIVE_BLOCK_BYTES", chunk)
-    monkeypatch.setattr(fast, "CHUNK_BYTES", chunk)
+    monkeypatch.setattr(blocks, "NATIVE_BLOCK_BYTES", chunk)
+    monkeypatch.setattr(blocks, "CHUNK_BYTES", chunk)
     native = fast._read_run_native(path, k, single, None)  # clean and grouped: it must not refuse
     arrow = _read(path, "arrow", monkeypatch, keep_top=k, rank_single=single)
     assert arrow is not None
@@ -235,8 +236,8 @@ def test_whole_files_read_as_the_arrow_reader_reads_them(
 def test_what_the_scanner_refuses_the_arrow_reader_decides(tmp_path, monkeypatch, text, chunk):
     path = tmp_path / "run.txt"
     path.write_bytes(text)
-    monkeypatch.setattr(fast, "NATIVE_BLOCK_BYTES", chunk)
-    monkeypatch.setattr(fast, "CHUNK_BYTES", chunk)
+    monkeypatch.setattr(blocks, "NATIVE_BLOCK_BYTES", chunk)
+    monkeypatch.setattr(blocks, "CHUNK_BYTES", chunk)
     try:
         native = fast._read_run_native(path, None, False, None)
     except StepAside:
@@ -288,8 +289,8 @@ def qrels_files(draw):
 def test_judgments_read_as_the_arrow_and_robust_readers_read_them(tmp_path_factory, monkeypatch, text, chunk):
     path = tmp_path_factory.mktemp("native") / "qrels.txt"
     path.write_text(text, encoding="utf-8")
-    monkeypatch.setattr(fast, "NATIVE_BLOCK_BYTES", chunk)
-    monkeypatch.setattr(fast, "CHUNK_BYTES", chunk)
+    monkeypatch.setattr(blocks, "NATIVE_BLOCK_BYTES", chunk)
+    monkeypatch.setattr(blocks, "CHUNK_BYTES", chunk)
     native = fast._read_qrels_native(path)
     with monkeypatch.context() as m:
         m.setattr(_native, "lib", None)

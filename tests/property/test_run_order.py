@@ -22,7 +22,7 @@ from qrelkit import _native, evaluate
 from qrelkit.errors import StepAside, Ungrouped
 from qrelkit.evaluation import evaluate_files, evaluate_run, evaluate_run_batches
 from qrelkit.formats import external, read_qrels, read_run
-from qrelkit.formats.trec import small
+from qrelkit.formats.trec import blocks, small
 from qrelkit.formats.trec import streaming as fast
 from qrelkit.measures import parse_measures
 
@@ -93,8 +93,8 @@ def _paths(qpath, rpath, measures, conv, monkeypatch) -> dict[str, tuple]:
         with monkeypatch.context() as m:
             m.setattr(_native, "lib", native)
             m.setattr(small, "SMALL_FILE_BYTES", 0)  # past the small path
-            m.setattr(fast, "NATIVE_BLOCK_BYTES", 48)  # blocks of a line or two: queries come back
-            m.setattr(fast, "CHUNK_BYTES", 48)
+            m.setattr(blocks, "NATIVE_BLOCK_BYTES", 48)  # blocks of a line or two: queries come back
+            m.setattr(blocks, "CHUNK_BYTES", 48)
             got[name] = _outcome(lambda: evaluate_files(qpath, [rpath], measures, conv))
             # the API's readers: every row kept, in any order
             got[name + "-api"] = _outcome(
@@ -169,7 +169,7 @@ def test_an_ungrouped_run_streams_through_the_native_scanner(tmp_path, monkeypat
     lines = [(q, f"d{i}", str(i % 7)) for i in range(40) for q in ("q1", "q2", "q3")]
     rpath.write_bytes(_text(lines))
     monkeypatch.setattr(small, "SMALL_FILE_BYTES", 0)
-    monkeypatch.setattr(fast, "NATIVE_BLOCK_BYTES", 200)
+    monkeypatch.setattr(blocks, "NATIVE_BLOCK_BYTES", 200)
     results = evaluate_files(qpath, [rpath], ["nDCG@3", "R@5"])
     meta = results.runs[0].meta
     assert meta["reader"] == "fast" and meta["merged_across_blocks"] is True and meta["kept_top"] == 5
@@ -199,8 +199,8 @@ def test_top_rows_across_blocks_are_the_rows_a_whole_read_keeps(
     order.shuffle(lines)
     path = tmp_path / "run.txt"
     path.write_bytes(_text(lines))
-    monkeypatch.setattr(fast, "NATIVE_BLOCK_BYTES", block)
-    monkeypatch.setattr(fast, "CHUNK_BYTES", block)
+    monkeypatch.setattr(blocks, "NATIVE_BLOCK_BYTES", block)
+    monkeypatch.setattr(blocks, "CHUNK_BYTES", block)
     frame, _, meta = fast._read_run_native(path, keep, single, None)
     want = kept_top(read_run(path, reader="robust"), keep, single).frame
     cols = ["query_id", "doc_id", "score", "rank", "line"]
@@ -218,7 +218,7 @@ def test_a_duplicate_before_a_query_comes_back_is_found(tmp_path, monkeypatch, k
     second = [("q1", "d29", "0.5"), ("q1", "new", "1")]  # d29 again: the lowest of q1's first shard
     path = tmp_path / "run.txt"
     path.write_bytes(_text(first + second))
-    monkeypatch.setattr(fast, "NATIVE_BLOCK_BYTES", 200)
+    monkeypatch.setattr(blocks, "NATIVE_BLOCK_BYTES", 200)
     with pytest.raises(StepAside):
         fast._read_run_native(path, keep, False, None)
     path.write_bytes(_text(first + second[1:]))
@@ -242,8 +242,8 @@ def test_the_command_line_gives_the_same_numbers_in_every_order(tmp_path, monkey
     from qrelkit.cli import main
 
     monkeypatch.setattr(small, "SMALL_FILE_BYTES", 0)
-    monkeypatch.setattr(fast, "NATIVE_BLOCK_BYTES", 64)
-    monkeypatch.setattr(fast, "CHUNK_BYTES", 64)
+    monkeypatch.setattr(blocks, "NATIVE_BLOCK_BYTES", 64)
+    monkeypatch.setattr(blocks, "CHUNK_BYTES", 64)
     qpath = tmp_path / "qrels.txt"
     qpath.write_text("".join(f"{q} 0 d{d} {(d + len(q)) % 4}\n" for q in QUERIES for d in range(0, 12, 2)))
     lines = [

@@ -1,0 +1,183 @@
+"""Blocks of TREC text for the streaming readers and the native scanner: a file read in chunks that end at
+a line end (or where a query begins), hashed (SHA-256) in a second thread as it is read, gzip streamed
+within a bound, and each chunk scanned on one of two threads (:func:`_scanned`).
+
+Free of dataframes, so that a caller that needs no dataframe (``qrelkit trec_eval``'s fast
+path, :mod:`qrelkit.trec_fast`) loads neither polars nor pyarrow. The checks here are the clean-text
+checks every fast reader shares: anything else makes the caller step aside
+(:class:`~qrelkit.errors.StepAside`) to the robust reader, which reports the line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from ..._native import group_start
+from ...errors import StepAside
+from ...fingerprint import digest_ahead, file_sha256, identity
+from .common import GZIP_ERRORS, GZIP_FLOOR, MAX_GZIP_RATIO, forbidden_in_text
+
+CHUNK_BYTES = 16 << 20
+#: Blocks for the native scanner: smaller, so that even a 20 MB file is scanned on both cores.
+NATIVE_BLOCK_BYTES = 4 << 20
+
+
+def _chunks(
+    path: Path,
+    on_bytes: Callable[[int], None] | None,
+    cutter: Callable[[bytes, int, bool], int] | None = None,
+    block_bytes: int | None = None,
+    hashed: bool = True,
+):
+    """Yield (text chunk ending at a newline, 0), then (SHA-256 of the stored bytes, -1); the digest is ""
+    when not ``hashed`` (a caller that writes no fingerprint).
+
+    The digest is computed in a second thread while the main thread parses: block by block for plain
+    files, over the compressed file for gzip ones (the fingerprint is always of the bytes as stored).
+    ``cutter(block, end, starts_line)`` moves each cut back from the block's last line end ``end`` (to the
+    first line of the last query, see :func:`qrelkit._native.group_start`), 0 for no cut in this block;
+    a cutter's caller checks the separators itself.
+    """
+    size = block_bytes or CHUNK_BYTES
+    if _small(path, size):
+        yield from _whole(path, on_bytes, hashed)
+        return
+    with path.open("rb") as probe:
+        gz = probe.read(2) == b"\x1f\x8b"
+    pool = ThreadPoolExecutor(1)
+    digest = hashlib.sha256()
+    ahead = digest_ahead(path) if hashed else None  # hashed while the libraries loaded (hash_ahead)
+    whole = pool.submit(file_sha256, path) if gz and ahead is None and hashed else None
+    pending = None
+    try:
+        with gzip.open(path, "rb") if gz else path.open("rb") as text:
+            rest = b""
+            first = True
+            expanded, bound = 0, max(GZIP_FLOOR, MAX_GZIP_RATIO * path.stat().st_size)
+            while True:
+                try:
+                    block = text.read(size)
+                except GZIP_ERRORS:
+                    raise StepAside from None  # corrupt gzip: the robust reader reports it
+                expanded += len(block)
+                if gz and expanded > bound:
+                    raise StepAside  # a gzip bomb: the robust reader stops at the same bound and says so
+                if cutter is None:
+                    _check_separators(block)
+                if block and not gz and ahead is None and hashed:
+                    if pending is not None:
+                        pending.result()
+                    pending = pool.submit(digest.update, block)
+                if not block:
+                    break
+                cut = block.rfind(b"\n") + 1
+                if cut and cutter is not None:
+                    cut = cutter(block, cut, not rest or rest.endswith(b"\n"))
+                if cut == 0:
+                    rest += block
+                    continue
+                view = memoryview(block)
+                chunk = rest + view[:cut] if rest else view[:cut]  # one copy at most, none when rest is empty
+                if not first and chunk[:3] == b"\xef\xbb\xbf":
+                    raise StepAside  # Arrow drops a byte-order mark at the start of each parse
+                first = False
+                rest = bytes(view[cut:])
+                if forbidden_in_text(chunk):
+                    raise StepAside  # a character the id rule forbids: the robust reader reports its line
+                yield chunk, 0
+                if on_bytes is not None:
+                    on_bytes(len(chunk))
+            if rest.strip():
+                if (not first and rest[:3] == b"\xef\xbb\xbf") or forbidden_in_text(rest):
+                    raise StepAside
+                yield (rest if rest.endswith(b"\n") else rest + b"\n"), 0
+            elif rest:
+                raise StepAside  # trailing whitespace after the last newline: the robust reader judges
+        if pending is not None:
+            pending.result()
+        if ahead is not None:
+            if identity(path) != ahead[0]:
+                raise StepAside  # the file changed while it was read: the robust reader reads it again
+            yield ahead[1].result(), -1
+            return
+        if not hashed:
+            yield "", -1
+            return
+        yield (whole.result() if whole is not None else digest.hexdigest()), -1
+    finally:
+        pool.shutdown(wait=True)
+
+
+def _check_separators(data: bytes) -> None:
+    """Refuse whitespace other than spaces and line ends: the robust reader splits fields on tabs, vertical
+    tabs and form feeds too, where Arrow's parser (splitting on spaces) would keep them inside a field; and
+    NUL bytes, which Arrow keeps inside a field and the robust reader refuses."""
+    if b"\t" in data or b"\x0b" in data or b"\x0c" in data or b"\x00" in data:
+        raise StepAside
+
+
+def _small(path: Path, size: int | None = None) -> bool:
+    """A plain file of one chunk at most: read, hashed and parsed without starting threads."""
+    if path.stat().st_size > (size or CHUNK_BYTES):
+        return False
+    with path.open("rb") as probe:
+        return probe.read(2) != b"\x1f\x8b"
+
+
+def _whole(path: Path, on_bytes: Callable[[int], None] | None, hashed: bool = True):
+    """:func:`_chunks` for a small plain file: one read, hashed in the calling thread, no threads started."""
+    stored = path.read_bytes()
+    cut = stored.rfind(b"\n") + 1
+    rest = stored[cut:]
+    if rest and not rest.strip():
+        raise StepAside  # trailing whitespace after the last newline: the robust reader judges
+    chunk = stored + b"\n" if rest else stored  # a last line without its newline gets one
+    _check_separators(stored)
+    if forbidden_in_text(stored):
+        raise StepAside  # a character the id rule forbids: the robust reader reports its line
+    if chunk:
+        yield chunk, 0
+        if on_bytes is not None:
+            on_bytes(len(chunk))
+    yield (hashlib.sha256(stored).hexdigest() if hashed else ""), -1
+
+
+def _cut_at_query(block: bytes, end: int, starts_line: bool) -> int:
+    return group_start(block, end, starts_line)
+
+
+def _cut_at_line(block: bytes, end: int, starts_line: bool) -> int:
+    return end
+
+
+def _scanned(path: Path, on_bytes, cutter, scan: Callable[[bytes], object], hashed: bool = True):
+    """Yield ``scan(block)`` for each block in file order, two blocks scanned at once (the native scanner
+    releases the GIL), then the file's digest. A block ``scan`` refuses (``None``) raises
+    :class:`StepAside`."""
+    pool = ThreadPoolExecutor(2)
+    pending: list = []
+
+    def result(future):
+        scanned = future.result()
+        if scanned is None:
+            raise StepAside
+        return scanned
+
+    try:
+        for chunk, flag in _chunks(path, on_bytes, cutter, NATIVE_BLOCK_BYTES, hashed):
+            if flag < 0:
+                while pending:
+                    yield result(pending.pop(0))
+                yield chunk
+                return
+            pending.append(pool.submit(scan, chunk))
+            if len(pending) > 2:
+                yield result(pending.pop(0))
+    finally:
+        for future in pending:
+            future.cancel()
+        pool.shutdown(wait=True)
