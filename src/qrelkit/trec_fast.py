@@ -70,10 +70,11 @@ class _Judgments:
         queries = _ids(_concat_offsets(q_off), np.concatenate(q_data))
         change = np.ones(len(queries), dtype=bool)
         change[1:] = queries[1:] != queries[:-1]
-        self.vocabulary = np.unique(queries[change])  # byte order: code point order of UTF-8 ids
+        heads = queries[change]  # where the query id changes: looked up once per stretch
+        self.vocabulary = np.unique(heads)  # byte order: code point order of UTF-8 ids
         self.query_ids = [q.decode() for q in self.vocabulary.tolist()]
         self.code = {q: i for i, q in enumerate(self.vocabulary.tolist())}
-        self.qcode = np.searchsorted(self.vocabulary, queries).astype(np.int64)
+        self.qcode = np.searchsorted(self.vocabulary, heads).astype(np.int64)[np.cumsum(change) - 1]
         self.grade = np.concatenate(grades)
         table = JudgedTable.build(
             self.qcode, len(self.query_ids), _concat_offsets(d_off), np.concatenate(d_data)
