@@ -96,12 +96,15 @@ def _chunks(
     The digest is computed in a second thread while the main thread parses: block by block for plain
     files, over the compressed file for gzip ones (the fingerprint is always of the bytes as stored).
     ``cutter(block, end, starts_line)`` moves each cut back from the block's last line end ``end`` (to the
-    first line of the last query, see :func:`qrelkit._native.group_start`), 0 for no cut in this block;
-    a cutter's caller checks the separators itself.
+    first line of the last query, see :func:`qrelkit._native.group_start`), 0 for no cut in this block.
+    A cutter's caller is the native scanner, which checks the separators and the id rule's characters in
+    its own pass (and takes whitespace after the last line end, a blank line); without a cutter, both are
+    checked here (:func:`_check_separators`, :func:`~qrelkit.formats.trec.common.forbidden_in_text`).
     """
     size = block_bytes or CHUNK_BYTES
+    native = cutter is not None
     if _small(path, size):
-        yield from _whole(path, on_bytes)
+        yield from _whole(path, on_bytes, native)
         return
     with path.open("rb") as probe:
         gz = probe.read(2) == b"\x1f\x8b"
@@ -143,13 +146,13 @@ def _chunks(
                     raise StepAside  # Arrow drops a byte-order mark at the start of each parse
                 first = False
                 rest = bytes(view[cut:])
-                if forbidden_in_text(chunk):
+                if not native and forbidden_in_text(chunk):
                     raise StepAside  # a character the id rule forbids: the robust reader reports its line
                 yield chunk, 0
                 if on_bytes is not None:
                     on_bytes(len(chunk))
-            if rest.strip():
-                if (not first and rest[:3] == b"\xef\xbb\xbf") or forbidden_in_text(rest):
+            if rest.strip() or (rest and native):  # the scanner skips a blank last line
+                if (not first and rest[:3] == b"\xef\xbb\xbf") or (not native and forbidden_in_text(rest)):
                     raise StepAside
                 yield (rest if rest.endswith(b"\n") else rest + b"\n"), 0
             elif rest:
@@ -200,17 +203,19 @@ def _small(path: Path, size: int | None = None) -> bool:
         return probe.read(2) != b"\x1f\x8b"
 
 
-def _whole(path: Path, on_bytes: Callable[[int], None] | None):
-    """:func:`_chunks` for a small plain file: one read, hashed in the calling thread, no threads started."""
+def _whole(path: Path, on_bytes: Callable[[int], None] | None, native: bool = False):
+    """:func:`_chunks` for a small plain file: one read, hashed in the calling thread, no threads started.
+    ``native``: for the native scanner, which checks separators and characters itself."""
     stored = path.read_bytes()
     cut = stored.rfind(b"\n") + 1
     rest = stored[cut:]
-    if rest and not rest.strip():
+    if rest and not rest.strip() and not native:
         raise StepAside  # trailing whitespace after the last newline: the robust reader judges
     chunk = stored + b"\n" if rest else stored  # a last line without its newline gets one
-    _check_separators(stored)
-    if forbidden_in_text(stored):
-        raise StepAside  # a character the id rule forbids: the robust reader reports its line
+    if not native:
+        _check_separators(stored)
+        if forbidden_in_text(stored):
+            raise StepAside  # a character the id rule forbids: the robust reader reports its line
     if chunk:
         yield chunk, 0
         if on_bytes is not None:
@@ -511,7 +516,7 @@ def _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only=False):
     seen: set[str] = set()
     pairs = _Pairs(path)
     tags: set[bytes] = set()
-    rows = 0
+    rows = lines = 0  # rows: lines that are not blank
     fingerprint = ""
 
     def scan(block):  # the scanned block and its size in bytes
@@ -523,7 +528,7 @@ def _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only=False):
             fingerprint = item
             break
         scanned, size = item
-        frame = _scanned_frame(scanned, rows + 1)
+        frame = _scanned_frame(scanned, lines + 1)
         tags.add(scanned.tag)
         if len(tags) > 1:
             raise StepAside  # two tags
@@ -534,7 +539,8 @@ def _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only=False):
             pairs.came_back(rows)
         seen.update(firsts)
         pairs.add(scanned.pair, size)
-        rows += scanned.lines
+        rows += scanned.rows
+        lines += scanned.lines
         kept.append(frame)
     pairs.check()
     tag = next(iter(tags)).decode() if tags else None
@@ -550,7 +556,7 @@ def _scanned_frame(scanned, first_line: int) -> pl.DataFrame:
             _strings("doc_id", scanned.d_off, scanned.d_data),
             pl.Series("score", scanned.score),
             pl.Series("rank", scanned.rank),
-            pl.Series("line", scanned.row + first_line),  # no blank lines here: rows and lines coincide
+            pl.Series("line", scanned.row + first_line),  # row: the line in the block, blank ones counted
         ]
     )
 
@@ -560,7 +566,7 @@ def _read_run_native_top(path, keep_top, rank_single, on_bytes):
     top = TopRows(keep_top, rank_single)
     pairs = _Pairs(path)
     tags: set[bytes] = set()
-    rows = 0
+    rows = lines = 0  # rows: lines that are not blank
     fingerprint = ""
     try:
         for block in _scanned(path, on_bytes, _cut_at_query, top.scan):
@@ -570,11 +576,12 @@ def _read_run_native_top(path, keep_top, rank_single, on_bytes):
             tags.add(block.tag)
             if len(tags) > 1:
                 raise StepAside  # two tags
-            top.add(block, rows)
+            top.add(block, lines)
             if not pairs.active and top.came_back():
                 pairs.came_back(rows)
             pairs.add(block.pair, block.size)
-            rows += block.lines
+            rows += block.rows
+            lines += block.lines
         pairs.check()
         kept = [_scanned_frame(top.result(), 1)] if rows else []
     finally:
@@ -597,13 +604,13 @@ class _Pairs:
         self.bytes = 0
         self.active = False
 
-    def came_back(self, lines_before: int) -> None:
-        """A query came back in the block that follows the first ``lines_before`` lines."""
+    def came_back(self, rows_before: int) -> None:
+        """A query came back in the block that follows the first ``rows_before`` rows (lines not blank)."""
         if self.active:
             return
         self.active = True
-        if lines_before:
-            for pair, size in _line_pairs(self.path, lines_before):
+        if rows_before:
+            for pair, size in _line_pairs(self.path, rows_before):
                 self.add(pair, size)
 
     def add(self, pair: np.ndarray | None, block_bytes: int) -> None:
@@ -631,14 +638,14 @@ class _Pairs:
         self.data = np.zeros(0, dtype=np.uint64)
 
 
-def _line_pairs(path: Path, lines: int):
-    """The (query, document) hashes of the first ``lines`` lines of a run, block by block (read again,
-    the blocks cut at line ends)."""
+def _line_pairs(path: Path, rows: int):
+    """The (query, document) hashes of the first ``rows`` rows (lines not blank) of a run, block by block
+    (read again, the blocks cut at line ends)."""
     with path.open("rb") as probe:
         gz = probe.read(2) == b"\x1f\x8b"
     rest = b""
     with gzip.open(path, "rb") if gz else path.open("rb") as text:
-        while lines > 0:
+        while rows > 0:
             try:
                 block = rest + text.read(NATIVE_BLOCK_BYTES)
             except GZIP_ERRORS:
@@ -650,14 +657,14 @@ def _line_pairs(path: Path, lines: int):
             scanned = scan_run(block[:cut], 1, False, any_order=True)
             if scanned is None or scanned.pair is None:
                 raise StepAside
-            yield scanned.pair[:lines], cut
-            lines -= scanned.lines
+            yield scanned.pair[:rows], cut
+            rows -= scanned.rows
 
 
 def _read_qrels_native(path: Path) -> tuple[pl.DataFrame, Fingerprint]:
     """:func:`read_qrels_fast` with the native scanner; :class:`StepAside` when it refuses a block."""
     parts: list[pl.DataFrame] = []
-    rows = 0
+    rows = lines = 0  # rows: lines that are not blank
     fingerprint = ""
     for scanned in _scanned(path, None, _cut_at_line, scan_qrels):
         if isinstance(scanned, str):
@@ -669,11 +676,12 @@ def _read_qrels_native(path: Path) -> tuple[pl.DataFrame, Fingerprint]:
                     _strings("query_id", scanned.q_off, scanned.q_data),
                     _strings("doc_id", scanned.d_off, scanned.d_data),
                     pl.Series("grade", scanned.grade),
-                    pl.Series("line", scanned.row + (rows + 1)),
+                    pl.Series("line", scanned.row + (lines + 1)),
                 ]
             )
         )
-        rows += scanned.lines
+        rows += scanned.rows
+        lines += scanned.lines
     if rows == 0:
         raise StepAside
     return pl.concat(parts), Fingerprint(fingerprint, "file-bytes", str(path))
