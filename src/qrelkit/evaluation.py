@@ -444,7 +444,7 @@ def evaluate_files(
                 small.check_strict()
             return small
     from .formats import detect_format, read_run, read_run_streaming
-    from .formats.external import run_batches, sort_budget
+    from .formats.external import irregular_layout, run_batches, sort_budget
 
     qrels = read_judgments(qrels_path, input_format, on_duplicate, scale, rubric_hash)
     _check_gains(qrels, parsed, conv)
@@ -477,9 +477,10 @@ def evaluate_files(
                     grouped_only=depth is None,
                 )
             except Ungrouped:
-                if find_spec("duckdb") is not None:
+                if find_spec("duckdb") is not None and not irregular_layout(path):
                     external = "a measure needs every document and the lines are not grouped by query"
-                else:  # without the optional DuckDB (qrelkit[scale]) the run is held whole, in any order
+                else:  # without the optional DuckDB (qrelkit[scale]), or with tabs or several spaces between
+                    # fields (which DuckDB's reader refuses), the run is held whole by the streaming reader
                     run = read_run_streaming(
                         path, on_duplicate=on_duplicate, keep_top=depth, rank_single=single, on_bytes=counted
                     )

@@ -521,6 +521,8 @@ def _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only=False):
 
     def scan(block):  # the scanned block and its size in bytes
         scanned = scan_run(block, None, rank_single, any_order=not grouped_only)
+        if scanned is None and grouped_only:  # refused, perhaps for a query that came back in the block:
+            scanned = scan_run(block, None, rank_single, any_order=True)  # then Ungrouped below
         return None if scanned is None else (scanned, len(block))
 
     for item in _scanned(path, on_bytes, _cut_at_query, scan):
