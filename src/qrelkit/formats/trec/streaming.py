@@ -15,7 +15,8 @@ as they stream:
 
 When qrelkit's native scanner is built (:mod:`qrelkit._native`, ``scan.c``), it does the parsing instead of
 Arrow, for runs and judgments alike: blocks of about 4 MB, cut where a query begins, are each split,
-checked and reduced in one compiled pass, two at a time. It takes exactly the clean files described here,
+checked and reduced in one compiled pass, two at a time. It takes the clean files described here, and the
+whitespace layouts of :mod:`qrelkit.formats.trec` (fields split on runs of ASCII whitespace, blank lines),
 in any order of lines (shards concatenated, lines shuffled or sorted by score or document): a query that
 comes back is reduced again with what was kept of it before, so the kept rows stay bounded by each query's
 top rows, and a document twice in a query is found across blocks by hashes of every line's (query,
