@@ -138,6 +138,36 @@ def test_full_depth_on_an_ungrouped_run_is_sorted_on_disk(tmp_path, monkeypatch,
         assert got.per_query.equals(expected.per_query)
 
 
+@pytest.mark.parametrize("case", ["ungrouped", "stepped_aside", "gzip"])
+def test_bytes_read_never_pass_the_files_sizes(tmp_path, monkeypatch, case):
+    """The progress reported (``on_bytes``) never passes the runs' sizes, and reaches them: a run read in
+    part before it turns out ungrouped and is sorted by DuckDB, a run the native scanner reads in part
+    before stepping aside, and gzip text (larger than its file) each read bytes more than once."""
+    import gzip
+
+    from qrelkit.evaluation import evaluate_files
+    from qrelkit.formats.trec import blocks, small
+
+    monkeypatch.setattr(small, "SMALL_FILE_BYTES", 0)  # past the small path
+    monkeypatch.setattr(blocks, "NATIVE_BLOCK_BYTES", 100)
+    monkeypatch.setattr(blocks, "CHUNK_BYTES", 100)
+    qrels_path, run_path = _files(tmp_path, grouped=case != "ungrouped")
+    if case == "stepped_aside":  # a score the scanner leaves to Arrow's parse, in the last lines
+        run_path.write_text(run_path.read_text().replace(" 1.0 sys\nunjudged", " +1.0 sys\nunjudged"))
+    elif case == "gzip":
+        gz = tmp_path / "run.txt.gz"
+        gz.write_bytes(gzip.compress(run_path.read_bytes()))
+        run_path = gz
+    size = run_path.stat().st_size
+    totals: list[int] = []
+    got = evaluate_files(
+        qrels_path, [run_path], MEASURES, on_bytes=lambda n: totals.append((totals[-1] if totals else 0) + n)
+    )
+    assert totals and totals[-1] == size and max(totals) <= size
+    if case == "ungrouped" and _native.lib is not None:
+        assert got.runs[0].meta["reader"] == "duckdb"
+
+
 def test_an_ungrouped_run_streams_through_arrow_without_the_scanner(tmp_path, monkeypatch):
     """Cutoff measures on a run in no particular order with the native scanner off: Arrow's parse keeps
     each query's top rows across chunks (never the robust reader), with the same numbers."""

@@ -111,12 +111,21 @@ def test_gzip_is_read_by_the_fast_path_and_fingerprinted_as_stored(tmp_path):
         "1 Q0 a 1 2.0 sys extra\n",  # trailing field
     ],
 )
-def test_irregular_files_take_the_robust_path_with_the_same_result(tmp_path, text):
+def test_whitespace_layouts_stream_and_others_take_the_robust_path(tmp_path, monkeypatch, text):
+    """Fields split on runs of whitespace stream through the native scanner (Arrow's parse, splitting on
+    single spaces, leaves them to the robust reader); a trailing field goes to the robust reader."""
+    from qrelkit import _native
+
     (tmp_path / "run.txt").write_text(text)
-    assert fast.read_run_fast(tmp_path / "run.txt") is None
+    robust = read_run(tmp_path / "run.txt", reader="robust")
+    assert robust.frame.height == text.count("Q0")
     run = read_run(tmp_path / "run.txt")
-    assert run.meta.get("reader") != "fast"
-    assert run.frame.height == text.count("Q0")
+    streams = _native.lib is not None and "extra" not in text
+    assert (run.meta.get("reader") == "fast") == streams
+    assert _frames_equal(run, robust)
+    monkeypatch.setattr(_native, "lib", None)
+    assert fast.read_run_fast(tmp_path / "run.txt") is None
+    assert read_run(tmp_path / "run.txt").meta.get("reader") != "fast"
 
 
 def test_a_run_not_grouped_by_query_streams(tmp_path, monkeypatch):
@@ -190,8 +199,12 @@ def test_whitespace_inside_a_field_is_not_part_of_an_id(tmp_path, sep):
     ],
 )
 def test_empty_fields_and_two_tags_go_to_the_robust_reader(tmp_path, text, robust_error):
+    """An error goes to the robust reader; a leading space streams through the native scanner only."""
+    from qrelkit import _native
+
     (tmp_path / "run.txt").write_text(text, newline="")
-    assert fast.read_run_fast(tmp_path / "run.txt") is None
+    streamed = fast.read_run_fast(tmp_path / "run.txt")
+    assert streamed is None or (robust_error is None and _native.lib is not None)
     if robust_error:
         with pytest.raises(QrelkitError, match=robust_error):
             read_run(tmp_path / "run.txt")
@@ -281,5 +294,9 @@ def test_the_command_line_and_the_api_record_the_same_reading(tmp_path, separato
     )
     assert cli.exit_code == 0, cli.output
     got = json.loads(cli.stdout)
+    from qrelkit import _native
+
+    if separator != " " and _native.lib is not None:
+        reader = "small"  # the native scanner splits on runs of whitespace, as the robust reader does
     assert got["runs"][0]["reader"] == api["runs"][0]["reader"] == reader
     assert got["runs"] == api["runs"] and got["qrels"] == api["qrels"]

@@ -290,3 +290,29 @@ def test_the_fast_readers_character_check_is_the_id_rule():
     # spot checks written by hand: U+00A0, U+0085, DEL, U+2028, U+3000 are refused; U+00E9, U+200B taken
     assert all(forbidden_in_text(f"a{c}b\n".encode()) for c in "\u00a0\u0085\x7f\u2028\u3000\t\r")
     assert not any(forbidden_in_text(f"a{c}b\n".encode()) for c in "\u00e9\u200b\u00ff")
+
+
+@pytest.mark.skipif(_native.lib is None, reason="the native scanner is not built")
+def test_the_scanners_character_check_is_the_id_rule():
+    """The same characters inside an id, in the native scanner's own pass (runs, judgments and the small
+    path's split): it refuses exactly what the id rule refuses. ASCII whitespace (tab, vertical tab, form
+    feed) separates fields there, as in the robust reader; a carriage return does only before a line end."""
+    import re
+
+    from qrelkit.naming import ID_PATTERN
+
+    rule = re.compile(ID_PATTERN)
+    separators = {0x09, 0x0B, 0x0C}
+    for code in range(1, 0x10000):
+        if 0xD800 <= code < 0xE000 or code in (0x0A, 0x20, *separators):
+            continue
+        char = chr(code)
+        taken = not rule.match(char)
+        run = f"q{char}1 Q0 d1 1 1 r\n".encode()
+        assert (_native.scan_run(run, None, False) is not None) == taken, hex(code)
+        assert (_native.scan_qrels(f"q1 0 d{char} 1\n".encode()) is not None) == taken, hex(code)
+        assert (_native.split(run, 6, 4, score=True) is not None) == taken, hex(code)
+    for code in (*separators, 0x0D):
+        text = f"q1{chr(code)}Q0 d1 1 1 r\n".encode()
+        assert (_native.scan_run(text, None, False) is not None) == (code != 0x0D), hex(code)
+        assert _native.scan_run(f"q1 Q0 d1 1 1 r{chr(code)}\n".encode(), None, False) is not None

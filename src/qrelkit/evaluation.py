@@ -444,7 +444,7 @@ def evaluate_files(
                 small.check_strict()
             return small
     from .formats import detect_format, read_run, read_run_streaming
-    from .formats.external import run_batches, sort_budget
+    from .formats.external import irregular_layout, run_batches, sort_budget
 
     qrels = read_judgments(qrels_path, input_format, on_duplicate, scale, rubric_hash)
     _check_gains(qrels, parsed, conv)
@@ -453,13 +453,16 @@ def evaluate_files(
 
     def one(path_like: str | Path) -> tuple[str, RunValues]:
         path = Path(path_like)
+        counted = (
+            _FileBytes(on_bytes, path.stat().st_size) if on_bytes is not None and path.is_file() else None
+        )
         trec = detect_format(path) == "trec" if input_format == "auto" else input_format == "trec"
         run = None
         external = None  # why the run is sorted on disk, when it is
         if too_big(path):
             if depth is not None:
                 run = read_run_streaming(
-                    path, on_duplicate=on_duplicate, keep_top=depth, rank_single=single, on_bytes=on_bytes
+                    path, on_duplicate=on_duplicate, keep_top=depth, rank_single=single, on_bytes=counted
                 )
             if run is None:
                 external = "the file would not fit under the memory limit"
@@ -470,15 +473,16 @@ def evaluate_files(
                     on_duplicate=on_duplicate,
                     keep_top=depth,
                     rank_single=single,
-                    on_bytes=on_bytes,
+                    on_bytes=counted,
                     grouped_only=depth is None,
                 )
             except Ungrouped:
-                if find_spec("duckdb") is not None:
+                if find_spec("duckdb") is not None and not irregular_layout(path):
                     external = "a measure needs every document and the lines are not grouped by query"
-                else:  # without the optional DuckDB (qrelkit[scale]) the run is held whole, in any order
+                else:  # without the optional DuckDB (qrelkit[scale]), or with tabs or several spaces between
+                    # fields (which DuckDB's reader refuses), the run is held whole by the streaming reader
                     run = read_run_streaming(
-                        path, on_duplicate=on_duplicate, keep_top=depth, rank_single=single, on_bytes=on_bytes
+                        path, on_duplicate=on_duplicate, keep_top=depth, rank_single=single, on_bytes=counted
                     )
             if run is None and external is None:
                 run = read_run(
@@ -489,8 +493,8 @@ def evaluate_files(
                 path, memory_limit=limit or sort_budget(), on_duplicate=on_duplicate, reason=external
             )
             queries, values = evaluate_run_batches(qrels, batches, parsed, conv)
-            if on_bytes is not None:
-                on_bytes(path.stat().st_size)
+            if counted is not None:
+                counted.finish()
             return str(path), RunValues(name, fingerprint, meta, queries, values)
         if run is None:
             run = read_run(
@@ -499,9 +503,11 @@ def evaluate_files(
                 on_duplicate=on_duplicate,
                 keep_top=depth,
                 rank_single=single,
-                on_bytes=on_bytes,
+                on_bytes=counted,
             )
         queries, values = evaluate_run(qrels, run, parsed, conv)
+        if counted is not None:
+            counted.finish()
         return str(path), RunValues(run.name, run.fingerprint, dict(run.meta), queries, values)
 
     done = 0
@@ -539,6 +545,27 @@ class _SmallQrels:
     fingerprint: Fingerprint
     meta: dict[str, Any] = field(default_factory=dict)
     rubric_hash: str | None = None
+
+
+class _FileBytes:
+    """``on_bytes`` for one run file: the bytes reported stay within the file's size and reach it when the
+    run is done. A reader that steps aside, a run found ungrouped and sorted by DuckDB, or one the robust
+    reader reads again reads bytes twice, and gzip text is larger than its file: a progress bar over the
+    files' sizes never passes 100%."""
+
+    def __init__(self, on_bytes: Callable[[int], None], size: int):
+        self.on_bytes = on_bytes
+        self.size = size
+        self.reported = 0
+
+    def __call__(self, n: int) -> None:
+        n = min(n, self.size - self.reported)
+        if n > 0:
+            self.reported += n
+            self.on_bytes(n)
+
+    def finish(self) -> None:
+        self(self.size - self.reported)
 
 
 def _evaluate_small(

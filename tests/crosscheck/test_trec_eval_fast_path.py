@@ -142,7 +142,7 @@ def test_what_the_fast_path_does_not_take_goes_to_the_readers_with_the_same_resu
     options = TrecOptions(per_query=True, complete=True, measures=("all_trec",))
     variants = {
         "ungrouped": "".join(lines[1::2] + lines[::2]),
-        "a tab": "".join([*lines[:-1], lines[-1].replace(" Q0 ", "\tQ0 ")]),
+        "a seventh field": "".join([*lines[:-1], lines[-1].replace("\n", " extra\n")]),
     }
     for name, text in variants.items():
         path = tmp_path / name.replace(" ", "_")

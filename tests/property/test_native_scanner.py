@@ -86,14 +86,30 @@ def test_ranks_are_read_as_int_reads_them(rank):
 
 # ---------------------------------------------------------------------------------------- refusals
 
-REFUSED = [
+#: Layouts the robust reader splits on runs of ASCII whitespace (Arrow's ``ascii_split_whitespace``): the
+#: scanner takes them too, with the robust reader's rows and line numbers.
+WHITESPACE = [
     b"q Q0 d 1 1\tt\n",  # a tab
-    b"q Q0 d 1 1 t\r\n",  # a carriage return
-    b"q Q0 d\x0b1 1 1 t\n",  # a vertical tab
+    b"q Q0 d 1 1 t\r\n",  # a carriage return before the line end
+    b"q Q0 d\x0b1 1 t\n",  # a vertical tab
+    b"q\x0cQ0 d 1 1 t\n",  # a form feed
     b"q Q0  d 1 1 t\n",  # two spaces
     b" q Q0 d 1 1 t\n",  # a leading space
+    b"\t \x0b q Q0 d 1 1 t\n",  # leading whitespace of several kinds
     b"q Q0 d 1 1 t \n",  # a trailing space
+    b"q Q0 d 1 1 t \t\r\n",  # trailing whitespace, then CRLF
     b"q Q0 d 1 1 t\n\nq Q0 e 2 1 t\n",  # a blank line
+    b"\n \t\r\nq Q0 d 1 1 t\n\n",  # blank lines first and last
+]
+
+REFUSED = [
+    b"q Q0 d 1 1 t\rq Q0 e 2 1 t\n",  # a carriage return not before a line end (Arrow ends a line there)
+    b"q Q0 d 1 1 t\r\r\n",  # the same, then CRLF
+    b"q Q0 d\x1c 1 1 t\n",  # a control character Arrow's split does not take as whitespace
+    b"q Q0 d\x7f 1 1 t\n",  # DEL
+    b"q Q0 d\xc2\x85 1 1 t\n",  # a C1 control (U+0085)
+    b"q Q0 d\xc2\xa0e 1 1 t\n",  # U+00A0, a no-break space
+    b"q Q0 d 1 1 t\xe3\x80\x80\n",  # U+3000 in the tag: the id rule's characters are refused anywhere
     b"q Q0 d 1 1 t x\n",  # seven fields
     b"q Q0 d 1 1\n",  # five fields
     b"q Q0 d 1 1 t",  # no final newline (the reader adds one before scanning)
@@ -123,6 +139,25 @@ REFUSED = [
 @pytest.mark.parametrize("text", REFUSED)
 def test_refused_blocks(text):
     assert _scan(text) is None
+
+
+@needs_native
+@pytest.mark.parametrize("chunk", [16, 16 << 20])
+@pytest.mark.parametrize("text", WHITESPACE)
+def test_whitespace_layouts_stream_with_the_robust_readers_rows(tmp_path, monkeypatch, text, chunk):
+    """Fields split on runs of whitespace, blank lines skipped but counted: the rows, values and line
+    numbers of the robust reader (an independent split: Arrow's ascii_split_whitespace)."""
+    assert _scan(text if text.endswith(b"\n") else text + b"\n") is not None
+    path = tmp_path / "run.txt"
+    path.write_bytes(text)
+    monkeypatch.setattr(blocks, "NATIVE_BLOCK_BYTES", chunk)
+    cols = ["query_id", "doc_id", "score", "rank", "line"]
+    robust = read_run(path, reader="robust").frame.select(cols)
+    for k in (None, 1):
+        native = fast._read_run_native(path, k, False, None)
+        assert native[2]["reader"] == "fast" and native[2]["rows_read"] == robust.height
+        expected = robust if k is None else fast._reduce(robust, k, False)
+        assert native[0].select(cols).sort("line").equals(expected.sort("line"))
 
 
 @needs_native
@@ -243,8 +278,7 @@ def test_what_the_scanner_refuses_the_arrow_reader_decides(tmp_path, monkeypatch
     except StepAside:
         native = None
     arrow = _read(path, "arrow", monkeypatch)
-    if native is not None and arrow is None:  # not grouped by query: the native scanner alone streams it
-        assert native[2].get("merged_across_blocks") or chunk > len(text)
+    if native is not None and arrow is None:  # not grouped, or a layout Arrow's parse leaves to others
         robust = read_run(path, reader="robust")
         cols = ["query_id", "doc_id", "score", "rank", "line"]
         assert native[0].select(cols).sort("line").equals(robust.frame.select(cols))
@@ -304,17 +338,37 @@ def test_judgments_read_as_the_arrow_and_robust_readers_read_them(tmp_path_facto
     )
 
 
-QRELS_REFUSED = [
+QRELS_WHITESPACE = [
     b"q 0 d\t1\n",
     b"q 0 d 1\r\n",
     b"q 0  d 1\n",
+    b"q 0 d 1\n\n",
+    b" q\t0 d 1 \n\n\t\nq\x0b0\x0ce -1\r\n",
+]
+
+
+@needs_native
+@pytest.mark.parametrize("text", QRELS_WHITESPACE)
+def test_judgments_in_whitespace_layouts_stream_with_the_robust_readers_rows(tmp_path, text):
+    assert _native.scan_qrels(text) is not None
+    path = tmp_path / "qrels.txt"
+    path.write_bytes(text)
+    cols = ["query_id", "doc_id", "grade", "line"]
+    native = fast.read_qrels_fast(path)
+    assert native is not None
+    assert native[0].select(cols).equals(read_qrels(path, reader="robust").frame.select(cols))
+
+
+QRELS_REFUSED = [
+    b"q 0 d 1\rq 0 e 1\n",
+    b"q 0 d\x7f 1\n",
+    b"q 0 d\xc2\xa0 1\n",
     b"q 0 d 1 x\n",
     b"q 0 d\n",
     b"q 0 d 1.0\n",
     b"q 0 d +1\n",
     b"q 0 d\xff 1\n",
     b"q 0 d 1\n\xef\xbb\xbfq 0 e 1\n",
-    b"q 0 d 1\n\n",
 ]
 
 

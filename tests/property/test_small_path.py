@@ -19,7 +19,7 @@ from qrelkit.conventions import DEFAULT
 from qrelkit.engine import small
 from qrelkit.engine.encode import encode
 from qrelkit.errors import StepAside
-from qrelkit.evaluation import _evaluate_small, evaluate_files
+from qrelkit.evaluation import _evaluate_small, evaluate, evaluate_files
 from qrelkit.formats import read_qrels, read_run
 from qrelkit.formats.trec import small as reader
 from qrelkit.measures import parse_measures
@@ -141,15 +141,35 @@ GOOD_RUN = "q1 Q0 d1 1 2.5 sys\nq1 Q0 d2 2 1.5 sys\n"
 GOOD_QRELS = "q1 0 d1 1\nq1 0 d2 0\n"
 
 
+WHITESPACE_LAYOUTS = [
+    (GOOD_QRELS, GOOD_RUN.replace(" ", "\t", 1)),  # a tab
+    (GOOD_QRELS, GOOD_RUN.replace("\n", "\r\n")),  # CRLF
+    (GOOD_QRELS, GOOD_RUN.replace("Q0 d1", "Q0  d1")),  # two spaces
+    (GOOD_QRELS, " " + GOOD_RUN),  # a leading space
+    (GOOD_QRELS, GOOD_RUN + "\n"),  # a blank line
+    (GOOD_QRELS, GOOD_RUN + "  "),  # trailing whitespace after the last line
+    (GOOD_QRELS.replace(" ", " \t ").replace("\n", " \r\n\n"), GOOD_RUN.replace(" ", "\x0b ")),
+]
+
+
+@pytest.mark.parametrize("qrels_text, run_text", WHITESPACE_LAYOUTS)
+def test_whitespace_layouts_take_the_small_path_with_the_scanner(tmp_path, monkeypatch, qrels_text, run_text):
+    """Fields split on runs of ASCII whitespace: the native scanner splits them as the robust reader does
+    (the same floats, bit for bit); numpy's tokenizer, without the scanner, steps aside."""
+    qpath, rpath = _write(tmp_path, qrels_text, run_text)
+    got = evaluate_small_files(qpath, [rpath], MEASURES)
+    if _native.lib is not None:
+        want = evaluate(read_qrels(qpath, reader="robust"), [read_run(rpath, reader="robust")], MEASURES)
+        assert got is not None and got.runs[0].queries.query_ids == want.runs[0].queries.query_ids
+        for name, values in want.runs[0].values.items():
+            assert np.array_equal(got.runs[0].values[name].view(np.int64), values.view(np.int64)), name
+    monkeypatch.setattr(_native, "lib", None)
+    assert evaluate_small_files(qpath, [rpath], MEASURES) is None
+
+
 @pytest.mark.parametrize(
     "qrels_text, run_text",
     [
-        (GOOD_QRELS, GOOD_RUN.replace(" ", "\t", 1)),  # a tab
-        (GOOD_QRELS, GOOD_RUN.replace("\n", "\r\n")),  # CRLF
-        (GOOD_QRELS, GOOD_RUN.replace("Q0 d1", "Q0  d1")),  # two spaces
-        (GOOD_QRELS, " " + GOOD_RUN),  # a leading space
-        (GOOD_QRELS, GOOD_RUN + "\n"),  # a blank line
-        (GOOD_QRELS, GOOD_RUN + "  "),  # trailing whitespace after the last line
         (GOOD_QRELS, GOOD_RUN + "q1 Q0 d1 3 0.5 sys\n"),  # a duplicate document
         (GOOD_QRELS, GOOD_RUN + "q1 Q0 d3 3 0.5 other\n"),  # two tags
         (GOOD_QRELS, GOOD_RUN.replace("2.5", "+2.5")),  # a sign the columnar path judges

@@ -17,7 +17,7 @@ import numpy as np
 
 #: Bumped with every change to scan.c's functions or structures: a library built from another version of
 #: the source is not used.
-ABI = 7
+ABI = 8
 
 LIBRARY = "_qkscan.dll" if sys.platform == "win32" else "_qkscan.so"
 
@@ -38,6 +38,7 @@ class _Result(ctypes.Structure):
                 "tag_start",
                 "tag_len",
                 "refused_line",
+                "rows",
             )
         ],
         ("q_off", _I64),
@@ -134,17 +135,18 @@ class Scanned:
     """One block's kept rows (in file order) as Arrow large-string parts and numpy columns."""
 
     kept: int
-    lines: int
+    lines: int  # every line of the block, blank ones included
     q_off: np.ndarray
     q_data: np.ndarray
     d_off: np.ndarray
     d_data: np.ndarray
     score: np.ndarray
     rank: np.ndarray
-    row: np.ndarray  # line index within the block
+    row: np.ndarray  # line index within the block (blank lines counted)
     group_first: np.ndarray  # first kept row of each query
     tag: bytes
-    pair: np.ndarray | None = None  # any_order: a hash of (query id, document id) for every line
+    pair: np.ndarray | None = None  # any_order: a hash of (query id, document id) for every row
+    rows: int = 0  # the lines that are not blank
 
 
 def _copy(pointer, n: int, dtype) -> np.ndarray:
@@ -208,16 +210,18 @@ def _scanned(r, tag: bytes, pairs: bool) -> Scanned:
         row=_copy(r.row, r.kept, np.int64),
         group_first=_copy(r.group_first, r.groups, np.int64),
         tag=tag,
-        pair=_copy(r.pair, r.lines, np.uint64) if pairs else None,
+        pair=_copy(r.pair, r.rows, np.uint64) if pairs else None,
+        rows=r.rows,
     )
 
 
 class Block:
     """One block scanned for :class:`TopRows` (its kept rows stay in the scanner's memory until added)."""
 
-    def __init__(self, result, lines: int, size: int, tag: bytes, pair: np.ndarray):
+    def __init__(self, result, lines: int, rows: int, size: int, tag: bytes, pair: np.ndarray):
         self._result = result
-        self.lines = lines
+        self.lines = lines  # blank ones included
+        self.rows = rows
         self.size = size  # bytes scanned
         self.tag = tag
         self.pair = pair
@@ -253,7 +257,7 @@ class TopRows:
         if r.status != 0:
             lib.qk_free(result)
             return None
-        return Block(result, r.lines, len(view), _tag(r, view), _copy(r.pair, r.lines, np.uint64))
+        return Block(result, r.lines, r.rows, len(view), _tag(r, view), _copy(r.pair, r.rows, np.uint64))
 
     def add(self, block: Block, first_line: int) -> None:
         """Merge a scanned block whose first line is the file's line ``first_line`` (from 0)."""
@@ -297,13 +301,14 @@ class TopRows:
 class ScannedQrels:
     """One block of judgments: every row, in file order."""
 
-    lines: int
+    lines: int  # blank ones included
+    rows: int
     q_off: np.ndarray
     q_data: np.ndarray
     d_off: np.ndarray
     d_data: np.ndarray
     grade: np.ndarray
-    row: np.ndarray  # line index within the block
+    row: np.ndarray  # line index within the block (blank lines counted)
 
 
 def scan_qrels(block) -> ScannedQrels | None:
@@ -313,6 +318,7 @@ def scan_qrels(block) -> ScannedQrels | None:
         block,
         build=lambda r, view: ScannedQrels(
             lines=r.lines,
+            rows=r.rows,
             **_ids(r),
             grade=_copy(r.rank, r.kept, np.int64),
             row=_copy(r.row, r.kept, np.int64),
@@ -331,8 +337,10 @@ def group_start(block, end: int, first_is_line: bool) -> int:
 def split(
     data: bytes, fields: int, number_field: int, *, score: bool, integer_field: int = -1, same_field: int = -1
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Field offsets (starts, ends shaped (lines, fields)) and the numbers of one column of clean TREC
-    text (see ``qk_split`` in ``scan.c``); ``None`` when the text is not clean."""
+    """Field offsets (starts, ends shaped (rows, fields)) and the numbers of one column of TREC text whose
+    fields are split on runs of ASCII whitespace, blank lines skipped (see ``qk_split`` in ``scan.c``, which
+    also applies the id rule's check of :func:`qrelkit.formats.trec.common.forbidden_in_text`); ``None``
+    when the scanner refuses the text."""
     assert lib is not None
     view = np.frombuffer(data, dtype=np.uint8)
     address = view.ctypes.data
@@ -340,7 +348,7 @@ def split(
     starts = np.empty((lines, fields), dtype=np.int64)
     ends = np.empty((lines, fields), dtype=np.int64)
     numbers = np.empty(lines, dtype=np.float64 if score else np.int64)
-    ok = lib.qk_split(
+    rows = lib.qk_split(
         address,
         len(view),
         fields,
@@ -354,7 +362,9 @@ def split(
         integer_field,
         same_field,
     )
-    return (starts, ends, numbers) if ok else None
+    if rows < 0:
+        return None
+    return starts[:rows], ends[:rows], numbers[:rows]
 
 
 def gather(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, width: int) -> np.ndarray:

@@ -8,9 +8,14 @@
  * falls back to the robust one. So it never changes a number and never explains an
  * error. Accepted text:
  *
- *   - lines of exactly six fields separated by single spaces and ended by '\n': no tab, carriage return or
- *     other control character anywhere, no empty field, no blank line, no id longer than 512 bytes;
- *   - valid UTF-8;
+ *   - lines of exactly six fields separated by runs of ASCII whitespace (space, tab, vertical tab, form
+ *     feed; the robust reader's split, Arrow's ascii_split_whitespace), with leading and trailing
+ *     whitespace, ended by '\n' or "\r\n"; blank lines (only whitespace) are skipped but counted, so that
+ *     row numbers stay line numbers. A carriage return anywhere else (Arrow's reader, under the robust
+ *     one, ends a line there), another control character, DEL, or no id longer than 512 bytes;
+ *   - valid UTF-8 without a character that qrelkit.naming.ID_PATTERN forbids (U+0080-U+00A0, U+1680,
+ *     U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000) anywhere in the text: the same test as
+ *     qrelkit.formats.trec.common.forbidden_in_text, in the scanner's own pass;
  *   - ranks written -?[0-9]{1,18}; scores written -?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?, finite and not
  *     negative zero (read exactly: Clinger's fast path, else the C library's strtod);
  *   - one tag within the block (the caller compares blocks);
@@ -33,7 +38,7 @@
 #include <string.h>
 #include <math.h>
 
-#define QK_ABI 7
+#define QK_ABI 8
 
 #define QK_OK 0
 #define QK_REFUSE 1
@@ -131,6 +136,15 @@ static int parse_rank(const uint8_t *s, int64_t n, int64_t *out) {
     return 1;
 }
 
+/* Whether the id rule (qrelkit.naming.ID_PATTERN) forbids the code point c, above ASCII: Unicode's
+ * White_Space and the C1 controls (tests/test_reader_errors.py compares this with the rule for every
+ * character of the Basic Multilingual Plane; nothing above it is forbidden). */
+static int forbidden_cp(uint32_t c) {
+    return c <= 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
+           c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
+/* Valid UTF-8 holding no character (above ASCII) that the id rule forbids. */
 static int utf8_valid(const uint8_t *s, int64_t n) {
     int64_t i = 0;
     while (i < n) {
@@ -139,11 +153,15 @@ static int utf8_valid(const uint8_t *s, int64_t n) {
             i++;
         } else if (c >= 0xC2 && c <= 0xDF) {
             if (i + 1 >= n || (s[i + 1] & 0xC0) != 0x80) return 0;
+            if (c == 0xC2 && s[i + 1] <= 0xA0) return 0; /* U+0080-U+00A0: C1 controls, no-break space */
             i += 2;
         } else if (c >= 0xE0 && c <= 0xEF) {
             if (i + 2 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80) return 0;
             if (c == 0xE0 && s[i + 1] < 0xA0) return 0;  /* overlong */
             if (c == 0xED && s[i + 1] >= 0xA0) return 0; /* surrogate */
+            if ((c == 0xE1 || c == 0xE2 || c == 0xE3) &&
+                forbidden_cp(((uint32_t)(c & 0x0F) << 12) | ((uint32_t)(s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)))
+                return 0;
             i += 3;
         } else if (c >= 0xF0 && c <= 0xF4) {
             if (i + 3 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80 ||
@@ -157,6 +175,27 @@ static int utf8_valid(const uint8_t *s, int64_t n) {
         }
     }
     return 1;
+}
+
+/* What each byte is to the line splitter: part of a field, whitespace between fields, a carriage return
+ * (whitespace only right before '\n'), the line end, or a byte no clean file holds (another control
+ * character, DEL: the id rule forbids them anywhere). */
+enum { B_FIELD = 0, B_SPACE, B_CR, B_LF, B_BAD };
+
+static const uint8_t BYTE_CLASS[256] = {
+    B_BAD, B_BAD, B_BAD, B_BAD, B_BAD, B_BAD, B_BAD, B_BAD, B_BAD, B_SPACE, B_LF, B_SPACE, B_SPACE, B_CR,
+    B_BAD, B_BAD, B_BAD, B_BAD, B_BAD, B_BAD, B_BAD, B_BAD, B_BAD, B_BAD, B_BAD, B_BAD, B_BAD, B_BAD, B_BAD,
+    B_BAD, B_BAD, B_BAD, B_SPACE, [0x7F] = B_BAD};
+
+/* Past whitespace at buf[p] (a carriage return counts only right before '\n'). */
+static inline int64_t skip_space(const uint8_t *buf, int64_t p) {
+    for (;;) {
+        uint8_t k = BYTE_CLASS[buf[p]];
+        if (k == B_SPACE || (k == B_CR && buf[p + 1] == '\n'))
+            p++;
+        else
+            return p;
+    }
 }
 
 /* ------------------------------------------------------------------------------------- query groups */
@@ -260,29 +299,39 @@ static double kth_largest(double *v, int64_t n, int64_t k) {
     return v[target];
 }
 
-/* Split the line starting at buf[*at] into `fields` fields separated by single spaces and ended by '\n':
- * their offsets into start[] and lengths into length[], *at moved past the line, bytes ORed into *high.
- * 0 for an empty field, another separator (any byte below ' '), another number of fields, or an id (fields
- * 0 and 2) longer than QK_MAX_ID bytes, which the robust reader refuses. The caller guarantees that buf
- * ends with '\n'. */
+/* Split the line starting at buf[*at] into `fields` fields separated by runs of whitespace (leading and
+ * trailing whitespace allowed) and ended by '\n' or "\r\n": their offsets into start[] and lengths into
+ * length[], *at moved past the line, bytes ORed into *high. Returns 1 for a row, 2 for a blank line
+ * (nothing but whitespace), 0 for another number of fields, a byte of class B_BAD or a carriage return
+ * not before '\n', or an id (fields 0 and 2) longer than QK_MAX_ID bytes, which the robust reader refuses.
+ * The caller guarantees that buf ends with '\n'. */
 static inline int split_line(const uint8_t *buf, int64_t *at, int fields, int64_t *start, int64_t *length,
                              uint8_t *high) {
     int64_t p = *at;
     uint8_t h = *high;
+    p = skip_space(buf, p);
+    if (buf[p] == '\n') {
+        *at = p + 1;
+        return 2;
+    }
     for (int f = 0; f < fields; f++) {
         int64_t s = p;
         uint8_t c;
-        while ((c = buf[p]) > ' ') {
+        while (BYTE_CLASS[c = buf[p]] == B_FIELD) {
             h |= c;
             p++;
         }
-        if (p == s || c != (f < fields - 1 ? ' ' : '\n')) return 0;
+        if (p == s) return 0;
         if ((f == 0 || f == 2) && p - s > QK_MAX_ID) return 0;
         start[f] = s;
         length[f] = p - s;
-        p++;
+        if (c == ' ' && BYTE_CLASS[buf[p + 1]] == B_FIELD)
+            p++; /* a single space and the next field: the clean layout */
+        else
+            p = skip_space(buf, p);
+        if ((buf[p] == '\n') != (f == fields - 1)) return 0; /* too few fields, or too many */
     }
-    *at = p;
+    *at = p + 1;
     *high = h;
     return 1;
 }
@@ -295,13 +344,14 @@ static int has_bom(const uint8_t *buf, int64_t start, int64_t length) {
 
 /* What one call returns: counts and the kept rows' columns, freed with qk_free. */
 typedef struct {
-    int64_t status, kept, lines, groups, q_bytes, d_bytes, tag_start, tag_len, refused_line;
+    /* lines: every line of the block, blank ones included; rows: the lines that are not blank */
+    int64_t status, kept, lines, groups, q_bytes, d_bytes, tag_start, tag_len, refused_line, rows;
     int64_t *q_off, *d_off; /* Arrow large-string offsets: kept + 1 entries, the first 0 */
     double *score;
-    int64_t *rank, *row; /* row: the line's index within the block */
+    int64_t *rank, *row; /* row: the line's index within the block (blank lines counted) */
     int64_t *group_first; /* the first kept row of each query */
     uint8_t *q_data, *d_data;
-    uint64_t *pair; /* any_order: a hash of (query id, document id) for each line */
+    uint64_t *pair; /* any_order: a hash of (query id, document id) for each row (not blank line) */
     int64_t rows_cap, groups_cap, q_cap, d_cap, pair_cap;
 } Result;
 
@@ -515,7 +565,7 @@ Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t r
     int status = QK_OK;
     int nomem = 0;
     uint8_t high = 0;
-    int64_t p = 0, line = 0;
+    int64_t p = 0, line = 0, rows = 0;
     int64_t q_start = -1, q_len = 0, tag_start = -1, tag_len = 0;
     uint64_t q_hash = 0;
     if (len <= 0 || buf[len - 1] != '\n') {
@@ -531,9 +581,14 @@ Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t r
     }
     while (p < len) {
         int64_t start[6], flen[6];
-        if (!split_line(buf, &p, 6, start, flen, &high)) {
+        int kind = split_line(buf, &p, 6, start, flen, &high);
+        if (!kind) {
             status = QK_REFUSE;
             goto done;
+        }
+        if (kind == 2) { /* a blank line */
+            line++;
+            continue;
         }
         if (q_start < 0 || flen[0] != q_len || memcmp(buf + start[0], buf + q_start, (size_t)q_len) != 0) {
             if (q_start >= 0 && (status = flush(&g, buf, q_start, q_len, keep_top, o)) != QK_OK) goto done;
@@ -572,13 +627,14 @@ Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t r
         r->doc_len = (int32_t)flen[2];
         r->hash = hash_bytes(buf + start[2], flen[2]);
         if (any_order) {
-            if (!grow((void **)&o->pair, &o->pair_cap, line + 1, sizeof(uint64_t))) {
+            if (!grow((void **)&o->pair, &o->pair_cap, rows + 1, sizeof(uint64_t))) {
                 status = QK_NOMEM;
                 goto done;
             }
-            o->pair[line] = pair_hash(q_hash, r->hash);
+            o->pair[rows] = pair_hash(q_hash, r->hash);
         }
         r->line = line++;
+        rows++;
     }
     if ((status = flush(&g, buf, q_start, q_len, keep_top, o)) != QK_OK) goto done;
     if ((high & 0x80) && !utf8_valid(buf, len)) status = QK_REFUSE;
@@ -586,6 +642,7 @@ done:
     if (status != QK_OK) o->refused_line = line;
     o->status = status;
     o->lines = line;
+    o->rows = rows;
     o->tag_start = tag_start;
     o->tag_len = tag_len;
     free(g.rows);
@@ -612,10 +669,11 @@ void qk_free(Result *o) {
 }
 
 /*
- * Scan clean TREC judgments in buf[0..len) (whole lines, the last ending with '\n'): four fields separated
- * by single spaces, grades written -?[0-9]{1,18}, valid UTF-8, as the Arrow reader takes them. Every row
- * is kept, in file order (duplicates are left to the caller's policy): q_off/q_data and d_off/d_data hold
- * the query and document ids, rank the grades, row the line index. Free the result with qk_free.
+ * Scan clean TREC judgments in buf[0..len) (whole lines, the last ending with '\n'): four fields split as
+ * split_line splits them (blank lines skipped), grades written -?[0-9]{1,18}, valid UTF-8, as the robust
+ * reader takes them. Every row is kept, in file order (duplicates are left to the caller's policy):
+ * q_off/q_data and d_off/d_data hold the query and document ids, rank the grades, row the line index.
+ * Free the result with qk_free.
  */
 Result *qk_scan_qrels(const uint8_t *buf, int64_t len) {
     Result *o = new_result();
@@ -629,7 +687,12 @@ Result *qk_scan_qrels(const uint8_t *buf, int64_t len) {
     }
     while (p < len) {
         int64_t start[4], flen[4];
-        if (!split_line(buf, &p, 4, start, flen, &high) || has_bom(buf, start[0], flen[0])) {
+        int kind = split_line(buf, &p, 4, start, flen, &high);
+        if (kind == 2) { /* a blank line */
+            line++;
+            continue;
+        }
+        if (!kind || has_bom(buf, start[0], flen[0])) {
             status = QK_REFUSE;
             goto done;
         }
@@ -648,6 +711,7 @@ done:
     if (status != QK_OK) o->refused_line = line;
     o->status = status;
     o->lines = line;
+    o->rows = o->kept;
     return o;
 }
 
@@ -664,32 +728,35 @@ int64_t qk_count_lines(const uint8_t *buf, int64_t len) {
 
 /*
  * Split clean TREC text into its fields for the small-input path (qrelkit/engine/small.py): buf[0..len)
- * holds exactly `lines` lines of `fields` fields (single spaces, '\n' line ends, valid UTF-8, nothing else
- * below ' '). starts[] and ends[] receive each field's offsets, row by row. Field `number_field` is read
- * into number_f (a score, number_is_float) or number_i (an integer); field `integer_field`, if >= 0, must
- * be an integer; field `same_field`, if >= 0, must hold the same bytes on every line. Returns 1, or 0 when
- * anything differs (the caller then leaves the input to the columnar path).
+ * holds at most `lines` lines of `fields` fields, split as split_line splits them (blank lines skipped),
+ * valid UTF-8 without a character the id rule forbids. starts[] and ends[] receive each field's offsets,
+ * row by row. Field `number_field` is read into number_f (a score, number_is_float) or number_i (an
+ * integer); field `integer_field`, if >= 0, must be an integer; field `same_field`, if >= 0, must hold the
+ * same bytes on every line. Returns the number of rows, or -1 when anything differs (the caller then
+ * leaves the input to the columnar path).
  */
 int64_t qk_split(const uint8_t *buf, int64_t len, int32_t fields, int64_t lines, int64_t *starts, int64_t *ends,
                  int32_t number_field, int32_t number_is_float, double *number_f, int64_t *number_i,
                  int32_t integer_field, int32_t same_field) {
-    if (len <= 0 || buf[len - 1] != '\n' || fields < 1) return 0;
+    if (len <= 0 || buf[len - 1] != '\n' || fields < 1) return -1;
     uint8_t high = 0;
     int64_t p = 0, line = 0, same_start = -1, same_len = 0;
     while (p < len) {
-        if (line >= lines) return 0;
+        if (line >= lines) return -1;
         int64_t *st = starts + line * fields, *en = ends + line * fields;
-        if (!split_line(buf, &p, fields, st, en, &high)) return 0;
+        int kind = split_line(buf, &p, fields, st, en, &high);
+        if (kind == 2) continue; /* a blank line */
+        if (!kind) return -1;
         for (int f = 0; f < fields; f++) en[f] += st[f]; /* lengths to ends */
         int64_t n = en[number_field] - st[number_field];
         if (number_is_float) {
-            if (!parse_score(buf + st[number_field], n, &number_f[line])) return 0;
+            if (!parse_score(buf + st[number_field], n, &number_f[line])) return -1;
         } else if (!parse_rank(buf + st[number_field], n, &number_i[line])) {
-            return 0;
+            return -1;
         }
         if (integer_field >= 0) {
             int64_t unused;
-            if (!parse_rank(buf + st[integer_field], en[integer_field] - st[integer_field], &unused)) return 0;
+            if (!parse_rank(buf + st[integer_field], en[integer_field] - st[integer_field], &unused)) return -1;
         }
         if (same_field >= 0) {
             int64_t s = st[same_field], m = en[same_field] - s;
@@ -697,14 +764,13 @@ int64_t qk_split(const uint8_t *buf, int64_t len, int32_t fields, int64_t lines,
                 same_start = s;
                 same_len = m;
             } else if (m != same_len || memcmp(buf + s, buf + same_start, (size_t)m) != 0) {
-                return 0;
+                return -1;
             }
         }
         line++;
     }
-    if (line != lines) return 0;
-    if ((high & 0x80) && !utf8_valid(buf, len)) return 0;
-    return 1;
+    if ((high & 0x80) && !utf8_valid(buf, len)) return -1;
+    return line;
 }
 
 /* Copy token i, buf[starts[i]..ends[i]), into row i of out: n rows of width bytes, zeroed by the caller,
@@ -718,29 +784,42 @@ void qk_gather(const uint8_t *buf, const int64_t *starts, const int64_t *ends, i
     }
 }
 
+/* The first field of the line buf[s..e) (e: its '\n'), past leading whitespace: 0 for a blank line. */
+static int first_field(const uint8_t *buf, int64_t s, int64_t e, int64_t *start, int64_t *length) {
+    while (s < e && (BYTE_CLASS[buf[s]] == B_SPACE || BYTE_CLASS[buf[s]] == B_CR)) s++;
+    int64_t f = s;
+    while (f < e && BYTE_CLASS[buf[f]] == B_FIELD) f++;
+    *start = s;
+    *length = f - s;
+    return f > s;
+}
+
 /*
  * Where the trailing stretch of lines sharing the last line's query id begins in buf[0..len) (which ends
- * with '\n'): the offset of its first line, or 0 when no line before it in buf has another query id (or
- * when buf[0] is not a line start, first_is_line = 0, and the stretch reaches back to the first line end).
- * Blocks cut there hold whole queries of a grouped file.
+ * with '\n'; blank lines belong to the stretch they lie in): the offset of its first line, or 0 when no
+ * line before it in buf has another query id (or when buf[0] is not a line start, first_is_line = 0, and
+ * the stretch reaches back to the first line end). Blocks cut there hold whole queries of a grouped file.
  */
 int64_t qk_group_start(const uint8_t *buf, int64_t len, int32_t first_is_line) {
     if (len <= 0 || buf[len - 1] != '\n') return 0;
-    int64_t end = len - 1; /* the last line's '\n' */
-    int64_t s = end;
-    while (s > 0 && buf[s - 1] != '\n') s--; /* the last line's start */
-    if (s == 0 && !first_is_line) return 0;
-    const uint8_t *q = buf + s;
-    int64_t q_len = 0;
-    while (s + q_len < end && buf[s + q_len] != ' ') q_len++;
-    while (s > 0) {
-        int64_t t = s - 1; /* the previous line's '\n' */
-        while (t > 0 && buf[t - 1] != '\n') t--;
-        if (t == 0 && !first_is_line) return 0;
-        if (s - t <= q_len || buf[t + q_len] != ' ' || memcmp(buf + t, q, (size_t)q_len) != 0) return s;
-        s = t;
+    int64_t e = len - 1, key = -1, key_len = 0, cut = 0; /* cut: the first line of the stretch so far */
+    for (;;) {
+        int64_t s = e;
+        while (s > 0 && buf[s - 1] != '\n') s--; /* the line's start */
+        if (s == 0 && !first_is_line) return 0;
+        int64_t f, n;
+        if (first_field(buf, s, e, &f, &n)) {
+            if (key < 0) {
+                key = f;
+                key_len = n;
+            } else if (n != key_len || memcmp(buf + f, buf + key, (size_t)n) != 0) {
+                return cut; /* this line has another query id */
+            }
+        }
+        if (s == 0) return 0;
+        cut = s;
+        e = s - 1;
     }
-    return 0;
 }
 
 /*

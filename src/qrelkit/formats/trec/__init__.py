@@ -12,27 +12,32 @@ nowhere else (:func:`qrelkit.evaluation.evaluate_files` tries step 1, then :func
 
 1. ``small`` (:mod:`qrelkit.formats.trec.small` with :mod:`qrelkit.engine.small`): a whole evaluation of
    plain clean files up to :data:`~qrelkit.formats.trec.small.SMALL_FILE_BYTES` each, with numpy alone (no
-   dataframe library is imported). Fields are split by the native scanner when it is built, by numpy
-   otherwise. Tried by :func:`qrelkit.evaluation.evaluate_files` only, before anything is read.
+   dataframe library is imported). Fields are split by the native scanner when it is built (clean files
+   and whitespace layouts, below), by numpy otherwise (clean files only). Tried by
+   :func:`qrelkit.evaluation.evaluate_files` only, before anything is read.
 2. ``native`` (:mod:`qrelkit.formats.trec.streaming` with :mod:`qrelkit._native`): the compiled scanner,
-   blocks of about 4 MB cut where a query begins, two at a time; when the scanner is built. Lines may come
-   in any order: a query that comes back is merged with what was kept of it (``merged_across_blocks`` in
-   the provenance).
+   blocks of about 4 MB cut where a query begins, two at a time; when the scanner is built. It takes clean
+   files and whitespace layouts. Lines may come in any order: a query that comes back is merged with what
+   was kept of it (``merged_across_blocks`` in the provenance).
 3. ``arrow`` (:mod:`qrelkit.formats.trec.streaming`): Arrow's CSV reader on chunks of about 16 MB, reduced
    by polars as they stream, in any order of lines too (a query that comes back is merged with what was
-   kept of it). Steps 2 and 3 record ``reader: fast``.
+   kept of it). Clean files only: its parse splits on single spaces, so without the native scanner a
+   whitespace layout goes to step 4. Steps 2 and 3 record ``reader: fast``.
 4. ``robust`` (:mod:`qrelkit.formats.trec.robust`): reads the whole file, takes every layout the format
-   allows (runs of spaces and tabs, blank lines, trailing fields in runs) and is the reader that explains
+   allows (runs of ASCII whitespace, blank lines, trailing fields in runs) and is the reader that explains
    errors: every other reader steps aside on an input it would refuse, so this one reports it. A clean
-   file never reaches it but to have an error explained.
+   file, or with the native scanner a file in a whitespace layout, never reaches it but to have an error
+   explained.
 
 When every row is kept (a measure needs every document), :func:`qrelkit.evaluation.evaluate_files` asks
 steps 2-3 for grouped runs only (``grouped_only``): a run whose lines are not grouped by query is sorted on
 disk by DuckDB instead of held whole (:mod:`qrelkit.formats.external`, ``reader: duckdb``, with the reason
-in ``sorted_on_disk``). Under ``memory_limit`` a run whose file would not fit beside what the process
-holds is streamed by steps 2-3 when the measures need only each query's top documents, else read by
-DuckDB. DuckDB takes clean files only and, for a file it finds fault with, raises the robust reader's
-error for that file (reading the file whole to word it).
+in ``sorted_on_disk``); a run in a whitespace layout, which DuckDB's reader does not take
+(:func:`~qrelkit.formats.external.irregular_layout`), is held by the streaming reader instead. Under
+``memory_limit`` a run whose file would not fit beside what the process holds is streamed by steps 2-3
+when the measures need only each query's top documents, else read by DuckDB. DuckDB takes clean files
+only (a whitespace layout gets an error saying how to normalise it) and, for a file it finds fault with,
+raises the robust reader's error for that file (reading the file whole to word it).
 
 A clean file
 ------------
@@ -55,6 +60,19 @@ What the fast readers (steps 1-3) take. Anything else makes them step aside:
 * for runs: one tag, no document twice for a query (lines in any order); for the small path, no judgment
   twice either;
 * the small path also refuses gzip and files over its size bound; the streaming readers take gzip.
+
+Whitespace layouts
+------------------
+The native scanner (steps 1 and 2) also takes what the robust reader takes of the separators, split
+exactly as it splits them (Arrow's ``ascii_split_whitespace`` on each line): fields separated by runs of
+spaces, tabs, vertical tabs and form feeds, whitespace at a line's start and end, ``\r\n`` line ends, and
+blank lines (nothing but such whitespace: skipped, and counted so that line numbers stay those of the
+file), whitespace after the last line end included. A carriage return anywhere but before ``\n`` (the
+robust reader's line splitting ends a line there), another control character, DEL or a character above
+ASCII that the id rule forbids makes it step aside: it applies
+:func:`~qrelkit.formats.trec.common.forbidden_in_text`'s test in its own pass over the bytes (the numpy
+test stays for Arrow's parse and the numpy tokenizer). A trailing field in a run (more than six) is left
+to the robust reader, which records ``lines_with_trailing_fields_ignored``.
 
 Comment lines
 -------------

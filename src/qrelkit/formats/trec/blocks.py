@@ -39,12 +39,15 @@ def _chunks(
     The digest is computed in a second thread while the main thread parses: block by block for plain
     files, over the compressed file for gzip ones (the fingerprint is always of the bytes as stored).
     ``cutter(block, end, starts_line)`` moves each cut back from the block's last line end ``end`` (to the
-    first line of the last query, see :func:`qrelkit._native.group_start`), 0 for no cut in this block;
-    a cutter's caller checks the separators itself.
+    first line of the last query, see :func:`qrelkit._native.group_start`), 0 for no cut in this block.
+    A cutter's caller is the native scanner, which checks the separators and the id rule's characters in
+    its own pass (and takes whitespace after the last line end, a blank line); without a cutter, both are
+    checked here (:func:`_check_separators`, :func:`~qrelkit.formats.trec.common.forbidden_in_text`).
     """
     size = block_bytes or CHUNK_BYTES
+    native = cutter is not None
     if _small(path, size):
-        yield from _whole(path, on_bytes, hashed)
+        yield from _whole(path, on_bytes, native, hashed)
         return
     with path.open("rb") as probe:
         gz = probe.read(2) == b"\x1f\x8b"
@@ -86,13 +89,13 @@ def _chunks(
                     raise StepAside  # Arrow drops a byte-order mark at the start of each parse
                 first = False
                 rest = bytes(view[cut:])
-                if forbidden_in_text(chunk):
+                if not native and forbidden_in_text(chunk):
                     raise StepAside  # a character the id rule forbids: the robust reader reports its line
                 yield chunk, 0
                 if on_bytes is not None:
                     on_bytes(len(chunk))
-            if rest.strip():
-                if (not first and rest[:3] == b"\xef\xbb\xbf") or forbidden_in_text(rest):
+            if rest.strip() or (rest and native):  # the scanner skips a blank last line
+                if (not first and rest[:3] == b"\xef\xbb\xbf") or (not native and forbidden_in_text(rest)):
                     raise StepAside
                 yield (rest if rest.endswith(b"\n") else rest + b"\n"), 0
             elif rest:
@@ -128,17 +131,19 @@ def _small(path: Path, size: int | None = None) -> bool:
         return probe.read(2) != b"\x1f\x8b"
 
 
-def _whole(path: Path, on_bytes: Callable[[int], None] | None, hashed: bool = True):
-    """:func:`_chunks` for a small plain file: one read, hashed in the calling thread, no threads started."""
+def _whole(path: Path, on_bytes: Callable[[int], None] | None, native: bool = False, hashed: bool = True):
+    """:func:`_chunks` for a small plain file: one read, hashed in the calling thread, no threads started.
+    ``native``: for the native scanner, which checks separators and characters itself."""
     stored = path.read_bytes()
     cut = stored.rfind(b"\n") + 1
     rest = stored[cut:]
-    if rest and not rest.strip():
+    if rest and not rest.strip() and not native:
         raise StepAside  # trailing whitespace after the last newline: the robust reader judges
     chunk = stored + b"\n" if rest else stored  # a last line without its newline gets one
-    _check_separators(stored)
-    if forbidden_in_text(stored):
-        raise StepAside  # a character the id rule forbids: the robust reader reports its line
+    if not native:
+        _check_separators(stored)
+        if forbidden_in_text(stored):
+            raise StepAside  # a character the id rule forbids: the robust reader reports its line
     if chunk:
         yield chunk, 0
         if on_bytes is not None:

@@ -193,15 +193,15 @@ def read_columns(path: Path, kind: str) -> Columns:
     if stored[:3] == b"\xef\xbb\xbf":
         raise StepAside  # a byte-order mark, which the columnar readers drop from the first id
     data = stored if stored.endswith(b"\n") else stored + b"\n"
-    if forbidden_in_text(data):  # a tab, DEL, U+00A0... (invalid UTF-8 is refused below)
-        raise StepAside  # the columnar path reports an id that the id rule forbids, or reads the line
     run = kind == "run"
     fields = 6 if run else 4
     tag = None
     split = None
-    if built():  # one compiled pass instead of numpy's dozen (same values)
+    if built():  # one compiled pass instead of numpy's dozen (same values), the id rule's bytes included
         split = native_split(data, fields, 4 if run else 3, score=run, integer_field=3 if run else -1,
                               same_field=5 if run else -1)  # fmt: skip
+    if split is None and forbidden_in_text(data):  # a tab, DEL, U+00A0... (invalid UTF-8: refused below)
+        raise StepAside  # the columnar path reports an id that the id rule forbids, or reads the line
     if split is not None and len(split[2]):
         starts, ends, number = split
         _bounded(ends - starts)

@@ -15,7 +15,8 @@ as they stream:
 
 When qrelkit's native scanner is built (:mod:`qrelkit._native`, ``scan.c``), it does the parsing instead of
 Arrow, for runs and judgments alike: blocks of about 4 MB, cut where a query begins, are each split,
-checked and reduced in one compiled pass, two at a time. It takes exactly the clean files described here,
+checked and reduced in one compiled pass, two at a time. It takes the clean files described here, and the
+whitespace layouts of :mod:`qrelkit.formats.trec` (fields split on runs of ASCII whitespace, blank lines),
 in any order of lines (shards concatenated, lines shuffled or sorted by score or document): a query that
 comes back is reduced again with what was kept of it before, so the kept rows stay bounded by each query's
 top rows, and a document twice in a query is found across blocks by hashes of every line's (query,
@@ -356,11 +357,13 @@ def _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only=False):
     seen: set[str] = set()
     pairs = _Pairs(path)
     tags: set[bytes] = set()
-    rows = 0
+    rows = lines = 0  # rows: lines that are not blank
     fingerprint = ""
 
     def scan(block):  # the scanned block and its size in bytes
         scanned = scan_run(block, None, rank_single, any_order=not grouped_only)
+        if scanned is None and grouped_only:  # refused, perhaps for a query that came back in the block:
+            scanned = scan_run(block, None, rank_single, any_order=True)  # then Ungrouped below
         return None if scanned is None else (scanned, len(block))
 
     for item in _scanned(path, on_bytes, _cut_at_query, scan):
@@ -368,7 +371,7 @@ def _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only=False):
             fingerprint = item
             break
         scanned, size = item
-        frame = _scanned_frame(scanned, rows + 1)
+        frame = _scanned_frame(scanned, lines + 1)
         tags.add(scanned.tag)
         if len(tags) > 1:
             raise StepAside  # two tags
@@ -379,7 +382,8 @@ def _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only=False):
             pairs.came_back(rows)
         seen.update(firsts)
         pairs.add(scanned.pair, size)
-        rows += scanned.lines
+        rows += scanned.rows
+        lines += scanned.lines
         kept.append(frame)
     pairs.check()
     tag = next(iter(tags)).decode() if tags else None
@@ -395,7 +399,7 @@ def _scanned_frame(scanned, first_line: int) -> pl.DataFrame:
             _strings("doc_id", scanned.d_off, scanned.d_data),
             pl.Series("score", scanned.score),
             pl.Series("rank", scanned.rank),
-            pl.Series("line", scanned.row + first_line),  # no blank lines here: rows and lines coincide
+            pl.Series("line", scanned.row + first_line),  # row: the line in the block, blank ones counted
         ]
     )
 
@@ -405,7 +409,7 @@ def _read_run_native_top(path, keep_top, rank_single, on_bytes):
     top = TopRows(keep_top, rank_single)
     pairs = _Pairs(path)
     tags: set[bytes] = set()
-    rows = 0
+    rows = lines = 0  # rows: lines that are not blank
     fingerprint = ""
     try:
         for block in _scanned(path, on_bytes, _cut_at_query, top.scan):
@@ -415,11 +419,12 @@ def _read_run_native_top(path, keep_top, rank_single, on_bytes):
             tags.add(block.tag)
             if len(tags) > 1:
                 raise StepAside  # two tags
-            top.add(block, rows)
+            top.add(block, lines)
             if not pairs.active and top.came_back():
                 pairs.came_back(rows)
             pairs.add(block.pair, block.size)
-            rows += block.lines
+            rows += block.rows
+            lines += block.lines
         pairs.check()
         kept = [_scanned_frame(top.result(), 1)] if rows else []
     finally:
@@ -442,13 +447,13 @@ class _Pairs:
         self.bytes = 0
         self.active = False
 
-    def came_back(self, lines_before: int) -> None:
-        """A query came back in the block that follows the first ``lines_before`` lines."""
+    def came_back(self, rows_before: int) -> None:
+        """A query came back in the block that follows the first ``rows_before`` rows (lines not blank)."""
         if self.active:
             return
         self.active = True
-        if lines_before:
-            for pair, size in _line_pairs(self.path, lines_before):
+        if rows_before:
+            for pair, size in _line_pairs(self.path, rows_before):
                 self.add(pair, size)
 
     def add(self, pair: np.ndarray | None, block_bytes: int) -> None:
@@ -476,14 +481,14 @@ class _Pairs:
         self.data = np.zeros(0, dtype=np.uint64)
 
 
-def _line_pairs(path: Path, lines: int):
-    """The (query, document) hashes of the first ``lines`` lines of a run, block by block (read again,
-    the blocks cut at line ends)."""
+def _line_pairs(path: Path, rows: int):
+    """The (query, document) hashes of the first ``rows`` rows (lines not blank) of a run, block by block
+    (read again, the blocks cut at line ends)."""
     with path.open("rb") as probe:
         gz = probe.read(2) == b"\x1f\x8b"
     rest = b""
     with gzip.open(path, "rb") if gz else path.open("rb") as text:
-        while lines > 0:
+        while rows > 0:
             try:
                 block = rest + text.read(blocks.NATIVE_BLOCK_BYTES)
             except GZIP_ERRORS:
@@ -495,14 +500,14 @@ def _line_pairs(path: Path, lines: int):
             scanned = scan_run(block[:cut], 1, False, any_order=True)
             if scanned is None or scanned.pair is None:
                 raise StepAside
-            yield scanned.pair[:lines], cut
-            lines -= scanned.lines
+            yield scanned.pair[:rows], cut
+            rows -= scanned.rows
 
 
 def _read_qrels_native(path: Path) -> tuple[pl.DataFrame, Fingerprint]:
     """:func:`read_qrels_fast` with the native scanner; :class:`StepAside` when it refuses a block."""
     parts: list[pl.DataFrame] = []
-    rows = 0
+    rows = lines = 0  # rows: lines that are not blank
     fingerprint = ""
     for scanned in _scanned(path, None, _cut_at_line, scan_qrels):
         if isinstance(scanned, str):
@@ -514,11 +519,12 @@ def _read_qrels_native(path: Path) -> tuple[pl.DataFrame, Fingerprint]:
                     _strings("query_id", scanned.q_off, scanned.q_data),
                     _strings("doc_id", scanned.d_off, scanned.d_data),
                     pl.Series("grade", scanned.grade),
-                    pl.Series("line", scanned.row + (rows + 1)),
+                    pl.Series("line", scanned.row + (lines + 1)),
                 ]
             )
         )
-        rows += scanned.lines
+        rows += scanned.rows
+        lines += scanned.lines
     if rows == 0:
         raise StepAside
     return pl.concat(parts), Fingerprint(fingerprint, "file-bytes", str(path))
