@@ -36,6 +36,12 @@ CONVENTION_FLAGS = [
     ("persistence", "--persistence", "P", "RBP's persistence, between 0 and 1 [default: 0.8]"),
     ("rbp_gain", "--rbp-gain", None, "what a relevant document is worth to RBP [default: binary]"),
     (
+        "rbp_residual",
+        "--rbp-residual",
+        None,
+        "RBP_resid always, or only when something is unjudged [default: always]",
+    ),
+    (
         "by_measure",
         "--by-measure",
         "FAMILY(axis=value,...);...",

@@ -111,18 +111,6 @@ def trec_one(measure: Measure, order: list[str], grades: dict[str, int], conv: C
         return total / R if nrr else 0.0
     if name in ("G", "nDCGRel", "RnDCG"):
         return _graded(name, order, grade, conv, R)
-    if name == "RBP_trec":
-        p = float(measure.param("p"))
-        if measure.param("grades") == "binary":
-            g = [1.0 if r else 0.0 for r in is_rel]
-        else:
-            hi = max(grade.values(), default=0)
-            g = [(grade[d] / hi if hi > 1 else float(grade[d])) if d in grade else 0.0 for d in order]
-        return (1 - p) * sum(g[i] * p**i for i in range(n_top))
-    if name == "RBP_resid_trec":
-        p = float(measure.param("p"))
-        unj = [i for i, d in enumerate(order) if d not in grade]
-        return p**nret + (1 - p) * sum(p**i for i in unj) if unj else 0.0
     raise ValueError(name)
 
 
