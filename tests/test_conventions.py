@@ -63,6 +63,7 @@ MEASURE_DEFAULTS = {
     "persistence": "0.8",
     "rbp_gain": "binary",
     "rbp_residual": "always",
+    "iprec_cutoff": "round",
     "by_measure": "none",
 }
 #: trec_eval 10's rbp and rbp_resid (m_rbp.c, m_rbp_resid.c)
@@ -71,7 +72,10 @@ EXPECTED_MEASURE_AXES = {
     "trec_eval": TREC10_RBP,
     "trec_eval-c": TREC10_RBP,
     "trec_eval-J": TREC10_RBP,
+    "trec_eval9": {"iprec_cutoff": "truncate"},
+    "pytrec_eval": {"iprec_cutoff": "truncate"},
     "ir_measures": {
+        "iprec_cutoff": "truncate",
         "missing_score": "zero",
         "counts": "sum",
         "by_measure": "ERR(precision=double); "
@@ -99,6 +103,29 @@ def test_every_profile_spells_out_every_axis():
         assert PROFILES[name].evidence and PROFILES[name].crosscheck.startswith("tests/crosscheck/")
     assert PROFILES["ir_measures"].on_duplicate == "last"
     assert PROFILES["pytrec_eval"].on_duplicate == "error"
+
+
+def test_rbp_and_iprec_axes_are_written_with_every_result():
+    result = invoke("eval", "--profile", "pytrec_eval", "--rbp-residual", "if_unjudged", CHAPTER / "qrels.txt",
+                    CHAPTER / "run.txt", "-m", "11pt_avg", "-m", "RBP_resid", "--format", "json")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    conv = payload["conventions"]
+    assert (conv["iprec_cutoff"], conv["rbp_residual"], conv["rbp_gain"]) == (
+        "truncate",
+        "if_unjudged",
+        "binary",
+    )
+    assert conv["profile"] == "pytrec_eval with rbp_residual=if_unjudged"
+    full = [m["full"] for m in payload["measures"]]
+    assert full[0].endswith(",iprec_cutoff=truncate)") and full[1].endswith(",rbp_residual=if_unjudged)")
+    tsv = invoke("eval", "--profile", "trec_eval", CHAPTER / "qrels.txt", CHAPTER / "run.txt", "-m", "rbp",
+                 "--format", "tsv")  # fmt: skip
+    header = json.loads(tsv.stdout.splitlines()[1].removeprefix("# conventions: "))
+    assert {k: header[k] for k in ("persistence", "rbp_gain", "rbp_residual", "iprec_cutoff")} == {
+        **TREC10_RBP,
+        "iprec_cutoff": "round",
+    }
 
 
 def test_profile_label_records_changes_and_never_makes_conventions_differ():

@@ -78,9 +78,9 @@ TREC_INFO: list[MeasureInfo] = [
     MeasureInfo("Success", "optional", True, _RANKING, False, "1 if a relevant document is in the top k"),
     MeasureInfo("bpref", "none", True, _RANKING, False, "binary preference (Buckley & Voorhees 2004)", _GM),
     MeasureInfo("infAP", "none", True, _RANKING, False, "inferred average precision (Yilmaz & Aslam 2006)"),
-    MeasureInfo("IPrec", "none", True, _RANKING, False, "interpolated precision at a recall level",
-                (("recall", "0"),)),
-    MeasureInfo("IPrecMean", "none", True, _RANKING, False, "interpolated precision averaged over recall "
+    MeasureInfo("IPrec", "none", True, (*_RANKING, "iprec_cutoff"), False,
+                "interpolated precision at a recall level", (("recall", "0"),)),
+    MeasureInfo("IPrecMean", "none", True, (*_RANKING, "iprec_cutoff"), False, "interpolated precision averaged over recall "
                 "levels (trec_eval's 11pt_avg)", (("recall", _RECALLS),)),
     MeasureInfo("SetP", "none", True, _RANKING, False, "relevant returned / returned"),
     MeasureInfo("SetRelP", "none", True, _RANKING, False, "relevant returned / min(returned, R)"),

@@ -42,6 +42,12 @@ CONVENTION_FLAGS = [
         "RBP_resid always, or only when something is unjudged [default: always]",
     ),
     (
+        "iprec_cutoff",
+        "--iprec-cutoff",
+        None,
+        "IPrec's t = recall * R rounded, or +0.9 truncated [default: round]",
+    ),
+    (
         "by_measure",
         "--by-measure",
         "FAMILY(axis=value,...);...",

@@ -110,10 +110,10 @@ def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarr
         a, b, c, d = (float(measure.param(x)) for x in "abcd")
         return tk.utility(rl, a, b, c, d, int(float(measure.param("docs")))).astype(np.float64), none
     if name == "IPrec":
-        return tk.iprec_at_recall(rl, [float(measure.param("recall"))])[0], none
+        return tk.iprec_at_recall(rl, [float(measure.param("recall"))], conv.iprec_cutoff)[0], none
     if name == "IPrecMean":
         levels = [float(x) for x in measure.param("recall").strip("{}").split(",")]
-        return tk.pt_avg(rl, levels), none
+        return tk.pt_avg(rl, levels, conv.iprec_cutoff), none
     graded = {"G": tk.g_measure, "nDCGRel": tk.ndcg_rel, "RnDCG": tk.rndcg}
     if name in graded:
         return graded[name](rl, _trec_gains(measure, conv, rl.levels)), none

@@ -95,7 +95,8 @@ def trec_one(measure: Measure, order: list[str], grades: dict[str, int], conv: C
         rel_ranks = [i for i, r in enumerate(is_rel) if r]
 
         def at(level: float) -> float:
-            t = _half_up(level * R)
+            # trec_eval 10: lround(level * R); trec_eval 9: (long)(level * R + 0.9)
+            t = _half_up(level * R) if conv.iprec_cutoff == "round" else math.floor(level * R + 0.9)
             if t > nrr or not nrr:
                 return 0.0
             return max(precisions[rel_ranks[max(t, 1) - 1] :])
