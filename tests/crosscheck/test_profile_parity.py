@@ -178,6 +178,7 @@ PYTREC = {
     "num_rel_ret": "NumRelRet",
     "ndcg": "nDCG",
     "ndcg_cut_10": "nDCG@10",
+    "bpref": "bpref",  # m_bpref.c: the same in trec_eval 9.0.5 and 10 but for float -> double storage
 }
 
 
