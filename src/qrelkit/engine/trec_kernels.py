@@ -21,6 +21,8 @@ from functools import cached_property
 
 import numpy as np
 
+from ..conventions import IprecCutoff
+
 NONPOOL = -1  # RELVALUE_NONPOOL: not in the judgments
 UNJUDGED = -2  # RELVALUE_UNJUDGED: in the judgments with a negative grade
 MIN_GEO_MEAN = 0.00001  # trec_eval.h: floor of a value entering a geometric mean
@@ -331,7 +333,7 @@ def _interpolated_at_relevant(rl: RelLists) -> np.ndarray:
     return out
 
 
-def iprec_at_recall(rl: RelLists, levels: Sequence[float], cutoff: str = "round") -> list[np.ndarray]:
+def iprec_at_recall(rl: RelLists, levels: Sequence[float], cutoff: IprecCutoff = "round") -> list[np.ndarray]:
     """m_iprec_at_recall.c: interpolated precision at the rank of the t-th relevant document,
     t = lround(level * R) (trec_eval 10, line 71: ``cutoffs[i] = lround(cutoff_percents[i] * rr.num_rel)``),
     or under ``cutoff="truncate"`` t = (long)(level * R + 0.9) (trec_eval 9.0.x, line 65: ``cutoffs[i] =
@@ -354,7 +356,7 @@ def iprec_at_recall(rl: RelLists, levels: Sequence[float], cutoff: str = "round"
     return out
 
 
-def pt_avg(rl: RelLists, levels: Sequence[float], cutoff: str = "round") -> np.ndarray:
+def pt_avg(rl: RelLists, levels: Sequence[float], cutoff: IprecCutoff = "round") -> np.ndarray:
     """m_11pt_avg.c: the interpolated precisions at ``levels`` summed from the highest level down, / count
     (t rounded as :func:`iprec_at_recall`: trec_eval 10's line 81, trec_eval 9's line 74)."""
     values = iprec_at_recall(rl, sorted(levels), cutoff)
