@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -61,10 +62,20 @@ MEASURE_DEFAULTS = {
     "max_grade": "4",
     "persistence": "0.8",
     "rbp_gain": "binary",
+    "rbp_residual": "always",
+    "iprec_cutoff": "round",
     "by_measure": "none",
 }
+#: trec_eval 10's rbp and rbp_resid (m_rbp.c, m_rbp_resid.c)
+TREC10_RBP = {"persistence": "0.9", "rbp_gain": "scaled", "rbp_residual": "if_unjudged"}
 EXPECTED_MEASURE_AXES = {
+    "trec_eval": TREC10_RBP,
+    "trec_eval-c": TREC10_RBP,
+    "trec_eval-J": TREC10_RBP,
+    "trec_eval9": {"iprec_cutoff": "truncate"},
+    "pytrec_eval": {"iprec_cutoff": "truncate"},
     "ir_measures": {
+        "iprec_cutoff": "truncate",
         "missing_score": "zero",
         "counts": "sum",
         "by_measure": "ERR(precision=double); "
@@ -94,9 +105,32 @@ def test_every_profile_spells_out_every_axis():
     assert PROFILES["pytrec_eval"].on_duplicate == "error"
 
 
+def test_rbp_and_iprec_axes_are_written_with_every_result():
+    result = invoke("eval", "--profile", "pytrec_eval", "--rbp-residual", "if_unjudged", CHAPTER / "qrels.txt",
+                    CHAPTER / "run.txt", "-m", "11pt_avg", "-m", "RBP_resid", "--format", "json")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    conv = payload["conventions"]
+    assert (conv["iprec_cutoff"], conv["rbp_residual"], conv["rbp_gain"]) == (
+        "truncate",
+        "if_unjudged",
+        "binary",
+    )
+    assert conv["profile"] == "pytrec_eval with rbp_residual=if_unjudged"
+    full = [m["full"] for m in payload["measures"]]
+    assert full[0].endswith(",iprec_cutoff=truncate)") and full[1].endswith(",rbp_residual=if_unjudged)")
+    tsv = invoke("eval", "--profile", "trec_eval", CHAPTER / "qrels.txt", CHAPTER / "run.txt", "-m", "rbp",
+                 "--format", "tsv")  # fmt: skip
+    header = json.loads(tsv.stdout.splitlines()[1].removeprefix("# conventions: "))
+    assert {k: header[k] for k in ("persistence", "rbp_gain", "rbp_residual", "iprec_cutoff")} == {
+        **TREC10_RBP,
+        "iprec_cutoff": "round",
+    }
+
+
 def test_profile_label_records_changes_and_never_makes_conventions_differ():
     conv = Conventions.from_profile("trec_eval")
-    spelled = Conventions(gain="linear", ties="docid_desc", missing_queries="skip")
+    spelled = Conventions(gain="linear", ties="docid_desc", missing_queries="skip", **TREC10_RBP)
     assert conv == spelled and conv.differences(spelled) == []
     changed = conv.with_(ties="average")
     assert changed.to_dict()["profile"] == "trec_eval with ties=average"
@@ -297,7 +331,10 @@ def test_diff_attributes_each_query_to_the_axis_that_explains_it(tmp_path):
     result = invoke("conventions", qrels, run, "--diff", "trec_eval", "sklearn", "--format", "json")
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
-    assert {d["axis"] for d in payload["differing_axes"]} == {"ideal", "ties", "negative"}
+    # and trec_eval's RBP axes, which do not move nDCG
+    assert {d["axis"] for d in payload["differing_axes"]} == {"ideal", "ties", "negative", *TREC10_RBP}
+    assert all(payload["mean_effects"][axis] == 0.0 for axis in TREC10_RBP)
+    assert all(set(q["axes"]) <= {"ideal", "ties", "negative"} for q in payload["queries"])
     assert {q["query_id"] for q in payload["queries"]} == {"1", "2"}
     tsv = invoke("conventions", qrels, run, "--diff", "trec_eval", "sklearn", "--format", "tsv")
     assert tsv.stdout.splitlines()[0].split("\t") == ["query", "trec_eval", "sklearn", "diff", "explained by"]
@@ -321,17 +358,26 @@ def test_results_under_different_conventions_are_refused_naming_each_axis():
     message = str(info.value)
     for axis in ("ideal: judged vs returned", "ties: docid_desc vs average", "negative: unjudged vs reject"):
         assert axis in message
-    assert "gain" not in message  # both linear
+    assert not re.search(r"\bgain:", message)  # both linear
+    assert "rbp_gain: scaled vs binary" in message  # trec_eval 10's rbp
 
 
 def test_same_conventions_under_a_profile_name_and_spelled_out_are_comparable():
     qrels, run = read_qrels(CHAPTER / "qrels.txt"), read_run(CHAPTER / "run.txt")
     a = evaluate(qrels, run, ["nDCG@10"], PROFILES["trec_eval"].conventions)
     b = evaluate(
-        qrels, run, ["nDCG@10"], Conventions(gain="linear", ties="docid_desc", missing_queries="skip")
+        qrels,
+        run,
+        ["nDCG@10"],
+        Conventions(gain="linear", ties="docid_desc", missing_queries="skip", **TREC10_RBP),
     )
     a.check_comparable(b)  # no error: the profile label is not an axis
-    c = evaluate(qrels, run, ["nDCG@10"], Conventions(gain="linear", ties="docid_desc", mean="run_queries"))
+    c = evaluate(
+        qrels,
+        run,
+        ["nDCG@10"],
+        Conventions(gain="linear", ties="docid_desc", mean="run_queries", **TREC10_RBP),
+    )
     with pytest.raises(
         IncomparableError, match="missing_queries: skip vs zero; mean: defined vs run_queries"
     ):

@@ -98,3 +98,29 @@ def test_required_depth():
     assert required_depth(parse_all(["Rprec"]), conv) is None
     assert required_depth(parse_all(["nDCG(ideal=returned)@10"]), conv) is None
     assert required_depth(parse_all(["nDCG@10"]), conv.with_(unjudged="drop")) is None
+
+
+def test_trec_eval_rbp_axes_by_hand(tmp_path):
+    """Query 1 judges a=3, b=1, c=0; the run returns a, x (unjudged), b. trec_eval 10's rbp (p=0.9, gains
+    over the highest grade 3): 0.1 * (1 + 0.9^2 * 1/3) = 0.127; rbp_resid: 0.1 * 0.9 + 0.9^3 = 0.819.
+    Query 2 judges d=1 and the run returns d alone: RBP 0.1; the residual 0 under if_unjudged, 0.9^1 under
+    always."""
+    from qrelkit import evaluate, read_qrels, read_run
+
+    qp = tmp_path / "qrels.txt"
+    qp.write_text("1 0 a 3\n1 0 b 1\n1 0 c 0\n2 0 d 1\n")
+    rp = tmp_path / "run.txt"
+    rp.write_text("1 Q0 a 1 3 t\n1 Q0 x 2 2 t\n1 Q0 b 3 1 t\n2 Q0 d 1 1 t\n")
+    qrels, run = read_qrels(qp), read_run(rp)
+    res = evaluate(qrels, run, ["rbp", "rbp_resid"], Conventions())
+    rbp, resid = (str(m) for m in res.measures)
+    assert res.values(rbp) == pytest.approx({"1": 0.127, "2": 0.1}, abs=1e-15)
+    assert res.values(resid) == pytest.approx({"1": 0.819, "2": 0.0}, abs=1e-15)
+    trec = evaluate(qrels, run, ["RBP", "RBP_resid"], Conventions.from_profile("trec_eval"))
+    assert trec.values("RBP") == res.values(rbp) and trec.values("RBP_resid") == res.values(resid)
+    always = evaluate(qrels, run, ["RBP_resid(persistence=0.9)"], Conventions()).values(
+        "RBP_resid(persistence=0.9)"
+    )
+    assert always == pytest.approx({"1": 0.819, "2": 0.9}, abs=1e-15)
+    binary = evaluate(qrels, run, ["RBP"], Conventions()).values("RBP")  # p = 0.8, a and b worth 1
+    assert binary == pytest.approx({"1": 0.2 * (1 + 0.64), "2": 0.2}, abs=1e-15)

@@ -73,9 +73,20 @@ max_grade
     for ERR and nERR.
 persistence, rbp_gain
     RBP's user model (Moffat & Zobel 2008): the probability ``persistence`` (default 0.8, as ir_measures
-    and trectools) of looking at the next document, and what a document is worth: ``binary`` (1 at or
-    above the measure's relevance threshold, trectools) or ``grade`` (its grade at or above the threshold,
-    ranx's ``rbp``).
+    and trectools; 0.9 in trec_eval 10) of looking at the next document, and what a document is worth:
+    ``binary`` (1 at or above the measure's relevance threshold, trectools), ``grade`` (its grade at or
+    above the threshold, ranx's ``rbp``) or ``scaled`` (its grade at or above the threshold divided by the
+    query's highest judged grade when that is above 1, so gains lie in 0..1: trec_eval 10's ``m_rbp.c``).
+rbp_residual
+    When RBP_resid (the weight RBP leaves to unjudged documents and to those beyond the depth) is given.
+    ``always`` (default, trectools): the weight of the unjudged ranks within the depth plus p^depth.
+    ``if_unjudged``: the same, but 0 when every document within the depth is judged, as trec_eval 10's
+    ``m_rbp_resid.c`` leaves its value at 0 when no returned document is unjudged.
+iprec_cutoff
+    Which relevant document interpolated precision at recall level r is read at (IPrec, IPrecMean: trec_eval's
+    iprec_at_recall and 11pt_avg): the t-th, t = r * R. ``round`` (default, trec_eval 10: ``lround``):
+    to the nearest whole number, halves up. ``truncate`` (trec_eval 9 and pytrec_eval): ``(long)(r * R +
+    0.9)``, 0.9 added, then truncated.
 by_measure
     Axes a profile sets for one measure family only, because the tool computes that family with other code
     (ir_measures computes RR@k with its MS MARCO provider and Judged with its own): ``RR@k(ties=docid_asc,
@@ -114,10 +125,12 @@ Mean = Literal["defined", "run_queries"]
 CutoffDenominator = Literal["k", "returned"]
 MissingScore = Literal["empty", "zero"]
 Counts = Literal["mean", "sum"]
-RbpGain = Literal["binary", "grade"]
+RbpGain = Literal["binary", "grade", "scaled"]
+RbpResidual = Literal["always", "if_unjudged"]
+IprecCutoff = Literal["round", "truncate"]
 
 
-_TREC10: dict[str, Any] = {
+_TREC: dict[str, Any] = {
     "gain": "linear",
     "discount": 2.0,
     "ideal": "judged",
@@ -129,8 +142,13 @@ _TREC10: dict[str, Any] = {
     "extra_queries": "skip",
     "no_relevant": "zero",
     "mean": "defined",
+    "iprec_cutoff": "round",
 }
-_TREC9 = _TREC10 | {"precision": "single"}
+#: trec_eval 10's rbp and rbp_resid (m_rbp.c, m_rbp_resid.c: p = 0.9, gains scaled to 0..1, a residual only
+#: where something returned is unjudged); trec_eval 9 has neither, so its profiles keep RBP's defaults.
+#: iprec_at_recall and 11pt_avg: lround in trec_eval 10, (long)(r * R + 0.9) in trec_eval 9.
+_TREC10 = _TREC | {"persistence": 0.9, "rbp_gain": "scaled", "rbp_residual": "if_unjudged"}
+_TREC9 = _TREC | {"precision": "single", "iprec_cutoff": "truncate"}
 
 PROFILE_AXES: dict[str, dict[str, Any]] = {
     "trec_eval": _TREC10,
@@ -242,6 +260,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "missing_score": get_args(MissingScore),
     "counts": get_args(Counts),
     "rbp_gain": get_args(RbpGain),
+    "rbp_residual": get_args(RbpResidual),
+    "iprec_cutoff": get_args(IprecCutoff),
 }
 GAIN_NAMES: tuple[GainName, ...] = get_args(GainName)
 
@@ -306,6 +326,8 @@ MEASURE_AXES = (
     "max_grade",
     "persistence",
     "rbp_gain",
+    "rbp_residual",
+    "iprec_cutoff",
 )
 
 MeasureAxes = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
@@ -443,6 +465,8 @@ class Conventions:
     max_grade: int = 4
     persistence: float = 0.8
     rbp_gain: RbpGain = "binary"
+    rbp_residual: RbpResidual = "always"
+    iprec_cutoff: IprecCutoff = "round"
     by_measure: MeasureAxes = ()
     profile: str | None = field(default=None, compare=False)
 

@@ -26,8 +26,10 @@ NumRelRet@k relevant documents returned (in the top k)
 ERR@k       sum over ranks i <= k of R_i / i * prod_{j < i} (1 - R_j), R = (2^g - 1) / 2^max_grade (gdeval)
 nERR@k      ERR@k / ERR@k of the ideal ordering (the ``ideal`` convention)
 RBP@k       (1 - p) * sum over ranks i <= k of gain_i * p^(i - 1), p = ``persistence``, gain per ``rbp_gain``
+            (trec_eval 10's rbp: ``persistence=0.9``, ``rbp_gain=scaled``)
 RBP_resid@k (1 - p) * sum over unjudged ranks i <= d of p^(i - 1) + p^d, d = k, or without k the run's
             length: RBP lies in [RBP, RBP + RBP_resid] whatever the unjudged documents turn out to be
+            (``rbp_residual=if_unjudged``: 0 when nothing within d is unjudged, trec_eval 10's rbp_resid)
 ==========  ==============================================================================================
 """
 
@@ -76,9 +78,9 @@ TREC_INFO: list[MeasureInfo] = [
     MeasureInfo("Success", "optional", True, _RANKING, False, "1 if a relevant document is in the top k"),
     MeasureInfo("bpref", "none", True, _RANKING, False, "binary preference (Buckley & Voorhees 2004)", _GM),
     MeasureInfo("infAP", "none", True, _RANKING, False, "inferred average precision (Yilmaz & Aslam 2006)"),
-    MeasureInfo("IPrec", "none", True, _RANKING, False, "interpolated precision at a recall level",
-                (("recall", "0"),)),
-    MeasureInfo("IPrecMean", "none", True, _RANKING, False, "interpolated precision averaged over recall "
+    MeasureInfo("IPrec", "none", True, (*_RANKING, "iprec_cutoff"), False,
+                "interpolated precision at a recall level", (("recall", "0"),)),
+    MeasureInfo("IPrecMean", "none", True, (*_RANKING, "iprec_cutoff"), False, "interpolated precision averaged over recall "
                 "levels (trec_eval's 11pt_avg)", (("recall", _RECALLS),)),
     MeasureInfo("SetP", "none", True, _RANKING, False, "relevant returned / returned"),
     MeasureInfo("SetRelP", "none", True, _RANKING, False, "relevant returned / min(returned, R)"),
@@ -98,11 +100,6 @@ TREC_INFO: list[MeasureInfo] = [
                 "nDCG averaged at relevant documents (trec_eval's ndcg_rel)"),
     MeasureInfo("RnDCG", "none", False, (*_GAIN, *_RANKING), False,
                 "nDCG averaged where the ideal gain changes (trec_eval's Rndcg)"),
-    MeasureInfo("RBP_trec", "optional", True, _RANKING, False, "trec_eval 10's rbp: rank-biased precision "
-                "with graded gains scaled to 0..1 per query, never undefined", (("p", "0.8"), ("grades", "binary"))),
-    MeasureInfo("RBP_resid_trec", "none", False, _RANKING, False,
-                "trec_eval 10's rbp_resid: the weight of unjudged ranks and of ranks below, 0 when all is judged",
-                (("p", "0.8"),)),
 ]  # fmt: skip
 """trec_eval 10's measures that qrelkit's first measures did not cover (``AP(summary=gmean)`` is gm_map,
 ``Rprec(mult=0.2)`` trec_eval's Rprec_mult). Each parameter is documented in docs/trec_eval.md."""
@@ -176,7 +173,7 @@ INFO: dict[str, MeasureInfo] = {
             "RBP_resid",
             "optional",
             True,
-            (*_RANKING, "persistence"),
+            (*_RANKING, "persistence", "rbp_residual"),
             False,
             "RBP's residual: what unjudged documents and those beyond the depth could add",
         ),
@@ -275,7 +272,7 @@ def required_depth(measures: Any, conventions: Conventions) -> int | None:
     depth = 0
     for m in measures:
         conv = m.conventions(conventions)
-        if m.k is None or m.name in ("Rprec", "RBP_resid_trec") or conv.unjudged == "drop":
+        if m.k is None or m.name == "Rprec" or conv.unjudged == "drop":
             return None
         if m.name in ("nDCG", "IDCG", "nERR") and conv.ideal == "returned":
             return None
@@ -438,13 +435,6 @@ def _measure_param(name: str, key: str, value: str, source: str) -> str:
                 expected="mean, or gmean (the geometric mean of values floored at 0.00001, as gm_map)",
             )
         return value
-    if key == "grades":
-        if value not in ("binary", "scaled"):
-            raise MeasureSyntaxError(
-                f"unknown grades {value!r} in {source!r}",
-                expected="binary (grade >= rel counts 1) or scaled (grades scaled to 0..1, as trec_eval 10)",
-            )
-        return value
     texts = value.strip("{}").split(",") if key == "recall" else [value]
     numbers = []
     for t in texts:
@@ -453,7 +443,6 @@ def _measure_param(name: str, key: str, value: str, source: str) -> str:
         except ValueError:
             raise MeasureSyntaxError(f"{key}={value!r} is not a number", got=source) from None
     bad: Callable[[float], bool] = {
-        "p": lambda x: not 0 < x < 1,
         "recall": lambda x: not 0 <= x <= 1,
         "mult": lambda x: x <= 0,
         "beta": lambda x: x < 0,

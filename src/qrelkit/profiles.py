@@ -194,6 +194,18 @@ def _profiles() -> list[Profile]:
         "trec_eval.c (10.0): a qrels query without results stops the evaluation unless -c (exit 4, "
         '"result qid ... not found in qrels"); run queries without judgments are ignored',
     )
+    rbp10 = (
+        "m_rbp.c (10.0): p = 0.9; gains are the grades 0 .. highest, scaled by their range when one lies "
+        "outside 0..1 (rbp_gain=scaled); -l is not read",
+        "m_rbp_resid.c (10.0): the value is set only if (unj_so_far), 0 where all is judged "
+        "(rbp_residual=if_unjudged)",
+        "m_iprec_at_recall.c line 71, m_11pt_avg.c line 81 (10.0): cutoffs[i] = lround(cutoff_percents[i] * "
+        "rr.num_rel) (iprec_cutoff=round)",
+    )
+    truncate9 = (
+        "m_iprec_at_recall.c line 65, m_11pt_avg.c line 74 (9.0.5): cutoffs[i] = (long) (cutoff_percents[i] "
+        "* rr.num_rel+0.9) (iprec_cutoff=truncate); no m_rbp.c"
+    )
     return [
         Profile(
             "trec_eval",
@@ -201,8 +213,9 @@ def _profiles() -> list[Profile]:
             Conventions.from_profile("trec_eval"),
             comments=True,
             stops=("missing_from_run",),
-            evidence=trec_evidence,
-            crosscheck=f"{_TEST}::test_trec_eval_suite_outputs, ::test_pytrec_eval_without_float32_ties",
+            evidence=(*trec_evidence, *rbp10),
+            crosscheck=f"{_TEST}::test_trec_eval_suite_outputs, ::test_pytrec_eval_without_float32_ties, "
+            "tests/crosscheck/test_trec_measures_grammar.py",
             notes="trec_eval 10 compares scores in double precision; it stops on a judged query the run "
             "lacks, where this profile leaves the query out of the mean (as trec_eval 9 did) and warns.",
         ),
@@ -211,7 +224,11 @@ def _profiles() -> list[Profile]:
             "trec_eval 10 -c",
             Conventions.from_profile("trec_eval-c"),
             comments=True,
-            evidence=(*trec_evidence, "trec_eval.c -c: average over every qrels query, missing ones as 0"),
+            evidence=(
+                *trec_evidence,
+                *rbp10,
+                "trec_eval.c -c: average over every qrels query, missing ones as 0",
+            ),
             crosscheck=f"{_TEST}::test_trec_eval_suite_outputs, ::test_trec_eval_c_mean",
         ),
         Profile(
@@ -222,6 +239,7 @@ def _profiles() -> list[Profile]:
             stops=("missing_from_run",),
             evidence=(
                 *trec_evidence,
+                *rbp10,
                 "form_res_rels.c with judged_docs_only_flag: unjudged and negative-grade documents are "
                 "removed before ranking",
             ),
@@ -235,8 +253,10 @@ def _profiles() -> list[Profile]:
                 *trec_evidence[:-1],
                 "trec_eval.c (9.0.x): only queries present in both files are averaged unless -c",
                 "trec_format.h TEXT_RESULTS: float sim (scores held in 32 bits)",
+                truncate9,
             ),
-            crosscheck=f"{_TEST}::test_pytrec_eval_profiles",
+            crosscheck=f"{_TEST}::test_pytrec_eval_profiles, "
+            "tests/crosscheck/test_profile_parity.py::test_pytrec_eval_interpolated_precision_truncates",
         ),
         Profile(
             "pytrec_eval",
@@ -247,8 +267,10 @@ def _profiles() -> list[Profile]:
                 "pytrec_eval.cpp RelevanceEvaluator.evaluate: returns only queries in both the qrels "
                 "and the run; scores stored as float",
                 "pytrec_eval/__init__.py parse_run: asserts on a duplicate docid",
+                truncate9,
             ),
-            crosscheck=f"{_TEST}::test_pytrec_eval_profiles",
+            crosscheck=f"{_TEST}::test_pytrec_eval_profiles, "
+            "tests/crosscheck/test_profile_parity.py::test_pytrec_eval_interpolated_precision_truncates",
             notes="pytrec_eval returns no mean; the profile's mean is the mean of its per-query values.",
         ),
         Profile(
@@ -257,8 +279,9 @@ def _profiles() -> list[Profile]:
             Conventions.from_profile("ir_measures"),
             on_duplicate="last",
             evidence=(
-                "providers/pytrec_eval_provider.py: P, R, AP, RR, Rprec, NumRel, NumRet, NumRelRet and "
-                "nDCG computed by pytrec_eval (trec_eval 9)",
+                "providers/pytrec_eval_provider.py: P, R, AP, RR, Rprec, NumRel, NumRet, NumRelRet, nDCG "
+                "and IPrec computed by pytrec_eval (trec_eval 9)",
+                truncate9,
                 "providers/msmarco_provider.py: RR@k sorted by (-score, docid), double precision",
                 "providers/judged_provider.py: Judged@k sorted by (-score, docid), every qrels entry "
                 "(negative grades too) judged, divided by min(k, run length)",

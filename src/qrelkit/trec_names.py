@@ -254,6 +254,12 @@ def qrelkit_measures(text: str, rel: int = 1) -> list[str] | None:
     return None
 
 
+#: trec_eval 10's rbp and rbp_resid (m_rbp.c, m_rbp_resid.c) in qrelkit's grammar: RBP under the axes the
+#: trec_eval profile sets
+_RBP = "RBP(rel=1,persistence=0.9,rbp_gain=scaled)"
+_RBP_RESID = "RBP_resid(rel=1,persistence=0.9,rbp_residual=if_unjudged)"
+
+
 def _nickname_member(name: str, rel: int) -> list[str]:
     """A nickname's member with trec_eval's default parameters, where qrelkit's grammar holds it."""
     if name in _CUT:
@@ -273,8 +279,9 @@ def _nickname_member(name: str, rel: int) -> list[str]:
         "set_relative_P": [f"SetRelP(rel={rel})"],
         "set_map": [f"SetAP(rel={rel})"],
         "set_F": [f"SetF(rel={rel})"],
-        "rbp": ["RBP_trec(p=0.9,grades=scaled)"],
-        "rbp_resid": ["RBP_resid_trec(p=0.9)"],
+        # trec_eval's rbp ignores -l (every positive grade has a gain): the threshold stays 1
+        "rbp": [_RBP],
+        "rbp_resid": [_RBP_RESID],
     }
     if name in extra:
         return extra[name]
@@ -327,8 +334,6 @@ def trec_name(measure: object) -> str | None:
     simple = {"IPrecMean": "11pt_avg", "SetF": "set_F", "Utility": "utility"}
     if name in simple and not params:
         return simple[name]
-    if name == "RBP_trec" and params == {"p": "0.9", "grades": "scaled"}:
-        return "rbp"
-    if name == "RBP_resid_trec" and params == {"p": "0.9"}:
-        return "rbp_resid"
+    if str(measure) in (_RBP, _RBP_RESID):
+        return "rbp" if name == "RBP" else "rbp_resid"
     return None

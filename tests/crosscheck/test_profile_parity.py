@@ -118,6 +118,9 @@ IRM = {
     "NumRet(rel=1)": "NumRelRet",
     "nDCG@10": "nDCG@10",
     "nDCG": "nDCG",
+    "IPrec@0.1": "IPrec(recall=0.1)",
+    "IPrec@0.3": "IPrec(recall=0.3)",
+    "IPrec(rel=2)@0.7": "IPrec(rel=2,recall=0.7)",
 }
 
 
@@ -175,6 +178,7 @@ PYTREC = {
     "num_rel_ret": "NumRelRet",
     "ndcg": "nDCG",
     "ndcg_cut_10": "nDCG@10",
+    "bpref": "bpref",  # m_bpref.c: the same in trec_eval 9.0.5 and 10 but for float -> double storage
 }
 
 
@@ -195,6 +199,76 @@ def test_pytrec_eval_every_measure(profile, name, rel, tmp_path):
         expected = {q: v[trec_name] for q, v in theirs.items()}
         assert_values(res.values(mine), expected, mine)
         assert abs(res.mean(mine) - math.fsum(expected.values()) / len(expected)) <= TOL
+
+
+#: pytrec_eval's interpolated precision: trec_eval 9 reads recall level r at the t-th relevant document,
+#: t = (long)(r * R + 0.9) (m_iprec_at_recall.c line 65, m_11pt_avg.c line 74 in 9.0.5), where trec_eval 10
+#: rounds (lround: lines 71 and 81); the levels 0.15, 0.35, 0.65 are where the two differ most often
+IPREC_LEVELS = "0.15,0.35,0.65"
+IPREC = {
+    **{f"iprec_at_recall_{r / 10:3.2f}": f"IPrec(recall={r / 10!r})" for r in range(11)},
+    **{f"iprec_at_recall_{float(r):3.2f}": f"IPrec(recall={float(r)!r})" for r in IPREC_LEVELS.split(",")},
+    "11pt_avg": "IPrecMean",
+}
+
+
+@pytest.mark.parametrize("rel", [1, 2])
+@pytest.mark.parametrize("name", QRELS)
+@pytest.mark.parametrize("profile", ["pytrec_eval", "trec_eval9"])
+def test_pytrec_eval_interpolated_precision_truncates(profile, name, rel, tmp_path):
+    """iprec_at_recall at the 11 standard levels and three more, and 11pt_avg, per query to 1e-9: the
+    profiles' ``iprec_cutoff=truncate``; trec_eval 10's rounding (the trec_eval profile) differs here."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qp = shared_path("trec", name)
+    rows = generated_run(qp, seed=len(name) + 7 * rel)
+    rp = write_run(tmp_path / "run.txt", rows)
+    qd, rd = as_dicts(qp, rows)
+    theirs: dict[str, dict[str, float]] = {}
+    for asked in (
+        {"iprec_at_recall", "11pt_avg"},
+        {f"iprec_at_recall.{IPREC_LEVELS}"},
+    ):  # one set of levels each
+        for q, values in pytrec_eval.RelevanceEvaluator(qd, asked, relevance_level=rel).evaluate(rd).items():
+            theirs.setdefault(q, {}).update(values)
+    mapping = {
+        t: m.replace("(", f"(rel={rel},", 1) if "(" in m else f"{m}(rel={rel})" for t, m in IPREC.items()
+    }
+    res = ours(qp, rp, profile, list(mapping.values()))
+    rounded = ours(qp, rp, "trec_eval", list(mapping.values()))
+    moved = 0
+    for trec_name, mine in mapping.items():
+        expected = {q: v[trec_name] for q, v in theirs.items()}
+        assert_values(res.values(mine), expected, mine)
+        assert abs(res.mean(mine) - math.fsum(expected.values()) / len(expected)) <= TOL
+        moved += sum(abs(rounded.value(mine, q) - v) > TOL for q, v in expected.items())
+    # covid-complete's queries have hundreds of relevant documents, more than the run finds: most levels
+    # read past the relevant documents returned and score 0 either way
+    assert moved > 0 or name == "qrels.covid-complete.txt"  # the axis matters on these judgments
+
+
+def test_interpolated_precision_cutoff_by_hand(tmp_path):
+    """R = 4 relevant; the run finds three, at ranks 2, 4 and 7: precision 1/2, 2/4, 3/7, interpolated 0.5,
+    0.5, 3/7. Level 0.1: truncate t = (long)(0.4 + 0.9) = 1 -> 0.5; round t = lround(0.4) = 0 -> the
+    first relevant document, 0.5. Level 0.6: truncate t = (long)(2.4 + 0.9) = 3 -> 3/7; round t = 2 -> 0.5.
+    Level 0.8: t = (long)(3.2 + 0.9) = 4 (truncate) or 3 (round): 4 > 3 found -> 0, or 3/7."""
+    qp = tmp_path / "qrels.txt"
+    qp.write_text("q 0 d1 1\nq 0 d2 0\nq 0 d3 1\nq 0 d4 1\nq 0 d5 1\n")
+    rows = [("q", "d2", 5.0), ("q", "d1", 4.0), ("q", "x", 3.5), ("q", "d3", 3.0), ("q", "x2", 2.5),
+            ("q", "x3", 2.4), ("q", "d4", 2.0)]  # fmt: skip
+    rp = write_run(tmp_path / "run.txt", rows)
+    measures = ["IPrec(recall=0.1)", "IPrec(recall=0.6)", "IPrec(recall=0.8)"]
+    truncated = ours(qp, rp, "pytrec_eval", measures)
+    rounded = ours(qp, rp, "trec_eval", measures)
+    assert [truncated.value(m, "q") for m in measures] == pytest.approx([0.5, 3 / 7, 0.0], abs=1e-15)
+    assert [rounded.value(m, "q") for m in measures] == pytest.approx([0.5, 0.5, 3 / 7], abs=1e-15)
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qd, rd = as_dicts(qp, rows)
+    theirs = pytrec_eval.RelevanceEvaluator(qd, {"iprec_at_recall"}).evaluate(rd)["q"]
+    assert [
+        theirs["iprec_at_recall_0.10"],
+        theirs["iprec_at_recall_0.60"],
+        theirs["iprec_at_recall_0.80"],
+    ] == (pytest.approx([0.5, 3 / 7, 0.0], abs=1e-15))
 
 
 def _with_rel(measure: str, rel: int) -> str:

@@ -40,8 +40,10 @@ GRAMMAR = {
     "set_map": "SetAP(rel={rel})",
     "set_F": "SetF(rel={rel})",
     "num_nonrel_judged_ret": "NumNonRelJudgedRet(rel={rel})",
-    "rbp": "RBP_trec(rel={rel},p=0.9,grades=scaled)",
-    "rbp_resid": "RBP_resid_trec(p=0.9)",
+    # the general RBP under the trec_eval profile's axes (persistence=0.9, rbp_gain=scaled,
+    # rbp_residual=if_unjudged); trec_eval's rbp ignores -l, so the threshold stays 1
+    "rbp": "RBP",
+    "rbp_resid": "RBP_resid",
     "unj_10": "Unjudged@10",
 }
 
@@ -94,7 +96,12 @@ def test_measures_without_a_closed_form_refuse_averaged_ties():
         with pytest.raises(ConventionError, match="cannot average tied scores exactly"):
             evaluate(qrels, tied_run, [name], Conventions())
     # the same measures with a tie order, and the exact ones under averaged ties, are computed
-    evaluate(qrels, tied_run, ["bpref(ties=docid_desc)", "Success@10", "RBP_trec", "SetF"], Conventions())
+    evaluate(
+        qrels,
+        tied_run,
+        ["bpref(ties=docid_desc)", "Success@10", "RBP(rbp_gain=scaled)", "SetF"],
+        Conventions(),
+    )
 
 
 def test_trec_eval_names_parse_to_qrelkit_measures():
@@ -104,8 +111,9 @@ def test_trec_eval_names_parse_to_qrelkit_measures():
     assert len(parse_all(["official"])) == 28
     assert [str(m) for m in parse_all(["gm_map", "iprec_at_recall_0.10", "Rprec_mult.0.2", "rbp"])] == [
         "AP(rel=1,summary=gmean)", "IPrec(rel=1,recall=0.1)", "Rprec(rel=1,mult=0.2)",
-        "RBP_trec(rel=1,p=0.9,grades=scaled)",
+        "RBP(rel=1,persistence=0.9,rbp_gain=scaled)",
     ]  # fmt: skip
+    assert str(parse_all(["rbp_resid"])[0]) == "RBP_resid(rel=1,persistence=0.9,rbp_residual=if_unjudged)"
     assert str(parse("Rprec(mult=0.2)")) == "Rprec(rel=1,mult=0.2)"
     with pytest.raises(Exception, match="did you mean 'ndcg_cut'"):
         parse_all(["ndcg_cutt.10"])

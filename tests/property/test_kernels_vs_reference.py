@@ -57,6 +57,11 @@ MEASURES = [
     "RBP(rel=2,persistence=0.5)@4",
     "RBP_resid",
     "RBP_resid@3",
+    "RBP(rbp_gain=scaled)",
+    "RBP(rel=2,persistence=0.9,rbp_gain=scaled)@3",
+    "RBP(rbp_gain=grade)@4",
+    "RBP_resid(rbp_residual=if_unjudged)",
+    "RBP_resid(persistence=0.9,rbp_residual=if_unjudged)@3",
 ]
 
 QUERIES = ["q1", "q2", "q3", "q4"]

@@ -22,10 +22,10 @@ MEASURES = [
     "Success@1", "Success@3", "Success(rel=2)@2", "Success",
     "RelP@2", "RelP(rel=2)@4", "Unjudged@3", "NumNonRelJudgedRet", "NumNonRelJudgedRet@2",
     "SetP", "SetRelP(rel=2)", "SetAP", "SetF", "SetF(beta=0.5)", "Utility", "Utility(a=2,b=-1,c=0.5,d=0.25,docs=20)",
-    "Rprec(mult=0.2)", "Rprec(rel=2,mult=2)", "RBP_trec", "RBP_trec(p=0.5)@3", "RBP_trec(p=0.9,grades=scaled)",
-    "RBP_resid_trec", "RBP_resid_trec(p=0.9)",
+    "Rprec(mult=0.2)", "Rprec(rel=2,mult=2)",
     "bpref", "bpref(rel=2)", "infAP", "IPrec(recall=0.3)", "IPrec(recall=0)", "IPrecMean",
-    "IPrecMean(recall={0.25,0.5,0.75})", "binG", "G", "nDCGRel", "RnDCG",
+    "IPrecMean(recall={0.25,0.5,0.75})", "IPrec(recall=0.3,iprec_cutoff=truncate)",
+    "IPrec(recall=0.7,iprec_cutoff=round)", "IPrecMean(iprec_cutoff=truncate)", "binG", "G", "nDCGRel", "RnDCG",
 ]  # fmt: skip
 
 

@@ -36,6 +36,18 @@ CONVENTION_FLAGS = [
     ("persistence", "--persistence", "P", "RBP's persistence, between 0 and 1 [default: 0.8]"),
     ("rbp_gain", "--rbp-gain", None, "what a relevant document is worth to RBP [default: binary]"),
     (
+        "rbp_residual",
+        "--rbp-residual",
+        None,
+        "RBP_resid always, or only when something is unjudged [default: always]",
+    ),
+    (
+        "iprec_cutoff",
+        "--iprec-cutoff",
+        None,
+        "IPrec's t = recall * R rounded, or +0.9 truncated [default: round]",
+    ),
+    (
         "by_measure",
         "--by-measure",
         "FAMILY(axis=value,...);...",

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..conventions import Conventions
 from ..errors import ConventionError
-from .encoded import Encoded, apply_no_relevant, block_mean, positions
+from .encoded import Encoded, any_in_top, apply_no_relevant, block_mean, positions
 
 
 def stop_probability(grade: np.ndarray, judged: np.ndarray | None, max_grade: int) -> np.ndarray:
@@ -153,23 +153,38 @@ def _rbp_weights(enc: Encoded, k: int | None, p: float) -> tuple[np.ndarray, np.
 
 
 def rbp(enc: Encoded, k: int | None, rel: int, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
-    """(RBP@k per query, undefined mask: nothing judged relevant)."""
+    """(RBP@k per query, undefined mask: nothing judged relevant). A relevant document's gain follows
+    ``rbp_gain``: 1, its grade, or (``scaled``, trec_eval 10's ``m_rbp.c``) its grade divided by the
+    query's highest judged grade when that is above 1. m_rbp.c scales the gain table of grades 0 .. highest
+    to 0..1 by its range when a gain lies outside it: (g - 0) / (highest - 0)."""
     qidx, weight, mask = _rbp_weights(enc, k, conv.persistence)
     hit = enc.judged & (enc.grade >= rel)
-    gain = np.where(hit, 1.0 if conv.rbp_gain == "binary" else enc.grade.astype(np.float64), 0.0)
-    value = block_mean(gain, enc) * weight
-    values = np.bincount(qidx[mask], weights=value[mask], minlength=enc.n_queries).astype(float)
     q_of = np.repeat(np.arange(enc.n_queries), np.diff(enc.judged_offsets))
+    if conv.rbp_gain == "binary":
+        worth = np.ones(len(hit))
+    elif conv.rbp_gain == "grade":
+        worth = enc.grade.astype(np.float64)
+    else:
+        highest = np.ones(enc.n_queries)
+        np.maximum.at(highest, q_of, enc.judged_grade.astype(np.float64))
+        worth = enc.grade.astype(np.float64) / highest[qidx]
+    value = block_mean(np.where(hit, worth, 0.0), enc) * weight
+    values = np.bincount(qidx[mask], weights=value[mask], minlength=enc.n_queries).astype(float)
     none = np.bincount(q_of[enc.judged_grade >= rel], minlength=enc.n_queries) == 0
     return apply_no_relevant(values, none, conv)
 
 
 def rbp_resid(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray:
     """RBP's residual: the weight of the unjudged ranks within the depth, plus p^depth (depth: k, or
-    without k the number of documents returned)."""
+    without k the number of documents returned). Under ``rbp_residual=if_unjudged`` (trec_eval 10's
+    ``m_rbp_resid.c``) p^depth is added only where a document within the depth is unjudged (the weight of
+    the unjudged ranks is then 0 too); averaged ties take the probability of that (:func:`any_in_top`)."""
     p = conv.persistence
     qidx, weight, mask = _rbp_weights(enc, k, p)
     unjudged = block_mean((~enc.judged).astype(np.float64), enc) * weight
     out = np.bincount(qidx[mask], weights=unjudged[mask], minlength=enc.n_queries).astype(float)
     depth = enc.counts.astype(np.float64) if k is None else np.full(enc.n_queries, float(k))
-    return out + np.power(p, depth)
+    tail = np.power(p, depth)
+    if conv.rbp_residual == "if_unjudged":
+        tail = tail * any_in_top(enc, ~enc.judged, k)
+    return out + tail

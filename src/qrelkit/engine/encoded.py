@@ -7,6 +7,7 @@ It also holds what every kernel module shares: each row's position and the ``no_
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from math import comb
 from typing import Any
 
 import numpy as np
@@ -111,3 +112,31 @@ def block_mean(values: np.ndarray, enc: Encoded) -> np.ndarray:
     sizes = np.diff(np.append(starts, len(values)))
     sums = np.add.reduceat(values, starts)
     return np.repeat(sums / sizes, sizes)
+
+
+def any_in_top(enc: Encoded, hit: np.ndarray, k: int | None) -> np.ndarray:
+    """Per query, the probability that a row where ``hit`` holds is among the top k (all rows without k):
+    0 or 1 for one ordering; under averaged ties exact over the orderings of the tied block that straddles
+    k, 1 - C(n - m, t) / C(n, t) for a block of n rows (m of them hits) with t of its ranks within k, when
+    no hit ranks above it."""
+    r = hit.astype(np.float64)
+    qidx, pos = positions(enc)
+    n = enc.n_queries
+    if k is None:
+        return (np.bincount(qidx, weights=r, minlength=n) > 0).astype(np.float64)
+    out = np.zeros(n, dtype=np.float64)
+    starts = enc.block_starts if enc.block_starts is not None else np.arange(len(r), dtype=np.int64)
+    sizes = np.diff(np.append(starts, len(r)))
+    sums = np.add.reduceat(r, starts) if len(r) else np.zeros(0)
+    bq = qidx[starts] if len(r) else np.zeros(0, dtype=np.int64)
+    bpos = pos[starts] if len(r) else np.zeros(0, dtype=np.int64)
+    inside = bpos + sizes <= k
+    found = np.bincount(bq[inside & (sums > 0)], minlength=n) > 0
+    out[found] = 1.0
+    for b in np.flatnonzero((bpos < k) & ~inside & (sums > 0)).tolist():
+        q = int(bq[b])
+        if found[q]:
+            continue
+        size, m, t = int(sizes[b]), int(sums[b]), int(k - bpos[b])
+        out[q] = 1.0 - comb(size - m, t) / comb(size, t)
+    return out

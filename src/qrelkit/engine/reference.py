@@ -170,12 +170,19 @@ def _one(measure: Measure, order: list[str], grades: dict[str, int], conv: Conve
         if not relevant:
             return math.nan
         p = conv.persistence
-        worth = {d: 1.0 if conv.rbp_gain == "binary" else float(grades[d]) for d in relevant}
+        highest = max([1, *grades.values()])  # scaled: grades over the highest judged one (when above 1)
+        worth = {
+            d: {"binary": 1.0, "grade": float(grades[d]), "scaled": grades[d] / highest}[conv.rbp_gain]
+            for d in relevant
+        }
         return sum((1 - p) * p**i * worth.get(d, 0.0) for i, d in enumerate(top))
     if name == "RBP_resid":
         p = conv.persistence
+        unjudged = [i for i, d in enumerate(top) if d not in grades]
+        if conv.rbp_residual == "if_unjudged" and not unjudged:
+            return 0.0
         beyond = p ** (k if k is not None else len(order))
-        return sum((1 - p) * p**i for i, d in enumerate(top) if d not in grades) + beyond
+        return sum((1 - p) * p**i for i in unjudged) + beyond
     raise ValueError(name)
 
 

@@ -20,6 +20,8 @@ from functools import cached_property
 
 import numpy as np
 
+from ..conventions import IprecCutoff
+
 NONPOOL = -1  # RELVALUE_NONPOOL: not in the judgments
 UNJUDGED = -2  # RELVALUE_UNJUDGED: in the judgments with a negative grade
 MIN_GEO_MEAN = 0.00001  # trec_eval.h: floor of a value entering a geometric mean
@@ -397,20 +399,24 @@ def _interpolated_at_relevant(rl: RelLists) -> np.ndarray:
     return out
 
 
-def iprec_at_recall(rl: RelLists, levels: Sequence[float]) -> list[np.ndarray]:
+def iprec_at_recall(rl: RelLists, levels: Sequence[float], cutoff: IprecCutoff = "round") -> list[np.ndarray]:
     """m_iprec_at_recall.c: interpolated precision at the rank of the t-th relevant document,
-    t = lround(level * R); 0 when t > num_rel_ret; t = 0 reads as the first relevant document (0 if none
-    was returned)."""
+    t = lround(level * R) (trec_eval 10, line 71: ``cutoffs[i] = lround(cutoff_percents[i] * rr.num_rel)``),
+    or under ``cutoff="truncate"`` t = (long)(level * R + 0.9) (trec_eval 9.0.x, line 65: ``cutoffs[i] =
+    (long) (cutoff_percents[i] * rr.num_rel+0.9)``); 0 when t > num_rel_ret; t = 0 reads as the first
+    relevant document (0 if none was returned)."""
     interp = _interpolated_at_relevant(rl)
     nrr, R = rl.num_rel_ret, rl.num_rel
     starts = np.concatenate(([0], np.cumsum(nrr)))[:-1]
     out = []
     for level in levels:
         x = level * R.astype(np.float64)  # the products C forms (level * num_rel, in double)
-        t = np.where(
-            x >= 0, np.floor(x) + (x - np.floor(x) >= 0.5), -np.floor(-x) - (-x - np.floor(-x) >= 0.5)
-        )
-        t = t.astype(np.int64)  # C's lround: to nearest, halves away from zero
+        if cutoff == "truncate":  # (long)(x + 0.9), the sum in double
+            t = np.floor(x + 0.9).astype(np.int64)
+        else:  # C's lround: to nearest, halves away from zero
+            t = np.where(
+                x >= 0, np.floor(x) + (x - np.floor(x) >= 0.5), -np.floor(-x) - (-x - np.floor(-x) >= 0.5)
+            ).astype(np.int64)
         ok = (t <= nrr) & (nrr > 0)
         idx = starts + np.maximum(t, 1) - 1
         values = np.zeros(rl.n, dtype=np.float64)
@@ -419,9 +425,10 @@ def iprec_at_recall(rl: RelLists, levels: Sequence[float]) -> list[np.ndarray]:
     return out
 
 
-def pt_avg(rl: RelLists, levels: Sequence[float]) -> np.ndarray:
-    """m_11pt_avg.c: the interpolated precisions at ``levels`` summed from the highest level down, / count."""
-    values = iprec_at_recall(rl, sorted(levels))
+def pt_avg(rl: RelLists, levels: Sequence[float], cutoff: IprecCutoff = "round") -> np.ndarray:
+    """m_11pt_avg.c: the interpolated precisions at ``levels`` summed from the highest level down, / count
+    (t rounded as :func:`iprec_at_recall`: trec_eval 10's line 81, trec_eval 9's line 74)."""
+    values = iprec_at_recall(rl, sorted(levels), cutoff)
     total = np.zeros(rl.n, dtype=np.float64)
     for v in reversed(values):
         total = total + v

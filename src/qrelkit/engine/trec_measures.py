@@ -9,11 +9,12 @@ Averaged ties (``ties=average``): the expectation over every ordering of each ti
 has a closed form:
 
 - linear in per-rank values, computed with each rank's value replaced by its block's mean: ``RelP@k``,
-  ``Unjudged@k``, ``NumNonRelJudgedRet@k``, ``Rprec(mult=...)``, ``RBP_trec``, ``RBP_resid_trec``;
+  ``Unjudged@k``, ``NumNonRelJudgedRet@k``, ``Rprec(mult=...)`` (and trec_eval's rbp and rbp_resid, which
+  are ``RBP`` and ``RBP_resid`` under their axes: :mod:`qrelkit.engine.cascade`);
 - independent of the order within the returned list: ``SetP``, ``SetRelP``, ``SetAP``, ``SetF``,
   ``Utility`` and ``NumNonRelJudgedRet`` without a cutoff;
 - ``Success@k``: 1 - C(n - m, t) / C(n, t) for the block of n documents (m relevant) that straddles k with t
-  of its ranks within k, when nothing relevant ranks above it.
+  of its ranks within k, when nothing relevant ranks above it (:func:`~qrelkit.engine.encoded.any_in_top`).
 
 ``bpref``, ``infAP``, ``IPrec``, ``IPrecMean``, ``binG``, ``G``, ``nDCGRel`` and ``RnDCG`` depend on the
 order through maxima, ratios of running counts or running costs; their expectation over all orderings of
@@ -24,15 +25,13 @@ approximate.
 
 from __future__ import annotations
 
-from math import comb
-
 import numpy as np
 
 from ..conventions import Conventions, GainMap
 from ..errors import ConventionError
 from ..measures import TREC_INFO, Measure
 from . import trec_kernels as tk
-from .encoded import Encoded, block_mean, positions
+from .encoded import Encoded, any_in_top, block_mean, positions
 from .kernels import rel_in_top
 
 NAMES = frozenset(info.name for info in TREC_INFO)
@@ -76,62 +75,6 @@ def _trec_gains(measure: Measure, conv: Conventions, levels: np.ndarray) -> tk.G
     return tk.Gains(tuple((g, float(2**g - 1)) for g in range(levels.shape[1])))
 
 
-def _success(enc: Encoded, k: int | None, rel: int) -> np.ndarray:
-    """P(a relevant document in the top k), exact over the orderings of tied blocks."""
-    r = (enc.judged & (enc.grade >= rel)).astype(np.float64)
-    qidx, pos = positions(enc)
-    n = enc.n_queries
-    if k is None:
-        return (np.bincount(qidx, weights=r, minlength=n) > 0).astype(np.float64)
-    out = np.zeros(n, dtype=np.float64)
-    starts = enc.block_starts if enc.block_starts is not None else np.arange(len(r), dtype=np.int64)
-    sizes = np.diff(np.append(starts, len(r)))
-    sums = np.add.reduceat(r, starts) if len(r) else np.zeros(0)
-    bq = qidx[starts] if len(r) else np.zeros(0, dtype=np.int64)
-    bpos = pos[starts] if len(r) else np.zeros(0, dtype=np.int64)
-    inside = bpos + sizes <= k
-    hit = np.bincount(bq[inside & (sums > 0)], minlength=n) > 0
-    out[hit] = 1.0
-    for b in np.flatnonzero((bpos < k) & ~inside & (sums > 0)).tolist():
-        q = int(bq[b])
-        if hit[q]:
-            continue
-        size, m, t = int(sizes[b]), int(sums[b]), int(k - bpos[b])
-        out[q] = 1.0 - comb(size - m, t) / comb(size, t)
-    return out
-
-
-def _rbp(enc: Encoded, measure: Measure, conv: Conventions) -> np.ndarray:
-    p = float(measure.param("p"))
-    qidx, pos = positions(enc)
-    if measure.param("grades") == "binary":
-        g = (enc.judged & (enc.grade >= (measure.rel or 1))).astype(np.float64)
-    else:  # trec_eval 10: the grades as gains, divided by the query's highest judged grade when above 1
-        g = np.where(enc.judged & (enc.grade > 0), enc.grade, 0).astype(np.float64)  # rel_lists' codes
-        levels = rel_lists(enc, 1).levels
-        present = levels > 0
-        top = np.where(present.any(axis=1), levels.shape[1] - 1 - np.argmax(present[:, ::-1], axis=1), 0)
-        scale = np.where(top > 1, top, 1).astype(np.float64)
-        g = g / scale[qidx]
-    g = block_mean(g, enc)
-    mask = np.ones(len(g), dtype=bool) if measure.k is None else pos < measure.k
-    return (1.0 - p) * np.bincount(
-        qidx[mask], weights=(g * p ** pos.astype(np.float64))[mask], minlength=enc.n_queries
-    )
-
-
-def _rbp_resid(enc: Encoded, measure: Measure) -> np.ndarray:
-    """p^n + (1 - p) * sum of p^i over the unjudged ranks i < n (n returned), 0 when every returned document
-    is judged (the number of unjudged documents does not depend on the order, so averaged ties are exact)."""
-    p = float(measure.param("p"))
-    qidx, pos = positions(enc)
-    unj = block_mean((~enc.judged).astype(np.float64), enc)
-    n_unj = np.bincount(qidx, weights=(~enc.judged).astype(np.float64), minlength=enc.n_queries)
-    weights = unj * p ** pos.astype(np.float64)
-    tail = np.bincount(qidx, weights=weights, minlength=enc.n_queries)
-    return np.where(n_unj > 0, p ** enc.counts.astype(np.float64) + (1.0 - p) * tail, 0.0)
-
-
 def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
     """Per-query values of one of trec_eval's measures and the mask of undefined queries (none: trec_eval
     gives each of them a value, 0 where its definition divides by zero)."""
@@ -142,7 +85,7 @@ def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarr
         _refuse_average(enc, measure)
     rl = rel_lists(enc, rel)
     if name == "Success":
-        return _success(enc, k, rel), none
+        return any_in_top(enc, enc.judged & (enc.grade >= rel), k), none
     if name == "RelP":
         assert k is not None  # parse() requires the cutoff
         return tk._div(rel_in_top(enc, k, rel), np.minimum(rl.num_rel, k)), none
@@ -157,10 +100,6 @@ def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarr
         nonrel = block_mean((enc.judged & (enc.grade < rel)).astype(np.float64), enc)
         mask = np.ones(len(pos), dtype=bool) if k is None else pos < k
         return np.bincount(qidx[mask], weights=nonrel[mask], minlength=enc.n_queries), none
-    if name == "RBP_trec":
-        return _rbp(enc, measure, conv), none
-    if name == "RBP_resid_trec":
-        return _rbp_resid(enc, measure), none
     simple = {"SetP": tk.set_p, "SetRelP": tk.set_relative_p, "SetAP": tk.set_map, "bpref": tk.bpref,
               "infAP": tk.infap, "binG": tk.bin_g}  # fmt: skip
     if name in simple:
@@ -171,10 +110,10 @@ def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarr
         a, b, c, d = (float(measure.param(x)) for x in "abcd")
         return tk.utility(rl, a, b, c, d, int(float(measure.param("docs")))).astype(np.float64), none
     if name == "IPrec":
-        return tk.iprec_at_recall(rl, [float(measure.param("recall"))])[0], none
+        return tk.iprec_at_recall(rl, [float(measure.param("recall"))], conv.iprec_cutoff)[0], none
     if name == "IPrecMean":
         levels = [float(x) for x in measure.param("recall").strip("{}").split(",")]
-        return tk.pt_avg(rl, levels), none
+        return tk.pt_avg(rl, levels, conv.iprec_cutoff), none
     graded = {"G": tk.g_measure, "nDCGRel": tk.ndcg_rel, "RnDCG": tk.rndcg}
     if name in graded:
         return graded[name](rl, _trec_gains(measure, conv, rl.levels)), none

@@ -95,7 +95,8 @@ def trec_one(measure: Measure, order: list[str], grades: dict[str, int], conv: C
         rel_ranks = [i for i, r in enumerate(is_rel) if r]
 
         def at(level: float) -> float:
-            t = _half_up(level * R)
+            # trec_eval 10: lround(level * R); trec_eval 9: (long)(level * R + 0.9)
+            t = _half_up(level * R) if conv.iprec_cutoff == "round" else math.floor(level * R + 0.9)
             if t > nrr or not nrr:
                 return 0.0
             return max(precisions[rel_ranks[max(t, 1) - 1] :])
@@ -111,18 +112,6 @@ def trec_one(measure: Measure, order: list[str], grades: dict[str, int], conv: C
         return total / R if nrr else 0.0
     if name in ("G", "nDCGRel", "RnDCG"):
         return _graded(name, order, grade, conv, R)
-    if name == "RBP_trec":
-        p = float(measure.param("p"))
-        if measure.param("grades") == "binary":
-            g = [1.0 if r else 0.0 for r in is_rel]
-        else:
-            hi = max(grade.values(), default=0)
-            g = [(grade[d] / hi if hi > 1 else float(grade[d])) if d in grade else 0.0 for d in order]
-        return (1 - p) * sum(g[i] * p**i for i in range(n_top))
-    if name == "RBP_resid_trec":
-        p = float(measure.param("p"))
-        unj = [i for i, d in enumerate(order) if d not in grade]
-        return p**nret + (1 - p) * sum(p**i for i in unj) if unj else 0.0
     raise ValueError(name)
 
 
