@@ -31,6 +31,7 @@ _EXPORTS = {
     "write_qrels": "qrelkit.formats.files",
     "qrels_text": "qrelkit.formats.files",
     "read_run_streaming": "qrelkit.formats.trec",
+    "read_diversity_qrels": "qrelkit.formats.trec.diversity",
     "run_from_frame": "qrelkit.data",
     "qrels_from_frame": "qrelkit.data",
 }
@@ -43,6 +44,7 @@ __all__ = [
     "detect_format",
     "qrels_from_frame",
     "qrels_text",
+    "read_diversity_qrels",
     "read_qrels",
     "read_run",
     "read_run_streaming",
