@@ -41,6 +41,7 @@ __all__ = [
     "check_choice",
     "check_id_column",
     "check_run_names",
+    "diversity_qrels_from_frame",
     "finish_diversity_qrels",
     "finish_qrels",
     "finish_run",
@@ -620,3 +621,27 @@ def qrels_from_frame(
     qrels = finish_qrels(df, Fingerprint("", "", label), name, label, scale, on_duplicate, "on_duplicate=")
     fp = canonical_fingerprint(qrels.frame, ["query_id", "doc_id", "grade"], label)
     return Qrels(qrels.frame, fp, name, qrels.scale, None, qrels.meta)
+
+
+def diversity_qrels_from_frame(
+    frame: Any,
+    *,
+    name: str = "qrels",
+    source: str | None = None,
+    on_duplicate: OnDuplicate = "error",
+) -> DiversityQrels:
+    """A :class:`DiversityQrels` from a pandas or polars frame with columns query_id, subtopic, doc_id,
+    grade. The fingerprint is SHA-256 of the sorted rows."""
+    df, label = _prepare_frame(frame, name, source, on_duplicate, "grade")
+    if "subtopic" not in df.columns:
+        raise InputFormatError(
+            "missing column subtopic",
+            source=label,
+            got=", ".join(c for c in df.columns if c != "line"),
+            expected="columns query_id, subtopic, doc_id, grade",
+            fix="name the column of subtopic ids 'subtopic'",
+        )
+    df = id_column(df, "subtopic", label)
+    dq = finish_diversity_qrels(df, Fingerprint("", "", label), name, label, on_duplicate, "on_duplicate=")
+    fp = canonical_fingerprint(dq.frame, ["query_id", "subtopic", "doc_id", "grade"], label)
+    return DiversityQrels(dq.frame, fp, name, dq.meta)
