@@ -16,7 +16,9 @@ them before ranking; a document is judged when any subtopic judged it).
 - ERR-IA@k = mean over the query's subtopics of ERR_s@k / max@k with ERR_s@k = sum over ranks i <= k of
   J(d_i, s) 0.5 (1 - 0.5)^C_s(i-1) / i (ERR with binary grades: a relevant document stops the user with
   probability 0.5) and max@k = sum over i <= k of 0.5^i / i, the ERR of a ranking relevant to s at every
-  rank: ndeval's collection-independent normalisation (its ``ERR-IA``; ir_measures' ``ERR_IA``).
+  rank: ndeval's collection-independent normalisation (its ``ERR-IA``; ir_measures' ``ERR_IA``). At k = 1
+  ndeval leaves ERR-IA unnormalised (the number of subtopics the first document covers); here k = 1 is
+  normalised like every other cutoff.
 
 Averaged ties, exactly. Both sums are, subtopic by subtopic, a sum over relevant documents x of
 q^(documents above x relevant to s) * D(rank x) (q = 1 - alpha and D = 1/log2(rank + 1) for alpha-DCG;

@@ -34,6 +34,7 @@ _EXPORTS = {
     "read_diversity_qrels": "qrelkit.formats.trec.diversity",
     "run_from_frame": "qrelkit.data",
     "qrels_from_frame": "qrelkit.data",
+    "diversity_qrels_from_frame": "qrelkit.data",
 }
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "Format",
     "OnDuplicate",
     "detect_format",
+    "diversity_qrels_from_frame",
     "qrels_from_frame",
     "qrels_text",
     "read_diversity_qrels",
