@@ -196,3 +196,10 @@ def test_cli_errors(tmp_path):
     bad.write_text("q A d1 1\nq A d2\n")
     broken = _cli("eval", "--diversity", bad, r)
     assert broken.exit_code == 1 and f"{bad}:2" in broken.output.replace(" line ", ":")
+
+
+def test_a_rubric_scale_bounds_diversity_grades(tmp_path):
+    q, r = _files(tmp_path, "q A d1 1\nq B d1 5\n", "q Q0 d1 1 1 s\n")
+    with pytest.raises(ValidationError, match="outside the rubric's scale") as info:
+        evaluate_files(q, [r], ["ERR_IA@5"], diversity=True, scale=[0, 1, 2])
+    assert info.value.line == 2

@@ -482,6 +482,23 @@ def _refuse_negative_zero(frame: pl.DataFrame, source: str) -> None:
         )
 
 
+def check_scale(frame: pl.DataFrame, scale: Sequence[int] | None, source: str) -> None:
+    """Refuse the first grade outside a rubric's scale, naming its line (nothing to check without one)."""
+    if scale is None:
+        return
+    allowed = sorted(set(scale))
+    outside = ~frame.get_column("grade").is_in(allowed)
+    if outside.any():
+        row = frame.filter(outside).row(0, named=True)
+        raise ValidationError(
+            f"grade {row['grade']} is outside the rubric's scale {allowed}",
+            source=source,
+            line=row["line"],
+            got=(row.get("text") or "").strip() or None,
+            fix="correct the grade, or use the rubric these judgments were made with",
+        )
+
+
 def finish_qrels(
     frame: pl.DataFrame,
     fingerprint: Fingerprint,
@@ -501,18 +518,7 @@ def finish_qrels(
         expected="an integer",
         fix="grades are whole numbers such as 0, 1, 2, 3; use a custom gain map for fractional gains",
     )
-    if scale is not None:
-        allowed = sorted(set(scale))
-        outside = ~frame.get_column("grade").is_in(allowed)
-        if outside.any():
-            row = frame.filter(outside).row(0, named=True)
-            raise ValidationError(
-                f"grade {row['grade']} is outside the rubric's scale {allowed}",
-                source=source,
-                line=row["line"],
-                got=(row.get("text") or "").strip() or None,
-                fix="correct the grade, or use the rubric these judgments were made with",
-            )
+    check_scale(frame, scale, source)
     frame, removed = _dedupe(frame, "grade", on_duplicate, source, "qrels", option)
     meta = {"source": source, "duplicates_removed": removed, "on_duplicate": on_duplicate}
     return Qrels(
@@ -532,6 +538,7 @@ def finish_diversity_qrels(
     source: str,
     on_duplicate: str,
     option: str,
+    scale: Sequence[int] | None = None,
 ) -> DiversityQrels:
     """Diversity judgments from string columns (line, query_id, subtopic, doc_id, grade, text): integer
     grades, ids under the id rule (the subtopic too), the duplicate policy over (query, subtopic, document)."""
@@ -546,6 +553,7 @@ def finish_diversity_qrels(
         expected="an integer",
         fix="grades are whole numbers such as 0, 1, 2, 3 (a subtopic's document is relevant at grade >= rel)",
     )
+    check_scale(frame, scale, source)
     keys = ("query_id", "subtopic", "doc_id")
     frame, removed = _dedupe(frame, "grade", on_duplicate, source, "qrels", option, keys)
     meta = {

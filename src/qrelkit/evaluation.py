@@ -444,8 +444,8 @@ def evaluate_files(
 
     if diversity:
         return _evaluate_diversity_files(
-            qrels_path, run_paths, measures, conventions, input_format, on_duplicate, rubric_hash, progress,
-            strict, comments,
+            qrels_path, run_paths, measures, conventions, input_format, on_duplicate, scale, rubric_hash,
+            progress, strict, comments,
         )  # fmt: skip
     check_judgments_kind(parse_measures(measures), False)
     large = [Path(p) for p in run_paths if Path(p).is_file() and Path(p).stat().st_size > SMALL_FILE_BYTES]
@@ -588,6 +588,7 @@ def _evaluate_diversity_files(
     conventions: Conventions | None,
     input_format: str,
     on_duplicate: str,
+    scale: Sequence[int] | None,
     rubric_hash: str | None,
     progress: Callable[[int, int, str], None] | None,
     strict: bool,
@@ -604,7 +605,7 @@ def _evaluate_diversity_files(
             f"diversity judgments are TREC text (query_id subtopic doc_id grade), not {input_format}",
             fix="convert them to TREC text, or pass --input-format trec",
         )
-    judgments = read_diversity_qrels(qrels_path, on_duplicate=on_duplicate, comments=comments)
+    judgments = read_diversity_qrels(qrels_path, scale=scale, on_duplicate=on_duplicate, comments=comments)
     if rubric_hash is not None:
         judgments = DiversityQrels(
             judgments.frame, judgments.fingerprint, judgments.name, judgments.meta, rubric_hash

@@ -12,6 +12,7 @@ for one (query, subtopic) follows ``on_duplicate``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..._typing import ON_DUPLICATE_CHOICES
@@ -23,12 +24,18 @@ DIVERSITY_LAYOUT = "query_id subtopic doc_id grade"
 
 
 def read_diversity_qrels(
-    path: str | Path, *, name: str | None = None, on_duplicate: str = "error", comments: bool = False
+    path: str | Path,
+    *,
+    name: str | None = None,
+    scale: Sequence[int] | None = None,
+    on_duplicate: str = "error",
+    comments: bool = False,
 ) -> DiversityQrels:
-    """Read diversity judgments (``query_id subtopic doc_id grade``) from a TREC text file."""
+    """Read diversity judgments (``query_id subtopic doc_id grade``) from a TREC text file; with a rubric's
+    ``scale``, a grade outside it is an error naming its line."""
     check_choice(on_duplicate, ON_DUPLICATE_CHOICES, "on_duplicate")
     path = Path(path)
     source = str(path)
     raw, fingerprint = read_bytes(path)
     frame = split_columns(raw, source, DIVERSITY_COLUMNS, DIVERSITY_LAYOUT, "run", comments=comments)
-    return finish_diversity_qrels(frame, fingerprint, name, source, on_duplicate, "--on-duplicate")
+    return finish_diversity_qrels(frame, fingerprint, name, source, on_duplicate, "--on-duplicate", scale)
