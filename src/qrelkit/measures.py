@@ -30,6 +30,9 @@ RBP_resid@k (1 - p) * sum over unjudged ranks i <= d of p^(i - 1) + p^d, d = k, 
             length: RBP lies in [RBP, RBP + RBP_resid] whatever the unjudged documents turn out to be
 ==========  ==============================================================================================
 
+Compat (Clarke et al. 2020; :mod:`qrelkit.engine.compat`) is the rank-biased overlap (persistence ``p``,
+0.95) of the run with the ideal ranking most compatible with it, divided by the ideal's own (``normalize``).
+
 Diversity measures read subtopic judgments (:class:`qrelkit.data.DiversityQrels`; J(d, s) = 1 when the
 document's grade for subtopic s is >= rel, C_s(i) = documents in the top i relevant to s), as ndeval:
 
@@ -188,6 +191,15 @@ INFO: dict[str, MeasureInfo] = {
             (*_RANKING, "persistence"),
             False,
             "RBP's residual: what unjudged documents and those beyond the depth could add",
+        ),
+        MeasureInfo(
+            "Compat",
+            "none",
+            False,
+            (*_RANKING, "no_relevant"),
+            True,
+            "compatibility (Clarke et al. 2020): rank-biased overlap with the most compatible ideal ranking",
+            (("p", "0.95"), ("normalize", "True")),
         ),
         # -- diversity measures over subtopic judgments (engine/diversity.py) ------------------------------
         MeasureInfo(
@@ -474,6 +486,13 @@ def _measure_param(name: str, key: str, value: str, source: str) -> str:
                 expected="mean, or gmean (the geometric mean of values floored at 0.00001, as gm_map)",
             )
         return value
+    if key == "normalize":
+        if value not in ("True", "False", "true", "false", "1", "0"):
+            raise MeasureSyntaxError(
+                f"normalize={value!r} in {source!r} is not True or False",
+                expected="True (divide by the ideal's compatibility, as ir_measures) or False (RBO itself)",
+            )
+        return "True" if value in ("True", "true", "1") else "False"
     if key == "grades":
         if value not in ("binary", "scaled"):
             raise MeasureSyntaxError(
