@@ -14,7 +14,10 @@ from ._version import __version__
 _EXPORTS = {
     "Qrels": "qrelkit.data",
     "Run": "qrelkit.data",
+    "DiversityQrels": "qrelkit.data",
     "read_qrels": "qrelkit.formats",
+    "read_diversity_qrels": "qrelkit.formats",
+    "diversity_qrels_from_frame": "qrelkit.formats",
     "read_run": "qrelkit.formats",
     "qrels_from_frame": "qrelkit.formats",
     "run_from_frame": "qrelkit.formats",

@@ -30,8 +30,10 @@ from .naming import ID_PATTERN, MAX_ID_BYTES, check_id, check_run_names
 
 __all__ = [
     "COLUMN_ALIASES",
+    "DIVERSITY_SCHEMA",
     "QRELS_SCHEMA",
     "RUN_SCHEMA",
+    "DiversityQrels",
     "Fingerprint",
     "Qrels",
     "Run",
@@ -39,6 +41,8 @@ __all__ = [
     "check_choice",
     "check_id_column",
     "check_run_names",
+    "diversity_qrels_from_frame",
+    "finish_diversity_qrels",
     "finish_qrels",
     "finish_run",
     "id_column",
@@ -48,6 +52,13 @@ __all__ = [
 ]
 
 QRELS_SCHEMA = {"query_id": pl.String, "doc_id": pl.String, "grade": pl.Int64, "line": pl.Int64}
+DIVERSITY_SCHEMA = {
+    "query_id": pl.String,
+    "subtopic": pl.String,
+    "doc_id": pl.String,
+    "grade": pl.Int64,
+    "line": pl.Int64,
+}
 RUN_SCHEMA = {
     "query_id": pl.String,
     "doc_id": pl.String,
@@ -134,6 +145,45 @@ class Qrels(_Rows):
         rows = [(str(q), str(d), g) for q, docs in judgments.items() for d, g in docs.items()]
         frame = pl.DataFrame(rows, schema=["query_id", "doc_id", "grade"], orient="row")
         return qrels_from_frame(frame, name=name, source="dict")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class DiversityQrels:
+    """Diversity judgments (TREC Web track, ndeval's format ``query_id subtopic doc_id grade``): one row per
+    judged (query, subtopic, document), in ``frame`` with the source ``line``.
+
+    Diversity measures (``alpha_nDCG``, ``ERR_IA``) read the subtopics; the query set, the ranking and the
+    unjudged and tie conventions read :meth:`projection`, one row per judged (query, document).
+    """
+
+    frame: pl.DataFrame
+    fingerprint: Fingerprint
+    name: str = "qrels"
+    meta: Mapping[str, object] = field(default_factory=dict)
+    rubric_hash: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "frame", _check_schema(self.frame, DIVERSITY_SCHEMA, "diversity qrels"))
+
+    def projection(self) -> Qrels:
+        """One row per judged (query, document), its grade the highest over the document's subtopics (so a
+        document is judged when any subtopic judged it); carries this file's fingerprint and provenance."""
+        frame = (
+            self.frame.group_by("query_id", "doc_id")
+            .agg(pl.col("grade").max(), pl.col("line").min())
+            .sort("line")
+        )
+        return Qrels(frame, self.fingerprint, self.name, None, self.rubric_hash, dict(self.meta))
+
+    def __len__(self) -> int:
+        return self.frame.height
+
+    def __repr__(self) -> str:
+        q = self.frame.get_column("query_id").n_unique()
+        return (
+            f"DiversityQrels({self.name!r}: {q} queries, {self.frame.height} judgments, "
+            f"sha256 {self.fingerprint.sha256[:12]})"
+        )
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -246,40 +296,51 @@ def _cast_numeric(
 
 
 def _dedupe(
-    frame: pl.DataFrame, value: str, policy: str, source: str, what: str, option: str
+    frame: pl.DataFrame,
+    value: str,
+    policy: str,
+    source: str,
+    what: str,
+    option: str,
+    keys: tuple[str, ...] = ("query_id", "doc_id"),
 ) -> tuple[pl.DataFrame, int]:
-    """Apply the duplicate policy to rows sharing (query_id, doc_id); return the frame and rows removed."""
+    """Apply the duplicate policy to rows sharing ``keys`` (query_id, doc_id; diversity judgments add the
+    subtopic); return the frame and rows removed."""
     hashed = pl.col("doc_id").hash(1) ^ (pl.col("query_id").hash(2) * 0x9E3779B97F4A7C15)
+    if "subtopic" in keys:
+        hashed = hashed ^ (pl.col("subtopic").hash(3) * 0x632BE59BD9B4E019)
     if frame.select(hashed.n_unique()).item() == frame.height:
         return (
             frame,
             0,
-        )  # all (query, doc) hashes distinct: no duplicates (collisions only cause the exact check)
-    dup_mask = frame.select(pl.struct("query_id", "doc_id").is_duplicated()).to_series()
+        )  # all key hashes distinct: no duplicates (collisions only cause the exact check)
+    dup_mask = frame.select(pl.struct(*keys).is_duplicated()).to_series()
     if not dup_mask.any():
         return frame, 0
     if policy == "error":
         dups = frame.filter(dup_mask).sort("line")
         first = dups.row(0, named=True)
-        twin = dups.filter(
-            (pl.col("query_id") == first["query_id"]) & (pl.col("doc_id") == first["doc_id"])
-        ).get_column("line")
-        n_pairs = dups.select(pl.struct("query_id", "doc_id").n_unique()).item()
+        same = pl.lit(True)
+        for key in keys:
+            same = same & (pl.col(key) == first[key])
+        twin = dups.filter(same).get_column("line")
+        n_pairs = dups.select(pl.struct(*keys).n_unique()).item()
+        within = f", subtopic {first['subtopic']!r}" if "subtopic" in keys else ""
         raise ValidationError(
-            f"document {first['doc_id']!r} appears more than once for query {first['query_id']!r} "
+            f"document {first['doc_id']!r} appears more than once for query {first['query_id']!r}{within} "
             f"(lines {', '.join(str(x) for x in twin.to_list()[:5])}; {n_pairs} duplicated pair(s) in all)",
             source=source,
             line=twin[1],
             fix=f"remove the duplicates, or choose a policy with {option} first|last|max",
         )
     if policy == "first":
-        kept = frame.sort("line").unique(["query_id", "doc_id"], keep="first", maintain_order=True)
+        kept = frame.sort("line").unique(list(keys), keep="first", maintain_order=True)
     elif policy == "last":
-        kept = frame.sort("line").unique(["query_id", "doc_id"], keep="last", maintain_order=True)
+        kept = frame.sort("line").unique(list(keys), keep="last", maintain_order=True)
     else:  # max
         kept = (
             frame.sort([value, "line"], descending=[True, False])
-            .unique(["query_id", "doc_id"], keep="first")
+            .unique(list(keys), keep="first")
             .sort("line")
         )
     return kept, frame.height - kept.height
@@ -421,6 +482,23 @@ def _refuse_negative_zero(frame: pl.DataFrame, source: str) -> None:
         )
 
 
+def check_scale(frame: pl.DataFrame, scale: Sequence[int] | None, source: str) -> None:
+    """Refuse the first grade outside a rubric's scale, naming its line (nothing to check without one)."""
+    if scale is None:
+        return
+    allowed = sorted(set(scale))
+    outside = ~frame.get_column("grade").is_in(allowed)
+    if outside.any():
+        row = frame.filter(outside).row(0, named=True)
+        raise ValidationError(
+            f"grade {row['grade']} is outside the rubric's scale {allowed}",
+            source=source,
+            line=row["line"],
+            got=(row.get("text") or "").strip() or None,
+            fix="correct the grade, or use the rubric these judgments were made with",
+        )
+
+
 def finish_qrels(
     frame: pl.DataFrame,
     fingerprint: Fingerprint,
@@ -440,18 +518,7 @@ def finish_qrels(
         expected="an integer",
         fix="grades are whole numbers such as 0, 1, 2, 3; use a custom gain map for fractional gains",
     )
-    if scale is not None:
-        allowed = sorted(set(scale))
-        outside = ~frame.get_column("grade").is_in(allowed)
-        if outside.any():
-            row = frame.filter(outside).row(0, named=True)
-            raise ValidationError(
-                f"grade {row['grade']} is outside the rubric's scale {allowed}",
-                source=source,
-                line=row["line"],
-                got=(row.get("text") or "").strip() or None,
-                fix="correct the grade, or use the rubric these judgments were made with",
-            )
+    check_scale(frame, scale, source)
     frame, removed = _dedupe(frame, "grade", on_duplicate, source, "qrels", option)
     meta = {"source": source, "duplicates_removed": removed, "on_duplicate": on_duplicate}
     return Qrels(
@@ -460,6 +527,45 @@ def finish_qrels(
         name or Path(source).name,
         tuple(sorted(set(scale))) if scale is not None else None,
         None,
+        meta,
+    )
+
+
+def finish_diversity_qrels(
+    frame: pl.DataFrame,
+    fingerprint: Fingerprint,
+    name: str | None,
+    source: str,
+    on_duplicate: str,
+    option: str,
+    scale: Sequence[int] | None = None,
+) -> DiversityQrels:
+    """Diversity judgments from string columns (line, query_id, subtopic, doc_id, grade, text): integer
+    grades, ids under the id rule (the subtopic too), the duplicate policy over (query, subtopic, document)."""
+    check_id_column(frame, "subtopic", source)
+    _refuse_negative_zero(frame, source)
+    frame = _cast_numeric(
+        frame,
+        "grade",
+        pl.Int64,
+        source,
+        what="grade",
+        expected="an integer",
+        fix="grades are whole numbers such as 0, 1, 2, 3 (a subtopic's document is relevant at grade >= rel)",
+    )
+    check_scale(frame, scale, source)
+    keys = ("query_id", "subtopic", "doc_id")
+    frame, removed = _dedupe(frame, "grade", on_duplicate, source, "qrels", option, keys)
+    meta = {
+        "source": source,
+        "duplicates_removed": removed,
+        "on_duplicate": on_duplicate,
+        "kind": "diversity",
+    }
+    return DiversityQrels(
+        frame.select("query_id", "subtopic", "doc_id", "grade", "line"),
+        fingerprint,
+        name or Path(source).name,
         meta,
     )
 
@@ -523,3 +629,27 @@ def qrels_from_frame(
     qrels = finish_qrels(df, Fingerprint("", "", label), name, label, scale, on_duplicate, "on_duplicate=")
     fp = canonical_fingerprint(qrels.frame, ["query_id", "doc_id", "grade"], label)
     return Qrels(qrels.frame, fp, name, qrels.scale, None, qrels.meta)
+
+
+def diversity_qrels_from_frame(
+    frame: Any,
+    *,
+    name: str = "qrels",
+    source: str | None = None,
+    on_duplicate: OnDuplicate = "error",
+) -> DiversityQrels:
+    """A :class:`DiversityQrels` from a pandas or polars frame with columns query_id, subtopic, doc_id,
+    grade. The fingerprint is SHA-256 of the sorted rows."""
+    df, label = _prepare_frame(frame, name, source, on_duplicate, "grade")
+    if "subtopic" not in df.columns:
+        raise InputFormatError(
+            "missing column subtopic",
+            source=label,
+            got=", ".join(c for c in df.columns if c != "line"),
+            expected="columns query_id, subtopic, doc_id, grade",
+            fix="name the column of subtopic ids 'subtopic'",
+        )
+    df = id_column(df, "subtopic", label)
+    dq = finish_diversity_qrels(df, Fingerprint("", "", label), name, label, on_duplicate, "on_duplicate=")
+    fp = canonical_fingerprint(dq.frame, ["query_id", "subtopic", "doc_id", "grade"], label)
+    return DiversityQrels(dq.frame, fp, name, dq.meta)

@@ -24,14 +24,14 @@ from .engine.dispatch import compute
 from .engine.encoded import Encoded, QuerySet, encoding_key
 from .errors import StepAside, Ungrouped, ValidationError
 from .fingerprint import Fingerprint, hash_ahead
-from .measures import Measure, parse_measures, required_depth
+from .measures import DIVERSITY_DEFAULT_MEASURES, Measure, parse_measures, required_depth
 from .naming import check_run_names
 from .results import Results, RunValues, assemble
 
 if TYPE_CHECKING:  # polars loads only on the paths that read frames
     import polars as pl
 
-    from .data import Qrels, Run
+    from .data import DiversityQrels, Qrels, Run
 
 
 def _as_runs(runs: Run | Sequence[Run] | Mapping[str, Run]) -> list[Run]:
@@ -92,10 +92,15 @@ def evaluate_run(
 
 
 def _evaluate_whole(
-    qrels: Qrels, run: Run, measures: Sequence[Measure], conv: Conventions
+    qrels: Qrels,
+    run: Run,
+    measures: Sequence[Measure],
+    conv: Conventions,
+    subtopics: DiversityQrels | None = None,
 ) -> tuple[QuerySet, dict[Measure, tuple[np.ndarray, np.ndarray]]]:
     """:func:`evaluate_run` in one encoding, however large the run (a batch is never split again: one
-    query may hold more rows than a batch)."""
+    query may hold more rows than a batch). With ``subtopics`` (whose projection ``qrels`` is) each
+    encoding carries the subtopic judgments the diversity measures read."""
     from .engine.encode import encode, select_queries
 
     _check_depth(run, measures, conv)
@@ -106,9 +111,37 @@ def _evaluate_whole(
         mconv = measure.conventions(conv)
         key = encoding_key(mconv)
         if key not in cache:
-            cache[key] = encode(qrels, run, mconv, queries, ranking=False)
+            if subtopics is None:
+                cache[key] = encode(qrels, run, mconv, queries, ranking=False)
+            else:
+                from .engine.diversity import attach
+
+                cache[key] = attach(encode(qrels, run, mconv, queries, ranking=True), subtopics)
         values[measure] = compute(cache[key], measure, mconv)
     return queries, values
+
+
+def check_judgments_kind(measures: Sequence[Measure], diversity: bool) -> None:
+    """Diversity measures read diversity judgments and nothing else does: refuse a mix, naming the fix."""
+    from .measures import DIVERSITY_MEASURES
+
+    if diversity:
+        other = [str(m) for m in measures if m.name not in DIVERSITY_MEASURES]
+        if other:
+            raise ValidationError(
+                f"{', '.join(other)} read{'s' if len(other) == 1 else ''} one grade per (query, document), "
+                "which diversity judgments do not give (a document has a grade per subtopic)",
+                fix="with diversity judgments ask for alpha_nDCG@k or ERR_IA@k; evaluate other measures "
+                "against ordinary judgments in a separate evaluation (without --diversity)",
+            )
+        return
+    wanting = [str(m) for m in measures if m.name in DIVERSITY_MEASURES]
+    if wanting:
+        raise ValidationError(
+            f"{', '.join(wanting)} need{'s' if len(wanting) == 1 else ''} diversity judgments "
+            "(query_id subtopic doc_id grade), which ordinary judgments do not give",
+            fix="pass diversity judgments: qrelkit eval --diversity QRELS RUN (read_diversity_qrels in Python)",
+        )
 
 
 #: Above this many rows a run is encoded in batches of whole queries, bounding the encode step's memory.
@@ -247,7 +280,7 @@ def evaluate_run_batches(
 
 
 def evaluate(
-    qrels: Qrels,
+    qrels: Qrels | DiversityQrels,
     runs: Run | Sequence[Run] | Mapping[str, Run],
     measures: Iterable[str | Measure] | None = None,
     conventions: Conventions | None = None,
@@ -259,6 +292,8 @@ def evaluate(
     """Evaluate runs against judgments.
 
     ``measures`` defaults to nDCG@10, R@100 and Judged@10 (ordering, coverage and judged depth together);
+    for diversity judgments (:class:`qrelkit.data.DiversityQrels`, read by ``read_diversity_qrels``) to
+    alpha_nDCG@20 and ERR_IA@20, and only diversity measures are taken then;
     ``conventions`` defaults to :data:`qrelkit.conventions.DEFAULT`. Returns :class:`Results` holding the
     per-query values, the means, what each query-set policy did, and the provenance (conventions in full,
     fingerprints of every input, qrelkit's version). ``workers`` > 1 evaluates runs on that many threads
@@ -266,19 +301,28 @@ def evaluate(
     (a judged query missing from the run for trec_eval 10 without -c, differing query sets for ranx) the
     results carry a warning; ``strict=True`` refuses instead.
     """
+    from .data import DiversityQrels
+
     conv = conventions or DEFAULT
-    parsed = parse_measures(measures)
+    diverse = isinstance(qrels, DiversityQrels)
+    parsed = parse_measures(DIVERSITY_DEFAULT_MEASURES if diverse and measures is None else measures)
+    check_judgments_kind(parsed, diverse)
     run_list = _as_runs(runs)
-    _check_gains(qrels, parsed, conv)
+    judged = qrels.projection() if isinstance(qrels, DiversityQrels) else qrels
+    if not diverse:  # diversity measures read no gain
+        _check_gains(judged, parsed, conv)
     if conv.profile is not None:  # the inputs the tool refuses are refused under its profile too
         from .profiles import get_profile
 
-        get_profile(conv.profile).check(qrels, run_list)
+        get_profile(conv.profile).check(judged, run_list)
     done = 0
 
     def one(run: Run) -> RunValues:
         nonlocal done
-        queries, values = evaluate_run(qrels, run, parsed, conv)
+        if isinstance(qrels, DiversityQrels):
+            queries, values = _evaluate_whole(judged, run, parsed, conv, subtopics=qrels)
+        else:
+            queries, values = evaluate_run(qrels, run, parsed, conv)
         done += 1
         if progress is not None:
             progress(done, len(run_list), run.name)
@@ -369,8 +413,12 @@ def evaluate_files(
     on_bytes: Callable[[int], None] | None = None,
     strict: bool = False,
     comments: bool = False,
+    diversity: bool = False,
 ) -> Results:
     """Read judgments once and evaluate every run file against them, two runs at a time.
+
+    ``diversity`` reads ``qrels_path`` as diversity judgments (``query_id subtopic doc_id grade``, TREC
+    text: :func:`qrelkit.formats.read_diversity_qrels`) and each run whole, for the diversity measures.
 
     The readers are tried in the order :mod:`qrelkit.formats.trec` lists: small clean TREC files are
     evaluated with numpy alone (``reader: small`` in each run's provenance), unless a run would not fit
@@ -394,6 +442,12 @@ def evaluate_files(
     """
     from .formats.trec.small import SMALL_FILE_BYTES
 
+    if diversity:
+        return _evaluate_diversity_files(
+            qrels_path, run_paths, measures, conventions, input_format, on_duplicate, scale, rubric_hash,
+            progress, strict, comments,
+        )  # fmt: skip
+    check_judgments_kind(parse_measures(measures), False)
     large = [Path(p) for p in run_paths if Path(p).is_file() and Path(p).stat().st_size > SMALL_FILE_BYTES]
     hash_ahead(large)  # runs too large for the small path, hashed while the readers' libraries load
     conv = conventions or DEFAULT
@@ -531,6 +585,39 @@ def evaluate_files(
     if strict:
         results.check_strict()
     return results
+
+
+def _evaluate_diversity_files(
+    qrels_path: str | Path,
+    run_paths: Sequence[str | Path],
+    measures: Iterable[str | Measure] | None,
+    conventions: Conventions | None,
+    input_format: str,
+    on_duplicate: str,
+    scale: Sequence[int] | None,
+    rubric_hash: str | None,
+    progress: Callable[[int, int, str], None] | None,
+    strict: bool,
+    comments: bool,
+) -> Results:
+    """:func:`evaluate_files` for diversity judgments: the judgments by their one reader, each run whole."""
+    from .data import DiversityQrels
+    from .formats import read_diversity_qrels, read_run
+
+    parsed = parse_measures(DIVERSITY_DEFAULT_MEASURES if measures is None else measures)
+    check_judgments_kind(parsed, True)
+    if input_format not in ("auto", "trec"):
+        raise ValidationError(
+            f"diversity judgments are TREC text (query_id subtopic doc_id grade), not {input_format}",
+            fix="convert them to TREC text, or pass --input-format trec",
+        )
+    judgments = read_diversity_qrels(qrels_path, scale=scale, on_duplicate=on_duplicate, comments=comments)
+    if rubric_hash is not None:
+        judgments = DiversityQrels(
+            judgments.frame, judgments.fingerprint, judgments.name, judgments.meta, rubric_hash
+        )
+    runs = [read_run(p, format=input_format, on_duplicate=on_duplicate, comments=comments) for p in run_paths]  # type: ignore[arg-type]  # checked by the reader
+    return evaluate(judgments, runs, parsed, conventions, progress=progress, strict=strict)
 
 
 #: Bytes of memory per byte of run file when a run is read whole (measured on a 7M-line run).

@@ -61,7 +61,7 @@ IRM_NAMES: dict[str, str | None] = {
     "NRBP": None,
     "nNRBP": None,
     "StRecall": None,
-    "Compat": None,
+    "Compat": "Compat",
     "INST": None,
     "INSQ": None,
     "BPM": None,

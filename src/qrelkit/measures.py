@@ -31,6 +31,17 @@ RBP_resid@k (1 - p) * sum over unjudged ranks i <= d of p^(i - 1) + p^d, d = k, 
             length: RBP lies in [RBP, RBP + RBP_resid] whatever the unjudged documents turn out to be
             (``rbp_residual=if_unjudged``: 0 when nothing within d is unjudged, trec_eval 10's rbp_resid)
 ==========  ==============================================================================================
+
+Compat (Clarke et al. 2020; :mod:`qrelkit.engine.compat`) is the rank-biased overlap (persistence ``p``,
+0.95) of the run with the ideal ranking most compatible with it, divided by the ideal's own (``normalize``).
+
+Diversity measures read subtopic judgments (:class:`qrelkit.data.DiversityQrels`; J(d, s) = 1 when the
+document's grade for subtopic s is >= rel, C_s(i) = documents in the top i relevant to s), as ndeval:
+
+- ``alpha_nDCG@k``: alpha-DCG@k = sum over ranks i <= k of sum_s J(d_i, s) (1 - alpha)^C_s(i-1) / log2(i + 1),
+  divided by the alpha-DCG@k of ndeval's greedy ideal ordering (:mod:`qrelkit.engine.diversity`);
+- ``ERR_IA@k``: the mean over the query's subtopics s having a relevant document of ERR_s@k / max@k, with
+  ERR_s@k = sum over ranks i <= k of J(d_i, s) 0.5^(C_s(i-1) + 1) / i and max@k = sum over i <= k of 0.5^i / i.
 """
 
 from __future__ import annotations
@@ -72,6 +83,7 @@ _RANKING = ("unjudged", "ties", "precision", "negative")
 _GAIN = ("gain", "discount")
 
 _GM = (("summary", "mean"),)
+_DIVERSITY = (*_RANKING, "no_relevant")
 _RECALLS = "{0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1}"
 
 TREC_INFO: list[MeasureInfo] = [
@@ -177,6 +189,33 @@ INFO: dict[str, MeasureInfo] = {
             False,
             "RBP's residual: what unjudged documents and those beyond the depth could add",
         ),
+        MeasureInfo(
+            "Compat",
+            "none",
+            False,
+            (*_RANKING, "no_relevant"),
+            True,
+            "compatibility (Clarke et al. 2020): rank-biased overlap with the most compatible ideal ranking",
+            (("p", "0.95"), ("normalize", "True")),
+        ),
+        # -- diversity measures over subtopic judgments (engine/diversity.py) ------------------------------
+        MeasureInfo(
+            "alpha_nDCG",
+            "required",
+            True,
+            _DIVERSITY,
+            True,
+            "alpha-nDCG (Clarke et al. 2008, as ndeval): novelty-discounted gain over subtopics",
+            (("alpha", "0.5"),),
+        ),
+        MeasureInfo(
+            "ERR_IA",
+            "required",
+            True,
+            _DIVERSITY,
+            True,
+            "intent-aware ERR (Chapelle et al. 2009, as ndeval): ERR per subtopic, normalised, averaged",
+        ),
         # -- trec_eval 10's measures (engine/trec_measures.py; trec_eval's names in trec_names.py) --------
         *TREC_INFO,
     ]
@@ -208,6 +247,10 @@ ALIASES = {
     "num_ret": "NumRet",
     "numrelret": "NumRelRet",
     "num_rel_ret": "NumRelRet",
+    "alpha-ndcg": "alpha_nDCG",
+    "alpha_ndcg": "alpha_nDCG",
+    "err-ia": "ERR_IA",
+    "err_ia": "ERR_IA",
 }
 
 #: The measures that count documents: summed over queries under ``counts = "sum"``.
@@ -215,6 +258,11 @@ COUNT_MEASURES = frozenset({"NumRel", "NumRet", "NumRelRet"})
 
 #: The measures reported when none are asked for: ordering (nDCG@10), coverage (R@100), judged depth.
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "Judged@10")
+
+#: The measures that read subtopic judgments (:class:`qrelkit.data.DiversityQrels`), and those reported
+#: for diversity judgments when none are asked for (the TREC Web track's official depth, 20).
+DIVERSITY_MEASURES = frozenset({"alpha_nDCG", "ERR_IA"})
+DIVERSITY_DEFAULT_MEASURES = ("alpha_nDCG@20", "ERR_IA@20")
 
 _AXIS_ORDER = MEASURE_AXES
 
@@ -435,6 +483,13 @@ def _measure_param(name: str, key: str, value: str, source: str) -> str:
                 expected="mean, or gmean (the geometric mean of values floored at 0.00001, as gm_map)",
             )
         return value
+    if key == "normalize":
+        if value not in ("True", "False", "true", "false", "1", "0"):
+            raise MeasureSyntaxError(
+                f"normalize={value!r} in {source!r} is not True or False",
+                expected="True (divide by the ideal's compatibility, as ir_measures) or False (RBO itself)",
+            )
+        return "True" if value in ("True", "true", "1") else "False"
     texts = value.strip("{}").split(",") if key == "recall" else [value]
     numbers = []
     for t in texts:
@@ -447,6 +502,7 @@ def _measure_param(name: str, key: str, value: str, source: str) -> str:
         "mult": lambda x: x <= 0,
         "beta": lambda x: x < 0,
         "docs": lambda x: x < 0 or not x.is_integer(),
+        "alpha": lambda x: not 0 <= x <= 1,
     }.get(key, _not_finite)
     if any(bad(x) for x in numbers) or not numbers:
         raise MeasureSyntaxError(f"{key}={value!r} is out of range for {name}", got=source)

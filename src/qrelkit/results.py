@@ -240,6 +240,8 @@ class Results:
                 "fingerprint": self.qrels_fingerprint.to_dict(),
                 "rubric_hash": self.rubric_hash,
                 "negative_grades": self.conventions.negative,
+                # diversity judgments (query_id subtopic doc_id grade) are named as such
+                **({"kind": "diversity"} if self.qrels_meta.get("kind") == "diversity" else {}),
             },
             judgments=self.judgments,
             runs=[r.to_dict(self.conventions) for r in self.runs],

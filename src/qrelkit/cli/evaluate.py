@@ -195,6 +195,7 @@ def _evaluate_files(
     rubric: str | None,
     memory_limit: str | None = None,
     comments: bool = False,
+    diversity: bool = False,
 ) -> Any:
     """Evaluate files with :func:`qrelkit.evaluation.evaluate_files` (which chooses how each file is read),
     with a progress bar on a terminal when the runs are large enough to take a while."""
@@ -208,6 +209,7 @@ def _evaluate_files(
         rubric_hash=rubric_hash,
         memory_limit=memory_limit,
         comments=comments,
+        diversity=diversity,
     )
     total = sum(Path(p).stat().st_size for p in runs if Path(p).is_file())
     if not sys.stderr.isatty() or total < PROGRESS_BYTES:
@@ -320,6 +322,12 @@ PROGRESS_BYTES = 64 << 20
     help="refuse where the profile's tool would have stopped (trec_eval 10 without -c on a judged query "
     "the run lacks; ranx on differing query sets) instead of warning",
 )
+@click.option(
+    "--diversity",
+    is_flag=True,
+    help="QRELS holds diversity judgments 'query_id subtopic doc_id grade' (the TREC Web track's, as "
+    "ndeval reads them), for alpha_nDCG@k and ERR_IA@k [default measures then: alpha_nDCG@20, ERR_IA@20]",
+)
 @manifest_option
 @profile_option
 @convention_options
@@ -339,6 +347,7 @@ def eval_command(
     manifest: str | None,
     comments: bool | None,
     strict: bool,
+    diversity: bool,
     **options: Any,
 ) -> None:
     """Evaluate RUNS against QRELS.
@@ -362,6 +371,8 @@ def eval_command(
     conv, on_duplicate = resolve(options, on_duplicate)
     parsed = parse_all(measures) if measures else None
     judgments = judgments_of(qrels, manifest)
+    if diversity and engine == "spark":
+        raise click.UsageError("--diversity is evaluated by --engine local only")
     if engine == "spark":
         from ..spark import evaluate_inputs
 
@@ -378,7 +389,7 @@ def eval_command(
 
             comments = conv.profile is not None and get_profile(conv.profile).comments
         results = _evaluate_files(
-            qrels, runs, parsed, conv, input_format, on_duplicate, rubric, memory_limit, comments
+            qrels, runs, parsed, conv, input_format, on_duplicate, rubric, memory_limit, comments, diversity
         )
     if strict:
         results.check_strict()

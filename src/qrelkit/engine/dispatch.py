@@ -1,5 +1,7 @@
 """Which kernel computes a measure: :mod:`qrelkit.engine.kernels` for qrelkit's first measures,
-:mod:`qrelkit.engine.trec_measures` for trec_eval 10's (and ``Rprec(mult=...)``, trec_eval's Rprec_mult).
+:mod:`qrelkit.engine.trec_measures` for trec_eval 10's (and ``Rprec(mult=...)``, trec_eval's Rprec_mult),
+:mod:`qrelkit.engine.diversity` for the measures over subtopic judgments, :mod:`qrelkit.engine.compat` for
+Compat.
 Every engine (the columnar path, the small path, Spark) calls :func:`compute` here."""
 
 from __future__ import annotations
@@ -8,7 +10,7 @@ import numpy as np
 
 from ..conventions import Conventions
 from ..measures import Measure
-from . import kernels, trec_measures
+from . import compat, diversity, kernels, trec_measures
 from .encoded import Encoded, apply_no_relevant
 
 
@@ -24,6 +26,10 @@ def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarr
 
 
 def _compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    if measure.name == "Compat":
+        return compat.compat(enc, measure, conv)
+    if measure.name in diversity.NAMES:
+        return diversity.compute(enc, measure, conv)
     if measure.name in trec_measures.NAMES:
         return trec_measures.compute(enc, measure, conv)
     if measure.name == "Rprec" and dict(measure.params).get("mult", "1") != "1":

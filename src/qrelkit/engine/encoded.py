@@ -55,6 +55,9 @@ class Encoded:
     # for explanations: a polars frame (query_id, doc_id, score, grade (null = unjudged), line, block);
     # None where nothing will be explained (the small-input path)
     ranking: Any = field(default=None, repr=False)
+    # subtopic judgments of the ranked rows and of each query (qrelkit.engine.diversity.Subtopics), for the
+    # diversity measures; None for ordinary judgments
+    subtopics: Any = field(default=None, repr=False)
 
     @property
     def n_queries(self) -> int:

@@ -252,3 +252,57 @@ def reference_values(
             value = 0.0  # every measure is 0 for a judged query the run lacks
         out[q] = value
     return out
+
+
+def _rbo_sum(ranking: list[str], ideal: list[str], p: float, depth: int) -> float:
+    """sum over i = 1..depth of p^(i-1) |top i of ranking & top i of ideal| / i."""
+    return math.fsum(p**i * len(set(ranking[: i + 1]) & set(ideal[: i + 1])) / (i + 1) for i in range(depth))
+
+
+def compat_reference_values(
+    qrels: dict[str, dict[str, int]],
+    run: dict[str, list[Row]],
+    measure: Measure,
+    conventions: Conventions,
+) -> dict[str, float]:
+    """Compat per query from its definition (Clarke et al. 2020): the rank-biased overlap of the run with
+    the best of every ideal ranking consistent with the judgments (documents of grade > 0 by grade, each
+    grade's documents in every order: all are tried), divided by the ideal's overlap with itself. Ties
+    must be ordered (``ties`` other than ``average``)."""
+    conv = measure.conventions(conventions)
+    judged = _judgments(qrels, conv)
+    p = float(measure.param("p"))
+    normalize = measure.param("normalize") == "True"
+    scored = sorted(qrels) if conv.missing_queries == "zero" else sorted(set(qrels) & set(run))
+    out: dict[str, float] = {}
+    for q in scored:
+        grades = judged.get(q, {})
+        rows = list(run.get(q, []))
+        if conv.unjudged == "drop":
+            rows = [r for r in rows if r[0] in grades]
+        if conv.precision == "single":
+            rows = [(d, _single(s), line) for d, s, line in rows]
+        (order,) = _orderings(rows, grades, conv)
+        relevant = {d: g for d, g in grades.items() if g > 0}
+        if not relevant:
+            out[q] = math.nan if conv.no_relevant != "zero" else 0.0
+            continue
+        depth = max(len(order), len(relevant))
+        levels = sorted(set(relevant.values()), reverse=True)
+        groups = [[d for d in relevant if relevant[d] == g] for g in levels]
+        if math.prod(math.factorial(len(g)) for g in groups) > MAX_ORDERINGS:
+            raise ValueError("too many ideal rankings for the reference oracle")
+        ideals = (
+            [d for part in parts for d in part]
+            for parts in itertools.product(*(itertools.permutations(g) for g in groups))
+        )
+        score = max(_rbo_sum(order, ideal, p, depth) for ideal in ideals)
+        if normalize:
+            any_ideal = [d for g in groups for d in g]
+            value = score / _rbo_sum(any_ideal, any_ideal, p, depth)
+        else:
+            value = score / math.fsum(p**i for i in range(depth))
+        if value == 0 and conv.no_relevant == "skip_unretrieved":
+            value = math.nan
+        out[q] = value
+    return out

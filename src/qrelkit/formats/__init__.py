@@ -31,8 +31,10 @@ _EXPORTS = {
     "write_qrels": "qrelkit.formats.files",
     "qrels_text": "qrelkit.formats.files",
     "read_run_streaming": "qrelkit.formats.trec",
+    "read_diversity_qrels": "qrelkit.formats.trec.diversity",
     "run_from_frame": "qrelkit.data",
     "qrels_from_frame": "qrelkit.data",
+    "diversity_qrels_from_frame": "qrelkit.data",
 }
 
 __all__ = [
@@ -41,8 +43,10 @@ __all__ = [
     "Format",
     "OnDuplicate",
     "detect_format",
+    "diversity_qrels_from_frame",
     "qrels_from_frame",
     "qrels_text",
+    "read_diversity_qrels",
     "read_qrels",
     "read_run",
     "read_run_streaming",

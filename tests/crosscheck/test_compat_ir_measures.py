@@ -1,0 +1,75 @@
+"""Compat against ir_measures' compat provider (Clarke et al. 2020, as ir_measures 0.4.3 computes it), per
+query and in the mean, to 1e-9, on generated graded judgments and tie-free runs with positive scores
+(unjudged documents, queries with nothing relevant, runs shorter and longer than the relevant set).
+
+ir_measures orders a grade's documents in its ideal by run score, giving an unreturned document 0.0: a
+returned relevant document scored below 0 then falls behind the unreturned ones. qrelkit puts every
+returned document first (the most compatible ideal): the last test pins where the two differ.
+"""
+
+from __future__ import annotations
+
+import random
+
+import polars as pl
+import pytest
+
+from qrelkit.evaluation import evaluate
+from qrelkit.formats import qrels_from_frame, run_from_frame
+
+ir_measures = pytest.importorskip("ir_measures")
+pd = pytest.importorskip("pandas")
+
+MEASURES = ["Compat", "Compat(p=0.8)", "Compat(p=0.5,normalize=False)", "Compat(normalize=False)"]
+
+
+def _generate(seed: int, negative: bool = False):
+    rng = random.Random(seed)
+    qrels, run = [], []
+    for q in range(60):
+        qid = f"q{q}"
+        pool = [f"doc{q}.{i}" for i in range(50)]
+        nothing = q % 10 == 0
+        for doc in rng.sample(pool, 30):
+            qrels.append((qid, doc, 0 if nothing else rng.choice([0, 0, 1, 2, 3])))
+        docs = rng.sample(pool + [f"unjudged{q}.{i}" for i in range(15)], rng.randint(1, 60))
+        scores = rng.sample(range(1, 10**7), len(docs))
+        shift = 5 * 10**6 if negative else 0
+        run += [(qid, d, (s - shift) / 7.0) for d, s in zip(docs, scores, strict=True)]
+    return qrels, run
+
+
+def _both(qrels, run, measures):
+    frame_q = pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"])
+    frame_r = pd.DataFrame(run, columns=["query_id", "doc_id", "score"])
+    parsed = [ir_measures.parse_measure(m) for m in measures]
+    provider = ir_measures.providers.registry["compat"]
+    theirs = {(m.query_id, str(m.measure)): m.value for m in provider.iter_calc(parsed, frame_q, frame_r)}
+    ours = evaluate(
+        qrels_from_frame(pl.DataFrame(qrels, schema=["query_id", "doc_id", "grade"], orient="row")),
+        run_from_frame(pl.DataFrame(run, schema=["query_id", "doc_id", "score"], orient="row")),
+        measures,
+    )
+    return ours, theirs, parsed
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_compat_equals_ir_measures(seed):
+    qrels, run = _generate(seed)
+    ours, theirs, parsed = _both(qrels, run, MEASURES)
+    for text, measure in zip(MEASURES, parsed, strict=True):
+        values = ours.values(text)
+        assert {q for q, name in theirs if name == str(measure)} == set(values)
+        for query, value in values.items():
+            assert value == pytest.approx(theirs[(query, str(measure))], abs=1e-9), (text, query)
+        mean = sum(theirs[(q, str(measure))] for q in values) / len(values)
+        assert ours.mean(text) == pytest.approx(mean, abs=1e-9)
+
+
+def test_negative_scores_are_where_ir_measures_ideal_is_less_compatible():
+    qrels, run = _generate(3, negative=True)
+    ours, theirs, _ = _both(qrels, run, ["Compat"])
+    values = ours.values("Compat")
+    lower = [q for q in values if theirs[(q, "Compat")] < values[q] - 1e-9]
+    assert lower  # ir_measures' ideal puts negatively scored returned documents behind unreturned ones
+    assert all(theirs[(q, "Compat")] <= values[q] + 1e-9 for q in values)  # never above the best ideal
