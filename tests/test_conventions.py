@@ -61,6 +61,8 @@ MEASURE_DEFAULTS = {
     "max_grade": "4",
     "persistence": "0.8",
     "rbp_gain": "binary",
+    "nonpositive": "retrieved",
+    "ap_denominator": "relevant",
     "by_measure": "none",
 }
 EXPECTED_MEASURE_AXES = {
@@ -73,6 +75,10 @@ EXPECTED_MEASURE_AXES = {
     },
     "ranx": {"rbp_gain": "grade"},
     "ranx-burges": {"rbp_gain": "grade"},
+    "torchmetrics": {
+        "by_measure": "AP(nonpositive=not_retrieved,ap_denominator=retrieved); P(nonpositive=not_retrieved); "
+        "R(nonpositive=not_retrieved); RR(nonpositive=not_retrieved)",
+    },
     "trectools": {
         "by_measure": "AP(ties=docid_desc,no_relevant=skip); Judged(ties=docid_desc); P(ties=docid_desc); "
         "R(ties=docid_desc,no_relevant=skip); RBP(ties=average); RBP_resid(ties=average); "

@@ -16,7 +16,9 @@ discount
 ideal
     Where IDCG's ordering comes from. ``judged`` (default): every judged document of the query, sorted by gain,
     truncated at k. ``returned``: only the documents the run returned, as scikit-learn and torchmetrics do;
-    optimistic, since a relevant document the run missed no longer lowers the score.
+    optimistic, since a relevant document the run missed no longer lowers the score. The same choice gives
+    recall, R-precision and AP their number of relevant documents R: every relevant judged document, or the
+    relevant documents the run returned (torchmetrics' ``target.sum()`` over the documents passed in).
 unjudged
     Returned documents with no judgment. ``zero`` (default): they stay in place with gain 0. ``drop``: they are
     removed before ranking (trec_eval ``-J``, the "condensed list"), which promotes everything below them.
@@ -67,6 +69,16 @@ counts
     How the count measures (NumRel, NumRet, NumRelRet) are summarised over queries. ``mean`` (default):
     like every other measure, under the ``mean`` axis. ``sum``: their sum, as ir_measures' aggregate and
     trec_eval's summary line give it.
+nonpositive
+    Returned documents whose score is 0 or below (after ``precision``). ``retrieved`` (default): a score only
+    orders the documents. ``not_retrieved``: they keep their ranks (below every positive score) but never
+    count as relevant documents retrieved, as torchmetrics' recall, precision, AP and reciprocal rank zero
+    their target where ``preds <= 0``; R, under ``ideal = "returned"``, still counts them.
+ap_denominator
+    What AP divides its sum of precisions by. ``relevant`` (default, trec_eval): R, the number of relevant
+    documents (see ``ideal``). ``retrieved``: the relevant documents retrieved within the cutoff, as
+    torchmetrics does (``positions.mean()``); optimistic, a run that finds one relevant document at rank 1
+    and nothing else scores 1.
 max_grade
     ERR's scale: the probability that a user stops at a document of grade g is (2^g - 1) / 2^max_grade
     (Chapelle et al. 2009); 4 by default, gdeval's ``$MAX_JUDGMENT``. A judged grade above it is an error
@@ -115,6 +127,8 @@ CutoffDenominator = Literal["k", "returned"]
 MissingScore = Literal["empty", "zero"]
 Counts = Literal["mean", "sum"]
 RbpGain = Literal["binary", "grade"]
+Nonpositive = Literal["retrieved", "not_retrieved"]
+ApDenominator = Literal["relevant", "retrieved"]
 
 
 _TREC10: dict[str, Any] = {
@@ -150,7 +164,10 @@ PROFILE_AXES: dict[str, dict[str, Any]] = {
     "sklearn": {"gain": "linear", "ideal": "returned", "ties": "average", "negative": "reject",
                 "missing_queries": "skip", "extra_queries": "skip"},
     "torchmetrics": {"gain": "linear", "ideal": "returned", "ties": "average", "precision": "single",
-                     "negative": "gain", "missing_queries": "skip", "extra_queries": "skip"},
+                     "negative": "gain", "missing_queries": "skip", "extra_queries": "skip",
+                     "by_measure": "AP(nonpositive=not_retrieved,ap_denominator=retrieved); "
+                                   "P(nonpositive=not_retrieved); R(nonpositive=not_retrieved); "
+                                   "RR(nonpositive=not_retrieved)"},
     "trectools": {"gain": "linear", "ties": "docid_asc", "negative": "unjudged", "missing_queries": "skip",
                   "extra_queries": "skip", "no_relevant": "skip_unretrieved", "mean": "run_queries",
                   "by_measure": "AP(ties=docid_desc,no_relevant=skip); Judged(ties=docid_desc); "
@@ -242,6 +259,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "missing_score": get_args(MissingScore),
     "counts": get_args(Counts),
     "rbp_gain": get_args(RbpGain),
+    "nonpositive": get_args(Nonpositive),
+    "ap_denominator": get_args(ApDenominator),
 }
 GAIN_NAMES: tuple[GainName, ...] = get_args(GainName)
 
@@ -306,6 +325,8 @@ MEASURE_AXES = (
     "max_grade",
     "persistence",
     "rbp_gain",
+    "nonpositive",
+    "ap_denominator",
 )
 
 MeasureAxes = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
@@ -443,6 +464,8 @@ class Conventions:
     max_grade: int = 4
     persistence: float = 0.8
     rbp_gain: RbpGain = "binary"
+    nonpositive: Nonpositive = "retrieved"
+    ap_denominator: ApDenominator = "relevant"
     by_measure: MeasureAxes = ()
     profile: str | None = field(default=None, compare=False)
 

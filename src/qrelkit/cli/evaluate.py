@@ -36,6 +36,18 @@ CONVENTION_FLAGS = [
     ("persistence", "--persistence", "P", "RBP's persistence, between 0 and 1 [default: 0.8]"),
     ("rbp_gain", "--rbp-gain", None, "what a relevant document is worth to RBP [default: binary]"),
     (
+        "nonpositive",
+        "--nonpositive",
+        None,
+        "documents scored <= 0 count as retrieved or not [default: retrieved]",
+    ),
+    (
+        "ap_denominator",
+        "--ap-denominator",
+        None,
+        "what AP divides by: R, or the relevant retrieved [default: relevant]",
+    ),
+    (
         "by_measure",
         "--by-measure",
         "FAMILY(axis=value,...);...",
