@@ -76,8 +76,8 @@ EXPECTED_MEASURE_AXES = {
     "ranx": {"rbp_gain": "grade"},
     "ranx-burges": {"rbp_gain": "grade"},
     "torchmetrics": {
-        "by_measure": "AP(nonpositive=not_retrieved,ap_denominator=retrieved); P(nonpositive=not_retrieved); "
-        "R(nonpositive=not_retrieved); RR(nonpositive=not_retrieved)",
+        "by_measure": "AP(nonpositive=not_retrieved,ap_denominator=retrieved); FallOut(no_relevant=one); "
+        "P(nonpositive=not_retrieved); R(nonpositive=not_retrieved); RR(nonpositive=not_retrieved)",
     },
     "trectools": {
         "by_measure": "AP(ties=docid_desc,no_relevant=skip); Judged(ties=docid_desc); P(ties=docid_desc); "

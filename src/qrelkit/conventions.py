@@ -50,7 +50,9 @@ no_relevant
     ``skip``: the query is left out of that measure's mean. ``skip_unretrieved``: as ``skip``, and a query
     whose value is 0 because nothing relevant was retrieved within the cutoff (DCG@k = 0, no relevant
     document in the top k) is left undefined too, as trectools does (its per-query nDCG is NaN there).
-    Reports count the queries this touched.
+    ``one``: the query scores 1 and counts, as torchmetrics' ``empty_target_action="pos"`` (FallOut's
+    default there, where the undefined query is one with nothing non-relevant). Reports count the queries
+    this touched.
 mean
     How a measure's per-query values become one number. ``defined`` (default): the mean over the queries
     where the value is defined. ``run_queries``: the sum of the defined values divided by the number of
@@ -72,8 +74,8 @@ counts
 nonpositive
     Returned documents whose score is 0 or below (after ``precision``). ``retrieved`` (default): a score only
     orders the documents. ``not_retrieved``: they keep their ranks (below every positive score) but never
-    count as relevant documents retrieved, as torchmetrics' recall, precision, AP and reciprocal rank zero
-    their target where ``preds <= 0``; R, under ``ideal = "returned"``, still counts them.
+    count as relevant documents retrieved by recall, precision, AP and RR, as torchmetrics' zero their
+    target where ``preds <= 0``; R, under ``ideal = "returned"``, still counts them.
 ap_denominator
     What AP divides its sum of precisions by. ``relevant`` (default, trec_eval): R, the number of relevant
     documents (see ``ideal``). ``retrieved``: the relevant documents retrieved within the cutoff, as
@@ -121,7 +123,7 @@ Precision = Literal["double", "single"]
 Negative = Literal["unjudged", "zero", "reject", "gain"]
 MissingQueries = Literal["zero", "skip"]
 ExtraQueries = Literal["skip", "reject"]
-NoRelevant = Literal["zero", "skip", "skip_unretrieved"]
+NoRelevant = Literal["zero", "skip", "skip_unretrieved", "one"]
 Mean = Literal["defined", "run_queries"]
 CutoffDenominator = Literal["k", "returned"]
 MissingScore = Literal["empty", "zero"]
@@ -166,8 +168,8 @@ PROFILE_AXES: dict[str, dict[str, Any]] = {
     "torchmetrics": {"gain": "linear", "ideal": "returned", "ties": "average", "precision": "single",
                      "negative": "gain", "missing_queries": "skip", "extra_queries": "skip",
                      "by_measure": "AP(nonpositive=not_retrieved,ap_denominator=retrieved); "
-                                   "P(nonpositive=not_retrieved); R(nonpositive=not_retrieved); "
-                                   "RR(nonpositive=not_retrieved)"},
+                                   "FallOut(no_relevant=one); P(nonpositive=not_retrieved); "
+                                   "R(nonpositive=not_retrieved); RR(nonpositive=not_retrieved)"},
     "trectools": {"gain": "linear", "ties": "docid_asc", "negative": "unjudged", "missing_queries": "skip",
                   "extra_queries": "skip", "no_relevant": "skip_unretrieved", "mean": "run_queries",
                   "by_measure": "AP(ties=docid_desc,no_relevant=skip); Judged(ties=docid_desc); "

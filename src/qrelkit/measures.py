@@ -21,6 +21,8 @@ AP, AP@k    sum over relevant documents at ranks i <= k of P@i, divided by R (tr
             ``ap_denominator=retrieved``: by the relevant documents retrieved within k, as torchmetrics)
 RR, RR@k    1 / rank of the first relevant document (0 when none within k)
 Rprec       P@R
+FallOut@k   non-relevant documents in the top k / N, the non-relevant documents known: the judged ones and
+            the returned unjudged ones (``ideal=returned``: the returned ones); lower is better
 Judged@k    judged documents in the top k / k (``cutoff_denominator=returned``: min(k, returned))
 NumRel      R
 NumRet@k    documents returned (in the top k)
@@ -157,6 +159,14 @@ INFO: dict[str, MeasureInfo] = {
             (("mult", "1"),),
         ),
         MeasureInfo(
+            "FallOut",
+            "optional",
+            True,
+            ("ideal", *_RANKING, "no_relevant"),
+            True,
+            "non-relevant documents in the top k / non-relevant documents (lower is better)",
+        ),
+        MeasureInfo(
             "Judged",
             "required",
             False,
@@ -230,6 +240,8 @@ ALIASES = {
     "mrr": "RR",
     "recip_rank": "RR",
     "rprec": "Rprec",
+    "fallout": "FallOut",
+    "fall_out": "FallOut",
     "r-prec": "Rprec",
     "judged": "Judged",
     "numrel": "NumRel",
@@ -302,7 +314,7 @@ def required_depth(measures: Any, conventions: Conventions) -> int | None:
     depth = 0
     for m in measures:
         conv = m.conventions(conventions)
-        if m.k is None or m.name in ("Rprec", "RBP_resid_trec") or conv.unjudged == "drop":
+        if m.k is None or m.name in ("Rprec", "RBP_resid_trec", "FallOut") or conv.unjudged == "drop":
             return None
         if m.name in ("nDCG", "IDCG", "nERR", "R", "AP", "RR") and conv.ideal == "returned":
             return None  # the ideal, or R, counts every returned document

@@ -185,8 +185,26 @@ def precision(enc: Encoded, k: int, rel: int, conv: Conventions) -> np.ndarray:
 def rprec(enc: Encoded, rel: int, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
     nrel = relevant_count(enc, rel, conv)
     undefined = nrel == 0
-    values = rel_in_top(enc, nrel.astype(np.int64), rel, conv) / np.where(undefined, 1.0, nrel)
+    values = rel_in_top(enc, nrel.astype(np.int64), rel) / np.where(undefined, 1.0, nrel)
     return apply_no_relevant(values, undefined, conv)
+
+
+def fallout(enc: Encoded, k: int | None, rel: int, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    """FallOut@k: the non-relevant documents in the top k over N, the non-relevant documents known: every
+    returned document that is not relevant (unjudged ones too), plus under ``ideal = "judged"`` the judged
+    non-relevant ones the run missed. Undefined where N = 0 (torchmetrics: 1, ``no_relevant = "one"``).
+    Linear in the per-rank values, so exact under averaged ties."""
+    qidx, pos = positions(enc)
+    other = 1.0 - relevant(enc, rel)
+    found = per_query_sum(qidx, block_mean(other, enc), _cut(pos, k), enc.n_queries)
+    known = per_query_sum(qidx, other, np.ones(len(other), dtype=bool), enc.n_queries)
+    if conv.ideal == "judged":  # judged non-relevant documents not returned
+        q_of = np.repeat(np.arange(enc.n_queries), np.diff(enc.judged_offsets))
+        judged_other = np.bincount(q_of[enc.judged_grade < rel], minlength=enc.n_queries)
+        returned_judged_other = per_query_sum(qidx, other, enc.judged, enc.n_queries)
+        known = known + judged_other - returned_judged_other
+    undefined = known == 0
+    return apply_no_relevant(found / np.where(undefined, 1.0, known), undefined, conv)
 
 
 def judged_at(enc: Encoded, k: int, conv: Conventions) -> np.ndarray:
@@ -377,6 +395,8 @@ def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarr
         return reciprocal_rank(enc, k, rel, conv)
     if name == "Rprec":
         return rprec(enc, rel, conv)
+    if name == "FallOut":
+        return fallout(enc, k, rel, conv)
     if name == "NumRel":
         return num_relevant(enc, rel), none
     if name == "NumRelRet":

@@ -167,6 +167,13 @@ def _one(
         if not relevant:
             return math.nan
         return sum(d in relevant for d in order[: len(relevant)]) / len(relevant)
+    if name == "FallOut":
+        every_relevant = {d for d, g in grades.items() if g >= rel}
+        returned_not = {d for d in order if d not in every_relevant}
+        known = returned_not | (
+            {d for d, g in grades.items() if g < rel} if conv.ideal == "judged" else set()
+        )
+        return sum(d not in every_relevant for d in top) / len(known) if known else math.nan
     if name == "Judged":
         assert k is not None, "parse() requires a cutoff for Judged"
         return sum(d in grades for d in top) / _denominator(k, order, conv)
@@ -252,8 +259,8 @@ def reference_values(
             value = math.fsum(values) / len(values)
         if value == 0 and conv.no_relevant == "skip_unretrieved" and measure.info.undefined_without_relevant:
             value = math.nan  # nothing relevant retrieved within the cutoff: left out, as trectools does
-        if math.isnan(value) and conv.no_relevant == "zero":
-            value = 0.0
+        if math.isnan(value) and conv.no_relevant in ("zero", "one"):
+            value = 0.0 if conv.no_relevant == "zero" else 1.0
         if q not in run and conv.missing_score == "zero":
             value = 0.0  # every measure is 0 for a judged query the run lacks
         out[q] = value
