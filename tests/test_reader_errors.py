@@ -290,3 +290,22 @@ def test_the_fast_readers_character_check_is_the_id_rule():
     # spot checks written by hand: U+00A0, U+0085, DEL, U+2028, U+3000 are refused; U+00E9, U+200B taken
     assert all(forbidden_in_text(f"a{c}b\n".encode()) for c in "\u00a0\u0085\x7f\u2028\u3000\t\r")
     assert not any(forbidden_in_text(f"a{c}b\n".encode()) for c in "\u00e9\u200b\u00ff")
+
+
+@pytest.mark.parametrize("what", ["missing", "folder"])
+def test_a_file_that_cannot_be_opened_reads_the_same_in_every_reader(tmp_path, what):
+    """formats.inputs.read_input words these errors once: the TREC readers and the judging project's
+    pool, documents and queries readers give the same line."""
+    from qrelkit.judging.project import read_docs, read_pool, read_queries
+
+    path = tmp_path / "nothing.txt"
+    if what == "folder":
+        path.mkdir()
+    expected = {
+        "missing": f"{path}: file not found. Fix: check the path (relative paths start from the current folder)",
+        "folder": f"{path}: is a folder, not a file. Fix: name a file inside it",
+    }[what]
+    for reader in (read_run, read_qrels, read_pool, read_docs, read_queries):
+        with pytest.raises(InputFormatError) as info:
+            reader(path)
+        assert str(info.value) == expected, reader.__name__
