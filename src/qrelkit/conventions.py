@@ -17,8 +17,9 @@ ideal
     Where IDCG's ordering comes from. ``judged`` (default): every judged document of the query, sorted by gain,
     truncated at k. ``returned``: only the documents the run returned, as scikit-learn and torchmetrics do;
     optimistic, since a relevant document the run missed no longer lowers the score. The same choice gives
-    recall, R-precision and AP their number of relevant documents R: every relevant judged document, or the
-    relevant documents the run returned (torchmetrics' ``target.sum()`` over the documents passed in).
+    recall, R-precision, AP and RR their number of relevant documents R (every relevant judged document, or
+    the relevant documents the run returned: torchmetrics' ``target.sum()`` over the documents passed in),
+    and FallOut its non-relevant documents.
 unjudged
     Returned documents with no judgment. ``zero`` (default): they stay in place with gain 0. ``drop``: they are
     removed before ranking (trec_eval ``-J``, the "condensed list"), which promotes everything below them.
@@ -74,8 +75,8 @@ counts
 nonpositive
     Returned documents whose score is 0 or below (after ``precision``). ``retrieved`` (default): a score only
     orders the documents. ``not_retrieved``: they keep their ranks (below every positive score) but never
-    count as relevant documents retrieved by recall, precision, AP and RR, as torchmetrics' zero their
-    target where ``preds <= 0``; R, under ``ideal = "returned"``, still counts them.
+    count as relevant documents retrieved by recall, precision, AP and RR, as torchmetrics' classes for
+    those measures zero the target where ``preds <= 0``; R, under ``ideal = "returned"``, still counts them.
 ap_denominator
     What AP divides its sum of precisions by. ``relevant`` (default, trec_eval): R, the number of relevant
     documents (see ``ideal``). ``retrieved``: the relevant documents retrieved within the cutoff, as
