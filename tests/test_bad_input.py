@@ -213,3 +213,41 @@ def test_gain_map_without_a_grade_is_refused(tmp_path):
     )
     assert proc.returncode == 1 and "grade 1 is not in the gain map {0:0,2:3}" in proc.stderr, proc.stderr
     json.dumps({})  # keep json import used by other helpers
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["pool", "--seed", "-1", "run.txt", "-o", "pool.jsonl"],
+        ["agree", "--seed", "-1", "a.qrels", "b.qrels"],
+        ["compare", "--seed", "-1", "qrels.txt", "a.run", "b.run"],
+        ["report", "--seed", "-1", "qrels.txt", "a.run", "-o", "r.html"],
+        ["judge", "init", "p.db", "--seed", "-1"],
+    ],
+)
+def test_a_negative_seed_is_a_usage_error_in_every_command(args):
+    """cli/options.seed_option: numpy's default_rng refuses a negative seed, so every --seed refuses it
+    first (compare and report once ended in numpy's traceback)."""
+    from click.testing import CliRunner
+
+    from qrelkit.cli import main
+
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert "--seed" in result.output and "-1 is not in the range x>=0" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("command", [["pool"], ["judge", "init", "p.db"]])
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("alice,,bob", "empty name in 'alice,,bob'"), ("alice,bob,alice", "a name is repeated")],
+)
+def test_labellers_read_the_same_in_pool_and_judge_init(command, value, message):
+    """cli/options.parse_labellers: judge init once dropped empty names and kept repeated ones silently."""
+    from click.testing import CliRunner
+
+    from qrelkit.cli import main
+
+    result = CliRunner().invoke(main, [*command, "--labellers", value])
+    assert result.exit_code == 2 and message in result.output, result.output

@@ -64,6 +64,8 @@ MEASURE_DEFAULTS = {
     "rbp_gain": "binary",
     "rbp_residual": "always",
     "iprec_cutoff": "round",
+    "nonpositive": "retrieved",
+    "ap_denominator": "relevant",
     "by_measure": "none",
 }
 #: trec_eval 10's rbp and rbp_resid (m_rbp.c, m_rbp_resid.c)
@@ -84,6 +86,10 @@ EXPECTED_MEASURE_AXES = {
     },
     "ranx": {"rbp_gain": "grade"},
     "ranx-burges": {"rbp_gain": "grade"},
+    "torchmetrics": {
+        "by_measure": "AP(nonpositive=not_retrieved,ap_denominator=retrieved); FallOut(no_relevant=one); "
+        "P(nonpositive=not_retrieved); R(nonpositive=not_retrieved); RR(nonpositive=not_retrieved)",
+    },
     "trectools": {
         "by_measure": "AP(ties=docid_desc,no_relevant=skip); Judged(ties=docid_desc); P(ties=docid_desc); "
         "R(ties=docid_desc,no_relevant=skip); RBP(ties=average); RBP_resid(ties=average); "

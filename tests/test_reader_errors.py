@@ -316,3 +316,22 @@ def test_the_scanners_character_check_is_the_id_rule():
         text = f"q1{chr(code)}Q0 d1 1 1 r\n".encode()
         assert (_native.scan_run(text, None, False) is not None) == (code != 0x0D), hex(code)
         assert _native.scan_run(f"q1 Q0 d1 1 1 r{chr(code)}\n".encode(), None, False) is not None
+
+
+@pytest.mark.parametrize("what", ["missing", "folder"])
+def test_a_file_that_cannot_be_opened_reads_the_same_in_every_reader(tmp_path, what):
+    """formats.inputs.read_input words these errors once: the TREC readers and the judging project's
+    pool, documents and queries readers give the same line."""
+    from qrelkit.judging.project import read_docs, read_pool, read_queries
+
+    path = tmp_path / "nothing.txt"
+    if what == "folder":
+        path.mkdir()
+    expected = {
+        "missing": f"{path}: file not found. Fix: check the path (relative paths start from the current folder)",
+        "folder": f"{path}: is a folder, not a file. Fix: name a file inside it",
+    }[what]
+    for reader in (read_run, read_qrels, read_pool, read_docs, read_queries):
+        with pytest.raises(InputFormatError) as info:
+            reader(path)
+        assert str(info.value) == expected, reader.__name__

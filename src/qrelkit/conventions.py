@@ -16,7 +16,10 @@ discount
 ideal
     Where IDCG's ordering comes from. ``judged`` (default): every judged document of the query, sorted by gain,
     truncated at k. ``returned``: only the documents the run returned, as scikit-learn and torchmetrics do;
-    optimistic, since a relevant document the run missed no longer lowers the score.
+    optimistic, since a relevant document the run missed no longer lowers the score. The same choice gives
+    recall, R-precision, AP and RR their number of relevant documents R (every relevant judged document, or
+    the relevant documents the run returned: torchmetrics' ``target.sum()`` over the documents passed in),
+    and FallOut its non-relevant documents.
 unjudged
     Returned documents with no judgment. ``zero`` (default): they stay in place with gain 0. ``drop``: they are
     removed before ranking (trec_eval ``-J``, the "condensed list"), which promotes everything below them.
@@ -48,7 +51,9 @@ no_relevant
     ``skip``: the query is left out of that measure's mean. ``skip_unretrieved``: as ``skip``, and a query
     whose value is 0 because nothing relevant was retrieved within the cutoff (DCG@k = 0, no relevant
     document in the top k) is left undefined too, as trectools does (its per-query nDCG is NaN there).
-    Reports count the queries this touched.
+    ``one``: the query scores 1 and counts, as torchmetrics' ``empty_target_action="pos"`` (FallOut's
+    default there, where the undefined query is one with nothing non-relevant). Reports count the queries
+    this touched.
 mean
     How a measure's per-query values become one number. ``defined`` (default): the mean over the queries
     where the value is defined. ``run_queries``: the sum of the defined values divided by the number of
@@ -67,6 +72,16 @@ counts
     How the count measures (NumRel, NumRet, NumRelRet) are summarised over queries. ``mean`` (default):
     like every other measure, under the ``mean`` axis. ``sum``: their sum, as ir_measures' aggregate and
     trec_eval's summary line give it.
+nonpositive
+    Returned documents whose score is 0 or below (after ``precision``). ``retrieved`` (default): a score only
+    orders the documents. ``not_retrieved``: they keep their ranks (below every positive score) but never
+    count as relevant documents retrieved by recall, precision, AP and RR, as torchmetrics' classes for
+    those measures zero the target where ``preds <= 0``; R, under ``ideal = "returned"``, still counts them.
+ap_denominator
+    What AP divides its sum of precisions by. ``relevant`` (default, trec_eval): R, the number of relevant
+    documents (see ``ideal``). ``retrieved``: the relevant documents retrieved within the cutoff, as
+    torchmetrics does (``positions.mean()``); optimistic, a run that finds one relevant document at rank 1
+    and nothing else scores 1.
 max_grade
     ERR's scale: the probability that a user stops at a document of grade g is (2^g - 1) / 2^max_grade
     (Chapelle et al. 2009); 4 by default, gdeval's ``$MAX_JUDGMENT``. A judged grade above it is an error
@@ -120,7 +135,7 @@ Precision = Literal["double", "single"]
 Negative = Literal["unjudged", "zero", "reject", "gain"]
 MissingQueries = Literal["zero", "skip"]
 ExtraQueries = Literal["skip", "reject"]
-NoRelevant = Literal["zero", "skip", "skip_unretrieved"]
+NoRelevant = Literal["zero", "skip", "skip_unretrieved", "one"]
 Mean = Literal["defined", "run_queries"]
 CutoffDenominator = Literal["k", "returned"]
 MissingScore = Literal["empty", "zero"]
@@ -128,6 +143,8 @@ Counts = Literal["mean", "sum"]
 RbpGain = Literal["binary", "grade", "scaled"]
 RbpResidual = Literal["always", "if_unjudged"]
 IprecCutoff = Literal["round", "truncate"]
+Nonpositive = Literal["retrieved", "not_retrieved"]
+ApDenominator = Literal["relevant", "retrieved"]
 
 
 _TREC: dict[str, Any] = {
@@ -168,7 +185,10 @@ PROFILE_AXES: dict[str, dict[str, Any]] = {
     "sklearn": {"gain": "linear", "ideal": "returned", "ties": "average", "negative": "reject",
                 "missing_queries": "skip", "extra_queries": "skip"},
     "torchmetrics": {"gain": "linear", "ideal": "returned", "ties": "average", "precision": "single",
-                     "negative": "gain", "missing_queries": "skip", "extra_queries": "skip"},
+                     "negative": "gain", "missing_queries": "skip", "extra_queries": "skip",
+                     "by_measure": "AP(nonpositive=not_retrieved,ap_denominator=retrieved); "
+                                   "FallOut(no_relevant=one); P(nonpositive=not_retrieved); "
+                                   "R(nonpositive=not_retrieved); RR(nonpositive=not_retrieved)"},
     "trectools": {"gain": "linear", "ties": "docid_asc", "negative": "unjudged", "missing_queries": "skip",
                   "extra_queries": "skip", "no_relevant": "skip_unretrieved", "mean": "run_queries",
                   "by_measure": "AP(ties=docid_desc,no_relevant=skip); Judged(ties=docid_desc); "
@@ -262,6 +282,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "rbp_gain": get_args(RbpGain),
     "rbp_residual": get_args(RbpResidual),
     "iprec_cutoff": get_args(IprecCutoff),
+    "nonpositive": get_args(Nonpositive),
+    "ap_denominator": get_args(ApDenominator),
 }
 GAIN_NAMES: tuple[GainName, ...] = get_args(GainName)
 
@@ -328,6 +350,8 @@ MEASURE_AXES = (
     "rbp_gain",
     "rbp_residual",
     "iprec_cutoff",
+    "nonpositive",
+    "ap_denominator",
 )
 
 MeasureAxes = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
@@ -467,6 +491,8 @@ class Conventions:
     rbp_gain: RbpGain = "binary"
     rbp_residual: RbpResidual = "always"
     iprec_cutoff: IprecCutoff = "round"
+    nonpositive: Nonpositive = "retrieved"
+    ap_denominator: ApDenominator = "relevant"
     by_measure: MeasureAxes = ()
     profile: str | None = field(default=None, compare=False)
 

@@ -13,12 +13,16 @@ Definitions (k = cutoff; rel = grade >= threshold; R = number of relevant judged
 nDCG@k      DCG@k / IDCG@k
 DCG@k       sum over ranks i <= k of gain(grade_i) / log_b(i + 1)
 IDCG@k      DCG@k of the ideal ordering (see the ``ideal`` convention)
-R@k         relevant documents in the top k / R (recall)
+R@k         relevant documents in the top k / R (recall; under ``ideal=returned`` R counts the relevant
+            documents returned; under ``nonpositive=not_retrieved`` one scored <= 0 is never retrieved)
 P@k         relevant documents in the top k / k (trec_eval's denominator: k, even if fewer were returned;
             ``cutoff_denominator=returned``: min(k, returned))
-AP, AP@k    sum over relevant documents at ranks i <= k of P@i, divided by R (trec_eval's map and map_cut)
+AP, AP@k    sum over relevant documents at ranks i <= k of P@i, divided by R (trec_eval's map and map_cut;
+            ``ap_denominator=retrieved``: by the relevant documents retrieved within k, as torchmetrics)
 RR, RR@k    1 / rank of the first relevant document (0 when none within k)
 Rprec       P@R
+FallOut@k   non-relevant documents in the top k / N, the non-relevant documents known: the judged ones and
+            the returned unjudged ones (``ideal=returned``: the returned ones); lower is better
 Judged@k    judged documents in the top k / k (``cutoff_denominator=returned``: min(k, returned))
 NumRel      R
 NumRet@k    documents returned (in the top k)
@@ -131,12 +135,45 @@ INFO: dict[str, MeasureInfo] = {
         MeasureInfo(
             "IDCG", "optional", False, (*_GAIN, "ideal", *_RANKING), False, "DCG of the ideal ordering"
         ),
-        MeasureInfo("R", "optional", True, (*_RANKING, "no_relevant"), True, "recall"),
-        MeasureInfo("P", "required", True, (*_RANKING, "cutoff_denominator"), False, "precision"),
-        MeasureInfo("AP", "optional", True, (*_RANKING, "no_relevant"), True, "average precision", _GM),
-        MeasureInfo("RR", "optional", True, (*_RANKING, "no_relevant"), True, "reciprocal rank"),
         MeasureInfo(
-            "Rprec", "none", True, (*_RANKING, "no_relevant"), True, "precision at R", (("mult", "1"),)
+            "R", "optional", True, ("ideal", *_RANKING, "no_relevant", "nonpositive"), True, "recall"
+        ),
+        MeasureInfo(
+            "P", "required", True, (*_RANKING, "cutoff_denominator", "nonpositive"), False, "precision"
+        ),
+        MeasureInfo(
+            "AP",
+            "optional",
+            True,
+            ("ideal", *_RANKING, "no_relevant", "nonpositive", "ap_denominator"),
+            True,
+            "average precision",
+            _GM,
+        ),
+        MeasureInfo(
+            "RR",
+            "optional",
+            True,
+            ("ideal", *_RANKING, "no_relevant", "nonpositive"),
+            True,
+            "reciprocal rank",
+        ),
+        MeasureInfo(
+            "Rprec",
+            "none",
+            True,
+            ("ideal", *_RANKING, "no_relevant"),
+            True,
+            "precision at R",
+            (("mult", "1"),),
+        ),
+        MeasureInfo(
+            "FallOut",
+            "optional",
+            True,
+            ("ideal", *_RANKING, "no_relevant"),
+            True,
+            "non-relevant documents in the top k / non-relevant documents (lower is better)",
         ),
         MeasureInfo(
             "Judged",
@@ -239,6 +276,8 @@ ALIASES = {
     "mrr": "RR",
     "recip_rank": "RR",
     "rprec": "Rprec",
+    "fallout": "FallOut",
+    "fall_out": "FallOut",
     "r-prec": "Rprec",
     "judged": "Judged",
     "numrel": "NumRel",
@@ -320,10 +359,10 @@ def required_depth(measures: Any, conventions: Conventions) -> int | None:
     depth = 0
     for m in measures:
         conv = m.conventions(conventions)
-        if m.k is None or m.name == "Rprec" or conv.unjudged == "drop":
+        if m.k is None or m.name in ("Rprec", "FallOut") or conv.unjudged == "drop":
             return None
-        if m.name in ("nDCG", "IDCG", "nERR") and conv.ideal == "returned":
-            return None
+        if m.name in ("nDCG", "IDCG", "nERR", "R", "AP", "RR") and conv.ideal == "returned":
+            return None  # the ideal, or R, counts every returned document
         depth = max(depth, m.k)
     return depth or None
 

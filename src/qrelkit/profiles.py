@@ -113,6 +113,8 @@ def optimistic_axes(conv: Conventions) -> list[str]:
         out.append("unjudged=drop")
     if conv.ties == "optimistic":
         out.append("ties=optimistic")
+    if conv.ap_denominator == "retrieved":
+        out.append("ap_denominator=retrieved")
     return out
 
 
@@ -344,19 +346,37 @@ def _profiles() -> list[Profile]:
         ),
         Profile(
             "torchmetrics",
-            "torchmetrics functional.retrieval_normalized_dcg (one call per query)",
+            "torchmetrics retrieval metrics (one query index per query, the returned documents)",
             Conventions.from_profile("torchmetrics"),
             evidence=(
                 "functional/retrieval/ndcg.py _dcg_sample_scores: gain = target (linear, negative "
                 "targets are negative gains), ideal = DCG of target sorted (the documents passed in)",
                 "functional/retrieval/ndcg.py _tie_average_dcg: ties averaged",
-                "utilities/checks.py _check_retrieval_functional_inputs: preds cast to float32",
+                "utilities/checks.py _check_retrieval_target_and_prediction_types: preds cast to float32; "
+                "every class but RetrievalNormalizedDCG takes binary targets only (grade >= rel)",
                 "functional/retrieval/ndcg.py: normalized_gain == 0 scores 0",
+                "retrieval/base.py RetrievalMetric.compute: a query without a positive target scores "
+                "empty_target_action, 'neg' (0) by default, and counts in the mean",
+                "functional/retrieval/recall.py, r_precision.py: divided by target.sum(), the relevant "
+                "documents passed in (ideal=returned)",
+                "functional/retrieval/recall.py, precision.py, average_precision.py, reciprocal_rank.py: "
+                "torch.where(preds > 0, target, 0): a document scored <= 0 is not retrieved",
+                "functional/retrieval/average_precision.py: positions.mean(), the mean precision over "
+                "the relevant documents found within top_k (ap_denominator=retrieved)",
+                "functional/retrieval/precision.py: divided by top_k; adaptive_k=True: min(top_k, "
+                "documents) (cutoff_denominator=returned)",
+                "functional/retrieval/hit_rate.py: Success@k; fall_out.py: 1 - target over the documents "
+                "passed in; retrieval/fall_out.py: empty_target_action 'pos' (1) by default",
             ),
-            crosscheck=f"{_TEST}::test_torchmetrics_profile (pytest -m torch)",
-            notes="torchmetrics accumulates in float32: agreement to 1e-6 (checked with 1.9.0). A later "
-            "revision of ndcg.py ranks every document with a score <= 0 as one tied block at the bottom "
-            "and scores 0 when no score is positive; this profile follows 1.9.0.",
+            crosscheck="tests/crosscheck/test_torchmetrics_parity.py (pytest -m torch), "
+            f"{_TEST}::test_torchmetrics_profile",
+            notes="torchmetrics accumulates in float32: agreement to 1e-6 (checked with 1.9.0). Every "
+            "class but nDCG orders equal scores as torch.argsort or topk leave them (unstable, "
+            "undocumented); this profile averages them. RetrievalNormalizedDCG scores a query whose "
+            "targets sum to 0 (2, -1, -1) as empty, retrieval_normalized_dcg does not: the profile "
+            "follows the function. RetrievalAUROC has no qrelkit measure. A later revision of ndcg.py "
+            "ranks every document with a score <= 0 as one tied block at the bottom; this profile "
+            "follows 1.9.0.",
         ),
         Profile(
             "trectools",

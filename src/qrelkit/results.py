@@ -37,6 +37,7 @@ class RunSummary:
             "zero": "scored 0",
             "skip": "skipped",
             "skip_unretrieved": "skipped (also where nothing relevant was retrieved)",
+            "one": "scored 1",
         }[conventions.no_relevant]
         return {
             "name": self.name,

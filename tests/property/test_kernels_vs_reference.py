@@ -39,6 +39,8 @@ MEASURES = [
     "RR(rel=2)@4",
     "Rprec",
     "Rprec(rel=2)",
+    "FallOut",
+    "FallOut(rel=2)@3",
     "Judged@3",
     "Judged@10",
     "P@10",
@@ -184,4 +186,22 @@ def test_cascade_measures_average_ties_exactly(data, conv, measure):
     engine/cascade.py, checked here against every ordering of every tied block."""
     test_kernels_equal_reference.hypothesis.inner_test(
         data, conv.with_(ties="average", by_measure="none"), measure
+    )
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=inputs(),
+    conv=conventions(),
+    measure=st.sampled_from(["AP@1", "AP@2", "AP@3", "AP(rel=2)@4", "AP", "R@2", "P@3", "RR@3", "Rprec"]),
+)
+def test_torchmetrics_axes_average_ties_exactly(data, conv, measure):
+    """AP over the relevant documents found within k is a ratio of two counts that both depend on the
+    order of a tied block straddling k: its exact expectation (engine/kernels.py) against every ordering."""
+    test_kernels_equal_reference.hypothesis.inner_test(
+        data,
+        conv.with_(
+            ties="average", by_measure="none", ap_denominator="retrieved", nonpositive="not_retrieved"
+        ),
+        measure,
     )

@@ -9,6 +9,7 @@ import click
 
 from ..adjudication import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, UNDECIDED_POLICIES
 from ..group_agreement import STATISTICS
+from .options import seed_option
 
 __all__ = ["RunsCommand", "VariadicOptionCommand", "adjudicate_command", "command", "leverage_command"]
 
@@ -153,9 +154,7 @@ def _write_or_echo(text: str, output: str | None, what: str) -> None:
     show_default=True,
     help="query resamples (the judging app and the manifest use the same default)",
 )
-@click.option(
-    "--seed", type=click.IntRange(min=0), default=BOOTSTRAP_SEED, show_default=True, help="bootstrap seed"
-)
+@seed_option("bootstrap seed", default=BOOTSTRAP_SEED)
 @click.option(
     "--runs",
     multiple=True,

@@ -17,6 +17,7 @@ from .evaluate import (
     load_inputs,
     resolve,
 )
+from .options import seed_option
 
 __all__ = ["command", "read_labellers"]
 
@@ -128,7 +129,7 @@ def _nested(grades: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:
 @click.option("--permutations", default="auto", show_default=True, metavar="exact|N",
               help="randomization: enumerate every sign vector, or draw N; auto: exact when at most 24 "
               "queries differ, else 100000")  # fmt: skip
-@click.option("--seed", type=int, default=0, show_default=True, help="seed of every random draw")
+@seed_option("seed of every random draw")
 @click.option("--bootstrap", "resamples", type=click.IntRange(min=1), default=10_000, show_default=True,
               help="paired bootstrap resamples (interval, bootstrap test, noise floor)")  # fmt: skip
 @click.option("--correction", type=click.Choice(["holm", "bonferroni", "bh", "none"]), default="holm",

@@ -48,6 +48,18 @@ CONVENTION_FLAGS = [
         "IPrec's t = recall * R rounded, or +0.9 truncated [default: round]",
     ),
     (
+        "nonpositive",
+        "--nonpositive",
+        None,
+        "documents scored <= 0 count as retrieved or not [default: retrieved]",
+    ),
+    (
+        "ap_denominator",
+        "--ap-denominator",
+        None,
+        "what AP divides by: R, or the relevant retrieved [default: relevant]",
+    ),
+    (
         "by_measure",
         "--by-measure",
         "FAMILY(axis=value,...);...",

@@ -18,6 +18,8 @@ import click
 
 from qrelkit.group_agreement import STATISTIC_NAMES, STATISTICS
 
+from .options import labellers_option, seed_option
+
 __all__ = ["command"]
 
 _DB = click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
@@ -74,9 +76,7 @@ def command() -> None:
               help="docs.jsonl: doc_id, title, text per line.")  # fmt: skip
 @click.option("--queries", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True,
               help="queries.tsv: query_id<TAB>text, no header.")  # fmt: skip
-@click.option(
-    "--labellers", default="", help="Comma-separated names, e.g. alice,bob (default: the pool's plan)."
-)
+@labellers_option("Comma-separated names, e.g. alice,bob (default: the pool's plan).")
 @click.option("--calibration", type=click.IntRange(min=0), default=0, show_default=True,
               help="Calibration queries to draw when the pool marks none (as `qrelkit pool --calibration`).")  # fmt: skip
 @click.option("--no-calibration", is_flag=True,
@@ -85,8 +85,8 @@ def command() -> None:
 @click.option("--runs", "runs", multiple=True, type=click.Path(path_type=Path, exists=True, dir_okay=False),
               help="TREC runs, stored to order the adjudication queue by leverage (repeatable).")  # fmt: skip
 @click.option("--admin", default="admin", show_default=True, help="Name of the admin user.")
-@click.option("--seed", type=click.IntRange(min=0), default=None,
-              help="Seed for the calibration draw and each labeller's order [default: a random one, printed].")  # fmt: skip
+@seed_option("Seed for the calibration draw and each labeller's order [default: a random one, printed].",
+             default=None)  # fmt: skip
 @click.option("--calibration-labellers", type=click.IntRange(min=2), default=None,
               help="Labellers who judge each calibration query, blind to each other [default: the pool's plan, "
                    "else 2]; as many as there are labellers gives every calibration pair to every labeller.")  # fmt: skip
@@ -101,7 +101,7 @@ def command() -> None:
 @click.option("--gate-on", type=click.Choice(["ci_low", "bootstrap_low"]), default=None,
               help="Which lower end the gate compares: of the normal interval (kappa only) or of the query "
                    "bootstrap [default: ci_low for kappa, bootstrap_low for the others].")  # fmt: skip
-def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: Path, labellers: str,
+def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: Path, labellers: tuple[str, ...],
                  calibration: int, no_calibration: bool, runs: tuple[Path, ...], admin: str, seed: int | None,
                  calibration_labellers: int | None, min_kappa: float, weights: str, statistic: str | None,
                  gate_on: str | None) -> None:  # fmt: skip
@@ -113,7 +113,7 @@ def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: Path, 
 
     if no_calibration and calibration:
         raise click.UsageError("--calibration N and --no-calibration contradict each other; pass one")
-    names = [n.strip() for n in labellers.split(",") if n.strip()]
+    names = list(labellers)
     summary = init_project(
         db, rubric=rubric, pool=pool, docs=docs, queries=queries, labellers=names, calibration=calibration,
         no_calibration=no_calibration, runs=runs, admin=admin, seed=seed, min_kappa=min_kappa,

@@ -7,19 +7,9 @@ from pathlib import Path
 import click
 
 from ..pool import DEFAULT_CALIBRATION
+from .options import labellers_option, seed_option
 
 __all__ = ["command"]
-
-
-def _labellers(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    names = tuple(n.strip() for n in value.split(","))
-    if any(not n for n in names):
-        raise click.BadParameter(f"empty name in {value!r}; write names separated by commas: alice,bob")
-    if len(set(names)) != len(names):
-        raise click.BadParameter(f"a name is repeated in {value!r}")
-    return names
 
 
 @click.command("pool")
@@ -67,18 +57,8 @@ def _labellers(ctx: click.Context, param: click.Parameter, value: str | None) ->
     help="labellers per calibration query (with --labellers): groups of that many taken in turn; as many as "
     "there are labellers gives every calibration pair to every labeller",
 )
-@click.option(
-    "--seed",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="seed of the calibration draw (numpy default_rng)",
-)
-@click.option(
-    "--labellers",
-    callback=_labellers,
-    help="comma-separated names: writes an assignment plan into every line of the pool",
-)
+@seed_option("seed of the calibration draw (numpy default_rng)")
+@labellers_option("comma-separated names: writes an assignment plan into every line of the pool")
 @click.option(
     "--input-format",
     type=click.Choice(["auto", "trec", "jsonl", "csv", "tsv", "parquet"]),

@@ -16,6 +16,7 @@ from .evaluate import (
     load_inputs,
     resolve,
 )
+from .options import seed_option
 
 __all__ = ["command"]
 
@@ -36,7 +37,7 @@ __all__ = ["command"]
               show_default=True, help="the paired test (as in compare)")  # fmt: skip
 @click.option("--permutations", default="auto", show_default=True, metavar="exact|N",
               help="randomisation test: exact enumeration, or N Monte Carlo sign flips")  # fmt: skip
-@click.option("--seed", type=int, default=0, show_default=True, help="seed of every random draw")
+@seed_option("seed of every random draw")
 @click.option("--noise-floor", "noise", multiple=True, metavar="A.qrels B.qrels | project.db",
               help="two labellers' calibration judgments: the noise floor, the confusion matrix and marginals")  # fmt: skip
 @click.option("--labellers", default=None, metavar="A,B", help="with a project .db: the two labellers")

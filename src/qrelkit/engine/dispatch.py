@@ -34,7 +34,7 @@ def _compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndar
         return trec_measures.compute(enc, measure, conv)
     if measure.name == "Rprec" and dict(measure.params).get("mult", "1") != "1":
         rel = measure.rel if measure.rel is not None else 1
-        nrel = kernels.num_relevant(enc, rel)
-        values = trec_measures.rprec_mult(enc, rel, float(measure.param("mult")))
+        nrel = kernels.relevant_count(enc, rel, conv)
+        values = trec_measures.rprec_mult(enc, rel, float(measure.param("mult")), conv)
         return apply_no_relevant(values, nrel == 0, conv)
     return kernels.compute(enc, measure, conv)

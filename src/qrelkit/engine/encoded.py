@@ -102,6 +102,8 @@ def apply_no_relevant(
     if conv.no_relevant in ("skip", "skip_unretrieved"):
         values = values.copy()
         values[undefined] = np.nan
+    elif conv.no_relevant == "one":
+        values = np.where(undefined, 1.0, values)
     else:
         values = np.where(undefined, 0.0, values)
     return values, undefined

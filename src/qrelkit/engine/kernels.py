@@ -78,8 +78,13 @@ def _cut(pos: np.ndarray, k: int | None) -> np.ndarray:
     return np.ones(len(pos), dtype=bool) if k is None else pos < k
 
 
-def relevant(enc: Encoded, rel: int) -> np.ndarray:
-    return (enc.judged & (enc.grade >= rel)).astype(np.float64)
+def relevant(enc: Encoded, rel: int, conv: Conventions | None = None) -> np.ndarray:
+    """1.0 for each ranked row that counts as a relevant document retrieved; under ``nonpositive =
+    "not_retrieved"`` a row scored <= 0 never does (a tied block shares one score, so averaging stays exact)."""
+    hit = enc.judged & (enc.grade >= rel)
+    if conv is not None and conv.nonpositive == "not_retrieved":
+        hit &= enc.score > 0
+    return hit.astype(np.float64)
 
 
 def num_relevant(enc: Encoded, rel: int) -> np.ndarray:
@@ -87,6 +92,16 @@ def num_relevant(enc: Encoded, rel: int) -> np.ndarray:
     q_of = np.repeat(np.arange(enc.n_queries), np.diff(enc.judged_offsets))
     hit = enc.judged_grade >= rel
     return np.bincount(q_of[hit], minlength=enc.n_queries).astype(np.float64)
+
+
+def relevant_count(enc: Encoded, rel: int, conv: Conventions) -> np.ndarray:
+    """R, what recall, R-precision and AP divide by: every relevant judged document (``ideal =
+    "judged"``), or the relevant documents the run returned, whatever their score (``ideal = "returned"``)."""
+    if conv.ideal == "judged":
+        return num_relevant(enc, rel)
+    qidx, _ = positions(enc)
+    hit = enc.judged & (enc.grade >= rel)
+    return np.bincount(qidx[hit], minlength=enc.n_queries).astype(np.float64)
 
 
 # ------------------------------------------------------------------------------------------------ kernels
@@ -131,10 +146,12 @@ def ndcg(enc: Encoded, k: int | None, conv: Conventions) -> tuple[np.ndarray, np
     return apply_no_relevant(values, undefined, conv)
 
 
-def rel_in_top(enc: Encoded, k: int | np.ndarray | None, rel: int) -> np.ndarray:
+def rel_in_top(
+    enc: Encoded, k: int | np.ndarray | None, rel: int, conv: Conventions | None = None
+) -> np.ndarray:
     """Expected number of relevant documents in the top k (k may vary per query)."""
     qidx, pos = positions(enc)
-    r = block_mean(relevant(enc, rel), enc)
+    r = block_mean(relevant(enc, rel, conv), enc)
     if k is None:
         mask = np.ones(len(pos), dtype=bool)
     elif isinstance(k, np.ndarray):
@@ -145,9 +162,9 @@ def rel_in_top(enc: Encoded, k: int | np.ndarray | None, rel: int) -> np.ndarray
 
 
 def recall(enc: Encoded, k: int | None, rel: int, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
-    nrel = num_relevant(enc, rel)
+    nrel = relevant_count(enc, rel, conv)
     undefined = nrel == 0
-    values = rel_in_top(enc, k, rel) / np.where(undefined, 1.0, nrel)
+    values = rel_in_top(enc, k, rel, conv) / np.where(undefined, 1.0, nrel)
     return apply_no_relevant(values, undefined, conv)
 
 
@@ -161,15 +178,33 @@ def _cutoff_denominator(enc: Encoded, k: int, conv: Conventions) -> np.ndarray |
 
 
 def precision(enc: Encoded, k: int, rel: int, conv: Conventions) -> np.ndarray:
-    out: np.ndarray = rel_in_top(enc, k, rel) / _cutoff_denominator(enc, k, conv)
+    out: np.ndarray = rel_in_top(enc, k, rel, conv) / _cutoff_denominator(enc, k, conv)
     return out
 
 
 def rprec(enc: Encoded, rel: int, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
-    nrel = num_relevant(enc, rel)
+    nrel = relevant_count(enc, rel, conv)
     undefined = nrel == 0
     values = rel_in_top(enc, nrel.astype(np.int64), rel) / np.where(undefined, 1.0, nrel)
     return apply_no_relevant(values, undefined, conv)
+
+
+def fallout(enc: Encoded, k: int | None, rel: int, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    """FallOut@k: the non-relevant documents in the top k over N, the non-relevant documents known: every
+    returned document that is not relevant (unjudged ones too), plus under ``ideal = "judged"`` the judged
+    non-relevant ones the run missed. Undefined where N = 0 (torchmetrics: 1, ``no_relevant = "one"``).
+    Linear in the per-rank values, so exact under averaged ties."""
+    qidx, pos = positions(enc)
+    other = 1.0 - relevant(enc, rel)
+    found = per_query_sum(qidx, block_mean(other, enc), _cut(pos, k), enc.n_queries)
+    known = per_query_sum(qidx, other, np.ones(len(other), dtype=bool), enc.n_queries)
+    if conv.ideal == "judged":  # judged non-relevant documents not returned
+        q_of = np.repeat(np.arange(enc.n_queries), np.diff(enc.judged_offsets))
+        judged_other = np.bincount(q_of[enc.judged_grade < rel], minlength=enc.n_queries)
+        returned_judged_other = per_query_sum(qidx, other, enc.judged, enc.n_queries)
+        known = known + judged_other - returned_judged_other
+    undefined = known == 0
+    return apply_no_relevant(found / np.where(undefined, 1.0, known), undefined, conv)
 
 
 def judged_at(enc: Encoded, k: int, conv: Conventions) -> np.ndarray:
@@ -211,18 +246,67 @@ def average_precision(
     documents, with c relevant documents ranked before the block:
     E[rel(r) * C(r)] = (m/n) * (c + 1) + (j - 1) * m(m - 1) / (n(n - 1)),
     since E[rel_j] = m/n and E[rel_i rel_j] = m(m - 1)/(n(n - 1)) for i != j. With n = 1 this is rel * C(r).
+
+    ``ap_denominator = "retrieved"`` divides by H, the relevant documents retrieved within k, instead of R
+    (0 where H = 0). H is fixed by the ordering except where a tied block straddles k: see
+    :func:`_ap_over_retrieved`.
     """
     qidx, pos = positions(enc)
-    r = relevant(enc, rel)
+    r = relevant(enc, rel, conv)
     n, m, j, before = _blocks(enc, r)
     with np.errstate(divide="ignore", invalid="ignore"):
         pair = np.where(n > 1, m * (m - 1.0) / (n * (n - 1.0)), 0.0)
     expected = (m / n) * (before + 1.0) + (j - 1.0) * pair
     terms = expected / (pos + 1.0)
     total = per_query_sum(qidx, terms, _cut(pos, k), enc.n_queries)
-    nrel = num_relevant(enc, rel)
+    nrel = relevant_count(enc, rel, conv)
     undefined = nrel == 0
+    if conv.ap_denominator == "retrieved":
+        found = rel_in_top(enc, k, rel, conv)
+        values = np.where(found == 0, 0.0, total / np.where(found == 0, 1.0, found))
+        if k is not None and enc.block_starts is not None:
+            _ap_over_retrieved(enc, k, r, terms, values)
+        return apply_no_relevant(values, undefined, conv)
     return apply_no_relevant(total / np.where(undefined, 1.0, nrel), undefined, conv)
+
+
+def _ap_over_retrieved(enc: Encoded, k: int, r: np.ndarray, terms: np.ndarray, values: np.ndarray) -> None:
+    """Exact E[S / H] for each query whose tied block straddles k, in place in ``values``.
+
+    The block holds n rows from position s (0-based), t = k - s of them within k, m relevant; c relevant
+    rows and an expected sum S0 lie above it. The orderings of earlier blocks are independent of this one,
+    so E[S / H] = sum over x of P(X = x) (S0 + E[S_B | X = x]) / (c + x), X hypergeometric (n, m, t): the
+    relevant rows among the t. Given x of them at a uniformly drawn set of the t positions, position i
+    (1-based) holds one with probability x / t, and then (x - 1)(i - 1)/(t - 1) of the others lie above it:
+    E[S_B | X = x] = sum over i of (x / t)(c + 1 + (i - 1)(x - 1)/(t - 1)) / (s + i).
+    """
+    from math import comb
+
+    starts = enc.block_starts
+    assert starts is not None
+    sizes = np.diff(np.append(starts, len(r)))
+    for q in range(enc.n_queries):
+        lo, hi = int(enc.offsets[q]), int(enc.offsets[q + 1])
+        if hi - lo <= k:
+            continue
+        b = int(np.searchsorted(starts, lo + k - 1, side="right") - 1)  # the block holding rank k
+        start, n = int(starts[b]), int(sizes[b])
+        if start + n <= lo + k or n == 1:
+            continue
+        s, t = start - lo, lo + k - start
+        m = int(r[start : start + n].sum())
+        c = float(r[lo:start].sum())
+        s0 = float(terms[lo:start].sum())
+        total_ways = comb(n, t)
+        expected = 0.0
+        for x in range(max(0, t - (n - m)), min(m, t) + 1):
+            if c + x == 0:
+                continue
+            p = comb(m, x) * comb(n - m, t - x) / total_ways
+            spread = (x - 1.0) / (t - 1.0) if t > 1 else 0.0
+            sb = sum((x / t) * (c + 1.0 + (i - 1.0) * spread) / (s + i) for i in range(1, t + 1))
+            expected += p * (s0 + sb) / (c + x)
+        values[q] = expected
 
 
 def reciprocal_rank(
@@ -235,7 +319,7 @@ def reciprocal_rank(
     P(j) = [prod_{i=0}^{j-2} (n - m - i) / (n - i)] * m / (n - j + 1), and E[RR@k] = sum_{s + j <= k} P(j)/(s + j).
     """
     qidx, pos = positions(enc)
-    r = relevant(enc, rel)
+    r = relevant(enc, rel, conv)
     values = np.zeros(enc.n_queries, dtype=np.float64)
     hits = np.flatnonzero(r > 0)
     # the first relevant row of each query in rank order (ignoring k: a tied block may straddle it)
@@ -265,7 +349,7 @@ def reciprocal_rank(
                 if none_before <= 0.0:
                     break
             values[q] = expected
-    nrel = num_relevant(enc, rel)
+    nrel = relevant_count(enc, rel, conv)
     undefined = nrel == 0
     return apply_no_relevant(values, undefined, conv)
 
@@ -311,6 +395,8 @@ def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarr
         return reciprocal_rank(enc, k, rel, conv)
     if name == "Rprec":
         return rprec(enc, rel, conv)
+    if name == "FallOut":
+        return fallout(enc, k, rel, conv)
     if name == "NumRel":
         return num_relevant(enc, rel), none
     if name == "NumRelRet":

@@ -91,13 +91,23 @@ def _denominator(k: int, order: list[str], conv: Conventions) -> int:
     return k if conv.cutoff_denominator == "k" else max(1, min(k, len(order)))
 
 
-def _one(measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions) -> float:
-    """The measure on one fixed ordering (before the no-relevant policy)."""
+def _one(
+    measure: Measure,
+    order: list[str],
+    grades: dict[str, int],
+    conv: Conventions,
+    unretrieved: frozenset[str] = frozenset(),
+) -> float:
+    """The measure on one fixed ordering (before the no-relevant policy). ``unretrieved``: the returned
+    documents that never count as relevant retrieved (scored <= 0, under ``nonpositive=not_retrieved``)."""
     k = measure.k
     top = order if k is None else order[:k]
     rel = measure.rel if measure.rel is not None else 1
     relevant = {d for d, g in grades.items() if g >= rel}
     name = measure.name
+    if name in ("R", "AP", "RR", "Rprec") and conv.ideal == "returned":
+        relevant &= set(order)  # R counts the relevant documents returned
+    found = relevant - unretrieved if name in ("R", "P", "AP", "RR") else relevant
 
     def gain(d: str) -> float:
         return _gain(grades[d], conv.gain) if d in grades else 0.0
@@ -131,30 +141,39 @@ def _one(measure: Measure, order: list[str], grades: dict[str, int], conv: Conve
         ideal = ideal_dcg()
         return dcg(top) / ideal if ideal != 0 else math.nan
     if name == "R":
-        return sum(d in relevant for d in top) / len(relevant) if relevant else math.nan
+        return sum(d in found for d in top) / len(relevant) if relevant else math.nan
     if name == "P":
         assert k is not None, "parse() requires a cutoff for P"
-        return sum(d in relevant for d in top) / _denominator(k, order, conv)
+        return sum(d in found for d in top) / _denominator(k, order, conv)
     if name == "AP":
         if not relevant:
             return math.nan
         hits, total = 0, 0.0
         for i, d in enumerate(top):
-            if d in relevant:
+            if d in found:
                 hits += 1
                 total += hits / (i + 1)
+        if conv.ap_denominator == "retrieved":
+            return total / hits if hits else 0.0
         return total / len(relevant)
     if name == "RR":
         if not relevant:
             return math.nan
         for i, d in enumerate(top):
-            if d in relevant:
+            if d in found:
                 return 1.0 / (i + 1)
         return 0.0
     if name == "Rprec":
         if not relevant:
             return math.nan
         return sum(d in relevant for d in order[: len(relevant)]) / len(relevant)
+    if name == "FallOut":
+        every_relevant = {d for d, g in grades.items() if g >= rel}
+        returned_not = {d for d in order if d not in every_relevant}
+        known = returned_not | (
+            {d for d, g in grades.items() if g < rel} if conv.ideal == "judged" else set()
+        )
+        return sum(d not in every_relevant for d in top) / len(known) if known else math.nan
     if name == "Judged":
         assert k is not None, "parse() requires a cutoff for Judged"
         return sum(d in grades for d in top) / _denominator(k, order, conv)
@@ -239,15 +258,16 @@ def reference_values(
         if conv.precision == "single":
             rows = [(d, _single(s), line) for d, s, line in rows]
         orders = _orderings(rows, grades, conv)
-        values = [_one(measure, order, grades, conv) for order in orders]
+        unretrieved = frozenset(d for d, s, _ in rows if s <= 0 and conv.nonpositive == "not_retrieved")
+        values = [_one(measure, order, grades, conv, unretrieved) for order in orders]
         if any(math.isnan(v) for v in values):
             value = math.nan
         else:
             value = math.fsum(values) / len(values)
         if value == 0 and conv.no_relevant == "skip_unretrieved" and measure.info.undefined_without_relevant:
             value = math.nan  # nothing relevant retrieved within the cutoff: left out, as trectools does
-        if math.isnan(value) and conv.no_relevant == "zero":
-            value = 0.0
+        if math.isnan(value) and conv.no_relevant in ("zero", "one"):
+            value = 0.0 if conv.no_relevant == "zero" else 1.0
         if q not in run and conv.missing_score == "zero":
             value = 0.0  # every measure is 0 for a judged query the run lacks
         out[q] = value

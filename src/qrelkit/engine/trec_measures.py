@@ -120,10 +120,10 @@ def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarr
     raise AssertionError(f"no kernel for {name}")  # parse() admits only the measures of TREC_INFO
 
 
-def rprec_mult(enc: Encoded, rel: int, mult: float) -> np.ndarray:
+def rprec_mult(enc: Encoded, rel: int, mult: float, conv: Conventions) -> np.ndarray:
     """trec_eval's Rprec_mult: relevant in the top c / c, c = (long)(mult * R + 0.9), 0 when c = 0 (exact
-    under averaged ties: linear in the per-rank relevance)."""
-    from .kernels import num_relevant
+    under averaged ties: linear in the per-rank relevance); R per the ``ideal`` axis."""
+    from .kernels import relevant_count
 
-    cut = np.floor(mult * num_relevant(enc, rel) + 0.9).astype(np.int64)
+    cut = np.floor(mult * relevant_count(enc, rel, conv) + 0.9).astype(np.int64)
     return tk._div(rel_in_top(enc, cut, rel), cut)

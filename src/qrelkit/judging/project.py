@@ -27,6 +27,7 @@ from typing import Any
 
 from qrelkit.data import check_run_names
 from qrelkit.errors import InputFormatError, ValidationError, did_you_mean
+from qrelkit.formats.inputs import read_input
 from qrelkit.naming import check_id
 from qrelkit.pool import calibration_notes, draw_calibration, plan_assignments
 from qrelkit.rubric import Rubric, load_rubric
@@ -64,22 +65,16 @@ class PoolEntry:
 
 
 def _lines(path: Path) -> list[tuple[int, str]]:
+    raw = read_input(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputFormatError("file not found", source=str(path), fix="check the path") from None
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputFormatError(f"file is not UTF-8 ({exc.reason})", source=str(path)) from None
-    except IsADirectoryError:
-        raise InputFormatError(
-            "is a folder, not a file", source=str(path), fix="name a file inside it"
-        ) from None
-    except PermissionError:
-        raise InputFormatError("cannot be read (permission denied)", source=str(path)) from None
-    # Lines end at "\n" only: str.splitlines would also cut at U+2028, U+0085 and others, which JSON
-    # strings may hold raw, and number the lines differently from every other reader.
-    lines = text.split("\n")
-    return [(n, line.removesuffix("\r")) for n, line in enumerate(lines, start=1) if line.strip()]
+    # Lines end at "\n", "\r\n" or a lone "\r" (text mode's universal newlines) only: str.splitlines
+    # would also cut at U+2028, U+0085 and others, which JSON strings may hold raw, and number the lines
+    # differently from every other reader.
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return [(n, line) for n, line in enumerate(lines, start=1) if line.strip()]
 
 
 def _json_line(path: Path, number: int, line: str) -> dict[str, Any]:

@@ -222,7 +222,7 @@ def print_table(results: Results, per_query: bool, console: Any) -> None:
             notes.append(f"{counts['absent_from_qrels_skipped']} without judgments, skipped")
         undefined = {m: n for m, n in run.undefined.items() if n}
         if undefined:
-            verb = "scored 0" if results.conventions.no_relevant == "zero" else "skipped"
+            verb = {"zero": "scored 0", "one": "scored 1"}.get(results.conventions.no_relevant, "skipped")
             notes.append(
                 "no relevant documents (" + verb + "): " + ", ".join(f"{m} {n}" for m, n in undefined.items())
             )

@@ -19,6 +19,7 @@ import pyarrow.csv as pcsv
 from ...errors import InputFormatError
 from ...fingerprint import Fingerprint
 from ...naming import ID_PATTERN, check_id, id_problem
+from ..inputs import read_input
 from .common import MAX_ID_BYTES, TextCheck, gunzip, long_id
 
 RUN_COLUMNS = ("query_id", "iteration", "doc_id", "rank", "score", "tag")
@@ -29,20 +30,7 @@ QRELS_LAYOUT = "query_id iteration doc_id grade"
 
 def read_bytes(path: Path) -> tuple[bytes, Fingerprint]:
     """Read a file (gunzipping it when its first bytes say gzip) and fingerprint the bytes as stored."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputFormatError(
-            "file not found",
-            source=str(path),
-            fix="check the path (relative paths start from the current folder)",
-        ) from None
-    except IsADirectoryError:
-        raise InputFormatError(
-            "is a folder, not a file", source=str(path), fix="name a file inside it"
-        ) from None
-    except PermissionError:
-        raise InputFormatError("cannot be read (permission denied)", source=str(path)) from None
+    raw = read_input(path)
     fingerprint = Fingerprint(hashlib.sha256(raw).hexdigest(), "file-bytes", str(path))
     if raw[:2] == b"\x1f\x8b":
         raw = gunzip(raw, str(path))  # bounded: a gzip bomb is refused before it fills memory
