@@ -275,6 +275,34 @@ def test_concurrent_failed_sign_ins_cannot_pass_the_limit(project: Path) -> None
         assert sorted(codes) == [403] * 5 + [429] * 35
 
 
+def test_concurrent_good_sign_ins_from_one_address_all_pass(project: Path) -> None:
+    """Twenty labellers behind one address use their links at once, with a limit of 1: attempts in flight
+    (each waits for the database) fill the limit, and the others wait for their answers instead of being
+    refused for failures nobody made (an attempt counts from its start and is taken back on success)."""
+    from qrelkit.judging.web import create_app
+
+    with ThreadServer(create_app(project, signin_limit=(1, 60.0))) as srv:
+        n = 20
+        links = [f"/invite/{invite(project, 'alice')}" for _ in range(n)]
+        barrier, codes = threading.Barrier(n), []
+
+        def use_link(link: str) -> None:
+            with httpx.Client(base_url=srv.url, timeout=60) as client:
+                page = client.get(link)
+                csrf = CSRF_RE.search(page.text).group(1)  # type: ignore[union-attr]
+                barrier.wait(timeout=60)
+                codes.append(client.post(link, data={"csrf_token": csrf}).status_code)
+
+        threads = [threading.Thread(target=use_link, args=(link,)) for link in links]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert codes == [303] * n
+        assert httpx.get(f"{srv.url}/invite/{'x' * 44}").status_code == 403  # one failure fills the limit
+        assert httpx.get(f"{srv.url}/invite/{'y' * 44}").status_code == 429  # then nobody waits: refused
+
+
 def bad_sign_ins(url: str, n: int, **client_kwargs: object) -> list[int]:
     """``n`` made-up links, each claiming another client address in ``X-Forwarded-For``."""
     with httpx.Client(base_url=url, **client_kwargs) as client:  # type: ignore[arg-type]

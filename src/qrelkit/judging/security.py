@@ -179,12 +179,15 @@ class RateLimiter:
     in at nine o'clock. An attempt counts as a failure from the moment it starts (:meth:`attempt`, one
     step under the lock) and is taken back when it succeeds (:meth:`succeeded`): many concurrent bad
     attempts cannot pass the limit while each waits for its answer. Once a key is over its limit every
-    attempt is refused until the window passes.
+    attempt is refused until the window passes. While some of the attempts that fill the limit are still
+    in flight (:meth:`in_flight`; :meth:`settled` ends one), a caller may wait for them instead of refusing:
+    they may yet succeed, and so free their place.
     """
 
     def __init__(self, limit: int, window: float) -> None:
         self.limit, self.window = limit, window
         self._events: dict[str, deque[float]] = {}
+        self._flying: dict[str, list[float]] = {}
         self._lock = threading.Lock()
 
     def _recent(self, key: str, t: float) -> deque[float]:
@@ -204,7 +207,22 @@ class RateLimiter:
             if len(q) >= self.limit:
                 return None
             q.append(t)
+            self._flying.setdefault(key, []).append(t)
             return t
+
+    def in_flight(self, key: str) -> bool:
+        """Whether an attempt of ``key`` has started and not yet :meth:`settled`."""
+        with self._lock:
+            return bool(self._flying.get(key))
+
+    def settled(self, key: str, ticket: float) -> None:
+        """The attempt ``ticket`` has its answer (it stays a failure unless it :meth:`succeeded`)."""
+        with self._lock:
+            flying = self._flying.get(key)
+            if flying is not None and ticket in flying:
+                flying.remove(ticket)
+                if not flying:
+                    del self._flying[key]
 
     def succeeded(self, key: str, ticket: float) -> None:
         """The attempt ``ticket`` succeeded: it no longer counts."""
