@@ -229,19 +229,6 @@ class RelLists:
         g = self.grades_as_gains
         return self.prefix(np.where(g > 0, g / self.log2_rank, 0.0))
 
-    def query(self, q: int, length: int | None = None) -> np.ndarray:
-        """Query q's codes in rank order (every rank, as in the dense form), the first ``length`` only if
-        given."""
-        rows = self.rel[self.offsets[q] : self.offsets[q + 1]]
-        shown = int(self.num_ret[q]) if length is None else min(length, int(self.num_ret[q]))
-        if not self.sparse:
-            return rows[:shown]
-        out = np.full(shown, NONPOOL, dtype=np.int64)
-        ranks = self.pos[self.offsets[q] : self.offsets[q + 1]]
-        inside = ranks < shown
-        out[ranks[inside]] = rows[inside]
-        return out
-
 
 def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num / den where den != 0, else 0 (trec_eval leaves the value at 0)."""
