@@ -231,6 +231,27 @@ def _cascade(measure: Measure, order: list[str], grades: dict[str, int], conv: C
     return value / ideal if ideal > 0 else math.nan
 
 
+def _scored(
+    qrels: dict[str, dict[str, int]],
+    run: dict[str, list[Row]],
+    judged: dict[str, dict[str, int]],
+    conv: Conventions,
+) -> list[tuple[str, dict[str, int], list[Row]]]:
+    """(query, its judgments, its rows) for every scored query: the query set of ``missing_queries``,
+    unjudged rows dropped under ``unjudged=drop``, scores rounded under ``precision=single``."""
+    scored = sorted(qrels) if conv.missing_queries == "zero" else sorted(set(qrels) & set(run))
+    out = []
+    for q in scored:
+        grades = judged.get(q, {})
+        rows = list(run.get(q, []))
+        if conv.unjudged == "drop":
+            rows = [r for r in rows if r[0] in grades]
+        if conv.precision == "single":
+            rows = [(d, _single(s), line) for d, s, line in rows]
+        out.append((q, grades, rows))
+    return out
+
+
 def reference_values(
     qrels: dict[str, dict[str, int]],
     run: dict[str, list[Row]],
@@ -245,18 +266,8 @@ def reference_values(
     judged = _judgments(qrels, conv)
     if conv.extra_queries == "reject" and set(run) - set(qrels):
         raise ValueError("run has queries without judgments")
-    if conv.missing_queries == "zero":
-        scored = sorted(qrels)
-    else:
-        scored = sorted(set(qrels) & set(run))
     out: dict[str, float] = {}
-    for q in scored:
-        grades = judged.get(q, {})
-        rows = list(run.get(q, []))
-        if conv.unjudged == "drop":
-            rows = [r for r in rows if r[0] in grades]
-        if conv.precision == "single":
-            rows = [(d, _single(s), line) for d, s, line in rows]
+    for q, grades, rows in _scored(qrels, run, judged, conv):
         orders = _orderings(rows, grades, conv)
         unretrieved = frozenset(d for d, s, _ in rows if s <= 0 and conv.nonpositive == "not_retrieved")
         values = [_one(measure, order, grades, conv, unretrieved) for order in orders]
@@ -293,15 +304,8 @@ def compat_reference_values(
     judged = _judgments(qrels, conv)
     p = float(measure.param("p"))
     normalize = measure.param("normalize") == "True"
-    scored = sorted(qrels) if conv.missing_queries == "zero" else sorted(set(qrels) & set(run))
     out: dict[str, float] = {}
-    for q in scored:
-        grades = judged.get(q, {})
-        rows = list(run.get(q, []))
-        if conv.unjudged == "drop":
-            rows = [r for r in rows if r[0] in grades]
-        if conv.precision == "single":
-            rows = [(d, _single(s), line) for d, s, line in rows]
+    for q, grades, rows in _scored(qrels, run, judged, conv):
         (order,) = _orderings(rows, grades, conv)
         relevant = {d: g for d, g in grades.items() if g > 0}
         if not relevant:
