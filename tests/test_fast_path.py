@@ -112,17 +112,20 @@ def test_gzip_is_read_by_the_fast_path_and_fingerprinted_as_stored(tmp_path):
     ],
 )
 def test_whitespace_layouts_stream_and_others_take_the_robust_path(tmp_path, monkeypatch, text):
-    """Fields split on runs of whitespace stream through the native scanner (Arrow's parse, splitting on
-    single spaces, leaves them to the robust reader); a trailing field goes to the robust reader."""
+    """Fields split on runs of whitespace, and fields after the sixth (ignored and counted), stream
+    through the native scanner; Arrow's parse, splitting on single spaces, leaves them to the robust
+    reader."""
     from qrelkit import _native
 
     (tmp_path / "run.txt").write_text(text)
     robust = read_run(tmp_path / "run.txt", reader="robust")
     assert robust.frame.height == text.count("Q0")
     run = read_run(tmp_path / "run.txt")
-    streams = _native.lib is not None and "extra" not in text
+    streams = _native.lib is not None
     assert (run.meta.get("reader") == "fast") == streams
     assert _frames_equal(run, robust)
+    key = "lines_with_trailing_fields_ignored"
+    assert run.meta.get(key) == robust.meta.get(key) == (1 if "extra" in text else None)
     monkeypatch.setattr(_native, "lib", None)
     assert fast.read_run_fast(tmp_path / "run.txt") is None
     assert read_run(tmp_path / "run.txt").meta.get("reader") != "fast"

@@ -28,6 +28,7 @@ class Columns:
     tag: bytes | None
     fingerprint: Fingerprint
     source: str
+    trailing: int = 0  # run lines with fields after the sixth, ignored (the native split only)
 
     @property
     def rows(self) -> int:

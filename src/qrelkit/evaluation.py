@@ -693,6 +693,8 @@ def _evaluate_small(
                 "rows_read": run.rows,
                 "reader": "small",
             }
+            if run.trailing:
+                meta["lines_with_trailing_fields_ignored"] = run.trailing
             return RunValues(
                 run.tag.decode() if run.tag else path.stem, run.fingerprint, meta, queries, values
             )

@@ -102,6 +102,15 @@ WHITESPACE = [
     b"\n \t\r\nq Q0 d 1 1 t\n\n",  # blank lines first and last
 ]
 
+#: Runs with fields after the sixth, which trec_eval and the robust reader ignore: the scanner ignores them
+#: too, and counts the lines that hold them (``lines_with_trailing_fields_ignored``).
+TRAILING = [
+    (b"q Q0 d 1 1 t x\n", 1),  # seven fields
+    (b"q Q0 d 1 1 t x y z\nq Q0 e 2 0.5 t\n", 1),  # nine, then six
+    (b"q Q0 d 1 1 t\tx \r\nq Q0 e 2 0.5 t  \xc3\xa9\n", 2),  # other whitespace; UTF-8 in the rest
+    (b"q Q0 d 1 1 t x\n\nr Q0 d 1 1 t 1 2\nq Q0 e 2 0.5 t\n", 2),  # a blank line; a query that comes back
+]
+
 REFUSED = [
     b"q Q0 d 1 1 t\rq Q0 e 2 1 t\n",  # a carriage return not before a line end (Arrow ends a line there)
     b"q Q0 d 1 1 t\r\r\n",  # the same, then CRLF
@@ -110,7 +119,9 @@ REFUSED = [
     b"q Q0 d\xc2\x85 1 1 t\n",  # a C1 control (U+0085)
     b"q Q0 d\xc2\xa0e 1 1 t\n",  # U+00A0, a no-break space
     b"q Q0 d 1 1 t\xe3\x80\x80\n",  # U+3000 in the tag: the id rule's characters are refused anywhere
-    b"q Q0 d 1 1 t x\n",  # seven fields
+    b"q Q0 d 1 1 t x\x01\n",  # seven fields, a control character in the seventh
+    b"q Q0 d 1 1 t x\ry\n",  # seven fields, a carriage return within them (Arrow ends a line there)
+    b"q Q0 d 1 1 t \xc2\xa0\n",  # seven fields, the seventh a character the id rule forbids
     b"q Q0 d 1 1\n",  # five fields
     b"q Q0 d 1 1 t",  # no final newline (the reader adds one before scanning)
     b"q Q0 d\xff 1 1 t\n",  # not UTF-8
@@ -158,6 +169,31 @@ def test_whitespace_layouts_stream_with_the_robust_readers_rows(tmp_path, monkey
         assert native[2]["reader"] == "fast" and native[2]["rows_read"] == robust.height
         expected = robust if k is None else fast._reduce(robust, k, False)
         assert native[0].select(cols).sort("line").equals(expected.sort("line"))
+
+
+@needs_native
+@pytest.mark.parametrize("chunk", [16, 16 << 20])
+@pytest.mark.parametrize("text,count", TRAILING)
+def test_trailing_fields_are_ignored_and_counted_as_the_robust_reader_does(
+    tmp_path, monkeypatch, text, count, chunk
+):
+    """Each path the scanner serves (every row, top rows, the small path's split) gives the robust
+    reader's rows and its ``lines_with_trailing_fields_ignored``."""
+    path = tmp_path / "run.txt"
+    path.write_bytes(text)
+    monkeypatch.setattr(blocks, "NATIVE_BLOCK_BYTES", chunk)
+    cols = ["query_id", "doc_id", "score", "rank", "line"]
+    robust = read_run(path, reader="robust")
+    assert robust.meta["lines_with_trailing_fields_ignored"] == count
+    for k in (None, 1):
+        native = fast._read_run_native(path, k, False, None)
+        assert native[2]["lines_with_trailing_fields_ignored"] == count
+        expected = robust.frame if k is None else fast._reduce(robust.frame, k, False)
+        assert native[0].select(cols).sort("line").equals(expected.select(cols).sort("line"))
+    split = _native.split(text, 6, 4, score=True, integer_field=3, same_field=5, trailing=True)
+    assert split is not None and split[3] == count and len(split[2]) == robust.frame.height
+    assert _native.split(text, 6, 4, score=True, integer_field=3, same_field=5) is None  # runs only
+    assert _native.scan_qrels(text.replace(b" Q0", b" 0")) is None  # judgments take no trailing field
 
 
 @needs_native

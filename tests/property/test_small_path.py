@@ -149,6 +149,7 @@ WHITESPACE_LAYOUTS = [
     (GOOD_QRELS, GOOD_RUN + "\n"),  # a blank line
     (GOOD_QRELS, GOOD_RUN + "  "),  # trailing whitespace after the last line
     (GOOD_QRELS.replace(" ", " \t ").replace("\n", " \r\n\n"), GOOD_RUN.replace(" ", "\x0b ")),
+    (GOOD_QRELS, GOOD_RUN.replace("sys\n", "sys x y\n", 1)),  # fields after the sixth, ignored
 ]
 
 
@@ -163,6 +164,8 @@ def test_whitespace_layouts_take_the_small_path_with_the_scanner(tmp_path, monke
         assert got is not None and got.runs[0].queries.query_ids == want.runs[0].queries.query_ids
         for name, values in want.runs[0].values.items():
             assert np.array_equal(got.runs[0].values[name].view(np.int64), values.view(np.int64)), name
+        key = "lines_with_trailing_fields_ignored"
+        assert got.runs[0].meta.get(key) == want.runs[0].meta.get(key)
     monkeypatch.setattr(_native, "lib", None)
     assert evaluate_small_files(qpath, [rpath], MEASURES) is None
 

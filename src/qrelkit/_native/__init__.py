@@ -17,7 +17,7 @@ import numpy as np
 
 #: Bumped with every change to scan.c's functions or structures: a library built from another version of
 #: the source is not used.
-ABI = 8
+ABI = 9
 
 LIBRARY = "_qkscan.dll" if sys.platform == "win32" else "_qkscan.so"
 
@@ -39,6 +39,7 @@ class _Result(ctypes.Structure):
                 "tag_len",
                 "refused_line",
                 "rows",
+                "trailing",
             )
         ],
         ("q_off", _I64),
@@ -90,6 +91,7 @@ def _load() -> ctypes.CDLL | None:
         ctypes.c_void_p,
         ctypes.c_int32,
         ctypes.c_int32,
+        ctypes.c_void_p,
     ]
     lib.qk_gather.restype = None
     lib.qk_gather.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]
@@ -147,6 +149,7 @@ class Scanned:
     tag: bytes
     pair: np.ndarray | None = None  # any_order: a hash of (query id, document id) for every row
     rows: int = 0  # the lines that are not blank
+    trailing: int = 0  # lines with fields after the sixth (ignored)
 
 
 def _copy(pointer, n: int, dtype) -> np.ndarray:
@@ -212,16 +215,18 @@ def _scanned(r, tag: bytes, pairs: bool) -> Scanned:
         tag=tag,
         pair=_copy(r.pair, r.rows, np.uint64) if pairs else None,
         rows=r.rows,
+        trailing=r.trailing,
     )
 
 
 class Block:
     """One block scanned for :class:`TopRows` (its kept rows stay in the scanner's memory until added)."""
 
-    def __init__(self, result, lines: int, rows: int, size: int, tag: bytes, pair: np.ndarray):
+    def __init__(self, result, lines: int, rows: int, size: int, tag: bytes, pair: np.ndarray, trailing: int):
         self._result = result
         self.lines = lines  # blank ones included
         self.rows = rows
+        self.trailing = trailing  # lines with fields after the sixth (ignored)
         self.size = size  # bytes scanned
         self.tag = tag
         self.pair = pair
@@ -257,7 +262,8 @@ class TopRows:
         if r.status != 0:
             lib.qk_free(result)
             return None
-        return Block(result, r.lines, r.rows, len(view), _tag(r, view), _copy(r.pair, r.rows, np.uint64))
+        pair = _copy(r.pair, r.rows, np.uint64)
+        return Block(result, r.lines, r.rows, len(view), _tag(r, view), pair, r.trailing)
 
     def add(self, block: Block, first_line: int) -> None:
         """Merge a scanned block whose first line is the file's line ``first_line`` (from 0)."""
@@ -335,11 +341,19 @@ def group_start(block, end: int, first_is_line: bool) -> int:
 
 
 def split(
-    data: bytes, fields: int, number_field: int, *, score: bool, integer_field: int = -1, same_field: int = -1
-) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    data: bytes,
+    fields: int,
+    number_field: int,
+    *,
+    score: bool,
+    integer_field: int = -1,
+    same_field: int = -1,
+    trailing: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None:
     """Field offsets (starts, ends shaped (rows, fields)) and the numbers of one column of TREC text whose
     fields are split on runs of ASCII whitespace, blank lines skipped (see ``qk_split`` in ``scan.c``, which
-    also applies the id rule's check of :func:`qrelkit.formats.trec.common.forbidden_in_text`); ``None``
+    also applies the id rule's check of :func:`qrelkit.formats.trec.common.forbidden_in_text`), and the
+    number of lines with fields after the last (ignored; refused unless ``trailing``, for runs); ``None``
     when the scanner refuses the text."""
     assert lib is not None
     view = np.frombuffer(data, dtype=np.uint8)
@@ -348,6 +362,7 @@ def split(
     starts = np.empty((lines, fields), dtype=np.int64)
     ends = np.empty((lines, fields), dtype=np.int64)
     numbers = np.empty(lines, dtype=np.float64 if score else np.int64)
+    extra = ctypes.c_int64(0)
     rows = lib.qk_split(
         address,
         len(view),
@@ -361,10 +376,11 @@ def split(
         None if score else numbers.ctypes.data,
         integer_field,
         same_field,
+        ctypes.byref(extra) if trailing else None,
     )
     if rows < 0:
         return None
-    return starts[:rows], ends[:rows], numbers[:rows]
+    return starts[:rows], ends[:rows], numbers[:rows], extra.value
 
 
 def gather(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, width: int) -> np.ndarray:

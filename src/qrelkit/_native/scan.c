@@ -8,7 +8,8 @@
  * falls back to the robust one. So it never changes a number and never explains an
  * error. Accepted text:
  *
- *   - lines of exactly six fields separated by runs of ASCII whitespace (space, tab, vertical tab, form
+ *   - lines of six fields (more in a run: the rest are ignored, as trec_eval and the robust reader ignore
+ *     them, and the lines counted in `trailing`) separated by runs of ASCII whitespace (space, tab, vertical tab, form
  *     feed; the robust reader's split, Arrow's ascii_split_whitespace), with leading and trailing
  *     whitespace, ended by '\n' or "\r\n"; blank lines (only whitespace) are skipped but counted, so that
  *     row numbers stay line numbers. A carriage return anywhere else (Arrow's reader, under the robust
@@ -38,7 +39,7 @@
 #include <string.h>
 #include <math.h>
 
-#define QK_ABI 8
+#define QK_ABI 9
 
 #define QK_OK 0
 #define QK_REFUSE 1
@@ -302,11 +303,12 @@ static double kth_largest(double *v, int64_t n, int64_t k) {
 /* Split the line starting at buf[*at] into `fields` fields separated by runs of whitespace (leading and
  * trailing whitespace allowed) and ended by '\n' or "\r\n": their offsets into start[] and lengths into
  * length[], *at moved past the line, bytes ORed into *high. Returns 1 for a row, 2 for a blank line
- * (nothing but whitespace), 0 for another number of fields, a byte of class B_BAD or a carriage return
+ * (nothing but whitespace), 3 for a row with more fields (when `trailing` allows them: the rest of the
+ * line is checked byte by byte as fields are, and skipped), 0 for another number of fields, a byte of class B_BAD or a carriage return
  * not before '\n', or an id (fields 0 and 2) longer than QK_MAX_ID bytes, which the robust reader refuses.
  * The caller guarantees that buf ends with '\n'. */
-static inline int split_line(const uint8_t *buf, int64_t *at, int fields, int64_t *start, int64_t *length,
-                             uint8_t *high) {
+static inline int split_line(const uint8_t *buf, int64_t *at, int fields, int trailing, int64_t *start,
+                             int64_t *length, uint8_t *high) {
     int64_t p = *at;
     uint8_t h = *high;
     p = skip_space(buf, p);
@@ -329,7 +331,21 @@ static inline int split_line(const uint8_t *buf, int64_t *at, int fields, int64_
             p++; /* a single space and the next field: the clean layout */
         else
             p = skip_space(buf, p);
-        if ((buf[p] == '\n') != (f == fields - 1)) return 0; /* too few fields, or too many */
+        if (f < fields - 1) {
+            if (buf[p] == '\n') return 0; /* too few fields */
+        } else if (buf[p] != '\n') {
+            if (!trailing) return 0; /* too many */
+            /* fields after the last, which the robust reader ignores in a run: their bytes are checked as
+             * any field's, and the line is counted as one with trailing fields */
+            for (uint8_t c; (c = buf[p]) != '\n'; p++) {
+                uint8_t k = BYTE_CLASS[c];
+                if (k == B_BAD || (k == B_CR && buf[p + 1] != '\n')) return 0;
+                h |= c;
+            }
+            *at = p + 1;
+            *high = h;
+            return 3;
+        }
     }
     *at = p + 1;
     *high = h;
@@ -346,6 +362,7 @@ static int has_bom(const uint8_t *buf, int64_t start, int64_t length) {
 typedef struct {
     /* lines: every line of the block, blank ones included; rows: the lines that are not blank */
     int64_t status, kept, lines, groups, q_bytes, d_bytes, tag_start, tag_len, refused_line, rows;
+    int64_t trailing; /* runs: lines with fields after the sixth (ignored, as the robust reader ignores them) */
     int64_t *q_off, *d_off; /* Arrow large-string offsets: kept + 1 entries, the first 0 */
     double *score;
     int64_t *rank, *row; /* row: the line's index within the block (blank lines counted) */
@@ -581,7 +598,7 @@ Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t r
     }
     while (p < len) {
         int64_t start[6], flen[6];
-        int kind = split_line(buf, &p, 6, start, flen, &high);
+        int kind = split_line(buf, &p, 6, 1, start, flen, &high);
         if (!kind) {
             status = QK_REFUSE;
             goto done;
@@ -590,6 +607,7 @@ Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t r
             line++;
             continue;
         }
+        if (kind == 3) o->trailing++;
         if (q_start < 0 || flen[0] != q_len || memcmp(buf + start[0], buf + q_start, (size_t)q_len) != 0) {
             if (q_start >= 0 && (status = flush(&g, buf, q_start, q_len, keep_top, o)) != QK_OK) goto done;
             q_start = start[0];
@@ -687,7 +705,7 @@ Result *qk_scan_qrels(const uint8_t *buf, int64_t len) {
     }
     while (p < len) {
         int64_t start[4], flen[4];
-        int kind = split_line(buf, &p, 4, start, flen, &high);
+        int kind = split_line(buf, &p, 4, 0, start, flen, &high);
         if (kind == 2) { /* a blank line */
             line++;
             continue;
@@ -732,21 +750,23 @@ int64_t qk_count_lines(const uint8_t *buf, int64_t len) {
  * valid UTF-8 without a character the id rule forbids. starts[] and ends[] receive each field's offsets,
  * row by row. Field `number_field` is read into number_f (a score, number_is_float) or number_i (an
  * integer); field `integer_field`, if >= 0, must be an integer; field `same_field`, if >= 0, must hold the
- * same bytes on every line. Returns the number of rows, or -1 when anything differs (the caller then
- * leaves the input to the columnar path).
+ * same bytes on every line. With `trailing` set (a run), fields after the last are allowed and ignored, and
+ * *trailing counts the lines that hold them. Returns the number of rows, or -1 when anything differs (the
+ * caller then leaves the input to the columnar path).
  */
 int64_t qk_split(const uint8_t *buf, int64_t len, int32_t fields, int64_t lines, int64_t *starts, int64_t *ends,
                  int32_t number_field, int32_t number_is_float, double *number_f, int64_t *number_i,
-                 int32_t integer_field, int32_t same_field) {
+                 int32_t integer_field, int32_t same_field, int64_t *trailing) {
     if (len <= 0 || buf[len - 1] != '\n' || fields < 1) return -1;
     uint8_t high = 0;
     int64_t p = 0, line = 0, same_start = -1, same_len = 0;
     while (p < len) {
         if (line >= lines) return -1;
         int64_t *st = starts + line * fields, *en = ends + line * fields;
-        int kind = split_line(buf, &p, fields, st, en, &high);
+        int kind = split_line(buf, &p, fields, trailing != NULL, st, en, &high);
         if (kind == 2) continue; /* a blank line */
         if (!kind) return -1;
+        if (kind == 3) ++*trailing;
         for (int f = 0; f < fields; f++) en[f] += st[f]; /* lengths to ends */
         int64_t n = en[number_field] - st[number_field];
         if (number_is_float) {

@@ -197,13 +197,14 @@ def read_columns(path: Path, kind: str) -> Columns:
     fields = 6 if run else 4
     tag = None
     split = None
+    trailing = 0  # run lines with fields after the sixth (the native split takes them; numpy's refuses)
     if built():  # one compiled pass instead of numpy's dozen (same values), the id rule's bytes included
         split = native_split(data, fields, 4 if run else 3, score=run, integer_field=3 if run else -1,
-                              same_field=5 if run else -1)  # fmt: skip
+                              same_field=5 if run else -1, trailing=run)  # fmt: skip
     if split is None and forbidden_in_text(data):  # a tab, DEL, U+00A0... (invalid UTF-8: refused below)
         raise StepAside  # the columnar path reports an id that the id rule forbids, or reads the line
     if split is not None and len(split[2]):
-        starts, ends, number = split
+        starts, ends, number, trailing = split
         _bounded(ends - starts)
         buf = _padded(np.frombuffer(data, dtype=np.uint8), ends - starts)
         if run:
@@ -225,7 +226,7 @@ def read_columns(path: Path, kind: str) -> Columns:
     doc_words, doc_hash = _words(buf, starts[:, 2], ends[:, 2])
     sha = hashlib.sha256(stored).hexdigest()
     fingerprint = Fingerprint(sha, "file-bytes", str(path))
-    return Columns(query, query_change, doc_words, doc_hash, number, tag, fingerprint, str(path))
+    return Columns(query, query_change, doc_words, doc_hash, number, tag, fingerprint, str(path), trailing)
 
 
 def eligible(paths: Sequence[Path], input_format: str) -> bool:

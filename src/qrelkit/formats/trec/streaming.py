@@ -308,13 +308,16 @@ def _read_run(path, keep_top, rank_single, on_bytes, grouped_only=False):
     return _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag, came_back)
 
 
-def _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag, merged=False):
+def _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag, merged=False, trailing=0):
     """What both streaming readers return: (frame of kept rows, fingerprint, meta); ``merged``: a query
-    came back after another (the run is not grouped by query) and was merged with what was kept of it."""
+    came back after another (the run is not grouped by query) and was merged with what was kept of it;
+    ``trailing``: lines whose fields after the sixth were ignored (the native scanner's count)."""
     if rows == 0:
         raise StepAside
     frame = pl.concat(kept) if kept else pl.DataFrame()
     meta: dict[str, object] = {"rows_read": rows, "reader": "fast"}
+    if trailing:
+        meta["lines_with_trailing_fields_ignored"] = trailing
     if keep_top is not None:
         meta["kept_top"] = keep_top
         meta["kept_top_precision"] = "single" if rank_single else "double"
@@ -357,7 +360,7 @@ def _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only=False):
     seen: set[str] = set()
     pairs = _Pairs(path)
     tags: set[bytes] = set()
-    rows = lines = 0  # rows: lines that are not blank
+    rows = lines = trailing = 0  # rows: lines that are not blank
     fingerprint = ""
 
     def scan(block):  # the scanned block and its size in bytes
@@ -384,10 +387,11 @@ def _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only=False):
         pairs.add(scanned.pair, size)
         rows += scanned.rows
         lines += scanned.lines
+        trailing += scanned.trailing
         kept.append(frame)
     pairs.check()
     tag = next(iter(tags)).decode() if tags else None
-    return _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag, pairs.active)
+    return _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag, pairs.active, trailing)
 
 
 def _scanned_frame(scanned, first_line: int) -> pl.DataFrame:
@@ -409,7 +413,7 @@ def _read_run_native_top(path, keep_top, rank_single, on_bytes):
     top = TopRows(keep_top, rank_single)
     pairs = _Pairs(path)
     tags: set[bytes] = set()
-    rows = lines = 0  # rows: lines that are not blank
+    rows = lines = trailing = 0  # rows: lines that are not blank
     fingerprint = ""
     try:
         for block in _scanned(path, on_bytes, _cut_at_query, top.scan):
@@ -425,12 +429,13 @@ def _read_run_native_top(path, keep_top, rank_single, on_bytes):
             pairs.add(block.pair, block.size)
             rows += block.rows
             lines += block.lines
+            trailing += block.trailing
         pairs.check()
         kept = [_scanned_frame(top.result(), 1)] if rows else []
     finally:
         top.close()
     tag = next(iter(tags)).decode() if tags else None
-    return _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag, pairs.active)
+    return _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag, pairs.active, trailing)
 
 
 class _Pairs:
