@@ -71,8 +71,10 @@ file), whitespace after the last line end included. A carriage return anywhere b
 robust reader's line splitting ends a line there), another control character, DEL or a character above
 ASCII that the id rule forbids makes it step aside: it applies
 :func:`~qrelkit.formats.trec.common.forbidden_in_text`'s test in its own pass over the bytes (the numpy
-test stays for Arrow's parse and the numpy tokenizer). A trailing field in a run (more than six) is left
-to the robust reader, which records ``lines_with_trailing_fields_ignored``.
+test stays for Arrow's parse and the numpy tokenizer). Fields after the sixth in a run, which trec_eval
+and the robust reader ignore, are ignored by the scanner too, their bytes checked as any field's, and the
+lines that hold them are counted in ``lines_with_trailing_fields_ignored`` on every path; Arrow's parse
+and the numpy tokenizer leave such runs to the others.
 
 Comment lines
 -------------
