@@ -70,7 +70,12 @@ def test_duckdb_errors_name_the_line(tmp_path, force_external):
         evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="256MB")
     got = evaluate_files(qrels_path, [run_path], ["NumRet"], memory_limit="256MB", on_duplicate="first")
     assert got.runs[0].meta["duplicates_removed"] == 1
-    run_path.write_text("q1\tQ0\ta\t1\t1\tsys\n")
+    run_path.write_text("q1\tQ0\ta\t1\t1\tsys x\n")  # the native scanner takes tabs and a trailing field
+    if _native.lib is not None:
+        got = evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="256MB")
+        assert got.runs[0].meta["reader"] == "duckdb"
+        assert got.runs[0].meta["lines_with_trailing_fields_ignored"] == 1
+    run_path.write_text("q1\tQ0\ta\t1\t+1\tsys\n")  # a score the scanner leaves to the robust reader
     with pytest.raises(InputFormatError, match="normalise the whitespace"):
         evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="256MB")
 

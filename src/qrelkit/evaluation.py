@@ -498,7 +498,7 @@ def evaluate_files(
                 small.check_strict()
             return small
     from .formats import detect_format, read_run, read_run_streaming
-    from .formats.external import irregular_layout, run_batches, sort_budget
+    from .formats.external import LayoutRefused, run_batches, sort_budget
 
     qrels = read_judgments(qrels_path, input_format, on_duplicate, scale, rubric_hash)
     _check_gains(qrels, parsed, conv)
@@ -531,21 +531,42 @@ def evaluate_files(
                     grouped_only=depth is None,
                 )
             except Ungrouped:
-                if find_spec("duckdb") is not None and not irregular_layout(path):
+                if find_spec("duckdb") is not None:
                     external = "a measure needs every document and the lines are not grouped by query"
-                else:  # without the optional DuckDB (qrelkit[scale]), or with tabs or several spaces between
-                    # fields (which DuckDB's reader refuses), the run is held whole by the streaming reader
+                else:  # without the optional DuckDB (qrelkit[scale]) the run is held whole by the streaming
+                    # reader
                     run = read_run_streaming(
                         path, on_duplicate=on_duplicate, keep_top=depth, rank_single=single, on_bytes=counted
                     )
-            if run is None and external is None:
+            if (
+                run is None
+                and external is None
+                and on_duplicate != "error"
+                and path.stat().st_size > SMALL_FILE_BYTES
+                and find_spec("duckdb") is not None
+            ):  # a document given twice, perhaps: the policy is applied on disk rather than holding the run
+                external = f"documents given twice are resolved on disk (--on-duplicate {on_duplicate})"
+            elif run is None and external is None:
                 run = read_run(
                     path, on_duplicate=on_duplicate, keep_top=depth, rank_single=single, reader="robust"
                 )
         if external is not None:
-            batches, fingerprint, name, meta = run_batches(
-                path, memory_limit=limit or sort_budget(), on_duplicate=on_duplicate, reason=external
-            )
+            try:
+                batches, fingerprint, name, meta = run_batches(
+                    path,
+                    memory_limit=limit or sort_budget(),
+                    on_duplicate=on_duplicate,
+                    reason=external,
+                    on_bytes=counted,
+                )
+            except LayoutRefused:
+                if limit is not None:
+                    raise  # held whole, the run would break the memory limit
+                run = read_run(  # a layout only the robust reader takes: read whole, as it always was
+                    path, on_duplicate=on_duplicate, keep_top=depth, rank_single=single, reader="robust"
+                )
+                external = None
+        if external is not None:
             queries, values = evaluate_run_batches(qrels, batches, parsed, conv)
             if counted is not None:
                 counted.finish()

@@ -183,15 +183,20 @@ def _ids(r) -> dict[str, np.ndarray]:
     }
 
 
-def scan_run(block, keep_top: int | None, rank_single: bool, any_order: bool = False) -> Scanned | None:
+def scan_run(
+    block, keep_top: int | None, rank_single: bool, any_order: bool = False, duplicates: bool = False
+) -> Scanned | None:
     """Scan whole lines of a clean TREC run (see ``scan.c``); ``None`` when it refuses the block.
 
     ``any_order``: a query may come back within the block (each stretch of its lines is a group of its
-    own, which the caller merges), and ``pair`` holds a hash of each line's (query id, document id)."""
+    own, which the caller merges), and ``pair`` holds a hash of each line's (query id, document id).
+    ``duplicates`` (every row kept, no ``keep_top``): a document given twice in a query is kept, for a
+    caller that applies a duplicate policy, instead of refusing the block."""
+    assert not (duplicates and keep_top)
     return _scan(
         lib.qk_scan_run,
         block,
-        keep_top or 0,
+        -1 if duplicates else keep_top or 0,
         int(rank_single),
         int(any_order),
         build=lambda r, view: _scanned(r, _tag(r, view), any_order),

@@ -28,7 +28,7 @@
  *     id), with which the caller finds a document twice in a query across stretches and blocks.
  *
  * A row is kept when fewer than keep_top rows of its query have a higher score (all rows when keep_top <=
- * 0), compared in double precision, or in single precision when rank_single is set: the tied block that
+ * 0; keep_top < 0 also keeps a document given twice in a query, for a caller that resolves it), compared in double precision, or in single precision when rank_single is set: the tied block that
  * straddles the cutoff is kept whole. Kept rows come out in file order.
  *
  * Plain C99 with no Python API: loaded with ctypes, which releases the GIL during calls, so blocks are
@@ -434,7 +434,7 @@ static Result *new_result(void) {
 static int flush(Group *g, const uint8_t *buf, int64_t q_start, int64_t q_len, int64_t keep_top, Result *o) {
     if (g->n == 0) return QK_OK;
     int nomem = 0;
-    if (has_duplicate(g, buf, &nomem)) return nomem ? QK_NOMEM : QK_REFUSE;
+    if (keep_top >= 0 && has_duplicate(g, buf, &nomem)) return nomem ? QK_NOMEM : QK_REFUSE;
     double threshold = -INFINITY; /* keep rows whose key is at least this */
     if (keep_top > 0 && g->n > keep_top) {
         int sorted = 1;

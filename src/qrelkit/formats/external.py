@@ -1,17 +1,28 @@
 """Runs larger than memory: DuckDB reads, validates and sorts them under a memory cap, spilling to disk,
 and hands them back as batches of whole queries for the same kernels that evaluate runs in memory.
 
-Used by :func:`qrelkit.evaluation.evaluate_files` when ``memory_limit`` is set and the run cannot stream
-through the fast path (a measure needs every document, or the file is not grouped by query and the native
-scanner is not built). Only clean TREC files (fields separated by single spaces) are accepted here; the
-error says how to normalise others.
+Used by :func:`qrelkit.evaluation.evaluate_files` for a run that cannot stream in bounded memory: a measure
+needs every document and the lines are not grouped by query, or under ``memory_limit`` the run would not
+fit beside what the process holds and cannot stream (a measure needs every document), or a document is
+given twice and ``on_duplicate`` resolves it (first, last or max; the streaming readers keep no rows they
+could drop later).
 
-This path words no error of its own for a bad file: when DuckDB cannot read a file, or a check below finds
-a fault (a value that does not convert, two tags, a duplicate document, an id that is too long, an empty
-file), the robust reader (:mod:`qrelkit.formats.trec.robust`) reads the file and raises its error, so a bad
-file gets the same message with and without ``--memory-limit`` (the price: a bad file is read whole once,
-whatever the limit). Bytes that are not text, and tabs or carriage returns, are found while the file is
-hashed (:class:`qrelkit.formats.trec.TextCheck`), before DuckDB reads it.
+Two ways in, the same table:
+
+* the native scanner (:mod:`qrelkit._native`), when it is built: the run is scanned block by block, as the
+  streaming readers scan it (every layout they take: whitespace layouts, blank lines, fields after the
+  sixth), and each block's rows are inserted into DuckDB's table as Arrow columns, line numbers those of
+  the file. Blocks are scanned two at a time; the rows a block holds are the only ones in memory;
+* DuckDB's own CSV reader, for clean files (fields separated by single spaces) the scanner does not take
+  or without the scanner. The error for another layout says how to normalise it.
+
+This path words no error of its own for a bad file: when neither way in takes a file, or a check below
+finds a fault (a value that does not convert, two tags, a duplicate document, an id that is too long, an
+empty file), the robust reader (:mod:`qrelkit.formats.trec.robust`) reads the file and raises its error,
+so a bad file gets the same message with and without ``--memory-limit`` (the price: a bad file is read
+whole once, whatever the limit). A file the robust reader takes but neither way in does raises
+:class:`LayoutRefused`. Bytes that are not text, and tabs or carriage returns, are found while the file is
+hashed (:class:`qrelkit.formats.trec.TextCheck`), before DuckDB's reader reads it.
 """
 
 from __future__ import annotations
@@ -20,10 +31,11 @@ import gzip
 import hashlib
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NoReturn
 
+import numpy as np
 import polars as pl
 
 from ..data import Run
@@ -153,13 +165,71 @@ def _hash_and_check(path: Path) -> tuple[str, bool]:
     return digest.hexdigest(), other
 
 
-def _explain(path: Path, on_duplicate: str, otherwise: InputFormatError) -> NoReturn:
+class LayoutRefused(InputFormatError):
+    """A run the robust reader takes but this path does not (a layout neither the native scanner nor
+    DuckDB's reader takes, such as a score written ``+1`` between tabs): a caller without a memory limit
+    may then read it whole instead."""
+
+
+def _explain(path: Path, on_duplicate: str, otherwise: LayoutRefused) -> NoReturn:
     """Raise the robust reader's error for a file this path found fault with; ``otherwise`` when the robust
-    reader takes the file (a layout only DuckDB's reader refuses)."""
+    reader takes the file."""
     from .trec import read_run
 
     read_run(path, on_duplicate=on_duplicate, reader="robust")
     raise otherwise
+
+
+def _scanned_into(
+    con, path: Path, on_bytes: Callable[[int], None] | None
+) -> tuple[str, str | None, int] | None:
+    """Insert every row of a run into DuckDB's table ``raw`` through the native scanner (documents given
+    twice kept, for the duplicate policy): (the file's SHA-256, its tag, lines with trailing fields
+    ignored), or ``None`` (``raw`` dropped) when the scanner refuses a block or the file mixes tags."""
+    import pyarrow as pa
+
+    from .._native import scan_run
+    from ..errors import StepAside
+    from .trec.blocks import _cut_at_line, _scanned
+
+    def strings(offsets: np.ndarray, data: np.ndarray) -> pa.Array:
+        return pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(data))
+
+    con.execute("CREATE TABLE raw (query_id VARCHAR, doc_id VARCHAR, score DOUBLE, rank BIGINT, line BIGINT)")
+    tags: set[bytes] = set()
+    lines = trailing = rows = 0
+    digest = ""
+    try:
+        for block in _scanned(
+            path, on_bytes, _cut_at_line, lambda b: scan_run(b, None, False, any_order=True, duplicates=True)
+        ):
+            if isinstance(block, str):
+                digest = block
+                break
+            tags.add(block.tag)
+            if len(tags) > 1:
+                raise StepAside  # two tags: the robust reader names the line
+            names = ["query_id", "doc_id", "score", "rank", "line"]
+            columns = [
+                strings(block.q_off, block.q_data),
+                strings(block.d_off, block.d_data),
+                pa.array(block.score),
+                pa.array(block.rank),
+                pa.array(block.row + (lines + 1)),  # row: the line in the block, blank ones counted
+            ]
+            con.register("scanned_block", pa.Table.from_arrays(columns, names=names))
+            con.execute("INSERT INTO raw SELECT * FROM scanned_block")
+            con.unregister("scanned_block")
+            lines += block.lines
+            rows += block.rows
+            trailing += block.trailing
+    except StepAside:
+        con.execute("DROP TABLE raw")
+        return None
+    if not rows:
+        con.execute("DROP TABLE raw")
+        return None  # an empty file: the robust reader says so
+    return digest, (next(iter(tags)).decode() if tags else None), trailing
 
 
 def run_batches(
@@ -170,49 +240,65 @@ def run_batches(
     on_duplicate: str = "error",
     batch_rows: int | None = None,
     reason: str = "the file would not fit under the memory limit",
+    on_bytes: Callable[[int], None] | None = None,
 ) -> tuple[Iterator[Run], Fingerprint, str, dict[str, object]]:
     """(batches of whole queries as Runs, fingerprint, run name, meta). Validation errors name the line.
 
     ``memory_limit`` is the whole process's: DuckDB's own limit and the rows per batch come from what is
     left of it (:func:`budget`), and DuckDB spills to a temporary directory beyond that. ``reason`` (why
-    the run is sorted on disk) is recorded in the provenance as ``sorted_on_disk``."""
+    the run is sorted on disk) is recorded in the provenance as ``sorted_on_disk``. ``on_bytes(n)`` is
+    called as the native scanner reads the file."""
     import duckdb
 
+    from .._native import built
+
     source = str(path)
-    sha, other_whitespace = _hash_and_check(path)
-    if other_whitespace:
-        _explain(
-            path, on_duplicate, _layout_error(source, "a tab, vertical tab, form feed or carriage return")
-        )
-    fingerprint = Fingerprint(sha, "file-bytes", source)
     tmp = tempfile.TemporaryDirectory(prefix="qrelkit-duckdb-")
     con = duckdb.connect(str(Path(tmp.name) / "run.duckdb"))
     duck_bytes, rows = budget(memory_limit)
     con.execute(f"SET memory_limit = '{duck_bytes // 2**20}MB'")
     con.execute(f"SET temp_directory = '{tmp.name}'")
     con.execute("SET preserve_insertion_order = true")
-    columns = "{'c0':'VARCHAR','c1':'VARCHAR','c2':'VARCHAR','c3':'VARCHAR','c4':'VARCHAR','c5':'VARCHAR'}"
-    try:
-        con.execute(
-            f"""CREATE TABLE raw AS SELECT c0 AS query_id, c2 AS doc_id, c3 AS rank_text, c4 AS score_text,
-                c5 AS tag, row_number() OVER () AS line
-                FROM read_csv(?, delim=' ', header=false, quote='', escape='', columns={columns},
-                              auto_detect=false, strict_mode=true, null_padding=false, all_varchar=true)""",
-            [source],
+
+    def refuse(problem: LayoutRefused) -> NoReturn:
+        con.close()
+        tmp.cleanup()
+        _explain(path, on_duplicate, problem)
+
+    scanned = _scanned_into(con, path, on_bytes) if built() else None
+    trailing = 0
+    if scanned is not None:
+        sha, tag, trailing = scanned
+        score, rank = "score", "rank"
+        if on_duplicate == "error" and _has_duplicate(con):
+            refuse(_layout_error(source, "a document appears more than once for a query"))
+    else:
+        sha, other_whitespace = _hash_and_check(path)
+        if other_whitespace:
+            refuse(_layout_error(source, "a tab, vertical tab, form feed or carriage return"))
+        score, rank = "CAST(score_text AS DOUBLE)", "CAST(rank_text AS BIGINT)"
+        columns = (
+            "{'c0':'VARCHAR','c1':'VARCHAR','c2':'VARCHAR','c3':'VARCHAR','c4':'VARCHAR','c5':'VARCHAR'}"
         )
-    except duckdb.Error as exc:
-        con.close()
-        tmp.cleanup()
-        _explain(path, on_duplicate, _layout_error(source, str(exc).strip().splitlines()[0][:300]))
-    fault = _fault(con, on_duplicate)
-    if fault is not None:
-        con.close()
-        tmp.cleanup()
-        _explain(path, on_duplicate, _layout_error(source, fault))
-    tags = [t for (t,) in con.execute("SELECT DISTINCT tag FROM raw LIMIT 2").fetchall()]
+        try:
+            con.execute(
+                f"""CREATE TABLE raw AS SELECT c0 AS query_id, c2 AS doc_id, c3 AS rank_text,
+                    c4 AS score_text, c5 AS tag, row_number() OVER () AS line
+                    FROM read_csv(?, delim=' ', header=false, quote='', escape='', columns={columns},
+                                  auto_detect=false, strict_mode=true, null_padding=false, all_varchar=true)""",
+                [source],
+            )
+        except duckdb.Error as exc:
+            refuse(_layout_error(source, str(exc).strip().splitlines()[0][:300]))
+        fault = _fault(con, on_duplicate)
+        if fault is not None:
+            refuse(_layout_error(source, fault))
+        tags = [t for (t,) in con.execute("SELECT DISTINCT tag FROM raw LIMIT 2").fetchall()]
+        tag = tags[0] if tags else None
+    fingerprint = Fingerprint(sha, "file-bytes", source)
     removed = 0
     if on_duplicate != "error" and _has_duplicate(con):  # under "error" _fault found none
-        order = {"first": "line ASC", "last": "line DESC", "max": "CAST(score_text AS DOUBLE) DESC, line ASC"}
+        order = {"first": "line ASC", "last": "line DESC", "max": f"{score} DESC, line ASC"}
         before = _first(con, "SELECT count(*) FROM raw")[0]
         con.execute(
             "CREATE TABLE dedup AS SELECT * FROM raw QUALIFY row_number() OVER "
@@ -221,7 +307,7 @@ def run_batches(
         con.execute("DROP TABLE raw")
         con.execute("ALTER TABLE dedup RENAME TO raw")
         removed = before - _first(con, "SELECT count(*) FROM raw")[0]
-    run_name = name or (tags[0] if tags else path.stem)
+    run_name = name or tag or path.stem
     meta: dict[str, object] = {
         "source": source,
         "duplicates_removed": removed,
@@ -230,12 +316,15 @@ def run_batches(
         "memory_limit_bytes": memory_limit,
         "duckdb_memory_limit_bytes": duck_bytes,
         "sorted_on_disk": reason,
+        "rows_read": _first(con, "SELECT count(*) FROM raw")[0] + removed,
     }
+    if trailing:
+        meta["lines_with_trailing_fields_ignored"] = trailing
 
     def batches() -> Iterator[Run]:
         try:
             reader = con.sql(
-                "SELECT query_id, doc_id, CAST(score_text AS DOUBLE) AS score, CAST(rank_text AS BIGINT) AS rank,"
+                f"SELECT query_id, doc_id, {score} AS score, {rank} AS rank,"
                 " CAST(line AS BIGINT) AS line FROM raw ORDER BY query_id, line"
             ).to_arrow_reader(batch_rows or rows)
             carry: pl.DataFrame | None = None
@@ -257,10 +346,10 @@ def run_batches(
     return batches(), fingerprint, run_name, meta
 
 
-def _layout_error(source: str, detail: str) -> InputFormatError:
+def _layout_error(source: str, detail: str) -> LayoutRefused:
     """The error for a file the robust reader takes but this path does not (other whitespace than single
-    spaces between fields)."""
-    return InputFormatError(
+    spaces between fields, without the native scanner)."""
+    return LayoutRefused(
         f"cannot read as a TREC run with single-space separated fields ({detail})",
         source=source,
         expected="6 fields 'query_id Q0 doc_id rank score tag' separated by single spaces",
