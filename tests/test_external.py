@@ -224,3 +224,50 @@ def test_without_duckdb_an_ungrouped_run_is_held_whole(tmp_path, monkeypatch):
     assert got.runs[0].meta["reader"] == "fast" and "sorted_on_disk" not in got.runs[0].meta
     expected = evaluate(read_qrels(qrels_path), read_run(run_path, reader="robust"), MEASURES)
     assert got.per_query.equals(expected.per_query)
+
+
+@pytest.mark.parametrize("policy", ["first", "last", "max"])
+@pytest.mark.parametrize("cutoffs", [True, False])
+def test_a_duplicate_policy_is_applied_on_disk_not_by_reading_the_run_whole(
+    tmp_path, monkeypatch, policy, cutoffs
+):
+    """A run too large for the small path with a document given twice and ``on_duplicate`` first, last or
+    max: the streaming readers step aside (they keep no row they might drop later), and DuckDB applies the
+    policy, with the robust reader's numbers and count of rows removed; the provenance says why. A layout
+    the native scanner and DuckDB's reader both refuse is read whole by the robust reader, as before,
+    unless a memory limit forbids it."""
+    from qrelkit.evaluation import evaluate_files
+    from qrelkit.formats.trec import blocks, small
+
+    monkeypatch.setattr(small, "SMALL_FILE_BYTES", 0)  # past the small path
+    monkeypatch.setattr(blocks, "NATIVE_BLOCK_BYTES", 100)
+    monkeypatch.setattr(blocks, "CHUNK_BYTES", 100)
+    measures = ["nDCG@3", "R@5", "P@2"] if cutoffs else MEASURES
+    qrels_path, run_path = _files(tmp_path, grouped=False)
+    text = run_path.read_text()
+    run_path.write_text(text + "q3 Q0 d3 900 9.5 sys\nq1 Q0 d1 901 -3 sys\n")  # q3/d3 and q1/d1 again
+    robust = read_run(run_path, reader="robust", on_duplicate=policy)
+    assert robust.meta["duplicates_removed"] == 2
+    expected = evaluate(read_qrels(qrels_path), robust, measures)
+    got = evaluate_files(qrels_path, [run_path], measures, on_duplicate=policy)
+    meta = got.runs[0].meta
+    assert meta["reader"] == "duckdb" and meta["duplicates_removed"] == 2
+    why = "documents given twice are resolved on disk" if cutoffs else "a measure needs every document"
+    assert meta["sorted_on_disk"].startswith(why)
+    assert got.per_query.equals(expected.per_query)
+    # a score written "+1" between tabs: neither way into DuckDB takes it, the robust reader does
+    run_path.write_text(
+        text.replace(" ", "\t").replace("\t1.0\t", "\t+1.0\t") + "q3\tQ0\td3\t900\t9.5\tsys\n"
+    )
+    expected = evaluate(
+        read_qrels(qrels_path), read_run(run_path, reader="robust", on_duplicate=policy), measures
+    )
+    got = evaluate_files(qrels_path, [run_path], measures, on_duplicate=policy)
+    assert got.runs[0].meta.get("reader", "robust") == "robust"
+    assert got.per_query.equals(expected.per_query)
+    with monkeypatch.context() as m:
+        from qrelkit import evaluation
+
+        m.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)  # too big for memory
+        with pytest.raises(InputFormatError, match="normalise the whitespace"):
+            evaluate_files(qrels_path, [run_path], ["AP"], on_duplicate=policy, memory_limit="256MB")

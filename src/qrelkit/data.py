@@ -295,6 +295,18 @@ def _cast_numeric(
     return out
 
 
+def duplicate_mask(frame: pl.DataFrame, keys: tuple[str, ...] = ("query_id", "doc_id")) -> pl.Series | None:
+    """Which rows share ``keys`` with another row (query_id, doc_id; diversity judgments add the subtopic),
+    or ``None`` when none does: a hash of the keys first, the exact comparison only when two hashes meet."""
+    hashed = pl.col("doc_id").hash(1) ^ (pl.col("query_id").hash(2) * 0x9E3779B97F4A7C15)
+    if "subtopic" in keys:
+        hashed = hashed ^ (pl.col("subtopic").hash(3) * 0x632BE59BD9B4E019)
+    if frame.select(hashed.n_unique()).item() == frame.height:
+        return None  # all key hashes distinct: no duplicates (collisions only cause the exact check)
+    mask = frame.select(pl.struct(*keys).is_duplicated()).to_series()
+    return mask if mask.any() else None
+
+
 def _dedupe(
     frame: pl.DataFrame,
     value: str,
@@ -306,16 +318,8 @@ def _dedupe(
 ) -> tuple[pl.DataFrame, int]:
     """Apply the duplicate policy to rows sharing ``keys`` (query_id, doc_id; diversity judgments add the
     subtopic); return the frame and rows removed."""
-    hashed = pl.col("doc_id").hash(1) ^ (pl.col("query_id").hash(2) * 0x9E3779B97F4A7C15)
-    if "subtopic" in keys:
-        hashed = hashed ^ (pl.col("subtopic").hash(3) * 0x632BE59BD9B4E019)
-    if frame.select(hashed.n_unique()).item() == frame.height:
-        return (
-            frame,
-            0,
-        )  # all key hashes distinct: no duplicates (collisions only cause the exact check)
-    dup_mask = frame.select(pl.struct(*keys).is_duplicated()).to_series()
-    if not dup_mask.any():
+    dup_mask = duplicate_mask(frame, keys)
+    if dup_mask is None:
         return frame, 0
     if policy == "error":
         dups = frame.filter(dup_mask).sort("line")

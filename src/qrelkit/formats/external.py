@@ -38,7 +38,7 @@ from typing import NoReturn
 import numpy as np
 import polars as pl
 
-from ..data import Run
+from ..data import Run, duplicate_mask
 from ..errors import InputFormatError, ValidationError
 from ..fingerprint import Fingerprint, file_sha256
 from .trec import GZIP_ERRORS, MAX_ID_BYTES, TextCheck, corrupt_gzip
@@ -46,6 +46,8 @@ from .trec import GZIP_ERRORS, MAX_ID_BYTES, TextCheck, corrupt_gzip
 BATCH_ROWS = 1 << 20
 #: Memory per row of a batch while it is evaluated (the frame, its encoding and the kernels' arrays).
 BATCH_ROW_BYTES = 400
+#: Rows the native scanner's blocks gather before they are inserted into DuckDB's table together.
+INSERT_ROWS = 1 << 19
 #: Without a memory limit, DuckDB sorts within at most this much memory (and a quarter of the machine's).
 SORT_BYTES = 2 << 30
 
@@ -197,8 +199,18 @@ def _scanned_into(
 
     con.execute("CREATE TABLE raw (query_id VARCHAR, doc_id VARCHAR, score DOUBLE, rank BIGINT, line BIGINT)")
     tags: set[bytes] = set()
-    lines = trailing = rows = 0
+    lines = trailing = rows = pending_rows = 0
     digest = ""
+    pending: list[pa.Table] = []
+
+    def insert() -> None:  # a few blocks at a time: DuckDB's cost per insert is not small
+        nonlocal pending, pending_rows
+        if pending:
+            con.register("scanned_blocks", pa.concat_tables(pending))
+            con.execute("INSERT INTO raw SELECT * FROM scanned_blocks")
+            con.unregister("scanned_blocks")
+        pending, pending_rows = [], 0
+
     try:
         for block in _scanned(
             path, on_bytes, _cut_at_line, lambda b: scan_run(b, None, False, any_order=True, duplicates=True)
@@ -217,12 +229,14 @@ def _scanned_into(
                 pa.array(block.rank),
                 pa.array(block.row + (lines + 1)),  # row: the line in the block, blank ones counted
             ]
-            con.register("scanned_block", pa.Table.from_arrays(columns, names=names))
-            con.execute("INSERT INTO raw SELECT * FROM scanned_block")
-            con.unregister("scanned_block")
+            pending.append(pa.Table.from_arrays(columns, names=names))
+            pending_rows += block.kept
+            if pending_rows >= INSERT_ROWS:
+                insert()
             lines += block.lines
             rows += block.rows
             trailing += block.trailing
+        insert()
     except StepAside:
         con.execute("DROP TABLE raw")
         return None
@@ -254,7 +268,8 @@ def run_batches(
 
     source = str(path)
     tmp = tempfile.TemporaryDirectory(prefix="qrelkit-duckdb-")
-    con = duckdb.connect(str(Path(tmp.name) / "run.duckdb"))
+    # an in-memory database spills to temp_directory beyond memory_limit, and writes nothing it need not
+    con = duckdb.connect(":memory:")
     duck_bytes, rows = budget(memory_limit)
     con.execute(f"SET memory_limit = '{duck_bytes // 2**20}MB'")
     con.execute(f"SET temp_directory = '{tmp.name}'")
@@ -270,8 +285,6 @@ def run_batches(
     if scanned is not None:
         sha, tag, trailing = scanned
         score, rank = "score", "rank"
-        if on_duplicate == "error" and _has_duplicate(con):
-            refuse(_layout_error(source, "a document appears more than once for a query"))
     else:
         sha, other_whitespace = _hash_and_check(path)
         if other_whitespace:
@@ -290,14 +303,14 @@ def run_batches(
             )
         except duckdb.Error as exc:
             refuse(_layout_error(source, str(exc).strip().splitlines()[0][:300]))
-        fault = _fault(con, on_duplicate)
+        fault = _fault(con)
         if fault is not None:
             refuse(_layout_error(source, fault))
         tags = [t for (t,) in con.execute("SELECT DISTINCT tag FROM raw LIMIT 2").fetchall()]
         tag = tags[0] if tags else None
     fingerprint = Fingerprint(sha, "file-bytes", source)
     removed = 0
-    if on_duplicate != "error" and _has_duplicate(con):  # under "error" _fault found none
+    if on_duplicate != "error" and _has_duplicate(con):  # under "error" each batch is checked below
         order = {"first": "line ASC", "last": "line DESC", "max": f"{score} DESC, line ASC"}
         before = _first(con, "SELECT count(*) FROM raw")[0]
         con.execute(
@@ -321,6 +334,16 @@ def run_batches(
     if trailing:
         meta["lines_with_trailing_fields_ignored"] = trailing
 
+    def checked(frame: pl.DataFrame) -> Run:
+        """A batch of whole queries, so a document given twice lies within one batch; under "error" the
+        robust reader words the error (the file's first such line, which a batch may not hold)."""
+        if on_duplicate == "error" and duplicate_mask(frame) is not None:
+            con.close()
+            _explain(
+                path, on_duplicate, _layout_error(source, "a document appears more than once for a query")
+            )
+        return Run(frame, fingerprint, run_name, meta)
+
     def batches() -> Iterator[Run]:
         try:
             reader = con.sql(
@@ -336,9 +359,9 @@ def run_batches(
                 complete = frame.filter(pl.col("query_id") != last)
                 carry = frame.filter(pl.col("query_id") == last)
                 if complete.height:
-                    yield Run(complete, fingerprint, run_name, meta)
+                    yield checked(complete)
             if carry is not None and carry.height:
-                yield Run(carry, fingerprint, run_name, meta)
+                yield checked(carry)
         finally:
             con.close()
             tmp.cleanup()
@@ -358,7 +381,7 @@ def _layout_error(source: str, detail: str) -> LayoutRefused:
     )
 
 
-def _fault(con, on_duplicate: str) -> str | None:
+def _fault(con) -> str | None:
     """What is wrong with the rows DuckDB read, or ``None``; the robust reader then reports the error.
     One pass over the rows for every check but the duplicate documents."""
     # what the robust reader's casts (polars) take: DuckDB's also take '1_0', and '.2' or '1e2' as integers
@@ -391,9 +414,7 @@ def _fault(con, on_duplicate: str) -> str | None:
         return "an id is too long or holds whitespace or a control character"
     if tags > 1:
         return "the file mixes run tags"
-    if on_duplicate == "error" and _has_duplicate(con):
-        return "a document appears more than once for a query"
-    return None
+    return None  # a document given twice: each batch is checked as it is read
 
 
 def _has_duplicate(con) -> bool:
