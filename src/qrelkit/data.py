@@ -413,14 +413,9 @@ def check_id_column(frame: pl.DataFrame, column: str, source: str | None) -> Non
     check_id(frame.item(found, column), column, source, line)
 
 
-def finish_run(
-    frame: pl.DataFrame,
-    fingerprint: Fingerprint,
-    name: str | None,
-    source: str,
-    on_duplicate: str,
-    option: str,
-) -> Run:
+def cast_run_numbers(frame: pl.DataFrame, source: str) -> pl.DataFrame:
+    """A run's score and rank columns as numbers (a rank column added, empty, when there is none); the
+    first value that does not convert is reported with its line."""
     frame = _cast_numeric(
         frame,
         "score",
@@ -442,6 +437,18 @@ def finish_run(
         )
     else:
         frame = frame.with_columns(pl.lit(None, dtype=pl.Int64).alias("rank"))
+    return frame
+
+
+def finish_run(
+    frame: pl.DataFrame,
+    fingerprint: Fingerprint,
+    name: str | None,
+    source: str,
+    on_duplicate: str,
+    option: str,
+) -> Run:
+    frame = cast_run_numbers(frame, source)
     tags: list[str] = []
     if "tag" in frame.columns:
         tags = frame.get_column("tag").cast(pl.String).unique(maintain_order=True).drop_nulls().to_list()

@@ -175,7 +175,7 @@ def read_run(
     """A TREC run through steps 2-4 (``reader="robust"``: step 4 alone; a file with comment lines under
     ``comments``: step 4 alone too). See :func:`qrelkit.formats.read_run` for the parameters."""
     from ...data import finish_run
-    from .robust import parse_run_text, read_bytes
+    from .robust import parse_run_chunked, parse_run_text, read_bytes
 
     if comments and has_comment_lines(path):
         reader = "robust"
@@ -190,9 +190,15 @@ def read_run(
         )
         if fast is not None:
             return fast
-    raw, fingerprint = read_bytes(path)
     source = str(path)
-    frame = parse_run_text(raw, source, comments)
+    chunked = parse_run_chunked(path, comments) if path.is_file() else None
+    if chunked is not None:  # a good file, held at about the streaming readers' size a row
+        frame, fingerprint, tag = chunked
+        name = name or tag
+    else:  # the whole file and its text, also to word its error
+        raw, fingerprint = read_bytes(path)
+        frame = parse_run_text(raw, source, comments)
+        del raw
     run = finish_run(frame, fingerprint, name, source, on_duplicate, "--on-duplicate")
     return run if keep_top is None else kept_top(run, keep_top, rank_single)
 

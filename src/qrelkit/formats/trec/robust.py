@@ -78,6 +78,7 @@ def split_columns(
     *,
     trailing_ok: bool = False,
     comments: bool = False,
+    first_line: int = 1,
 ) -> pl.DataFrame:
     """Split whitespace-separated text into string columns, with the 1-based line number of each row.
 
@@ -86,7 +87,8 @@ def split_columns(
     With ``trailing_ok``, fields after the last column are allowed and ignored (trec_eval reserves them
     "for future expansion" in run files); the count of such lines is in the ``extra`` column's sum.
     With ``comments``, a line whose first character is ``#`` is a comment and skipped, as trec_eval 10
-    skips it; line numbers still count it.
+    skips it; line numbers still count it. ``first_line`` is the number of the text's first line (a chunk
+    of a file).
     """
     import pyarrow.compute as pc  # the robust path only: clean files never pay for this import
 
@@ -95,7 +97,7 @@ def split_columns(
     parts = pc.ascii_split_whitespace(trimmed)
     counts = pc.list_value_length(parts)
     frame = pl.DataFrame(pa.table({"parts": parts, "n": counts, "text": lines}))
-    frame = frame.with_row_index("line", offset=1).with_columns(pl.col("line").cast(pl.Int64))
+    frame = frame.with_row_index("line", offset=first_line).with_columns(pl.col("line").cast(pl.Int64))
     blank = pl.col("n") == 1
     blank = blank & (pl.col("parts").list.first() == "")
     if comments:
@@ -149,6 +151,69 @@ def split_columns(
 def parse_run_text(raw: bytes, source: str, comments: bool = False) -> pl.DataFrame:
     """Columns: line, query_id, iteration, doc_id, rank, score, tag, text, extra (trailing fields seen)."""
     return split_columns(raw, source, RUN_COLUMNS, RUN_LAYOUT, "qrels", trailing_ok=True, comments=comments)
+
+
+#: Chunks of a run read by :func:`parse_run_chunked`. The memory the allocators keep after a chunk grows
+#: with its size: at 3M lines (100 MB), 16 MB chunks left the process at 598 MB, 4 MB chunks at 378 MB
+#: (the streaming reader: 317 MB), and read faster (3.0 s against 3.5 s).
+CHUNK_BYTES = 4 << 20
+
+
+#: Lines that end where the robust reader's line splitting ends them: at "\n", at "\r\n" and at a lone "\r".
+def _line_count(chunk: bytes) -> int:
+    return chunk.count(b"\n") + chunk.count(b"\r") - chunk.count(b"\r\n")
+
+
+def parse_run_chunked(
+    path: Path, comments: bool = False
+) -> tuple[pl.DataFrame, Fingerprint, str | None] | None:
+    """A run read in chunks of whole lines (about :data:`CHUNK_BYTES`), each
+    split, checked and cast by this reader's own functions (:func:`split_columns`,
+    :func:`qrelkit.data.cast_run_numbers`) and reduced to the columns a run keeps, so that a good file is
+    held at about the streaming readers' size a row rather than whole with its text: (frame with line,
+    query_id, doc_id, score, rank, extra; fingerprint of the stored bytes; the tag), for
+    :func:`qrelkit.data.finish_run`. ``None`` when any chunk finds a fault, the file mixes tags or a cut
+    could change a line (a byte-order mark at a chunk's start, a gzip stream past its bound...): the whole
+    file is then read as before, and its error worded from all of it."""
+    from ...data import cast_run_numbers
+    from ...errors import QrelkitError, StepAside
+    from .blocks import _chunks, _cut_at_line
+
+    source = str(path)
+    parts: list[pl.DataFrame] = []
+    tags: set[str] = set()
+    line = 1
+    digest = ""
+    try:
+        for chunk, flag in _chunks(path, None, _cut_at_line, CHUNK_BYTES):
+            if flag < 0:
+                digest = chunk
+                break
+            data = bytes(chunk)
+            frame = split_columns(
+                data,
+                source,
+                RUN_COLUMNS,
+                RUN_LAYOUT,
+                "qrels",
+                trailing_ok=True,
+                comments=comments,
+                first_line=line,
+            )
+            line += _line_count(data)
+            frame = cast_run_numbers(frame, source)
+            tags.update(frame.get_column("tag").unique().to_list())
+            if len(tags) > 1:
+                return None
+            kept = frame.select("line", "query_id", "doc_id", "score", "rank", "extra")
+            # compact the ids: split out of the chunk's lines, they still hold the whole chunk's buffers
+            parts.append(pl.DataFrame(kept.to_arrow(compat_level=pl.CompatLevel.oldest())))
+    except (QrelkitError, StepAside):
+        return None
+    if not parts:
+        return None
+    tag = next(iter(tags)) if tags else None
+    return pl.concat(parts, rechunk=False), Fingerprint(digest, "file-bytes", source), tag
 
 
 def parse_qrels_text(raw: bytes, source: str, comments: bool = False) -> pl.DataFrame:
