@@ -290,7 +290,8 @@ PROGRESS_BYTES = 64 << 20
     "--on-duplicate",
     type=click.Choice(ON_DUPLICATE_CHOICES),
     default=None,
-    help="a document listed twice for one query: error, or keep the first/last/max-score line "
+    help="a document listed twice for one query: error, or keep the first/last/max-score line (a run "
+    "too large for the small path is then sorted on disk by DuckDB, not held whole) "
     "[default: the profile's choice, else error]",
 )
 @click.option(

@@ -113,32 +113,6 @@ def _first(con, sql: str) -> tuple | None:
 OTHER_WHITESPACE = (b"\t", b"\x0b", b"\x0c", b"\r")
 
 
-#: Byte pairs of a layout the robust reader and the native scanner take but this path's reader (fields
-#: separated by single spaces) does not: several spaces, a space at a line's start or end, a blank line.
-IRREGULAR_PAIRS = (b"  ", b"\n ", b" \n", b"\n\n")
-
-
-def irregular_layout(path: Path) -> bool:
-    """Whether a run (plain or gzipped) is laid out otherwise than this path reads: :data:`OTHER_WHITESPACE`
-    or :data:`IRREGULAR_PAIRS` (a file beginning with a space or a line end counts). The caller then keeps
-    such a run away from this path. A file that cannot be read has none (its reader reports it)."""
-    with path.open("rb") as probe:
-        gz = probe.read(2) == b"\x1f\x8b"
-    last = b"\n"  # the start of the file is the start of a line
-    try:
-        with gzip.open(path, "rb") if gz else path.open("rb") as text:
-            while block := text.read(16 << 20):
-                if any(w in block for w in OTHER_WHITESPACE):
-                    return True
-                joined = last + block[:1]
-                if any(pair in block or pair == joined for pair in IRREGULAR_PAIRS):
-                    return True
-                last = block[-1:]
-    except GZIP_ERRORS:
-        return False
-    return last == b" "
-
-
 def _hash_and_check(path: Path) -> tuple[str, bool]:
     """SHA-256 of the file as stored, checking meanwhile that it is text (no NUL byte, valid UTF-8); and
     whether it holds :data:`OTHER_WHITESPACE`."""

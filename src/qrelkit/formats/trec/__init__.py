@@ -23,21 +23,28 @@ nowhere else (:func:`qrelkit.evaluation.evaluate_files` tries step 1, then :func
    by polars as they stream, in any order of lines too (a query that comes back is merged with what was
    kept of it). Clean files only: its parse splits on single spaces, so without the native scanner a
    whitespace layout goes to step 4. Steps 2 and 3 record ``reader: fast``.
-4. ``robust`` (:mod:`qrelkit.formats.trec.robust`): reads the whole file, takes every layout the format
-   allows (runs of ASCII whitespace, blank lines, trailing fields in runs) and is the reader that explains
-   errors: every other reader steps aside on an input it would refuse, so this one reports it. A clean
-   file, or with the native scanner a file in a whitespace layout, never reaches it but to have an error
-   explained.
+4. ``robust`` (:mod:`qrelkit.formats.trec.robust`): takes every layout the format allows (runs of ASCII
+   whitespace, blank lines, trailing fields in runs, comment lines under ``comments``) and is the reader
+   that explains errors: every other reader steps aside on an input it would refuse, so this one reports
+   it. A run is read in chunks of about 4 MB of whole lines, each split, checked and cast by this reader's
+   functions, holding only the columns a run keeps (about 1.5 times the streaming readers' memory a row);
+   a fault in any chunk sends it back to the whole file, read with its text, which words the error. A
+   clean file, or with the native scanner a file in a whitespace layout, never reaches it but to have an
+   error explained; what does reach it is a layout only it takes (a score written ``+1`` between tabs, a
+   byte-order mark after the first line...) or a file with comment lines.
 
 When every row is kept (a measure needs every document), :func:`qrelkit.evaluation.evaluate_files` asks
 steps 2-3 for grouped runs only (``grouped_only``): a run whose lines are not grouped by query is sorted on
 disk by DuckDB instead of held whole (:mod:`qrelkit.formats.external`, ``reader: duckdb``, with the reason
-in ``sorted_on_disk``); a run in a whitespace layout, which DuckDB's reader does not take
-(:func:`~qrelkit.formats.external.irregular_layout`), is held by the streaming reader instead. Under
-``memory_limit`` a run whose file would not fit beside what the process holds is streamed by steps 2-3
-when the measures need only each query's top documents, else read by DuckDB. DuckDB takes clean files
-only (a whitespace layout gets an error saying how to normalise it) and, for a file it finds fault with,
-raises the robust reader's error for that file (reading the file whole to word it).
+in ``sorted_on_disk``). So is a run too large for the small path with a document given twice when
+``on_duplicate`` is first, last or max (the streaming readers keep no row they might have to drop later, so
+they step aside for a duplicate). Under ``memory_limit`` a run whose file would not fit beside what the
+process holds is streamed by steps 2-3 when the measures need only each query's top documents, else read by
+DuckDB. DuckDB's table is fed from the native scanner's rows (every layout it takes), or, without the
+scanner or for a file it refuses, by DuckDB's own reader, which takes clean files only; a layout neither
+takes raises :class:`~qrelkit.formats.external.LayoutRefused` (saying how to normalise it), after which a
+caller without a memory limit reads the run with the robust reader. For a file it finds fault with, DuckDB's
+path raises the robust reader's error for that file (reading the file whole to word it).
 
 A clean file
 ------------
