@@ -109,6 +109,9 @@ def test_cli_memory_limit_routes_through_duckdb(tmp_path, force_external):
     assert capped.exit_code == 0 and plain.exit_code == 0, capped.output
     a, b = json.loads(capped.stdout), json.loads(plain.stdout)
     assert a["runs"][0]["reader"] == "duckdb" and b["runs"][0]["reader"] in ("small", "fast", "robust")
+    # the written provenance says why a run was sorted on disk
+    assert a["runs"][0]["sorted_on_disk"] == "the file would not fit under the memory limit"
+    assert b["runs"][0]["sorted_on_disk"] is None
     assert a["results"] == b["results"]
 
 

@@ -45,10 +45,11 @@ class RunSummary:
             "duplicates_removed": self.meta.get("duplicates_removed", 0),
             "on_duplicate": self.meta.get("on_duplicate", "error"),
             "lines_with_trailing_fields_ignored": self.meta.get("lines_with_trailing_fields_ignored", 0),
-            # how the run was read: small (numpy alone, small clean files), fast (streaming), robust (whole
-            # file), duckdb (on disk, --memory-limit);
+            # how the run was read: small (numpy alone, small clean files), fast (streaming), robust (the
+            # reader that takes every layout), duckdb (sorted on disk; sorted_on_disk says why);
             # kept_top: only each query's top k rows (and the tied block at k) were kept, all the measures need
             "reader": self.meta.get("reader", "robust"),
+            "sorted_on_disk": self.meta.get("sorted_on_disk"),
             "kept_top": self.meta.get("kept_top"),
             "query_sets": {
                 **counts,
