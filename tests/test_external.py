@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from qrelkit import _native, evaluate, read_qrels, read_run
@@ -274,3 +276,56 @@ def test_a_duplicate_policy_is_applied_on_disk_not_by_reading_the_run_whole(
         m.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)  # too big for memory
         with pytest.raises(InputFormatError, match="normalise the whitespace"):
             evaluate_files(qrels_path, [run_path], ["AP"], on_duplicate=policy, memory_limit="256MB")
+
+
+def test_a_layout_duckdb_refuses_is_read_whole_when_the_limit_allows_it(tmp_path, monkeypatch):
+    """A duplicate policy sends a run to DuckDB; a layout neither way into DuckDB takes (tabs and a score
+    written +1) is then read by the robust reader, as before, when the run fits under the memory limit;
+    only a run that would not fit gets the layout error."""
+    from qrelkit import evaluation
+    from qrelkit.evaluation import evaluate_files
+    from qrelkit.formats.trec import small
+
+    monkeypatch.setattr(small, "SMALL_FILE_BYTES", 0)  # past the small path
+    qrels_path, run_path = _files(tmp_path, grouped=False)
+    text = run_path.read_text().replace(" ", "\t").replace("\t1.0\t", "\t+1.0\t")
+    run_path.write_text(text + "q3\tQ0\td3\t900\t9.5\tsys\n")
+    robust = read_run(run_path, reader="robust", on_duplicate="max")
+    expected = evaluate(read_qrels(qrels_path), robust, MEASURES)
+    got = evaluate_files(qrels_path, [run_path], MEASURES, on_duplicate="max", memory_limit="8GB")
+    assert got.runs[0].meta.get("reader", "robust") == "robust"
+    assert got.per_query.equals(expected.per_query)
+    monkeypatch.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)  # now it would not fit
+    with pytest.raises(InputFormatError, match="normalise the whitespace"):
+        evaluate_files(qrels_path, [run_path], MEASURES, on_duplicate="max", memory_limit="8GB")
+
+
+def test_blank_blocks_and_a_whitespace_tail_reach_duckdb_through_the_scanner(tmp_path, monkeypatch):
+    """A block of blank or comment lines has no tag, so it never counts as a second one: a tab-separated
+    run ending in whitespace, cut in blocks of a line or two, is taken by the scanner's way into DuckDB."""
+    from qrelkit.formats.trec import blocks
+
+    if _native.lib is None:
+        pytest.skip("the native scanner is not built")
+    monkeypatch.setattr(blocks, "NATIVE_BLOCK_BYTES", 24)
+    _, run_path = _files(tmp_path)
+    text = run_path.read_text().replace(" ", "\t")
+    run_path.write_text(text.replace("\n", "\n\n \n", 3) + " \r\n \t")
+    batches, _, name, meta = external.run_batches(run_path, memory_limit=2**28)
+    rows = sum(batch.frame.height for batch in batches)
+    assert name == "sys" and rows == text.count("\n") and meta["reader"] == "duckdb"
+
+
+def test_no_duckdb_directory_is_left_behind_on_an_error(tmp_path):
+    import gc
+    import glob
+    import tempfile
+
+    run_path = tmp_path / "run.txt"
+    run_path.write_bytes(b"1 Q0 d1 1 1.0 t\n1 Q0 d\xff 2 0.5 t\n")  # not UTF-8
+    pattern = str(Path(tempfile.gettempdir()) / "qrelkit-duckdb-*")
+    before = set(glob.glob(pattern))
+    with pytest.raises(InputFormatError, match="not valid UTF-8"):
+        external.run_batches(run_path, memory_limit=2**28)
+    gc.collect()
+    assert set(glob.glob(pattern)) == before

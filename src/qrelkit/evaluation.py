@@ -437,8 +437,8 @@ def evaluate_files(
     by DuckDB otherwise, its memory limit set from what is left (:func:`qrelkit.formats.external.run_batches`).
     ``progress(done, total, name)`` is called as each run is finished, ``on_bytes(n)`` as bytes are read.
     ``strict`` refuses where the profile's tool would have stopped (see :func:`evaluate`). ``comments``
-    skips TREC lines beginning with ``#`` (trec_eval 10); files holding such lines are read whole by the
-    robust reader, also under ``memory_limit``.
+    skips TREC lines beginning with ``#`` (trec_eval 10) on every path (the readers that cannot skip them
+    step aside).
     """
     from .formats.trec.small import SMALL_FILE_BYTES
 
@@ -460,15 +460,11 @@ def evaluate_files(
     else:
         limit = memory_limit
 
-    whole = False  # its refusals look at every row (gdeval, sklearn); comment lines: the robust reader
+    whole = False  # its refusals look at every row (gdeval, sklearn)
     if conv.profile is not None:
         from .profiles import get_profile
 
         whole = bool(get_profile(conv.profile).refuses)
-    if comments and not whole:
-        from .formats.trec.common import has_comment_lines
-
-        whole = any(has_comment_lines(p) for p in [qrels_path, *run_paths])
     if whole:
         from .formats import read_run
 
@@ -491,7 +487,7 @@ def evaluate_files(
     if not any(too_big(Path(p)) for p in run_paths):
         small = _evaluate_small(
             Path(qrels_path), [Path(p) for p in run_paths], parsed, conv, input_format, on_duplicate, scale,
-            rubric_hash, progress, on_bytes,
+            rubric_hash, progress, on_bytes, comments,
         )  # fmt: skip
         if small is not None:
             if strict:
@@ -500,7 +496,7 @@ def evaluate_files(
     from .formats import detect_format, read_run, read_run_streaming
     from .formats.external import LayoutRefused, run_batches, sort_budget
 
-    qrels = read_judgments(qrels_path, input_format, on_duplicate, scale, rubric_hash)
+    qrels = read_judgments(qrels_path, input_format, on_duplicate, scale, rubric_hash, comments)
     _check_gains(qrels, parsed, conv)
     depth = required_depth(parsed, conv)
     single = conv.precision == "single" or any(m.conventions(conv).precision == "single" for m in parsed)
@@ -513,10 +509,16 @@ def evaluate_files(
         trec = detect_format(path) == "trec" if input_format == "auto" else input_format == "trec"
         run = None
         external = None  # why the run is sorted on disk, when it is
-        if too_big(path):
+        big = too_big(path)  # held whole, it would break the memory limit
+        if big:
             if depth is not None:
                 run = read_run_streaming(
-                    path, on_duplicate=on_duplicate, keep_top=depth, rank_single=single, on_bytes=counted
+                    path,
+                    on_duplicate=on_duplicate,
+                    keep_top=depth,
+                    rank_single=single,
+                    on_bytes=counted,
+                    comments=comments,
                 )
             if run is None:
                 external = "the file would not fit under the memory limit"
@@ -529,6 +531,7 @@ def evaluate_files(
                     rank_single=single,
                     on_bytes=counted,
                     grouped_only=depth is None,
+                    comments=comments,
                 )
             except Ungrouped:
                 if find_spec("duckdb") is not None:
@@ -536,7 +539,12 @@ def evaluate_files(
                 else:  # without the optional DuckDB (qrelkit[scale]) the run is held whole by the streaming
                     # reader
                     run = read_run_streaming(
-                        path, on_duplicate=on_duplicate, keep_top=depth, rank_single=single, on_bytes=counted
+                        path,
+                        on_duplicate=on_duplicate,
+                        keep_top=depth,
+                        rank_single=single,
+                        on_bytes=counted,
+                        comments=comments,
                     )
             if (
                 run is None
@@ -548,7 +556,12 @@ def evaluate_files(
                 external = f"documents given twice are resolved on disk (--on-duplicate {on_duplicate})"
             elif run is None and external is None:
                 run = read_run(
-                    path, on_duplicate=on_duplicate, keep_top=depth, rank_single=single, reader="robust"
+                    path,
+                    on_duplicate=on_duplicate,
+                    keep_top=depth,
+                    rank_single=single,
+                    reader="robust",
+                    comments=comments,
                 )
         if external is not None:
             try:
@@ -558,12 +571,18 @@ def evaluate_files(
                     on_duplicate=on_duplicate,
                     reason=external,
                     on_bytes=counted,
+                    comments=comments,
                 )
             except LayoutRefused:
-                if limit is not None:
+                if big:
                     raise  # held whole, the run would break the memory limit
-                run = read_run(  # a layout only the robust reader takes: read whole, as it always was
-                    path, on_duplicate=on_duplicate, keep_top=depth, rank_single=single, reader="robust"
+                run = read_run(  # a layout only the robust reader takes
+                    path,
+                    on_duplicate=on_duplicate,
+                    keep_top=depth,
+                    rank_single=single,
+                    reader="robust",
+                    comments=comments,
                 )
                 external = None
         if external is not None:
@@ -579,6 +598,7 @@ def evaluate_files(
                 keep_top=depth,
                 rank_single=single,
                 on_bytes=counted,
+                comments=comments,
             )
         queries, values = evaluate_run(qrels, run, parsed, conv)
         if counted is not None:
@@ -687,6 +707,7 @@ def _evaluate_small(
     rubric_hash: str | None,
     progress: Callable[[int, int, str], None] | None,
     on_bytes: Callable[[int], None] | None,
+    comments: bool = False,
 ) -> Results | None:
     """Step 1 of :mod:`qrelkit.formats.trec`: every file small and clean, evaluated with numpy alone;
     ``None`` when any input steps aside (nothing was reported then: the caller starts again)."""
@@ -697,7 +718,7 @@ def _evaluate_small(
     if not run_paths or not eligible([qrels_path, *run_paths], input_format):
         return None
     try:
-        qcols = read_columns(qrels_path, "qrels")
+        qcols = read_columns(qrels_path, "qrels", comments)
         if scale is not None and not grades_within(qcols, scale):
             raise StepAside  # a grade outside the rubric: the robust reader names its line
         if any(gain_overflows(qcols.number, m.conventions(conv).gain).any() for m in parsed):
@@ -705,7 +726,7 @@ def _evaluate_small(
         judged = Judgments.build(qcols)
 
         def one(path: Path) -> RunValues:
-            run = read_columns(path, "run")
+            run = read_columns(path, "run", comments)
             queries, values = evaluate_columns(qcols, judged, run, parsed, conv)
             meta = {
                 "source": run.source,

@@ -259,8 +259,8 @@ def trec_eval_files(qrels_path: str | Path, run_path: str | Path, options: TrecO
         return evaluate_lists(rl, query_ids, missing, name, options)
     from .formats import read_qrels, read_run
 
-    qrels = read_qrels(qrels_path)
-    run = read_run(run_path)
+    qrels = read_qrels(qrels_path, comments=True)  # trec_eval 10 skips lines beginning with '#'
+    run = read_run(run_path, comments=True)
     if not run.frame.height:
         raise ValidationError("the run has no rows", source=str(run_path), fix="pass a non-empty run file")
     return trec_eval(qrels, run, options)

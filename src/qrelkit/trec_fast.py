@@ -57,7 +57,8 @@ class _Judgments:
         from .formats.trec.blocks import _cut_at_line, _scanned
 
         q_off, q_data, d_off, d_data, grades = [], [], [], [], []
-        for block in _scanned(path, None, _cut_at_line, scan_qrels, hashed=False):
+        # trec_eval 10 skips a line whose first character is '#' (get_qrels.c)
+        for block in _scanned(path, None, _cut_at_line, lambda b: scan_qrels(b, comments=True), hashed=False):
             if isinstance(block, str):
                 break  # the file's digest: the drop-in prints no fingerprint
             q_off.append(block.q_off)
@@ -113,7 +114,7 @@ def fast_rel_lists(
     code = judgments.code
 
     def scan(block):
-        scanned = scan_run(block, None, False)
+        scanned = scan_run(block, None, False, comments=True)  # and so does get_trec_results.c
         if scanned is None:
             return None
         q_off, q_data = scanned.q_off, scanned.q_data
@@ -135,7 +136,8 @@ def fast_rel_lists(
         if isinstance(item, str):
             break
         heads, group_qcode, sizes, qcode, pos, judged, tag = item
-        tags.add(tag)
+        if heads:  # a block of blank or comment lines has no tag
+            tags.add(tag)
         if len(tags) > 1 or not seen.isdisjoint(heads) or len(set(heads)) < len(heads):
             raise StepAside  # two tags, or a query that comes back: the readers decide
         seen.update(heads)

@@ -48,7 +48,10 @@ def _takes(qrels: Path, run: Path) -> bool:
 def _both(qrels: Path, run: Path, options: TrecOptions) -> tuple[str, str]:
     """(output through trec_eval_files, output through the readers and the dense lists)."""
     fast = render_trec_eval(trec_eval_files(qrels, run, options))
-    slow = render_trec_eval(trec_eval(read_qrels(qrels), read_run(run), options))
+    # trec_eval 10 skips comment lines in both files (get_qrels.c, get_trec_results.c)
+    slow = render_trec_eval(
+        trec_eval(read_qrels(qrels, comments=True), read_run(run, comments=True), options)
+    )
     return fast, slow
 
 
@@ -140,14 +143,18 @@ def test_what_the_fast_path_does_not_take_goes_to_the_readers_with_the_same_resu
     run = _tied_run(qrels, tmp_path / "run", seed=5)
     lines = run.read_text().splitlines(keepends=True)
     options = TrecOptions(per_query=True, complete=True, measures=("all_trec",))
-    variants = {
-        "ungrouped": "".join(lines[1::2] + lines[::2]),
-        "a seventh field": "".join([*lines[:-1], lines[-1].replace("\n", " extra\n")]),
+    variants = {  # name: (text, whether the fast path takes it)
+        "ungrouped": ("".join(lines[1::2] + lines[::2]), False),
+        "a score written +1": ("".join([*lines[:-1], lines[-1].replace(" 0.", " +0.")]), False),
+        # fields after the sixth, which trec_eval ignores (get_trec_results.c), and comment lines, which
+        # trec_eval 10 skips: taken
+        "a seventh field": ("".join([*lines[:-1], lines[-1].replace("\n", " extra\n")]), True),
+        "comment lines": ("# a run\n" + "".join(lines[:3]) + "#\n" + "".join(lines[3:]), True),
     }
-    for name, text in variants.items():
+    for name, (text, taken) in variants.items():
         path = tmp_path / name.replace(" ", "_")
         path.write_text(text)
-        assert not _takes(qrels, path), name
+        assert _takes(qrels, path) == taken, name
         fast, slow = _both(qrels, path, options)
         assert fast == slow, name
 

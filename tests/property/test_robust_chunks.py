@@ -77,3 +77,20 @@ def test_a_good_run_is_read_in_chunks(tmp_path, monkeypatch):
     assert tag == "sys" and frame.get_column("line").to_list() == [1, 2, 3, 4, 5, 6]
     path.write_bytes(RUN.replace(b"2.5", b"high"))  # a fault: the whole file words the error
     assert robust.parse_run_chunked(path) is None
+
+
+def test_a_gzip_run_past_the_memory_limit_is_refused_in_chunks_as_whole(tmp_path):
+    """Under a memory limit a gzip file read by the robust reader may expand to the limit at most, in
+    chunks as whole (the whole file's reading words the error)."""
+    import pytest
+
+    from qrelkit.errors import InputFormatError
+    from qrelkit.formats.trec.common import gzip_limit
+
+    text = "".join(f"q{i % 50} Q0 d{i} 1 {i / 7:.3f} t\n" for i in range(100_000)).encode()
+    path = tmp_path / "run.gz"
+    path.write_bytes(gzip.compress(text))
+    with gzip_limit(1 << 20), pytest.raises(InputFormatError, match="expands to more than 1,048,576 bytes"):
+        read_run(path, reader="robust")
+    with gzip_limit(len(text) + 1):
+        assert read_run(path, reader="robust").frame.height == 100_000

@@ -17,7 +17,7 @@ import numpy as np
 
 #: Bumped with every change to scan.c's functions or structures: a library built from another version of
 #: the source is not used.
-ABI = 9
+ABI = 10
 
 LIBRARY = "_qkscan.dll" if sys.platform == "win32" else "_qkscan.so"
 
@@ -74,7 +74,7 @@ def _load() -> ctypes.CDLL | None:
         ctypes.c_int32,
     ]
     lib.qk_scan_qrels.restype = ctypes.POINTER(_Result)
-    lib.qk_scan_qrels.argtypes = [ctypes.c_void_p, ctypes.c_int64]
+    lib.qk_scan_qrels.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32]
     lib.qk_count_lines.restype = ctypes.c_int64
     lib.qk_count_lines.argtypes = [ctypes.c_void_p, ctypes.c_int64]
     lib.qk_split.restype = ctypes.c_int64
@@ -92,6 +92,7 @@ def _load() -> ctypes.CDLL | None:
         ctypes.c_int32,
         ctypes.c_int32,
         ctypes.c_void_p,
+        ctypes.c_int32,
     ]
     lib.qk_gather.restype = None
     lib.qk_gather.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]
@@ -183,22 +184,36 @@ def _ids(r) -> dict[str, np.ndarray]:
     }
 
 
+#: qk_scan_run's flags (scan.c): a query may come back within the block; comment lines are skipped.
+ANY_ORDER, COMMENTS = 1, 2
+
+
+def _flags(any_order: bool, comments: bool) -> int:
+    return (ANY_ORDER if any_order else 0) | (COMMENTS if comments else 0)
+
+
 def scan_run(
-    block, keep_top: int | None, rank_single: bool, any_order: bool = False, duplicates: bool = False
+    block,
+    keep_top: int | None,
+    rank_single: bool,
+    any_order: bool = False,
+    duplicates: bool = False,
+    comments: bool = False,
 ) -> Scanned | None:
     """Scan whole lines of a clean TREC run (see ``scan.c``); ``None`` when it refuses the block.
 
     ``any_order``: a query may come back within the block (each stretch of its lines is a group of its
     own, which the caller merges), and ``pair`` holds a hash of each line's (query id, document id).
     ``duplicates`` (every row kept, no ``keep_top``): a document given twice in a query is kept, for a
-    caller that applies a duplicate policy, instead of refusing the block."""
+    caller that applies a duplicate policy, instead of refusing the block. ``comments``: a line whose first
+    byte is ``#`` is skipped, as a blank line is (trec_eval 10's comment lines)."""
     assert not (duplicates and keep_top)
     return _scan(
         lib.qk_scan_run,
         block,
         -1 if duplicates else keep_top or 0,
         int(rank_single),
-        int(any_order),
+        _flags(any_order, comments),
         build=lambda r, view: _scanned(r, _tag(r, view), any_order),
     )
 
@@ -249,10 +264,11 @@ class TopRows:
     """Each query's top ``keep_top`` rows across the blocks of a run in any order (``qk_top_*`` in
     ``scan.c``): :meth:`scan` blocks on any thread, :meth:`add` them in file order, then :meth:`result`."""
 
-    def __init__(self, keep_top: int, rank_single: bool):
+    def __init__(self, keep_top: int, rank_single: bool, comments: bool = False):
         assert lib is not None and keep_top > 0
         self.keep_top = keep_top
         self.rank_single = rank_single
+        self.flags = _flags(True, comments)
         self._state = lib.qk_top_new(keep_top, int(rank_single))
         if not self._state:
             raise MemoryError("the native scanner ran out of memory")
@@ -260,7 +276,9 @@ class TopRows:
     def scan(self, block) -> Block | None:
         """Scan whole lines of a clean TREC run in any order; ``None`` when the scanner refuses them."""
         view = np.frombuffer(block, dtype=np.uint8)
-        result = lib.qk_scan_run(view.ctypes.data, len(view), self.keep_top, int(self.rank_single), 1)
+        result = lib.qk_scan_run(
+            view.ctypes.data, len(view), self.keep_top, int(self.rank_single), self.flags
+        )
         if not result:
             raise MemoryError("the native scanner ran out of memory")
         r = result.contents
@@ -322,11 +340,13 @@ class ScannedQrels:
     row: np.ndarray  # line index within the block (blank lines counted)
 
 
-def scan_qrels(block) -> ScannedQrels | None:
-    """Scan whole lines of clean TREC judgments (see ``scan.c``); ``None`` when it refuses the block."""
+def scan_qrels(block, comments: bool = False) -> ScannedQrels | None:
+    """Scan whole lines of clean TREC judgments (see ``scan.c``); ``None`` when it refuses the block.
+    ``comments``: a line whose first byte is ``#`` is skipped."""
     return _scan(
         lib.qk_scan_qrels,
         block,
+        int(comments),
         build=lambda r, view: ScannedQrels(
             lines=r.lines,
             rows=r.rows,
@@ -354,12 +374,13 @@ def split(
     integer_field: int = -1,
     same_field: int = -1,
     trailing: bool = False,
+    comments: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None:
     """Field offsets (starts, ends shaped (rows, fields)) and the numbers of one column of TREC text whose
     fields are split on runs of ASCII whitespace, blank lines skipped (see ``qk_split`` in ``scan.c``, which
     also applies the id rule's check of :func:`qrelkit.formats.trec.common.forbidden_in_text`), and the
     number of lines with fields after the last (ignored; refused unless ``trailing``, for runs); ``None``
-    when the scanner refuses the text."""
+    when the scanner refuses the text. ``comments``: a line whose first byte is ``#`` is skipped."""
     assert lib is not None
     view = np.frombuffer(data, dtype=np.uint8)
     address = view.ctypes.data
@@ -382,6 +403,7 @@ def split(
         integer_field,
         same_field,
         ctypes.byref(extra) if trailing else None,
+        int(comments),
     )
     if rows < 0:
         return None

@@ -9,11 +9,15 @@
  * error. Accepted text:
  *
  *   - lines of six fields (more in a run: the rest are ignored, as trec_eval and the robust reader ignore
- *     them, and the lines counted in `trailing`) separated by runs of ASCII whitespace (space, tab, vertical tab, form
- *     feed; the robust reader's split, Arrow's ascii_split_whitespace), with leading and trailing
+ *     them, and the lines counted in `trailing`) separated by runs of ASCII whitespace (space, tab,
+ *     vertical tab, form feed; the robust reader's split, Arrow's ascii_split_whitespace), with leading and trailing
  *     whitespace, ended by '\n' or "\r\n"; blank lines (only whitespace) are skipped but counted, so that
  *     row numbers stay line numbers. A carriage return anywhere else (Arrow's reader, under the robust
  *     one, ends a line there), another control character, DEL, or no id longer than 512 bytes;
+ *   - with QK_COMMENTS (runs) or `comments` (judgments, the small path's split), comment lines: a line
+ *     whose first byte is '#' is skipped and counted as a blank line is, as trec_eval 10 and the robust
+ *     reader under `comments` skip it (its bytes checked as a field's: a control character or a carriage
+ *     return within it is refused);
  *   - valid UTF-8 without a character that qrelkit.naming.ID_PATTERN forbids (U+0080-U+00A0, U+1680,
  *     U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000) anywhere in the text: the same test as
  *     qrelkit.formats.trec.common.forbidden_in_text, in the scanner's own pass;
@@ -39,7 +43,11 @@
 #include <string.h>
 #include <math.h>
 
-#define QK_ABI 9
+#define QK_ABI 10
+
+/* qk_scan_run's flags: a query may come back within the block; comment lines are skipped. */
+#define QK_ANY_ORDER 1
+#define QK_COMMENTS 2
 
 #define QK_OK 0
 #define QK_REFUSE 1
@@ -300,17 +308,44 @@ static double kth_largest(double *v, int64_t n, int64_t k) {
     return v[target];
 }
 
+/* What split_line may take beyond `fields` fields: fields after the last (a run's, ignored and counted),
+ * and comment lines (a line whose first byte is '#', skipped as a blank line, as trec_eval 10 skips it). */
+#define SPLIT_TRAILING 1
+#define SPLIT_COMMENTS 2
+
+/* Past the rest of a line at buf[*at] (to its '\n'), its bytes checked as any field's and ORed into *high:
+ * 0 for a byte of class B_BAD or a carriage return not before '\n' (the robust reader ends a line there). */
+static inline int skip_rest(const uint8_t *buf, int64_t *at, uint8_t *high) {
+    int64_t p = *at;
+    uint8_t h = *high;
+    for (uint8_t c; (c = buf[p]) != '\n'; p++) {
+        uint8_t k = BYTE_CLASS[c];
+        if (k == B_BAD || (k == B_CR && buf[p + 1] != '\n')) return 0;
+        h |= c;
+    }
+    *at = p;
+    *high = h;
+    return 1;
+}
+
 /* Split the line starting at buf[*at] into `fields` fields separated by runs of whitespace (leading and
  * trailing whitespace allowed) and ended by '\n' or "\r\n": their offsets into start[] and lengths into
  * length[], *at moved past the line, bytes ORed into *high. Returns 1 for a row, 2 for a blank line
- * (nothing but whitespace), 3 for a row with more fields (when `trailing` allows them: the rest of the
- * line is checked byte by byte as fields are, and skipped), 0 for another number of fields, a byte of class B_BAD or a carriage return
+ * (nothing but whitespace, or a comment line under SPLIT_COMMENTS), 3 for a row with more fields (under
+ * SPLIT_TRAILING: the rest of the line is checked byte by byte as fields are, and skipped), 0 for another
+ * number of fields, a byte of class B_BAD or a carriage return
  * not before '\n', or an id (fields 0 and 2) longer than QK_MAX_ID bytes, which the robust reader refuses.
  * The caller guarantees that buf ends with '\n'. */
-static inline int split_line(const uint8_t *buf, int64_t *at, int fields, int trailing, int64_t *start,
+static inline int split_line(const uint8_t *buf, int64_t *at, int fields, int flags, int64_t *start,
                              int64_t *length, uint8_t *high) {
     int64_t p = *at;
     uint8_t h = *high;
+    if ((flags & SPLIT_COMMENTS) && buf[p] == '#') {
+        if (!skip_rest(buf, &p, &h)) return 0;
+        *at = p + 1;
+        *high = h;
+        return 2;
+    }
     p = skip_space(buf, p);
     if (buf[p] == '\n') {
         *at = p + 1;
@@ -334,14 +369,9 @@ static inline int split_line(const uint8_t *buf, int64_t *at, int fields, int tr
         if (f < fields - 1) {
             if (buf[p] == '\n') return 0; /* too few fields */
         } else if (buf[p] != '\n') {
-            if (!trailing) return 0; /* too many */
             /* fields after the last, which the robust reader ignores in a run: their bytes are checked as
              * any field's, and the line is counted as one with trailing fields */
-            for (uint8_t c; (c = buf[p]) != '\n'; p++) {
-                uint8_t k = BYTE_CLASS[c];
-                if (k == B_BAD || (k == B_CR && buf[p + 1] != '\n')) return 0;
-                h |= c;
-            }
+            if (!(flags & SPLIT_TRAILING) || !skip_rest(buf, &p, &h)) return 0;
             *at = p + 1;
             *high = h;
             return 3;
@@ -574,7 +604,9 @@ static uint64_t pair_hash(uint64_t q, uint64_t d) {
  * Scan buf[0..len) (whole lines, the last ending with '\n'). Returns the kept rows and counts (NULL only
  * when memory runs out before anything starts); free it with qk_free.
  */
-Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t rank_single, int32_t any_order) {
+Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t rank_single, int32_t flags) {
+    int any_order = flags & QK_ANY_ORDER;
+    int split = SPLIT_TRAILING | ((flags & QK_COMMENTS) ? SPLIT_COMMENTS : 0);
     Result *o = new_result();
     if (!o) return NULL;
     Group g = {0};
@@ -598,7 +630,7 @@ Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t r
     }
     while (p < len) {
         int64_t start[6], flen[6];
-        int kind = split_line(buf, &p, 6, 1, start, flen, &high);
+        int kind = split_line(buf, &p, 6, split, start, flen, &high);
         if (!kind) {
             status = QK_REFUSE;
             goto done;
@@ -693,7 +725,7 @@ void qk_free(Result *o) {
  * q_off/q_data and d_off/d_data hold the query and document ids, rank the grades, row the line index.
  * Free the result with qk_free.
  */
-Result *qk_scan_qrels(const uint8_t *buf, int64_t len) {
+Result *qk_scan_qrels(const uint8_t *buf, int64_t len, int32_t comments) {
     Result *o = new_result();
     if (!o) return NULL;
     int status = QK_OK;
@@ -705,7 +737,7 @@ Result *qk_scan_qrels(const uint8_t *buf, int64_t len) {
     }
     while (p < len) {
         int64_t start[4], flen[4];
-        int kind = split_line(buf, &p, 4, 0, start, flen, &high);
+        int kind = split_line(buf, &p, 4, comments ? SPLIT_COMMENTS : 0, start, flen, &high);
         if (kind == 2) { /* a blank line */
             line++;
             continue;
@@ -751,19 +783,20 @@ int64_t qk_count_lines(const uint8_t *buf, int64_t len) {
  * row by row. Field `number_field` is read into number_f (a score, number_is_float) or number_i (an
  * integer); field `integer_field`, if >= 0, must be an integer; field `same_field`, if >= 0, must hold the
  * same bytes on every line. With `trailing` set (a run), fields after the last are allowed and ignored, and
- * *trailing counts the lines that hold them. Returns the number of rows, or -1 when anything differs (the
+ * *trailing counts the lines that hold them; with `comments`, a line whose first byte is '#' is skipped. Returns the number of rows, or -1 when anything differs (the
  * caller then leaves the input to the columnar path).
  */
 int64_t qk_split(const uint8_t *buf, int64_t len, int32_t fields, int64_t lines, int64_t *starts, int64_t *ends,
                  int32_t number_field, int32_t number_is_float, double *number_f, int64_t *number_i,
-                 int32_t integer_field, int32_t same_field, int64_t *trailing) {
+                 int32_t integer_field, int32_t same_field, int64_t *trailing, int32_t comments) {
     if (len <= 0 || buf[len - 1] != '\n' || fields < 1) return -1;
     uint8_t high = 0;
     int64_t p = 0, line = 0, same_start = -1, same_len = 0;
     while (p < len) {
         if (line >= lines) return -1;
         int64_t *st = starts + line * fields, *en = ends + line * fields;
-        int kind = split_line(buf, &p, fields, trailing != NULL, st, en, &high);
+        int split = (trailing != NULL ? SPLIT_TRAILING : 0) | (comments ? SPLIT_COMMENTS : 0);
+        int kind = split_line(buf, &p, fields, split, st, en, &high);
         if (kind == 2) continue; /* a blank line */
         if (!kind) return -1;
         if (kind == 3) ++*trailing;

@@ -41,7 +41,7 @@ import polars as pl
 from ..data import Run, duplicate_mask
 from ..errors import InputFormatError, ValidationError
 from ..fingerprint import Fingerprint, file_sha256
-from .trec import GZIP_ERRORS, MAX_ID_BYTES, TextCheck, corrupt_gzip
+from .trec import GZIP_ERRORS, MAX_ID_BYTES, TextCheck, corrupt_gzip, has_comment_lines
 
 BATCH_ROWS = 1 << 20
 #: Memory per row of a batch while it is evaluated (the frame, its encoding and the kernels' arrays).
@@ -147,21 +147,22 @@ class LayoutRefused(InputFormatError):
     may then read it whole instead."""
 
 
-def _explain(path: Path, on_duplicate: str, otherwise: LayoutRefused) -> NoReturn:
+def _explain(path: Path, on_duplicate: str, otherwise: LayoutRefused, comments: bool = False) -> NoReturn:
     """Raise the robust reader's error for a file this path found fault with; ``otherwise`` when the robust
     reader takes the file."""
     from .trec import read_run
 
-    read_run(path, on_duplicate=on_duplicate, reader="robust")
+    read_run(path, on_duplicate=on_duplicate, reader="robust", comments=comments)
     raise otherwise
 
 
 def _scanned_into(
-    con, path: Path, on_bytes: Callable[[int], None] | None
+    con, path: Path, on_bytes: Callable[[int], None] | None, comments: bool = False
 ) -> tuple[str, str | None, int] | None:
     """Insert every row of a run into DuckDB's table ``raw`` through the native scanner (documents given
     twice kept, for the duplicate policy): (the file's SHA-256, its tag, lines with trailing fields
-    ignored), or ``None`` (``raw`` dropped) when the scanner refuses a block or the file mixes tags."""
+    ignored), or ``None`` (``raw`` dropped) when the scanner refuses a block or the file mixes tags.
+    ``comments``: lines whose first byte is ``#`` are skipped."""
     import pyarrow as pa
 
     from .._native import scan_run
@@ -187,12 +188,16 @@ def _scanned_into(
 
     try:
         for block in _scanned(
-            path, on_bytes, _cut_at_line, lambda b: scan_run(b, None, False, any_order=True, duplicates=True)
+            path,
+            on_bytes,
+            _cut_at_line,
+            lambda b: scan_run(b, None, False, any_order=True, duplicates=True, comments=comments),
         ):
             if isinstance(block, str):
                 digest = block
                 break
-            tags.add(block.tag)
+            if block.rows:  # a block of blank or comment lines has no tag
+                tags.add(block.tag)
             if len(tags) > 1:
                 raise StepAside  # two tags: the robust reader names the line
             names = ["query_id", "doc_id", "score", "rank", "line"]
@@ -229,13 +234,15 @@ def run_batches(
     batch_rows: int | None = None,
     reason: str = "the file would not fit under the memory limit",
     on_bytes: Callable[[int], None] | None = None,
+    comments: bool = False,
 ) -> tuple[Iterator[Run], Fingerprint, str, dict[str, object]]:
     """(batches of whole queries as Runs, fingerprint, run name, meta). Validation errors name the line.
 
     ``memory_limit`` is the whole process's: DuckDB's own limit and the rows per batch come from what is
     left of it (:func:`budget`), and DuckDB spills to a temporary directory beyond that. ``reason`` (why
     the run is sorted on disk) is recorded in the provenance as ``sorted_on_disk``. ``on_bytes(n)`` is
-    called as the native scanner reads the file."""
+    called as the native scanner reads the file. ``comments``: lines whose first byte is ``#`` are skipped
+    (by the native scanner; DuckDB's own reader refuses a file that has one)."""
     import duckdb
 
     from .._native import built
@@ -244,78 +251,91 @@ def run_batches(
     tmp = tempfile.TemporaryDirectory(prefix="qrelkit-duckdb-")
     # an in-memory database spills to temp_directory beyond memory_limit, and writes nothing it need not
     con = duckdb.connect(":memory:")
-    duck_bytes, rows = budget(memory_limit)
-    con.execute(f"SET memory_limit = '{duck_bytes // 2**20}MB'")
-    con.execute(f"SET temp_directory = '{tmp.name}'")
-    con.execute("SET preserve_insertion_order = true")
+    try:  # the connection and its directory go on any error before the batches own them
+        duck_bytes, rows = budget(memory_limit)
+        con.execute(f"SET memory_limit = '{duck_bytes // 2**20}MB'")
+        con.execute(f"SET temp_directory = '{tmp.name}'")
+        con.execute("SET preserve_insertion_order = true")
 
-    def refuse(problem: LayoutRefused) -> NoReturn:
+        def refuse(problem: LayoutRefused) -> NoReturn:
+            con.close()
+            tmp.cleanup()
+            _explain(path, on_duplicate, problem, comments)
+
+        scanned = _scanned_into(con, path, on_bytes, comments) if built() else None
+        trailing = 0
+        if scanned is not None:
+            sha, tag, trailing = scanned
+            score, rank = "score", "rank"
+        else:
+            sha, other_whitespace = _hash_and_check(path)
+            if other_whitespace:
+                refuse(_layout_error(source, "a tab, vertical tab, form feed or carriage return"))
+            if comments and has_comment_lines(path):
+                refuse(
+                    _layout_error(
+                        source,
+                        "a comment line",
+                        "remove the comment lines first (grep -v '^#' run > clean.run), or evaluate without "
+                        "--memory-limit",
+                    )
+                )
+            score, rank = "CAST(score_text AS DOUBLE)", "CAST(rank_text AS BIGINT)"
+            columns = (
+                "{'c0':'VARCHAR','c1':'VARCHAR','c2':'VARCHAR','c3':'VARCHAR','c4':'VARCHAR','c5':'VARCHAR'}"
+            )
+            try:
+                con.execute(
+                    f"""CREATE TABLE raw AS SELECT c0 AS query_id, c2 AS doc_id, c3 AS rank_text,
+                        c4 AS score_text, c5 AS tag, row_number() OVER () AS line
+                        FROM read_csv(?, delim=' ', header=false, quote='', escape='', columns={columns},
+                                      auto_detect=false, strict_mode=true, null_padding=false, all_varchar=true)""",
+                    [source],
+                )
+            except duckdb.Error as exc:
+                refuse(_layout_error(source, str(exc).strip().splitlines()[0][:300]))
+            fault = _fault(con)
+            if fault is not None:
+                refuse(_layout_error(source, fault))
+            tags = [t for (t,) in con.execute("SELECT DISTINCT tag FROM raw LIMIT 2").fetchall()]
+            tag = tags[0] if tags else None
+        fingerprint = Fingerprint(sha, "file-bytes", source)
+        removed = 0
+        if on_duplicate != "error" and _has_duplicate(con):  # under "error" each batch is checked below
+            order = {"first": "line ASC", "last": "line DESC", "max": f"{score} DESC, line ASC"}
+            before = _first(con, "SELECT count(*) FROM raw")[0]
+            con.execute(
+                "CREATE TABLE dedup AS SELECT * FROM raw QUALIFY row_number() OVER "
+                f"(PARTITION BY query_id, doc_id ORDER BY {order[on_duplicate]}) = 1"
+            )
+            con.execute("DROP TABLE raw")
+            con.execute("ALTER TABLE dedup RENAME TO raw")
+            removed = before - _first(con, "SELECT count(*) FROM raw")[0]
+        run_name = name or tag or path.stem
+        meta: dict[str, object] = {
+            "source": source,
+            "duplicates_removed": removed,
+            "on_duplicate": on_duplicate,
+            "reader": "duckdb",
+            "memory_limit_bytes": memory_limit,
+            "duckdb_memory_limit_bytes": duck_bytes,
+            "sorted_on_disk": reason,
+            "rows_read": _first(con, "SELECT count(*) FROM raw")[0] + removed,
+        }
+        if trailing:
+            meta["lines_with_trailing_fields_ignored"] = trailing
+    except BaseException:
         con.close()
         tmp.cleanup()
-        _explain(path, on_duplicate, problem)
-
-    scanned = _scanned_into(con, path, on_bytes) if built() else None
-    trailing = 0
-    if scanned is not None:
-        sha, tag, trailing = scanned
-        score, rank = "score", "rank"
-    else:
-        sha, other_whitespace = _hash_and_check(path)
-        if other_whitespace:
-            refuse(_layout_error(source, "a tab, vertical tab, form feed or carriage return"))
-        score, rank = "CAST(score_text AS DOUBLE)", "CAST(rank_text AS BIGINT)"
-        columns = (
-            "{'c0':'VARCHAR','c1':'VARCHAR','c2':'VARCHAR','c3':'VARCHAR','c4':'VARCHAR','c5':'VARCHAR'}"
-        )
-        try:
-            con.execute(
-                f"""CREATE TABLE raw AS SELECT c0 AS query_id, c2 AS doc_id, c3 AS rank_text,
-                    c4 AS score_text, c5 AS tag, row_number() OVER () AS line
-                    FROM read_csv(?, delim=' ', header=false, quote='', escape='', columns={columns},
-                                  auto_detect=false, strict_mode=true, null_padding=false, all_varchar=true)""",
-                [source],
-            )
-        except duckdb.Error as exc:
-            refuse(_layout_error(source, str(exc).strip().splitlines()[0][:300]))
-        fault = _fault(con)
-        if fault is not None:
-            refuse(_layout_error(source, fault))
-        tags = [t for (t,) in con.execute("SELECT DISTINCT tag FROM raw LIMIT 2").fetchall()]
-        tag = tags[0] if tags else None
-    fingerprint = Fingerprint(sha, "file-bytes", source)
-    removed = 0
-    if on_duplicate != "error" and _has_duplicate(con):  # under "error" each batch is checked below
-        order = {"first": "line ASC", "last": "line DESC", "max": f"{score} DESC, line ASC"}
-        before = _first(con, "SELECT count(*) FROM raw")[0]
-        con.execute(
-            "CREATE TABLE dedup AS SELECT * FROM raw QUALIFY row_number() OVER "
-            f"(PARTITION BY query_id, doc_id ORDER BY {order[on_duplicate]}) = 1"
-        )
-        con.execute("DROP TABLE raw")
-        con.execute("ALTER TABLE dedup RENAME TO raw")
-        removed = before - _first(con, "SELECT count(*) FROM raw")[0]
-    run_name = name or tag or path.stem
-    meta: dict[str, object] = {
-        "source": source,
-        "duplicates_removed": removed,
-        "on_duplicate": on_duplicate,
-        "reader": "duckdb",
-        "memory_limit_bytes": memory_limit,
-        "duckdb_memory_limit_bytes": duck_bytes,
-        "sorted_on_disk": reason,
-        "rows_read": _first(con, "SELECT count(*) FROM raw")[0] + removed,
-    }
-    if trailing:
-        meta["lines_with_trailing_fields_ignored"] = trailing
+        raise
 
     def checked(frame: pl.DataFrame) -> Run:
         """A batch of whole queries, so a document given twice lies within one batch; under "error" the
         robust reader words the error (the file's first such line, which a batch may not hold)."""
         if on_duplicate == "error" and duplicate_mask(frame) is not None:
             con.close()
-            _explain(
-                path, on_duplicate, _layout_error(source, "a document appears more than once for a query")
-            )
+            problem = _layout_error(source, "a document appears more than once for a query")
+            _explain(path, on_duplicate, problem, comments)
         return Run(frame, fingerprint, run_name, meta)
 
     def batches() -> Iterator[Run]:
@@ -343,14 +363,15 @@ def run_batches(
     return batches(), fingerprint, run_name, meta
 
 
-def _layout_error(source: str, detail: str) -> LayoutRefused:
+def _layout_error(source: str, detail: str, fix: str | None = None) -> LayoutRefused:
     """The error for a file the robust reader takes but this path does not (other whitespace than single
-    spaces between fields, without the native scanner)."""
+    spaces between fields, or comment lines, without the native scanner)."""
     return LayoutRefused(
         f"cannot read as a TREC run with single-space separated fields ({detail})",
         source=source,
         expected="6 fields 'query_id Q0 doc_id rank score tag' separated by single spaces",
-        fix="normalise the whitespace first (tr -d '\\r' < run | tr -s ' \\t' ' ' > clean.run), or evaluate "
+        fix=fix
+        or "normalise the whitespace first (tr -d '\\r' < run | tr -s ' \\t' ' ' > clean.run), or evaluate "
         "without --memory-limit",
     )
 

@@ -87,9 +87,10 @@ Comment lines
 -------------
 trec_eval 10 skips lines whose first character is ``#`` in both files (``get_qrels.c``,
 ``get_trec_results.c``); qrelkit does so under ``comments=True`` (``--comments``, on in the trec_eval
-profiles) and otherwise reads such a line as any other. A file with a comment line is not clean: under
-``comments`` it is read by the robust reader alone (``has_comment_lines`` looks for one first), whole, also
-under ``memory_limit`` and on the small path's behalf.
+profiles, and always in ``qrelkit trec_eval``) and otherwise reads such a line as any other. Under
+``comments`` the native scanner (steps 1 and 2, and DuckDB's table) skips such a line as it skips a blank
+one, counting it so that line numbers stay the file's; Arrow's parse, the numpy tokenizer and DuckDB's
+own reader step aside for a file that has one (``has_comment_lines``), and the robust reader skips it too.
 
 Errors
 ------
@@ -150,14 +151,21 @@ def read_run_streaming(
     rank_single: bool = False,
     on_bytes: Callable[[int], None] | None = None,
     grouped_only: bool = False,
+    comments: bool = False,
 ) -> Run | None:
     """Steps 2-3 alone (native scanner, then Arrow): a Run, or ``None`` when the robust reader is needed.
-    ``grouped_only`` (every row kept): a run not grouped by query raises :class:`~qrelkit.errors.Ungrouped`."""
+    ``grouped_only`` (every row kept): a run not grouped by query raises :class:`~qrelkit.errors.Ungrouped`.
+    ``comments``: lines whose first byte is ``#`` are skipped."""
     from ...data import Run
     from .streaming import read_run_fast
 
     fast = read_run_fast(
-        path, keep_top=keep_top, rank_single=rank_single, on_bytes=on_bytes, grouped_only=grouped_only
+        path,
+        keep_top=keep_top,
+        rank_single=rank_single,
+        on_bytes=on_bytes,
+        grouped_only=grouped_only,
+        comments=comments,
     )
     if fast is None:
         return None
@@ -179,13 +187,11 @@ def read_run(
     reader: str = "auto",
     comments: bool = False,
 ) -> Run:
-    """A TREC run through steps 2-4 (``reader="robust"``: step 4 alone; a file with comment lines under
-    ``comments``: step 4 alone too). See :func:`qrelkit.formats.read_run` for the parameters."""
+    """A TREC run through steps 2-4 (``reader="robust"``: step 4 alone). See
+    :func:`qrelkit.formats.read_run` for the parameters."""
     from ...data import finish_run
     from .robust import parse_run_chunked, parse_run_text, read_bytes
 
-    if comments and has_comment_lines(path):
-        reader = "robust"
     if reader == "auto" and path.is_file():
         fast = read_run_streaming(
             path,
@@ -194,6 +200,7 @@ def read_run(
             keep_top=keep_top,
             rank_single=rank_single,
             on_bytes=on_bytes,
+            comments=comments,
         )
         if fast is not None:
             return fast
@@ -229,16 +236,13 @@ def read_qrels(
     reader: str = "auto",
     comments: bool = False,
 ) -> Qrels:
-    """TREC judgments through steps 2-4 (``reader="robust"``, or comment lines under ``comments``: step 4
-    alone)."""
+    """TREC judgments through steps 2-4 (``reader="robust"``: step 4 alone)."""
     from ...data import finish_qrels
     from .robust import parse_qrels_text, read_bytes
     from .streaming import read_qrels_fast
 
     source = str(path)
-    if comments and has_comment_lines(path):
-        reader = "robust"
-    fast = read_qrels_fast(path) if reader == "auto" and path.is_file() else None
+    fast = read_qrels_fast(path, comments) if reader == "auto" and path.is_file() else None
     if fast is not None and (fast[0].get_column("grade") == 0).any() and _negative_zero(path):
         fast = None  # a grade written "-0": the robust reader's frame refuses it with its line
     if fast is not None:

@@ -53,6 +53,12 @@ def gzip_limit(limit: int | None) -> Iterator[None]:
         _GZIP_LIMIT.reset(token)
 
 
+def current_gzip_limit() -> int | None:
+    """The bound of :func:`gzip_limit` in force here (``None``: none), for a reader that decompresses in
+    chunks and must refuse what :func:`gunzip` refuses."""
+    return _GZIP_LIMIT.get()
+
+
 def corrupt_gzip(source: str, exc: BaseException) -> InputFormatError:
     """The one error for gzip data that cannot be decompressed."""
     detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -202,8 +208,9 @@ class TextCheck:
 
 def has_comment_lines(path: object) -> bool:
     """Whether a TREC file (plain or gzipped) has a line beginning with ``#``: a comment line for trec_eval
-    10 (get_qrels.c, get_trec_results.c: ``#`` in the first column). Such files are read by the robust
-    reader alone when comments are allowed; a missing file has none (its reader reports it)."""
+    10 (get_qrels.c, get_trec_results.c: ``#`` in the first column). When comments are allowed, only the
+    native scanner and the robust reader skip them: Arrow's parse, the numpy tokenizer and DuckDB's own
+    reader step aside for such a file. A missing file has none (its reader reports it)."""
     import gzip
     from pathlib import Path
 

@@ -20,7 +20,7 @@ from ...errors import InputFormatError
 from ...fingerprint import Fingerprint
 from ...naming import ID_PATTERN, check_id, id_problem
 from ..inputs import read_input
-from .common import MAX_ID_BYTES, TextCheck, gunzip, long_id
+from .common import MAX_ID_BYTES, TextCheck, current_gzip_limit, gunzip, long_id
 
 RUN_COLUMNS = ("query_id", "iteration", "doc_id", "rank", "score", "tag")
 QRELS_COLUMNS = ("query_id", "iteration", "doc_id", "grade")
@@ -184,12 +184,18 @@ def parse_run_chunked(
     tags: set[str] = set()
     line = 1
     digest = ""
+    with path.open("rb") as probe:
+        limit = current_gzip_limit() if probe.read(2) == b"\x1f\x8b" else None
+    expanded = 0
     try:
         for chunk, flag in _chunks(path, None, _cut_at_line, CHUNK_BYTES):
             if flag < 0:
                 digest = chunk
                 break
             data = bytes(chunk)
+            expanded += len(data)
+            if limit is not None and expanded > limit:
+                return None  # gzip text past the memory limit: the whole file's reading says so
             frame = split_columns(
                 data,
                 source,

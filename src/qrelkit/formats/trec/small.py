@@ -184,9 +184,10 @@ def _same(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> bytes:
     return first
 
 
-def read_columns(path: Path, kind: str) -> Columns:
+def read_columns(path: Path, kind: str, comments: bool = False) -> Columns:
     """A clean TREC run (``kind="run"``: query Q0 doc rank score tag) or qrels (``"qrels"``: query
-    iteration doc grade); raises :class:`StepAside` for anything else."""
+    iteration doc grade); raises :class:`StepAside` for anything else. ``comments``: lines whose first
+    byte is ``#`` are skipped (by the native split; numpy's tokenizer steps aside for them)."""
     stored = path.read_bytes()
     if stored[:2] == b"\x1f\x8b":
         raise StepAside  # gzip: the columnar path streams it
@@ -200,7 +201,7 @@ def read_columns(path: Path, kind: str) -> Columns:
     trailing = 0  # run lines with fields after the sixth (the native split takes them; numpy's refuses)
     if built():  # one compiled pass instead of numpy's dozen (same values), the id rule's bytes included
         split = native_split(data, fields, 4 if run else 3, score=run, integer_field=3 if run else -1,
-                              same_field=5 if run else -1, trailing=run)  # fmt: skip
+                              same_field=5 if run else -1, trailing=run, comments=comments)  # fmt: skip
     if split is None and forbidden_in_text(data):  # a tab, DEL, U+00A0... (invalid UTF-8: refused below)
         raise StepAside  # the columnar path reports an id that the id rule forbids, or reads the line
     if split is not None and len(split[2]):
@@ -210,6 +211,8 @@ def read_columns(path: Path, kind: str) -> Columns:
         if run:
             tag = data[starts[0, 5] : ends[0, 5]]
     else:  # numpy alone (or text the compiled pass refuses, such as a negative zero score)
+        if comments and (data[:1] == b"#" or b"\n#" in data):
+            raise StepAside  # a comment line: numpy's tokenizer would read it as a row
         buf, starts, ends = _split(data, fields)
         if run:
             _numbers(buf, starts[:, 3], ends[:, 3], fraction=False, value=False)  # ranks: integers, unused

@@ -51,7 +51,7 @@ from ...errors import StepAside, Ungrouped
 from ...fingerprint import Fingerprint
 from . import blocks
 from .blocks import _chunks, _cut_at_line, _cut_at_query, _scanned, _small, _whole
-from .common import GZIP_ERRORS, MAX_ID_BYTES
+from .common import GZIP_ERRORS, MAX_ID_BYTES, has_comment_lines
 
 _RUN_NAMES = ["query_id", "iteration", "doc_id", "rank", "score", "tag"]
 _RUN_READ = pcsv.ReadOptions(column_names=_RUN_NAMES, block_size=1 << 22)
@@ -131,6 +131,7 @@ def read_run_fast(
     rank_single: bool = False,
     on_bytes: Callable[[int], None] | None = None,
     grouped_only: bool = False,
+    comments: bool = False,
 ) -> tuple[pl.DataFrame, Fingerprint, dict[str, object]] | None:
     """Parse a clean TREC run; ``None`` if the file needs the robust reader.
 
@@ -139,15 +140,19 @@ def read_run_fast(
     rounding is monotone), for evaluations that use single-precision scores. Lines may come in any order;
     with ``grouped_only`` and no ``keep_top`` (every row kept), a run whose lines are not grouped by query
     raises :class:`~qrelkit.errors.Ungrouped` instead, for a caller that would rather sort it on disk.
+    ``comments``: lines whose first byte is ``#`` are skipped (the native scanner only: Arrow's parse
+    steps aside for a file that has one).
     """
     grouped_only = grouped_only and keep_top is None
     if built() and (keep_top is None or keep_top > 0):
         try:
-            return _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only)
+            return _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only, comments)
         except Ungrouped:
             raise
         except StepAside:
             pass  # Arrow's reader decides (it takes a few layouts the native scanner leaves to it)
+    if comments and has_comment_lines(path):
+        return None
     try:
         return _read_run(path, keep_top, rank_single, on_bytes, grouped_only)
     except Ungrouped:
@@ -343,7 +348,7 @@ def _strings(name: str, offsets: np.ndarray, data: np.ndarray) -> pl.Series:
     return pl.from_arrow(array).alias(name)
 
 
-def _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only=False):
+def _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only=False, comments=False):
     """:func:`_read_run` with the native scanner, for a run in any order. Blocks are cut where a query
     begins, so a grouped run's queries each lie in one block; each block is scanned on its own (two at a
     time), each stretch of one query's lines reduced on its own. With ``keep_top``, the stretches are merged in
@@ -355,18 +360,18 @@ def _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only=False):
     by :func:`_select_top`; a block the scanner refuses, or a possible duplicate, raises
     :class:`StepAside`."""
     if keep_top is not None:
-        return _read_run_native_top(path, keep_top, rank_single, on_bytes)
+        return _read_run_native_top(path, keep_top, rank_single, on_bytes, comments)
     kept: list[pl.DataFrame] = []
     seen: set[str] = set()
-    pairs = _Pairs(path)
+    pairs = _Pairs(path, comments)
     tags: set[bytes] = set()
     rows = lines = trailing = 0  # rows: lines that are not blank
     fingerprint = ""
 
     def scan(block):  # the scanned block and its size in bytes
-        scanned = scan_run(block, None, rank_single, any_order=not grouped_only)
+        scanned = scan_run(block, None, rank_single, any_order=not grouped_only, comments=comments)
         if scanned is None and grouped_only:  # refused, perhaps for a query that came back in the block:
-            scanned = scan_run(block, None, rank_single, any_order=True)  # then Ungrouped below
+            scanned = scan_run(block, None, rank_single, any_order=True, comments=comments)  # Ungrouped below
         return None if scanned is None else (scanned, len(block))
 
     for item in _scanned(path, on_bytes, _cut_at_query, scan):
@@ -375,7 +380,8 @@ def _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only=False):
             break
         scanned, size = item
         frame = _scanned_frame(scanned, lines + 1)
-        tags.add(scanned.tag)
+        if scanned.rows:  # a block of blank or comment lines has no tag
+            tags.add(scanned.tag)
         if len(tags) > 1:
             raise StepAside  # two tags
         firsts = frame.get_column("query_id").gather(scanned.group_first).to_list()
@@ -408,10 +414,10 @@ def _scanned_frame(scanned, first_line: int) -> pl.DataFrame:
     )
 
 
-def _read_run_native_top(path, keep_top, rank_single, on_bytes):
+def _read_run_native_top(path, keep_top, rank_single, on_bytes, comments=False):
     """:func:`_read_run_native` keeping each query's top ``keep_top`` rows across blocks."""
-    top = TopRows(keep_top, rank_single)
-    pairs = _Pairs(path)
+    top = TopRows(keep_top, rank_single, comments)
+    pairs = _Pairs(path, comments)
     tags: set[bytes] = set()
     rows = lines = trailing = 0  # rows: lines that are not blank
     fingerprint = ""
@@ -420,7 +426,8 @@ def _read_run_native_top(path, keep_top, rank_single, on_bytes):
             if isinstance(block, str):
                 fingerprint = block
                 break
-            tags.add(block.tag)
+            if block.rows:  # a block of blank or comment lines has no tag
+                tags.add(block.tag)
             if len(tags) > 1:
                 raise StepAside  # two tags
             top.add(block, lines)
@@ -444,8 +451,9 @@ class _Pairs:
     again for their hashes, and every later block's are added, in one array sized from the file (8 bytes a
     line)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, comments: bool = False):
         self.path = path
+        self.comments = comments
         self.size = path.stat().st_size
         self.data = np.zeros(0, dtype=np.uint64)
         self.n = 0
@@ -458,7 +466,7 @@ class _Pairs:
             return
         self.active = True
         if rows_before:
-            for pair, size in _line_pairs(self.path, rows_before):
+            for pair, size in _line_pairs(self.path, rows_before, self.comments):
                 self.add(pair, size)
 
     def add(self, pair: np.ndarray | None, block_bytes: int) -> None:
@@ -486,7 +494,7 @@ class _Pairs:
         self.data = np.zeros(0, dtype=np.uint64)
 
 
-def _line_pairs(path: Path, rows: int):
+def _line_pairs(path: Path, rows: int, comments: bool = False):
     """The (query, document) hashes of the first ``rows`` rows (lines not blank) of a run, block by block
     (read again, the blocks cut at line ends)."""
     with path.open("rb") as probe:
@@ -502,19 +510,19 @@ def _line_pairs(path: Path, rows: int):
             if cut == 0:
                 raise StepAside  # the file changed since it was read
             rest = block[cut:]
-            scanned = scan_run(block[:cut], 1, False, any_order=True)
+            scanned = scan_run(block[:cut], 1, False, any_order=True, comments=comments)
             if scanned is None or scanned.pair is None:
                 raise StepAside
             yield scanned.pair[:rows], cut
             rows -= scanned.rows
 
 
-def _read_qrels_native(path: Path) -> tuple[pl.DataFrame, Fingerprint]:
+def _read_qrels_native(path: Path, comments: bool = False) -> tuple[pl.DataFrame, Fingerprint]:
     """:func:`read_qrels_fast` with the native scanner; :class:`StepAside` when it refuses a block."""
     parts: list[pl.DataFrame] = []
     rows = lines = 0  # rows: lines that are not blank
     fingerprint = ""
-    for scanned in _scanned(path, None, _cut_at_line, scan_qrels):
+    for scanned in _scanned(path, None, _cut_at_line, lambda block: scan_qrels(block, comments)):
         if isinstance(scanned, str):
             fingerprint = scanned
             break
@@ -535,16 +543,19 @@ def _read_qrels_native(path: Path) -> tuple[pl.DataFrame, Fingerprint]:
     return pl.concat(parts), Fingerprint(fingerprint, "file-bytes", str(path))
 
 
-def read_qrels_fast(path: Path) -> tuple[pl.DataFrame, Fingerprint] | None:
+def read_qrels_fast(path: Path, comments: bool = False) -> tuple[pl.DataFrame, Fingerprint] | None:
     """Parse clean TREC qrels (single spaces, integer grades); ``None`` if the robust reader is needed.
+    ``comments``: lines whose first byte is ``#`` are skipped (by the native scanner).
 
     Duplicate judgments are left in: the caller's duplicate policy handles them the same on both paths.
     """
     if built():
         try:
-            return _read_qrels_native(path)
+            return _read_qrels_native(path, comments)
         except StepAside:
             pass  # Arrow's reader decides
+    if comments and has_comment_lines(path):
+        return None
     try:
         parts = []
         fingerprint = ""
