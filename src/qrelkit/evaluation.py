@@ -510,42 +510,23 @@ def evaluate_files(
         run = None
         external = None  # why the run is sorted on disk, when it is
         big = too_big(path)  # held whole, it would break the memory limit
+        # what every reader is told: the duplicate policy, the depth the measures need, the precision
+        # of the scores ranked, comment lines
+        how = {"on_duplicate": on_duplicate, "keep_top": depth, "rank_single": single, "comments": comments}
         if big:
             if depth is not None:
-                run = read_run_streaming(
-                    path,
-                    on_duplicate=on_duplicate,
-                    keep_top=depth,
-                    rank_single=single,
-                    on_bytes=counted,
-                    comments=comments,
-                )
+                run = read_run_streaming(path, on_bytes=counted, **how)
             if run is None:
                 external = "the file would not fit under the memory limit"
         elif trec and path.is_file():
             try:
-                run = read_run_streaming(
-                    path,
-                    on_duplicate=on_duplicate,
-                    keep_top=depth,
-                    rank_single=single,
-                    on_bytes=counted,
-                    grouped_only=depth is None,
-                    comments=comments,
-                )
+                run = read_run_streaming(path, on_bytes=counted, grouped_only=depth is None, **how)
             except Ungrouped:
                 if find_spec("duckdb") is not None:
                     external = "a measure needs every document and the lines are not grouped by query"
                 else:  # without the optional DuckDB (qrelkit[scale]) the run is held whole by the streaming
                     # reader
-                    run = read_run_streaming(
-                        path,
-                        on_duplicate=on_duplicate,
-                        keep_top=depth,
-                        rank_single=single,
-                        on_bytes=counted,
-                        comments=comments,
-                    )
+                    run = read_run_streaming(path, on_bytes=counted, **how)
             if (
                 run is None
                 and external is None
@@ -555,14 +536,7 @@ def evaluate_files(
             ):  # a document given twice, perhaps: the policy is applied on disk rather than holding the run
                 external = f"documents given twice are resolved on disk (--on-duplicate {on_duplicate})"
             elif run is None and external is None:
-                run = read_run(
-                    path,
-                    on_duplicate=on_duplicate,
-                    keep_top=depth,
-                    rank_single=single,
-                    reader="robust",
-                    comments=comments,
-                )
+                run = read_run(path, reader="robust", **how)
         if external is not None:
             try:
                 batches, fingerprint, name, meta = run_batches(
@@ -576,14 +550,7 @@ def evaluate_files(
             except LayoutRefused:
                 if big:
                     raise  # held whole, the run would break the memory limit
-                run = read_run(  # a layout only the robust reader takes
-                    path,
-                    on_duplicate=on_duplicate,
-                    keep_top=depth,
-                    rank_single=single,
-                    reader="robust",
-                    comments=comments,
-                )
+                run = read_run(path, reader="robust", **how)  # a layout only it takes
                 external = None
         if external is not None:
             queries, values = evaluate_run_batches(qrels, batches, parsed, conv)
@@ -591,15 +558,7 @@ def evaluate_files(
                 counted.finish()
             return str(path), RunValues(name, fingerprint, meta, queries, values)
         if run is None:
-            run = read_run(
-                path,
-                format=input_format,
-                on_duplicate=on_duplicate,
-                keep_top=depth,
-                rank_single=single,
-                on_bytes=counted,
-                comments=comments,
-            )
+            run = read_run(path, format=input_format, on_bytes=counted, **how)
         queries, values = evaluate_run(qrels, run, parsed, conv)
         if counted is not None:
             counted.finish()
