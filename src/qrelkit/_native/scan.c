@@ -10,10 +10,11 @@
  *
  *   - lines of six fields (more in a run: the rest are ignored, as trec_eval and the robust reader ignore
  *     them, and the lines counted in `trailing`) separated by runs of ASCII whitespace (space, tab,
- *     vertical tab, form feed; the robust reader's split, Arrow's ascii_split_whitespace), with leading and trailing
- *     whitespace, ended by '\n' or "\r\n"; blank lines (only whitespace) are skipped but counted, so that
- *     row numbers stay line numbers. A carriage return anywhere else (Arrow's reader, under the robust
- *     one, ends a line there), another control character, DEL, or no id longer than 512 bytes;
+ *     vertical tab, form feed; the robust reader's split, Arrow's ascii_split_whitespace), with leading
+ *     and trailing whitespace, ended by '\n' or "\r\n"; blank lines (only whitespace) are skipped but
+ *     counted, so that row numbers stay line numbers. A carriage return anywhere else (Arrow's reader,
+ *     under the robust one, ends a line there), another control character, DEL, or no id longer than 512
+ *     bytes;
  *   - with QK_COMMENTS (runs) or `comments` (judgments, the small path's split), comment lines: a line
  *     whose first byte is '#' is skipped and counted as a blank line is, as trec_eval 10 and the robust
  *     reader under `comments` skip it (its bytes checked as a field's: a control character or a carriage
@@ -32,8 +33,9 @@
  *     id), with which the caller finds a document twice in a query across stretches and blocks.
  *
  * A row is kept when fewer than keep_top rows of its query have a higher score (all rows when keep_top <=
- * 0; keep_top < 0 also keeps a document given twice in a query, for a caller that resolves it), compared in double precision, or in single precision when rank_single is set: the tied block that
- * straddles the cutoff is kept whole. Kept rows come out in file order.
+ * 0; keep_top < 0 also keeps a document given twice in a query, for a caller that resolves it), compared
+ * in double precision, or in single precision when rank_single is set: the tied block that straddles the
+ * cutoff is kept whole. Kept rows come out in file order.
  *
  * Plain C99 with no Python API: loaded with ctypes, which releases the GIL during calls, so blocks are
  * scanned on several threads at once. Every function is reentrant.
@@ -333,9 +335,9 @@ static inline int skip_rest(const uint8_t *buf, int64_t *at, uint8_t *high) {
  * length[], *at moved past the line, bytes ORed into *high. Returns 1 for a row, 2 for a blank line
  * (nothing but whitespace, or a comment line under SPLIT_COMMENTS), 3 for a row with more fields (under
  * SPLIT_TRAILING: the rest of the line is checked byte by byte as fields are, and skipped), 0 for another
- * number of fields, a byte of class B_BAD or a carriage return
- * not before '\n', or an id (fields 0 and 2) longer than QK_MAX_ID bytes, which the robust reader refuses.
- * The caller guarantees that buf ends with '\n'. */
+ * number of fields, a byte of class B_BAD or a carriage return not before '\n', or an id (fields 0 and 2)
+ * longer than QK_MAX_ID bytes, which the robust reader refuses. The caller guarantees that buf ends with
+ * '\n'. */
 static inline int split_line(const uint8_t *buf, int64_t *at, int fields, int flags, int64_t *start,
                              int64_t *length, uint8_t *high) {
     int64_t p = *at;
@@ -392,7 +394,7 @@ static int has_bom(const uint8_t *buf, int64_t start, int64_t length) {
 typedef struct {
     /* lines: every line of the block, blank ones included; rows: the lines that are not blank */
     int64_t status, kept, lines, groups, q_bytes, d_bytes, tag_start, tag_len, refused_line, rows;
-    int64_t trailing; /* runs: lines with fields after the sixth (ignored, as the robust reader ignores them) */
+    int64_t trailing; /* runs: lines with fields after the sixth (ignored, as the robust reader does) */
     int64_t *q_off, *d_off; /* Arrow large-string offsets: kept + 1 entries, the first 0 */
     double *score;
     int64_t *rank, *row; /* row: the line's index within the block (blank lines counted) */
@@ -782,9 +784,10 @@ int64_t qk_count_lines(const uint8_t *buf, int64_t len) {
  * valid UTF-8 without a character the id rule forbids. starts[] and ends[] receive each field's offsets,
  * row by row. Field `number_field` is read into number_f (a score, number_is_float) or number_i (an
  * integer); field `integer_field`, if >= 0, must be an integer; field `same_field`, if >= 0, must hold the
- * same bytes on every line. With `trailing` set (a run), fields after the last are allowed and ignored, and
- * *trailing counts the lines that hold them; with `comments`, a line whose first byte is '#' is skipped. Returns the number of rows, or -1 when anything differs (the
- * caller then leaves the input to the columnar path).
+ * same bytes on every line. With `trailing` set (a run), fields after the last are allowed and ignored,
+ * and *trailing counts the lines that hold them; with `comments`, a line whose first byte is '#' is
+ * skipped. Returns the number of rows, or -1 when anything differs (the caller then leaves the input to
+ * the columnar path).
  */
 int64_t qk_split(const uint8_t *buf, int64_t len, int32_t fields, int64_t lines, int64_t *starts, int64_t *ends,
                  int32_t number_field, int32_t number_is_float, double *number_f, int64_t *number_i,
