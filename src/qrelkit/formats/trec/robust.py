@@ -159,8 +159,8 @@ def parse_run_text(raw: bytes, source: str, comments: bool = False) -> pl.DataFr
 CHUNK_BYTES = 4 << 20
 
 
-#: Lines that end where the robust reader's line splitting ends them: at "\n", at "\r\n" and at a lone "\r".
 def _line_count(chunk: bytes) -> int:
+    """The lines of a chunk as the robust reader's line splitting ends them: at "\n", "\r\n" or a lone "\r"."""
     return chunk.count(b"\n") + chunk.count(b"\r") - chunk.count(b"\r\n")
 
 
@@ -184,10 +184,10 @@ def parse_run_chunked(
     tags: set[str] = set()
     line = 1
     digest = ""
-    with path.open("rb") as probe:
-        limit = current_gzip_limit() if probe.read(2) == b"\x1f\x8b" else None
     expanded = 0
     try:
+        with path.open("rb") as probe:
+            limit = current_gzip_limit() if probe.read(2) == b"\x1f\x8b" else None
         for chunk, flag in _chunks(path, None, _cut_at_line, CHUNK_BYTES):
             if flag < 0:
                 digest = chunk
@@ -214,8 +214,8 @@ def parse_run_chunked(
             kept = frame.select("line", "query_id", "doc_id", "score", "rank", "extra")
             # compact the ids: split out of the chunk's lines, they still hold the whole chunk's buffers
             parts.append(pl.DataFrame(kept.to_arrow(compat_level=pl.CompatLevel.oldest())))
-    except (QrelkitError, StepAside):
-        return None
+    except (QrelkitError, StepAside, OSError):
+        return None  # an unreadable file too: read_input words its error
     if not parts:
         return None
     tag = next(iter(tags)) if tags else None
