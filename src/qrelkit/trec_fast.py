@@ -104,7 +104,7 @@ def fast_rel_lists(
     :func:`qrelkit.trec_compat.rel_lists` forms them (``-J``, ``-M``, ``-l``; scores rounded to single
     precision under ``single``), but without trec_eval's stand-in for missing queries, which the caller
     adds. Raises :class:`StepAside` for anything the readers must take."""
-    from .formats.trec.blocks import _cut_at_query, _scanned
+    from .formats.trec.blocks import RunTag, _cut_at_query, _scanned
 
     if not built() or detect_format(qrels_path) != "trec" or detect_format(run_path) != "trec":
         raise StepAside
@@ -127,7 +127,7 @@ def fast_rel_lists(
         return heads, group_qcode, sizes, group_qcode[group_of], pos[rows], judged[rows], scanned.tag
 
     seen: set[bytes] = set()
-    tags: set[bytes] = set()
+    run_tag = RunTag()
     n = len(judgments.query_ids)
     num_ret = np.zeros(n, dtype=np.int64)
     in_run = np.zeros(n, dtype=bool)
@@ -136,10 +136,9 @@ def fast_rel_lists(
         if isinstance(item, str):
             break
         heads, group_qcode, sizes, qcode, pos, judged, tag = item
-        if heads:  # a block of blank or comment lines has no tag
-            tags.add(tag)
-        if len(tags) > 1 or not seen.isdisjoint(heads) or len(set(heads)) < len(heads):
-            raise StepAside  # two tags, or a query that comes back: the readers decide
+        run_tag.add(tag, len(heads))  # two tags: the readers decide
+        if not seen.isdisjoint(heads) or len(set(heads)) < len(heads):
+            raise StepAside  # a query that comes back: the readers decide
         seen.update(heads)
         known = group_qcode >= 0
         num_ret[group_qcode[known]] = sizes[known]
@@ -170,6 +169,5 @@ def fast_rel_lists(
         num_ret = counts.astype(np.int64)
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     rl = tk.RelLists(offsets, rel, judgments.levels, rel_level, num_ret, pos)
-    tag = next(iter(tags))
-    name = tag.decode() if tag else run_path.stem
+    name = run_tag.text() or run_path.stem
     return rl, judgments.query_ids, ~in_run, name

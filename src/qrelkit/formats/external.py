@@ -167,13 +167,13 @@ def _scanned_into(
 
     from .._native import scan_run
     from ..errors import StepAside
-    from .trec.blocks import _cut_at_line, _scanned
+    from .trec.blocks import RunTag, _cut_at_line, _scanned
 
     def strings(offsets: np.ndarray, data: np.ndarray) -> pa.Array:
         return pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(data))
 
     con.execute("CREATE TABLE raw (query_id VARCHAR, doc_id VARCHAR, score DOUBLE, rank BIGINT, line BIGINT)")
-    tags: set[bytes] = set()
+    tag = RunTag()
     lines = trailing = rows = pending_rows = 0
     digest = ""
     pending: list[pa.Table] = []
@@ -196,10 +196,7 @@ def _scanned_into(
             if isinstance(block, str):
                 digest = block
                 break
-            if block.rows:  # a block of blank or comment lines has no tag
-                tags.add(block.tag)
-            if len(tags) > 1:
-                raise StepAside  # two tags: the robust reader names the line
+            tag.add(block.tag, block.rows)
             names = ["query_id", "doc_id", "score", "rank", "line"]
             columns = [
                 strings(block.q_off, block.q_data),
@@ -222,7 +219,7 @@ def _scanned_into(
     if not rows:
         con.execute("DROP TABLE raw")
         return None  # an empty file: the robust reader says so
-    return digest, (next(iter(tags)).decode() if tags else None), trailing
+    return digest, tag.text(), trailing
 
 
 def run_batches(

@@ -151,6 +151,25 @@ def _whole(path: Path, on_bytes: Callable[[int], None] | None, native: bool = Fa
     yield (hashlib.sha256(stored).hexdigest() if hashed else ""), -1
 
 
+class RunTag:
+    """The one tag of a run read in scanned blocks. A block without rows (blank or comment lines only) has
+    none; a second tag makes the reader step aside, and the robust reader names its line."""
+
+    def __init__(self) -> None:
+        self.tag: bytes | None = None
+
+    def add(self, tag: bytes, rows: int) -> None:
+        if not rows:
+            return
+        if self.tag is None:
+            self.tag = tag
+        elif tag != self.tag:
+            raise StepAside  # two tags
+
+    def text(self) -> str | None:
+        return None if self.tag is None else self.tag.decode()
+
+
 def _cut_at_query(block: bytes, end: int, starts_line: bool) -> int:
     return group_start(block, end, starts_line)
 

@@ -50,7 +50,7 @@ from ...data import stretch_starts
 from ...errors import StepAside, Ungrouped
 from ...fingerprint import Fingerprint
 from . import blocks
-from .blocks import _chunks, _cut_at_line, _cut_at_query, _scanned, _small, _whole
+from .blocks import RunTag, _chunks, _cut_at_line, _cut_at_query, _scanned, _small, _whole
 from .common import GZIP_ERRORS, MAX_ID_BYTES, has_comment_lines
 
 _RUN_NAMES = ["query_id", "iteration", "doc_id", "rank", "score", "tag"]
@@ -364,7 +364,7 @@ def _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only=False, 
     kept: list[pl.DataFrame] = []
     seen: set[str] = set()
     pairs = _Pairs(path, comments)
-    tags: set[bytes] = set()
+    tag = RunTag()
     rows = lines = trailing = 0  # rows: lines that are not blank
     fingerprint = ""
 
@@ -380,10 +380,7 @@ def _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only=False, 
             break
         scanned, size = item
         frame = _scanned_frame(scanned, lines + 1)
-        if scanned.rows:  # a block of blank or comment lines has no tag
-            tags.add(scanned.tag)
-        if len(tags) > 1:
-            raise StepAside  # two tags
+        tag.add(scanned.tag, scanned.rows)
         firsts = frame.get_column("query_id").gather(scanned.group_first).to_list()
         if len(set(firsts)) < len(firsts) or not seen.isdisjoint(firsts):
             if grouped_only:
@@ -396,8 +393,9 @@ def _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only=False, 
         trailing += scanned.trailing
         kept.append(frame)
     pairs.check()
-    tag = next(iter(tags)).decode() if tags else None
-    return _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag, pairs.active, trailing)
+    return _finished_run(
+        path, kept, rows, fingerprint, keep_top, rank_single, tag.text(), pairs.active, trailing
+    )
 
 
 def _scanned_frame(scanned, first_line: int) -> pl.DataFrame:
@@ -418,7 +416,7 @@ def _read_run_native_top(path, keep_top, rank_single, on_bytes, comments=False):
     """:func:`_read_run_native` keeping each query's top ``keep_top`` rows across blocks."""
     top = TopRows(keep_top, rank_single, comments)
     pairs = _Pairs(path, comments)
-    tags: set[bytes] = set()
+    tag = RunTag()
     rows = lines = trailing = 0  # rows: lines that are not blank
     fingerprint = ""
     try:
@@ -426,10 +424,7 @@ def _read_run_native_top(path, keep_top, rank_single, on_bytes, comments=False):
             if isinstance(block, str):
                 fingerprint = block
                 break
-            if block.rows:  # a block of blank or comment lines has no tag
-                tags.add(block.tag)
-            if len(tags) > 1:
-                raise StepAside  # two tags
+            tag.add(block.tag, block.rows)
             top.add(block, lines)
             if not pairs.active and top.came_back():
                 pairs.came_back(rows)
@@ -441,8 +436,9 @@ def _read_run_native_top(path, keep_top, rank_single, on_bytes, comments=False):
         kept = [_scanned_frame(top.result(), 1)] if rows else []
     finally:
         top.close()
-    tag = next(iter(tags)).decode() if tags else None
-    return _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag, pairs.active, trailing)
+    return _finished_run(
+        path, kept, rows, fingerprint, keep_top, rank_single, tag.text(), pairs.active, trailing
+    )
 
 
 class _Pairs:
