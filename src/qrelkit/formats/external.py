@@ -298,16 +298,16 @@ def run_batches(
             tag = tags[0] if tags else None
         fingerprint = Fingerprint(sha, "file-bytes", source)
         removed = 0
+        read = _first(con, "SELECT count(*) FROM raw")[0]  # every row of the file
         if on_duplicate != "error" and _has_duplicate(con):  # under "error" each batch is checked below
             order = {"first": "line ASC", "last": "line DESC", "max": f"{score} DESC, line ASC"}
-            before = _first(con, "SELECT count(*) FROM raw")[0]
             con.execute(
                 "CREATE TABLE dedup AS SELECT * FROM raw QUALIFY row_number() OVER "
                 f"(PARTITION BY query_id, doc_id ORDER BY {order[on_duplicate]}) = 1"
             )
             con.execute("DROP TABLE raw")
             con.execute("ALTER TABLE dedup RENAME TO raw")
-            removed = before - _first(con, "SELECT count(*) FROM raw")[0]
+            removed = read - _first(con, "SELECT count(*) FROM raw")[0]
         run_name = name or tag or path.stem
         meta: dict[str, object] = {
             "source": source,
@@ -317,7 +317,7 @@ def run_batches(
             "memory_limit_bytes": memory_limit,
             "duckdb_memory_limit_bytes": duck_bytes,
             "sorted_on_disk": reason,
-            "rows_read": _first(con, "SELECT count(*) FROM raw")[0] + removed,
+            "rows_read": read,
         }
         if trailing:
             meta["lines_with_trailing_fields_ignored"] = trailing
