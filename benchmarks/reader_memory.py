@@ -23,11 +23,11 @@ import time
 from pathlib import Path
 
 CHILD = {
-    "floor": "import qrelkit.formats, qrelkit.formats.trec.robust, qrelkit.data",
+    "floor": "import qrelkit.formats, qrelkit.formats.trec.robust, qrelkit.data.values",
     "streaming": "from qrelkit.formats import read_run; r = read_run(PATH, comments=COMMENTS)",
     "robust": "from qrelkit.formats import read_run; r = read_run(PATH, reader='robust', comments=COMMENTS)",
     "robust-whole": (
-        "from qrelkit.formats.trec import robust; from qrelkit.data import finish_run\n"
+        "from qrelkit.formats.trec import robust; from qrelkit.data.values import finish_run\n"
         "raw, fp = robust.read_bytes(PATH); frame = robust.parse_run_text(raw, str(PATH), COMMENTS)\n"
         "r = finish_run(frame, fp, None, str(PATH), 'error', '--on-duplicate')"
     ),

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from qrelkit.adjudication import Vote, check_decision, merge, merge_two, pair_status, read_decisions
 from qrelkit.cli import main
-from qrelkit.data import Qrels, Run
+from qrelkit.data.values import Qrels, Run
 from qrelkit.errors import InputFormatError, ValidationError
+from qrelkit.judgments.adjudication import Vote, check_decision, merge, merge_two, pair_status, read_decisions
 
 from .conftest import EXAMPLE
 
@@ -261,7 +261,7 @@ def test_two_runs_with_one_name_are_refused_everywhere(tmp_path: Path) -> None:
     with pytest.raises(ValidationError, match="two runs are both named 'same'"):
         qrelkit.evaluate(Qrels.from_dict({"q": {"d": 1}}), runs)
     with pytest.raises(ValidationError, match="two runs are both named 'bm25'"):
-        from qrelkit.evaluation import evaluate_files
+        from qrelkit.evaluation.core import evaluate_files
 
         evaluate_files(qrels, twins)
     pool = tmp_path / "pool.jsonl"
@@ -290,12 +290,12 @@ def test_three_labellers_the_app_the_manifest_agree_and_judge_kappa_give_the_sam
     """Three labellers grade every calibration pair (blind to each other); the group's statistics, the
     pairwise matrix and the gate on the mean pairwise kappa are the same in the app, the manifest and
     `qrelkit agree` on the three exported files."""
-    from qrelkit.adjudication import group_calibration_fields
     from qrelkit.formats import read_qrels
     from qrelkit.judging import grades as g
     from qrelkit.judging.phases import ensure_gate
     from qrelkit.judging.project import load_rubric_from_store
     from qrelkit.judging.store import Store
+    from qrelkit.judgments.adjudication import group_calibration_fields
 
     pool = tmp_path / "pool.jsonl"
     result = invoke("pool", *RUNS, "--depth", 5, "--calibration", 12, "--seed", 2, "--labellers",

@@ -1,4 +1,4 @@
-"""Tests of qrelkit.agreement against hand arithmetic, published values and slow reference code.
+"""Tests of qrelkit.agreement.kappa against hand arithmetic, published values and slow reference code.
 
 Expected numbers come from the arithmetic written out in the comments, from published output (SAS PROC
 FREQ, Krippendorff 2011), or from the slow pure-Python reference below; never from the module itself.
@@ -18,7 +18,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from qrelkit.agreement import (
+from qrelkit.agreement.kappa import (
     NOTE_NO_CHANCE_DISAGREEMENT,
     NOTE_NO_PAIRS,
     PairedGrades,

@@ -15,9 +15,9 @@ from click.testing import CliRunner
 
 from qrelkit.cli import main
 from qrelkit.errors import InputFormatError
-from qrelkit.evaluation import evaluate_files
+from qrelkit.evaluation.core import evaluate_files
 from qrelkit.formats import read_qrels, read_run
-from qrelkit.profiles import PROFILES
+from qrelkit.measures.profiles import PROFILES
 
 QRELS = "1 0 a 2\n1 0 b 0\n1 0 c 1\n2 0 d 1\n2 0 e 3\n"
 RUN = "1 Q0 a 1 3.0 r\n1 Q0 b 2 2.0 r\n1 Q0 c 3 2.0 r\n2 Q0 e 1 1.5 r\n2 Q0 x 2 1.0 r\n"
@@ -54,8 +54,9 @@ def test_trec_eval_10_skips_comment_lines():
 
 def _paths(monkeypatch, qrels: Path, run: Path, conv) -> dict[str, object]:
     """Every reading path's results (or error text) for one pair of files, comments skipped."""
-    from qrelkit import _native, evaluate, evaluation
+    from qrelkit import _native, evaluate
     from qrelkit.errors import QrelkitError
+    from qrelkit.evaluation import core as evaluation
     from qrelkit.formats.trec import blocks, small
 
     def outcome(call):

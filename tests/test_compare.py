@@ -15,7 +15,7 @@ from scipy import stats as sps
 from qrelkit import Conventions, Qrels, Run, evaluate, read_qrels, read_run
 from qrelkit.compare import Comparison, combine, compare, run_pairs
 from qrelkit.errors import IncomparableError, ValidationError
-from qrelkit.measures import DEFAULT_MEASURES, parse
+from qrelkit.measures.grammar import DEFAULT_MEASURES, parse
 from qrelkit.report.compare import FORMATS, render_compare
 
 from .conftest import EXAMPLE

@@ -16,9 +16,9 @@ from click.testing import CliRunner
 
 from qrelkit import Conventions, Qrels, Run, evaluate, read_qrels, read_run
 from qrelkit.cli import main
-from qrelkit.diagnose import attribute, sweep
 from qrelkit.errors import ConventionError, IncomparableError, ValidationError
-from qrelkit.profiles import PROFILES, get_profile
+from qrelkit.evaluation.diagnose import attribute, sweep
+from qrelkit.measures.profiles import PROFILES, get_profile
 
 from .conftest import EXAMPLE, FIXTURES
 

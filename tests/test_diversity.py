@@ -12,12 +12,12 @@ import pytest
 from click.testing import CliRunner
 
 from qrelkit.cli import main
-from qrelkit.conventions import Conventions
-from qrelkit.data import diversity_qrels_from_frame
+from qrelkit.data.values import diversity_qrels_from_frame
 from qrelkit.errors import ConventionError, InputFormatError, MeasureSyntaxError, ValidationError
-from qrelkit.evaluation import evaluate, evaluate_files
+from qrelkit.evaluation.core import evaluate, evaluate_files
 from qrelkit.formats import read_diversity_qrels, run_from_frame
-from qrelkit.measures import parse
+from qrelkit.measures.conventions import Conventions
+from qrelkit.measures.grammar import parse
 
 # Three subtopics A, B, C over five judged documents, and a run of five with one unjudged document (u1).
 GOLD_QRELS = "q1 A d1 1\nq1 A d2 1\nq1 B d2 1\nq1 C d3 1\nq1 B d4 0\nq1 B d5 1\nq2 A x 0\n"

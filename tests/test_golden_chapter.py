@@ -10,7 +10,7 @@ from math import log2
 import pytest
 
 from qrelkit import Qrels, Run, evaluate, explain
-from qrelkit.conventions import Conventions
+from qrelkit.measures.conventions import Conventions
 
 from .conftest import FIXTURES
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from qrelkit.errors import MeasureSyntaxError
-from qrelkit.irm_names import IRM_NAMES
-from qrelkit.measures import parse
+from qrelkit.measures.grammar import parse
+from qrelkit.measures.irm_names import IRM_NAMES
 
 SAME = {
     "P@10": "P(rel=1)@10",

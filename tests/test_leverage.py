@@ -14,7 +14,7 @@ import pytest
 
 from qrelkit import Qrels, Run, read_qrels, read_run
 from qrelkit.errors import ValidationError
-from qrelkit.leverage import (
+from qrelkit.judgments.leverage import (
     disagreement_leverage,
     metric_agreement,
     regrade_leverage,
@@ -184,7 +184,7 @@ def _labellers():
 
 
 def test_chunked_evaluation_gives_the_same_values(chapter, monkeypatch):
-    import qrelkit.leverage as leverage
+    import qrelkit.judgments.leverage as leverage
 
     a, _, run = chapter
     other = Run.from_dict({Q: {"blog/launch": 3.0, "api-keys/rotation": 2.0, "x": 1.0}}, name="other")

@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from qrelkit.data import Qrels
+from qrelkit.data.values import Qrels
 from qrelkit.errors import InputFormatError
 from qrelkit.fingerprint import Fingerprint
 from qrelkit.formats import write_qrels

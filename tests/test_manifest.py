@@ -9,7 +9,13 @@ import pytest
 
 from qrelkit import Qrels
 from qrelkit.errors import InputFormatError, ValidationError
-from qrelkit.manifest import FIELDS, MANIFEST_FORMAT, manifest_path, read_manifest, write_qrels_with_manifest
+from qrelkit.judgments.manifest import (
+    FIELDS,
+    MANIFEST_FORMAT,
+    manifest_path,
+    read_manifest,
+    write_qrels_with_manifest,
+)
 
 FIELDS_GIVEN = {
     "rubric": {"name": "docsearch", "version": "1.0", "content_hash": "ab" * 32},

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from qrelkit.conventions import Conventions
 from qrelkit.errors import MeasureSyntaxError
-from qrelkit.measures import INFO, parse, parse_all, required_depth
+from qrelkit.measures.conventions import Conventions
+from qrelkit.measures.grammar import INFO, parse, parse_all, required_depth
 
 
 @pytest.mark.parametrize(

@@ -15,12 +15,12 @@ import sys
 import pytest
 
 from qrelkit import _native
-from qrelkit.conventions import DEFAULT
 from qrelkit.errors import InputFormatError, QrelkitError, StepAside
-from qrelkit.evaluation import _evaluate_small, evaluate_files
+from qrelkit.evaluation.core import _evaluate_small, evaluate_files
 from qrelkit.formats import external, read_qrels, read_run
 from qrelkit.formats.trec import MAX_ID_BYTES, TextCheck, streaming
 from qrelkit.formats.trec import small as small_reader
+from qrelkit.measures.conventions import DEFAULT
 
 GOOD_QRELS = "q1 0 d1 2\nq1 0 d2 0\nq2 0 d3 1\n"
 GOOD_RUN = "q1 Q0 d1 1 2.5 sys\nq1 Q0 d2 2 1.5 sys\nq2 Q0 d3 1 0.5 sys\n"
@@ -75,7 +75,7 @@ BAD_RUNS = {
 
 @pytest.fixture
 def force_external(monkeypatch):
-    from qrelkit import evaluation
+    from qrelkit.evaluation import core as evaluation
 
     monkeypatch.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)  # every run counts as too big for memory
 
@@ -88,7 +88,7 @@ def _files(tmp_path, run: bytes, qrels: bytes = GOOD_QRELS.encode()):
 
 def _small_steps_aside(qrels, run) -> bool:
     """Whether step 1 (the small path) declines these files."""
-    from qrelkit.measures import parse_measures
+    from qrelkit.measures.grammar import parse_measures
 
     args = (parse_measures(["nDCG@10"]), DEFAULT, "auto", "error", None, None, None, None)
     return _evaluate_small(qrels, [run], *args) is None
@@ -115,7 +115,7 @@ def test_every_path_gives_the_robust_readers_error(tmp_path, monkeypatch, name):
     assert _error(lambda: read_run(run)) == robust
     assert _error(lambda: evaluate_files(qrels, [run], ["nDCG@10"])) == robust  # small path first
     assert _error(lambda: evaluate_files(qrels, [run], ["AP"])) == robust  # a measure needing every row
-    from qrelkit import evaluation
+    from qrelkit.evaluation import core as evaluation
 
     monkeypatch.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)
     assert _error(lambda: evaluate_files(qrels, [run], ["AP"], memory_limit="256MB")) == robust  # DuckDB

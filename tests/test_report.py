@@ -16,8 +16,8 @@ from click.testing import CliRunner
 
 from qrelkit import Qrels, Run
 from qrelkit.cli import main
-from qrelkit.conventions import Conventions
-from qrelkit.diagnose import missing_gain
+from qrelkit.evaluation.diagnose import missing_gain
+from qrelkit.measures.conventions import Conventions
 
 from .conftest import EXAMPLE
 from .judging.helpers import ARTIFACTS, chromium_or_skip
@@ -54,7 +54,7 @@ def test_missing_gain_by_hand() -> None:
 
 def test_missing_gain_matches_explain_on_every_query() -> None:
     from qrelkit import read_qrels, read_run
-    from qrelkit.diagnose import explain
+    from qrelkit.evaluation.diagnose import explain
 
     qrels, run = read_qrels(EXAMPLE / "qrels.txt"), read_run(EXAMPLE / "runs" / "rerank.run")
     per_query = missing_gain(qrels, run, 10, Conventions(ties="docid_desc")).per_query
@@ -171,8 +171,8 @@ def test_the_report_in_a_browser_at_1280_and_390_px(example_report: Path) -> Non
 def test_fifty_runs_of_ten_thousand_queries_make_a_page_under_5_mb(tmp_path: Path) -> None:
     import polars as pl
 
-    from qrelkit.dossier import build_dossier
     from qrelkit.formats import qrels_from_frame, run_from_frame
+    from qrelkit.report.dossier import build_dossier
     from qrelkit.report.page import report_page
 
     rng = np.random.default_rng(7)

@@ -1,4 +1,4 @@
-"""Tests of qrelkit.rubric (values, loading, lint) and the ``qrelkit rubric`` commands."""
+"""Tests of qrelkit.judgments.rubric (values, loading, lint) and the ``qrelkit rubric`` commands."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from qrelkit.cli.rubric import command
 from qrelkit.errors import InputFormatError, ValidationError
-from qrelkit.rubric import RULES, Finding, Level, Rubric, format_findings, lint, load_rubric
+from qrelkit.judgments.rubric import RULES, Finding, Level, Rubric, format_findings, lint, load_rubric
 
 FIXTURES = Path(__file__).parent / "fixtures" / "rubrics"
 EXAMPLES = Path(__file__).parent.parent / "examples" / "docsearch"

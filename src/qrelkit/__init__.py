@@ -2,19 +2,29 @@
 
 The public surface is listed in ``__all__``; names load on first use so that ``import qrelkit`` and the
 command line start fast.
+
+The package is laid out by stage (see docs/architecture.md): ``measures``, ``data``, ``formats``,
+``engine``, ``evaluation``, ``agreement``, ``judgments``, ``judging``, ``compare``, ``report`` and ``cli``.
+The modules that sat at the top before that layout still import under their old names (``qrelkit.spark``,
+``qrelkit.pool``, ...): :data:`MOVED` maps each to its module now, and the same module object answers to
+both names.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+from types import ModuleType
 from typing import Any
 
 from ._version import __version__
 
 _EXPORTS = {
-    "Qrels": "qrelkit.data",
-    "Run": "qrelkit.data",
-    "DiversityQrels": "qrelkit.data",
+    "Qrels": "qrelkit.data.values",
+    "Run": "qrelkit.data.values",
+    "DiversityQrels": "qrelkit.data.values",
     "read_qrels": "qrelkit.formats",
     "read_diversity_qrels": "qrelkit.formats",
     "diversity_qrels_from_frame": "qrelkit.formats",
@@ -23,18 +33,61 @@ _EXPORTS = {
     "run_from_frame": "qrelkit.formats",
     "write_qrels": "qrelkit.formats",
     "write_run": "qrelkit.formats",
-    "Conventions": "qrelkit.conventions",
-    "DEFAULT": "qrelkit.conventions",
-    "GainMap": "qrelkit.conventions",
-    "Measure": "qrelkit.measures",
-    "parse_measure": "qrelkit.measures",
-    "evaluate": "qrelkit.evaluation",
-    "Results": "qrelkit.results",
-    "explain": "qrelkit.diagnose",
+    "Conventions": "qrelkit.measures.conventions",
+    "DEFAULT": "qrelkit.measures.conventions",
+    "GainMap": "qrelkit.measures.conventions",
+    "Measure": "qrelkit.measures.grammar",
+    "parse_measure": "qrelkit.measures.grammar",
+    "evaluate": "qrelkit.evaluation.core",
+    "Results": "qrelkit.evaluation.results",
+    "explain": "qrelkit.evaluation.diagnose",
     "QrelkitError": "qrelkit.errors",
 }
 
 __all__ = ["__version__", *_EXPORTS]
+
+
+#: The modules that moved into the stage packages, by their old name.
+MOVED = {
+    "qrelkit.conventions": "qrelkit.measures.conventions",
+    "qrelkit.profiles": "qrelkit.measures.profiles",
+    "qrelkit.trec_names": "qrelkit.measures.trec_names",
+    "qrelkit.irm_names": "qrelkit.measures.irm_names",
+    "qrelkit.columns": "qrelkit.data.columns",
+    "qrelkit.results": "qrelkit.evaluation.results",
+    "qrelkit.spark": "qrelkit.evaluation.spark",
+    "qrelkit.trec_compat": "qrelkit.evaluation.trec_eval",
+    "qrelkit.trec_fast": "qrelkit.evaluation.trec_fast",
+    "qrelkit.diagnose": "qrelkit.evaluation.diagnose",
+    "qrelkit.group_agreement": "qrelkit.agreement.group",
+    "qrelkit.rubric": "qrelkit.judgments.rubric",
+    "qrelkit.pool": "qrelkit.judgments.pool",
+    "qrelkit.leverage": "qrelkit.judgments.leverage",
+    "qrelkit.adjudication": "qrelkit.judgments.adjudication",
+    "qrelkit.manifest": "qrelkit.judgments.manifest",
+    "qrelkit.dossier": "qrelkit.report.dossier",
+}
+
+
+class _MovedModule(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Answers an old module name with the module that now owns its contents (the same object)."""
+
+    def find_spec(
+        self, fullname: str, path: Any = None, target: Any = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in MOVED:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        return importlib.import_module(MOVED[spec.name])
+
+    def exec_module(self, module: ModuleType) -> None:
+        """The module ran when it was imported under its own name."""
+
+
+if not any(isinstance(f, _MovedModule) for f in sys.meta_path):
+    sys.meta_path.append(_MovedModule())
 
 
 def __getattr__(name: str) -> Any:

@@ -16,7 +16,7 @@ Format = Literal["auto", "trec", "jsonl", "csv", "tsv", "parquet"]
 #: the ``last`` line (ir_measures' behaviour), or the line with the ``max`` score (grade, for qrels).
 OnDuplicate = Literal["error", "first", "last", "max"]
 
-#: The named profiles (:mod:`qrelkit.profiles` defines them in this order; a test holds the two equal).
+#: The named profiles (:mod:`qrelkit.measures.profiles` defines them in this order; a test holds the two equal).
 PROFILE_NAMES: tuple[str, ...] = (
     "trec_eval",
     "trec_eval-c",

@@ -1,4 +1,4 @@
-"""qrelkit.agreement against the reference libraries: scikit-learn, statsmodels, krippendorff, irrCAC.
+"""qrelkit.agreement.kappa against the reference libraries: scikit-learn, statsmodels, krippendorff, irrCAC.
 
 Each library is given the full grade scale explicitly, because scikit-learn and statsmodels build their
 weights from label positions (the labels passed, or the table's rows) rather than grade values. With an
@@ -17,7 +17,7 @@ irr_raw = pytest.importorskip("irrCAC.raw")
 sk_metrics = pytest.importorskip("sklearn.metrics")
 sm_inter_rater = pytest.importorskip("statsmodels.stats.inter_rater")
 
-from qrelkit.agreement import cohen_kappa, krippendorff_alpha  # noqa: E402
+from qrelkit.agreement.kappa import cohen_kappa, krippendorff_alpha  # noqa: E402
 
 SCALE = (0, 1, 2, 3)
 WEIGHTS = ["linear", "quadratic", "unweighted"]

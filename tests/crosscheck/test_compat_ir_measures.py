@@ -14,7 +14,7 @@ import random
 import polars as pl
 import pytest
 
-from qrelkit.evaluation import evaluate
+from qrelkit.evaluation.core import evaluate
 from qrelkit.formats import qrels_from_frame, run_from_frame
 
 ir_measures = pytest.importorskip("ir_measures")

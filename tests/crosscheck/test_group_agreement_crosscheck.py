@@ -1,4 +1,4 @@
-"""qrelkit.group_agreement (n labellers) against statsmodels, irrCAC, krippendorff and scikit-learn, and its
+"""qrelkit.agreement.group (n labellers) against statsmodels, irrCAC, krippendorff and scikit-learn, and its
 query bootstrap against resampling done here by hand, each resample scored by the reference library."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ irr_raw = pytest.importorskip("irrCAC.raw")
 sk_metrics = pytest.importorskip("sklearn.metrics")
 sm_inter_rater = pytest.importorskip("statsmodels.stats.inter_rater")
 
-from qrelkit.adjudication import calibration_agreement, group_calibration  # noqa: E402
-from qrelkit.group_agreement import fleiss_kappa, group_agreement, group_grades  # noqa: E402
+from qrelkit.agreement.group import fleiss_kappa, group_agreement, group_grades  # noqa: E402
+from qrelkit.judgments.adjudication import calibration_agreement, group_calibration  # noqa: E402
 
 SCALE = (0, 1, 2, 3)
 SEEDS = [0, 1, 2]

@@ -26,7 +26,7 @@ import pytest
 from qrelkit import evaluate, read_qrels, read_run, run_from_frame
 from qrelkit.errors import ValidationError
 from qrelkit.formats import qrels_from_frame
-from qrelkit.profiles import PROFILES
+from qrelkit.measures.profiles import PROFILES
 
 from ..conftest import shared_path
 

@@ -15,7 +15,7 @@ import random
 
 import pytest
 
-from qrelkit.evaluation import evaluate, evaluate_files
+from qrelkit.evaluation.core import evaluate, evaluate_files
 from qrelkit.formats import read_diversity_qrels, read_run
 
 pyndeval = pytest.importorskip("pyndeval")

@@ -163,7 +163,7 @@ def test_every_measure_with_heavy_ties(name, tmp_path):
 
 def _with_ties(qrels_path: Path, run_path: Path, ties: str):
     from qrelkit import evaluate, read_run
-    from qrelkit.profiles import PROFILES
+    from qrelkit.measures.profiles import PROFILES
 
     conv = PROFILES["torchmetrics"].conventions.with_(ties=ties)
     return evaluate(read_qrels(qrels_path), read_run(run_path), list(MEASURES), conv)
@@ -203,7 +203,7 @@ def test_ndcg_class_scores_targets_summing_to_zero_as_empty_which_the_profile_do
     retrieval = pytest.importorskip("torchmetrics.retrieval")
     functional = pytest.importorskip("torchmetrics.functional.retrieval")
     from qrelkit import Qrels, Run, evaluate
-    from qrelkit.profiles import PROFILES
+    from qrelkit.measures.profiles import PROFILES
 
     preds, target = torch.tensor([3.0, 2.0, 1.0]), torch.tensor([2, -1, -1])
     assert (

@@ -1,4 +1,4 @@
-"""``qrelkit trec_eval``'s fast path (:mod:`qrelkit.trec_fast`) against its readers' path and trec_eval's
+"""``qrelkit trec_eval``'s fast path (:mod:`qrelkit.evaluation.trec_fast`) against its readers' path and trec_eval's
 own expected outputs: the same bytes on every option, the same errors, and a step aside (never a guess)
 for what it does not take.
 
@@ -16,10 +16,10 @@ from click.testing import CliRunner
 
 from qrelkit.cli import main
 from qrelkit.errors import StepAside
+from qrelkit.evaluation.trec_eval import TrecOptions, trec_eval, trec_eval_files
+from qrelkit.evaluation.trec_fast import fast_rel_lists
 from qrelkit.formats import read_qrels, read_run
 from qrelkit.report.trec_eval import render_trec_eval
-from qrelkit.trec_compat import TrecOptions, trec_eval, trec_eval_files
-from qrelkit.trec_fast import fast_rel_lists
 
 from ..conftest import shared_path
 from .test_trec_eval_dropin import CASES

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from qrelkit import Conventions, evaluate, read_qrels, read_run
 from qrelkit.cli import main
 from qrelkit.errors import ConventionError
-from qrelkit.measures import parse, parse_all
+from qrelkit.measures.grammar import parse, parse_all
 
 from ..conftest import shared_path
 
@@ -89,7 +89,7 @@ def test_measures_without_a_closed_form_refuse_averaged_ties():
     qrels = read_qrels(shared_path("trec_eval-tests", "qrels.test"))
     run = read_run(shared_path("trec_eval-tests", "results.test"))
     tied = run.frame.with_columns(run.frame["score"].round(0))
-    from qrelkit.data import run_from_frame
+    from qrelkit.data.values import run_from_frame
 
     tied_run = run_from_frame(tied.select("query_id", "doc_id", "score"), name="tied")
     for name in ("bpref", "infAP", "IPrecMean", "G"):

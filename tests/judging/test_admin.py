@@ -33,7 +33,7 @@ def test_admin_actions_over_http(server: ThreadServer, project: Path) -> None:
         ("q1", "keys/policy", {"alice": 1, "bob": 3})
     ]
     # while the disputed pair has no decision, the final export is refused, naming it, unless asked to
-    # leave it out (counted in the manifest): the rule of qrelkit.adjudication.merge, as on the command line
+    # leave it out (counted in the manifest): the rule of qrelkit.judgments.adjudication.merge, as on the command line
     refused = admin.get("/admin/export/final")
     assert refused.status_code == 409 and "(q1, keys/policy)" in refused.text
     left = json.loads(admin.get("/admin/export/final/manifest", params={"unresolved": "leave-out"}).text)

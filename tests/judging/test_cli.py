@@ -95,7 +95,7 @@ def test_a_project_end_to_end_from_the_command_line(tmp_path: Path) -> None:
     assert "8 judgments" in out and "1 adjudicated, 0 overridden, 7 agreed" in out
     lines = final.read_text().splitlines()
     assert "q1 0 keys/policy 2" in lines and len(lines) == 8
-    from qrelkit.manifest import read_manifest
+    from qrelkit.judgments.manifest import read_manifest
 
     manifest = read_manifest(final)
     assert manifest["rubric"]["name"] == "judging-fixture" and manifest["calibration"]["n_pairs"] == 8

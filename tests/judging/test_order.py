@@ -18,7 +18,7 @@ from qrelkit.formats import read_run
 from qrelkit.judging.phases import revise
 from qrelkit.judging.project import init_project
 from qrelkit.judging.store import Store
-from qrelkit.pool import build_pool
+from qrelkit.judgments.pool import build_pool
 
 from .helpers import FIXTURES, finish_calibration, make_project
 

@@ -253,7 +253,9 @@ def test_final_grades_agreed_single_adjudicated_unresolved(project: Path) -> Non
             ("q1", "keys/policy"),
             ("q2", "sdk/retries"),
         }
-        assert queue["method"] == "leverage"  # the project has runs, and qrelkit.leverage ranks the pairs
+        assert (
+            queue["method"] == "leverage"
+        )  # the project has runs, and qrelkit.judgments.leverage ranks the pairs
         g.adjudicate(store, rubric, "q1", "keys/policy", 2, by="admin", note="gives the policy only")
         final, counts = g.final_grades(store)
         assert final == {("q1", "keys/rotate"): 3, ("q1", "keys/policy"): 2, ("q2", "limits/rate"): 3}

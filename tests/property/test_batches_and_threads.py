@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qrelkit import Conventions, evaluate
-from qrelkit.data import Run
-from qrelkit.evaluation import evaluate_run, evaluate_run_batches
-from qrelkit.measures import parse_all
+from qrelkit.data.values import Run
+from qrelkit.evaluation.core import evaluate_run, evaluate_run_batches
+from qrelkit.measures.grammar import parse_all
 
 from .test_kernels_vs_reference import _frames, conventions, inputs
 
@@ -56,7 +56,7 @@ def test_threads_equal_sequential(data, other):
 def test_runs_split_into_batches_inside_evaluate_run_give_the_same_floats(data, conv, rows, shuffle):
     """evaluate_run cuts a large run into batches itself: slices when each query fills one stretch of rows,
     gathered by id otherwise; the judgments of each batch are found by stretches (grouped) or one sort."""
-    from qrelkit import evaluation
+    from qrelkit.evaluation import core as evaluation
 
     qrels_rows, run_rows = data
     if shuffle.random() < 0.5:  # queries in no particular order, on either side
@@ -79,7 +79,7 @@ def test_runs_split_into_batches_inside_evaluate_run_give_the_same_floats(data, 
 
 
 def test_a_grouped_run_is_cut_into_slices_of_whole_queries():
-    from qrelkit.evaluation import _query_batches
+    from qrelkit.evaluation.core import _query_batches
 
     lines = [(q, f"d{i}", float(i)) for q, n in (("b", 3), ("a", 1), ("c", 4), ("d", 2)) for i in range(n)]
     _, run = _frames([("a", "d0", 1)], lines)

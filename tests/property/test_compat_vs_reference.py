@@ -12,12 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qrelkit.conventions import Conventions
 from qrelkit.engine.reference import compat_reference_values
 from qrelkit.errors import ConventionError
-from qrelkit.evaluation import evaluate
+from qrelkit.evaluation.core import evaluate
 from qrelkit.formats import qrels_from_frame, run_from_frame
-from qrelkit.measures import parse
+from qrelkit.measures.conventions import Conventions
+from qrelkit.measures.grammar import parse
 
 DOCS = [f"d{i}" for i in range(9)]
 MEASURES = ["Compat", "Compat(p=0.5)", "Compat(p=0.8,normalize=False)", "Compat(normalize=False)"]

@@ -10,12 +10,12 @@ import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qrelkit.conventions import Conventions
-from qrelkit.data import diversity_qrels_from_frame
+from qrelkit.data.values import diversity_qrels_from_frame
 from qrelkit.engine.diversity_reference import diversity_reference_values
-from qrelkit.evaluation import evaluate
+from qrelkit.evaluation.core import evaluate
 from qrelkit.formats import run_from_frame
-from qrelkit.measures import parse
+from qrelkit.measures.conventions import Conventions
+from qrelkit.measures.grammar import parse
 
 QUERIES = ["q1", "q2", "q3"]
 DOCS = [f"d{i}" for i in range(8)]

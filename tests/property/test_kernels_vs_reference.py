@@ -12,12 +12,12 @@ import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qrelkit.conventions import CHOICES, PROFILE_AXES, Conventions, GainMap
-from qrelkit.data import Qrels
+from qrelkit.data.values import Qrels
 from qrelkit.engine.reference import reference_values
-from qrelkit.evaluation import evaluate
+from qrelkit.evaluation.core import evaluate
 from qrelkit.formats import qrels_from_frame, run_from_frame
-from qrelkit.measures import parse
+from qrelkit.measures.conventions import CHOICES, PROFILE_AXES, Conventions, GainMap
+from qrelkit.measures.grammar import parse
 
 MEASURES = [
     "nDCG",

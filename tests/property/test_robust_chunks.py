@@ -11,7 +11,7 @@ import gzip
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qrelkit.data import finish_run
+from qrelkit.data.values import finish_run
 from qrelkit.formats import read_run
 from qrelkit.formats.trec import robust
 

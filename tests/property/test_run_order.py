@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 
 from qrelkit import _native, evaluate
 from qrelkit.errors import StepAside, Ungrouped
-from qrelkit.evaluation import evaluate_files, evaluate_run, evaluate_run_batches
+from qrelkit.evaluation.core import evaluate_files, evaluate_run, evaluate_run_batches
 from qrelkit.formats import external, read_qrels, read_run
 from qrelkit.formats.trec import blocks, small
 from qrelkit.formats.trec import streaming as fast
-from qrelkit.measures import parse_measures
+from qrelkit.measures.grammar import parse_measures
 
 from .test_kernels_vs_reference import conventions
 from .test_reader_errors import _outcome, _same
@@ -81,7 +81,7 @@ def _orders(lines, shuffled) -> dict[str, bytes]:
 
 def _paths(qpath, rpath, measures, conv, monkeypatch, on_duplicate="error") -> dict[str, tuple]:
     """Every reading path's outcome for one run file, documents given twice resolved by ``on_duplicate``."""
-    from qrelkit import evaluation
+    from qrelkit.evaluation import core as evaluation
 
     def files(**options):
         return evaluate_files(qpath, [rpath], measures, conv, on_duplicate=on_duplicate, **options)

@@ -15,14 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qrelkit import _native
-from qrelkit.conventions import DEFAULT
 from qrelkit.engine import small
 from qrelkit.engine.encode import encode
 from qrelkit.errors import StepAside
-from qrelkit.evaluation import _evaluate_small, evaluate, evaluate_files
+from qrelkit.evaluation.core import _evaluate_small, evaluate, evaluate_files
 from qrelkit.formats import read_qrels, read_run
 from qrelkit.formats.trec import small as reader
-from qrelkit.measures import parse_measures
+from qrelkit.measures.conventions import DEFAULT
+from qrelkit.measures.grammar import parse_measures
 
 from .test_kernels_vs_reference import conventions
 

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from qrelkit.engine.reference import reference_values
 from qrelkit.engine.trec_measures import NOT_AVERAGEABLE
 from qrelkit.errors import ConventionError
-from qrelkit.evaluation import evaluate
-from qrelkit.measures import parse
+from qrelkit.evaluation.core import evaluate
+from qrelkit.measures.grammar import parse
 
 from .test_kernels_vs_reference import _frames, _ref_inputs, _same, conventions, inputs
 

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qrelkit.engine import trec_kernels as tk
-from qrelkit.trec_compat import measure_values
-from qrelkit.trec_names import select
+from qrelkit.evaluation.trec_eval import measure_values
+from qrelkit.measures.trec_names import select
 
 SPECS = [
     "all_trec", "P.1,2,3,7,40", "recall.1,4,50", "ndcg.0=0.5,1=2.5,3=7", "ndcg_rel.1=0.5,2=1.5", "Rndcg.2=3.5",

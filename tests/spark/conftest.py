@@ -32,7 +32,7 @@ def spark():
     src = str(Path(qrelkit.__file__).resolve().parent.parent)
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
-    from qrelkit.spark import session
+    from qrelkit.evaluation.spark import session
 
     spark = session("local[2]", shuffle_partitions=4, **{"spark.default.parallelism": "2"})
     yield spark

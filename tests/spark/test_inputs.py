@@ -12,13 +12,13 @@ import pytest
 from click.testing import CliRunner
 
 from qrelkit.cli import main
-from qrelkit.conventions import DEFAULT
-from qrelkit.data import qrels_from_frame, run_from_frame
+from qrelkit.data.values import qrels_from_frame, run_from_frame
 from qrelkit.errors import QrelkitError
-from qrelkit.evaluation import evaluate, evaluate_files
+from qrelkit.evaluation.core import evaluate, evaluate_files
+from qrelkit.evaluation.spark import evaluate as spark_evaluate
+from qrelkit.evaluation.spark import folder_fingerprint
 from qrelkit.formats import read_qrels, read_run
-from qrelkit.spark import evaluate as spark_evaluate
-from qrelkit.spark import folder_fingerprint
+from qrelkit.measures.conventions import DEFAULT
 
 from ..conftest import shared_path
 from .test_engine import assert_bit_identical

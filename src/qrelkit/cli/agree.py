@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from ..adjudication import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, UNDECIDED_POLICIES
-from ..group_agreement import STATISTICS
+from ..agreement.group import STATISTICS
+from ..judgments.adjudication import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, UNDECIDED_POLICIES
 from .options import seed_option
 
 __all__ = ["RunsCommand", "VariadicOptionCommand", "adjudicate_command", "command", "leverage_command"]
@@ -64,12 +64,12 @@ def _load_many(
     paths: tuple[str, ...], rubric_path: str | None
 ) -> tuple[list[Any], Any, tuple[int, ...], str]:
     """Every labeller's qrels, the rubric (or None), the scale, and where the scale came from."""
-    from ..data import Qrels
+    from ..data.values import Qrels
     from ..formats import read_qrels
 
     rubric = None
     if rubric_path:
-        from ..rubric import load_rubric
+        from ..judgments.rubric import load_rubric
 
         rubric = load_rubric(rubric_path)
     scale = rubric.scale if rubric is not None else None
@@ -79,7 +79,7 @@ def _load_many(
         return qrels, rubric, tuple(rubric.scale), "rubric"
     import polars as pl
 
-    from ..rubric import MAX_ABS_GRADE, grade_bound_error
+    from ..judgments.rubric import MAX_ABS_GRADE, grade_bound_error
 
     for q in qrels:  # the scale is every step from the lowest grade seen to the highest: bounded
         outside = q.frame.filter(pl.col("grade").abs() > MAX_ABS_GRADE)
@@ -200,7 +200,7 @@ def command(
     Exit status: 0 on success (and when the gate passes), 3 when --min-kappa is given and the lower
     bound of the interval falls below it, 1 on bad input, 2 on bad usage.
     """
-    from ..adjudication import agreement_document, group_agreement_document
+    from ..judgments.adjudication import agreement_document, group_agreement_document
 
     if len(qrels) < 2:
         raise click.UsageError("pass two or more qrels files, one per labeller")
@@ -272,11 +272,11 @@ def leverage_command(
     judgments at the top are the ones worth a second look.
     """
     from ..formats import read_qrels
-    from ..leverage import regrade_leverage, retrieval_ranks
+    from ..judgments.leverage import regrade_leverage, retrieval_ranks
 
     scale = None
     if rubric:
-        from ..rubric import load_rubric
+        from ..judgments.rubric import load_rubric
 
         scale = load_rubric(rubric).scale
     q = read_qrels(qrels, scale=scale)
@@ -381,7 +381,7 @@ def adjudicate_command(
 
 
 def _write_queue(qa: Any, qb: Any, run_objs: list[Any], k: int, output: str) -> None:
-    from ..leverage import disagreement_leverage, retrieval_ranks
+    from ..judgments.leverage import disagreement_leverage, retrieval_ranks
 
     queue = disagreement_leverage(qa, qb, run_objs, k)
     queue = queue.join(retrieval_ranks(run_objs, queue), on=["query_id", "doc_id"], how="left")
@@ -406,14 +406,14 @@ def _merge(
     paths: tuple[str, str],
     output: str,
 ) -> None:
-    from ..adjudication import (
+    from ..judgments.adjudication import (
         adjudication_fields,
         calibration_agreement,
         calibration_fields,
         merge_two,
         read_decisions,
     )
-    from ..manifest import write_qrels_with_manifest
+    from ..judgments.manifest import write_qrels_with_manifest
 
     names = (_labeller(paths[0]), _labeller(paths[1]))
     merged = merge_two(

@@ -57,7 +57,7 @@ def _permutations(value: str) -> int | str:
 def read_labellers(paths: tuple[str, ...], names: str | None, scale: Any = None) -> tuple[Any, Any]:
     """Two labellers' calibration judgments as Qrels: two qrels files, or a judging project's .db (the
     two labellers with calibration grades, or the two named ``A,B``)."""
-    from ..data import Qrels
+    from ..data.values import Qrels
     from ..formats import read_qrels
 
     if len(paths) == 2:
@@ -190,7 +190,7 @@ def command(
     swapping one labeller for another moves each difference, and a verdict per pair.
     """
     from ..compare import compare_files, compare_runs
-    from ..measures import parse_all
+    from ..measures.grammar import parse_all
     from ..report.compare import render_compare
     from .evaluate import rubric_scale
 

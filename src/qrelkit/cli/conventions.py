@@ -53,9 +53,9 @@ def command(
     documents, optimistic ties). --profile or axis flags change the base the others are compared with.
     --diff A B lists the queries on which two profiles disagree and the axis that explains each.
     """
-    from ..diagnose import attribute, sweep
-    from ..measures import parse
-    from ..profiles import get_profile
+    from ..evaluation.diagnose import attribute, sweep
+    from ..measures.grammar import parse
+    from ..measures.profiles import get_profile
     from ..provenance import header
     from ..report.conventions import render_diff, render_profiles, render_sweep
 

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES, PROFILE_NAMES
-from ..conventions import CHOICES, DEFAULT, GAIN_NAMES, Conventions
+from ..measures.conventions import CHOICES, DEFAULT, GAIN_NAMES, Conventions
 
 CONVENTION_FLAGS = [
     (
@@ -82,7 +82,7 @@ def conventions_from(options: dict[str, Any], base: Conventions = DEFAULT) -> Co
     axis flag overriding one axis of it."""
     profile = options.pop("profile", None)
     if profile is not None:
-        from ..profiles import get_profile
+        from ..measures.profiles import get_profile
 
         base = get_profile(profile).conventions
     changes = {axis: options.pop(axis) for axis, *_ in CONVENTION_FLAGS if options.get(axis) is not None}
@@ -110,7 +110,7 @@ def resolve(options: dict[str, Any], on_duplicate: str | None) -> tuple[Conventi
     conv = conventions_from(options)
     profile = None
     if conv.profile is not None:
-        from ..profiles import get_profile
+        from ..measures.profiles import get_profile
 
         profile = get_profile(conv.profile)
     rule = on_duplicate or (profile.on_duplicate if profile is not None else "error")
@@ -158,7 +158,7 @@ def input_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def judgments_of(qrels: str, manifest: str | None) -> Any:
     """The manifest's meaning for these qrels (or None), read before any evaluation so a mismatch fails fast."""
-    from ..manifest import judgments_for
+    from ..judgments.manifest import judgments_for
 
     return judgments_for(qrels, manifest)
 
@@ -167,7 +167,7 @@ def rubric_scale(rubric: str | None) -> tuple[tuple[int, ...] | None, str | None
     """(scale, content hash) of a rubric file, or (None, None) without one."""
     if not rubric:
         return None, None
-    from ..rubric import load_rubric
+    from ..judgments.rubric import load_rubric
 
     rubric_obj = load_rubric(rubric)
     return rubric_obj.scale, rubric_obj.content_hash
@@ -177,7 +177,7 @@ def load_inputs(
     qrels_path: str, run_paths: tuple[str, ...], fmt: str, on_duplicate: str, rubric: str | None
 ) -> tuple[Any, list[Any]]:
     """Judgments and runs read whole (for commands that need every row of every run)."""
-    from ..evaluation import read_judgments
+    from ..evaluation.core import read_judgments
     from ..formats import read_run
 
     scale, rubric_hash = rubric_scale(rubric)
@@ -209,9 +209,9 @@ def _evaluate_files(
     comments: bool = False,
     diversity: bool = False,
 ) -> Any:
-    """Evaluate files with :func:`qrelkit.evaluation.evaluate_files` (which chooses how each file is read),
+    """Evaluate files with :func:`qrelkit.evaluation.core.evaluate_files` (which chooses how each file is read),
     with a progress bar on a terminal when the runs are large enough to take a while."""
-    from ..evaluation import evaluate_files
+    from ..evaluation.core import evaluate_files
 
     scale, rubric_hash = rubric_scale(rubric)
     kwargs = dict(
@@ -372,7 +372,7 @@ def eval_command(
     (trec_eval, pytrec_eval, ir_measures, ranx, sklearn, trectools, gdeval, ...), its reader option for
     duplicate documents and its refusals; the profile's name is written with the conventions.
     """
-    from ..measures import parse_all
+    from ..measures.grammar import parse_all
     from ..report import render
 
     file_format = out_format or (OUTPUT_SUFFIXES.get(Path(output).suffix.lower()) if output else None)
@@ -387,7 +387,7 @@ def eval_command(
     if diversity and engine == "spark":
         raise click.UsageError("--diversity is evaluated by --engine local only")
     if engine == "spark":
-        from ..spark import evaluate_inputs
+        from ..evaluation.spark import evaluate_inputs
 
         scale, rubric_hash = rubric_scale(rubric)
         results = evaluate_inputs(
@@ -398,7 +398,7 @@ def eval_command(
         raise click.UsageError("a folder is read by --engine spark only: pass files")
     else:
         if comments is None:
-            from ..profiles import get_profile
+            from ..measures.profiles import get_profile
 
             comments = conv.profile is not None and get_profile(conv.profile).comments
         results = _evaluate_files(
@@ -465,7 +465,7 @@ def explain_command(
     import json
 
     from .._version import __version__
-    from ..diagnose import explain
+    from ..evaluation.diagnose import explain
     from ..provenance import header
     from ..report.explain import render_explanation_text
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from qrelkit.group_agreement import STATISTIC_NAMES, STATISTICS
+from qrelkit.agreement.group import STATISTIC_NAMES, STATISTICS
 
 from .options import labellers_option, seed_option
 
@@ -139,7 +139,7 @@ def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: Path, 
     if summary["runs"]:
         click.echo(f"  runs stored: {', '.join(summary['runs'])}")
     click.echo(f"  admin: {summary['admin']} (invite with: qrelkit judge invite {db} {summary['admin']})")
-    from qrelkit.rubric import lint, load_rubric
+    from qrelkit.judgments.rubric import lint, load_rubric
 
     errors = sum(f.severity == "error" for f in lint(load_rubric(rubric)))
     if errors:
@@ -333,9 +333,9 @@ def kappa_command(db: Path, as_json: bool, round_number: int | None) -> None:
     given under its rubric. The group's statistics (alpha, Fleiss' kappa, the pairwise kappa matrix) are
     shown with more than two labellers.
     """
-    from qrelkit.adjudication import group_calibration_fields
     from qrelkit.judging.grades import calibration_status, group_status
     from qrelkit.judging.phases import ensure_gate, rounds_history
+    from qrelkit.judgments.adjudication import group_calibration_fields
 
     store, rubric = _open(db)
     try:

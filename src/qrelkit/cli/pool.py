@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..pool import DEFAULT_CALIBRATION
+from ..judgments.pool import DEFAULT_CALIBRATION
 from .options import labellers_option, seed_option
 
 __all__ = ["command"]
@@ -88,7 +88,7 @@ def command(
     seconds per judgment / 3600), the calibration queries and the per-labeller pair counts.
     """
     from ..formats import read_qrels, read_run
-    from ..pool import build_pool
+    from ..judgments.pool import build_pool
 
     run_objs = [read_run(p, format=input_format) for p in runs]
     qrels_obj = read_qrels(qrels, format=input_format) if qrels else None

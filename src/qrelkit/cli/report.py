@@ -65,8 +65,8 @@ def command(
     of differences (with the labeller-noise floor), per-query differences, ordered badly versus never
     retrieved, the judgments (manifest, calibration matrix, marginals), the conventions and how far each
     moves the means, the per-rank arithmetic of the queries that moved most, and the provenance."""
-    from ..dossier import build_dossier
-    from ..measures import parse_all
+    from ..measures.grammar import parse_all
+    from ..report.dossier import build_dossier
     from ..report.page import report_page
     from .evaluate import rubric_scale
 

@@ -41,10 +41,10 @@ def command(
     """Evaluate RUN against QRELS exactly as trec_eval 10 does, and print its output.
 
     Ranking: score descending, ties by document id descending; negative grades mean "in the pool,
-    unjudged"; without -c every judged query must be in the run. See `qrelkit.trec_compat`."""
+    unjudged"; without -c every judged query must be in the run. See `qrelkit.evaluation.trec_eval`."""
+    from ..evaluation.trec_eval import TrecOptions, trec_eval_files
+    from ..measures.trec_names import select
     from ..report.trec_eval import render_trec_eval
-    from ..trec_compat import TrecOptions, trec_eval_files
-    from ..trec_names import select
 
     options = TrecOptions(
         per_query=per_query,

@@ -1,7 +1,7 @@
 """Is a new run better than the one it replaced, by more than statistical noise and by more than swapping
 one labeller for another would move it?
 
-:func:`compare` takes a :class:`~qrelkit.results.Results` and returns a frozen :class:`Comparison`: per
+:func:`compare` takes a :class:`~qrelkit.evaluation.results.Results` and returns a frozen :class:`Comparison`: per
 (baseline, treatment) pair and measure the means, the difference, win/tie/loss counts, the t-interval and
 the paired bootstrap interval of the mean difference, the effect size, the chosen test's statistic and
 p-value, and the p-value adjusted over the chosen family; with three or more runs the two-way ANOVA
@@ -21,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import IncomparableError, QueryNotFoundError, ValidationError, did_you_mean
-from ..results import Results
+from ..evaluation.results import Results
 from . import stats
 from .power import Power, power_analysis
 
@@ -582,8 +582,8 @@ def compare_runs(
     **options: Any,
 ) -> Comparison:
     """Evaluate ``runs`` against ``qrels`` with :func:`qrelkit.evaluate` and :func:`compare` them; with
-    ``labellers`` (two :class:`~qrelkit.data.Qrels` of the calibration queries) also the noise floor."""
-    from ..evaluation import evaluate
+    ``labellers`` (two :class:`~qrelkit.data.values.Qrels` of the calibration queries) also the noise floor."""
+    from ..evaluation.core import evaluate
 
     results = evaluate(qrels, runs, measures, conventions)
     noise = None
@@ -618,9 +618,9 @@ def compare_files(
     rubric_hash: str | None = None,
     **options: Any,
 ) -> Comparison:
-    """Evaluate run files with :func:`qrelkit.evaluation.evaluate_files` (read only as deep as the measures
+    """Evaluate run files with :func:`qrelkit.evaluation.core.evaluate_files` (read only as deep as the measures
     need, as ``eval`` does) and :func:`compare` them."""
-    from ..evaluation import evaluate_files
+    from ..evaluation.core import evaluate_files
 
     results = evaluate_files(
         qrels_path,

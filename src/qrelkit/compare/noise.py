@@ -38,10 +38,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..data import Qrels, Run
+from ..data.values import Qrels, Run
 from ..errors import ValidationError
-from ..evaluation import evaluate
-from ..results import Results
+from ..evaluation.core import evaluate
+from ..evaluation.results import Results
 from . import stats
 
 #: Which percentile of the absolute rescaled mean is the empirical floor.
@@ -161,7 +161,7 @@ def relabel_channel(
     a: Qrels, b: Qrels, scale: Sequence[int], smoothing: float = 1.0
 ) -> tuple[np.ndarray, np.ndarray]:
     """(confusion, channel) over ``scale`` from the pairs both labellers judged (see the module docstring)."""
-    from ..agreement import pair_grades
+    from ..agreement.kappa import pair_grades
 
     paired = pair_grades(a.frame, b.frame)
     index = {g: i for i, g in enumerate(scale)}

@@ -26,8 +26,8 @@ import math
 
 import numpy as np
 
-from ..conventions import Conventions
 from ..errors import ConventionError
+from ..measures.conventions import Conventions
 from .encoded import Encoded, any_in_top, apply_no_relevant, block_mean, positions
 
 

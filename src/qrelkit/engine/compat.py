@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..conventions import Conventions
-from ..measures import Measure
+from ..measures.conventions import Conventions
+from ..measures.grammar import Measure
 from .encoded import Encoded, apply_no_relevant
 from .trec_measures import _refuse_average
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..conventions import Conventions
-from ..measures import Measure
+from ..measures.conventions import Conventions
+from ..measures.grammar import Measure
 from . import compat, diversity, kernels, trec_measures
 from .encoded import Encoded, apply_no_relevant
 

@@ -39,13 +39,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..conventions import Conventions
 from ..errors import ConventionError, ValidationError
-from ..measures import DIVERSITY_MEASURES, Measure
+from ..measures.conventions import Conventions
+from ..measures.grammar import DIVERSITY_MEASURES, Measure
 from .encoded import Encoded, apply_no_relevant
 
 if TYPE_CHECKING:  # polars loads only when diversity judgments are read (the small path imports this module)
-    from ..data import DiversityQrels
+    from ..data.values import DiversityQrels
 
 NAMES = DIVERSITY_MEASURES
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 
-from ..conventions import Conventions
-from ..measures import Measure
+from ..measures.conventions import Conventions
+from ..measures.grammar import Measure
 from .reference import _judgments, _orderings, _single
 
 Subtopics = dict[str, dict[str, int]]  # doc_id -> {subtopic: grade}

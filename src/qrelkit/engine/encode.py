@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from ..conventions import Conventions
-from ..data import Qrels, Run
+from ..data.values import Qrels, Run
 from ..errors import ValidationError
+from ..measures.conventions import Conventions
 from .encoded import Encoded, QuerySet, offsets_of
 
 __all__ = ["Encoded", "QuerySet", "encode", "resolve_negative", "select_queries"]

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..conventions import Conventions
+from ..measures.conventions import Conventions
 
 
 @dataclass(frozen=True)

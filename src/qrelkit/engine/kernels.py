@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..conventions import Conventions, GainMap
 from ..errors import ConventionError
-from ..measures import Measure
+from ..measures.conventions import Conventions, GainMap
+from ..measures.grammar import Measure
 from .cascade import err, nerr, rbp, rbp_resid
 from .encoded import Encoded, apply_no_relevant, block_mean, positions
 
@@ -26,7 +26,7 @@ from .encoded import Encoded, apply_no_relevant, block_mean, positions
 
 #: The highest grade the exponential gain 2^g - 1 takes: beyond 2^1000 a few million such gains would sum
 #: past the largest double (2^1024) and nDCG would become inf/inf = NaN. A higher grade is refused with
-#: its file and line (:func:`qrelkit.evaluation.evaluate`); linear gains and gain maps have no such bound.
+#: its file and line (:func:`qrelkit.evaluation.core.evaluate`); linear gains and gain maps have no such bound.
 MAX_EXPONENTIAL_GRADE = 1000
 
 
@@ -358,7 +358,7 @@ def reciprocal_rank(
 
 
 def _given(value: int | None, measure: Measure, what: str) -> int:
-    """A parameter :func:`~qrelkit.measures.parse` always sets for this measure: the cutoff of a measure
+    """A parameter :func:`~qrelkit.measures.grammar.parse` always sets for this measure: the cutoff of a measure
     whose cutoff is required (P, Judged), the threshold of one that uses ``rel`` (``rel=1`` unless given)."""
     if value is None:
         raise AssertionError(f"{measure.name} without its {what}: parse() never builds one")

@@ -13,8 +13,8 @@ import math
 import struct
 from collections.abc import Sequence
 
-from ..conventions import Conventions, GainMap
-from ..measures import Measure
+from ..measures.conventions import Conventions, GainMap
+from ..measures.grammar import Measure
 from .trec_reference import NAMES as TREC_NAMES
 from .trec_reference import trec_one
 

@@ -6,7 +6,7 @@ each file as :class:`Columns`; this module ranks each run under the conventions 
 :func:`qrelkit.engine.encode.encode` does and hands the same :class:`~qrelkit.engine.encoded.Encoded`
 arrays to the same kernels. What it cannot rank exactly as the columnar path would (a duplicate document
 or judgment, a hash collision, a negative zero score, an input that needs an error message) makes it step
-aside (:class:`~qrelkit.errors.StepAside`), and :func:`qrelkit.evaluation.evaluate_files` evaluates the
+aside (:class:`~qrelkit.errors.StepAside`), and :func:`qrelkit.evaluation.core.evaluate_files` evaluates the
 files the usual way. So this path never changes a number and never has to explain an error; the property
 tests hold it bit-identical to the columnar path.
 """
@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..columns import Columns
-from ..conventions import Conventions
+from ..data.columns import Columns
 from ..errors import StepAside
-from ..measures import Measure
+from ..measures.conventions import Conventions
+from ..measures.grammar import Measure
 from .dispatch import compute
 from .encoded import Encoded, QuerySet, encoding_key, offsets_of
 
@@ -221,7 +221,7 @@ def evaluate_columns(
     qrels: Columns, judged: Judgments, run: Columns, measures: Sequence[Measure], conv: Conventions
 ) -> tuple[QuerySet, dict[Measure, tuple[np.ndarray, np.ndarray]]]:
     """One run's query set and, per measure, (values, undefined mask): what
-    :func:`qrelkit.evaluation.evaluate_run` gives for the same files. Raises
+    :func:`qrelkit.evaluation.core.evaluate_run` gives for the same files. Raises
     :class:`~qrelkit.errors.StepAside` when the run is not for this path."""
     cache: dict[tuple[str, ...], Encoded] = {}
     values = {}

@@ -20,7 +20,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..conventions import IprecCutoff
+from ..measures.conventions import IprecCutoff
 
 NONPOOL = -1  # RELVALUE_NONPOOL: not in the judgments
 UNJUDGED = -2  # RELVALUE_UNJUDGED: in the judgments with a negative grade

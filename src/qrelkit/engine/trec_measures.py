@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..conventions import Conventions, GainMap
 from ..errors import ConventionError
-from ..measures import TREC_INFO, Measure
+from ..measures.conventions import Conventions, GainMap
+from ..measures.grammar import TREC_INFO, Measure
 from . import trec_kernels as tk
 from .encoded import Encoded, any_in_top, block_mean, positions
 from .kernels import rel_in_top

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
-from ..conventions import Conventions, GainMap
-from ..measures import TREC_INFO, Measure
+from ..measures.conventions import Conventions, GainMap
+from ..measures.grammar import TREC_INFO, Measure
 
 NAMES = frozenset(info.name for info in TREC_INFO)
 EPS = 0.00001

@@ -11,7 +11,7 @@ rubric's scale.
 
 TREC text has one front door, :mod:`qrelkit.formats.trec`: it lists the order in which its readers are
 tried and what a clean file is. Files in the other formats are read in :mod:`qrelkit.formats.files`; what
-a frame of rows must satisfy, however it was read, is checked in :mod:`qrelkit.data`.
+a frame of rows must satisfy, however it was read, is checked in :mod:`qrelkit.data.values`.
 
 Names load on first use, so that the small-input path (:mod:`qrelkit.formats.trec.small`) imports neither
 polars nor pyarrow.
@@ -32,9 +32,9 @@ _EXPORTS = {
     "qrels_text": "qrelkit.formats.files",
     "read_run_streaming": "qrelkit.formats.trec",
     "read_diversity_qrels": "qrelkit.formats.trec.diversity",
-    "run_from_frame": "qrelkit.data",
-    "qrels_from_frame": "qrelkit.data",
-    "diversity_qrels_from_frame": "qrelkit.data",
+    "run_from_frame": "qrelkit.data.values",
+    "qrels_from_frame": "qrelkit.data.values",
+    "diversity_qrels_from_frame": "qrelkit.data.values",
 }
 
 __all__ = [

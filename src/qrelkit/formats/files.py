@@ -18,7 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES, Format, OnDuplicate, detect_format
-from ..data import (
+from ..data.values import (
     Qrels,
     Run,
     check_choice,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from qrelkit.errors import QrelkitError, ValidationError, did_you_mean
-from qrelkit.rubric import Rubric
+from qrelkit.judgments.rubric import Rubric
 
 from .decisions import live_adjudications, queue_key
 from .phases import DuoState, Phase, open_condition, phase_of, round_agreement, round_group, rubric_by_hash
@@ -349,7 +349,7 @@ def calibration_status(
     """For each two labellers sharing calibration pairs in a round (default: the current one): progress,
     and kappa with the gate once both are done.
 
-    Kappa, its intervals and the gate come from :func:`qrelkit.adjudication.calibration_agreement` (the
+    Kappa, its intervals and the gate come from :func:`qrelkit.judgments.adjudication.calibration_agreement` (the
     same numbers ``qrelkit agree`` gives for the two labellers' exported calibration grades): the
     project's weights over the round's rubric's full scale, on the pairs both graded under that rubric
     (an "unsure" without a grade takes no part), the gate on the project's interval against its
@@ -377,7 +377,7 @@ def calibration_status(
 
 def group_status(store: Store, *, round: int | None = None) -> Any:
     """The agreement of every labeller of a round (default: the current one) on its calibration pairs,
-    once all are done: :func:`qrelkit.adjudication.group_calibration` (alpha, Fleiss' kappa, the pairwise
+    once all are done: :func:`qrelkit.judgments.adjudication.group_calibration` (alpha, Fleiss' kappa, the pairwise
     kappa matrix, the gate on the project's statistic), on the grades as they stood when the round's gate
     was decided; ``None`` before."""
 
@@ -394,7 +394,7 @@ def group_status(store: Store, *, round: int | None = None) -> Any:
 
 def _leverage_function() -> Any:
     try:
-        from qrelkit.leverage import disagreement_leverage
+        from qrelkit.judgments.leverage import disagreement_leverage
     except ImportError:
         return None
     return disagreement_leverage
@@ -405,7 +405,7 @@ def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
     adjudicated under it.
 
     Ordered by :func:`.decisions.queue_key`: unsure pairs first, then judgment leverage (how far the
-    disagreement can move nDCG@10 of the stored runs) when the project has runs and :mod:`qrelkit.leverage`
+    disagreement can move nDCG@10 of the stored runs) when the project has runs and :mod:`qrelkit.judgments.leverage`
     is available, then grade distance (unsure counts as the whole scale), then the ids. A decision that
     was undone does not take a pair out of the queue.
     """
@@ -476,7 +476,7 @@ def stored_runs(store: Store) -> list[Any]:
 
 
 def _apply_leverage(store: Store, rubric: Rubric, queue: list[dict[str, Any]], leverage: Any) -> str | None:
-    """Fill ``leverage`` from qrelkit.leverage for pairs with two grades; ``"leverage"`` on success.
+    """Fill ``leverage`` from qrelkit.judgments.leverage for pairs with two grades; ``"leverage"`` on success.
 
     Both sides share every settled grade (adjudicated, agreed, single labeller), so a pair's leverage is
     measured in the context of the rest of the judgments; they differ only on the disputed pairs, where
@@ -512,10 +512,10 @@ def adjudicate(
     """Record the final grade of a pair (append-only); returns the adjudication's event id.
 
     A pair the labellers did not dispute (they agreed, or one labeller graded it) is refused unless
-    ``allow_override``: the rule is :func:`qrelkit.adjudication.check_decision`, as for the file-based
+    ``allow_override``: the rule is :func:`qrelkit.judgments.adjudication.check_decision`, as for the file-based
     merge; the export counts every override in the manifest.
     """
-    from qrelkit.adjudication import check_decision
+    from qrelkit.judgments.adjudication import check_decision
 
     rubric.check_grade(grade)
     if note is not None and len(note) > MAX_NOTE:
@@ -550,7 +550,7 @@ def adjudicate(
 
 
 def _pair_votes(conn: sqlite3.Connection, pair_id: int, rubric_hash: str) -> list[Any]:
-    from qrelkit.adjudication import Vote
+    from qrelkit.judgments.adjudication import Vote
 
     rows = conn.execute(
         f"SELECT u.name, c.grade, c.unsure FROM {_latest()} c JOIN users u USING (user_id) WHERE c.pair_id = :pair",
@@ -565,13 +565,13 @@ def final_grades(
     """The final grade of every pair that has one under one rubric version (default: the current one),
     and counts of how each was decided. Grades and decisions under other versions take no part.
 
-    The merge is :func:`qrelkit.adjudication.merge` over every pair of the pool: a pair's final grade is
+    The merge is :func:`qrelkit.judgments.adjudication.merge` over every pair of the pool: a pair's final grade is
     its latest adjudication that was not undone (:mod:`.decisions`); without one, the grade its labellers agree on (one labeller's grade when
     only one judged it). Disputed pairs without a decision follow ``undecided``: ``leave-out`` here (the
     adjudication queue and the leverage context need the settled grades while work goes on); the export
     refuses by default. Adjudications recorded with an override were allowed when recorded.
     """
-    from qrelkit.adjudication import Vote, merge
+    from qrelkit.judgments.adjudication import Vote, merge
 
     def load(conn: sqlite3.Connection) -> tuple[list, list, list, int]:
         pairs = conn.execute("SELECT query_id, doc_id FROM pairs").fetchall()
@@ -642,12 +642,12 @@ def final_qrels_text(
 
     Disputed pairs without a decision make this refuse (naming them) unless ``undecided="leave-out"``,
     which leaves them out and records how many. The manifest records the rubric, its scale, the
-    labellers, the calibration story (:func:`qrelkit.adjudication.gated_calibration_fields`: the round
+    labellers, the calibration story (:func:`qrelkit.judgments.adjudication.gated_calibration_fields`: the round
     of this rubric version with its kappa per two labellers and the gate, an override with its reason,
     who and when, and every round of the project), and how each final grade was decided.
     """
-    from qrelkit.adjudication import gated_calibration_fields
-    from qrelkit.manifest import qrels_with_manifest_text
+    from qrelkit.judgments.adjudication import gated_calibration_fields
+    from qrelkit.judgments.manifest import qrels_with_manifest_text
 
     from .phases import ensure_gate, rounds_history
 
@@ -684,7 +684,7 @@ def export_final(
     undecided: str = "refuse",
 ) -> dict[str, Any]:
     """Write the final qrels and their manifest beside them (:func:`final_qrels_text`)."""
-    from qrelkit.manifest import manifest_path
+    from qrelkit.judgments.manifest import manifest_path
 
     path = Path(path)
     qrels, manifest, counts = final_qrels_text(
@@ -697,7 +697,7 @@ def export_final(
 
 
 def _qrels(grades: dict[tuple[str, str], int], name: str) -> Any:
-    from qrelkit.data import Qrels
+    from qrelkit.data.values import Qrels
 
     return Qrels.from_dict(_nested(grades), name=name)
 
@@ -757,7 +757,7 @@ def _disagreements(store: Store, s: DuoState, has_runs: bool) -> tuple[list[dict
     if not rows or not has_runs:
         return rows, "grade distance"
     try:
-        from qrelkit.leverage import disagreement_leverage
+        from qrelkit.judgments.leverage import disagreement_leverage
 
         table = disagreement_leverage(
             _qrels(s.grades_a, "a"), _qrels(s.grades_b, "b"), stored_runs(store), k=10

@@ -6,7 +6,7 @@ the rest. The store enforces it, for the app and the commands alike.
 Rounds
     A project starts in round 1 under the rubric given to ``judge init``. Each round has one rubric
     version (its content hash; no two rounds share one) and its own calibration pairs, each given to the
-    project's number of labellers, two by default (:func:`qrelkit.pool.plan_assignments` picks them). Every grade event carries the hash
+    project's number of labellers, two by default (:func:`qrelkit.judgments.pool.plan_assignments` picks them). Every grade event carries the hash
     of the rubric it was given under, so a round's grades are exactly the events under its rubric.
 Phase (:func:`phase_of`), from the latest round and the latest gate event of that round
     ``calibration``: no gate event yet. A labeller sees only their calibration pairs of the round.
@@ -21,18 +21,18 @@ The gate (:func:`ensure_gate`)
     ``kappa`` (the default for two labellers per pair): for each two labellers sharing calibration pairs,
     Cohen's kappa with the weights the project chose, on the pairs both graded, compared by the lower end
     of the interval the project chose (normal or query bootstrap) with ``min_kappa``
-    (:func:`qrelkit.adjudication.calibration_agreement`); the round passes when every such pair of
+    (:func:`qrelkit.judgments.adjudication.calibration_agreement`); the round passes when every such pair of
     labellers passes: a rubric two of the labellers cannot apply alike is not ready, whoever they are.
     With a group statistic (``mean_kappa``, the default for more than two labellers per pair,
     ``alpha_interval``, ``alpha_ordinal``, ``fleiss``): the statistic over every labeller of the round
-    (:func:`round_group`, :func:`qrelkit.adjudication.group_calibration`), the lower end of its query
+    (:func:`round_group`, :func:`qrelkit.judgments.adjudication.group_calibration`), the lower end of its query
     bootstrap against ``min_kappa``. Both are recorded either way (the pairs and the group).
     The verdict is recorded with the last grade event it read, so the round's kappa can be recomputed
     from the history exactly as it was when the gate was decided; later changes to a calibration grade
     (allowed once judging is open) reach the final qrels, not the round's kappa.
 The revision loop (:func:`revise`)
     Records a new rubric version (its lint must pass, its content and version string must be new) and
-    starts the next round: fresh calibration queries drawn by :func:`qrelkit.pool.draw_calibration` from
+    starts the next round: fresh calibration queries drawn by :func:`qrelkit.judgments.pool.draw_calibration` from
     the queries no earlier round used, with the seed :func:`round_seed` derives from the project seed and
     the round number; or, with ``same_queries``, the previous round's pairs and labellers. Earlier rounds'
     grades, kappa and verdict stay as history.
@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from qrelkit.errors import ValidationError
-from qrelkit.rubric import Rubric
+from qrelkit.judgments.rubric import Rubric
 
 from .store import Store, StoreError, now
 
@@ -230,9 +230,9 @@ def _settings(conn: sqlite3.Connection) -> dict[str, Any]:
 
 def round_group(conn: sqlite3.Connection, round_number: int, *, upto: int | None = None) -> Any:
     """The agreement of every labeller of the round on its calibration pairs, with the gate on the
-    project's statistic (:func:`qrelkit.adjudication.group_calibration`); ``None`` until every calibration
+    project's statistic (:func:`qrelkit.judgments.adjudication.group_calibration`); ``None`` until every calibration
     pair of the round has its grades (or "unsure") from all its labellers, or with fewer than two labellers."""
-    from qrelkit.adjudication import group_calibration
+    from qrelkit.judgments.adjudication import group_calibration
 
     rows = _round_rows(conn, round_number, upto)
     if not rows or not all(row[6] for row in rows):
@@ -264,7 +264,7 @@ class DuoState:
     done_b: int
     grades_a: dict[tuple[str, str], int]
     grades_b: dict[tuple[str, str], int]
-    agreement: Any = None  # qrelkit.adjudication.Calibration once both finished
+    agreement: Any = None  # qrelkit.judgments.adjudication.Calibration once both finished
 
     @property
     def finished(self) -> bool:
@@ -275,7 +275,7 @@ def round_agreement(
     conn: sqlite3.Connection, round_number: int, *, upto: int | None = None, compute: bool = True
 ) -> list[DuoState]:
     """Each two labellers sharing calibration pairs in the round, with kappa and gate once both finished."""
-    from qrelkit.adjudication import calibration_agreement
+    from qrelkit.judgments.adjudication import calibration_agreement
 
     rows = _round_rows(conn, round_number, upto)
     by_pair: dict[int, dict[str, tuple[Any, ...]]] = {}
@@ -314,8 +314,8 @@ def _gate_value(state: DuoState) -> float:
 
 def _evaluate(conn: sqlite3.Connection, round_number: int) -> Phase:
     """In the writer: decide the round's gate if it is still undecided and complete; the phase after."""
-    from qrelkit.adjudication import calibration_fields, group_calibration_fields
-    from qrelkit.group_agreement import STATISTIC_NAMES
+    from qrelkit.agreement.group import STATISTIC_NAMES
+    from qrelkit.judgments.adjudication import calibration_fields, group_calibration_fields
 
     phase = phase_of(conn)
     if phase.round != round_number or phase.state != "calibration" or not round_complete(conn, round_number):
@@ -373,10 +373,10 @@ def revise(
     """Record a new rubric version and start the next calibration round (module docstring for the rules).
 
     ``calibration``: how many fresh queries to draw (default: as many as the previous round had, or
-    :data:`qrelkit.pool.DEFAULT_CALIBRATION` if it had none); not with ``same_queries``. Returns a summary
+    :data:`qrelkit.judgments.pool.DEFAULT_CALIBRATION` if it had none); not with ``same_queries``. Returns a summary
     with the round, the rubric, the queries, the seed and ``notes`` for the caller to print.
     """
-    from qrelkit.rubric import lint, load_rubric
+    from qrelkit.judgments.rubric import lint, load_rubric
 
     rubric = load_rubric(rubric_path)
     errors = [f for f in lint(rubric) if f.severity == "error"]
@@ -403,7 +403,12 @@ def _revise(
     conn: sqlite3.Connection, rubric: Rubric, source: str, same: bool, calibration: int | None,
     by: str | None, note: str | None,
 ) -> dict[str, Any]:  # fmt: skip
-    from qrelkit.pool import DEFAULT_CALIBRATION, calibration_notes, draw_calibration, plan_assignments
+    from qrelkit.judgments.pool import (
+        DEFAULT_CALIBRATION,
+        calibration_notes,
+        draw_calibration,
+        plan_assignments,
+    )
 
     known = {h: json.loads(b) for h, b in conn.execute("SELECT rubric_hash, body FROM rubrics")}
     if rubric.content_hash in known:

@@ -3,7 +3,7 @@
 ``init_project`` validates every input before writing anything, so a bad line in ``pool.jsonl`` leaves no
 half-made database behind. The assignment plan is the pool's ``labellers`` field when present; otherwise
 the calibration queries are drawn and the pairs assigned by the same functions ``qrelkit pool`` uses
-(:func:`qrelkit.pool.draw_calibration`, :func:`qrelkit.pool.plan_assignments`), so the same seed gives the
+(:func:`qrelkit.judgments.pool.draw_calibration`, :func:`qrelkit.judgments.pool.plan_assignments`), so the same seed gives the
 same calibration queries and the same plan either way. Each
 labeller sees the calibration pairs first, then the rest, each part shuffled with a seed derived from the
 project seed and the labeller's name, so the order is fixed for a labeller and differs between them.
@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qrelkit.data import check_run_names
+from qrelkit.data.values import check_run_names
 from qrelkit.errors import InputFormatError, ValidationError, did_you_mean
 from qrelkit.formats.inputs import read_input
+from qrelkit.judgments.pool import calibration_notes, draw_calibration, plan_assignments
+from qrelkit.judgments.rubric import Rubric, load_rubric
 from qrelkit.naming import check_id
-from qrelkit.pool import calibration_notes, draw_calibration, plan_assignments
-from qrelkit.rubric import Rubric, load_rubric
 
 from .phases import labeller_order, start_first_round
 from .store import Store, StoreError, check_name, now
@@ -261,12 +261,12 @@ def init_project(
     without any is refused unless ``no_calibration``: judging is then open from the start and the
     manifest says agreement was not measured. ``calibration_labellers`` labellers judge each calibration
     query (default: as the pool's plan has it, else two). ``min_kappa``, ``weights`` (of Cohen's kappa),
-    ``gate_statistic`` (:data:`qrelkit.group_agreement.STATISTICS`; default ``kappa`` for two labellers
+    ``gate_statistic`` (:data:`qrelkit.agreement.group.STATISTICS`; default ``kappa`` for two labellers
     per calibration query, ``mean_kappa`` for more) and ``gate_use`` (``ci_low``: the lower end of the
     normal interval, kappa only and its default; ``bootstrap_low``: of the query bootstrap) make the gate
     (:mod:`.phases`).
     """
-    from qrelkit.group_agreement import GROUP_STATISTICS, STATISTICS, default_statistic
+    from qrelkit.agreement.group import GROUP_STATISTICS, STATISTICS, default_statistic
 
     if (
         weights not in ("linear", "quadratic", "unweighted")

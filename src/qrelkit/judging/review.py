@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from qrelkit.errors import ValidationError
-from qrelkit.rubric import Rubric
+from qrelkit.judgments.rubric import Rubric
 
 from .grades import own_grades
 from .phases import open_condition, phase_of

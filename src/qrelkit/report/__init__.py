@@ -1,6 +1,6 @@
 """Rendering: JSON, TSV, trec_eval-style text, Markdown, HTML and terminal tables.
 
-Renderers never compute a measure; they format :class:`~qrelkit.results.Results`. Every machine-readable
+Renderers never compute a measure; they format :class:`~qrelkit.evaluation.results.Results`. Every machine-readable
 output carries the provenance (tool version, conventions in full, measure definitions, fingerprints of the
 judgments and every run) in the same file as the numbers: JSON as fields, text formats as ``#`` header lines.
 Machine formats print floats with ``repr`` (the shortest text that reads back to the same double).
@@ -12,7 +12,7 @@ import json
 import math
 from typing import Any
 
-from ..results import Results
+from ..evaluation.results import Results
 
 FORMATS = ("table", "json", "tsv", "csv", "trec", "markdown", "html")
 
@@ -85,7 +85,7 @@ def render_trec(results: Results, per_query: bool = False) -> str:
     ``ndcg_cut_10``; qrelkit's name otherwise, and for measures two of which would share a name), and its
     summary rules: counts (``num_ret``, ...) are summed, ``summary=gmean`` measures (gm_map) are geometric
     means and print no per-query lines, every other measure the mean."""
-    from ..trec_names import is_count, trec_name
+    from ..measures.trec_names import is_count, trec_name
 
     names: dict[str, str] = {}
     for m in results.measures:

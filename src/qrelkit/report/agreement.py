@@ -1,5 +1,5 @@
 """Rendering of agreement and leverage: the text, TSV and JSON forms of what ``qrelkit agree`` and
-``qrelkit leverage`` computed (:class:`qrelkit.adjudication.AgreementDocument`, leverage tables)."""
+``qrelkit leverage`` computed (:class:`qrelkit.judgments.adjudication.AgreementDocument`, leverage tables)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 
 def render_agreement(doc: Any, fmt: str, *, show_disagreements: bool = False) -> str:
     """``json`` (the document's :meth:`to_dict`) or ``table`` (the text report), of two labellers'
-    :class:`~qrelkit.adjudication.AgreementDocument` or a group's
-    :class:`~qrelkit.adjudication.GroupAgreementDocument`."""
+    :class:`~qrelkit.judgments.adjudication.AgreementDocument` or a group's
+    :class:`~qrelkit.judgments.adjudication.GroupAgreementDocument`."""
     if fmt == "json":
         return json.dumps(doc.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
     if hasattr(doc, "disagreements"):
@@ -26,10 +26,10 @@ def render_agreement(doc: Any, fmt: str, *, show_disagreements: bool = False) ->
 
 
 def group_lines(g: dict[str, Any]) -> list[str]:
-    """The text of a group's agreement (:func:`qrelkit.adjudication.group_calibration_fields`): every
+    """The text of a group's agreement (:func:`qrelkit.judgments.adjudication.group_calibration_fields`): every
     statistic with its query-bootstrap interval, the matrix of pairwise weighted kappas, the gate. The
     admin page shows the same fields as HTML, ``judge kappa`` and ``agree`` as this text."""
-    from ..group_agreement import STATISTIC_NAMES
+    from ..agreement.group import STATISTIC_NAMES
 
     names = {**STATISTIC_NAMES, "mean_kappa": f"mean pairwise weighted kappa ({g['weights']})"}
     level = f"{g['level'] * 100:g}%"

@@ -96,7 +96,7 @@ def render_diff(att: Any, names: tuple[str, str], measure: str, fmt: str, header
 
 
 def render_profiles(fmt: str) -> str:
-    from ..profiles import PROFILES
+    from ..measures.profiles import PROFILES
 
     if fmt == "json":
         return json.dumps([p.to_dict() for p in PROFILES.values()], indent=2) + "\n"

@@ -1,10 +1,10 @@
-"""Rendering of :class:`~qrelkit.diagnose.Explanation`: the chapter's hand calculation, printed."""
+"""Rendering of :class:`~qrelkit.evaluation.diagnose.Explanation`: the chapter's hand calculation, printed."""
 
 from __future__ import annotations
 
 import json
 
-from ..diagnose import Explanation
+from ..evaluation.diagnose import Explanation
 
 
 def _g(grade: int | None) -> str:

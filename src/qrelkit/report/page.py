@@ -1,7 +1,7 @@
 """The self-contained HTML report: one file, readable offline (no script, no font or image fetched; the
 charts are inline SVG from :mod:`qrelkit.report.svg`, each with a text alternative and its data table).
 
-:func:`report_page` renders a :class:`qrelkit.dossier.Dossier` section by section; :func:`results_page`
+:func:`report_page` renders a :class:`qrelkit.report.dossier.Dossier` section by section; :func:`results_page`
 (``qrelkit eval --format html``) and :func:`comparison_page` (``qrelkit compare --format html``) use the
 same document shell and the same section builders. Nothing here computes a measure or a statistic.
 
@@ -365,11 +365,11 @@ def _explain_section(d: Any) -> str:
 
 
 def report_page(d: Any) -> str:
-    """The whole report for a :class:`~qrelkit.dossier.Dossier`."""
+    """The whole report for a :class:`~qrelkit.report.dossier.Dossier`."""
     res, comp = d.results, d.comparison
     anchors = {_slug("explain", run, q) for run, q in d.explanations}
     pairs = list(dict.fromkeys((p.baseline, p.treatment) for p in comp.pairs if p.measure == str(d.measure)))
-    from ..dossier import SWEEP_RUNS
+    from .dossier import SWEEP_RUNS
 
     drawn = pairs[:SWEEP_RUNS]
     per_query = per_query_section(res, drawn, d.measure, anchors)

@@ -1,4 +1,4 @@
-"""trec_eval 10's output layout for :class:`qrelkit.trec_compat.TrecEvalOutput`.
+"""trec_eval 10's output layout for :class:`qrelkit.evaluation.trec_eval.TrecEvalOutput`.
 
 Per-query lines (``-q``) come first, query by query, each query's measures in trec_eval's order; then the
 summary lines with ``all``. The measure name is left-aligned in 22 columns, then a tab, the query, a tab
@@ -22,7 +22,7 @@ def _value(kind: str, value: Any) -> str:
 
 
 def render_trec_eval(output: Any) -> str:
-    """The text trec_eval 10 prints for ``output`` (a :class:`qrelkit.trec_compat.TrecEvalOutput`)."""
+    """The text trec_eval 10 prints for ``output`` (a :class:`qrelkit.evaluation.trec_eval.TrecEvalOutput`)."""
     lines: list[str] = []
     if output.options.per_query:
         for q, qid in enumerate(output.query_ids):

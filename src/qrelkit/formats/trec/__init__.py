@@ -7,14 +7,14 @@ The order in which readers are tried
 ------------------------------------
 Each reader either returns exactly what the robust reader would, or steps aside by raising
 :class:`~qrelkit.errors.StepAside` (the one signal for "not mine, try the next"). In this order, and
-nowhere else (:func:`qrelkit.evaluation.evaluate_files` tries step 1, then :func:`read_run` /
+nowhere else (:func:`qrelkit.evaluation.core.evaluate_files` tries step 1, then :func:`read_run` /
 :func:`read_qrels` below try steps 2 to 4):
 
 1. ``small`` (:mod:`qrelkit.formats.trec.small` with :mod:`qrelkit.engine.small`): a whole evaluation of
    plain clean files up to :data:`~qrelkit.formats.trec.small.SMALL_FILE_BYTES` each, with numpy alone (no
    dataframe library is imported). Fields are split by the native scanner when it is built (clean files
    and whitespace layouts, below), by numpy otherwise (clean files only). Tried by
-   :func:`qrelkit.evaluation.evaluate_files` only, before anything is read.
+   :func:`qrelkit.evaluation.core.evaluate_files` only, before anything is read.
 2. ``native`` (:mod:`qrelkit.formats.trec.streaming` with :mod:`qrelkit._native`): the compiled scanner,
    blocks of about 4 MB cut where a query begins, two at a time; when the scanner is built. It takes clean
    files and whitespace layouts. Lines may come in any order: a query that comes back is merged with what
@@ -33,7 +33,7 @@ nowhere else (:func:`qrelkit.evaluation.evaluate_files` tries step 1, then :func
    error explained; what does reach it is a layout only it takes (a score written ``+1`` between tabs, a
    byte-order mark after the first line...) or a file with comment lines.
 
-When every row is kept (a measure needs every document), :func:`qrelkit.evaluation.evaluate_files` asks
+When every row is kept (a measure needs every document), :func:`qrelkit.evaluation.core.evaluate_files` asks
 steps 2-3 for grouped runs only (``grouped_only``): a run whose lines are not grouped by query is sorted on
 disk by DuckDB instead of held whole (:mod:`qrelkit.formats.external`, ``reader: duckdb``, with the reason
 in ``sorted_on_disk``). So is a run too large for the small path with a document given twice when
@@ -94,7 +94,7 @@ own reader step aside for a file that has one (``has_comment_lines``), and the r
 
 Errors
 ------
-A bad file gets the same error from every path, because only the robust reader (and :mod:`qrelkit.data`,
+A bad file gets the same error from every path, because only the robust reader (and :mod:`qrelkit.data.values`,
 for what a frame must satisfy) words errors. Bytes that are not text (a NUL byte, invalid UTF-8) are
 reported with their line and byte offset by :class:`TextCheck`, which the robust and DuckDB paths share.
 """
@@ -108,7 +108,7 @@ from typing import TYPE_CHECKING
 from ...errors import StepAside
 
 if TYPE_CHECKING:  # the small path imports this module without polars
-    from ...data import Qrels, Run
+    from ...data.values import Qrels, Run
 
 __all__ = [
     "MAX_ID_BYTES",
@@ -131,7 +131,7 @@ from .common import (  # noqa: F401
 
 def kept_top(run: Run, keep_top: int, rank_single: bool) -> Run:
     """A run read whole, reduced to each query's top ``keep_top`` rows as the streaming readers keep them."""
-    from ...data import Run
+    from ...data.values import Run
     from .streaming import _reduce
 
     return Run(
@@ -156,7 +156,7 @@ def read_run_streaming(
     """Steps 2-3 alone (native scanner, then Arrow): a Run, or ``None`` when the robust reader is needed.
     ``grouped_only`` (every row kept): a run not grouped by query raises :class:`~qrelkit.errors.Ungrouped`.
     ``comments``: lines whose first byte is ``#`` are skipped."""
-    from ...data import Run
+    from ...data.values import Run
     from .streaming import read_run_fast
 
     fast = read_run_fast(
@@ -189,7 +189,7 @@ def read_run(
 ) -> Run:
     """A TREC run through steps 2-4 (``reader="robust"``: step 4 alone). See
     :func:`qrelkit.formats.read_run` for the parameters."""
-    from ...data import finish_run
+    from ...data.values import finish_run
     from .robust import parse_run_chunked, parse_run_text, read_bytes
 
     if reader == "auto" and path.is_file():
@@ -237,7 +237,7 @@ def read_qrels(
     comments: bool = False,
 ) -> Qrels:
     """TREC judgments through steps 2-4 (``reader="robust"``: step 4 alone)."""
-    from ...data import finish_qrels
+    from ...data.values import finish_qrels
     from .robust import parse_qrels_text, read_bytes
     from .streaming import read_qrels_fast
 

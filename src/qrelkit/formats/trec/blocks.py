@@ -3,7 +3,7 @@ a line end (or where a query begins), hashed (SHA-256) in a second thread as it 
 within a bound, and each chunk scanned on one of two threads (:func:`_scanned`).
 
 Free of dataframes, so that a caller that needs no dataframe (``qrelkit trec_eval``'s fast
-path, :mod:`qrelkit.trec_fast`) loads neither polars nor pyarrow. The checks here are the clean-text
+path, :mod:`qrelkit.evaluation.trec_fast`) loads neither polars nor pyarrow. The checks here are the clean-text
 checks every fast reader shares: anything else makes the caller step aside
 (:class:`~qrelkit.errors.StepAside`) to the robust reader, which reports the line.
 """

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..._typing import ON_DUPLICATE_CHOICES
-from ...data import DiversityQrels, check_choice, finish_diversity_qrels
+from ...data.values import DiversityQrels, check_choice, finish_diversity_qrels
 from .robust import read_bytes, split_columns
 
 DIVERSITY_COLUMNS = ("query_id", "subtopic", "doc_id", "grade")

@@ -169,13 +169,13 @@ def parse_run_chunked(
 ) -> tuple[pl.DataFrame, Fingerprint, str | None] | None:
     """A run read in chunks of whole lines (about :data:`CHUNK_BYTES`), each
     split, checked and cast by this reader's own functions (:func:`split_columns`,
-    :func:`qrelkit.data.cast_run_numbers`) and reduced to the columns a run keeps, so that a good file is
+    :func:`qrelkit.data.values.cast_run_numbers`) and reduced to the columns a run keeps, so that a good file is
     held at about the streaming readers' size a row rather than whole with its text: (frame with line,
     query_id, doc_id, score, rank, extra; fingerprint of the stored bytes; the tag), for
-    :func:`qrelkit.data.finish_run`. ``None`` when any chunk finds a fault, the file mixes tags or a cut
+    :func:`qrelkit.data.values.finish_run`. ``None`` when any chunk finds a fault, the file mixes tags or a cut
     could change a line (a byte-order mark at a chunk's start, a gzip stream past its bound...): the whole
     file is then read as before, and its error worded from all of it."""
-    from ...data import cast_run_numbers
+    from ...data.values import cast_run_numbers
     from ...errors import QrelkitError, StepAside
     from .blocks import _chunks, _cut_at_line
 

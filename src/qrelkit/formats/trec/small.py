@@ -22,7 +22,7 @@ import numpy as np
 from ..._native import built, gather
 from ..._native import split as native_split
 from ..._typing import detect_format
-from ...columns import Columns
+from ...data.columns import Columns
 from ...errors import StepAside
 from ...fingerprint import Fingerprint
 from .common import MAX_ID_BYTES, forbidden_in_text

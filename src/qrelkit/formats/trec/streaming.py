@@ -46,7 +46,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 
 from ..._native import TopRows, built, scan_qrels, scan_run
-from ...data import stretch_starts
+from ...data.values import stretch_starts
 from ...errors import StepAside, Ungrouped
 from ...fingerprint import Fingerprint
 from . import blocks

@@ -20,8 +20,8 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from qrelkit.adjudication import group_calibration_fields
 from qrelkit.errors import QrelkitError
+from qrelkit.judgments.adjudication import group_calibration_fields
 
 from .. import grades as g
 from ..decisions import QUEUE_PAGE_SIZE, queue_page, recent_decisions, undo_adjudication
@@ -258,7 +258,7 @@ async def api_pace(request: Request) -> Response:
 
 async def api_kappa(request: Request) -> Response:
     """GET /admin/api/kappa: the calibration agreement of each labeller pair, and of the whole group
-    (``group``: :func:`qrelkit.adjudication.group_calibration_fields`, as in the manifest)."""
+    (``group``: :func:`qrelkit.judgments.adjudication.group_calibration_fields`, as in the manifest)."""
     st = state_of(request)
     require(request, "admin")
     await run_in_threadpool(ensure_gate, st.store)

@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from qrelkit.errors import ValidationError
-from qrelkit.rubric import Rubric
+from qrelkit.judgments.rubric import Rubric
 
 from .. import grades as g
 from ..phases import Phase, ensure_gate

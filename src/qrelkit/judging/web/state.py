@@ -16,7 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from qrelkit.rubric import Rubric
+from qrelkit.judgments.rubric import Rubric
 
 from ..security import RateLimiter, Sessions
 from ..store import Store

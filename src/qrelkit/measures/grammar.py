@@ -39,7 +39,7 @@ RBP_resid@k (1 - p) * sum over unjudged ranks i <= d of p^(i - 1) + p^d, d = k, 
 Compat (Clarke et al. 2020; :mod:`qrelkit.engine.compat`) is the rank-biased overlap (persistence ``p``,
 0.95) of the run with the ideal ranking most compatible with it, divided by the ideal's own (``normalize``).
 
-Diversity measures read subtopic judgments (:class:`qrelkit.data.DiversityQrels`; J(d, s) = 1 when the
+Diversity measures read subtopic judgments (:class:`qrelkit.data.values.DiversityQrels`; J(d, s) = 1 when the
 document's grade for subtopic s is >= rel, C_s(i) = documents in the top i relevant to s), as ndeval:
 
 - ``alpha_nDCG@k``: alpha-DCG@k = sum over ranks i <= k of sum_s J(d_i, s) (1 - alpha)^C_s(i-1) / log2(i + 1),
@@ -56,6 +56,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import MeasureSyntaxError, ValidationError, did_you_mean
 from .conventions import (
     CHOICES,
     MEASURE_AXES,
@@ -67,7 +68,6 @@ from .conventions import (
     parse_max_grade,
     parse_persistence,
 )
-from .errors import MeasureSyntaxError, ValidationError, did_you_mean
 from .irm_names import IRM_NAMES, TranslationError, needs_translation, translate
 
 
@@ -298,7 +298,7 @@ COUNT_MEASURES = frozenset({"NumRel", "NumRet", "NumRelRet"})
 #: The measures reported when none are asked for: ordering (nDCG@10), coverage (R@100), judged depth.
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "Judged@10")
 
-#: The measures that read subtopic judgments (:class:`qrelkit.data.DiversityQrels`), and those reported
+#: The measures that read subtopic judgments (:class:`qrelkit.data.values.DiversityQrels`), and those reported
 #: for diversity judgments when none are asked for (the TREC Web track's official depth, 20).
 DIVERSITY_MEASURES = frozenset({"alpha_nDCG", "ERR_IA"})
 DIVERSITY_DEFAULT_MEASURES = ("alpha_nDCG@20", "ERR_IA@20")
@@ -413,7 +413,7 @@ def _normalise_override(axis: str, value: str, source: str) -> str:
 
 
 def _from_ir_measures(name: str, pairs: list[tuple[str, str]], k: str | None, text: str) -> str | None:
-    """qrelkit's spelling of a measure written in ir_measures' vocabulary (:mod:`qrelkit.irm_names`), or
+    """qrelkit's spelling of a measure written in ir_measures' vocabulary (:mod:`qrelkit.measures.irm_names`), or
     ``None`` when it is not."""
     if not needs_translation(name, pairs):
         return None
@@ -553,7 +553,7 @@ def _measure_param(name: str, key: str, value: str, source: str) -> str:
 
 def parse_all(texts: Any) -> list[Measure]:
     """Parse several measures, refusing duplicates (two spellings of one measure). trec_eval's names
-    (``P_10``, ``P.5,7,3``, ``ndcg_cut.10``, ``official``, ``all_trec``: :mod:`qrelkit.trec_names`) are read
+    (``P_10``, ``P.5,7,3``, ``ndcg_cut.10``, ``official``, ``all_trec``: :mod:`qrelkit.measures.trec_names`) are read
     where qrelkit's grammar does not read the text; a nickname expands to every measure it names."""
     out: list[Measure] = []
     for text in texts:

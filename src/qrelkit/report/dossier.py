@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .compare import Comparison, compare_runs
-from .conventions import DEFAULT, Conventions
-from .data import Qrels, Run
-from .diagnose import Explanation, MissingGain, Variant, explain, missing_gain, sweep
-from .errors import ValidationError
-from .measures import Measure
+from ..compare import Comparison, compare_runs
+from ..data.values import Qrels, Run
+from ..errors import ValidationError
+from ..evaluation.diagnose import Explanation, MissingGain, Variant, explain, missing_gain, sweep
+from ..measures.conventions import DEFAULT, Conventions
+from ..measures.grammar import Measure
 
 __all__ = ["EXPLAINED_QUERIES", "SWEEP_ROWS", "SWEEP_RUNS", "Dossier", "build_dossier"]
 

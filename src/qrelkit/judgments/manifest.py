@@ -18,18 +18,18 @@ Fields (every field is always present; unknown values are ``null``)::
     calibration           {"labellers", "kappa", "std_error", "ci_low", "ci_high", "level", "weights",
                            "n_pairs", "bootstrap_low", "bootstrap_high", "bootstrap_resamples",
                            "bootstrap_seed", "gate": {"passed", "threshold", "use", "message"}} or null
-                          (:func:`qrelkit.adjudication.calibration_fields`); a judging project's
+                          (:func:`qrelkit.judgments.adjudication.calibration_fields`); a judging project's
                           export adds "status" (passed, failed, overridden, not measured, measuring),
                           "round", "statistic" (what the gate compared), "gate_rule", "pairs_of_labellers",
                           "group" (every labeller of the round: alpha, Fleiss' kappa, the pairwise kappa
                           matrix, each statistic's query-bootstrap interval, the gate;
-                          :func:`qrelkit.adjudication.group_calibration_fields`), "override" ({"reason",
+                          :func:`qrelkit.judgments.adjudication.group_calibration_fields`), "override" ({"reason",
                           "by", "at"} or null), "not_measured" and "rounds" (every calibration round:
                           rubric version and hash, queries, seed, status, agreement, override)
-                          (:func:`qrelkit.adjudication.gated_calibration_fields`)
+                          (:func:`qrelkit.judgments.adjudication.gated_calibration_fields`)
     adjudication          {"agreed", "single_labeller", "adjudicated", "overridden", "defaulted",
                            "unresolved_left_out", "ungraded_left_out", "total", "undecided_policy",
-                           "override_allowed", ...} (:func:`qrelkit.adjudication.merge`)
+                           "override_allowed", ...} (:func:`qrelkit.judgments.adjudication.merge`)
     tool                  {"name": "qrelkit", "version"} (format 1 wrote "qrelkit_version")
 
 Evaluation reads the manifest (:func:`judgments_for`): ``qrelkit eval`` and ``compare`` look for one
@@ -46,11 +46,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import InputFormatError, ValidationError
-from .fingerprint import file_sha256
+from ..errors import InputFormatError, ValidationError
+from ..fingerprint import file_sha256
 
 if TYPE_CHECKING:  # reading a manifest (every `qrelkit eval`) loads no dataframe library
-    from .data import Qrels
+    from ..data.values import Qrels
 
 __all__ = [
     "FIELDS",
@@ -95,9 +95,9 @@ def qrels_with_manifest_text(qrels: Qrels, name: str, manifest_fields: Mapping[s
     """
     import polars as pl
 
-    from .data import Qrels
-    from .formats import qrels_text
-    from .provenance import header
+    from ..data.values import Qrels
+    from ..formats import qrels_text
+    from ..provenance import header
 
     if not isinstance(qrels, Qrels):
         raise ValidationError(

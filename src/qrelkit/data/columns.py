@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .fingerprint import Fingerprint
+from ..fingerprint import Fingerprint
 
 __all__ = ["Columns"]
 

@@ -19,23 +19,23 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .conventions import DEFAULT, Conventions
-from .engine.dispatch import compute
-from .engine.encoded import Encoded, QuerySet, encoding_key
-from .errors import StepAside, Ungrouped, ValidationError
-from .fingerprint import Fingerprint, hash_ahead
-from .measures import DIVERSITY_DEFAULT_MEASURES, Measure, parse_measures, required_depth
-from .naming import check_run_names
+from ..engine.dispatch import compute
+from ..engine.encoded import Encoded, QuerySet, encoding_key
+from ..errors import StepAside, Ungrouped, ValidationError
+from ..fingerprint import Fingerprint, hash_ahead
+from ..measures.conventions import DEFAULT, Conventions
+from ..measures.grammar import DIVERSITY_DEFAULT_MEASURES, Measure, parse_measures, required_depth
+from ..naming import check_run_names
 from .results import Results, RunValues, assemble
 
 if TYPE_CHECKING:  # polars loads only on the paths that read frames
     import polars as pl
 
-    from .data import DiversityQrels, Qrels, Run
+    from ..data.values import DiversityQrels, Qrels, Run
 
 
 def _as_runs(runs: Run | Sequence[Run] | Mapping[str, Run]) -> list[Run]:
-    from .data import Run
+    from ..data.values import Run
 
     if isinstance(runs, Run):
         items = [runs]
@@ -101,7 +101,7 @@ def _evaluate_whole(
     """:func:`evaluate_run` in one encoding, however large the run (a batch is never split again: one
     query may hold more rows than a batch). With ``subtopics`` (whose projection ``qrels`` is) each
     encoding carries the subtopic judgments the diversity measures read."""
-    from .engine.encode import encode, select_queries
+    from ..engine.encode import encode, select_queries
 
     _check_depth(run, measures, conv)
     queries = select_queries(qrels, run, conv)
@@ -114,7 +114,7 @@ def _evaluate_whole(
             if subtopics is None:
                 cache[key] = encode(qrels, run, mconv, queries, ranking=False)
             else:
-                from .engine.diversity import attach
+                from ..engine.diversity import attach
 
                 cache[key] = attach(encode(qrels, run, mconv, queries, ranking=True), subtopics)
         values[measure] = compute(cache[key], measure, mconv)
@@ -123,7 +123,7 @@ def _evaluate_whole(
 
 def check_judgments_kind(measures: Sequence[Measure], diversity: bool) -> None:
     """Diversity measures read diversity judgments and nothing else does: refuse a mix, naming the fix."""
-    from .measures import DIVERSITY_MEASURES
+    from ..measures.grammar import DIVERSITY_MEASURES
 
     if diversity:
         other = [str(m) for m in measures if m.name not in DIVERSITY_MEASURES]
@@ -150,7 +150,7 @@ ENCODE_BATCH_ROWS = 250_000
 
 def _stretches(ids: pl.Series) -> tuple[np.ndarray, list[str]]:
     """Where each stretch of equal ids begins, and its id."""
-    from .data import stretch_starts
+    from ..data.values import stretch_starts
 
     heads = stretch_starts(ids)
     return heads, ids.gather(heads).to_list()
@@ -163,7 +163,7 @@ def _query_batches(run: Run, rows: int) -> Iterable[Run]:
     cut into slices, without copying; otherwise batches are gathered by query id."""
     import polars as pl
 
-    from .data import Run
+    from ..data.values import Run
 
     heads, ids = _stretches(run.frame.get_column("query_id"))
     if len(set(ids)) == len(ids):
@@ -221,7 +221,7 @@ def evaluate_run_batches(
     """
     import polars as pl
 
-    from .data import RUN_SCHEMA, Qrels, Run
+    from ..data.values import RUN_SCHEMA, Qrels, Run
 
     query_parts: list[list[str]] = []
     value_parts: dict[Measure, list[np.ndarray]] = {m: [] for m in measures}
@@ -292,16 +292,16 @@ def evaluate(
     """Evaluate runs against judgments.
 
     ``measures`` defaults to nDCG@10, R@100 and Judged@10 (ordering, coverage and judged depth together);
-    for diversity judgments (:class:`qrelkit.data.DiversityQrels`, read by ``read_diversity_qrels``) to
+    for diversity judgments (:class:`qrelkit.data.values.DiversityQrels`, read by ``read_diversity_qrels``) to
     alpha_nDCG@20 and ERR_IA@20, and only diversity measures are taken then;
-    ``conventions`` defaults to :data:`qrelkit.conventions.DEFAULT`. Returns :class:`Results` holding the
+    ``conventions`` defaults to :data:`qrelkit.measures.conventions.DEFAULT`. Returns :class:`Results` holding the
     per-query values, the means, what each query-set policy did, and the provenance (conventions in full,
     fingerprints of every input, qrelkit's version). ``workers`` > 1 evaluates runs on that many threads
     (the kernels release the GIL); the results are identical. Where the profile's tool would have stopped
     (a judged query missing from the run for trec_eval 10 without -c, differing query sets for ranx) the
     results carry a warning; ``strict=True`` refuses instead.
     """
-    from .data import DiversityQrels
+    from ..data.values import DiversityQrels
 
     conv = conventions or DEFAULT
     diverse = isinstance(qrels, DiversityQrels)
@@ -312,7 +312,7 @@ def evaluate(
     if not diverse:  # diversity measures read no gain
         _check_gains(judged, parsed, conv)
     if conv.profile is not None:  # the inputs the tool refuses are refused under its profile too
-        from .profiles import get_profile
+        from ..measures.profiles import get_profile
 
         get_profile(conv.profile).check(judged, run_list)
     done = 0
@@ -341,7 +341,7 @@ def evaluate(
 
 def _check_gains(qrels: Qrels, measures: Sequence[Measure], conv: Conventions) -> None:
     """Refuse a grade whose gain would overflow under a measure's gain (never a NaN left out of a mean)."""
-    from .engine.kernels import MAX_EXPONENTIAL_GRADE, gain_overflows
+    from ..engine.kernels import MAX_EXPONENTIAL_GRADE, gain_overflows
 
     grade = qrels.frame.get_column("grade").to_numpy()
     for measure in measures:
@@ -367,8 +367,8 @@ def read_judgments(
     comments: bool = False,
 ) -> Qrels:
     """The judgments, read whole, carrying the rubric's hash when one was given."""
-    from .data import Qrels
-    from .formats import read_qrels
+    from ..data.values import Qrels
+    from ..formats import read_qrels
 
     # input_format and on_duplicate are checked by the reader (one of FORMAT_CHOICES/ON_DUPLICATE_CHOICES)
     qrels = read_qrels(path, format=input_format, scale=scale, on_duplicate=on_duplicate, comments=comments)  # type: ignore[arg-type]
@@ -384,11 +384,11 @@ def _gzip_bounded(function: Callable[..., Results]) -> Callable[..., Results]:
 
     @functools.wraps(function)
     def bounded(*args: Any, **kwargs: Any) -> Results:
-        from .formats.trec.common import gzip_limit
+        from ..formats.trec.common import gzip_limit
 
         limit = kwargs.get("memory_limit")
         if isinstance(limit, str):
-            from .formats.external import parse_size
+            from ..formats.external import parse_size
 
             limit = parse_size(limit)
         with gzip_limit(limit):
@@ -423,7 +423,7 @@ def evaluate_files(
     The readers are tried in the order :mod:`qrelkit.formats.trec` lists: small clean TREC files are
     evaluated with numpy alone (``reader: small`` in each run's provenance), unless a run would not fit
     under ``memory_limit``; otherwise each run is read only as deep as the measures need
-    (:func:`qrelkit.measures.required_depth`): with cutoffs only, large runs stream through bounded memory,
+    (:func:`qrelkit.measures.grammar.required_depth`): with cutoffs only, large runs stream through bounded memory,
     keeping each query's top documents and the tied block at the deepest cutoff, which gives the same
     numbers as reading everything. Runs too large for the small path are hashed on a thread of their own
     while the readers' libraries load (:func:`qrelkit.fingerprint.hash_ahead`).
@@ -440,7 +440,7 @@ def evaluate_files(
     skips TREC lines beginning with ``#`` (trec_eval 10) on every path (the readers that cannot skip them
     step aside).
     """
-    from .formats.trec.small import SMALL_FILE_BYTES
+    from ..formats.trec.small import SMALL_FILE_BYTES
 
     if diversity:
         return _evaluate_diversity_files(
@@ -454,7 +454,7 @@ def evaluate_files(
     parsed = parse_measures(measures)
     limit: int | None
     if isinstance(memory_limit, str):
-        from .formats.external import parse_size
+        from ..formats.external import parse_size
 
         limit = parse_size(memory_limit)
     else:
@@ -462,11 +462,11 @@ def evaluate_files(
 
     whole = False  # its refusals look at every row (gdeval, sklearn)
     if conv.profile is not None:
-        from .profiles import get_profile
+        from ..measures.profiles import get_profile
 
         whole = bool(get_profile(conv.profile).refuses)
     if whole:
-        from .formats import read_run
+        from ..formats import read_run
 
         qrels = read_judgments(qrels_path, input_format, on_duplicate, scale, rubric_hash, comments)
         # input_format and on_duplicate are checked by the readers (one of FORMAT_CHOICES/ON_DUPLICATE_CHOICES)
@@ -480,7 +480,7 @@ def evaluate_files(
         # of what the process holds already (interpreter, libraries, judgments)
         if limit is None or not path.is_file():
             return False
-        from .formats.external import process_bytes
+        from ..formats.external import process_bytes
 
         return process_bytes() + path.stat().st_size * IN_MEMORY_FACTOR > limit
 
@@ -493,8 +493,8 @@ def evaluate_files(
             if strict:
                 small.check_strict()
             return small
-    from .formats import detect_format, read_run, read_run_streaming
-    from .formats.external import LayoutRefused, run_batches, sort_budget
+    from ..formats import detect_format, read_run, read_run_streaming
+    from ..formats.external import LayoutRefused, run_batches, sort_budget
 
     qrels = read_judgments(qrels_path, input_format, on_duplicate, scale, rubric_hash, comments)
     _check_gains(qrels, parsed, conv)
@@ -601,8 +601,8 @@ def _evaluate_diversity_files(
     comments: bool,
 ) -> Results:
     """:func:`evaluate_files` for diversity judgments: the judgments by their one reader, each run whole."""
-    from .data import DiversityQrels
-    from .formats import read_diversity_qrels, read_run
+    from ..data.values import DiversityQrels
+    from ..formats import read_diversity_qrels, read_run
 
     parsed = parse_measures(DIVERSITY_DEFAULT_MEASURES if measures is None else measures)
     check_judgments_kind(parsed, True)
@@ -626,7 +626,7 @@ IN_MEMORY_FACTOR = 8
 
 @dataclass(frozen=True)
 class _SmallQrels:
-    """What :func:`qrelkit.results.assemble` records of judgments read by the small path."""
+    """What :func:`qrelkit.evaluation.results.assemble` records of judgments read by the small path."""
 
     name: str
     fingerprint: Fingerprint
@@ -670,9 +670,9 @@ def _evaluate_small(
 ) -> Results | None:
     """Step 1 of :mod:`qrelkit.formats.trec`: every file small and clean, evaluated with numpy alone;
     ``None`` when any input steps aside (nothing was reported then: the caller starts again)."""
-    from .engine.kernels import gain_overflows
-    from .engine.small import Judgments, evaluate_columns, grades_within
-    from .formats.trec.small import eligible, read_columns
+    from ..engine.kernels import gain_overflows
+    from ..engine.small import Judgments, evaluate_columns, grades_within
+    from ..formats.trec.small import eligible, read_columns
 
     if not run_paths or not eligible([qrels_path, *run_paths], input_format):
         return None

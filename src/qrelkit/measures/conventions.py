@@ -109,7 +109,7 @@ by_measure
     a cutoff only. A measure's own parameters (``RR(ties=average)@10``) override these; both are written with
     every result (the measure's full form lists every axis it was computed under).
 profile
-    Not an axis: the name of the named profile (see :mod:`qrelkit.profiles`) these conventions started
+    Not an axis: the name of the named profile (see :mod:`qrelkit.measures.profiles`) these conventions started
     from, or none. It is written with the conventions (``trec_eval``, or ``trec_eval with ties=average``
     when an axis was changed afterwards) and never makes two conventions differ.
 
@@ -125,7 +125,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, get_args
 
-from .errors import ConventionError, did_you_mean
+from ..errors import ConventionError, did_you_mean
 
 GainName = Literal["exponential", "linear"]
 Ideal = Literal["judged", "returned"]
@@ -200,7 +200,7 @@ PROFILE_AXES: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 """The axes each named profile sets (the rest keep the defaults). What else a profile does (its reader
 option for duplicates, the inputs it refuses, the evidence from the tool's source) is
-:mod:`qrelkit.profiles`; the axes live here so that a :class:`Conventions` value can name its profile
+:mod:`qrelkit.measures.profiles`; the axes live here so that a :class:`Conventions` value can name its profile
 and say how it departs from it without importing anything above this module."""
 
 
@@ -568,7 +568,7 @@ class Conventions:
 
     @classmethod
     def from_profile(cls, name: str) -> Conventions:
-        """The conventions of a named profile (:data:`PROFILE_AXES`; :mod:`qrelkit.profiles` for the rest)."""
+        """The conventions of a named profile (:data:`PROFILE_AXES`; :mod:`qrelkit.measures.profiles` for the rest)."""
         if name not in PROFILE_AXES:
             raise ConventionError(
                 f"unknown profile {name!r}{did_you_mean(name, PROFILE_AXES)}",

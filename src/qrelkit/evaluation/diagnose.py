@@ -15,14 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from .conventions import DEFAULT, Conventions
-from .data import Qrels, Run
-from .engine import kernels as K
-from .engine.encode import encode, resolve_negative, select_queries
-from .engine.encoded import block_mean
-from .errors import QueryNotFoundError, ValidationError, did_you_mean
-from .measures import Measure, parse
-from .profiles import PROFILES, Profile, optimistic_axes
+from ..data.values import Qrels, Run
+from ..engine import kernels as K
+from ..engine.encode import encode, resolve_negative, select_queries
+from ..engine.encoded import block_mean
+from ..errors import QueryNotFoundError, ValidationError, did_you_mean
+from ..measures.conventions import DEFAULT, Conventions
+from ..measures.grammar import Measure, parse
+from ..measures.profiles import PROFILES, Profile, optimistic_axes
 
 
 @dataclass(frozen=True)
@@ -361,7 +361,7 @@ class Variant:
 def single_axis_changes(base: Conventions) -> list[tuple[str, Conventions]]:
     """Every convention that differs from ``base`` on exactly one axis (gain maps and discount bases other
     than ln and log10 left out: they are open-ended)."""
-    from .conventions import CHOICES, GAIN_NAMES
+    from ..measures.conventions import CHOICES, GAIN_NAMES
 
     out = []
     for gain in GAIN_NAMES:
@@ -379,7 +379,7 @@ def single_axis_changes(base: Conventions) -> list[tuple[str, Conventions]]:
 
 def score(qrels: Any, run: Any, measure: Any, conv: Conventions) -> tuple[dict[str, float], float]:
     """Per-query values of one measure and their mean under ``conv`` (the ``mean`` axis applied)."""
-    from .evaluation import evaluate
+    from .core import evaluate
 
     results = evaluate(qrels, run, [measure], conv)
     return results.values(measure), results.mean(measure)
@@ -403,8 +403,8 @@ def sweep(
 ) -> list[Variant]:
     """The same run under ``base`` (the default conventions), every profile and every single-axis change
     from ``base``: means, the difference from the base, its direction, and how many queries moved."""
-    from .errors import QrelkitError
-    from .measures import parse
+    from ..errors import QrelkitError
+    from ..measures.grammar import parse
 
     base = base or Conventions()
     m = parse(measure)
@@ -468,7 +468,7 @@ def attribute(qrels: Any, run: Any, measure: Any, a: Conventions, b: Conventions
     """Which queries differ between conventions ``a`` and ``b``, and which axis explains each: ``a`` is
     recomputed with one differing axis at a time set to ``b``'s value, and a query is attributed to every
     axis that alone moves it."""
-    from .measures import parse
+    from ..measures.grammar import parse
 
     m = parse(measure)
     values_a, mean_a = score(qrels, run, m, a)

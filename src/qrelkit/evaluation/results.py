@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from .conventions import Conventions
-from .engine.encoded import QuerySet
-from .errors import IncomparableError, QueryNotFoundError, ValidationError, did_you_mean
-from .fingerprint import Fingerprint
-from .measures import COUNT_MEASURES, Measure, parse
+from ..engine.encoded import QuerySet
+from ..errors import IncomparableError, QueryNotFoundError, ValidationError, did_you_mean
+from ..fingerprint import Fingerprint
+from ..measures.conventions import Conventions
+from ..measures.grammar import COUNT_MEASURES, Measure, parse
 
 
 @dataclass(frozen=True)
@@ -76,11 +76,11 @@ class Results:
     runs: tuple[RunSummary, ...]
     version: str = ""
     judgments: dict[str, Any] | None = None
-    """What the judgments mean, from the qrels' manifest (:func:`qrelkit.manifest.judgments_meaning`):
+    """What the judgments mean, from the qrels' manifest (:func:`qrelkit.judgments.manifest.judgments_meaning`):
     rubric, scale, calibration kappa and gate, unresolved pairs; ``None`` without a manifest."""
     profile_warnings: tuple[str, ...] = ()
     """Where the profile's tool would have stopped instead of giving these numbers
-    (:meth:`qrelkit.profiles.Profile.stop_warnings`)."""
+    (:meth:`qrelkit.measures.profiles.Profile.stop_warnings`)."""
 
     # -- aggregation ---------------------------------------------------------------------------------------
 
@@ -232,7 +232,7 @@ class Results:
 
     def provenance(self) -> dict[str, Any]:
         """Everything needed to know what the numbers mean and to recompute them."""
-        from .provenance import header
+        from ..provenance import header
 
         out = header(
             conventions=self.conventions.to_dict(),
@@ -313,7 +313,7 @@ class Results:
         try:
             import pandas  # noqa: F401
         except ImportError:
-            from .errors import QrelkitError
+            from ..errors import QrelkitError
 
             raise QrelkitError(
                 "to_pandas needs pandas, which is not installed",
@@ -375,7 +375,7 @@ class RunValues:
 
 def assemble(qrels: Any, parsed: Sequence[Measure], conv: Conventions, items: Sequence[RunValues]) -> Results:
     """Results from each run's values; ``qrels`` is anything with name, fingerprint, meta, rubric_hash."""
-    from ._version import __version__
+    from .._version import __version__
 
     summaries = []
     for item in items:
@@ -386,7 +386,7 @@ def assemble(qrels: Any, parsed: Sequence[Measure], conv: Conventions, items: Se
         )
     warnings: list[str] = []
     if conv.profile is not None:
-        from .profiles import get_profile
+        from ..measures.profiles import get_profile
 
         profile = get_profile(conv.profile)
         for item in items:

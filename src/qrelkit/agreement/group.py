@@ -1,7 +1,7 @@
 """Agreement of two or more labellers on the same pairs: Krippendorff's alpha, Fleiss' kappa, the matrix of
 pairwise weighted kappas, their query-bootstrap intervals and the gate on the statistic a project chose.
 
-Every statistic is computed from grade VALUES over the rubric's full scale, as in :mod:`qrelkit.agreement`,
+Every statistic is computed from grade VALUES over the rubric's full scale, as in :mod:`qrelkit.agreement.kappa`,
 which owns kappa, alpha and the query bootstrap; this module puts them together for ``n`` labellers.
 
 The ratings are a (labellers x units) matrix, a unit being a (query_id, doc_id) pair that at least one
@@ -10,14 +10,14 @@ labeller graded, NaN where a labeller did not grade it (not assigned, or marked 
 Statistics (:data:`Statistic`)
 ------------------------------
 ``kappa``
-    Cohen's weighted kappa (:func:`qrelkit.agreement.cohen_kappa`) of each two labellers on the pairs both
+    Cohen's weighted kappa (:func:`qrelkit.agreement.kappa.cohen_kappa`) of each two labellers on the pairs both
     graded; the gate passes when every two labellers sharing pairs pass. The default for two labellers.
 ``mean_kappa``
     The mean of those pairwise kappas over the pairs of labellers that share graded pairs (Light 1971's
     average, with weights). Equal to ``kappa`` for two labellers; the default for more than two
     (:func:`default_statistic` says why).
 ``alpha_interval`` / ``alpha_ordinal``
-    Krippendorff's alpha (:func:`qrelkit.agreement.krippendorff_alpha`) over the scale's values: squared
+    Krippendorff's alpha (:func:`qrelkit.agreement.kappa.krippendorff_alpha`) over the scale's values: squared
     value differences, or rank distances through the grades' frequencies.
 ``fleiss``
     Fleiss' (1971) kappa, unweighted: the chance that two ratings of one unit agree, against the chance
@@ -30,7 +30,7 @@ Statistics (:data:`Statistic`)
     ``sum_kl w_kl pi_k pi_l``).
 
 The intervals of ``mean_kappa``, alpha and Fleiss' kappa are percentile intervals of the cluster bootstrap
-over queries (:func:`qrelkit.agreement.query_bootstrap`, the same draws as kappa's), so the gate of a
+over queries (:func:`qrelkit.agreement.kappa.query_bootstrap`, the same draws as kappa's), so the gate of a
 group statistic compares the lower end of its query-bootstrap interval with the threshold.
 """
 
@@ -44,7 +44,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from qrelkit.agreement import (
+from qrelkit.agreement.kappa import (
     AlphaLevel,
     AlphaResult,
     BootstrapInterval,
@@ -107,7 +107,7 @@ class GroupGrades:
     """Grades of ``labellers`` (rows) for ``keys`` (units, sorted by query then document; NaN: no grade).
 
     Only the pairs graded by two or more labellers are units; ``n_single`` counts the pairs graded by one
-    labeller only, which take no part (as for two labellers, :func:`qrelkit.agreement.pair_grades`).
+    labeller only, which take no part (as for two labellers, :func:`qrelkit.agreement.kappa.pair_grades`).
     """
 
     labellers: tuple[str, ...]
@@ -209,7 +209,7 @@ def _codes(ratings: np.ndarray, scale: tuple[int, ...]) -> np.ndarray:
 
 def fleiss_kappa(ratings: Any, scale: Sequence[int], weights: Weighting = "unweighted") -> FleissResult:
     """Fleiss' kappa of a (labellers x units) array of grades (NaN: no rating) over the full ``scale``
-    (module docstring for the formula; ``weights`` as :func:`qrelkit.agreement.weight_matrix`)."""
+    (module docstring for the formula; ``weights`` as :func:`qrelkit.agreement.kappa.weight_matrix`)."""
     scale = _check_scale(scale)
     weights = _one_of(weights, ("linear", "quadratic", "unweighted"), "weights")
     r = np.asarray(ratings, dtype=np.float64)
@@ -284,7 +284,7 @@ class GroupReport:
         return self.alpha[statistic.removeprefix("alpha_")].alpha
 
     def to_dict(self) -> dict[str, Any]:
-        from qrelkit.agreement import _jsonable
+        from qrelkit.agreement.kappa import _jsonable
 
         return {
             "labellers": list(self.labellers),

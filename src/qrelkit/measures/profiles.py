@@ -1,6 +1,6 @@
 """Named profiles: the conventions of widely used evaluation tools, spelled out axis by axis.
 
-A :class:`Profile` is a :class:`~qrelkit.conventions.Conventions` value plus what the tool does to its input
+A :class:`Profile` is a :class:`~qrelkit.measures.conventions.Conventions` value plus what the tool does to its input
 before it computes anything: how it treats a document listed twice for one query (the reader's
 ``on_duplicate`` option) and the inputs it refuses outright (``refuses``). qrelkit refuses the same inputs,
 with its own message, so that a number reported "as trec_eval" is a number trec_eval would have reported.
@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+from ..errors import ConventionError, ValidationError, did_you_mean
 from .conventions import Conventions
-from .errors import ConventionError, ValidationError, did_you_mean
 
 #: Inputs a tool refuses, checked before evaluating under its profile.
 Refusal = Literal["numeric_query_ids", "grades_at_most_4", "two_returned_per_query"]
@@ -418,7 +418,7 @@ def _profiles() -> list[Profile]:
 
 
 PROFILES: dict[str, Profile] = {p.name: p for p in _profiles()}
-"""Every profile, in the order of :data:`qrelkit.conventions.PROFILE_AXES` (a test holds them equal)."""
+"""Every profile, in the order of :data:`qrelkit.measures.conventions.PROFILE_AXES` (a test holds them equal)."""
 
 
 def get_profile(name: str) -> Profile:

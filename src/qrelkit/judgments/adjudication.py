@@ -39,10 +39,18 @@ from typing import Any, Literal, get_args
 
 import polars as pl
 
-from .agreement import AgreementReport, GateResult, GateUse, Weighting, agreement_report, gate, pair_grades
-from .data import Qrels
-from .errors import InputFormatError, ValidationError
-from .group_agreement import GroupGrades, GroupReport
+from ..agreement.group import GroupGrades, GroupReport
+from ..agreement.kappa import (
+    AgreementReport,
+    GateResult,
+    GateUse,
+    Weighting,
+    agreement_report,
+    gate,
+    pair_grades,
+)
+from ..data.values import Qrels
+from ..errors import InputFormatError, ValidationError
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
@@ -293,7 +301,7 @@ def calibration_agreement(
 ) -> Calibration:
     """Kappa with both intervals and the gate, on the pairs both labellers graded.
 
-    ``grades_a``/``grades_b``: anything :func:`qrelkit.agreement.pair_grades` takes (a ``{(query, doc):
+    ``grades_a``/``grades_b``: anything :func:`qrelkit.agreement.kappa.pair_grades` takes (a ``{(query, doc):
     grade}`` mapping, qrels frames, ...). Every caller uses the same bootstrap count and seed unless it
     says otherwise, so the app, ``qrelkit agree`` and the manifest give the same interval. With
     ``min_kappa=None`` there is no gate.
@@ -312,7 +320,7 @@ class GroupCalibration:
     ``pairs`` holds :func:`calibration_agreement` of every two labellers sharing graded pairs (kappa with
     both intervals and each one's gate); ``report`` the statistics of the whole group. With ``statistic``
     ``kappa`` the gate is the lowest of the pairs' gates (every two labellers must pass); otherwise it is
-    :func:`qrelkit.group_agreement.group_gate` on the group statistic's query-bootstrap interval.
+    :func:`qrelkit.agreement.group.group_gate` on the group statistic's query-bootstrap interval.
     """
 
     report: GroupReport
@@ -335,12 +343,12 @@ def group_calibration(
 ) -> GroupCalibration:
     """Agreement of the labellers in ``grades`` (name -> their grades, as :func:`calibration_agreement`
     takes them) on the pairs they graded, with the gate on ``statistic`` (default:
-    :func:`qrelkit.group_agreement.default_statistic` of the largest number of labellers on one pair).
+    :func:`qrelkit.agreement.group.default_statistic` of the largest number of labellers on one pair).
 
     ``use``: for ``kappa``, ``ci_low`` (default) or ``bootstrap_low``, as :func:`calibration_agreement`;
     for a group statistic, ``bootstrap_low`` (default) or ``kappa`` (the point value).
     """
-    from .group_agreement import (
+    from ..agreement.group import (
         GROUP_STATISTICS,
         STATISTICS,
         default_statistic,
@@ -395,7 +403,7 @@ def group_calibration_fields(found: GroupCalibration | None) -> dict[str, Any] |
     if found is None:
         return None
     r, g = found.report, found.gate
-    from .group_agreement import STATISTIC_NAMES
+    from ..agreement.group import STATISTIC_NAMES
 
     def num(x: float) -> float | None:
         return None if x != x else float(x)
@@ -470,7 +478,7 @@ def gated_calibration_fields(
     two labellers who agree least (the lowest value compared with the threshold; all ``null`` when
     agreement was not measured or is still being measured), and ``gate`` is the round's gate: theirs with
     the statistic ``kappa``, the group's otherwise; beside them: ``statistic`` (what the gate compared,
-    :data:`qrelkit.group_agreement.STATISTICS`), ``group`` (:func:`group_calibration_fields` of every
+    :data:`qrelkit.agreement.group.STATISTICS`), ``group`` (:func:`group_calibration_fields` of every
     labeller of the round: alpha, Fleiss' kappa, the pairwise kappa matrix), ``status``
     (``passed``, ``failed``, ``overridden``, ``not measured``, ``measuring``), ``round``,
     ``pairs_of_labellers`` (:func:`calibration_fields` of every two labellers of the round), ``gate_rule``,
@@ -636,8 +644,8 @@ def agreement_document(
     ordinal and interval levels and, with ``runs``, nDCG@k and R@k under each labeller's grades."""
     import numpy as np
 
-    from .agreement import krippendorff_alpha
-    from .provenance import header
+    from ..agreement.kappa import krippendorff_alpha
+    from ..provenance import header
 
     calibration = calibration_agreement(
         qrels_a.frame, qrels_b.frame, scale, min_kappa=min_kappa, labellers=labellers, weights=weights,
@@ -678,7 +686,7 @@ class GroupAgreementDocument:
     header: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
-        from .agreement import _jsonable
+        from ..agreement.kappa import _jsonable
 
         g = self.calibration.gate
         r = self.calibration.report
@@ -727,7 +735,7 @@ def group_agreement_document(
     seed: int = BOOTSTRAP_SEED,
 ) -> GroupAgreementDocument:
     """:func:`group_calibration` of the labellers' qrels, with the provenance of each file."""
-    from .provenance import header
+    from ..provenance import header
 
     found = group_calibration(
         {name: q.frame for name, q in zip(labellers, qrels, strict=True)}, scale, statistic=statistic,

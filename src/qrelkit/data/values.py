@@ -23,10 +23,10 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from ._typing import ON_DUPLICATE_CHOICES, OnDuplicate
-from .errors import InputFormatError, ValidationError, did_you_mean
-from .fingerprint import Fingerprint
-from .naming import ID_PATTERN, MAX_ID_BYTES, check_id, check_run_names
+from .._typing import ON_DUPLICATE_CHOICES, OnDuplicate
+from ..errors import InputFormatError, ValidationError, did_you_mean
+from ..fingerprint import Fingerprint
+from ..naming import ID_PATTERN, MAX_ID_BYTES, check_id, check_run_names
 
 __all__ = [
     "COLUMN_ALIASES",

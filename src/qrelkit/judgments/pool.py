@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .data import Qrels, Run, check_run_names
-from .errors import ValidationError
+from ..data.values import Qrels, Run, check_run_names
+from ..errors import ValidationError
 
 __all__ = [
     "COST_FORMULA",
@@ -206,7 +206,7 @@ class Pool:
         qrels = None
         if self.qrels is not None:
             qrels = {"name": self.qrels.name, "fingerprint": self.qrels.fingerprint.to_dict()}
-        from .provenance import header
+        from ..provenance import header
 
         return {
             "format": "qrelkit pool 2",

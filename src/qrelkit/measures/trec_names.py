@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .errors import MeasureSyntaxError, did_you_mean
+from ..errors import MeasureSyntaxError, did_you_mean
 
 # kind: "long" (one value, printed as a whole number and summed over queries), "double" (one value, mean),
 # "cut" (whole-number cutoffs), "fcut" (fractional cutoffs), "list" (numbers), "pairs" (name=value),

@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .conventions import Conventions
-from .engine import trec_kernels as tk
-from .errors import StepAside, ValidationError
-from .trec_names import TrecMeasure, select
+from ..engine import trec_kernels as tk
+from ..errors import StepAside, ValidationError
+from ..measures.conventions import Conventions
+from ..measures.trec_names import TrecMeasure, select
 
 if TYPE_CHECKING:
-    from .data import Qrels, Run
+    from ..data.values import Qrels, Run
 
 #: The conventions the drop-in computes under (trec_eval 10's), written with its results.
 TREC_EVAL_CONVENTIONS = Conventions.from_profile("trec_eval")
@@ -67,7 +67,7 @@ def rel_lists(qrels: Qrels, run: Run, options: TrecOptions) -> tuple[tk.RelLists
     missing from the run, scored on trec_eval's one-document stand-in ranking)."""
     import polars as pl
 
-    from .engine.encode import encode
+    from ..engine.encode import encode
 
     judged_q = sorted(set(qrels.frame.get_column("query_id").unique().to_list()))
     run_q = set(run.frame.get_column("query_id").unique().to_list())
@@ -226,7 +226,7 @@ def evaluate_lists(
 
 def trec_eval_files(qrels_path: str | Path, run_path: str | Path, options: TrecOptions) -> TrecEvalOutput:
     """Read the files with qrelkit's readers (duplicates are an error, as in trec_eval) and evaluate: clean
-    TREC files through :mod:`qrelkit.trec_fast` (the same numbers and errors), anything else the usual
+    TREC files through :mod:`qrelkit.evaluation.trec_fast` (the same numbers and errors), anything else the usual
     way."""
     from .trec_fast import fast_rel_lists
 
@@ -257,7 +257,7 @@ def trec_eval_files(qrels_path: str | Path, run_path: str | Path, options: TrecO
         if rl.rel_level <= tk.NONPOOL:
             rl = rl.dense()
         return evaluate_lists(rl, query_ids, missing, name, options)
-    from .formats import read_qrels, read_run
+    from ..formats import read_qrels, read_run
 
     qrels = read_qrels(qrels_path, comments=True)  # trec_eval 10 skips lines beginning with '#'
     run = read_run(run_path, comments=True)

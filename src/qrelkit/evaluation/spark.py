@@ -1,7 +1,7 @@
 """The same evaluation on Spark: qrelkit's own kernels, run per partition of whole queries.
 
 :func:`evaluate` takes judgments and runs as Spark DataFrames, TREC text files, Parquet files or folders
-(partitioned ones included) or catalog tables, and returns the :class:`~qrelkit.results.Results` that
+(partitioned ones included) or catalog tables, and returns the :class:`~qrelkit.evaluation.results.Results` that
 :func:`qrelkit.evaluate` returns on the same data, to the last bit. No measure is written twice:
 
 1. the judgments are read on the driver (they are small next to the runs: a file through
@@ -10,12 +10,12 @@
 2. each run is ``repartition``-ed by (run tag, query id) and sorted within its partitions, so every query
    sits whole in one partition; ``mapInArrow`` hands a partition over as Arrow batches, and
    :func:`_chunks` carries the query that a batch boundary splits into the next batch;
-3. each chunk of whole queries goes through :func:`qrelkit.data.finish_run` (the duplicate policy and
-   the checks of scores and ids, with their errors) and :func:`qrelkit.evaluation.evaluate_run` (encode,
+3. each chunk of whole queries goes through :func:`qrelkit.data.values.finish_run` (the duplicate policy and
+   the checks of scores and ids, with their errors) and :func:`qrelkit.evaluation.core.evaluate_run` (encode,
    then the kernels), and comes back as per-query float64 values in Arrow, which holds them exactly;
 4. the driver applies the query-set policies once, over every partition (queries only in the judgments
-   are scored there, as :func:`qrelkit.evaluation.evaluate_run_batches` scores them), and
-   :func:`qrelkit.results.assemble` builds the Results, means included.
+   are scored there, as :func:`qrelkit.evaluation.core.evaluate_run_batches` scores them), and
+   :func:`qrelkit.evaluation.results.assemble` builds the Results, means included.
 
 A bad row is reported by the partition that finds it as a value, and the driver raises the same
 :class:`~qrelkit.errors.QrelkitError` a local evaluation raises (the first by line when several partitions
@@ -24,7 +24,7 @@ find one), naming the file and its line, or the frame and its row.
 Row order (the ``line`` of each row, which the ``file_order`` tie convention and error messages use): a
 ``line`` column when the input has one; in a Parquet folder, its files in the order of their paths and the
 rows of each file in stored order; in a DataFrame or a table, the order in which Spark enumerates its
-partitions and their rows (1, 2, ... as :func:`qrelkit.data.run_from_frame` numbers a frame).
+partitions and their rows (1, 2, ... as :func:`qrelkit.data.values.run_from_frame` numbers a frame).
 
 Fingerprints: a file, the SHA-256 of its bytes as locally (``file-bytes``); a folder, the SHA-256 of one
 line ``relative/path<TAB>sha256-of-its-bytes`` per data file, in the order of the paths (``folder-files``;
@@ -46,12 +46,12 @@ from typing import Any
 
 import numpy as np
 
-from . import errors as _errors
-from .conventions import DEFAULT, Conventions
-from .errors import QrelkitError, ValidationError
-from .fingerprint import Fingerprint, file_sha256
-from .measures import Measure, parse_measures
-from .naming import check_run_names
+from .. import errors as _errors
+from ..errors import QrelkitError, ValidationError
+from ..fingerprint import Fingerprint, file_sha256
+from ..measures.conventions import DEFAULT, Conventions
+from ..measures.grammar import Measure, parse_measures
+from ..naming import check_run_names
 from .results import Results, RunValues, assemble
 
 __all__ = [
@@ -186,7 +186,7 @@ def _read_file(
     scale: Sequence[int] | None,
 ) -> SparkInput:
     """A file read and validated on the driver by qrelkit's own readers, handed to Spark as Arrow."""
-    from .formats import read_qrels, read_run
+    from ..formats import read_qrels, read_run
 
     if kind == "qrels":
         qrels = read_qrels(path, format=input_format, name=name, scale=scale, on_duplicate=on_duplicate)
@@ -197,11 +197,11 @@ def _read_file(
 
 
 def _renamed(frame: Any, value: str, label: str, *, with_line: bool) -> Any:
-    """The frame with qrelkit's column names (the aliases of :data:`qrelkit.data.COLUMN_ALIASES`, checked
-    by :func:`qrelkit.data.rename_columns`) and a ``line`` column."""
+    """The frame with qrelkit's column names (the aliases of :data:`qrelkit.data.values.COLUMN_ALIASES`, checked
+    by :func:`qrelkit.data.values.rename_columns`) and a ``line`` column."""
     import polars as pl
 
-    from .data import rename_columns
+    from ..data.values import rename_columns
 
     present = [c for c in frame.columns if c != "line"]
     probe = pl.DataFrame(schema={c: pl.String for c in present})
@@ -285,10 +285,10 @@ def folder_fingerprint(folder: Path) -> Fingerprint:
 
 
 def _qrels_on_driver(item: SparkInput, scale: Sequence[int] | None, on_duplicate: str) -> Any:
-    """Judgments as a :class:`qrelkit.data.Qrels`, validated by the same functions as locally."""
+    """Judgments as a :class:`qrelkit.data.values.Qrels`, validated by the same functions as locally."""
     import polars as pl
 
-    from .data import Qrels, canonical_fingerprint, finish_qrels, id_column
+    from ..data.values import Qrels, canonical_fingerprint, finish_qrels, id_column
 
     if item.local is not None:
         return item.local
@@ -421,8 +421,8 @@ def _evaluator(
         import polars as pl
         import pyarrow as pa
 
-        from .data import Qrels, Run, finish_run, id_column
-        from .evaluation import evaluate_run
+        from ..data.values import Qrels, Run, finish_run, id_column
+        from .core import evaluate_run
 
         qrels_frame = pl.read_ipc(qrels_ipc.value).sort("query_id", "line")
         ids = qrels_frame.get_column("query_id")
@@ -529,10 +529,10 @@ def evaluate(
     partitions runs are spread over (default: ``spark.sql.shuffle.partitions``);
     ``max_records_per_batch`` the Arrow batch size handed to each partition (default: Spark's).
     ``refusals`` (on by default, as :func:`qrelkit.evaluate` always does) applies the profile's refusals
-    (:meth:`qrelkit.profiles.Profile.check`): the judgments' on the driver, each query's in its partition.
+    (:meth:`qrelkit.measures.profiles.Profile.check`): the judgments' on the driver, each query's in its partition.
     """
-    from ._typing import ON_DUPLICATE_CHOICES
-    from .data import Qrels, check_choice
+    from .._typing import ON_DUPLICATE_CHOICES
+    from ..data.values import Qrels, check_choice
 
     check_choice(on_duplicate, ON_DUPLICATE_CHOICES, "on_duplicate")
     require_pyspark()
@@ -554,7 +554,7 @@ def evaluate(
     _check_negative(judgments, parsed, conv)
     profile = None
     if refusals and conv.profile is not None:
-        from .profiles import get_profile
+        from ..measures.profiles import get_profile
 
         profile = get_profile(conv.profile) if get_profile(conv.profile).refuses else None
         if profile is not None:
@@ -599,7 +599,7 @@ def evaluate(
 def _check_negative(qrels: Any, measures: Sequence[Measure], conv: Conventions) -> None:
     """``negative=reject`` refuses negative grades anywhere in the judgments, as locally (the partitions
     see only their own queries' judgments)."""
-    from .engine.encode import resolve_negative
+    from ..engine.encode import resolve_negative
 
     for m in measures:
         resolve_negative(qrels, m.conventions(conv))
@@ -662,12 +662,12 @@ def _run_values(
     on_duplicate: str,
 ) -> RunValues:
     """One run's values from its partitions' rows, with the query-set policies applied once, as
-    :func:`qrelkit.evaluation.evaluate_run_batches` applies them."""
+    :func:`qrelkit.evaluation.core.evaluate_run_batches` applies them."""
     import polars as pl
 
-    from .data import RUN_SCHEMA, Qrels, Run
-    from .engine.encoded import QuerySet
-    from .evaluation import evaluate_run
+    from ..data.values import RUN_SCHEMA, Qrels, Run
+    from ..engine.encoded import QuerySet
+    from .core import evaluate_run
 
     queries = [r for r in rows if r["kind"] == "query"]
     seen = {r["query_id"] for r in queries}

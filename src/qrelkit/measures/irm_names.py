@@ -5,7 +5,7 @@ ir_measures writes ``Name(param=value,...)@cutoff`` (``P@10``, ``nDCG(dcg='exp-l
 maps the rest (aliases such as ``MAP``, ``MRR``, ``NDCG``, ``Recall``, ``RPrec``) and the parameters qrelkit
 spells as conventions: ``judged_only=True`` is ``unjudged=drop``, ``dcg='log2'`` / ``dcg='exp-log2'`` are
 ``gain=linear`` / ``gain=exponential``, ``gains={...}`` is a gain map, and ``NumRet(rel=r)`` (relevant
-documents retrieved) is ``NumRelRet(rel=r)``. :func:`qrelkit.measures.parse` calls :func:`translate` for a
+documents retrieved) is ``NumRelRet(rel=r)``. :func:`qrelkit.measures.grammar.parse` calls :func:`translate` for a
 name or a parameter it does not know, so ``qrelkit eval -m`` takes ir_measures' names as they are.
 
 The measure is qrelkit's (computed under the evaluation's conventions, written beside every number); to

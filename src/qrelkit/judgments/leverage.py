@@ -1,4 +1,4 @@
-"""Judgment leverage and metric-level agreement (the merge itself is :mod:`qrelkit.adjudication`).
+"""Judgment leverage and metric-level agreement (the merge itself is :mod:`qrelkit.judgments.adjudication`).
 
 Leverage is how far one judgment can move the numbers: for a pair two labellers graded differently, the
 change in per-query nDCG@k on each run when that pair's grade switches from labeller A's to labeller B's,
@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .conventions import Conventions
-from .data import Fingerprint, Qrels, Run
-from .errors import ValidationError
+from ..data.values import Fingerprint, Qrels, Run
+from ..errors import ValidationError
+from ..measures.conventions import Conventions
 
 __all__ = [
     "disagreement_leverage",
@@ -68,7 +68,7 @@ def _ndcg_copies(
     ``copies`` has columns cid (0..n-1), query_id, doc_id, grade; a null doc_id is the unchanged query.
     A copy's judgments are the base judgments of its query with ``doc_id`` set to ``grade``.
     """
-    from .evaluation import evaluate
+    from ..evaluation.core import evaluate
 
     n = copies.height
     out = np.zeros((n, len(runs)))
@@ -276,8 +276,8 @@ def metric_agreement(
     ndcg_moves_recall_not (nDCG differs by more than 1e-12 while recall is identical: a disagreement only
     a graded measure sees).
     """
-    from .evaluation import evaluate
-    from .measures import parse
+    from ..evaluation.core import evaluate
+    from ..measures.grammar import parse
 
     runs = _check_runs(runs)
     k = _check_k(k)
@@ -327,7 +327,7 @@ def metric_agreement(
 
 def metric_agreement_summary(frame: pl.DataFrame, k: int) -> dict[str, Any]:
     """Means per run of :func:`metric_agreement`'s table, with the measures and conventions they used."""
-    from .conventions import DEFAULT
+    from ..measures.conventions import DEFAULT
 
     means = {}
     for run in frame.get_column("run").unique(maintain_order=True).to_list():

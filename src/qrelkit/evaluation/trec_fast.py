@@ -1,7 +1,7 @@
 """The fast path of ``qrelkit trec_eval``: trec_eval's ranked relevance lists straight from the native
 scanner's blocks, in their sparse form, without a dataframe.
 
-:func:`qrelkit.trec_compat.trec_eval_files` tries this first. Both files are read by the native scanner
+:func:`qrelkit.evaluation.trec_eval.trec_eval_files` tries this first. Both files are read by the native scanner
 (:mod:`qrelkit._native`, the same blocks and checks as the streaming readers): the judgments go into a
 table keyed by (query, document); each block of the run, cut where a query begins and scanned on one of
 two threads, is ranked there in trec_eval's order (``qk_trec_rank``: score descending, then document id
@@ -23,10 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ._native import JudgedTable, built, gather, scan_qrels, scan_run, trec_rank
-from ._typing import detect_format
-from .engine import trec_kernels as tk
-from .errors import StepAside
+from .._native import JudgedTable, built, gather, scan_qrels, scan_run, trec_rank
+from .._typing import detect_format
+from ..engine import trec_kernels as tk
+from ..errors import StepAside
 
 #: The highest grade this path counts per level (a table of queries by grades); above it, the readers.
 MAX_LEVELS = 1 << 10
@@ -54,7 +54,7 @@ class _Judgments:
     """The judgments: sorted query vocabulary, each judgment's query code and grade, and the lookup table."""
 
     def __init__(self, path: Path):
-        from .formats.trec.blocks import _cut_at_line, _scanned
+        from ..formats.trec.blocks import _cut_at_line, _scanned
 
         q_off, q_data, d_off, d_data, grades = [], [], [], [], []
         # trec_eval 10 skips a line whose first character is '#' (get_qrels.c)
@@ -101,10 +101,10 @@ def fast_rel_lists(
     single: bool,
 ) -> tuple[tk.RelLists, list[str], np.ndarray, str]:
     """(sparse lists, query ids, mask of judged queries missing from the run, run name): the lists as
-    :func:`qrelkit.trec_compat.rel_lists` forms them (``-J``, ``-M``, ``-l``; scores rounded to single
+    :func:`qrelkit.evaluation.trec_eval.rel_lists` forms them (``-J``, ``-M``, ``-l``; scores rounded to single
     precision under ``single``), but without trec_eval's stand-in for missing queries, which the caller
     adds. Raises :class:`StepAside` for anything the readers must take."""
-    from .formats.trec.blocks import RunTag, _cut_at_query, _scanned
+    from ..formats.trec.blocks import RunTag, _cut_at_query, _scanned
 
     if not built() or detect_format(qrels_path) != "trec" or detect_format(run_path) != "trec":
         raise StepAside

@@ -1,0 +1,22 @@
+"""What is measured, and under which conventions: the first stage of using judgments.
+
+- :mod:`.grammar`: the measure grammar (``nDCG(gain=linear)@10``), parsed once; what each measure is.
+- :mod:`.conventions`: the :class:`~.conventions.Conventions` value, every axis, and each named
+  profile's axes (``PROFILE_AXES``).
+- :mod:`.profiles`: what a named tool does beyond its axes (reader options, refusals, evidence).
+- :mod:`.trec_names`, :mod:`.irm_names`: trec_eval's and ir_measures' names read into the grammar.
+
+``from qrelkit.measures import parse`` (the grammar's names, as before the grammar had its own module)
+still works: such names load from :mod:`.grammar` on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return getattr(importlib.import_module(".grammar", __name__), name)
