@@ -42,7 +42,7 @@ def main() -> None:
         runs = sorted(args.out.glob("run*.run"))
 
     from qrelkit.compare import compare
-    from qrelkit.evaluation.core import evaluate_files
+    from qrelkit.evaluation.files import evaluate_files
 
     evaluate_files(args.out / "qrels.txt", runs[:1])  # warm the imports and the file cache
     eval_times, compare_times, test_times = [], [], []

@@ -6,7 +6,7 @@ grid so that ties are common; graded 0-3 judgments from ``generate.make_qrels``)
 1. the fixed cost of a session: starting a fresh ``local[N]`` session and running one tiny job, in a
    process of its own (what ``qrelkit eval --engine spark`` pays before reading anything);
 2. the Spark engine on the Parquet file (``qrelkit.evaluation.spark.evaluate``), session already started;
-3. the local engine on the same file (``qrelkit.evaluation.core.evaluate_files``);
+3. the local engine on the same file (``qrelkit.evaluation.files.evaluate_files``);
 4. whether every per-query float is identical between the two.
 
     python benchmarks/spark_scale.py --rows 5000000 --cores 2 --out benchmarks/data/spark-5m
@@ -131,7 +131,7 @@ def main() -> None:
         f"| {args.rows:,} | spark local[{args.cores}] | {args.cores} | {spark_s:.1f} | {rate:,.0f} | {rate / args.cores:,.0f} |"
     )
     if not args.skip_local:
-        from qrelkit.evaluation.core import evaluate_files
+        from qrelkit.evaluation.files import evaluate_files
 
         t = time.perf_counter()
         local = evaluate_files(qrels_path, [run_path], MEASURES)

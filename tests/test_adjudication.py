@@ -261,7 +261,7 @@ def test_two_runs_with_one_name_are_refused_everywhere(tmp_path: Path) -> None:
     with pytest.raises(ValidationError, match="two runs are both named 'same'"):
         qrelkit.evaluate(Qrels.from_dict({"q": {"d": 1}}), runs)
     with pytest.raises(ValidationError, match="two runs are both named 'bm25'"):
-        from qrelkit.evaluation.core import evaluate_files
+        from qrelkit.evaluation.files import evaluate_files
 
         evaluate_files(qrels, twins)
     pool = tmp_path / "pool.jsonl"

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from qrelkit.cli import main
 from qrelkit.errors import InputFormatError
-from qrelkit.evaluation.core import evaluate_files
+from qrelkit.evaluation.files import evaluate_files
 from qrelkit.formats import read_qrels, read_run
 from qrelkit.measures.profiles import PROFILES
 
@@ -56,7 +56,8 @@ def _paths(monkeypatch, qrels: Path, run: Path, conv) -> dict[str, object]:
     """Every reading path's results (or error text) for one pair of files, comments skipped."""
     from qrelkit import _native, evaluate
     from qrelkit.errors import QrelkitError
-    from qrelkit.evaluation import core as evaluation
+    from qrelkit.evaluation import files as evaluation
+    from qrelkit.evaluation import plan
     from qrelkit.formats.trec import blocks, small
 
     def outcome(call):
@@ -86,7 +87,7 @@ def _paths(monkeypatch, qrels: Path, run: Path, conv) -> dict[str, object]:
             got[name] = outcome(files)
             m.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)  # too big for memory: stream or DuckDB
             got[name + "-limited"] = outcome(lambda: files(memory_limit="256MB"))
-            m.setattr(evaluation, "required_depth", lambda *args: None)  # every document: DuckDB
+            m.setattr(plan, "required_depth", lambda *args: None)  # every document: DuckDB
             got[name + "-duckdb"] = outcome(lambda: files(memory_limit="256MB"))
     return got
 

@@ -412,6 +412,15 @@ def test_gdeval_profile_and_its_explicit_flags_give_identical_numbers(tmp_path):
 
 
 def test_profile_names_listed_for_the_command_line_match_the_profiles():
-    from qrelkit._typing import PROFILE_NAMES
+    from qrelkit.measures.conventions import PROFILE_NAMES
 
     assert tuple(PROFILES) == PROFILE_NAMES
+
+
+def test_every_tie_convention_has_one_ordering_rule_for_both_encoders():
+    from typing import get_args
+
+    from qrelkit.engine.encoded import TIE_KEYS
+    from qrelkit.measures.conventions import Ties
+
+    assert set(TIE_KEYS) == set(get_args(Ties))

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from qrelkit.cli import main
 from qrelkit.data.values import diversity_qrels_from_frame
 from qrelkit.errors import ConventionError, InputFormatError, MeasureSyntaxError, ValidationError
-from qrelkit.evaluation.core import evaluate, evaluate_files
+from qrelkit.evaluation.core import evaluate
+from qrelkit.evaluation.files import evaluate_files
 from qrelkit.formats import read_diversity_qrels, run_from_frame
 from qrelkit.measures.conventions import Conventions
 from qrelkit.measures.grammar import parse

@@ -16,7 +16,7 @@ MEASURES = ["nDCG@5", "nDCG", "AP", "R@10", "RR", "Rprec", "P@3", "Judged@5", "N
 
 @pytest.fixture
 def force_external(monkeypatch):
-    from qrelkit.evaluation import core as evaluation
+    from qrelkit.evaluation import files as evaluation
 
     monkeypatch.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)  # every file counts as too big for memory
     monkeypatch.setattr(external, "BATCH_ROWS", 7)  # many batches, queries split across them
@@ -41,7 +41,7 @@ def _files(tmp_path, grouped=True):
 
 @pytest.mark.parametrize("grouped", [True, False])
 def test_duckdb_batches_equal_in_memory(tmp_path, force_external, grouped):
-    from qrelkit.evaluation.core import evaluate_files
+    from qrelkit.evaluation.files import evaluate_files
 
     qrels_path, run_path = _files(tmp_path, grouped)
     expected = evaluate(read_qrels(qrels_path), read_run(run_path), MEASURES)
@@ -58,7 +58,7 @@ def test_duckdb_batches_equal_in_memory(tmp_path, force_external, grouped):
 
 
 def test_duckdb_errors_name_the_line(tmp_path, force_external):
-    from qrelkit.evaluation.core import evaluate_files
+    from qrelkit.evaluation.files import evaluate_files
 
     qrels_path, run_path = _files(tmp_path)
     text = run_path.read_text().splitlines()
@@ -122,7 +122,7 @@ def test_full_depth_on_an_ungrouped_run_is_sorted_on_disk(tmp_path, monkeypatch,
     """Without a memory limit, measures that need every document of a run in no particular order: the run
     is sorted by DuckDB rather than held whole, with the numbers of the robust reader, and the provenance
     says why; a grouped run streams. The same with the native scanner off."""
-    from qrelkit.evaluation.core import evaluate_files
+    from qrelkit.evaluation.files import evaluate_files
     from qrelkit.formats.trec import blocks, small
 
     if native and _native.lib is None:
@@ -155,7 +155,7 @@ def test_bytes_read_never_pass_the_files_sizes(tmp_path, monkeypatch, case):
     before stepping aside, and gzip text (larger than its file) each read bytes more than once."""
     import gzip
 
-    from qrelkit.evaluation.core import evaluate_files
+    from qrelkit.evaluation.files import evaluate_files
     from qrelkit.formats.trec import blocks, small
 
     monkeypatch.setattr(small, "SMALL_FILE_BYTES", 0)  # past the small path
@@ -181,7 +181,7 @@ def test_bytes_read_never_pass_the_files_sizes(tmp_path, monkeypatch, case):
 def test_an_ungrouped_run_streams_through_arrow_without_the_scanner(tmp_path, monkeypatch):
     """Cutoff measures on a run in no particular order with the native scanner off: Arrow's parse keeps
     each query's top rows across chunks (never the robust reader), with the same numbers."""
-    from qrelkit.evaluation.core import evaluate_files
+    from qrelkit.evaluation.files import evaluate_files
     from qrelkit.formats.trec import blocks, small
 
     monkeypatch.setattr(_native, "lib", None)
@@ -218,7 +218,7 @@ def test_process_bytes_is_this_process_resident_memory():
 def test_without_duckdb_an_ungrouped_run_is_held_whole(tmp_path, monkeypatch):
     """DuckDB is optional (qrelkit[scale]): without it, full-depth measures on a run in no particular order
     hold the run whole (in any order), with the same numbers."""
-    from qrelkit.evaluation import core as evaluation
+    from qrelkit.evaluation import files as evaluation
     from qrelkit.formats.trec import small
 
     real = evaluation.find_spec
@@ -241,7 +241,7 @@ def test_a_duplicate_policy_is_applied_on_disk_not_by_reading_the_run_whole(
     policy, with the robust reader's numbers and count of rows removed; the provenance says why. A layout
     the native scanner and DuckDB's reader both refuse is read whole by the robust reader, as before,
     unless a memory limit forbids it."""
-    from qrelkit.evaluation.core import evaluate_files
+    from qrelkit.evaluation.files import evaluate_files
     from qrelkit.formats.trec import blocks, small
 
     monkeypatch.setattr(small, "SMALL_FILE_BYTES", 0)  # past the small path
@@ -271,7 +271,7 @@ def test_a_duplicate_policy_is_applied_on_disk_not_by_reading_the_run_whole(
     assert got.runs[0].meta.get("reader", "robust") == "robust"
     assert got.per_query.equals(expected.per_query)
     with monkeypatch.context() as m:
-        from qrelkit.evaluation import core as evaluation
+        from qrelkit.evaluation import files as evaluation
 
         m.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)  # too big for memory
         with pytest.raises(InputFormatError, match="normalise the whitespace"):
@@ -282,8 +282,8 @@ def test_a_layout_duckdb_refuses_is_read_whole_when_the_limit_allows_it(tmp_path
     """A duplicate policy sends a run to DuckDB; a layout neither way into DuckDB takes (tabs and a score
     written +1) is then read by the robust reader, as before, when the run fits under the memory limit;
     only a run that would not fit gets the layout error."""
-    from qrelkit.evaluation import core as evaluation
-    from qrelkit.evaluation.core import evaluate_files
+    from qrelkit.evaluation import files as evaluation
+    from qrelkit.evaluation.files import evaluate_files
     from qrelkit.formats.trec import small
 
     monkeypatch.setattr(small, "SMALL_FILE_BYTES", 0)  # past the small path

@@ -287,7 +287,7 @@ def test_the_command_line_and_the_api_record_the_same_reading(tmp_path, separato
     from click.testing import CliRunner
 
     from qrelkit.cli import main
-    from qrelkit.evaluation.core import evaluate_files
+    from qrelkit.evaluation.files import evaluate_files
 
     (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 0\n")
     (tmp_path / "run.txt").write_text("q1 Q0 d1 1 2.0 sys\nq1 Q0 d2 2 1.0 sys\n".replace(" ", separator))

@@ -16,7 +16,7 @@ import pytest
 
 from qrelkit import _native
 from qrelkit.errors import InputFormatError, QrelkitError, StepAside
-from qrelkit.evaluation.core import _evaluate_small, evaluate_files
+from qrelkit.evaluation.files import _evaluate_small, evaluate_files
 from qrelkit.formats import external, read_qrels, read_run
 from qrelkit.formats.trec import MAX_ID_BYTES, TextCheck, streaming
 from qrelkit.formats.trec import small as small_reader
@@ -75,7 +75,7 @@ BAD_RUNS = {
 
 @pytest.fixture
 def force_external(monkeypatch):
-    from qrelkit.evaluation import core as evaluation
+    from qrelkit.evaluation import files as evaluation
 
     monkeypatch.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)  # every run counts as too big for memory
 
@@ -115,7 +115,7 @@ def test_every_path_gives_the_robust_readers_error(tmp_path, monkeypatch, name):
     assert _error(lambda: read_run(run)) == robust
     assert _error(lambda: evaluate_files(qrels, [run], ["nDCG@10"])) == robust  # small path first
     assert _error(lambda: evaluate_files(qrels, [run], ["AP"])) == robust  # a measure needing every row
-    from qrelkit.evaluation import core as evaluation
+    from qrelkit.evaluation import files as evaluation
 
     monkeypatch.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)
     assert _error(lambda: evaluate_files(qrels, [run], ["AP"], memory_limit="256MB")) == robust  # DuckDB

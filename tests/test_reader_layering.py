@@ -76,7 +76,7 @@ def test_a_small_evaluation_loads_neither_polars_nor_pyarrow(tmp_path):
     (tmp_path / "run.txt").write_text("q1 Q0 d1 1 2.5 sys\nq1 Q0 d2 2 1.5 sys\n")
     code = (
         "import sys\n"
-        "from qrelkit.evaluation.core import evaluate_files\n"
+        "from qrelkit.evaluation.files import evaluate_files\n"
         f"r = evaluate_files({str(tmp_path / 'qrels.txt')!r}, [{str(tmp_path / 'run.txt')!r}])\n"
         "assert r.runs[0].meta['reader'] == 'small', r.runs[0].meta\n"
         "print(sorted(m for m in ('polars', 'pyarrow') if m in sys.modules))\n"

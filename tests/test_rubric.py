@@ -365,7 +365,7 @@ def test_schema_errors(tmp_path, text, line, fragment):
 
 
 def test_missing_file_and_bad_encoding(tmp_path):
-    assert "does not exist" in str(load_error(tmp_path / "nope.toml"))
+    assert "rubric file not found" in str(load_error(tmp_path / "nope.toml"))
     path = tmp_path / "latin1.toml"
     path.write_bytes(b'[rubric]\nname = "caf\xe9"\n')
     error = load_error(path)
@@ -536,7 +536,10 @@ def test_cli_bad_input_is_one_line_on_stderr(subcommand):
 def test_cli_missing_file():
     result = run("lint", "no-such-rubric.toml")
     assert result.exit_code == 1
-    assert result.stderr == "no-such-rubric.toml: rubric file does not exist. Fix: check the path\n"
+    assert (
+        result.stderr
+        == "no-such-rubric.toml: rubric file not found. Fix: check the path (relative paths start from the current folder)\n"
+    )
 
 
 def test_cli_show_plain():

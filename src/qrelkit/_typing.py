@@ -16,22 +16,6 @@ Format = Literal["auto", "trec", "jsonl", "csv", "tsv", "parquet"]
 #: the ``last`` line (ir_measures' behaviour), or the line with the ``max`` score (grade, for qrels).
 OnDuplicate = Literal["error", "first", "last", "max"]
 
-#: The named profiles (:mod:`qrelkit.measures.profiles` defines them in this order; a test holds the two equal).
-PROFILE_NAMES: tuple[str, ...] = (
-    "trec_eval",
-    "trec_eval-c",
-    "trec_eval-J",
-    "trec_eval9",
-    "pytrec_eval",
-    "ir_measures",
-    "ranx",
-    "ranx-burges",
-    "sklearn",
-    "torchmetrics",
-    "trectools",
-    "gdeval",
-)
-
 FORMAT_CHOICES: tuple[str, ...] = get_args(Format)
 ON_DUPLICATE_CHOICES: tuple[str, ...] = get_args(OnDuplicate)
 

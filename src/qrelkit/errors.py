@@ -91,6 +91,12 @@ class MeasureSyntaxError(QrelkitError):
     exit_code = 2
 
 
+class UsageError(QrelkitError):
+    """Options that do not go together, or a limit the chosen path cannot honour (a usage error: exit code 2)."""
+
+    exit_code = 2
+
+
 class ConventionError(QrelkitError):
     """An unknown convention value, or a combination that qrelkit refuses to compute."""
 

@@ -447,7 +447,7 @@ def test_trec_eval_10_stops_on_a_judged_query_the_run_lacks_and_the_profile_warn
     """trec_eval.c (10.0), without -c: a qrels query with no results ends the program with exit status 4
     ("result qid '2' not found in qrels"); run queries without judgments are ignored."""
     from qrelkit.errors import ValidationError
-    from qrelkit.evaluation.core import evaluate_files
+    from qrelkit.evaluation.files import evaluate_files
 
     source = Path("/work/trec_eval-src/trec_eval.c")
     if source.exists():

@@ -15,7 +15,8 @@ import random
 
 import pytest
 
-from qrelkit.evaluation.core import evaluate, evaluate_files
+from qrelkit.evaluation.core import evaluate
+from qrelkit.evaluation.files import evaluate_files
 from qrelkit.formats import read_diversity_qrels, read_run
 
 pyndeval = pytest.importorskip("pyndeval")

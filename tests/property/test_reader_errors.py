@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from qrelkit import evaluate
 from qrelkit.errors import QrelkitError
-from qrelkit.evaluation.core import evaluate_files
+from qrelkit.evaluation.files import evaluate_files
 from qrelkit.formats import read_qrels, read_run
 
 QRELS = b"q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 3\nq2 0 d5 1\n"
@@ -70,7 +70,7 @@ def _same(a, b) -> None:
 
 @pytest.fixture
 def force_external(monkeypatch):
-    from qrelkit.evaluation import core as evaluation
+    from qrelkit.evaluation import files as evaluation
 
     monkeypatch.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)
 
@@ -84,7 +84,7 @@ def test_every_path_agrees_on_a_damaged_run(tmp_path, monkeypatch, run):
     robust = _outcome(lambda: evaluate(read_qrels(qpath), [read_run(rpath, reader="robust")], MEASURES))
     _same(_outcome(lambda: evaluate_files(qpath, [rpath], MEASURES)), robust)
     _same(_outcome(lambda: evaluate(read_qrels(qpath), [read_run(rpath)], MEASURES)), robust)
-    from qrelkit.evaluation import core as evaluation
+    from qrelkit.evaluation import files as evaluation
 
     with monkeypatch.context() as m:
         m.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)  # every run is too big: DuckDB reads it

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from qrelkit import _native, evaluate
 from qrelkit.errors import StepAside, Ungrouped
-from qrelkit.evaluation.core import evaluate_files, evaluate_run, evaluate_run_batches
+from qrelkit.evaluation.core import evaluate_run, evaluate_run_batches
+from qrelkit.evaluation.files import evaluate_files
 from qrelkit.formats import external, read_qrels, read_run
 from qrelkit.formats.trec import blocks, small
 from qrelkit.formats.trec import streaming as fast
@@ -81,7 +82,7 @@ def _orders(lines, shuffled) -> dict[str, bytes]:
 
 def _paths(qpath, rpath, measures, conv, monkeypatch, on_duplicate="error") -> dict[str, tuple]:
     """Every reading path's outcome for one run file, documents given twice resolved by ``on_duplicate``."""
-    from qrelkit.evaluation import core as evaluation
+    from qrelkit.evaluation import files as evaluation
 
     def files(**options):
         return evaluate_files(qpath, [rpath], measures, conv, on_duplicate=on_duplicate, **options)

@@ -18,7 +18,8 @@ from qrelkit import _native
 from qrelkit.engine import small
 from qrelkit.engine.encode import encode
 from qrelkit.errors import StepAside
-from qrelkit.evaluation.core import _evaluate_small, evaluate, evaluate_files
+from qrelkit.evaluation.core import evaluate
+from qrelkit.evaluation.files import _evaluate_small, evaluate_files
 from qrelkit.formats import read_qrels, read_run
 from qrelkit.formats.trec import small as reader
 from qrelkit.measures.conventions import DEFAULT

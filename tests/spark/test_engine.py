@@ -8,11 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from qrelkit._typing import PROFILE_NAMES
 from qrelkit.data.values import qrels_from_frame, run_from_frame
 from qrelkit.evaluation.core import evaluate
 from qrelkit.evaluation.spark import evaluate as spark_evaluate
-from qrelkit.measures.conventions import CHOICES, DEFAULT, Conventions
+from qrelkit.measures.conventions import CHOICES, DEFAULT, PROFILE_NAMES, Conventions
 
 pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
 

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from qrelkit.cli import main
 from qrelkit.data.values import qrels_from_frame, run_from_frame
 from qrelkit.errors import QrelkitError
-from qrelkit.evaluation.core import evaluate, evaluate_files
+from qrelkit.evaluation.core import evaluate
+from qrelkit.evaluation.files import evaluate_files
 from qrelkit.evaluation.spark import evaluate as spark_evaluate
 from qrelkit.evaluation.spark import folder_fingerprint
 from qrelkit.formats import read_qrels, read_run

@@ -190,9 +190,9 @@ def command(
     swapping one labeller for another moves each difference, and a verdict per pair.
     """
     from ..compare import compare_files, compare_runs
+    from ..judgments.rubric import rubric_scale
     from ..measures.grammar import parse_all
     from ..report.compare import render_compare
-    from .evaluate import rubric_scale
 
     if len(runs) < 2:
         raise click.UsageError("compare needs at least two runs: the baseline and a run to compare with it")
@@ -224,7 +224,7 @@ def command(
     )
     scale, rubric_hash = rubric_scale(rubric)
     if noise:  # the runs themselves are needed: read whole
-        qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric)
+        qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric, conv)
         pair_of_labellers = read_labellers(noise, labellers, scale) if noise else None
         comparison = compare_runs(
             qrels_obj,

@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES, PROFILE_NAMES
-from ..measures.conventions import CHOICES, DEFAULT, GAIN_NAMES, Conventions
+from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES
+from ..measures.conventions import CHOICES, DEFAULT, GAIN_NAMES, PROFILE_NAMES, Conventions
 
 CONVENTION_FLAGS = [
     (
@@ -103,18 +103,19 @@ def profile_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def resolve(options: dict[str, Any], on_duplicate: str | None) -> tuple[Conventions, str]:
-    """``--profile``, the axis flags and ``--on-duplicate``, resolved once per command: the conventions
-    (:func:`conventions_from`), the duplicate rule (an explicit ``--on-duplicate`` wins, else the profile's
-    reader option, else ``error``), and the profile announced on stderr. The profile's refusals are
-    applied by the library (:func:`qrelkit.evaluate`), not here."""
+    """``--profile`` and the axis flags, resolved once per command: the conventions
+    (:func:`conventions_from`) and the duplicate rule as the library resolves it
+    (:func:`qrelkit.evaluation.plan.reader_options`: an explicit ``--on-duplicate`` wins, else the
+    profile's reader option, else ``error``), with the profile announced on stderr. The profile's reader
+    options and refusals are applied by the library, not here."""
+    from ..evaluation.plan import reader_options
+
     conv = conventions_from(options)
-    profile = None
+    rule = reader_options(conv, on_duplicate).on_duplicate
     if conv.profile is not None:
         from ..measures.profiles import get_profile
 
         profile = get_profile(conv.profile)
-    rule = on_duplicate or (profile.on_duplicate if profile is not None else "error")
-    if profile is not None:
         click.echo(
             f"profile: {conv.profile_label()} ({profile.tool}); on_duplicate={rule}"
             + (f"; refuses: {', '.join(profile.refuses)}" if profile.refuses else ""),
@@ -163,27 +164,22 @@ def judgments_of(qrels: str, manifest: str | None) -> Any:
     return judgments_for(qrels, manifest)
 
 
-def rubric_scale(rubric: str | None) -> tuple[tuple[int, ...] | None, str | None]:
-    """(scale, content hash) of a rubric file, or (None, None) without one."""
-    if not rubric:
-        return None, None
-    from ..judgments.rubric import load_rubric
-
-    rubric_obj = load_rubric(rubric)
-    return rubric_obj.scale, rubric_obj.content_hash
-
-
 def load_inputs(
-    qrels_path: str, run_paths: tuple[str, ...], fmt: str, on_duplicate: str, rubric: str | None
+    qrels_path: str,
+    run_paths: tuple[str, ...],
+    fmt: str,
+    on_duplicate: str | None,
+    rubric: str | None,
+    conv: Conventions | None = None,
 ) -> tuple[Any, list[Any]]:
-    """Judgments and runs read whole (for commands that need every row of every run)."""
-    from ..evaluation.core import read_judgments
-    from ..formats import read_run
+    """Judgments and runs read whole (for commands that need every row of every run), with the reader
+    options of ``conv``'s profile (:func:`qrelkit.evaluation.files.read_whole`)."""
+    from ..evaluation.files import read_whole
+    from ..judgments.rubric import rubric_scale
 
     scale, rubric_hash = rubric_scale(rubric)
-    qrels = read_judgments(qrels_path, fmt, on_duplicate, scale, rubric_hash)
-    runs = [read_run(p, format=fmt, on_duplicate=on_duplicate) for p in run_paths]  # type: ignore[arg-type]  # as above
-    return qrels, runs
+    return read_whole(qrels_path, run_paths, conv or DEFAULT, input_format=fmt, on_duplicate=on_duplicate,
+                      scale=scale, rubric_hash=rubric_hash)  # fmt: skip
 
 
 OUTPUT_SUFFIXES = {
@@ -197,35 +193,12 @@ OUTPUT_SUFFIXES = {
 }
 
 
-def _evaluate_files(
-    qrels: str,
-    runs: tuple[str, ...],
-    measures: Any,
-    conv: Conventions,
-    input_format: str,
-    on_duplicate: str,
-    rubric: str | None,
-    memory_limit: str | None = None,
-    comments: bool = False,
-    diversity: bool = False,
-) -> Any:
-    """Evaluate files with :func:`qrelkit.evaluation.core.evaluate_files` (which chooses how each file is read),
-    with a progress bar on a terminal when the runs are large enough to take a while."""
-    from ..evaluation.core import evaluate_files
-
-    scale, rubric_hash = rubric_scale(rubric)
-    kwargs = dict(
-        input_format=input_format,
-        on_duplicate=on_duplicate,
-        scale=scale,
-        rubric_hash=rubric_hash,
-        memory_limit=memory_limit,
-        comments=comments,
-        diversity=diversity,
-    )
+def _with_progress(runs: tuple[str, ...], call: Callable[..., Any]) -> Any:
+    """``call(progress=..., on_bytes=...)`` with a progress bar on a terminal when the runs are large
+    enough to take a while, else ``call()``."""
     total = sum(Path(p).stat().st_size for p in runs if Path(p).is_file())
     if not sys.stderr.isatty() or total < PROGRESS_BYTES:
-        return evaluate_files(qrels, runs, measures, conv, **kwargs)
+        return call()
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -238,12 +211,7 @@ def _evaluate_files(
         transient=True,
     ) as bar:
         task = bar.add_task("reading runs", total=total)
-        return evaluate_files(
-            qrels,
-            runs,
-            measures,
-            conv,
-            **kwargs,
+        return call(
             progress=lambda i, n, what: bar.update(task, description=what or "evaluating"),
             on_bytes=lambda n: bar.advance(task, n),
         )
@@ -372,8 +340,9 @@ def eval_command(
     (trec_eval, pytrec_eval, ir_measures, ranx, sklearn, trectools, gdeval, ...), its reader option for
     duplicate documents and its refusals; the profile's name is written with the conventions.
     """
+    from ..evaluation.files import evaluate_inputs
+    from ..judgments.rubric import rubric_scale
     from ..measures.grammar import parse_all
-    from ..report import render
 
     file_format = out_format or (OUTPUT_SUFFIXES.get(Path(output).suffix.lower()) if output else None)
     if output and file_format in (None, "table"):
@@ -381,37 +350,29 @@ def eval_command(
             f"cannot tell the output format from {output!r}: name it with --format "
             "json|tsv|csv|trec|markdown|html, or use a suffix .json, .tsv, .csv, .txt/.trec, .md or .html"
         )
-    conv, on_duplicate = resolve(options, on_duplicate)
-    parsed = parse_all(measures) if measures else None
+    conv, _ = resolve(options, on_duplicate)
     judgments = judgments_of(qrels, manifest)
-    if diversity and engine == "spark":
-        raise click.UsageError("--diversity is evaluated by --engine local only")
-    if engine == "spark":
-        from ..evaluation.spark import evaluate_inputs
+    scale, rubric_hash = rubric_scale(rubric)
+    results = _with_progress(runs, lambda **bar: evaluate_inputs(
+        qrels, runs, parse_all(measures) if measures else None, conv, engine=engine, master=master,
+        input_format=input_format, on_duplicate=on_duplicate, scale=scale, rubric_hash=rubric_hash,
+        memory_limit=memory_limit, comments=comments, diversity=diversity, strict=strict, **bar,
+    ))  # fmt: skip
+    _show(results.with_judgments(judgments), per_query, out_format, output, file_format)
 
-        scale, rubric_hash = rubric_scale(rubric)
-        results = evaluate_inputs(
-            qrels, runs, parsed, conv, master=master, input_format=input_format, on_duplicate=on_duplicate,
-            scale=scale, rubric_hash=rubric_hash,
-        )  # fmt: skip
-    elif any(Path(p).is_dir() for p in (qrels, *runs)):
-        raise click.UsageError("a folder is read by --engine spark only: pass files")
-    else:
-        if comments is None:
-            from ..measures.profiles import get_profile
 
-            comments = conv.profile is not None and get_profile(conv.profile).comments
-        results = _evaluate_files(
-            qrels, runs, parsed, conv, input_format, on_duplicate, rubric, memory_limit, comments, diversity
-        )
-    if strict:
-        results.check_strict()
-    results = results.with_judgments(judgments)
+def _show(
+    results: Any, per_query: bool, out_format: str | None, output: str | None, file_format: Any
+) -> None:
+    """Write ``results`` to ``output`` (with the table on a terminal when no format was named) or print
+    them in ``out_format`` (a table on a terminal, TSV otherwise), the warnings on stderr."""
+    from ..report import render
 
     if output:
-        fmt = file_format
-        Path(output).write_text(render(results, fmt, per_query=True))
-        click.echo(f"wrote {output} ({fmt}: per-query values, means, conventions, fingerprints)", err=True)
+        Path(output).write_text(render(results, file_format, per_query=True))
+        click.echo(
+            f"wrote {output} ({file_format}: per-query values, means, conventions, fingerprints)", err=True
+        )
         if out_format is None and sys.stdout.isatty():
             _print_table(results, per_query)
         else:
@@ -470,7 +431,7 @@ def explain_command(
     from ..report.explain import render_explanation_text
 
     conv = conventions_from(options)
-    qrels_obj, (run_obj,) = load_inputs(qrels, (run,), input_format, on_duplicate, None)
+    qrels_obj, (run_obj,) = load_inputs(qrels, (run,), input_format, on_duplicate, None, conv)
     ex = explain(qrels_obj, run_obj, query_id, measure, conv)
     if out_format == "json":
         payload = (

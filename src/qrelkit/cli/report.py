@@ -65,10 +65,10 @@ def command(
     of differences (with the labeller-noise floor), per-query differences, ordered badly versus never
     retrieved, the judgments (manifest, calibration matrix, marginals), the conventions and how far each
     moves the means, the per-rank arithmetic of the queries that moved most, and the provenance."""
+    from ..judgments.rubric import rubric_scale
     from ..measures.grammar import parse_all
     from ..report.dossier import build_dossier
     from ..report.page import report_page
-    from .evaluate import rubric_scale
 
     if len(runs) < 2:
         raise click.UsageError("a report compares runs: pass the baseline run and at least one other")
@@ -79,7 +79,7 @@ def command(
     perms = _permutations(permutations)
     judgments = judgments_of(qrels, manifest)
     conv, on_duplicate = resolve(options, on_duplicate)
-    qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric)
+    qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric, conv)
     scale, _ = rubric_scale(rubric)
     pair = read_labellers(noise, labellers, scale) if noise else None
     dossier = build_dossier(

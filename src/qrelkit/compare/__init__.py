@@ -618,9 +618,9 @@ def compare_files(
     rubric_hash: str | None = None,
     **options: Any,
 ) -> Comparison:
-    """Evaluate run files with :func:`qrelkit.evaluation.core.evaluate_files` (read only as deep as the measures
+    """Evaluate run files with :func:`qrelkit.evaluation.files.evaluate_files` (read only as deep as the measures
     need, as ``eval`` does) and :func:`compare` them."""
-    from ..evaluation.core import evaluate_files
+    from ..evaluation.files import evaluate_files
 
     results = evaluate_files(
         qrels_path,

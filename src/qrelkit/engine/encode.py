@@ -21,29 +21,23 @@ import polars as pl
 from ..data.values import Qrels, Run
 from ..errors import ValidationError
 from ..measures.conventions import Conventions
-from .encoded import Encoded, QuerySet, offsets_of
+from .encoded import TIE_KEYS, Encoded, QuerySet, offsets_of, query_set, tied_blocks
 
 __all__ = ["Encoded", "QuerySet", "encode", "resolve_negative", "select_queries"]
 
 
 def select_queries(qrels: Qrels, run: Run, conv: Conventions) -> QuerySet:
+    """The scored queries of ``run`` against ``qrels`` (:func:`qrelkit.engine.encoded.query_set`)."""
     judged_q = set(qrels.frame.get_column("query_id").unique().to_list())
     run_q = set(run.frame.get_column("query_id").unique().to_list())
-    extra = sorted(run_q - judged_q)
-    missing = sorted(judged_q - run_q)
-    if extra and conv.extra_queries == "reject":
-        raise ValidationError(
-            f"run {run.name!r} has {len(extra)} quer{'y' if len(extra) == 1 else 'ies'} with no judgments "
-            f"(first: {extra[0]!r})",
-            source=str(run.meta.get("source", run.name)),
-            fix="judge those queries, remove them from the run, or use extra_queries=skip",
-        )
-    both = judged_q & run_q
-    if conv.missing_queries == "zero":
-        scored = sorted(judged_q)
-        return QuerySet(scored, np.array([q in both for q in scored], dtype=bool), missing, [], extra)
-    scored = sorted(both)
-    return QuerySet(scored, np.ones(len(scored), dtype=bool), [], missing, extra)
+    return query_set(
+        sorted(judged_q),
+        run_q,
+        sorted(run_q - judged_q),
+        conv,
+        run.name,
+        str(run.meta.get("source", run.name)),
+    )
 
 
 def resolve_negative(qrels: Qrels, conv: Conventions) -> pl.DataFrame:
@@ -90,18 +84,11 @@ def encode(
 
     keys: list[str | pl.Expr] = ["q", "score"]
     descending = [False, True]
-    if conv.ties == "docid_desc":
-        keys.append("doc_id")
-        descending.append(True)
-    elif conv.ties == "docid_asc":
-        keys.append("doc_id")
-        descending.append(False)
-    elif conv.ties == "optimistic":
-        keys.append(pl.col("grade").fill_null(np.iinfo(np.int64).min))
-        descending.append(True)
-    elif conv.ties == "pessimistic":
-        keys.append(pl.col("grade").fill_null(np.iinfo(np.int64).min))
-        descending.append(False)
+    tie = TIE_KEYS[conv.ties]
+    if tie is not None:
+        key, down = tie
+        keys.append("doc_id" if key == "doc_id" else pl.col("grade").fill_null(np.iinfo(np.int64).min))
+        descending.append(down)
     keys.append("line")  # file order: the final key for every convention, so the order is total
     descending.append(False)
     rows = rows.sort(keys, descending=descending)
@@ -109,13 +96,8 @@ def encode(
     q = rows.get_column("q").to_numpy()
     score = rows.get_column("score").to_numpy()
     offsets = offsets_of(q, len(queries.query_ids))
-    block_starts: np.ndarray | None = None  # None: no ties at all, every row is its own block
-    if conv.ties == "average" and len(score):
-        new_block = np.ones(len(score), dtype=bool)
-        new_block[1:] = (q[1:] != q[:-1]) | (score[1:] != score[:-1])
-        starts = np.flatnonzero(new_block)
-        if len(starts) < len(score):
-            block_starts = starts
+    # None: no ties at all, every row is its own block
+    block_starts = tied_blocks(q, score) if conv.ties == "average" else None
 
     grade_col = rows.get_column("grade")
     judged = grade_col.is_not_null().to_numpy()

@@ -1,7 +1,9 @@
 """What the encoders produce and the kernels read: rankings as flat arrays grouped by query.
 
 No dataframe library here: the small-input path (:mod:`qrelkit.engine.small`) and the kernels import it.
-It also holds what every kernel module shares: each row's position and the ``no_relevant`` policy.
+It also holds what every kernel module shares: each row's position and the ``no_relevant`` policy, and
+the one rule of the query set (:func:`query_set`: which queries are scored under ``missing_queries`` and
+``extra_queries``), which every engine applies.
 """
 
 from __future__ import annotations
@@ -32,6 +34,58 @@ class QuerySet:
             "missing_from_run_skipped": len(self.missing_skipped),
             "absent_from_qrels_skipped": len(self.extra_skipped),
         }
+
+
+#: How each tie convention orders rows of equal score, after query and score descending and before file
+#: order: the key ("doc_id" or "grade", unjudged rows lowest) and whether it descends; ``None`` for the
+#: conventions that add no key (``average`` marks the tied blocks instead, ``file_order`` keeps file order).
+#: The one rule both encoders (:mod:`qrelkit.engine.encode`, :mod:`qrelkit.engine.small`) follow.
+TIE_KEYS: dict[str, tuple[str, bool] | None] = {
+    "docid_desc": ("doc_id", True),
+    "docid_asc": ("doc_id", False),
+    "optimistic": ("grade", True),
+    "pessimistic": ("grade", False),
+    "average": None,
+    "file_order": None,
+}
+
+
+def tied_blocks(q: np.ndarray, score: np.ndarray) -> np.ndarray | None:
+    """The first row of every block of equal (query, score) in ranked rows, or ``None`` when no two rows
+    tie (every row its own block): what ``ties = "average"`` averages over."""
+    if not len(score):
+        return None
+    new_block = np.ones(len(score), dtype=bool)
+    new_block[1:] = (q[1:] != q[:-1]) | (score[1:] != score[:-1])
+    starts = np.flatnonzero(new_block)
+    return starts if len(starts) < len(score) else None
+
+
+def query_set(
+    judged: list[str], in_run: set[str], extra: list[str], conv: Conventions, run: str, source: str
+) -> QuerySet:
+    """The scored queries of a run: ``judged`` the judged query ids (sorted), ``in_run`` those of them the
+    run has, ``extra`` the run's queries nobody judged (sorted). ``missing_queries = "zero"`` scores every
+    judged query (one the run lacks as an empty ranking), ``"skip"`` only those the run has;
+    ``extra_queries = "reject"`` refuses a run with a query nobody judged, ``"skip"`` leaves it out.
+
+    The one owner of the rule: :func:`qrelkit.engine.encode.select_queries`, the small path, the batches of
+    :func:`qrelkit.evaluation.core.evaluate_run_batches` and Spark's partitions all call it."""
+    if extra and conv.extra_queries == "reject":
+        from ..errors import ValidationError
+
+        raise ValidationError(
+            f"run {run!r} has {len(extra)} quer{'y' if len(extra) == 1 else 'ies'} with no judgments "
+            f"(first: {extra[0]!r})",
+            source=source,
+            fix="judge those queries, remove them from the run, or use extra_queries=skip",
+        )
+    present = np.array([q in in_run for q in judged], dtype=bool)
+    missing = [q for q, p in zip(judged, present.tolist(), strict=True) if not p]
+    if conv.missing_queries == "zero":
+        return QuerySet(list(judged), present, missing, [], list(extra))
+    scored = [q for q, p in zip(judged, present.tolist(), strict=True) if p]
+    return QuerySet(scored, np.ones(len(scored), dtype=bool), [], missing, list(extra))
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ each file as :class:`Columns`; this module ranks each run under the conventions 
 :func:`qrelkit.engine.encode.encode` does and hands the same :class:`~qrelkit.engine.encoded.Encoded`
 arrays to the same kernels. What it cannot rank exactly as the columnar path would (a duplicate document
 or judgment, a hash collision, a negative zero score, an input that needs an error message) makes it step
-aside (:class:`~qrelkit.errors.StepAside`), and :func:`qrelkit.evaluation.core.evaluate_files` evaluates the
+aside (:class:`~qrelkit.errors.StepAside`), and :func:`qrelkit.evaluation.files.evaluate_files` evaluates the
 files the usual way. So this path never changes a number and never has to explain an error; the property
 tests hold it bit-identical to the columnar path.
 """
@@ -24,7 +24,7 @@ from ..errors import StepAside
 from ..measures.conventions import Conventions
 from ..measures.grammar import Measure
 from .dispatch import compute
-from .encoded import Encoded, QuerySet, encoding_key, offsets_of
+from .encoded import TIE_KEYS, Encoded, QuerySet, encoding_key, offsets_of, query_set, tied_blocks
 
 # ------------------------------------------------------------------------------------------------ ranking
 
@@ -91,13 +91,12 @@ def _query_set(
     if extra and conv.extra_queries == "reject":
         raise StepAside  # the columnar path raises the error
     in_run = _member(judged.vocabulary, run_vocabulary)
-    missing = [q for q, present in zip(judged.query_ids, in_run.tolist(), strict=True) if not present]
-    if conv.missing_queries == "zero":
-        positions = np.arange(len(judged.vocabulary))
-        return QuerySet(list(judged.query_ids), in_run, missing, [], extra), positions
-    positions = np.flatnonzero(in_run)
-    scored = [judged.query_ids[i] for i in positions.tolist()]
-    return QuerySet(scored, np.ones(len(scored), dtype=bool), [], missing, extra), positions
+    present = {q for q, p in zip(judged.query_ids, in_run.tolist(), strict=True) if p}
+    queries = query_set(list(judged.query_ids), present, extra, conv, "", "")
+    positions = (
+        np.arange(len(judged.vocabulary)) if conv.missing_queries == "zero" else np.flatnonzero(in_run)
+    )
+    return queries, positions
 
 
 def _query_score_keys(q: np.ndarray, score: np.ndarray) -> list[np.ndarray]:
@@ -174,26 +173,19 @@ def encode_small(qrels: Columns, judged: Judgments, run: Columns, conv: Conventi
     # and every sort below is stable, so file order needs no key of its own)
     ranking = _query_score_keys(q, score)
     ties: list[np.ndarray] = []
-    if conv.ties in ("docid_desc", "docid_asc"):
+    tie = TIE_KEYS[conv.ties]
+    if tie is not None and tie[0] == "doc_id":
         words = run.doc_words[rows]
         for j in reversed(range(words.shape[1])):  # the first word is the most significant
-            ties.append(~words[:, j] if conv.ties == "docid_desc" else words[:, j])
-    elif conv.ties == "optimistic":
-        ties += [-grade, ~is_judged]
-    elif conv.ties == "pessimistic":
-        ties += [grade, is_judged]
+            ties.append(~words[:, j] if tie[1] else words[:, j])
+    elif tie is not None:  # by grade, unjudged rows lowest (lexsort: the last key is the most significant)
+        ties += [-grade, ~is_judged] if tie[1] else [grade, is_judged]
     order = (
         np.lexsort([*ties, *ranking]) if ties or len(ranking) > 1 else np.argsort(ranking[0], kind="stable")
     )
     q, score, grade, is_judged = q[order], score[order], grade[order], is_judged[order]
 
-    block_starts = None
-    if conv.ties == "average" and len(score):
-        new_block = np.ones(len(score), dtype=bool)
-        new_block[1:] = (q[1:] != q[:-1]) | (score[1:] != score[:-1])
-        block_starts = np.flatnonzero(new_block)
-        if len(block_starts) == len(score):
-            block_starts = None
+    block_starts = tied_blocks(q, score) if conv.ties == "average" else None
 
     # the judgments of the scored queries, best grade first
     jq = scored_index[judged.code]

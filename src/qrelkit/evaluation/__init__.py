@@ -1,9 +1,16 @@
-"""Numbers from judgments and runs: :func:`~.core.evaluate` over values in memory and
-:func:`~.core.evaluate_files` over files, the :class:`~.results.Results` they return, Spark
-(:mod:`.spark`), trec_eval's front end (:mod:`.trec_eval`) and its fast path (:mod:`.trec_fast`), and
-explaining a number (:mod:`.diagnose`).
+"""Numbers from judgments and runs.
 
-``from qrelkit.evaluation import evaluate`` still works: names load from :mod:`.core` on first use.
+- :mod:`.core`: :func:`~.core.evaluate` over values in memory;
+- :mod:`.files`: :func:`~.files.evaluate_files` over files, and :func:`~.files.evaluate_inputs`,
+  ``qrelkit eval``'s way in (local or Spark);
+- :mod:`.plan`: how a set of files is read (:func:`~.plan.plan_reading`), the one place that decides it;
+- :mod:`.results`: the :class:`~.results.Results` every path returns;
+- :mod:`.spark`: the same kernels per partition of whole queries on Spark;
+- :mod:`.trec_eval` and :mod:`.trec_fast`: ``qrelkit trec_eval``'s front end and its fast path;
+- :mod:`.diagnose`: explaining a number (per-rank arithmetic, the conventions sweep).
+
+``from qrelkit.evaluation import evaluate`` (or ``evaluate_files``) still works: names load from
+:mod:`.core` and :mod:`.files` on first use.
 """
 
 from __future__ import annotations
@@ -15,4 +22,8 @@ from typing import Any
 def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
-    return getattr(importlib.import_module(".core", __name__), name)
+    for module in (".core", ".files"):
+        value = getattr(importlib.import_module(module, __name__), name, None)
+        if value is not None:
+            return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -81,6 +81,9 @@ class Results:
     profile_warnings: tuple[str, ...] = ()
     """Where the profile's tool would have stopped instead of giving these numbers
     (:meth:`qrelkit.measures.profiles.Profile.stop_warnings`)."""
+    reading: dict[str, Any] | None = None
+    """How the files were read (:meth:`qrelkit.evaluation.plan.ReadingPlan.to_dict`); ``None`` for values
+    evaluated in memory."""
 
     # -- aggregation ---------------------------------------------------------------------------------------
 
@@ -250,6 +253,8 @@ class Results:
         )
         if self.profile_warnings:
             out["profile_warnings"] = list(self.profile_warnings)
+        if self.reading is not None:
+            out["reading"] = self.reading
         return out
 
     def check_strict(self) -> None:
@@ -282,6 +287,13 @@ class Results:
         from dataclasses import replace
 
         return replace(self, judgments=judgments)
+
+    def with_reading(self, plan: Any) -> Results:
+        """The same results, carrying how their files were read (a
+        :class:`~qrelkit.evaluation.plan.ReadingPlan`)."""
+        from dataclasses import replace
+
+        return replace(self, reading=plan.to_dict())
 
     @property
     def warnings(self) -> list[str]:

@@ -144,9 +144,11 @@ def read_input(
     name: str | None = None,
     on_duplicate: str = "error",
     scale: Sequence[int] | None = None,
+    comments: bool = False,
 ) -> SparkInput:
     """``source`` (a Spark DataFrame, a path to a TREC, JSONL, CSV, TSV or Parquet file, a Parquet folder,
-    or a catalog table's name) as a :class:`SparkInput`; ``kind`` is ``"run"`` or ``"qrels"``."""
+    or a catalog table's name) as a :class:`SparkInput`; ``kind`` is ``"run"`` or ``"qrels"``.
+    ``comments`` skips lines beginning with ``#`` in TREC files (read on the driver)."""
     value = "score" if kind == "run" else "grade"
     if isinstance(source, SparkInput):
         return source
@@ -155,7 +157,7 @@ def read_input(
         return SparkInput(_renamed(source, value, label, with_line=True), label, name or kind)
     path = Path(source)
     if path.is_file() and not (path.suffix.lower() == ".parquet" and kind == "run"):
-        return _read_file(spark, path, kind, input_format, name, on_duplicate, scale)
+        return _read_file(spark, path, kind, input_format, name, on_duplicate, scale, comments)
     if path.exists() or "://" in str(source):
         return _read_parquet(spark, str(source), value, name or path.stem or kind)
     if _table_exists(spark, str(source)):
@@ -184,14 +186,17 @@ def _read_file(
     name: str | None,
     on_duplicate: str,
     scale: Sequence[int] | None,
+    comments: bool = False,
 ) -> SparkInput:
     """A file read and validated on the driver by qrelkit's own readers, handed to Spark as Arrow."""
     from ..formats import read_qrels, read_run
 
     if kind == "qrels":
-        qrels = read_qrels(path, format=input_format, name=name, scale=scale, on_duplicate=on_duplicate)
+        qrels = read_qrels(
+            path, format=input_format, name=name, scale=scale, on_duplicate=on_duplicate, comments=comments
+        )
         return SparkInput(None, str(path), qrels.name, qrels.fingerprint, local=qrels)
-    run = read_run(path, format=input_format, name=name, on_duplicate=on_duplicate)
+    run = read_run(path, format=input_format, name=name, on_duplicate=on_duplicate, comments=comments)
     frame = spark.createDataFrame(run.frame.to_pandas(use_pyarrow_extension_array=False))
     return SparkInput(frame, str(path), run.name, run.fingerprint, local=run)
 
@@ -513,12 +518,13 @@ def evaluate(
     conventions: Conventions | None = None,
     *,
     input_format: str = "auto",
-    on_duplicate: str = "error",
+    on_duplicate: str | None = None,
     scale: Sequence[int] | None = None,
     rubric_hash: str | None = None,
     partitions: int | None = None,
     max_records_per_batch: int | None = None,
     refusals: bool = True,
+    comments: bool | None = None,
 ) -> Results:
     """Evaluate runs against judgments on Spark; the same :class:`Results` as :func:`qrelkit.evaluate`.
 
@@ -530,17 +536,21 @@ def evaluate(
     ``max_records_per_batch`` the Arrow batch size handed to each partition (default: Spark's).
     ``refusals`` (on by default, as :func:`qrelkit.evaluate` always does) applies the profile's refusals
     (:meth:`qrelkit.measures.profiles.Profile.check`): the judgments' on the driver, each query's in its partition.
+    ``on_duplicate`` and ``comments`` left at ``None`` take the profile's reader options, as
+    :func:`qrelkit.evaluation.files.evaluate_files` does (:func:`qrelkit.evaluation.plan.plan_reading`).
     """
-    from .._typing import ON_DUPLICATE_CHOICES
-    from ..data.values import Qrels, check_choice
+    from ..data.values import Qrels
+    from .plan import plan_reading
 
-    check_choice(on_duplicate, ON_DUPLICATE_CHOICES, "on_duplicate")
-    require_pyspark()
     conv = conventions or DEFAULT
     parsed = parse_measures(measures)
+    plan = plan_reading(conv, parsed, engine="spark", on_duplicate=on_duplicate, comments=comments)
+    on_duplicate, comments = plan.on_duplicate, plan.comments
+    require_pyspark()
     q_in = read_input(
-        spark, qrels, "qrels", input_format=input_format, on_duplicate=on_duplicate, scale=scale
-    )
+        spark, qrels, "qrels", input_format=input_format, on_duplicate=on_duplicate, scale=scale,
+        comments=comments,
+    )  # fmt: skip
     judgments = _qrels_on_driver(q_in, scale, on_duplicate)
     if rubric_hash is not None:
         judgments = Qrels(
@@ -559,17 +569,13 @@ def evaluate(
         profile = get_profile(conv.profile) if get_profile(conv.profile).refuses else None
         if profile is not None:
             profile.check(judgments, [])
+    how: dict[str, Any] = {"input_format": input_format, "on_duplicate": on_duplicate, "comments": comments}
     if isinstance(runs, Mapping):
-        inputs = [
-            read_input(spark, r, "run", input_format=input_format, name=n, on_duplicate=on_duplicate)
-            for n, r in runs.items()
-        ]
+        inputs = [read_input(spark, r, "run", name=n, **how) for n, r in runs.items()]
     elif isinstance(runs, (list, tuple)):
-        inputs = [
-            read_input(spark, r, "run", input_format=input_format, on_duplicate=on_duplicate) for r in runs
-        ]
+        inputs = [read_input(spark, r, "run", **how) for r in runs]
     else:
-        inputs = [read_input(spark, runs, "run", input_format=input_format, on_duplicate=on_duplicate)]
+        inputs = [read_input(spark, runs, "run", **how)]
     if not inputs:
         raise ValidationError("no runs to evaluate", fix="pass at least one run")
     import io
@@ -593,7 +599,7 @@ def evaluate(
         spark.conf.set(key, before)
         shipped.unpersist()
     check_run_names([v.name for _, v in pairs], [source for source, _ in pairs])
-    return assemble(judgments, parsed, conv, [v for _, v in pairs])
+    return assemble(judgments, parsed, conv, [v for _, v in pairs]).with_reading(plan)
 
 
 def _check_negative(qrels: Any, measures: Sequence[Measure], conv: Conventions) -> None:
@@ -666,26 +672,20 @@ def _run_values(
     import polars as pl
 
     from ..data.values import RUN_SCHEMA, Qrels, Run
-    from ..engine.encoded import QuerySet
+    from ..engine.encoded import query_set
     from .core import evaluate_run
 
     queries = [r for r in rows if r["kind"] == "query"]
     seen = {r["query_id"] for r in queries}
     judged_set = set(qrels.frame.get_column("query_id").unique().to_list())
-    extra = sorted(seen - judged_set)
-    if extra and conv.extra_queries == "reject":
-        raise ValidationError(
-            f"run {name!r} has {len(extra)} quer{'y' if len(extra) == 1 else 'ies'} with no judgments "
-            f"(first: {extra[0]!r})",
-            source=item.label,
-            fix="judge those queries, remove them from the run, or use extra_queries=skip",
-        )
+    # the query set's rule, applied once over all partitions (before the empty rankings are scored)
+    policy = query_set(sorted(judged_set), seen, sorted(seen - judged_set), conv, name, item.label)
     scored = [r for r in queries if r["vals"] is not None]
     ids = [r["query_id"] for r in scored]
     value_parts = [np.array([r["vals"][j] for r in scored], dtype=np.float64) for j in range(len(measures))]
     undefined_parts = [np.array([r["undef"][j] for r in scored], dtype=bool) for j in range(len(measures))]
-    missing = sorted(judged_set - seen)
-    if missing and conv.missing_queries == "zero":
+    missing = policy.missing_scored_zero
+    if missing:
         sub = Qrels(qrels.frame.filter(pl.col("query_id").is_in(missing)), qrels.fingerprint, qrels.name)
         empty = Run(pl.DataFrame(schema=dict(RUN_SCHEMA)), Fingerprint("", "", ""), "empty")
         zero_q, zero_v = evaluate_run(sub, empty, measures, conv)
@@ -694,14 +694,7 @@ def _run_values(
             value_parts[j] = np.concatenate([value_parts[j], zero_v[m][0]])
             undefined_parts[j] = np.concatenate([undefined_parts[j], zero_v[m][1]])
     order = np.argsort(np.array(ids, dtype=object), kind="stable") if ids else np.zeros(0, dtype=np.int64)
-    ordered = [ids[i] for i in order]
-    query_set = QuerySet(
-        ordered,
-        np.array([q in seen for q in ordered], dtype=bool),
-        missing if conv.missing_queries == "zero" else [],
-        missing if conv.missing_queries == "skip" else [],
-        extra,
-    )
+    assert [ids[i] for i in order] == policy.query_ids  # every scored query, once
     values = {m: (value_parts[j][order], undefined_parts[j][order]) for j, m in enumerate(measures)}
     if item.local is not None:
         fingerprint, meta = item.local.fingerprint, dict(item.local.meta)
@@ -715,7 +708,7 @@ def _run_values(
             "rows_read": sum(int(r["rows"]) for r in counts),
             "reader": "spark",
         }
-    return RunValues(name, fingerprint, meta, query_set, values)
+    return RunValues(name, fingerprint, meta, policy, values)
 
 
 def _digest_fingerprint(queries: list[dict[str, Any]], label: str) -> Fingerprint:
@@ -732,9 +725,10 @@ def evaluate_inputs(
     *,
     master: str | None = None,
     input_format: str = "auto",
-    on_duplicate: str = "error",
+    on_duplicate: str | None = None,
     scale: Sequence[int] | None = None,
     rubric_hash: str | None = None,
+    comments: bool | None = None,
 ) -> Results:
     """``qrelkit eval --engine spark``: paths or table names evaluated on a session for ``master``
     (the active session when there is one, else ``local[*]``), the profile's refusals applied."""
@@ -751,4 +745,5 @@ def evaluate_inputs(
         scale=scale,
         rubric_hash=rubric_hash,
         refusals=True,
+        comments=comments,
     )

@@ -227,9 +227,12 @@ def evaluate_lists(
 def trec_eval_files(qrels_path: str | Path, run_path: str | Path, options: TrecOptions) -> TrecEvalOutput:
     """Read the files with qrelkit's readers (duplicates are an error, as in trec_eval) and evaluate: clean
     TREC files through :mod:`qrelkit.evaluation.trec_fast` (the same numbers and errors), anything else the usual
-    way."""
+    way. How is decided by :func:`qrelkit.evaluation.plan.plan_reading` (the ``trec_eval`` route: a
+    document given twice is an error and lines beginning with ``#`` are skipped, as in trec_eval 10)."""
+    from .plan import plan_reading
     from .trec_fast import fast_rel_lists
 
+    plan = plan_reading(TREC_EVAL_CONVENTIONS, [], engine="trec_eval", on_duplicate="error", comments=True)
     try:
         rl, query_ids, missing, name = fast_rel_lists(
             Path(qrels_path),
@@ -259,8 +262,8 @@ def trec_eval_files(qrels_path: str | Path, run_path: str | Path, options: TrecO
         return evaluate_lists(rl, query_ids, missing, name, options)
     from ..formats import read_qrels, read_run
 
-    qrels = read_qrels(qrels_path, comments=True)  # trec_eval 10 skips lines beginning with '#'
-    run = read_run(run_path, comments=True)
+    qrels = read_qrels(qrels_path, comments=plan.comments, on_duplicate=plan.on_duplicate)
+    run = read_run(run_path, comments=plan.comments, on_duplicate=plan.on_duplicate)
     if not run.frame.height:
         raise ValidationError("the run has no rows", source=str(run_path), fix="pass a non-empty run file")
     return trec_eval(qrels, run, options)

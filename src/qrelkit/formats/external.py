@@ -1,7 +1,7 @@
 """Runs larger than memory: DuckDB reads, validates and sorts them under a memory cap, spilling to disk,
 and hands them back as batches of whole queries for the same kernels that evaluate runs in memory.
 
-Used by :func:`qrelkit.evaluation.core.evaluate_files` for a run that cannot stream in bounded memory: a measure
+Used by :func:`qrelkit.evaluation.files.evaluate_files` for a run that cannot stream in bounded memory: a measure
 needs every document and the lines are not grouped by query, or under ``memory_limit`` the run would not
 fit beside what the process holds and cannot stream (a measure needs every document), or a document is
 given twice and ``on_duplicate`` resolves it (first, last or max; the streaming readers keep no rows they

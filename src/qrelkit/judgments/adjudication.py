@@ -528,10 +528,10 @@ def read_decisions(path: str | Path, scale: Sequence[int] | None = None) -> pl.D
     """
     path = Path(path)
     source = str(path)
+    from ..formats.inputs import read_input
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputFormatError("file not found", source=source, fix="check the path") from None
+        text = read_input(path).decode("utf-8")
     except UnicodeDecodeError:
         raise InputFormatError("file is not UTF-8 text", source=source, fix="save it as UTF-8") from None
     rows: list[tuple[str, str, int, int]] = []

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputFormatError, ValidationError
 from ..fingerprint import file_sha256
+from ..formats.inputs import read_input
 
 if TYPE_CHECKING:  # reading a manifest (every `qrelkit eval`) loads no dataframe library
     from ..data.values import Qrels
@@ -153,13 +154,14 @@ def read_manifest(path: str | Path, *, verify: bool = True) -> dict[str, Any]:
     """
     path = Path(path)
     mpath = path if path.suffix == ".json" else manifest_path(path)
+    raw = read_input(
+        mpath, "manifest", "export the qrels with write_qrels_with_manifest (or qrelkit adjudicate -o)"
+    )
     try:
-        data = json.loads(mpath.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
         raise InputFormatError(
-            "manifest not found",
-            source=str(mpath),
-            fix="export the qrels with write_qrels_with_manifest (or qrelkit adjudicate -o)",
+            "manifest is not UTF-8 text", source=str(mpath), fix="save it as UTF-8"
         ) from None
     except json.JSONDecodeError as exc:
         raise InputFormatError(

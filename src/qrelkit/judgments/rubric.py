@@ -454,12 +454,9 @@ def load_rubric(path: str | os.PathLike[str]) -> Rubric:
     fine and are reported by :func:`lint`.
     """
     source = os.fspath(path)
-    try:
-        data = Path(source).read_bytes()
-    except FileNotFoundError:
-        raise InputFormatError("rubric file does not exist", source=source, fix="check the path") from None
-    except OSError as exc:
-        raise InputFormatError(f"cannot read rubric file: {exc.strerror}", source=source) from None
+    from ..formats.inputs import read_input
+
+    data = read_input(Path(source), "rubric file")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -726,3 +723,12 @@ def format_findings(findings: list[Finding], rubric: Rubric) -> str:
         scope = f"level {f.level_grade}" if f.level_grade is not None else "rubric"
         lines.append(f"{where}: {scope} ({f.field}): {f.rule_id} {f.severity}: {f.message}; fix: {f.fix}")
     return "\n".join(lines)
+
+
+def rubric_scale(path: str | Path | None) -> tuple[tuple[int, ...] | None, str | None]:
+    """(scale, content hash) of a rubric file, or ``(None, None)`` without one: what an evaluation checks
+    grades against and records."""
+    if not path:
+        return None, None
+    rubric = load_rubric(path)
+    return tuple(rubric.scale), rubric.content_hash

@@ -285,6 +285,10 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "nonpositive": get_args(Nonpositive),
     "ap_denominator": get_args(ApDenominator),
 }
+
+#: The named profiles, in the order of :data:`PROFILE_AXES` (their one list: the command line's choices,
+#: :data:`qrelkit.measures.profiles.PROFILES`, the tests).
+PROFILE_NAMES: tuple[str, ...] = tuple(PROFILE_AXES)
 GAIN_NAMES: tuple[GainName, ...] = get_args(GainName)
 
 

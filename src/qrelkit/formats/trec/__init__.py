@@ -7,14 +7,14 @@ The order in which readers are tried
 ------------------------------------
 Each reader either returns exactly what the robust reader would, or steps aside by raising
 :class:`~qrelkit.errors.StepAside` (the one signal for "not mine, try the next"). In this order, and
-nowhere else (:func:`qrelkit.evaluation.core.evaluate_files` tries step 1, then :func:`read_run` /
+nowhere else (:func:`qrelkit.evaluation.files.evaluate_files` tries step 1, then :func:`read_run` /
 :func:`read_qrels` below try steps 2 to 4):
 
 1. ``small`` (:mod:`qrelkit.formats.trec.small` with :mod:`qrelkit.engine.small`): a whole evaluation of
    plain clean files up to :data:`~qrelkit.formats.trec.small.SMALL_FILE_BYTES` each, with numpy alone (no
    dataframe library is imported). Fields are split by the native scanner when it is built (clean files
    and whitespace layouts, below), by numpy otherwise (clean files only). Tried by
-   :func:`qrelkit.evaluation.core.evaluate_files` only, before anything is read.
+   :func:`qrelkit.evaluation.files.evaluate_files` only, before anything is read.
 2. ``native`` (:mod:`qrelkit.formats.trec.streaming` with :mod:`qrelkit._native`): the compiled scanner,
    blocks of about 4 MB cut where a query begins, two at a time; when the scanner is built. It takes clean
    files and whitespace layouts. Lines may come in any order: a query that comes back is merged with what
@@ -33,7 +33,7 @@ nowhere else (:func:`qrelkit.evaluation.core.evaluate_files` tries step 1, then 
    error explained; what does reach it is a layout only it takes (a score written ``+1`` between tabs, a
    byte-order mark after the first line...) or a file with comment lines.
 
-When every row is kept (a measure needs every document), :func:`qrelkit.evaluation.core.evaluate_files` asks
+When every row is kept (a measure needs every document), :func:`qrelkit.evaluation.files.evaluate_files` asks
 steps 2-3 for grouped runs only (``grouped_only``): a run whose lines are not grouped by query is sorted on
 disk by DuckDB instead of held whole (:mod:`qrelkit.formats.external`, ``reader: duckdb``, with the reason
 in ``sorted_on_disk``). So is a run too large for the small path with a document given twice when

@@ -1,0 +1,215 @@
+"""How a set of files is read: one decision, made here, recorded in the provenance.
+
+:func:`plan_reading` is the one function that decides how an evaluation reads its inputs, for every entry
+point (:func:`qrelkit.evaluation.files.evaluate_files`, :func:`qrelkit.evaluation.files.evaluate_inputs`
+behind ``qrelkit eval``, :func:`qrelkit.evaluation.spark.evaluate`, ``qrelkit trec_eval``): which route
+the files take, the readers tried on it in order, the reader options, and the memory limit. It returns a
+plain :class:`ReadingPlan`, written into every result's provenance (``reading``). A limit that a route
+cannot honour is refused with the reason, never ignored.
+
+The reader options a profile carries (its duplicate rule and whether lines beginning with ``#`` are
+skipped) are resolved here too (:func:`reader_options`), so the API, the command line and Spark read the
+same inputs the same way under the same profile.
+
+The routes:
+
+* ``readers``: the order of :mod:`qrelkit.formats.trec` (``small``, then ``native`` and ``arrow``
+  streaming, then ``robust``; ``duckdb`` for a run sorted on disk), each run read only as deep as the
+  measures need;
+* ``whole``: a profile whose refusals look at every row (gdeval, sklearn, ...): each run read whole by
+  the readers of steps 2-4;
+* ``diversity``: diversity judgments by their one reader, each run read whole;
+* ``spark``: Spark (:mod:`qrelkit.evaluation.spark`): TREC files read on the driver by the readers of
+  steps 2-4, Parquet and tables by Spark;
+* ``trec_eval``: ``qrelkit trec_eval``'s fast path (:mod:`qrelkit.evaluation.trec_fast`), stepping aside
+  to the readers of steps 2-4.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .._typing import ON_DUPLICATE_CHOICES
+from ..errors import UsageError
+from ..measures.conventions import Conventions
+from ..measures.grammar import Measure, required_depth
+
+#: The readers each route tries, in order (the names are those of :mod:`qrelkit.formats.trec`).
+ROUTES: dict[str, tuple[str, ...]] = {
+    "readers": ("small", "native", "arrow", "robust", "duckdb"),
+    "whole": ("native", "arrow", "robust"),
+    "diversity": ("diversity", "native", "arrow", "robust"),
+    "spark": ("native", "arrow", "robust", "parquet", "table"),
+    "trec_eval": ("trec_fast", "native", "arrow", "robust"),
+}
+
+
+@dataclass(frozen=True)
+class ReaderOptions:
+    """What every reader of an evaluation is told, and where each choice came from."""
+
+    on_duplicate: str
+    comments: bool
+    source: tuple[tuple[str, str], ...]  # (option, "given" | "profile NAME" | "default")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"on_duplicate": self.on_duplicate, "comments": self.comments, "from": dict(self.source)}
+
+
+def reader_options(
+    conventions: Conventions, on_duplicate: str | None = None, comments: bool | None = None
+) -> ReaderOptions:
+    """The reader options: each one given wins, else the profile's (``--profile trec_eval`` skips lines
+    beginning with ``#`` as trec_eval 10 does; a profile whose tool keeps the last line of a document given
+    twice keeps it too), else the default (a document given twice is an error; no line is a comment)."""
+    profile = None
+    if conventions.profile is not None:
+        from ..measures.profiles import get_profile
+
+        profile = get_profile(conventions.profile)
+    label = f"profile {conventions.profile}"
+    source = []
+    if on_duplicate is None:
+        on_duplicate = profile.on_duplicate if profile is not None else "error"
+        source.append(("on_duplicate", label if profile is not None else "default"))
+    else:
+        source.append(("on_duplicate", "given"))
+    if on_duplicate not in ON_DUPLICATE_CHOICES:
+        from ..data.values import check_choice
+
+        check_choice(on_duplicate, ON_DUPLICATE_CHOICES, "on_duplicate")
+    if comments is None:
+        comments = bool(profile is not None and profile.comments)
+        source.append(("comments", label if profile is not None else "default"))
+    else:
+        source.append(("comments", "given"))
+    return ReaderOptions(on_duplicate, bool(comments), tuple(source))
+
+
+@dataclass(frozen=True)
+class ReadingPlan:
+    """How an evaluation's files are read (see the module's docstring for the routes)."""
+
+    route: str
+    readers: tuple[str, ...]
+    options: ReaderOptions
+    memory_limit: int | None  # bytes for the whole process, or None
+    depth: int | None  # each query's rows the measures need (None: every row)
+    rank_single: bool  # scores ranked in single precision by some measure
+    reason: str  # why this route
+
+    @property
+    def on_duplicate(self) -> str:
+        return self.options.on_duplicate
+
+    @property
+    def comments(self) -> bool:
+        return self.options.comments
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "route": self.route,
+            "readers": list(self.readers),
+            "memory_limit": self.memory_limit,
+            "depth": self.depth,
+            "rank_single": self.rank_single,
+            "reason": self.reason,
+            **self.options.to_dict(),
+        }
+
+
+def _refuse_limit(where: str, why: str, fix: str) -> UsageError:
+    return UsageError(f"--memory-limit does not apply to {where}: {why}", fix=fix)
+
+
+def plan_reading(
+    conventions: Conventions,
+    measures: Sequence[Measure],
+    *,
+    engine: str = "local",
+    memory_limit: int | str | None = None,
+    diversity: bool = False,
+    on_duplicate: str | None = None,
+    comments: bool | None = None,
+    folders: Sequence[str] = (),
+) -> ReadingPlan:
+    """The plan for reading an evaluation's files.
+
+    ``engine`` is ``local``, ``spark`` or ``trec_eval``; ``folders`` the inputs that are folders (read by
+    Spark only). Raises :class:`~qrelkit.errors.UsageError` for what cannot be honoured: a memory limit on
+    a route that reads runs whole or off this process, diversity judgments on Spark, a folder locally.
+    """
+    options = reader_options(conventions, on_duplicate, comments)
+    limit = _parse_limit(memory_limit)
+    depth = required_depth(measures, conventions)
+    single = conventions.precision == "single" or any(
+        m.conventions(conventions).precision == "single" for m in measures
+    )
+    if engine not in ("local", "spark", "trec_eval"):
+        raise UsageError(f"no such engine: {engine!r}", expected="local or spark", fix="pass local or spark")
+    if diversity and engine == "spark":
+        raise UsageError("--diversity is evaluated by --engine local only", fix="drop --engine spark")
+    if folders and engine != "spark":
+        raise UsageError(
+            f"a folder is read by --engine spark only: {folders[0]}", fix="pass files, or use --engine spark"
+        )
+    profile_refuses = False
+    if conventions.profile is not None:
+        from ..measures.profiles import get_profile
+
+        profile_refuses = bool(get_profile(conventions.profile).refuses)
+    if engine == "spark":
+        if limit is not None:
+            raise _refuse_limit(
+                "--engine spark",
+                "Spark's executors are bounded by spark.executor.memory",
+                "drop --memory-limit and set spark.executor.memory (and spark.driver.memory for TREC files, "
+                "which the driver reads)",
+            )
+        return ReadingPlan("spark", ROUTES["spark"], options, None, depth, single, "--engine spark")
+    if engine == "trec_eval":
+        return ReadingPlan("trec_eval", ROUTES["trec_eval"], options, limit, None, False, "qrelkit trec_eval")
+    if diversity:
+        if limit is not None:
+            raise _refuse_limit(
+                "--diversity", "diversity judgments and each run are read whole", "drop --memory-limit"
+            )
+        return ReadingPlan(
+            "diversity", ROUTES["diversity"], options, None, None, single, "diversity judgments"
+        )
+    if profile_refuses:
+        if limit is not None:
+            raise _refuse_limit(
+                f"--profile {conventions.profile}",
+                "its refusals look at every row, so each run is read whole",
+                "drop --memory-limit, or evaluate under the profile's axes without its refusals "
+                "(qrelkit conventions --list shows them)",
+            )
+        return ReadingPlan(
+            "whole",
+            ROUTES["whole"],
+            options,
+            None,
+            None,
+            single,
+            f"the refusals of profile {conventions.profile} look at every row",
+        )
+    return ReadingPlan(
+        "readers",
+        ROUTES["readers"],
+        options,
+        limit,
+        depth,
+        single,
+        "each run read as deep as the measures need" if depth is not None else "every row of each run",
+    )
+
+
+def _parse_limit(memory_limit: int | str | None) -> int | None:
+    if isinstance(memory_limit, str):
+        from ..formats.external import parse_size
+
+        return parse_size(memory_limit)
+    return memory_limit

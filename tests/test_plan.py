@@ -1,0 +1,99 @@
+"""The reading plan (qrelkit.evaluation.plan): the profile's reader options applied by the library for
+every door, the route recorded in the provenance, and a memory limit a route cannot honour refused with
+the reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from qrelkit.cli import main
+from qrelkit.errors import UsageError
+from qrelkit.evaluation.files import evaluate_files
+from qrelkit.evaluation.plan import plan_reading, reader_options
+from qrelkit.measures.conventions import DEFAULT, Conventions
+from qrelkit.measures.grammar import parse_measures
+
+QRELS = "# judged twice\nq1 0 d1 2\nq1 0 d2 0\n#\nq2 0 d3 1\n"
+RUN = "q1 Q0 d1 1 2.0 sys\nq1 Q0 d2 2 1.0 sys\nq2 Q0 d3 1 1.0 sys\n"
+
+
+def _files(tmp_path: Path) -> tuple[Path, Path]:
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "sys.run"
+    qrels.write_text(QRELS)
+    run.write_text(RUN)
+    return qrels, run
+
+
+def test_reader_options_come_from_the_profile_unless_given():
+    trec = Conventions.from_profile("trec_eval")
+    assert reader_options(trec).comments is True  # trec_eval 10 skips lines beginning with '#'
+    assert reader_options(trec, comments=False).comments is False
+    assert reader_options(DEFAULT).comments is False
+    assert reader_options(DEFAULT).on_duplicate == "error"
+    assert reader_options(DEFAULT, on_duplicate="first").on_duplicate == "first"
+    assert dict(reader_options(trec).source) == {
+        "on_duplicate": "profile trec_eval",
+        "comments": "profile trec_eval",
+    }
+
+
+def test_the_api_skips_comment_lines_under_the_trec_eval_profile_as_the_command_line_does(tmp_path):
+    qrels, run = _files(tmp_path)
+    # by hand: q1 ranks d1 (grade 2) then d2 (0): nDCG@10 = 1; q2 ranks d3 (1) first: 1. Mean 1.
+    results = evaluate_files(qrels, [run], ["nDCG@10"], Conventions.from_profile("trec_eval"))
+    assert results.mean("nDCG@10") == 1.0
+    assert results.reading["comments"] is True and results.reading["from"]["comments"] == "profile trec_eval"
+    cli = CliRunner().invoke(main, ["eval", str(qrels), str(run), "--profile", "trec_eval", "-m", "nDCG@10"])
+    assert cli.exit_code == 0, cli.output
+
+
+def test_the_plan_is_recorded_in_the_provenance(tmp_path):
+    qrels, run = _files(tmp_path)
+    results = evaluate_files(qrels, [run], ["nDCG@10", "R@100"], comments=True)
+    reading = results.to_dict()["reading"]
+    assert reading["route"] == "readers"
+    assert reading["readers"] == ["small", "native", "arrow", "robust", "duckdb"]
+    assert reading["depth"] == 100 and reading["memory_limit"] is None
+    assert reading["from"] == {"on_duplicate": "default", "comments": "given"}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "reason"),
+    [
+        ({"engine": "spark"}, "Spark's executors are bounded by spark.executor.memory"),
+        ({"diversity": True}, "diversity judgments and each run are read whole"),
+        ({"conv": "gdeval"}, "its refusals look at every row"),
+    ],
+)
+def test_a_memory_limit_a_route_cannot_honour_is_refused_with_the_reason(kwargs, reason):
+    conv = Conventions.from_profile(kwargs.pop("conv")) if "conv" in kwargs else DEFAULT
+    with pytest.raises(UsageError, match=reason) as caught:
+        plan_reading(conv, parse_measures(["nDCG@10"]), memory_limit="2GB", **kwargs)
+    assert str(caught.value).startswith("--memory-limit does not apply to")
+    assert caught.value.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("options", "reason"),
+    [
+        (["--engine", "spark"], "Spark's executors are bounded by spark.executor.memory"),
+        (["--profile", "gdeval"], "its refusals look at every row"),
+    ],
+)
+def test_the_command_line_refuses_it_too(tmp_path, options, reason):
+    qrels, run = _files(tmp_path)
+    result = CliRunner().invoke(main, ["eval", str(qrels), str(run), "--memory-limit", "2GB", *options])
+    assert result.exit_code == 2, result.output
+    assert "--memory-limit does not apply to" in result.stderr and reason in result.stderr
+
+
+def test_the_api_refuses_a_memory_limit_with_diversity_judgments(tmp_path):
+    qrels = tmp_path / "div.txt"
+    qrels.write_text("q1 1 d1 1\n")
+    run = tmp_path / "sys.run"
+    run.write_text("q1 Q0 d1 1 1.0 sys\n")
+    with pytest.raises(UsageError, match="diversity judgments and each run are read whole"):
+        evaluate_files(qrels, [run], diversity=True, memory_limit="2GB")
