@@ -464,6 +464,21 @@ class Attribution:
         }
 
 
+def attribute_profiles(
+    qrels: Any, run: Any, measure: Any, names: tuple[str, str], base: Conventions = DEFAULT
+) -> Attribution:
+    """:func:`attribute` between two named profiles (``"default"`` stands for ``base``), each profile's
+    refusals applied first, as everywhere else a profile's numbers are given (``qrelkit conventions
+    --diff A B``)."""
+    from ..measures.profiles import get_profile
+
+    for name in names:
+        if name != "default":
+            get_profile(name).check(qrels, [run])
+    a, b = (base if name == "default" else get_profile(name).conventions for name in names)
+    return attribute(qrels, run, measure, a, b)
+
+
 def attribute(qrels: Any, run: Any, measure: Any, a: Conventions, b: Conventions) -> Attribution:
     """Which queries differ between conventions ``a`` and ``b``, and which axis explains each: ``a`` is
     recomputed with one differing axis at a time set to ``b``'s value, and a query is attributed to every
