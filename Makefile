@@ -6,8 +6,8 @@ EXAMPLE := examples/docsearch
 
 .PHONY: demo test test-deps lint dist dist-check bench clean
 
-# hatch_build.py compiles the native scanner (src/qrelkit/_native/scan.c) during the install
-$(BIN)/qrelkit: pyproject.toml hatch_build.py src/qrelkit/_native/scan.c
+# hatch_build.py compiles the native scanner (src/qrelkit/_native/*.c, with its header) during the install
+$(BIN)/qrelkit: pyproject.toml hatch_build.py $(wildcard src/qrelkit/_native/*.c src/qrelkit/_native/*.h)
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	# the web extra too: the README's judging section (qrelkit judge serve) works after `make demo`

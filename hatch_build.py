@@ -1,4 +1,4 @@
-"""Build hook: compile qrelkit's native scanner (src/qrelkit/_native/scan.c) into a shared library.
+"""Build hook: compile qrelkit's native scanner (every src/qrelkit/_native/*.c) into one shared library.
 
 The library is optional. Without a C compiler the build goes on, says so, and the streaming reader parses
 with Arrow instead (same rows, slower). ``CC`` names the compiler; ``QRELKIT_NATIVE=0`` skips the build.
@@ -15,10 +15,8 @@ from pathlib import Path
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-SOURCE = Path("src/qrelkit/_native/scan.c")
-LIBRARY = SOURCE.with_name(
-    "_qkscan.dll" if sys.platform == "win32" else "_qkscan.so"
-)  # as _native/__init__.py
+NATIVE = Path("src/qrelkit/_native")  # its C files, compiled together (they share the header qkscan.h)
+LIBRARY = NATIVE / ("_qkscan.dll" if sys.platform == "win32" else "_qkscan.so")  # as _native/__init__.py
 
 
 class NativeScannerHook(BuildHookInterface):
@@ -28,12 +26,12 @@ class NativeScannerHook(BuildHookInterface):
         if self.target_name != "wheel" or os.environ.get("QRELKIT_NATIVE", "1") == "0":
             return
         root = Path(self.root)
-        source, library = root / SOURCE, root / LIBRARY
+        sources, library = sorted((root / NATIVE).glob("*.c")), root / LIBRARY
         compilers = [os.environ.get("CC"), sysconfig.get_config_var("CC"), "cc", "gcc", "clang"]
         errors = []
         for compiler in dict.fromkeys(c for c in compilers if c):
             command = [*shlex.split(compiler), "-O2", "-std=c99", "-fPIC", "-shared"]
-            command += ["-o", str(library), str(source), "-lm"]
+            command += ["-o", str(library), *map(str, sources), "-lm"]
             try:
                 subprocess.run(command, check=True, capture_output=True, text=True)
             except (OSError, subprocess.CalledProcessError) as exc:

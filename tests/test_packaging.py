@@ -36,6 +36,8 @@ from .conftest import EXAMPLE, ROOT
 pytestmark = [pytest.mark.dist, pytest.mark.slow]
 
 PACKAGE = ROOT / "src" / "qrelkit"
+# the native scanner's sources, which the sdist must hold to build the library
+NATIVE_SOURCES = ("qkscan.h", "lex.c", "result.c", "scan.c", "split.c", "top.c", "trec_rank.c")
 # hatch_build.py's warning when it builds no native scanner
 SKIPPED = "qrelkit: the native scanner was not built (no working C compiler)"
 # where hatch_build.py looks for a compiler, in its order (CC first)
@@ -159,12 +161,12 @@ def installed_file(bin_dir: Path, cwd: Path, env: dict[str, str]) -> Path:
 
 def expected_wheel_files(native: bool) -> set[str]:
     """Every file of the package in the source tree (modules, templates, static files, py.typed), the native
-    library when it was built, and the metadata; never the scanner's C source, caches or anything outside
-    src/qrelkit (tests, benchmarks and their data, examples, docs)."""
+    library when it was built, and the metadata; never the scanner's C sources and header, caches or anything
+    outside src/qrelkit (tests, benchmarks and their data, examples, docs)."""
     files = set()
     for path in PACKAGE.rglob("*"):
         rel = path.relative_to(PACKAGE.parent)
-        if path.is_dir() or "__pycache__" in rel.parts or path.suffix in (".pyc", ".c"):
+        if path.is_dir() or "__pycache__" in rel.parts or path.suffix in (".pyc", ".c", ".h"):
             continue
         if path.name.startswith("_qkscan."):
             continue  # the library the build makes (a copy may sit in the tree): added below when built
@@ -205,8 +207,9 @@ def test_the_sdist_holds_the_sources_and_no_build_products(dists: Dists) -> None
     top = f"qrelkit-{__version__}"
     with tarfile.open(dists.sdist) as archive:
         names = {n.removeprefix(f"{top}/") for n in archive.getnames()}
+    native = [f"src/qrelkit/_native/{name}" for name in NATIVE_SOURCES]
     for name in ("LICENSE", "CHANGELOG.md", "CONTRIBUTING.md", "README.md", "pyproject.toml", "hatch_build.py",
-                 "src/qrelkit/_native/scan.c", "src/qrelkit/py.typed", "examples/docsearch/qrels.txt"):  # fmt: skip
+                 *native, "src/qrelkit/py.typed", "examples/docsearch/qrels.txt"):  # fmt: skip
         assert name in names, name
     built = [n for n in names if "__pycache__" in n or "_qkscan." in n or n.startswith((".venv", "dist/"))]
     assert not built

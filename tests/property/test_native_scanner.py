@@ -1,4 +1,4 @@
-"""The native scanner (src/qrelkit/_native/scan.c) against independent references: Python's float() and
+"""The native scanner (src/qrelkit/_native) against independent references: Python's float() and
 int() for every number it reads, a plain "beaten by fewer than k" count for the rows it keeps, and the
 Arrow-based streaming reader and the robust reader for whole files. Whatever it refuses, the Arrow reader
 must then read to the same result."""
@@ -24,7 +24,7 @@ needs_native = pytest.mark.skipif(_native.lib is None, reason="the native scanne
 
 def test_the_native_scanner_is_built_where_a_compiler_is():
     if (shutil.which("cc") or shutil.which("gcc")) and os.environ.get("QRELKIT_NATIVE", "1") != "0":
-        assert _native.lib is not None, "installing qrelkit should have compiled src/qrelkit/_native/scan.c"
+        assert _native.lib is not None, "installing qrelkit should have compiled src/qrelkit/_native/*.c"
 
 
 def _scan(text: bytes, keep_top=None, single=False):

@@ -1,7 +1,8 @@
-"""The native scanner (``scan.c``), built when qrelkit is installed, loaded with ctypes.
+"""The native scanner (the C files beside this module, listed in ``qkscan.h``), built into one library when
+qrelkit is installed, loaded with ctypes.
 
 :data:`lib` is ``None`` when the library was not built (no C compiler at install time), does not load, or
-is from another version of ``scan.c``; the streaming reader then parses with Arrow, which gives the same
+is from another version of those sources; the streaming reader then parses with Arrow, which gives the same
 rows. Setting ``QRELKIT_NATIVE=0`` in the environment turns it off.
 """
 
@@ -15,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-#: Bumped with every change to scan.c's functions or structures: a library built from another version of
-#: the source is not used.
+#: Bumped with every change to the scanner's exported functions or structures (QK_ABI in qkscan.h): a library
+#: built from another version of the sources is not used.
 ABI = 10
 
 LIBRARY = "_qkscan.dll" if sys.platform == "win32" else "_qkscan.so"
@@ -262,7 +263,7 @@ class Block:
 
 class TopRows:
     """Each query's top ``keep_top`` rows across the blocks of a run in any order (``qk_top_*`` in
-    ``scan.c``): :meth:`scan` blocks on any thread, :meth:`add` them in file order, then :meth:`result`."""
+    ``top.c``): :meth:`scan` blocks on any thread, :meth:`add` them in file order, then :meth:`result`."""
 
     def __init__(self, keep_top: int, rank_single: bool, comments: bool = False):
         assert lib is not None and keep_top > 0
@@ -377,7 +378,7 @@ def split(
     comments: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None:
     """Field offsets (starts, ends shaped (rows, fields)) and the numbers of one column of TREC text whose
-    fields are split on runs of ASCII whitespace, blank lines skipped (see ``qk_split`` in ``scan.c``, which
+    fields are split on runs of ASCII whitespace, blank lines skipped (see ``qk_split`` in ``split.c``, which
     also applies the id rule's check of :func:`qrelkit.formats.trec.common.forbidden_in_text`), and the
     number of lines with fields after the last (ignored; refused unless ``trailing``, for runs); ``None``
     when the scanner refuses the text. ``comments``: a line whose first byte is ``#`` is skipped."""

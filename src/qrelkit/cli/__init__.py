@@ -104,7 +104,7 @@ def version_lines() -> list[str]:
             "not built (no C compiler when qrelkit was installed); files are parsed with Arrow, same numbers"
         )
     else:
-        scanner = f"not in use ({library} did not load or is from another version of scan.c)"
+        scanner = f"not in use ({library} did not load or is from another version of its C sources)"
     return [
         f"qrelkit {__version__}",
         f"Python {platform.python_version()} ({platform.python_implementation()}, {sys.executable})",

@@ -1,0 +1,114 @@
+/*
+ * The internal interface of qrelkit's native scanner: its .c files in src/qrelkit/_native are compiled
+ * together into one library (hatch_build.py), which _native/__init__.py loads with ctypes (naming every
+ * exported qk_* function there):
+ *
+ *   lex.c        numbers, UTF-8 and the id rule, the split of a line into fields
+ *   result.c     what a scan returns (Result, below): its rows appended, and qk_free
+ *   scan.c       the scans of a block of a run and of judgments (qk_scan_run, qk_scan_qrels; the text
+ *                they take is described there), qk_count_lines, qk_abi
+ *   split.c      the small path's split and gather (qk_split, qk_gather), and where a block of a file
+ *                grouped by query may be cut (qk_group_start)
+ *   top.c        each query's top rows across the blocks of a run in any order (qk_top_*)
+ *   trec_rank.c  trec_eval's ranking and join, for its fast path (qk_judged_dups, qk_trec_rank)
+ *
+ * A helper that one file uses is static in it. The helpers that several files use are declared here
+ * (and described where they are defined), hidden from the library's exports; the small ones that run for
+ * every row are defined here, static inline.
+ *
+ * Plain C99 with no Python API: loaded with ctypes, which releases the GIL during calls, so blocks are
+ * scanned on several threads at once. Every function is reentrant.
+ */
+#ifndef QKSCAN_H
+#define QKSCAN_H
+
+#include <stdint.h>
+#include <stdlib.h>
+
+/* What qk_abi returns: _native/__init__.py's ABI, bumped with every change to the exported functions or
+ * their structures, so that a library built from other sources is not used. */
+#define QK_ABI 10
+
+#define QK_OK 0
+#define QK_REFUSE 1
+#define QK_NOMEM 2
+
+/* The helpers the files share are kept out of the library's exported symbols where the compiler can do so
+ * (GCC and Clang outside Windows): the exports stay the qk_* functions. */
+#if defined(__GNUC__) && !defined(_WIN32) && !defined(__CYGWIN__)
+#define QK_INTERNAL __attribute__((visibility("hidden")))
+#else
+#define QK_INTERNAL
+#endif
+
+/* What one call returns: counts and the kept rows' columns, freed with qk_free. */
+typedef struct {
+    /* lines: every line of the block, blank ones included; rows: the lines that are not blank */
+    int64_t status, kept, lines, groups, q_bytes, d_bytes, tag_start, tag_len, refused_line, rows;
+    int64_t trailing; /* runs: lines with fields after the sixth (ignored, as the robust reader does) */
+    int64_t *q_off, *d_off; /* Arrow large-string offsets: kept + 1 entries, the first 0 */
+    double *score;
+    int64_t *rank, *row; /* row: the line's index within the block (blank lines counted) */
+    int64_t *group_first; /* the first kept row of each query */
+    uint8_t *q_data, *d_data;
+    uint64_t *pair; /* any_order: a hash of (query id, document id) for each row (not blank line) */
+    int64_t rows_cap, groups_cap, q_cap, d_cap, pair_cap;
+} Result;
+
+/* Room for `need` entries of `size` bytes in *p (capacity *cap): doubling from 1024 entries, or, with
+ * `small` (the many per-query arrays of TopQuery), growing by half again from 16, so that each array
+ * stays near its size. 0 when memory runs out (*p is then unchanged). */
+static inline int grow_by(void **p, int64_t *cap, int64_t need, size_t size, int small) {
+    if (need <= *cap) return 1;
+    int64_t next = *cap ? *cap : (small ? 16 : 1024);
+    while (next < need) next = small ? next + next / 2 + 1 : 2 * next;
+    void *q = realloc(*p, (size_t)next * size);
+    if (!q) return 0;
+    *p = q;
+    *cap = next;
+    return 1;
+}
+
+static inline int grow(void **p, int64_t *cap, int64_t need, size_t size) {
+    return grow_by(p, cap, need, size, 0);
+}
+
+static inline uint64_t hash_bytes(const uint8_t *s, int64_t n) {
+    uint64_t h = 0xCBF29CE484222325ULL; /* FNV-1a */
+    for (int64_t i = 0; i < n; i++) h = (h ^ s[i]) * 0x100000001B3ULL;
+    return h ^ (h >> 29);
+}
+
+/* --------------------------------------------------------------------------------------------- lex.c */
+
+QK_INTERNAL int parse_score(const uint8_t *s, int64_t n, double *out);
+QK_INTERNAL int parse_rank(const uint8_t *s, int64_t n, int64_t *out);
+QK_INTERNAL int utf8_valid(const uint8_t *s, int64_t n);
+
+/* What each byte is to the line splitter: part of a field, whitespace between fields, a carriage return
+ * (whitespace only right before '\n'), the line end, or a byte no clean file holds (another control
+ * character, DEL: the id rule forbids them anywhere). */
+enum { B_FIELD = 0, B_SPACE, B_CR, B_LF, B_BAD };
+
+QK_INTERNAL extern const uint8_t BYTE_CLASS[256];
+
+/* What split_line may take beyond `fields` fields: fields after the last (a run's, ignored and counted),
+ * and comment lines (a line whose first byte is '#', skipped as a blank line, as trec_eval 10 skips it). */
+#define SPLIT_TRAILING 1
+#define SPLIT_COMMENTS 2
+
+QK_INTERNAL int split_line(const uint8_t *buf, int64_t *at, int fields, int flags, int64_t *start,
+                           int64_t *length, uint8_t *high);
+
+/* ------------------------------------------------------------------------------------------ result.c */
+
+QK_INTERNAL Result *new_result(void);
+QK_INTERNAL int reserve(Result *o, int64_t rows, int64_t q_more, int64_t d_more);
+QK_INTERNAL int append_row(Result *o, const uint8_t *q, int64_t q_len, const uint8_t *d, int64_t d_len,
+                           double score, int64_t rank, int64_t line);
+
+/* -------------------------------------------------------------------------------------------- scan.c */
+
+QK_INTERNAL double kth_largest(double *v, int64_t n, int64_t k);
+
+#endif
