@@ -50,6 +50,7 @@ from typing import Any, Literal
 import numpy as np
 
 from qrelkit.errors import ValidationError, did_you_mean
+from qrelkit.provenance import json_number
 
 __all__ = [
     "AgreementReport",
@@ -190,7 +191,8 @@ def _record(x: Any) -> dict[str, Any]:
 
 
 def _jsonable(x: Any) -> Any:
-    """Plain JSON values: NaN (an undefined statistic, explained by a note) becomes None."""
+    """Plain JSON values: NaN (an undefined statistic, explained by a note) becomes None
+    (:func:`qrelkit.provenance.json_number`)."""
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         return _record(x)
     if isinstance(x, np.ndarray):
@@ -202,7 +204,7 @@ def _jsonable(x: Any) -> Any:
     if _is_int(x):
         return int(x)
     if isinstance(x, Real):
-        return None if math.isnan(float(x)) else float(x)
+        return json_number(x)
     return str(x)
 
 

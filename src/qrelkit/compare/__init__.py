@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import IncomparableError, QueryNotFoundError, ValidationError, did_you_mean
 from ..evaluation.results import Results
+from ..provenance import json_number
 from . import stats
 from .power import Power, power_analysis
 
@@ -58,12 +59,10 @@ VERDICT_NOT = "not significant"
 
 
 def _num(x: Any) -> Any:
-    if x is None:
-        return None
+    """Whole numbers and text as they are; other numbers by :func:`qrelkit.provenance.json_number`."""
     if isinstance(x, bool | int | str):
         return x
-    x = float(x)
-    return x if math.isfinite(x) else None
+    return json_number(x)
 
 
 def _choice(value: Any, choices: Sequence[str], what: str) -> Any:

@@ -42,6 +42,7 @@ from ..data.values import Qrels, Run
 from ..errors import ValidationError
 from ..evaluation.core import evaluate
 from ..evaluation.results import Results
+from ..provenance import json_number as _num
 from . import stats
 
 #: Which percentile of the absolute rescaled mean is the empirical floor.
@@ -49,10 +50,6 @@ FLOOR_LEVEL = 0.95
 #: Rows of relabelled runs evaluated per batch of copies (bounds memory; the numbers do not depend on it).
 BATCH_ROWS = 2_000_000
 _SEP = "\x1f"
-
-
-def _num(x: float) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ enforced by what these functions select, not by what a page chooses to hide.
 
 from __future__ import annotations
 
-import math
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 from qrelkit.errors import QrelkitError, ValidationError, did_you_mean
 from qrelkit.judgments.rubric import Rubric
+from qrelkit.provenance import json_number as _num
 
 from .decisions import live_adjudications, queue_key
 from .phases import DuoState, Phase, open_condition, phase_of, round_agreement, round_group, rubric_by_hash
@@ -337,10 +337,6 @@ class Calibration:
             out["gate"] = {"passed": self.gate.passed, "threshold": self.gate.threshold, "use": self.gate.use,
                            "message": self.gate.message}  # fmt: skip
         return out
-
-
-def _num(x: float) -> float | None:
-    return None if x is None or math.isnan(x) else float(x)
 
 
 def calibration_status(

@@ -51,6 +51,7 @@ from ..agreement.kappa import (
 )
 from ..data.values import Qrels
 from ..errors import InputFormatError, ValidationError
+from ..provenance import json_number as num
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
@@ -405,9 +406,6 @@ def group_calibration_fields(found: GroupCalibration | None) -> dict[str, Any] |
     r, g = found.report, found.gate
     from ..agreement.group import STATISTIC_NAMES
 
-    def num(x: float) -> float | None:
-        return None if x != x else float(x)
-
     chosen = r.intervals.get(found.statistic)
     return {
         "statistic": found.statistic,
@@ -439,9 +437,6 @@ def calibration_fields(calibration: Calibration | None) -> dict[str, Any] | None
     """The manifest's ``calibration`` field (every key always present; NaN becomes ``null``)."""
     if calibration is None:
         return None
-
-    def num(x: float) -> float | None:
-        return None if x != x else float(x)
 
     k, boot, g = calibration.report.kappa, calibration.report.bootstrap, calibration.gate
     return {
