@@ -30,7 +30,7 @@ Statistics (:data:`Statistic`)
     ``sum_kl w_kl pi_k pi_l``).
 
 The intervals of ``mean_kappa``, alpha and Fleiss' kappa are percentile intervals of the cluster bootstrap
-over queries (:func:`qrelkit.agreement.kappa.query_bootstrap`, the same draws as kappa's), so the gate of a
+over queries (:func:`qrelkit.agreement.resample.query_bootstrap`, the same draws as kappa's), so the gate of a
 group statistic compares the lower end of its query-bootstrap interval with the threshold.
 """
 
@@ -47,7 +47,6 @@ import numpy as np
 from qrelkit.agreement.kappa import (
     AlphaLevel,
     AlphaResult,
-    BootstrapInterval,
     GateResult,
     KappaResult,
     Weighting,
@@ -62,8 +61,14 @@ from qrelkit.agreement.kappa import (
     _record,
     alpha_batch,
     krippendorff_alpha,
-    query_bootstrap,
     weight_matrix,
+)
+from qrelkit.agreement.resample import (
+    INTERVAL_LEVEL,
+    QUERY_BOOTSTRAP_RESAMPLES,
+    QUERY_BOOTSTRAP_SEED,
+    BootstrapInterval,
+    query_bootstrap,
 )
 
 __all__ = [
@@ -326,9 +331,9 @@ def group_agreement(
     scale: Sequence[int],
     *,
     weights: Weighting = "linear",
-    level: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    level: float = INTERVAL_LEVEL,
+    n_resamples: int = QUERY_BOOTSTRAP_RESAMPLES,
+    seed: int = QUERY_BOOTSTRAP_SEED,
 ) -> GroupReport:
     """Pairwise weighted kappas and their mean, Krippendorff's alpha (interval and ordinal) and Fleiss'
     kappa of the labellers in ``grades``, each group statistic with its query-bootstrap interval."""

@@ -52,6 +52,16 @@ import numpy as np
 from qrelkit.errors import ValidationError, did_you_mean
 from qrelkit.provenance import json_number
 
+from .resample import (
+    INTERVAL_LEVEL,
+    QUERY_BOOTSTRAP_RESAMPLES,
+    QUERY_BOOTSTRAP_SEED,
+    BootstrapInterval,
+    query_bootstrap,
+    resample_counts,
+)
+from .resample import check_level as _check_level
+
 __all__ = [
     "AgreementReport",
     "AlphaLevel",
@@ -128,14 +138,6 @@ def _check_scale(scale: Sequence[int]) -> tuple[int, ...]:
             "pass the scale from the rubric, sorted ascending",
         )
     return tuple(int(g) for g in values)
-
-
-def _check_level(level: float) -> float:
-    if isinstance(level, bool) or not isinstance(level, Real) or not 0.0 < level < 1.0:
-        raise _bad(
-            "the confidence level must be strictly between 0 and 1", level, "e.g. 0.95", "pass level=0.95"
-        )
-    return float(level)
 
 
 def _grade_codes(
@@ -399,7 +401,7 @@ def cohen_kappa(
     scale: Sequence[int],
     weights: Weighting = "linear",
     *,
-    level: float = 0.95,
+    level: float = INTERVAL_LEVEL,
 ) -> KappaResult:
     """Cohen's (1968) weighted kappa of two labellers' grades for the same pairs, position by position.
 
@@ -427,30 +429,6 @@ def cohen_kappa(
 # query bootstrap
 
 
-@dataclass(frozen=True)
-class BootstrapInterval:
-    """Percentile bootstrap interval for kappa, resampling whole queries with replacement.
-
-    ``n_undefined`` resamples had an undefined kappa (every resampled pair on one grade for both
-    labellers) and are left out of the percentiles. ``low``/``high`` are NaN, with a ``note``, when
-    there are fewer than two queries or no resample is defined.
-    """
-
-    low: float
-    high: float
-    level: float
-    n_resamples: int
-    seed: int
-    n_queries: int
-    n_undefined: int
-    weights: Weighting
-    note: str | None = None
-    method: str = "percentile bootstrap over queries (clusters); numpy.quantile, linear interpolation"
-
-    def to_dict(self) -> dict[str, Any]:
-        return _record(self)
-
-
 def _query_tables(paired: PairedGrades, scale: tuple[int, ...]) -> tuple[list[Any], np.ndarray]:
     """Sorted distinct query ids and their confusion tables ``(n_queries, k, k)``."""
     k = len(scale)
@@ -468,9 +446,9 @@ def bootstrap_kappa_ci(
     scale: Sequence[int],
     weights: Weighting = "linear",
     *,
-    n_resamples: int = 2000,
-    seed: int = 0,
-    level: float = 0.95,
+    n_resamples: int = QUERY_BOOTSTRAP_RESAMPLES,
+    seed: int = QUERY_BOOTSTRAP_SEED,
+    level: float = INTERVAL_LEVEL,
 ) -> BootstrapInterval:
     """Percentile interval for kappa from a cluster bootstrap over queries (:func:`query_bootstrap` of the
     per-query confusion tables).
@@ -488,60 +466,6 @@ def bootstrap_kappa_ci(
 
     return query_bootstrap(tables.reshape(len(qids), k * k), kappas, n_resamples=n_resamples, seed=seed,
                            level=level, weights=weights, what="kappa")  # fmt: skip
-
-
-def resample_counts(n_queries: int, n_resamples: int, seed: int) -> np.ndarray:
-    """How often each query is drawn in each resample, shape ``(n_resamples, n_queries)``: the one draw
-    of every query bootstrap in qrelkit, ``numpy.random.default_rng(seed).integers(0, n_queries,
-    size=(n_resamples, n_queries))``, queries in sorted id order."""
-    if not _is_int(n_resamples) or n_resamples < 1:
-        raise _bad(
-            "n_resamples must be a positive integer", n_resamples, "e.g. 2000", "pass n_resamples=2000"
-        )
-    if not _is_int(seed) or seed < 0:
-        raise _bad("seed must be a non-negative integer", seed, "e.g. 0", "pass seed=0")
-    r = int(n_resamples)
-    draws = np.random.default_rng(int(seed)).integers(0, n_queries, size=(r, n_queries))
-    offsets = (np.arange(r, dtype=np.int64) * n_queries)[:, None]
-    return np.bincount((draws + offsets).ravel(), minlength=r * n_queries).reshape(r, n_queries)
-
-
-def query_bootstrap(
-    per_query: np.ndarray,
-    statistic: Any,
-    *,
-    n_resamples: int,
-    seed: int,
-    level: float,
-    weights: Weighting,
-    what: str,
-) -> BootstrapInterval:
-    """Percentile interval of a statistic of sums over queries, by the cluster bootstrap over queries.
-
-    ``per_query`` holds one row of additive pieces per query (sorted id order): confusion tables for
-    kappa, coincidence matrices for Krippendorff's alpha, unit sums for Fleiss' kappa. Each resample's
-    pieces are the draw-count-weighted sum of the rows (:func:`resample_counts`; one matrix product for
-    all resamples), and ``statistic`` maps the ``(n_resamples, d)`` sums to one value per resample (NaN
-    where undefined, left out and counted). The interval is the ``(1 - level)/2`` and ``(1 + level)/2``
-    quantiles (``numpy.quantile``, linear interpolation).
-    """
-    level, n_q = _check_level(level), per_query.shape[0]
-    counts = resample_counts(max(n_q, 1), n_resamples, seed)
-    base: dict[str, Any] = dict(level=level, n_resamples=int(n_resamples), seed=int(seed), n_queries=n_q,
-                                weights=weights)  # fmt: skip
-    if n_q < 2:
-        return BootstrapInterval(math.nan, math.nan, n_undefined=0, **base,
-                                 note="fewer than two queries: a query bootstrap cannot vary")  # fmt: skip
-    resampled = counts.astype(np.float64) @ per_query.reshape(n_q, -1).astype(np.float64)
-    values = np.asarray(statistic(resampled), dtype=np.float64)
-    defined = values[~np.isnan(values)]
-    n_undefined = int(n_resamples) - defined.size
-    if defined.size == 0:
-        return BootstrapInterval(math.nan, math.nan, n_undefined=n_undefined, **base,
-                                 note=f"{what} is undefined in every resample")  # fmt: skip
-    low, high = np.quantile(defined, [0.5 - level / 2.0, 0.5 + level / 2.0])
-    note = f"{n_undefined} resample(s) with undefined {what} left out" if n_undefined else None
-    return BootstrapInterval(float(low), float(high), n_undefined=n_undefined, note=note, **base)
 
 
 # Krippendorff's alpha
@@ -711,9 +635,9 @@ def agreement_report(
     scale: Sequence[int],
     *,
     weights: Weighting = "linear",
-    level: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    level: float = INTERVAL_LEVEL,
+    n_resamples: int = QUERY_BOOTSTRAP_RESAMPLES,
+    seed: int = QUERY_BOOTSTRAP_SEED,
     alpha_level: AlphaLevel = "ordinal",
 ) -> AgreementReport:
     """Kappa (linear by default) with both intervals, alpha, per-query agreement and the disagreements."""

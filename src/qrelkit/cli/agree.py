@@ -8,7 +8,8 @@ from typing import Any
 import click
 
 from ..agreement.group import STATISTICS
-from ..judgments.adjudication import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, UNDECIDED_POLICIES
+from ..agreement.resample import QUERY_BOOTSTRAP_RESAMPLES, QUERY_BOOTSTRAP_SEED
+from ..judgments.adjudication import UNDECIDED_POLICIES
 from .options import seed_option
 
 __all__ = ["RunsCommand", "VariadicOptionCommand", "adjudicate_command", "command", "leverage_command"]
@@ -150,11 +151,11 @@ def _write_or_echo(text: str, output: str | None, what: str) -> None:
 @click.option(
     "--bootstrap",
     type=click.IntRange(min=1),
-    default=BOOTSTRAP_RESAMPLES,
+    default=QUERY_BOOTSTRAP_RESAMPLES,
     show_default=True,
     help="query resamples (the judging app and the manifest use the same default)",
 )
-@seed_option("bootstrap seed", default=BOOTSTRAP_SEED)
+@seed_option("bootstrap seed", default=QUERY_BOOTSTRAP_SEED)
 @click.option(
     "--runs",
     multiple=True,

@@ -9,6 +9,13 @@ from typing import Any
 
 import click
 
+from ..agreement.resample import (
+    COMPARE_SEED,
+    MONTE_CARLO_PERMUTATIONS,
+    NOISE_REPLICATES,
+    PAIRED_BOOTSTRAP_RESAMPLES,
+)
+from ..compare import EXACT_AUTO_LIMIT
 from ..errors import ValidationError
 from .agree import VariadicOptionCommand
 from .evaluate import (
@@ -127,10 +134,10 @@ def _nested(grades: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:
 @click.option("--test", type=click.Choice(["randomization", "t", "wilcoxon", "bootstrap"]),
               default="randomization", show_default=True, help="the paired test")  # fmt: skip
 @click.option("--permutations", default="auto", show_default=True, metavar="exact|N",
-              help="randomization: enumerate every sign vector, or draw N; auto: exact when at most 24 "
-              "queries differ, else 100000")  # fmt: skip
-@seed_option("seed of every random draw")
-@click.option("--bootstrap", "resamples", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="randomization: enumerate every sign vector, or draw N; auto: exact when at most "
+              f"{EXACT_AUTO_LIMIT} queries differ, else {MONTE_CARLO_PERMUTATIONS}")  # fmt: skip
+@seed_option("seed of every random draw", default=COMPARE_SEED)
+@click.option("--bootstrap", "resamples", type=click.IntRange(min=1), default=PAIRED_BOOTSTRAP_RESAMPLES, show_default=True,
               help="paired bootstrap resamples (interval, bootstrap test, noise floor)")  # fmt: skip
 @click.option("--correction", type=click.Choice(["holm", "bonferroni", "bh", "none"]), default="holm",
               show_default=True, help="multiple-comparison correction")  # fmt: skip
@@ -143,7 +150,7 @@ def _nested(grades: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:
 @click.option("--noise-floor", "noise", multiple=True, metavar="A.qrels B.qrels | project.db",
               help="two labellers' judgments of the calibration queries: the labeller-noise floor")  # fmt: skip
 @click.option("--labellers", default=None, metavar="A,B", help="with a project .db: the two labellers")
-@click.option("--replicates", type=click.IntRange(min=1), default=200, show_default=True,
+@click.option("--replicates", type=click.IntRange(min=1), default=NOISE_REPLICATES, show_default=True,
               help="relabelled copies for the simulated noise floor")  # fmt: skip
 @click.option("--smoothing", type=click.FloatRange(min=0), default=1.0, show_default=True,
               help="add-s smoothing of the relabelling channel")  # fmt: skip

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from ..agreement.resample import COMPARE_SEED
 from .compare import NoiseFloorCommand, _permutations, read_labellers
 from .evaluate import (
     input_options,
@@ -37,7 +38,7 @@ __all__ = ["command"]
               show_default=True, help="the paired test (as in compare)")  # fmt: skip
 @click.option("--permutations", default="auto", show_default=True, metavar="exact|N",
               help="randomisation test: exact enumeration, or N Monte Carlo sign flips")  # fmt: skip
-@seed_option("seed of every random draw")
+@seed_option("seed of every random draw", default=COMPARE_SEED)
 @click.option("--noise-floor", "noise", multiple=True, metavar="A.qrels B.qrels | project.db",
               help="two labellers' calibration judgments: the noise floor, the confusion matrix and marginals")  # fmt: skip
 @click.option("--labellers", default=None, metavar="A,B", help="with a project .db: the two labellers")

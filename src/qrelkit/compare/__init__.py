@@ -20,6 +20,13 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..agreement.resample import (
+    COMPARE_SEED,
+    MONTE_CARLO_PERMUTATIONS,
+    NOISE_REPLICATES,
+    PAIRED_BOOTSTRAP_RESAMPLES,
+    RANDOMIZED_TUKEY_TRIALS,
+)
 from ..errors import IncomparableError, QueryNotFoundError, ValidationError, did_you_mean
 from ..evaluation.results import Results
 from ..provenance import json_number
@@ -48,10 +55,8 @@ MULTI = ("tukey", "randomized-tukey")
 #: With ``permutations="auto"``: enumerate every sign vector when at most this many queries have a
 #: non-zero difference, else draw :data:`MONTE_CARLO_PERMUTATIONS` random ones.
 EXACT_AUTO_LIMIT = 24
-MONTE_CARLO_PERMUTATIONS = 100_000
-BOOTSTRAP_RESAMPLES = 10_000
-#: Trials of the randomised Tukey HSD unless ``permutations`` gives a number.
-RANDOMIZED_TUKEY_TRIALS = 10_000
+#: The counts and the seed of every random draw, from the one resampling module.
+BOOTSTRAP_RESAMPLES = PAIRED_BOOTSTRAP_RESAMPLES
 
 VERDICT_EXCEEDS = "exceeds the noise floor and significant"
 VERDICT_WITHIN = "significant but within labeller noise"
@@ -80,7 +85,7 @@ class Options:
 
     test: Test = "randomization"
     permutations: int | Literal["auto", "exact"] = "auto"
-    seed: int = 0
+    seed: int = COMPARE_SEED
     correction: stats.Correction = "holm"
     family: Family = "pairs-x-measures"
     alpha: float = 0.05
@@ -379,7 +384,7 @@ def compare(
     measures: Sequence[str] | None = None,
     test: Test = "randomization",
     permutations: int | Literal["auto", "exact"] = "auto",
-    seed: int = 0,
+    seed: int = COMPARE_SEED,
     correction: stats.Correction = "holm",
     family: Family = "pairs-x-measures",
     alpha: float = 0.05,
@@ -576,7 +581,7 @@ def compare_runs(
     conventions: Any = None,
     *,
     labellers: tuple[Any, Any] | None = None,
-    noise_replicates: int = 200,
+    noise_replicates: int = NOISE_REPLICATES,
     noise_smoothing: float = 1.0,
     **options: Any,
 ) -> Comparison:
@@ -599,7 +604,7 @@ def compare_runs(
             pairs,
             replicates=noise_replicates,
             resamples=options.get("bootstrap", BOOTSTRAP_RESAMPLES),
-            seed=options.get("seed", 0),
+            seed=options.get("seed", COMPARE_SEED),
             smoothing=noise_smoothing,
         )
     return compare(results, noise=noise, **options)

@@ -49,6 +49,7 @@ from ..agreement.kappa import (
     gate,
     pair_grades,
 )
+from ..agreement.resample import QUERY_BOOTSTRAP_RESAMPLES, QUERY_BOOTSTRAP_SEED
 from ..data.values import Qrels
 from ..errors import InputFormatError, ValidationError
 from ..provenance import json_number as num
@@ -85,10 +86,11 @@ UndecidedPolicy = Literal["refuse", "leave-out", "a", "b", "max", "min"]
 UNDECIDED_POLICIES: tuple[str, ...] = get_args(UndecidedPolicy)
 Status = Literal["agreed", "single", "disputed", "ungraded"]
 
-BOOTSTRAP_RESAMPLES = 2000
-"""Query-bootstrap resamples for the calibration kappa interval, everywhere it is computed."""
-BOOTSTRAP_SEED = 0
-"""Seed of that bootstrap (``numpy.random.default_rng``)."""
+BOOTSTRAP_RESAMPLES = QUERY_BOOTSTRAP_RESAMPLES
+"""Query-bootstrap resamples for the calibration kappa interval, everywhere it is computed
+(:mod:`qrelkit.agreement.resample` owns the number)."""
+BOOTSTRAP_SEED = QUERY_BOOTSTRAP_SEED
+"""Seed of that bootstrap (``numpy.random.default_rng``; :mod:`qrelkit.agreement.resample`)."""
 
 
 @dataclass(frozen=True)
