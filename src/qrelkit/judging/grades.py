@@ -695,14 +695,7 @@ def export_final(
 def _qrels(grades: dict[tuple[str, str], int], name: str) -> Any:
     from qrelkit.data.values import Qrels
 
-    return Qrels.from_dict(_nested(grades), name=name)
-
-
-def _nested(grades: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
-    for (q, d), grade in sorted(grades.items()):
-        out.setdefault(q, {})[d] = grade
-    return out
+    return Qrels.from_grades(grades, name=name)
 
 
 # -- the material for revising a rubric after a failed round ----------------------------------------

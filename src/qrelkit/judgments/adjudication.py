@@ -138,10 +138,7 @@ class Merged:
     unresolved: tuple[Pair, ...] = field(default=())
 
     def qrels(self, name: str = "final") -> Qrels:
-        nested: dict[str, dict[str, int]] = {}
-        for (q, d), g in sorted(self.grades.items()):
-            nested.setdefault(q, {})[d] = g
-        return Qrels.from_dict(nested, name=name)
+        return Qrels.from_grades(self.grades, name=name)
 
 
 def _pairs_text(pairs: Sequence[Pair], limit: int = 5) -> str:
