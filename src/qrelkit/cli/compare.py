@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -62,18 +61,17 @@ def _permutations(value: str) -> int | str:
 
 
 def read_labellers(paths: tuple[str, ...], names: str | None, scale: Any = None) -> tuple[Any, Any]:
-    """Two labellers' calibration judgments as Qrels: two qrels files, or a judging project's .db (the
-    two labellers with calibration grades, or the two named ``A,B``)."""
-    from ..data.values import Qrels
+    """Two labellers' calibration judgments as Qrels: two qrels files (named by
+    :func:`qrelkit.naming.labeller_names`), or a judging project's .db
+    (:func:`qrelkit.judging.grades.calibration_qrels`: the two labellers with calibration grades, or the
+    two named ``A,B``)."""
     from ..formats import read_qrels
+    from ..naming import labeller_names
 
     if len(paths) == 2:
-        first, second = (read_qrels(p, scale=scale) for p in paths)
-        if Path(paths[0]).stem != Path(paths[1]).stem:  # name each labeller by the file's stem
-            first, second = (
-                Qrels(q.frame, q.fingerprint, Path(p).stem, q.scale, q.rubric_hash, q.meta)
-                for q, p in zip((first, second), paths, strict=True)
-            )
+        first, second = (
+            read_qrels(p, scale=scale, name=n) for p, n in zip(paths, labeller_names(paths), strict=True)
+        )
         return first, second
     (path,) = paths
     if not _is_sqlite(path):
@@ -83,44 +81,9 @@ def read_labellers(paths: tuple[str, ...], names: str | None, scale: Any = None)
             got=path,
             fix="pass --noise-floor alice.qrels bob.qrels, or --noise-floor project.db",
         )
-    from ..judging.grades import labeller_grades
-    from ..judging.store import Store
+    from ..judging.grades import calibration_qrels
 
-    sql = (
-        "SELECT DISTINCT u.name FROM current_grades c JOIN users u USING (user_id) "
-        "JOIN pairs p USING (pair_id) WHERE p.calibration = 1 AND c.grade IS NOT NULL ORDER BY u.name"
-    )
-    with Store(path, read_only=True) as store:
-        graded = [row[0] for row in store.read(lambda conn: conn.execute(sql).fetchall())]
-        chosen = [n.strip() for n in names.split(",")] if names else graded
-        if len(chosen) != 2 or any(n not in graded for n in chosen):
-            raise ValidationError(
-                f"the project has calibration grades from {len(graded)} labeller(s) "
-                f"({', '.join(graded) or 'none'}); cannot pick two",
-                source=path,
-                got=names,
-                fix="name two of them with --labellers A,B",
-            )
-        calibration = {
-            (q, d)
-            for q, d in store.read(
-                lambda c: c.execute("SELECT query_id, doc_id FROM pairs WHERE calibration = 1")
-            )
-        }
-
-        # each labeller's grades under the project's current rubric version, on the calibration pairs
-        grades = []
-        for name in chosen:
-            given: dict[tuple[str, str], int] = store.read(partial(labeller_grades, name=name))
-            grades.append({k: g for k, g in given.items() if k in calibration})
-    return tuple(Qrels.from_dict(_nested(g), name=f"{path}:{n}") for n, g in zip(chosen, grades, strict=True))  # type: ignore[return-value]
-
-
-def _nested(grades: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
-    for (q, d), g in grades.items():
-        out.setdefault(q, {})[d] = g
-    return out
+    return calibration_qrels(path, [n.strip() for n in names.split(",")] if names else None)
 
 
 @click.command("compare", cls=NoiseFloorCommand)

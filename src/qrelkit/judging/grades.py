@@ -10,6 +10,7 @@ enforced by what these functions select, not by what a page chooses to hide.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ __all__ = [
     "RubricChanged",
     "adjudicate",
     "adjudication_queue",
+    "calibration_qrels",
     "calibration_status",
     "closed_message",
     "export_final",
@@ -294,6 +296,44 @@ def labeller_grades(conn: sqlite3.Connection, name: str, *, rubric_hash: str | N
     )
     args = {"name": name, "rubric": rubric_hash or phase_of(conn).rubric_hash}
     return {(q, d): int(g) for q, d, g in conn.execute(sql, args)}
+
+
+def calibration_qrels(db: str | Path, names: Sequence[str] | None = None) -> tuple[Any, Any]:
+    """Two labellers' grades of a judging project's calibration pairs, as Qrels named ``{db}:{name}``
+    (sorted by query and document): the two labellers with calibration grades, or the two ``names``.
+
+    Each labeller's current grades under the project's current rubric version count, on the pairs marked
+    calibration; the project file is opened read-only. An error names the labellers with calibration
+    grades when there are not exactly two to pick (or ``names`` are not two distinct ones of them)."""
+    from functools import partial
+
+    from qrelkit.data.values import Qrels
+
+    sql = (
+        "SELECT DISTINCT u.name FROM current_grades c JOIN users u USING (user_id) "
+        "JOIN pairs p USING (pair_id) WHERE p.calibration = 1 AND c.grade IS NOT NULL ORDER BY u.name"
+    )
+    with Store(db, read_only=True) as store:
+        graded = [row[0] for row in store.read(lambda conn: conn.execute(sql).fetchall())]
+        chosen = list(names) if names else graded
+        if len(chosen) != 2 or len(set(chosen)) != 2 or any(n not in graded for n in chosen):
+            raise ValidationError(
+                f"the project has calibration grades from {len(graded)} labeller(s) "
+                f"({', '.join(graded) or 'none'}); cannot pick two",
+                source=str(db),
+                got=",".join(names) if names else None,
+                fix="name two of them with --labellers A,B",
+            )
+        rows = store.read(
+            lambda c: c.execute("SELECT query_id, doc_id FROM pairs WHERE calibration = 1").fetchall()
+        )
+        calibration = {(q, d) for q, d in rows}
+        grades = []
+        for name in chosen:
+            given: dict[tuple[str, str], int] = store.read(partial(labeller_grades, name=name))
+            grades.append({k: g for k, g in given.items() if k in calibration})
+    first, second = (Qrels.from_grades(g, name=f"{db}:{n}") for n, g in zip(chosen, grades, strict=True))
+    return first, second
 
 
 @dataclass(frozen=True)
