@@ -362,20 +362,13 @@ class Calibration:
             "done": {self.labeller_a: self.done_a, self.labeller_b: self.done_b},
             "finished": self.finished,
         }
-        if self.report is not None:
-            k = self.report.kappa
-            out["kappa"] = _num(k.kappa)
-            out["ci"] = [_num(k.ci_low), _num(k.ci_high)]
-            out["level"] = k.level
-            out["bootstrap_ci"] = [_num(self.report.bootstrap.low), _num(self.report.bootstrap.high)]
-            out["bootstrap_resamples"] = self.report.bootstrap.n_resamples
-            out["bootstrap_seed"] = self.report.bootstrap.seed
-            out["n_pairs"] = k.n
-            out["weights"] = k.weights
+        if self.agreement is not None:  # the manifest's keys and spelling (calibration_fields), and the scale
+            from qrelkit.judgments.adjudication import calibration_fields
+
+            out.update(calibration_fields(self.agreement) or {})
+            k = self.agreement.report.kappa
             out["scale"] = list(k.scale)
             out["exact_agreement"] = _num(k.exact_agreement)
-            out["gate"] = {"passed": self.gate.passed, "threshold": self.gate.threshold, "use": self.gate.use,
-                           "message": self.gate.message}  # fmt: skip
         return out
 
 

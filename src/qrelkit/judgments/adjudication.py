@@ -426,9 +426,7 @@ def group_calibration_fields(found: GroupCalibration | None) -> dict[str, Any] |
         },
         "kappa_matrix": [[num(x) for x in row] for row in r.kappa_matrix.tolist()],
         "pairs_matrix": r.pairs_matrix.tolist(),
-        "gate": None
-        if g is None
-        else {"passed": g.passed, "threshold": g.threshold, "use": g.use, "message": g.message},
+        "gate": None if g is None else g.to_dict(),
     }
 
 
@@ -451,9 +449,7 @@ def calibration_fields(calibration: Calibration | None) -> dict[str, Any] | None
         "bootstrap_high": num(boot.high),
         "bootstrap_resamples": boot.n_resamples,
         "bootstrap_seed": boot.seed,
-        "gate": None
-        if g is None
-        else {"passed": g.passed, "threshold": g.threshold, "use": g.use, "message": g.message},
+        "gate": None if g is None else g.to_dict(),
     }
 
 
