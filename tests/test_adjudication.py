@@ -427,3 +427,22 @@ def test_the_apps_calibration_state_uses_the_manifests_keys() -> None:
     assert "ci" not in state and "bootstrap_ci" not in state
     assert {k: state[k] for k in calibration_fields(found)} == calibration_fields(found)
     assert state["exact_agreement"] == 0.75 and state["scale"] == [0, 1] and state["finished"] is True
+
+
+def test_manifest_fields_are_the_same_for_both_export_paths() -> None:
+    from qrelkit.judgments.adjudication import manifest_fields
+    from qrelkit.judgments.manifest import FIELDS
+    from qrelkit.judgments.rubric import load_rubric
+
+    rubric = load_rubric(EXAMPLE / "rubric.toml")
+    fields = manifest_fields(rubric=rubric, scale=(0, 1, 2, 3), relevance_threshold=2, labellers=("a", "b"),
+                             calibration=None, adjudication={"total": 3})  # fmt: skip
+    assert tuple(fields) == FIELDS
+    assert fields == {
+        "rubric": {"name": "docsearch", "version": "1.0", "content_hash": rubric.content_hash},
+        "scale": [0, 1, 2, 3],
+        "relevance_threshold": 2,
+        "labellers": ["a", "b"],
+        "calibration": None,
+        "adjudication": {"total": 3},
+    }

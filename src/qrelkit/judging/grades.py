@@ -675,7 +675,7 @@ def final_qrels_text(
     of this rubric version with its kappa per two labellers and the gate, an override with its reason,
     who and when, and every round of the project), and how each final grade was decided.
     """
-    from qrelkit.judgments.adjudication import gated_calibration_fields
+    from qrelkit.judgments.adjudication import adjudication_fields, gated_calibration_fields, manifest_fields
     from qrelkit.judgments.manifest import qrels_with_manifest_text
 
     from .phases import ensure_gate, rounds_history
@@ -692,14 +692,11 @@ def final_qrels_text(
     labellers = store.read(
         lambda c: [r[0] for r in c.execute("SELECT name FROM users WHERE role='labeller'")]
     )
-    fields = {
-        "rubric": {"name": rubric.name, "version": rubric.version, "content_hash": rubric.content_hash},
-        "scale": list(rubric.scale),
-        "relevance_threshold": relevance_threshold,
-        "labellers": sorted(labellers),
-        "calibration": gated_calibration_fields(mine[0], history),
-        "adjudication": {k: v for k, v in counts.items() if k != "pairs"},
-    }
+    fields = manifest_fields(
+        rubric=rubric, scale=rubric.scale, relevance_threshold=relevance_threshold, labellers=sorted(labellers),
+        calibration=gated_calibration_fields(mine[0], history),
+        adjudication=adjudication_fields({k: v for k, v in counts.items() if k != "pairs"}),  # pairs: the pool's size
+    )  # fmt: skip
     qrels, manifest = qrels_with_manifest_text(_qrels(grades, name), name, fields)
     return qrels, manifest, counts
 

@@ -74,10 +74,12 @@ __all__ = [
     "group_agreement_document",
     "group_calibration",
     "group_calibration_fields",
+    "manifest_fields",
     "merge",
     "merge_two",
     "pair_status",
     "read_decisions",
+    "rubric_fields",
     "votes_from_qrels",
 ]
 
@@ -502,9 +504,42 @@ def gated_calibration_fields(
     }
 
 
-def adjudication_fields(merged: Merged, **extra: int) -> dict[str, Any]:
-    """The manifest's ``adjudication`` field: the merge's counts and policies, plus ``extra`` counts."""
-    return {**merged.counts, **extra}
+def adjudication_fields(merged: Merged | Mapping[str, Any], **extra: int) -> dict[str, Any]:
+    """The manifest's ``adjudication`` field: the merge's counts and policies (of a :class:`Merged`, or
+    its ``counts`` as given), plus ``extra`` counts."""
+    counts = merged.counts if isinstance(merged, Merged) else merged
+    return {**counts, **extra}
+
+
+def rubric_fields(rubric: Any) -> dict[str, Any] | None:
+    """The manifest's ``rubric`` field: name, version and content hash (``None`` without a rubric)."""
+    if rubric is None:
+        return None
+    return {"name": rubric.name, "version": rubric.version, "content_hash": rubric.content_hash}
+
+
+def manifest_fields(
+    *,
+    rubric: Any,
+    scale: Sequence[int],
+    relevance_threshold: int,
+    labellers: Sequence[str],
+    calibration: Mapping[str, Any] | None,
+    adjudication: Mapping[str, Any],
+) -> dict[str, Any]:
+    """Every field a manifest's caller supplies (:data:`qrelkit.judgments.manifest.FIELDS`), for both export
+    paths (``qrelkit adjudicate --decisions`` and the judging project's final export): the rubric
+    (:func:`rubric_fields`), its scale, the relevance threshold, the labellers, the calibration
+    (:func:`calibration_fields` or :func:`gated_calibration_fields`) and the adjudication
+    (:func:`adjudication_fields`)."""
+    return {
+        "rubric": rubric_fields(rubric),
+        "scale": [int(g) for g in scale],
+        "relevance_threshold": relevance_threshold,
+        "labellers": list(labellers),
+        "calibration": None if calibration is None else dict(calibration),
+        "adjudication": dict(adjudication),
+    }
 
 
 # -- the decisions file ---------------------------------------------------------------------------
@@ -610,8 +645,7 @@ def _rubric_header(rubric: Any) -> dict[str, Any] | None:
     """The rubric as an agreement document's header names it (``None`` without a rubric)."""
     if rubric is None:
         return None
-    return {"name": rubric.name, "version": rubric.version, "content_hash": rubric.content_hash,
-            "source": rubric.source}  # fmt: skip
+    return {**rubric_fields(rubric), "source": rubric.source}  # type: ignore[dict-item]
 
 
 def agreement_document(
