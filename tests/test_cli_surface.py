@@ -80,3 +80,31 @@ def test_eval_of_small_clean_files_loads_no_dataframe_library(tmp_path: Path) ->
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_option_lists_are_the_members_of_the_literals_that_own_them() -> None:
+    """Each closed option set is typed once, as a Literal; the command line lists its members."""
+    import click
+
+    from qrelkit.cli.agree import adjudicate_command
+    from qrelkit.cli.agree import command as agree
+    from qrelkit.cli.compare import command as compare
+    from qrelkit.cli.judge import init_command
+    from qrelkit.cli.pool import command as pool
+    from qrelkit.cli.report import command as report
+
+    def choices(command: click.Command, name: str) -> list[str]:
+        param = next(p for p in command.params if p.name == name)
+        assert isinstance(param.type, click.Choice)
+        return list(param.type.choices)
+
+    weights = ["linear", "quadratic", "unweighted"]  # agreement.kappa.Weighting
+    assert choices(agree, "weights") == choices(init_command, "weights") == weights
+    assert choices(init_command, "gate_on") == ["ci_low", "bootstrap_low"]  # GateUse without the point value
+    assert choices(adjudicate_command, "default") == ["a", "b", "max", "min"]
+    tests = ["randomization", "t", "wilcoxon", "bootstrap"]  # compare.Test
+    assert choices(compare, "test") == choices(report, "test") == tests
+    assert choices(compare, "correction") == ["holm", "bonferroni", "bh", "none"]
+    assert choices(compare, "family") == ["pairs", "pairs-x-measures"]
+    assert choices(compare, "multi") == ["tukey", "randomized-tukey"]
+    assert choices(pool, "input_format") == ["auto", "trec", "jsonl", "csv", "tsv", "parquet"]

@@ -45,6 +45,7 @@ from typing import Any, Literal
 import numpy as np
 
 from qrelkit.agreement.kappa import (
+    WEIGHTINGS,
     AlphaLevel,
     AlphaResult,
     GateResult,
@@ -216,7 +217,7 @@ def fleiss_kappa(ratings: Any, scale: Sequence[int], weights: Weighting = "unwei
     """Fleiss' kappa of a (labellers x units) array of grades (NaN: no rating) over the full ``scale``
     (module docstring for the formula; ``weights`` as :func:`qrelkit.agreement.kappa.weight_matrix`)."""
     scale = _check_scale(scale)
-    weights = _one_of(weights, ("linear", "quadratic", "unweighted"), "weights")
+    weights = _one_of(weights, WEIGHTINGS, "weights")
     r = np.asarray(ratings, dtype=np.float64)
     if r.ndim != 2 or r.shape[0] < 2:
         raise _bad("ratings must be a (labellers x units) array with at least two labellers",
@@ -338,7 +339,7 @@ def group_agreement(
     """Pairwise weighted kappas and their mean, Krippendorff's alpha (interval and ordinal) and Fleiss'
     kappa of the labellers in ``grades``, each group statistic with its query-bootstrap interval."""
     scale = _check_scale(scale)
-    weights = _one_of(weights, ("linear", "quadratic", "unweighted"), "weights")
+    weights = _one_of(weights, WEIGHTINGS, "weights")
     codes = _codes(grades.ratings, scale)
     k, n_l = len(scale), len(grades.labellers)
     qids = sorted(set(grades.query_ids), key=_id_key)

@@ -45,7 +45,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 from statistics import NormalDist
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -98,9 +98,11 @@ GateUse = Literal["ci_low", "bootstrap_low", "kappa"]
 """What the gate compares with the threshold: the lower bound of the normal interval, the lower bound of
 the query bootstrap interval (needs an :class:`AgreementReport`), or the point estimate."""
 
-_WEIGHTINGS = ("linear", "quadratic", "unweighted")
-_ALPHA_LEVELS = ("nominal", "ordinal", "interval")
-_GATE_USES = ("ci_low", "bootstrap_low", "kappa")
+WEIGHTINGS: tuple[str, ...] = get_args(Weighting)
+ALPHA_LEVELS: tuple[str, ...] = get_args(AlphaLevel)
+GATE_USES: tuple[str, ...] = get_args(GateUse)
+#: The lower bounds a gate can compare (every :data:`GateUse` but the point estimate).
+GATE_LOWER_BOUNDS: tuple[str, ...] = tuple(u for u in GATE_USES if u != "kappa")
 
 NOTE_NO_PAIRS = "no pairs were judged by both labellers; kappa is undefined"
 NOTE_NO_CHANCE_DISAGREEMENT = (
@@ -175,7 +177,7 @@ def weight_matrix(scale: Sequence[int], weights: Weighting = "linear") -> np.nda
     ``(0, 1, 3)`` puts 1 and 3 twice as far apart as 0 and 1. Rows and columns follow ``scale``.
     """
     g = np.asarray(_check_scale(scale), dtype=np.float64)
-    if _one_of(weights, _WEIGHTINGS, "weights") == "unweighted":
+    if _one_of(weights, WEIGHTINGS, "weights") == "unweighted":
         return np.eye(len(g))
     d = np.abs(g[:, None] - g[None, :]) / (g[-1] - g[0])
     out: np.ndarray = 1.0 - (d if weights == "linear" else d * d)
@@ -411,7 +413,7 @@ def cohen_kappa(
     independent; pairs within a query are not, so also look at :func:`bootstrap_kappa_ci`.
     """
     scale = _check_scale(scale)
-    weights = _one_of(weights, _WEIGHTINGS, "weights")
+    weights = _one_of(weights, WEIGHTINGS, "weights")
     level = _check_level(level)
     ca, cb = _grade_codes(grades_a, scale, "A"), _grade_codes(grades_b, scale, "B")
     if len(ca) != len(cb):
@@ -457,7 +459,7 @@ def bootstrap_kappa_ci(
     independent; resampling queries with all their pairs keeps that dependence. The same pairs and seed
     give the same interval, in any input order.
     """
-    scale, weights = _check_scale(scale), _one_of(weights, _WEIGHTINGS, "weights")
+    scale, weights = _check_scale(scale), _one_of(weights, WEIGHTINGS, "weights")
     qids, tables = _query_tables(paired, scale)
     k, w = len(scale), weight_matrix(scale, weights)
 
@@ -505,7 +507,7 @@ def krippendorff_alpha(
     has ``n_g = 0`` and changes no distance, so alpha does not depend on unused grades (the
     ``krippendorff`` package agrees when given ``value_domain``).
     """
-    level = _one_of(level, _ALPHA_LEVELS, "level")
+    level = _one_of(level, ALPHA_LEVELS, "level")
     try:
         r = np.asarray(ratings, dtype=np.float64)
     except (TypeError, ValueError):
@@ -642,7 +644,7 @@ def agreement_report(
 ) -> AgreementReport:
     """Kappa (linear by default) with both intervals, alpha, per-query agreement and the disagreements."""
     scale = _check_scale(scale)
-    weights = _one_of(weights, _WEIGHTINGS, "weights")
+    weights = _one_of(weights, WEIGHTINGS, "weights")
     qids, tables = _query_tables(paired, scale)  # validates the grades, naming the offending pair
     kappa = _kappa_from_table(tables.sum(axis=0), scale, weights, _check_level(level))
     boot = bootstrap_kappa_ci(paired, scale, weights, n_resamples=n_resamples, seed=seed, level=level)
@@ -698,7 +700,7 @@ def gate(
     of the query bootstrap (needs an :class:`AgreementReport`); ``use="kappa"`` the point estimate. An
     undefined kappa or bound fails, and the message says why.
     """
-    use = _one_of(use, _GATE_USES, "use")
+    use = _one_of(use, GATE_USES, "use")
     if isinstance(min_kappa, bool) or not isinstance(min_kappa, Real) or not -1.0 <= min_kappa <= 1.0:
         raise _bad("min_kappa must be a number between -1 and 1", min_kappa, "e.g. 0.6", "pass min_kappa=0.6")
     report = result if isinstance(result, AgreementReport) else None

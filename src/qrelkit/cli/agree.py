@@ -8,8 +8,9 @@ from typing import Any
 import click
 
 from ..agreement.group import STATISTICS
+from ..agreement.kappa import WEIGHTINGS
 from ..agreement.resample import QUERY_BOOTSTRAP_RESAMPLES, QUERY_BOOTSTRAP_SEED
-from ..judgments.adjudication import UNDECIDED_POLICIES
+from ..judgments.adjudication import DEFAULT_POLICIES, UNDECIDED_POLICIES
 from .options import seed_option
 
 __all__ = ["RunsCommand", "VariadicOptionCommand", "adjudicate_command", "command", "leverage_command"]
@@ -87,7 +88,7 @@ def _write_or_echo(text: str, output: str | None, what: str) -> None:
 @click.option("--rubric", type=click.Path(dir_okay=False), help="rubric.toml: its full scale weights kappa")
 @click.option(
     "--weights",
-    type=click.Choice(["linear", "quadratic", "unweighted"]),
+    type=click.Choice(WEIGHTINGS),
     default="linear",
     show_default=True,
     help="kappa weights, from grade values over the full scale",
@@ -251,7 +252,7 @@ def leverage_command(
 @click.option(
     "--default",
     "default",
-    type=click.Choice(["a", "b", "max", "min"]),
+    type=click.Choice(DEFAULT_POLICIES),
     default=None,
     help="grade for a disagreeing pair without a decision (otherwise that is an error), recorded",
 )

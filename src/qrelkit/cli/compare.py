@@ -14,7 +14,8 @@ from ..agreement.resample import (
     NOISE_REPLICATES,
     PAIRED_BOOTSTRAP_RESAMPLES,
 )
-from ..compare import EXACT_AUTO_LIMIT
+from ..compare import EXACT_AUTO_LIMIT, FAMILIES, MULTI, TESTS
+from ..compare.stats import CORRECTIONS
 from ..errors import ValidationError
 from .agree import VariadicOptionCommand
 from .evaluate import (
@@ -94,7 +95,7 @@ def read_labellers(paths: tuple[str, ...], names: str | None, scale: Any = None)
 @click.option("--baseline", "baselines", multiple=True,
               help="run compared against every other run, repeatable [default: the first run]")  # fmt: skip
 @click.option("--all-pairs", is_flag=True, help="compare every two runs (the earlier one as baseline)")
-@click.option("--test", type=click.Choice(["randomization", "t", "wilcoxon", "bootstrap"]),
+@click.option("--test", type=click.Choice(TESTS),
               default="randomization", show_default=True, help="the paired test")  # fmt: skip
 @click.option("--permutations", default="auto", show_default=True, metavar="exact|N",
               help="randomization: enumerate every sign vector, or draw N; auto: exact when at most "
@@ -102,13 +103,13 @@ def read_labellers(paths: tuple[str, ...], names: str | None, scale: Any = None)
 @seed_option("seed of every random draw", default=COMPARE_SEED)
 @click.option("--bootstrap", "resamples", type=click.IntRange(min=1), default=PAIRED_BOOTSTRAP_RESAMPLES, show_default=True,
               help="paired bootstrap resamples (interval, bootstrap test, noise floor)")  # fmt: skip
-@click.option("--correction", type=click.Choice(["holm", "bonferroni", "bh", "none"]), default="holm",
+@click.option("--correction", type=click.Choice(CORRECTIONS), default="holm",
               show_default=True, help="multiple-comparison correction")  # fmt: skip
-@click.option("--family", type=click.Choice(["pairs", "pairs-x-measures"]), default="pairs-x-measures",
+@click.option("--family", type=click.Choice(FAMILIES), default="pairs-x-measures",
               show_default=True, help="what one correction covers: each measure's pairs, or all")  # fmt: skip
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
               show_default=True, help="significance level; intervals are at 1 - alpha")  # fmt: skip
-@click.option("--multi", type=click.Choice(["tukey", "randomized-tukey"]), default=None,
+@click.option("--multi", type=click.Choice(MULTI), default=None,
               help="with 3+ runs: Tukey HSD (always shown with the ANOVA), or also the randomised Tukey HSD")  # fmt: skip
 @click.option("--noise-floor", "noise", multiple=True, metavar="A.qrels B.qrels | project.db",
               help="two labellers' judgments of the calibration queries: the labeller-noise floor")  # fmt: skip

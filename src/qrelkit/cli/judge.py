@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from qrelkit.agreement.group import STATISTIC_NAMES, STATISTICS
+from qrelkit.agreement.kappa import GATE_LOWER_BOUNDS, WEIGHTINGS
 
 from .options import labellers_option, seed_option
 
@@ -92,13 +93,13 @@ def command() -> None:
                    "else 2]; as many as there are labellers gives every calibration pair to every labeller.")  # fmt: skip
 @click.option("--min-kappa", type=click.FloatRange(-1, 1), default=0.6, show_default=True,
               help="Gate threshold for the lower end of the chosen statistic's interval.")  # fmt: skip
-@click.option("--weights", type=click.Choice(["linear", "quadratic", "unweighted"]), default="linear",
+@click.option("--weights", type=click.Choice(WEIGHTINGS), default="linear",
               show_default=True, help="Weights of Cohen's kappa (pairwise and their mean).")  # fmt: skip
 @click.option("--statistic", type=click.Choice(list(STATISTICS)), default=None,
               help="What the gate compares: kappa (every two labellers pass), mean_kappa (mean pairwise weighted "
                    "kappa), alpha_interval, alpha_ordinal (Krippendorff), fleiss [default: kappa with 2 labellers "
                    "per calibration query, mean_kappa with more].")  # fmt: skip
-@click.option("--gate-on", type=click.Choice(["ci_low", "bootstrap_low"]), default=None,
+@click.option("--gate-on", type=click.Choice(GATE_LOWER_BOUNDS), default=None,
               help="Which lower end the gate compares: of the normal interval (kappa only) or of the query "
                    "bootstrap [default: ci_low for kappa, bootstrap_low for the others].")  # fmt: skip
 def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: Path, labellers: tuple[str, ...],

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from ..agreement.resample import COMPARE_SEED
+from ..compare import TESTS
 from .compare import NoiseFloorCommand, _permutations, read_labellers
 from .evaluate import (
     input_options,
@@ -34,7 +35,7 @@ __all__ = ["command"]
     multiple=True,
     help="the run(s) the others are compared with [default: the first]",
 )
-@click.option("--test", type=click.Choice(["randomization", "t", "wilcoxon", "bootstrap"]), default="randomization",
+@click.option("--test", type=click.Choice(TESTS), default="randomization",
               show_default=True, help="the paired test (as in compare)")  # fmt: skip
 @click.option("--permutations", default="auto", show_default=True, metavar="exact|N",
               help="randomisation test: exact enumeration, or N Monte Carlo sign flips")  # fmt: skip

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -48,9 +48,9 @@ __all__ = [
 Test = Literal["randomization", "t", "wilcoxon", "bootstrap"]
 Family = Literal["pairs", "pairs-x-measures"]
 Multi = Literal["tukey", "randomized-tukey"]
-TESTS = ("randomization", "t", "wilcoxon", "bootstrap")
-FAMILIES = ("pairs", "pairs-x-measures")
-MULTI = ("tukey", "randomized-tukey")
+TESTS: tuple[str, ...] = get_args(Test)
+FAMILIES: tuple[str, ...] = get_args(Family)
+MULTI: tuple[str, ...] = get_args(Multi)
 
 #: With ``permutations="auto"``: enumerate every sign vector when at most this many queries have a
 #: non-zero difference, else draw :data:`MONTE_CARLO_PERMUTATIONS` random ones.

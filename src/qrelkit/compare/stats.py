@@ -34,7 +34,7 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -61,7 +61,7 @@ TUKEY_CELLS = 4_000_000
 EXACT_LIMIT = 40
 
 Correction = Literal["holm", "bonferroni", "bh", "none"]
-CORRECTIONS = ("holm", "bonferroni", "bh", "none")
+CORRECTIONS: tuple[str, ...] = get_args(Correction)
 
 
 def _gamma(k: int) -> float:

@@ -58,6 +58,7 @@ __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "BOOTSTRAP_SEED",
     "CALIBRATION_KEYS",
+    "DEFAULT_POLICIES",
     "UNDECIDED_POLICIES",
     "AgreementDocument",
     "Calibration",
@@ -86,6 +87,8 @@ __all__ = [
 Pair = tuple[str, str]
 UndecidedPolicy = Literal["refuse", "leave-out", "a", "b", "max", "min"]
 UNDECIDED_POLICIES: tuple[str, ...] = get_args(UndecidedPolicy)
+#: The policies that give a disputed pair a grade (two labellers only): all but refuse and leave-out.
+DEFAULT_POLICIES: tuple[str, ...] = tuple(p for p in UNDECIDED_POLICIES if p not in ("refuse", "leave-out"))
 Status = Literal["agreed", "single", "disputed", "ungraded"]
 
 BOOTSTRAP_RESAMPLES = QUERY_BOOTSTRAP_RESAMPLES
