@@ -18,12 +18,7 @@ from ..compare import EXACT_AUTO_LIMIT, FAMILIES, MULTI, TESTS
 from ..compare.stats import CORRECTIONS
 from ..errors import ValidationError
 from .agree import VariadicOptionCommand
-from .evaluate import (
-    input_options,
-    judgments_of,
-    load_inputs,
-    resolve,
-)
+from .evaluate import input_options, judgments_of, load_inputs, resolve
 from .options import seed_option
 
 __all__ = ["command", "read_labellers"]
@@ -124,34 +119,11 @@ def read_labellers(paths: tuple[str, ...], names: str | None, scale: Any = None)
               default=None, help="output format [default: table; -o: by suffix]")  # fmt: skip
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="write to this file")
 @input_options
-def command(
-    qrels: str,
-    runs: tuple[str, ...],
-    measures: tuple[str, ...],
-    baselines: tuple[str, ...],
-    all_pairs: bool,
-    test: str,
-    permutations: str,
-    seed: int,
-    resamples: int,
-    correction: str,
-    family: str,
-    alpha: float,
-    multi: str | None,
-    noise: tuple[str, ...],
-    labellers: str | None,
-    replicates: int,
-    smoothing: float,
-    power: bool,
-    power_delta: float | None,
-    out_format: str | None,
-    output: str | None,
-    input_format: str,
-    on_duplicate: str | None,
-    rubric: str | None,
-    manifest: str | None,
-    **options: Any,
-) -> None:
+def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baselines: tuple[str, ...], all_pairs: bool,
+            test: str, permutations: str, seed: int, resamples: int, correction: str, family: str, alpha: float,
+            multi: str | None, noise: tuple[str, ...], labellers: str | None, replicates: int, smoothing: float,
+            power: bool, power_delta: float | None, out_format: str | None, output: str | None, input_format: str,
+            on_duplicate: str | None, rubric: str | None, manifest: str | None, **options: Any) -> None:  # fmt: skip
     """Compare RUNS evaluated against QRELS: paired tests, corrected p-values, intervals, effect sizes.
 
     Each --baseline (default: the first run) is compared with every other run, per measure: the
@@ -162,7 +134,6 @@ def command(
     """
     from ..compare import compare_files, compare_runs
     from ..measures.grammar import parse_all
-    from ..report.compare import render_compare
     from .evaluate import rubric_scale
 
     if len(runs) < 2:
@@ -170,49 +141,38 @@ def command(
     if noise and len(noise) > 2:
         raise click.UsageError("--noise-floor takes two qrels files or one project .db")
     perms = _permutations(permutations)
+    fmt = _output_format(out_format, output)
+    judgments = judgments_of(qrels, manifest)
+    conv, on_duplicate = resolve(options, on_duplicate)
+    parsed = parse_all(measures) if measures else None
+    scale, rubric_hash = rubric_scale(rubric)
+    chosen = dict(baseline=list(baselines) or None, all_pairs=all_pairs, test=test, permutations=perms, seed=seed,
+                  correction=correction, family=family, alpha=alpha, multi=multi, bootstrap=resamples, power=power,
+                  power_delta=power_delta)  # fmt: skip
+    if noise:  # the noise floor needs every row of every run: read whole
+        qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric)
+        comparison = compare_runs(qrels_obj, run_objs, parsed, conv, labellers=read_labellers(noise, labellers, scale),
+                                  noise_replicates=replicates, noise_smoothing=smoothing, **chosen)  # fmt: skip
+    else:
+        comparison = compare_files(qrels, runs, parsed, conv, input_format=input_format, on_duplicate=on_duplicate,
+                                   scale=scale, rubric_hash=rubric_hash, **chosen)  # fmt: skip
+    _write(replace(comparison, results=comparison.results.with_judgments(judgments)), fmt, output)
+
+
+def _output_format(out_format: str | None, output: str | None) -> str:
+    """--format, else the output file's suffix, else the table."""
     fmt = out_format or (OUTPUT_SUFFIXES.get(Path(output).suffix.lower()) if output else "table")
     if fmt is None:
         raise click.UsageError(
             f"cannot tell the output format from {output!r}: name it with --format "
             "json|markdown|latex|html|table, or use a suffix .json, .md, .tex, .html or .txt"
         )
-    judgments = judgments_of(qrels, manifest)
-    conv, on_duplicate = resolve(options, on_duplicate)
-    parsed = parse_all(measures) if measures else None
-    options = dict(
-        baseline=list(baselines) or None,
-        all_pairs=all_pairs,
-        test=test,
-        permutations=perms,
-        seed=seed,
-        correction=correction,
-        family=family,
-        alpha=alpha,
-        multi=multi,
-        bootstrap=resamples,
-        power=power or power_delta is not None,
-        power_delta=power_delta,
-    )
-    scale, rubric_hash = rubric_scale(rubric)
-    if noise:  # the runs themselves are needed: read whole
-        qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric)
-        pair_of_labellers = read_labellers(noise, labellers, scale) if noise else None
-        comparison = compare_runs(
-            qrels_obj,
-            run_objs,
-            parsed,
-            conv,
-            labellers=pair_of_labellers,
-            noise_replicates=replicates,
-            noise_smoothing=smoothing,
-            **options,
-        )
-    else:
-        comparison = compare_files(
-            qrels, runs, parsed, conv, input_format=input_format, on_duplicate=on_duplicate, scale=scale,
-            rubric_hash=rubric_hash, **options,
-        )  # fmt: skip
-    comparison = replace(comparison, results=comparison.results.with_judgments(judgments))
+    return fmt
+
+
+def _write(comparison: Any, fmt: str, output: str | None) -> None:
+    from ..report.compare import render_compare
+
     if output:
         Path(output).write_text(render_compare(comparison, fmt), encoding="utf-8")
         click.echo(

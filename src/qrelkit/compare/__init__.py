@@ -398,11 +398,13 @@ def compare(
     """Compare runs of one evaluation (see the module docstring). ``measures`` default to every measure
     of ``results``; ``noise`` is a :class:`~qrelkit.compare.noise.NoiseFloor` from
     :func:`~qrelkit.compare.noise.noise_floor` over the same pairs, which adds a verdict per pair.
-    Several Results are combined first (see :func:`combine`)."""
+    Several Results are combined first (see :func:`combine`). A ``power_delta`` asks for the power
+    analysis whether or not ``power`` is set."""
     results = combine(results)
     opts = options or Options(
-        test, permutations, seed, correction, family, alpha, multi, bootstrap, power, power_delta
-    )
+        test, permutations, seed, correction, family, alpha, multi, bootstrap, power or power_delta is not None,
+        power_delta,
+    )  # fmt: skip
     pairs = run_pairs(results, baseline, all_pairs)
     names = [results._measure_name(m) for m in measures] if measures else results.measure_names
     work = []  # (pair, measure, query ids, a, b)
