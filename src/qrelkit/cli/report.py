@@ -12,12 +12,7 @@ import click
 from ..agreement.resample import COMPARE_SEED
 from ..compare import TESTS
 from .compare import NoiseFloorCommand, _permutations, read_labellers
-from .evaluate import (
-    input_options,
-    judgments_of,
-    load_inputs,
-    resolve,
-)
+from .evaluate import input_options, judgments_of, load_inputs, resolve
 from .options import seed_option
 
 __all__ = ["command"]
@@ -46,23 +41,10 @@ __all__ = ["command"]
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, writable=True),
               help="the HTML file to write (one file, readable offline)")  # fmt: skip
 @input_options
-def command(
-    qrels: str,
-    runs: tuple[str, ...],
-    measures: tuple[str, ...],
-    baselines: tuple[str, ...],
-    test: str,
-    permutations: str,
-    seed: int,
-    noise: tuple[str, ...],
-    labellers: str | None,
-    output: str,
-    input_format: str,
-    on_duplicate: str | None,
-    rubric: str | None,
-    manifest: str | None,
-    **options: Any,
-) -> None:
+def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baselines: tuple[str, ...], test: str,
+            permutations: str, seed: int, noise: tuple[str, ...], labellers: str | None, output: str,
+            input_format: str, on_duplicate: str | None, rubric: str | None, manifest: str | None,
+            **options: Any) -> None:  # fmt: skip
     """Write one HTML page for RUNS against QRELS: the summary with the comparison verdicts, the forest plot
     of differences (with the labeller-noise floor), per-query differences, ordered badly versus never
     retrieved, the judgments (manifest, calibration matrix, marginals), the conventions and how far each
