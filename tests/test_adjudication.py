@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -225,9 +226,15 @@ def test_the_app_the_manifest_and_agree_give_the_same_kappa_interval(tmp_path: P
     agree = json.loads(out.stdout)["agreement"]
     assert app["n_pairs"] == manifest["n_pairs"] == agree["n_pairs"] > 100
     assert app["kappa"] == manifest["kappa"] == agree["kappa"]["kappa"]
-    assert app["ci"] == [manifest["ci_low"], manifest["ci_high"]]
-    assert app["bootstrap_ci"] == [manifest["bootstrap_low"], manifest["bootstrap_high"]]
-    assert app["bootstrap_ci"] == [agree["bootstrap"]["low"], agree["bootstrap"]["high"]]
+    assert [app["ci_low"], app["ci_high"]] == [manifest["ci_low"], manifest["ci_high"]]
+    assert [app["bootstrap_low"], app["bootstrap_high"]] == [
+        manifest["bootstrap_low"],
+        manifest["bootstrap_high"],
+    ]
+    assert [app["bootstrap_low"], app["bootstrap_high"]] == [
+        agree["bootstrap"]["low"],
+        agree["bootstrap"]["high"],
+    ]
     assert (manifest["bootstrap_resamples"], manifest["bootstrap_seed"]) == (2000, 0)
     assert (agree["bootstrap"]["n_resamples"], agree["bootstrap"]["seed"]) == (2000, 0)
     assert manifest["gate"]["message"] == app["gate"]["message"]
@@ -381,3 +388,61 @@ def test_three_labellers_disagree_when_any_two_differ_and_merge_as_two_do() -> N
     decided = merge(votes, {("q", "d2"): 1})
     assert decided.grades == {("q", "d1"): 2, ("q", "d2"): 1}
     assert (decided.counts["agreed"], decided.counts["adjudicated"]) == (1, 1)
+
+
+# -- the manifest's fields, one spelling of the calibration and of the gate -------------------------------
+
+
+def _half_kappa() -> Any:
+    from qrelkit.judgments.adjudication import calibration_agreement
+
+    # A: 0 0 1 1, B: 0 1 1 1 on 0..1: p_o = 3/4, p_e = 1/2 * 1/4 + 1/2 * 3/4 = 1/2, kappa = 1/2
+    a = {("q1", "d1"): 0, ("q1", "d2"): 0, ("q2", "d1"): 1, ("q2", "d2"): 1}
+    b = {("q1", "d1"): 0, ("q1", "d2"): 1, ("q2", "d1"): 1, ("q2", "d2"): 1}
+    return calibration_agreement(a, b, (0, 1), min_kappa=0.6, labellers=("alice", "bob"), use="kappa")
+
+
+def test_calibration_fields_spell_the_interval_and_the_gate_one_way() -> None:
+    from qrelkit.judgments.adjudication import CALIBRATION_KEYS, calibration_fields
+
+    fields = calibration_fields(_half_kappa())
+    assert tuple(fields) == CALIBRATION_KEYS
+    assert fields["kappa"] == pytest.approx(0.5, abs=1e-12) and fields["n_pairs"] == 4
+    assert fields["gate"] == {
+        "passed": False,
+        "threshold": 0.6,
+        "value_used": pytest.approx(0.5, abs=1e-12),
+        "use": "kappa",
+        "message": "kappa 0.50, 95% CI "
+        f"[{fields['ci_low']:.2f}, {fields['ci_high']:.2f}]; kappa 0.50 < 0.60: FAIL",
+    }
+
+
+def test_the_apps_calibration_state_uses_the_manifests_keys() -> None:
+    from qrelkit.judging.grades import Calibration
+    from qrelkit.judgments.adjudication import calibration_fields
+
+    found = _half_kappa()
+    state = Calibration("alice", "bob", 4, 4, 4, found.report, found.gate, found).to_dict()
+    assert "ci" not in state and "bootstrap_ci" not in state
+    assert {k: state[k] for k in calibration_fields(found)} == calibration_fields(found)
+    assert state["exact_agreement"] == 0.75 and state["scale"] == [0, 1] and state["finished"] is True
+
+
+def test_manifest_fields_are_the_same_for_both_export_paths() -> None:
+    from qrelkit.judgments.adjudication import manifest_fields
+    from qrelkit.judgments.manifest import FIELDS
+    from qrelkit.judgments.rubric import load_rubric
+
+    rubric = load_rubric(EXAMPLE / "rubric.toml")
+    fields = manifest_fields(rubric=rubric, scale=(0, 1, 2, 3), relevance_threshold=2, labellers=("a", "b"),
+                             calibration=None, adjudication={"total": 3})  # fmt: skip
+    assert tuple(fields) == FIELDS
+    assert fields == {
+        "rubric": {"name": "docsearch", "version": "1.0", "content_hash": rubric.content_hash},
+        "scale": [0, 1, 2, 3],
+        "relevance_threshold": 2,
+        "labellers": ["a", "b"],
+        "calibration": None,
+        "adjudication": {"total": 3},
+    }

@@ -137,3 +137,18 @@ def test_scale_check_names_the_line(tmp_path):
     with pytest.raises(ValidationError) as err:
         read_qrels(path, scale=(0, 1, 2, 3))
     assert str(err.value).startswith(f"{path}:2: grade 4 is outside the rubric's scale [0, 1, 2, 3]")
+
+
+def test_qrels_from_grades_sorts_the_pairs():
+    from qrelkit.data.values import Qrels
+
+    q = Qrels.from_grades({("q2", "a"): 1, ("q1", "b"): 2, ("q1", "a"): 0}, name="x")
+    assert q.frame.select("query_id", "doc_id", "grade").rows() == [
+        ("q1", "a", 0),
+        ("q1", "b", 2),
+        ("q2", "a", 1),
+    ]
+    assert q.name == "x"
+    # the same grades in another order: the same rows and the same fingerprint
+    again = Qrels.from_grades({("q1", "a"): 0, ("q2", "a"): 1, ("q1", "b"): 2}, name="x")
+    assert again.fingerprint.sha256 == q.fingerprint.sha256

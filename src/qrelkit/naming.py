@@ -1,14 +1,15 @@
-"""The one run-naming rule and the one rule for query and document ids, in a module that imports nothing
-heavy (the small path calls it before any dataframe library is loaded)."""
+"""The one run-naming rule, the one labeller-naming rule and the one rule for query and document ids, in a
+module that imports nothing heavy (the small path calls it before any dataframe library is loaded)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from .errors import InputFormatError, ValidationError
 
-__all__ = ["ID_PATTERN", "MAX_ID_BYTES", "check_id", "check_run_names", "id_problem"]
+__all__ = ["ID_PATTERN", "MAX_ID_BYTES", "check_id", "check_run_names", "id_problem", "labeller_names"]
 
 #: The longest query or document id, in bytes of UTF-8, that qrelkit takes from any input (the native
 #: scanner's ``QK_MAX_ID`` is the same). Longer ids are refused with the line that holds them: they are
@@ -90,3 +91,11 @@ def check_run_names(names: Sequence[str], sources: Sequence[str | None]) -> None
                 fix="give each run its own tag (the sixth column), or in Python pass name= when reading",
             )
         first[name] = source
+
+
+def labeller_names(paths: Sequence[object]) -> list[str]:
+    """The labeller each judgments file stands for: the file's name up to its first dot (``alice.qrels``
+    and ``alice.qrels.gz`` are ``alice``); when two files give the same name, each of them is followed by
+    its position among ``paths`` (``alice (1)``, ``alice (3)``), so no two labellers share a name."""
+    names = [Path(str(p)).name.split(".")[0] for p in paths]
+    return [n if names.count(n) == 1 else f"{n} ({i + 1})" for i, n in enumerate(names)]

@@ -3,6 +3,8 @@
 - :mod:`.kappa`: two labellers: weighted Cohen's kappa, its intervals, Krippendorff's alpha, the gate
   statistic.
 - :mod:`.group`: two or more labellers: Fleiss' kappa, the pairwise kappa matrix, alpha over a group.
+- :mod:`.resample`: every random draw over queries in qrelkit (agreement's query bootstrap and
+  comparison's draws) and their defaults.
 
 ``from qrelkit.agreement import cohen_kappa`` still works: names load from :mod:`.kappa` on first use.
 """

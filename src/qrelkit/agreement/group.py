@@ -30,7 +30,7 @@ Statistics (:data:`Statistic`)
     ``sum_kl w_kl pi_k pi_l``).
 
 The intervals of ``mean_kappa``, alpha and Fleiss' kappa are percentile intervals of the cluster bootstrap
-over queries (:func:`qrelkit.agreement.kappa.query_bootstrap`, the same draws as kappa's), so the gate of a
+over queries (:func:`qrelkit.agreement.resample.query_bootstrap`, the same draws as kappa's), so the gate of a
 group statistic compares the lower end of its query-bootstrap interval with the threshold.
 """
 
@@ -45,9 +45,9 @@ from typing import Any, Literal
 import numpy as np
 
 from qrelkit.agreement.kappa import (
+    WEIGHTINGS,
     AlphaLevel,
     AlphaResult,
-    BootstrapInterval,
     GateResult,
     KappaResult,
     Weighting,
@@ -62,8 +62,14 @@ from qrelkit.agreement.kappa import (
     _record,
     alpha_batch,
     krippendorff_alpha,
-    query_bootstrap,
     weight_matrix,
+)
+from qrelkit.agreement.resample import (
+    INTERVAL_LEVEL,
+    QUERY_BOOTSTRAP_RESAMPLES,
+    QUERY_BOOTSTRAP_SEED,
+    BootstrapInterval,
+    query_bootstrap,
 )
 
 __all__ = [
@@ -211,7 +217,7 @@ def fleiss_kappa(ratings: Any, scale: Sequence[int], weights: Weighting = "unwei
     """Fleiss' kappa of a (labellers x units) array of grades (NaN: no rating) over the full ``scale``
     (module docstring for the formula; ``weights`` as :func:`qrelkit.agreement.kappa.weight_matrix`)."""
     scale = _check_scale(scale)
-    weights = _one_of(weights, ("linear", "quadratic", "unweighted"), "weights")
+    weights = _one_of(weights, WEIGHTINGS, "weights")
     r = np.asarray(ratings, dtype=np.float64)
     if r.ndim != 2 or r.shape[0] < 2:
         raise _bad("ratings must be a (labellers x units) array with at least two labellers",
@@ -326,14 +332,14 @@ def group_agreement(
     scale: Sequence[int],
     *,
     weights: Weighting = "linear",
-    level: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    level: float = INTERVAL_LEVEL,
+    n_resamples: int = QUERY_BOOTSTRAP_RESAMPLES,
+    seed: int = QUERY_BOOTSTRAP_SEED,
 ) -> GroupReport:
     """Pairwise weighted kappas and their mean, Krippendorff's alpha (interval and ordinal) and Fleiss'
     kappa of the labellers in ``grades``, each group statistic with its query-bootstrap interval."""
     scale = _check_scale(scale)
-    weights = _one_of(weights, ("linear", "quadratic", "unweighted"), "weights")
+    weights = _one_of(weights, WEIGHTINGS, "weights")
     codes = _codes(grades.ratings, scale)
     k, n_l = len(scale), len(grades.labellers)
     qids = sorted(set(grades.query_ids), key=_id_key)

@@ -45,11 +45,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 from statistics import NormalDist
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 from qrelkit.errors import ValidationError, did_you_mean
+from qrelkit.provenance import json_number
+
+from .resample import (
+    INTERVAL_LEVEL,
+    QUERY_BOOTSTRAP_RESAMPLES,
+    QUERY_BOOTSTRAP_SEED,
+    BootstrapInterval,
+    query_bootstrap,
+    resample_counts,
+)
+from .resample import check_level as _check_level
 
 __all__ = [
     "AgreementReport",
@@ -87,9 +98,11 @@ GateUse = Literal["ci_low", "bootstrap_low", "kappa"]
 """What the gate compares with the threshold: the lower bound of the normal interval, the lower bound of
 the query bootstrap interval (needs an :class:`AgreementReport`), or the point estimate."""
 
-_WEIGHTINGS = ("linear", "quadratic", "unweighted")
-_ALPHA_LEVELS = ("nominal", "ordinal", "interval")
-_GATE_USES = ("ci_low", "bootstrap_low", "kappa")
+WEIGHTINGS: tuple[str, ...] = get_args(Weighting)
+ALPHA_LEVELS: tuple[str, ...] = get_args(AlphaLevel)
+GATE_USES: tuple[str, ...] = get_args(GateUse)
+#: The lower bounds a gate can compare (every :data:`GateUse` but the point estimate).
+GATE_LOWER_BOUNDS: tuple[str, ...] = tuple(u for u in GATE_USES if u != "kappa")
 
 NOTE_NO_PAIRS = "no pairs were judged by both labellers; kappa is undefined"
 NOTE_NO_CHANCE_DISAGREEMENT = (
@@ -129,14 +142,6 @@ def _check_scale(scale: Sequence[int]) -> tuple[int, ...]:
     return tuple(int(g) for g in values)
 
 
-def _check_level(level: float) -> float:
-    if isinstance(level, bool) or not isinstance(level, Real) or not 0.0 < level < 1.0:
-        raise _bad(
-            "the confidence level must be strictly between 0 and 1", level, "e.g. 0.95", "pass level=0.95"
-        )
-    return float(level)
-
-
 def _grade_codes(
     grades: Any, scale: tuple[int, ...], who: str, keys: Sequence[Any] | None = None
 ) -> np.ndarray:
@@ -172,7 +177,7 @@ def weight_matrix(scale: Sequence[int], weights: Weighting = "linear") -> np.nda
     ``(0, 1, 3)`` puts 1 and 3 twice as far apart as 0 and 1. Rows and columns follow ``scale``.
     """
     g = np.asarray(_check_scale(scale), dtype=np.float64)
-    if _one_of(weights, _WEIGHTINGS, "weights") == "unweighted":
+    if _one_of(weights, WEIGHTINGS, "weights") == "unweighted":
         return np.eye(len(g))
     d = np.abs(g[:, None] - g[None, :]) / (g[-1] - g[0])
     out: np.ndarray = 1.0 - (d if weights == "linear" else d * d)
@@ -190,7 +195,8 @@ def _record(x: Any) -> dict[str, Any]:
 
 
 def _jsonable(x: Any) -> Any:
-    """Plain JSON values: NaN (an undefined statistic, explained by a note) becomes None."""
+    """Plain JSON values: NaN (an undefined statistic, explained by a note) becomes None
+    (:func:`qrelkit.provenance.json_number`)."""
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         return _record(x)
     if isinstance(x, np.ndarray):
@@ -202,7 +208,7 @@ def _jsonable(x: Any) -> Any:
     if _is_int(x):
         return int(x)
     if isinstance(x, Real):
-        return None if math.isnan(float(x)) else float(x)
+        return json_number(x)
     return str(x)
 
 
@@ -397,7 +403,7 @@ def cohen_kappa(
     scale: Sequence[int],
     weights: Weighting = "linear",
     *,
-    level: float = 0.95,
+    level: float = INTERVAL_LEVEL,
 ) -> KappaResult:
     """Cohen's (1968) weighted kappa of two labellers' grades for the same pairs, position by position.
 
@@ -407,7 +413,7 @@ def cohen_kappa(
     independent; pairs within a query are not, so also look at :func:`bootstrap_kappa_ci`.
     """
     scale = _check_scale(scale)
-    weights = _one_of(weights, _WEIGHTINGS, "weights")
+    weights = _one_of(weights, WEIGHTINGS, "weights")
     level = _check_level(level)
     ca, cb = _grade_codes(grades_a, scale, "A"), _grade_codes(grades_b, scale, "B")
     if len(ca) != len(cb):
@@ -423,30 +429,6 @@ def cohen_kappa(
 
 
 # query bootstrap
-
-
-@dataclass(frozen=True)
-class BootstrapInterval:
-    """Percentile bootstrap interval for kappa, resampling whole queries with replacement.
-
-    ``n_undefined`` resamples had an undefined kappa (every resampled pair on one grade for both
-    labellers) and are left out of the percentiles. ``low``/``high`` are NaN, with a ``note``, when
-    there are fewer than two queries or no resample is defined.
-    """
-
-    low: float
-    high: float
-    level: float
-    n_resamples: int
-    seed: int
-    n_queries: int
-    n_undefined: int
-    weights: Weighting
-    note: str | None = None
-    method: str = "percentile bootstrap over queries (clusters); numpy.quantile, linear interpolation"
-
-    def to_dict(self) -> dict[str, Any]:
-        return _record(self)
 
 
 def _query_tables(paired: PairedGrades, scale: tuple[int, ...]) -> tuple[list[Any], np.ndarray]:
@@ -466,9 +448,9 @@ def bootstrap_kappa_ci(
     scale: Sequence[int],
     weights: Weighting = "linear",
     *,
-    n_resamples: int = 2000,
-    seed: int = 0,
-    level: float = 0.95,
+    n_resamples: int = QUERY_BOOTSTRAP_RESAMPLES,
+    seed: int = QUERY_BOOTSTRAP_SEED,
+    level: float = INTERVAL_LEVEL,
 ) -> BootstrapInterval:
     """Percentile interval for kappa from a cluster bootstrap over queries (:func:`query_bootstrap` of the
     per-query confusion tables).
@@ -477,7 +459,7 @@ def bootstrap_kappa_ci(
     independent; resampling queries with all their pairs keeps that dependence. The same pairs and seed
     give the same interval, in any input order.
     """
-    scale, weights = _check_scale(scale), _one_of(weights, _WEIGHTINGS, "weights")
+    scale, weights = _check_scale(scale), _one_of(weights, WEIGHTINGS, "weights")
     qids, tables = _query_tables(paired, scale)
     k, w = len(scale), weight_matrix(scale, weights)
 
@@ -486,60 +468,6 @@ def bootstrap_kappa_ci(
 
     return query_bootstrap(tables.reshape(len(qids), k * k), kappas, n_resamples=n_resamples, seed=seed,
                            level=level, weights=weights, what="kappa")  # fmt: skip
-
-
-def resample_counts(n_queries: int, n_resamples: int, seed: int) -> np.ndarray:
-    """How often each query is drawn in each resample, shape ``(n_resamples, n_queries)``: the one draw
-    of every query bootstrap in qrelkit, ``numpy.random.default_rng(seed).integers(0, n_queries,
-    size=(n_resamples, n_queries))``, queries in sorted id order."""
-    if not _is_int(n_resamples) or n_resamples < 1:
-        raise _bad(
-            "n_resamples must be a positive integer", n_resamples, "e.g. 2000", "pass n_resamples=2000"
-        )
-    if not _is_int(seed) or seed < 0:
-        raise _bad("seed must be a non-negative integer", seed, "e.g. 0", "pass seed=0")
-    r = int(n_resamples)
-    draws = np.random.default_rng(int(seed)).integers(0, n_queries, size=(r, n_queries))
-    offsets = (np.arange(r, dtype=np.int64) * n_queries)[:, None]
-    return np.bincount((draws + offsets).ravel(), minlength=r * n_queries).reshape(r, n_queries)
-
-
-def query_bootstrap(
-    per_query: np.ndarray,
-    statistic: Any,
-    *,
-    n_resamples: int,
-    seed: int,
-    level: float,
-    weights: Weighting,
-    what: str,
-) -> BootstrapInterval:
-    """Percentile interval of a statistic of sums over queries, by the cluster bootstrap over queries.
-
-    ``per_query`` holds one row of additive pieces per query (sorted id order): confusion tables for
-    kappa, coincidence matrices for Krippendorff's alpha, unit sums for Fleiss' kappa. Each resample's
-    pieces are the draw-count-weighted sum of the rows (:func:`resample_counts`; one matrix product for
-    all resamples), and ``statistic`` maps the ``(n_resamples, d)`` sums to one value per resample (NaN
-    where undefined, left out and counted). The interval is the ``(1 - level)/2`` and ``(1 + level)/2``
-    quantiles (``numpy.quantile``, linear interpolation).
-    """
-    level, n_q = _check_level(level), per_query.shape[0]
-    counts = resample_counts(max(n_q, 1), n_resamples, seed)
-    base: dict[str, Any] = dict(level=level, n_resamples=int(n_resamples), seed=int(seed), n_queries=n_q,
-                                weights=weights)  # fmt: skip
-    if n_q < 2:
-        return BootstrapInterval(math.nan, math.nan, n_undefined=0, **base,
-                                 note="fewer than two queries: a query bootstrap cannot vary")  # fmt: skip
-    resampled = counts.astype(np.float64) @ per_query.reshape(n_q, -1).astype(np.float64)
-    values = np.asarray(statistic(resampled), dtype=np.float64)
-    defined = values[~np.isnan(values)]
-    n_undefined = int(n_resamples) - defined.size
-    if defined.size == 0:
-        return BootstrapInterval(math.nan, math.nan, n_undefined=n_undefined, **base,
-                                 note=f"{what} is undefined in every resample")  # fmt: skip
-    low, high = np.quantile(defined, [0.5 - level / 2.0, 0.5 + level / 2.0])
-    note = f"{n_undefined} resample(s) with undefined {what} left out" if n_undefined else None
-    return BootstrapInterval(float(low), float(high), n_undefined=n_undefined, note=note, **base)
 
 
 # Krippendorff's alpha
@@ -579,7 +507,7 @@ def krippendorff_alpha(
     has ``n_g = 0`` and changes no distance, so alpha does not depend on unused grades (the
     ``krippendorff`` package agrees when given ``value_domain``).
     """
-    level = _one_of(level, _ALPHA_LEVELS, "level")
+    level = _one_of(level, ALPHA_LEVELS, "level")
     try:
         r = np.asarray(ratings, dtype=np.float64)
     except (TypeError, ValueError):
@@ -709,14 +637,14 @@ def agreement_report(
     scale: Sequence[int],
     *,
     weights: Weighting = "linear",
-    level: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    level: float = INTERVAL_LEVEL,
+    n_resamples: int = QUERY_BOOTSTRAP_RESAMPLES,
+    seed: int = QUERY_BOOTSTRAP_SEED,
     alpha_level: AlphaLevel = "ordinal",
 ) -> AgreementReport:
     """Kappa (linear by default) with both intervals, alpha, per-query agreement and the disagreements."""
     scale = _check_scale(scale)
-    weights = _one_of(weights, _WEIGHTINGS, "weights")
+    weights = _one_of(weights, WEIGHTINGS, "weights")
     qids, tables = _query_tables(paired, scale)  # validates the grades, naming the offending pair
     kappa = _kappa_from_table(tables.sum(axis=0), scale, weights, _check_level(level))
     boot = bootstrap_kappa_ci(paired, scale, weights, n_resamples=n_resamples, seed=seed, level=level)
@@ -772,7 +700,7 @@ def gate(
     of the query bootstrap (needs an :class:`AgreementReport`); ``use="kappa"`` the point estimate. An
     undefined kappa or bound fails, and the message says why.
     """
-    use = _one_of(use, _GATE_USES, "use")
+    use = _one_of(use, GATE_USES, "use")
     if isinstance(min_kappa, bool) or not isinstance(min_kappa, Real) or not -1.0 <= min_kappa <= 1.0:
         raise _bad("min_kappa must be a number between -1 and 1", min_kappa, "e.g. 0.6", "pass min_kappa=0.6")
     report = result if isinstance(result, AgreementReport) else None

@@ -8,7 +8,9 @@ from typing import Any
 import click
 
 from ..agreement.group import STATISTICS
-from ..judgments.adjudication import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, UNDECIDED_POLICIES
+from ..agreement.kappa import WEIGHTINGS
+from ..agreement.resample import QUERY_BOOTSTRAP_RESAMPLES, QUERY_BOOTSTRAP_SEED
+from ..judgments.adjudication import DEFAULT_POLICIES, UNDECIDED_POLICIES
 from .options import seed_option
 
 __all__ = ["RunsCommand", "VariadicOptionCommand", "adjudicate_command", "command", "leverage_command"]
@@ -54,56 +56,14 @@ class RunsCommand(VariadicOptionCommand):
     """``--runs`` takes every following argument up to the next option; ``--runs A --runs B`` works too."""
 
 
-def _load_pair(a: str, b: str, rubric_path: str | None) -> tuple[Any, Any, Any, tuple[int, ...], str]:
-    """Both labellers' qrels, the rubric (or None), the scale, and where the scale came from."""
-    (qa, qb), rubric, scale, source = _load_many((a, b), rubric_path)
-    return qa, qb, rubric, scale, source
+def _read(paths: tuple[str, ...], rubric: str | None, *, warn: bool = True) -> Any:
+    """:func:`qrelkit.judgments.labellers.read_labellers`, printing the warning of an inferred scale."""
+    from ..judgments.labellers import read_labellers
 
-
-def _load_many(
-    paths: tuple[str, ...], rubric_path: str | None
-) -> tuple[list[Any], Any, tuple[int, ...], str]:
-    """Every labeller's qrels, the rubric (or None), the scale, and where the scale came from."""
-    from ..data.values import Qrels
-    from ..formats import read_qrels
-
-    rubric = None
-    if rubric_path:
-        from ..judgments.rubric import load_rubric
-
-        rubric = load_rubric(rubric_path)
-    scale = rubric.scale if rubric is not None else None
-    qrels = [read_qrels(p, scale=scale) for p in paths]
-    if rubric is not None:
-        qrels = [Qrels(q.frame, q.fingerprint, q.name, q.scale, rubric.content_hash, q.meta) for q in qrels]
-        return qrels, rubric, tuple(rubric.scale), "rubric"
-    import polars as pl
-
-    from ..judgments.rubric import MAX_ABS_GRADE, grade_bound_error
-
-    for q in qrels:  # the scale is every step from the lowest grade seen to the highest: bounded
-        outside = q.frame.filter(pl.col("grade").abs() > MAX_ABS_GRADE)
-        if outside.height:
-            row = outside.row(0, named=True)
-            error = grade_bound_error(row["grade"], source=q.meta.get("source"), line=row["line"])
-            error.fix = f"{error.fix}; or pass --rubric with the scale the judgments use"
-            raise error
-    grades = [g for q in qrels for g in q.frame.get_column("grade").to_list()]
-    lo, hi = min(grades), max(grades)
-    return qrels, None, tuple(range(lo, hi + 1)), "grades seen"
-
-
-def _scale_warning(scale: tuple[int, ...]) -> None:
-    click.echo(
-        f"warning: no --rubric: the scale is taken as {scale[0]}..{scale[-1]}, the lowest to the highest grade "
-        "seen; grades beyond these ends that nobody used cannot be known, and the confusion matrix, marginals "
-        "and alpha cannot show them. Pass --rubric for the full scale.",
-        err=True,
-    )
-
-
-def _labeller(path: str) -> str:
-    return Path(path).name.split(".")[0]
+    found = read_labellers(paths, rubric)
+    if warn and found.scale.warning:
+        click.echo(f"warning: {found.scale.warning}", err=True)
+    return found
 
 
 def _read_runs(paths: tuple[str, ...]) -> list[Any]:
@@ -128,7 +88,7 @@ def _write_or_echo(text: str, output: str | None, what: str) -> None:
 @click.option("--rubric", type=click.Path(dir_okay=False), help="rubric.toml: its full scale weights kappa")
 @click.option(
     "--weights",
-    type=click.Choice(["linear", "quadratic", "unweighted"]),
+    type=click.Choice(WEIGHTINGS),
     default="linear",
     show_default=True,
     help="kappa weights, from grade values over the full scale",
@@ -150,11 +110,11 @@ def _write_or_echo(text: str, output: str | None, what: str) -> None:
 @click.option(
     "--bootstrap",
     type=click.IntRange(min=1),
-    default=BOOTSTRAP_RESAMPLES,
+    default=QUERY_BOOTSTRAP_RESAMPLES,
     show_default=True,
     help="query resamples (the judging app and the manifest use the same default)",
 )
-@seed_option("bootstrap seed", default=BOOTSTRAP_SEED)
+@seed_option("bootstrap seed", default=QUERY_BOOTSTRAP_SEED)
 @click.option(
     "--runs",
     multiple=True,
@@ -200,33 +160,16 @@ def command(
     Exit status: 0 on success (and when the gate passes), 3 when --min-kappa is given and the lower
     bound of the interval falls below it, 1 on bad input, 2 on bad usage.
     """
-    from ..judgments.adjudication import agreement_document, group_agreement_document
+    from ..judgments.labellers import agreement_of, is_group
 
     if len(qrels) < 2:
         raise click.UsageError("pass two or more qrels files, one per labeller")
-    group = len(qrels) > 2 or statistic not in (None, "kappa")
-    if group and runs:
+    if runs and is_group(len(qrels), statistic):
         raise click.UsageError("--runs compares two labellers; pass two qrels files and no group --statistic")
-    if group:
-        loaded, rub, scale, scale_source = _load_many(qrels, rubric)
-        if rub is None:
-            _scale_warning(scale)
-        names = [_labeller(p) for p in qrels]
-        names = [n if names.count(n) == 1 else f"{n} ({i + 1})" for i, n in enumerate(names)]
-        doc: Any = group_agreement_document(
-            loaded, scale, labellers=names, paths=qrels, rubric=rub, scale_source=scale_source,
-            weights=weights, statistic=statistic, min_kappa=min_kappa, n_resamples=bootstrap, seed=seed,  # type: ignore[arg-type]
-        )  # fmt: skip
-        _finish(doc, out_format, output, show_disagreements)
-        return
-    qrels_a, qrels_b = qrels
-    qa, qb, rub, scale, scale_source = _load_pair(qrels_a, qrels_b, rubric)
-    if rub is None:
-        _scale_warning(scale)
-    doc = agreement_document(
-        qa, qb, scale, labellers=(_labeller(qrels_a), _labeller(qrels_b)), paths=(qrels_a, qrels_b),
-        rubric=rub, scale_source=scale_source, weights=weights, min_kappa=min_kappa, n_resamples=bootstrap,  # type: ignore[arg-type]  # --weights is a click.Choice of the Literal's members
-        seed=seed, runs=_read_runs(runs) if runs else (), k=k,
+    found = _read(qrels, rubric)
+    doc = agreement_of(
+        found, weights=weights, statistic=statistic, min_kappa=min_kappa, n_resamples=bootstrap, seed=seed,  # type: ignore[arg-type]  # --weights is a click.Choice of the Literal's members
+        runs=_read_runs(runs) if runs else (), k=k,
     )  # fmt: skip
     _finish(doc, out_format, output, show_disagreements)
 
@@ -309,7 +252,7 @@ def leverage_command(
 @click.option(
     "--default",
     "default",
-    type=click.Choice(["a", "b", "max", "min"]),
+    type=click.Choice(DEFAULT_POLICIES),
     default=None,
     help="grade for a disagreeing pair without a decision (otherwise that is an error), recorded",
 )
@@ -366,18 +309,18 @@ def adjudicate_command(
         raise click.UsageError(
             "pass --runs to write the adjudication queue, or --decisions to merge, not both"
         )
-    qa, qb, rub, scale, _ = _load_pair(qrels_a, qrels_b, rubric)
+    found = _read((qrels_a, qrels_b), rubric, warn=False)
     if runs:
+        qa, qb = found.qrels
         _write_queue(qa, qb, _read_runs(runs), k, output)
         return
-    if rub is None:
-        _scale_warning(scale)
+    if found.scale.warning:
+        click.echo(f"warning: {found.scale.warning}", err=True)
     if default and allow_unresolved:
         raise click.UsageError("pass --default or --allow-unresolved, not both")
     undecided = default or allow_unresolved or "refuse"
     assert decisions is not None and undecided in UNDECIDED_POLICIES
-    _merge(qa, qb, rub, scale, decisions, undecided, allow_override, min_kappa, relevance_threshold,
-           (qrels_a, qrels_b), output)  # fmt: skip
+    _merge(found, decisions, undecided, allow_override, min_kappa, relevance_threshold, output)
 
 
 def _write_queue(qa: Any, qb: Any, run_objs: list[Any], k: int, output: str) -> None:
@@ -393,53 +336,20 @@ def _write_queue(qa: Any, qb: Any, run_objs: list[Any], k: int, output: str) -> 
     )
 
 
-def _merge(
-    qa: Any,
-    qb: Any,
-    rub: Any,
-    scale: tuple[int, ...],
-    decisions: str,
-    undecided: str,
-    allow_override: bool,
-    min_kappa: float,
-    threshold: int,
-    paths: tuple[str, str],
-    output: str,
-) -> None:
-    from ..judgments.adjudication import (
-        adjudication_fields,
-        calibration_agreement,
-        calibration_fields,
-        merge_two,
-        read_decisions,
-    )
-    from ..judgments.manifest import write_qrels_with_manifest
+def _merge(found: Any, decisions: str, undecided: str, allow_override: bool, min_kappa: float, threshold: int,
+           output: str) -> None:  # fmt: skip
+    from ..judgments.labellers import merge_decisions
 
-    names = (_labeller(paths[0]), _labeller(paths[1]))
-    merged = merge_two(
-        qa, qb, read_decisions(decisions, scale), names=names, undecided=undecided,
-        allow_override=allow_override, source=decisions,
-    )  # fmt: skip
-    calibration = calibration_agreement(qa.frame, qb.frame, scale, min_kappa=min_kappa, labellers=names)
-    fields = {
-        "rubric": None
-        if rub is None
-        else {"name": rub.name, "version": rub.version, "content_hash": rub.content_hash},
-        "scale": list(scale),
-        "relevance_threshold": threshold,
-        "labellers": list(names),
-        "calibration": calibration_fields(calibration),
-        "adjudication": adjudication_fields(merged),
-    }
-    side = write_qrels_with_manifest(merged.qrels(Path(output).name), output, fields)
-    c = merged.counts
+    done = merge_decisions(found, decisions, output, undecided=undecided, allow_override=allow_override,
+                           min_kappa=min_kappa, relevance_threshold=threshold)  # fmt: skip
+    c = done.merged.counts
     click.echo(
         f"final qrels: {c['total']} judgments ({c['agreed']} agreed, {c['adjudicated']} adjudicated, "
         f"{c['overridden']} overridden, {c['defaulted']} defaulted, {c['single_labeller']} from one labeller; "
-        f"{c['unresolved_left_out']} unresolved left out); wrote {output} and {side}",
+        f"{c['unresolved_left_out']} unresolved left out); wrote {output} and {done.manifest}",
         err=True,
     )
-    gate_result = calibration.gate
+    gate_result = done.calibration.gate
     if gate_result is not None and not gate_result.passed:
         click.echo(
             f"warning: calibration gate failed ({gate_result.message}); recorded in the manifest", err=True

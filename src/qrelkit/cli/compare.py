@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import click
 
+from ..agreement.resample import (
+    COMPARE_SEED,
+    MONTE_CARLO_PERMUTATIONS,
+    NOISE_REPLICATES,
+    PAIRED_BOOTSTRAP_RESAMPLES,
+)
+from ..compare import EXACT_AUTO_LIMIT, FAMILIES, MULTI, TESTS
+from ..compare.stats import CORRECTIONS
 from ..errors import ValidationError
 from .agree import VariadicOptionCommand
-from .evaluate import (
-    input_options,
-    judgments_of,
-    load_inputs,
-    resolve,
-)
+from .evaluate import input_options, judgments_of, load_inputs, resolve
 from .options import seed_option
 
 __all__ = ["command", "read_labellers"]
@@ -55,18 +57,17 @@ def _permutations(value: str) -> int | str:
 
 
 def read_labellers(paths: tuple[str, ...], names: str | None, scale: Any = None) -> tuple[Any, Any]:
-    """Two labellers' calibration judgments as Qrels: two qrels files, or a judging project's .db (the
-    two labellers with calibration grades, or the two named ``A,B``)."""
-    from ..data.values import Qrels
+    """Two labellers' calibration judgments as Qrels: two qrels files (named by
+    :func:`qrelkit.naming.labeller_names`), or a judging project's .db
+    (:func:`qrelkit.judging.grades.calibration_qrels`: the two labellers with calibration grades, or the
+    two named ``A,B``)."""
     from ..formats import read_qrels
+    from ..naming import labeller_names
 
     if len(paths) == 2:
-        first, second = (read_qrels(p, scale=scale) for p in paths)
-        if Path(paths[0]).stem != Path(paths[1]).stem:  # name each labeller by the file's stem
-            first, second = (
-                Qrels(q.frame, q.fingerprint, Path(p).stem, q.scale, q.rubric_hash, q.meta)
-                for q, p in zip((first, second), paths, strict=True)
-            )
+        first, second = (
+            read_qrels(p, scale=scale, name=n) for p, n in zip(paths, labeller_names(paths), strict=True)
+        )
         return first, second
     (path,) = paths
     if not _is_sqlite(path):
@@ -76,44 +77,9 @@ def read_labellers(paths: tuple[str, ...], names: str | None, scale: Any = None)
             got=path,
             fix="pass --noise-floor alice.qrels bob.qrels, or --noise-floor project.db",
         )
-    from ..judging.grades import labeller_grades
-    from ..judging.store import Store
+    from ..judging.grades import calibration_qrels
 
-    sql = (
-        "SELECT DISTINCT u.name FROM current_grades c JOIN users u USING (user_id) "
-        "JOIN pairs p USING (pair_id) WHERE p.calibration = 1 AND c.grade IS NOT NULL ORDER BY u.name"
-    )
-    with Store(path, read_only=True) as store:
-        graded = [row[0] for row in store.read(lambda conn: conn.execute(sql).fetchall())]
-        chosen = [n.strip() for n in names.split(",")] if names else graded
-        if len(chosen) != 2 or any(n not in graded for n in chosen):
-            raise ValidationError(
-                f"the project has calibration grades from {len(graded)} labeller(s) "
-                f"({', '.join(graded) or 'none'}); cannot pick two",
-                source=path,
-                got=names,
-                fix="name two of them with --labellers A,B",
-            )
-        calibration = {
-            (q, d)
-            for q, d in store.read(
-                lambda c: c.execute("SELECT query_id, doc_id FROM pairs WHERE calibration = 1")
-            )
-        }
-
-        # each labeller's grades under the project's current rubric version, on the calibration pairs
-        grades = []
-        for name in chosen:
-            given: dict[tuple[str, str], int] = store.read(partial(labeller_grades, name=name))
-            grades.append({k: g for k, g in given.items() if k in calibration})
-    return tuple(Qrels.from_dict(_nested(g), name=f"{path}:{n}") for n, g in zip(chosen, grades, strict=True))  # type: ignore[return-value]
-
-
-def _nested(grades: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
-    for (q, d), g in grades.items():
-        out.setdefault(q, {})[d] = g
-    return out
+    return calibration_qrels(path, [n.strip() for n in names.split(",")] if names else None)
 
 
 @click.command("compare", cls=NoiseFloorCommand)
@@ -124,26 +90,26 @@ def _nested(grades: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:
 @click.option("--baseline", "baselines", multiple=True,
               help="run compared against every other run, repeatable [default: the first run]")  # fmt: skip
 @click.option("--all-pairs", is_flag=True, help="compare every two runs (the earlier one as baseline)")
-@click.option("--test", type=click.Choice(["randomization", "t", "wilcoxon", "bootstrap"]),
+@click.option("--test", type=click.Choice(TESTS),
               default="randomization", show_default=True, help="the paired test")  # fmt: skip
 @click.option("--permutations", default="auto", show_default=True, metavar="exact|N",
-              help="randomization: enumerate every sign vector, or draw N; auto: exact when at most 24 "
-              "queries differ, else 100000")  # fmt: skip
-@seed_option("seed of every random draw")
-@click.option("--bootstrap", "resamples", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="randomization: enumerate every sign vector, or draw N; auto: exact when at most "
+              f"{EXACT_AUTO_LIMIT} queries differ, else {MONTE_CARLO_PERMUTATIONS}")  # fmt: skip
+@seed_option("seed of every random draw", default=COMPARE_SEED)
+@click.option("--bootstrap", "resamples", type=click.IntRange(min=1), default=PAIRED_BOOTSTRAP_RESAMPLES, show_default=True,
               help="paired bootstrap resamples (interval, bootstrap test, noise floor)")  # fmt: skip
-@click.option("--correction", type=click.Choice(["holm", "bonferroni", "bh", "none"]), default="holm",
+@click.option("--correction", type=click.Choice(CORRECTIONS), default="holm",
               show_default=True, help="multiple-comparison correction")  # fmt: skip
-@click.option("--family", type=click.Choice(["pairs", "pairs-x-measures"]), default="pairs-x-measures",
+@click.option("--family", type=click.Choice(FAMILIES), default="pairs-x-measures",
               show_default=True, help="what one correction covers: each measure's pairs, or all")  # fmt: skip
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
               show_default=True, help="significance level; intervals are at 1 - alpha")  # fmt: skip
-@click.option("--multi", type=click.Choice(["tukey", "randomized-tukey"]), default=None,
+@click.option("--multi", type=click.Choice(MULTI), default=None,
               help="with 3+ runs: Tukey HSD (always shown with the ANOVA), or also the randomised Tukey HSD")  # fmt: skip
 @click.option("--noise-floor", "noise", multiple=True, metavar="A.qrels B.qrels | project.db",
               help="two labellers' judgments of the calibration queries: the labeller-noise floor")  # fmt: skip
 @click.option("--labellers", default=None, metavar="A,B", help="with a project .db: the two labellers")
-@click.option("--replicates", type=click.IntRange(min=1), default=200, show_default=True,
+@click.option("--replicates", type=click.IntRange(min=1), default=NOISE_REPLICATES, show_default=True,
               help="relabelled copies for the simulated noise floor")  # fmt: skip
 @click.option("--smoothing", type=click.FloatRange(min=0), default=1.0, show_default=True,
               help="add-s smoothing of the relabelling channel")  # fmt: skip
@@ -153,34 +119,11 @@ def _nested(grades: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:
               default=None, help="output format [default: table; -o: by suffix]")  # fmt: skip
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="write to this file")
 @input_options
-def command(
-    qrels: str,
-    runs: tuple[str, ...],
-    measures: tuple[str, ...],
-    baselines: tuple[str, ...],
-    all_pairs: bool,
-    test: str,
-    permutations: str,
-    seed: int,
-    resamples: int,
-    correction: str,
-    family: str,
-    alpha: float,
-    multi: str | None,
-    noise: tuple[str, ...],
-    labellers: str | None,
-    replicates: int,
-    smoothing: float,
-    power: bool,
-    power_delta: float | None,
-    out_format: str | None,
-    output: str | None,
-    input_format: str,
-    on_duplicate: str | None,
-    rubric: str | None,
-    manifest: str | None,
-    **options: Any,
-) -> None:
+def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baselines: tuple[str, ...], all_pairs: bool,
+            test: str, permutations: str, seed: int, resamples: int, correction: str, family: str, alpha: float,
+            multi: str | None, noise: tuple[str, ...], labellers: str | None, replicates: int, smoothing: float,
+            power: bool, power_delta: float | None, out_format: str | None, output: str | None, input_format: str,
+            on_duplicate: str | None, rubric: str | None, manifest: str | None, **options: Any) -> None:  # fmt: skip
     """Compare RUNS evaluated against QRELS: paired tests, corrected p-values, intervals, effect sizes.
 
     Each --baseline (default: the first run) is compared with every other run, per measure: the
@@ -192,56 +135,44 @@ def command(
     from ..compare import compare_files, compare_runs
     from ..judgments.rubric import rubric_scale
     from ..measures.grammar import parse_all
-    from ..report.compare import render_compare
 
     if len(runs) < 2:
         raise click.UsageError("compare needs at least two runs: the baseline and a run to compare with it")
     if noise and len(noise) > 2:
         raise click.UsageError("--noise-floor takes two qrels files or one project .db")
     perms = _permutations(permutations)
+    fmt = _output_format(out_format, output)
+    judgments = judgments_of(qrels, manifest)
+    conv, on_duplicate = resolve(options, on_duplicate)
+    parsed = parse_all(measures) if measures else None
+    scale, rubric_hash = rubric_scale(rubric)
+    chosen = dict(baseline=list(baselines) or None, all_pairs=all_pairs, test=test, permutations=perms, seed=seed,
+                  correction=correction, family=family, alpha=alpha, multi=multi, bootstrap=resamples, power=power,
+                  power_delta=power_delta)  # fmt: skip
+    if noise:  # the noise floor needs every row of every run: read whole
+        qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric, conv)
+        comparison = compare_runs(qrels_obj, run_objs, parsed, conv, labellers=read_labellers(noise, labellers, scale),
+                                  noise_replicates=replicates, noise_smoothing=smoothing, **chosen)  # fmt: skip
+    else:
+        comparison = compare_files(qrels, runs, parsed, conv, input_format=input_format, on_duplicate=on_duplicate,
+                                   scale=scale, rubric_hash=rubric_hash, **chosen)  # fmt: skip
+    _write(replace(comparison, results=comparison.results.with_judgments(judgments)), fmt, output)
+
+
+def _output_format(out_format: str | None, output: str | None) -> str:
+    """--format, else the output file's suffix, else the table."""
     fmt = out_format or (OUTPUT_SUFFIXES.get(Path(output).suffix.lower()) if output else "table")
     if fmt is None:
         raise click.UsageError(
             f"cannot tell the output format from {output!r}: name it with --format "
             "json|markdown|latex|html|table, or use a suffix .json, .md, .tex, .html or .txt"
         )
-    judgments = judgments_of(qrels, manifest)
-    conv, on_duplicate = resolve(options, on_duplicate)
-    parsed = parse_all(measures) if measures else None
-    options = dict(
-        baseline=list(baselines) or None,
-        all_pairs=all_pairs,
-        test=test,
-        permutations=perms,
-        seed=seed,
-        correction=correction,
-        family=family,
-        alpha=alpha,
-        multi=multi,
-        bootstrap=resamples,
-        power=power or power_delta is not None,
-        power_delta=power_delta,
-    )
-    scale, rubric_hash = rubric_scale(rubric)
-    if noise:  # the runs themselves are needed: read whole
-        qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric, conv)
-        pair_of_labellers = read_labellers(noise, labellers, scale) if noise else None
-        comparison = compare_runs(
-            qrels_obj,
-            run_objs,
-            parsed,
-            conv,
-            labellers=pair_of_labellers,
-            noise_replicates=replicates,
-            noise_smoothing=smoothing,
-            **options,
-        )
-    else:
-        comparison = compare_files(
-            qrels, runs, parsed, conv, input_format=input_format, on_duplicate=on_duplicate, scale=scale,
-            rubric_hash=rubric_hash, **options,
-        )  # fmt: skip
-    comparison = replace(comparison, results=comparison.results.with_judgments(judgments))
+    return fmt
+
+
+def _write(comparison: Any, fmt: str, output: str | None) -> None:
+    from ..report.compare import render_compare
+
     if output:
         Path(output).write_text(render_compare(comparison, fmt), encoding="utf-8")
         click.echo(

@@ -16,7 +16,8 @@ from typing import Any
 
 import click
 
-from qrelkit.agreement.group import STATISTIC_NAMES, STATISTICS
+from qrelkit.agreement.group import STATISTICS
+from qrelkit.agreement.kappa import GATE_LOWER_BOUNDS, WEIGHTINGS
 
 from .options import labellers_option, seed_option
 
@@ -92,13 +93,13 @@ def command() -> None:
                    "else 2]; as many as there are labellers gives every calibration pair to every labeller.")  # fmt: skip
 @click.option("--min-kappa", type=click.FloatRange(-1, 1), default=0.6, show_default=True,
               help="Gate threshold for the lower end of the chosen statistic's interval.")  # fmt: skip
-@click.option("--weights", type=click.Choice(["linear", "quadratic", "unweighted"]), default="linear",
+@click.option("--weights", type=click.Choice(WEIGHTINGS), default="linear",
               show_default=True, help="Weights of Cohen's kappa (pairwise and their mean).")  # fmt: skip
 @click.option("--statistic", type=click.Choice(list(STATISTICS)), default=None,
               help="What the gate compares: kappa (every two labellers pass), mean_kappa (mean pairwise weighted "
                    "kappa), alpha_interval, alpha_ordinal (Krippendorff), fleiss [default: kappa with 2 labellers "
                    "per calibration query, mean_kappa with more].")  # fmt: skip
-@click.option("--gate-on", type=click.Choice(["ci_low", "bootstrap_low"]), default=None,
+@click.option("--gate-on", type=click.Choice(GATE_LOWER_BOUNDS), default=None,
               help="Which lower end the gate compares: of the normal interval (kappa only) or of the query "
                    "bootstrap [default: ci_low for kappa, bootstrap_low for the others].")  # fmt: skip
 def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: Path, labellers: tuple[str, ...],
@@ -119,26 +120,10 @@ def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: Path, 
         no_calibration=no_calibration, runs=runs, admin=admin, seed=seed, min_kappa=min_kappa,
         weights=weights, gate_use=gate_on, calibration_labellers=calibration_labellers, gate_statistic=statistic,
     )  # fmt: skip
-    click.echo(f"created {db}: {summary['pairs']} pairs over {summary['queries']} queries to judge")
-    if summary["prejudged"]:
-        click.echo(f"  {summary['prejudged']} pooled pairs were judged already and are left out")
-    cal = summary["calibration_queries"]
-    click.echo(f"  calibration queries ({len(cal)}): {', '.join(cal) if cal else 'none'}")
-    if cal:
-        click.echo(
-            f"  {summary['calibration_labellers']} labellers per calibration query; gate: "
-            f"{STATISTIC_NAMES[summary['gate_statistic']]}, {summary['gate_use']} >= {min_kappa:g}"
-        )
-    if not cal:
-        click.echo("  judging is open at once; agreement not measured (recorded in the manifest)")
-    for note in summary["notes"]:
-        click.echo(f"warning: {note}", err=True)
-    click.echo(f"  seed: {summary['seed']}")
-    for name, n in summary["labellers"].items():
-        click.echo(f"  {name}: {n} pairs")
-    if summary["runs"]:
-        click.echo(f"  runs stored: {', '.join(summary['runs'])}")
-    click.echo(f"  admin: {summary['admin']} (invite with: qrelkit judge invite {db} {summary['admin']})")
+    from qrelkit.report.judging import render_init
+
+    for line, to_stderr in render_init(db, summary, min_kappa):
+        click.echo(line, err=to_stderr)
     from qrelkit.judgments.rubric import lint, load_rubric
 
     errors = sum(f.severity == "error" for f in lint(load_rubric(rubric)))
@@ -234,19 +219,9 @@ def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_l
     import sys
 
     try:
-        import uvicorn
-
-        from qrelkit.judging.project import record_base_url
+        import qrelkit.judging.web  # noqa: F401  # starlette and uvicorn: the web extra
         from qrelkit.judging.security import parse_duration, parse_limit
-        from qrelkit.judging.store import Store, check_project_file
-        from qrelkit.judging.web import create_app, listen, server_url
-        from qrelkit.judging.web.server import (
-            ServerLimits,
-            describe,
-            ensure_file_limit,
-            serve_lock,
-            server_config,
-        )
+        from qrelkit.judging.web.server import ServerLimits, serve_project
     except ImportError as exc:
         raise click.ClickException(
             f"the judging app needs the web extra ({exc.name} is missing): pip install 'qrelkit[web]'"
@@ -265,34 +240,10 @@ def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_l
                               per_client=max_connections_per_client, trusted_proxies=trusted_proxies)  # fmt: skip
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--trusted-proxy") from None
-    limits, note = ensure_file_limit(limits)
-    if note:
-        click.echo(note, err=True)
-    check_project_file(db)  # before the lock file is made beside it
-    with serve_lock(db) as lock:
-        sock = listen(host, port)
-        try:
-            port = sock.getsockname()[1]
-            public = base_url or server_url(host, port)
-            with Store(db) as store:
-                for note in store.notes:
-                    click.echo(note, err=True)
-                if public:
-                    record_base_url(store, public)
-            app = create_app(db, base_url=base_url, signin_limit=limit, idle_timeout=idle)
-            shown = f"[{host}]" if ":" in host else host
-            lock.note(f"http://{shown}:{port}")
-            click.echo(f"serving {db} on http://{shown}:{port} (Ctrl-C to stop)", err=True)
-            if public:
-                click.echo(f"invite links (qrelkit judge invite): {public.rstrip('/')}/invite/...", err=True)
-            else:
-                click.echo("invite links: pass --base-url URL, the address labellers open", err=True)
-            click.echo(f"limits: {describe(limits)}; sessions end after {idle_timeout} unused", err=True)
-            server = uvicorn.Server(server_config(app, limits, log_level=log_level, access_log=False))
-            server.run(sockets=[sock])
-        finally:
-            sock.close()
-    if not server.started:  # as uvicorn.run: the app failed to start (the reason was logged)
+    started = serve_project(db, host=host, port=port, base_url=base_url, signin_limit=limit, idle_timeout=idle,
+                            idle_text=idle_timeout, limits=limits, log_level=log_level,
+                            say=lambda line: click.echo(line, err=True))  # fmt: skip
+    if not started:  # as uvicorn.run: the app failed to start (the reason was logged)
         sys.exit(3)
 
 

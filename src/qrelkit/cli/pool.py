@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from .._typing import FORMAT_CHOICES
 from ..judgments.pool import DEFAULT_CALIBRATION
 from .options import labellers_option, seed_option
 
@@ -61,7 +62,7 @@ __all__ = ["command"]
 @labellers_option("comma-separated names: writes an assignment plan into every line of the pool")
 @click.option(
     "--input-format",
-    type=click.Choice(["auto", "trec", "jsonl", "csv", "tsv", "parquet"]),
+    type=click.Choice(FORMAT_CHOICES),
     default="auto",
     show_default=True,
     help="format of the runs and qrels (auto: by suffix, TREC text otherwise)",

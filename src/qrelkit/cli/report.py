@@ -9,13 +9,10 @@ from typing import Any
 
 import click
 
+from ..agreement.resample import COMPARE_SEED
+from ..compare import TESTS
 from .compare import NoiseFloorCommand, _permutations, read_labellers
-from .evaluate import (
-    input_options,
-    judgments_of,
-    load_inputs,
-    resolve,
-)
+from .evaluate import input_options, judgments_of, load_inputs, resolve
 from .options import seed_option
 
 __all__ = ["command"]
@@ -33,34 +30,21 @@ __all__ = ["command"]
     multiple=True,
     help="the run(s) the others are compared with [default: the first]",
 )
-@click.option("--test", type=click.Choice(["randomization", "t", "wilcoxon", "bootstrap"]), default="randomization",
+@click.option("--test", type=click.Choice(TESTS), default="randomization",
               show_default=True, help="the paired test (as in compare)")  # fmt: skip
 @click.option("--permutations", default="auto", show_default=True, metavar="exact|N",
               help="randomisation test: exact enumeration, or N Monte Carlo sign flips")  # fmt: skip
-@seed_option("seed of every random draw")
+@seed_option("seed of every random draw", default=COMPARE_SEED)
 @click.option("--noise-floor", "noise", multiple=True, metavar="A.qrels B.qrels | project.db",
               help="two labellers' calibration judgments: the noise floor, the confusion matrix and marginals")  # fmt: skip
 @click.option("--labellers", default=None, metavar="A,B", help="with a project .db: the two labellers")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, writable=True),
               help="the HTML file to write (one file, readable offline)")  # fmt: skip
 @input_options
-def command(
-    qrels: str,
-    runs: tuple[str, ...],
-    measures: tuple[str, ...],
-    baselines: tuple[str, ...],
-    test: str,
-    permutations: str,
-    seed: int,
-    noise: tuple[str, ...],
-    labellers: str | None,
-    output: str,
-    input_format: str,
-    on_duplicate: str | None,
-    rubric: str | None,
-    manifest: str | None,
-    **options: Any,
-) -> None:
+def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baselines: tuple[str, ...], test: str,
+            permutations: str, seed: int, noise: tuple[str, ...], labellers: str | None, output: str,
+            input_format: str, on_duplicate: str | None, rubric: str | None, manifest: str | None,
+            **options: Any) -> None:  # fmt: skip
     """Write one HTML page for RUNS against QRELS: the summary with the comparison verdicts, the forest plot
     of differences (with the labeller-noise floor), per-query differences, ordered badly versus never
     retrieved, the judgments (manifest, calibration matrix, marginals), the conventions and how far each

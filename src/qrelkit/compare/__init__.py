@@ -16,12 +16,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
+from ..agreement.resample import (
+    COMPARE_SEED,
+    MONTE_CARLO_PERMUTATIONS,
+    NOISE_REPLICATES,
+    PAIRED_BOOTSTRAP_RESAMPLES,
+    RANDOMIZED_TUKEY_TRIALS,
+)
 from ..errors import IncomparableError, QueryNotFoundError, ValidationError, did_you_mean
 from ..evaluation.results import Results
+from ..provenance import json_number
 from . import stats
 from .power import Power, power_analysis
 
@@ -40,17 +48,15 @@ __all__ = [
 Test = Literal["randomization", "t", "wilcoxon", "bootstrap"]
 Family = Literal["pairs", "pairs-x-measures"]
 Multi = Literal["tukey", "randomized-tukey"]
-TESTS = ("randomization", "t", "wilcoxon", "bootstrap")
-FAMILIES = ("pairs", "pairs-x-measures")
-MULTI = ("tukey", "randomized-tukey")
+TESTS: tuple[str, ...] = get_args(Test)
+FAMILIES: tuple[str, ...] = get_args(Family)
+MULTI: tuple[str, ...] = get_args(Multi)
 
 #: With ``permutations="auto"``: enumerate every sign vector when at most this many queries have a
 #: non-zero difference, else draw :data:`MONTE_CARLO_PERMUTATIONS` random ones.
 EXACT_AUTO_LIMIT = 24
-MONTE_CARLO_PERMUTATIONS = 100_000
-BOOTSTRAP_RESAMPLES = 10_000
-#: Trials of the randomised Tukey HSD unless ``permutations`` gives a number.
-RANDOMIZED_TUKEY_TRIALS = 10_000
+#: The counts and the seed of every random draw, from the one resampling module.
+BOOTSTRAP_RESAMPLES = PAIRED_BOOTSTRAP_RESAMPLES
 
 VERDICT_EXCEEDS = "exceeds the noise floor and significant"
 VERDICT_WITHIN = "significant but within labeller noise"
@@ -58,12 +64,10 @@ VERDICT_NOT = "not significant"
 
 
 def _num(x: Any) -> Any:
-    if x is None:
-        return None
+    """Whole numbers and text as they are; other numbers by :func:`qrelkit.provenance.json_number`."""
     if isinstance(x, bool | int | str):
         return x
-    x = float(x)
-    return x if math.isfinite(x) else None
+    return json_number(x)
 
 
 def _choice(value: Any, choices: Sequence[str], what: str) -> Any:
@@ -81,7 +85,7 @@ class Options:
 
     test: Test = "randomization"
     permutations: int | Literal["auto", "exact"] = "auto"
-    seed: int = 0
+    seed: int = COMPARE_SEED
     correction: stats.Correction = "holm"
     family: Family = "pairs-x-measures"
     alpha: float = 0.05
@@ -380,7 +384,7 @@ def compare(
     measures: Sequence[str] | None = None,
     test: Test = "randomization",
     permutations: int | Literal["auto", "exact"] = "auto",
-    seed: int = 0,
+    seed: int = COMPARE_SEED,
     correction: stats.Correction = "holm",
     family: Family = "pairs-x-measures",
     alpha: float = 0.05,
@@ -394,11 +398,13 @@ def compare(
     """Compare runs of one evaluation (see the module docstring). ``measures`` default to every measure
     of ``results``; ``noise`` is a :class:`~qrelkit.compare.noise.NoiseFloor` from
     :func:`~qrelkit.compare.noise.noise_floor` over the same pairs, which adds a verdict per pair.
-    Several Results are combined first (see :func:`combine`)."""
+    Several Results are combined first (see :func:`combine`). A ``power_delta`` asks for the power
+    analysis whether or not ``power`` is set."""
     results = combine(results)
     opts = options or Options(
-        test, permutations, seed, correction, family, alpha, multi, bootstrap, power, power_delta
-    )
+        test, permutations, seed, correction, family, alpha, multi, bootstrap, power or power_delta is not None,
+        power_delta,
+    )  # fmt: skip
     pairs = run_pairs(results, baseline, all_pairs)
     names = [results._measure_name(m) for m in measures] if measures else results.measure_names
     work = []  # (pair, measure, query ids, a, b)
@@ -577,7 +583,7 @@ def compare_runs(
     conventions: Any = None,
     *,
     labellers: tuple[Any, Any] | None = None,
-    noise_replicates: int = 200,
+    noise_replicates: int = NOISE_REPLICATES,
     noise_smoothing: float = 1.0,
     **options: Any,
 ) -> Comparison:
@@ -600,7 +606,7 @@ def compare_runs(
             pairs,
             replicates=noise_replicates,
             resamples=options.get("bootstrap", BOOTSTRAP_RESAMPLES),
-            seed=options.get("seed", 0),
+            seed=options.get("seed", COMPARE_SEED),
             smoothing=noise_smoothing,
         )
     return compare(results, noise=noise, **options)

@@ -38,10 +38,19 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from ..agreement.resample import (
+    COMPARE_SEED,
+    NOISE_REPLICATES,
+    PAIRED_BOOTSTRAP_RESAMPLES,
+    STREAM_NOISE_BOOT,
+    bootstrap_means,
+    relabel_uniforms,
+)
 from ..data.values import Qrels, Run
 from ..errors import ValidationError
 from ..evaluation.core import evaluate
 from ..evaluation.results import Results
+from ..provenance import json_number as _num
 from . import stats
 
 #: Which percentile of the absolute rescaled mean is the empirical floor.
@@ -49,10 +58,6 @@ FLOOR_LEVEL = 0.95
 #: Rows of relabelled runs evaluated per batch of copies (bounds memory; the numbers do not depend on it).
 BATCH_ROWS = 2_000_000
 _SEP = "\x1f"
-
-
-def _num(x: float) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
 
 
 @dataclass(frozen=True)
@@ -194,7 +199,7 @@ def relabelled_grades(
     cumulative[:, -1] = np.inf
     out = np.empty((replicates, len(grades)), dtype=np.int64)
     for r in range(replicates):
-        u = stats.rng_for(seed, stats.STREAM_NOISE_SIM, r).random(len(grades))
+        u = relabel_uniforms(seed, r, len(grades))
         out[r] = values[(u[:, None] >= cumulative).sum(axis=1)]
     return out
 
@@ -271,9 +276,9 @@ def noise_floor(
     labeller_b: Qrels,
     pairs: Sequence[tuple[str, str]],
     *,
-    replicates: int = 200,
-    resamples: int = 10_000,
-    seed: int = 0,
+    replicates: int = NOISE_REPLICATES,
+    resamples: int = PAIRED_BOOTSTRAP_RESAMPLES,
+    seed: int = COMPARE_SEED,
     smoothing: float = 1.0,
 ) -> NoiseFloor:
     """The empirical and simulated noise floors of each pair and measure of ``results`` (which must be
@@ -311,7 +316,7 @@ def noise_floor(
             k, n = len(e), len(ids_n)
             if k and n:
                 ebar = float(e.mean())
-                means = stats.bootstrap_means(e[:, None], resamples, seed, stats.STREAM_NOISE_BOOT)[:, 0]
+                means = bootstrap_means(e[:, None], resamples, seed, STREAM_NOISE_BOOT)[:, 0]
                 scaled = ebar + (means - ebar) * math.sqrt(k / n)
                 floor = float(np.quantile(np.abs(scaled), FLOOR_LEVEL))
             else:

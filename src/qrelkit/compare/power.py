@@ -66,8 +66,7 @@ class Power:
     power_now: float  # power of the test with the queries at hand
 
     def to_dict(self) -> dict[str, object]:
-        def num(x: float) -> float | None:
-            return None if x is None or not math.isfinite(x) else float(x)
+        from ..provenance import json_number as num
 
         return {
             "delta": num(self.delta),

@@ -32,28 +32,36 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
+
+# the random draws live in the one resampling module; re-exported here for the callers of this module
+from ..agreement.resample import (  # noqa: F401
+    BLOCK,
+    STREAM_BOOTSTRAP,
+    STREAM_NOISE_BOOT,
+    STREAM_NOISE_SIM,
+    STREAM_SIGNS,
+    STREAM_TUKEY,
+    bootstrap_means,
+    rng_for,
+    sign_blocks,
+    tukey_keys,
+)
 
 U = 2.0**-53
 #: Relative accuracy assumed of each per-query value (see the module docstring).
 VALUE_ACCURACY = 2.0**-40
-#: Random draws come in blocks of this many permutations (or resamples), each seeded by (seed, stream,
-#: block index), so a result never depends on how the work is chunked or threaded.
-BLOCK = 1024
 #: Cells (trials x queries x systems) of random keys the randomised Tukey HSD holds at once.
 TUKEY_CELLS = 4_000_000
 #: Largest number of non-zero differences enumerated exactly (2^40 sign vectors, met in the middle).
 EXACT_LIMIT = 40
 
 Correction = Literal["holm", "bonferroni", "bh", "none"]
-CORRECTIONS = ("holm", "bonferroni", "bh", "none")
-
-# Streams of random numbers: one per use, so that adding a statistic never changes another's draws.
-STREAM_SIGNS, STREAM_BOOTSTRAP, STREAM_TUKEY, STREAM_NOISE_BOOT, STREAM_NOISE_SIM = 1, 2, 3, 4, 5
+CORRECTIONS: tuple[str, ...] = get_args(Correction)
 
 
 def _gamma(k: int) -> float:
@@ -77,11 +85,6 @@ def snapped_differences(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``b - a`` with the differences that are zero up to their error bounds set to exactly 0."""
     d = b - a
     return np.where(np.abs(d) <= value_tolerance(a, b), 0.0, d)
-
-
-def rng_for(seed: int, stream: int, block: int) -> np.random.Generator:
-    """The generator of one block of one stream (PCG64 seeded by the three numbers)."""
-    return np.random.default_rng([int(seed), int(stream), int(block)])
 
 
 # -- paired t --------------------------------------------------------------------------------------------
@@ -224,17 +227,6 @@ def sign_flip_exact(d: np.ndarray, tol: float) -> tuple[int, int]:
     return int(upper.sum() + lower.sum()), total
 
 
-def sign_blocks(seed: int, n_columns: int, permutations: int) -> Iterator[tuple[int, np.ndarray]]:
-    """Yield ``(rows, signs)``: ``permutations`` random sign vectors over ``n_columns`` queries as float64
-    blocks of :data:`BLOCK` rows (the last one shorter), each block from its own seeded generator."""
-    n_bytes = (n_columns + 7) // 8
-    for block in range((permutations + BLOCK - 1) // BLOCK):
-        rows = min(BLOCK, permutations - block * BLOCK)
-        raw = np.frombuffer(rng_for(seed, STREAM_SIGNS, block).bytes(BLOCK * n_bytes), dtype=np.uint8)
-        bits = np.unpackbits(raw.reshape(BLOCK, n_bytes), axis=1)[:rows, :n_columns]
-        yield rows, 1.0 - 2.0 * bits.astype(np.float64)
-
-
 def sign_flip_monte_carlo(
     differences: np.ndarray, tolerances: np.ndarray, permutations: int, seed: int
 ) -> np.ndarray:
@@ -250,26 +242,6 @@ def sign_flip_monte_carlo(
 
 
 # -- paired bootstrap ------------------------------------------------------------------------------------
-
-
-def bootstrap_means(
-    differences: np.ndarray, resamples: int, seed: int, stream: int = STREAM_BOOTSTRAP
-) -> np.ndarray:
-    """Means of ``resamples`` paired bootstrap samples (queries drawn with replacement), one column per
-    column of ``differences`` (queries x columns): a (resamples x columns) array. The same draws serve
-    every column, block by seeded block."""
-    n, cols = differences.shape
-    out = np.empty((resamples, cols))
-    if n == 0:
-        out.fill(math.nan)
-        return out
-    for block in range((resamples + BLOCK - 1) // BLOCK):
-        rows = min(BLOCK, resamples - block * BLOCK)
-        draws = rng_for(seed, stream, block).integers(0, n, size=(BLOCK, n))[:rows]
-        offsets = (np.arange(rows, dtype=np.int64) * n)[:, None]
-        weights = np.bincount((draws + offsets).ravel(), minlength=rows * n).reshape(rows, n)
-        out[block * BLOCK : block * BLOCK + rows] = (weights.astype(np.float64) @ differences) / n
-    return out
 
 
 def percentile_interval(means: np.ndarray, level: float) -> tuple[float, float]:
@@ -420,19 +392,11 @@ def randomized_tukey(x: np.ndarray, permutations: int, seed: int) -> np.ndarray:
     tol = 2.0 * (_gamma(n + 2) + VALUE_ACCURACY) * float(np.abs(x).sum(axis=0).max()) * 2.0
     observed = np.abs(sums[None, :] - sums[:, None])
     ranges = np.empty(permutations)
-    # a block's keys are drawn in slices of rows (bounded memory): consecutive draws of one generator give
-    # the same numbers as one draw of the whole block
-    step = max(1, TUKEY_CELLS // max(n * m, 1))
-    for block in range((permutations + BLOCK - 1) // BLOCK):
-        rows = min(BLOCK, permutations - block * BLOCK)
-        rng = rng_for(seed, STREAM_TUKEY, block)
-        for lo in range(0, rows, step):
-            hi = min(rows, lo + step)
-            keys = rng.random((hi - lo, n, m))
-            order = np.argsort(keys, axis=2)
-            permuted = np.take_along_axis(np.broadcast_to(x, (hi - lo, n, m)), order, axis=2).sum(axis=1)
-            start = block * BLOCK + lo
-            ranges[start : start + hi - lo] = permuted.max(axis=1) - permuted.min(axis=1)
+    for start, keys in tukey_keys(seed, permutations, n, m, TUKEY_CELLS):
+        trials = len(keys)
+        order = np.argsort(keys, axis=2)
+        permuted = np.take_along_axis(np.broadcast_to(x, (trials, n, m)), order, axis=2).sum(axis=1)
+        ranges[start : start + trials] = permuted.max(axis=1) - permuted.min(axis=1)
     ranges.sort()
     counts = len(ranges) - np.searchsorted(ranges, (observed - tol).ravel(), side="left")
     p = (counts.reshape(m, m) + 1.0) / (permutations + 1.0)

@@ -146,6 +146,15 @@ class Qrels(_Rows):
         frame = pl.DataFrame(rows, schema=["query_id", "doc_id", "grade"], orient="row")
         return qrels_from_frame(frame, name=name, source="dict")
 
+    @classmethod
+    def from_grades(cls, grades: Mapping[tuple[str, str], int], name: str = "qrels") -> Qrels:
+        """Build from ``{(query_id, doc_id): grade}`` (a merge's or a labeller's grades), rows sorted by
+        (query_id, doc_id) so the same grades give the same qrels whatever order they came in."""
+        nested: dict[str, dict[str, int]] = {}
+        for (q, d), g in sorted(grades.items()):
+            nested.setdefault(q, {})[d] = int(g)
+        return cls.from_dict(nested, name=name)
+
 
 @dataclass(frozen=True, eq=False, repr=False)
 class DiversityQrels:

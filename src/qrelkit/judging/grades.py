@@ -9,14 +9,15 @@ enforced by what these functions select, not by what a page chooses to hide.
 
 from __future__ import annotations
 
-import math
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from qrelkit.errors import QrelkitError, ValidationError, did_you_mean
 from qrelkit.judgments.rubric import Rubric
+from qrelkit.provenance import json_number as _num
 
 from .decisions import live_adjudications, queue_key
 from .phases import DuoState, Phase, open_condition, phase_of, round_agreement, round_group, rubric_by_hash
@@ -29,6 +30,7 @@ __all__ = [
     "RubricChanged",
     "adjudicate",
     "adjudication_queue",
+    "calibration_qrels",
     "calibration_status",
     "closed_message",
     "export_final",
@@ -296,6 +298,44 @@ def labeller_grades(conn: sqlite3.Connection, name: str, *, rubric_hash: str | N
     return {(q, d): int(g) for q, d, g in conn.execute(sql, args)}
 
 
+def calibration_qrels(db: str | Path, names: Sequence[str] | None = None) -> tuple[Any, Any]:
+    """Two labellers' grades of a judging project's calibration pairs, as Qrels named ``{db}:{name}``
+    (sorted by query and document): the two labellers with calibration grades, or the two ``names``.
+
+    Each labeller's current grades under the project's current rubric version count, on the pairs marked
+    calibration; the project file is opened read-only. An error names the labellers with calibration
+    grades when there are not exactly two to pick (or ``names`` are not two distinct ones of them)."""
+    from functools import partial
+
+    from qrelkit.data.values import Qrels
+
+    sql = (
+        "SELECT DISTINCT u.name FROM current_grades c JOIN users u USING (user_id) "
+        "JOIN pairs p USING (pair_id) WHERE p.calibration = 1 AND c.grade IS NOT NULL ORDER BY u.name"
+    )
+    with Store(db, read_only=True) as store:
+        graded = [row[0] for row in store.read(lambda conn: conn.execute(sql).fetchall())]
+        chosen = list(names) if names else graded
+        if len(chosen) != 2 or len(set(chosen)) != 2 or any(n not in graded for n in chosen):
+            raise ValidationError(
+                f"the project has calibration grades from {len(graded)} labeller(s) "
+                f"({', '.join(graded) or 'none'}); cannot pick two",
+                source=str(db),
+                got=",".join(names) if names else None,
+                fix="name two of them with --labellers A,B",
+            )
+        rows = store.read(
+            lambda c: c.execute("SELECT query_id, doc_id FROM pairs WHERE calibration = 1").fetchall()
+        )
+        calibration = {(q, d) for q, d in rows}
+        grades = []
+        for name in chosen:
+            given: dict[tuple[str, str], int] = store.read(partial(labeller_grades, name=name))
+            grades.append({k: g for k, g in given.items() if k in calibration})
+    first, second = (Qrels.from_grades(g, name=f"{db}:{n}") for n, g in zip(chosen, grades, strict=True))
+    return first, second
+
+
 @dataclass(frozen=True)
 class Calibration:
     """The calibration state of two labellers who share calibration pairs in a round."""
@@ -322,25 +362,14 @@ class Calibration:
             "done": {self.labeller_a: self.done_a, self.labeller_b: self.done_b},
             "finished": self.finished,
         }
-        if self.report is not None:
-            k = self.report.kappa
-            out["kappa"] = _num(k.kappa)
-            out["ci"] = [_num(k.ci_low), _num(k.ci_high)]
-            out["level"] = k.level
-            out["bootstrap_ci"] = [_num(self.report.bootstrap.low), _num(self.report.bootstrap.high)]
-            out["bootstrap_resamples"] = self.report.bootstrap.n_resamples
-            out["bootstrap_seed"] = self.report.bootstrap.seed
-            out["n_pairs"] = k.n
-            out["weights"] = k.weights
+        if self.agreement is not None:  # the manifest's keys and spelling (calibration_fields), and the scale
+            from qrelkit.judgments.adjudication import calibration_fields
+
+            out.update(calibration_fields(self.agreement) or {})
+            k = self.agreement.report.kappa
             out["scale"] = list(k.scale)
             out["exact_agreement"] = _num(k.exact_agreement)
-            out["gate"] = {"passed": self.gate.passed, "threshold": self.gate.threshold, "use": self.gate.use,
-                           "message": self.gate.message}  # fmt: skip
         return out
-
-
-def _num(x: float) -> float | None:
-    return None if x is None or math.isnan(x) else float(x)
 
 
 def calibration_status(
@@ -646,7 +675,7 @@ def final_qrels_text(
     of this rubric version with its kappa per two labellers and the gate, an override with its reason,
     who and when, and every round of the project), and how each final grade was decided.
     """
-    from qrelkit.judgments.adjudication import gated_calibration_fields
+    from qrelkit.judgments.adjudication import adjudication_fields, gated_calibration_fields, manifest_fields
     from qrelkit.judgments.manifest import qrels_with_manifest_text
 
     from .phases import ensure_gate, rounds_history
@@ -663,14 +692,11 @@ def final_qrels_text(
     labellers = store.read(
         lambda c: [r[0] for r in c.execute("SELECT name FROM users WHERE role='labeller'")]
     )
-    fields = {
-        "rubric": {"name": rubric.name, "version": rubric.version, "content_hash": rubric.content_hash},
-        "scale": list(rubric.scale),
-        "relevance_threshold": relevance_threshold,
-        "labellers": sorted(labellers),
-        "calibration": gated_calibration_fields(mine[0], history),
-        "adjudication": {k: v for k, v in counts.items() if k != "pairs"},
-    }
+    fields = manifest_fields(
+        rubric=rubric, scale=rubric.scale, relevance_threshold=relevance_threshold, labellers=sorted(labellers),
+        calibration=gated_calibration_fields(mine[0], history),
+        adjudication=adjudication_fields({k: v for k, v in counts.items() if k != "pairs"}),  # pairs: the pool's size
+    )  # fmt: skip
     qrels, manifest = qrels_with_manifest_text(_qrels(grades, name), name, fields)
     return qrels, manifest, counts
 
@@ -699,14 +725,7 @@ def export_final(
 def _qrels(grades: dict[tuple[str, str], int], name: str) -> Any:
     from qrelkit.data.values import Qrels
 
-    return Qrels.from_dict(_nested(grades), name=name)
-
-
-def _nested(grades: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
-    for (q, d), grade in sorted(grades.items()):
-        out.setdefault(q, {})[d] = grade
-    return out
+    return Qrels.from_grades(grades, name=name)
 
 
 # -- the material for revising a rubric after a failed round ----------------------------------------

@@ -267,10 +267,11 @@ def init_project(
     (:mod:`.phases`).
     """
     from qrelkit.agreement.group import GROUP_STATISTICS, STATISTICS, default_statistic
+    from qrelkit.agreement.kappa import GATE_LOWER_BOUNDS, WEIGHTINGS
 
     if (
-        weights not in ("linear", "quadratic", "unweighted")
-        or gate_use not in (None, "ci_low", "bootstrap_low")
+        weights not in WEIGHTINGS
+        or gate_use not in (None, *GATE_LOWER_BOUNDS)
         or gate_statistic not in (None, *STATISTICS)
     ):
         raise ValidationError(

@@ -49,13 +49,16 @@ from ..agreement.kappa import (
     gate,
     pair_grades,
 )
+from ..agreement.resample import QUERY_BOOTSTRAP_RESAMPLES, QUERY_BOOTSTRAP_SEED
 from ..data.values import Qrels
 from ..errors import InputFormatError, ValidationError
+from ..provenance import json_number as num
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "BOOTSTRAP_SEED",
     "CALIBRATION_KEYS",
+    "DEFAULT_POLICIES",
     "UNDECIDED_POLICIES",
     "AgreementDocument",
     "Calibration",
@@ -72,22 +75,27 @@ __all__ = [
     "group_agreement_document",
     "group_calibration",
     "group_calibration_fields",
+    "manifest_fields",
     "merge",
     "merge_two",
     "pair_status",
     "read_decisions",
+    "rubric_fields",
     "votes_from_qrels",
 ]
 
 Pair = tuple[str, str]
 UndecidedPolicy = Literal["refuse", "leave-out", "a", "b", "max", "min"]
 UNDECIDED_POLICIES: tuple[str, ...] = get_args(UndecidedPolicy)
+#: The policies that give a disputed pair a grade (two labellers only): all but refuse and leave-out.
+DEFAULT_POLICIES: tuple[str, ...] = tuple(p for p in UNDECIDED_POLICIES if p not in ("refuse", "leave-out"))
 Status = Literal["agreed", "single", "disputed", "ungraded"]
 
-BOOTSTRAP_RESAMPLES = 2000
-"""Query-bootstrap resamples for the calibration kappa interval, everywhere it is computed."""
-BOOTSTRAP_SEED = 0
-"""Seed of that bootstrap (``numpy.random.default_rng``)."""
+BOOTSTRAP_RESAMPLES = QUERY_BOOTSTRAP_RESAMPLES
+"""Query-bootstrap resamples for the calibration kappa interval, everywhere it is computed
+(:mod:`qrelkit.agreement.resample` owns the number)."""
+BOOTSTRAP_SEED = QUERY_BOOTSTRAP_SEED
+"""Seed of that bootstrap (``numpy.random.default_rng``; :mod:`qrelkit.agreement.resample`)."""
 
 
 @dataclass(frozen=True)
@@ -135,10 +143,7 @@ class Merged:
     unresolved: tuple[Pair, ...] = field(default=())
 
     def qrels(self, name: str = "final") -> Qrels:
-        nested: dict[str, dict[str, int]] = {}
-        for (q, d), g in sorted(self.grades.items()):
-            nested.setdefault(q, {})[d] = g
-        return Qrels.from_dict(nested, name=name)
+        return Qrels.from_grades(self.grades, name=name)
 
 
 def _pairs_text(pairs: Sequence[Pair], limit: int = 5) -> str:
@@ -405,9 +410,6 @@ def group_calibration_fields(found: GroupCalibration | None) -> dict[str, Any] |
     r, g = found.report, found.gate
     from ..agreement.group import STATISTIC_NAMES
 
-    def num(x: float) -> float | None:
-        return None if x != x else float(x)
-
     chosen = r.intervals.get(found.statistic)
     return {
         "statistic": found.statistic,
@@ -429,9 +431,7 @@ def group_calibration_fields(found: GroupCalibration | None) -> dict[str, Any] |
         },
         "kappa_matrix": [[num(x) for x in row] for row in r.kappa_matrix.tolist()],
         "pairs_matrix": r.pairs_matrix.tolist(),
-        "gate": None
-        if g is None
-        else {"passed": g.passed, "threshold": g.threshold, "use": g.use, "message": g.message},
+        "gate": None if g is None else g.to_dict(),
     }
 
 
@@ -439,9 +439,6 @@ def calibration_fields(calibration: Calibration | None) -> dict[str, Any] | None
     """The manifest's ``calibration`` field (every key always present; NaN becomes ``null``)."""
     if calibration is None:
         return None
-
-    def num(x: float) -> float | None:
-        return None if x != x else float(x)
 
     k, boot, g = calibration.report.kappa, calibration.report.bootstrap, calibration.gate
     return {
@@ -457,9 +454,7 @@ def calibration_fields(calibration: Calibration | None) -> dict[str, Any] | None
         "bootstrap_high": num(boot.high),
         "bootstrap_resamples": boot.n_resamples,
         "bootstrap_seed": boot.seed,
-        "gate": None
-        if g is None
-        else {"passed": g.passed, "threshold": g.threshold, "use": g.use, "message": g.message},
+        "gate": None if g is None else g.to_dict(),
     }
 
 
@@ -512,9 +507,42 @@ def gated_calibration_fields(
     }
 
 
-def adjudication_fields(merged: Merged, **extra: int) -> dict[str, Any]:
-    """The manifest's ``adjudication`` field: the merge's counts and policies, plus ``extra`` counts."""
-    return {**merged.counts, **extra}
+def adjudication_fields(merged: Merged | Mapping[str, Any], **extra: int) -> dict[str, Any]:
+    """The manifest's ``adjudication`` field: the merge's counts and policies (of a :class:`Merged`, or
+    its ``counts`` as given), plus ``extra`` counts."""
+    counts = merged.counts if isinstance(merged, Merged) else merged
+    return {**counts, **extra}
+
+
+def rubric_fields(rubric: Any) -> dict[str, Any] | None:
+    """The manifest's ``rubric`` field: name, version and content hash (``None`` without a rubric)."""
+    if rubric is None:
+        return None
+    return {"name": rubric.name, "version": rubric.version, "content_hash": rubric.content_hash}
+
+
+def manifest_fields(
+    *,
+    rubric: Any,
+    scale: Sequence[int],
+    relevance_threshold: int,
+    labellers: Sequence[str],
+    calibration: Mapping[str, Any] | None,
+    adjudication: Mapping[str, Any],
+) -> dict[str, Any]:
+    """Every field a manifest's caller supplies (:data:`qrelkit.judgments.manifest.FIELDS`), for both export
+    paths (``qrelkit adjudicate --decisions`` and the judging project's final export): the rubric
+    (:func:`rubric_fields`), its scale, the relevance threshold, the labellers, the calibration
+    (:func:`calibration_fields` or :func:`gated_calibration_fields`) and the adjudication
+    (:func:`adjudication_fields`)."""
+    return {
+        "rubric": rubric_fields(rubric),
+        "scale": [int(g) for g in scale],
+        "relevance_threshold": relevance_threshold,
+        "labellers": list(labellers),
+        "calibration": None if calibration is None else dict(calibration),
+        "adjudication": dict(adjudication),
+    }
 
 
 # -- the decisions file ---------------------------------------------------------------------------
@@ -620,8 +648,7 @@ def _rubric_header(rubric: Any) -> dict[str, Any] | None:
     """The rubric as an agreement document's header names it (``None`` without a rubric)."""
     if rubric is None:
         return None
-    return {"name": rubric.name, "version": rubric.version, "content_hash": rubric.content_hash,
-            "source": rubric.source}  # fmt: skip
+    return {**rubric_fields(rubric), "source": rubric.source}  # type: ignore[dict-item]
 
 
 def agreement_document(

@@ -17,7 +17,9 @@ Fields (every field is always present; unknown values are ``null``)::
     labellers             [names]
     calibration           {"labellers", "kappa", "std_error", "ci_low", "ci_high", "level", "weights",
                            "n_pairs", "bootstrap_low", "bootstrap_high", "bootstrap_resamples",
-                           "bootstrap_seed", "gate": {"passed", "threshold", "use", "message"}} or null
+                           "bootstrap_seed", "gate": {"passed", "threshold", "value_used", "use",
+                           "message"}} or null; "value_used" (the number compared with the
+                          threshold) is absent from manifests written by qrelkit 0.1.0
                           (:func:`qrelkit.judgments.adjudication.calibration_fields`); a judging project's
                           export adds "status" (passed, failed, overridden, not measured, measuring),
                           "round", "statistic" (what the gate compared), "gate_rule", "pairs_of_labellers",

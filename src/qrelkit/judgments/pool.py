@@ -44,6 +44,7 @@ import polars as pl
 
 from ..data.values import Qrels, Run, check_run_names
 from ..errors import ValidationError
+from ..provenance import json_number
 
 __all__ = [
     "COST_FORMULA",
@@ -277,8 +278,8 @@ def _json_safe(x: Any) -> Any:
         return {k: _json_safe(v) for k, v in x.items()}
     if isinstance(x, list):
         return [_json_safe(v) for v in x]
-    if isinstance(x, float) and math.isnan(x):
-        return None
+    if isinstance(x, float):
+        return json_number(x)
     return x
 
 

@@ -99,3 +99,30 @@ def render_history(query_id: str, doc_id: str, events: Sequence[Any], adjudicati
             f"{at}  {kind:<5} {name:<12} {shown}{' unsure' if unsure else ''}{'  ' + note if note else ''}"
         )
     return "\n".join(out) + "\n"
+
+
+def render_init(db: Any, summary: dict[str, Any], min_kappa: float) -> list[tuple[str, bool]]:
+    """What ``qrelkit judge init`` prints about the project it created, as (line, to stderr) in order:
+    the pairs and queries, the calibration queries and the gate, warnings, the seed, each labeller's
+    pairs, the stored runs and how to invite the admin."""
+    from qrelkit.agreement.group import STATISTIC_NAMES
+
+    out = [(f"created {db}: {summary['pairs']} pairs over {summary['queries']} queries to judge", False)]
+    if summary["prejudged"]:
+        out.append((f"  {summary['prejudged']} pooled pairs were judged already and are left out", False))
+    cal = summary["calibration_queries"]
+    out.append((f"  calibration queries ({len(cal)}): {', '.join(cal) if cal else 'none'}", False))
+    if cal:
+        out.append((f"  {summary['calibration_labellers']} labellers per calibration query; gate: "
+                    f"{STATISTIC_NAMES[summary['gate_statistic']]}, {summary['gate_use']} >= {min_kappa:g}", False))  # fmt: skip
+    else:
+        out.append(("  judging is open at once; agreement not measured (recorded in the manifest)", False))
+    out += [(f"warning: {note}", True) for note in summary["notes"]]
+    out.append((f"  seed: {summary['seed']}", False))
+    out += [(f"  {name}: {n} pairs", False) for name, n in summary["labellers"].items()]
+    if summary["runs"]:
+        out.append((f"  runs stored: {', '.join(summary['runs'])}", False))
+    out.append(
+        (f"  admin: {summary['admin']} (invite with: qrelkit judge invite {db} {summary['admin']})", False)
+    )
+    return out

@@ -35,7 +35,7 @@ import fcntl
 import ipaddress
 import os
 import resource
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -52,6 +52,7 @@ __all__ = [
     "describe",
     "ensure_file_limit",
     "serve_lock",
+    "serve_project",
     "server_config",
 ]
 
@@ -296,3 +297,58 @@ def serve_lock(db: Path) -> Iterator[Any]:
         yield lock
     finally:
         os.close(fd)
+
+
+def serve_project(
+    db: Path,
+    *,
+    host: str,
+    port: int,
+    base_url: str | None,
+    signin_limit: Any,
+    idle_timeout: float,
+    idle_text: str,
+    limits: ServerLimits,
+    log_level: str,
+    say: Callable[[str], None],
+) -> bool:
+    """Serve the judging app for ``db`` until stopped (``qrelkit judge serve``); ``say`` prints each line
+    meant for the admin. Return whether the server started (the reason it did not was logged).
+
+    The open-file limit is raised for ``limits`` first; the project file is checked before the lock file
+    (:func:`serve_lock`) is made beside it; the port is bound before anything is announced; the URL
+    labellers open (``base_url``, else ``http://HOST:PORT``) is recorded in ``db`` for invites."""
+    import uvicorn
+
+    from ..project import record_base_url
+    from ..store import Store, check_project_file
+    from . import create_app, listen, server_url
+
+    limits, note = ensure_file_limit(limits)
+    if note:
+        say(note)
+    check_project_file(db)  # before the lock file is made beside it
+    with serve_lock(db) as lock:
+        sock = listen(host, port)
+        try:
+            port = sock.getsockname()[1]
+            public = base_url or server_url(host, port)
+            with Store(db) as store:
+                for note in store.notes:
+                    say(note)
+                if public:
+                    record_base_url(store, public)
+            app = create_app(db, base_url=base_url, signin_limit=signin_limit, idle_timeout=idle_timeout)
+            shown = f"[{host}]" if ":" in host else host
+            lock.note(f"http://{shown}:{port}")
+            say(f"serving {db} on http://{shown}:{port} (Ctrl-C to stop)")
+            if public:
+                say(f"invite links (qrelkit judge invite): {public.rstrip('/')}/invite/...")
+            else:
+                say("invite links: pass --base-url URL, the address labellers open")
+            say(f"limits: {describe(limits)}; sessions end after {idle_text} unused")
+            server = uvicorn.Server(server_config(app, limits, log_level=log_level, access_log=False))
+            server.run(sockets=[sock])
+        finally:
+            sock.close()
+    return bool(server.started)
