@@ -65,7 +65,7 @@ def test_sklearn_kappa(seed, n, unused, weights):
 
 
 def test_sklearn_without_labels_shows_the_unused_grade_trap():
-    # The hand example of tests/test_agreement.py: nobody uses grade 1. Without labels scikit-learn
+    # The hand example of tests/agreement/test_kappa.py: nobody uses grade 1. Without labels scikit-learn
     # weights by position among (0, 2, 3) and reports 26/41; with the full scale it agrees with us (6/11).
     a = [0, 0, 0, 0, 0, 2, 2, 2, 3, 3]
     b = [0, 0, 0, 2, 2, 0, 2, 2, 3, 3]

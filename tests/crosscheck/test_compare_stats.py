@@ -4,7 +4,7 @@
 
 No published table with per-topic scores of several systems was available to reproduce here, so every
 statistic is checked against these libraries, on seeded synthetic scores and on the bundled example's
-per-query values (tests/test_compare.py runs the example end to end).
+per-query values (tests/compare/test_compare.py runs the example end to end).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from qrelkit.compare.noise import (
 )
 from qrelkit.errors import ValidationError
 
-from .conftest import EXAMPLE
+from ..conftest import EXAMPLE
 
 RUNS = ["bm25", "dense", "hybrid", "rerank"]
 MEASURES = ["nDCG@10", "R(rel=1)@100"]

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from qrelkit.cli import main
 
-from .conftest import EXAMPLE
-from .judging.helpers import FIXTURES
+from ..conftest import EXAMPLE
+from ..judging.helpers import FIXTURES
 
 RUNS = [str(EXAMPLE / "runs" / f"{n}.run") for n in ("bm25", "dense", "hybrid", "rerank")]
 QRELS = str(EXAMPLE / "qrels.txt")

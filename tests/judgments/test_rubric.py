@@ -13,8 +13,8 @@ from qrelkit.cli.rubric import command
 from qrelkit.errors import InputFormatError, ValidationError
 from qrelkit.judgments.rubric import RULES, Finding, Level, Rubric, format_findings, lint, load_rubric
 
-FIXTURES = Path(__file__).parent / "fixtures" / "rubrics"
-EXAMPLES = Path(__file__).parent.parent / "examples" / "docsearch"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "rubrics"
+EXAMPLES = Path(__file__).parent.parent.parent / "examples" / "docsearch"
 
 QUESTION_3 = (
     "Can the user complete the task in the query using only this document, without opening another page?"
@@ -586,7 +586,7 @@ def test_cli_show_prints_each_levels_examples():
 
 
 def test_cli_show_without_examples_prints_the_table_only():
-    result = run("show", str(Path(__file__).parent / "judging" / "fixtures" / "rubric.toml"))
+    result = run("show", str(Path(__file__).parent.parent / "judging" / "fixtures" / "rubric.toml"))
     assert result.exit_code == 0 and "examples" not in result.stdout
     assert result.stdout.splitlines()[-1].startswith("    0  Nothing for this task")
 

@@ -21,7 +21,7 @@ from qrelkit.judgments.leverage import (
     retrieval_ranks,
 )
 
-from .conftest import FIXTURES
+from ..conftest import FIXTURES
 
 Q = "key-rotation"
 

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from qrelkit.cli import main
 
-from .conftest import EXAMPLE, FIXTURES
+from ..conftest import EXAMPLE, FIXTURES
 
 CHAPTER = FIXTURES / "chapter"
 RUBRIC = FIXTURES / "rubrics" / "clean.toml"  # scale 0-3

@@ -12,7 +12,7 @@ import pytest
 from qrelkit import Qrels, Run, evaluate, explain
 from qrelkit.measures.conventions import Conventions
 
-from .conftest import FIXTURES
+from ..conftest import FIXTURES
 
 QRELS = FIXTURES / "chapter" / "qrels.txt"
 RUN = FIXTURES / "chapter" / "run.txt"

@@ -19,8 +19,8 @@ from qrelkit.cli import main
 from qrelkit.evaluation.diagnose import missing_gain
 from qrelkit.measures.conventions import Conventions
 
-from .conftest import EXAMPLE
-from .judging.helpers import ARTIFACTS, chromium_or_skip
+from ..conftest import EXAMPLE
+from ..judging.helpers import ARTIFACTS, chromium_or_skip
 
 RUNS = sorted((EXAMPLE / "runs").glob("*.run"))
 SECTIONS = ["summary", "forest", "per-query", "missing", "judgments", "conventions", "explain", "provenance"]

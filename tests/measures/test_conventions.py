@@ -20,7 +20,7 @@ from qrelkit.errors import ConventionError, IncomparableError, ValidationError
 from qrelkit.evaluation.diagnose import attribute, sweep
 from qrelkit.measures.profiles import PROFILES, get_profile
 
-from .conftest import EXAMPLE, FIXTURES
+from ..conftest import EXAMPLE, FIXTURES
 
 CHAPTER = FIXTURES / "chapter"
 L2 = math.log2

@@ -18,7 +18,7 @@ from qrelkit.judgments.labellers import (
     scale_warning,
 )
 
-from .conftest import EXAMPLE
+from ..conftest import EXAMPLE
 
 
 def _write(path: Path, rows: dict[tuple[str, str], int]) -> str:

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from qrelkit.cli import main
 
-from .conftest import EXAMPLE
+from ..conftest import EXAMPLE
 
 QRELS = EXAMPLE / "qrels.txt"
 RUN = EXAMPLE / "runs" / "bm25.run"

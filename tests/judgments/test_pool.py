@@ -26,7 +26,7 @@ from qrelkit.cli import main
 from qrelkit.errors import ValidationError
 from qrelkit.judgments.pool import TIE_RULE, build_pool, meta_path
 
-from .conftest import EXAMPLE, FIXTURES
+from ..conftest import EXAMPLE, FIXTURES
 
 POOL = FIXTURES / "pool"
 

@@ -10,7 +10,7 @@ import sys
 import polars as pl
 import pytest
 
-from .conftest import FIXTURES
+from ..conftest import FIXTURES
 
 GOOD_QRELS = "q1 0 d1 2\nq1 0 d2 0\nq2 0 d3 1\n"
 GOOD_RUN = "q1 Q0 d1 1 2.5 sys\nq1 Q0 d2 2 1.5 sys\nq2 Q0 d3 1 0.5 sys\n"

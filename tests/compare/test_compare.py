@@ -18,7 +18,7 @@ from qrelkit.errors import IncomparableError, ValidationError
 from qrelkit.measures.grammar import DEFAULT_MEASURES, parse
 from qrelkit.report.compare import FORMATS, render_compare
 
-from .conftest import EXAMPLE
+from ..conftest import EXAMPLE
 
 RUNS = ["bm25", "dense", "hybrid", "rerank"]
 

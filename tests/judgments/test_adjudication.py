@@ -20,7 +20,7 @@ from qrelkit.data.values import Qrels, Run
 from qrelkit.errors import InputFormatError, ValidationError
 from qrelkit.judgments.adjudication import Vote, check_decision, merge, merge_two, pair_status, read_decisions
 
-from .conftest import EXAMPLE
+from ..conftest import EXAMPLE
 
 RUNS = sorted((EXAMPLE / "runs").glob("*.run"))
 

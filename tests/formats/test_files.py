@@ -22,7 +22,7 @@ from qrelkit import (
 )
 from qrelkit.errors import InputFormatError, ValidationError
 
-from .conftest import shared_path
+from ..conftest import shared_path
 
 
 def test_real_trec_files_load_with_their_quirks():
