@@ -42,7 +42,7 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..measures.conventions import Conventions
-from ..measures.grammar import DIVERSITY_MEASURES, INFO, Measure, MeasureInfo
+from ..measures.grammar import INFO, Measure, MeasureInfo
 from . import (
     cascade,
     compat,
@@ -287,20 +287,16 @@ def claims(measure: Measure, engine: str) -> bool:
 def refuse_unclaimed(measures: Iterable[Measure], engine: str) -> None:
     """Refuse the measures whose family ``engine`` does not compute, naming the engines that do."""
     bad = [m for m in measures if not claims(m, engine)]
-    if bad:
-        where = sorted(REGISTRY[bad[0].name].engines)
-        raise ValidationError(
-            f"{', '.join(str(m) for m in bad)} cannot be computed on {_ENGINE_NAMES.get(engine, engine)}",
-            fix="evaluate "
-            + ("them" if len(bad) > 1 else "it")
-            + " with "
-            + " or ".join(_ENGINE_NAMES[e] for e in where)
-            + (
-                " (diversity judgments: qrelkit eval --diversity)"
-                if bad[0].name in DIVERSITY_MEASURES
-                else ""
-            ),
-        )
+    if not bad:
+        return
+    first = REGISTRY[bad[0].name]
+    where = " or ".join(_ENGINE_NAMES[e] for e in ENGINES if e in first.engines)
+    if first.info.judgments == "subtopics":
+        where += " on diversity judgments (qrelkit eval --diversity)"
+    raise ValidationError(
+        f"{', '.join(str(m) for m in bad)} cannot be computed on {_ENGINE_NAMES.get(engine, engine)}",
+        fix=f"evaluate {'them' if len(bad) > 1 else 'it'} with {where}",
+    )
 
 
 def oracle_values(
