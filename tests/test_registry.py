@@ -86,6 +86,14 @@ def test_an_engine_refuses_a_family_it_does_not_claim():
         kernel(diverse, SPARK)
 
 
+def test_spark_refuses_on_the_driver_a_family_it_does_not_claim():
+    pytest.importorskip("pyspark")
+    from qrelkit.evaluation import spark
+
+    with pytest.raises(ValidationError, match="cannot be computed on Spark"):
+        spark.evaluate(None, "qrels.txt", "run.txt", ["alpha_nDCG@20"])  # before any session is used
+
+
 def test_the_small_path_steps_aside_for_a_family_it_does_not_claim(tmp_path):
     from qrelkit.engine.small import Judgments, evaluate_columns
     from qrelkit.formats.trec.small import read_columns
