@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qrelkit.engine.reference import compat_reference_values
+from qrelkit.engine.registry import oracle_values
 from qrelkit.errors import ConventionError
 from qrelkit.evaluation.core import evaluate
 from qrelkit.formats import qrels_from_frame, run_from_frame
@@ -58,7 +58,7 @@ def test_compat_equals_its_definition(data, measure, ties, unjudged, precision, 
     ref_run: dict[str, list] = {}
     for line, (q, d, s) in enumerate(run_rows, start=1):
         ref_run.setdefault(q, []).append((d, s, line))
-    expected = compat_reference_values(qrels.to_dict(), ref_run, m, conv)
+    expected = oracle_values(qrels.to_dict(), ref_run, m, conv)
     assert set(got) == set(expected)
     for q, value in expected.items():
         if math.isnan(value):

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qrelkit.data.values import diversity_qrels_from_frame
-from qrelkit.engine.diversity_reference import diversity_reference_values
+from qrelkit.engine.registry import oracle_values
 from qrelkit.evaluation.core import evaluate
 from qrelkit.formats import run_from_frame
 from qrelkit.measures.conventions import Conventions
@@ -83,7 +83,7 @@ def test_diversity_kernels_equal_reference(data, conv, measure):
     ref_run: dict[str, list] = {}
     for line, (q, d, s) in enumerate(run_rows, start=1):
         ref_run.setdefault(q, []).append((d, s, line))
-    expected = diversity_reference_values(ref_judgments, ref_run, m, conv)
+    expected = oracle_values(ref_judgments, ref_run, m, conv)
     assert set(got) == set(expected)
     for q in expected:
         assert _same(got[q], expected[q]), (q, got[q], expected[q])

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qrelkit.data.values import Qrels
-from qrelkit.engine.reference import reference_values
+from qrelkit.engine.registry import oracle_values
 from qrelkit.evaluation.core import evaluate
 from qrelkit.formats import qrels_from_frame, run_from_frame
 from qrelkit.measures.conventions import CHOICES, PROFILE_AXES, Conventions, GainMap
@@ -144,7 +144,7 @@ def test_kernels_equal_reference(data, conv, measure):
     m = parse(measure)
     got = evaluate(qrels, run, [m], conv).values(m)
     ref_qrels, ref_run = _ref_inputs(qrels, run_rows)
-    expected = reference_values(ref_qrels, ref_run, m, conv)
+    expected = oracle_values(ref_qrels, ref_run, m, conv)
     assert set(got) == set(expected)
     for q in expected:
         assert _same(got[q], expected[q]), (q, got[q], expected[q])

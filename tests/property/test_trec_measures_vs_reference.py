@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qrelkit.engine.reference import reference_values
+from qrelkit.engine.registry import oracle_values
 from qrelkit.engine.trec_measures import NOT_AVERAGEABLE
 from qrelkit.errors import ConventionError
 from qrelkit.evaluation.core import evaluate
@@ -40,7 +40,7 @@ def test_trec_measures_equal_reference(measure, data, conv):
         conv = conv.with_(ties="docid_desc")  # refused on ties: see the test below
     got = evaluate(qrels, run, [m], conv).values(m)
     ref_qrels, ref_run = _ref_inputs(qrels, run_rows)
-    expected = reference_values(ref_qrels, ref_run, m, conv)
+    expected = oracle_values(ref_qrels, ref_run, m, conv)
     assert set(got) == set(expected)
     for q in expected:
         assert _same(got[q], expected[q]), (q, got[q], expected[q])
@@ -75,7 +75,7 @@ def test_exact_measures_average_ties_like_the_enumeration(measure, data):
     m = parse(measure)
     got = evaluate(qrels, run, [m]).values(m)
     ref_qrels, ref_run = _ref_inputs(qrels, run_rows)
-    expected = reference_values(
+    expected = oracle_values(
         ref_qrels, ref_run, m, parse(measure).conventions(__import__("qrelkit").Conventions())
     )
     for q in expected:

@@ -7,6 +7,7 @@ under averaged ties, enumerates every ordering of every tied block and averages 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from ..measures.conventions import Conventions
 from ..measures.grammar import Measure
@@ -71,15 +72,21 @@ def err_ia(order: list[str], relevant: dict[str, set[str]], k: int) -> float:
     return math.fsum(per) / len(per)
 
 
-def _one(measure: Measure, order: list[str], relevant: dict[str, set[str]]) -> float:
+#: A diversity measure on one fixed ordering, given the documents relevant to each subtopic (some).
+DiversityDefinition = Callable[[Measure, list[str], dict[str, set[str]]], float]
+
+
+def alpha_ndcg(measure: Measure, order: list[str], relevant: dict[str, set[str]]) -> float:
     k = measure.k
     assert k is not None
-    if not relevant:
-        return math.nan
-    if measure.name == "alpha_nDCG":
-        alpha = float(measure.param("alpha"))
-        ideal = alpha_dcg(greedy_ideal_order(relevant, k, alpha), relevant, k, alpha)
-        return alpha_dcg(order, relevant, k, alpha) / ideal
+    alpha = float(measure.param("alpha"))
+    ideal = alpha_dcg(greedy_ideal_order(relevant, k, alpha), relevant, k, alpha)
+    return alpha_dcg(order, relevant, k, alpha) / ideal
+
+
+def err_ia_at(measure: Measure, order: list[str], relevant: dict[str, set[str]]) -> float:
+    k = measure.k
+    assert k is not None
     return err_ia(order, relevant, k)
 
 
@@ -88,9 +95,12 @@ def diversity_reference_values(
     run: dict[str, list[tuple[str, float, int]]],
     measure: Measure,
     conventions: Conventions,
+    *,
+    definition: DiversityDefinition,
 ) -> dict[str, float]:
     """Per-query values: ``judgments`` maps query -> doc -> {subtopic: grade}; ``run`` each query to its
-    rows ``(doc_id, score, line)``. NaN where the query has no relevant subtopic and it is skipped."""
+    rows ``(doc_id, score, line)``; ``definition`` is the family's (:mod:`qrelkit.engine.registry`). NaN
+    where the query has no relevant subtopic and it is skipped."""
     conv = measure.conventions(conventions)
     top = {q: {d: max(subs.values()) for d, subs in docs.items()} for q, docs in judgments.items()}
     judged = _judgments(top, conv)  # the negative-grade rule decides which documents count as judged
@@ -104,7 +114,8 @@ def diversity_reference_values(
         if conv.precision == "single":
             rows = [(d, _single(s), line) for d, s, line in rows]
         relevant = _relevant(judgments[q], rel)
-        values = [_one(measure, order, relevant) for order in _orderings(rows, judged[q], conv)]
+        orders = _orderings(rows, judged[q], conv)
+        values = [definition(measure, order, relevant) if relevant else math.nan for order in orders]
         value = math.nan if any(math.isnan(v) for v in values) else math.fsum(values) / len(values)
         if value == 0 and conv.no_relevant == "skip_unretrieved":
             value = math.nan

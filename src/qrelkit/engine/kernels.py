@@ -17,8 +17,6 @@ import numpy as np
 
 from ..errors import ConventionError
 from ..measures.conventions import Conventions, GainMap
-from ..measures.grammar import Measure
-from .cascade import err, nerr, rbp, rbp_resid
 from .encoded import Encoded, apply_no_relevant, block_mean, positions
 
 # ------------------------------------------------------------------------------------------------ helpers
@@ -352,57 +350,3 @@ def reciprocal_rank(
     nrel = relevant_count(enc, rel, conv)
     undefined = nrel == 0
     return apply_no_relevant(values, undefined, conv)
-
-
-# ------------------------------------------------------------------------------------------- dispatch
-
-
-def _given(value: int | None, measure: Measure, what: str) -> int:
-    """A parameter :func:`~qrelkit.measures.grammar.parse` always sets for this measure: the cutoff of a measure
-    whose cutoff is required (P, Judged), the threshold of one that uses ``rel`` (``rel=1`` unless given)."""
-    if value is None:
-        raise AssertionError(f"{measure.name} without its {what}: parse() never builds one")
-    return value
-
-
-def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
-    """Per-query values of one of qrelkit's first measures and the mask of queries where it was undefined
-    (every engine calls :func:`qrelkit.engine.dispatch.compute`, which applies ``missing_score``)."""
-    k, name = measure.k, measure.name
-    none = np.zeros(enc.n_queries, dtype=bool)
-    if name == "nDCG":
-        return ndcg(enc, k, conv)
-    if name == "DCG":
-        return dcg(enc, k, conv), none
-    if name == "IDCG":
-        return idcg(enc, k, conv), none
-    if name == "Judged":
-        return judged_at(enc, _given(k, measure, "cutoff"), conv), none
-    if name == "NumRet":
-        return num_ret(enc, k), none
-    if name == "ERR":
-        return err(enc, k, conv)
-    if name == "nERR":
-        return nerr(enc, k, conv)
-    rel = _given(measure.rel, measure, "relevance threshold")
-    if name == "R":
-        return recall(enc, k, rel, conv)
-    if name == "P":
-        return precision(enc, _given(k, measure, "cutoff"), rel, conv), none
-    if name == "AP":
-        return average_precision(enc, k, rel, conv)
-    if name == "RR":
-        return reciprocal_rank(enc, k, rel, conv)
-    if name == "Rprec":
-        return rprec(enc, rel, conv)
-    if name == "FallOut":
-        return fallout(enc, k, rel, conv)
-    if name == "NumRel":
-        return num_relevant(enc, rel), none
-    if name == "NumRelRet":
-        return rel_in_top(enc, k, rel), none
-    if name == "RBP":
-        return rbp(enc, k, rel, conv)
-    if name == "RBP_resid":
-        return rbp_resid(enc, k, conv), none
-    raise AssertionError(f"no kernel for {name}")  # parse() admits only measures listed above

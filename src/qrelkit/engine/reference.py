@@ -4,6 +4,10 @@ Pure Python over dictionaries and lists, written from the definitions and sharin
 it ranks each query with ``sorted``, and under averaged ties it *enumerates every ordering* of every tied
 block and averages the measure over them (so it only suits small inputs; it refuses more than
 ``MAX_ORDERINGS`` orderings per query). The property tests compare the kernels with it.
+
+Each measure family has one definition on a fixed ordering (:data:`Definition`: here for qrelkit's first
+measures, in :mod:`qrelkit.engine.trec_reference` for trec_eval's); :data:`qrelkit.engine.registry.REGISTRY`
+says which is whose, and :func:`reference_values` averages the one it is given over the orderings.
 """
 
 from __future__ import annotations
@@ -11,12 +15,10 @@ from __future__ import annotations
 import itertools
 import math
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..measures.conventions import Conventions, GainMap
 from ..measures.grammar import Measure
-from .trec_reference import NAMES as TREC_NAMES
-from .trec_reference import trec_one
 
 MAX_ORDERINGS = 200_000
 
@@ -91,144 +93,222 @@ def _denominator(k: int, order: list[str], conv: Conventions) -> int:
     return k if conv.cutoff_denominator == "k" else max(1, min(k, len(order)))
 
 
-def _one(
-    measure: Measure,
-    order: list[str],
-    grades: dict[str, int],
-    conv: Conventions,
-    unretrieved: frozenset[str] = frozenset(),
-) -> float:
-    """The measure on one fixed ordering (before the no-relevant policy). ``unretrieved``: the returned
-    documents that never count as relevant retrieved (scored <= 0, under ``nonpositive=not_retrieved``)."""
-    k = measure.k
-    top = order if k is None else order[:k]
-    rel = measure.rel if measure.rel is not None else 1
-    relevant = {d for d, g in grades.items() if g >= rel}
-    name = measure.name
-    if name in ("R", "AP", "RR", "Rprec") and conv.ideal == "returned":
-        relevant &= set(order)  # R counts the relevant documents returned
-    found = relevant - unretrieved if name in ("R", "P", "AP", "RR") else relevant
+#: The measure on one fixed ordering of the returned documents ``order`` (before the no-relevant policy),
+#: given the judgments ``grades`` after the negative-grade convention. The last argument holds the returned
+#: documents that never count as relevant retrieved (scored <= 0, under ``nonpositive=not_retrieved``).
+#: :data:`qrelkit.engine.registry.REGISTRY` names each family's definition.
+Definition = Callable[[Measure, list[str], dict[str, int], Conventions, frozenset[str]], float]
 
+
+def _top(measure: Measure, order: list[str]) -> list[str]:
+    return order if measure.k is None else order[: measure.k]
+
+
+def _relevant(measure: Measure, grades: dict[str, int]) -> set[str]:
+    """The judged documents of grade >= rel."""
+    rel = measure.rel if measure.rel is not None else 1
+    return {d for d, g in grades.items() if g >= rel}
+
+
+def _counted(measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions) -> set[str]:
+    """R's documents: the relevant judged ones, or under ``ideal=returned`` the relevant ones returned."""
+    relevant = _relevant(measure, grades)
+    return relevant & set(order) if conv.ideal == "returned" else relevant
+
+
+def _dcg(docs: Sequence[str], grades: dict[str, int], conv: Conventions) -> float:
+    return sum(
+        (_gain(grades[d], conv.gain) if d in grades else 0.0) * _discount(i + 1, conv.discount)
+        for i, d in enumerate(docs)
+    )
+
+
+def _ideal_dcg(measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions) -> float:
     def gain(d: str) -> float:
         return _gain(grades[d], conv.gain) if d in grades else 0.0
 
-    def dcg(docs: Sequence[str]) -> float:
-        return sum(gain(d) * _discount(i + 1, conv.discount) for i, d in enumerate(docs))
+    if conv.negative == "gain":
+        # every gain of the pool, zeros and negatives included, best first
+        pool = list(grades) if conv.ideal == "judged" else list(order)
+        values = sorted((gain(d) for d in pool), reverse=True)
+    else:
+        pool = list(grades) if conv.ideal == "judged" else [d for d in order if d in grades]
+        values = sorted((g for g in (gain(d) for d in pool) if g > 0), reverse=True)
+    values = values if measure.k is None else values[: measure.k]
+    return sum(v * _discount(i + 1, conv.discount) for i, v in enumerate(values))
 
-    def ideal_dcg() -> float:
-        if conv.negative == "gain":
-            # every gain of the pool, zeros and negatives included, best first
-            pool = list(grades) if conv.ideal == "judged" else list(order)
-            values = sorted((gain(d) for d in pool), reverse=True)
-        else:
-            pool = list(grades) if conv.ideal == "judged" else [d for d in order if d in grades]
-            values = sorted((g for g in (gain(d) for d in pool) if g > 0), reverse=True)
-        values = values if k is None else values[:k]
-        return sum(v * _discount(i + 1, conv.discount) for i, v in enumerate(values))
 
-    if name in TREC_NAMES:
-        return trec_one(measure, order, grades, conv)
-    if name == "Rprec" and "mult" in dict(measure.params):  # trec_eval's Rprec_mult
-        if not relevant:
-            return math.nan
+def dcg(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
+) -> float:
+    return _dcg(_top(measure, order), grades, conv)
+
+
+def idcg(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
+) -> float:
+    return _ideal_dcg(measure, order, grades, conv)
+
+
+def ndcg(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
+) -> float:
+    ideal = _ideal_dcg(measure, order, grades, conv)
+    return _dcg(_top(measure, order), grades, conv) / ideal if ideal != 0 else math.nan
+
+
+def recall(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, unretrieved: frozenset[str]
+) -> float:
+    relevant = _counted(measure, order, grades, conv)
+    found = relevant - unretrieved
+    return sum(d in found for d in _top(measure, order)) / len(relevant) if relevant else math.nan
+
+
+def precision(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, unretrieved: frozenset[str]
+) -> float:
+    assert measure.k is not None, "parse() requires a cutoff for P"
+    found = _relevant(measure, grades) - unretrieved
+    return sum(d in found for d in _top(measure, order)) / _denominator(measure.k, order, conv)
+
+
+def average_precision(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, unretrieved: frozenset[str]
+) -> float:
+    relevant = _counted(measure, order, grades, conv)
+    if not relevant:
+        return math.nan
+    found = relevant - unretrieved
+    hits, total = 0, 0.0
+    for i, d in enumerate(_top(measure, order)):
+        if d in found:
+            hits += 1
+            total += hits / (i + 1)
+    if conv.ap_denominator == "retrieved":
+        return total / hits if hits else 0.0
+    return total / len(relevant)
+
+
+def reciprocal_rank(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, unretrieved: frozenset[str]
+) -> float:
+    relevant = _counted(measure, order, grades, conv)
+    if not relevant:
+        return math.nan
+    found = relevant - unretrieved
+    for i, d in enumerate(_top(measure, order)):
+        if d in found:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+def rprec(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
+) -> float:
+    """P@R; with ``mult`` trec_eval's Rprec_mult: relevant in the top c / c, c = floor(mult * R + 0.9)."""
+    relevant = _counted(measure, order, grades, conv)
+    if not relevant:
+        return math.nan
+    if "mult" in dict(measure.params):
         cut = math.floor(float(measure.param("mult")) * len(relevant) + 0.9)
         return sum(d in relevant for d in order[:cut]) / cut
-    if name == "DCG":
-        return dcg(top)
-    if name == "IDCG":
-        return ideal_dcg()
-    if name == "nDCG":
-        ideal = ideal_dcg()
-        return dcg(top) / ideal if ideal != 0 else math.nan
-    if name == "R":
-        return sum(d in found for d in top) / len(relevant) if relevant else math.nan
-    if name == "P":
-        assert k is not None, "parse() requires a cutoff for P"
-        return sum(d in found for d in top) / _denominator(k, order, conv)
-    if name == "AP":
-        if not relevant:
-            return math.nan
-        hits, total = 0, 0.0
-        for i, d in enumerate(top):
-            if d in found:
-                hits += 1
-                total += hits / (i + 1)
-        if conv.ap_denominator == "retrieved":
-            return total / hits if hits else 0.0
-        return total / len(relevant)
-    if name == "RR":
-        if not relevant:
-            return math.nan
-        for i, d in enumerate(top):
-            if d in found:
-                return 1.0 / (i + 1)
+    return sum(d in relevant for d in order[: len(relevant)]) / len(relevant)
+
+
+def fallout(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
+) -> float:
+    every_relevant = _relevant(measure, grades)
+    rel = measure.rel if measure.rel is not None else 1
+    returned_not = {d for d in order if d not in every_relevant}
+    known = returned_not | ({d for d, g in grades.items() if g < rel} if conv.ideal == "judged" else set())
+    return sum(d not in every_relevant for d in _top(measure, order)) / len(known) if known else math.nan
+
+
+def judged(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
+) -> float:
+    assert measure.k is not None, "parse() requires a cutoff for Judged"
+    return sum(d in grades for d in _top(measure, order)) / _denominator(measure.k, order, conv)
+
+
+def num_rel(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
+) -> float:
+    return float(len(_relevant(measure, grades)))
+
+
+def num_ret(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
+) -> float:
+    return float(len(_top(measure, order)))
+
+
+def num_rel_ret(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
+) -> float:
+    relevant = _relevant(measure, grades)
+    return float(sum(d in relevant for d in _top(measure, order)))
+
+
+def rbp(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
+) -> float:
+    relevant = _relevant(measure, grades)
+    if not relevant:
+        return math.nan
+    p = conv.persistence
+    highest = max([1, *grades.values()])  # scaled: grades over the highest judged one (when above 1)
+    worth = {
+        d: {"binary": 1.0, "grade": float(grades[d]), "scaled": grades[d] / highest}[conv.rbp_gain]
+        for d in relevant
+    }
+    return sum((1 - p) * p**i * worth.get(d, 0.0) for i, d in enumerate(_top(measure, order)))
+
+
+def rbp_resid(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
+) -> float:
+    p = conv.persistence
+    unjudged = [i for i, d in enumerate(_top(measure, order)) if d not in grades]
+    if conv.rbp_residual == "if_unjudged" and not unjudged:
         return 0.0
-    if name == "Rprec":
-        if not relevant:
-            return math.nan
-        return sum(d in relevant for d in order[: len(relevant)]) / len(relevant)
-    if name == "FallOut":
-        every_relevant = {d for d, g in grades.items() if g >= rel}
-        returned_not = {d for d in order if d not in every_relevant}
-        known = returned_not | (
-            {d for d, g in grades.items() if g < rel} if conv.ideal == "judged" else set()
-        )
-        return sum(d not in every_relevant for d in top) / len(known) if known else math.nan
-    if name == "Judged":
-        assert k is not None, "parse() requires a cutoff for Judged"
-        return sum(d in grades for d in top) / _denominator(k, order, conv)
-    if name == "NumRel":
-        return float(len(relevant))
-    if name == "NumRet":
-        return float(len(top))
-    if name == "NumRelRet":
-        return float(sum(d in relevant for d in top))
-    if name in ("ERR", "nERR"):
-        return _cascade(measure, order, grades, conv)
-    if name == "RBP":
-        if not relevant:
-            return math.nan
-        p = conv.persistence
-        highest = max([1, *grades.values()])  # scaled: grades over the highest judged one (when above 1)
-        worth = {
-            d: {"binary": 1.0, "grade": float(grades[d]), "scaled": grades[d] / highest}[conv.rbp_gain]
-            for d in relevant
-        }
-        return sum((1 - p) * p**i * worth.get(d, 0.0) for i, d in enumerate(top))
-    if name == "RBP_resid":
-        p = conv.persistence
-        unjudged = [i for i, d in enumerate(top) if d not in grades]
-        if conv.rbp_residual == "if_unjudged" and not unjudged:
-            return 0.0
-        beyond = p ** (k if k is not None else len(order))
-        return sum((1 - p) * p**i for i in unjudged) + beyond
-    raise ValueError(name)
+    beyond = p ** (measure.k if measure.k is not None else len(order))
+    return sum((1 - p) * p**i for i in unjudged) + beyond
 
 
-def _cascade(measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions) -> float:
-    """ERR@k and nERR@k on one ordering, from the user model: stop at each document with probability
-    R = (2^g - 1) / 2^max_grade, having not stopped before; the gain of stopping at rank i is 1/i."""
-    k = measure.k
+def err(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
+) -> float:
+    value = _expected_reciprocal_rank(measure.k, [_stop(d, grades, conv) for d in order])
+    return value if any(g > 0 for g in grades.values()) else math.nan
 
-    def stop(d: str) -> float:
-        g = grades.get(d, 0)
-        if g > conv.max_grade:
-            raise ValueError(f"grade {g} above max_grade")
-        return (2**g - 1) / 2**conv.max_grade if g > 0 else 0.0
 
-    def expected(probabilities: list[float]) -> float:
-        total, still_looking = 0.0, 1.0
-        for i, p in enumerate(probabilities if k is None else probabilities[:k]):
-            total += still_looking * p / (i + 1)
-            still_looking *= 1.0 - p
-        return total
-
-    value = expected([stop(d) for d in order])
-    if measure.name == "ERR":
-        return value if any(g > 0 for g in grades.values()) else math.nan
+def nerr(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
+) -> float:
+    value = _expected_reciprocal_rank(measure.k, [_stop(d, grades, conv) for d in order])
     pool = list(grades) if conv.ideal == "judged" else [d for d in order if d in grades]
-    ideal = expected(sorted((stop(d) for d in pool), reverse=True))
+    ideal = _expected_reciprocal_rank(measure.k, sorted((_stop(d, grades, conv) for d in pool), reverse=True))
     return value / ideal if ideal > 0 else math.nan
+
+
+def _stop(d: str, grades: dict[str, int], conv: Conventions) -> float:
+    """ERR's user model: stop at a document with probability R = (2^g - 1) / 2^max_grade, having not
+    stopped before; the gain of stopping at rank i is 1/i."""
+    g = grades.get(d, 0)
+    if g > conv.max_grade:
+        raise ValueError(f"grade {g} above max_grade")
+    return (2**g - 1) / 2**conv.max_grade if g > 0 else 0.0
+
+
+def _expected_reciprocal_rank(k: int | None, probabilities: list[float]) -> float:
+    total, still_looking = 0.0, 1.0
+    for i, p in enumerate(probabilities if k is None else probabilities[:k]):
+        total += still_looking * p / (i + 1)
+        still_looking *= 1.0 - p
+    return total
 
 
 def _scored(
@@ -257,8 +337,12 @@ def reference_values(
     run: dict[str, list[Row]],
     measure: Measure,
     conventions: Conventions,
+    *,
+    definition: Definition,
 ) -> dict[str, float]:
-    """Per-query values of ``measure``: ``{query_id: value}`` (NaN where undefined and skipped).
+    """Per-query values of ``measure``: ``{query_id: value}`` (NaN where undefined and skipped), its
+    ``definition`` (the family's, in :data:`qrelkit.engine.registry.REGISTRY`, which
+    :func:`qrelkit.engine.registry.oracle` passes) applied to every ordering the tie convention admits.
 
     ``run`` maps each query to its rows ``(doc_id, score, line)``; ``line`` gives file order.
     """
@@ -270,7 +354,7 @@ def reference_values(
     for q, grades, rows in _scored(qrels, run, judged, conv):
         orders = _orderings(rows, grades, conv)
         unretrieved = frozenset(d for d, s, _ in rows if s <= 0 and conv.nonpositive == "not_retrieved")
-        values = [_one(measure, order, grades, conv, unretrieved) for order in orders]
+        values = [definition(measure, order, grades, conv, unretrieved) for order in orders]
         if any(math.isnan(v) for v in values):
             value = math.nan
         else:

@@ -25,6 +25,7 @@ from ..measures.conventions import Conventions
 from ..measures.grammar import Measure
 from .dispatch import compute
 from .encoded import TIE_KEYS, Encoded, QuerySet, encoding_key, offsets_of, query_set, tied_blocks
+from .registry import SMALL, claims
 
 # ------------------------------------------------------------------------------------------------ ranking
 
@@ -214,7 +215,10 @@ def evaluate_columns(
 ) -> tuple[QuerySet, dict[Measure, tuple[np.ndarray, np.ndarray]]]:
     """One run's query set and, per measure, (values, undefined mask): what
     :func:`qrelkit.evaluation.core.evaluate_run` gives for the same files. Raises
-    :class:`~qrelkit.errors.StepAside` when the run is not for this path."""
+    :class:`~qrelkit.errors.StepAside` when the run is not for this path, or a measure's family is not
+    (:data:`qrelkit.engine.registry.REGISTRY`)."""
+    if not all(claims(m, SMALL) for m in measures):
+        raise StepAside
     cache: dict[tuple[str, ...], Encoded] = {}
     values = {}
     for measure in measures:
@@ -222,5 +226,5 @@ def evaluate_columns(
         key = encoding_key(mconv)
         if key not in cache:
             cache[key] = encode_small(qrels, judged, run, mconv)
-        values[measure] = compute(cache[key], measure, mconv)
+        values[measure] = compute(cache[key], measure, mconv, SMALL)
     return next(iter(cache.values())).queries, values

@@ -29,12 +29,12 @@ import numpy as np
 
 from ..errors import ConventionError
 from ..measures.conventions import Conventions, GainMap
-from ..measures.grammar import TREC_INFO, Measure
+from ..measures.grammar import Measure
 from . import trec_kernels as tk
 from .encoded import Encoded, any_in_top, block_mean, positions
 from .kernels import rel_in_top
 
-NAMES = frozenset(info.name for info in TREC_INFO)
+#: The measures that refuse ``ties=average`` on tied scores (the module docstring says why).
 NOT_AVERAGEABLE = ("bpref", "infAP", "IPrec", "IPrecMean", "binG", "G", "nDCGRel", "RnDCG")
 
 
@@ -75,49 +75,113 @@ def _trec_gains(measure: Measure, conv: Conventions, levels: np.ndarray) -> tk.G
     return tk.Gains(tuple((g, float(2**g - 1)) for g in range(levels.shape[1])))
 
 
-def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
-    """Per-query values of one of trec_eval's measures and the mask of undefined queries (none: trec_eval
-    gives each of them a value, 0 where its definition divides by zero)."""
-    name, k = measure.name, measure.k
-    rel = measure.rel if measure.rel is not None else 1
-    none = np.zeros(enc.n_queries, dtype=bool)
-    if name in NOT_AVERAGEABLE and conv.ties == "average":
+# Each kernel below takes (encoding, measure, conventions) and gives the per-query values and the mask of
+# undefined queries (none: trec_eval gives each of them a value, 0 where its definition divides by zero);
+# :data:`qrelkit.engine.registry.REGISTRY` names each family's.
+
+Values = tuple[np.ndarray, np.ndarray]
+
+
+def _rel(measure: Measure) -> int:
+    return measure.rel if measure.rel is not None else 1
+
+
+def _none(enc: Encoded) -> np.ndarray:
+    return np.zeros(enc.n_queries, dtype=bool)
+
+
+def _lists(enc: Encoded, measure: Measure, conv: Conventions) -> tk.RelLists:
+    """The measure's relevance lists; refused under ``ties=average`` on tied scores for the measures of
+    :data:`NOT_AVERAGEABLE`."""
+    if measure.name in NOT_AVERAGEABLE and conv.ties == "average":
         _refuse_average(enc, measure)
-    rl = rel_lists(enc, rel)
-    if name == "Success":
-        return any_in_top(enc, enc.judged & (enc.grade >= rel), k), none
-    if name == "RelP":
-        assert k is not None  # parse() requires the cutoff
-        return tk._div(rel_in_top(enc, k, rel), np.minimum(rl.num_rel, k)), none
-    if name == "Unjudged":
-        assert k is not None
-        _, pos = positions(enc)
-        unj = block_mean((~enc.judged).astype(np.float64), enc)
-        qidx, _ = positions(enc)
-        return np.bincount(qidx[pos < k], weights=unj[pos < k], minlength=enc.n_queries) / float(k), none
-    if name == "NumNonRelJudgedRet":
-        qidx, pos = positions(enc)
-        nonrel = block_mean((enc.judged & (enc.grade < rel)).astype(np.float64), enc)
-        mask = np.ones(len(pos), dtype=bool) if k is None else pos < k
-        return np.bincount(qidx[mask], weights=nonrel[mask], minlength=enc.n_queries), none
-    simple = {"SetP": tk.set_p, "SetRelP": tk.set_relative_p, "SetAP": tk.set_map, "bpref": tk.bpref,
-              "infAP": tk.infap, "binG": tk.bin_g}  # fmt: skip
-    if name in simple:
-        return simple[name](rl), none
-    if name == "SetF":
-        return tk.set_f(rl, float(measure.param("beta"))), none
-    if name == "Utility":
-        a, b, c, d = (float(measure.param(x)) for x in "abcd")
-        return tk.utility(rl, a, b, c, d, int(float(measure.param("docs")))).astype(np.float64), none
-    if name == "IPrec":
-        return tk.iprec_at_recall(rl, [float(measure.param("recall"))], conv.iprec_cutoff)[0], none
-    if name == "IPrecMean":
-        levels = [float(x) for x in measure.param("recall").strip("{}").split(",")]
-        return tk.pt_avg(rl, levels, conv.iprec_cutoff), none
-    graded = {"G": tk.g_measure, "nDCGRel": tk.ndcg_rel, "RnDCG": tk.rndcg}
-    if name in graded:
-        return graded[name](rl, _trec_gains(measure, conv, rl.levels)), none
-    raise AssertionError(f"no kernel for {name}")  # parse() admits only the measures of TREC_INFO
+    return rel_lists(enc, _rel(measure))
+
+
+def success(enc: Encoded, measure: Measure, conv: Conventions) -> Values:
+    return any_in_top(enc, enc.judged & (enc.grade >= _rel(measure)), measure.k), _none(enc)
+
+
+def rel_p(enc: Encoded, measure: Measure, conv: Conventions) -> Values:
+    k, rel = measure.k, _rel(measure)
+    assert k is not None  # parse() requires the cutoff
+    return tk._div(rel_in_top(enc, k, rel), np.minimum(rel_lists(enc, rel).num_rel, k)), _none(enc)
+
+
+def unjudged(enc: Encoded, measure: Measure, conv: Conventions) -> Values:
+    k = measure.k
+    assert k is not None
+    qidx, pos = positions(enc)
+    unj = block_mean((~enc.judged).astype(np.float64), enc)
+    return np.bincount(qidx[pos < k], weights=unj[pos < k], minlength=enc.n_queries) / float(k), _none(enc)
+
+
+def num_nonrel_judged_ret(enc: Encoded, measure: Measure, conv: Conventions) -> Values:
+    k = measure.k
+    qidx, pos = positions(enc)
+    nonrel = block_mean((enc.judged & (enc.grade < _rel(measure))).astype(np.float64), enc)
+    mask = np.ones(len(pos), dtype=bool) if k is None else pos < k
+    return np.bincount(qidx[mask], weights=nonrel[mask], minlength=enc.n_queries), _none(enc)
+
+
+def set_p(enc: Encoded, measure: Measure, conv: Conventions) -> Values:
+    return tk.set_p(_lists(enc, measure, conv)), _none(enc)
+
+
+def set_rel_p(enc: Encoded, measure: Measure, conv: Conventions) -> Values:
+    return tk.set_relative_p(_lists(enc, measure, conv)), _none(enc)
+
+
+def set_ap(enc: Encoded, measure: Measure, conv: Conventions) -> Values:
+    return tk.set_map(_lists(enc, measure, conv)), _none(enc)
+
+
+def set_f(enc: Encoded, measure: Measure, conv: Conventions) -> Values:
+    return tk.set_f(_lists(enc, measure, conv), float(measure.param("beta"))), _none(enc)
+
+
+def utility(enc: Encoded, measure: Measure, conv: Conventions) -> Values:
+    a, b, c, d = (float(measure.param(x)) for x in "abcd")
+    docs = int(float(measure.param("docs")))
+    return tk.utility(_lists(enc, measure, conv), a, b, c, d, docs).astype(np.float64), _none(enc)
+
+
+def bpref(enc: Encoded, measure: Measure, conv: Conventions) -> Values:
+    return tk.bpref(_lists(enc, measure, conv)), _none(enc)
+
+
+def inf_ap(enc: Encoded, measure: Measure, conv: Conventions) -> Values:
+    return tk.infap(_lists(enc, measure, conv)), _none(enc)
+
+
+def bin_g(enc: Encoded, measure: Measure, conv: Conventions) -> Values:
+    return tk.bin_g(_lists(enc, measure, conv)), _none(enc)
+
+
+def iprec(enc: Encoded, measure: Measure, conv: Conventions) -> Values:
+    rl = _lists(enc, measure, conv)
+    return tk.iprec_at_recall(rl, [float(measure.param("recall"))], conv.iprec_cutoff)[0], _none(enc)
+
+
+def iprec_mean(enc: Encoded, measure: Measure, conv: Conventions) -> Values:
+    rl = _lists(enc, measure, conv)
+    levels = [float(x) for x in measure.param("recall").strip("{}").split(",")]
+    return tk.pt_avg(rl, levels, conv.iprec_cutoff), _none(enc)
+
+
+def g(enc: Encoded, measure: Measure, conv: Conventions) -> Values:
+    rl = _lists(enc, measure, conv)
+    return tk.g_measure(rl, _trec_gains(measure, conv, rl.levels)), _none(enc)
+
+
+def ndcg_rel(enc: Encoded, measure: Measure, conv: Conventions) -> Values:
+    rl = _lists(enc, measure, conv)
+    return tk.ndcg_rel(rl, _trec_gains(measure, conv, rl.levels)), _none(enc)
+
+
+def rndcg(enc: Encoded, measure: Measure, conv: Conventions) -> Values:
+    rl = _lists(enc, measure, conv)
+    return tk.rndcg(rl, _trec_gains(measure, conv, rl.levels)), _none(enc)
 
 
 def rprec_mult(enc: Encoded, rel: int, mult: float, conv: Conventions) -> np.ndarray:

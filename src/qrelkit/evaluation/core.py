@@ -18,6 +18,7 @@ import numpy as np
 
 from ..engine.dispatch import compute
 from ..engine.encoded import Encoded, QuerySet, encoding_key, query_set
+from ..engine.registry import FRAME
 from ..errors import ValidationError
 from ..fingerprint import Fingerprint
 from ..measures.conventions import DEFAULT, Conventions
@@ -76,16 +77,17 @@ def _check_depth(run: Run, measures: Sequence[Measure], conv: Conventions) -> No
 
 
 def evaluate_run(
-    qrels: Qrels, run: Run, measures: Sequence[Measure], conv: Conventions
+    qrels: Qrels, run: Run, measures: Sequence[Measure], conv: Conventions, engine: str = FRAME
 ) -> tuple[QuerySet, dict[Measure, tuple[np.ndarray, np.ndarray]]]:
-    """Evaluate one run: the query set, and per measure (values, undefined mask) over its queries.
+    """Evaluate one run: the query set, and per measure (values, undefined mask) over its queries, with
+    the kernels of ``engine`` (:data:`qrelkit.engine.registry.ENGINES`; Spark's partitions name theirs).
 
     Runs with more than :data:`ENCODE_BATCH_ROWS` rows are encoded in batches of whole queries (the same
     numbers, with the memory of one batch at a time)."""
     if run.frame.height > ENCODE_BATCH_ROWS:
         _check_depth(run, measures, conv)  # also when no batch has judgments to score
-        return evaluate_run_batches(qrels, _query_batches(run, ENCODE_BATCH_ROWS), measures, conv)
-    return _evaluate_whole(qrels, run, measures, conv)
+        return evaluate_run_batches(qrels, _query_batches(run, ENCODE_BATCH_ROWS), measures, conv, engine)
+    return _evaluate_whole(qrels, run, measures, conv, engine=engine)
 
 
 def _evaluate_whole(
@@ -94,6 +96,7 @@ def _evaluate_whole(
     measures: Sequence[Measure],
     conv: Conventions,
     subtopics: DiversityQrels | None = None,
+    engine: str = FRAME,
 ) -> tuple[QuerySet, dict[Measure, tuple[np.ndarray, np.ndarray]]]:
     """:func:`evaluate_run` in one encoding, however large the run (a batch is never split again: one
     query may hold more rows than a batch). With ``subtopics`` (whose projection ``qrels`` is) each
@@ -114,7 +117,7 @@ def _evaluate_whole(
                 from ..engine.diversity import attach
 
                 cache[key] = attach(encode(qrels, run, mconv, queries, ranking=True), subtopics)
-        values[measure] = compute(cache[key], measure, mconv)
+        values[measure] = compute(cache[key], measure, mconv, engine)
     return queries, values
 
 
@@ -209,7 +212,11 @@ class _RowsByQuery:
 
 
 def evaluate_run_batches(
-    qrels: Qrels, run_batches: Iterable[Run], measures: Sequence[Measure], conv: Conventions
+    qrels: Qrels,
+    run_batches: Iterable[Run],
+    measures: Sequence[Measure],
+    conv: Conventions,
+    engine: str = FRAME,
 ) -> tuple[QuerySet, dict[Measure, tuple[np.ndarray, np.ndarray]]]:
     """Evaluate a run delivered as batches of whole queries (each query in exactly one batch).
 
@@ -245,7 +252,7 @@ def evaluate_run_batches(
         if sub.height == 0:
             continue
         sub_qrels = Qrels(sub, qrels.fingerprint, qrels.name, qrels.scale, qrels.rubric_hash, qrels.meta)
-        keep(*_evaluate_whole(sub_qrels, batch, measures, per_batch))
+        keep(*_evaluate_whole(sub_qrels, batch, measures, per_batch, engine=engine))
     # the query set's rule, applied once over all batches (before the empty rankings are scored)
     queries = query_set(sorted(judged_set), seen, sorted(seen - judged_set), conv, run_name, source)
     missing = queries.missing_scored_zero
@@ -253,7 +260,7 @@ def evaluate_run_batches(
         sub = judgments.rows(missing)
         sub_qrels = Qrels(sub, qrels.fingerprint, qrels.name, qrels.scale, qrels.rubric_hash, qrels.meta)
         empty = Run(pl.DataFrame(schema=dict(RUN_SCHEMA)), Fingerprint("", "", ""), "empty")
-        keep(*_evaluate_whole(sub_qrels, empty, measures, conv))
+        keep(*_evaluate_whole(sub_qrels, empty, measures, conv, engine=engine))
     all_queries = [q for part in query_parts for q in part]
     order = (
         np.argsort(np.array(all_queries, dtype=object), kind="stable") if all_queries else np.zeros(0, int)

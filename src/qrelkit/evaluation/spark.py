@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from .. import errors as _errors
+from ..engine.registry import SPARK, refuse_unclaimed
 from ..errors import QrelkitError, ValidationError
 from ..fingerprint import Fingerprint, file_sha256
 from ..measures.conventions import DEFAULT, Conventions
@@ -466,7 +467,7 @@ def _evaluator(
                         )
                         if profile is not None:  # the refusals that look at a query's rows
                             profile.check(Qrels(sub, fp, meta={"source": "qrels"}), [run])
-                        scored, per_measure = evaluate_run(Qrels(sub, fp), run, measures, per_batch)
+                        scored, per_measure = evaluate_run(Qrels(sub, fp), run, measures, per_batch, SPARK)
                         for i, q in enumerate(scored.query_ids):
                             values[q] = (
                                 [float(per_measure[m][0][i]) for m in measures],
@@ -546,6 +547,7 @@ def evaluate(
     parsed = parse_measures(measures)
     plan = plan_reading(conv, parsed, engine="spark", on_duplicate=on_duplicate, comments=comments)
     on_duplicate, comments = plan.on_duplicate, plan.comments
+    refuse_unclaimed(parsed, SPARK)  # the families Spark's partitions do not compute (REGISTRY)
     require_pyspark()
     q_in = read_input(
         spark, qrels, "qrels", input_format=input_format, on_duplicate=on_duplicate, scale=scale,
@@ -688,7 +690,7 @@ def _run_values(
     if missing:
         sub = Qrels(qrels.frame.filter(pl.col("query_id").is_in(missing)), qrels.fingerprint, qrels.name)
         empty = Run(pl.DataFrame(schema=dict(RUN_SCHEMA)), Fingerprint("", "", ""), "empty")
-        zero_q, zero_v = evaluate_run(sub, empty, measures, conv)
+        zero_q, zero_v = evaluate_run(sub, empty, measures, conv, SPARK)
         ids += zero_q.query_ids
         for j, m in enumerate(measures):
             value_parts[j] = np.concatenate([value_parts[j], zero_v[m][0]])

@@ -73,6 +73,9 @@ from .irm_names import IRM_NAMES, TranslationError, needs_translation, translate
 
 @dataclass(frozen=True)
 class MeasureInfo:
+    """What a measure family is, for the grammar: one entry of :data:`INFO` (what computes it is
+    :data:`qrelkit.engine.registry.REGISTRY`'s)."""
+
     name: str
     cutoff: str  # "optional", "required", "none"
     uses_rel: bool
@@ -81,6 +84,15 @@ class MeasureInfo:
     description: str
     # measure-specific parameters and their defaults, e.g. (("p", "0.8"),); printed when given
     params: tuple[tuple[str, str], ...] = ()
+    # other spellings parse() reads as this family, lower case (matched case-insensitively)
+    aliases: tuple[str, ...] = ()
+    # "graded": (query, document, grade) judgments; "subtopics": diversity judgments (DiversityQrels)
+    judgments: str = "graded"
+    # a count of documents: summed over queries, not averaged, under counts = "sum"
+    count: bool = False
+    # its value reads returned documents below its cutoff, so streaming the top k is not enough (measures
+    # with the ``ideal`` axis also read them under ideal = "returned": required_depth)
+    past_cutoff: bool = False
 
 
 _RANKING = ("unjudged", "ties", "precision", "negative")
@@ -89,218 +101,98 @@ _GAIN = ("gain", "discount")
 _GM = (("summary", "mean"),)
 _DIVERSITY = (*_RANKING, "no_relevant")
 _RECALLS = "{0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1}"
+_M = MeasureInfo
 
-TREC_INFO: list[MeasureInfo] = [
-    MeasureInfo("Success", "optional", True, _RANKING, False, "1 if a relevant document is in the top k"),
-    MeasureInfo("bpref", "none", True, _RANKING, False, "binary preference (Buckley & Voorhees 2004)", _GM),
-    MeasureInfo("infAP", "none", True, _RANKING, False, "inferred average precision (Yilmaz & Aslam 2006)"),
-    MeasureInfo("IPrec", "none", True, (*_RANKING, "iprec_cutoff"), False,
-                "interpolated precision at a recall level", (("recall", "0"),)),
-    MeasureInfo("IPrecMean", "none", True, (*_RANKING, "iprec_cutoff"), False, "interpolated precision averaged over recall "
-                "levels (trec_eval's 11pt_avg)", (("recall", _RECALLS),)),
-    MeasureInfo("SetP", "none", True, _RANKING, False, "relevant returned / returned"),
-    MeasureInfo("SetRelP", "none", True, _RANKING, False, "relevant returned / min(returned, R)"),
-    MeasureInfo("SetAP", "none", True, _RANKING, False, "SetP times set recall"),
-    MeasureInfo("SetF", "none", True, _RANKING, False, "F-measure of SetP and set recall",
-                (("beta", "1"),)),
-    MeasureInfo("RelP", "required", True, _RANKING, False, "relevant in the top k / min(k, R)"),
-    MeasureInfo("Utility", "none", True, _RANKING, False, "a*relret + b*nonrelret + c*relnotret + "
-                "d*nonrelnotret", (("a", "1"), ("b", "-1"), ("c", "0"), ("d", "0"), ("docs", "0"))),
-    MeasureInfo("NumNonRelJudgedRet", "optional", True, _RANKING, False,
-                "judged non-relevant documents returned"),
-    MeasureInfo("Unjudged", "required", False, _RANKING, False, "fraction of the top k that is not judged"),
-    MeasureInfo("binG", "none", True, _RANKING, False, "mean over relevant documents of "
-                "1/log2(2 + non-relevant above)"),
-    MeasureInfo("G", "none", False, (*_GAIN, *_RANKING), False, "trec_eval's G (gain over cost)"),
-    MeasureInfo("nDCGRel", "none", False, (*_GAIN, *_RANKING), False,
-                "nDCG averaged at relevant documents (trec_eval's ndcg_rel)"),
-    MeasureInfo("RnDCG", "none", False, (*_GAIN, *_RANKING), False,
-                "nDCG averaged where the ideal gain changes (trec_eval's Rndcg)"),
-]  # fmt: skip
-"""trec_eval 10's measures that qrelkit's first measures did not cover (``AP(summary=gmean)`` is gm_map,
-``Rprec(mult=0.2)`` trec_eval's Rprec_mult). Each parameter is documented in docs/trec_eval.md."""
-
+#: Every measure family of the grammar, by name. trec_eval 10's measures are at the end (``AP(summary=gmean)``
+#: is gm_map, ``Rprec(mult=0.2)`` trec_eval's Rprec_mult; each parameter is documented in docs/trec_eval.md,
+#: trec_eval's own names in :mod:`qrelkit.measures.trec_names`).
 INFO: dict[str, MeasureInfo] = {
     m.name: m
     for m in [
-        MeasureInfo(
-            "nDCG",
-            "optional",
-            False,
-            (*_GAIN, "ideal", *_RANKING, "no_relevant"),
-            True,
-            "normalised discounted cumulative gain",
-        ),
-        MeasureInfo("DCG", "optional", False, (*_GAIN, *_RANKING), False, "discounted cumulative gain"),
-        MeasureInfo(
-            "IDCG", "optional", False, (*_GAIN, "ideal", *_RANKING), False, "DCG of the ideal ordering"
-        ),
-        MeasureInfo(
-            "R", "optional", True, ("ideal", *_RANKING, "no_relevant", "nonpositive"), True, "recall"
-        ),
-        MeasureInfo(
-            "P", "required", True, (*_RANKING, "cutoff_denominator", "nonpositive"), False, "precision"
-        ),
-        MeasureInfo(
-            "AP",
-            "optional",
-            True,
-            ("ideal", *_RANKING, "no_relevant", "nonpositive", "ap_denominator"),
-            True,
-            "average precision",
-            _GM,
-        ),
-        MeasureInfo(
-            "RR",
-            "optional",
-            True,
-            ("ideal", *_RANKING, "no_relevant", "nonpositive"),
-            True,
-            "reciprocal rank",
-        ),
-        MeasureInfo(
-            "Rprec",
-            "none",
-            True,
-            ("ideal", *_RANKING, "no_relevant"),
-            True,
-            "precision at R",
-            (("mult", "1"),),
-        ),
-        MeasureInfo(
-            "FallOut",
-            "optional",
-            True,
-            ("ideal", *_RANKING, "no_relevant"),
-            True,
-            "non-relevant documents in the top k / non-relevant documents (lower is better)",
-        ),
-        MeasureInfo(
-            "Judged",
-            "required",
-            False,
-            (*_RANKING, "cutoff_denominator"),
-            False,
-            "fraction of the top k that is judged",
-        ),
-        MeasureInfo("NumRel", "none", True, ("negative",), False, "number of relevant judged documents"),
-        MeasureInfo(
-            "NumRet",
-            "optional",
-            False,
-            ("unjudged", "precision", "negative"),
-            False,
-            "number of documents returned",
-        ),
-        MeasureInfo("NumRelRet", "optional", True, _RANKING, False, "number of relevant documents returned"),
+        _M("nDCG", "optional", False, (*_GAIN, "ideal", *_RANKING, "no_relevant"), True,
+           "normalised discounted cumulative gain", aliases=("ndcg", "ndcg_cut")),
+        _M("DCG", "optional", False, (*_GAIN, *_RANKING), False, "discounted cumulative gain", aliases=("dcg",)),
+        _M("IDCG", "optional", False, (*_GAIN, "ideal", *_RANKING), False, "DCG of the ideal ordering",
+           aliases=("idcg",)),
+        _M("R", "optional", True, ("ideal", *_RANKING, "no_relevant", "nonpositive"), True, "recall",
+           aliases=("r", "recall")),
+        _M("P", "required", True, (*_RANKING, "cutoff_denominator", "nonpositive"), False, "precision",
+           aliases=("p", "precision")),
+        _M("AP", "optional", True, ("ideal", *_RANKING, "no_relevant", "nonpositive", "ap_denominator"), True,
+           "average precision", _GM, aliases=("ap", "map", "map_cut")),
+        _M("RR", "optional", True, ("ideal", *_RANKING, "no_relevant", "nonpositive"), True, "reciprocal rank",
+           aliases=("rr", "mrr", "recip_rank")),
+        _M("Rprec", "none", True, ("ideal", *_RANKING, "no_relevant"), True, "precision at R", (("mult", "1"),),
+           aliases=("rprec", "r-prec"), past_cutoff=True),
+        _M("FallOut", "optional", True, ("ideal", *_RANKING, "no_relevant"), True,
+           "non-relevant documents in the top k / non-relevant documents (lower is better)",
+           aliases=("fallout", "fall_out"), past_cutoff=True),
+        _M("Judged", "required", False, (*_RANKING, "cutoff_denominator"), False,
+           "fraction of the top k that is judged", aliases=("judged",)),
+        _M("NumRel", "none", True, ("negative",), False, "number of relevant judged documents",
+           aliases=("numrel", "num_rel"), count=True),
+        _M("NumRet", "optional", False, ("unjudged", "precision", "negative"), False,
+           "number of documents returned", aliases=("numret", "num_ret"), count=True),
+        _M("NumRelRet", "optional", True, _RANKING, False, "number of relevant documents returned",
+           aliases=("numrelret", "num_rel_ret"), count=True),
         # -- beyond trec_eval: cascade measures (engine/cascade.py) ------------------------------------------
-        MeasureInfo(
-            "ERR",
-            "optional",
-            False,
-            (*_RANKING, "no_relevant", "max_grade"),
-            True,
-            "expected reciprocal rank (gdeval)",
-        ),
-        MeasureInfo(
-            "nERR",
-            "optional",
-            False,
-            ("ideal", *_RANKING, "no_relevant", "max_grade"),
-            True,
-            "ERR normalised by the ERR of the ideal ordering",
-        ),
-        MeasureInfo(
-            "RBP",
-            "optional",
-            True,
-            (*_RANKING, "no_relevant", "persistence", "rbp_gain"),
-            True,
-            "rank-biased precision (its lower bound: unjudged documents count 0)",
-        ),
-        MeasureInfo(
-            "RBP_resid",
-            "optional",
-            True,
-            (*_RANKING, "persistence", "rbp_residual"),
-            False,
-            "RBP's residual: what unjudged documents and those beyond the depth could add",
-        ),
-        MeasureInfo(
-            "Compat",
-            "none",
-            False,
-            (*_RANKING, "no_relevant"),
-            True,
-            "compatibility (Clarke et al. 2020): rank-biased overlap with the most compatible ideal ranking",
-            (("p", "0.95"), ("normalize", "True")),
-        ),
+        _M("ERR", "optional", False, (*_RANKING, "no_relevant", "max_grade"), True,
+           "expected reciprocal rank (gdeval)", aliases=("err",)),
+        _M("nERR", "optional", False, ("ideal", *_RANKING, "no_relevant", "max_grade"), True,
+           "ERR normalised by the ERR of the ideal ordering", aliases=("nerr",)),
+        _M("RBP", "optional", True, (*_RANKING, "no_relevant", "persistence", "rbp_gain"), True,
+           "rank-biased precision (its lower bound: unjudged documents count 0)"),
+        _M("RBP_resid", "optional", True, (*_RANKING, "persistence", "rbp_residual"), False,
+           "RBP's residual: what unjudged documents and those beyond the depth could add"),
+        _M("Compat", "none", False, (*_RANKING, "no_relevant"), True,
+           "compatibility (Clarke et al. 2020): rank-biased overlap with the most compatible ideal ranking",
+           (("p", "0.95"), ("normalize", "True"))),
         # -- diversity measures over subtopic judgments (engine/diversity.py) ------------------------------
-        MeasureInfo(
-            "alpha_nDCG",
-            "required",
-            True,
-            _DIVERSITY,
-            True,
-            "alpha-nDCG (Clarke et al. 2008, as ndeval): novelty-discounted gain over subtopics",
-            (("alpha", "0.5"),),
-        ),
-        MeasureInfo(
-            "ERR_IA",
-            "required",
-            True,
-            _DIVERSITY,
-            True,
-            "intent-aware ERR (Chapelle et al. 2009, as ndeval): ERR per subtopic, normalised, averaged",
-        ),
-        # -- trec_eval 10's measures (engine/trec_measures.py; trec_eval's names in trec_names.py) --------
-        *TREC_INFO,
+        _M("alpha_nDCG", "required", True, _DIVERSITY, True,
+           "alpha-nDCG (Clarke et al. 2008, as ndeval): novelty-discounted gain over subtopics",
+           (("alpha", "0.5"),), aliases=("alpha-ndcg", "alpha_ndcg"), judgments="subtopics"),
+        _M("ERR_IA", "required", True, _DIVERSITY, True,
+           "intent-aware ERR (Chapelle et al. 2009, as ndeval): ERR per subtopic, normalised, averaged",
+           aliases=("err-ia", "err_ia"), judgments="subtopics"),
+        # -- trec_eval 10's measures that qrelkit's first measures did not cover (engine/trec_measures.py) --
+        _M("Success", "optional", True, _RANKING, False, "1 if a relevant document is in the top k"),
+        _M("bpref", "none", True, _RANKING, False, "binary preference (Buckley & Voorhees 2004)", _GM),
+        _M("infAP", "none", True, _RANKING, False, "inferred average precision (Yilmaz & Aslam 2006)"),
+        _M("IPrec", "none", True, (*_RANKING, "iprec_cutoff"), False,
+           "interpolated precision at a recall level", (("recall", "0"),)),
+        _M("IPrecMean", "none", True, (*_RANKING, "iprec_cutoff"), False, "interpolated precision averaged over recall "
+           "levels (trec_eval's 11pt_avg)", (("recall", _RECALLS),)),
+        _M("SetP", "none", True, _RANKING, False, "relevant returned / returned"),
+        _M("SetRelP", "none", True, _RANKING, False, "relevant returned / min(returned, R)"),
+        _M("SetAP", "none", True, _RANKING, False, "SetP times set recall"),
+        _M("SetF", "none", True, _RANKING, False, "F-measure of SetP and set recall", (("beta", "1"),)),
+        _M("RelP", "required", True, _RANKING, False, "relevant in the top k / min(k, R)"),
+        _M("Utility", "none", True, _RANKING, False, "a*relret + b*nonrelret + c*relnotret + "
+           "d*nonrelnotret", (("a", "1"), ("b", "-1"), ("c", "0"), ("d", "0"), ("docs", "0"))),
+        _M("NumNonRelJudgedRet", "optional", True, _RANKING, False, "judged non-relevant documents returned"),
+        _M("Unjudged", "required", False, _RANKING, False, "fraction of the top k that is not judged"),
+        _M("binG", "none", True, _RANKING, False, "mean over relevant documents of "
+           "1/log2(2 + non-relevant above)"),
+        _M("G", "none", False, (*_GAIN, *_RANKING), False, "trec_eval's G (gain over cost)"),
+        _M("nDCGRel", "none", False, (*_GAIN, *_RANKING), False,
+           "nDCG averaged at relevant documents (trec_eval's ndcg_rel)"),
+        _M("RnDCG", "none", False, (*_GAIN, *_RANKING), False,
+           "nDCG averaged where the ideal gain changes (trec_eval's Rndcg)"),
     ]
-}
+}  # fmt: skip
 
-ALIASES = {
-    "err": "ERR",
-    "nerr": "nERR",
-    "ndcg": "nDCG",
-    "ndcg_cut": "nDCG",
-    "dcg": "DCG",
-    "idcg": "IDCG",
-    "r": "R",
-    "recall": "R",
-    "p": "P",
-    "precision": "P",
-    "ap": "AP",
-    "map": "AP",
-    "map_cut": "AP",
-    "rr": "RR",
-    "mrr": "RR",
-    "recip_rank": "RR",
-    "rprec": "Rprec",
-    "fallout": "FallOut",
-    "fall_out": "FallOut",
-    "r-prec": "Rprec",
-    "judged": "Judged",
-    "numrel": "NumRel",
-    "num_rel": "NumRel",
-    "numret": "NumRet",
-    "num_ret": "NumRet",
-    "numrelret": "NumRelRet",
-    "num_rel_ret": "NumRelRet",
-    "alpha-ndcg": "alpha_nDCG",
-    "alpha_ndcg": "alpha_nDCG",
-    "err-ia": "ERR_IA",
-    "err_ia": "ERR_IA",
-}
+#: Other spellings of the families (each :attr:`MeasureInfo.aliases`), lower case -> name.
+ALIASES = {alias: m.name for m in INFO.values() for alias in m.aliases}
 
 #: The measures that count documents: summed over queries under ``counts = "sum"``.
-COUNT_MEASURES = frozenset({"NumRel", "NumRet", "NumRelRet"})
+COUNT_MEASURES = frozenset(m.name for m in INFO.values() if m.count)
 
 #: The measures reported when none are asked for: ordering (nDCG@10), coverage (R@100), judged depth.
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "Judged@10")
 
 #: The measures that read subtopic judgments (:class:`qrelkit.data.values.DiversityQrels`), and those reported
 #: for diversity judgments when none are asked for (the TREC Web track's official depth, 20).
-DIVERSITY_MEASURES = frozenset({"alpha_nDCG", "ERR_IA"})
+DIVERSITY_MEASURES = frozenset(m.name for m in INFO.values() if m.judgments == "subtopics")
 DIVERSITY_DEFAULT_MEASURES = ("alpha_nDCG@20", "ERR_IA@20")
 
 _AXIS_ORDER = MEASURE_AXES
@@ -359,9 +251,9 @@ def required_depth(measures: Any, conventions: Conventions) -> int | None:
     depth = 0
     for m in measures:
         conv = m.conventions(conventions)
-        if m.k is None or m.name in ("Rprec", "FallOut") or conv.unjudged == "drop":
+        if m.k is None or m.info.past_cutoff or conv.unjudged == "drop":
             return None
-        if m.name in ("nDCG", "IDCG", "nERR", "R", "AP", "RR") and conv.ideal == "returned":
+        if "ideal" in m.info.axes and conv.ideal == "returned":
             return None  # the ideal, or R, counts every returned document
         depth = max(depth, m.k)
     return depth or None

@@ -1,0 +1,306 @@
+"""The measure registry: for each measure family of the grammar, the kernel each engine computes it with,
+and its slow oracle. Adding a measure is one :class:`Family` here, beside its kernel, its oracle's
+definition and its grammar entry (docs/adding-a-measure.md).
+
+What a family *is* (its name, cutoff, relevance threshold, parameters and their defaults, the convention
+axes it may override, its aliases, which judgments it reads) is the grammar's:
+:data:`qrelkit.measures.grammar.INFO`, below this layer. What computes it is here.
+
+The engines. Each takes a :class:`~qrelkit.engine.encoded.Encoded` ranking, so a family's kernel has one
+signature, :data:`Kernel`; an engine runs only the families that claim it:
+
+- ``frame``: :func:`qrelkit.evaluation.core.evaluate` and every reader of :func:`evaluate_files` but the
+  small one (whole frames, batches of whole queries, streams of top documents, DuckDB's sorted batches);
+  the only engine that attaches subtopic judgments, so the only one the diversity measures claim;
+- ``small``: the numpy path of small clean TREC files (:mod:`qrelkit.engine.small`), which steps aside to
+  ``frame`` for a family that does not claim it;
+- ``spark``: :mod:`qrelkit.evaluation.spark`, the same kernels per partition of whole queries, which
+  refuses on the driver a family that does not claim it.
+
+``qrelkit trec_eval`` (:mod:`qrelkit.evaluation.trec_eval`) is not one of them: it computes trec_eval's own
+measures, by trec_eval's names, over trec_eval's relevance lists (:mod:`qrelkit.engine.trec_kernels`).
+
+The kernels live in :mod:`qrelkit.engine.kernels` (qrelkit's first measures), :mod:`qrelkit.engine.cascade`
+(ERR, nERR, RBP), :mod:`qrelkit.engine.trec_measures` (trec_eval 10's measures in the grammar, over
+:mod:`qrelkit.engine.trec_kernels`), :mod:`qrelkit.engine.diversity` (over subtopic judgments) and
+:mod:`qrelkit.engine.compat`; the functions below only read a measure's parameters for the kernels that
+take them as arguments. The oracles share no code with the kernels: :mod:`qrelkit.engine.reference` and
+:mod:`qrelkit.engine.trec_reference` define a family on one ordering (:data:`~qrelkit.engine.reference.Definition`)
+and :func:`~qrelkit.engine.reference.reference_values` averages it over every ordering of the tied blocks;
+:mod:`qrelkit.engine.diversity_reference` does the same over subtopic judgments; Compat has an oracle of its
+own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from ..errors import ValidationError
+from ..measures.conventions import Conventions
+from ..measures.grammar import INFO, Measure, MeasureInfo
+from . import (
+    cascade,
+    compat,
+    diversity,
+    diversity_reference,
+    kernels,
+    reference,
+    trec_measures,
+    trec_reference,
+)
+from .encoded import Encoded, apply_no_relevant
+
+#: Per-query values of one measure and the mask of queries where it is undefined (before ``missing_score``,
+#: which :func:`qrelkit.engine.dispatch.compute` applies for every family).
+Kernel = Callable[[Encoded, Measure, Conventions], tuple[np.ndarray, np.ndarray]]
+
+#: ``oracle(judgments, run, measure, conventions) -> {query_id: value}``: ``judgments`` maps each query to
+#: ``{doc_id: grade}`` (to ``{doc_id: {subtopic: grade}}`` for a family that reads subtopics), ``run``
+#: each query to its rows ``(doc_id, score, line)``.
+Oracle = Callable[[Any, Mapping[str, list[reference.Row]], Measure, Conventions], dict[str, float]]
+
+FRAME, SMALL, SPARK = "frame", "small", "spark"
+#: The engines, as :data:`Family.kernels` names them.
+ENGINES = (FRAME, SMALL, SPARK)
+_ENGINE_NAMES = {FRAME: "qrelkit.evaluate", SMALL: "the small-file path", SPARK: "Spark"}
+
+
+@dataclass(frozen=True)
+class Family:
+    """One measure family: the kernel of each engine that claims it, and its oracle."""
+
+    name: str
+    kernels: Mapping[str, Kernel]  # engine -> kernel, for the engines that claim the family
+    oracle: Oracle
+
+    @property
+    def info(self) -> MeasureInfo:
+        """The grammar's facts: cutoff, ``rel``, parameters and defaults, axes, aliases, judgments."""
+        return INFO[self.name]
+
+    @property
+    def engines(self) -> frozenset[str]:
+        return frozenset(self.kernels)
+
+
+def _family(name: str, kernel: Kernel, oracle: Oracle, engines: Iterable[str] = ENGINES) -> Family:
+    return Family(name, MappingProxyType(dict.fromkeys(engines, kernel)), oracle)
+
+
+def _ordered(definition: reference.Definition) -> Oracle:
+    """The oracle that averages ``definition`` over every ordering the tie convention admits."""
+
+    def oracle(
+        judgments: Any, run: Mapping[str, list[reference.Row]], measure: Measure, conventions: Conventions
+    ) -> dict[str, float]:
+        return reference.reference_values(judgments, dict(run), measure, conventions, definition=definition)
+
+    return oracle
+
+
+def _over_subtopics(definition: diversity_reference.DiversityDefinition) -> Oracle:
+    def oracle(
+        judgments: Any, run: Mapping[str, list[reference.Row]], measure: Measure, conventions: Conventions
+    ) -> dict[str, float]:
+        return diversity_reference.diversity_reference_values(
+            judgments, dict(run), measure, conventions, definition=definition
+        )
+
+    return oracle
+
+
+def _compat_oracle(
+    judgments: Any, run: Mapping[str, list[reference.Row]], measure: Measure, conventions: Conventions
+) -> dict[str, float]:
+    return reference.compat_reference_values(judgments, dict(run), measure, conventions)
+
+
+# ------------------------------------------------------------------ the measure's parameters, for the kernels
+
+
+def _none(enc: Encoded) -> np.ndarray:
+    return np.zeros(enc.n_queries, dtype=bool)
+
+
+def _k(measure: Measure) -> int:
+    """The cutoff of a family whose cutoff is required (parse() never builds one without it)."""
+    if measure.k is None:
+        raise AssertionError(f"{measure.name} without its cutoff: parse() never builds one")
+    return measure.k
+
+
+def _rel(measure: Measure) -> int:
+    """The threshold of a family that uses ``rel`` (``rel=1`` unless given: parse() always sets it)."""
+    if measure.rel is None:
+        raise AssertionError(f"{measure.name} without its relevance threshold: parse() never builds one")
+    return measure.rel
+
+
+def _ndcg(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    return kernels.ndcg(enc, m.k, conv)
+
+
+def _dcg(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    return kernels.dcg(enc, m.k, conv), _none(enc)
+
+
+def _idcg(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    return kernels.idcg(enc, m.k, conv), _none(enc)
+
+
+def _recall(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    return kernels.recall(enc, m.k, _rel(m), conv)
+
+
+def _precision(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    return kernels.precision(enc, _k(m), _rel(m), conv), _none(enc)
+
+
+def _ap(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    return kernels.average_precision(enc, m.k, _rel(m), conv)
+
+
+def _rr(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    return kernels.reciprocal_rank(enc, m.k, _rel(m), conv)
+
+
+def _rprec(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    """P@R, or with ``mult`` other than 1 trec_eval's Rprec_mult."""
+    rel = _rel(m)
+    if dict(m.params).get("mult", "1") == "1":
+        return kernels.rprec(enc, rel, conv)
+    nrel = kernels.relevant_count(enc, rel, conv)
+    values = trec_measures.rprec_mult(enc, rel, float(m.param("mult")), conv)
+    return apply_no_relevant(values, nrel == 0, conv)
+
+
+def _fallout(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    return kernels.fallout(enc, m.k, _rel(m), conv)
+
+
+def _judged(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    return kernels.judged_at(enc, _k(m), conv), _none(enc)
+
+
+def _num_rel(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    return kernels.num_relevant(enc, _rel(m)), _none(enc)
+
+
+def _num_ret(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    return kernels.num_ret(enc, m.k), _none(enc)
+
+
+def _num_rel_ret(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    return kernels.rel_in_top(enc, m.k, _rel(m)), _none(enc)
+
+
+def _err(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    return cascade.err(enc, m.k, conv)
+
+
+def _nerr(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    return cascade.nerr(enc, m.k, conv)
+
+
+def _rbp(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    return cascade.rbp(enc, m.k, _rel(m), conv)
+
+
+def _rbp_resid(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    return cascade.rbp_resid(enc, m.k, conv), _none(enc)
+
+
+# ------------------------------------------------------------------------------------------------ the table
+
+_TM, _TR, _R = trec_measures, trec_reference, reference
+
+#: Every family of the grammar, in the grammar's order (tests/engine/test_registry.py holds the two equal).
+REGISTRY: Mapping[str, Family] = MappingProxyType(
+    {
+        f.name: f
+        for f in [
+            _family("nDCG", _ndcg, _ordered(_R.ndcg)),
+            _family("DCG", _dcg, _ordered(_R.dcg)),
+            _family("IDCG", _idcg, _ordered(_R.idcg)),
+            _family("R", _recall, _ordered(_R.recall)),
+            _family("P", _precision, _ordered(_R.precision)),
+            _family("AP", _ap, _ordered(_R.average_precision)),
+            _family("RR", _rr, _ordered(_R.reciprocal_rank)),
+            _family("Rprec", _rprec, _ordered(_R.rprec)),
+            _family("FallOut", _fallout, _ordered(_R.fallout)),
+            _family("Judged", _judged, _ordered(_R.judged)),
+            _family("NumRel", _num_rel, _ordered(_R.num_rel)),
+            _family("NumRet", _num_ret, _ordered(_R.num_ret)),
+            _family("NumRelRet", _num_rel_ret, _ordered(_R.num_rel_ret)),
+            # cascade measures (engine/cascade.py)
+            _family("ERR", _err, _ordered(_R.err)),
+            _family("nERR", _nerr, _ordered(_R.nerr)),
+            _family("RBP", _rbp, _ordered(_R.rbp)),
+            _family("RBP_resid", _rbp_resid, _ordered(_R.rbp_resid)),
+            _family("Compat", compat.compat, _compat_oracle),
+            # over subtopic judgments, which only the frame engine attaches (engine/diversity.py)
+            _family(
+                "alpha_nDCG", diversity.compute, _over_subtopics(diversity_reference.alpha_ndcg), [FRAME]
+            ),
+            _family("ERR_IA", diversity.compute, _over_subtopics(diversity_reference.err_ia_at), [FRAME]),
+            # trec_eval 10's measures in the grammar (engine/trec_measures.py)
+            _family("Success", _TM.success, _ordered(_TR.success)),
+            _family("bpref", _TM.bpref, _ordered(_TR.bpref)),
+            _family("infAP", _TM.inf_ap, _ordered(_TR.inf_ap)),
+            _family("IPrec", _TM.iprec, _ordered(_TR.iprec)),
+            _family("IPrecMean", _TM.iprec_mean, _ordered(_TR.iprec_mean)),
+            _family("SetP", _TM.set_p, _ordered(_TR.set_p)),
+            _family("SetRelP", _TM.set_rel_p, _ordered(_TR.set_rel_p)),
+            _family("SetAP", _TM.set_ap, _ordered(_TR.set_ap)),
+            _family("SetF", _TM.set_f, _ordered(_TR.set_f)),
+            _family("RelP", _TM.rel_p, _ordered(_TR.rel_p)),
+            _family("Utility", _TM.utility, _ordered(_TR.utility)),
+            _family("NumNonRelJudgedRet", _TM.num_nonrel_judged_ret, _ordered(_TR.num_nonrel_judged_ret)),
+            _family("Unjudged", _TM.unjudged, _ordered(_TR.unjudged)),
+            _family("binG", _TM.bin_g, _ordered(_TR.bin_g)),
+            _family("G", _TM.g, _ordered(_TR.g)),
+            _family("nDCGRel", _TM.ndcg_rel, _ordered(_TR.ndcg_rel)),
+            _family("RnDCG", _TM.rndcg, _ordered(_TR.rndcg)),
+        ]
+    }
+)
+
+
+def kernel(measure: Measure, engine: str = FRAME) -> Kernel:
+    """The kernel ``engine`` computes ``measure`` with (:func:`refuse_unclaimed` words the error)."""
+    kernels_of = REGISTRY[measure.name].kernels
+    if engine not in kernels_of:
+        refuse_unclaimed([measure], engine)
+    return kernels_of[engine]
+
+
+def claims(measure: Measure, engine: str) -> bool:
+    """Whether ``engine`` computes ``measure``'s family."""
+    return engine in REGISTRY[measure.name].kernels
+
+
+def refuse_unclaimed(measures: Iterable[Measure], engine: str) -> None:
+    """Refuse the measures whose family ``engine`` does not compute, naming the engines that do."""
+    bad = [m for m in measures if not claims(m, engine)]
+    if not bad:
+        return
+    first = REGISTRY[bad[0].name]
+    where = " or ".join(_ENGINE_NAMES[e] for e in ENGINES if e in first.engines)
+    if first.info.judgments == "subtopics":
+        where += " on diversity judgments (qrelkit eval --diversity)"
+    raise ValidationError(
+        f"{', '.join(str(m) for m in bad)} cannot be computed on {_ENGINE_NAMES.get(engine, engine)}",
+        fix=f"evaluate {'them' if len(bad) > 1 else 'it'} with {where}",
+    )
+
+
+def oracle_values(
+    judgments: Any, run: Mapping[str, list[reference.Row]], measure: Measure, conventions: Conventions
+) -> dict[str, float]:
+    """The slow oracle's per-query values of ``measure`` (its family's :attr:`Family.oracle`)."""
+    return REGISTRY[measure.name].oracle(judgments, run, measure, conventions)
