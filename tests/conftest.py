@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,3 +21,36 @@ def shared_path(*parts: str) -> Path:
             pytest.fail(message)  # in CI the data is always there: its absence is a failure, not a skip
         pytest.skip(message)
     return path
+
+
+class Cli:
+    """The one way the tests run the command line: ``CLI("eval", QRELS, RUN)`` in this process with
+    click's runner (stdout and stderr apart, ``exit_code``), ``CLI.process(...)`` as a real process
+    (``python -m qrelkit``: what a shell sees, tracebacks and all). Arguments are turned into strings.
+    ``CLI.under("compare")`` runs one command with its name given once."""
+
+    def __init__(self, prefix: tuple[str, ...] = ()):
+        self.prefix = prefix
+
+    def __call__(self, *args: object, input: str | bytes | None = None):
+        from click.testing import CliRunner
+
+        from qrelkit.cli import main
+
+        return CliRunner().invoke(main, [*self.prefix, *(str(a) for a in args)], input=input)
+
+    def process(self, *args: object, **kwargs: object) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "qrelkit", *self.prefix, *(str(a) for a in args)]
+        return subprocess.run(command, capture_output=True, text=True, check=False, **kwargs)  # type: ignore[call-overload]
+
+    def under(self, *prefix: str) -> Cli:
+        return Cli((*self.prefix, *prefix))
+
+
+CLI = Cli()
+
+
+@pytest.fixture
+def cli() -> Cli:
+    """:class:`Cli`, as a fixture."""
+    return CLI

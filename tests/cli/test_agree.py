@@ -14,18 +14,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from qrelkit.cli import main
-
-from ..conftest import EXAMPLE, FIXTURES
+from ..conftest import CLI, EXAMPLE, FIXTURES
 
 CHAPTER = FIXTURES / "chapter"
 RUBRIC = FIXTURES / "rubrics" / "clean.toml"  # scale 0-3
 
 
-def invoke(*args: object):
-    return CliRunner().invoke(main, [str(a) for a in args])
+invoke = CLI
 
 
 def write_qrels(path: Path, rows: list[tuple[str, str, int]]) -> Path:

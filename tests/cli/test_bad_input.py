@@ -10,7 +10,7 @@ import sys
 import polars as pl
 import pytest
 
-from ..conftest import FIXTURES
+from ..conftest import CLI, FIXTURES
 
 GOOD_QRELS = "q1 0 d1 2\nq1 0 d2 0\nq2 0 d3 1\n"
 GOOD_RUN = "q1 Q0 d1 1 2.5 sys\nq1 Q0 d2 2 1.5 sys\nq2 Q0 d3 1 0.5 sys\n"
@@ -104,11 +104,7 @@ def _run_cli(tmp_path, case):
         bad.write_bytes(content)
     else:
         bad.write_text(content)
-    proc = subprocess.run(
-        [sys.executable, "-m", "qrelkit", "eval", str(qrels), str(run), "-f", "tsv"],
-        capture_output=True,
-        text=True,
-    )
+    proc = CLI.process("eval", str(qrels), str(run), "-f", "tsv")
     return proc, bad
 
 
@@ -129,11 +125,7 @@ def test_bad_input_gives_one_clear_line(tmp_path, name):
 
 
 def test_missing_file_is_exit_1_with_the_path(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, "-m", "qrelkit", "eval", str(tmp_path / "nope.txt"), str(tmp_path / "run.txt")],
-        capture_output=True,
-        text=True,
-    )
+    proc = CLI.process("eval", str(tmp_path / "nope.txt"), str(tmp_path / "run.txt"))
     assert (
         proc.returncode == 1 and "nope.txt: file not found" in proc.stderr and "Traceback" not in proc.stderr
     )
@@ -145,11 +137,7 @@ def test_grade_outside_rubric_scale_names_the_line(tmp_path):
     qrels.write_text("q1 0 d1 2\nq1 0 d2 7\n")
     run = tmp_path / "run.txt"
     run.write_text(GOOD_RUN)
-    proc = subprocess.run(
-        [sys.executable, "-m", "qrelkit", "eval", str(qrels), str(run), "--rubric", str(rubric)],
-        capture_output=True,
-        text=True,
-    )
+    proc = CLI.process("eval", str(qrels), str(run), "--rubric", str(rubric))
     assert proc.returncode == 1, proc.stderr
     assert f"{qrels}:2: grade 7 is outside the rubric's scale [0, 1, 2, 3]" in proc.stderr
 
@@ -186,11 +174,7 @@ def test_parquet_float_ids_are_refused(tmp_path):
     path = tmp_path / "run.parquet"
     pl.DataFrame({"query_id": [1.0, 2.0], "doc_id": ["a", "b"], "score": [1.0, 2.0]}).write_parquet(path)
     (tmp_path / "q").write_text(GOOD_QRELS)
-    proc = subprocess.run(
-        [sys.executable, "-m", "qrelkit", "eval", str(tmp_path / "q"), str(path)],
-        capture_output=True,
-        text=True,
-    )
+    proc = CLI.process("eval", str(tmp_path / "q"), str(path))
     assert proc.returncode == 1 and "query_id column holds floating-point numbers" in proc.stderr
 
 

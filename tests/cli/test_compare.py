@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from qrelkit.cli import main
 
-from ..conftest import EXAMPLE
+from ..conftest import CLI, EXAMPLE
 from ..judging.helpers import FIXTURES
 
 RUNS = [str(EXAMPLE / "runs" / f"{n}.run") for n in ("bm25", "dense", "hybrid", "rerank")]
@@ -20,8 +20,7 @@ QRELS = str(EXAMPLE / "qrels.txt")
 FAST = ["--permutations", "500", "--bootstrap", "300"]
 
 
-def invoke(*args: str) -> object:
-    return CliRunner().invoke(main, ["compare", *args])
+invoke = CLI.under("compare")
 
 
 def test_table_output_names_every_choice_and_the_conventions():

@@ -6,11 +6,8 @@ identical to the file trec_eval produced (measure names, order, padding, 4 decim
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner
 
-from qrelkit.cli import main
-
-from ..conftest import shared_path
+from ..conftest import CLI, shared_path
 
 PARAMS = [
     "-miprec_at_recall..10,.20,.25,.75,.50", "-m", "P.5,7,3", "-m", "recall.20,2000",
@@ -28,8 +25,7 @@ CASES = {
 }
 
 
-def _run(*args: str):
-    return CliRunner().invoke(main, ["trec_eval", *args])
+_run = CLI.under("trec_eval")
 
 
 @pytest.mark.parametrize("expected", list(CASES))

@@ -9,9 +9,7 @@ import math
 
 import polars as pl
 import pytest
-from click.testing import CliRunner
 
-from qrelkit.cli import main
 from qrelkit.data.values import diversity_qrels_from_frame
 from qrelkit.errors import ConventionError, InputFormatError, MeasureSyntaxError, ValidationError
 from qrelkit.evaluation.core import evaluate
@@ -19,6 +17,8 @@ from qrelkit.evaluation.files import evaluate_files
 from qrelkit.formats import read_diversity_qrels, run_from_frame
 from qrelkit.measures.conventions import Conventions
 from qrelkit.measures.grammar import parse
+
+from ..conftest import CLI
 
 # Three subtopics A, B, C over five judged documents, and a run of five with one unjudged document (u1).
 GOLD_QRELS = "q1 A d1 1\nq1 A d2 1\nq1 B d2 1\nq1 C d3 1\nq1 B d4 0\nq1 B d5 1\nq2 A x 0\n"
@@ -51,8 +51,7 @@ def _files(tmp_path, qrels=GOLD_QRELS, run=GOLD_RUN):
     return q, r
 
 
-def _cli(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
+_cli = CLI
 
 
 def test_golden_values_by_hand(tmp_path):

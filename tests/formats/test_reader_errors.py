@@ -9,8 +9,6 @@ byte offset counted in the file, the field that is too long.
 from __future__ import annotations
 
 import gzip
-import subprocess
-import sys
 
 import pytest
 
@@ -21,6 +19,8 @@ from qrelkit.formats import external, read_qrels, read_run
 from qrelkit.formats.trec import MAX_ID_BYTES, TextCheck, streaming
 from qrelkit.formats.trec import small as small_reader
 from qrelkit.measures.conventions import DEFAULT
+
+from ..conftest import CLI
 
 GOOD_QRELS = "q1 0 d1 2\nq1 0 d2 0\nq2 0 d3 1\n"
 GOOD_RUN = "q1 Q0 d1 1 2.5 sys\nq1 Q0 d2 2 1.5 sys\nq2 Q0 d3 1 0.5 sys\n"
@@ -214,11 +214,7 @@ def test_a_corrupt_gzip_is_one_line_naming_the_file(tmp_path):
     with pytest.raises(InputFormatError) as err:
         read_run(run)
     assert str(err.value).startswith(f"{run}: gzip data is corrupt or truncated (Error -3")
-    proc = subprocess.run(
-        [sys.executable, "-m", "qrelkit", "eval", str(tmp_path / "qrels.txt"), str(run)],
-        capture_output=True,
-        text=True,
-    )
+    proc = CLI.process("eval", str(tmp_path / "qrels.txt"), str(run))
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.startswith(f"qrelkit: error: {run}: gzip data is corrupt or truncated")
     assert len(proc.stderr.strip().splitlines()) == 1

@@ -12,11 +12,12 @@ from click.testing import CliRunner
 from qrelkit.cli import main
 from qrelkit.cli.judge import command as judge_group
 
+from ..conftest import CLI
 from .helpers import FIXTURES, ROOT
 
 
 def run(*args: str, code: int = 0) -> str:
-    result = CliRunner().invoke(main, ["judge", *args])
+    result = CLI("judge", *args)
     assert result.exit_code == code, (result.output, result.stderr if hasattr(result, "stderr") else "")
     return result.output
 

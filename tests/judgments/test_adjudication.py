@@ -13,20 +13,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from qrelkit.cli import main
 from qrelkit.data.values import Qrels, Run
 from qrelkit.errors import InputFormatError, ValidationError
 from qrelkit.judgments.adjudication import Vote, check_decision, merge, merge_two, pair_status, read_decisions
 
-from ..conftest import EXAMPLE
+from ..conftest import CLI, EXAMPLE
 
 RUNS = sorted((EXAMPLE / "runs").glob("*.run"))
 
 
-def invoke(*args: object):
-    return CliRunner().invoke(main, [str(a) for a in args])
+invoke = CLI
 
 
 # -- the merge -------------------------------------------------------------------------------------------

@@ -12,22 +12,19 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from qrelkit import Conventions, Qrels, Run, evaluate, read_qrels, read_run
-from qrelkit.cli import main
 from qrelkit.errors import ConventionError, IncomparableError, ValidationError
 from qrelkit.evaluation.diagnose import attribute, sweep
 from qrelkit.measures.profiles import PROFILES, get_profile
 
-from ..conftest import EXAMPLE, FIXTURES
+from ..conftest import CLI, EXAMPLE, FIXTURES
 
 CHAPTER = FIXTURES / "chapter"
 L2 = math.log2
 
 
-def invoke(*args: object):
-    return CliRunner().invoke(main, [str(a) for a in args])
+invoke = CLI
 
 
 def write(path: Path, text: str) -> Path:

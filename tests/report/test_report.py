@@ -12,14 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 from qrelkit import Qrels, Run
-from qrelkit.cli import main
 from qrelkit.evaluation.diagnose import missing_gain
 from qrelkit.measures.conventions import Conventions
 
-from ..conftest import EXAMPLE
+from ..conftest import CLI, EXAMPLE
 from ..judging.helpers import ARTIFACTS, chromium_or_skip
 
 RUNS = sorted((EXAMPLE / "runs").glob("*.run"))
@@ -28,8 +26,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
         "--disable-component-update", "--no-first-run"]  # fmt: skip
 
 
-def invoke(*args: object):
-    return CliRunner().invoke(main, [str(a) for a in args])
+invoke = CLI
 
 
 # -- ordered badly versus never retrieved, by hand ---------------------------------------------------------

@@ -11,12 +11,12 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from qrelkit.cli import main
 from qrelkit.errors import QrelkitError
 from qrelkit.evaluation.files import evaluate_files
 from qrelkit.measures.conventions import PROFILE_NAMES, Conventions
+
+from ..conftest import CLI
 
 MEASURES = ["nDCG@10", "P@5", "R@10", "AP"]
 
@@ -56,7 +56,7 @@ def _outcome(call) -> object:
 
 
 def _cli(*args: str) -> object:
-    result = CliRunner().invoke(main, ["eval", *args, "-f", "json"])
+    result = CLI("eval", *args, "-f", "json")
     if result.exit_code == 0:
         return json.loads(result.stdout)["results"]
     line = result.stderr.strip().splitlines()[-1]

@@ -58,7 +58,7 @@ def command(
     documents, optimistic ties). --profile or axis flags change the base the others are compared with.
     --diff A B lists the queries on which two profiles disagree and the axis that explains each.
     """
-    # over 40 lines with its docstring, which is the command's --help: the body parses, calls, renders
+    # long: its docstring is the command's --help; the body parses, calls one function and renders
     from ..evaluation.diagnose import attribute_profiles, sweep
     from ..measures.grammar import parse
     from ..provenance import header

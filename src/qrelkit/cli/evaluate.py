@@ -340,7 +340,7 @@ def eval_command(
     (trec_eval, pytrec_eval, ir_measures, ranx, sklearn, trectools, gdeval, ...), its reader option for
     duplicate documents and its refusals; the profile's name is written with the conventions.
     """
-    # over 40 lines with its docstring, which is the command's --help: the body parses, calls, renders
+    # long: its docstring is the command's --help; the body parses, calls one function and renders
     from ..evaluation.files import evaluate_inputs
     from ..judgments.rubric import rubric_scale
     from ..measures.grammar import parse_all

@@ -108,6 +108,7 @@ def command(
 
 
 def _summary(pool, output: Path, side: Path, given: dict) -> None:
+    # long: rendering only, one stderr line per fact of the pool (counts, overlap, calibration, cost)
     ctx = click.get_current_context()
 
     def default_note(name: str) -> str:
