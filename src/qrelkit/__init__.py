@@ -70,7 +70,9 @@ MOVED = {
 
 
 class _MovedModule(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Answers an old module name with the module that now owns its contents (the same object)."""
+    """Answers an old module name with the module that now owns its contents (the same object), leaving
+    that module's own ``__spec__``, ``__loader__`` and ``__package__`` as they were: its relative imports,
+    ``importlib.reload`` and pickling go on working under its real name."""
 
     def find_spec(
         self, fullname: str, path: Any = None, target: Any = None
@@ -80,14 +82,19 @@ class _MovedModule(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return importlib.machinery.ModuleSpec(fullname, self)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        return importlib.import_module(MOVED[spec.name])
+        module = importlib.import_module(MOVED[spec.name])
+        spec.loader_state = (module.__spec__, module.__loader__)  # put back once the import is done
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
-        """The module ran when it was imported under its own name."""
+        """The module ran when it was imported under its own name; the import system has just given it the
+        old name's spec: give it back its own."""
+        own_spec, own_loader = module.__spec__.loader_state  # type: ignore[union-attr]  # set in create_module
+        module.__spec__, module.__loader__ = own_spec, own_loader
 
 
-if not any(isinstance(f, _MovedModule) for f in sys.meta_path):
-    sys.meta_path.append(_MovedModule())
+if not any(type(f).__name__ == "_MovedModule" for f in sys.meta_path):
+    sys.meta_path.insert(0, _MovedModule())
 
 
 def __getattr__(name: str) -> Any:

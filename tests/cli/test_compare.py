@@ -160,3 +160,37 @@ def test_noise_floor_from_a_project_database_equals_the_qrels_files(tmp_path):
     assert db_floor["confusion"] == file_floor["confusion"]
     assert db_floor["pairs"] == file_floor["pairs"]
     assert invoke(*common, "--noise-floor", str(db), "--labellers", "alice,carol").exit_code == 1
+
+
+def test_the_noise_floors_files_are_read_with_the_profiles_reader_options(tmp_path: Path) -> None:
+    """Under --profile trec_eval the labellers' files skip '#' lines as the main judgments do: the same
+    floor as from the files without them."""
+    alice, bob = EXAMPLE / "judgments" / "alice.qrels", EXAMPLE / "judgments" / "bob.qrels"
+    commented = []
+    for path in (alice, bob):
+        copy = tmp_path / path.name
+        copy.write_text("# exported by the judging app\n" + path.read_text())
+        commented.append(copy)
+    common = [
+        QRELS,
+        *RUNS[::3],
+        "-m",
+        "nDCG@10",
+        "--profile",
+        "trec_eval",
+        "--replicates",
+        "10",
+        "-f",
+        "json",
+    ]
+    plain = invoke(*common, "--noise-floor", str(alice), str(bob), *FAST)
+    skipped = invoke(*common, "--noise-floor", *map(str, commented), *FAST)
+    assert plain.exit_code == 0, plain.output
+    assert skipped.exit_code == 0, skipped.output
+
+    def floor(result) -> dict:
+        value = json.loads(result.stdout)["comparison"]["noise_floor"]
+        value.pop("labeller_fingerprints")  # the files differ by their comment lines
+        return value
+
+    assert floor(skipped) == floor(plain)

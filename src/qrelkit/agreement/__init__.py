@@ -12,10 +12,19 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what a type checker sees of the old names
+    from .kappa import *  # noqa: F403
 
 
 def __getattr__(name: str) -> Any:
-    if name.startswith("__"):
+    if name.startswith("__") and name != "__all__":  # `from ... import *` takes the old module's names
         raise AttributeError(name)
-    return getattr(importlib.import_module(".kappa", __name__), name)
+    module = importlib.import_module(".kappa", __name__)
+    return _public(module) if name == "__all__" else getattr(module, name)
+
+
+def _public(module: Any) -> list[str]:
+    """The names ``from ... import *`` took from the module these names come from."""
+    return list(getattr(module, "__all__", [n for n in vars(module) if not n.startswith("_")]))

@@ -19,7 +19,7 @@ from ..compare.stats import CORRECTIONS
 from ..errors import ValidationError
 from .agree import VariadicOptionCommand
 from .evaluate import input_options, judgments_of, load_inputs, resolve
-from .options import seed_option
+from .options import labellers_option, seed_option
 
 __all__ = ["command", "read_labellers"]
 
@@ -56,17 +56,24 @@ def _permutations(value: str) -> int | str:
     return n
 
 
-def read_labellers(paths: tuple[str, ...], names: str | None, scale: Any = None) -> tuple[Any, Any]:
+def read_labellers(
+    paths: tuple[str, ...], names: tuple[str, ...], scale: Any = None, conventions: Any = None
+) -> tuple[Any, Any]:
     """Two labellers' calibration judgments as Qrels: two qrels files (named by
-    :func:`qrelkit.naming.labeller_names`), or a judging project's .db
+    :func:`qrelkit.naming.labeller_names`, read with the reader options of ``conventions``' profile, as the
+    main judgments are: :func:`qrelkit.evaluation.plan.reader_options`), or a judging project's .db
     (:func:`qrelkit.judging.grades.calibration_qrels`: the two labellers with calibration grades, or the
     two named ``A,B``)."""
+    from ..evaluation.plan import reader_options
     from ..formats import read_qrels
+    from ..measures.conventions import DEFAULT
     from ..naming import labeller_names
 
     if len(paths) == 2:
+        options = reader_options(conventions or DEFAULT)
         first, second = (
-            read_qrels(p, scale=scale, name=n) for p, n in zip(paths, labeller_names(paths), strict=True)
+            read_qrels(p, scale=scale, name=n, comments=options.comments, on_duplicate=options.on_duplicate)
+            for p, n in zip(paths, labeller_names(paths), strict=True)
         )
         return first, second
     (path,) = paths
@@ -79,7 +86,7 @@ def read_labellers(paths: tuple[str, ...], names: str | None, scale: Any = None)
         )
     from ..judging.grades import calibration_qrels
 
-    return calibration_qrels(path, [n.strip() for n in names.split(",")] if names else None)
+    return calibration_qrels(path, list(names) or None)
 
 
 @click.command("compare", cls=NoiseFloorCommand)
@@ -108,7 +115,7 @@ def read_labellers(paths: tuple[str, ...], names: str | None, scale: Any = None)
               help="with 3+ runs: Tukey HSD (always shown with the ANOVA), or also the randomised Tukey HSD")  # fmt: skip
 @click.option("--noise-floor", "noise", multiple=True, metavar="A.qrels B.qrels | project.db",
               help="two labellers' judgments of the calibration queries: the labeller-noise floor")  # fmt: skip
-@click.option("--labellers", default=None, metavar="A,B", help="with a project .db: the two labellers")
+@labellers_option("with a project .db: the two labellers")
 @click.option("--replicates", type=click.IntRange(min=1), default=NOISE_REPLICATES, show_default=True,
               help="relabelled copies for the simulated noise floor")  # fmt: skip
 @click.option("--smoothing", type=click.FloatRange(min=0), default=1.0, show_default=True,
@@ -121,7 +128,7 @@ def read_labellers(paths: tuple[str, ...], names: str | None, scale: Any = None)
 @input_options
 def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baselines: tuple[str, ...], all_pairs: bool,
             test: str, permutations: str, seed: int, resamples: int, correction: str, family: str, alpha: float,
-            multi: str | None, noise: tuple[str, ...], labellers: str | None, replicates: int, smoothing: float,
+            multi: str | None, noise: tuple[str, ...], labellers: tuple[str, ...], replicates: int, smoothing: float,
             power: bool, power_delta: float | None, out_format: str | None, output: str | None, input_format: str,
             on_duplicate: str | None, rubric: str | None, manifest: str | None, **options: Any) -> None:  # fmt: skip
     """Compare RUNS evaluated against QRELS: paired tests, corrected p-values, intervals, effect sizes.
@@ -151,7 +158,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
                   power_delta=power_delta)  # fmt: skip
     if noise:  # the noise floor needs every row of every run: read whole
         qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric, conv)
-        comparison = compare_runs(qrels_obj, run_objs, parsed, conv, labellers=read_labellers(noise, labellers, scale),
+        comparison = compare_runs(qrels_obj, run_objs, parsed, conv, labellers=read_labellers(noise, labellers, scale, conv),
                                   noise_replicates=replicates, noise_smoothing=smoothing, **chosen)  # fmt: skip
     else:
         comparison = compare_files(qrels, runs, parsed, conv, input_format=input_format, on_duplicate=on_duplicate,

@@ -409,7 +409,12 @@ def _print_table(results: Any, per_query: bool) -> None:
     "-f", "--format", "out_format", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 @click.option("--input-format", type=click.Choice(FORMAT_CHOICES), default="auto", show_default=True)
-@click.option("--on-duplicate", type=click.Choice(ON_DUPLICATE_CHOICES), default="error", show_default=True)
+@click.option(
+    "--on-duplicate",
+    type=click.Choice(ON_DUPLICATE_CHOICES),
+    default=None,
+    help="a document listed twice for one query [default: the profile's choice, else error]",
+)
 @profile_option
 @convention_options
 def explain_command(
@@ -419,7 +424,7 @@ def explain_command(
     measure: str,
     out_format: str,
     input_format: str,
-    on_duplicate: str,
+    on_duplicate: str | None,
     **options: Any,
 ) -> None:
     """Show the arithmetic of one query's nDCG: each rank's gain, discount and contribution, the ideal

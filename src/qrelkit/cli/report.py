@@ -13,7 +13,7 @@ from ..agreement.resample import COMPARE_SEED
 from ..compare import TESTS
 from .compare import NoiseFloorCommand, _permutations, read_labellers
 from .evaluate import input_options, judgments_of, load_inputs, resolve
-from .options import seed_option
+from .options import labellers_option, seed_option
 
 __all__ = ["command"]
 
@@ -37,12 +37,12 @@ __all__ = ["command"]
 @seed_option("seed of every random draw", default=COMPARE_SEED)
 @click.option("--noise-floor", "noise", multiple=True, metavar="A.qrels B.qrels | project.db",
               help="two labellers' calibration judgments: the noise floor, the confusion matrix and marginals")  # fmt: skip
-@click.option("--labellers", default=None, metavar="A,B", help="with a project .db: the two labellers")
+@labellers_option("with a project .db: the two labellers")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, writable=True),
               help="the HTML file to write (one file, readable offline)")  # fmt: skip
 @input_options
 def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baselines: tuple[str, ...], test: str,
-            permutations: str, seed: int, noise: tuple[str, ...], labellers: str | None, output: str,
+            permutations: str, seed: int, noise: tuple[str, ...], labellers: tuple[str, ...], output: str,
             input_format: str, on_duplicate: str | None, rubric: str | None, manifest: str | None,
             **options: Any) -> None:  # fmt: skip
     """Write one HTML page for RUNS against QRELS: the summary with the comparison verdicts, the forest plot
@@ -65,7 +65,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     conv, on_duplicate = resolve(options, on_duplicate)
     qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric, conv)
     scale, _ = rubric_scale(rubric)
-    pair = read_labellers(noise, labellers, scale) if noise else None
+    pair = read_labellers(noise, labellers, scale, conv) if noise else None
     dossier = build_dossier(
         qrels_obj, run_objs, parse_all(measures) if measures else None, conv, labellers=pair, judgments=judgments,
         command=shlex.join(["qrelkit", *sys.argv[1:]]), baseline=list(baselines) or None, test=test,

@@ -619,7 +619,7 @@ def compare_files(
     conventions: Any = None,
     *,
     input_format: str = "auto",
-    on_duplicate: str = "error",
+    on_duplicate: str | None = None,
     scale: Sequence[int] | None = None,
     rubric_hash: str | None = None,
     **options: Any,

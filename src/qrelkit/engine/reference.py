@@ -342,7 +342,7 @@ def reference_values(
 ) -> dict[str, float]:
     """Per-query values of ``measure``: ``{query_id: value}`` (NaN where undefined and skipped), its
     ``definition`` (the family's, in :data:`qrelkit.engine.registry.REGISTRY`, which
-    :func:`qrelkit.engine.registry.oracle` passes) applied to every ordering the tie convention admits.
+    :func:`qrelkit.engine.registry.oracle_values` passes) applied to every ordering the tie convention admits.
 
     ``run`` maps each query to its rows ``(doc_id, score, line)``; ``line`` gives file order.
     """

@@ -16,14 +16,25 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what a type checker sees of the old names
+    from .core import *  # noqa: F403
+    from .files import *  # noqa: F403
 
 
 def __getattr__(name: str) -> Any:
-    if name.startswith("__"):
+    if name.startswith("__") and name != "__all__":  # `from ... import *` takes the old module's names
         raise AttributeError(name)
+    if name == "__all__":
+        return [n for s in (".core", ".files") for n in _public(importlib.import_module(s, __name__))]
     for module in (".core", ".files"):
         value = getattr(importlib.import_module(module, __name__), name, None)
         if value is not None:
             return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _public(module: Any) -> list[str]:
+    """The names ``from ... import *`` took from the module these names come from."""
+    return list(getattr(module, "__all__", [n for n in vars(module) if not n.startswith("_")]))

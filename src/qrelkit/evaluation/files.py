@@ -86,13 +86,9 @@ def _gzip_bounded(function: Callable[..., Results]) -> Callable[..., Results]:
     @functools.wraps(function)
     def bounded(*args: Any, **kwargs: Any) -> Results:
         from ..formats.trec.common import gzip_limit
+        from .plan import parse_limit
 
-        limit = kwargs.get("memory_limit")
-        if isinstance(limit, str):
-            from ..formats.external import parse_size
-
-            limit = parse_size(limit)
-        with gzip_limit(limit):
+        with gzip_limit(parse_limit(kwargs.get("memory_limit"))):
             return function(*args, **kwargs)
 
     return bounded

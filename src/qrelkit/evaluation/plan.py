@@ -142,7 +142,7 @@ def plan_reading(
     a route that reads runs whole or off this process, diversity judgments on Spark, a folder locally.
     """
     options = reader_options(conventions, on_duplicate, comments)
-    limit = _parse_limit(memory_limit)
+    limit = parse_limit(memory_limit)
     depth = required_depth(measures, conventions)
     single = conventions.precision == "single" or any(
         m.conventions(conventions).precision == "single" for m in measures
@@ -170,6 +170,10 @@ def plan_reading(
             )
         return ReadingPlan("spark", ROUTES["spark"], options, None, depth, single, "--engine spark")
     if engine == "trec_eval":
+        if limit is not None:
+            raise _refuse_limit(
+                "qrelkit trec_eval", "it reads as trec_eval does, each file whole", "drop --memory-limit"
+            )
         return ReadingPlan("trec_eval", ROUTES["trec_eval"], options, limit, None, False, "qrelkit trec_eval")
     if diversity:
         if limit is not None:
@@ -207,7 +211,8 @@ def plan_reading(
     )
 
 
-def _parse_limit(memory_limit: int | str | None) -> int | None:
+def parse_limit(memory_limit: int | str | None) -> int | None:
+    """A memory limit in bytes: an int as given, a size such as ``"2GB"`` parsed, ``None`` for none."""
     if isinstance(memory_limit, str):
         from ..formats.external import parse_size
 
