@@ -69,3 +69,10 @@ def test_functions_pickle_under_their_new_names() -> None:
     from qrelkit.pool import draw_calibration
 
     assert pickle.loads(pickle.dumps(draw_calibration)) is draw_calibration
+
+
+def test_the_old_names_cost_import_qrelkit_no_import_machinery() -> None:
+    """The finder follows the import protocol without importlib.abc (about 30 ms of imports)."""
+    code = "import sys, qrelkit; print('importlib.abc' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.stdout.strip() == "False", proc.stderr
