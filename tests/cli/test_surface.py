@@ -124,3 +124,24 @@ def test_the_commands_stay_short() -> None:
                 assert length <= 40 or "# long:" in body, (
                     f"{name}: {node.name} has {length} lines and no comment why"
                 )
+
+
+def test_eval_without_a_rubric_loads_no_rubric_module() -> None:
+    """A small evaluation imports what it uses: without --rubric, neither the rubric module nor its TOML
+    reader (about 15 ms of imports)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import contextlib, io, runpy, sys\n"
+        f"sys.argv = ['qrelkit', 'eval', {str(QRELS)!r}, {str(RUN)!r}, '-f', 'tsv']\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n"
+        "        runpy.run_module('qrelkit', run_name='__main__')\n"
+        "    except SystemExit as exit:\n"
+        "        assert not exit.code, exit.code\n"
+        "print(sorted(m for m in sys.modules if m in ('tomllib', 'qrelkit.judgments.rubric')))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

@@ -164,6 +164,16 @@ def judgments_of(qrels: str, manifest: str | None) -> Any:
     return judgments_for(qrels, manifest)
 
 
+def _rubric_scale(rubric: str | None) -> tuple[Any, str | None]:
+    """:func:`qrelkit.judgments.rubric.rubric_scale`, whose module (and TOML reader) loads only when a
+    rubric is given: a small evaluation imports nothing it does not use."""
+    if not rubric:
+        return None, None
+    from ..judgments.rubric import rubric_scale
+
+    return rubric_scale(rubric)
+
+
 def load_inputs(
     qrels_path: str,
     run_paths: tuple[str, ...],
@@ -175,9 +185,8 @@ def load_inputs(
     """Judgments and runs read whole (for commands that need every row of every run), with the reader
     options of ``conv``'s profile (:func:`qrelkit.evaluation.files.read_whole`)."""
     from ..evaluation.files import read_whole
-    from ..judgments.rubric import rubric_scale
 
-    scale, rubric_hash = rubric_scale(rubric)
+    scale, rubric_hash = _rubric_scale(rubric)
     return read_whole(qrels_path, run_paths, conv or DEFAULT, input_format=fmt, on_duplicate=on_duplicate,
                       scale=scale, rubric_hash=rubric_hash)  # fmt: skip
 
@@ -342,7 +351,6 @@ def eval_command(
     """
     # long: its docstring is the command's --help; the body parses, calls one function and renders
     from ..evaluation.files import evaluate_inputs
-    from ..judgments.rubric import rubric_scale
     from ..measures.grammar import parse_all
 
     file_format = out_format or (OUTPUT_SUFFIXES.get(Path(output).suffix.lower()) if output else None)
@@ -353,7 +361,7 @@ def eval_command(
         )
     conv, _ = resolve(options, on_duplicate)
     judgments = judgments_of(qrels, manifest)
-    scale, rubric_hash = rubric_scale(rubric)
+    scale, rubric_hash = _rubric_scale(rubric)
     results = _with_progress(runs, lambda **bar: evaluate_inputs(
         qrels, runs, parse_all(measures) if measures else None, conv, engine=engine, master=master,
         input_format=input_format, on_duplicate=on_duplicate, scale=scale, rubric_hash=rubric_hash,
