@@ -18,7 +18,7 @@ from ..compare import EXACT_AUTO_LIMIT, FAMILIES, MULTI, TESTS
 from ..compare.stats import CORRECTIONS
 from ..errors import ValidationError
 from .agree import VariadicOptionCommand
-from .evaluate import input_options, judgments_of, load_inputs, resolve
+from .evaluate import input_options, judgments_of, load_inputs, resolve, rubric_scale
 from .options import labellers_option, seed_option
 
 __all__ = ["command", "read_labellers"]
@@ -140,7 +140,6 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     swapping one labeller for another moves each difference, and a verdict per pair.
     """
     from ..compare import compare_files, compare_runs
-    from ..judgments.rubric import rubric_scale
     from ..measures.grammar import parse_all
 
     if len(runs) < 2:
@@ -157,7 +156,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
                   correction=correction, family=family, alpha=alpha, multi=multi, bootstrap=resamples, power=power,
                   power_delta=power_delta)  # fmt: skip
     if noise:  # the noise floor needs every row of every run: read whole
-        qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric, conv)
+        qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, conv, scale, rubric_hash)
         comparison = compare_runs(qrels_obj, run_objs, parsed, conv, labellers=read_labellers(noise, labellers, scale, conv),
                                   noise_replicates=replicates, noise_smoothing=smoothing, **chosen)  # fmt: skip
     else:

@@ -73,7 +73,7 @@ def command(
         )
     base = conventions_from(options)
     m = parse(measure)
-    qrels_obj, (run_obj,) = load_inputs(qrels, (run,), input_format, on_duplicate, None, base)
+    qrels_obj, (run_obj,) = load_inputs(qrels, (run,), input_format, on_duplicate, base)
     head = header(
         qrels={"name": qrels_obj.name, "fingerprint": qrels_obj.fingerprint.to_dict()},
         run={"name": run_obj.name, "fingerprint": run_obj.fingerprint.to_dict()},

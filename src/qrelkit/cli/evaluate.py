@@ -164,14 +164,15 @@ def judgments_of(qrels: str, manifest: str | None) -> Any:
     return judgments_for(qrels, manifest)
 
 
-def _rubric_scale(rubric: str | None) -> tuple[Any, str | None]:
-    """:func:`qrelkit.judgments.rubric.rubric_scale`, whose module (and TOML reader) loads only when a
-    rubric is given: a small evaluation imports nothing it does not use."""
+def rubric_scale(rubric: str | None) -> tuple[Any, str | None]:
+    """(scale, hash) of ``--rubric`` by :func:`qrelkit.judgments.rubric.rubric_scale`, whose module (and
+    TOML reader) loads only when a rubric is given: a small evaluation imports nothing it does not use.
+    Each command reads its rubric once, here."""
     if not rubric:
         return None, None
-    from ..judgments.rubric import rubric_scale
+    from ..judgments import rubric as rubrics
 
-    return rubric_scale(rubric)
+    return rubrics.rubric_scale(rubric)
 
 
 def load_inputs(
@@ -179,14 +180,15 @@ def load_inputs(
     run_paths: tuple[str, ...],
     fmt: str,
     on_duplicate: str | None,
-    rubric: str | None,
     conv: Conventions | None = None,
+    scale: Any = None,
+    rubric_hash: str | None = None,
 ) -> tuple[Any, list[Any]]:
     """Judgments and runs read whole (for commands that need every row of every run), with the reader
-    options of ``conv``'s profile (:func:`qrelkit.evaluation.files.read_whole`)."""
+    options of ``conv``'s profile (:func:`qrelkit.evaluation.files.read_whole`); ``scale`` and
+    ``rubric_hash`` from :func:`rubric_scale`."""
     from ..evaluation.files import read_whole
 
-    scale, rubric_hash = _rubric_scale(rubric)
     return read_whole(qrels_path, run_paths, conv or DEFAULT, input_format=fmt, on_duplicate=on_duplicate,
                       scale=scale, rubric_hash=rubric_hash)  # fmt: skip
 
@@ -361,7 +363,7 @@ def eval_command(
         )
     conv, _ = resolve(options, on_duplicate)
     judgments = judgments_of(qrels, manifest)
-    scale, rubric_hash = _rubric_scale(rubric)
+    scale, rubric_hash = rubric_scale(rubric)
     results = _with_progress(runs, lambda **bar: evaluate_inputs(
         qrels, runs, parse_all(measures) if measures else None, conv, engine=engine, master=master,
         input_format=input_format, on_duplicate=on_duplicate, scale=scale, rubric_hash=rubric_hash,
@@ -445,7 +447,7 @@ def explain_command(
     from ..report.explain import render_explanation_text
 
     conv = conventions_from(options)
-    qrels_obj, (run_obj,) = load_inputs(qrels, (run,), input_format, on_duplicate, None, conv)
+    qrels_obj, (run_obj,) = load_inputs(qrels, (run,), input_format, on_duplicate, conv)
     ex = explain(qrels_obj, run_obj, query_id, measure, conv)
     if out_format == "json":
         payload = (

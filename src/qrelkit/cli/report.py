@@ -12,7 +12,7 @@ import click
 from ..agreement.resample import COMPARE_SEED
 from ..compare import TESTS
 from .compare import NoiseFloorCommand, _permutations, read_labellers
-from .evaluate import input_options, judgments_of, load_inputs, resolve
+from .evaluate import input_options, judgments_of, load_inputs, resolve, rubric_scale
 from .options import labellers_option, seed_option
 
 __all__ = ["command"]
@@ -49,7 +49,6 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     of differences (with the labeller-noise floor), per-query differences, ordered badly versus never
     retrieved, the judgments (manifest, calibration matrix, marginals), the conventions and how far each
     moves the means, the per-rank arithmetic of the queries that moved most, and the provenance."""
-    from ..judgments.rubric import rubric_scale
     from ..measures.grammar import parse_all
     from ..report.dossier import build_dossier
     from ..report.page import report_page
@@ -63,8 +62,8 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     perms = _permutations(permutations)
     judgments = judgments_of(qrels, manifest)
     conv, on_duplicate = resolve(options, on_duplicate)
-    qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, rubric, conv)
-    scale, _ = rubric_scale(rubric)
+    scale, rubric_hash = rubric_scale(rubric)
+    qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, conv, scale, rubric_hash)
     pair = read_labellers(noise, labellers, scale, conv) if noise else None
     dossier = build_dossier(
         qrels_obj, run_objs, parse_all(measures) if measures else None, conv, labellers=pair, judgments=judgments,

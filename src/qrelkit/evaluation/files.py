@@ -64,18 +64,23 @@ def read_whole(
     """Judgments and runs read whole, for work that needs every row of every run (compare, report,
     explain, the conventions sweep), with the reader options of ``conventions``' profile
     (:func:`qrelkit.evaluation.plan.reader_options`) unless given."""
-    from ..formats import read_run
     from .plan import reader_options
 
     options = reader_options(conventions, on_duplicate, comments)
     qrels = read_judgments(
         qrels_path, input_format, options.on_duplicate, scale, rubric_hash, options.comments
     )
-    runs = [
-        read_run(p, format=input_format, on_duplicate=options.on_duplicate, comments=options.comments)
-        for p in run_paths
-    ]
-    return qrels, runs
+    return qrels, _read_runs_whole(run_paths, input_format, options.on_duplicate, options.comments)
+
+
+def _read_runs_whole(
+    run_paths: Sequence[str | Path], input_format: str, on_duplicate: str, comments: bool
+) -> list[Run]:
+    """Each run read whole by the readers of steps 2-4 of :mod:`qrelkit.formats.trec` (which check
+    ``input_format`` and ``on_duplicate``)."""
+    from ..formats import read_run
+
+    return [read_run(p, format=input_format, on_duplicate=on_duplicate, comments=comments) for p in run_paths]
 
 
 def _gzip_bounded(function: Callable[..., Results]) -> Callable[..., Results]:
@@ -213,14 +218,10 @@ def _evaluate_whole_files(
 ) -> Results:
     """The ``whole`` route: a profile whose refusals look at every row (gdeval, sklearn) reads each run
     whole and evaluates it with :func:`qrelkit.evaluation.core.evaluate`, which applies them."""
-    from ..formats import read_run
-
-    qrels = read_judgments(qrels_path, input_format, plan.on_duplicate, scale, rubric_hash, plan.comments)
-    # input_format and on_duplicate are checked by the readers (one of FORMAT_CHOICES/ON_DUPLICATE_CHOICES)
-    runs = [
-        read_run(p, format=input_format, on_duplicate=plan.on_duplicate, comments=plan.comments)
-        for p in run_paths
-    ]
+    qrels, runs = read_whole(
+        qrels_path, run_paths, conv, input_format=input_format, on_duplicate=plan.on_duplicate,
+        comments=plan.comments, scale=scale, rubric_hash=rubric_hash,
+    )  # fmt: skip
     return evaluate(qrels, runs, parsed, conv, progress=progress, strict=strict).with_reading(plan)
 
 
@@ -368,7 +369,7 @@ def _evaluate_diversity_files(
 ) -> Results:
     """:func:`evaluate_files` for diversity judgments: the judgments by their one reader, each run whole."""
     from ..data.values import DiversityQrels
-    from ..formats import read_diversity_qrels, read_run
+    from ..formats import read_diversity_qrels
 
     on_duplicate, comments = plan.on_duplicate, plan.comments
     parsed = parse_measures(DIVERSITY_DEFAULT_MEASURES if measures is None else measures)
@@ -382,7 +383,7 @@ def _evaluate_diversity_files(
         judgments = DiversityQrels(
             judgments.frame, judgments.fingerprint, judgments.name, judgments.meta, rubric_hash
         )
-    runs = [read_run(p, format=input_format, on_duplicate=on_duplicate, comments=comments) for p in run_paths]
+    runs = _read_runs_whole(run_paths, input_format, on_duplicate, comments)
     return evaluate(judgments, runs, parsed, conventions, progress=progress, strict=strict).with_reading(plan)
 
 
