@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -8,18 +7,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared" / "data"
+DATA = Path(__file__).resolve().parent / "data"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 EXAMPLE = ROOT / "examples" / "docsearch"
 
 
-def shared_path(*parts: str) -> Path:
-    path = SHARED.joinpath(*parts)
+def data_path(*parts: str) -> Path:
+    """A file of the real data the suite cross-checks against (``tests/data/``, see its README): it is in
+    the repository, so a missing file is a failure, never a skip."""
+    path = DATA.joinpath(*parts)
     if not path.exists():
-        message = f"{path} is not present (the shared reference data sits beside the repository)"
-        if os.environ.get("CI"):
-            pytest.fail(message)  # in CI the data is always there: its absence is a failure, not a skip
-        pytest.skip(message)
+        pytest.fail(f"{path} is missing: tests/data/ holds the suite's reference data")
     return path
 
 

@@ -1,6 +1,6 @@
 """Profile parity for every measure each library offers, on the real TREC judgments.
 
-Each test reads one of the NIST qrels files in ``../shared/data/trec/`` and a generated run with heavy ties
+Each test reads one of the NIST qrels files in ``tests/data/trec/`` and a generated run with heavy ties
 (scores on a 0.1 grid), near-ties 1e-9 apart that only single precision merges, unjudged documents, judged
 queries missing from the run and a run query nobody judged, then compares qrelkit under the library's
 profile with the library itself, per query and in the mean, to 1e-9: recall, precision, AP, RR,
@@ -20,7 +20,7 @@ import pytest
 from qrelkit import evaluate, read_qrels, read_run
 from qrelkit.measures.profiles import PROFILES
 
-from ..conftest import shared_path
+from ..conftest import data_path
 
 TOL = 1e-9
 
@@ -127,7 +127,7 @@ IRM = {
 @pytest.mark.parametrize("name", QRELS)
 def test_ir_measures_every_measure(name, tmp_path):
     ir_measures = pytest.importorskip("ir_measures")
-    qp = shared_path("trec", name)
+    qp = data_path("trec", name)
     rp = write_run(tmp_path / "run.txt", generated_run(qp, seed=len(name)))
     measures = [ir_measures.parse_measure(m) for m in IRM]
     qrels_list = list(ir_measures.read_trec_qrels(str(qp)))
@@ -188,7 +188,7 @@ PYTREC = {
 def test_pytrec_eval_every_measure(profile, name, rel, tmp_path):
     """trec_eval 10 ranks in double precision: its profile is checked on runs without near-ties."""
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    qp = shared_path("trec", name)
+    qp = data_path("trec", name)
     rows = generated_run(qp, seed=len(name) + rel, near_ties=profile != "trec_eval")
     rp = write_run(tmp_path / "run.txt", rows)
     qd, rd = as_dicts(qp, rows)
@@ -219,7 +219,7 @@ def test_pytrec_eval_interpolated_precision_truncates(profile, name, rel, tmp_pa
     """iprec_at_recall at the 11 standard levels and three more, and 11pt_avg, per query to 1e-9: the
     profiles' ``iprec_cutoff=truncate``; trec_eval 10's rounding (the trec_eval profile) differs here."""
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    qp = shared_path("trec", name)
+    qp = data_path("trec", name)
     rows = generated_run(qp, seed=len(name) + 7 * rel)
     rp = write_run(tmp_path / "run.txt", rows)
     qd, rd = as_dicts(qp, rows)
@@ -311,7 +311,7 @@ def _ranx_arrays(qd, rd):
 def test_ranx_every_measure(ranx_metrics, name, rel, tmp_path):
     """ranx's order of equal scores is not deterministic, so the run has no ties. At rel=0 ranx keeps
     grades >= 0 only: the -1 grades of TREC-COVID are not relevant (negative=unjudged)."""
-    qp = shared_path("trec", name)
+    qp = data_path("trec", name)
     rows = generated_run(qp, seed=7 + rel, ties=False)
     rp = write_run(tmp_path / "run.txt", rows)
     queries, qrels_list, run_list = _ranx_arrays(*as_dicts(qp, rows))
@@ -347,7 +347,7 @@ def test_sklearn_dcg_and_ndcg(name, tmp_path):
     """One row per query (unjudged documents as grade 0), padded with grade-0 documents scored below every
     real one; at least two documents per query (ndcg_score refuses one)."""
     metrics = pytest.importorskip("sklearn.metrics")
-    qp = shared_path("trec", name)
+    qp = data_path("trec", name)
     rows = generated_run(qp, seed=3, min_docs=2)
     rp = write_run(tmp_path / "run.txt", rows)
     qd, rd = as_dicts(qp, rows)
@@ -381,7 +381,7 @@ def test_trectools_every_measure(name, tmp_path):
     retrieved; every mean divides by the number of run queries. Document ids here are never all digits
     (pandas would read them as numbers)."""
     trectools = pytest.importorskip("trectools")
-    qp = shared_path("trec", name)
+    qp = data_path("trec", name)
     rows = generated_run(qp, seed=11)
     rp = write_run(tmp_path / "run.txt", rows)
     te = trectools.TrecEval(trectools.TrecRun(str(rp)), trectools.TrecQrel(str(qp)))
@@ -425,7 +425,7 @@ def test_trectools_rprec_is_not_reproduced_under_pandas_3(tmp_path):
     pandas = pytest.importorskip("pandas")
     if int(pandas.__version__.split(".")[0]) < 3:
         pytest.skip("the cross-query join appears with pandas 3")
-    qp = shared_path("trec", "qrels.covid-round1.txt")
+    qp = data_path("trec", "qrels.covid-round1.txt")
     rows = generated_run(qp, seed=12, extra_query=False)
     rp = write_run(tmp_path / "run.txt", rows)
     te = trectools.TrecEval(trectools.TrecRun(str(rp)), trectools.TrecQrel(str(qp)))
@@ -510,7 +510,7 @@ def test_ir_measures_err_through_gdeval(name, tmp_path):
     ir_measures = pytest.importorskip("ir_measures")
     if shutil.which("perl") is None:
         pytest.skip("perl is not installed")
-    qp = shared_path("trec", name)
+    qp = data_path("trec", name)
     rp = write_run(tmp_path / "run.txt", generated_run(qp, seed=5))
     measures = [ir_measures.parse_measure(m) for m in ("ERR@10", "ERR@20")]
     qrels_list = list(ir_measures.read_trec_qrels(str(qp)))
@@ -551,7 +551,7 @@ def test_trectools_rbp_and_residual(name, tmp_path):
     """trectools' get_rbp (p=0.8, binary relevance, ties averaged): RBP per query (undefined where nothing
     relevant was retrieved), the residual, and their means over the run's queries."""
     trectools = pytest.importorskip("trectools")
-    qp = shared_path("trec", name)
+    qp = data_path("trec", name)
     rows = generated_run(qp, seed=21, extra_query=False)
     rp = write_run(tmp_path / "run.txt", rows)
     te = trectools.TrecEval(trectools.TrecRun(str(rp)), trectools.TrecQrel(str(qp)))
@@ -569,7 +569,7 @@ def test_trectools_rbp_and_residual(name, tmp_path):
 @pytest.mark.parametrize("rel", [1, 2])
 def test_ranx_rbp(ranx_metrics, rel, tmp_path):
     """ranx's rank_biased_precision weighs a relevant document by its grade, over the whole run."""
-    qp = shared_path("trec", "qrels.dl19-passage.txt")
+    qp = data_path("trec", "qrels.dl19-passage.txt")
     rows = generated_run(qp, seed=31 + rel, ties=False)
     rp = write_run(tmp_path / "run.txt", rows)
     queries, qrels_list, run_list = _ranx_arrays(*as_dicts(qp, rows))

@@ -28,7 +28,7 @@ from qrelkit.errors import ValidationError
 from qrelkit.formats import qrels_from_frame
 from qrelkit.measures.profiles import PROFILES
 
-from ..conftest import shared_path
+from ..conftest import data_path
 
 TOL = 1e-9
 DOC_STYLES = ["doc{}", "D.{}", "x_{}", "a:b/{}", "MARCO#{}", "é-{}", "{}-Z"]
@@ -234,7 +234,7 @@ def test_pytrec_eval_judged_only(pytrec_eval, case):
 
 def _suite_expected(name: str) -> dict[tuple[str, str], float]:
     rows = {}
-    for line in shared_path("trec_eval-tests", name).read_text().splitlines():
+    for line in data_path("trec_eval-tests", name).read_text().splitlines():
         measure, query, value = (part.strip() for part in line.split("\t"))
         if measure.startswith("ndcg"):
             rows[(measure, query)] = float(value)
@@ -255,8 +255,8 @@ def test_trec_eval_suite_outputs(profile, expected, qrels, run):
     measures = {m: f"nDCG@{m.split('_')[-1]}" for m, _ in rows if re.fullmatch(r"ndcg_cut_\d+", m)}
     measures["ndcg"] = "nDCG"
     res = evaluate(
-        read_qrels(shared_path("trec_eval-tests", qrels)),
-        read_run(shared_path("trec_eval-tests", run), on_duplicate=PROFILES[profile].on_duplicate),
+        read_qrels(data_path("trec_eval-tests", qrels)),
+        read_run(data_path("trec_eval-tests", run), on_duplicate=PROFILES[profile].on_duplicate),
         sorted(set(measures.values())),
         PROFILES[profile].conventions,
     )

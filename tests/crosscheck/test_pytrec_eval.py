@@ -13,7 +13,7 @@ import pytest
 
 from qrelkit import Conventions, evaluate, read_qrels, run_from_frame
 
-from ..conftest import shared_path
+from ..conftest import data_path
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -65,7 +65,7 @@ def generated_run(qrels, seed: int) -> pl.DataFrame:
 
 @pytest.mark.parametrize("name", QRELS_FILES)
 def test_per_query_agreement_with_pytrec_eval(name):
-    qrels = read_qrels(shared_path("trec", name))
+    qrels = read_qrels(data_path("trec", name))
     frame = generated_run(qrels, seed=len(name))
     run = run_from_frame(frame, name="generated")
     ours = evaluate(qrels, run, list(MEASURES.values()), PYTREC)

@@ -25,7 +25,7 @@ import pytest
 
 from qrelkit import read_qrels
 
-from ..conftest import shared_path
+from ..conftest import data_path
 from .test_profile_parity import as_dicts, ours, write_run
 
 pytestmark = pytest.mark.torch
@@ -122,7 +122,7 @@ def _close(got: dict[str, float], expected: dict[str, float], what: str) -> None
 
 @pytest.mark.parametrize("name", QRELS)
 def test_every_measure_without_ties(name, tmp_path):
-    qp = shared_path("trec", name)
+    qp = data_path("trec", name)
     rows = torch_run(qp, seed=len(name), ties=False)
     assert any(s < 0 for _, _, s in rows) and any(s == 0 for _, _, s in rows)
     res = ours(qp, write_run(tmp_path / "run.txt", rows), "torchmetrics", list(MEASURES))
@@ -134,7 +134,7 @@ def test_every_measure_without_ties(name, tmp_path):
 
 @pytest.mark.parametrize("name", QRELS)
 def test_every_measure_with_heavy_ties(name, tmp_path):
-    qp = shared_path("trec", name)
+    qp = data_path("trec", name)
     rows = torch_run(qp, seed=len(name) + 1, ties=True)
     rp = write_run(tmp_path / "run.txt", rows)
     res = ours(qp, rp, "torchmetrics", list(MEASURES))

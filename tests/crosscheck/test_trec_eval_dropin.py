@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ..conftest import CLI, shared_path
+from ..conftest import CLI, data_path
 
 PARAMS = [
     "-miprec_at_recall..10,.20,.25,.75,.50", "-m", "P.5,7,3", "-m", "recall.20,2000",
@@ -31,25 +31,23 @@ _run = CLI.under("trec_eval")
 @pytest.mark.parametrize("expected", list(CASES))
 def test_output_is_byte_identical_to_trec_eval(expected):
     options, qrels, run = CASES[expected]
-    result = _run(
-        *options, str(shared_path("trec_eval-tests", qrels)), str(shared_path("trec_eval-tests", run))
-    )
+    result = _run(*options, str(data_path("trec_eval-tests", qrels)), str(data_path("trec_eval-tests", run)))
     assert result.exit_code == 0, result.output
-    assert result.output == shared_path("trec_eval-tests", expected).read_text()
+    assert result.output == data_path("trec_eval-tests", expected).read_text()
 
 
 def test_a_judged_query_missing_from_the_run_stops_without_c():
     """trec_eval 10 exits when a judged query has no results unless -c (trec_eval.c, 'not found')."""
     result = _run(
-        str(shared_path("trec_eval-tests", "qrels.test")),
-        str(shared_path("trec_eval-tests", "results.trunc")),
+        str(data_path("trec_eval-tests", "qrels.test")),
+        str(data_path("trec_eval-tests", "results.trunc")),
     )
     assert result.exit_code == 1
     assert "judged query '302' is not in the run" in result.output and "-c" in result.output
 
 
 def test_a_misspelled_measure_is_a_usage_error_naming_the_nearest():
-    result = _run("-m", "ndcg_cutt.10", str(shared_path("trec_eval-tests", "qrels.test")), "x")
+    result = _run("-m", "ndcg_cutt.10", str(data_path("trec_eval-tests", "qrels.test")), "x")
     assert result.exit_code == 2
     assert "did you mean 'ndcg_cut'?" in result.output
 
@@ -57,7 +55,7 @@ def test_a_misspelled_measure_is_a_usage_error_naming_the_nearest():
 def test_summary_off_and_cut_at_m(tmp_path):
     """-n prints per-query lines only; -M 1 keeps the top document: P_5 is 1/5 or 0 per query, and the
     counts in the summary are sums (hand arithmetic over the three queries of results.test)."""
-    qrels, run = shared_path("trec_eval-tests", "qrels.test"), shared_path("trec_eval-tests", "results.test")
+    qrels, run = data_path("trec_eval-tests", "qrels.test"), data_path("trec_eval-tests", "results.test")
     out = _run("-q", "-n", "-M", "1", "-m", "num_ret", "-m", "P.5", str(qrels), str(run)).output
     assert "\tall\t" not in out
     assert [line.split("\t")[2] for line in out.splitlines() if line.startswith("num_ret")] == ["1", "1", "1"]

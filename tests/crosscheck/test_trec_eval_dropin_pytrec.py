@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from qrelkit.cli import main
 
-from ..conftest import shared_path
+from ..conftest import data_path
 
 SKIP = {"iprec_at_recall", "11pt_avg", "relstring", "runid", "num_q", "gm_map", "gm_bpref"}
 
@@ -56,8 +56,8 @@ def _compare(ours, theirs):
 
 @pytest.mark.parametrize(("flags", "judged_only", "rel"), [(["-J"], True, 1), (["-J", "-l2"], True, 2)])
 def test_judged_only_and_level_match_pytrec_eval(flags, judged_only, rel):
-    qrels = shared_path("trec_eval-tests", "qrels.rel_level")
-    run = shared_path("trec_eval-tests", "results.test")
+    qrels = data_path("trec_eval-tests", "qrels.rel_level")
+    run = data_path("trec_eval-tests", "results.test")
     checked = _compare(_ours([*flags, str(qrels), str(run)]), _theirs(qrels, run, judged_only, rel))
     assert checked > 200
 
@@ -65,7 +65,7 @@ def test_judged_only_and_level_match_pytrec_eval(flags, judged_only, rel):
 def test_tie_heavy_run_over_real_judgments_matches_pytrec_eval(tmp_path):
     """A generated run with many tied scores (ties broken by document id descending in both) over the
     judgments of trec_eval's test suite, every judged query present."""
-    qrels_path = shared_path("trec_eval-tests", "qrels.rel_level")
+    qrels_path = data_path("trec_eval-tests", "qrels.rel_level")
     rng = random.Random(7)
     by_query: dict[str, list[str]] = {}
     for line in qrels_path.read_text().splitlines():

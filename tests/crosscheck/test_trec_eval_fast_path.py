@@ -21,7 +21,7 @@ from qrelkit.evaluation.trec_fast import fast_rel_lists
 from qrelkit.formats import read_qrels, read_run
 from qrelkit.report.trec_eval import render_trec_eval
 
-from ..conftest import shared_path
+from ..conftest import data_path
 from .test_trec_eval_dropin import CASES
 
 
@@ -58,12 +58,12 @@ def _both(qrels: Path, run: Path, options: TrecOptions) -> tuple[str, str]:
 @pytest.mark.parametrize("expected", list(CASES))
 def test_fast_path_output_is_byte_identical_to_trec_eval(expected, tmp_path):
     options, qrels, run = CASES[expected]
-    q = _clean(shared_path("trec_eval-tests", qrels), tmp_path / "qrels")
-    r = _clean(shared_path("trec_eval-tests", run), tmp_path / "run", grouped=True)
+    q = _clean(data_path("trec_eval-tests", qrels), tmp_path / "qrels")
+    r = _clean(data_path("trec_eval-tests", run), tmp_path / "run", grouped=True)
     assert _takes(q, r)
     result = CliRunner().invoke(main, ["trec_eval", *options, str(q), str(r)])
     assert result.exit_code == 0, result.output
-    assert result.output == shared_path("trec_eval-tests", expected).read_text()
+    assert result.output == data_path("trec_eval-tests", expected).read_text()
 
 
 def _tied_run(qrels: Path, path: Path, seed: int, shuffle_within: bool = True) -> Path:
@@ -106,7 +106,7 @@ OPTIONS = [
 @pytest.mark.parametrize("options", OPTIONS, ids=range(len(OPTIONS)))
 @pytest.mark.parametrize("qrels_name", ["qrels.test", "qrels.rel_level"])
 def test_both_paths_print_the_same_bytes_on_tie_heavy_runs(options, qrels_name, tmp_path):
-    qrels = _clean(shared_path("trec_eval-tests", qrels_name), tmp_path / "qrels")
+    qrels = _clean(data_path("trec_eval-tests", qrels_name), tmp_path / "qrels")
     run = _tied_run(qrels, tmp_path / "run", seed=len(str(options)))
     assert _takes(qrels, run)
     fast, slow = _both(qrels, run, options)
@@ -116,7 +116,7 @@ def test_both_paths_print_the_same_bytes_on_tie_heavy_runs(options, qrels_name, 
 def test_real_judgments_with_negative_grades_and_gzip(tmp_path):
     """TREC-COVID's complete judgments hold grade -1 twice ("in the pool, unjudged" for trec_eval); a gzip
     run streams."""
-    original = shared_path("trec", "qrels.covid-complete.txt")
+    original = data_path("trec", "qrels.covid-complete.txt")
     qrels = _clean(original, tmp_path / "qrels")
     run = _tied_run(qrels, tmp_path / "run", seed=3)
     options = OPTIONS[1]
@@ -139,7 +139,7 @@ def _error(call) -> str:
 
 
 def test_what_the_fast_path_does_not_take_goes_to_the_readers_with_the_same_result(tmp_path):
-    qrels = _clean(shared_path("trec_eval-tests", "qrels.test"), tmp_path / "qrels")
+    qrels = _clean(data_path("trec_eval-tests", "qrels.test"), tmp_path / "qrels")
     run = _tied_run(qrels, tmp_path / "run", seed=5)
     lines = run.read_text().splitlines(keepends=True)
     options = TrecOptions(per_query=True, complete=True, measures=("all_trec",))
@@ -160,7 +160,7 @@ def test_what_the_fast_path_does_not_take_goes_to_the_readers_with_the_same_resu
 
 
 def test_errors_are_the_readers_errors(tmp_path):
-    qrels = _clean(shared_path("trec_eval-tests", "qrels.test"), tmp_path / "qrels")
+    qrels = _clean(data_path("trec_eval-tests", "qrels.test"), tmp_path / "qrels")
     run = _tied_run(qrels, tmp_path / "run", seed=9)
     lines = run.read_text().splitlines(keepends=True)
     cases = {}

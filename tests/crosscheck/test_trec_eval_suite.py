@@ -13,7 +13,7 @@ import pytest
 
 from qrelkit import Conventions, evaluate, read_qrels, read_run
 
-from ..conftest import shared_path
+from ..conftest import data_path
 
 TREC = Conventions(gain="linear", ties="docid_desc", negative="unjudged", missing_queries="skip")
 
@@ -56,7 +56,7 @@ CASES = [
 
 @pytest.mark.parametrize(("expected", "qrels", "run", "conv", "rel"), CASES, ids=[c[0] for c in CASES])
 def test_matches_trec_eval_expected_output(expected, qrels, run, conv, rel):
-    rows = _expected(shared_path("trec_eval-tests", expected))
+    rows = _expected(data_path("trec_eval-tests", expected))
     wanted: dict[str, list[tuple[str, str]]] = {}
     for (trec_name, query), value in rows.items():
         name = _qrelkit_name(trec_name, rel)
@@ -64,8 +64,8 @@ def test_matches_trec_eval_expected_output(expected, qrels, run, conv, rel):
             wanted.setdefault(name, []).append((query, value))
     assert len(wanted) >= 25, sorted(wanted)
     res = evaluate(
-        read_qrels(shared_path("trec_eval-tests", qrels)),
-        read_run(shared_path("trec_eval-tests", run)),
+        read_qrels(data_path("trec_eval-tests", qrels)),
+        read_run(data_path("trec_eval-tests", run)),
         list(wanted),
         conv,
     )

@@ -12,7 +12,7 @@ from qrelkit.cli import main
 from qrelkit.errors import ConventionError
 from qrelkit.measures.grammar import parse, parse_all
 
-from ..conftest import shared_path
+from ..conftest import data_path
 
 TREC = Conventions.from_profile("trec_eval")
 
@@ -50,7 +50,7 @@ GRAMMAR = {
 
 def _expected(name):
     rows = {}
-    for line in shared_path("trec_eval-tests", name).read_text().splitlines():
+    for line in data_path("trec_eval-tests", name).read_text().splitlines():
         measure, query, value = (part.strip() for part in line.split("\t"))
         rows[(measure, query)] = value
     return rows
@@ -67,8 +67,8 @@ def test_grammar_measures_match_trec_eval_per_query_and_summary(expected, qrels,
         # (negative=unjudged) as not judged at all (docs/trec_eval.md); `qrelkit trec_eval` matches it
         del names["infAP"]
     res = evaluate(
-        read_qrels(shared_path("trec_eval-tests", qrels)),
-        read_run(shared_path("trec_eval-tests", "results.test")),
+        read_qrels(data_path("trec_eval-tests", qrels)),
+        read_run(data_path("trec_eval-tests", "results.test")),
         list(names.values()),
         TREC,
     )
@@ -86,8 +86,8 @@ def test_grammar_measures_match_trec_eval_per_query_and_summary(expected, qrels,
 
 
 def test_measures_without_a_closed_form_refuse_averaged_ties():
-    qrels = read_qrels(shared_path("trec_eval-tests", "qrels.test"))
-    run = read_run(shared_path("trec_eval-tests", "results.test"))
+    qrels = read_qrels(data_path("trec_eval-tests", "qrels.test"))
+    run = read_run(data_path("trec_eval-tests", "results.test"))
     tied = run.frame.with_columns(run.frame["score"].round(0))
     from qrelkit.data.values import run_from_frame
 
@@ -120,13 +120,13 @@ def test_trec_eval_names_parse_to_qrelkit_measures():
 
 
 def test_eval_format_trec_speaks_trec_eval(tmp_path):
-    qrels, run = shared_path("trec_eval-tests", "qrels.test"), shared_path("trec_eval-tests", "results.test")
+    qrels, run = data_path("trec_eval-tests", "qrels.test"), data_path("trec_eval-tests", "results.test")
     out = CliRunner().invoke(main, ["eval", "--profile", "trec_eval", str(qrels), str(run), "-m", "official",
                                     "--format", "trec"])  # fmt: skip
     assert out.exit_code == 0, out.output
     lines = [line for line in out.output.splitlines() if not line.startswith("#") and "\t" in line]
     expected = [
-        line for line in shared_path("trec_eval-tests", "out.test").read_text().splitlines()
+        line for line in data_path("trec_eval-tests", "out.test").read_text().splitlines()
         if not line.startswith(("runid", "num_q"))
     ]  # fmt: skip
     assert lines == expected

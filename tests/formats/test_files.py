@@ -22,14 +22,14 @@ from qrelkit import (
 )
 from qrelkit.errors import InputFormatError, ValidationError
 
-from ..conftest import shared_path
+from ..conftest import data_path
 
 
 def test_real_trec_files_load_with_their_quirks():
-    covid = read_qrels(shared_path("trec", "qrels.covid-complete.txt"))
+    covid = read_qrels(data_path("trec", "qrels.covid-complete.txt"))
     assert len(covid) == 69318 and covid.frame.get_column("query_id").n_unique() == 50
     assert (covid.frame.get_column("grade") == -1).sum() == 2  # the two -1 grades are kept as read
-    doc19 = read_qrels(shared_path("trec", "qrels.dl19-doc.txt"))  # 'Q0' in the iteration column
+    doc19 = read_qrels(data_path("trec", "qrels.dl19-doc.txt"))  # 'Q0' in the iteration column
     assert len(doc19) == 16258 and set(doc19.frame.get_column("grade").unique()) == {0, 1, 2, 3}
     for name, n in [
         ("qrels.dl19-passage.txt", 9260),
@@ -38,7 +38,7 @@ def test_real_trec_files_load_with_their_quirks():
         ("qrels.covid-round1.txt", 8691),
         ("qrels.covid-round2.txt", 12037),
     ]:
-        assert len(read_qrels(shared_path("trec", name))) == n
+        assert len(read_qrels(data_path("trec", name))) == n
 
 
 def test_round_number_in_iteration_column_is_ignored(tmp_path):
@@ -48,7 +48,7 @@ def test_round_number_in_iteration_column_is_ignored(tmp_path):
 
 
 def test_negative_grades_follow_the_convention():
-    covid = read_qrels(shared_path("trec", "qrels.covid-complete.txt"))
+    covid = read_qrels(data_path("trec", "qrels.covid-complete.txt"))
     neg = covid.frame.filter(pl.col("grade") < 0).row(0, named=True)
     run = Run.from_dict({neg["query_id"]: {neg["doc_id"]: 1.0}})
     from qrelkit import Conventions

@@ -21,7 +21,7 @@ from qrelkit.evaluation.spark import folder_fingerprint
 from qrelkit.formats import read_qrels, read_run
 from qrelkit.measures.conventions import DEFAULT
 
-from ..conftest import shared_path
+from ..conftest import data_path
 from .test_engine import assert_bit_identical
 
 pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
@@ -58,7 +58,7 @@ def write_trec(frame: pd.DataFrame, path, tag: str) -> None:
 
 @pytest.mark.parametrize("name", ["qrels.dl19-passage.txt", "qrels.covid-round1.txt"])
 def test_real_trec_judgments_and_a_trec_run_file(spark, tmp_path, name):
-    qrels_path = shared_path("trec", name)
+    qrels_path = data_path("trec", name)
     run_path = tmp_path / "bm25.run"
     write_trec(trec_run(qrels_path, 1), run_path, "bm25")
     local = evaluate_files(qrels_path, [run_path], MEASURES, DEFAULT)
@@ -71,7 +71,7 @@ def test_real_trec_judgments_and_a_trec_run_file(spark, tmp_path, name):
 
 
 def test_parquet_lake_partitioned_by_run(spark, tmp_path):
-    qrels_path = shared_path("trec", "qrels.dl20-passage.txt")
+    qrels_path = data_path("trec", "qrels.dl20-passage.txt")
     lake = tmp_path / "runs"
     parts = {}
     for tag, seed in [("bm25", 2), ("dense", 3)]:
@@ -151,7 +151,7 @@ def test_extra_queries_reject_and_a_bad_trec_line(spark, tmp_path):
 
 
 def test_eval_engine_spark_writes_what_eval_writes(spark, tmp_path):
-    qrels_path = shared_path("trec", "qrels.dl19-passage.txt")
+    qrels_path = data_path("trec", "qrels.dl19-passage.txt")
     run_path = tmp_path / "bm25.run"
     write_trec(trec_run(qrels_path, 4), run_path, "bm25")
     args = [
