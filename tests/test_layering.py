@@ -10,7 +10,16 @@ from pathlib import Path
 import qrelkit
 
 SRC = Path(qrelkit.__file__).resolve().parent
-NUMERIC = ["measures", "data", "engine", "evaluation", "agreement", "judgments/leverage.py", "compare"]
+NUMERIC = [
+    "measures",
+    "data",
+    "engine",
+    "evaluation",
+    "agreement",
+    "judgments/leverage.py",
+    "estimation",
+    "compare",
+]
 FORBIDDEN = {"sqlite3", "click", "starlette", "uvicorn", "matplotlib", "rich", "jinja2"}
 
 
@@ -49,6 +58,7 @@ LAYERS: list[set[str]] = [
     {"agreement"},
     {"judgments"},
     {"judging"},
+    {"estimation"},
     {"compare"},
     {"report"},
     {"cli", "__main__"},
@@ -197,6 +207,8 @@ def test_public_surface():
         "Results",
         "explain",
         "QrelkitError",
+        "estimate",
+        "Estimates",
     }
     assert expected <= set(qrelkit.__all__)
     for name in qrelkit.__all__:

@@ -4,7 +4,7 @@ The public surface is listed in ``__all__``; names load on first use so that ``i
 command line start fast.
 
 The package is laid out by stage (see docs/architecture.md): ``measures``, ``data``, ``formats``,
-``engine``, ``evaluation``, ``agreement``, ``judgments``, ``judging``, ``compare``, ``report`` and ``cli``.
+``engine``, ``evaluation``, ``agreement``, ``judgments``, ``judging``, ``estimation``, ``compare``, ``report`` and ``cli``.
 The modules that sat at the top before that layout still import under their old names (``qrelkit.spark``,
 ``qrelkit.pool``, ...): :data:`MOVED` maps each to its module now, and the same module object answers to
 both names.
@@ -40,6 +40,8 @@ _EXPORTS = {
     "evaluate": "qrelkit.evaluation.core",
     "Results": "qrelkit.evaluation.results",
     "explain": "qrelkit.evaluation.diagnose",
+    "estimate": "qrelkit.estimation",
+    "Estimates": "qrelkit.estimation",
     "QrelkitError": "qrelkit.errors",
 }
 

@@ -16,8 +16,13 @@ Format = Literal["auto", "trec", "jsonl", "csv", "tsv", "parquet"]
 #: the ``last`` line (ir_measures' behaviour), or the line with the ``max`` score (grade, for qrels).
 OnDuplicate = Literal["error", "first", "last", "max"]
 
+#: How a mean is estimated from a model's grades and people's grades of a sample of queries
+#: (:mod:`qrelkit.estimation.ppi`): ``ppi++`` (the default), ``ppi``, ``human`` alone, ``model`` alone.
+Estimator = Literal["ppi++", "ppi", "human", "model"]
+
 FORMAT_CHOICES: tuple[str, ...] = get_args(Format)
 ON_DUPLICATE_CHOICES: tuple[str, ...] = get_args(OnDuplicate)
+ESTIMATOR_CHOICES: tuple[str, ...] = get_args(Estimator)
 
 
 def detect_format(path: Path) -> str:

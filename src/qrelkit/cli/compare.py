@@ -18,10 +18,10 @@ from ..compare import EXACT_AUTO_LIMIT, FAMILIES, MULTI, TESTS
 from ..compare.stats import CORRECTIONS
 from ..errors import ValidationError
 from .agree import VariadicOptionCommand
-from .evaluate import input_options, judgments_of, load_inputs, resolve, rubric_scale
+from .evaluate import human_options, input_options, judgments_of, load_inputs, resolve, rubric_scale
 from .options import labellers_option, seed_option
 
-__all__ = ["command", "read_labellers"]
+__all__ = ["command", "read_human", "read_labellers"]
 
 OUTPUT_SUFFIXES = {".json": "json", ".md": "markdown", ".tex": "latex", ".html": "html", ".txt": "table"}
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -120,24 +120,28 @@ def read_labellers(
               help="relabelled copies for the simulated noise floor")  # fmt: skip
 @click.option("--smoothing", type=click.FloatRange(min=0), default=1.0, show_default=True,
               help="add-s smoothing of the relabelling channel")  # fmt: skip
-@click.option("--power", is_flag=True, help="topic-set size for power 0.8 (paired t)")
+@click.option("--power", is_flag=True, help="topic-set size for power 0.8 (paired t; with --human: the "
+              "human-judged queries the estimator needs)")  # fmt: skip
 @click.option("--power-delta", type=float, default=None, help="the difference to detect [default: observed]")
 @click.option("-f", "--format", "out_format", type=click.Choice(["table", "json", "markdown", "latex", "html"]),
               default=None, help="output format [default: table; -o: by suffix]")  # fmt: skip
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="write to this file")
+@human_options
 @input_options
 def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baselines: tuple[str, ...], all_pairs: bool,
             test: str, permutations: str, seed: int, resamples: int, correction: str, family: str, alpha: float,
             multi: str | None, noise: tuple[str, ...], labellers: tuple[str, ...], replicates: int, smoothing: float,
             power: bool, power_delta: float | None, out_format: str | None, output: str | None, input_format: str,
-            on_duplicate: str | None, rubric: str | None, manifest: str | None, **options: Any) -> None:  # fmt: skip
+            on_duplicate: str | None, rubric: str | None, manifest: str | None, human: str | None, estimator: str,
+            **options: Any) -> None:  # fmt: skip
     """Compare RUNS evaluated against QRELS: paired tests, corrected p-values, intervals, effect sizes.
 
     Each --baseline (default: the first run) is compared with every other run, per measure: the
     means, the difference, wins/ties/losses, the t-interval and the paired bootstrap interval of the
     mean difference, the effect size, the test's p-value and the p-value adjusted over the family. With
     three or more runs: a two-way ANOVA (queries as blocks) and Tukey's HSD. --noise-floor adds how far
-    swapping one labeller for another moves each difference, and a verdict per pair.
+    swapping one labeller for another moves each difference, and a verdict per pair. --human adds each
+    difference estimated from QRELS (a model's grades) and HUMAN_QRELS (people's, a random sample).
     """
     from ..compare import compare_files, compare_runs
     from ..measures.grammar import parse_all
@@ -155,14 +159,27 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     chosen = dict(baseline=list(baselines) or None, all_pairs=all_pairs, test=test, permutations=perms, seed=seed,
                   correction=correction, family=family, alpha=alpha, multi=multi, bootstrap=resamples, power=power,
                   power_delta=power_delta)  # fmt: skip
-    if noise:  # the noise floor needs every row of every run: read whole
+    if noise or human:  # the noise floor and the estimate need every row of every run: read whole
         qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, conv, scale, rubric_hash)
-        comparison = compare_runs(qrels_obj, run_objs, parsed, conv, labellers=read_labellers(noise, labellers, scale, conv),
-                                  noise_replicates=replicates, noise_smoothing=smoothing, **chosen)  # fmt: skip
+        comparison = compare_runs(qrels_obj, run_objs, parsed, conv, labellers=read_labellers(noise, labellers, scale, conv) if noise else None,
+                                  human_qrels=read_human(human, conv, input_format, on_duplicate, scale, rubric_hash),
+                                  estimator=estimator, noise_replicates=replicates, noise_smoothing=smoothing, **chosen)  # fmt: skip
     else:
         comparison = compare_files(qrels, runs, parsed, conv, input_format=input_format, on_duplicate=on_duplicate,
                                    scale=scale, rubric_hash=rubric_hash, **chosen)  # fmt: skip
     _write(replace(comparison, results=comparison.results.with_judgments(judgments)), fmt, output)
+
+
+def read_human(path: str | None, conv: Any, input_format: str, on_duplicate: str | None, scale: Any,
+               rubric_hash: str | None) -> Any:  # fmt: skip
+    """``--human``'s judgments (None without it), read as QRELS are (:func:`qrelkit.estimation.read_human`)."""
+    if not path:
+        return None
+    from ..estimation import read_human as read
+
+    return read(
+        path, conv, input_format=input_format, on_duplicate=on_duplicate, scale=scale, rubric_hash=rubric_hash
+    )
 
 
 def _output_format(out_format: str | None, output: str | None) -> str:

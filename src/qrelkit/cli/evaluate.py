@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES
+from .._typing import ESTIMATOR_CHOICES, FORMAT_CHOICES, ON_DUPLICATE_CHOICES
 from ..measures.conventions import CHOICES, DEFAULT, GAIN_NAMES, PROFILE_NAMES, Conventions
 
 CONVENTION_FLAGS = [
@@ -155,6 +155,16 @@ def input_options(func: Callable[..., Any]) -> Callable[..., Any]:
     ):  # fmt: skip
         func = option(func)
     return func
+
+
+def human_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--human HUMAN_QRELS`` and ``--estimator``: estimate from a model's and people's judgments."""
+    func = click.option("--estimator", type=click.Choice(ESTIMATOR_CHOICES), default="ppi++", show_default=True,
+                        help="with --human: ppi++ (power-tuned), ppi, human (people's grades alone) or model "
+                        "(the model's alone, biased)")(func)  # fmt: skip
+    return click.option("--human", type=click.Path(dir_okay=False), default=None, metavar="HUMAN_QRELS",
+                        help="people's grades of a random sample of queries; QRELS are then a model's grades "
+                        "of every pair, and each number is a prediction-powered estimate")(func)  # fmt: skip
 
 
 def judgments_of(qrels: str, manifest: str | None) -> Any:
@@ -320,6 +330,7 @@ PROGRESS_BYTES = 64 << 20
     help="QRELS holds diversity judgments 'query_id subtopic doc_id grade' (the TREC Web track's, as "
     "ndeval reads them), for alpha_nDCG@k and ERR_IA@k [default measures then: alpha_nDCG@20, ERR_IA@20]",
 )
+@human_options
 @manifest_option
 @profile_option
 @convention_options
@@ -340,6 +351,8 @@ def eval_command(
     comments: bool | None,
     strict: bool,
     diversity: bool,
+    human: str | None,
+    estimator: str,
     **options: Any,
 ) -> None:
     """Evaluate RUNS against QRELS.
@@ -350,6 +363,8 @@ def eval_command(
     with the results and written into every output file. --profile NAME reproduces a tool's numbers
     (trec_eval, pytrec_eval, ir_measures, ranx, sklearn, trectools, gdeval, ...), its reader option for
     duplicate documents and its refusals; the profile's name is written with the conventions.
+    With --human, QRELS are a model's grades and HUMAN_QRELS people's grades of a random sample of
+    queries: each mean is estimated from both (docs/prediction-powered.md).
     """
     # long: its docstring is the command's --help; the body parses, calls one function and renders
     from ..evaluation.files import evaluate_inputs
@@ -364,12 +379,42 @@ def eval_command(
     conv, _ = resolve(options, on_duplicate)
     judgments = judgments_of(qrels, manifest)
     scale, rubric_hash = rubric_scale(rubric)
+    if human:
+        return show_estimates(qrels, human, runs, measures, conv, estimator, input_format, on_duplicate, scale,
+                              rubric_hash, engine, out_format, output, file_format)  # fmt: skip
     results = _with_progress(runs, lambda **bar: evaluate_inputs(
         qrels, runs, parse_all(measures) if measures else None, conv, engine=engine, master=master,
         input_format=input_format, on_duplicate=on_duplicate, scale=scale, rubric_hash=rubric_hash,
         memory_limit=memory_limit, comments=comments, diversity=diversity, strict=strict, **bar,
     ))  # fmt: skip
     _show(results.with_judgments(judgments), per_query, out_format, output, file_format)
+
+
+def show_estimates(qrels: str, human: str, runs: tuple[str, ...], measures: tuple[str, ...], conv: Conventions,
+                   estimator: str, input_format: str, on_duplicate: str | None, scale: Any, rubric_hash: str | None,
+                   engine: str, out_format: str | None, output: str | None, file_format: Any) -> None:  # fmt: skip
+    """``eval --human``: :func:`qrelkit.estimation.estimate_files`, rendered, with its warnings on stderr."""
+    from ..estimation import estimate_files
+    from ..measures.grammar import parse_all
+    from ..report.estimates import FORMATS, render_estimates
+
+    fmt = file_format or out_format or ("table" if sys.stdout.isatty() else "tsv")
+    if engine != "local" or fmt not in FORMATS:
+        raise click.UsageError(
+            f"--human computes locally and writes {'|'.join(FORMATS)} (got {engine}, {fmt})"
+        )
+    estimates = estimate_files(qrels, human, runs, parse_all(measures) if measures else None, conv,
+                               estimator=estimator, input_format=input_format, on_duplicate=on_duplicate,
+                               scale=scale, rubric_hash=rubric_hash)  # fmt: skip
+    text = render_estimates(estimates, fmt)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+        click.echo(f"wrote {output} ({fmt}: estimates with the estimator, |H|, |U|, fingerprints)", err=True)
+    else:
+        click.echo(text, nl=False)
+    if output or fmt != "table":
+        for warning in (*estimates.warnings, *estimates.model.warnings):
+            click.echo(f"warning: {warning}", err=True)
 
 
 def _show(

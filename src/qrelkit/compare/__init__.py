@@ -280,6 +280,10 @@ class Comparison:
     pairs: tuple[PairComparison, ...]
     multi: tuple[MultiComparison, ...] = ()
     noise: Any = None  # qrelkit.compare.noise.NoiseFloor
+    human: Results | None = field(default=None, repr=False)
+    """The people's evaluation of a random sample of queries, when the differences were estimated."""
+    estimator: str | None = None
+    estimated: tuple[Any, ...] = ()  # qrelkit.estimation.PairEstimate, one per pair and measure
 
     def pair(self, baseline: str, treatment: str, measure: str) -> PairComparison:
         for p in self.pairs:
@@ -302,7 +306,19 @@ class Comparison:
         ]
         if self.noise is not None:
             out["comparison"]["noise_floor"] = self.noise.to_dict()
+        if self.human is not None:
+            out["comparison"]["estimation"] = {
+                **self.estimation_settings(),
+                "pairs": [p.to_dict() for p in self.estimated],
+            }
         return out
+
+    def estimation_settings(self) -> dict[str, Any]:
+        """The estimator, its level and both judgments' fingerprints (with ``human``)."""
+        from ..estimation import settings
+
+        assert self.human is not None and self.estimator is not None
+        return settings(self.results, self.human, self.estimator, self.options.alpha)
 
 
 # -- combining evaluations -----------------------------------------------------------------------------
@@ -394,12 +410,20 @@ def compare(
     power_delta: float | None = None,
     noise: Any = None,
     options: Options | None = None,
+    human: Results | Sequence[Results] | None = None,
+    estimator: str = "ppi++",
 ) -> Comparison:
     """Compare runs of one evaluation (see the module docstring). ``measures`` default to every measure
     of ``results``; ``noise`` is a :class:`~qrelkit.compare.noise.NoiseFloor` from
     :func:`~qrelkit.compare.noise.noise_floor` over the same pairs, which adds a verdict per pair.
     Several Results are combined first (see :func:`combine`). A ``power_delta`` asks for the power
-    analysis whether or not ``power`` is set."""
+    analysis whether or not ``power`` is set.
+
+    With ``human`` (the same runs evaluated against people's judgments of a random sample of queries;
+    ``results`` are then the model's), each pair's per-query differences are also estimated by
+    ``estimator`` (:func:`qrelkit.estimation.pair_estimates`): the difference, its interval and p-value,
+    corrected across the family as the paired tests are, and the verdict beside the noise floor; with
+    ``power``, the human-judged queries the estimator needs."""
     results = combine(results)
     opts = options or Options(
         test, permutations, seed, correction, family, alpha, multi, bootstrap, power or power_delta is not None,
@@ -417,7 +441,58 @@ def compare(
     if noise is not None:
         rows = [_with_noise(r, noise) for r in rows]
     multi_rows = tuple(_multi(results, names, opts)) if len(results.runs) >= 3 else ()
-    return Comparison(results, opts, tuple(rows), multi_rows, noise)
+    if human is None:
+        return Comparison(results, opts, tuple(rows), multi_rows, noise)
+    people = combine(human)
+    estimated = _estimated(results, people, pairs, names, estimator, opts, noise)
+    return Comparison(results, opts, tuple(rows), multi_rows, noise, people, estimator, estimated)
+
+
+def _family_adjusted(measures: Sequence[str], p_values: Sequence[float], opts: Options) -> list[float]:
+    """Each p-value adjusted over its family (each measure's pairs, or all) by the chosen correction."""
+    families: dict[str, list[int]] = {}
+    for i, m in enumerate(measures):
+        families.setdefault(m if opts.family == "pairs" else "", []).append(i)
+    adjusted = [math.nan] * len(p_values)
+    for members in families.values():
+        adj = stats.adjust(np.array([p_values[i] for i in members]), opts.correction)
+        for i, v in zip(members, adj.tolist(), strict=True):
+            adjusted[i] = v
+    return adjusted
+
+
+def _verdict(significant: bool, difference: float, entry: Any) -> str:
+    if not significant:
+        return VERDICT_NOT
+    return VERDICT_WITHIN if entry.within_noise(difference) else VERDICT_EXCEEDS
+
+
+def _estimated(
+    results: Results,
+    human: Results,
+    pairs: Any,
+    names: Sequence[str],
+    estimator: str,
+    opts: Options,
+    noise: Any,
+) -> tuple[Any, ...]:
+    """The estimator over each pair's differences, its p-values corrected across the family, and the
+    verdicts against the noise floor."""
+    from dataclasses import replace
+
+    from ..estimation import pair_estimates
+
+    found = pair_estimates(results, human, pairs, names, estimator, alpha=opts.alpha, power=opts.power,
+                           power_delta=opts.power_delta, power_target=opts.power_target)  # fmt: skip
+    adjusted = _family_adjusted([e.measure for e in found], [e.estimate.p_value for e in found], opts)
+    out = []
+    for e, p in zip(found, adjusted, strict=True):
+        significant = bool(not math.isnan(p) and p < opts.alpha)
+        verdict = None
+        if noise is not None:
+            verdict = _verdict(significant, e.estimate.value, noise.pair(e.baseline, e.treatment, e.measure))
+        out.append(replace(e, p_adjusted=p, significant=significant, verdict=verdict))
+    return tuple(out)
 
 
 def _pair_statistics(work: list[Any], opts: Options) -> list[PairComparison]:
@@ -526,14 +601,7 @@ def _pair_statistics(work: list[Any], opts: Options) -> list[PairComparison]:
 def _adjusted(rows: list[PairComparison], opts: Options) -> list[PairComparison]:
     from dataclasses import replace
 
-    families: dict[str, list[int]] = {}
-    for i, r in enumerate(rows):
-        families.setdefault(r.measure if opts.family == "pairs" else "", []).append(i)
-    adjusted = [math.nan] * len(rows)
-    for members in families.values():
-        adj = stats.adjust(np.array([rows[i].p_value for i in members]), opts.correction)
-        for i, v in zip(members, adj.tolist(), strict=True):
-            adjusted[i] = v
+    adjusted = _family_adjusted([r.measure for r in rows], [r.p_value for r in rows], opts)
     return [
         replace(r, p_adjusted=p, significant=bool(not math.isnan(p) and p < opts.alpha))
         for r, p in zip(rows, adjusted, strict=True)
@@ -544,13 +612,7 @@ def _with_noise(row: PairComparison, noise: Any) -> PairComparison:
     from dataclasses import replace
 
     entry = noise.pair(row.baseline, row.treatment, row.measure)
-    if not row.significant:
-        verdict = VERDICT_NOT
-    elif entry.within_noise(row.difference):
-        verdict = VERDICT_WITHIN
-    else:
-        verdict = VERDICT_EXCEEDS
-    return replace(row, noise=entry, verdict=verdict)
+    return replace(row, noise=entry, verdict=_verdict(row.significant, row.difference, entry))
 
 
 def _multi(results: Results, measures: Sequence[str], opts: Options) -> list[MultiComparison]:
@@ -585,13 +647,21 @@ def compare_runs(
     labellers: tuple[Any, Any] | None = None,
     noise_replicates: int = NOISE_REPLICATES,
     noise_smoothing: float = 1.0,
+    human_qrels: Any = None,
     **options: Any,
 ) -> Comparison:
     """Evaluate ``runs`` against ``qrels`` with :func:`qrelkit.evaluate` and :func:`compare` them; with
-    ``labellers`` (two :class:`~qrelkit.data.values.Qrels` of the calibration queries) also the noise floor."""
+    ``labellers`` (two :class:`~qrelkit.data.values.Qrels` of the calibration queries) also the noise floor;
+    with ``human_qrels`` (people's judgments of a random sample of queries; ``qrels`` are then the model's,
+    on the same grade scale) also the estimated differences (``estimator=``, default ``ppi++``)."""
     from ..evaluation.core import evaluate
 
     results = evaluate(qrels, runs, measures, conventions)
+    if human_qrels is not None:
+        from ..estimation import check_scales
+
+        check_scales(qrels, human_qrels)
+        options["human"] = evaluate(human_qrels, runs, measures, conventions)
     noise = None
     if labellers is not None:
         from .noise import noise_floor

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from . import header_lines
+from .estimates import estimation_markdown, estimation_text
 from .tables import (
     COLUMNS,
     MULTI_COLUMNS,
@@ -18,6 +19,7 @@ from .tables import (
     POWER_COLUMNS,
     _anova_line,
     _f,
+    _grid,
     _multi_rows,
     _noise_rows,
     _power_rows,
@@ -26,20 +28,6 @@ from .tables import (
 )
 
 FORMATS = ("table", "json", "markdown", "latex", "html")
-
-
-def _numeric(cell: str) -> bool:
-    return bool(cell) and (cell[0] in "+-–[0123456789" or cell in ("inf", "unreachable"))
-
-
-def _grid(headers: Any, rows: list[list[str]]) -> list[str]:
-    widths = [max(len(str(h)), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    line = "  ".join(str(h).ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()
-    out = [line, "  ".join("-" * w for w in widths).rstrip()]
-    for r in rows:
-        cells = zip(r, widths, strict=True)
-        out.append("  ".join(c.rjust(w) if _numeric(c) else c.ljust(w) for c, w in cells).rstrip())
-    return out
 
 
 def render_compare_text(comparison: Any) -> str:
@@ -60,6 +48,7 @@ def render_compare_text(comparison: Any) -> str:
         o = comparison.options
         out += ["", f"topic-set size (paired t, alpha {o.alpha}, power {o.power_target}):"]
         out += _grid(POWER_COLUMNS, power)
+    out += estimation_text(comparison)
     for m in comparison.multi:
         out += ["", _anova_line(m)]
         out += _grid(MULTI_COLUMNS, _multi_rows(m))
@@ -94,6 +83,7 @@ def render_compare_markdown(comparison: Any) -> str:
         out += ["", *table(NOISE_COLUMNS, _noise_rows(comparison))]
     if _power_rows(comparison):
         out += ["", *table(POWER_COLUMNS, _power_rows(comparison))]
+    out += estimation_markdown(comparison)
     for m in comparison.multi:
         out += ["", _anova_line(m), "", *table(MULTI_COLUMNS, _multi_rows(m))]
     out += ["", options_line(comparison) + ".", "", f"Conventions: {comparison.results.conventions}.", ""]

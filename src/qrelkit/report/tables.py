@@ -33,6 +33,20 @@ def table(
     return f"<div class='scroll'><table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
 
 
+def _numeric(cell: str) -> bool:
+    return bool(cell) and (cell[0] in "+-–[0123456789" or cell in ("inf", "unreachable"))
+
+
+def _grid(headers: Any, rows: list[list[str]]) -> list[str]:
+    widths = [max(len(str(h)), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    line = "  ".join(str(h).ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()
+    out = [line, "  ".join("-" * w for w in widths).rstrip()]
+    for r in rows:
+        cells = zip(r, widths, strict=True)
+        out.append("  ".join(c.rjust(w) if _numeric(c) else c.ljust(w) for c, w in cells).rstrip())
+    return out
+
+
 COLUMNS = ("baseline", "treatment", "measure", "n", "base", "treat", "diff", "W/T/L", "t-interval",
            "bootstrap interval", "ES", "p", "p adj", "")  # fmt: skip
 

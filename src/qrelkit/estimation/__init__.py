@@ -1,0 +1,414 @@
+"""Prediction-powered estimates: a measure's mean from a model's grades on every query, corrected by
+people's grades on a random sample of queries.
+
+Two evaluations of the same runs under the same conventions go in: one against the model's qrels
+(``MODEL_QRELS``, every pooled pair), one against the people's (``HUMAN_QRELS``, the sampled queries
+H). :func:`estimate` returns an :class:`Estimates`: per run and measure, the ``model``, ``human``,
+``ppi`` and ``ppi++`` estimates (:mod:`qrelkit.estimation.ppi`), each with its interval, the lambda used,
+|H|, |U| and the effective number of human-judged queries; :func:`pair_estimates` does the same for the
+per-query differences of two runs (:func:`qrelkit.compare.compare` with ``human=`` calls it and applies
+its correction across the family). :func:`estimate_files` reads the two qrels files and the runs;
+the two qrels sources are its only inputs, so a judging project's manifest naming both can supply them.
+
+See ``docs/prediction-powered.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import IncomparableError, ValidationError, did_you_mean
+from ..evaluation.results import Results
+from .ppi import DEFAULT_ESTIMATOR, ESTIMATORS, HumanPower, Interval, human_queries_needed, interval
+
+__all__ = [
+    "DEFAULT_ESTIMATOR",
+    "ESTIMATORS",
+    "Estimate",
+    "Estimates",
+    "PairEstimate",
+    "check_estimator",
+    "check_scales",
+    "estimate",
+    "estimate_files",
+    "estimate_runs",
+    "pair_estimates",
+    "read_human",
+    "settings",
+]
+
+#: Fewer human-judged queries than this is refused: no variance can be estimated from one query.
+MIN_HUMAN_QUERIES = 2
+#: Fewer than this gets a warning: the normal interval of ppi and ppi++ rests on the central limit
+#: theorem, which a handful of queries does not support.
+FEW_HUMAN_QUERIES = 5
+#: Query ids named in an error at most.
+SHOWN_IDS = 5
+
+
+def check_estimator(estimator: str) -> str:
+    if estimator not in ESTIMATORS:
+        raise ValidationError(
+            f"unknown estimator {estimator!r}{did_you_mean(str(estimator), ESTIMATORS)}",
+            expected="one of " + ", ".join(ESTIMATORS),
+            fix="--estimator ppi++ (the default), ppi, human or model",
+        )
+    return estimator
+
+
+def _ids(ids: Sequence[str]) -> str:
+    shown = ", ".join(repr(q) for q in list(ids)[:SHOWN_IDS])
+    return shown + (f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else "")
+
+
+def _qrels_entry(results: Results) -> dict[str, Any]:
+    return {
+        "name": results.qrels_name,
+        "fingerprint": results.qrels_fingerprint.to_dict(),
+        "rubric_hash": results.rubric_hash,
+    }
+
+
+def settings(model: Results, human: Results, estimator: str, alpha: float) -> dict[str, Any]:
+    """What every output of an estimate records beside the conventions: the estimator, its level, and both
+    judgments (name, fingerprint, rubric hash)."""
+    return {
+        "estimator": estimator,
+        "alpha": alpha,
+        "interval_level": 1.0 - alpha,
+        "model_qrels": _qrels_entry(model),
+        "human_qrels": _qrels_entry(human),
+    }
+
+
+# -- the checks -----------------------------------------------------------------------------------------
+
+
+def check_pair(model: Results, human: Results) -> list[str]:
+    """Refuse two evaluations the estimator cannot combine (one line each, naming the fix), and return the
+    warnings of those it can: different conventions, runs, measures or rubrics; queries the people judged
+    that the model did not; fewer than :data:`MIN_HUMAN_QUERIES` human-judged queries (a warning below
+    :data:`FEW_HUMAN_QUERIES`)."""
+    diff = model.conventions.differences(human.conventions)
+    if diff:
+        axes = "; ".join(f"{axis}: {a} vs {b}" for axis, a, b in diff)
+        raise IncomparableError(
+            f"the model's and the people's judgments were evaluated under different conventions ({axes})",
+            fix="evaluate both with the same --profile and convention flags",
+        )
+    runs = {r.name: r.fingerprint.sha256 for r in model.runs}
+    if runs != {r.name: r.fingerprint.sha256 for r in human.runs}:
+        raise IncomparableError(
+            "the model's and the people's evaluations are of different runs",
+            fix="evaluate the same run files against MODEL_QRELS and HUMAN_QRELS",
+        )
+    if model.measure_names != human.measure_names:
+        raise IncomparableError(
+            "the model's and the people's evaluations are of different measures",
+            fix="evaluate both with the same -m measures",
+        )
+    if model.rubric_hash and human.rubric_hash and model.rubric_hash != human.rubric_hash:
+        raise IncomparableError(
+            "the model's and the people's judgments were read under different rubrics",
+            fix="grade both on one rubric's scale (--rubric)",
+        )
+    model_ids = {q for r in model.runs for q in r.queries.query_ids}
+    human_ids = {q for r in human.runs for q in r.queries.query_ids}
+    extra = sorted(human_ids - model_ids)
+    if extra:
+        raise ValidationError(
+            f"{len(extra)} queries judged by people are not in the model's judgments: {_ids(extra)}",
+            source=human.qrels_name,
+            fix="the model must grade every pooled pair: judge these queries with the model too, or drop them "
+            "from HUMAN_QRELS",
+        )
+    if len(human_ids) < MIN_HUMAN_QUERIES:
+        raise ValidationError(
+            f"{len(human_ids)} human-judged query: no interval can be estimated from fewer than "
+            f"{MIN_HUMAN_QUERIES}",
+            source=human.qrels_name,
+            fix="have people judge a random sample of at least 30 queries",
+        )
+    if len(human_ids) < FEW_HUMAN_QUERIES:
+        return [
+            f"only {len(human_ids)} human-judged queries: the normal interval of ppi and ppi++ is unreliable "
+            f"below {FEW_HUMAN_QUERIES} (use --estimator human, or judge more randomly drawn queries)"
+        ]
+    return []
+
+
+def check_scales(model_qrels: Any, human_qrels: Any) -> None:
+    """Refuse a model's and people's judgments on different grade scales: each file's grades must lie within
+    the other's lowest and highest grade (the rubric's scale when one was given)."""
+
+    def span(qrels: Any) -> tuple[int, int] | None:
+        if qrels.scale:
+            return min(qrels.scale), max(qrels.scale)
+        grades = qrels.frame["grade"]
+        return (int(grades.min()), int(grades.max())) if len(grades) else None
+
+    a, b = span(model_qrels), span(human_qrels)
+    if a is not None and b is not None and a != b:
+        raise IncomparableError(
+            f"the model's grades run {a[0]}..{a[1]} but the people's {b[0]}..{b[1]}: different grade scales",
+            source=human_qrels.name,
+            fix="map both to one rubric's scale before estimating (--rubric checks both)",
+        )
+
+
+# -- per run and measure -------------------------------------------------------------------------------
+
+
+def _values(results: Results, run: str, measure: str) -> dict[str, float]:
+    return {q: v for q, v in results.values(measure, run).items() if not math.isnan(v)}
+
+
+def split(
+    model: dict[str, float], human: dict[str, float]
+) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """(H, people's values on H, model's values on H, model's values on U): H the queries with a defined
+    value under both, U the queries with a model value and no people's judgment, both in id order."""
+    h = sorted(q for q in human if q in model)
+    u = sorted(q for q in model if q not in human)
+    y = np.array([human[q] for q in h], dtype=np.float64)
+    yhat = np.array([model[q] for q in h], dtype=np.float64)
+    return h, y, yhat, np.array([model[q] for q in u], dtype=np.float64)
+
+
+def _nan_interval(estimator: str, n: int, big_n: int) -> Interval:
+    return Interval(estimator, math.nan, math.nan, math.nan, math.nan, math.nan, None, n, big_n, None)
+
+
+def _intervals(y: np.ndarray, yhat: np.ndarray, yhat_u: np.ndarray, alpha: float) -> dict[str, Interval]:
+    if len(y) < MIN_HUMAN_QUERIES:
+        return {e: _nan_interval(e, len(y), len(yhat_u)) for e in ESTIMATORS}
+    return {e: interval(e, y, yhat, yhat_u, alpha) for e in ESTIMATORS}
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One run under one measure: every estimator's estimate (``intervals``) and the chosen one."""
+
+    run: str
+    measure: str
+    estimator: str
+    intervals: dict[str, Interval]
+    human_queries: tuple[str, ...] = field(repr=False)
+
+    @property
+    def chosen(self) -> Interval:
+        return self.intervals[self.estimator]
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.chosen
+        return {
+            "run": self.run,
+            "measure": self.measure,
+            "estimator": self.estimator,
+            **{k: v for k, v in c.to_dict().items() if k != "estimator"},
+            "by_estimator": {e: i.to_dict() for e, i in self.intervals.items()},
+        }
+
+
+@dataclass(frozen=True)
+class Estimates:
+    """What :func:`estimate` found, with both evaluations and every choice it made."""
+
+    model: Results = field(repr=False)
+    human: Results = field(repr=False)
+    estimator: str
+    alpha: float
+    rows: tuple[Estimate, ...]
+    warnings: tuple[str, ...] = ()
+
+    def row(self, run: str, measure: str) -> Estimate:
+        name = self.model._measure_name(measure)
+        for r in self.rows:
+            if (r.run, r.measure) == (run, name):
+                return r
+        raise ValidationError(f"no estimate of run {run!r} under {measure}")
+
+    def settings(self) -> dict[str, Any]:
+        """The estimator, its level and both judgments' fingerprints: written into every output."""
+        return settings(self.model, self.human, self.estimator, self.alpha)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.model.provenance()
+        out["estimation"] = self.settings()
+        out["estimates"] = [r.to_dict() for r in self.rows]
+        if self.warnings:
+            out["estimation"]["warnings"] = list(self.warnings)
+        return out
+
+
+def estimate(
+    model_results: Results,
+    human_results: Results,
+    estimator: str = DEFAULT_ESTIMATOR,
+    *,
+    alpha: float = 0.05,
+) -> Estimates:
+    """Every run's and measure's mean estimated from the model's per-query values (``model_results``) and
+    the people's on a random sample of queries (``human_results``), by ``estimator`` (``ppi++``, ``ppi``,
+    ``human``, ``model``; all four are computed and kept, the chosen one is the headline)."""
+    check_estimator(estimator)
+    if not 0.0 < alpha < 1.0:
+        raise ValidationError("alpha must be strictly between 0 and 1", got=alpha, fix="e.g. 0.05")
+    warnings = check_pair(model_results, human_results)
+    rows = []
+    for run in model_results.run_names:
+        for m in model_results.measure_names:
+            h, y, yhat, yhat_u = split(_values(model_results, run, m), _values(human_results, run, m))
+            rows.append(Estimate(run, m, estimator, _intervals(y, yhat, yhat_u, alpha), tuple(h)))
+    return Estimates(model_results, human_results, estimator, alpha, tuple(rows), tuple(warnings))
+
+
+# -- per pair of runs ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairEstimate:
+    """One (baseline, treatment) pair under one measure: the estimator applied to the per-query differences
+    (treatment - baseline), the raw p-value of "no difference", and the people-only and model-only
+    differences for contrast; ``p_adjusted``, ``significant`` and ``verdict`` are set by the comparison."""
+
+    baseline: str
+    treatment: str
+    measure: str
+    estimate: Interval
+    model_difference: float
+    human_difference: float
+    power: HumanPower | None = None
+    p_adjusted: float = math.nan
+    significant: bool = False
+    verdict: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..provenance import json_number as num
+
+        out: dict[str, Any] = {
+            "baseline": self.baseline,
+            "treatment": self.treatment,
+            "measure": self.measure,
+            **self.estimate.to_dict(),
+            "difference": num(self.estimate.value),
+            "model_difference": num(self.model_difference),
+            "human_difference": num(self.human_difference),
+            "p_adjusted": num(self.p_adjusted),
+            "significant": self.significant,
+        }
+        if self.power is not None:
+            out["power"] = self.power.to_dict()
+        if self.verdict is not None:
+            out["verdict"] = self.verdict
+        return out
+
+
+def _differences(results: Results, baseline: str, treatment: str, measure: str) -> dict[str, float]:
+    a, b = _values(results, baseline, measure), _values(results, treatment, measure)
+    return {q: b[q] - a[q] for q in a if q in b}
+
+
+def pair_estimates(
+    model: Results,
+    human: Results,
+    pairs: Sequence[tuple[str, str]],
+    measures: Sequence[str],
+    estimator: str = DEFAULT_ESTIMATOR,
+    *,
+    alpha: float = 0.05,
+    power: bool = False,
+    power_delta: float | None = None,
+    power_target: float = 0.8,
+) -> list[PairEstimate]:
+    """The estimator applied to each pair's per-query differences (queries both runs scored), with the raw
+    p-value; with ``power`` (or a ``power_delta``) the human-judged queries needed to detect the observed
+    (or given) difference. The caller corrects the p-values across its family."""
+    check_estimator(estimator)
+    check_pair(model, human)
+    out = []
+    for b, t in pairs:
+        for m in measures:
+            _, y, yhat, yhat_u = split(_differences(model, b, t, m), _differences(human, b, t, m))
+            found = _intervals(y, yhat, yhat_u, alpha)
+            chosen = found[estimator]
+            pw = None
+            if (power or power_delta is not None) and len(y) >= MIN_HUMAN_QUERIES:
+                delta = power_delta if power_delta is not None else chosen.value
+                pw = human_queries_needed(estimator, y, yhat, yhat_u, delta, alpha, power_target)
+            out.append(PairEstimate(b, t, m, chosen, found["model"].value, found["human"].value, pw))
+    return out
+
+
+# -- from judgments and files --------------------------------------------------------------------------
+
+
+def estimate_runs(
+    model_qrels: Any,
+    human_qrels: Any,
+    runs: Sequence[Any],
+    measures: Sequence[Any] | None = None,
+    conventions: Any = None,
+    *,
+    estimator: str = DEFAULT_ESTIMATOR,
+    alpha: float = 0.05,
+) -> Estimates:
+    """Evaluate ``runs`` against both judgments (:func:`qrelkit.evaluate`, the same conventions) and
+    :func:`estimate`; the two judgments must share a grade scale (:func:`check_scales`)."""
+    from ..evaluation.core import evaluate
+
+    check_estimator(estimator)
+    check_scales(model_qrels, human_qrels)
+    model = evaluate(model_qrels, runs, measures, conventions)
+    human = evaluate(human_qrels, runs, measures, conventions)
+    return estimate(model, human, estimator, alpha=alpha)
+
+
+def read_human(
+    path: Any,
+    conventions: Any,
+    *,
+    input_format: str = "auto",
+    on_duplicate: str | None = None,
+    scale: Sequence[int] | None = None,
+    rubric_hash: str | None = None,
+) -> Any:
+    """The people's judgments read as the model's are (the profile's reader options, the same rubric)."""
+    from ..evaluation.files import read_judgments
+    from ..evaluation.plan import reader_options
+
+    options = reader_options(conventions, on_duplicate)
+    return read_judgments(path, input_format, options.on_duplicate, scale, rubric_hash, options.comments)
+
+
+def estimate_files(
+    model_path: Any,
+    human_path: Any,
+    run_paths: Sequence[Any],
+    measures: Sequence[Any] | None = None,
+    conventions: Any = None,
+    *,
+    estimator: str = DEFAULT_ESTIMATOR,
+    alpha: float = 0.05,
+    input_format: str = "auto",
+    on_duplicate: str | None = None,
+    scale: Sequence[int] | None = None,
+    rubric_hash: str | None = None,
+) -> Estimates:
+    """:func:`estimate_runs` over files: ``MODEL_QRELS``, ``HUMAN_QRELS`` and the runs, read whole with the
+    reader options of ``conventions``' profile (``qrelkit eval --human``'s way in)."""
+    from ..evaluation.files import read_whole
+    from ..measures.conventions import DEFAULT
+
+    conv = conventions or DEFAULT
+    check_estimator(estimator)
+    model_qrels, runs = read_whole(model_path, run_paths, conv, input_format=input_format,
+                                   on_duplicate=on_duplicate, scale=scale, rubric_hash=rubric_hash)  # fmt: skip
+    human_qrels = read_human(human_path, conv, input_format=input_format, on_duplicate=on_duplicate,
+                             scale=scale, rubric_hash=rubric_hash)  # fmt: skip
+    return estimate_runs(model_qrels, human_qrels, runs, measures, conv, estimator=estimator, alpha=alpha)
