@@ -11,8 +11,8 @@ import click
 
 from ..agreement.resample import COMPARE_SEED
 from ..compare import TESTS
-from .compare import NoiseFloorCommand, _permutations, read_labellers
-from .evaluate import input_options, judgments_of, load_inputs, resolve, rubric_scale
+from .compare import NoiseFloorCommand, _permutations, read_human, read_labellers
+from .evaluate import human_options, input_options, judgments_of, load_inputs, resolve, rubric_scale
 from .options import labellers_option, seed_option
 
 __all__ = ["command"]
@@ -40,15 +40,18 @@ __all__ = ["command"]
 @labellers_option("with a project .db: the two labellers")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, writable=True),
               help="the HTML file to write (one file, readable offline)")  # fmt: skip
+@human_options
 @input_options
 def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baselines: tuple[str, ...], test: str,
             permutations: str, seed: int, noise: tuple[str, ...], labellers: tuple[str, ...], output: str,
             input_format: str, on_duplicate: str | None, rubric: str | None, manifest: str | None,
-            **options: Any) -> None:  # fmt: skip
+            human: str | None, estimator: str, **options: Any) -> None:  # fmt: skip
     """Write one HTML page for RUNS against QRELS: the summary with the comparison verdicts, the forest plot
     of differences (with the labeller-noise floor), per-query differences, ordered badly versus never
     retrieved, the judgments (manifest, calibration matrix, marginals), the conventions and how far each
-    moves the means, the per-rank arithmetic of the queries that moved most, and the provenance."""
+    moves the means, the per-rank arithmetic of the queries that moved most, and the provenance. With
+    --human, QRELS are a model's grades and the page adds every mean and difference estimated with
+    HUMAN_QRELS, people's grades of a random sample of queries."""
     from ..measures.grammar import parse_all
     from ..report.dossier import build_dossier
     from ..report.page import report_page
@@ -68,7 +71,8 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     dossier = build_dossier(
         qrels_obj, run_objs, parse_all(measures) if measures else None, conv, labellers=pair, judgments=judgments,
         command=shlex.join(["qrelkit", *sys.argv[1:]]), baseline=list(baselines) or None, test=test,
-        permutations=perms, seed=seed,
+        permutations=perms, seed=seed, estimator=estimator,
+        human_qrels=read_human(human, conv, input_format, on_duplicate, scale, rubric_hash),
     )  # fmt: skip
     page = report_page(dossier)
     Path(output).write_text(page, encoding="utf-8")
@@ -76,5 +80,5 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     click.echo(
         f"wrote {output} ({size / 1e6:.2f} MB: {len(dossier.results.run_names)} runs, one page)", err=True
     )
-    for warning in dossier.results.warnings:
+    for warning in (*dossier.results.warnings, *(dossier.estimates.warnings if dossier.estimates else ())):
         click.echo(f"warning: {warning}", err=True)

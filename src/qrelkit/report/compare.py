@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from . import header_lines
-from .estimates import estimation_markdown, estimation_text
+from .estimate_tables import estimation_markdown, estimation_text
 from .tables import (
     COLUMNS,
     MULTI_COLUMNS,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..compare import Comparison, compare_runs
@@ -47,6 +47,7 @@ class Dossier:
     labellers: tuple[Qrels, Qrels] | None
     command: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    estimates: Any = None  # qrelkit.estimation.Estimates, with people's judgments of a sample of queries
 
     @property
     def results(self) -> Any:
@@ -69,19 +70,31 @@ def build_dossier(
     labellers: tuple[Qrels, Qrels] | None = None,
     judgments: dict[str, Any] | None = None,
     command: str = "",
+    human_qrels: Qrels | None = None,
     **options: Any,
 ) -> Dossier:
     """Compute every value the report shows. ``options`` go to :func:`qrelkit.compare.compare`
-    (baseline, test, seed, correction, ...)."""
+    (baseline, test, seed, correction, estimator, ...). With ``human_qrels`` (people's judgments of a random
+    sample of queries; ``qrels`` are then a model's), every mean and difference is also estimated
+    (:mod:`qrelkit.estimation`)."""
     conv = conventions or DEFAULT
     if len(runs) < 2:
         raise ValidationError(
             "a report compares runs: it needs at least two",
             fix="pass the baseline run and the run(s) to compare",
         )
-    comparison = compare_runs(qrels, runs, measures, conv, labellers=labellers, **options)
+    comparison = compare_runs(
+        qrels, runs, measures, conv, labellers=labellers, human_qrels=human_qrels, **options
+    )
     results = comparison.results.with_judgments(judgments)
-    comparison = Comparison(results, comparison.options, comparison.pairs, comparison.multi, comparison.noise)
+    comparison = replace(comparison, results=results)
+    estimates = None
+    if comparison.human is not None:
+        from ..estimation import estimate
+
+        estimates = estimate(
+            results, comparison.human, comparison.estimator or "ppi++", alpha=comparison.options.alpha
+        )
     measure = _first_ranked(list(results.measures))
     k = measure.k or 10
     by_name = {r.name: r for r in runs}
@@ -125,4 +138,5 @@ def build_dossier(
         judgments=judgments,
         labellers=labellers,
         command=command,
+        estimates=estimates,
     )

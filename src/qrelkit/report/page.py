@@ -364,6 +364,21 @@ def _explain_section(d: Any) -> str:
     return "".join(out)
 
 
+def estimation_sections(estimates: Any, comparison: Any) -> list[tuple[str, str, str]]:
+    """The prediction-powered section (means and differences), when people's judgments were given."""
+    if comparison.human is None:
+        return []
+    from .estimate_tables import estimation_html
+
+    return [
+        (
+            "estimates",
+            f"Prediction-powered estimates ({comparison.estimator})",
+            estimation_html(estimates, comparison),
+        )
+    ]
+
+
 def report_page(d: Any) -> str:
     """The whole report for a :class:`~qrelkit.report.dossier.Dossier`."""
     res, comp = d.results, d.comparison
@@ -388,6 +403,7 @@ def report_page(d: Any) -> str:
         ("summary", "Summary", summary),
         ("forest", "Differences from the baseline", forest_figure(comp)),
         *detail_sections(comp),
+        *estimation_sections(d.estimates, comp),
         ("per-query", "Per-query differences", per_query),
         ("missing", "Ordered badly versus never retrieved", _missing_section(d)),
         ("judgments", "Judgments", _judgments_section(d)),
@@ -427,6 +443,7 @@ def comparison_page(comparison: Any) -> str:
         ("summary", "Summary", means_section(res) + comparison_table(comparison)),
         ("forest", "Differences from the baseline", forest_figure(comparison)),
         *detail_sections(comparison),
+        *estimation_sections(None, comparison),
         ("conventions", "Conventions", conventions_table(res)),
         ("provenance", "Provenance", provenance_section(res)),
     ]

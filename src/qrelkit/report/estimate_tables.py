@@ -1,0 +1,128 @@
+"""The tables of prediction-powered estimates, shared by the text, Markdown and HTML renderings of
+``eval --human``, ``compare --human`` and ``report --human``. Imports nothing of the report's own but
+:mod:`qrelkit.report.tables`, so every renderer can use it without a cycle."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .tables import _e, _f, _grid, p_text, table
+
+COLUMNS = ("run", "measure", "estimator", "estimate", "interval", "lambda", "|H|", "|U|", "eff. |H|")
+PAIR_COLUMNS = ("baseline", "treatment", "measure", "diff", "interval", "lambda", "|H|", "|U|", "eff. |H|",
+                "model diff", "human diff", "p", "p adj", "")  # fmt: skip
+POWER_COLUMNS = ("baseline", "treatment", "measure", "delta", "|H| now", "|H| needed", "of", "people-only")
+
+
+def _eff(x: float | None) -> str:
+    return "–" if x is None else _f(x, 1)
+
+
+def _interval_cells(i: Any) -> list[str]:
+    return [_f(i.value), f"[{_f(i.low)}, {_f(i.high)}]", _f(i.lam, 3) if i.lam is not None else "–",
+            str(i.human_queries), str(i.unlabeled_queries), _eff(i.effective_human_queries)]  # fmt: skip
+
+
+def rows(estimates: Any, every: bool = True) -> list[list[str]]:
+    """One row per run, measure and estimator (the chosen one first, marked ``*``), or the chosen only."""
+    out = []
+    for r in estimates.rows:
+        order = [r.estimator] + [e for e in r.intervals if e != r.estimator] if every else [r.estimator]
+        for e in order:
+            mark = "*" if e == r.estimator else ""
+            out.append([r.run, r.measure, e + mark, *_interval_cells(r.intervals[e])])
+    return out
+
+
+def settings_lines(settings: dict[str, Any], conventions: Any) -> list[str]:
+    """The estimator, level, both judgments with their fingerprints, and the conventions, one a line."""
+    m, h = settings["model_qrels"], settings["human_qrels"]
+    return [
+        f"estimator: {settings['estimator']} (interval {settings['interval_level']:.0%}); "
+        "ppi and ppi++ rest on HUMAN_QRELS' queries being a random sample of the scored ones",
+        f"model qrels: {m['name']} sha256:{m['fingerprint']['sha256'][:16]}",
+        f"human qrels: {h['name']} sha256:{h['fingerprint']['sha256'][:16]}",
+        f"conventions: {conventions}",
+    ]
+
+
+# -- a comparison's estimated differences ----------------------------------------------------------------
+
+
+def pair_rows(comparison: Any) -> list[list[str]]:
+    out = []
+    for p in comparison.estimated:
+        mark = "*" if p.significant else ""
+        out.append([p.baseline, p.treatment, p.measure, *_interval_cells(p.estimate), _f(p.model_difference),
+                    _f(p.human_difference), p_text(p.estimate.p_value), p_text(p.p_adjusted), mark])  # fmt: skip
+        if p.verdict is not None:
+            out[-1][-1] = f"{mark} {p.verdict}".strip()
+    return out
+
+
+def power_rows(comparison: Any) -> list[list[str]]:
+    out = []
+    for p in comparison.estimated:
+        w = p.power
+        if w is None:
+            continue
+        needed = str(w.queries_needed) if w.queries_needed is not None else "unreachable"
+        people = _f(w.classical_queries, 1) if w.classical_queries is not None else "–"
+        out.append([p.baseline, p.treatment, p.measure, _f(w.delta), str(w.queries_now), needed, str(w.total),
+                    people])  # fmt: skip
+    return out
+
+
+def estimation_text(comparison: Any) -> list[str]:
+    """The estimated differences' section of ``compare``'s text (empty without ``--human``)."""
+    if comparison.human is None:
+        return []
+    o = comparison.options
+    out = ["", f"estimated differences ({comparison.estimator}, from the model's grades on every query and the "
+           f"people's on HUMAN_QRELS' queries; * = adjusted p < alpha, {o.correction} over {o.family}):"]  # fmt: skip
+    out += _grid(PAIR_COLUMNS, pair_rows(comparison))
+    power = power_rows(comparison)
+    if power:
+        out += [
+            "",
+            f"human-judged queries needed ({comparison.estimator}, alpha {o.alpha}, power {o.power_target}):",
+        ]
+        out += _grid(POWER_COLUMNS, power)
+    out += settings_lines(comparison.estimation_settings(), comparison.results.conventions)[:3]
+    return out
+
+
+def estimation_markdown(comparison: Any) -> list[str]:
+    if comparison.human is None:
+        return []
+    out = ["", "| " + " | ".join(PAIR_COLUMNS[:-1]) + " | sig |", "|" + "---|" * len(PAIR_COLUMNS)]
+    out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in pair_rows(comparison)]
+    power = power_rows(comparison)
+    if power:
+        out += ["", "| " + " | ".join(POWER_COLUMNS) + " |", "|" + "---|" * len(POWER_COLUMNS)]
+        out += ["| " + " | ".join(r) + " |" for r in power]
+    lines = settings_lines(comparison.estimation_settings(), comparison.results.conventions)[:3]
+    return [*out, "", *(f"{line}." for line in lines)]
+
+
+def estimation_html(estimates: Any, comparison: Any) -> str:
+    """The page's section: each mean by every estimator (with ``estimates``), each estimated difference with
+    its corrected p-value and verdict, and the settings (estimator, both judgments' fingerprints)."""
+    settings = comparison.estimation_settings()
+    out = [
+        "<p>The model's grades (QRELS) cover every query; people judged a random sample (HUMAN_QRELS). "
+        f"<strong>{_e(comparison.estimator)}</strong> estimates what the people's grades would give on every "
+        "query; its interval is valid when the sample was drawn at random and both were evaluated under the "
+        "same conventions (see docs/prediction-powered.md).</p>"
+    ]
+    if estimates is not None:
+        out.append(table(COLUMNS, rows(estimates), numeric=range(3, 9), caption="Means"))
+    out.append(table(PAIR_COLUMNS, pair_rows(comparison), numeric=range(3, 13), caption="Differences"))
+    power = power_rows(comparison)
+    if power:
+        out.append(table(POWER_COLUMNS, power, numeric=range(3, 8), caption="Human-judged queries needed"))
+    lines = settings_lines(settings, comparison.results.conventions)[:3]
+    out.append("<p>" + "<br>".join(_e(line) for line in lines) + "</p>")
+    warnings = estimates.warnings if estimates is not None else ()
+    out += [f"<p role='alert'><strong>Warning:</strong> {_e(w)}</p>" for w in warnings]
+    return "".join(out)

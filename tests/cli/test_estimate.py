@@ -1,0 +1,133 @@
+"""``eval``, ``compare`` and ``report`` with ``--human``: the numbers against ppi_py over the per-query values
+plain ``eval`` prints, what every output records, and the bad inputs as one line on stderr."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from tests.conftest import EXAMPLE
+
+ppi = pytest.importorskip("ppi_py")
+
+MODEL = EXAMPLE / "estimate" / "model.qrels"
+HUMAN = EXAMPLE / "estimate" / "human.qrels"
+BM25, DENSE, RERANK = (EXAMPLE / "runs" / f"{n}.run" for n in ("bm25", "dense", "rerank"))
+
+
+def _per_query(cli, qrels, run):
+    out = cli("eval", qrels, run, "-m", "nDCG@10", "-q", "-f", "json")
+    assert out.exit_code == 0, out.stderr
+    (values,) = json.loads(out.stdout)["results"]["per_query"].values()
+    return {q: v["nDCG@10"] for q, v in values.items()}
+
+
+def test_eval_human_is_ppi_py_over_eval_s_own_per_query_values(cli):
+    model, human = _per_query(cli, MODEL, BM25), _per_query(cli, HUMAN, BM25)
+    h = sorted(human)
+    u = sorted(set(model) - set(human))
+    y, yhat, yhat_u = (
+        np.array(v) for v in ([human[q] for q in h], [model[q] for q in h], [model[q] for q in u])
+    )
+    out = cli("eval", MODEL, BM25, "--human", HUMAN, "-m", "nDCG@10", "-f", "json")
+    assert out.exit_code == 0, out.stderr
+    data = json.loads(out.stdout)
+    (row,) = data["estimates"]
+    low, high = ppi.ppi_mean_ci(y, yhat, yhat_u, alpha=0.05, lam=None)
+    assert row["estimator"] == "ppi++"
+    assert row["interval"] == pytest.approx([float(low[0]), float(high[0])], abs=1e-10)
+    assert (row["human_queries"], row["unlabeled_queries"]) == (10, 20)
+    assert 0 <= row["lambda"] <= 1
+    assert data["estimation"]["human_qrels"]["fingerprint"]["source"].endswith("human.qrels")
+    assert data["estimation"]["model_qrels"]["fingerprint"]["source"].endswith("model.qrels")
+    assert data["conventions"]["gain"] == "exponential"
+    people = row["by_estimator"]["human"]
+    t_low, t_high = stats.t.interval(0.95, len(y) - 1, loc=y.mean(), scale=stats.sem(y))
+    assert people["interval"] == pytest.approx([t_low, t_high], abs=1e-10)
+
+
+def test_eval_human_table_names_the_estimator_sizes_and_both_fingerprints(cli):
+    out = cli(
+        "eval", MODEL, BM25, DENSE, "--human", HUMAN, "-m", "nDCG@10", "--estimator", "ppi", "-f", "table"
+    )
+    assert out.exit_code == 0, out.stderr
+    text = out.stdout
+    assert "ppi*" in text and "ppi++" in text and "human" in text and "model" in text
+    assert "model qrels: model.qrels sha256:" in text and "human qrels: human.qrels sha256:" in text
+    assert "conventions: gain=exponential" in text
+    assert "|H|" in text and "|U|" in text and "lambda" in text
+
+
+def test_people_s_queries_missing_from_the_model_s_are_one_line(cli, tmp_path):
+    bad = tmp_path / "people.qrels"
+    bad.write_text(HUMAN.read_text() + "q77 0 faq/billing 2\n")
+    out = cli("eval", MODEL, BM25, "--human", bad, "-m", "nDCG@10", "-f", "json")
+    assert out.exit_code == 1
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in out.stderr
+    assert "'q77'" in lines[0] and "people.qrels" in lines[0] and "fix" in lines[0].lower()
+
+
+def test_a_different_grade_scale_is_one_line(cli, tmp_path):
+    binary = tmp_path / "binary.qrels"
+    rows = [line.split() for line in HUMAN.read_text().splitlines()]
+    binary.write_text("".join(f"{q} 0 {d} {int(int(g) >= 2)}\n" for q, _, d, g in rows))
+    out = cli("eval", MODEL, BM25, "--human", binary, "-f", "json")
+    assert out.exit_code == 1
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert "different grade scales" in out.stderr and "binary.qrels" in out.stderr
+
+
+def test_few_human_queries_warn_that_the_interval_is_unreliable(cli, tmp_path):
+    few = tmp_path / "few.qrels"
+    few.write_text(
+        "".join(
+            line + "\n" for line in HUMAN.read_text().splitlines() if line.split()[0] in ("q01", "q02", "q04")
+        )
+    )
+    out = cli("eval", MODEL, BM25, "--human", few, "-m", "nDCG@10", "-f", "json")
+    assert out.exit_code == 0, out.stderr
+    assert "warning: only 3 human-judged queries" in out.stderr
+    one = tmp_path / "one.qrels"
+    one.write_text(
+        "".join(line + "\n" for line in HUMAN.read_text().splitlines() if line.split()[0] == "q01")
+    )
+    out = cli("eval", MODEL, BM25, "--human", one, "-f", "json")
+    assert out.exit_code == 1 and "1 human-judged query" in out.stderr
+
+
+def test_compare_human_estimates_each_difference_with_power(cli):
+    out = cli("compare", MODEL, BM25, RERANK, "--human", HUMAN, "-m", "nDCG@10", "--power", "-f", "json")
+    assert out.exit_code == 0, out.stderr
+    est = json.loads(out.stdout)["comparison"]["estimation"]
+    assert est["estimator"] == "ppi++" and est["human_qrels"]["fingerprint"]["source"].endswith("human.qrels")
+    (pair,) = est["pairs"]
+    assert (pair["baseline"], pair["treatment"], pair["human_queries"]) == ("bm25", "rerank", 10)
+    model_b, model_t = _per_query(cli, MODEL, BM25), _per_query(cli, MODEL, RERANK)
+    human_b, human_t = _per_query(cli, HUMAN, BM25), _per_query(cli, HUMAN, RERANK)
+    h = sorted(human_b)
+    u = sorted(set(model_b) - set(h))
+    y = np.array([human_t[q] - human_b[q] for q in h])
+    yhat = np.array([model_t[q] - model_b[q] for q in h])
+    yhat_u = np.array([model_t[q] - model_b[q] for q in u])
+    assert pair["difference"] == pytest.approx(
+        float(ppi.ppi_mean_pointestimate(y, yhat, yhat_u)[0]), abs=1e-10
+    )
+    assert pair["p_adjusted"] == pytest.approx(pair["p_value"], abs=1e-12)  # one pair: holm leaves it
+    assert pair["power"]["human_queries_now"] == 10
+    text = cli("compare", MODEL, BM25, RERANK, "--human", HUMAN, "-m", "nDCG@10")
+    assert "estimated differences (ppi++" in text.stdout and "human qrels: human.qrels" in text.stdout
+
+
+def test_report_human_adds_the_estimates_section(cli, tmp_path):
+    page = tmp_path / "report.html"
+    out = cli(
+        "report", MODEL, BM25, RERANK, "--human", HUMAN, "--estimator", "ppi", "-m", "nDCG@10", "-o", page
+    )
+    assert out.exit_code == 0, out.stderr
+    html = page.read_text()
+    assert "Prediction-powered estimates (ppi)" in html
+    assert "human qrels: human.qrels sha256:" in html and "model qrels: model.qrels sha256:" in html
