@@ -131,3 +131,24 @@ def test_report_human_adds_the_estimates_section(cli, tmp_path):
     html = page.read_text()
     assert "Prediction-powered estimates (ppi)" in html
     assert "human qrels: human.qrels sha256:" in html and "model qrels: model.qrels sha256:" in html
+
+
+def test_compare_human_gives_each_estimated_difference_its_verdict_beside_the_noise_floor(cli):
+    judged = EXAMPLE / "judgments"
+    out = cli("compare", MODEL, BM25, RERANK, "--human", HUMAN, "-m", "nDCG@10", "--noise-floor",
+              judged / "alice.qrels", judged / "bob.qrels", "--replicates", "50", "-f", "json")  # fmt: skip
+    assert out.exit_code == 0, out.stderr
+    comparison = json.loads(out.stdout)["comparison"]
+    (pair,) = comparison["estimation"]["pairs"]
+    (noise,) = comparison["pairs"]
+    floor = noise["noise"]["empirical_floor"]
+    low, high = noise["noise"]["simulated_range"]
+    within = abs(pair["difference"]) <= floor or (low is not None and low <= 0 <= high)
+    expected = (
+        "not significant"
+        if pair["p_adjusted"] >= 0.05
+        else "significant but within labeller noise"
+        if within
+        else "exceeds the noise floor and significant"
+    )
+    assert pair["verdict"] == expected
