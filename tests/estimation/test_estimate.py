@@ -156,3 +156,20 @@ def test_an_unknown_estimator_names_the_choices(evaluated):
     model, human = evaluated
     with pytest.raises(ValidationError, match=r"unknown estimator 'ppi\+' \(did you mean 'ppi\+\+'"):
         qrelkit.estimate(model, human, "ppi+")
+
+
+def test_human_queries_needed_for_ppi_and_human_by_hand():
+    from qrelkit.estimation.ppi import human_queries_needed
+
+    rng = np.random.default_rng(5)
+    y = rng.uniform(0, 1, 20)
+    yhat = y + rng.normal(0, 0.1, 20)
+    yhat_u = rng.uniform(0, 1, 80)
+    delta = 0.1
+    se2 = (delta / (stats.norm.isf(0.025) + stats.norm.ppf(0.8))) ** 2
+    people = human_queries_needed("human", y, yhat, yhat_u, delta)
+    assert people.queries_needed == int(np.ceil(np.var(y) / se2))
+    lam1 = human_queries_needed("ppi", y, yhat, yhat_u, delta)
+    k = next(k for k in range(2, 100) if np.var(y - yhat) / k + np.var(yhat_u) / (100 - k) <= se2)
+    assert lam1.queries_needed == k
+    assert human_queries_needed("model", y, yhat, yhat_u, delta).queries_needed is None
