@@ -73,6 +73,17 @@ def power_rows(comparison: Any) -> list[list[str]]:
     return out
 
 
+def gate_lines(results: Any) -> list[str]:
+    """The model's judgments' calibration gate from their manifest (nothing without one)."""
+    gate = (results.judgments or {}).get("gate")
+    if not gate:
+        return []
+    outcome = "passed" if gate.get("passed") else "failed"
+    return [
+        f"model qrels' calibration gate: {outcome}" + (f" ({gate['message']})" if gate.get("message") else "")
+    ]
+
+
 def estimation_text(comparison: Any) -> list[str]:
     """The estimated differences' section of ``compare``'s text (empty without ``--human``)."""
     if comparison.human is None:
@@ -89,7 +100,7 @@ def estimation_text(comparison: Any) -> list[str]:
         ]
         out += _grid(POWER_COLUMNS, power)
     out += settings_lines(comparison.estimation_settings(), comparison.results.conventions)[:3]
-    return out
+    return out + gate_lines(comparison.results)
 
 
 def estimation_markdown(comparison: Any) -> list[str]:
@@ -102,7 +113,7 @@ def estimation_markdown(comparison: Any) -> list[str]:
         out += ["", "| " + " | ".join(POWER_COLUMNS) + " |", "|" + "---|" * len(POWER_COLUMNS)]
         out += ["| " + " | ".join(r) + " |" for r in power]
     lines = settings_lines(comparison.estimation_settings(), comparison.results.conventions)[:3]
-    return [*out, "", *(f"{line}." for line in lines)]
+    return [*out, "", *(f"{line}." for line in (*lines, *gate_lines(comparison.results)))]
 
 
 def estimation_html(estimates: Any, comparison: Any) -> str:
@@ -121,7 +132,7 @@ def estimation_html(estimates: Any, comparison: Any) -> str:
     power = power_rows(comparison)
     if power:
         out.append(table(POWER_COLUMNS, power, numeric=range(3, 8), caption="Human-judged queries needed"))
-    lines = settings_lines(settings, comparison.results.conventions)[:3]
+    lines = [*settings_lines(settings, comparison.results.conventions)[:3], *gate_lines(comparison.results)]
     out.append("<p>" + "<br>".join(_e(line) for line in lines) + "</p>")
     warnings = estimates.warnings if estimates is not None else ()
     out += [f"<p role='alert'><strong>Warning:</strong> {_e(w)}</p>" for w in warnings]
