@@ -44,13 +44,19 @@ def test_every_format_records_the_estimator_sizes_and_both_fingerprints(evaluate
         assert "ppi" in text and "10" in text and "20" in text
 
 
-@pytest.mark.parametrize("fmt", ["table", "markdown", "html"])
+@pytest.mark.parametrize("fmt", ["table", "markdown", "latex", "html", "json"])
 def test_the_comparison_prints_the_estimated_differences_and_the_model_s_gate(evaluated, fmt):
     model, human = evaluated
     gated = model.with_judgments(
         {"gate": {"passed": False, "message": "kappa 0.31 below 0.6"}, "warnings": []}
     )
     text = html.unescape(render_compare(compare(gated, human=human), fmt))
-    assert "model qrels' calibration gate: failed (kappa 0.31 below 0.6)" in text
+    if fmt == "json":
+        estimation = json.loads(text)["comparison"]["estimation"]
+        assert estimation["pairs"][0]["human_queries"] == 10
+        assert json.loads(text)["judgments"]["gate"]["passed"] is False
+        text = json.dumps(estimation)
+    else:
+        assert "model qrels' calibration gate: failed (kappa 0.31 below 0.6)" in text
     assert human.qrels_fingerprint.sha256[:16] in text
     assert "ppi++" in text

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from . import header_lines
-from .estimate_tables import estimation_markdown, estimation_text
+from .estimate_tables import PAIR_COLUMNS, estimation_lines, estimation_markdown, estimation_text, pair_rows
 from .tables import (
     COLUMNS,
     MULTI_COLUMNS,
@@ -115,6 +115,13 @@ def render_compare_latex(comparison: Any) -> str:
         out += ["", "% labeller-noise floor", *tabular(NOISE_COLUMNS, _noise_rows(comparison))]
     if _power_rows(comparison):
         out += ["", "% topic-set size", *tabular(POWER_COLUMNS, _power_rows(comparison))]
+    if comparison.human is not None:
+        out += [
+            "",
+            f"% estimated differences ({comparison.estimator})",
+            *tabular(PAIR_COLUMNS, pair_rows(comparison)),
+        ]
+        out += [f"% {line}" for line in estimation_lines(comparison)]
     for m in comparison.multi:
         out += ["", f"% {_anova_line(m)}", *tabular(MULTI_COLUMNS, _multi_rows(m))]
     out += [f"% {options_line(comparison)}", f"% conventions: {comparison.results.conventions}"]

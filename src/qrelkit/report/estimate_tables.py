@@ -84,6 +84,12 @@ def gate_lines(results: Any) -> list[str]:
     ]
 
 
+def estimation_lines(comparison: Any) -> list[str]:
+    """The estimator, both judgments with their fingerprints, and the model's calibration gate."""
+    lines = settings_lines(comparison.estimation_settings(), comparison.results.conventions)[:3]
+    return lines + gate_lines(comparison.results)
+
+
 def estimation_text(comparison: Any) -> list[str]:
     """The estimated differences' section of ``compare``'s text (empty without ``--human``)."""
     if comparison.human is None:
