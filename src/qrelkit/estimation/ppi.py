@@ -186,11 +186,11 @@ def human_queries_needed(
         return HumanPower(estimator, delta, alpha, power, total, None, n0, n0, k if k <= total else None, n)
     if estimator == "ppi":
         var_r, var_u = float(np.var(y - yhat)), float(np.var(yhat_u))
-        k = np.arange(2, total)
-        fits = np.flatnonzero(var_r / k + var_u / (total - k) <= target**2)
+        sizes = np.arange(2, total)
+        fits = np.flatnonzero(var_r / sizes + var_u / (total - sizes) <= target**2)
         if not len(fits):
             return unreachable
-        first = int(k[fits[0]])
+        first = int(sizes[fits[0]])
         return HumanPower(estimator, delta, alpha, power, total, None, n0, float(first), first, n)
     sd_y, sd_hat = float(np.std(y)), float(np.std(yhat))
     rho = float(np.mean((y - y.mean()) * (yhat - yhat.mean()))) / (sd_y * sd_hat) if sd_y and sd_hat else 0.0
