@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -324,6 +323,8 @@ def evaluate(
         return RunValues(run.name, run.fingerprint, dict(run.meta), queries, values)
 
     if workers > 1 and len(run_list) > 1:
+        from concurrent.futures import ThreadPoolExecutor  # with logging, 9 ms one run does not need
+
         with ThreadPoolExecutor(min(workers, len(run_list))) as pool:
             items = list(pool.map(one, run_list))
     else:
