@@ -104,6 +104,7 @@ def _evaluate_whole(
 
     _check_depth(run, measures, conv)
     queries = select_queries(qrels, run, conv)
+    depth = required_depth(measures, conv)  # each run cut to it before the join and the sort
     cache: dict[tuple[str, ...], Encoded] = {}
     values: dict[Measure, tuple[np.ndarray, np.ndarray]] = {}
     for measure in measures:
@@ -111,7 +112,7 @@ def _evaluate_whole(
         key = encoding_key(mconv)
         if key not in cache:
             if subtopics is None:
-                cache[key] = encode(qrels, run, mconv, queries, ranking=False)
+                cache[key] = encode(qrels, run, mconv, queries, ranking=False, depth=depth)
             else:
                 from ..engine.diversity import attach
 
