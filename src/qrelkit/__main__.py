@@ -6,9 +6,14 @@ import sys
 
 def run() -> None:
     if sys.argv[1:] == ["--version"]:
+        import os
+
         from ._version import version_lines
 
-        print("\n".join(version_lines()))
+        try:
+            print("\n".join(version_lines()), flush=True)
+        except BrokenPipeError:  # `qrelkit --version | head -c0`, as the commands do: no traceback
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return
     from .cli import main
 

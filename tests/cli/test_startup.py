@@ -96,6 +96,16 @@ def test_version_is_answered_before_click_and_numpy_load() -> None:
     assert out.splitlines()[0].startswith("qrelkit ") and out.splitlines()[2].startswith("native scanner: ")
 
 
+def test_version_into_a_closed_pipe_prints_no_traceback() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qrelkit", "--version"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader went away before the first line
+    err = proc.stderr.read().decode()
+    assert proc.wait() == 0 and "Traceback" not in err, err
+
+
 def test_help_imports_no_command() -> None:
     """(The listing itself is click's, from the table: the two tests below.)"""
     out, ours, theirs = _imported("--help")
