@@ -8,6 +8,11 @@ arguments always write the same bytes.
     python benchmarks/generate.py --queries 6980 --depth 1000 --out benchmarks/data/7m
     python benchmarks/generate.py --queries 1000 --depth 100 --runs 20 --out benchmarks/data/100k-x20
     python benchmarks/generate.py --scale 7m --shuffle --out benchmarks/data/7m-shuffled
+    python benchmarks/generate.py --scale dl19 --out benchmarks/data/dl19            # also: dl19-x20
+
+``dl19`` and ``dl19-x20`` are the size most evaluations have: the real TREC Deep Learning 2019 passage
+judgments (``tests/data/trec/qrels.dl19-passage.txt``, 43 queries, 9,260 judgments) and runs of 1,000
+passages for each of its 43 queries (43,000 lines), made as :func:`write_dl19_run` says.
 
 ``--shuffle`` writes each run's lines in a random order (seeded; the same lines as without it), as files
 concatenated from shards or written by parallel workers arrive: no query's lines are together.
@@ -29,6 +34,9 @@ SCALES = {
     "50m": (50000, 1000, 1),
     "100m": (100000, 1000, 1),
 }
+#: Runs over the real TREC DL 2019 passage judgments: (depth, runs).
+DL19_SCALES = {"dl19": (1000, 1), "dl19-x20": (1000, 20)}
+DL19_QRELS = Path(__file__).resolve().parent.parent / "tests" / "data" / "trec" / "qrels.dl19-passage.txt"
 
 
 def make_qrels(rng: np.random.Generator, n_queries: int) -> pl.DataFrame:
@@ -99,6 +107,49 @@ def write_run(
     return lines
 
 
+def write_dl19_run(
+    rng: np.random.Generator, judged: dict[str, dict[str, int]], depth: int, path: Path, tag: str
+) -> int:
+    """One run of ``depth`` passages for every judged query, as a first-stage ranker gives them: a random
+    20-60% of the query's judged passages (at most ``depth``), the rest unjudged passage numbers of the
+    MS MARCO collection's range (0-8,841,822) the query does not judge; scores a gamma draw plus 4 x grade
+    (relevant passages rank higher), on a 0.001 grid (some ties), ranks 1.. by score descending."""
+    lines = []
+    for qid in sorted(judged, key=int):
+        grades = judged[qid]
+        docs = np.array(sorted(grades, key=int))
+        share = rng.uniform(0.2, 0.6)
+        picked = rng.choice(docs, size=min(depth, int(len(docs) * share)), replace=False)
+        taken = set(grades)
+        unjudged: list[str] = []
+        while len(unjudged) < depth - len(picked):
+            n = str(int(rng.integers(0, 8841823)))
+            if n not in taken:
+                taken.add(n)
+                unjudged.append(n)
+        ids = [*map(str, picked), *unjudged]
+        bonus = np.array([grades.get(d, 0) for d in ids], dtype=float)
+        score = np.round(rng.gamma(2.0, 2.0, len(ids)) + 4.0 * bonus, 3)
+        order = np.lexsort((np.arange(len(ids)), -score))
+        lines += [f"{qid} Q0 {ids[i]} {rank} {score[i]:.3f} {tag}\n" for rank, i in enumerate(order, 1)]
+    path.write_text("".join(lines))
+    return len(lines)
+
+
+def generate_dl19(depth: int, n_runs: int, out: Path, seed: int) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    judged: dict[str, dict[str, int]] = {}
+    for line in DL19_QRELS.read_text().splitlines():
+        qid, _, doc, grade = line.split()
+        judged.setdefault(qid, {})[doc] = int(grade)
+    (out / "qrels.txt").write_bytes(DL19_QRELS.read_bytes())
+    for i in range(n_runs):
+        tag = f"run{i:02d}"
+        lines = write_dl19_run(rng, judged, depth, out / f"{tag}.run", tag)
+        print(f"{out / (tag + '.run')}: {lines:,} lines", flush=True)
+
+
 def shuffle_lines(path: Path, rng: np.random.Generator, bucket_bytes: int = 256 << 20) -> None:
     """Rewrite ``path`` with its lines in a uniformly random order, in bounded memory: each line goes to a
     random bucket file, then each bucket is shuffled in memory and appended."""
@@ -139,7 +190,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--scale", choices=sorted(SCALES), help="a named scale (sets queries, depth, runs)")
+    parser.add_argument(
+        "--scale", choices=sorted([*SCALES, *DL19_SCALES]), help="a named scale (sets queries, depth, runs)"
+    )
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--runs", type=int, default=1)
@@ -147,6 +200,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--shuffle", action="store_true", help="write each run's lines in a random order")
     args = parser.parse_args()
+    if args.scale in DL19_SCALES:
+        generate_dl19(*DL19_SCALES[args.scale], args.out, args.seed)
+        return
     if args.scale:
         args.queries, args.depth, args.runs = SCALES[args.scale]
     generate(args.queries, args.depth, args.runs, args.out, args.seed, args.shuffle)

@@ -16,9 +16,12 @@ import importlib
 import importlib.machinery
 import sys
 from types import ModuleType
-from typing import Any
 
 from ._version import __version__
+
+TYPE_CHECKING = False  # typing costs ``qrelkit --version`` 10 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 _EXPORTS = {
     "Qrels": "qrelkit.data.values",

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,8 @@ def hash_ahead(paths: list[Path]) -> None:
     todo = [p for p in paths if str(p) not in _AHEAD]
     if not todo:
         return
+    from concurrent.futures import Future  # with logging, 9 ms that a small evaluation does not need
+
     futures: list[tuple[Path, Future[str]]] = []
     for path in todo:
         future: Future[str] = Future()

@@ -11,10 +11,60 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-from dataclasses import dataclass
-from pathlib import Path
 
-import numpy as np
+TYPE_CHECKING = False  # typing, dataclasses (with inspect) and pathlib cost ``qrelkit --version`` 40 ms
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+    from typing import Any
+
+    import numpy as np
+else:
+
+    class _Numpy:
+        """numpy, imported on first use: loading the library (``qrelkit --version``) needs only ctypes."""
+
+        def __getattr__(self, name: str) -> Any:
+            import numpy
+
+            globals()["np"] = numpy
+            return getattr(numpy, name)
+
+    np = _Numpy()
+
+    def dataclass(frozen: bool):
+        """``dataclasses.dataclass(frozen=True)``'s constructor (fields by position or name, in the order
+        of the annotations, defaults from the class) and read-only fields, for the plain records here."""
+        assert frozen
+
+        def record(cls):
+            names = tuple(cls.__annotations__)
+            defaults = {n: cls.__dict__[n] for n in names if n in cls.__dict__}
+
+            def __init__(self, *args, **kwargs):
+                values = dict(zip(names, args, strict=False))
+                if len(args) > len(names) or set(values) & set(kwargs) or set(kwargs) - set(names):
+                    raise TypeError(f"{cls.__name__}() got arguments {args!r}, {sorted(kwargs)}")
+                values.update(kwargs)
+                for name in names:
+                    if name not in values and name not in defaults:
+                        raise TypeError(f"{cls.__name__}() missing argument {name!r}")
+                    object.__setattr__(self, name, values.get(name, defaults.get(name)))
+
+            def __setattr__(self, name, value):
+                raise AttributeError(f"cannot assign to field {name!r}")
+
+            def __repr__(self):
+                return f"{cls.__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in names)})"
+
+            def __delattr__(self, name):
+                raise AttributeError(f"cannot delete field {name!r}")
+
+            cls.__init__, cls.__setattr__, cls.__delattr__ = __init__, __setattr__, __delattr__
+            cls.__repr__ = __repr__
+            return cls
+
+        return record
+
 
 #: Bumped with every change to the scanner's exported functions or structures (QK_ABI in qkscan.h): a library
 #: built from another version of the sources is not used.
@@ -56,11 +106,11 @@ class _Result(ctypes.Structure):
 
 
 def _load() -> ctypes.CDLL | None:
-    path = Path(__file__).with_name(LIBRARY)
-    if os.environ.get("QRELKIT_NATIVE", "1") == "0" or not path.is_file():
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY)
+    if os.environ.get("QRELKIT_NATIVE", "1") == "0" or not os.path.isfile(path):
         return None
     try:
-        lib = ctypes.CDLL(str(path))
+        lib = ctypes.CDLL(path)
         lib.qk_abi.restype = ctypes.c_int64
         if lib.qk_abi() != ABI:
             return None

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from .._version import __version__
+from .._version import version_lines
 from ..errors import QrelkitError
 
 # Sub-command groups living in their own modules: name -> "module:attribute" (imported on first use).
@@ -32,6 +32,29 @@ LAZY_COMMANDS = {
     "trec_eval": "qrelkit.cli.trec_eval:command",
 }
 
+#: Each lazy sub-command's one-line help, as ``qrelkit --help`` lists it (shortened to the terminal by click's
+#: rule), so that listing them imports none: tests/cli/test_surface.py holds it to each command's own help.
+#: ``trec_eval`` gives a ``short_help`` (never shortened); the others, the first sentence of their help.
+SHORT_HELP = {
+    "adjudicate": "Adjudicate two labellers' disagreements.",
+    "agree": "Agreement between labellers' judgments: two files A.qrels B.qrels, or more.",
+    "compare": "Compare RUNS evaluated against QRELS: paired tests, corrected p-values, intervals, effect sizes.",
+    "conventions": "Score RUN under every profile and under each single-axis change from the default conventions.",
+    "eval": "Evaluate RUNS against QRELS.",
+    "explain": "Show the arithmetic of one query's nDCG: each rank's gain, discount and contribution, the ideal "
+    "ordering, DCG, IDCG, nDCG, recall at the same cutoff, and how tied scores were resolved.",
+    "judge": "Judge pooled pairs in a browser: project database, invites, server, progress, kappa, exports.",
+    "leverage": "Rank the judgments of QRELS by the largest nDCG@k swing a one-step regrade would cause on RUNS.",
+    "pool": "Pool the top documents of RUNS per query into the pairs to judge.",
+    "report": "Write one HTML page for RUNS against QRELS: the summary with the comparison verdicts, the forest "
+    "plot of differences (with the labeller-noise floor), per-query differences, ordered badly versus never "
+    "retrieved, the judgments (manifest, calibration matrix, marginals), the conventions and how far each "
+    "moves the means, the per-rank arithmetic of the queries that moved most, and the provenance.",
+    "rubric": "Check and show relevance rubrics (rubric.toml).",
+    "trec_eval": "trec_eval 10's command line and output (a drop-in replacement).",
+}
+VERBATIM_HELP = {"trec_eval"}
+
 
 class QrelkitGroup(click.Group):
     """A group that loads sub-commands lazily and turns QrelkitError into one line and exit code 1."""
@@ -44,6 +67,28 @@ class QrelkitGroup(click.Group):
         if name not in LAZY_COMMANDS:
             return True
         return importlib.util.find_spec(LAZY_COMMANDS[name].split(":")[0]) is not None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """click's listing of the commands (``Group.format_commands``), the lazy ones' help read from
+        :data:`SHORT_HELP` instead of importing each command."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            if name in SHORT_HELP:
+                text = SHORT_HELP[name]
+                stub = (
+                    click.Command(name, short_help=text)
+                    if name in VERBATIM_HELP
+                    else click.Command(name, help=text)
+                )
+                rows.append((name, stub.get_short_help_str(limit)))
+            elif (command := self.get_command(ctx, name)) is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in LAZY_COMMANDS:
@@ -83,33 +128,6 @@ def file_error(exc: OSError) -> str:
     if isinstance(exc, PermissionError):
         return f"{path}: {reason}. Fix: choose a path this user may write, or change its permissions"
     return f"{path}: {reason}"
-
-
-def version_lines() -> list[str]:
-    """What ``qrelkit --version`` prints: the version, the Python running it, and whether the native
-    scanner (:mod:`qrelkit._native`) is in use or why not."""
-    import os
-    import platform
-    from pathlib import Path
-
-    from .. import _native
-
-    library = Path(_native.__file__).with_name(_native.LIBRARY)
-    if _native.lib is not None:
-        scanner = f"in use ({library})"
-    elif os.environ.get("QRELKIT_NATIVE", "1") == "0":
-        scanner = "not in use (turned off: QRELKIT_NATIVE=0)"
-    elif not library.is_file():
-        scanner = (
-            "not built (no C compiler when qrelkit was installed); files are parsed with Arrow, same numbers"
-        )
-    else:
-        scanner = f"not in use ({library} did not load or is from another version of its C sources)"
-    return [
-        f"qrelkit {__version__}",
-        f"Python {platform.python_version()} ({platform.python_implementation()}, {sys.executable})",
-        f"native scanner: {scanner}",
-    ]
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:

@@ -8,7 +8,10 @@ What happens here, in order (and nowhere else):
 4. unjudged rows dropped before ranking when ``unjudged = "drop"``;
 5. score precision (``precision = "single"`` rounds scores to float32);
 6. the ranking: score descending, then the tie convention; under ``ties = "average"`` the tied blocks are
-   recorded so that kernels can take expectations over them.
+   recorded so that kernels can take expectations over them. Given the ``depth`` the measures need
+   (:func:`qrelkit.measures.grammar.required_depth`), only each query's rows that fewer than ``depth``
+   others beat by score (at the precision of step 5) are joined and ranked: every other row ranks below
+   ``depth`` under any tie convention, and the kept rows keep their order (the streaming reader's cut).
 
 The output holds no strings on the numeric path and no defaults: kernels read it as it is.
 """
@@ -62,11 +65,19 @@ def resolve_negative(qrels: Qrels, conv: Conventions) -> pl.DataFrame:
 
 
 def encode(
-    qrels: Qrels, run: Run, conv: Conventions, queries: QuerySet | None = None, *, ranking: bool = True
+    qrels: Qrels,
+    run: Run,
+    conv: Conventions,
+    queries: QuerySet | None = None,
+    *,
+    ranking: bool = True,
+    depth: int | None = None,
 ) -> Encoded:
     """Rank ``run`` against ``qrels`` under ``conv``. See the module docstring for the order of steps.
 
-    ``ranking=False`` leaves out the frame of ranked rows that explanations read (``Encoded.ranking``)."""
+    ``ranking=False`` leaves out the frame of ranked rows that explanations read (``Encoded.ranking``);
+    ``depth`` (never with ``unjudged = "drop"``, which changes the rows that reach the top) ranks only the
+    rows within it and the tied block at it."""
     queries = queries or select_queries(qrels, run, conv)
     qmap = pl.DataFrame(
         {"query_id": queries.query_ids, "q": np.arange(len(queries.query_ids), dtype=np.int64)},
@@ -74,9 +85,14 @@ def encode(
     )
     judgments = resolve_negative(qrels, conv).join(qmap, on="query_id", how="inner")
 
-    rows = run.frame.join(qmap, on="query_id", how="inner").join(
-        judgments.select("query_id", "doc_id", "grade"), on=["query_id", "doc_id"], how="left"
-    )
+    rows = run.frame.join(qmap, on="query_id", how="inner")
+    if depth is not None:
+        assert conv.unjudged != "drop"
+        by = pl.col("score")
+        if conv.precision == "single":
+            by = by.cast(pl.Float32).cast(pl.Float64)
+        rows = rows.filter(by.rank("min", descending=True).over("q") <= depth)
+    rows = rows.join(judgments.select("query_id", "doc_id", "grade"), on=["query_id", "doc_id"], how="left")
     if conv.unjudged == "drop":
         rows = rows.filter(pl.col("grade").is_not_null())
     if conv.precision == "single":

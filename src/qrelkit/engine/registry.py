@@ -29,31 +29,31 @@ take them as arguments. The oracles share no code with the kernels: :mod:`qrelki
 and :func:`~qrelkit.engine.reference.reference_values` averages it over every ordering of the tied blocks;
 :mod:`qrelkit.engine.diversity_reference` does the same over subtopic judgments; Compat has an oracle of its
 own.
+
+Only :mod:`qrelkit.engine.kernels` and :mod:`qrelkit.engine.cascade` (the families a default evaluation
+computes) are imported with this table; the other kernels' modules and every oracle's load on their first
+call (:func:`_later`, :func:`_ordered`): a small evaluation does not pay for trec_eval's kernels, the
+diversity measures or the oracles (about 12 ms of imports).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import ValidationError
 from ..measures.conventions import Conventions
 from ..measures.grammar import INFO, Measure, MeasureInfo
-from . import (
-    cascade,
-    compat,
-    diversity,
-    diversity_reference,
-    kernels,
-    reference,
-    trec_measures,
-    trec_reference,
-)
+from . import cascade, kernels
 from .encoded import Encoded, apply_no_relevant
+
+if TYPE_CHECKING:
+    from . import reference
 
 #: Per-query values of one measure and the mask of queries where it is undefined (before ``missing_score``,
 #: which :func:`qrelkit.engine.dispatch.compute` applies for every family).
@@ -62,7 +62,7 @@ Kernel = Callable[[Encoded, Measure, Conventions], tuple[np.ndarray, np.ndarray]
 #: ``oracle(judgments, run, measure, conventions) -> {query_id: value}``: ``judgments`` maps each query to
 #: ``{doc_id: grade}`` (to ``{doc_id: {subtopic: grade}}`` for a family that reads subtopics), ``run``
 #: each query to its rows ``(doc_id, score, line)``.
-Oracle = Callable[[Any, Mapping[str, list[reference.Row]], Measure, Conventions], dict[str, float]]
+Oracle = Callable[[Any, Mapping[str, list["reference.Row"]], Measure, Conventions], dict[str, float]]
 
 FRAME, SMALL, SPARK = "frame", "small", "spark"
 #: The engines, as :data:`Family.kernels` names them.
@@ -92,24 +92,48 @@ def _family(name: str, kernel: Kernel, oracle: Oracle, engines: Iterable[str] = 
     return Family(name, MappingProxyType(dict.fromkeys(engines, kernel)), oracle)
 
 
-def _ordered(definition: reference.Definition) -> Oracle:
-    """The oracle that averages ``definition`` over every ordering the tie convention admits."""
+def _module(name: str) -> Any:
+    """``qrelkit.engine.<name>``, imported on first use."""
+    return importlib.import_module(f"{__package__}.{name}")
+
+
+def _later(module: str, name: str) -> Kernel:
+    """The kernel ``name`` of ``qrelkit.engine.<module>``, whose module loads on the kernel's first call."""
+    found: list[Kernel] = []
+
+    def kernel(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+        if not found:
+            found.append(getattr(_module(module), name))
+        return found[0](enc, m, conv)
+
+    kernel.__qualname__ = kernel.__name__ = f"{module}.{name}"
+    return kernel
+
+
+def _ordered(definition: str, module: str = "reference") -> Oracle:
+    """The oracle that averages the definition ``name`` of ``qrelkit.engine.<module>`` over every ordering
+    the tie convention admits."""
 
     def oracle(
         judgments: Any, run: Mapping[str, list[reference.Row]], measure: Measure, conventions: Conventions
     ) -> dict[str, float]:
-        return reference.reference_values(judgments, dict(run), measure, conventions, definition=definition)
+        values: dict[str, float] = _module("reference").reference_values(
+            judgments, dict(run), measure, conventions, definition=getattr(_module(module), definition)
+        )
+        return values
 
     return oracle
 
 
-def _over_subtopics(definition: diversity_reference.DiversityDefinition) -> Oracle:
+def _over_subtopics(definition: str) -> Oracle:
     def oracle(
         judgments: Any, run: Mapping[str, list[reference.Row]], measure: Measure, conventions: Conventions
     ) -> dict[str, float]:
-        return diversity_reference.diversity_reference_values(
-            judgments, dict(run), measure, conventions, definition=definition
+        subtopics = _module("diversity_reference")
+        values: dict[str, float] = subtopics.diversity_reference_values(
+            judgments, dict(run), measure, conventions, definition=getattr(subtopics, definition)
         )
+        return values
 
     return oracle
 
@@ -117,7 +141,10 @@ def _over_subtopics(definition: diversity_reference.DiversityDefinition) -> Orac
 def _compat_oracle(
     judgments: Any, run: Mapping[str, list[reference.Row]], measure: Measure, conventions: Conventions
 ) -> dict[str, float]:
-    return reference.compat_reference_values(judgments, dict(run), measure, conventions)
+    values: dict[str, float] = _module("reference").compat_reference_values(
+        judgments, dict(run), measure, conventions
+    )
+    return values
 
 
 # ------------------------------------------------------------------ the measure's parameters, for the kernels
@@ -175,7 +202,7 @@ def _rprec(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.
     if dict(m.params).get("mult", "1") == "1":
         return kernels.rprec(enc, rel, conv)
     nrel = kernels.relevant_count(enc, rel, conv)
-    values = trec_measures.rprec_mult(enc, rel, float(m.param("mult")), conv)
+    values = _module("trec_measures").rprec_mult(enc, rel, float(m.param("mult")), conv)
     return apply_no_relevant(values, nrel == 0, conv)
 
 
@@ -217,55 +244,57 @@ def _rbp_resid(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray,
 
 # ------------------------------------------------------------------------------------------------ the table
 
-_TM, _TR, _R = trec_measures, trec_reference, reference
+
+def _trec(kernel: str, definition: str | None = None) -> tuple[Kernel, Oracle]:
+    """A family of trec_eval 10's measures: its kernel in trec_measures, its definition in trec_reference."""
+    return _later("trec_measures", kernel), _ordered(definition or kernel, "trec_reference")
+
 
 #: Every family of the grammar, in the grammar's order (tests/engine/test_registry.py holds the two equal).
 REGISTRY: Mapping[str, Family] = MappingProxyType(
     {
         f.name: f
         for f in [
-            _family("nDCG", _ndcg, _ordered(_R.ndcg)),
-            _family("DCG", _dcg, _ordered(_R.dcg)),
-            _family("IDCG", _idcg, _ordered(_R.idcg)),
-            _family("R", _recall, _ordered(_R.recall)),
-            _family("P", _precision, _ordered(_R.precision)),
-            _family("AP", _ap, _ordered(_R.average_precision)),
-            _family("RR", _rr, _ordered(_R.reciprocal_rank)),
-            _family("Rprec", _rprec, _ordered(_R.rprec)),
-            _family("FallOut", _fallout, _ordered(_R.fallout)),
-            _family("Judged", _judged, _ordered(_R.judged)),
-            _family("NumRel", _num_rel, _ordered(_R.num_rel)),
-            _family("NumRet", _num_ret, _ordered(_R.num_ret)),
-            _family("NumRelRet", _num_rel_ret, _ordered(_R.num_rel_ret)),
+            _family("nDCG", _ndcg, _ordered("ndcg")),
+            _family("DCG", _dcg, _ordered("dcg")),
+            _family("IDCG", _idcg, _ordered("idcg")),
+            _family("R", _recall, _ordered("recall")),
+            _family("P", _precision, _ordered("precision")),
+            _family("AP", _ap, _ordered("average_precision")),
+            _family("RR", _rr, _ordered("reciprocal_rank")),
+            _family("Rprec", _rprec, _ordered("rprec")),
+            _family("FallOut", _fallout, _ordered("fallout")),
+            _family("Judged", _judged, _ordered("judged")),
+            _family("NumRel", _num_rel, _ordered("num_rel")),
+            _family("NumRet", _num_ret, _ordered("num_ret")),
+            _family("NumRelRet", _num_rel_ret, _ordered("num_rel_ret")),
             # cascade measures (engine/cascade.py)
-            _family("ERR", _err, _ordered(_R.err)),
-            _family("nERR", _nerr, _ordered(_R.nerr)),
-            _family("RBP", _rbp, _ordered(_R.rbp)),
-            _family("RBP_resid", _rbp_resid, _ordered(_R.rbp_resid)),
-            _family("Compat", compat.compat, _compat_oracle),
+            _family("ERR", _err, _ordered("err")),
+            _family("nERR", _nerr, _ordered("nerr")),
+            _family("RBP", _rbp, _ordered("rbp")),
+            _family("RBP_resid", _rbp_resid, _ordered("rbp_resid")),
+            _family("Compat", _later("compat", "compat"), _compat_oracle),
             # over subtopic judgments, which only the frame engine attaches (engine/diversity.py)
-            _family(
-                "alpha_nDCG", diversity.compute, _over_subtopics(diversity_reference.alpha_ndcg), [FRAME]
-            ),
-            _family("ERR_IA", diversity.compute, _over_subtopics(diversity_reference.err_ia_at), [FRAME]),
+            _family("alpha_nDCG", _later("diversity", "compute"), _over_subtopics("alpha_ndcg"), [FRAME]),
+            _family("ERR_IA", _later("diversity", "compute"), _over_subtopics("err_ia_at"), [FRAME]),
             # trec_eval 10's measures in the grammar (engine/trec_measures.py)
-            _family("Success", _TM.success, _ordered(_TR.success)),
-            _family("bpref", _TM.bpref, _ordered(_TR.bpref)),
-            _family("infAP", _TM.inf_ap, _ordered(_TR.inf_ap)),
-            _family("IPrec", _TM.iprec, _ordered(_TR.iprec)),
-            _family("IPrecMean", _TM.iprec_mean, _ordered(_TR.iprec_mean)),
-            _family("SetP", _TM.set_p, _ordered(_TR.set_p)),
-            _family("SetRelP", _TM.set_rel_p, _ordered(_TR.set_rel_p)),
-            _family("SetAP", _TM.set_ap, _ordered(_TR.set_ap)),
-            _family("SetF", _TM.set_f, _ordered(_TR.set_f)),
-            _family("RelP", _TM.rel_p, _ordered(_TR.rel_p)),
-            _family("Utility", _TM.utility, _ordered(_TR.utility)),
-            _family("NumNonRelJudgedRet", _TM.num_nonrel_judged_ret, _ordered(_TR.num_nonrel_judged_ret)),
-            _family("Unjudged", _TM.unjudged, _ordered(_TR.unjudged)),
-            _family("binG", _TM.bin_g, _ordered(_TR.bin_g)),
-            _family("G", _TM.g, _ordered(_TR.g)),
-            _family("nDCGRel", _TM.ndcg_rel, _ordered(_TR.ndcg_rel)),
-            _family("RnDCG", _TM.rndcg, _ordered(_TR.rndcg)),
+            _family("Success", *_trec("success")),
+            _family("bpref", *_trec("bpref")),
+            _family("infAP", *_trec("inf_ap")),
+            _family("IPrec", *_trec("iprec")),
+            _family("IPrecMean", *_trec("iprec_mean")),
+            _family("SetP", *_trec("set_p")),
+            _family("SetRelP", *_trec("set_rel_p")),
+            _family("SetAP", *_trec("set_ap")),
+            _family("SetF", *_trec("set_f")),
+            _family("RelP", *_trec("rel_p")),
+            _family("Utility", *_trec("utility")),
+            _family("NumNonRelJudgedRet", *_trec("num_nonrel_judged_ret")),
+            _family("Unjudged", *_trec("unjudged")),
+            _family("binG", *_trec("bin_g")),
+            _family("G", *_trec("g")),
+            _family("nDCGRel", *_trec("ndcg_rel")),
+            _family("RnDCG", *_trec("rndcg")),
         ]
     }
 )

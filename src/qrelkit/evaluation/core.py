@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -105,6 +104,7 @@ def _evaluate_whole(
 
     _check_depth(run, measures, conv)
     queries = select_queries(qrels, run, conv)
+    depth = required_depth(measures, conv)  # each run cut to it before the join and the sort
     cache: dict[tuple[str, ...], Encoded] = {}
     values: dict[Measure, tuple[np.ndarray, np.ndarray]] = {}
     for measure in measures:
@@ -112,7 +112,7 @@ def _evaluate_whole(
         key = encoding_key(mconv)
         if key not in cache:
             if subtopics is None:
-                cache[key] = encode(qrels, run, mconv, queries, ranking=False)
+                cache[key] = encode(qrels, run, mconv, queries, ranking=False, depth=depth)
             else:
                 from ..engine.diversity import attach
 
@@ -324,6 +324,8 @@ def evaluate(
         return RunValues(run.name, run.fingerprint, dict(run.meta), queries, values)
 
     if workers > 1 and len(run_list) > 1:
+        from concurrent.futures import ThreadPoolExecutor  # with logging, 9 ms one run does not need
+
         with ThreadPoolExecutor(min(workers, len(run_list))) as pool:
             items = list(pool.map(one, run_list))
     else:

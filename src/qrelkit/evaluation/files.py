@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
@@ -193,6 +192,8 @@ def evaluate_files(
 
     workers = min(2, os.cpu_count() or 1, len(run_paths))
     if workers > 1 and plan.memory_limit is None:
+        from concurrent.futures import ThreadPoolExecutor  # with logging, 9 ms one run does not need
+
         with ThreadPoolExecutor(workers) as pool:
             pairs = list(pool.map(tracked, run_paths))
     else:  # under a memory cap, one run at a time
@@ -468,6 +469,8 @@ def _evaluate_small(
             )
 
         if len(run_paths) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
             with ThreadPoolExecutor(min(2, len(run_paths))) as pool:
                 items = list(pool.map(one, run_paths))
         else:

@@ -1,0 +1,162 @@
+"""Starting the command costs only what the command uses: ``--version`` is answered before click loads,
+``--help`` lists the commands without importing them, and ``eval`` of small clean files imports the
+modules of its path and nothing else (each list below is the whole allowed set: a new import on these
+paths fails here until it is added on purpose)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import click
+import pytest
+
+from qrelkit.cli import LAZY_COMMANDS, SHORT_HELP, VERBATIM_HELP, main
+
+from ..conftest import CLI, EXAMPLE
+
+QRELS = EXAMPLE / "qrels.txt"
+RUN = EXAMPLE / "runs" / "bm25.run"
+
+#: What ``qrelkit --version`` may import: the loader of the native scanner, and the standard library.
+VERSION_MODULES = {"qrelkit", "qrelkit.__main__", "qrelkit._version", "qrelkit._native"}
+
+#: What ``qrelkit --help`` may import: click and the command group, no command.
+HELP_MODULES = {"qrelkit", "qrelkit.__main__", "qrelkit._version", "qrelkit.cli", "qrelkit.errors"}
+
+#: What ``qrelkit eval`` of small clean TREC files with the default measures may import.
+SMALL_EVAL_MODULES = HELP_MODULES | {
+    "qrelkit._native",
+    "qrelkit._typing",
+    "qrelkit.cli.evaluate",
+    "qrelkit.data",
+    "qrelkit.data.columns",
+    "qrelkit.engine",
+    "qrelkit.engine.cascade",
+    "qrelkit.engine.dispatch",
+    "qrelkit.engine.encoded",
+    "qrelkit.engine.kernels",
+    "qrelkit.engine.registry",
+    "qrelkit.engine.small",
+    "qrelkit.evaluation",
+    "qrelkit.evaluation.core",
+    "qrelkit.evaluation.files",
+    "qrelkit.evaluation.plan",
+    "qrelkit.evaluation.results",
+    "qrelkit.fingerprint",
+    "qrelkit.formats",
+    "qrelkit.formats.inputs",
+    "qrelkit.formats.trec",
+    "qrelkit.formats.trec.common",
+    "qrelkit.formats.trec.small",
+    "qrelkit.judgments",
+    "qrelkit.judgments.manifest",  # is there a manifest beside the qrels?
+    "qrelkit.measures",
+    "qrelkit.measures.conventions",
+    "qrelkit.measures.grammar",
+    "qrelkit.measures.irm_names",  # the grammar's aliases
+    "qrelkit.measures.trec_names",  # `eval -m P_10`
+    "qrelkit.naming",
+    "qrelkit.provenance",
+    "qrelkit.report",
+}
+
+
+def _imported(*args: str) -> tuple[str, set[str], set[str]]:
+    """Run ``qrelkit ARGS`` as the installed command does (``qrelkit.__main__.run``) in a fresh interpreter:
+    (its stdout, the qrelkit modules it imported, the top-level packages from outside the standard library
+    it imported)."""
+    code = (
+        "import contextlib, io, sys\n"
+        "before = set(sys.modules)\n"
+        f"sys.argv = ['qrelkit', *{list(args)!r}]\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        "    try:\n"
+        "        from qrelkit.__main__ import run\n"
+        "        run()\n"
+        "    except SystemExit as exit:\n"
+        "        assert not exit.code, exit.code\n"
+        "new = set(sys.modules) - before\n"
+        "print(out.getvalue(), end='\\x00')\n"
+        "print(sorted(m for m in new if m.split('.')[0] == 'qrelkit'), end='\\x00')\n"
+        "print(sorted({m.split('.')[0] for m in new} - set(sys.stdlib_module_names) - {'qrelkit'}))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    out, ours, theirs = proc.stdout.split("\x00")
+    return out, set(eval(ours)), set(eval(theirs))
+
+
+def test_version_is_answered_before_click_and_numpy_load() -> None:
+    out, ours, theirs = _imported("--version")
+    assert ours == VERSION_MODULES
+    assert theirs == set()  # neither click nor numpy
+    assert out == CLI("--version").output  # the same lines as through click
+    assert out.splitlines()[0].startswith("qrelkit ") and out.splitlines()[2].startswith("native scanner: ")
+
+
+def test_version_into_a_closed_pipe_prints_no_traceback() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qrelkit", "--version"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader went away before the first line
+    err = proc.stderr.read().decode()
+    assert proc.wait() == 0 and "Traceback" not in err, err
+
+
+def test_help_imports_no_command() -> None:
+    """(The listing itself is click's, from the table: the two tests below.)"""
+    out, ours, theirs = _imported("--help")
+    assert ours == HELP_MODULES
+    assert theirs == {"click"}
+    listed = out.split("Commands:\n")[1].splitlines()
+    assert [line.split()[0] for line in listed] == sorted(LAZY_COMMANDS)
+    assert "  eval         Evaluate RUNS against QRELS." in listed
+
+
+def test_eval_of_small_clean_files_imports_only_its_path() -> None:
+    out, ours, theirs = _imported("eval", str(QRELS), str(RUN), "-f", "tsv")
+    assert "nDCG@10" in out
+    assert ours == SMALL_EVAL_MODULES, (sorted(ours - SMALL_EVAL_MODULES), sorted(SMALL_EVAL_MODULES - ours))
+    assert theirs == {"click", "numpy"}
+
+
+def test_a_small_evaluation_imports_no_thread_pool() -> None:
+    """concurrent.futures (with logging, about 9 ms) loads only where a second run or a large file needs it."""
+    code = (
+        "import sys\n"
+        "from qrelkit.cli import main\n"
+        f"main(['eval', {str(QRELS)!r}, {str(RUN)!r}, '-f', 'tsv'], standalone_mode=False)\n"
+        "print(sorted(m for m in ('concurrent.futures', 'logging') if m in sys.modules))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_help_table_is_each_commands_own_short_help() -> None:
+    assert set(SHORT_HELP) == set(LAZY_COMMANDS) and set(SHORT_HELP) >= VERBATIM_HELP
+    ctx = click.Context(main)
+    for name in LAZY_COMMANDS:
+        command = main.get_command(ctx, name)
+        assert command is not None
+        assert (name in VERBATIM_HELP) == bool(command.short_help), name
+        for limit in (20, 45, 74, 120, 400):
+            stub = (
+                click.Command(name, short_help=SHORT_HELP[name])
+                if name in VERBATIM_HELP
+                else click.Command(name, help=SHORT_HELP[name])
+            )
+            assert stub.get_short_help_str(limit) == command.get_short_help_str(limit), (name, limit)
+
+
+@pytest.mark.parametrize("width", [40, 80, 200])
+def test_the_help_lists_the_commands_as_click_would(width: int) -> None:
+    """The listing from the table, beside click's own listing of the imported commands."""
+    ctx = click.Context(main, terminal_width=width, max_content_width=width)
+    ours = click.HelpFormatter(width=width, max_width=width)
+    main.format_commands(ctx, ours)
+    theirs = click.HelpFormatter(width=width, max_width=width)
+    click.Group.format_commands(main, ctx, theirs)
+    assert ours.getvalue() == theirs.getvalue() and "eval" in ours.getvalue()
