@@ -232,3 +232,12 @@ def scripted(confusion_seed: int, flip_every: int = 5) -> Callable[[int, int, st
         return min(3, g + 1) if (q, d) in flips else g
 
     return answer
+
+
+def free_port_closed() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

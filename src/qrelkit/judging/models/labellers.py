@@ -70,6 +70,12 @@ class ModelLabeller:
         """The endpoint's host (the manifest records it, never the full URL's path or a key)."""
         return None if self.endpoint is None else urllib.parse.urlsplit(self.endpoint).hostname
 
+    @property
+    def cache_identity(self) -> str:
+        """What besides the prompt decides a reply: the model id, where it runs, temperature and seed (a
+        labeller added again under another name with these unchanged reuses the answers paid for)."""
+        return f"{self.model_id}|{self.endpoint or self.command}|{self.temperature!r}|{self.seed}"
+
     def client(self, rubric: Rubric) -> Client:
         if self.kind == "command":
             assert self.command is not None

@@ -47,8 +47,9 @@ __all__ = [
 ]
 
 
-def cache_key(prompt_digest: str, model_id: str, pair_key: str) -> str:
-    return hashlib.sha256(f"{prompt_digest}\n{model_id}\n{pair_key}".encode()).hexdigest()
+def cache_key(prompt_digest: str, model: str, pair_key: str) -> str:
+    """The answer cache's key: the prompt's hash, the model (:attr:`ModelLabeller.cache_identity`), the pair."""
+    return hashlib.sha256(f"{prompt_digest}\n{model}\n{pair_key}".encode()).hexdigest()
 
 
 def open_pairs(
@@ -136,7 +137,7 @@ def _grade_pairs(store: Store, model: ModelLabeller, rubric: Rubric, client: Cli
         query_id, doc_id, text = texts[pair_id]
         prompt = render(model.template, rubric, text)
         digest, pair_key = prompt_hash(prompt), f"{query_id}\t{doc_id}"
-        key = cache_key(digest, model.model_id, pair_key)
+        key = cache_key(digest, model.cache_identity, pair_key)
         cached = store.read(
             lambda c: c.execute("SELECT * FROM model_answers WHERE cache_key = ?", (key,)).fetchone()
         )
