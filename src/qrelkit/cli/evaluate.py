@@ -11,6 +11,7 @@ import click
 
 from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES
 from ..measures.conventions import CHOICES, DEFAULT, GAIN_NAMES, PROFILE_NAMES, Conventions
+from .options import parse_run_models, run_model_option
 
 CONVENTION_FLAGS = [
     (
@@ -320,6 +321,7 @@ PROGRESS_BYTES = 64 << 20
     help="QRELS holds diversity judgments 'query_id subtopic doc_id grade' (the TREC Web track's, as "
     "ndeval reads them), for alpha_nDCG@k and ERR_IA@k [default measures then: alpha_nDCG@20, ERR_IA@20]",
 )
+@run_model_option
 @manifest_option
 @profile_option
 @convention_options
@@ -340,6 +342,7 @@ def eval_command(
     comments: bool | None,
     strict: bool,
     diversity: bool,
+    run_model: tuple[str, ...] = (),
     **options: Any,
 ) -> None:
     """Evaluate RUNS against QRELS.
@@ -353,6 +356,7 @@ def eval_command(
     """
     # long: its docstring is the command's --help; the body parses, calls one function and renders
     from ..evaluation.files import evaluate_inputs
+    from ..judgments.manifest import with_run_models
     from ..measures.grammar import parse_all
 
     file_format = out_format or (OUTPUT_SUFFIXES.get(Path(output).suffix.lower()) if output else None)
@@ -362,7 +366,7 @@ def eval_command(
             "json|tsv|csv|trec|markdown|html, or use a suffix .json, .tsv, .csv, .txt/.trec, .md or .html"
         )
     conv, _ = resolve(options, on_duplicate)
-    judgments = judgments_of(qrels, manifest)
+    judgments = with_run_models(judgments_of(qrels, manifest), parse_run_models(run_model))
     scale, rubric_hash = rubric_scale(rubric)
     results = _with_progress(runs, lambda **bar: evaluate_inputs(
         qrels, runs, parse_all(measures) if measures else None, conv, engine=engine, master=master,

@@ -7,7 +7,7 @@ import sqlite3
 
 from ..phases import Phase
 
-__all__ = ["full_pool_open", "latest_model_gate"]
+__all__ = ["closed_model_names", "full_pool_open", "latest_model_gate"]
 
 
 def latest_model_gate(conn: sqlite3.Connection, user_id: int, rubric_hash: str) -> sqlite3.Row | None:
@@ -23,3 +23,15 @@ def full_pool_open(conn: sqlite3.Connection, user_id: int, phase: Phase) -> bool
         return False
     gate = latest_model_gate(conn, user_id, phase.rubric_hash)
     return gate is not None and gate["outcome"] in ("passed", "override")
+
+
+def closed_model_names(conn: sqlite3.Connection, rubric_hash: str) -> set[str]:
+    """Model labellers whose gate has not passed (nor been overridden) under ``rubric_hash``: their grades
+    take no part in the final qrels (:func:`qrelkit.judging.grades.final_grades`)."""
+    rows = conn.execute("SELECT user_id, name FROM users WHERE role = 'model'").fetchall()
+    closed = set()
+    for user_id, name in rows:
+        gate = latest_model_gate(conn, user_id, rubric_hash)
+        if gate is None or gate["outcome"] not in ("passed", "override"):
+            closed.add(name)
+    return closed
