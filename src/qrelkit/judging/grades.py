@@ -439,6 +439,8 @@ def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
     was undone does not take a pair out of the queue.
     """
 
+    from .models.access import closed_model_names
+
     def load(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], bool]:
         rows = conn.execute(
             "SELECT p.pair_id, p.query_id, p.doc_id, EXISTS (SELECT 1 FROM round_pairs rp JOIN rounds r "
@@ -450,7 +452,8 @@ def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
             {"rubric": rubric.content_hash},
         ).fetchall()
         has_runs = conn.execute("SELECT EXISTS (SELECT 1 FROM run_rows)").fetchone()[0]
-        return [dict(r) for r in rows], bool(has_runs)
+        closed = closed_model_names(conn, rubric.content_hash)  # as in final_grades: gated models only
+        return [dict(r) for r in rows if r["name"] not in closed], bool(has_runs)
 
     rows, has_runs = store.read(load)
     by_pair: dict[int, dict[str, Any]] = {}

@@ -78,3 +78,60 @@ def test_the_manifest_and_eval_say_the_qrels_were_judged_in_part_by_a_model(
     assert "self-preference" not in other.output and "judged in part by model judge" in other.output
     bad = cli("eval", out, run, "--run-model", "llmrank")
     assert bad.exit_code == 2 and "is not RUN=MODEL_ID" in bad.output
+
+
+def test_the_admin_page_lists_model_labellers_and_never_shows_the_key(gated: Path, cli, monkeypatch) -> None:
+    from qrelkit.judging.web import create_app
+
+    from ..helpers import ThreadServer, sign_in
+
+    monkeypatch.setenv("JUDGE_KEY", "sk-page-secret-42")
+    with ChatServer(scripted(3), key="sk-page-secret-42") as srv:
+        add = [
+            "judge",
+            "model",
+            "add",
+            gated,
+            "judge",
+            "--endpoint",
+            srv.url,
+            "--model",
+            "judge-1",
+            "--api-key-env",
+            "JUDGE_KEY",
+        ]
+        assert cli(*add).exit_code == 0
+        assert cli("judge", "model", "run", gated, "judge").exit_code == 0
+    with ThreadServer(create_app(gated, signin_limit=(1000, 60.0))) as server:
+        admin = sign_in(server.url, gated, "admin")
+        page = admin.get("/admin")
+        # a model labeller's grades are refused by the labeller pages: it has no sign-in at all
+        refused = cli("judge", "invite", gated, "judge")
+    assert page.status_code == 200
+    html = page.text
+    assert 'id="model-judge"' in html and "judge-1" in html and "127.0.0.1" in html
+    assert "failing: non_inferiority, probes" in html and "full pool closed" in html
+    assert "sk-page-secret-42" not in html
+    assert refused.exit_code == 1
+
+
+def test_a_closed_model_puts_no_pair_in_the_adjudication_queue(gated: Path, cli) -> None:
+    before = cli("judge", "queue", gated, "--json")
+    with ChatServer(scripted(3)) as srv:  # a lenient model: it disagrees with the people on many pairs
+        assert (
+            cli(
+                "judge", "model", "add", gated, "judge", "--endpoint", srv.url, "--model", "judge-1"
+            ).exit_code
+            == 0
+        )
+        assert cli("judge", "model", "run", gated, "judge").exit_code == 0
+    after = cli("judge", "queue", gated, "--json")
+    assert json.loads(after.stdout) == json.loads(before.stdout)
+    assert (
+        cli(
+            "judge", "model", "override", gated, "judge", "--reason", "measured elsewhere", "--by", "ann"
+        ).exit_code
+        == 0
+    )
+    opened = json.loads(cli("judge", "queue", gated, "--json").stdout)
+    assert len(opened["items"]) > len(json.loads(before.stdout)["items"])
