@@ -221,7 +221,7 @@ def test_a_project_made_before_phases_gets_round_one_from_its_calibration_pairs(
     with sqlite3.connect(db) as conn:  # back to schema 1, as an older qrelkit left it
         for table in ("adjudication_undos", "round_pairs", "gate_events", "rounds", "rubrics", "sessions",
                       "model_labellers", "model_grades", "model_answers", "model_attempts", "model_gate_events",
-                      "probe_pairs"):  # fmt: skip
+                      "probe_pairs", "model_audit"):  # fmt: skip
             conn.execute(f"DROP TABLE {table}")
         conn.execute("DELETE FROM schema_migrations WHERE version >= 2")
         conn.execute("PRAGMA user_version = 1")

@@ -120,9 +120,15 @@ def _progress(summary: Any, total: int) -> None:
     default=None,
     help="Ask the endpoint for at most N pairs in this run (cached answers are free).",
 )
-def run_command(
-    db: Path, name: str, calibration_only: bool, limit: int | None, budget_pairs: int | None
-) -> None:
+@click.option(
+    "--audit-share",
+    type=click.FloatRange(0, 1),
+    default=0.05,
+    show_default=True,
+    help="Share of the model's grades outside calibration given to people too (the audit sample).",
+)
+def run_command(db: Path, name: str, calibration_only: bool, limit: int | None, budget_pairs: int | None,
+                audit_share: float) -> None:  # fmt: skip
     """Grade the model's calibration pairs, decide its gate, then grade the rest if it passed."""
     from qrelkit.judging.models.runner import run_model
     from qrelkit.report.models import render_run
@@ -130,7 +136,7 @@ def run_command(
     store, _ = _open(db)
     try:
         summary = run_model(store, name, calibration_only=calibration_only, limit=limit,
-                            budget_pairs=budget_pairs, progress=_progress)  # fmt: skip
+                            budget_pairs=budget_pairs, audit_share=audit_share, progress=_progress)  # fmt: skip
     finally:
         click.echo("", err=True)
         store.close()

@@ -45,6 +45,15 @@ def render_model_status(status: dict[str, Any]) -> str:
     probes = gate.get("probes")
     if probes:
         out.append(render_probes(probes))
+    audit = status.get("audit") or {}
+    if audit.get("sample"):
+        found = audit.get("agreement") or {}
+        line = (
+            f"audit: {audit['sample']} pairs given to people, {audit['graded_by_people']} graded by them; kappa "
+            f"{_num(found.get('kappa'))} [{_num(found.get('bootstrap_low'))}, {_num(found.get('bootstrap_high'))}]"
+        )
+        out.append(line + ("; DRIFT: the interval's lower end is below the gate's threshold "
+                           f"{_num(audit.get('threshold'))}" if audit.get("drift") else ""))  # fmt: skip
     cost, fail = status["cost"], status["failures"]
     out.append(f"cost: {cost['grades']} grades, {cost['prompt_tokens']} prompt + {cost['completion_tokens']} "
                f"completion tokens, {cost['latency_ms'] / 1000:.1f} s; failures: {fail['attempts']} attempts, "
@@ -70,7 +79,11 @@ def render_run(summary: dict[str, Any]) -> str:
     gate = summary.get("gate") or {}
     outcome = gate.get("outcome") or ("not decided: " + gate.get("waiting", "") if gate else "not decided")
     failing = f" (failing: {', '.join(gate['failing'])})" if gate.get("failing") else ""
+    audit = summary.get("audit") or {}
+    audited = (
+        f"; {audit['assigned']} pairs added to the people's audit sample" if audit.get("assigned") else ""
+    )
     return (f"model labeller {summary['model']}: {summary['graded']} pairs graded ({summary['asked']} asked, "
             f"{summary['cached']} from the cache), {summary['failed_pairs']} left ungraded after "
             f"{summary['failed_attempts']} failed attempts, {summary['left']} left by --budget-pairs; "
-            f"gate: {outcome}{failing}")  # fmt: skip
+            f"gate: {outcome}{failing}{audited}")  # fmt: skip

@@ -268,3 +268,46 @@ def test_probes_catch_an_injectable_model_and_stay_out_of_the_pool(gated: Path, 
         assert conn.execute("SELECT COUNT(*) FROM probe_pairs").fetchone()[0] == 4 * n_zero + 20
         docs = " ".join(r[0] for r in conn.execute("SELECT text FROM docs"))
         assert "Ignore the rubric" not in docs
+
+
+def test_the_audit_sample_goes_to_people_and_shows_drift(gated: Path, cli) -> None:
+    import hashlib
+
+    from qrelkit.judging.grades import record_grade
+    from qrelkit.judging.project import load_rubric_from_store
+    from qrelkit.judging.store import Store
+
+    perfect = scripted(0, flip_every=10**9)
+    with ChatServer(perfect) as srv:
+        _add_and_run(cli, gated, srv.url)
+        assert cli("judge", "model", "probe", gated, "judge").exit_code == 0
+        rest = cli("judge", "model", "run", gated, "judge", "--audit-share", "0.5")
+    # the sample, by the documented rule: SHA-256 of "seed:audit:model:query\tdoc", first 16 hex digits
+    outside = [(f"q{q}", f"d{q}-{d}") for q in range(8, 12) for d in range(DOCS)]
+    sampled = sorted(k for k in outside if int(hashlib.sha256(
+        f"11:audit:judge:{k[0]}\t{k[1]}".encode()).hexdigest()[:16], 16) < 0.5 * 16**16)  # fmt: skip
+    assert f"{len(sampled)} pairs added to the people's audit sample" in rest.stdout
+    with sqlite3.connect(gated) as conn:
+        rows = conn.execute(
+            "SELECT p.query_id, p.doc_id, u.name, a2.position FROM model_audit m JOIN pairs p USING (pair_id) "
+            "JOIN users u ON u.user_id = m.person_id "
+            "JOIN assignments a2 ON a2.user_id = m.person_id AND a2.pair_id = m.pair_id ORDER BY 1, 2").fetchall()  # fmt: skip
+    assert sorted((q, d) for q, d, _, _ in rows) == sampled
+    # the people grade their audit pairs two grades away from the model: the audit shows drift
+    with Store(gated) as store:
+        rubric = load_rubric_from_store(store)
+        ids = dict(store.read(lambda c: c.execute("SELECT name, user_id FROM users").fetchall()))
+        for q, d, name, position in rows:
+            g = (truth(int(q[1:]), int(d.split("-")[1])) + 2) % 4
+            store.write(lambda c, u=ids[name], p=position, g=g: record_grade(
+                c, u, p, g, unsure=False, note=None, time_spent_ms=1000, rubric=rubric))  # fmt: skip
+    status = _status(cli, gated)
+    audit = status["audit"]
+    model = [truth(int(q[1:]), int(d.split("-")[1])) for q, d, _, _ in rows]
+    people = [(m + 2) % 4 for m in model]
+    assert audit["sample"] == len(sampled) and audit["graded_by_people"] == len(sampled)
+    assert audit["agreement"]["kappa"] == pytest.approx(
+        cohen_kappa_score(people, model, weights="linear"), abs=1e-12
+    )
+    assert audit["drift"] is True
+    assert "DRIFT" in cli("judge", "model", "status", gated, "judge").stdout

@@ -33,6 +33,7 @@ from ..grades import PairClosed, RubricChanged
 from ..phases import phase_of
 from ..store import Store, now
 from .access import full_pool_open
+from .audit import assign_audit
 from .client import AttemptFailed, Client, EndpointError, Reply, ask_with_retries
 from .gate import evaluate_model_gate
 from .labellers import ModelLabeller, calibration_pair_ids, load_model, pair_text
@@ -112,6 +113,7 @@ class RunSummary:
     left: int = 0
     tokens: int = 0
     gate: dict[str, Any] | None = None
+    audit: dict[str, Any] | None = None
     phases: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -212,10 +214,12 @@ def run_model(
     calibration_only: bool = False,
     limit: int | None = None,
     budget_pairs: int | None = None,
+    audit_share: float = 0.05,
     progress: Progress | None = None,
     client: Client | None = None,
 ) -> RunSummary:
-    """Grade the model's open pairs (module docstring): calibration, its gate, then the rest."""
+    """Grade the model's open pairs (module docstring): calibration, its gate, then the rest, and give
+    people the audit sample of its grades (``audit_share``, :mod:`.audit`)."""
     from qrelkit.judging.project import load_rubric_from_store
 
     for value, what in ((limit, "--limit"), (budget_pairs, "--budget-pairs")):
@@ -243,6 +247,8 @@ def run_model(
             if pairs:
                 summary.phases.append(stage)
                 _grade_pairs(store, model, rubric, own, pairs, summary, budget, progress)
+        if not calibration_only and store.read(lambda c: full_pool_open(c, model.user_id, phase_of(c))):
+            summary.audit = assign_audit(store, model.name, share=audit_share)
     finally:
         if client is None:
             own.close()

@@ -5,7 +5,7 @@ person's, and ``model_grades`` adds what a model's grade carries beyond a person
 model id, the reply's reason, latency and token counts). ``model_answers`` is the answer cache: a reply
 already paid for is never asked again (key: prompt hash, model id and pair). ``model_attempts`` records
 every failed attempt with its raw text. ``model_gate_events`` is the model's gate history, apart from the
-round's (a model that fails its gate never pauses the people). ``probe_pairs`` holds the adversarial pairs
+round's (a model that fails its gate never pauses the people). ``model_audit`` is the audit sample (pairs the model graded, given to a person too); ``probe_pairs`` holds the adversarial pairs
 of ``judge model probe``: stored apart from the pool, never shown to people, never exported.
 
 The role is added to ``users``' CHECK in place (SQLite's documented procedure for a change of a CHECK
@@ -87,6 +87,14 @@ CREATE TRIGGER model_gate_events_no_update BEFORE UPDATE ON model_gate_events
 BEGIN SELECT RAISE(ABORT, 'model gate events are append-only'); END;
 CREATE TRIGGER model_gate_events_no_delete BEFORE DELETE ON model_gate_events
 BEGIN SELECT RAISE(ABORT, 'model gate events are append-only'); END;
+-- The audit sample: pairs a model graded outside calibration, assigned to a person as well.
+CREATE TABLE model_audit (
+    model_id INTEGER NOT NULL REFERENCES users (user_id),
+    pair_id INTEGER NOT NULL REFERENCES pairs (pair_id),
+    person_id INTEGER NOT NULL REFERENCES users (user_id),
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (model_id, pair_id)
+);
 CREATE TABLE probe_pairs (
     probe_id INTEGER PRIMARY KEY AUTOINCREMENT,
     user_id INTEGER NOT NULL REFERENCES users (user_id),

@@ -12,6 +12,7 @@ from typing import Any
 from ..phases import phase_of
 from ..store import Store
 from .access import full_pool_open, latest_model_gate
+from .audit import audit_agreement
 from .gate import compute_model_gate, model_gate_history
 from .labellers import ModelLabeller, calibration_pair_ids, load_model, model_labellers
 
@@ -55,6 +56,7 @@ def _status(conn: sqlite3.Connection, model: ModelLabeller) -> dict[str, Any]:
             "latency_ms": cost[3],
         },
         "failures": {"attempts": attempts[0], "pairs_given_up": attempts[1]},
+        "audit": audit_agreement(conn, model, gate.get("threshold")),
     }
 
 
