@@ -101,7 +101,8 @@ def audit_agreement(
     sample = conn.execute("SELECT COUNT(*) FROM model_audit WHERE model_id = ?", (model.user_id,)).fetchone()[
         0
     ]
-    mine, theirs = {}, {}
+    mine: dict[tuple[str, str], int] = {}
+    theirs: dict[tuple[str, str], int] = {}
     for q, d, user_id, grade in rows:  # the latest event of each wins
         (mine if user_id == model.user_id else theirs)[q, d] = int(grade)
     shared = {k: v for k, v in theirs.items() if k in mine}
@@ -109,7 +110,7 @@ def audit_agreement(
                            "agreement": None, "drift": False}  # fmt: skip
     if len(shared) >= 2:
         scale = conn.execute("SELECT value FROM meta WHERE key = 'kappa_weights'").fetchone()
-        weights = scale[0] if scale else "linear"
+        weights: Any = scale[0] if scale else "linear"
         from ..phases import rubric_by_hash
 
         found = model_versus(mine, shared, rubric_by_hash(conn, phase.rubric_hash).scale, name="audit",

@@ -22,12 +22,13 @@ from __future__ import annotations
 import hashlib
 import random
 import sqlite3
+from functools import partial
 from typing import Any
 
 from qrelkit.errors import ValidationError
 
 from ..store import Store, now
-from .client import AttemptFailed, Client, EndpointError, ask_with_retries
+from .client import AttemptFailed, Client, ask_with_retries
 from .gate import evaluate_model_gate, gate_material, probe_rates
 from .labellers import ModelLabeller, load_model, pair_text
 from .prompt import PairText, render, rubric_payload
@@ -83,6 +84,14 @@ def _sources(conn: sqlite3.Connection, model: ModelLabeller, n: int) -> tuple[li
     return pick, order, max(m["scale"])
 
 
+def _insert_probe(conn: sqlite3.Connection, row: tuple[Any, ...]) -> None:
+    conn.execute(
+        "INSERT OR IGNORE INTO probe_pairs (user_id, rubric_hash, kind, variant, pair_id, query_text, document, "
+        "base_grade, grade, reason, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        row,
+    )
+
+
 def run_probes(
     store: Store, name: str, *, pairs: int | None = None, client: Client | None = None
 ) -> dict[str, Any]:
@@ -128,17 +137,12 @@ def run_probes(
             def failed(exc: AttemptFailed, last: bool, errors: list[str] = errors) -> None:
                 errors.append(exc.error)
 
-            try:
-                reply = ask_with_retries(own, f"probe-{kind}-{variant}-{pair_id}", prompt, payload,
-                                         max_retries=model.max_retries, on_failure=failed)  # fmt: skip
-            except EndpointError:
-                raise
-            store.write(lambda c, k=kind, v=variant, p=pair_id, b=base, t=text, r=reply, e=errors: c.execute(
-                "INSERT OR IGNORE INTO probe_pairs (user_id, rubric_hash, kind, variant, pair_id, query_text, "
-                "document, base_grade, grade, reason, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (model.user_id, rubric.content_hash, k, v, p, t.query, t.document, b,
-                 None if r is None else r.grade, None if r is None else r.reason, e[-1] if r is None and e else None,
-                 now())))  # fmt: skip
+            reply = ask_with_retries(own, f"probe-{kind}-{variant}-{pair_id}", prompt, payload,
+                                     max_retries=model.max_retries, on_failure=failed)  # fmt: skip
+            row = (model.user_id, rubric.content_hash, kind, variant, pair_id, text.query, text.document, base,
+                   None if reply is None else reply.grade, None if reply is None else reply.reason,
+                   errors[-1] if reply is None and errors else None, now())  # fmt: skip
+            store.write(partial(_insert_probe, row=row))
     finally:
         if client is None:
             own.close()

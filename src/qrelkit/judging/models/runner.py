@@ -24,6 +24,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from qrelkit.errors import ValidationError
@@ -238,8 +239,7 @@ def run_model(
                 summary.gate = evaluate_model_gate(store, model.name)
                 if calibration_only:
                     break
-            only = stage == "calibration"
-            found = store.read(lambda c, only=only: open_pairs(c, model, calibration_only=only))
+            found = store.read(partial(open_pairs, model=model, calibration_only=stage == "calibration"))
             pairs = [p for p in found if p not in tried]
             if limit is not None:
                 pairs = pairs[: max(0, limit - summary.graded - summary.failed_pairs)]
