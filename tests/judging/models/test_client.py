@@ -182,3 +182,12 @@ def test_a_key_passed_as_the_variable_name_is_refused_without_echoing_it(gated: 
 def test_endpoint_errors_are_endpoint_errors() -> None:
     with pytest.raises(EndpointError, match="cannot reach"):
         ChatClient(f"http://127.0.0.1:{free_port_closed()}/v1", "m", scale=SCALE, timeout=2).ask("1", "x", {})
+
+
+def test_a_rubric_without_levels_is_one_line(tmp_path: Path, cli) -> None:
+    from .helpers import RUBRIC
+
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text(RUBRIC.split("[[levels]]")[0])
+    result = cli("rubric", "lint", rubric)
+    _one_line_error(result, str(rubric), "the rubric has no levels", "Fix: add a level for each grade")

@@ -76,7 +76,12 @@ def _people_kappa(conn: sqlite3.Connection, round_number: int) -> float | None:
 def gate_material(conn: sqlite3.Connection, model: ModelLabeller) -> dict[str, Any]:
     """The model's, each person's and the adjudicated grades on the current round's calibration pairs."""
     phase = phase_of(conn)
-    calibration = calibration_pair_ids(conn, phase.round)
+    assigned = {
+        r[0] for r in conn.execute("SELECT pair_id FROM assignments WHERE user_id = ?", (model.user_id,))
+    }
+    calibration = (
+        calibration_pair_ids(conn, phase.round) & assigned
+    )  # a later round's, if --pairs left some out
     keys = {p: (q, d) for p, q, d in conn.execute("SELECT pair_id, query_id, doc_id FROM pairs")}
     latest = (
         "SELECT u.name, e.pair_id, e.grade FROM grade_events e JOIN users u USING (user_id) WHERE e.event_id IN "
