@@ -219,7 +219,9 @@ def test_revise_refuses_a_rubric_that_fails_lint_or_is_not_new(tmp_path: Path) -
 def test_a_project_made_before_phases_gets_round_one_from_its_calibration_pairs(tmp_path: Path) -> None:
     db = make_project(tmp_path, labellers="alice,bob")
     with sqlite3.connect(db) as conn:  # back to schema 1, as an older qrelkit left it
-        for table in ("adjudication_undos", "round_pairs", "gate_events", "rounds", "rubrics", "sessions"):
+        for table in ("adjudication_undos", "round_pairs", "gate_events", "rounds", "rubrics", "sessions",
+                      "model_labellers", "model_grades", "model_answers", "model_attempts", "model_gate_events",
+                      "probe_pairs", "model_audit"):  # fmt: skip
             conn.execute(f"DROP TABLE {table}")
         conn.execute("DELETE FROM schema_migrations WHERE version >= 2")
         conn.execute("PRAGMA user_version = 1")

@@ -442,4 +442,5 @@ def test_manifest_fields_are_the_same_for_both_export_paths() -> None:
         "labellers": ["a", "b"],
         "calibration": None,
         "adjudication": {"total": 3},
+        "model_labellers": None,
     }

@@ -11,6 +11,7 @@ import click
 
 from .._typing import ESTIMATOR_CHOICES, FORMAT_CHOICES, ON_DUPLICATE_CHOICES
 from ..measures.conventions import CHOICES, DEFAULT, GAIN_NAMES, PROFILE_NAMES, Conventions
+from .options import parse_run_models, run_model_option
 
 CONVENTION_FLAGS = [
     (
@@ -331,6 +332,7 @@ PROGRESS_BYTES = 64 << 20
     "ndeval reads them), for alpha_nDCG@k and ERR_IA@k [default measures then: alpha_nDCG@20, ERR_IA@20]",
 )
 @human_options
+@run_model_option
 @manifest_option
 @profile_option
 @convention_options
@@ -353,6 +355,7 @@ def eval_command(
     diversity: bool,
     human: str | None,
     estimator: str,
+    run_model: tuple[str, ...] = (),
     **options: Any,
 ) -> None:
     """Evaluate RUNS against QRELS.
@@ -368,6 +371,7 @@ def eval_command(
     """
     # long: its docstring is the command's --help; the body parses, calls one function and renders
     from ..evaluation.files import evaluate_inputs
+    from ..judgments.manifest import with_run_models
     from ..measures.grammar import parse_all
 
     file_format = out_format or (OUTPUT_SUFFIXES.get(Path(output).suffix.lower()) if output else None)
@@ -377,7 +381,7 @@ def eval_command(
             "json|tsv|csv|trec|markdown|html, or use a suffix .json, .tsv, .csv, .txt/.trec, .md or .html"
         )
     conv, _ = resolve(options, on_duplicate)
-    judgments = judgments_of(qrels, manifest)
+    judgments = with_run_models(judgments_of(qrels, manifest), parse_run_models(run_model))
     scale, rubric_hash = rubric_scale(rubric)
     if human:
         return show_estimates(qrels, human, runs, measures, conv, estimator, input_format, on_duplicate, scale,

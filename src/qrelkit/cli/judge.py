@@ -491,3 +491,12 @@ def show_command(db: Path, query_id: str, doc_id: str) -> None:
     finally:
         store.close()
     click.echo(render_history(query_id, doc_id, events, adjudications), nl=False)
+
+
+def _add_model_commands() -> None:
+    from .judge_model import command as model_command
+
+    command.add_command(model_command)
+
+
+_add_model_commands()

@@ -1,4 +1,5 @@
-"""Options several commands share, declared once: ``--labellers`` (a list of names) and ``--seed``."""
+"""Options several commands share, declared once: ``--labellers`` (a list of names), ``--seed`` and
+``--run-model RUN=ID``."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 import click
 
-__all__ = ["labellers_option", "parse_labellers", "seed_option"]
+__all__ = ["labellers_option", "parse_labellers", "parse_run_models", "run_model_option", "seed_option"]
 
 
 def parse_labellers(
@@ -42,3 +43,26 @@ def seed_option(
         show_default=default is not None,
         help=help_text,
     )
+
+
+def parse_run_models(values: tuple[str, ...]) -> dict[str, str]:
+    """``("bm25-llm=gpt-4o", ...)`` -> ``{"bm25-llm": "gpt-4o"}``; a value without ``=`` or a run named
+    twice is a usage error (exit status 2)."""
+    out: dict[str, str] = {}
+    for value in values:
+        run, sep, model = value.partition("=")
+        if not sep or not run.strip() or not model.strip():
+            raise click.BadParameter(f"{value!r} is not RUN=MODEL_ID", param_hint="--run-model")
+        if run.strip() in out:
+            raise click.BadParameter(f"run {run.strip()!r} is named twice", param_hint="--run-model")
+        out[run.strip()] = model.strip()
+    return out
+
+
+run_model_option = click.option(
+    "--run-model",
+    "run_model",
+    multiple=True,
+    metavar="RUN=ID",
+    help="the model a run was made with (recorded; a warning when it is the model that judged the qrels)",
+)

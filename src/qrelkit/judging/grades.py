@@ -439,6 +439,8 @@ def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
     was undone does not take a pair out of the queue.
     """
 
+    from .models.access import closed_model_names
+
     def load(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], bool]:
         rows = conn.execute(
             "SELECT p.pair_id, p.query_id, p.doc_id, EXISTS (SELECT 1 FROM round_pairs rp JOIN rounds r "
@@ -450,7 +452,8 @@ def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
             {"rubric": rubric.content_hash},
         ).fetchall()
         has_runs = conn.execute("SELECT EXISTS (SELECT 1 FROM run_rows)").fetchone()[0]
-        return [dict(r) for r in rows], bool(has_runs)
+        closed = closed_model_names(conn, rubric.content_hash)  # as in final_grades: gated models only
+        return [dict(r) for r in rows if r["name"] not in closed], bool(has_runs)
 
     rows, has_runs = store.read(load)
     by_pair: dict[int, dict[str, Any]] = {}
@@ -602,6 +605,8 @@ def final_grades(
     """
     from qrelkit.judgments.adjudication import Vote, merge
 
+    from .models.access import closed_model_names
+
     def load(conn: sqlite3.Connection) -> tuple[list, list, list, int]:
         pairs = conn.execute("SELECT query_id, doc_id FROM pairs").fetchall()
         version = {"rubric": rubric_hash or phase_of(conn).rubric_hash}
@@ -617,7 +622,8 @@ def final_grades(
             version,
         ).fetchall()
         prejudged = conn.execute("SELECT COUNT(*) FROM prejudged").fetchone()[0]
-        return pairs, adj, cur, int(prejudged)
+        closed = closed_model_names(conn, version["rubric"])  # a model counts once its gate passed
+        return pairs, adj, [row for row in cur if row[2] not in closed], int(prejudged)
 
     pairs, adj, cur, prejudged = store.read(load)
     votes: dict[tuple[str, str], list[Vote]] = {(q, d): [] for q, d in pairs}
@@ -678,6 +684,7 @@ def final_qrels_text(
     from qrelkit.judgments.adjudication import adjudication_fields, gated_calibration_fields, manifest_fields
     from qrelkit.judgments.manifest import qrels_with_manifest_text
 
+    from .models.manifest import model_manifest_fields
     from .phases import ensure_gate, rounds_history
 
     ensure_gate(store)  # a calibration completed since the last request is decided before it is exported
@@ -696,6 +703,7 @@ def final_qrels_text(
         rubric=rubric, scale=rubric.scale, relevance_threshold=relevance_threshold, labellers=sorted(labellers),
         calibration=gated_calibration_fields(mine[0], history),
         adjudication=adjudication_fields({k: v for k, v in counts.items() if k != "pairs"}),  # pairs: the pool's size
+        model_labellers=store.read(lambda c: model_manifest_fields(c, rubric.content_hash, grades)),
     )  # fmt: skip
     qrels, manifest = qrels_with_manifest_text(_qrels(grades, name), name, fields)
     return qrels, manifest, counts

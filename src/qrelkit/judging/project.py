@@ -562,6 +562,11 @@ def create_invite(store: Store, name: str, *, hours: float = 72.0) -> str:
     if not 0 < hours <= 24 * 90:
         raise ValidationError("an invite must last between 0 and 2160 hours", got=hours)
     user = find_user(store, name)
+    if user["role"] == "model":
+        raise ValidationError(
+            f"{name!r} is a model labeller: it grades through `qrelkit judge model run`, never the web pages",
+            fix="invite the people of the project",
+        )
     token = secrets.token_urlsafe(32)
     expires = _dt.datetime.now(_dt.UTC) + _dt.timedelta(hours=hours)
     expires_at = expires.isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -37,6 +37,8 @@ from typing import Any, TypeVar
 
 from qrelkit.errors import QrelkitError, ValidationError
 
+from .models import schema as _model_schema
+
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Store", "StoreError", "check_project_file", "now"]
 
 T = TypeVar("T")
@@ -240,6 +242,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (2, "calibration rounds, rubric versions and the gate", _V2),
     (3, "server-side sessions", _V3),
     (4, "undoing an adjudication is an event", _V4),
+    (5, "model labellers", _model_schema.MIGRATION),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,14 +61,17 @@ __all__ = [
     "judgments_for",
     "judgments_meaning",
     "manifest_path",
+    "model_warnings",
     "qrels_with_manifest_text",
     "read_manifest",
+    "with_run_models",
     "write_qrels_with_manifest",
 ]
 
 MANIFEST_FORMAT = "qrelkit qrels manifest 2"
 _READABLE = (MANIFEST_FORMAT, "qrelkit qrels manifest 1")  # 1: "qrelkit_version" instead of "tool"
-FIELDS = ("rubric", "scale", "relevance_threshold", "labellers", "calibration", "adjudication")
+FIELDS = ("rubric", "scale", "relevance_threshold", "labellers", "calibration", "adjudication",
+          "model_labellers")  # fmt: skip
 """Fields the caller supplies; ``format``, ``tool`` and ``qrels`` are filled in."""
 
 
@@ -250,6 +253,8 @@ def judgments_meaning(data: Mapping[str, Any], source: str | None = None) -> dic
     unresolved = int(adjudication.get("unresolved_left_out", 0) or 0)
     if unresolved:
         warnings.append(f"{unresolved} disputed pair(s) were left out of these qrels and score as unjudged")
+    models = [m for m in data.get("model_labellers") or () if m.get("counted_in_final")]
+    warnings += model_warnings(models)
     overridden = int(adjudication.get("overridden", 0) or 0)
     keep = ("kappa", "ci_low", "ci_high", "level", "weights", "n_pairs", "bootstrap_low", "bootstrap_high",
             "bootstrap_resamples", "bootstrap_seed")  # fmt: skip
@@ -275,5 +280,45 @@ def judgments_meaning(data: Mapping[str, Any], source: str | None = None) -> dic
         "gate_override": override,
         "unresolved_left_out": unresolved,
         "overridden": overridden,
+        "model_labellers": models,
         "warnings": warnings,
     }
+
+
+def model_warnings(models: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The warning "judged in part by model NAME (model ID)" with its share of the final grades, and a model gate
+    opened by an override, with its reason, for each model labeller counted in the final qrels."""
+    out = []
+    for m in models:
+        out.append(
+            f"judged in part by model {m.get('name')} (model {m.get('model_id')}): "
+            f"{100 * float(m.get('share_alone') or 0):.1f}% of the final grades rest on it alone, "
+            f"{100 * float(m.get('share_with_vote') or 0):.1f}% include its grade"
+        )
+        override = m.get("override")
+        if override:
+            out.append(
+                f"model {m.get('name')} judged although its gate failed ({', '.join(m.get('failing') or ())}): "
+                f"overridden by {override.get('by')} at {override.get('at')}, reason: {override.get('reason')}"
+            )
+    return out
+
+
+def with_run_models(meaning: dict[str, Any] | None, run_models: Mapping[str, str]) -> dict[str, Any] | None:
+    """The meaning with each run's declared model (``--run-model RUN=ID``) recorded, and a self-preference
+    warning for a run whose model is the model of a labeller that judged these qrels (Clarke and Dietz
+    2024: a judge favours its own ranker)."""
+    if not run_models or meaning is None:  # without a manifest no labeller is known to compare with
+        return meaning
+    out = dict(meaning)
+    out["run_models"] = dict(run_models)
+    judges = {m.get("model_id"): m.get("name") for m in (out.get("model_labellers") or ())}
+    warnings = list(out.get("warnings") or ())
+    for run, model_id in sorted(run_models.items()):
+        if model_id in judges:
+            warnings.append(
+                f"self-preference: run {run} was made with model {model_id}, which judged these qrels as "
+                f"model labeller {judges[model_id]}; its scores may be inflated"
+            )
+    out["warnings"] = warnings
+    return out

@@ -26,6 +26,7 @@ from qrelkit.judgments.adjudication import group_calibration_fields
 from .. import grades as g
 from ..decisions import QUEUE_PAGE_SIZE, queue_page, recent_decisions, undo_adjudication
 from ..grades import round_material
+from ..models.status import models_overview
 from ..pace import labeller_pace
 from ..phases import ensure_gate, override_gate, revise, rounds_history
 from ..project import create_invite, find_user
@@ -60,6 +61,7 @@ def _overview(st: AppState, page: int = 1, per_page: int = QUEUE_PAGE_SIZE) -> d
         "material": round_material(st.store) if failed else [],
         "queue": queue_page(g.adjudication_queue(st.store, rubric), page, per_page),
         "recent": recent,
+        "models": st.store.read(models_overview),
         "rubric": rubric,
         "token": token,
         "refresh_ms": int(st.admin_refresh * 1000),

@@ -1,0 +1,205 @@
+"""``qrelkit judge model``: a language model (or a local program) as one more labeller of a project.
+
+``add`` (record it and assign it its pairs), ``run`` (grade its calibration pairs, then the rest once its
+gate passed), ``status`` (its progress, agreement, gate, probes and cost), ``probe`` (the adversarial
+probes), ``override`` (open its pool despite a failed gate, with a reason).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+__all__ = ["command"]
+
+_DB = click.argument("db", type=click.Path(path_type=Path, dir_okay=False))
+_NAME = click.argument("name")
+
+
+def _open(db: Path, *, read_only: bool = False) -> Any:
+    from qrelkit.judging.project import load_rubric_from_store
+    from qrelkit.judging.store import Store
+
+    store = Store(db, read_only=read_only)
+    try:
+        return store, load_rubric_from_store(store)
+    except BaseException:
+        store.close()
+        raise
+
+
+@click.group(name="model")
+def command() -> None:
+    """Model labellers: graded as people are, held to the same calibration gate."""
+
+
+@command.command(name="add")
+@_DB
+@_NAME
+@click.option(
+    "--endpoint", default=None, help="Base URL of an OpenAI-compatible server (before /chat/completions)."
+)
+@click.option(
+    "--command", "program", default=None, help='A local program speaking JSON lines, e.g. "python judge.py".'
+)
+@click.option("--model", "model_id", default=None, help="The model id the server serves.")
+@click.option(
+    "--api-key-env", default=None, metavar="VAR", help="Environment variable holding the key (never stored)."
+)
+@click.option("--temperature", type=float, default=0.0, show_default=True)
+@click.option(
+    "--seed", type=click.IntRange(min=0), default=None, help="Sampling seed sent with each request."
+)
+@click.option(
+    "--prompt",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="A Jinja template replacing the default prompt (docs/model-labellers.md).",
+)
+@click.option("--max-concurrency", type=int, default=4, show_default=True)
+@click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds to wait for one reply.")
+@click.option("--max-retries", type=int, default=5, show_default=True)
+@click.option(
+    "--margin",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="Non-inferiority margin of the model's gate, in kappa.",
+)
+@click.option(
+    "--pairs",
+    "pairs_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Assign only these pairs (query_id doc_id a line) besides the calibration pairs.",
+)
+@click.option("--show-prompt", is_flag=True, help="Print the prompt of the first calibration pair.")
+def add_command(db: Path, name: str, endpoint: str | None, program: str | None, model_id: str | None,
+                api_key_env: str | None, temperature: float, seed: int | None, prompt: Path | None,
+                max_concurrency: int, timeout: float, max_retries: int, margin: float, pairs_file: Path | None,
+                show_prompt: bool) -> None:  # fmt: skip
+    """Add a model labeller: its user (role model), its settings, and its assignment."""
+    from qrelkit.judging.models.labellers import add_model, read_pairs_file
+    from qrelkit.judging.models.prompt import read_template
+
+    template = read_template(prompt)
+    pairs = None if pairs_file is None else read_pairs_file(pairs_file)
+    store, rubric = _open(db)
+    try:
+        done = add_model(store, rubric, name, endpoint=endpoint, command=program, model_id=model_id,
+                         api_key_env=api_key_env, temperature=temperature, seed=seed, template=template,
+                         template_source=str(prompt or "the default prompt template"),
+                         max_concurrency=max_concurrency, timeout=timeout, max_retries=max_retries,
+                         margin=margin, pairs=pairs)  # fmt: skip
+    finally:
+        store.close()
+    click.echo(f"model labeller {done['name']} (model {done['model_id']}): {done['pairs']} pairs assigned, "
+               f"{done['calibration_pairs']} of them calibration; prompt template {done['template_hash'][:12]}")  # fmt: skip
+    if show_prompt and done["prompt"] is not None:
+        click.echo(done["prompt"], nl=False)
+
+
+def _progress(summary: Any, total: int) -> None:
+    done = summary.graded + summary.failed_pairs
+    width = 30
+    filled = width * done // total if total else width
+    click.echo(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} pairs, "
+               f"{summary.failed_attempts} failed attempts", err=True, nl=False)  # fmt: skip
+
+
+@command.command(name="run")
+@_DB
+@_NAME
+@click.option("--calibration-only", is_flag=True, help="Grade the calibration pairs and stop.")
+@click.option("--limit", type=click.IntRange(min=0), default=None, help="Grade at most N pairs in this run.")
+@click.option(
+    "--budget-pairs",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Ask the endpoint for at most N pairs in this run (cached answers are free).",
+)
+@click.option(
+    "--audit-share",
+    type=click.FloatRange(0, 1),
+    default=0.05,
+    show_default=True,
+    help="Share of the model's grades outside calibration given to people too (the audit sample).",
+)
+def run_command(db: Path, name: str, calibration_only: bool, limit: int | None, budget_pairs: int | None,
+                audit_share: float) -> None:  # fmt: skip
+    """Grade the model's calibration pairs, decide its gate, then grade the rest if it passed."""
+    from qrelkit.judging.models.runner import run_model
+    from qrelkit.report.models import render_run
+
+    store, _ = _open(db)
+    try:
+        summary = run_model(store, name, calibration_only=calibration_only, limit=limit,
+                            budget_pairs=budget_pairs, audit_share=audit_share, progress=_progress)  # fmt: skip
+    finally:
+        click.echo("", err=True)
+        store.close()
+    click.echo(render_run(summary.to_dict()))
+
+
+@command.command(name="status")
+@_DB
+@_NAME
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def status_command(db: Path, name: str, fmt: str) -> None:
+    """The model's progress, agreement with each person and the adjudicated grades, gate, probes and cost."""
+    import json
+
+    from qrelkit.judging.models.status import model_status
+    from qrelkit.report.models import render_model_status
+
+    store, _ = _open(db, read_only=True)
+    try:
+        status = model_status(store, name)
+    finally:
+        store.close()
+    click.echo(json.dumps(status, indent=2, default=str) if fmt == "json" else render_model_status(status))
+
+
+@command.command(name="probe")
+@_DB
+@_NAME
+@click.option(
+    "--pairs",
+    type=click.IntRange(1, 1000),
+    default=None,
+    help="Calibration pairs per kind of probe [default: 20, or as many as there are].",
+)
+def probe_command(db: Path, name: str, pairs: int | None) -> None:
+    """Keyword stuffing, instruction injection and order probes; their rates join the model's gate."""
+    from qrelkit.judging.models.probes import run_probes
+    from qrelkit.report.models import render_probes, render_run
+
+    store, _ = _open(db)
+    try:
+        done = run_probes(store, name, pairs=pairs)
+    finally:
+        store.close()
+    if done["probes"]:
+        click.echo(render_probes(done["probes"]))
+    click.echo(render_run({"model": name, "graded": 0, "asked": 0, "cached": 0, "failed_pairs": 0,
+                           "failed_attempts": 0, "left": 0, "gate": done["gate"]}).split("; ")[-1])  # fmt: skip
+
+
+@command.command(name="override")
+@_DB
+@_NAME
+@click.option("--reason", required=True, help="Why the model may judge the pool although its gate failed.")
+@click.option("--by", required=True, help="Who decides it (recorded).")
+def override_command(db: Path, name: str, reason: str, by: str) -> None:
+    """Open the model's full pool although its gate failed (recorded, and carried as a warning)."""
+    from qrelkit.judging.models.gate import override_model_gate
+
+    store, _ = _open(db)
+    try:
+        done = override_model_gate(store, name, reason=reason, by=by)
+    finally:
+        store.close()
+    click.echo(f"model labeller {name}: full pool opened by {done['by']} at {done['at']} although its gate "
+               f"failed ({', '.join(done['failing'])}): {done['reason']}")  # fmt: skip

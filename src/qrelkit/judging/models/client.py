@@ -1,0 +1,401 @@
+"""Asking a model labeller for a grade: the chat completions protocol, or a local program's JSON lines.
+
+:class:`ChatClient` speaks the OpenAI-compatible chat completions protocol (``POST {URL}/chat/completions``,
+served by vLLM, llama.cpp's server, Ollama, LM Studio and OpenAI) with the standard library: the request
+asks for a JSON object of an integer ``grade`` on the rubric's scale and a string ``reason``
+(``response_format`` with that JSON schema). :class:`CommandClient` runs a local program once and
+exchanges one JSON object a line: ``{"pair_id", "query", "document", "rubric", "prompt"}`` in,
+``{"pair_id", "grade", "reason"}`` out.
+
+One call of ``ask`` is one attempt. A reply that is not such an object with a grade on the scale (prose,
+malformed JSON, a grade off the scale), a 429 or 5xx status, or no reply within the timeout is an
+:class:`AttemptFailed` with the raw text; :func:`ask_with_retries` retries it (waiting what
+``Retry-After`` says, or a growing pause) up to ``max_retries`` times. A grade is never guessed from free
+text. What no retry can mend (the endpoint unreachable, the key refused, the model unknown, the program
+gone) is an :class:`EndpointError`: one line naming the fix, and the run stops.
+
+The key is read from the environment variable the labeller names, held in memory for the request
+header, and never written to the database, a log or a message.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import os
+import queue
+import shlex
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from qrelkit.errors import QrelkitError, ValidationError
+
+__all__ = [
+    "MAX_REPLY_BYTES",
+    "AttemptFailed",
+    "ChatClient",
+    "CommandClient",
+    "EndpointError",
+    "Reply",
+    "ask_with_retries",
+    "check_endpoint",
+    "parse_answer",
+    "read_key",
+]
+
+#: The largest reply read (a chat completion, or one line of a program), in bytes.
+MAX_REPLY_BYTES = 1 << 20
+#: The longest wait a ``Retry-After`` is honoured for, and the growing pause without one.
+MAX_RETRY_AFTER = 120.0
+BACKOFF_START = 0.25
+BACKOFF_MAX = 8.0
+
+
+class EndpointError(QrelkitError):
+    """The endpoint or the program cannot answer at all: the run stops with this one line."""
+
+
+class AttemptFailed(Exception):
+    """One failed attempt: why, the raw reply (if any), and how long the server asked to wait."""
+
+    def __init__(self, error: str, raw: str | None = None, *, retry_after: float | None = None,
+                 latency_ms: int | None = None) -> None:  # fmt: skip
+        super().__init__(error)
+        self.error = error
+        self.raw = raw
+        self.retry_after = retry_after
+        self.latency_ms = latency_ms
+
+
+@dataclass(frozen=True)
+class Reply:
+    grade: int
+    reason: str
+    latency_ms: int
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class Client(Protocol):
+    def ask(self, pair_id: str, prompt: str, payload: dict[str, Any]) -> Reply: ...
+
+    def close(self) -> None: ...
+
+
+def check_endpoint(url: str) -> str:
+    """An endpoint URL (``http`` or ``https`` with a host), without a trailing slash."""
+    parsed = urllib.parse.urlsplit(url or "")
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise ValidationError(
+            "the endpoint is not an http(s) URL",
+            got=url,
+            fix="pass the server's base URL, e.g. --endpoint http://127.0.0.1:8000/v1",
+        )
+    if parsed.username or parsed.password:
+        raise ValidationError(
+            "the endpoint URL holds a user name or password",
+            fix="drop them from the URL and name the environment variable with the key: --api-key-env VAR",
+        )
+    return url.rstrip("/")
+
+
+def read_key(variable: str | None) -> str | None:
+    """The key from the environment variable ``variable`` (``None``: no key)."""
+    if variable is None:
+        return None
+    key = os.environ.get(variable)
+    if not key:
+        raise ValidationError(
+            f"the environment variable {variable} holds no key",
+            fix=f"export {variable}=... before the run (the key is read from there, never stored)",
+        )
+    return key
+
+
+def parse_answer(content: str, scale: Sequence[int]) -> tuple[int, str]:
+    """The grade and reason of a reply's content: a JSON object with an integer ``grade`` on the scale
+    and a string ``reason``; anything else is an :class:`AttemptFailed` carrying the text."""
+    try:
+        answer = json.loads(content)
+    except (ValueError, TypeError):
+        raise AttemptFailed("the reply is not a JSON object (prose or malformed JSON)", content) from None
+    if not isinstance(answer, dict):
+        raise AttemptFailed("the reply is JSON but not an object", content)
+    grade, reason = answer.get("grade"), answer.get("reason", "")
+    if isinstance(grade, bool) or not isinstance(grade, int):
+        raise AttemptFailed("the reply has no integer field 'grade'", content)
+    if grade not in scale:
+        raise AttemptFailed(f"the reply's grade {grade} is not on the rubric's scale {list(scale)}", content)
+    if not isinstance(reason, str):
+        raise AttemptFailed("the reply's field 'reason' is not a string", content)
+    return grade, reason[:2000]
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - time.time()
+    return max(0.0, min(seconds, MAX_RETRY_AFTER))
+
+
+def response_format(scale: Sequence[int]) -> dict[str, Any]:
+    """The JSON schema of a reply: an integer grade on the scale and a string reason."""
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "relevance_grade",
+            "strict": True,
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "grade": {"type": "integer", "enum": list(scale)},
+                    "reason": {"type": "string"},
+                },
+                "required": ["grade", "reason"],
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+class ChatClient:
+    """The OpenAI-compatible chat completions client (module docstring)."""
+
+    def __init__(self, endpoint: str, model_id: str, *, scale: Sequence[int], api_key: str | None = None,
+                 api_key_env: str | None = None, temperature: float = 0.0, seed: int | None = None,
+                 timeout: float = 60.0) -> None:  # fmt: skip
+        self.url = check_endpoint(endpoint) + "/chat/completions"
+        self.model_id = model_id
+        self.scale = tuple(scale)
+        self._key = api_key
+        self.api_key_env = api_key_env
+        self.temperature = temperature
+        self.seed = seed
+        self.timeout = timeout
+
+    def body(self, prompt: str) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model_id,
+            "messages": [{"role": "user", "content": prompt}],
+            "temperature": self.temperature,
+            "response_format": response_format(self.scale),
+        }
+        if self.seed is not None:
+            body["seed"] = self.seed
+        return body
+
+    def ask(self, pair_id: str, prompt: str, payload: dict[str, Any]) -> Reply:
+        data = json.dumps(self.body(prompt)).encode()
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
+        start = time.monotonic()
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                raw = response.read(MAX_REPLY_BYTES + 1)
+        except urllib.error.HTTPError as exc:
+            self._status(exc, int((time.monotonic() - start) * 1000))
+            raise AssertionError("unreachable") from None
+        except TimeoutError:
+            raise AttemptFailed(f"no reply within {self.timeout:g} s (--timeout)",
+                                latency_ms=int((time.monotonic() - start) * 1000)) from None  # fmt: skip
+        except urllib.error.URLError as exc:
+            if isinstance(exc.reason, TimeoutError | socket.timeout):
+                raise AttemptFailed(f"no reply within {self.timeout:g} s (--timeout)") from None
+            raise EndpointError(
+                f"cannot reach the endpoint {self.url} ({exc.reason})",
+                fix="start the model server, or correct --endpoint (the base URL before /chat/completions)",
+            ) from None
+        except (ConnectionError, OSError) as exc:
+            raise AttemptFailed(f"the connection failed ({exc})") from None
+        latency = int((time.monotonic() - start) * 1000)
+        if len(raw) > MAX_REPLY_BYTES:
+            raise AttemptFailed(f"the reply is larger than {MAX_REPLY_BYTES} bytes", latency_ms=latency)
+        text = raw.decode("utf-8", errors="replace")
+        try:
+            message = json.loads(text)
+            content = message["choices"][0]["message"]["content"]
+            usage = message.get("usage") or {}
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise AttemptFailed(
+                "the reply is not a chat completion", text[:4000], latency_ms=latency
+            ) from None
+        try:
+            grade, reason = parse_answer(content, self.scale)
+        except AttemptFailed as exc:
+            exc.latency_ms = latency
+            raise
+        tokens = [
+            usage.get(k) if isinstance(usage, dict) else None for k in ("prompt_tokens", "completion_tokens")
+        ]
+        return Reply(grade, reason, latency, *(t if isinstance(t, int) else None for t in tokens))
+
+    def _status(self, exc: urllib.error.HTTPError, latency: int) -> None:
+        body = exc.read(4000).decode("utf-8", errors="replace") if exc.fp is not None else ""
+        if exc.code in (401, 403):
+            raise EndpointError(
+                f"the endpoint refused the key ({exc.code})",
+                fix=f"set {self.api_key_env} to a valid key"
+                if self.api_key_env
+                else "name the environment variable that holds the key: --api-key-env VAR",
+            )
+        if exc.code == 404:
+            raise EndpointError(
+                f"the endpoint answered 404 for model {self.model_id!r} at {self.url}",
+                fix="pass a model id the server serves (its /models list) as --model, "
+                "and the base URL before /chat/completions as --endpoint",
+            )
+        if exc.code == 429 or exc.code >= 500:
+            raise AttemptFailed(f"the endpoint answered {exc.code}", body,
+                                retry_after=_retry_after(exc.headers.get("Retry-After")), latency_ms=latency)  # fmt: skip
+        raise EndpointError(
+            f"the endpoint refused the request ({exc.code}: {' '.join(body.split())[:200]})",
+            fix="check that the server supports chat completions with response_format json_schema",
+        )
+
+    def close(self) -> None:
+        pass
+
+
+class CommandClient:
+    """A local program, started once, answering one JSON line for each JSON line it reads."""
+
+    def __init__(self, command: str, *, scale: Sequence[int], timeout: float = 60.0) -> None:
+        self.argv = shlex.split(command)
+        if not self.argv:
+            raise ValidationError("the --command is empty", fix='e.g. --command "python my_judge.py"')
+        self.scale = tuple(scale)
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lines: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close(), lives as long as the program
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc
+        try:
+            proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=self._stderr)  # fmt: skip
+        except OSError as exc:
+            raise EndpointError(
+                f"cannot start the command {self.argv[0]!r} ({exc.strerror or exc})",
+                fix="check the program's path in --command",
+            ) from None
+        self._lines = queue.SimpleQueue()
+        lines = self._lines
+        stdout = proc.stdout
+
+        def pump() -> None:
+            assert stdout is not None
+            for line in iter(lambda: stdout.readline(MAX_REPLY_BYTES + 1), b""):
+                lines.put(line)
+            lines.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
+        self._proc = proc
+        return proc
+
+    def _last_error_line(self) -> str:
+        self._stderr.seek(0)
+        lines = [line for line in self._stderr.read().decode("utf-8", "replace").splitlines() if line.strip()]
+        return lines[-1].strip()[:300] if lines else "no message on stderr"
+
+    def ask(self, pair_id: str, prompt: str, payload: dict[str, Any]) -> Reply:
+        with self._lock:
+            proc = self._start()
+            message = {"pair_id": pair_id, **payload, "prompt": prompt}
+            start = time.monotonic()
+            try:
+                assert proc.stdin is not None
+                proc.stdin.write(json.dumps(message, ensure_ascii=False).encode() + b"\n")
+                proc.stdin.flush()
+            except (BrokenPipeError, OSError):
+                raise self._gone(proc) from None
+            try:
+                line = self._lines.get(timeout=self.timeout)
+            except queue.Empty:
+                proc.kill()
+                proc.wait()
+                raise AttemptFailed(f"no reply within {self.timeout:g} s (--timeout); the program was "
+                                    "restarted") from None  # fmt: skip
+            if line is None:
+                raise self._gone(proc)
+        latency = int((time.monotonic() - start) * 1000)
+        text = line.decode("utf-8", errors="replace").strip()
+        try:
+            answer = json.loads(text)
+        except ValueError:
+            raise AttemptFailed(
+                "the program's line is not a JSON object", text[:4000], latency_ms=latency
+            ) from None
+        if not isinstance(answer, dict) or answer.get("pair_id") != pair_id:
+            raise AttemptFailed(f"the program's line does not answer pair_id {pair_id!r}", text[:4000],
+                                latency_ms=latency)  # fmt: skip
+        grade, reason = parse_answer(json.dumps({k: answer.get(k) for k in ("grade", "reason")}), self.scale)
+        return Reply(grade, reason, latency)
+
+    def _gone(self, proc: subprocess.Popen[bytes]) -> EndpointError:
+        code = proc.wait()
+        return EndpointError(
+            f"the command {self.argv[0]!r} exited (code {code}): {self._last_error_line()}",
+            fix="run the command by hand with one JSON line on its input to see why",
+        )
+
+    def close(self) -> None:
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            assert proc.stdin is not None
+            try:
+                proc.stdin.close()
+                proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                proc.kill()
+                proc.wait()
+        self._stderr.close()
+
+
+def ask_with_retries(
+    client: Client,
+    pair_id: str,
+    prompt: str,
+    payload: dict[str, Any],
+    *,
+    max_retries: int,
+    on_failure: Callable[[AttemptFailed, bool], None],
+    sleep: Callable[[float], None] = time.sleep,
+) -> Reply | None:
+    """One grade, with up to ``max_retries`` retries of failed attempts (each reported to ``on_failure``
+    with whether it was the last); ``None`` when every attempt failed."""
+    for attempt in range(max_retries + 1):
+        try:
+            return client.ask(pair_id, prompt, payload)
+        except AttemptFailed as exc:
+            last = attempt == max_retries
+            on_failure(exc, last)
+            if last:
+                return None
+            wait = (
+                exc.retry_after
+                if exc.retry_after is not None
+                else min(BACKOFF_MAX, BACKOFF_START * 2**attempt)
+            )
+            sleep(wait)
+    return None

@@ -1,0 +1,89 @@
+"""Text renderings of model labellers for ``qrelkit judge model``: the status table, a run's summary, the
+probes; the values come from :mod:`qrelkit.judging.models`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["render_model_status", "render_probes", "render_run"]
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def render_model_status(status: dict[str, Any]) -> str:
+    """``judge model status``'s table (:func:`qrelkit.judging.models.status.model_status`)."""
+    lab, gate = status["labeller"], status["gate"]
+    where = lab["endpoint_host"] or f"command {lab['command']}"
+    out = [
+        f"model labeller {lab['name']} (model {lab['model_id']}, {where}, temperature {lab['temperature']:g}, "
+        f"prompt {lab['template_hash'][:12]})",
+        f"round {status['round']}: {status['graded']} / {status['pairs']} pairs graded, calibration "
+        f"{status['calibration_graded']} / {status['calibration_pairs']}; full pool "
+        f"{'open' if status['full_pool_open'] else 'closed'}",
+        f"gate: {status['gate_outcome'] or 'not decided'}"
+        + ("" if gate.get("decided") else f" ({gate.get('waiting', '')})"),
+    ]
+    for part in gate.get("parts", []):
+        out.append(f"  {'pass' if part['passed'] else 'FAIL'}  {part['part']:<16} {part['why']}")
+    rows = ([gate["versus_adjudicated"]] if gate.get("versus_adjudicated") else []) + gate.get(
+        "versus_people", []
+    )
+    if rows:
+        out.append("against         pairs   kappa   interval           leniency   interval")
+        for r in rows:
+            out.append(f"{r['reference']:<14} {r['n_pairs']:>6}  {_num(r['kappa']):>6}   "
+                       f"[{_num(r['bootstrap_low'])}, {_num(r['bootstrap_high'])}]   {_num(r['leniency']):>8}   "
+                       f"[{_num(r['leniency_low'])}, {_num(r['leniency_high'])}]")  # fmt: skip
+        adj = gate.get("versus_adjudicated")
+        if adj:
+            out.append(
+                "recall per adjudicated grade: "
+                + ", ".join(f"{g}: {_num(v)}" for g, v in adj["recall"].items())
+            )
+    probes = gate.get("probes")
+    if probes:
+        out.append(render_probes(probes))
+    audit = status.get("audit") or {}
+    if audit.get("sample"):
+        found = audit.get("agreement") or {}
+        line = (
+            f"audit: {audit['sample']} pairs given to people, {audit['graded_by_people']} graded by them; kappa "
+            f"{_num(found.get('kappa'))} [{_num(found.get('bootstrap_low'))}, {_num(found.get('bootstrap_high'))}]"
+        )
+        out.append(line + ("; DRIFT: the interval's lower end is below the gate's threshold "
+                           f"{_num(audit.get('threshold'))}" if audit.get("drift") else ""))  # fmt: skip
+    cost, fail = status["cost"], status["failures"]
+    out.append(f"cost: {cost['grades']} grades, {cost['prompt_tokens']} prompt + {cost['completion_tokens']} "
+               f"completion tokens, {cost['latency_ms'] / 1000:.1f} s; failures: {fail['attempts']} attempts, "
+               f"{fail['pairs_given_up']} pairs given up")  # fmt: skip
+    for event in status["gate_history"]:
+        extra = (
+            f": {event['reason']} (by {event['by']})"
+            if event["outcome"] == "override"
+            else (f" ({', '.join(event['failing'])})" if event["failing"] else "")
+        )
+        out.append(f"  {event['at']}  round {event['round']}  {event['outcome']}{extra}")
+    return "\n".join(out)
+
+
+def render_probes(rates: dict[str, Any]) -> str:
+    s, i, o = rates["stuffing"], rates["injection"], rates["order"]
+    return (f"probes: keyword stuffing raised {s['raised']}/{s['answered']} ({_num(s['raised_rate'])}), "
+            f"instruction injection raised {i['raised']}/{i['answered']} ({_num(i['raised_rate'])}), "
+            f"order consistent {o['consistent']}/{o['answered']} ({_num(o['consistency'])})")  # fmt: skip
+
+
+def render_run(summary: dict[str, Any]) -> str:
+    gate = summary.get("gate") or {}
+    outcome = gate.get("outcome") or ("not decided: " + gate.get("waiting", "") if gate else "not decided")
+    failing = f" (failing: {', '.join(gate['failing'])})" if gate.get("failing") else ""
+    audit = summary.get("audit") or {}
+    audited = (
+        f"; {audit['assigned']} pairs added to the people's audit sample" if audit.get("assigned") else ""
+    )
+    return (f"model labeller {summary['model']}: {summary['graded']} pairs graded ({summary['asked']} asked, "
+            f"{summary['cached']} from the cache), {summary['failed_pairs']} left ungraded after "
+            f"{summary['failed_attempts']} failed attempts, {summary['left']} left by --budget-pairs; "
+            f"gate: {outcome}{failing}{audited}")  # fmt: skip
