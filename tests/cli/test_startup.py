@@ -29,6 +29,7 @@ SMALL_EVAL_MODULES = HELP_MODULES | {
     "qrelkit._native",
     "qrelkit._typing",
     "qrelkit.cli.evaluate",
+    "qrelkit.cli.options",  # --run-model
     "qrelkit.data",
     "qrelkit.data.columns",
     "qrelkit.engine",
