@@ -371,7 +371,7 @@ def group_agreement(
         kappas = _kappa_batch(sums.reshape(r * len(shared), k, k), dis)[0].reshape(r, len(shared))
         return _mean_defined(kappas)
 
-    per_query_tables = np.moveaxis(tables[shared], 0, 1).reshape(n_q, -1)
+    per_query_tables = np.moveaxis(tables[shared], 0, 1).reshape(n_q, len(shared) * k * k)
     intervals = {"mean_kappa": query_bootstrap(per_query_tables, mean_kappas, weights=weights,
                                                what="mean pairwise kappa", **boot)}  # fmt: skip
 
@@ -390,7 +390,7 @@ def group_agreement(
     for lvl in ("interval", "ordinal"):
         alpha[lvl] = krippendorff_alpha(grades.ratings, lvl, value_domain=scale)
         intervals[f"alpha_{lvl}"] = query_bootstrap(
-            coincidence.reshape(n_q, -1),
+            coincidence.reshape(n_q, k * k),
             lambda s, lvl=lvl: alpha_batch(s.reshape(-1, k, k), domain, lvl)[0],
             weights=weights, what=f"alpha ({lvl})", **boot,
         )  # fmt: skip

@@ -139,6 +139,9 @@ def record_grade(
 
 def closed_message(phase: Phase) -> str:
     """Why a pair is closed to labellers in ``phase``."""
+    if phase.unmeasurable:
+        return (f"judging is paused for a rubric revision (the calibration gate of round {phase.round} "
+                f"could not be measured: {phase.reason})")  # fmt: skip
     if phase.state == "paused":
         return f"judging is paused for a rubric revision (the calibration gate of round {phase.round} failed)"
     return f"this pair opens when the calibration gate of round {phase.round} passes"
@@ -389,7 +392,7 @@ def calibration_status(
     def load(conn: sqlite3.Connection) -> tuple[int, list[Any]]:
         number = round if round is not None else phase_of(conn).round
         upto = conn.execute(
-            "SELECT last_event FROM gate_events WHERE round = ? AND outcome IN ('passed', 'failed')",
+            "SELECT last_event FROM gate_events WHERE round = ? AND outcome IN ('passed', 'failed', 'unmeasurable')",
             (number,),
         ).fetchone()
         return number, round_agreement(conn, number, upto=None if upto is None else upto[0])
@@ -413,7 +416,7 @@ def group_status(store: Store, *, round: int | None = None) -> Any:
     def load(conn: sqlite3.Connection) -> Any:
         number = round if round is not None else phase_of(conn).round
         upto = conn.execute(
-            "SELECT last_event FROM gate_events WHERE round = ? AND outcome IN ('passed', 'failed')",
+            "SELECT last_event FROM gate_events WHERE round = ? AND outcome IN ('passed', 'failed', 'unmeasurable')",
             (number,),
         ).fetchone()
         return round_group(conn, number, upto=None if upto is None else upto[0])
@@ -739,7 +742,7 @@ def round_material(store: Store, round_number: int | None = None) -> list[dict[s
     def load(conn: sqlite3.Connection) -> tuple[list[DuoState], tuple[int, ...], bool]:
         number = round_number if round_number is not None else phase_of(conn).round
         upto = conn.execute(
-            "SELECT last_event FROM gate_events WHERE round = ? AND outcome IN ('passed', 'failed')",
+            "SELECT last_event FROM gate_events WHERE round = ? AND outcome IN ('passed', 'failed', 'unmeasurable')",
             (number,),
         ).fetchone()
         states = round_agreement(conn, number, upto=None if upto is None else upto[0])

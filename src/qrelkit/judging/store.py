@@ -234,12 +234,37 @@ CREATE VIEW current_adjudications AS
     USING (event_id);
 """
 
+_V5 = """
+-- The gate's third verdict: agreement could not be measured (qrelkit.judging.phases.Unmeasurable), with
+-- the reason. SQLite cannot change a CHECK in place: the table is copied under the new one.
+CREATE TABLE gate_events_v5 (
+    event_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    round INTEGER NOT NULL REFERENCES rounds (round),
+    outcome TEXT NOT NULL
+        CHECK (outcome IN ('passed', 'failed', 'unmeasurable', 'override', 'not-measured')),
+    detail TEXT,
+    last_event INTEGER,
+    reason TEXT,
+    decided_by TEXT,
+    created_at TEXT NOT NULL
+);
+INSERT INTO gate_events_v5 SELECT event_id, round, outcome, detail, last_event, reason, decided_by, created_at
+    FROM gate_events;
+DROP TABLE gate_events;
+ALTER TABLE gate_events_v5 RENAME TO gate_events;
+CREATE TRIGGER gate_events_no_update BEFORE UPDATE ON gate_events
+BEGIN SELECT RAISE(ABORT, 'gate events are append-only'); END;
+CREATE TRIGGER gate_events_no_delete BEFORE DELETE ON gate_events
+BEGIN SELECT RAISE(ABORT, 'gate events are append-only'); END;
+"""
+
 #: ``(version, name, sql)``, applied in order; never edit a released entry, append a new one.
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "initial schema", _V1),
     (2, "calibration rounds, rubric versions and the gate", _V2),
     (3, "server-side sessions", _V3),
     (4, "undoing an adjudication is an event", _V4),
+    (5, "the gate's not measurable outcome", _V5),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

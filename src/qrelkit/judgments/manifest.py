@@ -222,7 +222,7 @@ def judgments_meaning(data: Mapping[str, Any], source: str | None = None) -> dic
     """The fields of a manifest every result carries, and the warnings they call for.
 
     Warnings: agreement not measured (no calibration, or a judging project made with
-    ``--no-calibration``), a failed gate, a gate overridden (with its reason, who and when), a gate not
+    ``--no-calibration``), a failed or not measurable gate, a gate overridden (with its reason, who and when), a gate not
     decided yet, and disputed pairs left out.
     """
     calibration = data.get("calibration")
@@ -240,11 +240,14 @@ def judgments_meaning(data: Mapping[str, Any], source: str | None = None) -> dic
         warnings.append(
             f"the calibration gate was not decided yet (round {calibration.get('round')} is still measuring)"
         )
+    elif calibration.get("not_measurable"):
+        warnings.append(f"the calibration gate was not measurable: {calibration.get('not_measurable')}")
     elif gate is not None and not gate.get("passed"):
         warnings.append(f"the calibration gate failed: {gate.get('message')}")
     if override:
+        what = "not measurable" if (calibration or {}).get("not_measurable") else "failed"
         warnings.append(
-            f"full judging was opened despite the failed gate: overridden by {override.get('by')} at "
+            f"full judging was opened despite the {what} gate: overridden by {override.get('by')} at "
             f"{override.get('at')}, reason: {override.get('reason')}"
         )
     unresolved = int(adjudication.get("unresolved_left_out", 0) or 0)
