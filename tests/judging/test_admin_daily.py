@@ -38,8 +38,8 @@ def disputes(db: Path) -> None:
     grade(db, "bob", "q1", "security/advisory-4", 1)  # unsure
     grade(db, "alice", "q2", "sdk/retries", 2)
     grade(db, "carol", "q2", "sdk/retries", 0)  # distance 2
-    grade(db, "alice", "q2", "limits/rate", 3, unsure=True)
-    grade(db, "carol", "q2", "limits/rate", 3)  # unsure, though the grades agree
+    grade(db, "alice", "q2", "limits/rate", None, unsure=True)
+    grade(db, "carol", "q2", "limits/rate", 3)  # unsure
     grade(db, "alice", "q2", "sdk/timeouts", 1)
     grade(db, "carol", "q2", "sdk/timeouts", 1)  # agreed: not in the queue
 

@@ -91,7 +91,7 @@ def record_grade(
 ) -> dict[str, Any]:
     """Append one grade event for the labeller's pair at ``position`` (run in the writer).
 
-    The grade must be on the rubric's scale, or ``None`` with ``unsure`` set; a note is at most
+    The grade must be on the rubric's scale, or ``None`` with ``unsure`` set (never both); a note is at most
     :data:`MAX_NOTE` characters; ``rubric`` must be the project's current rubric (:class:`RubricChanged`
     otherwise), and the pair must be open to the labeller in the project's phase (:class:`PairClosed`
     otherwise: a non-calibration pair before the gate passed, any pair while judging is paused). Every
@@ -101,6 +101,12 @@ def record_grade(
     if grade is None:
         if not unsure:
             raise ValidationError("give a grade, or mark the pair unsure", fix="pass a grade or unsure=True")
+    elif unsure:  # stored as both, the export would read the grade and the queue the "unsure"
+        raise ValidationError(
+            "a pair is either graded or marked unsure, not both",
+            got=f"grade={grade}, unsure=1",
+            fix="send the grade alone, or unsure=1 without a grade",
+        )
     else:
         rubric.check_grade(grade)
     if note is not None and len(note) > MAX_NOTE:

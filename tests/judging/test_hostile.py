@@ -1,0 +1,59 @@
+"""Hostile input to the judging app and its commands: a grade and "unsure" in one POST, a second server
+through a symlink or a hard link, read commands on a database others can read."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from .helpers import ProcessServer, ThreadServer, count_events, free_port, make_project, position_of, sign_in
+
+
+def test_a_post_with_a_grade_and_unsure_is_refused(tmp_path: Path) -> None:
+    from qrelkit.judging.web import create_app
+
+    db = make_project(tmp_path, labellers="alice,bob")
+    pos = position_of(db, "alice", "keys/rotate", "q1")
+    with ThreadServer(create_app(db, signin_limit=(1000, 60.0))) as srv:
+        alice = sign_in(srv.url, db, "alice")
+        both = alice.post(f"/label/{pos}", data={"csrf_token": alice.csrf, "grade": "1", "unsure": "1"})
+        assert both.status_code == 400
+        assert "either graded or marked unsure, not both" in both.text
+        assert count_events(db) == 0
+        # each alone is taken
+        assert alice.post(f"/label/{pos}", data={"csrf_token": alice.csrf, "grade": "1"}).status_code == 303
+        assert alice.post(f"/label/{pos}", data={"csrf_token": alice.csrf, "unsure": "1"}).status_code == 303
+        assert count_events(db) == 2
+
+
+def _second_serve(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "qrelkit", "judge", "serve", str(path), "--port", str(free_port())],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
+def test_a_second_server_through_a_symlink_or_a_hard_link_is_refused(tmp_path: Path) -> None:
+    db = make_project(tmp_path, labellers="alice,bob")
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    symlink, hardlink = other / "via-symlink.db", other / "via-hardlink.db"
+    symlink.symlink_to(db)
+    os.link(db, hardlink)
+    assert os.stat(hardlink).st_ino == os.stat(db).st_ino
+    first = ProcessServer(db)
+    try:
+        first.start()
+        for path in (symlink, hardlink):
+            second = _second_serve(path)
+            assert second.returncode == 1, (path, second.stderr)
+            assert second.stdout == ""
+            assert "is already being served" in second.stderr, second.stderr
+            assert second.stderr.count("\n") == 1 and "Traceback" not in second.stderr
+    finally:
+        first.stop()
+    # once the first stops, the hard link serves
+    again = ProcessServer(hardlink).start()
+    again.stop()
