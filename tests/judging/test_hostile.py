@@ -57,3 +57,37 @@ def test_a_second_server_through_a_symlink_or_a_hard_link_is_refused(tmp_path: P
     # once the first stops, the hard link serves
     again = ProcessServer(hardlink).start()
     again.stop()
+
+
+def _files(db: Path) -> dict[str, tuple[int, int]]:
+    """The database's files (itself, any -wal, -shm): each one's mode and modification time in ns."""
+    return {p.name: (p.stat().st_mode & 0o777, p.stat().st_mtime_ns) for p in db.parent.glob(f"{db.name}*")}
+
+
+def test_read_commands_change_nothing_and_warn_of_a_file_others_can_read(tmp_path: Path, cli) -> None:
+    db = make_project(tmp_path, labellers="alice,bob")
+    os.chmod(db, 0o644)
+    before = _files(db)
+    assert sorted(before) == ["project.db"]  # no -wal, no -shm once the store closed
+    out = tmp_path / "alice.qrels"
+    for args in (("status",), ("queue",), ("export", "--labeller", "alice", "-o", out), ("status", "--json")):
+        done = cli("judge", args[0], db, *args[1:])
+        assert done.exit_code == 0, done.output
+        assert (
+            f"warning: {db} is mode 0644: others can read the session secret; `chmod 600 {db}`" in done.stderr
+        )
+        assert _files(db) == before == {"project.db": (0o644, before["project.db"][1])}  # no -shm, no -wal
+
+
+def test_a_read_command_beside_a_running_server_reads_its_latest_grades(tmp_path: Path, cli) -> None:
+    from qrelkit.judging.web import create_app
+
+    db = make_project(tmp_path, labellers="alice,bob")
+    pos = position_of(db, "alice", "keys/rotate", "q1")
+    with ThreadServer(create_app(db, signin_limit=(1000, 60.0))) as srv:
+        alice = sign_in(srv.url, db, "alice")
+        assert alice.post(f"/label/{pos}", data={"csrf_token": alice.csrf, "grade": "2"}).status_code == 303
+        out = tmp_path / "alice.qrels"
+        done = cli("judge", "export", db, "--labeller", "alice", "-o", out)
+        assert done.exit_code == 0, done.output
+        assert "keys/rotate 2" in out.read_text()  # read through the server's log, not the file alone

@@ -34,6 +34,8 @@ def _open(db: Path, *, read_only: bool = False) -> Any:
     from qrelkit.judging.store import Store
 
     store = Store(db, read_only=read_only)
+    for note in store.notes:  # files others can read: tightened, or (read-only) how to
+        click.echo(f"warning: {note}", err=True)
     try:
         return store, load_rubric_from_store(store)
     except BaseException:

@@ -14,8 +14,9 @@ writes.
 
 Private files. The database holds the session secret, so it is created readable and writable by its owner
 alone (0600), and SQLite gives its ``-wal`` and ``-shm`` files the database's mode. An existing file that
-grants its group or others any access is tightened to 0600 when opened, if this user owns it; either way
-:attr:`Store.notes` says what was found, for ``judge serve`` to print.
+grants its group or others any access is tightened to 0600 when opened for writing, if this user owns it;
+opened read-only, nothing is changed (no chmod, no ``-shm`` created: ``immutable`` when no writer has the
+file open); either way :attr:`Store.notes` says what was found, with the fix, for the commands to print.
 
 Migrations are an ordered list of ``(version, name, sql)``; the file's ``PRAGMA user_version`` says
 which have run, ``schema_migrations`` records when. A file written by a newer qrelkit is refused.
@@ -272,6 +273,11 @@ SCHEMA_VERSION = MIGRATIONS[-1][0]
 def _connect(path: Path, *, timeout: float = 30.0, read_only: bool = False) -> sqlite3.Connection:
     if read_only:  # SQLite's own read-only open: no statement of this connection can change the file
         uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro"
+        if not Path(f"{path}-wal").exists() and not Path(f"{path}-shm").exists():
+            # no connection has the file open for writing (a writer keeps both files while it runs), so
+            # nothing is to be read from a log: read the file as it stands, without creating a -shm
+            # (SQLite's mode=ro alone would create one, with the database's mode) and without locks
+            uri += "&immutable=1"
         conn = sqlite3.connect(uri, timeout=timeout, isolation_level=None, check_same_thread=True, uri=True)
     else:
         conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=True)
@@ -329,6 +335,20 @@ def _make_private(path: Path, *, create: bool) -> list[str]:
             notes.append(f"{file} was mode {old} (others could read the session secret): now 0600")
         except OSError:
             notes.append(f"{file} is mode {old}: others can read the session secret; chmod 600 it")
+    return notes
+
+
+def _readable_by_others(path: Path) -> list[str]:
+    """For a read-only open, which never changes a file: the files others can read, each with the fix."""
+    notes = []
+    for file in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        try:
+            mode = file.stat().st_mode
+        except OSError:
+            continue
+        if mode & 0o077:
+            notes.append(f"{file} is mode {mode & 0o777:04o}: others can read the session secret; "
+                         f"`chmod 600 {file}` (a command that changes the project tightens it)")  # fmt: skip
     return notes
 
 
@@ -544,7 +564,7 @@ class Store:
         self.read_only = read_only
         if not read_only:
             _check_writable(self.path)
-        self.notes = [] if read_only else _make_private(self.path, create=create)
+        self.notes = _readable_by_others(self.path) if read_only else _make_private(self.path, create=create)
         try:
             setup = _connect(self.path, read_only=read_only)
         except sqlite3.DatabaseError as exc:  # bytes that are not SQLite fail at the first statement
