@@ -30,6 +30,7 @@ def test_new_store_is_migrated_in_wal_mode_with_full_sync(project: Path) -> None
             (3, "server-side sessions"),
             (4, "undoing an adjudication is an event"),
             (5, "the gate's not measurable outcome"),
+            (6, "the project's key for signing manifests"),
         ]
         assert store.integrity_check() == "ok"
 
@@ -49,7 +50,7 @@ def test_version_4_gate_events_survive_the_rebuild_of_version_5(tmp_path: Path) 
         conn.execute(
             "INSERT INTO gate_events (round, outcome, reason, created_at) VALUES (1, 'failed', 'x', 't')"
         )
-        conn.execute("DELETE FROM schema_migrations WHERE version = 5")
+        conn.execute("DELETE FROM schema_migrations WHERE version >= 5")
         conn.execute("PRAGMA user_version = 4")
     assert rows == []
     with Store(db) as store:

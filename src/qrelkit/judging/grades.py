@@ -42,6 +42,7 @@ __all__ = [
     "labeller_progress",
     "labeller_qrels_text",
     "last_open_position",
+    "manifest_key",
     "next_position",
     "own_grades",
     "pair_view",
@@ -679,7 +680,7 @@ def final_qrels_text(
     other versions take no part) and their manifest as text, and the counts of how each grade was decided.
 
     Disputed pairs without a decision make this refuse (naming them) unless ``undecided="leave-out"``,
-    which leaves them out and records how many. The manifest records the rubric, its scale, the
+    which leaves them out and records how many. The manifest, signed with the project's key, records the rubric, its scale, the
     labellers, the calibration story (:func:`qrelkit.judgments.adjudication.gated_calibration_fields`: the round
     of this rubric version with its kappa per two labellers and the gate, an override with its reason,
     who and when, and every round of the project), and how each final grade was decided.
@@ -706,8 +707,24 @@ def final_qrels_text(
         calibration=gated_calibration_fields(mine[0], history),
         adjudication=adjudication_fields({k: v for k, v in counts.items() if k != "pairs"}),  # pairs: the pool's size
     )  # fmt: skip
-    qrels, manifest = qrels_with_manifest_text(_qrels(grades, name), name, fields)
+    key = bytes.fromhex(store.meta("manifest_key") or "") or None  # signed with the project's key
+    qrels, manifest = qrels_with_manifest_text(_qrels(grades, name), name, fields, key=key)
     return qrels, manifest, counts
+
+
+def manifest_key(db: str | Any) -> bytes:
+    """The key a judging project signs its exports' manifests with (read-only: the file is not changed)."""
+    from .store import Store, StoreError
+
+    with Store(db, read_only=True) as store:
+        value = store.meta("manifest_key")
+    if not value:
+        raise StoreError(
+            "the project has no manifest key (its database predates signed manifests)",
+            source=str(db),
+            fix="open it once with a command that changes it (e.g. `qrelkit judge kappa`): the key is made then",
+        )
+    return bytes.fromhex(value)
 
 
 def export_final(

@@ -259,6 +259,13 @@ CREATE TRIGGER gate_events_no_delete BEFORE DELETE ON gate_events
 BEGIN SELECT RAISE(ABORT, 'gate events are append-only'); END;
 """
 
+_V6 = """
+-- The project's key for signing the manifests of its exports (qrelkit.judgments.manifest.sign_manifest):
+-- 32 random bytes, kept here and never written into a manifest.
+INSERT INTO meta (key, value) SELECT 'manifest_key', lower(hex(randomblob(32)))
+    WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'manifest_key');
+"""
+
 #: ``(version, name, sql)``, applied in order; never edit a released entry, append a new one.
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "initial schema", _V1),
@@ -266,6 +273,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (3, "server-side sessions", _V3),
     (4, "undoing an adjudication is an event", _V4),
     (5, "the gate's not measurable outcome", _V5),
+    (6, "the project's key for signing manifests", _V6),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
