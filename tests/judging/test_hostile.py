@@ -91,3 +91,68 @@ def test_a_read_command_beside_a_running_server_reads_its_latest_grades(tmp_path
         done = cli("judge", "export", db, "--labeller", "alice", "-o", out)
         assert done.exit_code == 0, done.output
         assert "keys/rotate 2" in out.read_text()  # read through the server's log, not the file alone
+
+
+def _init(cli, tmp: Path, **files: Path):
+    from .helpers import FIXTURES
+
+    paths = {"rubric": FIXTURES / "rubric.toml", "pool": FIXTURES / "pool.jsonl", "docs": FIXTURES / "docs.jsonl",
+             "queries": FIXTURES / "queries.tsv", **files}  # fmt: skip
+    db = tmp / "new.db"
+    args = [x for k, v in paths.items() for x in (f"--{k}", v)]
+    return db, cli("judge", "init", db, *args, "--labellers", "alice,bob", "--seed", "1")
+
+
+def test_judge_init_refuses_a_rubric_with_lint_errors_as_revise_does(tmp_path: Path, cli) -> None:
+    from .helpers import FIXTURES
+
+    text = (FIXTURES / "rubric.toml").read_text()
+    broken = tmp_path / "rubric.toml"
+    broken.write_text(
+        text.replace('label = "Gives a step the user needs"', 'label = ""')
+    )  # R010-empty: an error
+    db, done = _init(cli, tmp_path, rubric=broken)
+    assert done.exit_code == 1
+    assert done.stderr == (
+        f"qrelkit: error: {broken}: the rubric has 1 lint error(s), first: the label is empty. "
+        f"Fix: fix them (`qrelkit rubric lint {broken}`) before labellers grade with it\n"
+    )
+    assert not db.exists()
+
+
+def test_judge_init_names_a_gzip_file_as_gzip(tmp_path: Path, cli) -> None:
+    import gzip
+
+    from .helpers import FIXTURES
+
+    for kind, name in (("rubric", "rubric.toml"), ("pool", "pool.jsonl"), ("docs", "docs.jsonl")):
+        packed = tmp_path / f"{name}.gz"
+        packed.write_bytes(gzip.compress((FIXTURES / name).read_bytes()))
+        db, done = _init(cli, tmp_path, **{kind: packed})
+        assert done.exit_code == 1, (kind, done.output)
+        assert "is gzip-compressed" in done.stderr and f"gunzip {packed}" in done.stderr, (kind, done.stderr)
+        assert "UTF-8" not in done.stderr and done.stderr.count("\n") == 1
+        assert not db.exists()
+
+
+def test_a_valid_invite_passes_an_address_locked_out_by_bad_sign_ins(tmp_path: Path) -> None:
+    import httpx
+
+    from qrelkit.judging.web import create_app
+
+    from .helpers import CSRF_RE, invite
+
+    db = make_project(tmp_path, labellers="alice,bob")
+    with ThreadServer(create_app(db, signin_limit=(5, 60.0))) as srv:
+        anon = httpx.Client(base_url=srv.url, timeout=30)
+        for i in range(5):
+            assert anon.get(f"/invite/{'x' * 30}{i}").status_code == 403
+        assert anon.get(f"/invite/{'y' * 32}").status_code == 429  # the address is over its limit
+        token = invite(db, "alice")
+        page = anon.get(f"/invite/{token}")
+        assert page.status_code == 200 and "Sign in as" in page.text
+        done = anon.post(f"/invite/{token}", data={"csrf_token": CSRF_RE.search(page.text).group(1)})
+        assert done.status_code == 303 and done.headers["location"] == "/label"
+        assert anon.get("/label", follow_redirects=True).status_code == 200
+        assert anon.get(f"/invite/{'z' * 32}").status_code == 429  # bad links are still refused
+        assert anon.get(f"/invite/{token}").status_code == 429  # used now: no longer valid

@@ -486,16 +486,10 @@ def revise(
     :data:`qrelkit.judgments.pool.DEFAULT_CALIBRATION` if it had none); not with ``same_queries``. Returns a summary
     with the round, the rubric, the queries, the seed and ``notes`` for the caller to print.
     """
-    from qrelkit.judgments.rubric import lint, load_rubric
+    from qrelkit.judgments.rubric import load_rubric, refuse_lint_errors
 
     rubric = load_rubric(rubric_path)
-    errors = [f for f in lint(rubric) if f.severity == "error"]
-    if errors:
-        raise ValidationError(
-            f"the rubric has {len(errors)} lint error(s), first: {errors[0].message}",
-            source=str(rubric_path),
-            fix=f"fix them (`qrelkit rubric lint {rubric_path}`) before labellers grade with it",
-        )
+    refuse_lint_errors(rubric, rubric_path)
     if same_queries and calibration is not None:
         raise ValidationError("--same-queries keeps the previous round's queries; drop --calibration")
     if calibration is not None and (
