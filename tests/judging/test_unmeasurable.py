@@ -124,6 +124,11 @@ def test_every_page_and_api_shows_the_outcome_and_none_fails(tmp_path: Path) -> 
         # the final export refuses undecided pairs, as for any round: an answer, not a failure
         assert admin.get("/admin/export/final").status_code == 409
         assert admin.get("/admin/api/rounds").json()["rounds"][0]["status"] == "not measurable"
+        kappa = admin.get("/admin/api/kappa").json()["phase"]
+        assert kappa["outcome"] == "unmeasurable" and kappa["reason"].endswith(
+            "alice graded 0 of 8 calibration pairs; bob 8"
+        )
+        assert admin.get("/admin/api/status").json()["phase"]["outcome"] == "unmeasurable"
         # the admin overrides with a reason: judging opens
         done = admin.post(
             "/admin/override",
