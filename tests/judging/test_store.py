@@ -29,7 +29,7 @@ def test_new_store_is_migrated_in_wal_mode_with_full_sync(project: Path) -> None
             (2, "calibration rounds, rubric versions and the gate"),
             (3, "server-side sessions"),
             (4, "undoing an adjudication is an event"),
-            (5, "the gate's not measurable outcome"),
+            (5, "the gate's not measurable outcome and reassigned calibration pairs"),
             (6, "the project's key for signing manifests"),
         ]
         assert store.integrity_check() == "ok"

@@ -184,3 +184,31 @@ def test_an_override_still_needs_a_failed_or_unmeasurable_gate(tmp_path: Path) -
     db = make_project(tmp_path, labellers="alice,bob")
     with Store(db) as store, pytest.raises(ValidationError, match="failed or not measurable"):
         override_gate(store, reason="no", by="admin")
+
+
+def test_the_admin_reassigns_the_unsure_labellers_pairs_and_the_round_measures_again(
+    tmp_path: Path, cli
+) -> None:
+    db = make_project(tmp_path, labellers="alice,bob,carol")
+    pairs = calibration_pairs(db)
+    # the fixture's plan: alice shares q1 with bob and q2 with carol; she marks all of hers unsure
+    assert {q for q, _ in pairs["alice"]} == {"q1", "q2"}
+    _unsure(db, "alice")
+    given = {p: i % 4 for name in ("bob", "carol") for i, p in enumerate(pairs[name])}
+    for name in ("bob", "carol"):
+        grade_pairs(db, name, {p: given[p] for p in pairs[name]})
+    assert _gate(db).outcome == "unmeasurable"
+    refused = cli("judge", "reassign", db, "--from", "alice", "--to", "bob", "--by", "admin")
+    assert refused.exit_code == 1 and "every labeller given already grades (q1," in refused.stderr
+    assert cli("judge", "reassign", db, "--from", "alice", "--to", "nobody", "--by", "admin").exit_code == 1
+    done = cli("judge", "reassign", db, "--from", "alice", "--to", "bob", "--to", "carol", "--by", "admin")
+    assert done.exit_code == 0, done.output
+    assert "alice's 8 calibration pairs of round 1 given to others: 4 to bob, 4 to carol" in done.stdout
+    assert _gate(db).state == "calibration" and "alice" not in calibration_pairs(db)
+    # carol now grades alice's q1 pairs (shared with bob), bob alice's q2 pairs (shared with carol), as the
+    # other labeller did: kappa 1 for (bob, carol), the gate passes
+    grade_pairs(db, "carol", {p: given[p] for p in pairs["alice"] if p[0] == "q1"})
+    grade_pairs(db, "bob", {p: given[p] for p in pairs["alice"] if p[0] == "q2"})
+    assert _gate(db).outcome == "passed"
+    history = json.loads(cli("judge", "kappa", db, "--json").stdout)["rounds"][0]
+    assert history["status"] == "passed" and history["reassigned"][0]["by"] == "admin"

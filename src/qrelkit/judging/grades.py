@@ -20,7 +20,16 @@ from qrelkit.judgments.rubric import Rubric
 from qrelkit.provenance import json_number as _num
 
 from .decisions import live_adjudications, queue_key
-from .phases import DuoState, Phase, open_condition, phase_of, round_agreement, round_group, rubric_by_hash
+from .phases import (
+    DuoState,
+    Phase,
+    open_condition,
+    phase_of,
+    round_agreement,
+    round_group,
+    rubric_by_hash,
+    verdict_event,
+)
 from .store import Store, now
 
 __all__ = [
@@ -398,10 +407,8 @@ def calibration_status(
 
     def load(conn: sqlite3.Connection) -> tuple[int, list[Any]]:
         number = round if round is not None else phase_of(conn).round
-        upto = conn.execute(
-            "SELECT last_event FROM gate_events WHERE round = ? AND outcome IN ('passed', 'failed', 'unmeasurable')",
-            (number,),
-        ).fetchone()
+        verdict = verdict_event(conn, number)
+        upto = None if verdict is None else (verdict["last_event"],)
         return number, round_agreement(conn, number, upto=None if upto is None else upto[0])
 
     number, states = store.read(load)
@@ -422,10 +429,8 @@ def group_status(store: Store, *, round: int | None = None) -> Any:
 
     def load(conn: sqlite3.Connection) -> Any:
         number = round if round is not None else phase_of(conn).round
-        upto = conn.execute(
-            "SELECT last_event FROM gate_events WHERE round = ? AND outcome IN ('passed', 'failed', 'unmeasurable')",
-            (number,),
-        ).fetchone()
+        verdict = verdict_event(conn, number)
+        upto = None if verdict is None else (verdict["last_event"],)
         return round_group(conn, number, upto=None if upto is None else upto[0])
 
     return store.read(load)
@@ -764,10 +769,8 @@ def round_material(store: Store, round_number: int | None = None) -> list[dict[s
 
     def load(conn: sqlite3.Connection) -> tuple[list[DuoState], tuple[int, ...], bool]:
         number = round_number if round_number is not None else phase_of(conn).round
-        upto = conn.execute(
-            "SELECT last_event FROM gate_events WHERE round = ? AND outcome IN ('passed', 'failed', 'unmeasurable')",
-            (number,),
-        ).fetchone()
+        verdict = verdict_event(conn, number)
+        upto = None if verdict is None else (verdict["last_event"],)
         states = round_agreement(conn, number, upto=None if upto is None else upto[0])
         rubric_hash = conn.execute("SELECT rubric_hash FROM rounds WHERE round = ?", (number,)).fetchone()[0]
         has_runs = conn.execute("SELECT EXISTS (SELECT 1 FROM run_rows)").fetchone()[0]

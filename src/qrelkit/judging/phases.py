@@ -73,6 +73,7 @@ __all__ = [
     "open_condition",
     "override_gate",
     "phase_of",
+    "reassign",
     "revise",
     "round_agreement",
     "round_complete",
@@ -82,6 +83,7 @@ __all__ = [
     "rubric_by_hash",
     "start_first_round",
     "unmeasurable",
+    "verdict_event",
 ]
 
 PhaseState = Literal["calibration", "paused", "open"]
@@ -160,7 +162,7 @@ def phase_of(conn: sqlite3.Connection) -> Phase:
         raise StoreError(
             "the project database has no calibration round", fix="create it with `qrelkit judge init`"
         )
-    outcome = row[2]
+    outcome = None if row[2] == "reassigned" else row[2]  # pairs given to another labeller: measuring again
     paused = outcome in ("failed", "unmeasurable")
     state: PhaseState = "calibration" if outcome is None else "paused" if paused else "open"
     reason = row[3] if outcome in ("unmeasurable", "not-measured") else None
@@ -177,6 +179,17 @@ def open_condition(phase: Phase, alias: str = "a") -> str:
         f"EXISTS (SELECT 1 FROM round_pairs rp WHERE rp.round = {int(phase.round)} "
         f"AND rp.user_id = {alias}.user_id AND rp.pair_id = {alias}.pair_id)"
     )
+
+
+def verdict_event(conn: sqlite3.Connection, round_number: int) -> sqlite3.Row | None:
+    """The round's gate verdict in force (passed, failed, unmeasurable): the latest, unless its calibration
+    pairs were reassigned since (the round then measures again); ``None`` while it measures."""
+    row = conn.execute(
+        "SELECT * FROM gate_events WHERE round = ? AND outcome IN ('passed', 'failed', 'unmeasurable', "
+        "'reassigned') ORDER BY event_id DESC LIMIT 1",
+        (round_number,),
+    ).fetchone()
+    return None if row is None or row["outcome"] == "reassigned" else row
 
 
 def round_seed(project_seed: int, round_number: int) -> int:
@@ -650,6 +663,84 @@ def override_gate(store: Store, *, reason: str, by: str) -> dict[str, Any]:
     return store.write(write)
 
 
+def reassign(store: Store, *, source: str, targets: Sequence[str], by: str) -> dict[str, Any]:
+    """Give ``source``'s calibration pairs of the current round to other labellers, while the round measures
+    or after its gate was not measurable: each pair to the first of ``targets`` not already grading it. The
+    round then measures again, with their grades in place of the source's (who no longer sees those
+    pairs). Recorded as a gate event with who and when; the source's grades stay in the history."""
+    by = (by or "").strip()
+    targets = list(dict.fromkeys(targets))
+    if not by:
+        raise ValidationError("a reassignment needs the name of who decided it", fix="pass --by NAME")
+    if not targets or source in targets:
+        raise ValidationError("a labeller's pairs go to other labellers", got=",".join(targets) or None,
+                              fix="pass --to NAME (repeat it to share the pairs out)")  # fmt: skip
+
+    def write(conn: sqlite3.Connection) -> dict[str, Any]:
+        phase = phase_of(conn)
+        if not (phase.state == "calibration" or phase.unmeasurable):
+            raise ValidationError(
+                f"round {phase.round} is {phase.state}"
+                f"{'' if phase.outcome is None else ' (' + phase.outcome + ')'}: its calibration pairs are decided",
+                fix="reassign while a round measures or after its gate was not measurable; otherwise revise the rubric",
+            )
+        users = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT name, user_id, role FROM users")}
+        for name in (source, *targets):
+            if users.get(name, (None, None))[1] != "labeller":
+                raise ValidationError(f"{name!r} is not a labeller of this project",
+                                      expected=", ".join(sorted(n for n, (_, r) in users.items() if r == "labeller")))  # fmt: skip
+        src = users[source][0]
+        on: dict[int, set[int]] = {}
+        for pair_id, user_id in conn.execute(
+            "SELECT pair_id, user_id FROM round_pairs WHERE round = ?", (phase.round,)
+        ):
+            on.setdefault(pair_id, set()).add(user_id)
+        mine = sorted(p for p, who in on.items() if src in who)
+        if not mine:
+            raise ValidationError(f"{source} has no calibration pairs in round {phase.round}")
+        given: dict[str, list[int]] = {name: [] for name in targets}
+        for pair_id in mine:
+            free = next((name for name in targets if users[name][0] not in on[pair_id]), None)
+            if free is None:
+                q, d = conn.execute(
+                    "SELECT query_id, doc_id FROM pairs WHERE pair_id = ?", (pair_id,)
+                ).fetchone()
+                raise ValidationError(
+                    f"every labeller given already grades ({q}, {d}) in round {phase.round}: a pair needs two "
+                    "different labellers",
+                    got=",".join(targets),
+                    fix="add a labeller who does not grade it (--to NAME)",
+                )
+            given[free].append(pair_id)
+        query_of = dict(conn.execute("SELECT pair_id, query_id FROM pairs"))
+        seed = int(conn.execute("SELECT seed FROM rounds WHERE round = ?", (phase.round,)).fetchone()[0])
+        for name, ids in given.items():
+            dst = users[name][0]
+            have = {r[0] for r in conn.execute("SELECT pair_id FROM assignments WHERE user_id = ?", (dst,))}
+            missing = [p for p in ids if p not in have]
+            start = conn.execute(
+                "SELECT COALESCE(MAX(position), -1) + 1 FROM assignments WHERE user_id = ?", (dst,)
+            ).fetchone()[0]
+            order = labeller_order({p: query_of[p] for p in missing}, set(missing), seed, name)
+            conn.executemany("INSERT INTO assignments VALUES (?, ?, ?)",
+                             [(dst, p, start + i) for i, p in enumerate(order)])  # fmt: skip
+            conn.executemany(
+                f"INSERT INTO round_pairs VALUES ({int(phase.round)}, ?, ?)", [(dst, p) for p in ids]
+            )
+        conn.execute("DELETE FROM round_pairs WHERE round = ? AND user_id = ?", (phase.round, src))
+        shares = ", ".join(f"{len(ids)} to {name}" for name, ids in given.items() if ids)
+        reason = f"{source}'s {len(mine)} calibration pairs of round {phase.round} given to others: {shares}"
+        at = now()
+        conn.execute(
+            "INSERT INTO gate_events (round, outcome, reason, decided_by, created_at) VALUES (?, 'reassigned', ?, ?, ?)",
+            (phase.round, reason, by, at),
+        )
+        return {"round": phase.round, "pairs": len(mine), "from": source,
+                "to": {name: len(ids) for name, ids in given.items()}, "by": by, "at": at, "reason": reason}  # fmt: skip
+
+    return store.write(write)
+
+
 # -- history and the material for a revision ---------------------------------------------------------------
 
 
@@ -674,8 +765,10 @@ def rounds_history(conn: sqlite3.Connection) -> list[dict[str, Any]]:
         queries = [q[0] for q in conn.execute(
             "SELECT DISTINCT p.query_id FROM round_pairs rp JOIN pairs p USING (pair_id) WHERE rp.round = ? ORDER BY 1",
             (r["round"],))]  # fmt: skip
-        verdict = next((e for e in events if e["outcome"] in ("passed", "failed", "unmeasurable")), None)
+        verdict = verdict_event(conn, r["round"])
         override = next((e for e in events if e["outcome"] == "override"), None)
+        reassigned = [{"reason": e["reason"], "by": e["decided_by"], "at": e["created_at"]}
+                      for e in events if e["outcome"] == "reassigned"]  # fmt: skip
         skipped = next((e for e in events if e["outcome"] == "not-measured"), None)
         if skipped is not None:
             status = "not measured"
@@ -708,5 +801,6 @@ def rounds_history(conn: sqlite3.Connection) -> list[dict[str, Any]]:
             "not_measured": None if skipped is None else skipped["reason"],
             "not_measurable": verdict["reason"] if verdict is not None and verdict["outcome"] == "unmeasurable"
             else None,
+            "reassigned": reassigned,
         })  # fmt: skip
     return out

@@ -237,12 +237,14 @@ CREATE VIEW current_adjudications AS
 
 _V5 = """
 -- The gate's third verdict: agreement could not be measured (qrelkit.judging.phases.Unmeasurable), with
--- the reason. SQLite cannot change a CHECK in place: the table is copied under the new one.
+-- the reason; and a round's calibration pairs given from one labeller to another (qrelkit.judging.phases
+-- .reassign), after which the round measures again. SQLite cannot change a CHECK in place: the table is
+-- copied under the new one.
 CREATE TABLE gate_events_v5 (
     event_id INTEGER PRIMARY KEY AUTOINCREMENT,
     round INTEGER NOT NULL REFERENCES rounds (round),
     outcome TEXT NOT NULL
-        CHECK (outcome IN ('passed', 'failed', 'unmeasurable', 'override', 'not-measured')),
+        CHECK (outcome IN ('passed', 'failed', 'unmeasurable', 'override', 'not-measured', 'reassigned')),
     detail TEXT,
     last_event INTEGER,
     reason TEXT,
@@ -272,7 +274,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (2, "calibration rounds, rubric versions and the gate", _V2),
     (3, "server-side sessions", _V3),
     (4, "undoing an adjudication is an event", _V4),
-    (5, "the gate's not measurable outcome", _V5),
+    (5, "the gate's not measurable outcome and reassigned calibration pairs", _V5),
     (6, "the project's key for signing manifests", _V6),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -47,7 +47,8 @@ def render_kappa(
     if phase.outcome == "unmeasurable":
         out.append(f"gate: not measurable: {phase.reason}")
         out.append(
-            "  revise the rubric (`qrelkit judge revise`), or open judging with a reason (`qrelkit judge override`)"
+            "  give a labeller's pairs to another (`qrelkit judge reassign`), revise the rubric (`qrelkit judge "
+            "revise`), or open judging with a reason (`qrelkit judge override`)"
         )
     for r in history:
         rub = r["rubric"]
