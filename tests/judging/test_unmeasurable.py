@@ -212,3 +212,14 @@ def test_the_admin_reassigns_the_unsure_labellers_pairs_and_the_round_measures_a
     assert _gate(db).outcome == "passed"
     history = json.loads(cli("judge", "kappa", db, "--json").stdout)["rounds"][0]
     assert history["status"] == "passed" and history["reassigned"][0]["by"] == "admin"
+
+
+@pytest.mark.parametrize("statistic", ["mean_kappa", "fleiss", "alpha_interval"])
+def test_every_grade_the_same_is_not_measurable_on_a_group_statistic(tmp_path: Path, statistic: str) -> None:
+    db = make_project(tmp_path, labellers="alice,bob", gate_statistic=statistic)
+    for name, pairs in calibration_pairs(db).items():
+        grade_pairs(db, name, dict.fromkeys(pairs, 2))
+    phase = _gate(db)
+    assert phase.outcome == "unmeasurable" and phase.state == "paused"
+    assert "undefined or without interval" in phase.reason
+    assert phase.reason.endswith("; alice graded 8 of 8 calibration pairs; bob 8")

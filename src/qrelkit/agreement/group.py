@@ -407,6 +407,19 @@ def group_agreement(
                        mean_kappa, alpha, fleiss, intervals)  # fmt: skip
 
 
+def _why_undefined(report: GroupReport, statistic: str) -> str:
+    """The reason a group statistic is undefined, from the statistic's own note where it has one."""
+    if not report.n_units:
+        return "no pair was graded by two labellers"
+    if statistic == "fleiss":
+        note = report.fleiss.note
+    elif statistic.startswith("alpha_"):
+        note = report.alpha[statistic.removeprefix("alpha_")].note
+    else:
+        note = next((k.note for k in report.pairwise.values() if k.n and k.note), None)
+    return note or "undefined"
+
+
 def group_gate(
     report: GroupReport, threshold: float, statistic: str, *, use: str = "bootstrap_low"
 ) -> GateResult:
@@ -422,7 +435,7 @@ def group_gate(
     value, b = report.value(statistic), report.intervals[statistic]
     used, what = (value, "value") if use == "kappa" else (b.low, "lower bound")
     if math.isnan(used):
-        why = b.note if use != "kappa" and not math.isnan(value) else "undefined"
+        why = b.note if use != "kappa" and not math.isnan(value) else _why_undefined(report, statistic)
         msg = f"{name} undefined or without interval ({why}); threshold {threshold:.2f}: FAIL"
         return GateResult(False, threshold, used, use, msg)  # type: ignore[arg-type]
     passed = used >= threshold

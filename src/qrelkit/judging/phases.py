@@ -411,7 +411,11 @@ def unmeasurable(
         if not undefined:
             return None
         s = undefined[0]
-        note = s.agreement.report.kappa.note or s.agreement.gate.message
+        note = (
+            "not computed"
+            if s.agreement is None
+            else s.agreement.report.kappa.note or s.agreement.gate.message
+        )
         return Unmeasurable(f"{s.labeller_a} and {s.labeller_b}: {note}; {counts}", graded, assigned)
     if group is not None and group.gate is not None and not _undefined(group.gate.value_used):
         return None
