@@ -415,11 +415,12 @@ def unmeasurable(
             "not computed"
             if s.agreement is None
             else s.agreement.report.kappa.note or s.agreement.gate.message
-        )
+        ).split("; threshold")[0]  # the gate's "threshold ...: FAIL" is no verdict here
         return Unmeasurable(f"{s.labeller_a} and {s.labeller_b}: {note}; {counts}", graded, assigned)
     if group is not None and group.gate is not None and not _undefined(group.gate.value_used):
         return None
     message = "undefined" if group is None or group.gate is None else group.gate.message
+    message = message.split("; threshold")[0]  # the gate's "threshold ...: FAIL" is no verdict here
     return Unmeasurable(f"{message}; {counts}", graded, assigned)
 
 
