@@ -38,8 +38,8 @@ def disputes(db: Path) -> None:
     grade(db, "bob", "q1", "security/advisory-4", 1)  # unsure
     grade(db, "alice", "q2", "sdk/retries", 2)
     grade(db, "carol", "q2", "sdk/retries", 0)  # distance 2
-    grade(db, "alice", "q2", "limits/rate", 3, unsure=True)
-    grade(db, "carol", "q2", "limits/rate", 3)  # unsure, though the grades agree
+    grade(db, "alice", "q2", "limits/rate", None, unsure=True)
+    grade(db, "carol", "q2", "limits/rate", 3)  # unsure
     grade(db, "alice", "q2", "sdk/timeouts", 1)
     grade(db, "carol", "q2", "sdk/timeouts", 1)  # agreed: not in the queue
 
@@ -245,11 +245,11 @@ def test_a_database_of_schema_3_gains_the_undo_and_keeps_its_decisions(tmp_path:
             "DROP TABLE adjudication_undos; DROP VIEW current_adjudications; "
             "CREATE VIEW current_adjudications AS SELECT a.* FROM adjudications AS a JOIN (SELECT MAX(event_id) "
             "AS event_id FROM adjudications GROUP BY pair_id) AS last USING (event_id); "
-            "DELETE FROM schema_migrations WHERE version = 4; PRAGMA user_version = 3;"
+            "DELETE FROM schema_migrations WHERE version >= 4; PRAGMA user_version = 3;"
         )
     with Store(db) as store:
-        assert SCHEMA_VERSION == 4
-        assert store.read(lambda c: c.execute("PRAGMA user_version").fetchone()[0]) == 4
+        assert SCHEMA_VERSION == 7
+        assert store.read(lambda c: c.execute("PRAGMA user_version").fetchone()[0]) == 7
         assert final_grades(store)[0][("q1", "keys/rotate")] == 2
         assert store.read(lambda c: c.execute("SELECT grade FROM current_adjudications").fetchone()[0]) == 2
         undo_adjudication(store, 1, by="admin")

@@ -110,7 +110,7 @@ def test_every_page_passes_the_audit_at_both_widths(browser: Any, tmp_path: Path
 
         pass_gate(db)
         grade(db, "alice", "q2", "sdk/timeouts", None, unsure=True)
-        grade(db, "alice", "q2", "limits/rate", 2, unsure=True)
+        grade(db, "alice", "q2", "limits/rate", None, unsure=True)
         sign_in(page, srv.url, db, "admin")
         page.goto(f"{srv.url}/admin/adjudicate/confirm?query_id=q2&doc_id=limits/rate&grade=2&page=1")
         check(page, "confirm")
@@ -160,8 +160,26 @@ def test_every_page_passes_the_audit_at_both_widths(browser: Any, tmp_path: Path
         sign_in(page, srv.url, db, "admin")
         check(page, "admin-failed-round")
 
+    # A project whose gate cannot be measured: alice marked every calibration pair unsure.
+    (tmp_path / "unmeasurable").mkdir()
+    db = make_project(tmp_path / "unmeasurable", labellers="alice,bob")
+    with ThreadServer(create_app(db, signin_limit=(1000, 60.0), admin_refresh=0)) as srv:
+        page = browser.new_page()
+        cal = calibration_pairs(db)
+        for q, d in cal["alice"]:
+            grade(db, "alice", q, d, None, unsure=True)
+        grade_pairs(db, "bob", {p: 2 for p in cal["bob"]})
+        sign_in(page, srv.url, db, "alice")
+        check(page, "phase-unmeasurable", status=200, response=page.goto(f"{srv.url}/label"))
+        assert page.locator("#unmeasurable").is_visible()
+        sign_in(page, srv.url, db, "admin")
+        check(page, "admin-unmeasurable")
+        assert "alice graded 0 of 8 calibration pairs; bob 8" in (
+            page.text_content("#unmeasurable-note") or ""
+        )
+
     assert not problems, "\n".join(problems)
-    assert len(seen) == 15
+    assert len(seen) == 17
     print(f"\nscreenshots of {len(seen)} pages at 1280 px and 390 px: {SHOTS}")
 
 

@@ -115,13 +115,14 @@ def test_every_judge_command_is_documented() -> None:
     assert "img/labeller.png" in doc
 
 
-def test_init_warns_about_a_rubric_that_fails_lint(tmp_path: Path) -> None:
+def test_init_refuses_a_rubric_that_fails_lint(tmp_path: Path) -> None:
     rubric = ROOT / "tests" / "fixtures" / "rubrics" / "best-answer.toml"
     args = ["judge", "init", str(tmp_path / "p.db"), "--rubric", str(rubric), "--pool", str(FIXTURES / "pool.jsonl"),
             "--docs", str(FIXTURES / "docs.jsonl"), "--queries", str(FIXTURES / "queries.tsv"),
             "--labellers", "alice,bob"]  # fmt: skip
     result = CliRunner().invoke(main, args)
-    assert result.exit_code == 0 and "lint error" in result.output
+    assert result.exit_code == 1 and "lint error" in result.output  # as `judge revise` refuses it
+    assert not (tmp_path / "p.db").exists()
 
 
 def test_pairs_judged_elsewhere_need_no_text(tmp_path: Path) -> None:

@@ -30,8 +30,43 @@ def test_new_store_is_migrated_in_wal_mode_with_full_sync(project: Path) -> None
             (3, "server-side sessions"),
             (4, "undoing an adjudication is an event"),
             (5, "model labellers"),
+            (6, "the gate's not measurable outcome and reassigned calibration pairs"),
+            (7, "the project's key for signing manifests"),
         ]
         assert store.integrity_check() == "ok"
+
+
+def test_version_4_gate_events_survive_the_rebuild_of_version_6(tmp_path: Path) -> None:
+    from qrelkit.judging.store import MIGRATIONS, _split_sql
+
+    db = make_project(tmp_path, labellers="alice,bob")
+    with sqlite3.connect(db) as conn:  # the same project as version 4 wrote it: the v4 table, one event
+        conn.execute("PRAGMA foreign_keys = OFF")
+        rows = conn.execute("SELECT * FROM gate_events").fetchall()
+        conn.execute("DROP TABLE gate_events")
+        v2 = _split_sql(MIGRATIONS[1][2])
+        for statement in v2:
+            if "gate_events" in statement and not statement.startswith("INSERT"):
+                conn.execute(statement)
+        conn.execute(
+            "INSERT INTO gate_events (round, outcome, reason, created_at) VALUES (1, 'failed', 'x', 't')"
+        )
+        conn.execute("DELETE FROM schema_migrations WHERE version >= 5")
+        conn.execute("PRAGMA user_version = 4")
+    assert rows == []
+    with Store(db) as store:
+        events = store.read(
+            lambda c: [tuple(r) for r in c.execute("SELECT event_id, outcome, reason FROM gate_events")]
+        )
+        assert events == [(1, "failed", "x")]
+        store.write(
+            lambda c: c.execute(
+                "INSERT INTO gate_events (round, outcome, reason, created_at) VALUES (1, 'unmeasurable', 'y', 't')"
+            )
+        )
+        assert store.read(lambda c: c.execute("SELECT MAX(event_id) FROM gate_events").fetchone()[0]) == 2
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            store.write(lambda c: c.execute("DELETE FROM gate_events"))
 
 
 def test_a_newer_schema_is_refused(project: Path) -> None:

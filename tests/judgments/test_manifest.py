@@ -180,3 +180,45 @@ def test_compare_carries_the_manifest_too(tmp_path, qrels):
     path.write_text(path.read_text() + "q9 0 x 1\n")
     refused = CliRunner().invoke(main, ["compare", str(path), *map(str, runs)])
     assert refused.exit_code == 1 and "no longer matches its manifest" in refused.output
+
+
+# -- a manifest agrees with itself ------------------------------------------------------------------------
+
+
+def _gated(passed: bool, value: float | None, **calibration):
+    gate = {"passed": passed, "threshold": 0.6, "value_used": value, "use": "ci_low", "message": "..."}
+    return FIELDS_GIVEN | {"calibration": {"kappa": 0.5, "ci_low": value, "gate": gate, **calibration}}
+
+
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [
+        (_gated(True, 0.41), "calibration.gate.passed is true but value_used 0.41 < threshold 0.6"),
+        (_gated(False, 0.75), "calibration.gate.passed is false but value_used 0.75 >= threshold 0.6"),
+        (_gated(True, None), "calibration.gate.passed is true but value_used null (undefined) vs threshold 0.6"),
+        (_gated(False, 0.41, status="passed"), 'calibration.status is "passed" but calibration.gate.passed is false'),
+        (_gated(False, 0.41, status="overridden", override=None), 'calibration.status is "overridden" but'),
+        (_gated(True, 0.7, status="passed", override={"reason": "x", "by": "a", "at": "t"}), "calibration.override is recorded"),
+        (_gated(False, 0.41, pairs_of_labellers=[{"gate": {"passed": True, "threshold": 0.6, "value_used": 0.2}}]),
+         "calibration.pairs_of_labellers[0].gate.passed is true but value_used 0.2 < threshold 0.6"),
+    ],
+)  # fmt: skip
+def test_a_manifest_that_contradicts_itself_is_refused_naming_the_field(tmp_path, qrels, fields, named):
+    path = tmp_path / "final.qrels"
+    with pytest.raises(ValidationError, match="contradicts itself") as written:  # never written so
+        write_qrels_with_manifest(qrels, path, fields)
+    assert named in str(written.value)
+    good = _gated(False, 0.41)
+    write_qrels_with_manifest(qrels, path, good)  # then edited by hand
+    data = json.loads(manifest_path(path).read_text())
+    data["calibration"] = fields["calibration"]
+    manifest_path(path).write_text(json.dumps(data))
+    with pytest.raises(ValidationError, match="contradicts itself") as read:
+        read_manifest(path)
+    assert named in str(read.value) and str(manifest_path(path)) in str(read.value)
+
+
+def test_a_manifest_without_the_number_compared_still_reads(tmp_path, qrels):
+    path = tmp_path / "final.qrels"
+    write_qrels_with_manifest(qrels, path, FIELDS_GIVEN)  # 0.1.0's gate: no value_used
+    assert read_manifest(path)["calibration"]["gate"]["passed"] is True

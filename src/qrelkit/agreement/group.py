@@ -371,7 +371,7 @@ def group_agreement(
         kappas = _kappa_batch(sums.reshape(r * len(shared), k, k), dis)[0].reshape(r, len(shared))
         return _mean_defined(kappas)
 
-    per_query_tables = np.moveaxis(tables[shared], 0, 1).reshape(n_q, -1)
+    per_query_tables = np.moveaxis(tables[shared], 0, 1).reshape(n_q, len(shared) * k * k)
     intervals = {"mean_kappa": query_bootstrap(per_query_tables, mean_kappas, weights=weights,
                                                what="mean pairwise kappa", **boot)}  # fmt: skip
 
@@ -390,7 +390,7 @@ def group_agreement(
     for lvl in ("interval", "ordinal"):
         alpha[lvl] = krippendorff_alpha(grades.ratings, lvl, value_domain=scale)
         intervals[f"alpha_{lvl}"] = query_bootstrap(
-            coincidence.reshape(n_q, -1),
+            coincidence.reshape(n_q, k * k),
             lambda s, lvl=lvl: alpha_batch(s.reshape(-1, k, k), domain, lvl)[0],
             weights=weights, what=f"alpha ({lvl})", **boot,
         )  # fmt: skip
@@ -405,6 +405,19 @@ def group_agreement(
                                           weights="unweighted", what="Fleiss' kappa", **boot)  # fmt: skip
     return GroupReport(grades.labellers, scale, weights, len(grades.keys), n_q, grades.n_single, pairwise,
                        mean_kappa, alpha, fleiss, intervals)  # fmt: skip
+
+
+def _why_undefined(report: GroupReport, statistic: str) -> str:
+    """The reason a group statistic is undefined, from the statistic's own note where it has one."""
+    if not report.n_units:
+        return "no pair was graded by two labellers"
+    if statistic == "fleiss":
+        note = report.fleiss.note
+    elif statistic.startswith("alpha_"):
+        note = report.alpha[statistic.removeprefix("alpha_")].note
+    else:
+        note = next((k.note for k in report.pairwise.values() if k.n and k.note), None)
+    return note or "undefined"
 
 
 def group_gate(
@@ -422,7 +435,7 @@ def group_gate(
     value, b = report.value(statistic), report.intervals[statistic]
     used, what = (value, "value") if use == "kappa" else (b.low, "lower bound")
     if math.isnan(used):
-        why = b.note if use != "kappa" and not math.isnan(value) else "undefined"
+        why = b.note if use != "kappa" and not math.isnan(value) else _why_undefined(report, statistic)
         msg = f"{name} undefined or without interval ({why}); threshold {threshold:.2f}: FAIL"
         return GateResult(False, threshold, used, use, msg)  # type: ignore[arg-type]
     passed = used >= threshold

@@ -168,11 +168,22 @@ def human_options(func: Callable[..., Any]) -> Callable[..., Any]:
                         "of every pair, and each number is a prediction-powered estimate")(func)  # fmt: skip
 
 
-def judgments_of(qrels: str, manifest: str | None) -> Any:
-    """The manifest's meaning for these qrels (or None), read before any evaluation so a mismatch fails fast."""
+def judgments_of(qrels: str, manifest: str | None, project: str | None = None) -> Any:
+    """The manifest's meaning for these qrels (or None), read before any evaluation so a mismatch fails fast;
+    with ``project``, its signature checked with that judging project's key (said on stderr)."""
     from ..judgments.manifest import judgments_for
 
-    return judgments_for(qrels, manifest)
+    key = None
+    if project is not None:
+        from ..judging.grades import manifest_key
+
+        key = manifest_key(project)
+    found = judgments_for(qrels, manifest, key=key)
+    if found is not None and (project is not None or found["signature"] != "unsigned"):
+        click.echo(f"manifest {found['signature']}", err=True)
+    elif project is not None:
+        click.echo(f"manifest: none beside {qrels}: nothing to verify with the project's key", err=True)
+    return found
 
 
 def rubric_scale(rubric: str | None) -> tuple[Any, str | None]:
@@ -334,6 +345,9 @@ PROGRESS_BYTES = 64 << 20
 @human_options
 @run_model_option
 @manifest_option
+@click.option("--project", type=click.Path(dir_okay=False), default=None,
+              help="the judging project the qrels were exported from: check the manifest's signature with its key "
+              "(\"manifest verified\", or an error)")  # fmt: skip
 @profile_option
 @convention_options
 def eval_command(
@@ -350,6 +364,7 @@ def eval_command(
     engine: str,
     master: str | None,
     manifest: str | None,
+    project: str | None,
     comments: bool | None,
     strict: bool,
     diversity: bool,
@@ -381,7 +396,7 @@ def eval_command(
             "json|tsv|csv|trec|markdown|html, or use a suffix .json, .tsv, .csv, .txt/.trec, .md or .html"
         )
     conv, _ = resolve(options, on_duplicate)
-    judgments = with_run_models(judgments_of(qrels, manifest), parse_run_models(run_model))
+    judgments = with_run_models(judgments_of(qrels, manifest, project), parse_run_models(run_model))
     scale, rubric_hash = rubric_scale(rubric)
     if human:
         return show_estimates(qrels, human, runs, measures, conv, estimator, input_format, on_duplicate, scale,

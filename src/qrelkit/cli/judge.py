@@ -2,7 +2,8 @@
 
 Each admin page action has a command here: ``invite`` (one-time link), ``status`` (progress per labeller
 and per query), ``kappa`` (calibration rounds, agreement and gate), ``revise`` (a new rubric version and
-calibration round), ``override`` (open judging despite a failed gate, with a reason), ``queue``
+calibration round), ``override`` (open judging despite a failed or not measurable gate, with a reason),
+``reassign`` (a labeller's calibration pairs of the round to another; the only action without a page), ``queue``
 (adjudication queue),
 ``adjudicate`` (record a final grade), ``undo`` (undo a decision, itself recorded), ``export`` (per-labeller or final qrels with the manifest), and
 ``show`` (one pair's grade history).
@@ -34,6 +35,8 @@ def _open(db: Path, *, read_only: bool = False) -> Any:
     from qrelkit.judging.store import Store
 
     store = Store(db, read_only=read_only)
+    for note in store.notes:  # files others can read: tightened, or (read-only) how to
+        click.echo(f"warning: {note}", err=True)
     try:
         return store, load_rubric_from_store(store)
     except BaseException:
@@ -360,6 +363,30 @@ def override_command(db: Path, reason: str, by: str) -> None:
         store.close()
     click.echo(
         f"round {done['round']}: full judging opened by {done['by']} at {done['at']}: {done['reason']}"
+    )
+
+
+@command.command(name="reassign")
+@_DB
+@click.option(
+    "--from", "source", required=True, help="The labeller whose calibration pairs of the round move."
+)
+@click.option("--to", "targets", required=True, multiple=True,
+              help="A labeller who grades them instead; repeat it: each pair goes to the first not already on it.")  # fmt: skip
+@click.option("--by", required=True, help="Who decides it (recorded).")
+def reassign_command(db: Path, source: str, targets: tuple[str, ...], by: str) -> None:
+    """Give a labeller's calibration pairs of the current round to another, while the round measures or
+    after its gate was not measurable (one labeller marked every pair unsure, say); the round measures
+    again with the new labeller's grades."""
+    from qrelkit.judging.phases import reassign
+
+    store, _ = _open(db)
+    try:
+        done = reassign(store, source=source, targets=targets, by=by)
+    finally:
+        store.close()
+    click.echo(
+        f"round {done['round']}: {done['reason']} (by {done['by']} at {done['at']}); the round measures again"
     )
 
 

@@ -20,7 +20,16 @@ from qrelkit.judgments.rubric import Rubric
 from qrelkit.provenance import json_number as _num
 
 from .decisions import live_adjudications, queue_key
-from .phases import DuoState, Phase, open_condition, phase_of, round_agreement, round_group, rubric_by_hash
+from .phases import (
+    DuoState,
+    Phase,
+    open_condition,
+    phase_of,
+    round_agreement,
+    round_group,
+    rubric_by_hash,
+    verdict_event,
+)
 from .store import Store, now
 
 __all__ = [
@@ -42,6 +51,7 @@ __all__ = [
     "labeller_progress",
     "labeller_qrels_text",
     "last_open_position",
+    "manifest_key",
     "next_position",
     "own_grades",
     "pair_view",
@@ -91,7 +101,7 @@ def record_grade(
 ) -> dict[str, Any]:
     """Append one grade event for the labeller's pair at ``position`` (run in the writer).
 
-    The grade must be on the rubric's scale, or ``None`` with ``unsure`` set; a note is at most
+    The grade must be on the rubric's scale, or ``None`` with ``unsure`` set (never both); a note is at most
     :data:`MAX_NOTE` characters; ``rubric`` must be the project's current rubric (:class:`RubricChanged`
     otherwise), and the pair must be open to the labeller in the project's phase (:class:`PairClosed`
     otherwise: a non-calibration pair before the gate passed, any pair while judging is paused). Every
@@ -101,6 +111,12 @@ def record_grade(
     if grade is None:
         if not unsure:
             raise ValidationError("give a grade, or mark the pair unsure", fix="pass a grade or unsure=True")
+    elif unsure:  # stored as both, the export would read the grade and the queue the "unsure"
+        raise ValidationError(
+            "a pair is either graded or marked unsure, not both",
+            got=f"grade={grade}, unsure=1",
+            fix="send the grade alone, or unsure=1 without a grade",
+        )
     else:
         rubric.check_grade(grade)
     if note is not None and len(note) > MAX_NOTE:
@@ -139,6 +155,9 @@ def record_grade(
 
 def closed_message(phase: Phase) -> str:
     """Why a pair is closed to labellers in ``phase``."""
+    if phase.unmeasurable:
+        return (f"judging is paused for a rubric revision (the calibration gate of round {phase.round} "
+                f"could not be measured: {phase.reason})")  # fmt: skip
     if phase.state == "paused":
         return f"judging is paused for a rubric revision (the calibration gate of round {phase.round} failed)"
     return f"this pair opens when the calibration gate of round {phase.round} passes"
@@ -388,10 +407,8 @@ def calibration_status(
 
     def load(conn: sqlite3.Connection) -> tuple[int, list[Any]]:
         number = round if round is not None else phase_of(conn).round
-        upto = conn.execute(
-            "SELECT last_event FROM gate_events WHERE round = ? AND outcome IN ('passed', 'failed')",
-            (number,),
-        ).fetchone()
+        verdict = verdict_event(conn, number)
+        upto = None if verdict is None else (verdict["last_event"],)
         return number, round_agreement(conn, number, upto=None if upto is None else upto[0])
 
     number, states = store.read(load)
@@ -412,10 +429,8 @@ def group_status(store: Store, *, round: int | None = None) -> Any:
 
     def load(conn: sqlite3.Connection) -> Any:
         number = round if round is not None else phase_of(conn).round
-        upto = conn.execute(
-            "SELECT last_event FROM gate_events WHERE round = ? AND outcome IN ('passed', 'failed')",
-            (number,),
-        ).fetchone()
+        verdict = verdict_event(conn, number)
+        upto = None if verdict is None else (verdict["last_event"],)
         return round_group(conn, number, upto=None if upto is None else upto[0])
 
     return store.read(load)
@@ -676,7 +691,7 @@ def final_qrels_text(
     other versions take no part) and their manifest as text, and the counts of how each grade was decided.
 
     Disputed pairs without a decision make this refuse (naming them) unless ``undecided="leave-out"``,
-    which leaves them out and records how many. The manifest records the rubric, its scale, the
+    which leaves them out and records how many. The manifest, signed with the project's key, records the rubric, its scale, the
     labellers, the calibration story (:func:`qrelkit.judgments.adjudication.gated_calibration_fields`: the round
     of this rubric version with its kappa per two labellers and the gate, an override with its reason,
     who and when, and every round of the project), and how each final grade was decided.
@@ -705,8 +720,24 @@ def final_qrels_text(
         adjudication=adjudication_fields({k: v for k, v in counts.items() if k != "pairs"}),  # pairs: the pool's size
         model_labellers=store.read(lambda c: model_manifest_fields(c, rubric.content_hash, grades)),
     )  # fmt: skip
-    qrels, manifest = qrels_with_manifest_text(_qrels(grades, name), name, fields)
+    key = bytes.fromhex(store.meta("manifest_key") or "") or None  # signed with the project's key
+    qrels, manifest = qrels_with_manifest_text(_qrels(grades, name), name, fields, key=key)
     return qrels, manifest, counts
+
+
+def manifest_key(db: str | Any) -> bytes:
+    """The key a judging project signs its exports' manifests with (read-only: the file is not changed)."""
+    from .store import Store, StoreError
+
+    with Store(db, read_only=True) as store:
+        value = store.meta("manifest_key")
+    if not value:
+        raise StoreError(
+            "the project has no manifest key (its database predates signed manifests)",
+            source=str(db),
+            fix="open it once with a command that changes it (e.g. `qrelkit judge kappa`): the key is made then",
+        )
+    return bytes.fromhex(value)
 
 
 def export_final(
@@ -746,10 +777,8 @@ def round_material(store: Store, round_number: int | None = None) -> list[dict[s
 
     def load(conn: sqlite3.Connection) -> tuple[list[DuoState], tuple[int, ...], bool]:
         number = round_number if round_number is not None else phase_of(conn).round
-        upto = conn.execute(
-            "SELECT last_event FROM gate_events WHERE round = ? AND outcome IN ('passed', 'failed')",
-            (number,),
-        ).fetchone()
+        verdict = verdict_event(conn, number)
+        upto = None if verdict is None else (verdict["last_event"],)
         states = round_agreement(conn, number, upto=None if upto is None else upto[0])
         rubric_hash = conn.execute("SELECT rubric_hash FROM rounds WHERE round = ?", (number,)).fetchone()[0]
         has_runs = conn.execute("SELECT EXISTS (SELECT 1 FROM run_rows)").fetchone()[0]

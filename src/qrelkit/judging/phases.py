@@ -10,8 +10,8 @@ Rounds
     of the rubric it was given under, so a round's grades are exactly the events under its rubric.
 Phase (:func:`phase_of`), from the latest round and the latest gate event of that round
     ``calibration``: no gate event yet. A labeller sees only their calibration pairs of the round.
-    ``paused``: the gate failed. A labeller sees no pair: judging waits for a rubric revision (or an
-    override).
+    ``paused``: the gate failed, or agreement could not be measured (:class:`Unmeasurable`). A labeller
+    sees no pair: judging waits for a rubric revision (or an override).
     ``open``: the gate passed, the admin overrode a failed gate with a written reason, or the project
     was made with ``--no-calibration`` (agreement not measured). A labeller sees every pair assigned to
     them; "graded" always means graded under the current rubric.
@@ -27,6 +27,11 @@ The gate (:func:`ensure_gate`)
     ``alpha_interval``, ``alpha_ordinal``, ``fleiss``): the statistic over every labeller of the round
     (:func:`round_group`, :func:`qrelkit.judgments.adjudication.group_calibration`), the lower end of its query
     bootstrap against ``min_kappa``. Both are recorded either way (the pairs and the group).
+    The gate is *not measurable* when the number it compares is undefined: no calibration pair graded
+    by two labellers (one marked every pair "unsure"), every grade the same (kappa undefined), a round
+    with one labeller (:func:`unmeasurable`). That is its own outcome, ``unmeasurable``, recorded with the
+    reason ("alice graded 0 of 69 calibration pairs; bob 69"); judging pauses as after a failed gate,
+    and the admin revises the rubric or overrides with a reason.
     The verdict is recorded with the last grade event it read, so the round's kappa can be recomputed
     from the history exactly as it was when the gate was decided; later changes to a calibration grade
     (allowed once judging is open) reach the final qrels, not the round's kappa.
@@ -37,7 +42,7 @@ The revision loop (:func:`revise`)
     the round number; or, with ``same_queries``, the previous round's pairs and labellers. Earlier rounds'
     grades, kappa and verdict stay as history.
 The override (:func:`override_gate`)
-    Only after a failed gate, only with a written reason; who and when are recorded, and the manifest of
+    Only after a failed or not measurable gate, only with a written reason; who and when are recorded, and the manifest of
     every export (and so every result computed from it) carries them.
 """
 
@@ -62,11 +67,13 @@ from .store import Store, StoreError, now
 __all__ = [
     "Phase",
     "PhaseState",
+    "Unmeasurable",
     "ensure_gate",
     "labeller_order",
     "open_condition",
     "override_gate",
     "phase_of",
+    "reassign",
     "revise",
     "round_agreement",
     "round_complete",
@@ -75,6 +82,8 @@ __all__ = [
     "rounds_history",
     "rubric_by_hash",
     "start_first_round",
+    "unmeasurable",
+    "verdict_event",
 ]
 
 PhaseState = Literal["calibration", "paused", "open"]
@@ -88,11 +97,33 @@ class Phase:
     round: int
     rubric_hash: str
     state: PhaseState
-    outcome: str | None  # passed, failed, override, not-measured; None while the round measures
+    outcome: str | None  # passed, failed, unmeasurable, override, not-measured; None while the round measures
+    reason: str | None = None  # why the gate is not measurable (or why agreement was not measured)
 
     def to_dict(self) -> dict[str, Any]:
         return {"round": self.round, "rubric_hash": self.rubric_hash, "state": self.state,
-                "outcome": self.outcome}  # fmt: skip
+                "outcome": self.outcome, "reason": self.reason}  # fmt: skip
+
+    @property
+    def unmeasurable(self) -> bool:
+        return self.outcome == "unmeasurable"
+
+
+@dataclass(frozen=True)
+class Unmeasurable:
+    """The gate's third verdict: the round's agreement cannot be measured, and why.
+
+    ``graded`` and ``assigned``: per labeller of the round, the calibration pairs they graded (an
+    "unsure" without a grade is not a grade) and the pairs they were given. ``reason`` is the one line
+    every page and command shows.
+    """
+
+    reason: str
+    graded: dict[str, int]
+    assigned: dict[str, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reason": self.reason, "graded": dict(self.graded), "assigned": dict(self.assigned)}
 
 
 def labeller_order(queries: Mapping[int, str], calibration: set[int], seed: int, name: str) -> list[int]:
@@ -123,16 +154,19 @@ def labeller_order(queries: Mapping[int, str], calibration: set[int], seed: int,
 def phase_of(conn: sqlite3.Connection) -> Phase:
     """The project's phase, read in one statement (cheap: every labeller request reads it)."""
     row = conn.execute(
-        "SELECT r.round, r.rubric_hash, (SELECT g.outcome FROM gate_events g WHERE g.round = r.round "
-        "ORDER BY g.event_id DESC LIMIT 1) FROM rounds r ORDER BY r.round DESC LIMIT 1"
+        "SELECT r.round, r.rubric_hash, g.outcome, g.reason FROM rounds r LEFT JOIN gate_events g ON "
+        "g.event_id = (SELECT MAX(e.event_id) FROM gate_events e WHERE e.round = r.round) "
+        "ORDER BY r.round DESC LIMIT 1"
     ).fetchone()
     if row is None:
         raise StoreError(
             "the project database has no calibration round", fix="create it with `qrelkit judge init`"
         )
-    outcome = row[2]
-    state: PhaseState = "calibration" if outcome is None else "paused" if outcome == "failed" else "open"
-    return Phase(int(row[0]), str(row[1]), state, outcome)
+    outcome = None if row[2] == "reassigned" else row[2]  # pairs given to another labeller: measuring again
+    paused = outcome in ("failed", "unmeasurable")
+    state: PhaseState = "calibration" if outcome is None else "paused" if paused else "open"
+    reason = row[3] if outcome in ("unmeasurable", "not-measured") else None
+    return Phase(int(row[0]), str(row[1]), state, outcome, reason)
 
 
 def open_condition(phase: Phase, alias: str = "a") -> str:
@@ -145,6 +179,17 @@ def open_condition(phase: Phase, alias: str = "a") -> str:
         f"EXISTS (SELECT 1 FROM round_pairs rp WHERE rp.round = {int(phase.round)} "
         f"AND rp.user_id = {alias}.user_id AND rp.pair_id = {alias}.pair_id)"
     )
+
+
+def verdict_event(conn: sqlite3.Connection, round_number: int) -> sqlite3.Row | None:
+    """The round's gate verdict in force (passed, failed, unmeasurable): the latest, unless its calibration
+    pairs were reassigned since (the round then measures again); ``None`` while it measures."""
+    row = conn.execute(
+        "SELECT * FROM gate_events WHERE round = ? AND outcome IN ('passed', 'failed', 'unmeasurable', "
+        "'reassigned') ORDER BY event_id DESC LIMIT 1",
+        (round_number,),
+    ).fetchone()
+    return None if row is None or row["outcome"] == "reassigned" else row
 
 
 def round_seed(project_seed: int, round_number: int) -> int:
@@ -307,6 +352,78 @@ def round_agreement(
     return states
 
 
+def _counts_line(graded: Mapping[str, int], assigned: Mapping[str, int]) -> str:
+    """``alice graded 0 of 69 calibration pairs; bob 69`` (``of n`` repeated only where n differs)."""
+    names = sorted(assigned)
+    if not names:
+        return "no labeller has calibration pairs"
+    first = names[0]
+    parts = [f"{first} graded {graded.get(first, 0)} of {assigned[first]} calibration pairs"]
+    for name in names[1:]:
+        of = "" if assigned[name] == assigned[first] else f" of {assigned[name]}"
+        parts.append(f"{name} {graded.get(name, 0)}{of}")
+    return "; ".join(parts)
+
+
+def _undefined(value: float | None) -> bool:
+    return value is None or value != value
+
+
+def unmeasurable(
+    rows: Sequence[tuple[Any, ...]], states: Sequence[DuoState], group: Any, statistic: str
+) -> Unmeasurable | None:
+    """Whether the round's gate cannot be measured (the one rule), and why; ``None`` when it can.
+
+    ``rows`` are the round's calibration assignments with their grades (:func:`_round_rows`), ``states``
+    and ``group`` its agreement (:func:`round_agreement`, :func:`round_group`). Not measurable: fewer
+    than two labellers; no pair graded by two of them; or the number the gate compares undefined (with
+    the statistic ``kappa``: for some two labellers, while none of the defined ones fails); or a labeller
+    who graded none of their pairs (whose agreement with the others was never measured).
+    """
+    assigned: dict[str, int] = {}
+    graded: dict[str, int] = {}
+    for row in rows:
+        assigned[row[3]] = assigned.get(row[3], 0) + 1
+        graded[row[3]] = graded.get(row[3], 0) + (row[4] is not None)
+    counts = _counts_line(graded, assigned)
+    if len(assigned) < 2:
+        who = ", ".join(sorted(assigned)) or "none"
+        why = f"the round has {len(assigned)} labeller ({who}): agreement needs two; {counts}"
+        return Unmeasurable(why, graded, assigned)
+    per_pair: dict[int, int] = {}
+    for row in rows:
+        per_pair[row[0]] = per_pair.get(row[0], 0) + (row[4] is not None)
+    if max(per_pair.values()) < 2:
+        return Unmeasurable(f"no calibration pair was graded by two labellers: {counts}", graded, assigned)
+    idle = sorted(name for name in assigned if not graded[name])
+    if idle:  # their agreement with the others was never measured, whatever the statistic
+        who = " and ".join(idle)
+        return Unmeasurable(
+            f"{who} graded none of their calibration pairs (all unsure): {counts}", graded, assigned
+        )
+    if statistic == "kappa":
+        defined = [
+            s for s in states if s.agreement is not None and not _undefined(s.agreement.gate.value_used)
+        ]
+        if any(not s.agreement.gate.passed for s in defined):
+            return None
+        undefined = [s for s in states if s not in defined]
+        if not undefined:
+            return None
+        s = undefined[0]
+        note = (
+            "not computed"
+            if s.agreement is None
+            else s.agreement.report.kappa.note or s.agreement.gate.message
+        ).split("; threshold")[0]  # the gate's "threshold ...: FAIL" is no verdict here
+        return Unmeasurable(f"{s.labeller_a} and {s.labeller_b}: {note}; {counts}", graded, assigned)
+    if group is not None and group.gate is not None and not _undefined(group.gate.value_used):
+        return None
+    message = "undefined" if group is None or group.gate is None else group.gate.message
+    message = message.split("; threshold")[0]  # the gate's "threshold ...: FAIL" is no verdict here
+    return Unmeasurable(f"{message}; {counts}", graded, assigned)
+
+
 def _gate_value(state: DuoState) -> float:
     value = state.agreement.gate.value_used
     return -math.inf if value != value else float(value)
@@ -324,6 +441,7 @@ def _evaluate(conn: sqlite3.Connection, round_number: int) -> Phase:
     states = round_agreement(conn, round_number, upto=upto)
     group = round_group(conn, round_number, upto=upto)
     statistic = _settings(conn)["statistic"]
+    unmeasured = unmeasurable(_round_rows(conn, round_number, upto), states, group, statistic)
     if statistic == "kappa":
         passed = bool(states) and all(s.agreement.gate.passed for s in states)
         rule = "the round passes when every two labellers sharing calibration pairs pass"
@@ -338,10 +456,20 @@ def _evaluate(conn: sqlite3.Connection, round_number: int) -> Phase:
         "deciding": deciding,
         "pairs_of_labellers": [calibration_fields(s.agreement) for s in states],
         "group": group_calibration_fields(group),
+        "unmeasurable": None if unmeasured is None else unmeasured.to_dict(),
     }
+    outcome = "unmeasurable" if unmeasured is not None else "passed" if passed else "failed"
     conn.execute(
-        "INSERT INTO gate_events (round, outcome, detail, last_event, created_at) VALUES (?, ?, ?, ?, ?)",
-        (round_number, "passed" if passed else "failed", json.dumps(detail), upto, now()),
+        "INSERT INTO gate_events (round, outcome, detail, last_event, reason, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            round_number,
+            outcome,
+            json.dumps(detail),
+            upto,
+            None if unmeasured is None else unmeasured.reason,
+            now(),
+        ),
     )
     return phase_of(conn)
 
@@ -376,16 +504,10 @@ def revise(
     :data:`qrelkit.judgments.pool.DEFAULT_CALIBRATION` if it had none); not with ``same_queries``. Returns a summary
     with the round, the rubric, the queries, the seed and ``notes`` for the caller to print.
     """
-    from qrelkit.judgments.rubric import lint, load_rubric
+    from qrelkit.judgments.rubric import load_rubric, refuse_lint_errors
 
     rubric = load_rubric(rubric_path)
-    errors = [f for f in lint(rubric) if f.severity == "error"]
-    if errors:
-        raise ValidationError(
-            f"the rubric has {len(errors)} lint error(s), first: {errors[0].message}",
-            source=str(rubric_path),
-            fix=f"fix them (`qrelkit rubric lint {rubric_path}`) before labellers grade with it",
-        )
+    refuse_lint_errors(rubric, rubric_path)
     if same_queries and calibration is not None:
         raise ValidationError("--same-queries keeps the previous round's queries; drop --calibration")
     if calibration is not None and (
@@ -515,7 +637,8 @@ def _revise(
 
 
 def override_gate(store: Store, *, reason: str, by: str) -> dict[str, Any]:
-    """Open full judging although the round's gate failed: recorded with ``reason``, ``by`` and the time."""
+    """Open full judging although the round's gate failed or could not be measured: recorded with
+    ``reason``, ``by`` and the time."""
     reason = (reason or "").strip()
     by = (by or "").strip()
     if not reason:
@@ -529,11 +652,11 @@ def override_gate(store: Store, *, reason: str, by: str) -> dict[str, Any]:
 
     def write(conn: sqlite3.Connection) -> dict[str, Any]:
         phase = phase_of(conn)
-        if phase.outcome != "failed":
+        if phase.outcome not in ("failed", "unmeasurable"):
             raise ValidationError(
                 f"the gate of round {phase.round} has not failed (the project is in {phase.state}"
                 f"{'' if phase.outcome is None else ', ' + phase.outcome})",
-                fix="an override opens judging only after a failed gate",
+                fix="an override opens judging only after a failed or not measurable gate",
             )
         at = now()
         conn.execute(
@@ -545,14 +668,93 @@ def override_gate(store: Store, *, reason: str, by: str) -> dict[str, Any]:
     return store.write(write)
 
 
+def reassign(store: Store, *, source: str, targets: Sequence[str], by: str) -> dict[str, Any]:
+    """Give ``source``'s calibration pairs of the current round to other labellers, while the round measures
+    or after its gate was not measurable: each pair to the first of ``targets`` not already grading it. The
+    round then measures again, with their grades in place of the source's (who no longer sees those
+    pairs). Recorded as a gate event with who and when; the source's grades stay in the history."""
+    by = (by or "").strip()
+    targets = list(dict.fromkeys(targets))
+    if not by:
+        raise ValidationError("a reassignment needs the name of who decided it", fix="pass --by NAME")
+    if not targets or source in targets:
+        raise ValidationError("a labeller's pairs go to other labellers", got=",".join(targets) or None,
+                              fix="pass --to NAME (repeat it to share the pairs out)")  # fmt: skip
+
+    def write(conn: sqlite3.Connection) -> dict[str, Any]:
+        phase = phase_of(conn)
+        if not (phase.state == "calibration" or phase.unmeasurable):
+            raise ValidationError(
+                f"round {phase.round} is {phase.state}"
+                f"{'' if phase.outcome is None else ' (' + phase.outcome + ')'}: its calibration pairs are decided",
+                fix="reassign while a round measures or after its gate was not measurable; otherwise revise the rubric",
+            )
+        users = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT name, user_id, role FROM users")}
+        for name in (source, *targets):
+            if users.get(name, (None, None))[1] != "labeller":
+                raise ValidationError(f"{name!r} is not a labeller of this project",
+                                      expected=", ".join(sorted(n for n, (_, r) in users.items() if r == "labeller")))  # fmt: skip
+        src = users[source][0]
+        on: dict[int, set[int]] = {}
+        for pair_id, user_id in conn.execute(
+            "SELECT pair_id, user_id FROM round_pairs WHERE round = ?", (phase.round,)
+        ):
+            on.setdefault(pair_id, set()).add(user_id)
+        mine = sorted(p for p, who in on.items() if src in who)
+        if not mine:
+            raise ValidationError(f"{source} has no calibration pairs in round {phase.round}")
+        given: dict[str, list[int]] = {name: [] for name in targets}
+        for pair_id in mine:
+            free = next((name for name in targets if users[name][0] not in on[pair_id]), None)
+            if free is None:
+                q, d = conn.execute(
+                    "SELECT query_id, doc_id FROM pairs WHERE pair_id = ?", (pair_id,)
+                ).fetchone()
+                raise ValidationError(
+                    f"every labeller given already grades ({q}, {d}) in round {phase.round}: a pair needs two "
+                    "different labellers",
+                    got=",".join(targets),
+                    fix="add a labeller who does not grade it (--to NAME)",
+                )
+            given[free].append(pair_id)
+        query_of = dict(conn.execute("SELECT pair_id, query_id FROM pairs"))
+        seed = int(conn.execute("SELECT seed FROM rounds WHERE round = ?", (phase.round,)).fetchone()[0])
+        for name, ids in given.items():
+            dst = users[name][0]
+            have = {r[0] for r in conn.execute("SELECT pair_id FROM assignments WHERE user_id = ?", (dst,))}
+            missing = [p for p in ids if p not in have]
+            start = conn.execute(
+                "SELECT COALESCE(MAX(position), -1) + 1 FROM assignments WHERE user_id = ?", (dst,)
+            ).fetchone()[0]
+            order = labeller_order({p: query_of[p] for p in missing}, set(missing), seed, name)
+            conn.executemany("INSERT INTO assignments VALUES (?, ?, ?)",
+                             [(dst, p, start + i) for i, p in enumerate(order)])  # fmt: skip
+            conn.executemany(
+                f"INSERT INTO round_pairs VALUES ({int(phase.round)}, ?, ?)", [(dst, p) for p in ids]
+            )
+        conn.execute("DELETE FROM round_pairs WHERE round = ? AND user_id = ?", (phase.round, src))
+        shares = ", ".join(f"{len(ids)} to {name}" for name, ids in given.items() if ids)
+        reason = f"{source}'s {len(mine)} calibration pairs of round {phase.round} given to others: {shares}"
+        at = now()
+        conn.execute(
+            "INSERT INTO gate_events (round, outcome, reason, decided_by, created_at) VALUES (?, 'reassigned', ?, ?, ?)",
+            (phase.round, reason, by, at),
+        )
+        return {"round": phase.round, "pairs": len(mine), "from": source,
+                "to": {name: len(ids) for name, ids in given.items()}, "by": by, "at": at, "reason": reason}  # fmt: skip
+
+    return store.write(write)
+
+
 # -- history and the material for a revision ---------------------------------------------------------------
 
 
 def rounds_history(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     """Every round, oldest first: rubric, queries and how they were chosen, seed, verdict, agreement, override.
 
-    ``status``: ``measuring`` (the current round, undecided), ``passed``, ``failed``, ``overridden``
-    (failed, then opened with a reason), ``not measured``, or ``superseded`` (revised before its gate).
+    ``status``: ``measuring`` (the current round, undecided), ``passed``, ``failed``, ``not measurable``
+    (with ``not_measurable``, the reason), ``overridden`` (failed or not measurable, then opened with a
+    reason), ``not measured``, or ``superseded`` (revised before its gate).
     """
     rounds = conn.execute("SELECT * FROM rounds ORDER BY round").fetchall()
     last = rounds[-1]["round"] if rounds else None
@@ -568,15 +770,17 @@ def rounds_history(conn: sqlite3.Connection) -> list[dict[str, Any]]:
         queries = [q[0] for q in conn.execute(
             "SELECT DISTINCT p.query_id FROM round_pairs rp JOIN pairs p USING (pair_id) WHERE rp.round = ? ORDER BY 1",
             (r["round"],))]  # fmt: skip
-        verdict = next((e for e in events if e["outcome"] in ("passed", "failed")), None)
+        verdict = verdict_event(conn, r["round"])
         override = next((e for e in events if e["outcome"] == "override"), None)
+        reassigned = [{"reason": e["reason"], "by": e["decided_by"], "at": e["created_at"]}
+                      for e in events if e["outcome"] == "reassigned"]  # fmt: skip
         skipped = next((e for e in events if e["outcome"] == "not-measured"), None)
         if skipped is not None:
             status = "not measured"
         elif override is not None:
             status = "overridden"
         elif verdict is not None:
-            status = verdict["outcome"]
+            status = "not measurable" if verdict["outcome"] == "unmeasurable" else verdict["outcome"]
         else:
             status = "measuring" if r["round"] == last else "superseded"
         detail = json.loads(verdict["detail"]) if verdict is not None and verdict["detail"] else {}
@@ -600,5 +804,8 @@ def rounds_history(conn: sqlite3.Connection) -> list[dict[str, Any]]:
             "override": None if override is None else
             {"reason": override["reason"], "by": override["decided_by"], "at": override["created_at"]},
             "not_measured": None if skipped is None else skipped["reason"],
+            "not_measurable": verdict["reason"] if verdict is not None and verdict["outcome"] == "unmeasurable"
+            else None,
+            "reassigned": reassigned,
         })  # fmt: skip
     return out

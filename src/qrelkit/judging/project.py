@@ -29,7 +29,7 @@ from qrelkit.data.values import check_run_names
 from qrelkit.errors import InputFormatError, ValidationError, did_you_mean
 from qrelkit.formats.inputs import read_input
 from qrelkit.judgments.pool import calibration_notes, draw_calibration, plan_assignments
-from qrelkit.judgments.rubric import Rubric, load_rubric
+from qrelkit.judgments.rubric import Rubric, load_rubric, refuse_lint_errors
 from qrelkit.naming import check_id
 
 from .phases import labeller_order, start_first_round
@@ -66,6 +66,12 @@ class PoolEntry:
 
 def _lines(path: Path) -> list[tuple[int, str]]:
     raw = read_input(path)
+    if raw[:2] == b"\x1f\x8b":
+        raise InputFormatError(
+            "file is gzip-compressed (it starts with gzip's magic bytes 1f 8b)",
+            source=str(path),
+            fix=f"decompress it (`gunzip {path}`) and pass the plain file",
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -292,6 +298,7 @@ def init_project(
             fix="pass one of them",
         )
     the_rubric = load_rubric(rubric)
+    refuse_lint_errors(the_rubric, rubric)  # as a revision does: labellers never grade with a broken rubric
     entries = read_pool(pool)
     doc_map = read_docs(docs)
     query_map = read_queries(queries)

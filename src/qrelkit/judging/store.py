@@ -14,8 +14,9 @@ writes.
 
 Private files. The database holds the session secret, so it is created readable and writable by its owner
 alone (0600), and SQLite gives its ``-wal`` and ``-shm`` files the database's mode. An existing file that
-grants its group or others any access is tightened to 0600 when opened, if this user owns it; either way
-:attr:`Store.notes` says what was found, for ``judge serve`` to print.
+grants its group or others any access is tightened to 0600 when opened for writing, if this user owns it;
+opened read-only, nothing is changed (no chmod, no ``-shm`` created: ``immutable`` when no writer has the
+file open); either way :attr:`Store.notes` says what was found, with the fix, for the commands to print.
 
 Migrations are an ordered list of ``(version, name, sql)``; the file's ``PRAGMA user_version`` says
 which have run, ``schema_migrations`` records when. A file written by a newer qrelkit is refused.
@@ -236,6 +237,39 @@ CREATE VIEW current_adjudications AS
     USING (event_id);
 """
 
+_V6 = """
+-- The gate's third verdict: agreement could not be measured (qrelkit.judging.phases.Unmeasurable), with
+-- the reason; and a round's calibration pairs given from one labeller to another (qrelkit.judging.phases
+-- .reassign), after which the round measures again. SQLite cannot change a CHECK in place: the table is
+-- copied under the new one.
+CREATE TABLE gate_events_v5 (
+    event_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    round INTEGER NOT NULL REFERENCES rounds (round),
+    outcome TEXT NOT NULL
+        CHECK (outcome IN ('passed', 'failed', 'unmeasurable', 'override', 'not-measured', 'reassigned')),
+    detail TEXT,
+    last_event INTEGER,
+    reason TEXT,
+    decided_by TEXT,
+    created_at TEXT NOT NULL
+);
+INSERT INTO gate_events_v5 SELECT event_id, round, outcome, detail, last_event, reason, decided_by, created_at
+    FROM gate_events;
+DROP TABLE gate_events;
+ALTER TABLE gate_events_v5 RENAME TO gate_events;
+CREATE TRIGGER gate_events_no_update BEFORE UPDATE ON gate_events
+BEGIN SELECT RAISE(ABORT, 'gate events are append-only'); END;
+CREATE TRIGGER gate_events_no_delete BEFORE DELETE ON gate_events
+BEGIN SELECT RAISE(ABORT, 'gate events are append-only'); END;
+"""
+
+_V7 = """
+-- The project's key for signing the manifests of its exports (qrelkit.judgments.manifest.sign_manifest):
+-- 32 random bytes, kept here and never written into a manifest.
+INSERT INTO meta (key, value) SELECT 'manifest_key', lower(hex(randomblob(32)))
+    WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'manifest_key');
+"""
+
 #: ``(version, name, sql)``, applied in order; never edit a released entry, append a new one.
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "initial schema", _V1),
@@ -243,6 +277,8 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (3, "server-side sessions", _V3),
     (4, "undoing an adjudication is an event", _V4),
     (5, "model labellers", _model_schema.MIGRATION),
+    (6, "the gate's not measurable outcome and reassigned calibration pairs", _V6),
+    (7, "the project's key for signing manifests", _V7),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -250,6 +286,11 @@ SCHEMA_VERSION = MIGRATIONS[-1][0]
 def _connect(path: Path, *, timeout: float = 30.0, read_only: bool = False) -> sqlite3.Connection:
     if read_only:  # SQLite's own read-only open: no statement of this connection can change the file
         uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro"
+        if not Path(f"{path}-wal").exists() and not Path(f"{path}-shm").exists():
+            # no connection has the file open for writing (a writer keeps both files while it runs), so
+            # nothing is to be read from a log: read the file as it stands, without creating a -shm
+            # (SQLite's mode=ro alone would create one, with the database's mode) and without locks
+            uri += "&immutable=1"
         conn = sqlite3.connect(uri, timeout=timeout, isolation_level=None, check_same_thread=True, uri=True)
     else:
         conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=True)
@@ -307,6 +348,20 @@ def _make_private(path: Path, *, create: bool) -> list[str]:
             notes.append(f"{file} was mode {old} (others could read the session secret): now 0600")
         except OSError:
             notes.append(f"{file} is mode {old}: others can read the session secret; chmod 600 it")
+    return notes
+
+
+def _readable_by_others(path: Path) -> list[str]:
+    """For a read-only open, which never changes a file: the files others can read, each with the fix."""
+    notes = []
+    for file in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        try:
+            mode = file.stat().st_mode
+        except OSError:
+            continue
+        if mode & 0o077:
+            notes.append(f"{file} is mode {mode & 0o777:04o}: others can read the session secret; "
+                         f"`chmod 600 {file}` (a command that changes the project tightens it)")  # fmt: skip
     return notes
 
 
@@ -522,7 +577,7 @@ class Store:
         self.read_only = read_only
         if not read_only:
             _check_writable(self.path)
-        self.notes = [] if read_only else _make_private(self.path, create=create)
+        self.notes = _readable_by_others(self.path) if read_only else _make_private(self.path, create=create)
         try:
             setup = _connect(self.path, read_only=read_only)
         except sqlite3.DatabaseError as exc:  # bytes that are not SQLite fail at the first statement

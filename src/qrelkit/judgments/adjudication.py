@@ -475,9 +475,10 @@ def gated_calibration_fields(
     the statistic ``kappa``, the group's otherwise; beside them: ``statistic`` (what the gate compared,
     :data:`qrelkit.agreement.group.STATISTICS`), ``group`` (:func:`group_calibration_fields` of every
     labeller of the round: alpha, Fleiss' kappa, the pairwise kappa matrix), ``status``
-    (``passed``, ``failed``, ``overridden``, ``not measured``, ``measuring``), ``round``,
+    (``passed``, ``failed``, ``not measurable``, ``overridden``, ``not measured``, ``measuring``), ``round``,
     ``pairs_of_labellers`` (:func:`calibration_fields` of every two labellers of the round), ``gate_rule``,
-    ``override`` (``{"reason", "by", "at"}`` or ``null``), ``not_measured`` (why, or ``null``), and
+    ``override`` (``{"reason", "by", "at"}`` or ``null``), ``not_measured`` (why, or ``null``),
+    ``not_measurable`` (why the gate could not be measured, or ``null``), and
     ``rounds``: each round's rubric (name, version, content hash), queries and how they were chosen
     (``initial``, ``drawn``, ``same``, ``none``), seed, status, when its gate was decided, its agreement
     per two labellers and its override.
@@ -491,7 +492,8 @@ def gated_calibration_fields(
     if statistic not in (None, "kappa") and group is not None:
         fields["gate"] = group.get("gate")
     keep = ("round", "rubric", "query_rule", "seed", "queries", "started_at", "started_by", "note", "status",
-            "evaluated_at", "last_grade_event", "agreement", "statistic", "group", "override", "not_measured")  # fmt: skip
+            "evaluated_at", "last_grade_event", "agreement", "statistic", "group", "override", "not_measured",
+            "not_measurable")  # fmt: skip
     return {
         **fields,
         "status": round_entry.get("status"),
@@ -503,6 +505,7 @@ def gated_calibration_fields(
         "group": group,
         "override": round_entry.get("override"),
         "not_measured": round_entry.get("not_measured"),
+        "not_measurable": round_entry.get("not_measurable"),
         "rounds": [{k: r.get(k) for k in keep} for r in rounds],
     }
 

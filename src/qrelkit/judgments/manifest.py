@@ -33,6 +33,16 @@ Fields (every field is always present; unknown values are ``null``)::
                            "unresolved_left_out", "ungraded_left_out", "total", "undecided_policy",
                            "override_allowed", ...} (:func:`qrelkit.judgments.adjudication.merge`)
     tool                  {"name": "qrelkit", "version"} (format 1 wrote "qrelkit_version")
+    signature             {"algorithm": "hmac-sha256", "key_id", "hmac"} when exported from a judging
+                          project: HMAC-SHA256 with the project's key (kept in the project database, never
+                          in the manifest) over the manifest's canonical JSON without this field; absent
+                          otherwise (:func:`sign_manifest`, :func:`check_signature`)
+
+Reading checks that a manifest agrees with itself (:func:`check_consistency`): every gate's verdict is
+recomputed from the number it records and its threshold, the status from the gate and the override, so
+a verdict edited by hand ("failed" made "passed") is an error naming the field. Its signature, given
+the project's key, says whether anything else was edited: "verified", or an error; without the key it
+is "signature not checked", and a manifest without one "unsigned".
 
 Evaluation reads the manifest (:func:`judgments_for`): ``qrelkit eval`` and ``compare`` look for one
 beside the qrels (or take ``--manifest``), refuse qrels whose hash no longer matches, and carry
@@ -43,6 +53,7 @@ failed, was overridden (with the reason, who and when) or is not decided yet, or
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -58,12 +69,16 @@ if TYPE_CHECKING:  # reading a manifest (every `qrelkit eval`) loads no datafram
 __all__ = [
     "FIELDS",
     "MANIFEST_FORMAT",
+    "SIGNATURE_ALGORITHM",
+    "check_consistency",
+    "check_signature",
     "judgments_for",
     "judgments_meaning",
     "manifest_path",
     "model_warnings",
     "qrels_with_manifest_text",
     "read_manifest",
+    "sign_manifest",
     "with_run_models",
     "write_qrels_with_manifest",
 ]
@@ -92,8 +107,121 @@ def _qrels_summary(qrels: Qrels, name: str, digest: str) -> dict[str, Any]:
     }
 
 
-def qrels_with_manifest_text(qrels: Qrels, name: str, manifest_fields: Mapping[str, Any]) -> tuple[str, str]:
-    """``qrels`` as TREC text and its manifest as JSON text, for a qrels file to be called ``name``.
+SIGNATURE_ALGORITHM = "hmac-sha256"
+
+
+def _canonical(data: Mapping[str, Any]) -> bytes:
+    """The bytes a signature covers: the manifest without ``signature``, as sorted compact JSON."""
+    body = {k: v for k, v in data.items() if k != "signature"}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def key_id(key: bytes) -> str:
+    """A name for a project's key that does not reveal it: 16 hex digits of a SHA-256 of it."""
+    return hashlib.sha256(b"qrelkit manifest key\0" + key).hexdigest()[:16]
+
+
+def sign_manifest(data: Mapping[str, Any], key: bytes) -> dict[str, Any]:
+    """``data`` with its ``signature``: HMAC-SHA256 under ``key`` of :func:`_canonical` of the rest."""
+    mac = hmac.new(key, _canonical(data), hashlib.sha256).hexdigest()
+    return {**data, "signature": {"algorithm": SIGNATURE_ALGORITHM, "key_id": key_id(key), "hmac": mac}}
+
+
+def check_signature(data: Mapping[str, Any], key: bytes | None, source: str | None = None) -> str:
+    """``verified``, ``unsigned``, or ``signed ..., signature not checked`` (no key given); a signature that
+    does not match the content, or another project's key, is an error."""
+    sig = data.get("signature")
+    if sig is None:
+        return "unsigned"
+    if not isinstance(sig, Mapping) or sig.get("algorithm") != SIGNATURE_ALGORITHM:
+        raise ValidationError("the manifest's signature is not one qrelkit writes", source=source,
+                              got=sig if not isinstance(sig, Mapping) else sig.get("algorithm"),
+                              expected=SIGNATURE_ALGORITHM, fix="re-export the qrels from their project")  # fmt: skip
+    if key is None:
+        return f"signed with project key {sig.get('key_id')}, signature not checked (`qrelkit eval --project DB` checks it)"
+    if sig.get("key_id") != key_id(key):
+        raise ValidationError(
+            "the manifest was signed with another project's key",
+            source=source,
+            got=f"key {sig.get('key_id')}",
+            expected=f"key {key_id(key)} of the project given",
+            fix="name the project these qrels were exported from",
+        )
+    mac = hmac.new(key, _canonical(data), hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(mac, str(sig.get("hmac", ""))):
+        raise ValidationError(
+            "the manifest's signature does not match its content: it was edited after export",
+            source=source,
+            fix="re-export the qrels with their manifest from the project (`qrelkit judge export --final`)",
+        )
+    return "verified"
+
+
+def _gate_problem(where: str, gate: Any) -> str | None:
+    """Why a gate's recorded verdict disagrees with its own number and threshold, or ``None``."""
+    if not isinstance(gate, Mapping) or "value_used" not in gate:  # 0.1.0 did not record the number
+        return None
+    value, threshold, passed = gate.get("value_used"), gate.get("threshold"), gate.get("passed")
+    if not isinstance(threshold, int | float) or isinstance(threshold, bool) or not isinstance(passed, bool):
+        return f"{where}.threshold and {where}.passed must be a number and true or false"
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+        return f"{where}.value_used must be a number or null"
+    should = value is not None and value >= threshold
+    if passed != should:
+        shown = "null (undefined)" if value is None else repr(value)
+        sign = ">=" if should else "<" if value is not None else "vs"
+        return f"{where}.passed is {json.dumps(passed)} but value_used {shown} {sign} threshold {threshold!r}"
+    return None
+
+
+def check_consistency(data: Mapping[str, Any], source: str | None = None) -> None:
+    """Refuse a manifest that contradicts itself: a gate whose verdict is not its number against its
+    threshold (every gate recorded: the calibration's, each pair of labellers', the group's, each
+    round's), a status the gate or override does not bear out. The error names the field."""
+    problems: list[str | None] = []
+    cal = data.get("calibration")
+    if isinstance(cal, Mapping):
+        problems.append(_gate_problem("calibration.gate", cal.get("gate")))
+        for i, pair in enumerate(cal.get("pairs_of_labellers") or []):
+            if isinstance(pair, Mapping):
+                problems.append(_gate_problem(f"calibration.pairs_of_labellers[{i}].gate", pair.get("gate")))
+        group = cal.get("group")
+        if isinstance(group, Mapping):
+            problems.append(_gate_problem("calibration.group.gate", group.get("gate")))
+        for i, r in enumerate(cal.get("rounds") or []):
+            for j, pair in enumerate((r.get("agreement") or []) if isinstance(r, Mapping) else []):
+                if isinstance(pair, Mapping):
+                    problems.append(
+                        _gate_problem(f"calibration.rounds[{i}].agreement[{j}].gate", pair.get("gate"))
+                    )
+        status, gate, override = cal.get("status"), cal.get("gate"), cal.get("override")
+        passed = gate.get("passed") if isinstance(gate, Mapping) else None
+        if status == "passed" and passed is not True:
+            problems.append(
+                f'calibration.status is "passed" but calibration.gate.passed is {json.dumps(passed)}'
+            )
+        if status == "failed" and passed is True:
+            problems.append(f"calibration.status is {json.dumps(status)} but calibration.gate.passed is true")
+        if status == "overridden" and not override:
+            problems.append('calibration.status is "overridden" but calibration.override is empty')
+        if override and status not in (None, "overridden"):
+            problems.append(
+                f"calibration.override is recorded but calibration.status is {json.dumps(status)}"
+            )
+    found = [p for p in problems if p]
+    if found:
+        raise ValidationError(
+            f"the manifest contradicts itself: {found[0]}",
+            source=source,
+            fix="re-export the qrels with their manifest; a manifest's verdicts are not edited by hand",
+        )
+
+
+def qrels_with_manifest_text(
+    qrels: Qrels, name: str, manifest_fields: Mapping[str, Any], *, key: bytes | None = None
+) -> tuple[str, str]:
+    """``qrels`` as TREC text and its manifest as JSON text, for a qrels file to be called ``name``;
+    signed (:func:`sign_manifest`) with ``key``, a judging project's key, when given.
 
     ``manifest_fields`` holds any of :data:`FIELDS` (see the module docstring); missing ones are written
     as ``null`` and unknown keys are an error. Grades outside a given ``scale`` are an error. The manifest
@@ -137,6 +265,9 @@ def qrels_with_manifest_text(qrels: Qrels, name: str, manifest_fields: Mapping[s
         "qrels": _qrels_summary(qrels, name, digest),
         **fields,
     }
+    check_consistency(manifest, source=name)
+    if key is not None:
+        manifest = sign_manifest(manifest, key)
     return text, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -179,6 +310,7 @@ def read_manifest(path: str | Path, *, verify: bool = True) -> dict[str, Any]:
             got=data.get("format") if isinstance(data, dict) else type(data).__name__,
             expected=repr(MANIFEST_FORMAT),
         )
+    check_consistency(data, source=str(mpath))
     qrels_file = mpath.with_name(data["qrels"]["path"])
     if verify and qrels_file.exists():
         digest = file_sha256(qrels_file)
@@ -193,8 +325,13 @@ def read_manifest(path: str | Path, *, verify: bool = True) -> dict[str, Any]:
     return data
 
 
-def judgments_for(qrels_path: str | Path, manifest: str | Path | None = None) -> dict[str, Any] | None:
+def judgments_for(
+    qrels_path: str | Path, manifest: str | Path | None = None, *, key: bytes | None = None
+) -> dict[str, Any] | None:
     """What the judgments in ``qrels_path`` mean, from their manifest; ``None`` when there is none.
+
+    ``key``: the key of the judging project the qrels were exported from, to check the manifest's
+    signature (:func:`check_signature`; ``signature`` in the meaning says what was found).
 
     ``manifest`` names the manifest; without it, ``<qrels>.manifest.json`` beside the qrels is used when
     it exists. Either way the qrels file's SHA-256 must be the one the manifest records: a manifest never
@@ -218,14 +355,15 @@ def judgments_for(qrels_path: str | Path, manifest: str | Path | None = None) ->
                 fix="re-export the qrels with their manifest, restore the exported file, or name the right "
                 "manifest with --manifest",
             )
-    return judgments_meaning(data, source=str(manifest))
+    signature = check_signature(data, key, source=str(manifest))
+    return {**judgments_meaning(data, source=str(manifest)), "signature": signature}
 
 
 def judgments_meaning(data: Mapping[str, Any], source: str | None = None) -> dict[str, Any]:
     """The fields of a manifest every result carries, and the warnings they call for.
 
     Warnings: agreement not measured (no calibration, or a judging project made with
-    ``--no-calibration``), a failed gate, a gate overridden (with its reason, who and when), a gate not
+    ``--no-calibration``), a failed or not measurable gate, a gate overridden (with its reason, who and when), a gate not
     decided yet, and disputed pairs left out.
     """
     calibration = data.get("calibration")
@@ -243,11 +381,14 @@ def judgments_meaning(data: Mapping[str, Any], source: str | None = None) -> dic
         warnings.append(
             f"the calibration gate was not decided yet (round {calibration.get('round')} is still measuring)"
         )
+    elif calibration.get("not_measurable"):
+        warnings.append(f"the calibration gate was not measurable: {calibration.get('not_measurable')}")
     elif gate is not None and not gate.get("passed"):
         warnings.append(f"the calibration gate failed: {gate.get('message')}")
     if override:
+        what = "not measurable" if (calibration or {}).get("not_measurable") else "failed"
         warnings.append(
-            f"full judging was opened despite the failed gate: overridden by {override.get('by')} at "
+            f"full judging was opened despite the {what} gate: overridden by {override.get('by')} at "
             f"{override.get('at')}, reason: {override.get('reason')}"
         )
     unresolved = int(adjudication.get("unresolved_left_out", 0) or 0)

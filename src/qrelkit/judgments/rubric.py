@@ -53,6 +53,7 @@ __all__ = [
     "format_findings",
     "lint",
     "load_rubric",
+    "refuse_lint_errors",
 ]
 
 Severity = Literal["error", "warning"]
@@ -457,6 +458,12 @@ def load_rubric(path: str | os.PathLike[str]) -> Rubric:
     from ..formats.inputs import read_input
 
     data = read_input(Path(source), "rubric file")
+    if data[:2] == b"\x1f\x8b":
+        raise InputFormatError(
+            "rubric file is gzip-compressed (it starts with gzip's magic bytes 1f 8b)",
+            source=source,
+            fix=f"decompress it (`gunzip {source}`) and pass the TOML file",
+        )
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -709,6 +716,18 @@ def lint(rubric: Rubric) -> list[Finding]:
             findings.append(_finding("R007-duplicate-question", grade, "question", message))
         seen.setdefault(key, level)
     return findings
+
+
+def refuse_lint_errors(rubric: Rubric, source: str | os.PathLike[str]) -> None:
+    """Refuse a rubric with lint errors before labellers grade with it (``judge init``, ``judge revise``
+    and the admin page's revision alike); warnings pass."""
+    errors = [f for f in lint(rubric) if f.severity == "error"]
+    if errors:
+        raise ValidationError(
+            f"the rubric has {len(errors)} lint error(s), first: {errors[0].message}",
+            source=os.fspath(source),
+            fix=f"fix them (`qrelkit rubric lint {os.fspath(source)}`) before labellers grade with it",
+        )
 
 
 def format_findings(findings: list[Finding], rubric: Rubric) -> str:

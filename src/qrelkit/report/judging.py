@@ -13,6 +13,8 @@ def render_status(status: dict[str, Any]) -> str:
     """Progress per labeller and per query (:func:`qrelkit.judging.grades.progress`)."""
     phase = status["phase"]
     out = [f"phase: {phase['state']} (round {phase['round']}); done counts grades under the current rubric"]
+    if phase.get("outcome") == "unmeasurable":
+        out.append(f"gate: not measurable: {phase.get('reason')}")
     pace = status.get("pace", {})
     out.append("labeller      done / assigned   calibration   unsure   pairs/hour   median s/pair")
     for r in status["labellers"]:
@@ -42,10 +44,18 @@ def render_kappa(
     """The phase, every calibration round, each pair of labellers' agreement and gate, and, with more than
     two labellers or a group statistic, the group's (:func:`qrelkit.report.agreement.group_lines`)."""
     out = [f"phase: {phase.state} (round {phase.round})"]
+    if phase.outcome == "unmeasurable":
+        out.append(f"gate: not measurable: {phase.reason}")
+        out.append(
+            "  give a labeller's pairs to another (`qrelkit judge reassign`), revise the rubric (`qrelkit judge "
+            "revise`), or open judging with a reason (`qrelkit judge override`)"
+        )
     for r in history:
         rub = r["rubric"]
         line = f"round {r['round']}: rubric {rub['name']} {rub['version']} ({rub['content_hash'][:12]}), "
         line += f"{len(r['queries'])} queries ({r['query_rule']}), {r['status']}"
+        if r.get("not_measurable") and r["round"] != phase.round:
+            line += f": {r['not_measurable']}"
         if r["override"]:
             o = r["override"]
             line += f"; overridden by {o['by']} at {o['at']}: {o['reason']}"

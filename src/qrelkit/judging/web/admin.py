@@ -260,15 +260,17 @@ async def api_pace(request: Request) -> Response:
 
 async def api_kappa(request: Request) -> Response:
     """GET /admin/api/kappa: the calibration agreement of each labeller pair, and of the whole group
-    (``group``: :func:`qrelkit.judgments.adjudication.group_calibration_fields`, as in the manifest)."""
+    (``group``: :func:`qrelkit.judgments.adjudication.group_calibration_fields`, as in the manifest), with
+    the phase (``phase``: its gate outcome, and the reason when agreement is not measurable)."""
     st = state_of(request)
     require(request, "admin")
-    await run_in_threadpool(ensure_gate, st.store)
+    phase = await run_in_threadpool(ensure_gate, st.store)
     states = await run_in_threadpool(g.calibration_status, st.store, current_rubric(st))
     group = await run_in_threadpool(g.group_status, st.store)
     return JSONResponse(
-        {"calibration": [s.to_dict() for s in states], "group": group_calibration_fields(group)}
-    )
+        {"phase": phase.to_dict(), "calibration": [s.to_dict() for s in states],
+         "group": group_calibration_fields(group)}
+    )  # fmt: skip
 
 
 async def api_queue(request: Request) -> Response:

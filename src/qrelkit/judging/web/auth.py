@@ -82,7 +82,9 @@ async def invite_page(request: Request) -> Response:
     The attempt counts against the client address from its start, and is taken back once it succeeded.
     When the address's limit is filled by attempts still in flight (twenty labellers behind one office
     address signing in at once), it waits for their answers, up to :data:`SIGN_IN_WAIT` seconds, rather than
-    being refused for failures nobody made.
+    being refused for failures nobody made. A valid invite always passes: over the limit, the link is still
+    looked up, and one that is valid (unused, unexpired) signs in; only links that are not are refused (429),
+    so bad attempts from an address never lock a labeller with a good link out.
     """
     st = state_of(request)
     address = client(request)
@@ -93,7 +95,10 @@ async def invite_page(request: Request) -> Response:
         waited += 0.02
         ticket = st.limiter.attempt(address)
     if ticket is None:
-        raise HTTPException(429, "too many failed sign-in attempts; wait a minute and try again")
+        token = request.path_params["token"]
+        if invite_status(st.store, token) is None:
+            raise HTTPException(429, "too many failed sign-in attempts; wait a minute and try again")
+        return await _invite(request, st, address, None)  # a valid link passes the address's limit
     try:
         return await _invite(request, st, address, ticket)
     finally:
@@ -104,14 +109,15 @@ async def invite_page(request: Request) -> Response:
 SIGN_IN_WAIT = 5.0
 
 
-async def _invite(request: Request, st: Any, address: str, ticket: float) -> Response:
+async def _invite(request: Request, st: Any, address: str, ticket: float | None) -> Response:
     token = request.path_params["token"]
     user_of(request)
     if request.method == "GET":
         user = invite_status(st.store, token)
         if user is None:
             return render(request, "signin.html", code=403, invalid=True)
-        st.limiter.succeeded(address, ticket)
+        if ticket is not None:
+            st.limiter.succeeded(address, ticket)
         return render(
             request, "invite.html", fresh_session=True, name=user["name"], role=user["role"], token=token
         )
@@ -128,7 +134,8 @@ async def _invite(request: Request, st: Any, address: str, ticket: float) -> Res
     user, session = await asyncio.wrap_future(st.store.submit(redeem))
     if user is None or session is None:
         return render(request, "signin.html", code=403, invalid=True)
-    st.limiter.succeeded(address, ticket)
+    if ticket is not None:
+        st.limiter.succeeded(address, ticket)
     response = RedirectResponse(_landing(user), status_code=303)
     st.sessions.set_cookie(response, request, session)
     return response

@@ -40,6 +40,12 @@ SAVED_COOKIE = "qk_saved"
 #: The labeller's first pairs of a browser session show every level's examples open (label.js counts).
 EXAMPLES_OPEN_FOR = 5
 
+#: A document's text shown at first on the labeller's page, in characters; "Show all" (``?full=1``) shows
+#: the rest. A megabyte-long document (or one token that long) keeps the page light until asked for.
+DOC_SHOWN = 20_000
+#: A document's title shown, in characters (the whole title with ``?full=1``).
+TITLE_SHOWN = 500
+
 #: The largest position SQLite can hold (a signed 64-bit integer); a larger one names no pair.
 MAX_POSITION = 2**63 - 1
 
@@ -114,6 +120,8 @@ async def label_page(request: Request) -> Response:
 
     ``?review=1`` with the list's filter (``query``, ``grade``, ``unsure``, ``page``): opened from the
     review list, which the grade then returns to; so does re-grading once every open pair is graded.
+    The document's text is shown up to :data:`DOC_SHOWN` characters (its title to :data:`TITLE_SHOWN`),
+    with a link to show all of it (``?full=1``).
     """
     st = state_of(request)
     user = require(request, "labeller")
@@ -121,6 +129,7 @@ async def label_page(request: Request) -> Response:
     phase = await run_in_threadpool(ensure_gate, st.store)
     rubric = current_rubric(st)
     params = dict(request.query_params)
+    full = params.pop("full", None) == "1"
     back_to: ReviewFilter | None = None
     if params.pop("review", None) is not None:
         back_to = _filter(params, rubric)
@@ -132,9 +141,21 @@ async def label_page(request: Request) -> Response:
         raise HTTPException(404, "no pair at this position in your list")
     if back_to is None and view["graded"] and prog["done"] >= prog["total"]:
         back_to = ReviewFilter()
-    return _page(request, "label.html", user=user, pair=view, progress=prog, keys=_keys(rubric), rubric=rubric,
-                 return_to="" if back_to is None else back_to.url(),
+    shown = _shown(view, full, f"/label/{pos}?" + urlencode({**dict(request.query_params), "full": "1"}))
+    return _page(request, "label.html", user=user, pair={**view, **shown}, progress=prog, keys=_keys(rubric),
+                 rubric=rubric, return_to="" if back_to is None else back_to.url(),
                  examples_open_for=EXAMPLES_OPEN_FOR)  # fmt: skip
+
+
+def _shown(view: dict[str, Any], full: bool, full_url: str) -> dict[str, Any]:
+    """The document as the page shows it: text and title cut to :data:`DOC_SHOWN` and :data:`TITLE_SHOWN`
+    characters unless ``full``, with what was cut (``text_length``, ``cut``) and the link to all of it."""
+    text, title = view["text"] or "", view["title"] or ""
+    cut = not full and (len(text) > DOC_SHOWN or len(title) > TITLE_SHOWN)
+    if cut:
+        text, title = text[:DOC_SHOWN], title[:TITLE_SHOWN] + ("…" if len(title) > TITLE_SHOWN else "")
+    return {"text": text, "title": title, "text_length": len(view["text"] or ""), "cut": cut,
+            "full_url": full_url}  # fmt: skip
 
 
 def _filter(params: dict[str, str], rubric: Rubric) -> ReviewFilter:

@@ -257,7 +257,9 @@ class _Unlocked:
 @contextlib.contextmanager
 def serve_lock(db: Path) -> Iterator[Any]:
     """Hold ``DB-serve.lock`` (an exclusive ``flock``, released by the kernel however the process ends)
-    while serving; a second ``serve`` of the same database gets a one-line error naming the first.
+    while serving; a second ``serve`` of the same database gets a one-line error naming the first. The
+    database file itself is locked too (:func:`_identity_lock`): the lock file goes by path, the file's
+    lock by device and inode, so a symlink or a hard link to a served database is refused as well.
 
     The value yielded has ``note(text)``, which records ``text`` (the URL) in the lock file for that
     message. The file is left in place: removing it could let two servers lock two different files.
@@ -294,7 +296,51 @@ def serve_lock(db: Path) -> Iterator[Any]:
 
         lock = _Lock()
         lock.note("")
-        yield lock
+        with _identity_lock(db):
+            yield lock
+    finally:
+        os.close(fd)
+
+
+#: The byte of the database file the identity lock holds: below the range SQLite's own locks use (from its
+#: pending byte, 2**30). Locks are advisory, so pages stored there read and write as ever; a lock past the
+#: end of a small file is allowed.
+IDENTITY_LOCK_BYTE = 2**30 - 256
+
+
+@contextlib.contextmanager
+def _identity_lock(db: Path) -> Iterator[None]:
+    """Lock the database file itself (its device and inode, whatever the path), so that a symlink or a
+    hard link to a served database is refused too.
+
+    An open-file-description lock (Linux's ``F_OFD_SETLK``) on one byte SQLite does not use: it neither
+    conflicts with SQLite's own locks nor is dropped when another descriptor of the file closes, and
+    the kernel releases it however the process ends. Where OFD locks do not exist, ``flock`` on the file.
+    The descriptor stays open until the server is done (after the store closed).
+    """
+    try:
+        fd = os.open(db, os.O_RDWR)
+    except OSError as exc:
+        raise QrelkitError(f"cannot open {db} to lock it: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        try:
+            if hasattr(fcntl, "F_OFD_SETLK"):
+                import struct
+
+                request = struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, IDENTITY_LOCK_BYTE, 1, 0)
+                fcntl.fcntl(fd, fcntl.F_OFD_SETLK, request)
+            else:  # pragma: no cover - platforms without OFD locks
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+            raise QrelkitError(
+                f"{db} is already being served under another name (the same file, device {st.st_dev} "
+                f"inode {st.st_ino}: a symlink or hard link to it); one `qrelkit judge serve` per database: "
+                "stop that one first, or use its address"
+            ) from None
+        yield
     finally:
         os.close(fd)
 
