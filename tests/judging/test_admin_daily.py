@@ -245,6 +245,9 @@ def test_a_database_of_schema_3_gains_the_undo_and_keeps_its_decisions(tmp_path:
             "DROP TABLE adjudication_undos; DROP VIEW current_adjudications; "
             "CREATE VIEW current_adjudications AS SELECT a.* FROM adjudications AS a JOIN (SELECT MAX(event_id) "
             "AS event_id FROM adjudications GROUP BY pair_id) AS last USING (event_id); "
+            "DROP TABLE model_labellers; DROP TABLE model_grades; DROP TABLE model_answers; "
+            "DROP TABLE model_attempts; DROP TABLE model_gate_events; DROP TABLE model_audit; DROP TABLE probe_pairs; "
+            "DELETE FROM meta WHERE key = 'manifest_key'; "
             "DELETE FROM schema_migrations WHERE version >= 4; PRAGMA user_version = 3;"
         )
     with Store(db) as store:

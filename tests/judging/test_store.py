@@ -36,11 +36,11 @@ def test_new_store_is_migrated_in_wal_mode_with_full_sync(project: Path) -> None
         assert store.integrity_check() == "ok"
 
 
-def test_version_4_gate_events_survive_the_rebuild_of_version_6(tmp_path: Path) -> None:
+def test_version_5_gate_events_survive_the_rebuild_of_version_6(tmp_path: Path) -> None:
     from qrelkit.judging.store import MIGRATIONS, _split_sql
 
     db = make_project(tmp_path, labellers="alice,bob")
-    with sqlite3.connect(db) as conn:  # the same project as version 4 wrote it: the v4 table, one event
+    with sqlite3.connect(db) as conn:  # the same project as version 5 wrote it: the v2 table, one event
         conn.execute("PRAGMA foreign_keys = OFF")
         rows = conn.execute("SELECT * FROM gate_events").fetchall()
         conn.execute("DROP TABLE gate_events")
@@ -51,8 +51,8 @@ def test_version_4_gate_events_survive_the_rebuild_of_version_6(tmp_path: Path) 
         conn.execute(
             "INSERT INTO gate_events (round, outcome, reason, created_at) VALUES (1, 'failed', 'x', 't')"
         )
-        conn.execute("DELETE FROM schema_migrations WHERE version >= 5")
-        conn.execute("PRAGMA user_version = 4")
+        conn.execute("DELETE FROM schema_migrations WHERE version >= 6")
+        conn.execute("PRAGMA user_version = 5")
     assert rows == []
     with Store(db) as store:
         events = store.read(

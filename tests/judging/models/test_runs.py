@@ -157,7 +157,7 @@ def test_a_command_that_dies_is_one_line(gated: Path, cli, tmp_path: Path) -> No
 
 
 def test_an_older_project_migrates_and_keeps_its_rows(tmp_path: Path) -> None:
-    from qrelkit.judging.store import MIGRATIONS, Store, _split_sql
+    from qrelkit.judging.store import MIGRATIONS, SCHEMA_VERSION, Store, _split_sql
 
     db = tmp_path / "old.db"
     conn = sqlite3.connect(db, isolation_level=None)
@@ -174,7 +174,7 @@ def test_an_older_project_migrates_and_keeps_its_rows(tmp_path: Path) -> None:
     )
     conn.close()
     with Store(db) as store:
-        assert store.read(lambda c: c.execute("PRAGMA user_version").fetchone()[0]) == 5
+        assert store.read(lambda c: c.execute("PRAGMA user_version").fetchone()[0]) == SCHEMA_VERSION
         store.write(
             lambda c: c.execute("INSERT INTO users (name, role, created_at) VALUES ('m', 'model', '')")
         )
