@@ -54,6 +54,9 @@ __all__ = [
     "BLOCK",
     "COMPARE_SEED",
     "INTERVAL_LEVEL",
+    "MAX_PAIRED_BOOTSTRAP_RESAMPLES",
+    "MAX_PERMUTATIONS",
+    "MAX_QUERY_BOOTSTRAP_RESAMPLES",
     "MONTE_CARLO_PERMUTATIONS",
     "NOISE_REPLICATES",
     "PAIRED_BOOTSTRAP_RESAMPLES",
@@ -67,6 +70,7 @@ __all__ = [
     "STREAM_TUKEY",
     "BootstrapInterval",
     "bootstrap_means",
+    "check_count",
     "check_level",
     "query_bootstrap",
     "relabel_uniforms",
@@ -94,6 +98,19 @@ RANDOMIZED_TUKEY_TRIALS = 10_000
 #: Relabelled copies of the final qrels for the simulated noise floor.
 NOISE_REPLICATES = 200
 
+#: The largest resample counts accepted, each with its reason (a larger count is refused in one line, never
+#: attempted). Agreement's query bootstrap holds its whole (resamples x queries) matrix of draw counts, so
+#: 100,000 resamples of 100 calibration queries are 80 MB; its percentile endpoints are settled to well past
+#: the printed digits long before that.
+MAX_QUERY_BOOTSTRAP_RESAMPLES = 100_000
+#: The paired bootstrap keeps one mean a resample for each compared column (8 bytes: 8 MB a column at
+#: 1,000,000), drawn block by block; a million resamples pin an interval's endpoints to about a thousandth
+#: of its width.
+MAX_PAIRED_BOOTSTRAP_RESAMPLES = 1_000_000
+#: Random sign vectors (and randomised Tukey trials) are drawn block by block in constant memory, so the
+#: bound is time: 100,000,000 vectors resolve a p-value to 1e-8, far below any level a test is read at.
+MAX_PERMUTATIONS = 100_000_000
+
 #: Comparison's random draws come in blocks of this many permutations (or resamples), each seeded by
 #: (seed, stream, block index), so a result never depends on how the work is chunked or threaded.
 BLOCK = 1024
@@ -104,6 +121,18 @@ STREAM_SIGNS, STREAM_BOOTSTRAP, STREAM_TUKEY, STREAM_NOISE_BOOT, STREAM_NOISE_SI
 
 def _is_int(x: object) -> bool:
     return isinstance(x, Integral) and not isinstance(x, bool)
+
+
+def check_count(value: object, what: str, maximum: int, reason: str, fix: str) -> int:
+    """``value`` as an int between 1 and ``maximum``, else a one-line
+    :class:`~qrelkit.errors.ValidationError` naming ``what``, the bound and its ``reason``."""
+    if not _is_int(value) or not 1 <= int(value) <= maximum:  # type: ignore[call-overload]  # checked by _is_int
+        raise ValidationError(
+            f"{what} must be a whole number from 1 to {maximum:,} ({reason})",
+            got=value,
+            fix=fix,
+        )
+    return int(value)  # type: ignore[call-overload]  # checked by _is_int
 
 
 def check_level(level: float) -> float:
@@ -160,13 +189,13 @@ def resample_counts(n_queries: int, n_resamples: int, seed: int) -> np.ndarray:
     """How often each query is drawn in each resample, shape ``(n_resamples, n_queries)``: the one draw
     of agreement's query bootstrap, ``numpy.random.default_rng(seed).integers(0, n_queries,
     size=(n_resamples, n_queries))``, queries in sorted id order."""
-    if not _is_int(n_resamples) or n_resamples < 1:
-        raise ValidationError(
-            "n_resamples must be a positive integer",
-            got=n_resamples,
-            expected=f"e.g. {QUERY_BOOTSTRAP_RESAMPLES}",
-            fix=f"pass n_resamples={QUERY_BOOTSTRAP_RESAMPLES}",
-        )
+    check_count(
+        n_resamples,
+        "n_resamples",
+        MAX_QUERY_BOOTSTRAP_RESAMPLES,
+        "every resample's draw counts are held at once",
+        f"e.g. {QUERY_BOOTSTRAP_RESAMPLES}",
+    )
     if not _is_int(seed) or seed < 0:
         raise ValidationError(
             "seed must be a non-negative integer",

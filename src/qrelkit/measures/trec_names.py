@@ -186,6 +186,12 @@ def _check(m: TrecMeasure, arg: str) -> None:
             raise MeasureSyntaxError(f"{m.name}: cutoffs must be positive", got=arg)
         if len(set(cuts)) != len(cuts):
             raise MeasureSyntaxError(f"{m.name}: a cutoff is given twice", got=arg)
+        from .grammar import MAX_CUTOFF
+
+        if max(cuts) > MAX_CUTOFF:
+            raise MeasureSyntaxError(
+                f"{m.name}: a cutoff is larger than {MAX_CUTOFF:,} (no ranking is that long)", got=arg
+            )
     elif m.kind == "fcut":
         fr = m.fractions
         if len(set(fr)) != len(fr):
