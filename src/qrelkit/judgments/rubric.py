@@ -456,7 +456,7 @@ def load_rubric(path: str | os.PathLike[str]) -> Rubric:
     source = os.fspath(path)
     from ..formats.inputs import read_input
 
-    data = read_input(Path(source), "rubric file")
+    data = read_input(Path(source), "rubric file", kind="rubric")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
