@@ -180,7 +180,9 @@ def _write(comparison: Any, fmt: str, output: str | None) -> None:
     from ..report.compare import render_compare
 
     if output:
-        Path(output).write_text(render_compare(comparison, fmt), encoding="utf-8")
+        from ..formats.outputs import write_output
+
+        write_output(output, render_compare(comparison, fmt))
         click.echo(
             f"wrote {output} ({fmt}: the comparison with its options, conventions, fingerprints)", err=True
         )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shlex
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
@@ -71,7 +70,9 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
         permutations=perms, seed=seed,
     )  # fmt: skip
     page = report_page(dossier)
-    Path(output).write_text(page, encoding="utf-8")
+    from ..formats.outputs import write_output
+
+    write_output(output, page)
     size = len(page.encode("utf-8"))
     click.echo(
         f"wrote {output} ({size / 1e6:.2f} MB: {len(dossier.results.run_names)} runs, one page)", err=True
