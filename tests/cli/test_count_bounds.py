@@ -68,3 +68,40 @@ def test_agree_bootstrap_past_its_bound(cli) -> None:
     judgments = sorted((EXAMPLE / "judgments").glob("*.qrels"))
     line = one_line(cli("agree", "--bootstrap", "999999999999", *judgments), 1)
     assert "n_resamples must be a whole number from 1 to 100,000" in line
+
+
+def _compare(*args: object, terminal: bool) -> tuple[int, str]:
+    """``qrelkit compare`` as a real process, its stderr a real terminal (a pty) or a pipe: (exit, stderr)."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "qrelkit", "compare", QRELS, BM25, DENSE, *map(str, args)]
+    if not terminal:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        return proc.returncode, proc.stderr
+    main, child = pty.openpty()
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=child)
+    os.close(child)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(main)
+    return proc.wait(timeout=600), seen.decode("utf-8", "replace")
+
+
+def test_a_long_resampling_shows_its_progress_on_a_terminal_only() -> None:
+    code, shown = _compare("--permutations", 3_000_000, terminal=True)
+    assert code == 0
+    assert "sign vectors" in shown and "/3000000" in shown  # rich's bar: done/total
+    code, piped = _compare("--permutations", 3_000_000, terminal=False)
+    assert code == 0 and "sign vectors" not in piped
+    code, short = _compare("--permutations", 1000, terminal=True)  # a short draw: no bar
+    assert code == 0 and "sign vectors" not in short

@@ -40,7 +40,9 @@ two schemes are kept as they were so that every interval already written reads b
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
@@ -75,6 +77,7 @@ __all__ = [
     "query_bootstrap",
     "relabel_uniforms",
     "resample_counts",
+    "resample_progress",
     "rng_for",
     "sign_blocks",
     "tukey_keys",
@@ -121,6 +124,28 @@ STREAM_SIGNS, STREAM_BOOTSTRAP, STREAM_TUKEY, STREAM_NOISE_BOOT, STREAM_NOISE_SI
 
 def _is_int(x: object) -> bool:
     return isinstance(x, Integral) and not isinstance(x, bool)
+
+
+#: Told ``(what, done, total)`` after each block of a draw, within :func:`resample_progress`.
+_PROGRESS: ContextVar[Callable[[str, int, int], None] | None] = ContextVar("resample_progress", default=None)
+
+
+@contextmanager
+def resample_progress(callback: Callable[[str, int, int], None]) -> Iterator[None]:
+    """Within this block (in this thread), ``callback(what, done, total)`` is called after each block of
+    every draw (``what``: "sign vectors", "bootstrap resamples", "Tukey trials"): how a command shows the
+    progress of a long resampling."""
+    token = _PROGRESS.set(callback)
+    try:
+        yield
+    finally:
+        _PROGRESS.reset(token)
+
+
+def _report(what: str, done: int, total: int) -> None:
+    callback = _PROGRESS.get()
+    if callback is not None:
+        callback(what, done, total)
 
 
 def check_count(value: object, what: str, maximum: int, reason: str, fix: str) -> int:
@@ -264,6 +289,7 @@ def sign_blocks(seed: int, n_columns: int, permutations: int) -> Iterator[tuple[
         raw = np.frombuffer(rng_for(seed, STREAM_SIGNS, block).bytes(BLOCK * n_bytes), dtype=np.uint8)
         bits = np.unpackbits(raw.reshape(BLOCK, n_bytes), axis=1)[:rows, :n_columns]
         yield rows, 1.0 - 2.0 * bits.astype(np.float64)
+        _report("sign vectors", block * BLOCK + rows, permutations)
 
 
 def bootstrap_means(
@@ -283,6 +309,7 @@ def bootstrap_means(
         offsets = (np.arange(rows, dtype=np.int64) * n)[:, None]
         weights = np.bincount((draws + offsets).ravel(), minlength=rows * n).reshape(rows, n)
         out[block * BLOCK : block * BLOCK + rows] = (weights.astype(np.float64) @ differences) / n
+        _report("bootstrap resamples", block * BLOCK + rows, resamples)
     return out
 
 
@@ -298,6 +325,7 @@ def tukey_keys(seed: int, permutations: int, n: int, m: int, cells: int) -> Iter
         for lo in range(0, rows, step):
             hi = min(rows, lo + step)
             yield block * BLOCK + lo, rng.random((hi - lo, n, m))
+        _report("Tukey trials", block * BLOCK + rows, permutations)
 
 
 def relabel_uniforms(seed: int, replicate: int, size: int) -> np.ndarray:

@@ -10,7 +10,7 @@ import click
 
 from ..agreement.resample import COMPARE_SEED
 from ..compare import TESTS
-from .compare import NoiseFloorCommand, _permutations, read_labellers
+from .compare import NoiseFloorCommand, _permutations, read_labellers, resampling_progress
 from .evaluate import input_options, judgments_of, load_inputs, resolve, rubric_scale
 from .options import labellers_option, seed_option
 
@@ -64,11 +64,12 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     scale, rubric_hash = rubric_scale(rubric)
     qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, conv, scale, rubric_hash)
     pair = read_labellers(noise, labellers, scale, conv) if noise else None
-    dossier = build_dossier(
-        qrels_obj, run_objs, parse_all(measures) if measures else None, conv, labellers=pair, judgments=judgments,
-        command=shlex.join(["qrelkit", *sys.argv[1:]]), baseline=list(baselines) or None, test=test,
-        permutations=perms, seed=seed,
-    )  # fmt: skip
+    with resampling_progress():
+        dossier = build_dossier(
+            qrels_obj, run_objs, parse_all(measures) if measures else None, conv, labellers=pair,
+            judgments=judgments, command=shlex.join(["qrelkit", *sys.argv[1:]]), baseline=list(baselines) or None,
+            test=test, permutations=perms, seed=seed,
+        )  # fmt: skip
     page = report_page(dossier)
     from ..formats.outputs import write_output
 
