@@ -56,7 +56,7 @@ class TrecOptions:
 
     def __post_init__(self) -> None:
         from ..errors import UsageError
-        from ..measures.grammar import MAX_CUTOFF
+        from ..measures.trec_names import MAX_CUTOFF
 
         if self.max_per_topic is not None and self.max_per_topic > MAX_CUTOFF:
             raise UsageError(

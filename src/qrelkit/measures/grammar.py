@@ -190,10 +190,6 @@ COUNT_MEASURES = frozenset(m.name for m in INFO.values() if m.count)
 #: The measures reported when none are asked for: ordering (nDCG@10), coverage (R@100), judged depth.
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "Judged@10")
 
-#: The largest cutoff (and ``qrelkit trec_eval -M``): a ranking longer than a billion documents for one query
-#: exceeds what any run file within the readers' bounds holds, so a larger number is a typo; and every
-#: position is then exact in the 64-bit integers the kernels count in.
-MAX_CUTOFF = 1_000_000_000
 
 #: The measures that read subtopic judgments (:class:`qrelkit.data.values.DiversityQrels`), and those reported
 #: for diversity judgments when none are asked for (the TREC Web track's official depth, 20).
@@ -368,6 +364,8 @@ def parse(text: str | Measure) -> Measure:
             raise MeasureSyntaxError(f"{name} takes no cutoff", got=text, fix=f"write {name} without @k")
         if not re.fullmatch(r"\d+", raw_k) or int(raw_k) < 1:
             raise MeasureSyntaxError(f"cutoff {raw_k!r} is not a positive whole number", got=text)
+        from .trec_names import MAX_CUTOFF
+
         if len(raw_k) > 10 or int(raw_k) > MAX_CUTOFF:
             raise MeasureSyntaxError(
                 f"cutoff {raw_k} is larger than {MAX_CUTOFF:,} (no ranking is that long)",
