@@ -463,15 +463,16 @@ def test_corrupt_gzip_is_one_line_in_every_command(tmp_path, pool):
 
 
 def test_a_gzip_bomb_stops_at_the_memory_limit(tmp_path):
-    """Under ``--memory-limit`` a gzip file read whole expands to at most the limit: 1.8 MB of random
-    text then 100 MiB of one digit stay under 100 times the stored size (about 120 MB, so the fixed bound alone would
-    take them), and stop at a 64 MiB limit, with the child's peak memory near it."""
+    """Under ``--memory-limit`` a gzip file read whole expands to at most the limit: 4.2 MB of random
+    text then 300 MiB of one digit stay under 100 times the stored size (about 280 MB, so the fixed bound alone would
+    take them), and stop at a 240 MiB limit (above the smallest limit qrelkit accepts), with the child's peak
+    memory near it."""
     import random
 
     run = tmp_path / "bomb.run.gz"
-    noise = "".join(random.Random(0).choices("abcdefghijklmnopqrstuvwxyz0123456789 \n", k=1_800_000))
-    run.write_bytes(gzip.compress(noise.encode() + b"0" * (100 << 20), 6))
-    assert 1_100_000 < run.stat().st_size < 1_400_000  # 100 times that is more than the 104,857,600 held
+    noise = "".join(random.Random(0).choices("abcdefghijklmnopqrstuvwxyz0123456789 \n", k=4_200_000))
+    run.write_bytes(gzip.compress(noise.encode() + b"0" * (300 << 20), 6))
+    assert 2_600_000 < run.stat().st_size < 3_200_000  # 100 times that is more than the 251,658,240 held
     (tmp_path / "q.qrels").write_text("q1 0 d1 1\n")
     # the child's own peak, measured by a parent of its own (this process's children include other tests')
     measure = (
@@ -482,12 +483,12 @@ def test_a_gzip_bomb_stops_at_the_memory_limit(tmp_path):
         "sys.exit(proc.returncode)\n"
     )
     # nDCG@10 needs each query's top documents: streamed, until the readers step aside to read it whole
-    args = ["eval", tmp_path / "q.qrels", run, "-m", "nDCG@10", "--memory-limit", "64MiB"]
+    args = ["eval", tmp_path / "q.qrels", run, "-m", "nDCG@10", "--memory-limit", "240MiB"]
     command = [sys.executable, "-c", measure, sys.executable, "-m", "qrelkit", *map(str, args)]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
     line = one_line_error(proc)
-    assert line.startswith(f"qrelkit: error: {run}: gzip data expands to more than 67,108,864 bytes"), line
-    assert "the memory limit of 67,108,864 bytes" in line and "raise --memory-limit" in line, line
+    assert line.startswith(f"qrelkit: error: {run}: gzip data expands to more than 251,658,240 bytes"), line
+    assert "the memory limit of 251,658,240 bytes" in line and "raise --memory-limit" in line, line
     assert "decompress the file first" in line, line
     peak = int(proc.stdout.split()[-1]) * 1024
-    assert peak < 600 * 2**20, peak  # the interpreter and libraries, plus 64 MiB of text: not 100 MiB more
+    assert peak < 700 * 2**20, peak  # the interpreter and libraries, plus 240 MiB of text: not 300 MiB more

@@ -81,6 +81,10 @@ class InputFormatError(QrelkitError):
     """A file or frame could not be read as the format it claims to be."""
 
 
+class OutputError(QrelkitError):
+    """An output could not be written (a full disk, a device that fails): nothing partial is left behind."""
+
+
 class ValidationError(QrelkitError):
     """The input parsed, but breaks a rule (duplicate document, grade outside the scale, ...)."""
 

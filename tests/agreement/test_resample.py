@@ -151,7 +151,7 @@ def test_the_command_line_defaults_are_the_modules():
 def test_a_bad_count_or_seed_is_refused_naming_the_default():
     from qrelkit.errors import ValidationError
 
-    with pytest.raises(ValidationError, match="n_resamples must be a positive integer"):
+    with pytest.raises(ValidationError, match="n_resamples must be a whole number from 1 to"):
         rs.resample_counts(3, 0, 0)
     with pytest.raises(ValidationError, match="seed must be a non-negative integer"):
         rs.resample_counts(3, 10, -1)

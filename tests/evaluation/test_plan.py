@@ -97,3 +97,28 @@ def test_the_api_refuses_a_memory_limit_with_diversity_judgments(tmp_path):
     run.write_text("q1 Q0 d1 1 1.0 sys\n")
     with pytest.raises(UsageError, match="diversity judgments and each run are read whole"):
         evaluate_files(qrels, [run], diversity=True, memory_limit="2GB")
+
+
+def test_a_memory_limit_below_the_smallest_that_can_hold_is_refused(tmp_path) -> None:
+    """120MB was accepted and the process peaked at 394 MB: a limit below the floor, the judgments and the
+    least a run needs is refused, naming the smallest limit; one at it is accepted."""
+    from qrelkit.evaluation.plan import FLOOR_BYTES, JUDGMENTS_FACTOR, smallest_limit
+    from qrelkit.formats.external import MIN_RUN_BYTES
+
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("".join(f"q{i} 0 d{i} 1\n" for i in range(100_000)))
+    run = tmp_path / "r.run"
+    run.write_text("q1 Q0 d1 1 1.0 r\n")
+    size = qrels.stat().st_size
+    smallest = FLOOR_BYTES + JUDGMENTS_FACTOR * size + MIN_RUN_BYTES  # the sum, by hand
+    assert smallest_limit(qrels) == (smallest, JUDGMENTS_FACTOR * size)
+    result = CliRunner().invoke(main, ["eval", str(qrels), str(run), "--memory-limit", "120MB"])
+    assert result.exit_code == 2, result.output
+    line = result.stderr.strip()
+    assert line.startswith(
+        f"qrelkit: error: --memory-limit 120MB cannot hold this evaluation: the smallest limit that can is "
+        f"{smallest / 1e6:.0f}MB"
+    ), line
+    assert f"give --memory-limit {-(-smallest // 10_000_000) * 10}MB or more" in line
+    ok = CliRunner().invoke(main, ["eval", str(qrels), str(run), "--memory-limit", str(smallest)])
+    assert ok.exit_code == 0, ok.output

@@ -40,7 +40,9 @@ two schemes are kept as they were so that every interval already written reads b
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
@@ -54,6 +56,9 @@ __all__ = [
     "BLOCK",
     "COMPARE_SEED",
     "INTERVAL_LEVEL",
+    "MAX_PAIRED_BOOTSTRAP_RESAMPLES",
+    "MAX_PERMUTATIONS",
+    "MAX_QUERY_BOOTSTRAP_RESAMPLES",
     "MONTE_CARLO_PERMUTATIONS",
     "NOISE_REPLICATES",
     "PAIRED_BOOTSTRAP_RESAMPLES",
@@ -67,10 +72,12 @@ __all__ = [
     "STREAM_TUKEY",
     "BootstrapInterval",
     "bootstrap_means",
+    "check_count",
     "check_level",
     "query_bootstrap",
     "relabel_uniforms",
     "resample_counts",
+    "resample_progress",
     "rng_for",
     "sign_blocks",
     "tukey_keys",
@@ -94,6 +101,19 @@ RANDOMIZED_TUKEY_TRIALS = 10_000
 #: Relabelled copies of the final qrels for the simulated noise floor.
 NOISE_REPLICATES = 200
 
+#: The largest resample counts accepted, each with its reason (a larger count is refused in one line, never
+#: attempted). Agreement's query bootstrap holds its whole (resamples x queries) matrix of draw counts, so
+#: 100,000 resamples of 100 calibration queries are 80 MB; its percentile endpoints are settled to well past
+#: the printed digits long before that.
+MAX_QUERY_BOOTSTRAP_RESAMPLES = 100_000
+#: The paired bootstrap keeps one mean a resample for each compared column (8 bytes: 8 MB a column at
+#: 1,000,000), drawn block by block; a million resamples pin an interval's endpoints to about a thousandth
+#: of its width.
+MAX_PAIRED_BOOTSTRAP_RESAMPLES = 1_000_000
+#: Random sign vectors (and randomised Tukey trials) are drawn block by block in constant memory, so the
+#: bound is time: 100,000,000 vectors resolve a p-value to 1e-8, far below any level a test is read at.
+MAX_PERMUTATIONS = 100_000_000
+
 #: Comparison's random draws come in blocks of this many permutations (or resamples), each seeded by
 #: (seed, stream, block index), so a result never depends on how the work is chunked or threaded.
 BLOCK = 1024
@@ -104,6 +124,40 @@ STREAM_SIGNS, STREAM_BOOTSTRAP, STREAM_TUKEY, STREAM_NOISE_BOOT, STREAM_NOISE_SI
 
 def _is_int(x: object) -> bool:
     return isinstance(x, Integral) and not isinstance(x, bool)
+
+
+#: Told ``(what, done, total)`` after each block of a draw, within :func:`resample_progress`.
+_PROGRESS: ContextVar[Callable[[str, int, int], None] | None] = ContextVar("resample_progress", default=None)
+
+
+@contextmanager
+def resample_progress(callback: Callable[[str, int, int], None]) -> Iterator[None]:
+    """Within this block (in this thread), ``callback(what, done, total)`` is called after each block of
+    every draw (``what``: "sign vectors", "bootstrap resamples", "Tukey trials"): how a command shows the
+    progress of a long resampling."""
+    token = _PROGRESS.set(callback)
+    try:
+        yield
+    finally:
+        _PROGRESS.reset(token)
+
+
+def _report(what: str, done: int, total: int) -> None:
+    callback = _PROGRESS.get()
+    if callback is not None:
+        callback(what, done, total)
+
+
+def check_count(value: object, what: str, maximum: int, reason: str, fix: str) -> int:
+    """``value`` as an int between 1 and ``maximum``, else a one-line
+    :class:`~qrelkit.errors.ValidationError` naming ``what``, the bound and its ``reason``."""
+    if not _is_int(value) or not 1 <= int(value) <= maximum:  # type: ignore[call-overload]  # checked by _is_int
+        raise ValidationError(
+            f"{what} must be a whole number from 1 to {maximum:,} ({reason})",
+            got=value,
+            fix=fix,
+        )
+    return int(value)  # type: ignore[call-overload]  # checked by _is_int
 
 
 def check_level(level: float) -> float:
@@ -160,13 +214,13 @@ def resample_counts(n_queries: int, n_resamples: int, seed: int) -> np.ndarray:
     """How often each query is drawn in each resample, shape ``(n_resamples, n_queries)``: the one draw
     of agreement's query bootstrap, ``numpy.random.default_rng(seed).integers(0, n_queries,
     size=(n_resamples, n_queries))``, queries in sorted id order."""
-    if not _is_int(n_resamples) or n_resamples < 1:
-        raise ValidationError(
-            "n_resamples must be a positive integer",
-            got=n_resamples,
-            expected=f"e.g. {QUERY_BOOTSTRAP_RESAMPLES}",
-            fix=f"pass n_resamples={QUERY_BOOTSTRAP_RESAMPLES}",
-        )
+    check_count(
+        n_resamples,
+        "n_resamples",
+        MAX_QUERY_BOOTSTRAP_RESAMPLES,
+        "every resample's draw counts are held at once",
+        f"e.g. {QUERY_BOOTSTRAP_RESAMPLES}",
+    )
     if not _is_int(seed) or seed < 0:
         raise ValidationError(
             "seed must be a non-negative integer",
@@ -235,6 +289,7 @@ def sign_blocks(seed: int, n_columns: int, permutations: int) -> Iterator[tuple[
         raw = np.frombuffer(rng_for(seed, STREAM_SIGNS, block).bytes(BLOCK * n_bytes), dtype=np.uint8)
         bits = np.unpackbits(raw.reshape(BLOCK, n_bytes), axis=1)[:rows, :n_columns]
         yield rows, 1.0 - 2.0 * bits.astype(np.float64)
+        _report("sign vectors", block * BLOCK + rows, permutations)
 
 
 def bootstrap_means(
@@ -254,6 +309,7 @@ def bootstrap_means(
         offsets = (np.arange(rows, dtype=np.int64) * n)[:, None]
         weights = np.bincount((draws + offsets).ravel(), minlength=rows * n).reshape(rows, n)
         out[block * BLOCK : block * BLOCK + rows] = (weights.astype(np.float64) @ differences) / n
+        _report("bootstrap resamples", block * BLOCK + rows, resamples)
     return out
 
 
@@ -269,6 +325,7 @@ def tukey_keys(seed: int, permutations: int, n: int, m: int, cells: int) -> Iter
         for lo in range(0, rows, step):
             hi = min(rows, lo + step)
             yield block * BLOCK + lo, rng.random((hi - lo, n, m))
+        _report("Tukey trials", block * BLOCK + rows, permutations)
 
 
 def relabel_uniforms(seed: int, replicate: int, size: int) -> np.ndarray:

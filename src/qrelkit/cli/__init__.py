@@ -6,6 +6,7 @@ line on stderr, never a traceback), 2 bad usage (click's own message).
 
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.util
 import sys
@@ -109,12 +110,37 @@ class QrelkitGroup(click.Group):
             ctx.exit(0)
         except OSError as exc:
             if exc.filename is None:
-                raise
+                if exc.errno not in _FULL:
+                    raise
+                _silence_stdout()  # or its flush at exit fails again, with a traceback
+                click.echo(
+                    f"qrelkit: error: cannot write the output ({exc.strerror}). Fix: free space on the disk, "
+                    "or send the output elsewhere",
+                    err=True,
+                )
+                ctx.exit(1)
             click.echo(f"qrelkit: error: {file_error(exc)}", err=True)
             ctx.exit(1)
         except RecursionError:
             click.echo("qrelkit: error: an input nests arrays or objects too deeply to read", err=True)
             ctx.exit(1)
+
+
+#: Write errors of a full or failing disk (stdout redirected to /dev/full, a full file system, a quota).
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, dropping what it holds, so the interpreter's last flush succeeds."""
+    import os
+
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # a test's captured stdout
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, fd)
+    os.close(null)
 
 
 def file_error(exc: OSError) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import click
@@ -74,7 +73,9 @@ def _read_runs(paths: tuple[str, ...]) -> list[Any]:
 
 def _write_or_echo(text: str, output: str | None, what: str) -> None:
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        from ..formats.outputs import write_output
+
+        write_output(output, text)
         click.echo(f"wrote {output} ({what})", err=True)
     else:
         click.echo(text, nl=False)
@@ -328,7 +329,9 @@ def _write_queue(qa: Any, qb: Any, run_objs: list[Any], k: int, output: str) -> 
 
     queue = disagreement_leverage(qa, qb, run_objs, k)
     queue = queue.join(retrieval_ranks(run_objs, queue), on=["query_id", "doc_id"], how="left")
-    Path(output).write_text(queue.write_csv(separator="\t", float_precision=6), encoding="utf-8")
+    from ..formats.outputs import write_output
+
+    write_output(output, queue.write_csv(separator="\t", float_precision=6))
     click.echo(
         f"{queue.height} disagreements, ordered by the largest change of nDCG@{k} over {len(run_objs)} run(s); "
         f"wrote {output}. Record decisions as query_id<TAB>doc_id<TAB>grade and merge them with --decisions.",

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -159,14 +162,17 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     chosen = dict(baseline=list(baselines) or None, all_pairs=all_pairs, test=test, permutations=perms, seed=seed,
                   correction=correction, family=family, alpha=alpha, multi=multi, bootstrap=resamples, power=power,
                   power_delta=power_delta)  # fmt: skip
-    if noise or human:  # the noise floor and the estimate need every row of every run: read whole
-        qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, conv, scale, rubric_hash)
-        comparison = compare_runs(qrels_obj, run_objs, parsed, conv, labellers=read_labellers(noise, labellers, scale, conv) if noise else None,
-                                  human_qrels=read_human(human, conv, input_format, on_duplicate, scale, rubric_hash),
-                                  estimator=estimator, noise_replicates=replicates, noise_smoothing=smoothing, **chosen)  # fmt: skip
-    else:
-        comparison = compare_files(qrels, runs, parsed, conv, input_format=input_format, on_duplicate=on_duplicate,
-                                   scale=scale, rubric_hash=rubric_hash, **chosen)  # fmt: skip
+    with resampling_progress():
+        if noise or human:  # the noise floor and the estimate need every row of every run: read whole
+            qrels_obj, run_objs = load_inputs(
+                qrels, runs, input_format, on_duplicate, conv, scale, rubric_hash
+            )
+            comparison = compare_runs(qrels_obj, run_objs, parsed, conv, labellers=read_labellers(noise, labellers, scale, conv) if noise else None,
+                                      human_qrels=read_human(human, conv, input_format, on_duplicate, scale, rubric_hash),
+                                      estimator=estimator, noise_replicates=replicates, noise_smoothing=smoothing, **chosen)  # fmt: skip
+        else:
+            comparison = compare_files(qrels, runs, parsed, conv, input_format=input_format, on_duplicate=on_duplicate,
+                                       scale=scale, rubric_hash=rubric_hash, **chosen)  # fmt: skip
     _write(replace(comparison, results=comparison.results.with_judgments(judgments)), fmt, output)
 
 
@@ -180,6 +186,43 @@ def read_human(path: str | None, conv: Any, input_format: str, on_duplicate: str
     return read(
         path, conv, input_format=input_format, on_duplicate=on_duplicate, scale=scale, rubric_hash=rubric_hash
     )
+
+
+#: A draw of at least this many sign vectors, resamples or trials gets a progress bar on a terminal.
+PROGRESS_DRAWS = 1_000_000
+
+
+@contextmanager
+def resampling_progress() -> Iterator[None]:
+    """A progress bar on stderr for each long draw of a comparison (:data:`PROGRESS_DRAWS` or more), on a
+    terminal only (as ``qrelkit eval`` shows its reading), removed when done."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from ..agreement.resample import resample_progress
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                   console=Console(stderr=True), transient=True)  # fmt: skip
+    tasks: dict[str, Any] = {}
+
+    def tick(what: str, done: int, total: int) -> None:
+        if total < PROGRESS_DRAWS:
+            return
+        if not tasks:
+            bar.start()
+        if what not in tasks:
+            tasks[what] = bar.add_task(what, total=total)
+        bar.update(tasks[what], completed=done)
+
+    try:
+        with resample_progress(tick):
+            yield
+    finally:
+        if tasks:
+            bar.stop()
 
 
 def _output_format(out_format: str | None, output: str | None) -> str:
@@ -197,7 +240,9 @@ def _write(comparison: Any, fmt: str, output: str | None) -> None:
     from ..report.compare import render_compare
 
     if output:
-        Path(output).write_text(render_compare(comparison, fmt), encoding="utf-8")
+        from ..formats.outputs import write_output
+
+        write_output(output, render_compare(comparison, fmt))
         click.echo(
             f"wrote {output} ({fmt}: the comparison with its options, conventions, fingerprints)", err=True
         )

@@ -444,7 +444,9 @@ def _show(
     from ..report import render
 
     if output:
-        Path(output).write_text(render(results, file_format, per_query=True))
+        from ..formats.outputs import write_output
+
+        write_output(output, render(results, file_format, per_query=True))
         click.echo(
             f"wrote {output} ({file_format}: per-query values, means, conventions, fingerprints)", err=True
         )

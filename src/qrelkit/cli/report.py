@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import shlex
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
 
 from ..agreement.resample import COMPARE_SEED
 from ..compare import TESTS
-from .compare import NoiseFloorCommand, _permutations, read_human, read_labellers
+from .compare import NoiseFloorCommand, _permutations, read_human, read_labellers, resampling_progress
 from .evaluate import human_options, input_options, judgments_of, load_inputs, resolve, rubric_scale
 from .options import labellers_option, seed_option
 
@@ -68,14 +67,17 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     scale, rubric_hash = rubric_scale(rubric)
     qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, conv, scale, rubric_hash)
     pair = read_labellers(noise, labellers, scale, conv) if noise else None
-    dossier = build_dossier(
-        qrels_obj, run_objs, parse_all(measures) if measures else None, conv, labellers=pair, judgments=judgments,
-        command=shlex.join(["qrelkit", *sys.argv[1:]]), baseline=list(baselines) or None, test=test,
-        permutations=perms, seed=seed, estimator=estimator,
-        human_qrels=read_human(human, conv, input_format, on_duplicate, scale, rubric_hash),
-    )  # fmt: skip
+    with resampling_progress():
+        dossier = build_dossier(
+            qrels_obj, run_objs, parse_all(measures) if measures else None, conv, labellers=pair,
+            judgments=judgments, command=shlex.join(["qrelkit", *sys.argv[1:]]), baseline=list(baselines) or None,
+            test=test, permutations=perms, seed=seed, estimator=estimator,
+            human_qrels=read_human(human, conv, input_format, on_duplicate, scale, rubric_hash),
+        )  # fmt: skip
     page = report_page(dossier)
-    Path(output).write_text(page, encoding="utf-8")
+    from ..formats.outputs import write_output
+
+    write_output(output, page)
     size = len(page.encode("utf-8"))
     click.echo(
         f"wrote {output} ({size / 1e6:.2f} MB: {len(dossier.results.run_names)} runs, one page)", err=True

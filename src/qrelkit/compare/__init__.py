@@ -22,10 +22,13 @@ import numpy as np
 
 from ..agreement.resample import (
     COMPARE_SEED,
+    MAX_PAIRED_BOOTSTRAP_RESAMPLES,
+    MAX_PERMUTATIONS,
     MONTE_CARLO_PERMUTATIONS,
     NOISE_REPLICATES,
     PAIRED_BOOTSTRAP_RESAMPLES,
     RANDOMIZED_TUKEY_TRIALS,
+    check_count,
 )
 from ..errors import IncomparableError, QueryNotFoundError, ValidationError, did_you_mean
 from ..evaluation.results import Results
@@ -103,18 +106,29 @@ class Options:
             _choice(self.multi, MULTI, "multiple-comparison procedure")
         if isinstance(self.permutations, str):
             _choice(self.permutations, ("auto", "exact"), "permutations")
-        elif isinstance(self.permutations, bool) or not (
-            isinstance(self.permutations, int) and self.permutations >= 1
-        ):
-            raise ValidationError(
-                "permutations must be 'exact', 'auto' or a positive whole number",
-                got=self.permutations,
-                fix="e.g. --permutations 100000",
+        else:
+            check_count(
+                self.permutations,
+                "permutations (when not 'exact' or 'auto')",
+                MAX_PERMUTATIONS,
+                "drawn in constant memory, bounded by time: a p-value is resolved to 1e-8 at the bound",
+                "e.g. --permutations 100000",
             )
         if not 0.0 < self.alpha < 1.0:
             raise ValidationError("alpha must be strictly between 0 and 1", got=self.alpha, fix="e.g. 0.05")
-        if self.bootstrap < 1:
-            raise ValidationError("bootstrap resamples must be at least 1", got=self.bootstrap)
+        check_count(
+            self.bootstrap,
+            "bootstrap resamples",
+            MAX_PAIRED_BOOTSTRAP_RESAMPLES,
+            "one mean a resample is held for each compared column",
+            f"e.g. --bootstrap {BOOTSTRAP_RESAMPLES}",
+        )
+        if self.power_delta is not None and not math.isfinite(self.power_delta):
+            raise ValidationError(
+                "the power analysis' difference to detect must be a finite number",
+                got=self.power_delta,
+                fix="e.g. --power-delta 0.02, or leave it out to use the observed difference",
+            )
 
     @property
     def level(self) -> float:

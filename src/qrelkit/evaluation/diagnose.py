@@ -122,6 +122,9 @@ def explain(
             fix="pass -m nDCG@k (recall at the same cutoff is shown too)",
         )
     conv = m.conventions(conventions or DEFAULT)
+    from .core import check_gains
+
+    check_gains(qrels, [m], conventions or DEFAULT)  # the judgments are refused as evaluate refuses them
     # one query's arithmetic needs only that query's rows (every measure is computed per query)
     whole_qrels, whole_run = qrels, run
     qrels = replace(qrels, frame=qrels.frame.filter(qrels.frame.get_column("query_id") == query_id))

@@ -23,7 +23,7 @@ from ..measures.conventions import DEFAULT, Conventions
 from ..measures.grammar import DIVERSITY_DEFAULT_MEASURES, Measure, parse_measures
 from ..naming import check_run_names
 from .core import check_gains, check_judgments_kind, evaluate, evaluate_run, evaluate_run_batches
-from .plan import ReadingPlan, plan_reading
+from .plan import ReadingPlan, check_limit, plan_reading
 from .results import Results, RunValues, assemble
 
 if TYPE_CHECKING:
@@ -160,6 +160,11 @@ def evaluate_files(
         on_duplicate=on_duplicate,
         comments=comments,
     )
+    from ..formats.trec.common import check_inputs
+
+    check_inputs(qrels_path, run_paths, input_format)
+    if plan.memory_limit is not None:
+        check_limit(plan.memory_limit, qrels_path)  # below what the process holds before any run: refused
     if plan.route == "diversity":
         return _evaluate_diversity_files(
             qrels_path, run_paths, measures, conv, input_format, plan, scale, rubric_hash, progress, strict

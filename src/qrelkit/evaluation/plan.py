@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .._typing import ON_DUPLICATE_CHOICES
@@ -209,6 +210,50 @@ def plan_reading(
         single,
         "each run read as deep as the measures need" if depth is not None else "every row of each run",
     )
+
+
+#: What a process evaluating under ``--memory-limit`` holds before it reads anything: the interpreter,
+#: numpy, polars, pyarrow, DuckDB and qrelkit's readers (105 to 130 MB measured on Linux, CPython 3.11:
+#: benchmarks/memory_limit.py).
+FLOOR_BYTES = 128 << 20
+#: Judgments cost about this many bytes of resident memory for each byte of their file once read (Arrow's
+#: parse, polars' frame, the pages the allocator keeps and the readers' modules loaded on first use: 51 to
+#: 109 MB for a 6.2 MB file of 320,401 judgments, benchmarks/memory_limit.py, the larger taken); a gzip
+#: file is taken as 5 times its stored size.
+JUDGMENTS_FACTOR = 18
+
+
+def smallest_limit(qrels_path: str | Path) -> tuple[int, int]:
+    """(the smallest ``--memory-limit`` an evaluation of ``qrels_path`` can hold, the judgments' share of
+    it): :data:`FLOOR_BYTES`, the judgments at :data:`JUDGMENTS_FACTOR` times their text, and the least a
+    run is read in (:data:`qrelkit.formats.external.MIN_RUN_BYTES`)."""
+    from ..formats.external import MIN_RUN_BYTES
+
+    path = Path(qrels_path)
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as probe:
+            size *= 5 if probe.read(2) == b"\x1f\x8b" else 1
+    except OSError:
+        size = 0  # the reader reports the file
+    share = JUDGMENTS_FACTOR * size
+    return FLOOR_BYTES + share + MIN_RUN_BYTES, share
+
+
+def check_limit(limit: int, qrels_path: str | Path) -> None:
+    """Refuse a memory limit below :func:`smallest_limit`: the process would pass it before reading a run
+    (a :class:`~qrelkit.errors.UsageError`, with the smallest limit and what it is made of)."""
+    from ..formats.external import MIN_RUN_BYTES
+
+    smallest, share = smallest_limit(qrels_path)
+    if limit < smallest:
+        mb = 1_000_000
+        raise UsageError(
+            f"--memory-limit {limit / mb:.0f}MB cannot hold this evaluation: the smallest limit that can is "
+            f"{smallest / mb:.0f}MB (the interpreter and the readers' libraries {FLOOR_BYTES / mb:.0f} MB, "
+            f"the judgments {share / mb:.0f} MB, reading a run at least {MIN_RUN_BYTES / mb:.0f} MB)",
+            fix=f"give --memory-limit {-(-smallest // (10 * mb)) * 10}MB or more",
+        )
 
 
 def parse_limit(memory_limit: int | str | None) -> int | None:

@@ -53,6 +53,7 @@ from ..fingerprint import Fingerprint, file_sha256
 from ..measures.conventions import DEFAULT, Conventions
 from ..measures.grammar import Measure, parse_measures
 from ..naming import check_run_names
+from .core import check_gains
 from .results import Results, RunValues, assemble
 
 __all__ = [
@@ -157,6 +158,10 @@ def read_input(
         label = f"Spark DataFrame {name or kind!r}"
         return SparkInput(_renamed(source, value, label, with_line=True), label, name or kind)
     path = Path(source)
+    if path.exists() and not path.is_dir():  # a FIFO or a device refused, a file past its bound too
+        from ..formats.inputs import check_input
+
+        check_input(path, kind)
     if path.is_file() and not (path.suffix.lower() == ".parquet" and kind == "run"):
         return _read_file(spark, path, kind, input_format, name, on_duplicate, scale, comments)
     if path.exists() or "://" in str(source):
@@ -564,6 +569,7 @@ def evaluate(
             judgments.meta,
         )
     _check_negative(judgments, parsed, conv)
+    check_gains(judgments, parsed, conv)  # a grade whose gain overflows: refused as on every engine
     profile = None
     if refusals and conv.profile is not None:
         from ..measures.profiles import get_profile

@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 TREC_EVAL_CONVENTIONS = Conventions.from_profile("trec_eval")
 
 
+#: ``-N``'s bound: utility's arithmetic counts the collection in float64, exact to 2**53.
+MAX_NUM_DOCS = 2**53
+
+
 @dataclass(frozen=True)
 class TrecOptions:
     per_query: bool = False  # -q
@@ -49,6 +53,22 @@ class TrecOptions:
     max_per_topic: int | None = None  # -M
     num_docs: int = 0  # -N
     measures: tuple[str, ...] = ()  # -m, as given
+
+    def __post_init__(self) -> None:
+        from ..errors import UsageError
+        from ..measures.trec_names import MAX_CUTOFF
+
+        if self.max_per_topic is not None and self.max_per_topic > MAX_CUTOFF:
+            raise UsageError(
+                f"-M {self.max_per_topic} is larger than {MAX_CUTOFF:,} (no ranking is that long)",
+                fix=f"give -M at most {MAX_CUTOFF:,}, or leave it out to keep every document",
+            )
+        if abs(self.num_docs) > MAX_NUM_DOCS:
+            raise UsageError(
+                f"-N {self.num_docs} is larger than {MAX_NUM_DOCS:,} documents (utility counts them exactly"
+                " in 64-bit floats only up to there)",
+                fix="give the collection's size, e.g. -N 8841823",
+            )
 
 
 @dataclass

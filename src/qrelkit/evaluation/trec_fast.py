@@ -108,6 +108,10 @@ def fast_rel_lists(
 
     if not built() or detect_format(qrels_path) != "trec" or detect_format(run_path) != "trec":
         raise StepAside
+    from ..formats.trec.common import check_trec_input
+
+    check_trec_input(qrels_path, "qrels")  # refused at once: not a file, past its bound, not text
+    check_trec_input(run_path, "run")
     if not (qrels_path.is_file() and run_path.is_file()):
         raise StepAside
     judgments = _Judgments(qrels_path)

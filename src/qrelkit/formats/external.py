@@ -78,6 +78,11 @@ def sort_budget() -> int:
     return max(min(SORT_BYTES, machine // 4), 256 << 20)
 
 
+#: The least memory a run is read in beside what the process holds: DuckDB's own least limit (see
+#: :func:`budget`) and the smallest batch of whole queries.
+MIN_RUN_BYTES = (64 << 20) + (1 << 14) * BATCH_ROW_BYTES
+
+
 def budget(memory_limit: int) -> tuple[int, int]:
     """(DuckDB's memory limit, rows per batch) for a process that must stay within ``memory_limit`` bytes
     in all: what the process holds now (interpreter, libraries, judgments) is taken off, and what is left
@@ -129,6 +134,11 @@ def _hash_and_check(path: Path) -> tuple[str, bool]:
                     other = other or any(w in block for w in OTHER_WHITESPACE)
         except GZIP_ERRORS as exc:
             raise corrupt_gzip(source, exc) from None
+        except InputFormatError:
+            from .trec.robust import read_bytes
+
+            read_bytes(path, "run")  # the robust reader decompresses first: a gzip bomb is its error
+            raise
         check.feed(b"", final=True)
         return file_sha256(path), other
     digest = hashlib.sha256()
@@ -243,7 +253,9 @@ def run_batches(
     import duckdb
 
     from .._native import built
+    from .trec.common import check_trec_input
 
+    check_trec_input(path, "run")
     source = str(path)
     tmp = tempfile.TemporaryDirectory(prefix="qrelkit-duckdb-")
     # an in-memory database spills to temp_directory beyond memory_limit, and writes nothing it need not

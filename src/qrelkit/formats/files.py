@@ -108,7 +108,7 @@ def read_run(
             reader=reader,
             comments=comments,
         )
-    raw, fingerprint = read_bytes(path)
+    raw, fingerprint = read_bytes(path, "run")
     frame = rename_columns(_read_tabular(path, fmt, raw), ("query_id", "doc_id", "score"), source)
     if frame.height == 0:
         raise InputFormatError("file has no rows", source=source, fix="check the right file was passed")
@@ -141,7 +141,7 @@ def read_qrels(
         return trec.read_qrels(
             path, name=name, scale=scale, on_duplicate=on_duplicate, reader=reader, comments=comments
         )
-    raw, fingerprint = read_bytes(path)
+    raw, fingerprint = read_bytes(path, "qrels")
     frame = rename_columns(_read_tabular(path, fmt, raw), ("query_id", "doc_id", "grade"), source)
     if frame.height == 0:
         raise InputFormatError("file has no rows", source=source, fix="check the right file was passed")
@@ -165,7 +165,9 @@ def write_run(run: Run, path: str | Path) -> None:
             pl.lit(run.name),
         )
     ).to_series()
-    Path(path).write_text("\n".join(text.to_list()) + "\n")
+    from .outputs import write_output
+
+    write_output(path, "\n".join(text.to_list()) + "\n")
 
 
 def qrels_text(qrels: Qrels) -> str:
@@ -187,4 +189,6 @@ def _check_ids(frame: pl.DataFrame, source: str) -> None:
 
 def write_qrels(qrels: Qrels, path: str | Path) -> None:
     """Write TREC qrels (:func:`qrels_text`) to ``path``."""
-    Path(path).write_text(qrels_text(qrels))
+    from .outputs import write_output
+
+    write_output(path, qrels_text(qrels))

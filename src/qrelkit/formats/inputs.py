@@ -1,34 +1,155 @@
-"""Reading an input file whole: the one wording of the errors a reader gives when a file cannot be read
-(missing, a folder, not readable). The TREC robust reader, the judging project's JSON-lines readers, the
-rubric, manifest and decisions readers call :func:`read_input`; what the bytes mean (gzip, text, TOML,
-JSON) is each reader's own."""
+"""Opening an input file: the one rule every reader applies before it reads a byte, and the one wording of
+the errors of a file that cannot be read (missing, a folder, a FIFO or a device, too large for its kind, not
+readable). The TREC readers (every engine's), the tabular readers, the judging project's JSON-lines readers,
+the rubric, manifest and decisions readers go through :func:`check_input` (directly or by
+:func:`read_input` / :func:`open_input`); what the bytes mean (gzip, text, TOML, JSON) is each reader's own.
+
+A reader reads a file more than once (it is fingerprinted, probed for gzip, then parsed), so what is not a
+regular file (a FIFO, ``/dev/stdin``, ``/dev/zero``, a socket) is refused before it is opened: opening a
+FIFO with no writer would block, and a device never ends. Each kind of file has a size bound
+(:data:`LIMITS`, with the reason for each; ``docs/limits.md`` lists them), checked on the stored size before
+anything is read, so an 8 GB sparse file given as a rubric is refused at once.
+"""
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from ..errors import InputFormatError
 
+__all__ = ["LIMITS", "check_input", "open_input", "read_input"]
 
-def read_input(path: Path, what: str = "file", fix: str | None = None) -> bytes:
-    """The bytes of ``path`` as stored; a missing file, a folder or a file that cannot be read is an
-    :class:`~qrelkit.errors.InputFormatError` naming the path and the fix. ``what`` names the file in the
-    message ("rubric file not found"), ``fix`` replaces the fix of a missing file."""
+_MiB = 1 << 20
+_GiB = 1 << 30
+
+#: The largest stored size of each kind of input, and why. A file past its bound is refused before it is
+#: read, in one line naming the bound. Every reader may take a lower ``limit`` as a parameter.
+LIMITS: dict[str, tuple[int, str]] = {
+    "rubric": (1 * _MiB, "a rubric is a scale and its descriptions: a few kilobytes"),
+    "prompt": (1 * _MiB, "a model labeller's prompt template is the rubric and a few sentences: a few kilobytes"),
+    "manifest": (16 * _MiB, "a manifest holds hashes, the gate and its statistics: a few kilobytes"),
+    "queries": (256 * _MiB, "query texts, read whole into the judging project"),
+    "docs": (4 * _GiB, "document texts, read whole into the judging project's database"),
+    "pool": (4 * _GiB, "the pooled pairs, read whole into the judging project"),
+    "decisions": (4 * _GiB, "adjudication decisions, read whole"),
+    "qrels": (4 * _GiB, "judgments are held in memory whole; the largest public sets are under 1 GB"),
+    "run": (
+        256 * _GiB,
+        "runs stream or are sorted on disk; past this, pass a Parquet folder or a table to --engine spark",
+    ),
+    "file": (16 * _GiB, "a file read whole"),
+}
+
+_WHAT = {
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def _size_words(n: int) -> str:
+    if n % _GiB == 0:
+        return f"{n // _GiB} GiB"
+    if n % _MiB == 0:
+        return f"{n // _MiB} MiB"
+    return f"{n:,} bytes"
+
+
+def check_input(
+    path: str | Path,
+    kind: str = "file",
+    *,
+    what: str | None = None,
+    fix: str | None = None,
+    limit: int | None = None,
+) -> int:
+    """The stored size of ``path`` if it is a regular file within the bound of ``kind`` (:data:`LIMITS`, or
+    ``limit`` bytes when given), else an :class:`~qrelkit.errors.InputFormatError` naming the path, the
+    problem and the fix. Nothing is opened: a FIFO, a device or a socket is refused on its ``stat``.
+    ``what`` names the file in the message of a missing one ("rubric file not found"), ``fix`` replaces
+    its fix."""
+    source = str(path)
     try:
-        return Path(path).read_bytes()
+        info = os.stat(path)
     except FileNotFoundError:
         raise InputFormatError(
-            f"{what} not found",
-            source=str(path),
+            f"{what or 'file'} not found",
+            source=source,
             fix=fix or "check the path (relative paths start from the current folder)",
         ) from None
-    except IsADirectoryError:
+    except PermissionError:
+        raise InputFormatError("cannot be read (permission denied)", source=source) from None
+    except (OSError, ValueError) as exc:  # a name too long, a NUL in the name, a loop of links ...
         raise InputFormatError(
-            "is a folder, not a file", source=str(path), fix="name a file inside it"
+            f"cannot be read ({getattr(exc, 'strerror', None) or type(exc).__name__})", source=source
         ) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputFormatError("is a folder, not a file", source=source, fix="name a file inside it")
+    if not stat.S_ISREG(info.st_mode):
+        kind_of = _WHAT.get(stat.S_IFMT(info.st_mode), "not a regular file")
+        raise InputFormatError(
+            f"is {kind_of}, not a regular file (an input is read more than once: fingerprinted, then parsed)",
+            source=source,
+            fix="write the stream to a file first (e.g. `cmd > run.txt`) and pass that file",
+        )
+    bound, reason = LIMITS.get(kind, LIMITS["file"])
+    if limit is not None:
+        bound, reason = limit, "the limit given"
+    if info.st_size > bound:
+        raise InputFormatError(
+            f"{kind} file is {info.st_size:,} bytes, larger than the bound of {_size_words(bound)} for a "
+            f"{kind} file ({reason})",
+            source=source,
+            fix="check that the right file was passed (docs/limits.md lists every bound)",
+        )
+    return info.st_size
+
+
+def open_input(path: str | Path, kind: str = "file", *, limit: int | None = None) -> BinaryIO:
+    """``path`` opened for reading in binary after :func:`check_input` (the caller closes it)."""
+    check_input(path, kind, limit=limit)
+    try:
+        return Path(path).open("rb")
     except PermissionError:
         raise InputFormatError("cannot be read (permission denied)", source=str(path)) from None
-    except OSError as exc:  # a device that fails, a name too long, ...
+    except OSError as exc:
         raise InputFormatError(
             f"cannot be read ({exc.strerror or type(exc).__name__})", source=str(path)
         ) from None
+
+
+def read_input(
+    path: str | Path,
+    what: str = "file",
+    fix: str | None = None,
+    *,
+    kind: str = "file",
+    limit: int | None = None,
+) -> bytes:
+    """The bytes of ``path`` as stored, after :func:`check_input` (a missing file, a folder, a FIFO or
+    device, a file past its kind's bound or one that cannot be read is an
+    :class:`~qrelkit.errors.InputFormatError` naming the path and the fix). ``what`` names the file in
+    the message ("rubric file not found"), ``fix`` replaces the fix of a missing file. At most the bound
+    is read even if the file grows meanwhile."""
+    size = check_input(path, kind, what=what if what != "file" else None, fix=fix, limit=limit)
+    bound = limit if limit is not None else LIMITS.get(kind, LIMITS["file"])[0]
+    with open_input(path, kind, limit=limit) as handle:
+        try:
+            data = handle.read(max(size, 0) + 1)
+            if len(data) > size:  # grown since its stat: read on, to the bound at most
+                data += handle.read(bound + 1 - len(data))
+        except OSError as exc:  # a device that fails, a file on a lost mount ...
+            raise InputFormatError(
+                f"cannot be read ({exc.strerror or type(exc).__name__})", source=str(path)
+            ) from None
+    if len(data) > bound:
+        raise InputFormatError(
+            f"{kind} file grew past the bound of {_size_words(bound)} while it was read",
+            source=str(path),
+            fix="pass a file that is not being written",
+        )
+    return data

@@ -669,7 +669,9 @@ def export_labeller(
     import hashlib
 
     text = labeller_qrels_text(store, name, rubric_hash=rubric_hash)
-    Path(path).write_bytes(text.encode("utf-8"))
+    from qrelkit.formats.outputs import write_output
+
+    write_output(path, text)
     judgments = text.count("\n")
     return {
         "path": str(path),
@@ -755,8 +757,9 @@ def export_final(
     qrels, manifest, counts = final_qrels_text(
         store, rubric, name=path.name, relevance_threshold=relevance_threshold, undecided=undecided
     )
-    path.write_bytes(qrels.encode("utf-8"))
-    manifest_path(path).write_bytes(manifest.encode("utf-8"))
+    from qrelkit.formats.outputs import write_outputs
+
+    write_outputs([(path, qrels), (manifest_path(path), manifest)])
     judgments = counts["total"]
     return {"path": str(path), "manifest": str(manifest_path(path)), "judgments": judgments, "counts": counts}
 

@@ -64,8 +64,8 @@ class PoolEntry:
     labellers: tuple[str, ...] | None = None
 
 
-def _lines(path: Path) -> list[tuple[int, str]]:
-    raw = read_input(path)
+def _lines(path: Path, kind: str) -> list[tuple[int, str]]:
+    raw = read_input(path, kind=kind)
     if raw[:2] == b"\x1f\x8b":
         raise InputFormatError(
             "file is gzip-compressed (it starts with gzip's magic bytes 1f 8b)",
@@ -128,7 +128,7 @@ def read_pool(path: str | os.PathLike[str]) -> list[PoolEntry]:
     path = Path(path)
     known = {"query_id", "doc_id", "runs", "best_rank", "judged", "calibration", "labellers"}
     entries, seen = [], set()
-    for number, line in _lines(path):
+    for number, line in _lines(path, "pool"):
         obj = _json_line(path, number, line)
         unknown = sorted(set(obj) - known)
         if unknown:
@@ -202,7 +202,7 @@ def read_docs(path: str | os.PathLike[str]) -> dict[str, tuple[str, str]]:
     """Read ``docs.jsonl``: ``{"doc_id", "title", "text"}`` per line; returns doc_id -> (title, text)."""
     path = Path(path)
     docs: dict[str, tuple[str, str]] = {}
-    for number, line in _lines(path):
+    for number, line in _lines(path, "docs"):
         obj = _json_line(path, number, line)
         doc_id = check_id(_field(obj, "doc_id", str, path, number), "doc_id", str(path), number)
         title = obj.get("title", "")
@@ -219,7 +219,7 @@ def read_queries(path: str | os.PathLike[str]) -> dict[str, str]:
     """Read ``queries.tsv``: ``query_id<TAB>text`` per line, no header."""
     path = Path(path)
     queries: dict[str, str] = {}
-    for number, line in _lines(path):
+    for number, line in _lines(path, "queries"):
         query_id, tab, text = line.partition("\t")
         if not tab or not query_id.strip() or not text.strip():
             raise InputFormatError(

@@ -565,7 +565,7 @@ def read_decisions(path: str | Path, scale: Sequence[int] | None = None) -> pl.D
     from ..formats.inputs import read_input
 
     try:
-        text = read_input(path).decode("utf-8")
+        text = read_input(path, kind="decisions").decode("utf-8")
     except UnicodeDecodeError:
         raise InputFormatError("file is not UTF-8 text", source=source, fix="save it as UTF-8") from None
     rows: list[tuple[str, str, int, int]] = []

@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputFormatError, ValidationError
 from ..fingerprint import file_sha256
 from ..formats.inputs import read_input
+from ..formats.outputs import write_outputs
 
 if TYPE_CHECKING:  # reading a manifest (every `qrelkit eval`) loads no dataframe library
     from ..data.values import Qrels
@@ -276,9 +277,8 @@ def write_qrels_with_manifest(qrels: Qrels, path: str | Path, manifest_fields: M
     return the manifest's path."""
     path = Path(path)
     text, manifest = qrels_with_manifest_text(qrels, path.name, manifest_fields)
-    path.write_bytes(text.encode("utf-8"))
     out = manifest_path(path)
-    out.write_bytes(manifest.encode("utf-8"))
+    write_outputs([(path, text), (out, manifest)])
     return out
 
 
@@ -291,7 +291,10 @@ def read_manifest(path: str | Path, *, verify: bool = True) -> dict[str, Any]:
     path = Path(path)
     mpath = path if path.suffix == ".json" else manifest_path(path)
     raw = read_input(
-        mpath, "manifest", "export the qrels with write_qrels_with_manifest (or qrelkit adjudicate -o)"
+        mpath,
+        "manifest",
+        "export the qrels with write_qrels_with_manifest (or qrelkit adjudicate -o)",
+        kind="manifest",
     )
     try:
         data = json.loads(raw.decode("utf-8"))

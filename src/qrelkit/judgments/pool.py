@@ -267,9 +267,15 @@ class Pool:
         """Write ``pool.jsonl`` and its ``pool.meta.json`` sidecar; return the sidecar's path."""
         path = Path(path)
         lines = self.jsonl_lines()
-        path.write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
         side = meta_path(path)
-        side.write_text(json.dumps(self.meta(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        from ..formats.outputs import write_outputs
+
+        write_outputs(
+            [
+                (path, "\n".join(lines) + ("\n" if lines else "")),
+                (side, json.dumps(self.meta(), indent=2, ensure_ascii=False) + "\n"),
+            ]
+        )
         return side
 
 

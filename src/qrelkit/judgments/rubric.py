@@ -457,7 +457,7 @@ def load_rubric(path: str | os.PathLike[str]) -> Rubric:
     source = os.fspath(path)
     from ..formats.inputs import read_input
 
-    data = read_input(Path(source), "rubric file")
+    data = read_input(Path(source), "rubric file", kind="rubric")
     if data[:2] == b"\x1f\x8b":
         raise InputFormatError(
             "rubric file is gzip-compressed (it starts with gzip's magic bytes 1f 8b)",

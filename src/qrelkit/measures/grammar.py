@@ -190,6 +190,7 @@ COUNT_MEASURES = frozenset(m.name for m in INFO.values() if m.count)
 #: The measures reported when none are asked for: ordering (nDCG@10), coverage (R@100), judged depth.
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "Judged@10")
 
+
 #: The measures that read subtopic judgments (:class:`qrelkit.data.values.DiversityQrels`), and those reported
 #: for diversity judgments when none are asked for (the TREC Web track's official depth, 20).
 DIVERSITY_MEASURES = frozenset(m.name for m in INFO.values() if m.judgments == "subtopics")
@@ -363,6 +364,14 @@ def parse(text: str | Measure) -> Measure:
             raise MeasureSyntaxError(f"{name} takes no cutoff", got=text, fix=f"write {name} without @k")
         if not re.fullmatch(r"\d+", raw_k) or int(raw_k) < 1:
             raise MeasureSyntaxError(f"cutoff {raw_k!r} is not a positive whole number", got=text)
+        from .trec_names import MAX_CUTOFF
+
+        if len(raw_k) > 10 or int(raw_k) > MAX_CUTOFF:
+            raise MeasureSyntaxError(
+                f"cutoff {raw_k} is larger than {MAX_CUTOFF:,} (no ranking is that long)",
+                got=text,
+                fix=f"write {name}@k with k at most {MAX_CUTOFF:,}",
+            )
         k = int(raw_k)
     elif info.cutoff == "required":
         raise MeasureSyntaxError(f"{name} needs a cutoff", got=text, fix=f"write {name}@k, e.g. {name}@10")

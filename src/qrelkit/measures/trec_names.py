@@ -123,6 +123,13 @@ class TrecMeasure:
         return [self.name]
 
 
+#: The largest cutoff of any measure, in qrelkit's grammar (``nDCG@k``) and trec_eval's (``P.k``), and of
+#: ``qrelkit trec_eval -M``: a ranking longer than a billion documents for one query
+#: exceeds what any run file within the readers' bounds holds, so a larger number is a typo; and every
+#: position is then exact in the 64-bit integers the kernels count in.
+MAX_CUTOFF = 1_000_000_000
+
+
 def _atol(text: str) -> int:
     match = re.match(r"\s*[-+]?\d+", text)
     return int(match.group(0)) if match else 0
@@ -186,6 +193,10 @@ def _check(m: TrecMeasure, arg: str) -> None:
             raise MeasureSyntaxError(f"{m.name}: cutoffs must be positive", got=arg)
         if len(set(cuts)) != len(cuts):
             raise MeasureSyntaxError(f"{m.name}: a cutoff is given twice", got=arg)
+        if max(cuts) > MAX_CUTOFF:
+            raise MeasureSyntaxError(
+                f"{m.name}: a cutoff is larger than {MAX_CUTOFF:,} (no ranking is that long)", got=arg
+            )
     elif m.kind == "fcut":
         fr = m.fractions
         if len(set(fr)) != len(fr):

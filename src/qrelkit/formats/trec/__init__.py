@@ -123,6 +123,7 @@ from .common import (  # noqa: F401
     GZIP_ERRORS,
     MAX_ID_BYTES,
     TextCheck,
+    check_trec_input,
     corrupt_gzip,
     has_comment_lines,
     long_id,
@@ -159,6 +160,7 @@ def read_run_streaming(
     from ...data.values import Run
     from .streaming import read_run_fast
 
+    check_trec_input(path, "run")
     fast = read_run_fast(
         path,
         keep_top=keep_top,
@@ -192,6 +194,7 @@ def read_run(
     from ...data.values import finish_run
     from .robust import parse_run_chunked, parse_run_text, read_bytes
 
+    check_trec_input(path, "run")
     if reader == "auto" and path.is_file():
         fast = read_run_streaming(
             path,
@@ -210,7 +213,7 @@ def read_run(
         frame, fingerprint, tag = chunked
         name = name or tag
     else:  # the whole file and its text, also to word its error
-        raw, fingerprint = read_bytes(path)
+        raw, fingerprint = read_bytes(path, "run")
         frame = parse_run_text(raw, source, comments)
         del raw
     run = finish_run(frame, fingerprint, name, source, on_duplicate, "--on-duplicate")
@@ -223,7 +226,7 @@ def _negative_zero(path: Path) -> bool:
 
     from .robust import read_bytes
 
-    raw, _ = read_bytes(path)
+    raw, _ = read_bytes(path, "qrels")
     return re.search(rb"[ \t]-0+[ \t\r]*(?:\n|\Z)", raw) is not None
 
 
@@ -242,12 +245,13 @@ def read_qrels(
     from .streaming import read_qrels_fast
 
     source = str(path)
+    check_trec_input(path, "qrels")
     fast = read_qrels_fast(path, comments) if reader == "auto" and path.is_file() else None
     if fast is not None and (fast[0].get_column("grade") == 0).any() and _negative_zero(path):
         fast = None  # a grade written "-0": the robust reader's frame refuses it with its line
     if fast is not None:
         frame, fingerprint = fast
     else:
-        raw, fingerprint = read_bytes(path)
+        raw, fingerprint = read_bytes(path, "qrels")
         frame = parse_qrels_text(raw, source, comments)
     return finish_qrels(frame, fingerprint, name, source, scale, on_duplicate, "--on-duplicate")

@@ -19,7 +19,14 @@ from pathlib import Path
 from ..._native import group_start
 from ...errors import StepAside
 from ...fingerprint import digest_ahead, file_sha256, identity
-from .common import GZIP_ERRORS, GZIP_FLOOR, MAX_GZIP_RATIO, forbidden_in_text
+from .common import (
+    GZIP_ERRORS,
+    GZIP_FLOOR,
+    MAX_GZIP_RATIO,
+    MAX_LINE_BYTES,
+    first_long_line,
+    forbidden_in_text,
+)
 
 CHUNK_BYTES = 16 << 20
 #: Blocks for the native scanner: smaller, so that even a 20 MB file is scanned on both cores.
@@ -82,6 +89,8 @@ def _chunks(
                     cut = cutter(block, cut, not rest or rest.endswith(b"\n"))
                 if cut == 0:
                     rest += block
+                    if len(rest) > MAX_LINE_BYTES:
+                        raise StepAside  # a line past the bound: the robust reader refuses it with its line
                     continue
                 view = memoryview(block)
                 chunk = rest + view[:cut] if rest else view[:cut]  # one copy at most, none when rest is empty
@@ -89,6 +98,8 @@ def _chunks(
                     raise StepAside  # Arrow drops a byte-order mark at the start of each parse
                 first = False
                 rest = bytes(view[cut:])
+                if first_long_line(chunk) is not None or len(rest) > MAX_LINE_BYTES:
+                    raise StepAside  # a line past the bound: the robust reader refuses it with its line
                 if not native and forbidden_in_text(chunk):
                     raise StepAside  # a character the id rule forbids: the robust reader reports its line
                 yield chunk, 0
@@ -140,6 +151,8 @@ def _whole(path: Path, on_bytes: Callable[[int], None] | None, native: bool = Fa
     if rest and not rest.strip() and not native:
         raise StepAside  # trailing whitespace after the last newline: the robust reader judges
     chunk = stored + b"\n" if rest else stored  # a last line without its newline gets one
+    if first_long_line(stored) is not None:
+        raise StepAside  # a line past the bound: the robust reader refuses it with its line
     if not native:
         _check_separators(stored)
         if forbidden_in_text(stored):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import codecs
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cache
@@ -18,8 +18,13 @@ __all__ = [
     "GZIP_ERRORS",
     "MAX_GZIP_RATIO",
     "MAX_ID_BYTES",
+    "MAX_LINE_BYTES",
+    "TEXT_PROBE_BYTES",
     "TextCheck",
+    "check_inputs",
+    "check_trec_input",
     "corrupt_gzip",
+    "first_long_line",
     "forbidden_in_text",
     "gunzip",
     "gzip_limit",
@@ -204,6 +209,83 @@ class TextCheck:
             line=line,
             fix="re-encode the file as UTF-8",
         )
+
+
+#: The longest line of TREC text any reader takes (1 MiB). A line holds at most two 512-byte ids, a rank, a
+#: score and a tag, so a longer one is not TREC text (or lost its line ends); it is refused, with its line,
+#: before Arrow's parser sees it (Arrow's threaded CSV reader fails on a line longer than its block, and
+#: can abort the process while it unwinds).
+MAX_LINE_BYTES = 1 << 20
+
+
+def first_long_line(data: bytes | memoryview, limit: int = MAX_LINE_BYTES) -> int | None:
+    """The offset at which the first line longer than ``limit`` bytes (its line end not counted) starts,
+    or ``None``. Linear and cheap on text of short lines: a line longer than ``limit`` covers a whole
+    aligned window of ``limit // 2`` bytes, so only a window without a line end is looked at closely."""
+    raw = data if isinstance(data, bytes) else bytes(data)
+    width = max(limit // 2, 1)
+    start = 0
+    while start < len(raw):
+        if raw.find(b"\n", start, start + width) >= 0:
+            start += width
+            continue
+        begin = raw.rfind(b"\n", 0, start) + 1
+        end = raw.find(b"\n", start)
+        end = len(raw) if end < 0 else end
+        if end - begin > limit:
+            return begin
+        start = end + 1
+    return None
+
+
+def long_line_error(raw: bytes, begin: int, source: str) -> InputFormatError:
+    """The one error for a line past :data:`MAX_LINE_BYTES` starting at offset ``begin`` of ``raw``."""
+    return InputFormatError(
+        f"line is longer than {MAX_LINE_BYTES:,} bytes (the bound of a TREC line)",
+        source=source,
+        line=raw.count(b"\n", 0, begin) + 1,
+        expected="fields separated by spaces, ids of at most 512 bytes",
+        fix="check the file: it is not TREC text, or its lines lost their line ends",
+    )
+
+
+#: How much of a TREC file's text :func:`check_trec_input` checks before any reader starts: a file whose
+#: first bytes are not text (a NUL byte, invalid UTF-8) or whose first lines are longer than
+#: :data:`MAX_LINE_BYTES` is refused at once, whatever its size.
+TEXT_PROBE_BYTES = 2 * MAX_LINE_BYTES + 2
+
+
+def check_trec_input(path: object, kind: str) -> None:
+    """What every TREC reader of every engine checks first (:func:`qrelkit.formats.inputs.check_input`: a
+    regular file within the bound of ``kind``, ``"run"`` or ``"qrels"``), then, for a plain file, its first
+    :data:`TEXT_PROBE_BYTES` with :class:`TextCheck` and for a line past :data:`MAX_LINE_BYTES`: the first fault
+    of a file is reported before any reader reads the rest, in the words the robust reader would use."""
+    from pathlib import Path
+
+    from ..inputs import open_input
+
+    with open_input(Path(str(path)), kind) as handle:
+        head = handle.read(TEXT_PROBE_BYTES)
+    if head[:2] == b"\x1f\x8b":
+        return  # gzip: its readers bound what it expands to (:func:`gunzip`) and check the text as it comes
+    TextCheck(str(path)).feed(head, final=False)
+    long = first_long_line(head)  # the last line of the probe may go on: longer still
+    if long is not None:
+        raise long_line_error(head, long, str(path))
+
+
+def check_inputs(qrels_path: object, run_paths: Iterable[object], input_format: str = "auto") -> None:
+    """:func:`check_trec_input` (or, for a file in another format, the file rule alone) of an evaluation's
+    judgments then each run, before any reader is tried: what every engine and route checks first."""
+    from pathlib import Path
+
+    from ..._typing import detect_format
+    from ..inputs import check_input
+
+    for path, kind in [(qrels_path, "qrels"), *((p, "run") for p in run_paths)]:
+        where = Path(str(path))
+        fmt = detect_format(where) if input_format == "auto" else input_format
+        (check_trec_input if fmt == "trec" else check_input)(where, kind)
 
 
 def has_comment_lines(path: object) -> bool:

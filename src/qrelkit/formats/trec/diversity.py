@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..._typing import ON_DUPLICATE_CHOICES
 from ...data.values import DiversityQrels, check_choice, finish_diversity_qrels
+from .common import check_trec_input
 from .robust import read_bytes, split_columns
 
 DIVERSITY_COLUMNS = ("query_id", "subtopic", "doc_id", "grade")
@@ -36,6 +37,7 @@ def read_diversity_qrels(
     check_choice(on_duplicate, ON_DUPLICATE_CHOICES, "on_duplicate")
     path = Path(path)
     source = str(path)
-    raw, fingerprint = read_bytes(path)
+    check_trec_input(path, "qrels")
+    raw, fingerprint = read_bytes(path, "qrels")
     frame = split_columns(raw, source, DIVERSITY_COLUMNS, DIVERSITY_LAYOUT, "run", comments=comments)
     return finish_diversity_qrels(frame, fingerprint, name, source, on_duplicate, "--on-duplicate", scale)

@@ -20,7 +20,15 @@ from ...errors import InputFormatError
 from ...fingerprint import Fingerprint
 from ...naming import ID_PATTERN, check_id, id_problem
 from ..inputs import read_input
-from .common import MAX_ID_BYTES, TextCheck, current_gzip_limit, gunzip, long_id
+from .common import (
+    MAX_ID_BYTES,
+    TextCheck,
+    current_gzip_limit,
+    first_long_line,
+    gunzip,
+    long_id,
+    long_line_error,
+)
 
 RUN_COLUMNS = ("query_id", "iteration", "doc_id", "rank", "score", "tag")
 QRELS_COLUMNS = ("query_id", "iteration", "doc_id", "grade")
@@ -28,9 +36,10 @@ RUN_LAYOUT = "query_id Q0 doc_id rank score tag"
 QRELS_LAYOUT = "query_id iteration doc_id grade"
 
 
-def read_bytes(path: Path) -> tuple[bytes, Fingerprint]:
-    """Read a file (gunzipping it when its first bytes say gzip) and fingerprint the bytes as stored."""
-    raw = read_input(path)
+def read_bytes(path: Path, kind: str = "file") -> tuple[bytes, Fingerprint]:
+    """Read a file (gunzipping it when its first bytes say gzip) and fingerprint the bytes as stored;
+    ``kind`` (``"run"``, ``"qrels"``) picks the size bound of :data:`qrelkit.formats.inputs.LIMITS`."""
+    raw = read_input(path, kind=kind)
     fingerprint = Fingerprint(hashlib.sha256(raw).hexdigest(), "file-bytes", str(path))
     if raw[:2] == b"\x1f\x8b":
         raw = gunzip(raw, str(path))  # bounded: a gzip bomb is refused before it fills memory
@@ -46,6 +55,9 @@ def _lines(raw: bytes, source: str, layout: str) -> pa.ChunkedArray:
             fix="check that the right file was passed and that it was written completely",
         )
     TextCheck(source).feed(raw, final=True)  # a NUL byte or invalid UTF-8
+    long = first_long_line(raw)
+    if long is not None:  # before Arrow's parser, which cannot hold a line longer than its block
+        raise long_line_error(raw, long, source)
     # a whole line per row: split on a control character the text does not hold (an id holding one is
     # then reported by the id rule, not as a parse error)
     delimiter = next(

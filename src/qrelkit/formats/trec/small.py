@@ -25,7 +25,7 @@ from ..._typing import detect_format
 from ...data.columns import Columns
 from ...errors import StepAside
 from ...fingerprint import Fingerprint
-from .common import MAX_ID_BYTES, forbidden_in_text
+from .common import MAX_ID_BYTES, first_long_line, forbidden_in_text
 
 #: Files up to this many bytes each may take this path (about a million lines; larger runs stream).
 SMALL_FILE_BYTES = 32 << 20
@@ -69,6 +69,24 @@ def _bounded(lengths: np.ndarray) -> None:
     """Step aside for a field longer than :data:`~qrelkit.formats.trec.MAX_ID_BYTES`: columns are matrices
     of rows x longest field here, and the robust reader refuses such ids (and reads such numbers)."""
     if len(lengths) and int(lengths.max()) > MAX_ID_BYTES:
+        raise StepAside
+
+
+#: The small path's id columns are matrices of rows x the longest id (query ids as bytes, document ids
+#: as 64-bit words, and the hashing's temporaries of the same shape): a file takes this path only while
+#: they hold at most this many times its bytes. One 512-byte id among a million short ones would make them
+#: 64 times larger; such a file steps aside to the streaming readers, whose memory follows the total bytes.
+MAX_COLUMN_BYTES_RATIO = 2
+
+
+def _sized_by_bytes(starts: np.ndarray, ends: np.ndarray, text_bytes: int) -> None:
+    """Step aside when the id matrices would exceed :data:`MAX_COLUMN_BYTES_RATIO` times the text."""
+    rows = len(starts)
+    if not rows:
+        return
+    query_width = int((ends[:, 0] - starts[:, 0]).max())
+    doc_width = -(-int((ends[:, 2] - starts[:, 2]).max()) // 8) * 8
+    if rows * (query_width + doc_width) > MAX_COLUMN_BYTES_RATIO * text_bytes + (1 << 20):
         raise StepAside
 
 
@@ -193,6 +211,8 @@ def read_columns(path: Path, kind: str, comments: bool = False) -> Columns:
         raise StepAside  # gzip: the columnar path streams it
     if stored[:3] == b"\xef\xbb\xbf":
         raise StepAside  # a byte-order mark, which the columnar readers drop from the first id
+    if first_long_line(stored) is not None:
+        raise StepAside  # a line past the bound: the robust reader refuses it with its line
     data = stored if stored.endswith(b"\n") else stored + b"\n"
     run = kind == "run"
     fields = 6 if run else 4
@@ -222,6 +242,7 @@ def read_columns(path: Path, kind: str, comments: bool = False) -> Columns:
             number = _numbers(buf, starts[:, 3], ends[:, 3], fraction=False)
     if not run and ((number == 0) & (buf[starts[:, 3]] == 45)).any():
         raise StepAside  # a grade written "-0": the columnar path refuses it
+    _sized_by_bytes(starts, ends, len(data))
     query_matrix = _matrix(buf, starts[:, 0], ends[:, 0])
     query = query_matrix.view(f"S{query_matrix.shape[1]}").ravel()
     query_change = np.ones(len(query), dtype=bool)

@@ -156,7 +156,7 @@ def read_pairs_file(path: str | Path) -> list[tuple[str, str]]:
     """``--pairs FILE``: one ``query_id doc_id`` a line (blank lines and ``#`` comments skipped)."""
     from qrelkit.formats.inputs import read_input
 
-    text = read_input(Path(path), "pairs file").decode("utf-8", errors="replace")
+    text = read_input(Path(path), "pairs file", kind="pool").decode("utf-8", errors="replace")
     pairs = []
     for number, line in enumerate(text.splitlines(), 1):
         if number > MAX_PAIRS_FILE_LINES:

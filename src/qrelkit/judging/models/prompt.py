@@ -112,7 +112,7 @@ def read_template(path: str | Path | None) -> str:
             got=size,
             fix="name the template file, not a data file",
         )
-    raw = read_input(Path(path), "prompt template")
+    raw = read_input(Path(path), "prompt template", kind="prompt")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
