@@ -20,6 +20,7 @@ NUMERIC = {
     "errors",
     "data",
     "compare",
+    "estimation",  # the prediction-powered estimates of a difference
     "provenance",
 }
 

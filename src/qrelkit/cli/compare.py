@@ -162,6 +162,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     chosen = dict(baseline=list(baselines) or None, all_pairs=all_pairs, test=test, permutations=perms, seed=seed,
                   correction=correction, family=family, alpha=alpha, multi=multi, bootstrap=resamples, power=power,
                   power_delta=power_delta)  # fmt: skip
+    # long: two ways of reading (whole for the noise floor and the estimates, streamed otherwise), under one bar
     with resampling_progress():
         if noise or human:  # the noise floor and the estimate need every row of every run: read whole
             qrels_obj, run_objs = load_inputs(

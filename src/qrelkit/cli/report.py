@@ -67,6 +67,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     scale, rubric_hash = rubric_scale(rubric)
     qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, conv, scale, rubric_hash)
     pair = read_labellers(noise, labellers, scale, conv) if noise else None
+    # long: the estimates, the noise floor and the report's draws, all read before one page is written
     with resampling_progress():
         dossier = build_dossier(
             qrels_obj, run_objs, parse_all(measures) if measures else None, conv, labellers=pair,

@@ -62,7 +62,6 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputFormatError, ValidationError
 from ..fingerprint import file_sha256
 from ..formats.inputs import read_input
-from ..formats.outputs import write_outputs
 
 if TYPE_CHECKING:  # reading a manifest (every `qrelkit eval`) loads no dataframe library
     from ..data.values import Qrels
@@ -278,6 +277,8 @@ def write_qrels_with_manifest(qrels: Qrels, path: str | Path, manifest_fields: M
     path = Path(path)
     text, manifest = qrels_with_manifest_text(qrels, path.name, manifest_fields)
     out = manifest_path(path)
+    from ..formats.outputs import write_outputs
+
     write_outputs([(path, text), (out, manifest)])
     return out
 
