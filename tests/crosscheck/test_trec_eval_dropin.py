@@ -37,13 +37,15 @@ def test_output_is_byte_identical_to_trec_eval(expected):
 
 
 def test_a_judged_query_missing_from_the_run_stops_without_c():
-    """trec_eval 10 exits when a judged query has no results unless -c (trec_eval.c, 'not found')."""
+    """trec_eval 10 exits 4 when a judged query has no results unless -c (trec_eval.c line 392), the
+    summary unprinted."""
     result = _run(
         str(data_path("trec_eval-tests", "qrels.test")),
         str(data_path("trec_eval-tests", "results.trunc")),
     )
-    assert result.exit_code == 1
-    assert "judged query '302' is not in the run" in result.output and "-c" in result.output
+    assert result.exit_code == 4
+    assert result.stdout == ""
+    assert "judged query '302' is not in the run" in result.stderr and "-c" in result.stderr
 
 
 def test_a_misspelled_measure_is_a_usage_error_naming_the_nearest():

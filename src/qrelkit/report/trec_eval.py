@@ -18,6 +18,8 @@ def _value(kind: str, value: Any) -> str:
         return f"'{value}'"
     if kind == "runid":
         return str(value)
+    if value != value:  # NaN: C's printf("%6.4f") of the 0.0 / 0.0 x86 gives (sign bit set)
+        return "  -nan"
     return f"{value:6.4f}"
 
 

@@ -186,9 +186,11 @@ def read_run(
     on_bytes: Callable[[int], None] | None = None,
     reader: str = "auto",
     comments: bool = False,
+    mixed_tags: bool = False,
 ) -> Run:
     """A TREC run through steps 2-4 (``reader="robust"``: step 4 alone). See
-    :func:`qrelkit.formats.read_run` for the parameters."""
+    :func:`qrelkit.formats.read_run` for the parameters; ``mixed_tags`` reads a file of several tags as
+    trec_eval does (:func:`qrelkit.data.values.finish_run`)."""
     from ...data.values import finish_run
     from .robust import parse_run_chunked, parse_run_text, read_bytes
 
@@ -213,7 +215,7 @@ def read_run(
         raw, fingerprint = read_bytes(path)
         frame = parse_run_text(raw, source, comments)
         del raw
-    run = finish_run(frame, fingerprint, name, source, on_duplicate, "--on-duplicate")
+    run = finish_run(frame, fingerprint, name, source, on_duplicate, "--on-duplicate", mixed_tags)
     return run if keep_top is None else kept_top(run, keep_top, rank_single)
 
 
