@@ -45,7 +45,7 @@ def command(
     # long: trec_eval's eight options, and the output it prints before it stops with an exit code
     from ..evaluation.trec_eval import TrecEvalStop, TrecOptions, trec_eval_files
     from ..measures.trec_names import select
-    from ..report.trec_eval import render_trec_eval
+    from ..report.trec_eval import iter_trec_eval
 
     options = TrecOptions(
         per_query=per_query,
@@ -67,6 +67,8 @@ def command(
         output = trec_eval_files(qrels, run, options)
     except TrecEvalStop as stop:  # what trec_eval has printed before it stops, then its exit code
         if stop.partial is not None:
-            click.echo(render_trec_eval(stop.partial), nl=False)
+            for text in iter_trec_eval(stop.partial):
+                click.echo(text, nl=False)
         raise
-    click.echo(render_trec_eval(output), nl=False)
+    for text in iter_trec_eval(output):  # a block of queries at a time: -q on a million queries streams
+        click.echo(text, nl=False)
