@@ -307,7 +307,7 @@ def _normalise_override(axis: str, value: str, source: str) -> str:
 def _from_ir_measures(name: str, pairs: list[tuple[str, str]], k: str | None, text: str) -> str | None:
     """qrelkit's spelling of a measure written in ir_measures' vocabulary (:mod:`qrelkit.measures.irm_names`), or
     ``None`` when it is not."""
-    if not needs_translation(name, pairs):
+    if not needs_translation(name, pairs, k):
         return None
     try:
         translated = translate(name, pairs, k)
