@@ -176,7 +176,7 @@ INFO: dict[str, MeasureInfo] = {
         _M("G", "none", False, (*_GAIN, *_RANKING), False, "trec_eval's G (gain over cost)"),
         _M("nDCGRel", "none", False, (*_GAIN, *_RANKING), False,
            "nDCG averaged at relevant documents (trec_eval's ndcg_rel)"),
-        _M("RnDCG", "none", False, (*_GAIN, *_RANKING), False,
+        _M("RnDCG", "none", True, (*_GAIN, *_RANKING), False,
            "nDCG averaged where the ideal gain changes (trec_eval's Rndcg)"),
     ]
 }  # fmt: skip
