@@ -73,3 +73,22 @@ def test_negative_scores_are_where_ir_measures_ideal_is_less_compatible():
     lower = [q for q in values if theirs[(q, "Compat")] < values[q] - 1e-9]
     assert lower  # ir_measures' ideal puts negatively scored returned documents behind unreturned ones
     assert all(theirs[(q, "Compat")] <= values[q] + 1e-9 for q in values)  # never above the best ideal
+
+
+@pytest.mark.parametrize("name", ["IPrec@0.5", "IPrec@0.2", "IPrec(rel=2)@0.7"])
+def test_ir_measures_iprec_written_with_the_recall_as_cutoff(name):
+    """ir_measures writes interpolated precision at recall r as ``IPrec@r``: read as it, per query to
+    1e-12 against ir_measures under the ir_measures profile."""
+    from qrelkit.measures.conventions import Conventions
+
+    qrels, run = _generate(11)
+    qdf = pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"])
+    rdf = pd.DataFrame(run, columns=["query_id", "doc_id", "score"])
+    theirs = {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.parse_measure(name)], qdf, rdf)}
+    q = qrels_from_frame(pl.DataFrame(qrels, schema=["query_id", "doc_id", "grade"], orient="row"))
+    r = run_from_frame(pl.DataFrame(run, schema=["query_id", "doc_id", "score"], orient="row"), name="r")
+    res = evaluate(q, r, [name], Conventions.from_profile("ir_measures"))
+    ours = {qid: value for _, qid, _, value in res.rows()}
+    assert len(theirs) > 30 and set(theirs) <= set(ours)
+    for qid, value in theirs.items():
+        assert abs(ours[qid] - value) <= 1e-12, (qid, ours[qid], value)

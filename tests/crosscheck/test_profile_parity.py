@@ -581,3 +581,52 @@ def test_ranx_rbp(ranx_metrics, rel, tmp_path):
             res.values(measure), {q: float(v) for q, v in zip(queries, scores, strict=True)}, measure
         )
         assert abs(res.mean(measure) - float(np.mean(scores))) <= TOL
+
+
+@pytest.mark.parametrize("profile", ["ranx", "ranx-burges"])
+def test_ranx_bpref_counts_a_negative_grade_as_judged_non_relevant(profile):
+    """ranx's bpref counts every judged document below the threshold as non-relevant, a negative grade
+    included (ranx/metrics/bpref.py: ``n_non_rels = sum(qrels[:, 1] < rel_lvl)``): the profile's
+    ``bpref(negative=zero)``. Per query to 1e-12 on graded judgments with -1 grades and distinct scores."""
+    pytest.importorskip("ranx")
+    import random
+
+    import polars as pl
+    from ranx import Qrels as RQrels
+    from ranx import Run as RRun
+    from ranx import evaluate as revaluate
+
+    from qrelkit.formats import qrels_from_frame, run_from_frame
+
+    rng = random.Random(5)
+    qd: dict[str, dict[str, int]] = {}
+    rd: dict[str, dict[str, float]] = {}
+    for q in range(40):
+        docs = [f"d{i}" for i in range(25)]
+        for d in rng.sample(docs, 15):
+            qd.setdefault(f"q{q}", {})[d] = rng.choice([-1, -1, 0, 1, 2])
+        if not any(g >= 1 for g in qd[f"q{q}"].values()):
+            qd[f"q{q}"]["d0"] = 1
+        for i, d in enumerate(rng.sample(docs, 20)):
+            rd.setdefault(f"q{q}", {})[d] = 100.0 - i
+    theirs = {q: float(revaluate(RQrels({q: qd[q]}), RRun({q: rd[q]}), "bpref")) for q in qd}
+    qrels = qrels_from_frame(
+        pl.DataFrame(
+            [(q, d, g) for q, m in qd.items() for d, g in m.items()],
+            schema=["query_id", "doc_id", "grade"],
+            orient="row",
+        )
+    )
+    run = run_from_frame(
+        pl.DataFrame(
+            [(q, d, s) for q, m in rd.items() for d, s in m.items()],
+            schema=["query_id", "doc_id", "score"],
+            orient="row",
+        ),
+        name="r",
+    )
+    res = evaluate(qrels, run, ["bpref"], PROFILES[profile].conventions)
+    ours_by_query = res.values("bpref")
+    assert any(g < 0 for m in qd.values() for g in m.values())
+    for q, value in theirs.items():
+        assert abs(ours_by_query[q] - value) <= 1e-12, q

@@ -18,7 +18,7 @@ from qrelkit.cli import main
 from qrelkit.errors import StepAside
 from qrelkit.evaluation.trec_eval import TrecOptions, trec_eval, trec_eval_files
 from qrelkit.evaluation.trec_fast import fast_rel_lists
-from qrelkit.formats import read_qrels, read_run
+from qrelkit.formats import read_qrels, read_run, trec
 from qrelkit.report.trec_eval import render_trec_eval
 
 from ..conftest import data_path
@@ -132,10 +132,10 @@ def test_real_judgments_with_negative_grades_and_gzip(tmp_path):
 
 def _error(call) -> str:
     try:
-        call()
+        output = call()
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
-    raise AssertionError("no error")
+    return render_trec_eval(output)
 
 
 def test_what_the_fast_path_does_not_take_goes_to_the_readers_with_the_same_result(tmp_path):
@@ -175,8 +175,23 @@ def test_errors_are_the_readers_errors(tmp_path):
     two_tags = tmp_path / "two_tags"
     two_tags.write_text("".join([*lines[:-1], lines[-1].replace("tied", "other")]))
     cases["two tags"] = (qrels, two_tags)
-    options = TrecOptions(measures=("all_trec",))
+    outcomes = {}
     for name, (q, r) in cases.items():
-        fast = _error(lambda q=q, r=r: trec_eval_files(q, r, options))
-        slow = _error(lambda q=q, r=r: trec_eval(read_qrels(q), read_run(r), options))
+        # the run leaves out query 301: -c lets trec_eval go on to the duplicates
+        options = TrecOptions(measures=("all_trec",), complete="without -c" not in name)
+        fast = _error(lambda q=q, r=r, options=options: trec_eval_files(q, r, options))
+        # read as the trec_eval route reads: duplicates recorded (trec_eval stops at their query), the
+        # last line's tag names a run of several
+        slow = _error(
+            lambda q=q, r=r, options=options: trec_eval(
+                trec.read_qrels(q, comments=True, on_duplicate="first"),
+                trec.read_run(r, comments=True, on_duplicate="max", mixed_tags=True),
+                options,
+            )
+        )
         assert fast == slow, name
+        outcomes[name] = fast
+    assert "ranks a document twice" in outcomes["a document twice"]
+    assert "judges a document twice" in outcomes["a judgment twice"]
+    assert "is not in the run" in outcomes["a judged query missing without -c"]
+    assert "runid                 \tall\tother\n" in outcomes["two tags"]

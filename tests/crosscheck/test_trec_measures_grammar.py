@@ -31,7 +31,7 @@ GRAMMAR = {
     "binG": "binG(rel={rel})",
     "G": "G",
     "ndcg_rel": "nDCGRel",
-    "Rndcg": "RnDCG",
+    "Rndcg": "RnDCG(rel={rel})",  # m_Rndcg.c: 0 when nothing is relevant at -l
     "relative_P_10": "RelP(rel={rel})@10",
     "success_1": "Success(rel={rel})@1",
     "success_10": "Success(rel={rel})@10",

@@ -329,3 +329,26 @@ def test_no_duckdb_directory_is_left_behind_on_an_error(tmp_path):
         external.run_batches(run_path, memory_limit=2**28)
     gc.collect()
     assert set(glob.glob(pattern)) == before
+
+
+@pytest.mark.skipif(_native.lib is None, reason="the native scanner is not built")
+def test_scores_written_dot_five_five_dot_and_minus_zero_between_runs_of_spaces(tmp_path, force_external):
+    """`.5`, `5.` and `-0.0` with two spaces between fields: the scanner reads them as the robust reader
+    does, so the DuckDB path takes the file and gives the in-memory numbers. By hand for query q: d1 (.5,
+    grade 1) ranks second behind d2 (5., grade 0) and ahead of d3 (-0.0, grade 2): AP = (1/2 + 2/3) / 2."""
+    import json
+
+    from click.testing import CliRunner
+
+    from qrelkit.cli import main
+
+    (tmp_path / "qrels").write_text("q 0 d1 1\nq 0 d2 0\nq 0 d3 2\n")
+    (tmp_path / "run").write_text("q  Q0  d1  1  .5  t\nq  Q0  d2  2  5.  t\nq  Q0  d3  3  -0.0  t\n")
+    args = ["eval", str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "AP", "-f", "json"]
+    capped = CliRunner().invoke(main, [*args, "--memory-limit", "256MB"])
+    plain = CliRunner().invoke(main, args)
+    assert capped.exit_code == 0 and plain.exit_code == 0, capped.output
+    a, b = json.loads(capped.stdout), json.loads(plain.stdout)
+    assert a["runs"][0]["reader"] == "duckdb"
+    assert a["results"] == b["results"]
+    assert a["results"]["per_query"]["t"]["q"]["AP(rel=1)"] == (1 / 2 + 2 / 3) / 2

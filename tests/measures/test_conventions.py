@@ -81,8 +81,8 @@ EXPECTED_MEASURE_AXES = {
         "Judged(ties=docid_asc,precision=double,negative=zero,cutoff_denominator=returned); "
         "RR@k(ties=docid_asc,precision=double)",
     },
-    "ranx": {"rbp_gain": "grade"},
-    "ranx-burges": {"rbp_gain": "grade"},
+    "ranx": {"rbp_gain": "grade", "by_measure": "bpref(negative=zero)"},
+    "ranx-burges": {"rbp_gain": "grade", "by_measure": "bpref(negative=zero)"},
     "torchmetrics": {
         "by_measure": "AP(nonpositive=not_retrieved,ap_denominator=retrieved); FallOut(no_relevant=one); "
         "P(nonpositive=not_retrieved); R(nonpositive=not_retrieved); RR(nonpositive=not_retrieved)",

@@ -37,7 +37,10 @@ def _bits(x: float) -> bytes:
 
 # --------------------------------------------------------------------------------------------- numbers
 
-_plain = st.from_regex(r"\A-?[0-9]{1,22}(\.[0-9]{1,22})?([eE][-+]?[0-9]{1,3})?\Z", fullmatch=True)
+# `.5` and `5.` included: the robust reader reads them, so the scanner does (the same path for every file)
+_plain = st.from_regex(
+    r"\A-?([0-9]{1,22}(\.[0-9]{0,22})?|\.[0-9]{1,22})([eE][-+]?[0-9]{1,3})?\Z", fullmatch=True
+)
 _from_floats = st.floats(allow_nan=False, allow_infinity=False).flatmap(
     lambda x: st.sampled_from([repr(x), f"{x:.17g}", f"{x:e}", f"{x:.3f}", f"{x:.20e}"])
 )
@@ -50,8 +53,8 @@ def test_scores_are_read_exactly_as_python_reads_them(score):
     text = f"q Q0 d 1 {score} t\n".encode()
     got = _scan(text)
     want = float(score)
-    if not np.isfinite(want) or (want == 0 and score.startswith("-")) or len(score) >= 80:
-        assert got is None  # non-finite, negative zero and 80+ characters are left to the Arrow reader
+    if not np.isfinite(want) or len(score) >= 80:
+        assert got is None  # non-finite and 80+ characters are left to the Arrow reader
         return
     assert got is not None, score
     assert _bits(float(got.score[0])) == _bits(want), score
@@ -70,6 +73,10 @@ def test_scores_are_read_exactly_as_python_reads_them(score):
         ("1e-400", 0.0),
         ("9007199254740993", 9007199254740992.0),
         ("-7", -7.0),
+        (".5", 0.5),
+        ("5.", 5.0),
+        ("-0.0", -0.0),
+        ("-.25e1", -2.5),
     ],
 )
 def test_hard_scores(score, value):
@@ -131,10 +138,10 @@ REFUSED = [
     b"q Q0 d 1 1 t\nq Q0 e 2 1 u\n",  # two tags
     b"q Q0 d 1 1 t\nq Q0 d 2 0.5 t\n",  # a document twice in a query
     b"q Q0 d 1 1 t\nr Q0 d 1 1 t\nq Q0 e 2 1 t\n",  # not grouped by query
-    b"q Q0 d 1 -0.0 t\n",  # negative zero
     b"q Q0 d 1 +1 t\n",
-    b"q Q0 d 1 .5 t\n",
-    b"q Q0 d 1 1. t\n",
+    b"q Q0 d 1 . t\n",
+    b"q Q0 d 1 -. t\n",
+    b"q Q0 d 1 .e3 t\n",
     b"q Q0 d 1 1e t\n",
     b"q Q0 d 1 inf t\n",
     b"q Q0 d 1 nan t\n",

@@ -17,7 +17,9 @@ static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7, 
 
 static int is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
 
-/* -?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)? read into a correctly rounded double; 0 when refused. */
+/* -?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)? read into a correctly rounded double (-0.0 kept as
+ * -0.0), as the robust reader reads it; 0 when refused. `.5` and `5.` are taken, so a run written with
+ * them takes the same path, and gives the same floats, whatever else is in the file. */
 int parse_score(const uint8_t *s, int64_t n, double *out) {
     const uint8_t *p = s, *e = s + n;
     int negative = 0;
@@ -33,7 +35,7 @@ int parse_score(const uint8_t *s, int64_t n, double *out) {
             if (++significant <= 19) mantissa = mantissa * 10 + (uint64_t)(*p - '0');
         }
     }
-    if (p == digits) return 0;
+    int integer_digits = p != digits;
     if (p < e && *p == '.') {
         p++;
         digits = p;
@@ -43,7 +45,9 @@ int parse_score(const uint8_t *s, int64_t n, double *out) {
             }
             fraction++;
         }
-        if (p == digits) return 0;
+        if (p == digits && !integer_digits) return 0; /* "." alone */
+    } else if (!integer_digits) {
+        return 0;
     }
     int64_t exponent = 0;
     if (p < e && (*p == 'e' || *p == 'E')) {
@@ -76,9 +80,9 @@ int parse_score(const uint8_t *s, int64_t n, double *out) {
         char *end;
         value = strtod(text, &end);
         if (end != text + n) return 0; /* a decimal point the locale does not read */
-        if (value < 0) value = -value;
+        value = fabs(value); /* the sign is applied below, -0.0 included */
     }
-    if (!isfinite(value) || (negative && value == 0.0)) return 0; /* -0.0: the Arrow reader decides */
+    if (!isfinite(value)) return 0;
     *out = negative ? -value : value;
     return 1;
 }

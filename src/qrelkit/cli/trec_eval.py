@@ -42,9 +42,10 @@ def command(
 
     Ranking: score descending, ties by document id descending; negative grades mean "in the pool,
     unjudged"; without -c every judged query must be in the run. See `qrelkit.evaluation.trec_eval`."""
-    from ..evaluation.trec_eval import TrecOptions, trec_eval_files
+    # long: trec_eval's eight options, and the output it prints before it stops with an exit code
+    from ..evaluation.trec_eval import TrecEvalStop, TrecOptions, trec_eval_files
     from ..measures.trec_names import select
-    from ..report.trec_eval import render_trec_eval
+    from ..report.trec_eval import iter_trec_eval
 
     options = TrecOptions(
         per_query=per_query,
@@ -62,4 +63,12 @@ def command(
         select(list(measures))
     except MeasureSyntaxError as exc:
         raise click.UsageError(str(exc)) from None
-    click.echo(render_trec_eval(trec_eval_files(qrels, run, options)), nl=False)
+    try:
+        output = trec_eval_files(qrels, run, options)
+    except TrecEvalStop as stop:  # what trec_eval has printed before it stops, then its exit code
+        if stop.partial is not None:
+            for text in iter_trec_eval(stop.partial):
+                click.echo(text, nl=False)
+        raise
+    for text in iter_trec_eval(output):  # a block of queries at a time: -q on a million queries streams
+        click.echo(text, nl=False)

@@ -316,6 +316,14 @@ def duplicate_mask(frame: pl.DataFrame, keys: tuple[str, ...] = ("query_id", "do
     return mask if mask.any() else None
 
 
+def _duplicated_rows(frame: pl.DataFrame, value: str) -> pl.DataFrame:
+    """Every copy of a (query, document) pair given twice, recorded (``meta["duplicates"]``) when a
+    policy removed duplicates: query_id, doc_id and the score or grade of each copy."""
+    mask = duplicate_mask(frame, ("query_id", "doc_id"))
+    rows = frame if mask is None else frame.filter(mask)
+    return rows.select("query_id", "doc_id", value)
+
+
 def _dedupe(
     frame: pl.DataFrame,
     value: str,
@@ -456,11 +464,17 @@ def finish_run(
     source: str,
     on_duplicate: str,
     option: str,
+    mixed_tags: bool = False,
 ) -> Run:
+    """A run's frame checked and named (by ``name``, else its tag, else the file's stem). ``mixed_tags``
+    (trec_eval's reading): a file of several tags is one run named by the tag of its last line
+    (``get_trec_results.c`` line 22: "the run_id field of the last line is kept")."""
     frame = cast_run_numbers(frame, source)
     tags: list[str] = []
     if "tag" in frame.columns:
         tags = frame.get_column("tag").cast(pl.String).unique(maintain_order=True).drop_nulls().to_list()
+        if len(tags) > 1 and mixed_tags:
+            tags = [str(frame.sort("line").get_column("tag").drop_nulls()[-1])]
         if len(tags) > 1:
             second = frame.filter(pl.col("tag").cast(pl.String) == tags[1]).item(0, "line")
             raise ValidationError(
@@ -472,9 +486,12 @@ def finish_run(
                 fix="split the file by tag (one file per run)",
             )
     extra = int(frame.get_column("extra").sum()) if "extra" in frame.columns else 0
+    given = frame
     frame, removed = _dedupe(frame, "score", on_duplicate, source, "run", option)
     run_name = name or (tags[0] if tags else Path(source).stem)
-    meta = {"source": source, "duplicates_removed": removed, "on_duplicate": on_duplicate}
+    meta: dict[str, Any] = {"source": source, "duplicates_removed": removed, "on_duplicate": on_duplicate}
+    if removed:
+        meta["duplicates"] = _duplicated_rows(given, "score")
     if extra:
         meta["lines_with_trailing_fields_ignored"] = extra
     return Run(frame.select("query_id", "doc_id", "score", "rank", "line"), fingerprint, run_name, meta)
@@ -539,8 +556,11 @@ def finish_qrels(
         fix="grades are whole numbers such as 0, 1, 2, 3; use a custom gain map for fractional gains",
     )
     check_scale(frame, scale, source)
+    given = frame
     frame, removed = _dedupe(frame, "grade", on_duplicate, source, "qrels", option)
-    meta = {"source": source, "duplicates_removed": removed, "on_duplicate": on_duplicate}
+    meta: dict[str, Any] = {"source": source, "duplicates_removed": removed, "on_duplicate": on_duplicate}
+    if removed:
+        meta["duplicates"] = _duplicated_rows(given, "grade")
     return Qrels(
         frame.select("query_id", "doc_id", "grade", "line"),
         fingerprint,

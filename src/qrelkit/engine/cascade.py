@@ -74,15 +74,31 @@ def _block_terms(r: np.ndarray, s: int, k: int | None) -> float:
     return total / n
 
 
+def _running_products(keep: np.ndarray, offsets: np.ndarray, k: int | None) -> np.ndarray:
+    """Per query, the product of ``keep`` over the rows ranked before each row (1 at the first), within
+    the first k ranks (the rows beyond are left at 0): gdeval's running product ``p *= 1 - R``, one query
+    at a time, so a query's value never depends on the queries beside it in the array (a sum of logs
+    over the whole array did: the same query gave another last bit in another batch of queries). One
+    vectorised step a rank."""
+    decay = np.zeros(len(keep))
+    starts = offsets[:-1]
+    lengths = np.diff(offsets)
+    depth = int(lengths.max()) if len(lengths) else 0
+    if k is not None:
+        depth = min(depth, k)
+    live = starts[lengths > 0]
+    decay[live] = 1.0
+    for j in range(1, depth):
+        live = starts[lengths > j] + j
+        decay[live] = decay[live - 1] * keep[live - 1]
+    return decay
+
+
 def _err_from_probabilities(enc: Encoded, r: np.ndarray, k: int | None) -> np.ndarray:
     qidx, pos = positions(enc)
     n_q = enc.n_queries
     if enc.block_starts is None:
-        log_keep = np.log1p(-r)
-        cum = np.cumsum(log_keep)
-        exclusive = cum - log_keep
-        start = np.concatenate(([0.0], cum))[enc.offsets[:-1]]
-        decay = np.exp(exclusive - start[qidx])
+        decay = _running_products(1.0 - r, enc.offsets, k)
         mask = np.ones(len(r), dtype=bool) if k is None else pos < k
         return np.bincount(qidx[mask], weights=(r * decay / (pos + 1.0))[mask], minlength=n_q).astype(float)
     out = np.zeros(n_q)
@@ -127,10 +143,7 @@ def ideal_err(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray:
     order = np.lexsort((-r, q_of))
     r_sorted = r[order]
     pos = np.arange(len(r_sorted), dtype=np.int64) - np.repeat(offsets[:-1], np.diff(offsets))
-    log_keep = np.log1p(-r_sorted)
-    cum = np.cumsum(log_keep)
-    start = np.concatenate(([0.0], cum))[offsets[:-1]]
-    decay = np.exp(cum - log_keep - start[q_of])
+    decay = _running_products(1.0 - r_sorted, offsets, k)
     mask = np.ones(len(r_sorted), dtype=bool) if k is None else pos < k
     return np.bincount(q_of[mask], weights=(r_sorted * decay / (pos + 1.0))[mask], minlength=n).astype(float)
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..engine import trec_kernels as tk
-from ..errors import StepAside, ValidationError
+from ..errors import QrelkitError, StepAside, ValidationError
 from ..measures.conventions import Conventions
 from ..measures.trec_names import TrecMeasure, select
 
@@ -71,6 +71,18 @@ class TrecOptions:
             )
 
 
+class TrecEvalStop(QrelkitError):
+    """trec_eval stops, with its exit code: 2 when it cannot read a file (``trec_eval.c`` lines 302 and 319:
+    "Quit in file"), 4 at a query it cannot evaluate (line 392: a judged query not in the run; line 411: a
+    measure's ``te_form_res_rels`` fails). ``partial`` holds the queries before that one, which trec_eval
+    has already printed under ``-q`` (the loop prints each query as it goes)."""
+
+    def __init__(self, problem: str, *, exit_code: int, partial: TrecEvalOutput | None = None, **kw: Any):
+        super().__init__(problem, **kw)
+        self.exit_code = exit_code
+        self.partial = partial
+
+
 @dataclass
 class TrecEvalOutput:
     """Per-query values and summaries of the selected measures, in trec_eval's printing order."""
@@ -90,10 +102,6 @@ def rel_lists(qrels: Qrels, run: Run, options: TrecOptions) -> tuple[tk.RelLists
     from ..engine.encode import encode
 
     judged_q = sorted(set(qrels.frame.get_column("query_id").unique().to_list()))
-    run_q = set(run.frame.get_column("query_id").unique().to_list())
-    missing = [q for q in judged_q if q not in run_q]
-    if missing and not options.complete:
-        raise _missing_error(missing, str(run.meta.get("source", run.name)))
     conv = TREC_EVAL_CONVENTIONS.with_(missing_queries="zero", unjudged="zero", extra_queries="skip")
     negatives = qrels.frame.filter(pl.col("grade") < 0).select("query_id", "doc_id")
     enc = encode(qrels, run, conv, ranking=negatives.height > 0)
@@ -137,13 +145,69 @@ def rel_lists(qrels: Qrels, run: Run, options: TrecOptions) -> tuple[tk.RelLists
     return tk.RelLists(offsets.astype(np.int64), rel, levels, options.rel_level), judged_q, ~in_run
 
 
-def _missing_error(missing: list[str], source: str) -> ValidationError:
-    return ValidationError(
+def _missing_error(missing: list[str], source: str) -> TrecEvalStop:
+    return TrecEvalStop(
         f"judged query {missing[0]!r} is not in the run ({len(missing)} judged "
         f"quer{'y is' if len(missing) == 1 else 'ies are'} missing); trec_eval 10 stops here",
+        exit_code=4,
         source=source,
         fix="pass -c to score missing queries as empty rankings and average over every judged query",
     )
+
+
+def first_fault(
+    rl: tk.RelLists,
+    query_ids: list[str],
+    missing: np.ndarray,
+    duplicated: tuple[set[str], set[str]],
+    options: TrecOptions,
+    sources: tuple[str, str],
+) -> tuple[int, TrecEvalStop] | None:
+    """The first query (in trec_eval's order) at which trec_eval 10 stops with exit 4, and the error.
+
+    trec_eval's loop (``trec_eval.c`` lines 368-466) evaluates the judged queries one by one: a query not
+    in the run stops it without ``-c`` (line 389); a document given twice in the query's ranking or in its
+    judgments stops it in ``form_res_rels.c`` (lines 128-134 and 141-150); and on the very first query a
+    query whose judgments are all negative stops it too: ``max_rel + 1`` is 0, so ``te_chk_and_malloc``
+    (``utility_pool.c`` line 33) returns the still unallocated ``rel_levels``, NULL (``form_res_rels.c``
+    lines 153-156). On a later query the same judgments make trec_eval read the previous query's grade
+    counts (or crash); qrelkit evaluates such a query on its own judgments."""
+    dup_qrels, dup_run = duplicated
+    for i, qid in enumerate(query_ids):
+        if missing[i] and not options.complete:
+            absent = [q for q, m in zip(query_ids, missing.tolist(), strict=True) if m]
+            return i, _missing_error(absent, sources[1])
+        if qid in dup_run and not missing[i]:
+            return i, TrecEvalStop(
+                f"query {qid!r} ranks a document twice; trec_eval 10 stops here",
+                exit_code=4,
+                source=sources[1],
+                fix="remove the duplicate lines",
+            )
+        if qid in dup_qrels:
+            return i, TrecEvalStop(
+                f"query {qid!r} judges a document twice; trec_eval 10 stops here",
+                exit_code=4,
+                source=sources[0],
+                fix="remove the duplicate judgments",
+            )
+        if i == 0 and not rl.levels[0].any():
+            return i, TrecEvalStop(
+                f"query {qid!r}, the first, has only negative grades; trec_eval 10 stops here "
+                "(form_res_rels.c allocates no grade counts for it)",
+                exit_code=4,
+                source=sources[0],
+                fix="judge one of its documents 0 or more, or leave the query out",
+            )
+    return None
+
+
+def stopped(out: TrecEvalOutput, at: int) -> TrecEvalOutput:
+    """The output trec_eval has printed when it stops at query ``at``: the queries before it (under
+    ``-q``), no summary."""
+    lines = [(n, k, None if v is None else v[:at], s) for n, k, v, s in out.lines]
+    options = dataclasses.replace(out.options, summary=False)
+    return TrecEvalOutput(out.query_ids[:at], out.run_id, options, lines)
 
 
 def _gains(m: TrecMeasure) -> tk.Gains:
@@ -178,14 +242,15 @@ def measure_values(rl: tk.RelLists, m: TrecMeasure, num_docs: int = 0) -> list[t
     if n in cut:
         return [(name, cut[n](rl, k)) for name, k in zip(names, m.cutoffs, strict=True)]
     if n == "iprec_at_recall":
-        return list(zip(names, tk.iprec_at_recall(rl, m.fractions), strict=True))
+        values = tk.iprec_at_recall(rl, m.fractions)
+        return [(k, _nan_on_empty(rl, v, [f])) for k, v, f in zip(names, values, m.fractions, strict=True)]
     if n == "Rprec_mult":
         return [(name, tk.rprec_mult(rl, v)) for name, v in zip(names, m.fractions, strict=True)]
     if n == "utility":
         a, b, c, d = m.values
         return [(names[0], tk.utility(rl, a, b, c, d, num_docs))]
     if n == "11pt_avg":
-        return [(names[0], tk.pt_avg(rl, m.values))]
+        return [(names[0], _nan_on_empty(rl, tk.pt_avg(rl, m.values), m.values))]
     if n == "set_F":
         return [(names[0], tk.set_f(rl, m.values[0]))]
     graded = {"G": tk.g_measure, "ndcg": tk.ndcg, "ndcg_rel": tk.ndcg_rel, "Rndcg": tk.rndcg}
@@ -200,13 +265,74 @@ def measure_values(rl: tk.RelLists, m: TrecMeasure, num_docs: int = 0) -> list[t
     raise AssertionError(f"no trec_eval kernel for {n}")  # select() admits only the names above
 
 
+def _nan_on_empty(rl: tk.RelLists, values: np.ndarray, levels: Any) -> np.ndarray:
+    """NaN where nothing is returned (under -J, or -M 0) and a level's cutoff lround(level R) is 0:
+    ``m_iprec_at_recall.c`` line 80 and ``m_11pt_avg.c`` line 90 start the interpolated precision at
+    ``num_rel_ret / num_ret``, 0 / 0, and give it to every cutoff not above num_rel_ret (0); the other
+    levels keep 0. The NaN is printed ``-nan`` and carried into 11pt_avg's sum and into the mean."""
+    R = rl.num_rel.astype(np.float64)
+    cut_at_zero = np.zeros(rl.n, dtype=bool)
+    for level in levels:
+        cut_at_zero |= float(level) * R < 0.5  # lround(x) == 0 for 0 <= x < 0.5
+    return np.where((rl.num_ret == 0) & cut_at_zero, np.nan, values)
+
+
 _RESET_FOR_STAND_IN = ("num_ret", "utility", "rbp_resid")
 
 
 def trec_eval(qrels: Qrels, run: Run, options: TrecOptions) -> TrecEvalOutput:
     """trec_eval 10 on one run: see the module docstring."""
     rl, query_ids, stand_in = rel_lists(qrels, run, options)
-    return evaluate_lists(rl, query_ids, stand_in, run.name, options)
+    duplicated = (_duplicated(qrels.meta), _ranked_twice(run, options.max_per_topic))
+    sources = (str(qrels.meta.get("source", qrels.name)), str(run.meta.get("source", run.name)))
+    return _evaluate_or_stop(rl, query_ids, stand_in, run.name, options, duplicated, sources)
+
+
+def _duplicated(meta: Any) -> set[str]:
+    dups: Any = meta.get("duplicates")
+    return set() if dups is None else set(dups.get_column("query_id").to_list())
+
+
+def _ranked_twice(run: Run, max_per_topic: int | None) -> set[str]:
+    """The queries whose ranking holds a document twice within its first ``-M``: ``form_res_rels.c``
+    cuts the sorted ranking at ``-M`` (line 113) before it looks for duplicates (lines 128-134), so a copy
+    ranked below the cut is never seen. The run was read keeping each document's highest score (its
+    first place in the ranking): the other copies rank below it."""
+    import polars as pl
+
+    dups: Any = run.meta.get("duplicates")
+    if dups is None:
+        return set()
+    queries = sorted(set(dups.get_column("query_id").to_list()))
+    if max_per_topic is None:
+        return set(queries)
+    found = set()
+    for qid in queries:
+        copies = dups.filter(pl.col("query_id") == qid).select("doc_id", "score")
+        kept = run.frame.filter(pl.col("query_id") == qid).select("doc_id", "score")
+        full = pl.concat([kept.join(copies.select("doc_id").unique(), on="doc_id", how="anti"), copies])
+        top = full.sort(["score", "doc_id"], descending=[True, True]).head(max(max_per_topic, 0))
+        if top.get_column("doc_id").is_duplicated().any():
+            found.add(qid)
+    return found
+
+
+def _evaluate_or_stop(
+    rl: tk.RelLists,
+    query_ids: list[str],
+    stand_in: np.ndarray,
+    run_name: str,
+    options: TrecOptions,
+    duplicated: tuple[set[str], set[str]],
+    sources: tuple[str, str],
+) -> TrecEvalOutput:
+    out = evaluate_lists(rl, query_ids, stand_in, run_name, options)
+    fault = first_fault(rl, query_ids, stand_in, duplicated, options, sources)
+    if fault is not None:
+        at, error = fault
+        error.partial = stopped(out, at)
+        raise error
+    return out
 
 
 def evaluate_lists(
@@ -238,6 +364,10 @@ def evaluate_lists(
             if m.kind == "gm":
                 out.lines.append((name, "double", None, math.exp(total / nq) if nq else 0.0))
             elif m.kind == "long":
+                if m.name == "num_rel" and options.complete:
+                    # m_num_rel.c lines 63-71: under -c the summary counts every judgment graded above 0,
+                    # whatever -l says (the per-query values follow -l)
+                    total = float(rl.levels[:, 1:].sum())
                 out.lines.append((name, "long", values, total))
             else:
                 out.lines.append((name, "double", values, total / nq if nq else total))
@@ -264,12 +394,10 @@ def trec_eval_files(qrels_path: str | Path, run_path: str | Path, options: TrecO
         )
     except StepAside:
         pass
+    except QrelkitError as exc:
+        raise _unreadable(exc) from None
     else:
         if missing.any():
-            if not options.complete:
-                raise _missing_error(
-                    [q for q, m in zip(query_ids, missing.tolist(), strict=True) if m], str(run_path)
-                )
             # trec_eval's stand-in ranking: one document that is not judged (none left under -J or -M 0)
             shown = (
                 0
@@ -279,11 +407,31 @@ def trec_eval_files(qrels_path: str | Path, run_path: str | Path, options: TrecO
             rl = dataclasses.replace(rl, returned=np.where(missing, shown, rl.num_ret))
         if rl.rel_level <= tk.NONPOOL:
             rl = rl.dense()
-        return evaluate_lists(rl, query_ids, missing, name, options)
-    from ..formats import read_qrels, read_run
+        sources = (str(qrels_path), str(run_path))
+        return _evaluate_or_stop(rl, query_ids, missing, name, options, (set(), set()), sources)
+    from ..formats.trec import read_qrels, read_run
 
-    qrels = read_qrels(qrels_path, comments=plan.comments, on_duplicate=plan.on_duplicate)
-    run = read_run(run_path, comments=plan.comments, on_duplicate=plan.on_duplicate)
-    if not run.frame.height:
-        raise ValidationError("the run has no rows", source=str(run_path), fix="pass a non-empty run file")
+    try:
+        # a document given twice stops trec_eval at its query (form_res_rels.c), not when reading: one
+        # copy is kept and the copies are recorded (meta["duplicates"]), for first_fault
+        qrels = read_qrels(Path(qrels_path), comments=plan.comments, on_duplicate="first")
+        run = read_run(Path(run_path), comments=plan.comments, on_duplicate="max", mixed_tags=True)
+        if not qrels.frame.height:
+            raise ValidationError(
+                "the judgments have no rows", source=str(qrels_path), fix="pass a non-empty file"
+            )
+        if not run.frame.height:
+            raise ValidationError(
+                "the run has no rows", source=str(run_path), fix="pass a non-empty run file"
+            )
+    except QrelkitError as exc:
+        raise _unreadable(exc) from None
     return trec_eval(qrels, run, options)
+
+
+def _unreadable(exc: QrelkitError) -> QrelkitError:
+    """A file trec_eval cannot read ends it with exit 2 and prints nothing (``trec_eval.c`` lines 296-327:
+    "Quit in file"); qrelkit's reading errors, which refuse what trec_eval reads differently
+    (docs/trec_eval.md), keep their message and take that exit code."""
+    exc.exit_code = 2
+    return exc

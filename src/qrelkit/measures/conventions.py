@@ -178,10 +178,13 @@ PROFILE_AXES: dict[str, dict[str, Any]] = {
         "by_measure": "RR@k(ties=docid_asc,precision=double); ERR(precision=double); "
                       "Judged(ties=docid_asc,precision=double,negative=zero,cutoff_denominator=returned)",
     },
+    # ranx's bpref counts a document judged with a negative grade as judged non-relevant
+    # (ranx/metrics/bpref.py: every judged document not relevant is in its non-relevant count)
     "ranx": {"gain": "linear", "ties": "file_order", "negative": "unjudged", "missing_queries": "zero",
-             "extra_queries": "skip", "rbp_gain": "grade"},
+             "extra_queries": "skip", "rbp_gain": "grade", "by_measure": "bpref(negative=zero)"},
     "ranx-burges": {"gain": "exponential", "ties": "file_order", "negative": "unjudged",
-                    "missing_queries": "zero", "extra_queries": "skip", "rbp_gain": "grade"},
+                    "missing_queries": "zero", "extra_queries": "skip", "rbp_gain": "grade",
+                    "by_measure": "bpref(negative=zero)"},
     "sklearn": {"gain": "linear", "ideal": "returned", "ties": "average", "negative": "reject",
                 "missing_queries": "skip", "extra_queries": "skip"},
     "torchmetrics": {"gain": "linear", "ideal": "returned", "ties": "average", "precision": "single",

@@ -176,7 +176,7 @@ INFO: dict[str, MeasureInfo] = {
         _M("G", "none", False, (*_GAIN, *_RANKING), False, "trec_eval's G (gain over cost)"),
         _M("nDCGRel", "none", False, (*_GAIN, *_RANKING), False,
            "nDCG averaged at relevant documents (trec_eval's ndcg_rel)"),
-        _M("RnDCG", "none", False, (*_GAIN, *_RANKING), False,
+        _M("RnDCG", "none", True, (*_GAIN, *_RANKING), False,
            "nDCG averaged where the ideal gain changes (trec_eval's Rndcg)"),
     ]
 }  # fmt: skip
@@ -308,7 +308,7 @@ def _normalise_override(axis: str, value: str, source: str) -> str:
 def _from_ir_measures(name: str, pairs: list[tuple[str, str]], k: str | None, text: str) -> str | None:
     """qrelkit's spelling of a measure written in ir_measures' vocabulary (:mod:`qrelkit.measures.irm_names`), or
     ``None`` when it is not."""
-    if not needs_translation(name, pairs):
+    if not needs_translation(name, pairs, k):
         return None
     try:
         translated = translate(name, pairs, k)

@@ -89,9 +89,12 @@ def _unquote(value: str) -> str:
     return value
 
 
-def needs_translation(name: str, params: list[tuple[str, str]]) -> bool:
-    """Whether a measure written ``name(params)`` uses ir_measures' vocabulary rather than qrelkit's."""
+def needs_translation(name: str, params: list[tuple[str, str]], cutoff: str | None = None) -> bool:
+    """Whether a measure written ``name(params)@cutoff`` uses ir_measures' vocabulary rather than
+    qrelkit's (``IPrec@0.5``: ir_measures writes the recall level as the cutoff)."""
     keys = {k for k, _ in params}
+    if name == "IPrec" and cutoff is not None and "recall" not in keys:
+        return True
     if keys & set(IRM_PARAMS):
         return True
     if name == "NumRet" and "rel" in keys:
@@ -130,5 +133,8 @@ def translate(name: str, params: list[tuple[str, str]], k: str | None) -> str:
             out.append(f"gain={value.replace(' ', '')}")
         else:
             out.append(f"{key}={value}")
+    if name == "IPrec" and k is not None:  # ir_measures' IPrec@r: interpolated precision at recall r
+        out.append(f"recall={k}")
+        k = None
     text = target + (f"({','.join(out)})" if out else "")
     return text + (f"@{k}" if k is not None else "")

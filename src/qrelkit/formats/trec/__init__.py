@@ -62,8 +62,9 @@ What the fast readers (steps 1-3) take. Anything else makes them step aside:
   spaces and line ends (U+00A0, DEL, a C1 control...: :func:`~qrelkit.formats.trec.common.forbidden_in_text`;
   the robust reader, splitting at ASCII whitespace only, reports such an id with its line);
 * finite scores, integer ranks and grades, as the robust reader converts them. Steps 1-2 take only the
-  plain spellings (scores ``-?[0-9]+(.[0-9]+)?([eE][-+]?[0-9]+)?`` and not negative zero, ranks and grades
-  ``-?[0-9]{1,18}``) and step aside for others such as ``+1`` or ``.5``, which Arrow converts;
+  plain spellings (scores ``-?([0-9]+(.[0-9]*)?|.[0-9]+)([eE][-+]?[0-9]+)?``, ``.5``, ``5.`` and ``-0.0``
+  included, ranks and grades ``-?[0-9]{1,18}``) and step aside for others such as ``+1``, which Arrow
+  converts;
 * for runs: one tag, no document twice for a query (lines in any order); for the small path, no judgment
   twice either;
 * the small path also refuses gzip and files over its size bound; the streaming readers take gzip.
@@ -188,9 +189,11 @@ def read_run(
     on_bytes: Callable[[int], None] | None = None,
     reader: str = "auto",
     comments: bool = False,
+    mixed_tags: bool = False,
 ) -> Run:
     """A TREC run through steps 2-4 (``reader="robust"``: step 4 alone). See
-    :func:`qrelkit.formats.read_run` for the parameters."""
+    :func:`qrelkit.formats.read_run` for the parameters; ``mixed_tags`` reads a file of several tags as
+    trec_eval does (:func:`qrelkit.data.values.finish_run`)."""
     from ...data.values import finish_run
     from .robust import parse_run_chunked, parse_run_text, read_bytes
 
@@ -216,7 +219,7 @@ def read_run(
         raw, fingerprint = read_bytes(path, "run")
         frame = parse_run_text(raw, source, comments)
         del raw
-    run = finish_run(frame, fingerprint, name, source, on_duplicate, "--on-duplicate")
+    run = finish_run(frame, fingerprint, name, source, on_duplicate, "--on-duplicate", mixed_tags)
     return run if keep_top is None else kept_top(run, keep_top, rank_single)
 
 
