@@ -186,6 +186,24 @@ def judgments_of(qrels: str, manifest: str | None, project: str | None = None) -
     return found
 
 
+def human_of(
+    qrels: str, human: str | None, manifest: str | None, estimator: str, judgments: Any
+) -> str | None:
+    """The people's qrels to estimate with: ``--human``, or those the model's qrels' manifest names
+    (:func:`qrelkit.estimation.human_for` decides); which files, and why, said on stderr. Without either
+    (no manifest found), nothing more is imported."""
+    if human is None and judgments is None:
+        return None
+    from ..estimation import human_for
+
+    choice = human_for(qrels, human, manifest, estimator)
+    for line in choice.notes:
+        click.echo(line, err=True)
+    for warning in choice.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    return choice.path
+
+
 def rubric_scale(rubric: str | None) -> tuple[Any, str | None]:
     """(scale, hash) of ``--rubric`` by :func:`qrelkit.judgments.rubric.rubric_scale`, whose module (and
     TOML reader) loads only when a rubric is given: a small evaluation imports nothing it does not use.
@@ -398,7 +416,7 @@ def eval_command(
     conv, _ = resolve(options, on_duplicate)
     judgments = with_run_models(judgments_of(qrels, manifest, project), parse_run_models(run_model))
     scale, rubric_hash = rubric_scale(rubric)
-    if human:
+    if human := human_of(qrels, human, manifest, estimator, judgments):
         return show_estimates(qrels, human, runs, measures, conv, estimator, input_format, on_duplicate, scale,
                               rubric_hash, engine, out_format, output, file_format)  # fmt: skip
     results = _with_progress(runs, lambda **bar: evaluate_inputs(
