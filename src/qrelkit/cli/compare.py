@@ -155,8 +155,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
         raise click.UsageError("--noise-floor takes two qrels files or one project .db")
     perms = _permutations(permutations)
     fmt = _output_format(out_format, output)
-    judgments = judgments_of(qrels, manifest)
-    human = human_of(qrels, human, manifest, estimator, judgments)
+    judgments, human = judgments_of(qrels, manifest), human_of(qrels, human, manifest, estimator)
     conv, on_duplicate = resolve(options, on_duplicate)
     parsed = parse_all(measures) if measures else None
     scale, rubric_hash = rubric_scale(rubric)

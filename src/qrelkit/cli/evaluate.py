@@ -186,13 +186,13 @@ def judgments_of(qrels: str, manifest: str | None, project: str | None = None) -
     return found
 
 
-def human_of(
-    qrels: str, human: str | None, manifest: str | None, estimator: str, judgments: Any
-) -> str | None:
+def human_of(qrels: str, human: str | None, manifest: str | None, estimator: str) -> str | None:
     """The people's qrels to estimate with: ``--human``, or those the model's qrels' manifest names
     (:func:`qrelkit.estimation.human_for` decides); which files, and why, said on stderr. Without either
-    (no manifest found), nothing more is imported."""
-    if human is None and judgments is None:
+    (no manifest), nothing more is imported."""
+    from ..judgments.manifest import manifest_path
+
+    if human is None and manifest is None and not manifest_path(qrels).is_file():
         return None
     from ..estimation import human_for
 
@@ -416,7 +416,7 @@ def eval_command(
     conv, _ = resolve(options, on_duplicate)
     judgments = with_run_models(judgments_of(qrels, manifest, project), parse_run_models(run_model))
     scale, rubric_hash = rubric_scale(rubric)
-    if human := human_of(qrels, human, manifest, estimator, judgments):
+    if human := human_of(qrels, human, manifest, estimator):
         return show_estimates(qrels, human, runs, measures, conv, estimator, input_format, on_duplicate, scale,
                               rubric_hash, engine, out_format, output, file_format)  # fmt: skip
     results = _with_progress(runs, lambda **bar: evaluate_inputs(

@@ -62,8 +62,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     if not output.lower().endswith((".html", ".htm")):
         raise click.UsageError(f"the report is HTML: name the output file *.html (got {output!r})")
     perms = _permutations(permutations)
-    judgments = judgments_of(qrels, manifest)
-    human = human_of(qrels, human, manifest, estimator, judgments)
+    judgments, human = judgments_of(qrels, manifest), human_of(qrels, human, manifest, estimator)
     conv, on_duplicate = resolve(options, on_duplicate)
     scale, rubric_hash = rubric_scale(rubric)
     qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, conv, scale, rubric_hash)

@@ -738,7 +738,7 @@ def final_qrels_text(
     from .models.estimation import estimation_parts
 
     field, parts = estimation_parts(store, rubric.content_hash, name, fields["model_labellers"])
-    fields["prediction_powered"] = field
+    fields = {**fields, "prediction_powered": field}
     qrels, manifest = qrels_with_manifest_text(_qrels(grades, name), name, fields, key=key)
     files = [(name, qrels), (manifest_path(name).name, manifest)]
     for part_name, text, model, part_grades in parts:
