@@ -157,6 +157,10 @@ def test_eval_of_the_models_qrels_estimates_as_eval_with_human_does(exported, cl
     with_human = cli("compare", model, *runs, "--format", "json", "--human", human)
     pairs = json.loads(compared.stdout)["comparison"]["estimation"]["pairs"]
     assert pairs and pairs == json.loads(with_human.stdout)["comparison"]["estimation"]["pairs"]
+    page = cli("report", model, *runs, "-o", tmp_path / "report.html", "--permutations", "200")
+    assert page.exit_code == 0, page.output
+    assert "estimator ppi++: people's qrels final.human.qrels" in page.stderr
+    assert "Prediction-powered estimates (ppi++)" in (tmp_path / "report.html").read_text()
     # the final qrels' own manifest describes people's and the model's grades merged: no estimate
     plain = cli("eval", out, *runs, "--format", "json")
     assert (
