@@ -744,9 +744,9 @@ def final_qrels_text(
     for part_name, text, model, part_grades in parts:
         files.append((part_name, text))
         if model:  # its own manifest, so that `qrelkit eval MODEL_QRELS` finds the people's qrels
-            mine = {**fields, "labellers": [], "adjudication": None, "model_labellers": [model]}
+            own = {**fields, "labellers": [], "adjudication": None, "model_labellers": [model]}
             _, part_manifest = qrels_with_manifest_text(
-                _qrels(part_grades, part_name), part_name, mine, key=key
+                _qrels(part_grades, part_name), part_name, own, key=key
             )
             files.append((manifest_path(part_name).name, part_manifest))
     return qrels, manifest, {**counts, "files": files}
