@@ -161,7 +161,8 @@ def input_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def human_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--human HUMAN_QRELS`` and ``--estimator``: estimate from a model's and people's judgments."""
     func = click.option("--estimator", type=click.Choice(ESTIMATOR_CHOICES), default="ppi++", show_default=True,
-                        help="with --human: ppi++ (power-tuned), ppi, human (people's grades alone) or model "
+                        help="with --human, or a model's qrels that `judge export --final` wrote with the "
+                        "people's: ppi++ (power-tuned), ppi, human (people's grades alone) or model "
                         "(the model's alone, biased)")(func)  # fmt: skip
     return click.option("--human", type=click.Path(dir_okay=False), default=None, metavar="HUMAN_QRELS",
                         help="people's grades of a random sample of queries; QRELS are then a model's grades "
