@@ -69,7 +69,6 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputFormatError, ValidationError
 from ..fingerprint import file_sha256
 from ..formats.inputs import read_input
-from ..formats.outputs import write_outputs
 
 if TYPE_CHECKING:  # reading a manifest (every `qrelkit eval`) loads no dataframe library
     from ..data.values import Qrels
@@ -315,6 +314,8 @@ def qrels_with_manifest_text(
 def write_qrels_with_manifest(qrels: Qrels, path: str | Path, manifest_fields: Mapping[str, Any]) -> Path:
     """Write ``qrels`` as TREC qrels to ``path`` and its manifest beside it (:func:`qrels_with_manifest_text`);
     return the manifest's path."""
+    from ..formats.outputs import write_outputs  # only a write needs it: `qrelkit eval` reads manifests
+
     path = Path(path)
     text, manifest = qrels_with_manifest_text(qrels, path.name, manifest_fields)
     out = manifest_path(path)
