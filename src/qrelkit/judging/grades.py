@@ -737,7 +737,11 @@ def final_qrels_text(
         return qrels, manifest, counts
     from .models.estimation import estimation_parts
 
-    field, parts = estimation_parts(store, rubric.content_hash, name, fields["model_labellers"])
+    field, parts = estimation_parts(
+        store, rubric.content_hash, name, fields["model_labellers"],
+        people=lambda: final_grades(store, rubric_hash=rubric.content_hash, people_only=True)[0],
+        grades_of=lambda n: store.read(lambda c: labeller_grades(c, n, rubric_hash=rubric.content_hash)),
+    )  # fmt: skip
     fields = {**fields, "prediction_powered": field}
     qrels, manifest = qrels_with_manifest_text(_qrels(grades, name), name, fields, key=key)
     files = [(name, qrels), (manifest_path(name).name, manifest)]

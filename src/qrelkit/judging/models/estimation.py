@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,15 +43,23 @@ def _entry(text: str, name: str, grades: Mapping[tuple[str, str], int]) -> dict[
 
 
 def estimation_parts(
-    store: Any, rubric_hash: str, name: str, models: Sequence[Mapping[str, Any]]
+    store: Any,
+    rubric_hash: str,
+    name: str,
+    models: Sequence[Mapping[str, Any]],
+    people: Callable[[], Mapping[tuple[str, str], int]],
+    grades_of: Callable[[str], Mapping[tuple[str, str], int]],
 ) -> tuple[dict[str, Any] | None, list[tuple[str, str, dict[str, Any], dict[tuple[str, str], int]]]]:
     """(the ``prediction_powered`` field, or ``None`` when no model's grades count or there is no
     calibration sample; the files to write beside the final qrels called ``name``: ``(file name, qrels
-    text, the model labeller's manifest entry or {} for the people's file, its grades)``)."""
+    text, the model labeller's manifest entry or {} for the people's file, its grades)``).
+
+    ``people()``: the people's merged grades, model grades taking no part
+    (:func:`qrelkit.judging.grades.final_grades` with ``people_only``); ``grades_of(name)``: a labeller's
+    current grades (:func:`qrelkit.judging.grades.labeller_grades`)."""
     from qrelkit.data.values import Qrels
     from qrelkit.formats import qrels_text
 
-    from ..grades import final_grades, labeller_grades
     from ..phases import calibration_sample
 
     counted = [m for m in models if m.get("counted_in_final") and m.get("final_grades_with_model_vote")]
@@ -60,9 +68,8 @@ def estimation_parts(
     sample = store.read(lambda c: calibration_sample(c, rubric_hash))
     if sample is None:
         return None, []
-    people, _ = final_grades(store, undecided="leave-out", rubric_hash=rubric_hash, people_only=True)
     chosen = set(sample["queries"])
-    human = {k: g for k, g in people.items() if k[0] in chosen}
+    human = {k: int(g) for k, g in people().items() if k[0] in chosen}
     human_name = companion_name(name, "human")
     human_text = qrels_text(Qrels.from_grades(human, name=human_name))
     files: list[tuple[str, str, dict[str, Any], dict[tuple[str, str], int]]] = [
@@ -70,7 +77,7 @@ def estimation_parts(
     ]
     model_entries = []
     for m in counted:
-        grades = store.read(lambda c, n=m["name"]: labeller_grades(c, n, rubric_hash=rubric_hash))
+        grades = {k: int(g) for k, g in grades_of(str(m["name"])).items()}
         part = "model" if len(counted) == 1 else "model." + _safe(str(m["name"]))
         model_name = companion_name(name, part)
         text = qrels_text(Qrels.from_grades(grades, name=model_name))
