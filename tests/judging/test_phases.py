@@ -287,3 +287,38 @@ def test_the_admin_page_revises_and_overrides_over_http(tmp_path: Path) -> None:
             "phase": "calibration",
             "round": 2,
         }
+
+
+def test_calibration_sample_says_how_each_rounds_queries_were_drawn(tmp_path: Path) -> None:
+    from qrelkit.judging.phases import calibration_sample
+
+    db = make_project(tmp_path, labellers="alice,bob")
+    v1 = _hash(db)
+    finish_calibration(db, agree=False)
+    with Store(db) as store:
+        revise(store, V2, calibration=1, by="admin")
+        v2 = _hash(db)
+        first = store.read(lambda c: calibration_sample(c, v1))
+        second = store.read(lambda c: calibration_sample(c, v2))
+    with sqlite3.connect(db) as conn:
+        queries = sorted(q for (q,) in conn.execute("SELECT DISTINCT query_id FROM pairs"))
+    # round 1: the pool file marked q1 and q2; "random" only if the project seed's draw gives them too
+    own_draw = sorted(
+        queries[int(i)] for i in np.random.default_rng(7).choice(len(queries), 2, replace=False)
+    )
+    assert first["queries"] == ["q1", "q2"] and first["seed"] == 7 and first["candidates"] == len(queries)
+    assert first["drawn"] == ("random" if own_draw == ["q1", "q2"] else "given")
+    # round 2: one of the two queries no round used, drawn with the round's seed
+    seed = int(hashlib.sha256(b"7:round 2").hexdigest()[:8], 16)
+    unused = [q for q in queries if q not in ("q1", "q2")]
+    expected = unused[int(np.random.default_rng(seed).choice(len(unused), size=1, replace=False)[0])]
+    assert second == {"round": 2, "queries": [expected], "count": 1, "drawn": "random", "seed": seed,
+                      "candidates": len(unused)}  # fmt: skip
+
+    (tmp_path / "same").mkdir()
+    same = make_project(tmp_path / "same", labellers="alice,bob")
+    finish_calibration(same, agree=False)
+    with Store(same) as store:
+        revise(store, V2, same_queries=True)
+        kept = store.read(lambda c: calibration_sample(c, _hash(same)))
+    assert kept["round"] == 1 and kept["queries"] == ["q1", "q2"]  # the round whose queries it kept

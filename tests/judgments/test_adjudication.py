@@ -443,4 +443,5 @@ def test_manifest_fields_are_the_same_for_both_export_paths() -> None:
         "calibration": None,
         "adjudication": {"total": 3},
         "model_labellers": None,
+        "prediction_powered": None,
     }

@@ -222,3 +222,40 @@ def test_a_manifest_without_the_number_compared_still_reads(tmp_path, qrels):
     path = tmp_path / "final.qrels"
     write_qrels_with_manifest(qrels, path, FIELDS_GIVEN)  # 0.1.0's gate: no value_used
     assert read_manifest(path)["calibration"]["gate"]["passed"] is True
+
+
+def _estimation(**sample):
+    return {
+        "model_qrels": [{"path": "final.qrels", "sha256": "0" * 64, "labeller": "judge", "model_id": "m"}],
+        "human_qrels": {"path": "final.human.qrels", "sha256": "1" * 64},
+        "sample": {"drawn": "random", "seed": 3, "count": 2, **sample},
+    }
+
+
+@pytest.mark.parametrize(
+    ("pp", "named"),
+    [
+        (_estimation(drawn="hand-picked"), 'prediction_powered.sample.drawn must be "random" or "given"'),
+        (_estimation(seed=None), 'prediction_powered.sample.drawn is "random" but its seed is not recorded'),
+        (_estimation() | {"human_qrels": {"path": "../elsewhere.qrels", "sha256": "1" * 64}},
+         "prediction_powered.human_qrels.path must be a file name beside the manifest"),
+        (_estimation() | {"model_qrels": [{"path": "final.qrels"}]},
+         "prediction_powered.model_qrels[0] must name a file with its path and sha256"),
+    ],
+)  # fmt: skip
+def test_a_manifest_whose_estimation_inputs_are_malformed_is_refused(tmp_path, qrels, pp, named):
+    with pytest.raises(ValidationError, match="contradicts itself") as found:
+        write_qrels_with_manifest(qrels, tmp_path / "final.qrels", FIELDS_GIVEN | {"prediction_powered": pp})
+    assert named in str(found.value)
+
+
+def test_human_source_is_none_without_the_field_or_for_another_files_manifest(tmp_path, qrels):
+    from qrelkit.judgments.manifest import human_source
+
+    path = tmp_path / "final.qrels"
+    assert human_source(path) is None  # no manifest at all
+    write_qrels_with_manifest(qrels, path, FIELDS_GIVEN)
+    assert human_source(path) is None  # a manifest without prediction_powered
+    other = _estimation() | {"model_qrels": [{"path": "final.model.qrels", "sha256": "0" * 64}]}
+    write_qrels_with_manifest(qrels, path, FIELDS_GIVEN | {"prediction_powered": other})
+    assert human_source(path) is None  # it names another file as the model's: these qrels are the final ones

@@ -21,7 +21,7 @@ from ..compare import EXACT_AUTO_LIMIT, FAMILIES, MULTI, TESTS
 from ..compare.stats import CORRECTIONS
 from ..errors import ValidationError
 from .agree import VariadicOptionCommand
-from .evaluate import human_options, input_options, judgments_of, load_inputs, resolve, rubric_scale
+from .evaluate import human_of, human_options, input_options, judgments_of, load_inputs, resolve, rubric_scale
 from .options import labellers_option, seed_option
 
 __all__ = ["command", "read_human", "read_labellers"]
@@ -155,7 +155,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
         raise click.UsageError("--noise-floor takes two qrels files or one project .db")
     perms = _permutations(permutations)
     fmt = _output_format(out_format, output)
-    judgments = judgments_of(qrels, manifest)
+    judgments, human = judgments_of(qrels, manifest), human_of(qrels, human, manifest, estimator)
     conv, on_duplicate = resolve(options, on_duplicate)
     parsed = parse_all(measures) if measures else None
     scale, rubric_hash = rubric_scale(rubric)

@@ -161,7 +161,8 @@ def input_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def human_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--human HUMAN_QRELS`` and ``--estimator``: estimate from a model's and people's judgments."""
     func = click.option("--estimator", type=click.Choice(ESTIMATOR_CHOICES), default="ppi++", show_default=True,
-                        help="with --human: ppi++ (power-tuned), ppi, human (people's grades alone) or model "
+                        help="with --human, or a model's qrels that `judge export --final` wrote with the "
+                        "people's: ppi++ (power-tuned), ppi, human (people's grades alone) or model "
                         "(the model's alone, biased)")(func)  # fmt: skip
     return click.option("--human", type=click.Path(dir_okay=False), default=None, metavar="HUMAN_QRELS",
                         help="people's grades of a random sample of queries; QRELS are then a model's grades "
@@ -184,6 +185,24 @@ def judgments_of(qrels: str, manifest: str | None, project: str | None = None) -
     elif project is not None:
         click.echo(f"manifest: none beside {qrels}: nothing to verify with the project's key", err=True)
     return found
+
+
+def human_of(qrels: str, human: str | None, manifest: str | None, estimator: str) -> str | None:
+    """The people's qrels to estimate with: ``--human``, or those the model's qrels' manifest names
+    (:func:`qrelkit.estimation.human_for` decides); which files, and why, said on stderr. Without either
+    (no manifest), nothing more is imported."""
+    from ..judgments.manifest import manifest_path
+
+    if human is None and manifest is None and not manifest_path(qrels).is_file():
+        return None
+    from ..estimation import human_for
+
+    choice = human_for(qrels, human, manifest, estimator)
+    for line in choice.notes:
+        click.echo(line, err=True)
+    for warning in choice.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    return choice.path
 
 
 def rubric_scale(rubric: str | None) -> tuple[Any, str | None]:
@@ -398,7 +417,7 @@ def eval_command(
     conv, _ = resolve(options, on_duplicate)
     judgments = with_run_models(judgments_of(qrels, manifest, project), parse_run_models(run_model))
     scale, rubric_hash = rubric_scale(rubric)
-    if human:
+    if human := human_of(qrels, human, manifest, estimator):
         return show_estimates(qrels, human, runs, measures, conv, estimator, input_format, on_duplicate, scale,
                               rubric_hash, engine, out_format, output, file_format)  # fmt: skip
     results = _with_progress(runs, lambda **bar: evaluate_inputs(

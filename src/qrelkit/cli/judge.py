@@ -496,6 +496,10 @@ def export_command(
                 f"{c['single_labeller']} single; {c['unresolved_left_out']} unresolved and "
                 f"{c['ungraded_left_out']} ungraded left out)"
             )
+            if info["also"]:  # model labellers' grades count: the inputs of a prediction-powered estimate
+                click.echo(
+                    "also wrote the model's and the people's calibration qrels: " + ", ".join(info["also"])
+                )
         else:
             info = export_labeller(store, labeller or "", output, rubric_hash=rubric.content_hash)
             click.echo(f"wrote {info['judgments']} judgments by {labeller} to {output}")

@@ -11,7 +11,7 @@ import click
 from ..agreement.resample import COMPARE_SEED
 from ..compare import TESTS
 from .compare import NoiseFloorCommand, _permutations, read_human, read_labellers, resampling_progress
-from .evaluate import human_options, input_options, judgments_of, load_inputs, resolve, rubric_scale
+from .evaluate import human_of, human_options, input_options, judgments_of, load_inputs, resolve, rubric_scale
 from .options import labellers_option, seed_option
 
 __all__ = ["command"]
@@ -62,7 +62,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     if not output.lower().endswith((".html", ".htm")):
         raise click.UsageError(f"the report is HTML: name the output file *.html (got {output!r})")
     perms = _permutations(permutations)
-    judgments = judgments_of(qrels, manifest)
+    judgments, human = judgments_of(qrels, manifest), human_of(qrels, human, manifest, estimator)
     conv, on_duplicate = resolve(options, on_duplicate)
     scale, rubric_hash = rubric_scale(rubric)
     qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, conv, scale, rubric_hash)

@@ -8,7 +8,9 @@ H). :func:`estimate` returns an :class:`Estimates`: per run and measure, the ``m
 |H|, |U| and the effective number of human-judged queries; :func:`pair_estimates` does the same for the
 per-query differences of two runs (:func:`qrelkit.compare.compare` with ``human=`` calls it and applies
 its correction across the family). :func:`estimate_files` reads the two qrels files and the runs;
-the two qrels sources are its only inputs, so a judging project's manifest naming both can supply them.
+the two qrels sources are its only inputs, so a judging project's manifest naming both can supply them:
+:func:`human_for` decides which people's qrels an evaluation uses (``--human``, else the ones the model's
+qrels' manifest names, :func:`qrelkit.judgments.manifest.human_source`).
 
 See ``docs/prediction-powered.md``.
 """
@@ -37,6 +39,7 @@ __all__ = [
     "estimate",
     "estimate_files",
     "estimate_runs",
+    "human_for",
     "pair_estimates",
     "read_human",
     "settings",
@@ -412,3 +415,40 @@ def estimate_files(
     human_qrels = read_human(human_path, conv, input_format=input_format, on_duplicate=on_duplicate,
                              scale=scale, rubric_hash=rubric_hash)  # fmt: skip
     return estimate_runs(model_qrels, human_qrels, runs, measures, conv, estimator=estimator, alpha=alpha)
+
+
+@dataclass(frozen=True)
+class HumanChoice:
+    """Which people's qrels an evaluation estimates with (``path``; ``None``: no estimate), and the lines
+    to tell the user: ``notes`` (which files, and why) and ``warnings``."""
+
+    path: str | None
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+def human_for(
+    qrels_path: Any, human: Any = None, manifest: Any = None, estimator: str = DEFAULT_ESTIMATOR
+) -> HumanChoice:
+    """The people's qrels for an evaluation of ``qrels_path``: ``human`` when given (it wins over a manifest
+    naming others, and the note says so), else those the model's qrels' manifest names
+    (:func:`qrelkit.judgments.manifest.human_source`), with a warning when the manifest does not say their
+    queries were drawn at random; ``HumanChoice(None)`` when neither."""
+    from ..judgments.manifest import human_source
+
+    check_estimator(estimator)
+    try:
+        found = human_source(qrels_path, manifest)
+    except ValidationError:
+        if human is None:
+            raise
+        found = None  # --human given: a manifest's missing or altered people's file is not needed
+    if human is not None:
+        notes = (f"estimator {estimator}: people's qrels {human} (--human); it wins over the people's qrels "
+                 f"{found.path.name} that {found.manifest.name} names",) if found else ()  # fmt: skip
+        return HumanChoice(str(human), notes)
+    if found is None:
+        return HumanChoice(None)
+    return HumanChoice(
+        str(found.path), (f"estimator {estimator}: {found.describe()}",), tuple(found.warnings())
+    )

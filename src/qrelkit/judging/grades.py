@@ -607,7 +607,7 @@ def _pair_votes(conn: sqlite3.Connection, pair_id: int, rubric_hash: str) -> lis
 
 
 def final_grades(
-    store: Store, *, undecided: str = "leave-out", rubric_hash: str | None = None
+    store: Store, *, undecided: str = "leave-out", rubric_hash: str | None = None, people_only: bool = False
 ) -> tuple[dict[tuple[str, str], int], dict[str, Any]]:
     """The final grade of every pair that has one under one rubric version (default: the current one),
     and counts of how each was decided. Grades and decisions under other versions take no part.
@@ -617,6 +617,7 @@ def final_grades(
     only one judged it). Disputed pairs without a decision follow ``undecided``: ``leave-out`` here (the
     adjudication queue and the leverage context need the settled grades while work goes on); the export
     refuses by default. Adjudications recorded with an override were allowed when recorded.
+    ``people_only``: model labellers' grades take no part (the people's own grades and the decisions).
     """
     from qrelkit.judgments.adjudication import Vote, merge
 
@@ -638,6 +639,8 @@ def final_grades(
         ).fetchall()
         prejudged = conn.execute("SELECT COUNT(*) FROM prejudged").fetchone()[0]
         closed = closed_model_names(conn, version["rubric"])  # a model counts once its gate passed
+        if people_only:
+            closed = set(closed) | {n for (n,) in conn.execute("SELECT name FROM users WHERE role = 'model'")}
         return pairs, adj, [row for row in cur if row[2] not in closed], int(prejudged)
 
     pairs, adj, cur, prejudged = store.read(load)
@@ -688,6 +691,7 @@ def final_qrels_text(
     name: str = "final.qrels",
     relevance_threshold: int = 1,
     undecided: str = "refuse",
+    estimation: bool = False,
 ) -> tuple[str, str, dict[str, Any]]:
     """The final qrels under ``rubric`` (a version of the project's rubric; grades and decisions under
     other versions take no part) and their manifest as text, and the counts of how each grade was decided.
@@ -697,9 +701,14 @@ def final_qrels_text(
     labellers, the calibration story (:func:`qrelkit.judgments.adjudication.gated_calibration_fields`: the round
     of this rubric version with its kappa per two labellers and the gate, an override with its reason,
     who and when, and every round of the project), and how each final grade was decided.
+
+    With ``estimation``, when model labellers' grades count in the final qrels, the manifest also records
+    ``prediction_powered`` and the counts hold ``files``: every file of the export as ``(name, text)``, the
+    model's qrels and the people's qrels of the calibration queries among them, the model's with its own
+    manifest (:func:`qrelkit.judging.models.estimation.estimation_parts`).
     """
     from qrelkit.judgments.adjudication import adjudication_fields, gated_calibration_fields, manifest_fields
-    from qrelkit.judgments.manifest import qrels_with_manifest_text
+    from qrelkit.judgments.manifest import manifest_path, qrels_with_manifest_text
 
     from .models.manifest import model_manifest_fields
     from .phases import ensure_gate, rounds_history
@@ -723,8 +732,28 @@ def final_qrels_text(
         model_labellers=store.read(lambda c: model_manifest_fields(c, rubric.content_hash, grades)),
     )  # fmt: skip
     key = bytes.fromhex(store.meta("manifest_key") or "") or None  # signed with the project's key
+    if not estimation:
+        qrels, manifest = qrels_with_manifest_text(_qrels(grades, name), name, fields, key=key)
+        return qrels, manifest, counts
+    from .models.estimation import estimation_parts
+
+    field, parts = estimation_parts(
+        store, rubric.content_hash, name, fields["model_labellers"],
+        people=lambda: final_grades(store, rubric_hash=rubric.content_hash, people_only=True)[0],
+        grades_of=lambda n: store.read(lambda c: labeller_grades(c, n, rubric_hash=rubric.content_hash)),
+    )  # fmt: skip
+    fields = {**fields, "prediction_powered": field}
     qrels, manifest = qrels_with_manifest_text(_qrels(grades, name), name, fields, key=key)
-    return qrels, manifest, counts
+    files = [(name, qrels), (manifest_path(name).name, manifest)]
+    for part_name, text, model, part_grades in parts:
+        files.append((part_name, text))
+        if model:  # its own manifest, so that `qrelkit eval MODEL_QRELS` finds the people's qrels
+            own = {**fields, "labellers": [], "adjudication": None, "model_labellers": [model]}
+            _, part_manifest = qrels_with_manifest_text(
+                _qrels(part_grades, part_name), part_name, own, key=key
+            )
+            files.append((manifest_path(part_name).name, part_manifest))
+    return qrels, manifest, {**counts, "files": files}
 
 
 def manifest_key(db: str | Any) -> bytes:
@@ -750,18 +779,23 @@ def export_final(
     relevance_threshold: int = 1,
     undecided: str = "refuse",
 ) -> dict[str, Any]:
-    """Write the final qrels and their manifest beside them (:func:`final_qrels_text`)."""
+    """Write the final qrels and their manifest beside them (:func:`final_qrels_text`), and, when model
+    labellers' grades count in them, the model's qrels (each with its manifest) and the people's qrels of the
+    calibration queries (``also``), all in one atomic write."""
     from qrelkit.judgments.manifest import manifest_path
 
     path = Path(path)
     qrels, manifest, counts = final_qrels_text(
-        store, rubric, name=path.name, relevance_threshold=relevance_threshold, undecided=undecided
-    )
+        store, rubric, name=path.name, relevance_threshold=relevance_threshold, undecided=undecided,
+        estimation=True,
+    )  # fmt: skip
     from qrelkit.formats.outputs import write_outputs
 
-    write_outputs([(path, qrels), (manifest_path(path), manifest)])
+    files = counts.pop("files", None) or [(path.name, qrels), (manifest_path(path).name, manifest)]
+    write_outputs([(path.with_name(n), text) for n, text in files])
     judgments = counts["total"]
-    return {"path": str(path), "manifest": str(manifest_path(path)), "judgments": judgments, "counts": counts}
+    return {"path": str(path), "manifest": str(manifest_path(path)), "judgments": judgments, "counts": counts,
+            "also": [str(path.with_name(n)) for n, _ in files[2:]]}  # fmt: skip
 
 
 def _qrels(grades: dict[tuple[str, str], int], name: str) -> Any:

@@ -68,6 +68,7 @@ __all__ = [
     "Phase",
     "PhaseState",
     "Unmeasurable",
+    "calibration_sample",
     "ensure_gate",
     "labeller_order",
     "open_condition",
@@ -809,3 +810,40 @@ def rounds_history(conn: sqlite3.Connection) -> list[dict[str, Any]]:
             "reassigned": reassigned,
         })  # fmt: skip
     return out
+
+
+def calibration_sample(conn: sqlite3.Connection, rubric_hash: str) -> dict[str, Any] | None:
+    """How the calibration queries of the round under ``rubric_hash`` were chosen, or ``None`` without one.
+
+    ``{"round", "queries", "count", "drawn", "seed", "candidates"}``: ``drawn`` is ``"random"`` when the queries
+    are :func:`qrelkit.judgments.pool.draw_calibration` of the round's candidates with the recorded seed (round
+    1: every query with pairs to judge, under the project seed; a revision: the queries no earlier round used,
+    under :func:`round_seed`; ``--same-queries``: the round whose queries it kept), recomputed here, and
+    ``"given"`` otherwise (a pool file marked other queries, or a seed the project did not record)."""
+    from qrelkit.judgments.pool import draw_calibration
+
+    rounds = {r["round"]: r for r in conn.execute("SELECT * FROM rounds").fetchall()}
+    number = next((n for n, r in rounds.items() if r["rubric_hash"] == rubric_hash), None)
+    while number is not None and rounds[number]["query_rule"] == "same" and number > 1:
+        number -= 1  # kept the previous round's queries: their draw is that round's
+    if number is None or rounds[number]["query_rule"] == "none":
+        return None
+
+    def queries_of(where: str, args: tuple[Any, ...]) -> list[str]:
+        sql = f"SELECT DISTINCT p.query_id FROM round_pairs rp JOIN pairs p USING (pair_id) WHERE {where} ORDER BY 1"
+        return [q for (q,) in conn.execute(sql, args)]
+
+    chosen = queries_of("rp.round = ?", (number,))
+    if not chosen:
+        return None
+    if number == 1:
+        candidates = [q for (q,) in conn.execute("SELECT DISTINCT query_id FROM pairs ORDER BY 1")]
+    else:
+        used = set(queries_of("rp.round < ?", (number,)))
+        candidates = [
+            q for (q,) in conn.execute("SELECT DISTINCT query_id FROM pairs ORDER BY 1") if q not in used
+        ]
+    seed = rounds[number]["seed"]
+    drawn = seed is not None and list(draw_calibration(candidates, len(chosen), int(seed))) == chosen
+    return {"round": number, "queries": chosen, "count": len(chosen), "drawn": "random" if drawn else "given",
+            "seed": None if seed is None else int(seed), "candidates": len(candidates)}  # fmt: skip

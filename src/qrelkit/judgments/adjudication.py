@@ -533,13 +533,16 @@ def manifest_fields(
     calibration: Mapping[str, Any] | None,
     adjudication: Mapping[str, Any],
     model_labellers: Sequence[Mapping[str, Any]] | None = None,
+    prediction_powered: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Every field a manifest's caller supplies (:data:`qrelkit.judgments.manifest.FIELDS`), for both export
     paths (``qrelkit adjudicate --decisions`` and the judging project's final export): the rubric
     (:func:`rubric_fields`), its scale, the relevance threshold, the labellers, the calibration
     (:func:`calibration_fields` or :func:`gated_calibration_fields`) and the adjudication
     (:func:`adjudication_fields`), and the model labellers (``None`` on the path without a judging project;
-    :func:`qrelkit.judging.models.manifest.model_manifest_fields` in a project's export)."""
+    :func:`qrelkit.judging.models.manifest.model_manifest_fields` in a project's export), and the inputs of a
+    prediction-powered estimate (``None`` unless a project's export counts a model's grades;
+    :func:`qrelkit.judging.models.estimation.estimation_parts`)."""
     return {
         "rubric": rubric_fields(rubric),
         "scale": [int(g) for g in scale],
@@ -548,6 +551,7 @@ def manifest_fields(
         "calibration": None if calibration is None else dict(calibration),
         "adjudication": dict(adjudication),
         "model_labellers": None if model_labellers is None else [dict(m) for m in model_labellers],
+        "prediction_powered": None if prediction_powered is None else dict(prediction_powered),
     }
 
 

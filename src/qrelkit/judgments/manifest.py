@@ -32,6 +32,13 @@ Fields (every field is always present; unknown values are ``null``)::
     adjudication          {"agreed", "single_labeller", "adjudicated", "overridden", "defaulted",
                            "unresolved_left_out", "ungraded_left_out", "total", "undecided_policy",
                            "override_allowed", ...} (:func:`qrelkit.judgments.adjudication.merge`)
+    prediction_powered    written by a judging project's final export when model labellers' grades count in
+                          the final qrels (null otherwise): {"model_qrels": [{"path", "sha256", "queries",
+                          "judgments", "labeller", "model_id"}], "human_qrels": {"path", "sha256", "queries",
+                          "judgments", "grades"}, "sample": {"drawn": "random" (the calibration queries are
+                          the project's seeded random draw, recomputed) or "given", "seed", "count", "round",
+                          "candidates", "queries"}}; each model's qrels carry a manifest of their own with
+                          this field, which ``qrelkit eval MODEL_QRELS RUNS`` reads (:func:`human_source`)
     tool                  {"name": "qrelkit", "version"} (format 1 wrote "qrelkit_version")
     signature             {"algorithm": "hmac-sha256", "key_id", "hmac"} when exported from a judging
                           project: HMAC-SHA256 with the project's key (kept in the project database, never
@@ -70,8 +77,10 @@ __all__ = [
     "FIELDS",
     "MANIFEST_FORMAT",
     "SIGNATURE_ALGORITHM",
+    "HumanSource",
     "check_consistency",
     "check_signature",
+    "human_source",
     "judgments_for",
     "judgments_meaning",
     "manifest_path",
@@ -86,7 +95,7 @@ __all__ = [
 MANIFEST_FORMAT = "qrelkit qrels manifest 2"
 _READABLE = (MANIFEST_FORMAT, "qrelkit qrels manifest 1")  # 1: "qrelkit_version" instead of "tool"
 FIELDS = ("rubric", "scale", "relevance_threshold", "labellers", "calibration", "adjudication",
-          "model_labellers")  # fmt: skip
+          "model_labellers", "prediction_powered")  # fmt: skip
 """Fields the caller supplies; ``format``, ``tool`` and ``qrels`` are filled in."""
 
 
@@ -174,6 +183,36 @@ def _gate_problem(where: str, gate: Any) -> str | None:
     return None
 
 
+def _estimation_problem(pp: Any) -> str | None:
+    """What is wrong with a ``prediction_powered`` field, or ``None``."""
+    if pp is None:
+        return None
+    if not isinstance(pp, Mapping):
+        return "prediction_powered must be an object or null"
+    sample, human, models = pp.get("sample"), pp.get("human_qrels"), pp.get("model_qrels")
+    if not isinstance(sample, Mapping) or sample.get("drawn") not in ("random", "given"):
+        return 'prediction_powered.sample.drawn must be "random" or "given"'
+    if sample.get("drawn") == "random" and (
+        isinstance(sample.get("seed"), bool) or not isinstance(sample.get("seed"), int)
+    ):
+        return 'prediction_powered.sample.drawn is "random" but its seed is not recorded'
+    files = [("prediction_powered.human_qrels", human)]
+    files += [
+        (f"prediction_powered.model_qrels[{i}]", m)
+        for i, m in enumerate(models if isinstance(models, list) else [None])
+    ]
+    for where, f in files:
+        if (
+            not isinstance(f, Mapping)
+            or not isinstance(f.get("path"), str)
+            or not isinstance(f.get("sha256"), str)
+        ):
+            return f"{where} must name a file with its path and sha256"
+        if Path(f["path"]).name != f["path"]:
+            return f"{where}.path must be a file name beside the manifest, not {f['path']!r}"
+    return None
+
+
 def check_consistency(data: Mapping[str, Any], source: str | None = None) -> None:
     """Refuse a manifest that contradicts itself: a gate whose verdict is not its number against its
     threshold (every gate recorded: the calibration's, each pair of labellers', the group's, each
@@ -208,6 +247,7 @@ def check_consistency(data: Mapping[str, Any], source: str | None = None) -> Non
             problems.append(
                 f"calibration.override is recorded but calibration.status is {json.dumps(status)}"
             )
+    problems.append(_estimation_problem(data.get("prediction_powered")))
     found = [p for p in problems if p]
     if found:
         raise ValidationError(
@@ -274,6 +314,8 @@ def qrels_with_manifest_text(
 def write_qrels_with_manifest(qrels: Qrels, path: str | Path, manifest_fields: Mapping[str, Any]) -> Path:
     """Write ``qrels`` as TREC qrels to ``path`` and its manifest beside it (:func:`qrels_with_manifest_text`);
     return the manifest's path."""
+    from ..formats.outputs import write_outputs  # only a write needs it: `qrelkit eval` reads manifests
+
     path = Path(path)
     text, manifest = qrels_with_manifest_text(qrels, path.name, manifest_fields)
     out = manifest_path(path)
@@ -467,3 +509,65 @@ def with_run_models(meaning: dict[str, Any] | None, run_models: Mapping[str, str
             )
     out["warnings"] = warnings
     return out
+
+
+class HumanSource:
+    """The people's qrels a model's qrels were exported with (:func:`human_source`): ``path``, whether their
+    queries are a ``random`` sample, the ``sample`` record, the ``model`` entry and the ``manifest`` read."""
+
+    def __init__(
+        self, path: Path, manifest: Path, model: Mapping[str, Any], sample: Mapping[str, Any]
+    ) -> None:
+        self.path, self.manifest, self.model, self.sample = path, manifest, dict(model), dict(sample)
+        self.random = sample.get("drawn") == "random"
+
+    def describe(self) -> str:
+        how = (f"drawn at random with seed {self.sample.get('seed')}" if self.random
+               else "not recorded as drawn at random")  # fmt: skip
+        return (f"people's qrels {self.path.name} ({self.sample.get('count')} calibration queries, {how}) and "
+                f"model {self.model.get('labeller')}'s qrels {self.model.get('path')} (model "
+                f"{self.model.get('model_id')}), named by {self.manifest.name}")  # fmt: skip
+
+    def warnings(self) -> list[str]:
+        if self.random:
+            return []
+        return [f"the manifest {self.manifest.name} does not say the people's queries were drawn at random "
+                f"(drawn: {self.sample.get('drawn')}): the interval's validity rests on their being a random "
+                "sample of the queries"]  # fmt: skip
+
+
+def human_source(qrels_path: str | Path, manifest: str | Path | None = None) -> HumanSource | None:
+    """The people's qrels of the calibration queries that a judging project's final export wrote with the
+    model's qrels ``qrels_path``, from the manifest beside them (or ``manifest``); ``None`` when the manifest
+    is absent or does not describe a model's qrels (``prediction_powered``). Both files must be the ones
+    the manifest records: a missing or altered file is an error naming the fix."""
+    qrels_path = Path(qrels_path)
+    mpath = Path(manifest) if manifest is not None else manifest_path(qrels_path)
+    if manifest is None and not mpath.is_file():
+        return None
+    data = read_manifest(mpath, verify=False)
+    pp = data.get("prediction_powered")
+    if not pp:
+        return None
+    mine = next((m for m in pp["model_qrels"] if m["path"] == data["qrels"]["path"]), None)
+    if mine is None:  # the final qrels' manifest: they are not a model's grades
+        return None
+    for path, entry, what in ((qrels_path, mine, "model's"), (mpath.with_name(pp["human_qrels"]["path"]),
+                              pp["human_qrels"], "people's")):  # fmt: skip
+        if not path.is_file():
+            raise ValidationError(
+                f"the manifest names the {what} qrels {entry['path']}, which is not beside it",
+                source=str(mpath),
+                fix=f"keep {entry['path']} from the same `qrelkit judge export --final` beside {mpath.name}, "
+                "or give the people's qrels with --human",
+            )
+        digest = file_sha256(path)
+        if digest != entry["sha256"]:
+            raise ValidationError(
+                f"the {what} qrels no longer match the manifest",
+                source=str(path),
+                got=f"sha256 {digest[:16]}...",
+                expected=f"sha256 {entry['sha256'][:16]}... as recorded in {mpath.name}",
+                fix="re-export with `qrelkit judge export --final`, or restore the exported file",
+            )
+    return HumanSource(mpath.with_name(pp["human_qrels"]["path"]), mpath, mine, pp["sample"])
