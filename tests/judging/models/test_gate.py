@@ -381,3 +381,27 @@ def test_an_order_probe_asks_the_usual_order_again_when_the_calibration_grade_ha
     for q, d, base, grade in rows:  # compared with the fresh ask, not with the calibration grade
         assert base == grade == min(3, truth(int(q[1:]), int(d.split("-")[1])) + 1)
     assert _status(cli, gated)["gate"]["probes"]["order"]["consistency"] == 1.0
+
+
+def test_an_order_probe_whose_usual_order_gets_no_grade_counts_as_failed(gated: Path, cli) -> None:
+    # every reply after the calibration grades is prose (no JSON grade); the calibration grades carry another
+    # prompt's hash, so each order probe must ask the usual order first, and that ask fails
+    script = {(q, d, n): "prose" for q, d in CALIBRATION for n in range(2, 12)}
+    with ChatServer(scripted(0, flip_every=10**9), script=script) as srv:
+        add = ("judge", "model", "add", gated, "judge", "--endpoint", srv.url, "--model", "judge-1",
+               "--max-retries", "0")  # fmt: skip
+        assert cli(*add).exit_code == 0
+        assert cli("judge", "model", "run", gated, "judge", "--calibration-only").exit_code == 0
+        with sqlite3.connect(gated) as conn:
+            conn.execute("UPDATE model_grades SET prompt_hash = 'an earlier prompt'")
+            conn.execute("DELETE FROM model_answers")
+        start = len(srv.bodies)
+        assert cli("judge", "model", "probe", gated, "judge").exit_code == 0
+        probing = [b["messages"][-1]["content"] for b in srv.bodies[start:]]
+    assert not any(_reversed(p) for p in probing)  # the reversed ask is not made without its other half
+    order = _status(cli, gated)["gate"]["probes"]["order"]
+    assert order["asked"] == 20 and order["answered"] == 0 and order["failed"] == 20
+    assert order["consistency"] is None
+    with sqlite3.connect(gated) as conn:
+        errors = {r[0] for r in conn.execute("SELECT error FROM probe_pairs WHERE kind = 'order'")}
+    assert len(errors) == 1 and errors.pop().startswith("the usual order got no grade: ")

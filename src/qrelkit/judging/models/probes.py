@@ -177,12 +177,13 @@ def run_probes(
             if (kind, variant, pair_id) in done:
                 continue
             if kind == "order":  # the other ask of the same pair: the usual order, same prompt and settings
-                base, base_error = _usual_order(store, model, own, rubric, pair_id, texts[pair_id])
-                if base is None:
-                    row = (model.user_id, rubric.content_hash, kind, variant, pair_id, text.query, text.document,
-                           None, None, None, base_error, now())  # fmt: skip
-                    store.write(partial(_insert_probe, row=row))
+                usual, usual_error = _usual_order(store, model, own, rubric, pair_id, texts[pair_id])
+                if usual is None:
+                    unasked: tuple[Any, ...] = (model.user_id, rubric.content_hash, kind, variant, pair_id,
+                                                text.query, text.document, None, None, None, usual_error, now())  # fmt: skip
+                    store.write(partial(_insert_probe, row=unasked))
                     continue
+                base = usual
             prompt = render(model.template, rubric, text, reverse=kind == "order")
             payload = {"query": text.query, "document": text.document,
                        "rubric": rubric_payload(rubric, reverse=kind == "order")}  # fmt: skip
