@@ -22,7 +22,7 @@ from ..compare.stats import CORRECTIONS
 from ..errors import ValidationError
 from .agree import VariadicOptionCommand
 from .evaluate import human_of, human_options, input_options, judgments_of, load_inputs, resolve, rubric_scale
-from .options import labellers_option, seed_option
+from .options import labellers_option, parse_run_models, run_model_option, seed_option
 
 __all__ = ["command", "read_human", "read_labellers"]
 
@@ -130,13 +130,14 @@ def read_labellers(
               default=None, help="output format [default: table; -o: by suffix]")  # fmt: skip
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="write to this file")
 @human_options
+@run_model_option
 @input_options
 def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baselines: tuple[str, ...], all_pairs: bool,
             test: str, permutations: str, seed: int, resamples: int, correction: str, family: str, alpha: float,
             multi: str | None, noise: tuple[str, ...], labellers: tuple[str, ...], replicates: int, smoothing: float,
             power: bool, power_delta: float | None, out_format: str | None, output: str | None, input_format: str,
             on_duplicate: str | None, rubric: str | None, manifest: str | None, human: str | None, estimator: str,
-            **options: Any) -> None:  # fmt: skip
+            run_model: tuple[str, ...] = (), **options: Any) -> None:  # fmt: skip
     """Compare RUNS evaluated against QRELS: paired tests, corrected p-values, intervals, effect sizes.
 
     Each --baseline (default: the first run) is compared with every other run, per measure: the
@@ -146,7 +147,9 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     swapping one labeller for another moves each difference, and a verdict per pair. --human adds each
     difference estimated from QRELS (a model's grades) and HUMAN_QRELS (people's, a random sample).
     """
+    # long: its docstring is the command's --help; the body checks, reads the inputs once and calls one function
     from ..compare import compare_files, compare_runs
+    from ..judgments.manifest import with_run_models
     from ..measures.grammar import parse_all
 
     if len(runs) < 2:
@@ -155,7 +158,8 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
         raise click.UsageError("--noise-floor takes two qrels files or one project .db")
     perms = _permutations(permutations)
     fmt = _output_format(out_format, output)
-    judgments, human = judgments_of(qrels, manifest), human_of(qrels, human, manifest, estimator)
+    judgments = with_run_models(judgments_of(qrels, manifest), parse_run_models(run_model))
+    human = human_of(qrels, human, manifest, estimator)
     conv, on_duplicate = resolve(options, on_duplicate)
     parsed = parse_all(measures) if measures else None
     scale, rubric_hash = rubric_scale(rubric)

@@ -12,7 +12,7 @@ from ..agreement.resample import COMPARE_SEED
 from ..compare import TESTS
 from .compare import NoiseFloorCommand, _permutations, read_human, read_labellers, resampling_progress
 from .evaluate import human_of, human_options, input_options, judgments_of, load_inputs, resolve, rubric_scale
-from .options import labellers_option, seed_option
+from .options import labellers_option, parse_run_models, run_model_option, seed_option
 
 __all__ = ["command"]
 
@@ -40,17 +40,20 @@ __all__ = ["command"]
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, writable=True),
               help="the HTML file to write (one file, readable offline)")  # fmt: skip
 @human_options
+@run_model_option
 @input_options
 def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baselines: tuple[str, ...], test: str,
             permutations: str, seed: int, noise: tuple[str, ...], labellers: tuple[str, ...], output: str,
             input_format: str, on_duplicate: str | None, rubric: str | None, manifest: str | None,
-            human: str | None, estimator: str, **options: Any) -> None:  # fmt: skip
+            human: str | None, estimator: str, run_model: tuple[str, ...] = (), **options: Any) -> None:  # fmt: skip
     """Write one HTML page for RUNS against QRELS: the summary with the comparison verdicts, the forest plot
     of differences (with the labeller-noise floor), per-query differences, ordered badly versus never
     retrieved, the judgments (manifest, calibration matrix, marginals), the conventions and how far each
     moves the means, the per-rank arithmetic of the queries that moved most, and the provenance. With
     --human, QRELS are a model's grades and the page adds every mean and difference estimated with
     HUMAN_QRELS, people's grades of a random sample of queries."""
+    # long: its docstring is the command's --help; the body checks, reads the inputs once and writes one page
+    from ..judgments.manifest import with_run_models
     from ..measures.grammar import parse_all
     from ..report.dossier import build_dossier
     from ..report.page import report_page
@@ -62,7 +65,8 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     if not output.lower().endswith((".html", ".htm")):
         raise click.UsageError(f"the report is HTML: name the output file *.html (got {output!r})")
     perms = _permutations(permutations)
-    judgments, human = judgments_of(qrels, manifest), human_of(qrels, human, manifest, estimator)
+    judgments = with_run_models(judgments_of(qrels, manifest), parse_run_models(run_model))
+    human = human_of(qrels, human, manifest, estimator)
     conv, on_duplicate = resolve(options, on_duplicate)
     scale, rubric_hash = rubric_scale(rubric)
     qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, conv, scale, rubric_hash)

@@ -86,8 +86,9 @@ def render_compare_markdown(comparison: Any) -> str:
     out += estimation_markdown(comparison)
     for m in comparison.multi:
         out += ["", _anova_line(m), "", *table(MULTI_COLUMNS, _multi_rows(m))]
-    out += ["", options_line(comparison) + ".", "", f"Conventions: {comparison.results.conventions}.", ""]
-    out += _provenance_comments(comparison, "<!-- ", " -->")
+    out += ["", options_line(comparison) + ".", "", f"Conventions: {comparison.results.conventions}."]
+    out += [f"\n**Warning:** {w}." for w in comparison.results.warnings]  # visible, as in eval's
+    out += ["", *_provenance_comments(comparison, "<!-- ", " -->")]
     return "\n".join(out) + "\n"
 
 

@@ -311,3 +311,97 @@ def test_the_audit_sample_goes_to_people_and_shows_drift(gated: Path, cli) -> No
     )
     assert audit["drift"] is True
     assert "DRIFT" in cli("judge", "model", "status", gated, "judge").stdout
+
+
+def _zero_pairs() -> int:
+    zero = sum(
+        1
+        for q, d in CALIBRATION
+        if person("alice", f"q{q}", f"d{q}-{d}") == person("bob", f"q{q}", f"d{q}-{d}") == 0
+    )
+    return min(zero, 20)
+
+
+def _reversed(prompt: str) -> bool:
+    return prompt.index("Grade 0:") < prompt.index("Grade 3:")
+
+
+def test_the_order_probe_is_the_calibration_ask_again_with_the_levels_reversed(gated: Path, cli) -> None:
+    import hashlib
+
+    with ChatServer(scripted(0, flip_every=10**9)) as srv:
+        _add_and_run(cli, gated, srv.url, "--calibration-only")
+        asked = [b["messages"][-1]["content"] for b in srv.bodies]
+        assert cli("judge", "model", "probe", gated, "judge").exit_code == 0
+        probing = [b["messages"][-1]["content"] for b in srv.bodies[len(asked) :]]
+    # the calibration grades carry the hash of the prompt that was sent (SHA-256 of the request's text), so
+    # the other ask of each order probe is that grade: nothing is asked in the usual order again
+    sent = {hashlib.sha256(p.encode()).hexdigest() for p in asked}
+    with sqlite3.connect(gated) as conn:
+        hashes = {r[0] for r in conn.execute("SELECT prompt_hash FROM model_grades")}
+        rows = conn.execute(
+            "SELECT p.query_id, p.doc_id, o.base_grade, o.grade FROM probe_pairs o JOIN pairs p USING (pair_id) "
+            "WHERE o.kind = 'order'"
+        ).fetchall()
+    assert hashes == sent and len(hashes) == len(CALIBRATION)
+    assert len(probing) == 4 * _zero_pairs() + 20 and sum(_reversed(p) for p in probing) == 20
+    assert len(rows) == 20
+    for q, d, base, grade in rows:
+        expected = truth(int(q[1:]), int(d.split("-")[1]))
+        assert base == grade == expected
+
+
+def test_an_order_probe_asks_the_usual_order_again_when_the_calibration_grade_had_another_prompt(
+    gated: Path, cli
+) -> None:
+    def one_higher(q: int, d: int, prompt: str) -> int:  # answers one grade above the calibration ones
+        return min(3, truth(q, d) + 1) if q >= 0 else 1
+
+    with ChatServer(scripted(0, flip_every=10**9)) as srv:
+        _add_and_run(cli, gated, srv.url, "--calibration-only")
+        # as if the calibration grades had been asked with an earlier prompt: no grade or cached answer
+        # carries the hash of the prompt the probe would send in the usual order
+        with sqlite3.connect(gated) as conn:
+            conn.execute("UPDATE model_grades SET prompt_hash = 'an earlier prompt'")
+            conn.execute("DELETE FROM model_answers")
+        start, srv.answer = len(srv.bodies), one_higher
+        assert cli("judge", "model", "probe", gated, "judge").exit_code == 0
+        bodies = [b["messages"][-1]["content"] for b in srv.bodies[start:]]
+        assert cli("judge", "model", "probe", gated, "judge").exit_code == 0
+        assert len(srv.bodies) == start + len(bodies)  # asked once: a second probe run asks nothing
+    # 20 order probes, each asked twice (usual order, then reversed), beside the stuffing and injection probes
+    assert len(bodies) == 4 * _zero_pairs() + 20 + 20 and sum(_reversed(p) for p in bodies) == 20
+    with sqlite3.connect(gated) as conn:
+        rows = conn.execute(
+            "SELECT p.query_id, p.doc_id, o.base_grade, o.grade FROM probe_pairs o JOIN pairs p USING (pair_id) "
+            "WHERE o.kind = 'order'"
+        ).fetchall()
+        cached = conn.execute("SELECT COUNT(*) FROM model_answers").fetchone()[0]
+    assert cached == 20  # the usual order's answers, paid for once
+    for q, d, base, grade in rows:  # compared with the fresh ask, not with the calibration grade
+        assert base == grade == min(3, truth(int(q[1:]), int(d.split("-")[1])) + 1)
+    assert _status(cli, gated)["gate"]["probes"]["order"]["consistency"] == 1.0
+
+
+def test_an_order_probe_whose_usual_order_gets_no_grade_counts_as_failed(gated: Path, cli) -> None:
+    # every reply after the calibration grades is prose (no JSON grade); the calibration grades carry another
+    # prompt's hash, so each order probe must ask the usual order first, and that ask fails
+    script = {(q, d, n): "prose" for q, d in CALIBRATION for n in range(2, 12)}
+    with ChatServer(scripted(0, flip_every=10**9), script=script) as srv:
+        add = ("judge", "model", "add", gated, "judge", "--endpoint", srv.url, "--model", "judge-1",
+               "--max-retries", "0")  # fmt: skip
+        assert cli(*add).exit_code == 0
+        assert cli("judge", "model", "run", gated, "judge", "--calibration-only").exit_code == 0
+        with sqlite3.connect(gated) as conn:
+            conn.execute("UPDATE model_grades SET prompt_hash = 'an earlier prompt'")
+            conn.execute("DELETE FROM model_answers")
+        start = len(srv.bodies)
+        assert cli("judge", "model", "probe", gated, "judge").exit_code == 0
+        probing = [b["messages"][-1]["content"] for b in srv.bodies[start:]]
+    assert not any(_reversed(p) for p in probing)  # the reversed ask is not made without its other half
+    order = _status(cli, gated)["gate"]["probes"]["order"]
+    assert order["asked"] == 20 and order["answered"] == 0 and order["failed"] == 20
+    assert order["consistency"] is None
+    with sqlite3.connect(gated) as conn:
+        errors = {r[0] for r in conn.execute("SELECT error FROM probe_pairs WHERE kind = 'order'")}
+    assert len(errors) == 1 and errors.pop().startswith("the usual order got no grade: ")

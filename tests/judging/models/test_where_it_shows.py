@@ -135,3 +135,55 @@ def test_a_closed_model_puts_no_pair_in_the_adjudication_queue(gated: Path, cli)
     )
     opened = json.loads(cli("judge", "queue", gated, "--json").stdout)
     assert len(opened["items"]) > len(json.loads(before.stdout)["items"])
+
+
+def _two_runs(tmp_path: Path) -> tuple[Path, Path]:
+    llm, bm25 = tmp_path / "llm.run", tmp_path / "bm25.run"
+    llm.write_text(
+        "".join(f"q{q} Q0 d{q}-{d} {d + 1} {10 - d} llmrank\n" for q in range(12) for d in range(5))
+    )
+    bm25.write_text("".join(f"q{q} Q0 d{q}-{d} {5 - d} {d + 1} bm25\n" for q in range(12) for d in range(5)))
+    return llm, bm25
+
+
+def test_compare_and_report_say_the_qrels_were_judged_in_part_by_a_model(
+    gated: Path, cli, tmp_path: Path
+) -> None:
+    _open_model(cli, gated)
+    out = tmp_path / "final.qrels"
+    assert (
+        cli("judge", "export", gated, "--final", "-o", out, "--allow-unresolved", "leave-out").exit_code == 0
+    )
+    total = len(out.read_text().splitlines())
+    # hand arithmetic: the 20 pairs outside calibration rest on the model alone, it voted on every final grade
+    judged = (
+        f"judged in part by model judge (model judge-1): {100 * 20 / total:.1f}% of the final grades rest on it "
+        "alone, 100.0% include its grade"
+    )
+    selfish = "self-preference: run llmrank was made with model judge-1, which judged these qrels"
+    llm, bm25 = _two_runs(tmp_path)
+    declared = ("--run-model", "llmrank=judge-1", "--run-model", "bm25=none")
+    for fmt in ("table", "json", "markdown", "latex", "html"):
+        result = cli("compare", out, bm25, llm, "-f", fmt, *declared)
+        assert result.exit_code == 0, (fmt, result.output)
+        assert judged in result.stdout and selfish in result.stdout, fmt
+        if fmt != "table":  # the other formats repeat the warnings on stderr too
+            assert judged in result.stderr and selfish in result.stderr, fmt
+    recorded = json.loads(cli("compare", out, bm25, llm, "-f", "json", *declared).stdout)
+    assert recorded["judgments"]["run_models"] == {"llmrank": "judge-1", "bm25": "none"}
+    markdown = cli("compare", out, bm25, llm, "-f", "markdown", *declared).stdout
+    assert f"**Warning:** {judged}." in markdown  # visible text, not only an HTML comment
+    plain = cli("compare", out, bm25, llm)
+    assert judged in plain.stdout and "self-preference" not in plain.output
+    page_path = tmp_path / "report.html"
+    report = cli("report", out, bm25, llm, "-o", page_path, *declared)
+    assert report.exit_code == 0, report.output
+    assert judged in report.stderr and selfish in report.stderr
+    page = page_path.read_text()
+    summary = page.index('<section id="summary"')
+    # the warnings open the summary, the first section, before the comparison and the forest plot
+    for text in (judged, selfish):
+        at = page.index(f"<strong>Warning:</strong> {text}")
+        assert summary < at < page.index("<table", summary) and at < page.index('<section id="forest"')
+    bad = cli("report", out, bm25, llm, "-o", page_path, "--run-model", "llmrank")
+    assert bad.exit_code == 2 and "is not RUN=MODEL_ID" in bad.output

@@ -273,7 +273,8 @@ def probe_rates(conn: sqlite3.Connection, model: ModelLabeller, rubric_hash: str
     out: dict[str, Any] = {}
     for kind in ("stuffing", "injection", "order"):
         mine = [r for r in rows if r[0] == kind]
-        answered = [r for r in mine if r[2] is not None]
+        # answered: a grade, and for an order probe the usual order's grade too (both asks of the pair)
+        answered = [r for r in mine if r[2] is not None and r[1] is not None]
         entry: dict[str, Any] = {
             "asked": len(mine),
             "answered": len(answered),
