@@ -29,7 +29,10 @@ _GiB = 1 << 30
 #: read, in one line naming the bound. Every reader may take a lower ``limit`` as a parameter.
 LIMITS: dict[str, tuple[int, str]] = {
     "rubric": (1 * _MiB, "a rubric is a scale and its descriptions: a few kilobytes"),
-    "prompt": (1 * _MiB, "a model labeller's prompt template is the rubric and a few sentences: a few kilobytes"),
+    "prompt": (
+        1 * _MiB,
+        "a model labeller's prompt template is the rubric and a few sentences: a few kilobytes",
+    ),
     "manifest": (16 * _MiB, "a manifest holds hashes, the gate and its statistics: a few kilobytes"),
     "queries": (256 * _MiB, "query texts, read whole into the judging project"),
     "docs": (4 * _GiB, "document texts, read whole into the judging project's database"),

@@ -319,8 +319,6 @@ def write_qrels_with_manifest(qrels: Qrels, path: str | Path, manifest_fields: M
     path = Path(path)
     text, manifest = qrels_with_manifest_text(qrels, path.name, manifest_fields)
     out = manifest_path(path)
-    from ..formats.outputs import write_outputs
-
     write_outputs([(path, text), (out, manifest)])
     return out
 
