@@ -24,6 +24,12 @@ import click
 )
 @click.option("-M", "max_per_topic", type=int, default=None, help="keep the first N documents per query")
 @click.option("-N", "num_docs", type=int, default=0, help="documents in the collection (for utility)")
+@click.option(
+    "--trec-eval-parsing",
+    is_flag=True,
+    help="read scores with C's atof and grades with atol, as trec_eval does (nan, inf, 0x1p3, 1.5abc, "
+    "abc as 0, a grade 1.5 as 1) instead of refusing them",
+)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("run", type=click.Path(dir_okay=False))
 def command(
@@ -35,6 +41,7 @@ def command(
     measures: tuple[str, ...],
     max_per_topic: int | None,
     num_docs: int,
+    trec_eval_parsing: bool,
     qrels: str,
     run: str,
 ) -> None:
@@ -56,6 +63,7 @@ def command(
         max_per_topic=max_per_topic,
         num_docs=num_docs,
         measures=measures,
+        trec_eval_parsing=trec_eval_parsing,
     )
     from ..errors import MeasureSyntaxError
 

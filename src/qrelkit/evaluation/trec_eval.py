@@ -53,6 +53,7 @@ class TrecOptions:
     max_per_topic: int | None = None  # -M
     num_docs: int = 0  # -N
     measures: tuple[str, ...] = ()  # -m, as given
+    trec_eval_parsing: bool = False  # --trec-eval-parsing: scores by atof, grades by atol
 
     def __post_init__(self) -> None:
         from ..errors import UsageError
@@ -383,6 +384,8 @@ def trec_eval_files(qrels_path: str | Path, run_path: str | Path, options: TrecO
     from .trec_fast import fast_rel_lists
 
     plan = plan_reading(TREC_EVAL_CONVENTIONS, [], engine="trec_eval", on_duplicate="error", comments=True)
+    if options.trec_eval_parsing:  # atof/atol reading: qrelkit's readers only, no native scanner
+        return _trec_eval_parsed(Path(qrels_path), Path(run_path), options, plan.comments)
     try:
         rl, query_ids, missing, name = fast_rel_lists(
             Path(qrels_path),
@@ -424,6 +427,19 @@ def trec_eval_files(qrels_path: str | Path, run_path: str | Path, options: TrecO
             raise ValidationError(
                 "the run has no rows", source=str(run_path), fix="pass a non-empty run file"
             )
+    except QrelkitError as exc:
+        raise _unreadable(exc) from None
+    return trec_eval(qrels, run, options)
+
+
+def _trec_eval_parsed(qrels_path: Path, run_path: Path, options: TrecOptions, comments: bool) -> TrecEvalOutput:
+    """``--trec-eval-parsing``: the files read with trec_eval's ``atof`` scores and ``atol`` grades
+    (:mod:`qrelkit.formats.trec.atof`), then evaluated as any other."""
+    from ..formats.trec.atof import read_qrels_atof, read_run_atof
+
+    try:
+        qrels = read_qrels_atof(qrels_path, comments=comments, on_duplicate="first")
+        run = read_run_atof(run_path, comments=comments, on_duplicate="max", mixed_tags=True)
     except QrelkitError as exc:
         raise _unreadable(exc) from None
     return trec_eval(qrels, run, options)
