@@ -273,6 +273,17 @@ def _with_progress(runs: tuple[str, ...], call: Callable[..., Any]) -> Any:
 PROGRESS_BYTES = 64 << 20
 
 
+def _refuse_trec_eval_parsing(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        raise click.UsageError(
+            "--trec-eval-parsing belongs to `qrelkit trec_eval` only: eval refuses the scores and grades C's "
+            "atof/atol would read (nan, inf, 0x1p3, 1.5abc, abc as 0, a grade 1.5 as 1), because a NaN score "
+            "has no rank and a typo read as a number is a silently wrong result; fix the file, or run "
+            "`qrelkit trec_eval --trec-eval-parsing QRELS RUN` for trec_eval's own numbers",
+            ctx=ctx,
+        )
+
+
 @click.command("eval")
 @click.argument("qrels", type=click.Path())
 @click.argument("runs", nargs=-1, required=True, type=click.Path())
@@ -367,6 +378,8 @@ PROGRESS_BYTES = 64 << 20
 @click.option("--project", type=click.Path(dir_okay=False), default=None,
               help="the judging project the qrels were exported from: check the manifest's signature with its key "
               "(\"manifest verified\", or an error)")  # fmt: skip
+@click.option("--trec-eval-parsing", is_flag=True, hidden=True, expose_value=False,
+              callback=_refuse_trec_eval_parsing)  # fmt: skip
 @profile_option
 @convention_options
 def eval_command(

@@ -432,7 +432,9 @@ def trec_eval_files(qrels_path: str | Path, run_path: str | Path, options: TrecO
     return trec_eval(qrels, run, options)
 
 
-def _trec_eval_parsed(qrels_path: Path, run_path: Path, options: TrecOptions, comments: bool) -> TrecEvalOutput:
+def _trec_eval_parsed(
+    qrels_path: Path, run_path: Path, options: TrecOptions, comments: bool
+) -> TrecEvalOutput:
     """``--trec-eval-parsing``: the files read with trec_eval's ``atof`` scores and ``atol`` grades
     (:mod:`qrelkit.formats.trec.atof`), then evaluated as any other."""
     from ..formats.trec.atof import read_qrels_atof, read_run_atof

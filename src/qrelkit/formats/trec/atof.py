@@ -80,7 +80,7 @@ def atol(text: str) -> int:
 
 
 @lru_cache(maxsize=1)
-def _libc_qsort():  # type: ignore[no-untyped-def]
+def _libc_qsort():
     name = ctypes.util.find_library("c")
     if name is None:
         return None
@@ -98,7 +98,7 @@ def trec_eval_order(scores: list[float], docs: list[bytes]) -> list[int]:
     are sorted by ``comp_sim_docno`` (``form_res_rels.c`` lines 266-275) with the C library's ``qsort``,
     the function trec_eval calls (line 112), so that a NaN score lands where the binary puts it."""
 
-    def comp(p1, p2) -> int:  # type: ignore[no-untyped-def]
+    def comp(p1, p2) -> int:
         a, b = p1[0], p2[0]
         if scores[a] > scores[b]:
             return -1
@@ -108,14 +108,14 @@ def trec_eval_order(scores: list[float], docs: list[bytes]) -> list[int]:
 
     n = len(scores)
     qsort = _libc_qsort()
-    if qsort is None:  # no C library to call: glibc's merge sort, which a consistent comparator needs not
+    if qsort is None:  # no C library to load: glibc's merge sort, in Python
         return _merge_sorted(list(range(n)), lambda a, b: comp([a], [b]))
     items = (ctypes.c_long * n)(*range(n))
     qsort(items, ctypes.c_size_t(n), ctypes.c_size_t(ctypes.sizeof(ctypes.c_long)), _CMP(comp))
     return list(items)
 
 
-def _merge_sorted(items: list[int], comp) -> list[int]:  # type: ignore[no-untyped-def]
+def _merge_sorted(items: list[int], comp) -> list[int]:
     """glibc's ``msort``: top-down, the first half n // 2, the left element first unless it compares above."""
     if len(items) <= 1:
         return items
@@ -140,15 +140,15 @@ def _scores_as_atof(frame: pl.DataFrame) -> pl.DataFrame:
     values = [atof(s) for s in frame.get_column("score").to_list()]
     frame = frame.with_columns(pl.Series("score", values, dtype=pl.Float64))
     odd = frame.filter(~pl.col("score").is_finite()).get_column("query_id").unique().to_list()
-    if not odd:
-        return frame.with_columns(pl.col("score").map_elements(repr, return_dtype=pl.String))
-    out = frame.with_row_index("_row")
-    stand_in = {}
-    for qid in odd:
-        rows = out.filter(pl.col("query_id") == qid).sort("doc_id")  # polars sorts strings by bytes
-        docs = [d.encode() for d in rows.get_column("doc_id").to_list()]
-        order = trec_eval_order(rows.get_column("score").to_list(), docs)
-        index = rows.get_column("_row").to_list()
+    rows = frame.with_row_index("_row").filter(pl.col("query_id").is_in(odd))
+    stand_in: dict[int, float] = {}
+    # one pass per query (partition_by groups once): a query's rows by document id in byte order, stable
+    # as glibc's msort keeps lines given twice in file order (get_trec_results.c line 173)
+    for part in rows.partition_by("query_id", maintain_order=True):
+        part = part.sort("doc_id", maintain_order=True)
+        docs = [d.encode() for d in part.get_column("doc_id").to_list()]
+        order = trec_eval_order(part.get_column("score").to_list(), docs)
+        index = part.get_column("_row").to_list()
         for place, pos in enumerate(order):
             stand_in[index[pos]] = float(len(order) - place)
     new = [stand_in.get(i, v) for i, v in enumerate(values)]
