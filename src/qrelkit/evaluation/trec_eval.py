@@ -39,6 +39,11 @@ if TYPE_CHECKING:
 TREC_EVAL_CONVENTIONS = Conventions.from_profile("trec_eval")
 
 
+#: The bound on (judged queries) x (largest grade + 1), the grade-level counts trec_eval keeps per query:
+#: 2**26 of them are 512 MB.
+MAX_GRADE_COUNTS = 2**26
+
+
 #: ``-N``'s bound: utility's arithmetic counts the collection in float64, exact to 2**53.
 MAX_NUM_DOCS = 2**53
 
@@ -140,10 +145,26 @@ def rel_lists(qrels: Qrels, run: Run, options: TrecOptions) -> tuple[tk.RelLists
         offsets = np.concatenate(([0], np.cumsum(counts)))
     grades = qrels.frame.filter(pl.col("grade") >= 0)
     top = int(grades.get_column("grade").max() or 0) + 1 if grades.height else 1  # type: ignore[arg-type]  # an integer column's max
+    if len(judged_q) * top > MAX_GRADE_COUNTS:
+        raise _grade_too_large(qrels, grades, len(judged_q))
     levels = np.zeros((len(judged_q), top), dtype=np.int64)
     qcode = np.searchsorted(np.array(judged_q), grades.get_column("query_id").to_numpy())
     np.add.at(levels, (qcode, grades.get_column("grade").to_numpy()), 1)
     return tk.RelLists(offsets.astype(np.int64), rel, levels, options.rel_level), judged_q, ~in_run
+
+
+def _grade_too_large(qrels: Qrels, grades: Any, n_queries: int) -> TrecEvalStop:
+    """A grade so large that the count of each query's grade levels (``form_res_rels.c`` lines 153-156:
+    ``max_rel + 1`` longs per query) would not fit: one line naming it, exit 2, instead of the allocation."""
+    row = grades.sort("grade", descending=True).row(0, named=True)
+    return TrecEvalStop(
+        f"grade {row['grade']} is too large to count grade levels up to it over {n_queries:,} "
+        f"quer{'y' if n_queries == 1 else 'ies'} (at most {MAX_GRADE_COUNTS:,} counts)",
+        exit_code=2,
+        source=str(qrels.meta.get("source", qrels.name)),
+        line=row.get("line"),
+        fix="number the grades 0, 1, 2, ... (trec_eval reads a grade as a count of levels)",
+    )
 
 
 def _missing_error(missing: list[str], source: str) -> TrecEvalStop:
