@@ -75,6 +75,20 @@ def trec_name(name: str) -> str:
     raise KeyError(name)
 
 
+#: the measures trec_eval computes from the grades themselves, whatever ``-l`` says
+GRADED = ("nDCG", "NumRet", "G", "nDCGRel")
+
+
+def at_level(measure: str, rel: int) -> str:
+    """``P@5`` -> ``P(rel=2)@5``, ``IPrec(recall=0.3)`` -> ``IPrec(rel=2,recall=0.3)``: trec_eval's ``-l``."""
+    name, k = measure.split("@") if "@" in measure else (measure, "")
+    base, _, params = name.partition("(")
+    if rel == 1 or base in GRADED:
+        return measure
+    inner = f"rel={rel}," + params if params else f"rel={rel})"
+    return f"{base}({inner}" + (f"@{k}" if k else "")
+
+
 def _dicts(c: h.Case) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
     qd: dict[str, dict[str, int]] = {}
     for line in c.qrels.splitlines():
@@ -120,9 +134,10 @@ def _per_query(stdout: bytes) -> dict[str, dict[str, float]]:
     return out
 
 
-def test_trec_eval9_profile_per_query_against_the_9_0_8_binary(trec_eval_9_precise, tmp_path):
+@pytest.mark.parametrize("rel", [1, 2])
+def test_trec_eval9_profile_per_query_against_the_9_0_8_binary(rel, trec_eval_9_precise, tmp_path):
     """Every measure of ``-m all_trec`` (but :data:`TREC_NOT_A_VALUE`), per query: the binary with ``-q``
-    alone, queries in both files, relevance at grade 1. Left out: the cases with an all-negative query, on
+    and ``-l rel`` alone, queries in both files. Left out: the cases with an all-negative query, on
     which trec_eval 9.0.8 reads the previous query's grade counts and crashes (:func:`_all_negative`), and
     ``infAP`` where a query has a negative grade (docs/conventions.md's remaining differences: the profile
     puts such a document outside the pool, trec_eval counts it in the pool, unjudged)."""
@@ -135,21 +150,22 @@ def test_trec_eval9_profile_per_query_against_the_9_0_8_binary(trec_eval_9_preci
         if _all_negative(qd):
             continue
         qrels, run = c.write(tmp_path / str(seed))
-        out = h.run_trec_eval(trec_eval_9_precise, qrels, run, ("-q", "-m", "all_trec"))
+        out = h.run_trec_eval(trec_eval_9_precise, qrels, run, ("-q", "-l", str(rel), "-m", "all_trec"))
         assert out.exit_code == 0, (seed, out)
         theirs = _per_query(out.stdout)
         negative = {q for q, d in qd.items() if any(g < 0 for g in d.values())}
-        res = ours(qrels, run, "trec_eval9", [trec_name(n) for n in theirs])
+        mine = {n: at_level(trec_name(n), rel) for n in theirs}
+        res = ours(qrels, run, "trec_eval9", list(mine.values()))
         cases += 1
         for name, values in theirs.items():
-            got = res.values(trec_name(name))
+            got = res.values(mine[name])
             assert set(got) == set(values), (seed, name)
             for q, want in values.items():
                 if name == "infAP" and q in negative:
                     continue
                 _assert_close(got[q], want, (seed, q, name))
                 compared += 1
-    print(f"trec_eval9 vs trec_eval 9.0.8: {compared} per-query values compared on {cases} cases")
+    print(f"trec_eval9 vs trec_eval 9.0.8 -l {rel}: {compared} per-query values compared on {cases} cases")
     assert cases >= 20 and compared > 5000
 
 
