@@ -257,7 +257,11 @@ def _tied(rd: dict[str, dict[str, float]]) -> bool:
 def test_ranx_profiles_per_query(tmp_path):
     """ranx's metric functions on the arrays ``ranx.evaluate(make_comparable=True)`` builds. Left out:
     the cases with tied scores (ranx orders them as numba's argsort leaves them: the profile's notes). ranx's
-    ``precision`` without a cutoff and ``f1`` have no qrelkit measure (docs/conventions.md)."""
+    ``precision`` without a cutoff and ``f1`` have no qrelkit measure (docs/conventions.md). ``bpref`` is
+    left out on a query with no judged document below the threshold, where ranx divides 0 by 0
+    (:func:`test_ranx_bpref_is_nan_without_a_judged_non_relevant_document`), and compared at the threshold
+    1 only: at 2 ranx gives 0 for every query of some cases (seed 156), a difference listed, not yet traced,
+    in docs/conventions.md."""
     pytest.importorskip("ranx")
     from ranx import metrics as mt
 
@@ -276,6 +280,7 @@ def test_ranx_profiles_per_query(tmp_path):
         cases += 1
         for rel in (1, 2):
             r = f"(rel={rel})"
+            no_nonrel = {q for q, d in qd.items() if not any(g < rel for g in d.values())}
             theirs = {
                 f"P{r}@5": mt.precision(qrels_list, run_list, 5, rel),
                 f"R{r}@10": mt.recall(qrels_list, run_list, 10, rel),
@@ -286,10 +291,13 @@ def test_ranx_profiles_per_query(tmp_path):
                 f"RR{r}@3": mt.reciprocal_rank(qrels_list, run_list, 3, rel),
                 f"Rprec{r}": mt.r_precision(qrels_list, run_list, 0, rel),
                 f"NumRelRet{r}@10": mt.hits(qrels_list, run_list, 10, rel),
+                f"Success{r}@5": mt.hit_rate(qrels_list, run_list, 5, rel),
+                f"RBP(rel={rel},persistence=0.8)": mt.rank_biased_precision(qrels_list, run_list, 0.8, rel),
             }
             burges = {}
             if rel == 1:  # nDCG and DCG take the grade as gain above the threshold
                 theirs |= {
+                    "bpref": mt.bpref(qrels_list, run_list, 0, 1),
                     "nDCG@10": mt.ndcg(qrels_list, run_list, 10, 1),
                     "nDCG": mt.ndcg(qrels_list, run_list, 0, 1),
                     "DCG@10": mt.dcg(qrels_list, run_list, 10, 1),
@@ -297,6 +305,7 @@ def test_ranx_profiles_per_query(tmp_path):
                 burges = {
                     "nDCG@10": mt.ndcg_burges(qrels_list, run_list, 10, 1),
                     "nDCG": mt.ndcg_burges(qrels_list, run_list, 0, 1),
+                    "DCG@10": mt.dcg_burges(qrels_list, run_list, 10, 1),
                 }
             for profile, table in (("ranx", theirs), ("ranx-burges", burges)):
                 if not table:
@@ -305,12 +314,38 @@ def test_ranx_profiles_per_query(tmp_path):
                 for measure, scores in table.items():
                     got = res.values(measure)
                     assert set(got) == set(queries), (seed, measure)
+                    skip = no_nonrel if measure.startswith("bpref") else set()
                     for q, want in zip(queries, scores, strict=True):
-                        _assert_close(got[q], float(want), (seed, q, profile, measure))
-                        compared += 1
-                    _assert_close(res.mean(measure), float(np.mean(scores)), (seed, "mean", measure))
+                        if q not in skip:
+                            _assert_close(got[q], float(want), (seed, q, profile, measure))
+                            compared += 1
+                    if not skip & set(queries):
+                        _assert_close(res.mean(measure), float(np.mean(scores)), (seed, "mean", measure))
     print(f"ranx: {compared} per-query values compared on {cases} cases")
     assert cases >= 10 and compared > 500
+
+
+def test_ranx_bpref_is_nan_without_a_judged_non_relevant_document():
+    """A difference left open (docs/conventions.md): ranx's bpref divides by min(R, N), the judged
+    non-relevant count, and gives NaN when N = 0 (ranx.evaluate's mean too); the ranx profile gives
+    trec_eval's value. By hand: one relevant document, returned first, nothing judged non-relevant:
+    no non-relevant document ranks above it, bpref = 1."""
+    pytest.importorskip("ranx")
+    import polars as pl
+    from ranx import Qrels as RQrels
+    from ranx import Run as RRun
+    from ranx import evaluate as revaluate
+
+    from qrelkit import evaluate
+    from qrelkit.formats import qrels_from_frame, run_from_frame
+    from qrelkit.measures.profiles import PROFILES
+
+    assert math.isnan(float(revaluate(RQrels({"q": {"a": 1}}), RRun({"q": {"a": 2.0, "x": 1.0}}), "bpref")))
+    qrels = qrels_from_frame(pl.DataFrame({"query_id": ["q"], "doc_id": ["a"], "grade": [1]}))
+    run = run_from_frame(
+        pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "x"], "score": [2.0, 1.0]}), name="r"
+    )
+    assert evaluate(qrels, run, ["bpref"], PROFILES["ranx"].conventions).values("bpref") == {"q": 1.0}
 
 
 # ---------------------------------------------------------------------------------------- scikit-learn
