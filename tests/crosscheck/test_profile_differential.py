@@ -260,8 +260,8 @@ def test_ranx_profiles_per_query(tmp_path):
     ``precision`` without a cutoff and ``f1`` have no qrelkit measure (docs/conventions.md). ``bpref`` is
     left out on a query with no judged document below the threshold, where ranx divides 0 by 0
     (:func:`test_ranx_bpref_is_nan_without_a_judged_non_relevant_document`), and compared at the threshold
-    1 only: at 2 ranx gives 0 for every query of some cases (seed 156), a difference listed, not yet traced,
-    in docs/conventions.md."""
+    1 only: at 2 ranx's value for a query depends on the others evaluated with it (seed 156: query ``B`` is
+    0.5 alone, 0 beside a query with nothing relevant at 2), a difference listed in docs/conventions.md."""
     pytest.importorskip("ranx")
     from ranx import metrics as mt
 
