@@ -73,11 +73,15 @@ def compiler() -> str | None:
     return shutil.which("cc") or shutil.which("gcc")
 
 
-def build(version: str) -> Path:
-    """trec_eval ``version``'s binary, built once from the vendored archive (raises if the build fails)."""
+def build(version: str, *, precise: bool = False) -> Path:
+    """trec_eval ``version``'s binary, built once from the vendored archive (raises if the build fails).
+
+    ``precise``: the value format ``%6.4f`` changed to ``%.17g`` in its two print files
+    (:data:`PRINT_SOURCES`, nothing else touched), so ``-q`` shows each double to the last bit and a
+    profile can be compared with the binary to 1e-12 per query (``build/trec_eval/<version>-precise/``)."""
     archive = SOURCES / f"trec_eval-{version}.tar.gz"
-    digest = hashlib.sha256(archive.read_bytes()).hexdigest()[:16]
-    home = BUILD / version
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()[:16] + ("-precise" if precise else "")
+    home = BUILD / (f"{version}-precise" if precise else version)
     binary = home / f"trec_eval-{version}" / "trec_eval"
     stamp = home / "archive.sha256"
     if binary.exists() and stamp.exists() and stamp.read_text() == digest:
@@ -86,6 +90,10 @@ def build(version: str) -> Path:
     home.mkdir(parents=True)
     with tarfile.open(archive) as tar:
         tar.extractall(home, filter="data")
+    if precise:
+        for name in PRINT_SOURCES:
+            source = binary.parent / name
+            source.write_text(source.read_text().replace("%6.4f", "%.17g"))
     cc = compiler()
     if cc is None:
         raise RuntimeError("no C compiler on PATH")
@@ -98,6 +106,10 @@ def build(version: str) -> Path:
     )
     stamp.write_text(digest)
     return binary
+
+
+#: The files holding trec_eval's value formats (both versions), rewritten by ``build(precise=True)``.
+PRINT_SOURCES = ("meas_print_single.c", "meas_print_final.c")
 
 
 @dataclass

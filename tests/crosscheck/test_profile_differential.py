@@ -1,0 +1,392 @@
+"""Every profile against its real library, per query to 1e-12, on the seeded edge cases of
+:mod:`tests.crosscheck.trec_eval_harness` (ties, negative and zero grades, unjudged documents, queries on one
+side only, single-document queries, odd ids and score spellings).
+
+- ``--profile trec_eval9`` against trec_eval 9.0.8 built from its vendored source with full-precision
+  output (``build(precise=True)``: ``%.17g`` for ``%6.4f``), its ``-q`` lines parsed;
+- ``--profile ir_measures`` against ir_measures, ``--profile ranx`` and ``ranx-burges`` against ranx's metric
+  functions, ``--profile sklearn`` against scikit-learn's ``ndcg_score`` and ``dcg_score``.
+
+Left out of every comparison: the cases carrying a fault (the libraries refuse them or their dicts cannot
+hold them) and runs with two tags. Further exclusions are named in each test. Each test prints the number
+of values compared (``pytest -s``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import pytest
+
+from . import trec_eval_harness as h
+from .test_profile_parity import IRM, ours
+
+SEEDS = range(int(os.environ.get("QRELKIT_PROFILE_CASES", "48")))
+TOL = 1e-12
+
+#: trec_eval's names -> qrelkit's, for the measures whose name carries no parameter (relevance at grade 1)
+TREC_FIXED = {
+    "map": "AP",
+    "recip_rank": "RR",
+    "Rprec": "Rprec",
+    "num_rel": "NumRel",
+    "num_ret": "NumRet",
+    "num_rel_ret": "NumRelRet",
+    "ndcg": "nDCG",
+    "bpref": "bpref",
+    "infAP": "infAP",
+    "11pt_avg": "IPrecMean",
+    "utility": "Utility",
+    "binG": "binG",
+    "G": "G",
+    "ndcg_rel": "nDCGRel",
+    "Rndcg": "RnDCG",
+    "set_P": "SetP",
+    "set_relative_P": "SetRelP",
+    "set_map": "SetAP",
+    "set_F": "SetF",
+    "set_recall": "R",
+    "num_nonrel_judged_ret": "NumNonRelJudgedRet",
+}
+#: trec_eval's parameterised names (``P_10``, ``Rprec_mult_0.40``) -> qrelkit's
+TREC_PARAMETERISED = {
+    "P_": "P@{}",
+    "recall_": "R@{}",
+    "map_cut_": "AP@{}",
+    "ndcg_cut_": "nDCG@{}",
+    "relative_P_": "RelP@{}",
+    "success_": "Success@{}",
+    "iprec_at_recall_": "IPrec(recall={})",
+    "Rprec_mult_": "Rprec(mult={})",
+}
+#: all_trec's lines that are no per-query number: the run's tag, the ranking as a string, the query count
+TREC_NOT_A_VALUE = ("runid", "relstring", "num_q")
+
+
+def trec_name(name: str) -> str:
+    """qrelkit's measure for trec_eval's output name (``P_10`` -> ``P@10``)."""
+    if name in TREC_FIXED:
+        return TREC_FIXED[name]
+    for prefix, spelling in TREC_PARAMETERISED.items():
+        if name.startswith(prefix) and name[len(prefix) :][:1].isdigit():
+            return spelling.format(name[len(prefix) :])
+    raise KeyError(name)
+
+
+#: the measures trec_eval computes from the grades themselves, whatever ``-l`` says
+GRADED = ("nDCG", "NumRet", "G", "nDCGRel")
+
+
+def at_level(measure: str, rel: int) -> str:
+    """``P@5`` -> ``P(rel=2)@5``, ``IPrec(recall=0.3)`` -> ``IPrec(rel=2,recall=0.3)``: trec_eval's ``-l``."""
+    name, k = measure.split("@") if "@" in measure else (measure, "")
+    base, _, params = name.partition("(")
+    if rel == 1 or base in GRADED:
+        return measure
+    inner = f"rel={rel}," + params if params else f"rel={rel})"
+    return f"{base}({inner}" + (f"@{k}" if k else "")
+
+
+def _dicts(c: h.Case) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    qd: dict[str, dict[str, int]] = {}
+    for line in c.qrels.splitlines():
+        f = line.split()
+        qd.setdefault(f[0], {})[f[2]] = int(f[3])
+    rd: dict[str, dict[str, float]] = {}
+    for line in c.run.splitlines():
+        f = line.split()
+        rd.setdefault(f[0], {})[f[2]] = float(f[4])
+    return qd, rd
+
+
+def _usable(c: h.Case) -> bool:
+    return not c.fault and "runB" not in c.run
+
+
+def _all_negative(qd: dict[str, dict[str, int]]) -> bool:
+    """A query whose judgments are all negative: trec_eval 9 (alone, inside pytrec_eval and so inside
+    ir_measures) reads the previous query's grade counts or crashes (``form_res_rels.c``; docs/trec_eval.md)."""
+    return any(all(g < 0 for g in d.values()) for d in qd.values())
+
+
+def _assert_close(got: float, want: float, where: tuple) -> None:
+    assert abs(got - want) <= TOL, (*where, got, want)
+
+
+# ------------------------------------------------------------------------------------ trec_eval 9.0.8
+
+
+@pytest.fixture(scope="module")
+def trec_eval_9_precise():
+    if h.compiler() is None:
+        pytest.skip("no C compiler on PATH: trec_eval cannot be built from tests/data/trec_eval-src")
+    return h.build("9.0.8", precise=True)
+
+
+def _per_query(stdout: bytes) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for line in stdout.decode().splitlines():
+        name, qid, value = (f.strip() for f in line.split("\t"))
+        if qid != "all" and name not in TREC_NOT_A_VALUE:
+            out.setdefault(name, {})[qid] = float(value)
+    return out
+
+
+@pytest.mark.parametrize("rel", [1, 2])
+def test_trec_eval9_profile_per_query_against_the_9_0_8_binary(rel, trec_eval_9_precise, tmp_path):
+    """Every measure of ``-m all_trec`` (but :data:`TREC_NOT_A_VALUE`), per query: the binary with ``-q``
+    and ``-l rel`` alone, queries in both files. Left out: the cases with an all-negative query, on
+    which trec_eval 9.0.8 reads the previous query's grade counts and crashes (:func:`_all_negative`), and
+    ``infAP`` where a query has a negative grade (docs/conventions.md's remaining differences: the profile
+    puts such a document outside the pool, trec_eval counts it in the pool, unjudged)."""
+    compared = cases = 0
+    for seed in SEEDS:
+        c = h.case(seed)
+        if not _usable(c):
+            continue
+        qd, _ = _dicts(c)
+        if _all_negative(qd):
+            continue
+        qrels, run = c.write(tmp_path / str(seed))
+        out = h.run_trec_eval(trec_eval_9_precise, qrels, run, ("-q", "-l", str(rel), "-m", "all_trec"))
+        assert out.exit_code == 0, (seed, out)
+        theirs = _per_query(out.stdout)
+        negative = {q for q, d in qd.items() if any(g < 0 for g in d.values())}
+        mine = {n: at_level(trec_name(n), rel) for n in theirs}
+        res = ours(qrels, run, "trec_eval9", list(mine.values()))
+        cases += 1
+        for name, values in theirs.items():
+            got = res.values(mine[name])
+            assert set(got) == set(values), (seed, name)
+            for q, want in values.items():
+                if name == "infAP" and q in negative:
+                    continue
+                _assert_close(got[q], want, (seed, q, name))
+                compared += 1
+    print(f"trec_eval9 vs trec_eval 9.0.8 -l {rel}: {compared} per-query values compared on {cases} cases")
+    assert cases >= 20 and compared > 5000
+
+
+# ------------------------------------------------------------------------------------------ ir_measures
+
+
+#: ir_measures' measures beyond the parity table, computed by its pytrec_eval and judged providers
+IRM_MORE = ("Success@1", "Success@5", "SetP", "SetR", "SetF", "Bpref", "infAP", "P@1", "R@1000", "nDCG@3",
+            "AP@1", "P(rel=2)@5", "Bpref(rel=2)", "SetP(rel=2)", "Judged@1", "RR(rel=2)")  # fmt: skip
+
+
+def test_ir_measures_profile_per_query(tmp_path):
+    """Every measure of the parity table (``test_profile_parity.IRM``) and :data:`IRM_MORE`, per query and
+    in the mean. Left out: the cases with an all-negative query (ir_measures computes most measures with
+    pytrec_eval, which crashes there); ``infAP`` on a query with a negative grade (docs/conventions.md's
+    remaining differences); ``ERR``, which ir_measures computes by running gdeval.pl: it prints five
+    decimals (checked to 5e-6 by ``test_profile_parity.py::test_ir_measures_err_through_gdeval``) and
+    misreads query ids that are not whole numbers (:func:`test_ir_measures_err_misreads_signed_query_ids`);
+    ``Compat`` and ``nDCG(dcg='exp-log2')`` (docs/conventions.md); ir_measures 0.4.3 offers no ``RBP``."""
+    ir_measures = pytest.importorskip("ir_measures")
+    names = {**IRM, **{m: m for m in IRM_MORE}}
+    measures = [ir_measures.parse_measure(m) for m in names]
+    compared = cases = 0
+    for seed in SEEDS:
+        c = h.case(seed)
+        if not _usable(c):
+            continue
+        qd, _ = _dicts(c)
+        if _all_negative(qd):
+            continue
+        negative = {q for q, d in qd.items() if any(g < 0 for g in d.values())}
+        qrels, run = c.write(tmp_path / str(seed))
+        qrels_list = list(ir_measures.read_trec_qrels(str(qrels)))
+        run_list = list(ir_measures.read_trec_run(str(run)))
+        per_query: dict[str, dict[str, float]] = {}
+        for metric in ir_measures.iter_calc(measures, qrels_list, run_list):
+            per_query.setdefault(str(metric.measure), {})[metric.query_id] = metric.value
+        aggregate = ir_measures.calc_aggregate(measures, qrels_list, run_list)
+        res = ours(qrels, run, "ir_measures", list(names.values()))
+        cases += 1
+        for theirs_name, mine in names.items():
+            m = ir_measures.parse_measure(theirs_name)
+            got = res.values(mine)
+            assert set(got) == set(per_query[str(m)]), (seed, mine)
+            for q, want in per_query[str(m)].items():
+                if mine == "infAP" and q in negative:
+                    continue
+                _assert_close(got[q], want, (seed, q, mine))
+                compared += 1
+            if mine != "infAP" or not negative:
+                _assert_close(res.mean(mine), aggregate[m], (seed, "mean", mine))
+    print(f"ir_measures: {compared} per-query values compared on {cases} cases")
+    assert cases >= 20 and compared > 4000
+
+
+def test_ir_measures_err_misreads_signed_query_ids(tmp_path):
+    """A difference left open (docs/conventions.md): gdeval.pl, which ir_measures runs for ERR, reads query
+    ``-4`` as ``4``, so ir_measures reports ERR for a query ``4`` nobody judged and 0 for ``-4``; the
+    ir_measures profile scores ``-4`` itself. By hand: grades 1, 0 at ranks 1, 2 with max grade 4 (gdeval's
+    $MAX_JUDGMENT): ERR@10 = (2^1 - 1) / 2^4 / 1 = 0.0625."""
+    import shutil
+
+    ir_measures = pytest.importorskip("ir_measures")
+    if shutil.which("perl") is None:
+        pytest.skip("perl is not installed")
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("-4 0 a 1\n-4 0 b 0\n")
+    run.write_text("-4 Q0 a 1 2 r\n-4 Q0 b 2 1 r\n")
+    m = ir_measures.parse_measure("ERR@10")
+    theirs = {
+        x.query_id: x.value
+        for x in ir_measures.iter_calc(
+            [m], ir_measures.read_trec_qrels(str(qrels)), ir_measures.read_trec_run(str(run))
+        )
+    }
+    assert theirs == {"4": pytest.approx(0.0625, abs=5e-6), "-4": 0.0}
+    assert ours(qrels, run, "ir_measures", ["ERR@10"]).values("ERR@10") == pytest.approx(
+        {"-4": 0.0625}, abs=1e-15
+    )
+
+
+# ------------------------------------------------------------------------------------------------- ranx
+
+
+def _tied(rd: dict[str, dict[str, float]]) -> bool:
+    return any(len(set(scores.values())) < len(scores) for scores in rd.values())
+
+
+def test_ranx_profiles_per_query(tmp_path):
+    """ranx's metric functions on the arrays ``ranx.evaluate(make_comparable=True)`` builds. Left out:
+    the cases with tied scores (ranx orders them as numba's argsort leaves them: the profile's notes). ranx's
+    ``precision`` without a cutoff and ``f1`` have no qrelkit measure (docs/conventions.md). ``bpref`` is
+    left out on a query with no judged document below the threshold, where ranx divides 0 by 0
+    (:func:`test_ranx_bpref_is_nan_without_a_judged_non_relevant_document`), and compared at the threshold
+    1 only: at 2 ranx's value for a query depends on the others evaluated with it (seed 156: query ``B`` is
+    0.5 alone, 0 beside a query with nothing relevant at 2), a difference listed in docs/conventions.md."""
+    pytest.importorskip("ranx")
+    from ranx import metrics as mt
+
+    from .test_profile_parity import _ranx_arrays
+
+    compared = cases = 0
+    for seed in range(4 * len(SEEDS)):  # about one case in four is free of ties
+        c = h.case(seed)
+        if not _usable(c):
+            continue
+        qd, rd = _dicts(c)
+        if _tied(rd):
+            continue
+        qrels, run = c.write(tmp_path / str(seed))
+        queries, qrels_list, run_list = _ranx_arrays(qd, rd)
+        cases += 1
+        for rel in (1, 2):
+            r = f"(rel={rel})"
+            no_nonrel = {q for q, d in qd.items() if not any(g < rel for g in d.values())}
+            theirs = {
+                f"P{r}@5": mt.precision(qrels_list, run_list, 5, rel),
+                f"R{r}@10": mt.recall(qrels_list, run_list, 10, rel),
+                f"R{r}": mt.recall(qrels_list, run_list, 0, rel),
+                f"AP{r}@10": mt.average_precision(qrels_list, run_list, 10, rel),
+                f"AP{r}": mt.average_precision(qrels_list, run_list, 0, rel),
+                f"RR{r}": mt.reciprocal_rank(qrels_list, run_list, 0, rel),
+                f"RR{r}@3": mt.reciprocal_rank(qrels_list, run_list, 3, rel),
+                f"Rprec{r}": mt.r_precision(qrels_list, run_list, 0, rel),
+                f"NumRelRet{r}@10": mt.hits(qrels_list, run_list, 10, rel),
+                f"Success{r}@5": mt.hit_rate(qrels_list, run_list, 5, rel),
+                f"RBP(rel={rel},persistence=0.8)": mt.rank_biased_precision(qrels_list, run_list, 0.8, rel),
+            }
+            burges = {}
+            if rel == 1:  # nDCG and DCG take the grade as gain above the threshold
+                theirs |= {
+                    "bpref": mt.bpref(qrels_list, run_list, 0, 1),
+                    "nDCG@10": mt.ndcg(qrels_list, run_list, 10, 1),
+                    "nDCG": mt.ndcg(qrels_list, run_list, 0, 1),
+                    "DCG@10": mt.dcg(qrels_list, run_list, 10, 1),
+                }
+                burges = {
+                    "nDCG@10": mt.ndcg_burges(qrels_list, run_list, 10, 1),
+                    "nDCG": mt.ndcg_burges(qrels_list, run_list, 0, 1),
+                    "DCG@10": mt.dcg_burges(qrels_list, run_list, 10, 1),
+                }
+            for profile, table in (("ranx", theirs), ("ranx-burges", burges)):
+                if not table:
+                    continue
+                res = ours(qrels, run, profile, list(table))
+                for measure, scores in table.items():
+                    got = res.values(measure)
+                    assert set(got) == set(queries), (seed, measure)
+                    skip = no_nonrel if measure.startswith("bpref") else set()
+                    for q, want in zip(queries, scores, strict=True):
+                        if q not in skip:
+                            _assert_close(got[q], float(want), (seed, q, profile, measure))
+                            compared += 1
+                    if not skip & set(queries):
+                        _assert_close(res.mean(measure), float(np.mean(scores)), (seed, "mean", measure))
+    print(f"ranx: {compared} per-query values compared on {cases} cases")
+    assert cases >= 10 and compared > 500
+
+
+def test_ranx_bpref_is_nan_without_a_judged_non_relevant_document():
+    """A difference left open (docs/conventions.md): ranx's bpref divides by min(R, N), the judged
+    non-relevant count, and gives NaN when N = 0 (ranx.evaluate's mean too); the ranx profile gives
+    trec_eval's value. By hand: one relevant document, returned first, nothing judged non-relevant:
+    no non-relevant document ranks above it, bpref = 1."""
+    pytest.importorskip("ranx")
+    import polars as pl
+    from ranx import Qrels as RQrels
+    from ranx import Run as RRun
+    from ranx import evaluate as revaluate
+
+    from qrelkit import evaluate
+    from qrelkit.formats import qrels_from_frame, run_from_frame
+    from qrelkit.measures.profiles import PROFILES
+
+    assert math.isnan(float(revaluate(RQrels({"q": {"a": 1}}), RRun({"q": {"a": 2.0, "x": 1.0}}), "bpref")))
+    qrels = qrels_from_frame(pl.DataFrame({"query_id": ["q"], "doc_id": ["a"], "grade": [1]}))
+    run = run_from_frame(
+        pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "x"], "score": [2.0, 1.0]}), name="r"
+    )
+    assert evaluate(qrels, run, ["bpref"], PROFILES["ranx"].conventions).values("bpref") == {"q": 1.0}
+
+
+# ---------------------------------------------------------------------------------------- scikit-learn
+
+
+def test_sklearn_profile_per_query(tmp_path):
+    """``ndcg_score`` and ``dcg_score`` on one row per query in both files (unjudged documents grade 0).
+    Left out: the cases the profile refuses as ndcg_score does (a negative grade, a judged query with one
+    returned document). Ties are kept: both average them."""
+    metrics = pytest.importorskip("sklearn.metrics")
+    table = {"nDCG@10": (metrics.ndcg_score, 10), "nDCG@3": (metrics.ndcg_score, 3),
+             "nDCG": (metrics.ndcg_score, None), "DCG@10": (metrics.dcg_score, 10),
+             "DCG": (metrics.dcg_score, None)}  # fmt: skip
+    compared = cases = 0
+    for seed in range(3 * len(SEEDS)):  # about one case in three has no negative grade
+        c = h.case(seed)
+        if not _usable(c):
+            continue
+        qd, rd = _dicts(c)
+        if any(g < 0 for d in qd.values() for g in d.values()):
+            continue
+        if any(len(rd[q]) < 2 for q in rd if q in qd):
+            continue
+        queries = sorted(q for q in rd if q in qd)
+        if not queries:
+            continue
+        qrels, run = c.write(tmp_path / str(seed))
+        res = ours(qrels, run, "sklearn", list(table))
+        cases += 1
+        for measure, (fn, k) in table.items():
+            got = res.values(measure)
+            assert set(got) == set(queries), (seed, measure)
+            values = []
+            for q in queries:
+                docs = list(rd[q])
+                y_true = np.array([[qd[q].get(d, 0) for d in docs]], dtype=float)
+                y_score = np.array([[rd[q][d] for d in docs]])
+                want = float(fn(y_true, y_score, k=k))
+                _assert_close(got[q], want, (seed, q, measure))
+                values.append(want)
+                compared += 1
+            _assert_close(res.mean(measure), math.fsum(values) / len(values), (seed, "mean", measure))
+    print(f"sklearn: {compared} per-query values compared on {cases} cases")
+    assert cases >= 20 and compared > 300
