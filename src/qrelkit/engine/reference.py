@@ -16,6 +16,7 @@ import itertools
 import math
 import struct
 from collections.abc import Callable, Sequence
+from inspect import signature
 
 from ..measures.conventions import Conventions, GainMap
 from ..measures.grammar import Measure
@@ -58,6 +59,11 @@ def _judgments(qrels: dict[str, dict[str, int]], conv: Conventions) -> dict[str,
             kept[d] = g
         out[q] = kept
     return out
+
+
+def _pooled(docs: dict[str, int], conv: Conventions) -> frozenset[str]:
+    """The documents judged with a negative grade under ``negative=unjudged``: in the pool, not judged."""
+    return frozenset(d for d, g in docs.items() if g < 0) if conv.negative == "unjudged" else frozenset()
 
 
 def _orderings(rows: list[Row], grades: dict[str, int], conv: Conventions) -> list[list[str]]:
@@ -354,7 +360,13 @@ def reference_values(
     for q, grades, rows in _scored(qrels, run, judged, conv):
         orders = _orderings(rows, grades, conv)
         unretrieved = frozenset(d for d, s, _ in rows if s <= 0 and conv.nonpositive == "not_retrieved")
-        values = [definition(measure, order, grades, conv, unretrieved) for order in orders]
+        # infAP's definition also takes the documents "in the pool, not judged" (a negative grade)
+        pool = (
+            {"pooled": _pooled(qrels.get(q, {}), conv)}
+            if "pooled" in signature(definition).parameters
+            else {}
+        )
+        values = [definition(measure, order, grades, conv, unretrieved, **pool) for order in orders]
         if any(math.isnan(v) for v in values):
             value = math.nan
         else:
