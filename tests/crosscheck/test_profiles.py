@@ -402,6 +402,44 @@ def test_ranx_profiles(ranx_metrics, case):
         assert abs(res.mean("nDCG@10") - float(np.mean(scores))) <= TOL
 
 
+@pytest.mark.parametrize("case", ["random-1", "random-2", "edge"])
+def test_ranx_precision_and_f1(ranx_metrics, case):
+    """ranx's ``precision`` without a cutoff (k=0: every returned document) and ``f1`` at k and without,
+    per query and in the mean, on inputs without ties."""
+    if case == "edge":
+        qrels_rows, run_rows = edge_case(ties=False)
+        qrels_rows = [r for r in qrels_rows if r[0] != "1"]
+    else:
+        qrels_rows, run_rows = make_case(int(case[-1]) + 10, ties=False)
+    queries, qrels_list, run_list = _ranx_arrays(*as_dicts(qrels_rows, run_rows))
+    pairs = [
+        ("P", ranx_metrics.precision(qrels_list, run_list, 0)),
+        ("P(rel=2)", ranx_metrics.precision(qrels_list, run_list, 0, 2)),
+        ("F1@10", ranx_metrics.f1(qrels_list, run_list, 10)),
+        ("F1@3", ranx_metrics.f1(qrels_list, run_list, 3)),
+        ("F1(rel=2)@5", ranx_metrics.f1(qrels_list, run_list, 5, 2)),
+        ("F1", ranx_metrics.f1(qrels_list, run_list, 0)),
+    ]
+    res = ours(*frames(qrels_rows, run_rows), "ranx", [m for m, _ in pairs])
+    for measure, scores in pairs:
+        expected = {q: float(v) for q, v in zip(queries, scores, strict=True)}
+        name = str(res.measures[[m for m, _ in pairs].index(measure)])
+        assert_per_query(res.values(name), expected, 1e-12, measure)
+        assert abs(res.mean(name) - float(np.mean(scores))) <= 1e-12
+
+
+def test_f1_by_hand():
+    """Query 1 returns a(2), b(0), c(1), x (unjudged); d(1) is not returned; R = 3 (a, c, d).
+    F1@2: h = 1, P = 1/2, R = 1/3, 2 * (1/6) / (5/6) = 0.4; F1: h = 2, P = 2/4, R = 2/3, 2 * (1/3) / (7/6) = 4/7;
+    P = 2/4."""
+    qrels = [("1", "a", 2), ("1", "b", 0), ("1", "c", 1), ("1", "d", 1)]
+    run = [("1", "a", "4"), ("1", "b", "3"), ("1", "c", "2"), ("1", "x", "1")]
+    res = evaluate(*frames(qrels, run), ["F1@2", "F1", "P"])
+    assert res.values("F1(rel=1)@2")["1"] == pytest.approx(0.4, abs=1e-15)
+    assert res.values("F1(rel=1)")["1"] == pytest.approx(4 / 7, abs=1e-15)
+    assert res.values("P(rel=1)")["1"] == pytest.approx(0.5, abs=1e-15)
+
+
 # ------------------------------------------------------------------------------------------ scikit-learn
 
 

@@ -174,9 +174,27 @@ def recall(
 def precision(
     measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, unretrieved: frozenset[str]
 ) -> float:
-    assert measure.k is not None, "parse() requires a cutoff for P"
     found = _relevant(measure, grades) - unretrieved
-    return sum(d in found for d in _top(measure, order)) / _denominator(measure.k, order, conv)
+    hits = sum(d in found for d in _top(measure, order))
+    if measure.k is None:  # every returned document
+        return hits / len(order) if order else 0.0
+    return hits / _denominator(measure.k, order, conv)
+
+
+def f1(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, unretrieved: frozenset[str]
+) -> float:
+    """The harmonic mean of precision and recall at k (of every returned document without a cutoff)."""
+    relevant = _counted(measure, order, grades, conv)
+    if not relevant:
+        return math.nan
+    found = relevant - unretrieved
+    hits = sum(d in found for d in _top(measure, order))
+    if hits == 0:
+        return 0.0
+    p = hits / (len(order) if measure.k is None else _denominator(measure.k, order, conv))
+    r = hits / len(relevant)
+    return 2 * p * r / (p + r)
 
 
 def average_precision(
