@@ -102,6 +102,8 @@ def _denominator(k: int, order: list[str], conv: Conventions) -> int:
 #: The measure on one fixed ordering of the returned documents ``order`` (before the no-relevant policy),
 #: given the judgments ``grades`` after the negative-grade convention. The last argument holds the returned
 #: documents that never count as relevant retrieved (scored <= 0, under ``nonpositive=not_retrieved``).
+#: A definition with a ``pooled`` keyword (infAP's) also receives the documents judged with a negative grade
+#: under ``negative=unjudged``: in the pool, not judged.
 #: :data:`qrelkit.engine.registry.REGISTRY` names each family's definition.
 Definition = Callable[[Measure, list[str], dict[str, int], Conventions, frozenset[str]], float]
 
