@@ -66,6 +66,36 @@ def test_compat_equals_ir_measures(seed):
         assert ours.mean(text) == pytest.approx(mean, abs=1e-9)
 
 
+@pytest.mark.parametrize("seed", [4, 5])
+def test_compat_on_tied_scores_under_the_ir_measures_profile(seed):
+    """ir_measures orders equal scores by document id ascending; the profile's Compat does the same. Its
+    ideal orders a grade's documents of equal score as the judgments list them, so the judgments here are
+    listed by document id (and every score is positive: see the test below)."""
+    from qrelkit.measures.conventions import Conventions
+
+    qrels, run = _generate(seed)
+    qrels = sorted(qrels)
+    run = [(q, d, float(1 + round(s / 10**6))) for q, d, s in run]  # at most 11 distinct scores a query
+    assert len({(q, s) for q, _, s in run}) < len(run) / 2
+    parsed = [ir_measures.parse_measure(m) for m in MEASURES]
+    frame_q = pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"])
+    frame_r = pd.DataFrame(run, columns=["query_id", "doc_id", "score"])
+    provider = ir_measures.providers.registry["compat"]
+    theirs = {(m.query_id, str(m.measure)): m.value for m in provider.iter_calc(parsed, frame_q, frame_r)}
+    ours = evaluate(
+        qrels_from_frame(pl.DataFrame(qrels, schema=["query_id", "doc_id", "grade"], orient="row")),
+        run_from_frame(pl.DataFrame(run, schema=["query_id", "doc_id", "score"], orient="row")),
+        MEASURES,
+        Conventions.from_profile("ir_measures"),
+    )
+    for text, measure in zip(MEASURES, parsed, strict=True):
+        name = str(ours.measures[MEASURES.index(text)])
+        values = ours.values(name)
+        assert {q for q, m in theirs if m == str(measure)} == set(values)
+        for query, value in values.items():
+            assert value == pytest.approx(theirs[(query, str(measure))], abs=1e-12), (text, query)
+
+
 def test_negative_scores_are_where_ir_measures_ideal_is_less_compatible():
     qrels, run = _generate(3, negative=True)
     ours, theirs, _ = _both(qrels, run, ["Compat"])

@@ -149,9 +149,8 @@ def test_trec_eval_profiles_per_query_against_their_binaries(rel, profile, reque
     and ``-l rel`` alone, queries in both files; ``--profile trec_eval9`` against trec_eval 9.0.8 and
     ``--profile trec_eval`` against trec_eval 10.0, each built to print 17 digits. Left out: the cases
     where trec_eval 10 stops with exit 4 (the drop-in's byte-for-byte check covers them), the cases
-    with an all-negative query, on which trec_eval 9.0.8 reads the previous query's grade counts and crashes (:func:`_all_negative`), and
-    ``infAP`` where a query has a negative grade (docs/conventions.md's remaining differences: the profile
-    puts such a document outside the pool, trec_eval counts it in the pool, unjudged)."""
+    with an all-negative query, on which trec_eval 9.0.8 reads the previous query's grade counts and
+    crashes (:func:`_all_negative`), and trec_eval 10's ``rbp`` (it reads memory it never set)."""
     binary = request.getfixturevalue(
         "trec_eval_9_precise" if profile == "trec_eval9" else "trec_eval_10_precise"
     )
@@ -171,7 +170,6 @@ def test_trec_eval_profiles_per_query_against_their_binaries(rel, profile, reque
         theirs = _per_query(out.stdout)
         for name in ("rbp", "rbp_resid"):  # trec_eval 10 reads memory it never set there (docs/trec_eval.md)
             theirs.pop(name, None)
-        negative = {q for q, d in qd.items() if any(g < 0 for g in d.values())}
         mine = {n: at_level(trec_name(n), rel) for n in theirs}
         res = ours(qrels, run, profile, list(mine.values()))
         cases += 1
@@ -179,8 +177,6 @@ def test_trec_eval_profiles_per_query_against_their_binaries(rel, profile, reque
             got = res.values(mine[name])
             assert set(got) == set(values), (seed, name)
             for q, want in values.items():
-                if name == "infAP" and q in negative:
-                    continue
                 _assert_close(got[q], want, (seed, q, name))
                 compared += 1
     print(f"{profile} vs its binary -l {rel}: {compared} per-query values compared on {cases} cases")
@@ -198,8 +194,7 @@ IRM_MORE = ("Success@1", "Success@5", "SetP", "SetR", "SetF", "Bpref", "infAP", 
 def test_ir_measures_profile_per_query(tmp_path):
     """Every measure of the parity table (``test_profile_parity.IRM``) and :data:`IRM_MORE`, per query and
     in the mean. Left out: the cases with an all-negative query (ir_measures computes most measures with
-    pytrec_eval, which crashes there); ``infAP`` on a query with a negative grade (docs/conventions.md's
-    remaining differences); ``ERR``, which ir_measures computes by running gdeval.pl: it prints five
+    pytrec_eval, which crashes there); ``ERR``, which ir_measures computes by running gdeval.pl: it prints five
     decimals (checked to 5e-6 by ``test_profile_parity.py::test_ir_measures_err_through_gdeval``) and
     misreads query ids that are not whole numbers (:func:`test_ir_measures_err_misreads_signed_query_ids`);
     ``Compat`` and ``nDCG(dcg='exp-log2')`` (docs/conventions.md); ir_measures 0.4.3 offers no ``RBP``."""
@@ -214,7 +209,6 @@ def test_ir_measures_profile_per_query(tmp_path):
         qd, _ = _dicts(c)
         if _all_negative(qd):
             continue
-        negative = {q for q, d in qd.items() if any(g < 0 for g in d.values())}
         qrels, run = c.write(tmp_path / str(seed))
         qrels_list = list(ir_measures.read_trec_qrels(str(qrels)))
         run_list = list(ir_measures.read_trec_run(str(run)))
@@ -229,12 +223,9 @@ def test_ir_measures_profile_per_query(tmp_path):
             got = res.values(mine)
             assert set(got) == set(per_query[str(m)]), (seed, mine)
             for q, want in per_query[str(m)].items():
-                if mine == "infAP" and q in negative:
-                    continue
                 _assert_close(got[q], want, (seed, q, mine))
                 compared += 1
-            if mine != "infAP" or not negative:
-                _assert_close(res.mean(mine), aggregate[m], (seed, "mean", mine))
+            _assert_close(res.mean(mine), aggregate[m], (seed, "mean", mine))
     print(f"ir_measures: {compared} per-query values compared on {cases} cases")
     assert cases >= 20 and compared > 4000
 

@@ -232,6 +232,44 @@ def test_pytrec_eval_judged_only(pytrec_eval, case):
     assert_per_query(res.values("nDCG@10"), {q: v["ndcg_cut_10"] for q, v in theirs.items()}, TOL, case)
 
 
+INFAP_QRELS = [("1", "d1", 1), ("1", "d2", -1), ("1", "d3", 1), ("1", "d4", 0)]
+INFAP_RUN = [("1", "d2", "0.9"), ("1", "d1", "0.8"), ("1", "d4", "0.7"), ("1", "d3", "0.6")]
+
+
+@pytest.mark.parametrize("profile", ["trec_eval", "trec_eval9", "pytrec_eval"])
+def test_infap_counts_a_negative_grade_as_in_the_pool(profile, tmp_path, cli):
+    """trec_eval's infAP counts a document judged with a negative grade as "in the pool, unjudged".
+    By hand (eps = 1e-5): d1 at rank 1 has one pooled document above it, 1/2 + 1/2 * (1/1) * (eps / 2 eps)
+    = 0.75; d3 at rank 3 has d1, d4 and d2 above, 1/4 + 3/4 * (3/3) * ((1 + eps) / (2 + 2 eps)) = 0.625;
+    infAP = (0.75 + 0.625) / 2 = 0.6875 (without the pool: (0.5 + 0.5) / 2 = 0.5)."""
+    res = ours(*frames(INFAP_QRELS, INFAP_RUN), profile, ("infAP",))
+    assert abs(res.values("infAP")["1"] - 0.6875) <= 1e-12
+    qp, rp = write_files(tmp_path, INFAP_QRELS, INFAP_RUN)
+    out = cli("eval", "--profile", profile, "-m", "infAP", qp, rp)  # the small reader's path
+    assert out.exit_code == 0, out.output
+    assert out.stdout.strip().splitlines()[-1].split("\t")[-1] == "0.6875"
+    dropin = cli("trec_eval", "-m", "infAP", qp, rp)
+    assert dropin.stdout.split() == ["infAP", "all", "0.6875"]
+
+
+@pytest.mark.parametrize("case", ["random-1", "random-2", "edge"])
+@pytest.mark.parametrize("profile", ["pytrec_eval", "trec_eval9", "trec_eval"])
+def test_infap_with_negative_grades_as_pytrec_eval(pytrec_eval, profile, case):
+    """infAP on judgments with negative grades, per query against pytrec_eval (trec_eval 9); trec_eval 10
+    ranks in double precision, so its profile is compared on inputs without float32 near-ties."""
+    seed = {"random-1": 1, "random-2": 2}.get(case)
+    near = profile != "trec_eval"
+    qrels_rows, run_rows = edge_case() if seed is None else make_case(seed, near_ties=near)
+    if not near:
+        qrels_rows = [r for r in qrels_rows if r[0] != "6"]  # the 1e-9 pair is a float32 tie in trec_eval 9
+        run_rows = [r for r in run_rows if r[0] != "6"]
+    assert any(g < 0 for _, _, g in qrels_rows)
+    qd, rd = as_dicts(qrels_rows, run_rows)
+    theirs = pytrec_eval.RelevanceEvaluator(qd, {"infAP"}).evaluate(rd)
+    res = ours(*frames(qrels_rows, run_rows), profile, ("infAP",))
+    assert_per_query(res.values("infAP"), {q: v["infAP"] for q, v in theirs.items()}, 1e-12, case)
+
+
 def _suite_expected(name: str) -> dict[tuple[str, str], float]:
     rows = {}
     for line in data_path("trec_eval-tests", name).read_text().splitlines():
@@ -362,6 +400,44 @@ def test_ranx_profiles(ranx_metrics, case):
         res = ours(*frames(qrels_rows, run_rows), profile)
         assert_per_query(res.values("nDCG@10"), expected, TOL, profile)
         assert abs(res.mean("nDCG@10") - float(np.mean(scores))) <= TOL
+
+
+@pytest.mark.parametrize("case", ["random-1", "random-2", "edge"])
+def test_ranx_precision_and_f1(ranx_metrics, case):
+    """ranx's ``precision`` without a cutoff (k=0: every returned document) and ``f1`` at k and without,
+    per query and in the mean, on inputs without ties."""
+    if case == "edge":
+        qrels_rows, run_rows = edge_case(ties=False)
+        qrels_rows = [r for r in qrels_rows if r[0] != "1"]
+    else:
+        qrels_rows, run_rows = make_case(int(case[-1]) + 10, ties=False)
+    queries, qrels_list, run_list = _ranx_arrays(*as_dicts(qrels_rows, run_rows))
+    pairs = [
+        ("P", ranx_metrics.precision(qrels_list, run_list, 0)),
+        ("P(rel=2)", ranx_metrics.precision(qrels_list, run_list, 0, 2)),
+        ("F1@10", ranx_metrics.f1(qrels_list, run_list, 10)),
+        ("F1@3", ranx_metrics.f1(qrels_list, run_list, 3)),
+        ("F1(rel=2)@5", ranx_metrics.f1(qrels_list, run_list, 5, 2)),
+        ("F1", ranx_metrics.f1(qrels_list, run_list, 0)),
+    ]
+    res = ours(*frames(qrels_rows, run_rows), "ranx", [m for m, _ in pairs])
+    for measure, scores in pairs:
+        expected = {q: float(v) for q, v in zip(queries, scores, strict=True)}
+        name = str(res.measures[[m for m, _ in pairs].index(measure)])
+        assert_per_query(res.values(name), expected, 1e-12, measure)
+        assert abs(res.mean(name) - float(np.mean(scores))) <= 1e-12
+
+
+def test_f1_by_hand():
+    """Query 1 returns a(2), b(0), c(1), x (unjudged); d(1) is not returned; R = 3 (a, c, d).
+    F1@2: h = 1, P = 1/2, R = 1/3, 2 * (1/6) / (5/6) = 0.4; F1: h = 2, P = 2/4, R = 2/3, 2 * (1/3) / (7/6) = 4/7;
+    P = 2/4."""
+    qrels = [("1", "a", 2), ("1", "b", 0), ("1", "c", 1), ("1", "d", 1)]
+    run = [("1", "a", "4"), ("1", "b", "3"), ("1", "c", "2"), ("1", "x", "1")]
+    res = evaluate(*frames(qrels, run), ["F1@2", "F1", "P"])
+    assert res.values("F1(rel=1)@2")["1"] == pytest.approx(0.4, abs=1e-15)
+    assert res.values("F1(rel=1)")["1"] == pytest.approx(4 / 7, abs=1e-15)
+    assert res.values("P(rel=1)")["1"] == pytest.approx(0.5, abs=1e-15)
 
 
 # ------------------------------------------------------------------------------------------ scikit-learn

@@ -77,7 +77,7 @@ EXPECTED_MEASURE_AXES = {
         "iprec_cutoff": "truncate",
         "missing_score": "zero",
         "counts": "sum",
-        "by_measure": "ERR(precision=double); "
+        "by_measure": "Compat(ties=docid_asc,precision=double); ERR(precision=double); "
         "Judged(ties=docid_asc,precision=double,negative=zero,cutoff_denominator=returned); "
         "RR@k(ties=docid_asc,precision=double)",
     },

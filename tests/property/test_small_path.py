@@ -32,7 +32,8 @@ DOCS = ["d0", "d1", "D0-3271", "D0-32710", "doc-ü-12", "x" * 8, "x" * 9, "cluew
 SCORES = ["0.5", "1", "1.0", "2", "2.00", "0.3", "0.30000001", "3.0", "1e-9", "2E-9", "-1.25", "12.070",
           "0.1000000000000000055511151231257827", "7.0e+01", "123456789012345678", "00.5", "-00.25",
           "5e-324", "0.000000000000000000001", "1E+05"]  # fmt: skip
-MEASURES = ["nDCG@3", "nDCG", "R@5", "AP", "RR", "Rprec", "Judged@2", "NumRet", "P@2", "DCG@4"]
+MEASURES = ["nDCG@3", "nDCG", "R@5", "AP", "RR", "Rprec", "Judged@2", "NumRet", "P@2", "DCG@4",
+            "infAP(ties=docid_desc)"]  # fmt: skip
 
 
 @st.composite
@@ -77,7 +78,16 @@ def test_small_encoding_equals_columnar(tmp_path, texts, conv):
     assert got.queries.counts() == want.queries.counts()
     assert got.queries.missing_skipped == want.queries.missing_skipped
     assert got.queries.extra_skipped == want.queries.extra_skipped
-    for name in ("offsets", "grade", "judged", "score", "judged_offsets", "judged_grade", "block_starts"):
+    for name in (
+        "offsets",
+        "grade",
+        "judged",
+        "score",
+        "judged_offsets",
+        "judged_grade",
+        "block_starts",
+        "pooled",
+    ):
         a, b = getattr(got, name), getattr(want, name)
         if a is None or b is None:
             assert a is None and b is None, name

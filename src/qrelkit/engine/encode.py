@@ -64,6 +64,17 @@ def resolve_negative(qrels: Qrels, conv: Conventions) -> pl.DataFrame:
     return frame.filter(~negative)  # unjudged: as if never judged
 
 
+def _pool_only(qrels: Qrels, conv: Conventions) -> pl.DataFrame | None:
+    """Under ``negative=unjudged``, the (query_id, doc_id, pooled) of the documents judged with a negative
+    grade (in the pool, not judged); None where there is none or another convention applies."""
+    if conv.negative != "unjudged":
+        return None
+    frame = qrels.frame.filter(pl.col("grade") < 0)
+    if not frame.height:
+        return None
+    return frame.select("query_id", "doc_id").unique().with_columns(pl.lit(True).alias("pooled"))
+
+
 def encode(
     qrels: Qrels,
     run: Run,
@@ -93,6 +104,9 @@ def encode(
             by = by.cast(pl.Float32).cast(pl.Float64)
         rows = rows.filter(by.rank("min", descending=True).over("q") <= depth)
     rows = rows.join(judgments.select("query_id", "doc_id", "grade"), on=["query_id", "doc_id"], how="left")
+    pool_only = _pool_only(qrels, conv)
+    if pool_only is not None:
+        rows = rows.join(pool_only, on=["query_id", "doc_id"], how="left")
     if conv.unjudged == "drop":
         rows = rows.filter(pl.col("grade").is_not_null())
     if conv.precision == "single":
@@ -115,6 +129,9 @@ def encode(
     # None: no ties at all, every row is its own block
     block_starts = tied_blocks(q, score) if conv.ties == "average" else None
 
+    pooled = rows.get_column("pooled").is_not_null().to_numpy() if pool_only is not None else None
+    if pooled is not None and not pooled.any():
+        pooled = None  # none ranked: as where there is none
     grade_col = rows.get_column("grade")
     judged = grade_col.is_not_null().to_numpy()
     grade = grade_col.fill_null(0).to_numpy().astype(np.int64, copy=False)
@@ -142,4 +159,5 @@ def encode(
         judged_offsets=offsets_of(jq, len(queries.query_ids)),
         judged_grade=judgments.get_column("grade").to_numpy().astype(np.int64, copy=False),
         ranking=ranked,
+        pooled=pooled,
     )

@@ -112,6 +112,9 @@ class Encoded:
     # subtopic judgments of the ranked rows and of each query (qrelkit.engine.diversity.Subtopics), for the
     # diversity measures; None for ordinary judgments
     subtopics: Any = field(default=None, repr=False)
+    # under negative=unjudged, which ranked rows the judgments list with a negative grade (in the pool, not
+    # judged: trec_eval's RELVALUE_UNJUDGED, which infAP counts); None where there is none
+    pooled: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_queries(self) -> int:

@@ -175,9 +175,31 @@ def _cutoff_denominator(enc: Encoded, k: int, conv: Conventions) -> np.ndarray |
     return out
 
 
-def precision(enc: Encoded, k: int, rel: int, conv: Conventions) -> np.ndarray:
-    out: np.ndarray = rel_in_top(enc, k, rel, conv) / _cutoff_denominator(enc, k, conv)
+def _denominator_of(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray | float:
+    """What P@k divides by; without a cutoff, the documents returned (1 where none was: the numerator is
+    0 there)."""
+    if k is None:
+        out: np.ndarray = np.maximum(enc.counts, 1).astype(np.float64)
+        return out
+    return _cutoff_denominator(enc, k, conv)
+
+
+def precision(enc: Encoded, k: int | None, rel: int, conv: Conventions) -> np.ndarray:
+    """P@k; without a cutoff, the relevant share of every returned document (ranx's ``precision``)."""
+    out: np.ndarray = rel_in_top(enc, k, rel, conv) / _denominator_of(enc, k, conv)
     return out
+
+
+def f1(enc: Encoded, k: int | None, rel: int, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    """F1@k = 2 P R / (P + R) with P = h / D and R = h / R_q, which is 2 h / (D + R_q) (0 where h = 0): linear
+    in h, the relevant documents in the top k, so exact under averaged ties. Undefined where nothing is
+    relevant (ranx: 0, ``no_relevant=zero``)."""
+    nrel = relevant_count(enc, rel, conv)
+    undefined = nrel == 0
+    values = (
+        2.0 * rel_in_top(enc, k, rel, conv) / (_denominator_of(enc, k, conv) + np.where(undefined, 1.0, nrel))
+    )
+    return apply_no_relevant(values, undefined, conv)
 
 
 def rprec(enc: Encoded, rel: int, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:

@@ -16,6 +16,7 @@ import itertools
 import math
 import struct
 from collections.abc import Callable, Sequence
+from inspect import signature
 
 from ..measures.conventions import Conventions, GainMap
 from ..measures.grammar import Measure
@@ -60,6 +61,11 @@ def _judgments(qrels: dict[str, dict[str, int]], conv: Conventions) -> dict[str,
     return out
 
 
+def _pooled(docs: dict[str, int], conv: Conventions) -> frozenset[str]:
+    """The documents judged with a negative grade under ``negative=unjudged``: in the pool, not judged."""
+    return frozenset(d for d, g in docs.items() if g < 0) if conv.negative == "unjudged" else frozenset()
+
+
 def _orderings(rows: list[Row], grades: dict[str, int], conv: Conventions) -> list[list[str]]:
     """Every ordering the tie convention admits (one, unless ties are averaged)."""
 
@@ -96,6 +102,8 @@ def _denominator(k: int, order: list[str], conv: Conventions) -> int:
 #: The measure on one fixed ordering of the returned documents ``order`` (before the no-relevant policy),
 #: given the judgments ``grades`` after the negative-grade convention. The last argument holds the returned
 #: documents that never count as relevant retrieved (scored <= 0, under ``nonpositive=not_retrieved``).
+#: A definition with a ``pooled`` keyword (infAP's) also receives the documents judged with a negative grade
+#: under ``negative=unjudged``: in the pool, not judged.
 #: :data:`qrelkit.engine.registry.REGISTRY` names each family's definition.
 Definition = Callable[[Measure, list[str], dict[str, int], Conventions, frozenset[str]], float]
 
@@ -168,9 +176,27 @@ def recall(
 def precision(
     measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, unretrieved: frozenset[str]
 ) -> float:
-    assert measure.k is not None, "parse() requires a cutoff for P"
     found = _relevant(measure, grades) - unretrieved
-    return sum(d in found for d in _top(measure, order)) / _denominator(measure.k, order, conv)
+    hits = sum(d in found for d in _top(measure, order))
+    if measure.k is None:  # every returned document
+        return hits / len(order) if order else 0.0
+    return hits / _denominator(measure.k, order, conv)
+
+
+def f1(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, unretrieved: frozenset[str]
+) -> float:
+    """The harmonic mean of precision and recall at k (of every returned document without a cutoff)."""
+    relevant = _counted(measure, order, grades, conv)
+    if not relevant:
+        return math.nan
+    found = relevant - unretrieved
+    hits = sum(d in found for d in _top(measure, order))
+    if hits == 0:
+        return 0.0
+    p = hits / (len(order) if measure.k is None else _denominator(measure.k, order, conv))
+    r = hits / len(relevant)
+    return 2 * p * r / (p + r)
 
 
 def average_precision(
@@ -354,7 +380,13 @@ def reference_values(
     for q, grades, rows in _scored(qrels, run, judged, conv):
         orders = _orderings(rows, grades, conv)
         unretrieved = frozenset(d for d, s, _ in rows if s <= 0 and conv.nonpositive == "not_retrieved")
-        values = [definition(measure, order, grades, conv, unretrieved) for order in orders]
+        # infAP's definition also takes the documents "in the pool, not judged" (a negative grade)
+        pool = (
+            {"pooled": _pooled(qrels.get(q, {}), conv)}
+            if "pooled" in signature(definition).parameters
+            else {}
+        )
+        values = [definition(measure, order, grades, conv, unretrieved, **pool) for order in orders]
         if any(math.isnan(v) for v in values):
             value = math.nan
         else:

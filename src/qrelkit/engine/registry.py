@@ -185,7 +185,11 @@ def _recall(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np
 
 
 def _precision(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
-    return kernels.precision(enc, _k(m), _rel(m), conv), _none(enc)
+    return kernels.precision(enc, m.k, _rel(m), conv), _none(enc)
+
+
+def _f1(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    return kernels.f1(enc, m.k, _rel(m), conv)
 
 
 def _ap(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
@@ -260,6 +264,7 @@ REGISTRY: Mapping[str, Family] = MappingProxyType(
             _family("IDCG", _idcg, _ordered("idcg")),
             _family("R", _recall, _ordered("recall")),
             _family("P", _precision, _ordered("precision")),
+            _family("F1", _f1, _ordered("f1")),
             _family("AP", _ap, _ordered("average_precision")),
             _family("RR", _rr, _ordered("reciprocal_rank")),
             _family("Rprec", _rprec, _ordered("rprec")),

@@ -160,8 +160,11 @@ def encode_small(qrels: Columns, judged: Judgments, run: Columns, conv: Conventi
     if not same.all():
         raise StepAside  # a hash collision: the columnar path joins by the strings themselves
     is_judged = hit & usable[row]
+    # listed with a negative grade under negative=unjudged: in the pool, not judged
+    in_pool = hit & negative[row] if conv.negative == "unjudged" and negative.any() else None
     if conv.unjudged == "drop":
         rows, row, is_judged = rows[is_judged], row[is_judged], is_judged[is_judged]
+        in_pool = None
     q = q_all[rows]
     score = run.number[rows]
     if conv.precision == "single":
@@ -185,6 +188,7 @@ def encode_small(qrels: Columns, judged: Judgments, run: Columns, conv: Conventi
         np.lexsort([*ties, *ranking]) if ties or len(ranking) > 1 else np.argsort(ranking[0], kind="stable")
     )
     q, score, grade, is_judged = q[order], score[order], grade[order], is_judged[order]
+    pooled = in_pool[order] if in_pool is not None and in_pool.any() else None
 
     block_starts = tied_blocks(q, score) if conv.ties == "average" else None
 
@@ -202,6 +206,7 @@ def encode_small(qrels: Columns, judged: Judgments, run: Columns, conv: Conventi
         block_starts=block_starts,
         judged_offsets=offsets_of(jq[jorder], n_queries),
         judged_grade=jgrade[jorder].astype(np.int64),
+        pooled=pooled,
     )
 
 

@@ -1,9 +1,10 @@
 """trec_eval 10's measures in qrelkit's grammar: from an :class:`Encoded` ranking to per-query values.
 
 The definitions are :mod:`qrelkit.engine.trec_kernels`' (one per ``m_<name>.c``); this module builds their
-ranked relevance codes from an encoding (a returned document is judged at its grade, or not judged:
-``negative=unjudged`` makes a negative grade "not judged", so ``infAP`` counts it as outside the pool, not
-as trec_eval's "in the pool, unjudged"; ``qrelkit trec_eval`` keeps that distinction).
+ranked relevance codes from an encoding (a returned document is judged at its grade, or not judged; under
+``negative=unjudged`` a document listed with a negative grade is trec_eval's "in the pool, unjudged"
+(``Encoded.pooled``), which ``infAP`` counts among the documents above a relevant one, as ``qrelkit
+trec_eval`` does).
 
 Averaged ties (``ties=average``): the expectation over every ordering of each tied block is exact where it
 has a closed form:
@@ -40,8 +41,11 @@ NOT_AVERAGEABLE = ("bpref", "infAP", "IPrec", "IPrecMean", "binG", "G", "nDCGRel
 
 def rel_lists(enc: Encoded, rel: int) -> tk.RelLists:
     """trec_eval's relevance codes of an encoding: the grade of a judged document (a negative grade kept
-    under ``negative=gain`` reads as 0), -1 for a document that is not judged."""
+    under ``negative=gain`` reads as 0), -2 for one in the pool with a negative grade (``negative=unjudged``),
+    -1 for a document that is not judged."""
     codes = np.where(enc.judged, np.maximum(enc.grade, 0), tk.NONPOOL).astype(np.int64)
+    if enc.pooled is not None:
+        codes = np.where(enc.pooled, tk.UNJUDGED, codes)
     judged = np.maximum(enc.judged_grade, 0)
     q_of = np.repeat(np.arange(enc.n_queries, dtype=np.int64), np.diff(enc.judged_offsets))
     top = int(judged.max()) + 1 if len(judged) else 1

@@ -145,21 +145,30 @@ def bpref(
 
 
 def inf_ap(
-    m: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
+    m: Measure,
+    order: list[str],
+    grades: dict[str, int],
+    conv: Conventions,
+    _: frozenset[str],
+    pooled: frozenset[str] = frozenset(),
 ) -> float:
+    """``pooled``: the documents in the pool but not judged (a negative grade), counted above a relevant
+    document with the judged ones."""
     t = _lists(m, order, grades)
-    total, r_above, n_above = 0.0, 0, 0
+    total, r_above, n_above, u_above = 0.0, 0, 0, 0
     for j, (r, n) in enumerate(zip(t.is_rel, t.nonrel, strict=True)):
         if r:
             if j == 0:
                 total += 1.0
             else:
-                total += 1 / (j + 1) + (j / (j + 1)) * ((r_above + n_above) / j) * (
+                total += 1 / (j + 1) + (j / (j + 1)) * ((r_above + n_above + u_above) / j) * (
                     (r_above + EPS) / (r_above + n_above + 2 * EPS)
                 )
             r_above += 1
         elif n:
             n_above += 1
+        elif order[j] in pooled:
+            u_above += 1
     return total / t.R if t.R else 0.0
 
 

@@ -176,7 +176,8 @@ PROFILE_AXES: dict[str, dict[str, Any]] = {
     "ir_measures": _TREC9 | {
         "missing_queries": "zero", "missing_score": "zero", "counts": "sum",
         "by_measure": "RR@k(ties=docid_asc,precision=double); ERR(precision=double); "
-                      "Judged(ties=docid_asc,precision=double,negative=zero,cutoff_denominator=returned)",
+                      "Judged(ties=docid_asc,precision=double,negative=zero,cutoff_denominator=returned); "
+                      "Compat(ties=docid_asc,precision=double)",
     },
     # ranx's bpref counts a document judged with a negative grade as judged non-relevant
     # (ranx/metrics/bpref.py: every judged document not relevant is in its non-relevant count)

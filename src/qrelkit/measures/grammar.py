@@ -16,7 +16,10 @@ IDCG@k      DCG@k of the ideal ordering (see the ``ideal`` convention)
 R@k         relevant documents in the top k / R (recall; under ``ideal=returned`` R counts the relevant
             documents returned; under ``nonpositive=not_retrieved`` one scored <= 0 is never retrieved)
 P@k         relevant documents in the top k / k (trec_eval's denominator: k, even if fewer were returned;
-            ``cutoff_denominator=returned``: min(k, returned))
+            ``cutoff_denominator=returned``: min(k, returned)); P without a cutoff: relevant returned /
+            returned (ranx's ``precision``)
+F1, F1@k    2 P R / (P + R) of P@k and R@k, i.e. 2 h / (k + R) with h relevant in the top k (ranx's ``f1``;
+            without a cutoff k is the number returned); 0 where h = 0, undefined where R = 0
 AP, AP@k    sum over relevant documents at ranks i <= k of P@i, divided by R (trec_eval's map and map_cut;
             ``ap_denominator=retrieved``: by the relevant documents retrieved within k, as torchmetrics)
 RR, RR@k    1 / rank of the first relevant document (0 when none within k)
@@ -116,8 +119,10 @@ INFO: dict[str, MeasureInfo] = {
            aliases=("idcg",)),
         _M("R", "optional", True, ("ideal", *_RANKING, "no_relevant", "nonpositive"), True, "recall",
            aliases=("r", "recall")),
-        _M("P", "required", True, (*_RANKING, "cutoff_denominator", "nonpositive"), False, "precision",
-           aliases=("p", "precision")),
+        _M("P", "optional", True, (*_RANKING, "cutoff_denominator", "nonpositive"), False,
+           "precision (without a cutoff: over every returned document)", aliases=("p", "precision")),
+        _M("F1", "optional", True, ("ideal", *_RANKING, "no_relevant", "cutoff_denominator"), True,
+           "harmonic mean of P@k and R@k (without a cutoff: of every returned document)", aliases=("f1",)),
         _M("AP", "optional", True, ("ideal", *_RANKING, "no_relevant", "nonpositive", "ap_denominator"), True,
            "average precision", _GM, aliases=("ap", "map", "map_cut")),
         _M("RR", "optional", True, ("ideal", *_RANKING, "no_relevant", "nonpositive"), True, "reciprocal rank",
@@ -280,7 +285,7 @@ def _split_params(text: str, source: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-_MEASURE_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z_\-]*)\s*(?:\((.*)\))?\s*(?:@\s*([^\s]+))?\s*$", re.S)
+_MEASURE_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z_\-]*[0-9]*)\s*(?:\((.*)\))?\s*(?:@\s*([^\s]+))?\s*$", re.S)
 
 
 def _normalise_override(axis: str, value: str, source: str) -> str:

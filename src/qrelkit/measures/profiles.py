@@ -291,6 +291,8 @@ def _profiles() -> list[Profile]:
                 "gets measure.DEFAULT (0 for every measure, NumRel too) and counts in the mean",
                 "aggregate of NumRel, NumRet and NumRelRet: their sum",
                 "util.py RunConverter.as_dict_of_dict: a duplicate docid overwrites (last line wins)",
+                "providers/compat_provider.py compatibility: ranking.sort() then by score descending "
+                "(equal scores by docid ascending), scores as Python floats (double)",
             ),
             crosscheck=f"{_TEST}::test_ir_measures_profile, "
             "tests/crosscheck/test_profile_parity.py::test_ir_measures_every_measure",
