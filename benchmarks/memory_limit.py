@@ -2,10 +2,12 @@
 
 The data are ``generate.py``'s (``--queries`` x ``--depth`` lines, seeded), the run gzipped. The script
 prints the floor (the interpreter and the readers' libraries), the judgments' share (the resident memory
-reading them adds), the smallest limit qrelkit accepts for these judgments
-(:func:`qrelkit.evaluation.plan.smallest_limit`), and then, for limits from that smallest one up, the peak
-resident memory of ``qrelkit eval`` (a fresh child each time, ``ru_maxrss``) and its ratio to the limit, for
-a measure that streams each query's top documents (nDCG@10) and one that needs every row (AP: DuckDB).
+reading them adds), the smallest limit qrelkit accepts for these judgments on each route
+(:func:`qrelkit.evaluation.plan.smallest_limit`: a streamed run, a run sorted on disk by DuckDB), and then,
+for limits from each route's smallest one up (and one 10% below it, refused), the peak resident memory of
+``qrelkit eval`` (a fresh child each time, ``ru_maxrss``) and its ratio to the limit, for a measure that
+streams each query's top documents (nDCG@10) and one that needs every row (AP: sorted on disk by DuckDB
+when the run, held whole, would pass the limit).
 
     python benchmarks/memory_limit.py --queries 3000 --depth 1000 --repeat 1
 """
@@ -56,7 +58,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         subprocess.run([sys.executable, str(HERE / "generate.py"), "--queries", str(args.queries), "--depth",
-                        str(args.depth), "--out", str(folder)], check=True, capture_output=True)  # fmt: skip
+                        str(args.depth), "--runs", "1", "--out", str(folder)], check=True, capture_output=True)  # fmt: skip
         qrels, plain = folder / "qrels.txt", folder / "run00.run"
         run = folder / "run00.run.gz"
         with plain.open("rb") as src, gzip.open(run, "wb", compresslevel=1) as dst:
@@ -66,16 +68,17 @@ def main() -> None:
                                text=True, check=True).stdout.split()  # fmt: skip
         floor, share = int(probe[0]), int(probe[1])
         smallest, estimate = smallest_limit(qrels)
+        on_disk = smallest_limit(qrels, sorted_on_disk=True)[0]
         mb = 1e6
         print(f"run: {run.stat().st_size / mb:.1f} MB gzipped; judgments: {qrels.stat().st_size / mb:.1f} MB")
         print(f"floor (interpreter, libraries): {floor / mb:.0f} MB; judgments' share: {share / mb:.0f} MB "
-              f"measured, {estimate / mb:.0f} MB estimated; smallest limit accepted: {smallest / mb:.0f} MB")  # fmt: skip
+              f"measured, {estimate / mb:.0f} MB estimated; smallest limit accepted: {smallest / mb:.0f} MB streamed, "
+              f"{on_disk / mb:.0f} MB sorted on disk")  # fmt: skip
         print()
         print("| limit MB | measure | peak RSS MB | peak / limit | exit |")
         print("|---:|---|---:|---:|---:|")
-        below = int(smallest * 0.9)
-        for limit in (below, smallest, int(smallest * 1.25), int(smallest * 1.5), smallest * 2):
-            for measure in ("nDCG@10", "AP"):
+        for measure, least in (("nDCG@10", smallest), ("AP", on_disk)):
+            for limit in (int(least * 0.9), least, int(least * 1.25), int(least * 1.5), least * 2):
                 peaks, codes = [], set()
                 for _ in range(args.repeat):
                     code, rss = peak(sys.executable, "-m", "qrelkit", "eval", str(qrels), str(run), "-m", measure,

@@ -122,3 +122,51 @@ def test_a_memory_limit_below_the_smallest_that_can_hold_is_refused(tmp_path) ->
     assert f"give --memory-limit {-(-smallest // 10_000_000) * 10}MB or more" in line
     ok = CliRunner().invoke(main, ["eval", str(qrels), str(run), "--memory-limit", str(smallest)])
     assert ok.exit_code == 0, ok.output
+
+
+def test_the_smallest_limit_is_the_route_s_a_run_sorted_on_disk_needs_duckdb_s(tmp_path) -> None:
+    """AP needs every row: a gzipped run too large to hold whole is sorted on disk by DuckDB, whose
+    smallest limit is larger than a streamed run's; a limit between the two is refused for AP, naming the
+    route, and taken for nDCG@10, which streams."""
+    import gzip
+
+    from qrelkit.evaluation.plan import (
+        FLOOR_BYTES,
+        JUDGMENTS_FACTOR,
+        check_limit,
+        plan_reading,
+        smallest_limit,
+    )
+    from qrelkit.formats.external import DUCKDB_OVERHEAD_BYTES, MIN_RUN_BYTES
+    from qrelkit.measures.conventions import DEFAULT
+    from qrelkit.measures.grammar import parse_measures
+
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("".join(f"q{i} 0 d{i} 1\n" for i in range(1000)))
+    text = "".join(f"q{q} Q0 d{d} {d + 1} {1000 - d} r\n" for q in range(1000) for d in range(1000)).encode()
+    run = tmp_path / "r.run.gz"
+    run.write_bytes(gzip.compress(text, compresslevel=1))
+    share = JUDGMENTS_FACTOR * qrels.stat().st_size
+    streamed = FLOOR_BYTES + share + MIN_RUN_BYTES  # by hand: the sums the docs state
+    on_disk = FLOOR_BYTES + share + DUCKDB_OVERHEAD_BYTES + MIN_RUN_BYTES
+    assert smallest_limit(qrels) == (streamed, share)
+    assert smallest_limit(qrels, sorted_on_disk=True) == (on_disk, share)
+    between = (streamed + on_disk) // 2
+    # held whole, the run (8 bytes of memory a byte of its text) would pass the limit: DuckDB sorts it
+    assert FLOOR_BYTES + share + 8 * max(len(text), 5 * run.stat().st_size) > between
+    result = CliRunner().invoke(
+        main, ["eval", str(qrels), str(run), "-m", "AP", "--memory-limit", str(between)]
+    )
+    assert result.exit_code == 2, result.output
+    line = result.stderr.strip()
+    assert line.startswith(
+        f"qrelkit: error: --memory-limit {between / 1e6:.0f}MB cannot hold this evaluation: the smallest limit "
+        f"that can is {on_disk / 1e6:.0f}MB"
+    ), line
+    assert "a run sorted on disk by DuckDB, as a measure needs every row" in line
+    assert f"give --memory-limit {-(-on_disk // 10_000_000) * 10}MB or more" in line
+    assert len(result.stderr.strip().splitlines()) == 1
+    streaming = plan_reading(DEFAULT, parse_measures(["nDCG@10"]), memory_limit=between)
+    check_limit(streaming, qrels, [run])  # nDCG@10 streams: the same limit holds
+    every_row = plan_reading(DEFAULT, parse_measures(["AP"]), memory_limit=on_disk)
+    check_limit(every_row, qrels, [run])  # at the route's smallest limit: taken

@@ -196,13 +196,15 @@ def test_an_ungrouped_run_streams_through_arrow_without_the_scanner(tmp_path, mo
 
 
 def test_duckdb_memory_comes_from_what_the_process_leaves(monkeypatch):
-    """The limit is the whole process's: what it holds already is taken off, room for one batch of
-    BATCH_ROW_BYTES a row is kept, and DuckDB gets the rest (hand arithmetic below)."""
+    """The limit is the whole process's: what it holds already and what DuckDB holds beyond its own
+    limit are taken off, room for one batch of BATCH_ROW_BYTES a row is kept, and DuckDB gets the rest
+    (hand arithmetic below)."""
     monkeypatch.setattr(external, "process_bytes", lambda: 300 * 2**20)
     monkeypatch.setattr(external, "BATCH_ROWS", 1 << 20)
     monkeypatch.setattr(external, "BATCH_ROW_BYTES", 400)
-    # 500 MiB - 300 MiB = 200 MiB spare; rows = 100 MiB / 400 B = 262144; DuckDB: 200 MiB - 100 MiB
-    assert external.budget(500 * 2**20) == (100 * 2**20, 262144)
+    monkeypatch.setattr(external, "DUCKDB_OVERHEAD_BYTES", 160 * 2**20)
+    # 660 MiB - 300 MiB - 160 MiB = 200 MiB spare; rows = 100 MiB / 400 B = 262144; DuckDB: 200 - 100 MiB
+    assert external.budget(660 * 2**20) == (100 * 2**20, 262144)
     # nothing spare: the smallest batch (16384 rows) and DuckDB's floor of 64 MiB
     assert external.budget(200 * 2**20) == (64 * 2**20, 16384)
 

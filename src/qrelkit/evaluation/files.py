@@ -23,7 +23,7 @@ from ..measures.conventions import DEFAULT, Conventions
 from ..measures.grammar import DIVERSITY_DEFAULT_MEASURES, Measure, parse_measures
 from ..naming import check_run_names
 from .core import check_gains, check_judgments_kind, evaluate, evaluate_run, evaluate_run_batches
-from .plan import ReadingPlan, check_limit, plan_reading
+from .plan import IN_MEMORY_FACTOR, ReadingPlan, check_limit, plan_reading
 from .results import Results, RunValues, assemble
 
 if TYPE_CHECKING:
@@ -164,7 +164,7 @@ def evaluate_files(
 
     check_inputs(qrels_path, run_paths, input_format)
     if plan.memory_limit is not None:
-        check_limit(plan.memory_limit, qrels_path)  # below what the process holds before any run: refused
+        check_limit(plan, qrels_path, run_paths)  # below what the process holds reading the runs: refused
     if plan.route == "diversity":
         return _evaluate_diversity_files(
             qrels_path, run_paths, measures, conv, input_format, plan, scale, rubric_hash, progress, strict
@@ -233,13 +233,14 @@ def _evaluate_whole_files(
 
 def _too_big(path: Path, limit: int | None) -> bool:
     """Whether a run held whole would break the memory limit: reading a run whole costs about
-    :data:`IN_MEMORY_FACTOR` bytes of memory per byte of file (columns, join, sort), on top of what the
+    :data:`IN_MEMORY_FACTOR` bytes of memory per byte of its text (columns, join, sort), on top of what the
     process holds already (interpreter, libraries, judgments)."""
     if limit is None or not path.is_file():
         return False
     from ..formats.external import process_bytes
+    from ..formats.trec.common import text_bytes
 
-    return process_bytes() + path.stat().st_size * IN_MEMORY_FACTOR > limit
+    return process_bytes() + text_bytes(path) * IN_MEMORY_FACTOR > limit
 
 
 def _evaluate_run_file(
@@ -391,10 +392,6 @@ def _evaluate_diversity_files(
         )
     runs = _read_runs_whole(run_paths, input_format, on_duplicate, comments)
     return evaluate(judgments, runs, parsed, conventions, progress=progress, strict=strict).with_reading(plan)
-
-
-#: Bytes of memory per byte of run file when a run is read whole (measured on a 7M-line run).
-IN_MEMORY_FACTOR = 8
 
 
 @dataclass(frozen=True)

@@ -223,36 +223,58 @@ FLOOR_BYTES = 128 << 20
 JUDGMENTS_FACTOR = 18
 
 
-def smallest_limit(qrels_path: str | Path) -> tuple[int, int]:
+#: Bytes of memory per byte of a run's text when the run is read whole (measured on a 7M-line run).
+IN_MEMORY_FACTOR = 8
+
+
+def smallest_limit(qrels_path: str | Path, sorted_on_disk: bool = False) -> tuple[int, int]:
     """(the smallest ``--memory-limit`` an evaluation of ``qrels_path`` can hold, the judgments' share of
     it): :data:`FLOOR_BYTES`, the judgments at :data:`JUDGMENTS_FACTOR` times their text, and the least a
-    run is read in (:data:`qrelkit.formats.external.MIN_RUN_BYTES`)."""
-    from ..formats.external import MIN_RUN_BYTES
+    run is read in: streamed (:data:`qrelkit.formats.external.MIN_RUN_BYTES`) or, ``sorted_on_disk``, by
+    DuckDB (:data:`qrelkit.formats.external.DUCKDB_RUN_BYTES`)."""
+    from ..formats.external import DUCKDB_RUN_BYTES, MIN_RUN_BYTES
+    from ..formats.trec.common import text_bytes
 
-    path = Path(qrels_path)
-    try:
-        size = path.stat().st_size
-        with path.open("rb") as probe:
-            size *= 5 if probe.read(2) == b"\x1f\x8b" else 1
-    except OSError:
-        size = 0  # the reader reports the file
-    share = JUDGMENTS_FACTOR * size
-    return FLOOR_BYTES + share + MIN_RUN_BYTES, share
+    share = JUDGMENTS_FACTOR * text_bytes(qrels_path)
+    return FLOOR_BYTES + share + (DUCKDB_RUN_BYTES if sorted_on_disk else MIN_RUN_BYTES), share
 
 
-def check_limit(limit: int, qrels_path: str | Path) -> None:
-    """Refuse a memory limit below :func:`smallest_limit`: the process would pass it before reading a run
-    (a :class:`~qrelkit.errors.UsageError`, with the smallest limit and what it is made of)."""
-    from ..formats.external import MIN_RUN_BYTES
+def sorted_on_disk(plan: ReadingPlan, run_paths: Sequence[str | Path], qrels_path: str | Path) -> bool:
+    """Whether a run of ``run_paths`` will be sorted on disk by DuckDB under ``plan``'s memory limit: the
+    measures need every row and, held whole (:data:`IN_MEMORY_FACTOR` bytes a byte of its text) beside
+    the interpreter and the judgments, the run would pass the limit."""
+    from ..formats.trec.common import text_bytes
 
-    smallest, share = smallest_limit(qrels_path)
+    if plan.memory_limit is None or plan.route != "readers" or plan.depth is not None:
+        return False
+    held = FLOOR_BYTES + smallest_limit(qrels_path)[1]
+    return any(held + IN_MEMORY_FACTOR * text_bytes(p) > plan.memory_limit for p in run_paths)
+
+
+def check_limit(plan: ReadingPlan, qrels_path: str | Path, run_paths: Sequence[str | Path] = ()) -> None:
+    """Refuse a memory limit below :func:`smallest_limit` for the plan's route: the process would pass it
+    (a :class:`~qrelkit.errors.UsageError`, with the route, the smallest limit and what it is made of)."""
+    from ..formats.external import DUCKDB_OVERHEAD_BYTES, MIN_RUN_BYTES
+
+    limit = plan.memory_limit
+    if limit is None:
+        return
+    on_disk = sorted_on_disk(plan, run_paths, qrels_path)
+    smallest, share = smallest_limit(qrels_path, on_disk)
     if limit < smallest:
         mb = 1_000_000
+        run = (
+            f"a run sorted on disk by DuckDB, as a measure needs every row, at least "
+            f"{(MIN_RUN_BYTES + DUCKDB_OVERHEAD_BYTES) / mb:.0f} MB"
+            if on_disk
+            else f"reading a run at least {MIN_RUN_BYTES / mb:.0f} MB"
+        )
         raise UsageError(
             f"--memory-limit {limit / mb:.0f}MB cannot hold this evaluation: the smallest limit that can is "
             f"{smallest / mb:.0f}MB (the interpreter and the readers' libraries {FLOOR_BYTES / mb:.0f} MB, "
-            f"the judgments {share / mb:.0f} MB, reading a run at least {MIN_RUN_BYTES / mb:.0f} MB)",
-            fix=f"give --memory-limit {-(-smallest // (10 * mb)) * 10}MB or more",
+            f"the judgments {share / mb:.0f} MB, {run})",
+            fix=f"give --memory-limit {-(-smallest // (10 * mb)) * 10}MB or more"
+            + (", or measures with a cutoff (nDCG@10), which stream" if on_disk else ""),
         )
 
 
