@@ -73,6 +73,7 @@ __all__ = [
     "labeller_order",
     "open_condition",
     "override_gate",
+    "override_reason",
     "phase_of",
     "reassign",
     "revise",
@@ -637,19 +638,23 @@ def _revise(
     }
 
 
-def override_gate(store: Store, *, reason: str, by: str) -> dict[str, Any]:
-    """Open full judging although the round's gate failed or could not be measured: recorded with
-    ``reason``, ``by`` and the time."""
-    reason = (reason or "").strip()
-    by = (by or "").strip()
+def override_reason(reason: str | None, by: str | None, fix: str) -> tuple[str, str]:
+    """The reason and the name of who decided an override of a gate (a person's round or a model's), checked
+    by the one rule both follow: a written reason of at most :data:`MAX_REASON` characters and a name."""
+    reason, by = (reason or "").strip(), (by or "").strip()
     if not reason:
-        raise ValidationError(
-            "an override needs a written reason", fix="say why judging may go on although the gate failed"
-        )
+        raise ValidationError("an override needs a written reason", fix=fix)
     if len(reason) > MAX_REASON:
         raise ValidationError(f"a reason is at most {MAX_REASON} characters", got=len(reason))
     if not by:
         raise ValidationError("an override needs the name of who decided it", fix="pass --by NAME")
+    return reason, by
+
+
+def override_gate(store: Store, *, reason: str, by: str) -> dict[str, Any]:
+    """Open full judging although the round's gate failed or could not be measured: recorded with
+    ``reason``, ``by`` and the time."""
+    reason, by = override_reason(reason, by, "say why judging may go on although the gate failed")
 
     def write(conn: sqlite3.Connection) -> dict[str, Any]:
         phase = phase_of(conn)

@@ -36,7 +36,7 @@ from typing import Any
 from qrelkit.errors import ValidationError
 
 from ..decisions import live_adjudications
-from ..phases import MAX_REASON, phase_of, rubric_by_hash
+from ..phases import override_reason, phase_of, rubric_by_hash
 from ..store import Store, now
 from .access import latest_model_gate
 from .labellers import ModelLabeller, calibration_pair_ids, load_model
@@ -220,15 +220,7 @@ def evaluate_model_gate(store: Store, name: str) -> dict[str, Any]:
 
 def override_model_gate(store: Store, name: str, *, reason: str, by: str) -> dict[str, Any]:
     """Open the model's full pool although its gate failed: only with a written reason, recorded."""
-    reason, by = (reason or "").strip(), (by or "").strip()
-    if not reason:
-        raise ValidationError(
-            "an override needs a written reason", fix="say why the model may judge the pool"
-        )
-    if len(reason) > MAX_REASON:
-        raise ValidationError(f"a reason is at most {MAX_REASON} characters", got=len(reason))
-    if not by:
-        raise ValidationError("an override needs the name of who decided it", fix="pass --by NAME")
+    reason, by = override_reason(reason, by, "say why the model may judge the pool")
 
     def write(conn: sqlite3.Connection) -> dict[str, Any]:
         model = load_model(conn, name)
