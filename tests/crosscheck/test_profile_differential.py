@@ -90,18 +90,6 @@ def at_level(measure: str, rel: int) -> str:
     return f"{base}({inner}" + (f"@{k}" if k else "")
 
 
-def _dicts(c: h.Case) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
-    qd: dict[str, dict[str, int]] = {}
-    for line in c.qrels.splitlines():
-        f = line.split()
-        qd.setdefault(f[0], {})[f[2]] = int(f[3])
-    rd: dict[str, dict[str, float]] = {}
-    for line in c.run.splitlines():
-        f = line.split()
-        rd.setdefault(f[0], {})[f[2]] = float(f[4])
-    return qd, rd
-
-
 def _usable(c: h.Case) -> bool:
     return not c.fault and "runB" not in c.run
 
@@ -159,7 +147,7 @@ def test_trec_eval_profiles_per_query_against_their_binaries(rel, profile, reque
         c = h.case(seed)
         if not _usable(c):
             continue
-        qd, _ = _dicts(c)
+        qd, _ = c.dicts()
         if _all_negative(qd):
             continue
         qrels, run = c.write(tmp_path / str(seed))
@@ -206,7 +194,7 @@ def test_ir_measures_profile_per_query(tmp_path):
         c = h.case(seed)
         if not _usable(c):
             continue
-        qd, _ = _dicts(c)
+        qd, _ = c.dicts()
         if _all_negative(qd):
             continue
         qrels, run = c.write(tmp_path / str(seed))
@@ -281,7 +269,7 @@ def test_ranx_profiles_per_query(tmp_path):
         c = h.case(seed)
         if not _usable(c):
             continue
-        qd, rd = _dicts(c)
+        qd, rd = c.dicts()
         if _tied(rd):
             continue
         qrels, run = c.write(tmp_path / str(seed))
@@ -373,7 +361,7 @@ def test_sklearn_profile_per_query(tmp_path):
         c = h.case(seed)
         if not _usable(c):
             continue
-        qd, rd = _dicts(c)
+        qd, rd = c.dicts()
         if any(g < 0 for d in qd.values() for g in d.values()):
             continue
         if any(len(rd[q]) < 2 for q in rd if q in qd):

@@ -69,18 +69,6 @@ def test_the_cases_cover_every_class(trec_eval_10, tmp_path):
     assert all(count >= 5 for count in kinds.values()), kinds
 
 
-def _dicts(c: h.Case) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
-    qd: dict[str, dict[str, int]] = {}
-    for line in c.qrels.splitlines():
-        f = line.split()
-        qd.setdefault(f[0], {})[f[2]] = int(f[3])
-    rd: dict[str, dict[str, float]] = {}
-    for line in c.run.splitlines():
-        f = line.split()
-        rd.setdefault(f[0], {})[f[2]] = float(f[4])
-    return qd, rd
-
-
 @pytest.mark.parametrize("block", range(3))
 def test_pytrec_eval_profile_per_query_on_the_generated_cases(block, tmp_path):
     """``--profile pytrec_eval`` against pytrec_eval itself, per query to 1e-12, on the same seeded cases
@@ -95,7 +83,7 @@ def test_pytrec_eval_profile_per_query_on_the_generated_cases(block, tmp_path):
         c = h.case(seed)
         if c.fault or "runB" in c.run:
             continue
-        qd, rd = _dicts(c)
+        qd, rd = c.dicts()
         if any(all(g < 0 for g in d.values()) for d in qd.values()):
             continue
         qrels, run = c.write(tmp_path / str(seed))

@@ -127,6 +127,19 @@ class Case:
         r.write_bytes(self.run.encode())
         return q, r
 
+    def dicts(self) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+        """The judgments as {query: {doc: grade}} and the run as {query: {doc: score}}, as pytrec_eval takes
+        them (a pair given twice keeps its last line)."""
+        qd: dict[str, dict[str, int]] = {}
+        for line in self.qrels.splitlines():
+            f = line.split()
+            qd.setdefault(f[0], {})[f[2]] = int(f[3])
+        rd: dict[str, dict[str, float]] = {}
+        for line in self.run.splitlines():
+            f = line.split()
+            rd.setdefault(f[0], {})[f[2]] = float(f[4])
+        return qd, rd
+
 
 def case(seed: int) -> Case:
     """One seeded edge-case input (see the module docstring)."""
