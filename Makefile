@@ -10,8 +10,9 @@ EXAMPLE := examples/docsearch
 $(BIN)/qrelkit: pyproject.toml hatch_build.py $(wildcard src/qrelkit/_native/*.c src/qrelkit/_native/*.h)
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	# the web extra too: the README's judging section (qrelkit judge serve) works after `make demo`
-	$(BIN)/pip install -q -e '.[web]'
+	# the web extra too: the README's judging section (qrelkit judge serve) works after `make demo`; pandas for
+	# the README's results.to_pandas()
+	$(BIN)/pip install -q -e '.[web,pandas]'
 	# byte-compile the sources, as installing a wheel does (an editable install leaves them to each start)
 	$(BIN)/python -m compileall -q src/qrelkit
 	@touch $@
@@ -21,7 +22,7 @@ $(BIN)/qrelkit: pyproject.toml hatch_build.py $(wildcard src/qrelkit/_native/*.c
 demo: $(BIN)/qrelkit
 	@mkdir -p demo-out
 	$(BIN)/qrelkit rubric lint $(EXAMPLE)/rubric.toml
-	$(BIN)/qrelkit pool $(EXAMPLE)/runs/*.run --depth 10 --labellers alice,bob -o demo-out/pool.jsonl
+	$(BIN)/qrelkit pool $(EXAMPLE)/runs/*.run --depth 10 --labellers alice,bob --calibration 10 -o demo-out/pool.jsonl
 	$(BIN)/qrelkit agree $(EXAMPLE)/judgments/alice.qrels $(EXAMPLE)/judgments/bob.qrels \
 	    --rubric $(EXAMPLE)/rubric.toml --min-kappa 0.6
 	$(BIN)/qrelkit eval $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/*.run -m nDCG@10 -m R@100 -m Judged@10 -m AP -o demo-out/results.json

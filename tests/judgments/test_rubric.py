@@ -126,6 +126,7 @@ def test_trec_dl_definitions_are_flagged():
     ("question", "word"),
     [
         ("Is this the most useful page?", "most"),
+        ("Is that most of the answer?", "most"),  # "that most" is not "at most"
         ("Is it more relevant than the others?", "more relevant"),
         ("Is this the IDEAL page?", "ideal"),
         ("Would it be a top result?", "top"),
@@ -151,6 +152,9 @@ def test_comparative_words_are_errors(tmp_path, question, word):
         "Does it explain the desktop app?",
         "Is it about the subject rather than its history?",  # rather than is a connective
         "Does the page bestow a licence?",
+        "Does it name two causes at most?",  # "at most" is a bound, not a comparison
+        "Does it list at least one and At most three steps?",
+        "Does it mention the almost-final release?",
     ],
 )
 def test_words_are_matched_whole_and_in_context(tmp_path, question):

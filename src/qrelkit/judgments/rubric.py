@@ -589,9 +589,11 @@ def _terms(*terms: str) -> re.Pattern[str]:
 # against the other documents the labeller happens to have seen, not against a property of this one;
 # an intensifier ("highly", "perfectly") asks for a degree with no threshold. Two careful labellers
 # seeing different pools, or the same pool in a different order, then disagree. Matched as whole words,
-# in any case, in the description, labels and questions.
+# in any case, in the description, labels and questions. "At most" is a bound, not a comparison ("grade 1
+# at most"), and is not matched; "at least" never was.
 _COMPARATIVE = _terms(
-    "best", "better", "most", "(?:more|less) (?:relevant|useful|helpful|important)", "ideal(?:ly)?",
+    "best", "better", r"(?<!\bat\s)most", "(?:more|less) (?:relevant|useful|helpful|important)",
+    "ideal(?:ly)?",
     "top", "perfect(?:ly)?", "highest", "greatest", "optimal(?:ly)?", "optimum", "superior", "worse",
     "worst", "excellent(?:ly)?", "highly",
 )  # fmt: skip
