@@ -142,6 +142,14 @@ def _pair_rows(comparison: Any) -> list[list[object]]:
     return rows
 
 
+def bottom_line_section(comparison: Any) -> tuple[str, str, str]:
+    """The page's first section: one sentence per measure (:func:`qrelkit.compare.bottom_line.bottom_line`)."""
+    from ..compare.bottom_line import bottom_line
+
+    items = "".join(f"<li>{_e(s)}</li>" for s in bottom_line(comparison))
+    return ("bottom-line", "Bottom line", f"<ul class='bottom-line'>{items}</ul>")
+
+
 def comparison_table(comparison: Any) -> str:
     from .tables import options_line
 
@@ -400,6 +408,7 @@ def report_page(d: Any) -> str:
     from .tables import detail_sections
 
     sections = [
+        bottom_line_section(comp),
         ("summary", "Summary", summary),
         ("forest", "Differences from the baseline", forest_figure(comp)),
         *detail_sections(comp),
@@ -440,6 +449,7 @@ def comparison_page(comparison: Any) -> str:
 
     res = comparison.results
     sections = [
+        bottom_line_section(comparison),
         ("summary", "Summary", means_section(res) + comparison_table(comparison)),
         ("forest", "Differences from the baseline", forest_figure(comparison)),
         *detail_sections(comparison),
