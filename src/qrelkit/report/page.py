@@ -38,7 +38,7 @@ nav ol { display:flex; flex-wrap:wrap; gap:4px 14px; padding:0; margin:8px 0; li
 nav a, a { color: var(--blue); }
 .lead { color: var(--muted); margin: 0; }
 .scroll { overflow-x: auto; max-width: 100%; }
-.scroll > table { width: max-content; }
+.scroll > table { max-width: 100%; }
 .chart { overflow-x: auto; } .chart > svg { min-width: 520px; }
 table { border-collapse: collapse; margin: 6px 0 12px; font-size: 0.9rem; }
 th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
@@ -51,7 +51,21 @@ details summary { cursor: pointer; color: var(--blue); font-size: 0.9rem; }
 code, .mono { font-family: "DejaVu Sans Mono", "Liberation Mono", monospace; font-size: 0.85rem;
   overflow-wrap: anywhere; }
 footer { color: var(--muted); font-size: 0.85rem; padding-bottom: 24px; }
+td { overflow-wrap: break-word; } td.n { white-space: nowrap; }
+.bottom-line { font-size: 1.05rem; padding-left: 20px; } .bottom-line li { margin: 4px 0; }
 @media (max-width: 600px) { body { font-size: 14px; } th, td { padding: 3px 5px; } }
+@media (max-width: 700px) {
+  table.stack, table.stack > caption, table.stack > tbody, table.stack > tbody > tr, table.stack td {
+    display: block; width: 100%; }
+  table.stack > thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0);
+    white-space: nowrap; }
+  table.stack > tbody > tr { border-bottom: 2px solid var(--line); padding: 4px 0; }
+  table.stack td { border: none; padding: 1px 4px; text-align: left; overflow-wrap: anywhere;
+    white-space: normal; }
+  table.stack td::before { content: attr(data-label); display: inline-block; min-width: 8.5em;
+    margin-right: 6px; font-weight: 600; color: var(--muted); }
+  table.stack td[data-label=""]::before { content: none; }
+}
 """
 
 

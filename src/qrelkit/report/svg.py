@@ -69,12 +69,11 @@ def _x_axis(x: Callable[[float], float], lo: float, hi: float, y: float, label: 
 
 def figure(svg: str, caption: str, headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     """The chart, its caption, and the data behind it as a table (collapsed)."""
-    head = "".join(f'<th scope="col">{_e(h)}</th>' for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in r) + "</tr>" for r in rows)
+    from .tables import table
+
     return (
         f"<figure><div class='chart'>{svg}</div><figcaption>{_e(caption)}</figcaption>"
-        f"<details><summary>Data behind the chart</summary><div class='scroll'><table>"
-        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div></details></figure>"
+        f"<details><summary>Data behind the chart</summary>{table(headers, rows)}</details></figure>"
     )
 
 
