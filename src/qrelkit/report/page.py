@@ -282,6 +282,59 @@ def _missing_section(d: Any) -> str:
     return lead + svg.figure(chart, "Shares of relevant gain per run.", headers, data)
 
 
+def _interval(low: Any, high: Any, what: str) -> str:
+    if low is None or high is None or math.isnan(low) or math.isnan(high):
+        return f"{what} undefined"
+    return f"{what} [{low:.3f}, {high:.3f}]"
+
+
+def _why_not_measured(j: dict[str, Any]) -> str:
+    """Why the manifest has no kappa, in words (its status and reasons), never an empty interval."""
+    cal = j.get("calibration") or {}
+    status = j.get("calibration_status")
+    if cal.get("not_measurable"):
+        return f"not measurable: {cal['not_measurable']}"
+    if status == "not measured":
+        return "not measured" + (f": {cal['not_measured']}" if cal.get("not_measured") else "")
+    if status == "measuring":
+        return f"not decided yet: calibration round {j.get('calibration_round')} is still being judged"
+    if not j.get("calibration"):
+        return "not measured: the manifest has no calibration"
+    return "undefined: no pair was graded by both labellers, or both gave every pair the same grade"
+
+
+def _agreement_rows(j: dict[str, Any]) -> list[list[object]]:
+    """One row per two labellers (named) with kappa, its interval and the query bootstrap's, and the
+    group's statistic over every labeller; a kappa that was not measured says why."""
+    cal = j.get("calibration") or {}
+    pairs = j.get("pairs_of_labellers") or ([cal] if cal.get("kappa") is not None else [])
+    rows: list[list[object]] = []
+    for p in pairs:
+        names = " and ".join(p.get("labellers") or ["the two labellers"])
+        label = f"kappa ({p.get('weights') or 'linear'}) of {names}"
+        if len(pairs) > 1 and p.get("labellers") == cal.get("labellers"):
+            label += " (the pair that agrees least: the gate's)"
+        if p.get("kappa") is None:
+            rows.append([label, _why_not_measured(j)])
+            continue
+        level = f"{(p.get('level') or 0.95) * 100:g}%"
+        rows.append([label, f"{p['kappa']:.3f}, {_interval(p.get('ci_low'), p.get('ci_high'), f'{level} interval')}, "
+                     f"{_interval(p.get('bootstrap_low'), p.get('bootstrap_high'), 'query bootstrap')}, on {p.get('n_pairs')} pairs"])  # fmt: skip
+    if not pairs:
+        rows.append(["kappa", _why_not_measured(j)])
+    ga = j.get("group_agreement")
+    if ga:
+        value = "undefined" if ga.get("value") is None else f"{ga['value']:.3f}"
+        interval = _interval(ga.get("bootstrap_low"), ga.get("bootstrap_high"), "query bootstrap")
+        rows.append(
+            [
+                f"{ga['name']} of {', '.join(ga['labellers'])}",
+                f"{value}, {interval}, on {ga['n_units']} pairs",
+            ]
+        )
+    return rows
+
+
 def _judgments_section(d: Any) -> str:
     out = []
     j = d.judgments
@@ -290,24 +343,18 @@ def _judgments_section(d: Any) -> str:
                    "them are unknown. Export qrels with <code>qrelkit adjudicate</code> or the judging app to get one.</p>")  # fmt: skip
     else:
         rubric = j.get("rubric") or {}
-        cal = j.get("calibration") or {}
         gate = j.get("gate") or {}
         rows: list[list[object]] = [
             ["rubric", f"{rubric.get('name')} {rubric.get('version')}"],
             ["rubric hash", ("html", f"<code>{_e(rubric.get('content_hash'))}</code>")],
             ["scale", ", ".join(map(str, j.get("scale") or []))],
             ["labellers", ", ".join(j.get("labellers") or [])],
-            ["kappa (linear)", f"{_f(cal.get('kappa'), 3)} [{_f(cal.get('ci_low'), 3)}, {_f(cal.get('ci_high'), 3)}]"
-             f" on {cal.get('n_pairs')} pairs" if cal else "not measured"],
             ["gate", gate.get("message") or "none"],
             ["unresolved pairs left out", j.get("unresolved_left_out")],
             ["overridden pairs", j.get("overridden")],
             ["manifest", j.get("manifest")],
         ]  # fmt: skip
-        ga = j.get("group_agreement")
-        if ga:
-            rows.insert(5, [f"agreement of {len(ga['labellers'])} labellers", f"{ga['name']} {_f(ga['value'], 3)} "
-                            f"[{_f(ga['bootstrap_low'], 3)}, {_f(ga['bootstrap_high'], 3)}] on {ga['n_units']} pairs"])  # fmt: skip
+        rows[4:4] = _agreement_rows(j)
         out.append(table(["field", "value"], rows, caption="What the judgments mean (their manifest)"))
         out += [
             f'<p class="warning" role="note"><strong>Warning:</strong> {_e(w)}</p>'
@@ -319,9 +366,14 @@ def _judgments_section(d: Any) -> str:
         a, b = noise.labellers
         conf = [[float(v) for v in row] for row in noise.confusion]
         chart = svg.heatmap(
-            conf, scale, title="Calibration confusion matrix", rows=f"{a}'s grade", cols=f"{b}'s grade"
+            conf,
+            scale,
+            title=f"Calibration confusion matrix of {a} and {b}",
+            rows=f"{a}'s grade",
+            cols=f"{b}'s grade",
         )
-        out.append(svg.figure(chart, f"Calibration pairs graded by both {a} (rows) and {b} (columns).",
+        out.append(svg.figure(chart, f"Confusion matrix of {a} and {b}: calibration pairs graded by both, {a}'s "
+                              f"grade in rows, {b}'s in columns (the labellers of the noise floor).",
                               [f"{a} \\ {b}", *scale], [[g, *(f"{v:g}" for v in row)] for g, row in zip(scale, conf, strict=True)]))  # fmt: skip
         ma = [sum(row) for row in conf]
         mb = [sum(conf[i][j] for i in range(len(conf))) for j in range(len(conf))]
@@ -356,7 +408,8 @@ def _conventions_section(d: Any) -> str:
         rows, title=f"How far each single choice moves the mean {d.measure}", axis="change of the mean"
     )
     out.append(svg.figure(chart, "Each dot: the mean under one profile or one changed axis, minus the mean under "
-                          "these conventions; orange diamonds are optimistic choices (they can only raise a score).",
+                          "these conventions, one line per profile or changed axis (named at its left) and one mark per run (named in "
+                          "the legend); a choice named in orange is optimistic (it can only raise a score).",
                           ["run", "conventions", "kind", "mean", "change", "queries moved", "flag"], data))  # fmt: skip
     if d.sweep_left_out:
         out.append(f"<p>Not swept (to keep the report quick): {_e(', '.join(d.sweep_left_out))}.</p>")
