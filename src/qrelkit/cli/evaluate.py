@@ -501,11 +501,9 @@ def _echo_warnings(results: Any) -> None:
 
 
 def _print_table(results: Any, per_query: bool) -> None:
-    from rich.console import Console
+    from ..report import data_console, print_table
 
-    from ..report import print_table
-
-    print_table(results, per_query, Console(soft_wrap=False))
+    print_table(results, per_query, data_console())
 
 
 @click.command("explain")
