@@ -82,6 +82,8 @@ def test_eval_carries_the_manifests_rubric_hash_in_the_qrels_header(tmp_path: Pa
     assert data["judgments"]["rubric"]["content_hash"] == manifest["rubric"]["content_hash"]
     # the judgments block names the two labellers of its kappa
     assert data["judgments"]["calibration"]["labellers"] == ["alice", "bob"]
+    table = CLI("eval", final, RUNS[0], "-m", "nDCG@10", "-f", "table").stdout
+    assert "(alice and bob)" in table
 
 
 def test_conventions_takes_several_runs() -> None:

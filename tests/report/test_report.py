@@ -177,6 +177,7 @@ def test_the_report_in_a_browser_at_1280_and_390_px(example_report: Path) -> Non
                     ".filter(([, w, box]) => w > box)",
                 )
                 assert wide == [], f"tables wider than their box at {width}px: {wide}"
+                page.eval_on_selector_all("details", "els => els.forEach(e => e.open = false)")
                 # nothing wider than the screen but the scrolling boxes
                 overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
                 assert overflow <= 1, f"the page scrolls sideways by {overflow}px at {width}px"

@@ -211,6 +211,8 @@ def print_table(results: Results, per_query: bool, console: Any) -> None:
         kappa = "not measured"
         if cal.get("kappa") is not None:
             kappa = f"{cal['kappa']:.3f} [{cal['ci_low']:.3f}, {cal['ci_high']:.3f}]"
+            if cal.get("labellers"):
+                kappa += f" ({escape(' and '.join(cal['labellers']))})"
         gate = j.get("gate") or {}
         ga = j.get("group_agreement")
         if ga:
