@@ -37,6 +37,23 @@ def test_table_output_names_every_choice_and_the_conventions():
     assert "qrels: qrels.txt sha256:c6ae9794de682f94" in out
 
 
+def test_table_output_starts_with_the_bottom_line():
+    """One sentence per measure before the tables: the library's (compare.bottom_line), the numbers those of
+    the example's comparison: rerank minus bm25 under nDCG@10 is +0.1560 with p 4.0e-05, Holm over six
+    tests multiplies the smallest by 6 (0.0002) and the next, dense's R@100 p 0.0015, by 5 (0.0077)."""
+    result = invoke(QRELS, *RUNS, "-m", "nDCG@10", "-m", "R@100")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[2:6] == [
+        "bottom line:",
+        "  rerank beats bm25 on nDCG@10 by +0.156 (95% interval [0.084, 0.228], adjusted p 0.0002); dense and "
+        "hybrid are not distinguishable from bm25; no labeller-noise floor was measured.",
+        "  dense is worse than bm25 on R(rel=1)@100 by -0.172 (95% interval [-0.278, -0.066], adjusted p "
+        "0.0077); hybrid and rerank are not distinguishable from bm25; no labeller-noise floor was measured.",
+        "",
+    ]
+
+
 def test_json_output_and_file(tmp_path):
     target = tmp_path / "cmp.json"
     result = invoke(QRELS, *RUNS, "--baseline", "dense", "--test", "t", "-o", str(target))
@@ -49,7 +66,8 @@ def test_json_output_and_file(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("fmt", "marker"), [("markdown", "| baseline |"), ("latex", "\\toprule"), ("html", "<table>")]
+    ("fmt", "marker"),
+    [("markdown", "| baseline |"), ("latex", "\\toprule"), ("html", "<table class='stack'>")],
 )
 def test_formats(fmt, marker):
     result = invoke(QRELS, *RUNS[:2], "-m", "nDCG@10", "--test", "t", "-f", fmt)

@@ -21,7 +21,17 @@ from ..conftest import CLI, EXAMPLE
 from ..judging.helpers import ARTIFACTS, chromium_or_skip
 
 RUNS = sorted((EXAMPLE / "runs").glob("*.run"))
-SECTIONS = ["summary", "forest", "per-query", "missing", "judgments", "conventions", "explain", "provenance"]
+SECTIONS = [
+    "bottom-line",
+    "summary",
+    "forest",
+    "per-query",
+    "missing",
+    "judgments",
+    "conventions",
+    "explain",
+    "provenance",
+]
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run"]  # fmt: skip
 
@@ -93,6 +103,14 @@ def test_every_section_is_there_and_every_chart_has_a_text_alternative(example_r
     # the numbers come from the values: the forest plot's data table holds compare's difference
     assert "+0.1560" in page  # rerank minus bm25, nDCG@10 (compare's own test holds the value)
     assert "exceeds the noise floor and significant" in page
+    # the bottom line comes first, one sentence per measure (the same sentence compare's table prints)
+    assert page.index('<section id="bottom-line"') < page.index('<section id="summary"')
+    assert (
+        "<li>rerank beats bm25 on nDCG@10 by +0.156 (95% interval [0.084, 0.228], adjusted p 0.0004), more than "
+        "the labeller-noise floor (0.077); dense and hybrid are not distinguishable from bm25.</li>"
+    ) in page
+    # the confusion matrix names its two labellers
+    assert "Calibration confusion matrix of alice and bob" in page
 
 
 def test_eval_and_compare_html_use_the_same_page(tmp_path: Path) -> None:
@@ -151,6 +169,15 @@ def test_the_report_in_a_browser_at_1280_and_390_px(example_report: Path) -> Non
                     ".map(id => document.getElementById(id).textContent).join(' '))",
                 )
                 assert names and all(n.strip() for n in names)
+                # every table fits its box, the charts' data tables (opened) included: no table scrolls
+                page.eval_on_selector_all("details", "els => els.forEach(e => e.open = true)")
+                wide = page.eval_on_selector_all(
+                    "table",
+                    "els => els.map(t => [t.closest('section').id, t.scrollWidth, t.parentElement.clientWidth])"
+                    ".filter(([, w, box]) => w > box)",
+                )
+                assert wide == [], f"tables wider than their box at {width}px: {wide}"
+                page.eval_on_selector_all("details", "els => els.forEach(e => e.open = false)")
                 # nothing wider than the screen but the scrolling boxes
                 overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
                 assert overflow <= 1, f"the page scrolls sideways by {overflow}px at {width}px"

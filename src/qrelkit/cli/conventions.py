@@ -1,4 +1,4 @@
-"""``qrelkit conventions``: how much each convention moves one run's score, and why two profiles differ."""
+"""``qrelkit conventions``: how much each convention moves each run's score, and why two profiles differ."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from .evaluate import convention_options, conventions_from, load_inputs, profile
 
 @click.command("conventions")
 @click.argument("qrels", type=click.Path(dir_okay=False), required=False)
-@click.argument("run", type=click.Path(dir_okay=False), required=False)
+@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("-m", "--measure", default="nDCG@10", show_default=True, help="the measure to compare")
 @click.option(
     "--diff",
@@ -42,7 +42,7 @@ from .evaluate import convention_options, conventions_from, load_inputs, profile
 @convention_options
 def command(
     qrels: str | None,
-    run: str | None,
+    runs: tuple[str, ...],
     measure: str,
     diff: tuple[str, str] | None,
     list_profiles: bool,
@@ -51,7 +51,8 @@ def command(
     on_duplicate: str | None,
     **options: Any,
 ) -> None:
-    """Score RUN under every profile and under each single-axis change from the default conventions.
+    """Score each of RUNS under every profile and under each single-axis change from the default
+    conventions (one block per run, in the order given).
 
     The table gives each mean, its difference from the default, the direction, how many queries moved,
     how many score exactly 1, and flags the optimistic choices (the returned-only ideal, dropping unjudged
@@ -62,25 +63,26 @@ def command(
     from ..evaluation.diagnose import attribute_profiles, sweep
     from ..measures.grammar import parse
     from ..provenance import header
-    from ..report.conventions import render_diff, render_profiles, render_sweep
+    from ..report.conventions import render_diffs, render_profiles, render_sweeps
 
     if list_profiles:
         click.echo(render_profiles(out_format), nl=False)
         return
-    if qrels is None or run is None:
+    if qrels is None or not runs:
         raise click.UsageError(
-            "conventions needs QRELS and RUN: `qrelkit conventions QRELS RUN -m nDCG@10`, or --list"
+            "conventions needs QRELS and at least one RUN: `qrelkit conventions QRELS RUN... -m nDCG@10`, "
+            "or --list"
         )
     base = conventions_from(options)
     m = parse(measure)
-    qrels_obj, (run_obj,) = load_inputs(qrels, (run,), input_format, on_duplicate, base)
+    qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, base)
     head = header(
         qrels={"name": qrels_obj.name, "fingerprint": qrels_obj.fingerprint.to_dict()},
-        run={"name": run_obj.name, "fingerprint": run_obj.fingerprint.to_dict()},
+        runs=[{"name": r.name, "fingerprint": r.fingerprint.to_dict()} for r in run_objs],
     )
     if diff:
-        att = attribute_profiles(qrels_obj, run_obj, m, diff, base)
-        click.echo(render_diff(att, diff, str(m), out_format, head), nl=False)
+        found = [(r.name, attribute_profiles(qrels_obj, r, m, diff, base)) for r in run_objs]
+        click.echo(render_diffs(found, diff, str(m), out_format, head), nl=False)
         return
-    variants = sweep(qrels_obj, run_obj, m, base)
-    click.echo(render_sweep(variants, str(m), out_format, head), nl=False)
+    swept = [(r.name, sweep(qrels_obj, r, m, base)) for r in run_objs]
+    click.echo(render_sweeps(swept, str(m), out_format, head), nl=False)

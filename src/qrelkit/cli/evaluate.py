@@ -420,6 +420,7 @@ def eval_command(
     from ..evaluation.files import evaluate_inputs
     from ..judgments.manifest import with_run_models
     from ..measures.grammar import parse_all
+    from ..measures.trec_names import trec_name_notes
 
     file_format = out_format or (OUTPUT_SUFFIXES.get(Path(output).suffix.lower()) if output else None)
     if output and file_format in (None, "table"):
@@ -428,6 +429,8 @@ def eval_command(
             "json|tsv|csv|trec|markdown|html, or use a suffix .json, .tsv, .csv, .txt/.trec, .md or .html"
         )
     conv, _ = resolve(options, on_duplicate)
+    for note in trec_name_notes(measures, conv):
+        click.echo(note, err=True)
     judgments = with_run_models(judgments_of(qrels, manifest, project), parse_run_models(run_model))
     scale, rubric_hash = rubric_scale(rubric)
     if human := human_of(qrels, human, manifest, estimator):
@@ -501,11 +504,9 @@ def _echo_warnings(results: Any) -> None:
 
 
 def _print_table(results: Any, per_query: bool) -> None:
-    from rich.console import Console
+    from ..report import data_console, print_table
 
-    from ..report import print_table
-
-    print_table(results, per_query, Console(soft_wrap=False))
+    print_table(results, per_query, data_console())
 
 
 @click.command("explain")

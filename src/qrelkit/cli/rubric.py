@@ -136,7 +136,7 @@ def _show_rich(rubric: Rubric) -> None:
     table.add_column("question")
     for level in rubric.levels:
         table.add_row(Text(str(level.grade)), Text(level.label), Text(level.question))
-    console = Console()
+    console = Console(highlight=False)
     console.print(f"scale: {', '.join(str(g) for g in rubric.scale)}", markup=False, highlight=False)
     console.print(table)
     for indent, text in _example_lines(rubric):

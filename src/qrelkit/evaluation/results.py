@@ -283,10 +283,15 @@ class Results:
         return out
 
     def with_judgments(self, judgments: dict[str, Any] | None) -> Results:
-        """The same results, carrying what the judgments mean (from their manifest)."""
+        """The same results, carrying what the judgments mean (from their manifest); the qrels' rubric hash
+        is the manifest's rubric's when none was given (``--rubric``), so the qrels header and the judgments
+        block name the same rubric."""
         from dataclasses import replace
 
-        return replace(self, judgments=judgments)
+        rubric_hash = self.rubric_hash
+        if rubric_hash is None and judgments is not None:
+            rubric_hash = (judgments.get("rubric") or {}).get("content_hash")
+        return replace(self, judgments=judgments, rubric_hash=rubric_hash)
 
     def with_reading(self, plan: Any) -> Results:
         """The same results, carrying how their files were read (a

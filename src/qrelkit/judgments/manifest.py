@@ -441,8 +441,10 @@ def judgments_meaning(data: Mapping[str, Any], source: str | None = None) -> dic
     models = [m for m in data.get("model_labellers") or () if m.get("counted_in_final")]
     warnings += model_warnings(models)
     overridden = int(adjudication.get("overridden", 0) or 0)
-    keep = ("kappa", "ci_low", "ci_high", "level", "weights", "n_pairs", "bootstrap_low", "bootstrap_high",
-            "bootstrap_resamples", "bootstrap_seed")  # fmt: skip
+    keep = ("labellers", "kappa", "ci_low", "ci_high", "level", "weights", "n_pairs", "bootstrap_low",
+            "bootstrap_high", "bootstrap_resamples", "bootstrap_seed", "not_measured", "not_measurable")  # fmt: skip
+    each = ("labellers", "kappa", "ci_low", "ci_high", "level", "weights", "n_pairs", "bootstrap_low",
+            "bootstrap_high")  # fmt: skip
     group = (calibration or {}).get("group")
     agreement = None
     if group and (len(group.get("labellers") or ()) > 2 or group.get("statistic") != "kappa"):
@@ -458,6 +460,9 @@ def judgments_meaning(data: Mapping[str, Any], source: str | None = None) -> dic
         "relevance_threshold": data.get("relevance_threshold"),
         "labellers": data.get("labellers"),
         "calibration": None if calibration is None else {k: calibration.get(k) for k in keep},
+        "pairs_of_labellers": [
+            {k: p.get(k) for k in each} for p in (calibration or {}).get("pairs_of_labellers") or ()
+        ],
         "calibration_status": status,
         "calibration_round": (calibration or {}).get("round"),
         "group_agreement": agreement,

@@ -169,27 +169,41 @@ def render(results: Results, fmt: str, per_query: bool = False) -> str:
     raise ValueError(fmt)
 
 
+def data_console(**options: Any) -> Any:
+    """The console data is printed to: rich's highlighter off (it would colour part of a sha256 as an IPv6
+    address and ``R(rel=1)`` as a call), no soft wrap. :func:`print_table` also escapes every value, so a
+    run or file named with brackets is printed as it is, not read as markup."""
+    from rich.console import Console
+
+    return Console(soft_wrap=False, highlight=False, **options)
+
+
 def print_table(results: Results, per_query: bool, console: Any) -> None:
-    """A rich table of means (and per-query values), followed by the conventions and inputs."""
+    """A rich table of means (and per-query values), followed by the conventions and inputs, printed as
+    they are (values escaped, nothing highlighted: see :func:`data_console`)."""
+    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title="qrelkit results (means over scored queries)", title_justify="left")
     headers, rows = _mean_grid(results)
     for i, h in enumerate(headers):
-        table.add_column(h, justify="left" if i == 0 else "right")
+        table.add_column(Text(h), justify="left" if i == 0 else "right")
     for r in rows:
-        table.add_row(*r)
+        table.add_row(*(Text(c) for c in r))
     console.print(table)
     if per_query:
         wide = results.to_polars().sort(["run", "query_id"])
         pq = Table(title="per query", title_justify="left")
         for i, c in enumerate(wide.columns):
-            pq.add_column(c, justify="left" if i < 2 else "right")
+            pq.add_column(Text(c), justify="left" if i < 2 else "right")
         for row in wide.iter_rows():
-            pq.add_row(*[v if isinstance(v, str) else _short(v) for v in row])
+            pq.add_row(*[Text(v if isinstance(v, str) else _short(v)) for v in row])
         console.print(pq)
-    console.print(f"[dim]conventions:[/dim] {results.conventions}")
-    console.print(f"[dim]qrels:[/dim] {results.qrels_name} sha256:{results.qrels_fingerprint.sha256[:16]}")
+    console.print(f"[dim]conventions:[/dim] {escape(str(results.conventions))}")
+    console.print(
+        f"[dim]qrels:[/dim] {escape(results.qrels_name)} sha256:{results.qrels_fingerprint.sha256[:16]}"
+    )
     j = results.judgments
     if j is not None:
         rubric = j.get("rubric") or {}
@@ -197,18 +211,20 @@ def print_table(results: Results, per_query: bool, console: Any) -> None:
         kappa = "not measured"
         if cal.get("kappa") is not None:
             kappa = f"{cal['kappa']:.3f} [{cal['ci_low']:.3f}, {cal['ci_high']:.3f}]"
+            if cal.get("labellers"):
+                kappa += f" ({escape(' and '.join(cal['labellers']))})"
         gate = j.get("gate") or {}
         ga = j.get("group_agreement")
         if ga:
             kappa += f", {ga['name']} {_short(ga['value'], 3)} [{_short(ga['bootstrap_low'], 3)}, {_short(ga['bootstrap_high'], 3)}]"
         console.print(
-            f"[dim]judgments:[/dim] rubric {rubric.get('name')} {rubric.get('version')} "
+            f"[dim]judgments:[/dim] rubric {escape(str(rubric.get('name')))} {escape(str(rubric.get('version')))} "
             f"({str(rubric.get('content_hash'))[:12]}), scale {j.get('scale')}, kappa {kappa}, "
             f"gate {'PASS' if gate.get('passed') else 'FAIL' if gate else 'none'}, "
             f"unresolved pairs left out {j.get('unresolved_left_out')}"
         )
     for w in results.warnings:
-        console.print(f"[bold yellow]warning:[/bold yellow] {w}", markup=True, highlight=False)
+        console.print(f"[bold yellow]warning:[/bold yellow] {escape(w)}", highlight=False)
     for run in results.runs:
         counts = run.queries.counts()
         notes = [f"{counts['scored']} scored"]
@@ -224,9 +240,13 @@ def print_table(results: Results, per_query: bool, console: Any) -> None:
         if undefined:
             verb = {"zero": "scored 0", "one": "scored 1"}.get(results.conventions.no_relevant, "skipped")
             notes.append(
-                "no relevant documents (" + verb + "): " + ", ".join(f"{m} {n}" for m, n in undefined.items())
+                "no relevant documents ("
+                + verb
+                + "): "
+                + ", ".join(f"{escape(m)} {n}" for m, n in undefined.items())
             )
         console.print(
-            f"[dim]run:[/dim] {run.name} sha256:{run.fingerprint.sha256[:16]}; queries: " + "; ".join(notes)
+            f"[dim]run:[/dim] {escape(run.name)} sha256:{run.fingerprint.sha256[:16]}; queries: "
+            + "; ".join(notes)
         )
     console.print(f"[dim]qrelkit {results.version}[/dim]")

@@ -31,11 +31,14 @@ FORMATS = ("table", "json", "markdown", "latex", "html")
 
 
 def render_compare_text(comparison: Any) -> str:
-    """A plain-text report: the pairs, the noise floor, topic-set sizes, ANOVA and Tukey, then the options,
+    """A plain-text report: the bottom line (one sentence per measure), the pairs, the noise floor, topic-set sizes, ANOVA and Tukey, then the options,
     the conventions and the inputs (as ``eval`` prints them)."""
     res = comparison.results
-    out = ["qrelkit compare (difference = treatment - baseline; * = adjusted p < alpha)", ""]
-    out += _grid(COLUMNS, _rows(comparison))
+    from ..compare.bottom_line import bottom_line
+
+    out = ["qrelkit compare (difference = treatment - baseline; * = adjusted p < alpha)", "", "bottom line:"]
+    out += [f"  {sentence}" for sentence in bottom_line(comparison)]
+    out += ["", *_grid(COLUMNS, _rows(comparison))]
     if comparison.noise is not None:
         nf = comparison.noise
         out += ["", f"labeller-noise floor ({nf.labellers[0]} vs {nf.labellers[1]}, {len(nf.calibration_queries)} "

@@ -1,5 +1,9 @@
-"""Rendering of ``qrelkit conventions``: the sweep of one run under every profile and single-axis change,
-the per-query attribution of two profiles' difference, and the list of profiles (text, TSV, JSON)."""
+"""Rendering of ``qrelkit conventions``: the sweep of each run under every profile and single-axis change,
+the per-query attribution of two profiles' difference, and the list of profiles (text, TSV, JSON).
+
+With one run the outputs are :func:`render_sweep`'s and :func:`render_diff`'s; with several
+(:func:`render_sweeps`, :func:`render_diffs`) the text gives one block per run, TSV a leading ``run``
+column, and JSON the header and ``"runs": [{"run": name, "fingerprint": ..., ...one run's fields}]``."""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ import json
 import math
 from typing import Any
 
-__all__ = ["render_diff", "render_profiles", "render_sweep"]
+__all__ = ["render_diff", "render_diffs", "render_profiles", "render_sweep", "render_sweeps"]
 
 _ARROW = {"up": "up", "down": "down", "none": "none", "refused": "-"}
 
@@ -65,6 +69,58 @@ def render_sweep(variants: list[Any], measure: str, fmt: str, header: dict[str, 
         " optimistic: a choice that can only raise the score\n"
     )
     return title + _table(headers, rows) + note
+
+
+def _one_run(header: dict[str, Any], name: str) -> dict[str, Any]:
+    out = {k: v for k, v in header.items() if k != "runs"}
+    out["run"] = next(r for r in header["runs"] if r["name"] == name)
+    return out
+
+
+def _several(
+    found: list[tuple[str, Any]],
+    fmt: str,
+    header: dict[str, Any],
+    one: Any,
+    fields: dict[str, Any],
+    named: bool = False,
+) -> str:
+    """``one(value, fmt, header)`` per run, joined as the module docstring says."""
+    if fmt == "json":
+        runs = []
+        for name, value in found:
+            body = json.loads(one(value, "json", _one_run(header, name)))
+            fingerprint = body["run"]["fingerprint"]
+            rest = {k: v for k, v in body.items() if k not in header and k not in fields and k != "run"}
+            runs.append({"run": name, "fingerprint": fingerprint, **rest})
+        return json.dumps(header | fields | {"runs": runs}, indent=2) + "\n"
+    if fmt == "tsv":
+        out = []
+        for i, (name, value) in enumerate(found):
+            lines = one(value, "tsv", _one_run(header, name)).splitlines()
+            out += (["run\t" + lines[0]] if i == 0 else []) + [f"{name}\t{line}" for line in lines[1:]]
+        return "\n".join(out) + "\n"
+    return "\n".join(
+        (f"run {name!r}\n" if named else "") + one(value, fmt, _one_run(header, name))
+        for name, value in found
+    )
+
+
+def render_sweeps(swept: list[tuple[str, list[Any]]], measure: str, fmt: str, header: dict[str, Any]) -> str:
+    """The sweep of each run (``(name, variants)``); one run gives :func:`render_sweep`'s output."""
+    if len(swept) == 1:
+        return render_sweep(swept[0][1], measure, fmt, _one_run(header, swept[0][0]))
+    return _several(swept, fmt, header, lambda v, f, h: render_sweep(v, measure, f, h), {"measure": measure})
+
+
+def render_diffs(
+    found: list[tuple[str, Any]], names: tuple[str, str], measure: str, fmt: str, header: dict[str, Any]
+) -> str:
+    """Two profiles' difference on each run (``(name, attribution)``); one run gives :func:`render_diff`'s."""
+    if len(found) == 1:
+        return render_diff(found[0][1], names, measure, fmt, _one_run(header, found[0][0]))
+    fields = {"measure": measure, "profiles": list(names)}
+    return _several(found, fmt, header, lambda a, f, h: render_diff(a, names, measure, f, h), fields, True)
 
 
 def render_diff(att: Any, names: tuple[str, str], measure: str, fmt: str, header: dict[str, Any]) -> str:

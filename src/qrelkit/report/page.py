@@ -38,7 +38,7 @@ nav ol { display:flex; flex-wrap:wrap; gap:4px 14px; padding:0; margin:8px 0; li
 nav a, a { color: var(--blue); }
 .lead { color: var(--muted); margin: 0; }
 .scroll { overflow-x: auto; max-width: 100%; }
-.scroll > table { width: max-content; }
+.scroll > table { max-width: 100%; }
 .chart { overflow-x: auto; } .chart > svg { min-width: 520px; }
 table { border-collapse: collapse; margin: 6px 0 12px; font-size: 0.9rem; }
 th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
@@ -51,7 +51,21 @@ details summary { cursor: pointer; color: var(--blue); font-size: 0.9rem; }
 code, .mono { font-family: "DejaVu Sans Mono", "Liberation Mono", monospace; font-size: 0.85rem;
   overflow-wrap: anywhere; }
 footer { color: var(--muted); font-size: 0.85rem; padding-bottom: 24px; }
+td { overflow-wrap: break-word; } td.n { white-space: nowrap; }
+.bottom-line { font-size: 1.05rem; padding-left: 20px; } .bottom-line li { margin: 4px 0; }
 @media (max-width: 600px) { body { font-size: 14px; } th, td { padding: 3px 5px; } }
+@media (max-width: 700px) {
+  table.stack, table.stack > caption, table.stack > tbody, table.stack > tbody > tr, table.stack td {
+    display: block; width: 100%; }
+  table.stack > thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0);
+    white-space: nowrap; }
+  table.stack > tbody > tr { border-bottom: 2px solid var(--line); padding: 4px 0; }
+  table.stack td { border: none; padding: 1px 4px; text-align: left; overflow-wrap: anywhere;
+    white-space: normal; }
+  table.stack td::before { content: attr(data-label); display: inline-block; min-width: 8.5em;
+    margin-right: 6px; font-weight: 600; color: var(--muted); }
+  table.stack td[data-label=""]::before { content: none; }
+}
 """
 
 
@@ -140,6 +154,14 @@ def _pair_rows(comparison: Any) -> list[list[object]]:
             p_text(p.p_value), p_text(p.p_adjusted), ("html", f"<span class='{cls}'>{_e(verdict)}</span>"),
         ])  # fmt: skip
     return rows
+
+
+def bottom_line_section(comparison: Any) -> tuple[str, str, str]:
+    """The page's first section: one sentence per measure (:func:`qrelkit.compare.bottom_line.bottom_line`)."""
+    from ..compare.bottom_line import bottom_line
+
+    items = "".join(f"<li>{_e(s)}</li>" for s in bottom_line(comparison))
+    return ("bottom-line", "Bottom line", f"<ul class='bottom-line'>{items}</ul>")
 
 
 def comparison_table(comparison: Any) -> str:
@@ -260,6 +282,59 @@ def _missing_section(d: Any) -> str:
     return lead + svg.figure(chart, "Shares of relevant gain per run.", headers, data)
 
 
+def _interval(low: Any, high: Any, what: str) -> str:
+    if low is None or high is None or math.isnan(low) or math.isnan(high):
+        return f"{what} undefined"
+    return f"{what} [{low:.3f}, {high:.3f}]"
+
+
+def _why_not_measured(j: dict[str, Any]) -> str:
+    """Why the manifest has no kappa, in words (its status and reasons), never an empty interval."""
+    cal = j.get("calibration") or {}
+    status = j.get("calibration_status")
+    if cal.get("not_measurable"):
+        return f"not measurable: {cal['not_measurable']}"
+    if status == "not measured":
+        return "not measured" + (f": {cal['not_measured']}" if cal.get("not_measured") else "")
+    if status == "measuring":
+        return f"not decided yet: calibration round {j.get('calibration_round')} is still being judged"
+    if not j.get("calibration"):
+        return "not measured: the manifest has no calibration"
+    return "undefined: no pair was graded by both labellers, or both gave every pair the same grade"
+
+
+def _agreement_rows(j: dict[str, Any]) -> list[list[object]]:
+    """One row per two labellers (named) with kappa, its interval and the query bootstrap's, and the
+    group's statistic over every labeller; a kappa that was not measured says why."""
+    cal = j.get("calibration") or {}
+    pairs = j.get("pairs_of_labellers") or ([cal] if cal.get("kappa") is not None else [])
+    rows: list[list[object]] = []
+    for p in pairs:
+        names = " and ".join(p.get("labellers") or ["the two labellers"])
+        label = f"kappa ({p.get('weights') or 'linear'}) of {names}"
+        if len(pairs) > 1 and p.get("labellers") == cal.get("labellers"):
+            label += " (the pair that agrees least: the gate's)"
+        if p.get("kappa") is None:
+            rows.append([label, _why_not_measured(j)])
+            continue
+        level = f"{(p.get('level') or 0.95) * 100:g}%"
+        rows.append([label, f"{p['kappa']:.3f}, {_interval(p.get('ci_low'), p.get('ci_high'), f'{level} interval')}, "
+                     f"{_interval(p.get('bootstrap_low'), p.get('bootstrap_high'), 'query bootstrap')}, on {p.get('n_pairs')} pairs"])  # fmt: skip
+    if not pairs:
+        rows.append(["kappa", _why_not_measured(j)])
+    ga = j.get("group_agreement")
+    if ga:
+        value = "undefined" if ga.get("value") is None else f"{ga['value']:.3f}"
+        interval = _interval(ga.get("bootstrap_low"), ga.get("bootstrap_high"), "query bootstrap")
+        rows.append(
+            [
+                f"{ga['name']} of {', '.join(ga['labellers'])}",
+                f"{value}, {interval}, on {ga['n_units']} pairs",
+            ]
+        )
+    return rows
+
+
 def _judgments_section(d: Any) -> str:
     out = []
     j = d.judgments
@@ -268,24 +343,18 @@ def _judgments_section(d: Any) -> str:
                    "them are unknown. Export qrels with <code>qrelkit adjudicate</code> or the judging app to get one.</p>")  # fmt: skip
     else:
         rubric = j.get("rubric") or {}
-        cal = j.get("calibration") or {}
         gate = j.get("gate") or {}
         rows: list[list[object]] = [
             ["rubric", f"{rubric.get('name')} {rubric.get('version')}"],
             ["rubric hash", ("html", f"<code>{_e(rubric.get('content_hash'))}</code>")],
             ["scale", ", ".join(map(str, j.get("scale") or []))],
             ["labellers", ", ".join(j.get("labellers") or [])],
-            ["kappa (linear)", f"{_f(cal.get('kappa'), 3)} [{_f(cal.get('ci_low'), 3)}, {_f(cal.get('ci_high'), 3)}]"
-             f" on {cal.get('n_pairs')} pairs" if cal else "not measured"],
             ["gate", gate.get("message") or "none"],
             ["unresolved pairs left out", j.get("unresolved_left_out")],
             ["overridden pairs", j.get("overridden")],
             ["manifest", j.get("manifest")],
         ]  # fmt: skip
-        ga = j.get("group_agreement")
-        if ga:
-            rows.insert(5, [f"agreement of {len(ga['labellers'])} labellers", f"{ga['name']} {_f(ga['value'], 3)} "
-                            f"[{_f(ga['bootstrap_low'], 3)}, {_f(ga['bootstrap_high'], 3)}] on {ga['n_units']} pairs"])  # fmt: skip
+        rows[4:4] = _agreement_rows(j)
         out.append(table(["field", "value"], rows, caption="What the judgments mean (their manifest)"))
         out += [
             f'<p class="warning" role="note"><strong>Warning:</strong> {_e(w)}</p>'
@@ -297,9 +366,14 @@ def _judgments_section(d: Any) -> str:
         a, b = noise.labellers
         conf = [[float(v) for v in row] for row in noise.confusion]
         chart = svg.heatmap(
-            conf, scale, title="Calibration confusion matrix", rows=f"{a}'s grade", cols=f"{b}'s grade"
+            conf,
+            scale,
+            title=f"Calibration confusion matrix of {a} and {b}",
+            rows=f"{a}'s grade",
+            cols=f"{b}'s grade",
         )
-        out.append(svg.figure(chart, f"Calibration pairs graded by both {a} (rows) and {b} (columns).",
+        out.append(svg.figure(chart, f"Confusion matrix of {a} and {b}: calibration pairs graded by both, {a}'s "
+                              f"grade in rows, {b}'s in columns (the labellers of the noise floor).",
                               [f"{a} \\ {b}", *scale], [[g, *(f"{v:g}" for v in row)] for g, row in zip(scale, conf, strict=True)]))  # fmt: skip
         ma = [sum(row) for row in conf]
         mb = [sum(conf[i][j] for i in range(len(conf))) for j in range(len(conf))]
@@ -334,7 +408,8 @@ def _conventions_section(d: Any) -> str:
         rows, title=f"How far each single choice moves the mean {d.measure}", axis="change of the mean"
     )
     out.append(svg.figure(chart, "Each dot: the mean under one profile or one changed axis, minus the mean under "
-                          "these conventions; orange diamonds are optimistic choices (they can only raise a score).",
+                          "these conventions, one line per profile or changed axis (named at its left) and one mark per run (named in "
+                          "the legend); a choice named in orange is optimistic (it can only raise a score).",
                           ["run", "conventions", "kind", "mean", "change", "queries moved", "flag"], data))  # fmt: skip
     if d.sweep_left_out:
         out.append(f"<p>Not swept (to keep the report quick): {_e(', '.join(d.sweep_left_out))}.</p>")
@@ -400,6 +475,7 @@ def report_page(d: Any) -> str:
     from .tables import detail_sections
 
     sections = [
+        bottom_line_section(comp),
         ("summary", "Summary", summary),
         ("forest", "Differences from the baseline", forest_figure(comp)),
         *detail_sections(comp),
@@ -440,6 +516,7 @@ def comparison_page(comparison: Any) -> str:
 
     res = comparison.results
     sections = [
+        bottom_line_section(comparison),
         ("summary", "Summary", means_section(res) + comparison_table(comparison)),
         ("forest", "Differences from the baseline", forest_figure(comparison)),
         *detail_sections(comparison),

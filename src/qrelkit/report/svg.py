@@ -69,12 +69,11 @@ def _x_axis(x: Callable[[float], float], lo: float, hi: float, y: float, label: 
 
 def figure(svg: str, caption: str, headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     """The chart, its caption, and the data behind it as a table (collapsed)."""
-    head = "".join(f'<th scope="col">{_e(h)}</th>' for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in r) + "</tr>" for r in rows)
+    from .tables import table
+
     return (
         f"<figure><div class='chart'>{svg}</div><figcaption>{_e(caption)}</figcaption>"
-        f"<details><summary>Data behind the chart</summary><div class='scroll'><table>"
-        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div></details></figure>"
+        f"<details><summary>Data behind the chart</summary>{table(headers, rows)}</details></figure>"
     )
 
 
@@ -275,48 +274,72 @@ def heatmap(
     return _svg(left + n * cell + 20, top + n * cell + 10, title, desc, body)
 
 
+#: The marks that tell runs apart in :func:`dot_plot` (shape first, then colour), cycled past their number.
+MARKS = tuple(itertools.product(("circle", "square", "triangle", "diamond", "cross"), (BLUE, ORANGE)))
+
+
+def _mark(shape: str, cx: float, cy: float, colour: str, tip: str = "") -> str:
+    if shape == "circle":
+        return f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="4.5" fill="{colour}">{tip}</circle>'
+    if shape == "square":
+        return f'<rect x="{cx - 4:.1f}" y="{cy - 4:.1f}" width="8" height="8" fill="{colour}">{tip}</rect>'
+    if shape == "triangle":
+        d = f"M{cx:.1f},{cy - 5:.1f} L{cx + 5:.1f},{cy + 4:.1f} L{cx - 5:.1f},{cy + 4:.1f} Z"
+    elif shape == "diamond":
+        d = f"M{cx:.1f},{cy - 6:.1f} L{cx + 5:.1f},{cy:.1f} L{cx:.1f},{cy + 6:.1f} L{cx - 5:.1f},{cy:.1f} Z"
+    else:  # a cross, drawn as a stroked path
+        d = f"M{cx - 4:.1f},{cy - 4:.1f} L{cx + 4:.1f},{cy + 4:.1f} M{cx - 4:.1f},{cy + 4:.1f} L{cx + 4:.1f},{cy - 4:.1f}"
+        return f'<path d="{d}" stroke="{colour}" stroke-width="2.5" fill="none">{tip}</path>'
+    return f'<path d="{d}" fill="{colour}">{tip}</path>'
+
+
 def dot_plot(rows: Sequence[tuple[str, Sequence[tuple[str, float, bool]]]], *, title: str, axis: str) -> str:
-    """Per row (a run), dots at values (a convention change's effect on the mean); a flagged dot (an
-    optimistic choice) is an orange diamond, the others blue circles; names on hover and in the legend's
-    data table (labels inside the plot would overlap)."""
-    left, right, row_h = 140, 640, 34
+    """``rows``: per run, its dots (a convention change's name, its effect on the mean, whether it is an
+    optimistic choice). Drawn with one line per convention change, its name at the left (so every point
+    is labelled by its line; an optimistic choice is named so, in orange) and one mark per run on it,
+    runs told apart by shape and colour and named in the legend; values on hover and in the data table."""
+    runs = [label for label, _ in rows]
+    names: dict[str, bool] = {}
+    for _, dots in rows:
+        for name, _, flagged in dots:
+            names[name] = names.get(name, False) or flagged
+    width = max((len(n) + (13 if f else 0) for n, f in names.items()), default=10)
+    left = min(40 + int(width * 6.6), 320)
+    right, row_h = left + 480, 22
     values = [v for _, dots in rows for _, v, _ in dots if not math.isnan(v)] + [0.0]
     lo, hi = min(values), max(values)
     pad = (hi - lo) * 0.08 or 0.01
     lo, hi = lo - pad, hi + pad
     x = _scale(lo, hi, left, right)
-    top, bottom = 12, 20 + row_h * len(rows)
-    body = _x_axis(x, lo, hi, bottom, axis, top)  # grid first, dots on top
-    for i, (label, dots) in enumerate(rows):
-        y = 20 + i * row_h + row_h / 2
-        body.append(f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end">{_e(label)}</text>')
+    top, bottom = 8, 12 + row_h * len(names)
+    body = _x_axis(x, lo, hi, bottom, axis, top)  # grid first, marks on top
+    line = {n: i for i, n in enumerate(names)}
+    for n, i in line.items():
+        y = 12 + i * row_h + row_h / 2
+        label = f"{n} (optimistic)" if names[n] else n
+        colour = f' fill="{ORANGE}"' if names[n] else ""
+        body.append(f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end"{colour}>{_e(label)}</text>')
         body.append(f'<line x1="{left}" x2="{right}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eef0f2"/>')
-        for name, v, flagged in dots:
-            if math.isnan(v):
-                continue
-            tip = f"<title>{_e(label)}: {_e(name)} {v:+.4f}{' (optimistic)' if flagged else ''}</title>"
-            cx = x(v)
-            if flagged:
-                body.append(
-                    f'<path d="M{cx:.1f},{y - 6:.1f} L{cx + 6:.1f},{y:.1f} L{cx:.1f},{y + 6:.1f} L{cx - 6:.1f},{y:.1f} Z" '
-                    f'fill="{ORANGE}">{tip}</path>'
-                )
-            else:
-                body.append(
-                    f'<circle cx="{cx:.1f}" cy="{y:.1f}" r="4" fill="{BLUE}" fill-opacity="0.8">{tip}</circle>'
-                )
     body.append(
         f'<line x1="{x(0):.1f}" x2="{x(0):.1f}" y1="{top}" y2="{bottom}" stroke="{DARK}" stroke-dasharray="4 3"/>'
     )
-    ly = bottom + 44
-    body.append(
-        f'<circle cx="{left + 6}" cy="{ly}" r="4" fill="{BLUE}"/>'
-        f'<text x="{left + 16}" y="{ly + 4}">a profile, or one changed axis</text>'
-        f'<path d="M{left + 256},{ly - 6} L{left + 262},{ly} L{left + 256},{ly + 6} L{left + 250},{ly} Z" '
-        f'fill="{ORANGE}"/><text x="{left + 268}" y="{ly + 4}">an optimistic choice (can only raise a score)</text>'
-    )
+    for r, (run, dots) in enumerate(rows):
+        shape, colour = MARKS[r % len(MARKS)]
+        for name, v, flagged in dots:
+            if math.isnan(v):
+                continue
+            y = 12 + line[name] * row_h + row_h / 2
+            tip = f"<title>{_e(run)}: {_e(name)} {v:+.4f}{' (optimistic)' if flagged else ''}</title>"
+            body.append(_mark(shape, x(v), y, colour, tip))
+    ly = bottom + 46
+    per_line = max(1, (right + 30 - 20) // 160)
+    for r, run in enumerate(runs):
+        shape, colour = MARKS[r % len(MARKS)]
+        lx, yy = 20 + (r % per_line) * 160, ly + (r // per_line) * 18
+        body.append(_mark(shape, lx + 5, yy, colour) + f'<text x="{lx + 16}" y="{yy + 4}">{_e(run)}</text>')
+    height = ly + 18 * ((len(runs) - 1) // per_line) + 14
     desc = "; ".join(
         f"{label}: " + ", ".join(f"{n} {v:+.4f}{' optimistic' if f else ''}" for n, v, f in dots)
         for label, dots in rows
     )
-    return _svg(right + 30, ly + 14, title, desc, body)
+    return _svg(right + 30, height, title, desc, body)

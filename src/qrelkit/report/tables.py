@@ -14,23 +14,40 @@ def _e(x: object) -> str:
     return html.escape(str(x), quote=True)
 
 
+def wrappable(text: object) -> str:
+    """``text`` escaped, with a line-break opportunity after each comma: a long
+    measure string (``nDCG(gain=exponential,discount=log2,...)@10``) wraps inside its cell instead of
+    widening the table, and copies as one string."""
+    return _e(text).replace(",", ",<wbr>")
+
+
 def table(
     headers: Sequence[str], rows: Sequence[Sequence[object]], numeric: Sequence[int] = (), caption: str = ""
 ) -> str:
-    """An accessible table (scoped headers, optional caption) in a horizontally scrolling box. Cells are
+    """An accessible table (scoped headers, optional caption) that fits its page: cells wrap (long measure
+    strings after their commas, see :func:`wrappable`) and, on a narrow screen, each row stacks as a list of
+    "header value" lines (``class="stack"``; every cell carries its header as ``data-label``). Cells are
     escaped unless given as ``("html", markup)``."""
     cap = f"<caption>{_e(caption)}</caption>" if caption else ""
     head = "".join(
         f'<th scope="col"{" class=n" if i in numeric else ""}>{_e(h)}</th>' for i, h in enumerate(headers)
     )
+    labels = [_e(h) for h in headers]
     body = []
     for r in rows:
         cells = []
         for i, c in enumerate(r):
-            text = c[1] if isinstance(c, tuple) and c and c[0] == "html" else _e(c)
-            cells.append(f"<td{' class=n' if i in numeric else ''}>{text}</td>")
+            if isinstance(c, tuple) and c and c[0] == "html":
+                text = c[1]
+            else:
+                text = _e(c) if i in numeric else wrappable(c)
+            label = labels[i] if i < len(labels) else ""
+            cells.append(f'<td data-label="{label}"{" class=n" if i in numeric else ""}>{text}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<div class='scroll'><table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    return (
+        f"<div class='scroll'><table class='stack'>{cap}<thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
 
 
 def _numeric(cell: str) -> bool:
