@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,85 @@ def test_project_judged_holds_the_pool_and_the_prejudged_pairs_and_reads_only(tm
 
 def _uid(db: Path, name: str) -> int:
     return int(_rows(db, "SELECT user_id FROM users WHERE name = ?", name)[0][0])
+
+
+def test_a_project_without_calibration_extends_and_a_query_without_text_needs_queries(tmp_path: Path) -> None:
+    """A pool whose q4 pairs were all judged before pooling: the project stores no text for q4, so a new
+    run's q4 pair needs --queries. Without calibration, judging is open from the start (agreement not
+    measured), and extending is allowed under that outcome."""
+    from qrelkit.judging.extend import extend_project
+
+    fixtures = Path(__file__).parent / "fixtures"
+    pool = tmp_path / "pool.jsonl"
+    lines = []
+    for line in (fixtures / "pool.jsonl").read_text().splitlines():
+        entry = json.loads(line)
+        entry["calibration"] = False
+        entry["judged"] = entry["judged"] or entry["query_id"] == "q4"
+        lines.append(json.dumps(entry))
+    pool.write_text("\n".join(lines) + "\n")
+    db = make_project(tmp_path, labellers="alice", pool=pool, no_calibration=True)
+    assert _rows(db, "SELECT COUNT(*) FROM queries WHERE query_id = 'q4'") == [(0,)]
+    run = tmp_path / "new.run"
+    run.write_text("q4 Q0 keys/policy 1 3.0 fresh\n")
+    with pytest.raises(ValidationError, match="'q4'") as info:
+        extend_project(db, [run], depth=1)
+    assert "--queries" in str(info.value)
+    summary = extend_project(db, [run], depth=1, queries=fixtures / "queries.tsv")
+    assert summary["gate"] == "not-measured" and summary["labellers"] == {"alice": 1}
+    assert summary["queries_added"] == 1 and summary["docs_added"] == 0
+    assert _rows(db, "SELECT text FROM queries WHERE query_id = 'q4'") == [("restore a deleted bucket",)]
+
+
+def test_the_bundled_example_extended_with_its_fourth_run(tmp_path: Path) -> None:
+    """examples/docsearch: three runs pooled at depth 10 with 3 calibration queries, two labellers; the gate
+    passes; rerank then adds exactly its top-10 pairs that no other run pooled (counted here from the files)."""
+    from qrelkit.judging.extend import extend_project
+    from qrelkit.judging.project import init_project
+
+    from ..conftest import CLI, EXAMPLE
+
+    runs = [EXAMPLE / "runs" / f"{n}.run" for n in ("bm25", "dense", "hybrid")]
+    out = CLI(
+        "pool",
+        *runs,
+        "--depth",
+        10,
+        "--calibration",
+        3,
+        "--labellers",
+        "alice,bob",
+        "-o",
+        tmp_path / "pool.jsonl",
+    )
+    assert out.exit_code == 0, out.output
+    db = tmp_path / "docsearch.db"
+    init_project(db, rubric=EXAMPLE / "rubric.toml", pool=tmp_path / "pool.jsonl", docs=EXAMPLE / "docs.jsonl",
+                 queries=EXAMPLE / "queries.tsv", seed=0)  # fmt: skip
+    pass_gate(db)
+
+    def top(name: str) -> set[tuple[str, str]]:
+        per_query: dict[str, list[tuple[float, str]]] = {}
+        for line in (EXAMPLE / "runs" / f"{name}.run").read_text().splitlines():
+            q, _, d, _, s, _ = line.split()
+            per_query.setdefault(q, []).append((float(s), d))
+        return {(q, d) for q, rows in per_query.items() for _, d in sorted(rows, reverse=True)[:10]}
+
+    expected = top("rerank") - top("bm25") - top("dense") - top("hybrid")
+    summary = extend_project(db, [EXAMPLE / "runs" / "rerank.run"], depth=10, docs=EXAMPLE / "docs.jsonl")
+    added = set(_rows(db, "SELECT p.query_id, p.doc_id FROM pairs p JOIN segment_pairs USING (pair_id)"))
+    assert added == expected and summary["pairs"] == len(expected) > 0
+    assert sum(summary["labellers"].values()) == len(expected)
+    # every query's new pairs went whole to one labeller
+    owners = _rows(db, "SELECT p.query_id, COUNT(DISTINCT a.user_id) FROM assignments a JOIN pairs p USING (pair_id) "
+                       "JOIN segment_pairs USING (pair_id) GROUP BY p.query_id")  # fmt: skip
+    assert all(n == 1 for _, n in owners)
+    # and each labeller meets one query's new pairs together, after all their other pairs
+    for name in ("alice", "bob"):
+        seq = _rows(db, "SELECT a.position, p.query_id, s.segment FROM assignments a JOIN users u USING (user_id) "
+                        "JOIN pairs p USING (pair_id) LEFT JOIN segment_pairs s USING (pair_id) WHERE u.name = ? "
+                        "ORDER BY a.position", name)  # fmt: skip
+        segment = [q for _, q, s in seq if s == 2]
+        assert [s for _, _, s in seq] == [None] * (len(seq) - len(segment)) + [2] * len(segment)
+        changes = sum(1 for a, b in pairwise(segment) if a != b)
+        assert changes == len(set(segment)) - 1
