@@ -238,3 +238,30 @@ def test_leave_one_out_on_the_bundled_example() -> None:
         others = set().union(*(tops[n] for n in names if n != row["run"]))
         assert row["removed_pairs"] == len((tops[row["run"]] - others) & judged)
         assert row["left_out"] <= row["full"]
+
+
+def test_a_top_up_against_the_trec_dl_2019_judgments(tmp_path: Path) -> None:
+    """A run generated over the first 10 queries of the DL 2019 passage judgments (half judged passages,
+    half unjudged ones, interleaved), plus a query DL 2019 did not judge: at depth 10 the new pairs are
+    exactly its unjudged passages in its top 10, and the extra query is left out."""
+    qrels_path = data_path("trec", "qrels.dl19-passage.txt")
+    judged: dict[str, set[str]] = {}
+    for line in qrels_path.read_text().splitlines():
+        q, _, d, g = line.split()
+        if int(g) >= 0:
+            judged.setdefault(q, set()).add(d)
+    queries = sorted(judged)[:10]
+    lines, expected = [], set()
+    for q in queries:
+        docs = [d for pair in zip(sorted(judged[q])[:10], (f"new-{q}-{i}" for i in range(10)), strict=False)
+                for d in pair]  # fmt: skip
+        for rank, d in enumerate(docs, start=1):
+            lines.append(f"{q} Q0 {d} {rank} {100 - rank} fresh")
+            if rank <= 10 and d not in judged[q]:
+                expected.add((q, d))
+    lines.append("999999999 Q0 new-x 1 1 fresh")
+    run_path = tmp_path / "fresh.run"
+    run_path.write_text("\n".join(lines) + "\n")
+    pool = extend_pool([read_run(run_path)], 10, judged=judged_of_qrels(read_qrels(qrels_path)))
+    assert set(pool.pairs.select("query_id", "doc_id").iter_rows()) == expected and len(expected) == 50
+    assert pool.meta()["extends"]["left_out_queries"] == ["999999999"]
