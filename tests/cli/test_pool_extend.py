@@ -53,6 +53,7 @@ def test_pool_usage_errors_exit_2(tmp_path: Path) -> None:
     assert CLI("pool", *runs, "-m", "P@2", "-o", tmp_path / "p.jsonl").exit_code == 2
     both = CLI("pool", "--extend", qrels, "--leave-one-out", *runs, "--qrels", qrels)
     assert both.exit_code == 2 and "pass one" in both.output
+    assert CLI("pool", "--extend", qrels, *runs, "--labellers", "alice,bob").exit_code == 2
     assert not (tmp_path / "p.jsonl").exists()
 
 

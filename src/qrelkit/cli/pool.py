@@ -130,6 +130,10 @@ def command(
         raise click.UsageError("--extend and --leave-one-out are two different questions; pass one")
     if (measures or as_json) and not leave_one_out:
         raise click.UsageError("-m and --json go with --leave-one-out")
+    if labellers and (extend or leave_one_out):
+        raise click.UsageError(
+            "--labellers plans a new pool; `qrelkit judge extend` assigns a project's new pairs"
+        )
     if extend:
         return _extend(runs, depth, output, extend, qrels, seconds_per_judgment, input_format)
     if leave_one_out:
