@@ -273,3 +273,34 @@ def test_the_bundled_example_extended_with_its_fourth_run(tmp_path: Path) -> Non
         assert [s for _, _, s in seq] == [None] * (len(seq) - len(segment)) + [2] * len(segment)
         changes = sum(1 for a, b in pairwise(segment) if a != b)
         assert changes == len(set(segment)) - 1
+
+
+def test_a_labeller_meets_the_new_pairs_in_the_app_after_her_others_blind(tmp_path: Path) -> None:
+    """Over HTTP (the app under uvicorn on loopback): alice grades every pair she has, then the segment is
+    added; /label takes her to the first new pair, q2's, and neither page names the run that brought it."""
+    from qrelkit.judging.extend import extend_project
+    from qrelkit.judging.web import create_app
+
+    from .helpers import ThreadServer, sign_in
+
+    db = make_project(tmp_path, labellers="alice,bob")
+    pass_gate(db)
+    mine = _rows(db, "SELECT p.query_id, p.doc_id FROM assignments a JOIN users u USING (user_id) JOIN pairs p "
+                     "USING (pair_id) WHERE u.name = 'alice' AND NOT EXISTS (SELECT 1 FROM grade_events e "
+                     "WHERE e.user_id = a.user_id AND e.pair_id = a.pair_id)")  # fmt: skip
+    grade_pairs(db, "alice", {(q, d): 1 for q, d in mine})
+    run, docs = _files(tmp_path)
+    extend_project(db, [run], depth=2, docs=docs)
+    last = _rows(
+        db, "SELECT MAX(a.position) FROM assignments a JOIN users u USING (user_id) WHERE u.name = 'alice'"
+    )
+    with ThreadServer(create_app(db, signin_limit=(1000, 60.0))) as srv:
+        client = sign_in(srv.url, db, "alice")
+        first = client.get("/label")
+        assert first.status_code == 303 and first.headers["location"] == f"/label/{last[0][0] - 1}"
+        pages = [client.get(f"/label/{p}").text for p in (last[0][0] - 1, last[0][0])]
+        progress = client.get("/api/me/progress").json()
+    for page in pages:
+        assert "python sdk retry on 429" in page and "sysgamma" not in page
+    assert "Paging through results" in "".join(pages)
+    assert progress["total"] - progress["done"] == 2
