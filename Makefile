@@ -18,11 +18,13 @@ $(BIN)/qrelkit: pyproject.toml hatch_build.py $(wildcard src/qrelkit/_native/*.c
 	@touch $@
 
 ## demo: create .venv, install qrelkit, and run the workflow on the bundled example: rubric lint, pool,
-## agreement of the two labellers, evaluation of the four runs, one query explained
+## the top-up of a run judged deeper than the pool and leave-one-out reusability, agreement of the two labellers, evaluation of the four runs, one query explained
 demo: $(BIN)/qrelkit
 	@mkdir -p demo-out
 	$(BIN)/qrelkit rubric lint $(EXAMPLE)/rubric.toml
 	$(BIN)/qrelkit pool $(EXAMPLE)/runs/*.run --depth 10 --labellers alice,bob --calibration 10 -o demo-out/pool.jsonl
+	$(BIN)/qrelkit pool --extend $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/rerank.run --depth 20 -o demo-out/top-up.jsonl
+	$(BIN)/qrelkit pool --leave-one-out $(EXAMPLE)/runs/*.run --qrels $(EXAMPLE)/qrels.txt --depth 10
 	$(BIN)/qrelkit agree $(EXAMPLE)/judgments/alice.qrels $(EXAMPLE)/judgments/bob.qrels \
 	    --rubric $(EXAMPLE)/rubric.toml --min-kappa 0.6
 	$(BIN)/qrelkit eval $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/*.run -m nDCG@10 -m R@100 -m Judged@10 -m AP -o demo-out/results.json

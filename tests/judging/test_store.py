@@ -32,6 +32,7 @@ def test_new_store_is_migrated_in_wal_mode_with_full_sync(project: Path) -> None
             (5, "model labellers"),
             (6, "the gate's not measurable outcome and reassigned calibration pairs"),
             (7, "the project's key for signing manifests"),
+            (8, "segments: pairs added after the pool closed"),
         ]
         assert store.integrity_check() == "ok"
 

@@ -5,6 +5,7 @@ and per query), ``kappa`` (calibration rounds, agreement and gate), ``revise`` (
 calibration round), ``override`` (open judging despite a failed or not measurable gate, with a reason),
 ``reassign`` (a labeller's calibration pairs of the round to another; the only action without a page), ``queue``
 (adjudication queue),
+``extend`` (a run that arrived after the pool closed: its new pairs as a segment, ``cli/judge_extend.py``),
 ``adjudicate`` (record a final grade), ``undo`` (undo a decision, itself recorded), ``export`` (per-labeller or final qrels with the manifest), and
 ``show`` (one pair's grade history).
 """
@@ -531,3 +532,12 @@ def _add_model_commands() -> None:
 
 
 _add_model_commands()
+
+
+def _add_extend_command() -> None:
+    from .judge_extend import command as extend_command
+
+    command.add_command(extend_command)
+
+
+_add_extend_command()

@@ -1,4 +1,6 @@
-"""``qrelkit pool``: build the judging pool, its sidecar statistics and the assignment plan."""
+"""``qrelkit pool``: build the judging pool, its sidecar statistics and the assignment plan; with
+``--extend``, the pairs new runs add to a project or a final qrels file; with ``--leave-one-out``, whether
+the judgments are reusable for a run that took no part in the pool."""
 
 from __future__ import annotations
 
@@ -25,10 +27,35 @@ __all__ = ["command"]
 @click.option(
     "-o",
     "--output",
-    required=True,
     type=click.Path(dir_okay=False, writable=True),
-    help="pool.jsonl to write; the statistics go to pool.meta.json beside it",
+    help="pool.jsonl to write; the statistics go to pool.meta.json beside it (with --extend: the new "
+    "pairs' pool, printed on stdout without -o)",
 )
+@click.option(
+    "--extend",
+    "extend",
+    type=click.Path(dir_okay=False, exists=True),
+    metavar="PROJECT.db|FINAL.qrels",
+    help="list only the pairs RUNS bring within --depth that this judging project (any pair of its pool, "
+    "graded or not) or final qrels file (any pair with a grade) does not hold, with the cost; nothing is "
+    "written to the project",
+)
+@click.option(
+    "--leave-one-out",
+    "leave_one_out",
+    is_flag=True,
+    help="reusability: each run's measure against --qrels without the judged pairs only it contributed to "
+    "the pool of RUNS at --depth, beside its measure against the full --qrels, with the rank change and "
+    "Kendall's tau of the two rankings",
+)
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    help="with --leave-one-out: measure, repeatable [default: nDCG@10]",
+)
+@click.option("--json", "as_json", is_flag=True, help="with --leave-one-out: print one JSON object")
 @click.option(
     "--qrels",
     type=click.Path(dir_okay=False),
@@ -70,7 +97,7 @@ __all__ = ["command"]
 def command(
     runs: tuple[str, ...],
     depth: int,
-    output: str,
+    output: str | None,
     qrels: str | None,
     seconds_per_judgment: float,
     calibration: int,
@@ -78,6 +105,10 @@ def command(
     seed: int,
     labellers: tuple[str, ...],
     input_format: str,
+    extend: str | None,
+    leave_one_out: bool,
+    measures: tuple[str, ...],
+    as_json: bool,
 ) -> None:
     """Pool the top documents of RUNS per query into the pairs to judge.
 
@@ -87,10 +118,28 @@ def command(
     counts, the cost estimate (judgments = pairs to judge + (labellers per calibration query - 1) x
     calibration pairs; hours = judgments x
     seconds per judgment / 3600), the calibration queries and the per-labeller pair counts.
+
+    --extend PROJECT.db (or FINAL.qrels) lists the pairs new RUNS add; --leave-one-out --qrels FINAL
+    measures each run under the pool built without it.
     """
+    # long: its docstring is the command's --help; three questions (pool, extend, leave one out) share the options
     from ..formats import read_qrels, read_run
     from ..judgments.pool import build_pool
 
+    if extend and leave_one_out:
+        raise click.UsageError("--extend and --leave-one-out are two different questions; pass one")
+    if (measures or as_json) and not leave_one_out:
+        raise click.UsageError("-m and --json go with --leave-one-out")
+    if labellers and (extend or leave_one_out):
+        raise click.UsageError(
+            "--labellers plans a new pool; `qrelkit judge extend` assigns a project's new pairs"
+        )
+    if extend:
+        return _extend(runs, depth, output, extend, qrels, seconds_per_judgment, input_format)
+    if leave_one_out:
+        return _leave_one_out(runs, depth, output, qrels, measures, as_json, input_format)
+    if not output:
+        raise click.UsageError("Missing option '-o' / '--output' (the pool.jsonl to write)")
     run_objs = [read_run(p, format=input_format) for p in runs]
     qrels_obj = read_qrels(qrels, format=input_format) if qrels else None
     pool = build_pool(
@@ -152,3 +201,52 @@ def _summary(pool, output: Path, side: Path, given: dict) -> None:
     for note in pool.notes:
         echo(f"warning: {note}")
     echo(f"wrote {output} and {side}")
+
+
+def _extend(runs: tuple[str, ...], depth: int, output: str | None, source: str, qrels: str | None,
+            seconds_per_judgment: float, input_format: str) -> None:  # fmt: skip
+    from ..formats import read_run
+    from ..judging.extend import judged_of
+    from ..judgments.pool import extend_pool
+
+    if qrels:
+        raise click.UsageError("--extend names what the new runs are measured against; drop --qrels")
+    run_objs = [read_run(p, format=input_format) for p in runs]
+    pool = extend_pool(run_objs, depth, judged=judged_of(source, input_format=input_format),
+                       seconds_per_judgment=seconds_per_judgment)  # fmt: skip
+    ext, cost = pool.extends or {}, pool.cost()
+    echo = lambda s="": click.echo(s, err=True)  # noqa: E731
+    echo(f"extend {source} ({ext.get('kind')}: {ext.get('judged_pairs')} pairs, {ext.get('judged_queries')} "
+         f"queries) with {', '.join(pool.run_names)}, depth {depth}")  # fmt: skip
+    echo(f"pairs within depth: {ext.get('pairs_in_depth')}; already judged: {ext.get('already_judged')}; "
+         f"new: {pool.pairs.height} in {pool.pairs.get_column('query_id').n_unique()} queries")  # fmt: skip
+    echo(f"cost: {cost['judgments']} judgments x {cost['seconds_per_judgment']:g} s = {cost['hours']:.1f} h "
+         "(no calibration round: judged under a rubric whose gate already passed)")  # fmt: skip
+    for note in pool.notes:
+        echo(f"warning: {note}")
+    if output:
+        side = pool.write(output)
+        echo(f"wrote {output} and {side}")
+    else:
+        for line in pool.jsonl_lines():
+            click.echo(line)
+
+
+def _leave_one_out(runs: tuple[str, ...], depth: int, output: str | None, qrels: str | None,
+                   measures: tuple[str, ...], as_json: bool, input_format: str) -> None:  # fmt: skip
+    import json
+
+    from ..formats import read_qrels, read_run
+    from ..judgments.pool import leave_one_out
+    from ..report.reusability import render_leave_one_out
+
+    if not qrels:
+        raise click.UsageError("--leave-one-out needs the full judgments: pass --qrels FINAL.qrels")
+    if output:
+        raise click.UsageError("--leave-one-out prints its table; drop -o (use --json > FILE)")
+    run_objs = [read_run(p, format=input_format) for p in runs]
+    result = leave_one_out(run_objs, read_qrels(qrels, format=input_format), depth, measures or ("nDCG@10",))
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_leave_one_out(result), nl=False)

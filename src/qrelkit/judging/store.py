@@ -270,6 +270,32 @@ INSERT INTO meta (key, value) SELECT 'manifest_key', lower(hex(randomblob(32)))
     WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'manifest_key');
 """
 
+_V8 = """
+-- Pairs added after the pool closed (qrelkit.judging.extend): each top-up is a segment (the first pool is
+-- segment 1 and has no row), judged under the rubric version whose gate had opened judging, with the runs
+-- that brought it. (IF NOT EXISTS: a file rolled back to an older version keeps its segments.)
+CREATE TABLE IF NOT EXISTS segments (
+    segment INTEGER PRIMARY KEY CHECK (segment >= 2),
+    round INTEGER NOT NULL REFERENCES rounds (round),
+    rubric_hash TEXT NOT NULL REFERENCES rubrics (rubric_hash),
+    gate TEXT NOT NULL,
+    runs TEXT NOT NULL,
+    depth INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    created_by TEXT,
+    note TEXT
+);
+CREATE TABLE IF NOT EXISTS segment_pairs (
+    pair_id INTEGER PRIMARY KEY REFERENCES pairs (pair_id),
+    segment INTEGER NOT NULL REFERENCES segments (segment)
+);
+CREATE TRIGGER IF NOT EXISTS segments_no_update BEFORE UPDATE ON segments
+BEGIN SELECT RAISE(ABORT, 'segments are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS segments_no_delete BEFORE DELETE ON segments
+BEGIN SELECT RAISE(ABORT, 'segments are append-only'); END;
+"""
+
 #: ``(version, name, sql)``, applied in order; never edit a released entry, append a new one.
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "initial schema", _V1),
@@ -279,6 +305,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (5, "model labellers", _model_schema.MIGRATION),
     (6, "the gate's not measurable outcome and reassigned calibration pairs", _V6),
     (7, "the project's key for signing manifests", _V7),
+    (8, "segments: pairs added after the pool closed", _V8),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -27,6 +27,26 @@ warns under :data:`FEW_CALIBRATION` queries) in ``Pool.notes``, which the comman
 the pairs of labellers taken in turn, ``(a, b), (a, c), (b, c), ...``; :func:`plan_assignments`); every other query goes whole to one labeller, largest query first,
 each to the labeller with the fewest pairs so far (calibration pairs included; ties to the earlier
 labeller), which balances the pair counts.
+
+A run that arrives after the pool closed
+----------------------------------------
+:func:`extend_pool` is the one rule of which pairs new runs add: each new run's top ``depth`` documents
+per query (ranked by :data:`TIE_RULE`), less every pair already judged (:class:`Judged`: the pairs of a
+final qrels file with a grade >= 0, or every pair of a judging project's pool, graded or not, and its
+pairs judged before pooling). Pairs of a query the judgments never held are left out, with a note
+saying how many: such a query was pooled from no other run, so judging one run's documents for it would
+measure that run alone; pool every run for it instead. The extension is a :class:`Pool` with no
+calibration (its pairs are judged under a rubric whose gate already passed), so its cost is its pairs.
+
+Reusability
+-----------
+:func:`leave_one_out` is the classic test of whether judgments are reusable for a run that took no part
+in the pool (Zobel, 1998): for each run, the pairs only it contributed to the depth-``depth`` pool of the
+runs given are removed from the qrels (treated unjudged), and the run is evaluated against that reduced
+qrels and against the full one, by :func:`qrelkit.evaluation.core.evaluate`. Its rank among the runs is
+counted with the other runs at their full-pool values (1 is the best; ties share the better rank), and
+Kendall's tau (tau-b, ``scipy.stats.kendalltau``) compares the ranking of the runs by their full-pool
+values with the ranking by their leave-one-out values.
 """
 
 from __future__ import annotations
@@ -51,11 +71,16 @@ __all__ = [
     "DEFAULT_CALIBRATION",
     "FEW_CALIBRATION",
     "TIE_RULE",
+    "Judged",
+    "LeaveOneOut",
     "Pool",
     "build_pool",
     "calibration_notes",
     "check_calibration_labellers",
     "draw_calibration",
+    "extend_pool",
+    "judged_of_qrels",
+    "leave_one_out",
     "meta_path",
     "plan_assignments",
     "rank_run",
@@ -111,6 +136,9 @@ class Pool:
     """Warnings for the command to print (e.g. fewer calibration queries than asked for)."""
     calibration_labellers: int = 2
     """Labellers per calibration query (:func:`plan_assignments`)."""
+    extends: Mapping[str, Any] | None = None
+    """For an extension (:func:`extend_pool`): what it extends (kind, source, pairs and queries judged) and
+    the pairs left out because their query was never judged."""
 
     # -- statistics ----------------------------------------------------------------------------------------
 
@@ -238,6 +266,7 @@ class Pool:
             },
             "labellers": list(self.labellers),
             "pairs_per_labeller": self.labeller_counts(),
+            **({} if self.extends is None else {"extends": dict(self.extends)}),
         }
 
     # -- output --------------------------------------------------------------------------------------------
@@ -504,4 +533,203 @@ def build_pool(
         qrels=qrels,
         notes=notes,
         calibration_labellers=calibration_labellers,
+    )
+
+
+# -- a run that arrives after the pool closed ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Judged:
+    """What an extension is measured against: the pairs not to judge again and the queries judged.
+
+    ``pairs`` has columns query_id, doc_id (each pair once); ``source`` says where they come from (``kind``
+    ``qrels`` or ``project``, ``path``, and for qrels the fingerprint), for the pool's sidecar.
+    """
+
+    pairs: pl.DataFrame
+    queries: frozenset[str]
+    source: Mapping[str, Any]
+
+
+def judged_of_qrels(qrels: Qrels) -> Judged:
+    """A final qrels file as :class:`Judged`: its pairs with a grade >= 0 (a negative grade is "in the pool,
+    unjudged", as :func:`build_pool` reads it) and every query it names."""
+    frame = qrels.frame
+    pairs = frame.filter(pl.col("grade") >= 0).select("query_id", "doc_id").unique()
+    queries = frozenset(frame.get_column("query_id").unique().to_list())
+    source = {"kind": "qrels", "name": qrels.name, "fingerprint": qrels.fingerprint.to_dict()}
+    return Judged(pairs, queries, source)
+
+
+def extend_pool(
+    runs: Sequence[Run], depth: int = 20, *, judged: Judged, seconds_per_judgment: float = 30.0
+) -> Pool:
+    """The pairs ``runs`` bring within ``depth`` that ``judged`` does not hold (module docstring): a
+    :class:`Pool` of those pairs alone, with no calibration, its provenance naming the new runs."""
+    runs = _check_runs(runs)
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise ValidationError("depth must be a positive integer", got=depth, fix="pass depth=20")
+    if not isinstance(seconds_per_judgment, int | float) or not seconds_per_judgment > 0:
+        raise ValidationError(
+            "seconds per judgment must be a positive number", got=seconds_per_judgment, fix="e.g. 30"
+        )
+    known = judged.pairs.select("query_id", "doc_id").unique()
+    brought = _union(runs, depth)
+    fresh = brought.join(known, on=["query_id", "doc_id"], how="anti")
+    in_known = pl.col("query_id").is_in(sorted(judged.queries))
+    outside = fresh.filter(~in_known)
+    pairs = (
+        fresh.filter(in_known)
+        .with_columns(pl.lit(False).alias("judged"), pl.lit(False).alias("calibration"))
+        .sort(["query_id", "doc_id"])
+    )
+    left_out = sorted(outside.get_column("query_id").unique().to_list())
+    notes: tuple[str, ...] = ()
+    if left_out:
+        shown = ", ".join(left_out[:5]) + (f" and {len(left_out) - 5} more" if len(left_out) > 5 else "")
+        notes = (
+            f"{outside.height} pair(s) of {len(left_out)} quer{'y' if len(left_out) == 1 else 'ies'} the "
+            f"judgments never held left out ({shown}): no other run was pooled for them; pool every run "
+            "for a new query instead",
+        )
+    extends = {
+        **dict(judged.source),
+        "judged_pairs": known.height,
+        "judged_queries": len(judged.queries),
+        "pairs_in_depth": brought.height,
+        "already_judged": brought.height - fresh.height,
+        "left_out_queries": left_out,
+        "left_out_pairs": outside.height,
+    }
+    return Pool(
+        pairs=pairs,
+        depth=depth,
+        runs=runs,
+        seconds_per_judgment=float(seconds_per_judgment),
+        notes=notes,
+        extends=extends,
+    )
+
+
+# -- reusability ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LeaveOneOut:
+    """:func:`leave_one_out`'s answer. ``rows``: one per (run, measure), in the runs' order, each with the
+    keys run, measure, full, left_out, change, rank_full, rank_left_out, removed_pairs (judged pairs only
+    that run contributed, removed), removed_relevant (those with a grade > 0), queries_full,
+    queries_left_out. ``tau``: per measure, Kendall's tau-b of the two rankings (``None`` under two runs or
+    when a ranking is all ties)."""
+
+    rows: tuple[dict[str, Any], ...]
+    tau: dict[str, float | None]
+    depth: int
+    measures: tuple[str, ...]
+    runs: tuple[str, ...]
+    qrels: Mapping[str, Any]
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..provenance import header
+
+        return {
+            "format": "qrelkit leave-one-out 1",
+            **header(),
+            "depth": self.depth,
+            "tie_rule": TIE_RULE,
+            "measures": list(self.measures),
+            "runs": list(self.runs),
+            "qrels": dict(self.qrels),
+            "rule": "each run against the qrels without the judged pairs only it contributed to the pool of "
+            "depth `depth` of the runs given, and against the full qrels; rank 1 is the best, the other "
+            "runs at their full-pool values; tau: Kendall's tau-b of the full-pool and leave-one-out "
+            "rankings",
+            "rows": [_json_safe(dict(r)) for r in self.rows],
+            "tau": {m: None if t is None else json_number(t) for m, t in self.tau.items()},
+            "notes": list(self.notes),
+        }
+
+
+def _rank(value: float, others: Sequence[float]) -> int:
+    """1 + the number of ``others`` strictly better than ``value`` (NaN counts as the worst)."""
+    v = -math.inf if value != value else value
+    return 1 + sum(1 for o in others if o == o and o > v)
+
+
+def leave_one_out(
+    runs: Sequence[Run],
+    qrels: Qrels,
+    depth: int = 20,
+    measures: Sequence[str] = ("nDCG@10",),
+    conventions: Any = None,
+) -> LeaveOneOut:
+    """Each run's measures under the pool built without it against the full pool (module docstring)."""
+    from scipy.stats import kendalltau
+
+    from ..data.values import qrels_from_frame
+    from ..evaluation.core import evaluate
+
+    runs = _check_runs(runs)
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise ValidationError("depth must be a positive integer", got=depth, fix="pass depth=20")
+    if not isinstance(qrels, Qrels):
+        raise ValidationError(f"expected Qrels, got {type(qrels).__name__}", fix="read them with read_qrels")
+    full = evaluate(qrels, list(runs), list(measures), conventions)
+    names = full.measure_names
+    union = _union(runs, depth)
+    alone = union.filter(pl.col("runs").list.len() == 1).with_columns(
+        pl.col("runs").list.first().alias("run")
+    )
+    graded = qrels.frame.select("query_id", "doc_id", "grade")
+    full_means = {(r.name, m): full.mean(m, r.name) for r in runs for m in names}
+    rows: list[dict[str, Any]] = []
+    notes: list[str] = []
+    loo_means: dict[tuple[str, str], float] = {}
+    for run in runs:
+        mine = alone.filter(pl.col("run") == run.name).select("query_id", "doc_id")
+        removed = graded.join(mine, on=["query_id", "doc_id"], how="semi")
+        kept = graded.join(mine, on=["query_id", "doc_id"], how="anti")
+        reduced = qrels_from_frame(kept, name=f"{qrels.name} without {run.name}", scale=qrels.scale)
+        result = evaluate(reduced, [run], list(measures), conventions)
+        q_full, q_loo = len(full.values(names[0], run.name)), len(result.values(names[0], run.name))
+        if q_loo != q_full:
+            notes.append(
+                f"{run.name}: {q_full - q_loo} quer{'y' if q_full - q_loo == 1 else 'ies'} judged only "
+                "through its own documents drop out of its leave-one-out mean"
+            )
+        for m in names:
+            value = result.mean(m, run.name)
+            loo_means[run.name, m] = value
+            others = [full_means[o.name, m] for o in runs if o.name != run.name]
+            base = full_means[run.name, m]
+            rows.append(
+                {
+                    "run": run.name,
+                    "measure": m,
+                    "full": base,
+                    "left_out": value,
+                    "change": value - base,
+                    "rank_full": _rank(base, others),
+                    "rank_left_out": _rank(value, others),
+                    "removed_pairs": removed.filter(pl.col("grade") >= 0).height,
+                    "removed_relevant": removed.filter(pl.col("grade") > 0).height,
+                    "queries_full": q_full,
+                    "queries_left_out": q_loo,
+                }
+            )
+    tau: dict[str, float | None] = {}
+    for m in names:
+        a = [full_means[r.name, m] for r in runs]
+        b = [loo_means[r.name, m] for r in runs]
+        value = float(kendalltau(a, b).statistic) if len(runs) >= 2 else math.nan
+        tau[m] = None if value != value else value
+    source = {
+        "name": qrels.name,
+        "source": qrels.meta.get("source"),
+        "fingerprint": qrels.fingerprint.to_dict(),
+    }
+    return LeaveOneOut(
+        tuple(rows), tau, depth, tuple(names), tuple(r.name for r in runs), source, tuple(notes)
     )
