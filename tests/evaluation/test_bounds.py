@@ -58,11 +58,20 @@ def test_hand_arithmetic(bounds, measure, zero, top):
 
 def test_judged_beside_each_measure(bounds):
     b = bounds.get("sys", "nDCG@3")
-    assert b.judged_measure == "Judged@3"
+    assert (b.judged_measure, b.k) == ("Judged(cutoff_denominator=returned)@3", 3)
     assert b.judged == pytest.approx((1 / 3 + 2 / 3) / 2)
     ap = bounds.get("sys", "AP")
-    assert ap.judged_measure == "Judged(cutoff_denominator=returned)@4"  # q1, the deepest, returns 4
+    assert (ap.judged_measure, ap.k) == ("Judged(cutoff_denominator=returned)@4", None)  # q1 returns 4
     assert ap.judged == pytest.approx((2 / 4 + 2 / 3) / 2)
+
+
+def test_judged_divides_by_the_documents_returned():
+    """A run returning 2 documents, both judged, is judged 1.0 at 5 (2 of the 2 returned), where the
+    conventions' Judged@5 gives 2/5."""
+    qrels = Qrels.from_dict({"q": {"a": 1, "b": 0}})
+    b = judgment_bounds(qrels, Run.from_dict({"q": {"a": 2.0, "b": 1.0}}), ["P@5"]).get("run", "P@5")
+    assert b.judged == 1.0
+    assert b.zero == b.top == 1 / 5
 
 
 def test_judged_itself_is_not_bounded(bounds):

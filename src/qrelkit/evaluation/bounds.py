@@ -23,9 +23,10 @@ The rules, in one place:
   (:func:`qrelkit.measures.grammar.required_depth`); for a measure without a cutoff, or one that reads past
   it (R-precision, FallOut), every retrieved document; under ``nonpositive = "not_retrieved"`` documents
   scored 0 or less are not retrieved and are not raised;
-* **Judged@k** beside each measure uses the measure's cutoff (Judged@10 for nDCG@10) under the same
-  conventions; for a measure without a cutoff it is the share of every retrieved document that is judged
-  (``Judged(cutoff_denominator=returned)@D``, D the run's deepest query);
+* **Judged@k** beside each measure is the share of the documents the run returns within the measure's
+  cutoff that are judged (``Judged(cutoff_denominator=returned)@10`` for nDCG@10, the other axes as
+  given: a run returning 20 documents is judged 1.0 at 100 when all 20 are); for a measure without a
+  cutoff, the share of every returned document (``@D``, D the run's deepest query);
 * Judged@k itself is not bounded (as the top grade every document within k is judged).
 
 The two numbers are named for what they do, ``zero`` and ``top``; ``low`` and ``high`` are their smaller
@@ -43,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..formats.trec.small import SMALL_FILE_BYTES
 from ..measures.conventions import DEFAULT, Conventions
 from ..measures.grammar import Measure, parse, parse_measures
 
@@ -69,8 +71,8 @@ CONVENTION = (
 )
 
 #: ``--bounds`` is on by default for the table when RUNS add up to at most this many bytes (the small
-#: path's bound on one file): the bounds evaluate each run again, once per distinct cutoff.
-AUTO_BYTES = 32 << 20
+#: path's bound on one file): the bounds read each run again and evaluate it twice per distinct cutoff.
+AUTO_BYTES = SMALL_FILE_BYTES
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ class MeasureBounds:
     judged: float  # the mean of judged_measure: how much of what the measure reads is judged
     judged_measure: str
     unjudged: int  # (query, document) pairs added at the highest grade
+    k: int | None = None  # the cutoff they were raised within; None: every retrieved document
 
     @property
     def low(self) -> float:
@@ -103,6 +106,7 @@ class MeasureBounds:
             "judged": _json_float(self.judged),
             "judged_measure": self.judged_measure,
             "unjudged_raised": self.unjudged,
+            "raised_within": self.k if self.k is not None else "every retrieved document",
         }
 
 
@@ -193,8 +197,9 @@ def augmented(qrels: Qrels, pairs: Any, grade: int) -> Qrels:
 
 
 def _judged_measure(k: int | None, run: Run) -> Measure:
+    """Judged@k dividing by the documents returned within k (all of them without a cutoff)."""
     if k is not None:
-        return parse(f"Judged@{k}")
+        return parse(f"Judged(cutoff_denominator=returned)@{k}")
     counts = run.frame.group_by("query_id").len().get_column("len")
     deepest = int(counts.max()) if counts.len() else 1  # type: ignore[arg-type]  # a len column's max is an int
     return parse(f"Judged(cutoff_denominator=returned)@{max(deepest, 1)}")
@@ -241,6 +246,7 @@ def judgment_bounds(
                     judged,
                     str(judged_m),
                     pairs.height,
+                    k,
                 )
         out[run.name] = {str(m): out[run.name][str(m)] for m in bounded}  # the measures' order
     return Bounds(grade, source, out)
