@@ -143,3 +143,10 @@ def test_report_shows_the_interval_beside_each_mean(files, tmp_path):
     assert "[low, high] beside a mean: its judgment bounds (not a confidence interval)" in page
     assert f"{NDCG_ZERO:.4f} [{min(NDCG_ZERO, NDCG_TOP):.3f}, {max(NDCG_ZERO, NDCG_TOP):.3f}]" in page
     assert f"{R_ZERO:.4f} [{R_ZERO:.3f}, {R_TOP:.3f}]" in page
+
+
+@pytest.mark.parametrize("command", ["eval", "compare"])
+def test_bounds_refused_with_human_estimates(files, command):
+    result = CLI(command, files["qrels"], files["base"], files["sys"], "--bounds", "--human", files["qrels"])
+    assert result.exit_code == 2, result.output
+    assert "bounds the means of judgments in this process, which --human does not" in result.stderr

@@ -24,8 +24,8 @@ The rules, in one place:
   it (R-precision, FallOut), every retrieved document; under ``nonpositive = "not_retrieved"`` documents
   scored 0 or less are not retrieved and are not raised;
 * **Judged@k** beside each measure is the share of the documents the run returns within the measure's
-  cutoff that are judged (``Judged(cutoff_denominator=returned)@10`` for nDCG@10, the other axes as
-  given: a run returning 20 documents is judged 1.0 at 100 when all 20 are); for a measure without a
+  cutoff that are judged (``Judged(cutoff_denominator=returned)@10`` for nDCG@10, under the conventions
+  given with ``unjudged = "zero"``: a run returning 20 documents is judged 1.0 at 100 when all 20 are); for a measure without a
   cutoff, the share of every returned document (``@D``, D the run's deepest query);
 * Judged@k itself is not bounded (as the top grade every document within k is judged).
 
@@ -229,24 +229,26 @@ def judgment_bounds(
         out[run.name] = {}
         if not bounded:
             continue
-        low = evaluate(qrels, run, bounded, zero_conv)
         groups: dict[tuple[int | None, bool, bool], list[Measure]] = {}
         for m in bounded:
             groups.setdefault(_reach(m, conv), []).append(m)
-        for (k, single, positive), members in groups.items():
-            pairs = unjudged_within(qrels, run, k, single, positive)
+        judged_of = {key: _judged_measure(key[0], run) for key in groups}
+        # one evaluation as 0 (with every Judged@k: unjudged=zero is how they count what is judged), one per
+        # cutoff with the unjudged documents within it raised
+        low = evaluate(qrels, run, list(dict.fromkeys([*bounded, *judged_of.values()])), zero_conv)
+        for key, members in groups.items():
+            pairs = unjudged_within(qrels, run, *key)
             high = evaluate(augmented(qrels, pairs, grade), run, members, zero_conv) if pairs.height else low
-            judged_m = _judged_measure(k, run)
-            judged = evaluate(qrels, run, [judged_m], conv).mean(judged_m, run.name)
+            judged = low.mean(judged_of[key], run.name)
             for m in members:
                 out[run.name][str(m)] = MeasureBounds(
                     str(m),
                     low.mean(m, run.name),
                     high.mean(m, run.name),
                     judged,
-                    str(judged_m),
+                    str(judged_of[key]),
                     pairs.height,
-                    k,
+                    key[0],
                 )
         out[run.name] = {str(m): out[run.name][str(m)] for m in bounded}  # the measures' order
     return Bounds(grade, source, out)
