@@ -71,7 +71,7 @@ CONVENTION = (
 )
 
 #: ``--bounds`` is on by default for the table when RUNS add up to at most this many bytes (the small
-#: path's bound on one file): the bounds read each run again and evaluate it twice per distinct cutoff.
+#: path's bound on one file): the bounds read each run again and evaluate it once as 0 and once per distinct cutoff.
 AUTO_BYTES = SMALL_FILE_BYTES
 
 
