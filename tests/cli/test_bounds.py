@@ -150,3 +150,14 @@ def test_bounds_refused_with_human_estimates(files, command):
     result = CLI(command, files["qrels"], files["base"], files["sys"], "--bounds", "--human", files["qrels"])
     assert result.exit_code == 2, result.output
     assert "bounds the means of judgments in this process, which --human does not" in result.stderr
+
+
+def test_eval_html_and_markdown_with_bounds(files):
+    html = CLI("eval", files["qrels"], files["sys"], *MEASURES, "-f", "html", "--bounds")
+    assert html.exit_code == 0, html.output
+    assert f"{NDCG_ZERO:.4f} [{NDCG_ZERO:.3f}, {NDCG_TOP:.3f}]" in html.stdout
+    assert "[low, high] beside a mean: its judgment bounds (not a confidence interval)" in html.stdout
+    md = CLI("eval", files["qrels"], files["sys"], *MEASURES, "-f", "markdown", "--bounds")
+    assert md.exit_code == 0, md.output
+    row = f"| sys | P(rel=1)@3 | {P_ZERO:.4f} | {P_ZERO:.4f} | {P_TOP:.4f} | 0.5000 @3 | 3 |"
+    assert row in md.stdout
