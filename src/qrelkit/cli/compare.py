@@ -21,7 +21,17 @@ from ..compare import EXACT_AUTO_LIMIT, FAMILIES, MULTI, TESTS
 from ..compare.stats import CORRECTIONS
 from ..errors import ValidationError
 from .agree import VariadicOptionCommand
-from .evaluate import human_of, human_options, input_options, judgments_of, load_inputs, resolve, rubric_scale
+from .evaluate import (
+    bounds_of,
+    bounds_option,
+    human_of,
+    human_options,
+    input_options,
+    judgments_of,
+    load_inputs,
+    resolve,
+    rubric_scale,
+)
 from .options import labellers_option, parse_run_models, run_model_option, seed_option
 
 __all__ = ["command", "read_human", "read_labellers"]
@@ -129,6 +139,7 @@ def read_labellers(
 @click.option("-f", "--format", "out_format", type=click.Choice(["table", "json", "markdown", "latex", "html"]),
               default=None, help="output format [default: table; -o: by suffix]")  # fmt: skip
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="write to this file")
+@bounds_option
 @human_options
 @run_model_option
 @input_options
@@ -137,7 +148,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
             multi: str | None, noise: tuple[str, ...], labellers: tuple[str, ...], replicates: int, smoothing: float,
             power: bool, power_delta: float | None, out_format: str | None, output: str | None, input_format: str,
             on_duplicate: str | None, rubric: str | None, manifest: str | None, human: str | None, estimator: str,
-            run_model: tuple[str, ...] = (), **options: Any) -> None:  # fmt: skip
+            run_model: tuple[str, ...] = (), bounds: bool | None = None, **options: Any) -> None:  # fmt: skip
     """Compare RUNS evaluated against QRELS: paired tests, corrected p-values, intervals, effect sizes.
 
     Each --baseline (default: the first run) is compared with every other run, per measure: the
@@ -166,6 +177,8 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     chosen = dict(baseline=list(baselines) or None, all_pairs=all_pairs, test=test, permutations=perms, seed=seed,
                   correction=correction, family=family, alpha=alpha, multi=multi, bootstrap=resamples, power=power,
                   power_delta=power_delta)  # fmt: skip
+    found = bounds_of(bounds, fmt == "table", qrels, runs, parsed, conv, refused={"--human": bool(human)},
+                      input_format=input_format, on_duplicate=on_duplicate, scale=scale, rubric_hash=rubric_hash)  # fmt: skip
     # long: two ways of reading (whole for the noise floor and the estimates, streamed otherwise), under one bar
     with resampling_progress():
         if noise or human:  # the noise floor and the estimate need every row of every run: read whole
@@ -178,7 +191,11 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
         else:
             comparison = compare_files(qrels, runs, parsed, conv, input_format=input_format, on_duplicate=on_duplicate,
                                        scale=scale, rubric_hash=rubric_hash, **chosen)  # fmt: skip
-    _write(replace(comparison, results=comparison.results.with_judgments(judgments)), fmt, output)
+    _write(
+        replace(comparison, results=comparison.results.with_judgments(judgments).with_bounds(found)),
+        fmt,
+        output,
+    )
 
 
 def read_human(path: str | None, conv: Any, input_format: str, on_duplicate: str | None, scale: Any,

@@ -169,6 +169,50 @@ def human_options(func: Callable[..., Any]) -> Callable[..., Any]:
                         "of every pair, and each number is a prediction-powered estimate")(func)  # fmt: skip
 
 
+def bounds_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--bounds/--no-bounds``: each run's judgment bounds (:mod:`qrelkit.evaluation.bounds`)."""
+    from ..formats.trec.small import (
+        SMALL_FILE_BYTES as AUTO_BYTES,
+    )  # evaluation.bounds.AUTO_BYTES, light to import
+
+    return click.option(
+        "--bounds/--no-bounds",
+        "bounds",
+        default=None,
+        help="also each mean with the run's unjudged documents within the cutoff counted as 0 and as the "
+        "highest grade (the rubric's, else the judgments'; added to the judgments, so R and the ideal count "
+        "them), with Judged@k beside it: how far the missing judgments could move it. Reads and evaluates "
+        f"each run again [default: on for the table when RUNS add up to at most {AUTO_BYTES >> 20} MB, "
+        "else off]",
+    )(func)
+
+
+def bounds_of(wanted: bool | None, table: bool, qrels: str, runs: tuple[str, ...], measures: Any,
+              conv: Conventions, *, refused: dict[str, bool] | None = None, **read: Any) -> Any:  # fmt: skip
+    """The judgment bounds of ``runs`` (:func:`qrelkit.evaluation.bounds.bounds_files`, ``read`` its
+    reader options) when ``--bounds`` asks for them, or by default (:func:`bounds_by_default`) when the
+    output is the ``table``; ``None`` otherwise. ``refused``: the options the bounds do not go with (named
+    in the error when ``--bounds`` was given, turning the default off)."""
+    if _refuse_bounds(wanted, refused or {}) or wanted is False or not (wanted or table):
+        return None  # (before the import: an evaluation without bounds does not load them)
+    from ..evaluation.bounds import bounds_by_default, bounds_files
+
+    if not (wanted or bounds_by_default(runs)):
+        return None
+    return bounds_files(qrels, runs, measures, conv, **read)
+
+
+def _refuse_bounds(wanted: bool | None, refused: dict[str, bool]) -> bool:
+    """Whether an option the bounds do not go with was given (a usage error when ``--bounds`` was)."""
+    conflicts = [name for name, given in refused.items() if given]
+    if wanted and conflicts:
+        raise click.UsageError(
+            f"--bounds reads each run whole and bounds the means of judgments in this process, which "
+            f"{', '.join(conflicts)} does not: drop one of them"
+        )
+    return bool(conflicts)
+
+
 def judgments_of(qrels: str, manifest: str | None, project: str | None = None) -> Any:
     """The manifest's meaning for these qrels (or None), read before any evaluation so a mismatch fails fast;
     with ``project``, its signature checked with that judging project's key (said on stderr)."""
@@ -372,6 +416,7 @@ def _refuse_trec_eval_parsing(ctx: click.Context, param: click.Parameter, value:
     help="QRELS holds diversity judgments 'query_id subtopic doc_id grade' (the TREC Web track's, as "
     "ndeval reads them), for alpha_nDCG@k and ERR_IA@k [default measures then: alpha_nDCG@20, ERR_IA@20]",
 )
+@bounds_option
 @human_options
 @run_model_option
 @manifest_option
@@ -403,6 +448,7 @@ def eval_command(
     human: str | None,
     estimator: str,
     run_model: tuple[str, ...] = (),
+    bounds: bool | None = None,
     **options: Any,
 ) -> None:
     """Evaluate RUNS against QRELS.
@@ -435,19 +481,24 @@ def eval_command(
     scale, rubric_hash = rubric_scale(rubric)
     if human := human_of(qrels, human, manifest, estimator):
         return show_estimates(qrels, human, runs, measures, conv, estimator, input_format, on_duplicate, scale,
-                              rubric_hash, engine, out_format, output, file_format)  # fmt: skip
-    results = _with_progress(runs, lambda **bar: evaluate_inputs(
-        qrels, runs, parse_all(measures) if measures else None, conv, engine=engine, master=master,
-        input_format=input_format, on_duplicate=on_duplicate, scale=scale, rubric_hash=rubric_hash,
-        memory_limit=memory_limit, comments=comments, diversity=diversity, strict=strict, **bar,
-    ))  # fmt: skip
-    _show(results.with_judgments(judgments), per_query, out_format, output, file_format)
+                              rubric_hash, engine, out_format, output, file_format, bounds)  # fmt: skip
+    parsed = parse_all(measures) if measures else None
+    read = dict(input_format=input_format, on_duplicate=on_duplicate, scale=scale, rubric_hash=rubric_hash, comments=comments)  # fmt: skip
+    found = bounds_of(bounds, out_format == "table" or (out_format is None and sys.stdout.isatty()), qrels, runs, parsed,
+                      conv, refused={"--engine spark": engine != "local", "--diversity": diversity,
+                                     "--memory-limit": memory_limit is not None}, **read)  # fmt: skip
+    results = _with_progress(runs, lambda **bar: evaluate_inputs(qrels, runs, parsed, conv, engine=engine, master=master,
+        memory_limit=memory_limit, diversity=diversity, strict=strict, **read, **bar))  # fmt: skip
+    _show(results.with_judgments(judgments).with_bounds(found), per_query, out_format, output, file_format)
 
 
 def show_estimates(qrels: str, human: str, runs: tuple[str, ...], measures: tuple[str, ...], conv: Conventions,
                    estimator: str, input_format: str, on_duplicate: str | None, scale: Any, rubric_hash: str | None,
-                   engine: str, out_format: str | None, output: str | None, file_format: Any) -> None:  # fmt: skip
-    """``eval --human``: :func:`qrelkit.estimation.estimate_files`, rendered, with its warnings on stderr."""
+                   engine: str, out_format: str | None, output: str | None, file_format: Any,
+                   bounds: bool | None = None) -> None:  # fmt: skip
+    """``eval --human``: :func:`qrelkit.estimation.estimate_files`, rendered, with its warnings on stderr
+    (``--bounds`` refused: they bound the means of judgments, not estimates)."""
+    _refuse_bounds(bounds, {"--human": True})
     from ..estimation import estimate_files
     from ..measures.grammar import parse_all
     from ..report.estimates import FORMATS, render_estimates

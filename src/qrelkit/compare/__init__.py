@@ -318,6 +318,8 @@ class Comparison:
             {"run": r["run"], "measure": r["measure"], "mean": _num(r["mean"]), "queries": r["queries"]}
             for r in self.results.summary_rows()
         ]
+        if self.results.bounds is not None:  # each run's mean, not the differences
+            out["judgment_bounds"] = self.results.bounds.to_dict()
         if self.noise is not None:
             out["comparison"]["noise_floor"] = self.noise.to_dict()
         if self.human is not None:

@@ -84,6 +84,9 @@ class Results:
     reading: dict[str, Any] | None = None
     """How the files were read (:meth:`qrelkit.evaluation.plan.ReadingPlan.to_dict`); ``None`` for values
     evaluated in memory."""
+    bounds: Any = None
+    """How far the missing judgments could move each mean (:class:`qrelkit.evaluation.bounds.Bounds`), when
+    they were computed; ``None`` otherwise."""
 
     # -- aggregation ---------------------------------------------------------------------------------------
 
@@ -280,6 +283,8 @@ class Results:
         for run, qid, measure, value in self.rows():
             per_query.setdefault(run, {}).setdefault(qid, {})[measure] = _json_float(value)
         out["results"] = {"means": means, "per_query": per_query}
+        if self.bounds is not None:
+            out["judgment_bounds"] = self.bounds.to_dict()
         return out
 
     def with_judgments(self, judgments: dict[str, Any] | None) -> Results:
@@ -292,6 +297,12 @@ class Results:
         if rubric_hash is None and judgments is not None:
             rubric_hash = (judgments.get("rubric") or {}).get("content_hash")
         return replace(self, judgments=judgments, rubric_hash=rubric_hash)
+
+    def with_bounds(self, bounds: Any) -> Results:
+        """The same results, carrying their judgment bounds (a :class:`qrelkit.evaluation.bounds.Bounds`)."""
+        from dataclasses import replace
+
+        return replace(self, bounds=bounds)
 
     def with_reading(self, plan: Any) -> Results:
         """The same results, carrying how their files were read (a

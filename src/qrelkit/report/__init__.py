@@ -43,6 +43,8 @@ def header_lines(results: Results) -> list[str]:
     for run in prov["runs"]:
         lines.append("# run: " + json.dumps(run, separators=(",", ":")))
     lines += [f"# warning: {w}" for w in results.warnings]
+    if results.bounds is not None:
+        lines.append("# judgment_bounds: " + json.dumps(results.bounds.to_dict(), separators=(",", ":")))
     return lines
 
 
@@ -124,6 +126,7 @@ def render_markdown(results: Results, per_query: bool = False) -> str:
     headers, rows = _mean_grid(results)
     out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     out += ["| " + " | ".join(r) + " |" for r in rows]
+    out += bounds_markdown(results)
     out.append("")
     out.append(f"Conventions: {results.conventions}.")
     out += [f"\n**Warning:** {w}." for w in results.warnings]
@@ -139,6 +142,33 @@ def render_markdown(results: Results, per_query: bool = False) -> str:
         for row in wide.iter_rows():
             out.append("| " + " | ".join(v if isinstance(v, str) else _short(v) for v in row) + " |")
     return "\n".join(out) + "\n"
+
+
+def bounds_markdown(results: Results) -> list[str]:
+    """The judgment bounds as a Markdown table under their title (nothing without bounds)."""
+    if results.bounds is None:
+        return []
+    from . import bounds
+
+    out = ["", f"Judgment bounds: {bounds.title(results).removeprefix('judgment bounds ')}.", ""]
+    out += ["| " + " | ".join(bounds.columns(results)) + " |", "|" + "---|" * len(bounds.columns(results))]
+    return out + ["| " + " | ".join(r) + " |" for r in bounds.rows(results)]
+
+
+def print_bounds(results: Results, console: Any) -> None:
+    """The judgment bounds as a rich table under their title (nothing without bounds)."""
+    if results.bounds is None:
+        return
+    from rich.table import Table
+
+    from . import bounds
+
+    table = Table(title=bounds.title(results), title_justify="left")
+    for i, h in enumerate(bounds.columns(results)):
+        table.add_column(h, justify="left" if i < 2 else "right")
+    for r in bounds.rows(results):
+        table.add_row(*r)
+    console.print(table, highlight=False)
 
 
 def render_html_table(results: Results) -> str:
@@ -192,6 +222,7 @@ def print_table(results: Results, per_query: bool, console: Any) -> None:
     for r in rows:
         table.add_row(*(Text(c) for c in r))
     console.print(table)
+    print_bounds(results, console)
     if per_query:
         wide = results.to_polars().sort(["run", "query_id"])
         pq = Table(title="per query", title_justify="left")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import header_lines
+from . import bounds_markdown, header_lines
 from .estimate_tables import PAIR_COLUMNS, estimation_lines, estimation_markdown, estimation_text, pair_rows
 from .tables import (
     COLUMNS,
@@ -57,6 +57,10 @@ def render_compare_text(comparison: Any) -> str:
         out += _grid(MULTI_COLUMNS, _multi_rows(m))
         if m.permutations:
             out.append(f"randomised Tukey HSD: {m.permutations} trials, seed {comparison.options.seed}")
+    if res.bounds is not None:
+        from . import bounds
+
+        out += ["", bounds.title(res) + ":", *_grid(bounds.columns(res), bounds.rows(res))]
     out += ["", options_line(comparison), f"conventions: {res.conventions}"]
     out.append(f"qrels: {res.qrels_name} sha256:{res.qrels_fingerprint.sha256[:16]}")
     out += [f"warning: {w}" for w in res.warnings]
@@ -89,6 +93,7 @@ def render_compare_markdown(comparison: Any) -> str:
     out += estimation_markdown(comparison)
     for m in comparison.multi:
         out += ["", _anova_line(m), "", *table(MULTI_COLUMNS, _multi_rows(m))]
+    out += bounds_markdown(comparison.results)
     out += ["", options_line(comparison) + ".", "", f"Conventions: {comparison.results.conventions}."]
     out += [f"\n**Warning:** {w}." for w in comparison.results.warnings]  # visible, as in eval's
     out += ["", *_provenance_comments(comparison, "<!-- ", " -->")]

@@ -2,7 +2,7 @@
 
 ``qrelkit report`` computes the dossier here and :mod:`qrelkit.report.page` renders it; the page computes
 nothing. A dossier holds the comparison (with the Results it came from and, given two labellers, the
-noise floor), where each run's missing gain is (ordered badly versus never retrieved), the conventions
+noise floor, and each mean's judgment bounds), where each run's missing gain is (ordered badly versus never retrieved), the conventions
 sweep of the first measure for the baseline and up to :data:`SWEEP_RUNS` other runs, the explanation of
 the queries that moved most, and what the judgments mean (their manifest).
 """
@@ -17,6 +17,7 @@ from typing import Any
 from ..compare import Comparison, compare_runs
 from ..data.values import Qrels, Run
 from ..errors import ValidationError
+from ..evaluation.bounds import judgment_bounds
 from ..evaluation.diagnose import Explanation, MissingGain, Variant, explain, missing_gain, sweep
 from ..measures.conventions import DEFAULT, Conventions
 from ..measures.grammar import Measure
@@ -87,6 +88,7 @@ def build_dossier(
         qrels, runs, measures, conv, labellers=labellers, human_qrels=human_qrels, **options
     )
     results = comparison.results.with_judgments(judgments)
+    results = results.with_bounds(judgment_bounds(qrels, runs, results.measures, conv))
     comparison = replace(comparison, results=results)
     estimates = None
     if comparison.human is not None:

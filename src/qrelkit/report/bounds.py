@@ -1,0 +1,77 @@
+"""The judgment bounds as every renderer shows them: a title that says what they are, one row per run and
+measure, and the ``[low, high]`` a summary table puts beside a mean. Renders
+:class:`qrelkit.evaluation.bounds.Bounds`; computes nothing. Imports nothing of the report's own."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def _f(x: float | None, digits: int = 4) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    return f"{x:.{digits}f}"
+
+
+def title(results: Any, judged: bool = True) -> str:
+    """What the bounds are, in one line (with the highest grade and where it came from; ``judged``: with
+    what the judged column holds)."""
+    b = results.bounds
+    source = {"rubric": "the rubric's highest", "qrels": "the judgments' highest"}.get(
+        b.top_grade_from, "given"
+    )
+    return (
+        f"judgment bounds (not a confidence interval): each mean with the run's unjudged documents within "
+        f"the cutoff as 0 and as grade {b.top_grade} ({source}; added to the judgments, so R and the ideal "
+        "count them)"
+        + (
+            "; judged: the share of the documents returned within the cutoff that are judged"
+            if judged
+            else ""
+        )
+    )
+
+
+def columns(results: Any) -> tuple[str, ...]:
+    """The headers of :func:`rows`."""
+    return ("run", "measure", "mean", "as 0", f"as {results.bounds.top_grade}", "judged", "raised")
+
+
+def _judged_at(measure: str, deepest: bool) -> str:
+    return "of all" if deepest else "@" + measure.rsplit("@", 1)[1]
+
+
+def rows(results: Any) -> list[list[str]]:
+    """One row per run and bounded measure: the mean, the mean with the unjudged documents as 0 and as the
+    highest grade, the share judged (Judged@k at the measure's cutoff, or of every retrieved document) and
+    the number of unjudged (query, document) pairs raised."""
+    out = []
+    means = {(r["run"], r["measure"]): r["mean"] for r in results.summary_rows()}
+    for run in results.run_names:
+        for measure in results.measure_names:
+            b = results.bounds.get(run, measure)
+            if b is None:
+                continue
+            out.append(
+                [
+                    run,
+                    measure,
+                    _f(means.get((run, measure))),
+                    _f(b.zero),
+                    _f(b.top),
+                    f"{_f(b.judged)} {_judged_at(b.judged_measure, b.k is None)}",
+                    str(b.unjudged),
+                ]
+            )
+    return out
+
+
+def suffix(results: Any, run: str, measure: str, digits: int = 3) -> str:
+    """`` [low, high]`` of one run's mean, or "" when the results carry no bounds for it."""
+    if results.bounds is None:
+        return ""
+    b = results.bounds.get(run, measure)
+    if b is None:
+        return ""
+    return f" [{_f(b.low, digits)}, {_f(b.high, digits)}]"
