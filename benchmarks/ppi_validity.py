@@ -11,8 +11,8 @@ The runs: generated once (seeded), each ranking every query's judged passages by
 query. The per-query spread makes the runs look like real systems: real runs succeed on some queries and
 fail on others, and the TREC DL 2019 runs reach about 0.3 to 0.76 nDCG@10 on average with per-query values
 across the whole range. Four runs are made that way (weak, fair, good, best: about 0.29 to 0.71 nDCG@10
-over the 97 queries, per-query standard deviation 0.22 to 0.31). A fifth, ``saturated`` (no per-query
-spread, 0.96 nDCG@10, half its queries at 1), is kept as a stated stress case: 30 values crowded at the
+over the 97 queries, per-query standard deviation 0.22 to 0.30). A fifth, ``saturated`` (no per-query
+spread, 0.96 nDCG@10, 41% of its queries at 1), is kept as a stated stress case: 30 values crowded at the
 top of the measure's range are where every normal or t-interval is least reliable.
 
 Two designs per collection, because an interval over queries can be about two things:
