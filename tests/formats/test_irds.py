@@ -302,3 +302,31 @@ def test_a_file_path_never_imports_ir_datasets(tmp_path: Path) -> None:
         """,
     )
     assert got is False
+
+
+def test_judgments_from_the_iterator_are_bounded(home: Path) -> None:
+    """The bound on judgments read from ``qrels_iter()``, lowered in that process to 100 (the real one,
+    50,000,000, is what the largest public sets need with room to spare)."""
+    got = run_python(
+        home,
+        f"""
+        import ir_datasets
+        from ir_datasets.datasets.base import Dataset, FilteredQrels
+        from ir_datasets.util import Lazy
+        base = ir_datasets.load("{DL19}").qrels_handler()
+        ir_datasets.registry.register(
+            "qrelkit-test/one-query", Dataset(FilteredQrels(base, Lazy(lambda: {{"1037798"}})))
+        )
+        import qrelkit.formats.irds as irds
+        irds.MAX_ROWS = 100
+        from qrelkit.formats import read_qrels
+        read_qrels("irds:qrelkit-test/one-query")
+        out("read")
+        """,
+    )
+    assert sum(1 for r in dl19_rows() if r[0] == "1037798") > 100  # so the bound is what stops it
+    assert got["error"] == (
+        "irds:qrelkit-test/one-query: dataset has more than 100 judgments, the bound for a dataset read by "
+        "name. Fix: export them to a file (`ir_datasets export qrelkit-test/one-query qrels > judgments.qrels`) "
+        "and pass it"
+    )

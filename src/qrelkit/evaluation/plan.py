@@ -175,15 +175,16 @@ def _dataset_name(qrels: str | Path | None, engine: str, diversity: bool) -> str
 
     if not is_dataset(qrels):
         return None
+    export = f"`ir_datasets export {qrels.split(':', 1)[1]} qrels > judgments.qrels`"
     if diversity:
         raise UsageError(
             f"--diversity reads a file of diversity judgments, not a dataset name: {qrels}",
-            fix="export the dataset's judgments to a file and pass it, or drop --diversity",
+            fix=f"export the dataset's judgments to a file ({export}) and pass it, or drop --diversity",
         )
     if engine != "local":
         raise UsageError(
             f"a dataset name is read by --engine local only: {qrels}",
-            fix="drop --engine spark, or export the judgments to a file (`ir_datasets export ID qrels`)",
+            fix=f"drop --engine spark, or export the judgments to a file ({export}) and pass it",
         )
     return qrels
 

@@ -354,7 +354,8 @@ def read_dataset_qrels(
                 raise InputFormatError(
                     f"dataset has more than {MAX_ROWS:,} judgments, the bound for a dataset read by name",
                     source=source,
-                    fix="export the judgments to a file (`ir_datasets export ID qrels > ID.qrels`) and pass it",
+                    fix=f"export them to a file (`ir_datasets export {info.dataset_id} qrels > judgments.qrels`) "
+                    "and pass it",
                 )
             rows.append((str(qrel.query_id), str(qrel.doc_id), int(qrel.relevance), number))
     if not rows:
