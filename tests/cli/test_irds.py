@@ -127,3 +127,20 @@ def test_pool_against_judgments_by_name_records_the_dataset(home: Path, tmp_path
     assert meta["existing_qrels"]["dataset"]["id"] == DL19
     # the run's top 3 of each query are judged passages (write_run puts the unjudged two last)
     assert all(json.loads(line)["judged"] for line in pool.read_text().splitlines())
+
+
+def test_a_dataset_name_where_only_a_file_is_read(tmp_path: Path) -> None:
+    """A run, and `qrelkit trec_eval`'s judgments (read as trec_eval reads them), are files only."""
+    run = write_run(tmp_path / "bm25.run", "bm25", 1)
+    fix = (
+        "Fix: a dataset name (irds:ID) stands for judgments (eval, compare, report, ...) and for judge init's "
+        "queries only; pass a file here"
+    )
+    as_run = CLI("eval", QRELS, "irds:msmarco-passage/trec-dl-2019/judged")
+    assert as_run.exit_code == 1
+    assert as_run.stderr.strip() == (
+        f"qrelkit: error: irds:msmarco-passage/trec-dl-2019/judged: file not found. {fix}"
+    )
+    drop_in = CLI.process("trec_eval", f"irds:{DL19}", run)
+    assert drop_in.returncode == 2  # trec_eval's code for a file it cannot read
+    assert drop_in.stderr.strip() == f"qrelkit: error: irds:{DL19}: file not found. {fix}"
