@@ -330,3 +330,25 @@ def test_judgments_from_the_iterator_are_bounded(home: Path) -> None:
         "name. Fix: export them to a file (`ir_datasets export qrelkit-test/one-query qrels > judgments.qrels`) "
         "and pass it"
     )
+
+
+def test_queries_kept_only_extracted_name_where_the_extracted_file_goes(home: Path) -> None:
+    """ir_datasets keeps the DL 2019 queries only as the extracted ``queries.tsv`` (their .gz is not
+    kept): without it the error names that file and what goes there."""
+    (home / "msmarco-passage/trec-dl-2019/queries.tsv").unlink()
+    got = run_python(
+        home,
+        f"""
+        from qrelkit.formats.irds import read_dataset_queries
+        read_dataset_queries("irds:{DL19}")
+        out("read")
+        """,
+    )
+    place = home / "msmarco-passage/trec-dl-2019/queries.tsv"
+    assert got["error"] == (
+        f"irds:{DL19}: the queries of dataset '{DL19}' are not downloaded ({place} is missing). Fix: download "
+        f"them once, with network access: `ir_datasets export {DL19} queries > /dev/null`, or place the "
+        "extracted content of https://msmarco.z22.web.core.windows.net/msmarcoranking/msmarco-test2019-queries"
+        f".tsv.gz at {place} (IR_DATASETS_HOME sets the folder)"
+    )
+    assert not place.exists()

@@ -157,22 +157,23 @@ def _handler(dataset: Any, what: str, source: str, dataset_id: str) -> Any:
     return getattr(dataset, f"{what}_handler")()
 
 
-def _walk(handler: Any) -> tuple[list[tuple[Path, str | None]], list[tuple[Path | None, str]]]:
-    """The files ``handler`` reads (path, documented MD5) and those it would have to download (path or
-    ``None`` when ir_datasets keeps no copy, where it comes from), found in its ``Download`` and ``Cache``
-    objects. A ``Cache`` whose file is there is read instead of what it was built from."""
+def _walk(handler: Any) -> tuple[list[tuple[Path, str | None]], list[tuple[Path | None, str, bool]]]:
+    """The files ``handler`` reads (path, documented MD5) and those it would have to download (where the
+    file goes, or ``None`` when ir_datasets keeps no copy; where it comes from; whether what goes there is
+    its extracted content, for a download ir_datasets keeps only extracted), found in its ``Download`` and
+    ``Cache`` objects. A ``Cache`` whose file is there is read instead of what it was built from."""
     from ir_datasets.util import Cache
     from ir_datasets.util.download import Download, LocalDownload
 
     found: list[tuple[Path, str | None]] = []
-    missing: list[tuple[Path | None, str]] = []
+    missing: list[tuple[Path | None, str, bool]] = []
     seen: set[int] = set()
 
     def origin(download: Any) -> str:
         urls = [getattr(m, "url", None) for m in download.mirrors]
         return next((u for u in urls if u), "its documented source")
 
-    def visit(obj: Any, depth: int) -> None:
+    def visit(obj: Any, depth: int, cache: Path | None = None) -> None:
         if id(obj) in seen or depth > 24:
             return
         seen.add(id(obj))
@@ -182,21 +183,25 @@ def _walk(handler: Any) -> tuple[list[tuple[Path, str | None]], list[tuple[Path 
             here = next((p for p in paths if p.is_file()), None)
             if here is not None:
                 found.append((here, obj.expected_md5))
+            elif paths:
+                missing.append((paths[0], origin(obj), False))
             else:
-                missing.append((paths[0] if paths else None, origin(obj)))
+                missing.append((cache, origin(obj), cache is not None))
             return
-        if isinstance(obj, Cache) and Path(obj._path).is_file():
-            found.append((Path(obj._path), None))
-            return
+        if isinstance(obj, Cache):
+            if Path(obj._path).is_file():
+                found.append((Path(obj._path), None))
+                return
+            cache = Path(obj._path)
         if isinstance(obj, (list, tuple, set, frozenset)):
             for item in obj:
-                visit(item, depth + 1)
+                visit(item, depth + 1, cache)
         elif isinstance(obj, dict):
             for item in obj.values():
-                visit(item, depth + 1)
+                visit(item, depth + 1, cache)
         elif type(obj).__module__.startswith("ir_datasets") and hasattr(obj, "__dict__"):
             for item in vars(obj).values():
-                visit(item, depth + 1)
+                visit(item, depth + 1, cache)
 
     visit(handler, 0)
     return found, missing
@@ -215,10 +220,11 @@ def _digest(path: Path) -> DatasetFile:
 
 
 def _not_downloaded(
-    source: str, dataset_id: str, what: str, path: Path | None, origin: str
+    source: str, dataset_id: str, what: str, path: Path | None, origin: str, extracted: bool = False
 ) -> InputFormatError:
     where = f"{path} is missing" if path is not None else f"ir_datasets keeps no copy of {origin}"
-    place = f", or place the file from {origin} at {path}" if path is not None else ""
+    content = "the file from" if not extracted else "the extracted content of"
+    place = f", or place {content} {origin} at {path}" if path is not None else ""
     return InputFormatError(
         f"the {what} of dataset {dataset_id!r} are not downloaded ({where})",
         source=source,
