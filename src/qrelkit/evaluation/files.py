@@ -124,6 +124,9 @@ def evaluate_files(
     document given twice is an error; no line is a comment): the command line and Spark resolve them the
     same way.
 
+    ``qrels_path`` may name a dataset instead of a file (``"irds:ID"``, :mod:`qrelkit.formats.irds`): its
+    judgments are read whole by name and the small path is left out.
+
     ``diversity`` reads ``qrels_path`` as diversity judgments (``query_id subtopic doc_id grade``, TREC
     text: :func:`qrelkit.formats.read_diversity_qrels`) and each run whole, for the diversity measures.
 
