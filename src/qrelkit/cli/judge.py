@@ -79,8 +79,8 @@ def command() -> None:
               help="pool.jsonl as written by `qrelkit pool`.")  # fmt: skip
 @click.option("--docs", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True,
               help="docs.jsonl: doc_id, title, text per line.")  # fmt: skip
-@click.option("--queries", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True,
-              help="queries.tsv: query_id<TAB>text, no header.")  # fmt: skip
+@click.option("--queries", type=click.Path(dir_okay=False), required=True,
+              help="queries.tsv: query_id<TAB>text, no header; or irds:ID, a dataset's queries.")  # fmt: skip
 @labellers_option("Comma-separated names, e.g. alice,bob (default: the pool's plan).")
 @click.option("--calibration", type=click.IntRange(min=0), default=0, show_default=True,
               help="Calibration queries to draw when the pool marks none (as `qrelkit pool --calibration`).")  # fmt: skip
@@ -106,7 +106,7 @@ def command() -> None:
 @click.option("--gate-on", type=click.Choice(GATE_LOWER_BOUNDS), default=None,
               help="Which lower end the gate compares: of the normal interval (kappa only) or of the query "
                    "bootstrap [default: ci_low for kappa, bootstrap_low for the others].")  # fmt: skip
-def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: Path, labellers: tuple[str, ...],
+def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: str, labellers: tuple[str, ...],
                  calibration: int, no_calibration: bool, runs: tuple[Path, ...], admin: str, seed: int | None,
                  calibration_labellers: int | None, min_kappa: float, weights: str, statistic: str | None,
                  gate_on: str | None) -> None:  # fmt: skip

@@ -124,6 +124,9 @@ def evaluate_files(
     document given twice is an error; no line is a comment): the command line and Spark resolve them the
     same way.
 
+    ``qrels_path`` may name a dataset instead of a file (``"irds:ID"``, :mod:`qrelkit.formats.irds`): its
+    judgments are read whole by name and the small path is left out.
+
     ``diversity`` reads ``qrels_path`` as diversity judgments (``query_id subtopic doc_id grade``, TREC
     text: :func:`qrelkit.formats.read_diversity_qrels`) and each run whole, for the diversity measures.
 
@@ -159,6 +162,7 @@ def evaluate_files(
         diversity=diversity,
         on_duplicate=on_duplicate,
         comments=comments,
+        qrels=qrels_path if isinstance(qrels_path, str) else None,
     )
     from ..formats.trec.common import check_inputs
 
@@ -174,7 +178,7 @@ def evaluate_files(
     if plan.route == "whole":
         return _evaluate_whole_files(qrels_path, run_paths, parsed, conv, input_format, plan, scale,
                                      rubric_hash, progress, strict)  # fmt: skip
-    if not any(_too_big(Path(p), plan.memory_limit) for p in run_paths):
+    if "small" in plan.readers and not any(_too_big(Path(p), plan.memory_limit) for p in run_paths):
         small = _evaluate_small(
             Path(qrels_path), [Path(p) for p in run_paths], parsed, conv, input_format, plan.on_duplicate,
             scale, rubric_hash, progress, on_bytes, plan.comments,
@@ -346,7 +350,7 @@ def evaluate_inputs(
     parsed = parse_measures(DIVERSITY_DEFAULT_MEASURES if diversity and measures is None else measures)
     folders = [p for p in (qrels, *runs) if Path(p).is_dir()]
     plan_reading(conventions, parsed, engine=engine, memory_limit=memory_limit, diversity=diversity,
-                 on_duplicate=on_duplicate, comments=comments, folders=folders)  # fmt: skip
+                 on_duplicate=on_duplicate, comments=comments, folders=folders, qrels=qrels)  # fmt: skip
     if engine == "spark":
         from .spark import evaluate_inputs as on_spark
 

@@ -23,6 +23,10 @@ The routes:
   steps 2-4, Parquet and tables by Spark;
 * ``trec_eval``: ``qrelkit trec_eval``'s fast path (:mod:`qrelkit.evaluation.trec_fast`), stepping aside
   to the readers of steps 2-4.
+
+Judgments named by dataset (``irds:ID``, :mod:`qrelkit.formats.irds`) are a value, not a file: they are
+read whole by their resolver, the small path (which reads judgments as a file) is left out of the
+``readers`` route, and ``--diversity`` and Spark refuse them; the plan records the name as ``judgments``.
 """
 
 from __future__ import annotations
@@ -100,6 +104,7 @@ class ReadingPlan:
     depth: int | None  # each query's rows the measures need (None: every row)
     rank_single: bool  # scores ranked in single precision by some measure
     reason: str  # why this route
+    judgments: str | None = None  # judgments named by dataset (irds:ID), read by their resolver
 
     @property
     def on_duplicate(self) -> str:
@@ -117,6 +122,7 @@ class ReadingPlan:
             "depth": self.depth,
             "rank_single": self.rank_single,
             "reason": self.reason,
+            **({"judgments": self.judgments} if self.judgments is not None else {}),
             **self.options.to_dict(),
         }
 
@@ -135,13 +141,65 @@ def plan_reading(
     on_duplicate: str | None = None,
     comments: bool | None = None,
     folders: Sequence[str] = (),
+    qrels: str | Path | None = None,
 ) -> ReadingPlan:
     """The plan for reading an evaluation's files.
 
     ``engine`` is ``local``, ``spark`` or ``trec_eval``; ``folders`` the inputs that are folders (read by
-    Spark only). Raises :class:`~qrelkit.errors.UsageError` for what cannot be honoured: a memory limit on
-    a route that reads runs whole or off this process, diversity judgments on Spark, a folder locally.
+    Spark only); ``qrels`` the judgments' path or dataset name (``irds:ID``). Raises
+    :class:`~qrelkit.errors.UsageError` for what cannot be honoured: a memory limit on a route that reads
+    runs whole or off this process, diversity judgments on Spark, a folder locally, a dataset name as
+    diversity judgments or on Spark.
     """
+    named = _dataset_name(qrels, engine, diversity)
+    plan = _plan(conventions, measures, engine, memory_limit, diversity, on_duplicate, comments, folders)
+    if named is None:
+        return plan
+    from dataclasses import replace
+
+    if plan.route != "readers":
+        return replace(plan, judgments=named)
+    return replace(
+        plan,
+        readers=tuple(r for r in plan.readers if r != "small"),
+        judgments=named,
+        reason=f"{plan.reason}; judgments {named} read whole by name",
+    )
+
+
+def _dataset_name(qrels: str | Path | None, engine: str, diversity: bool) -> str | None:
+    """``qrels`` when it names a dataset (``irds:ID``) on a route that reads one, else ``None``."""
+    if not isinstance(qrels, str):
+        return None
+    from ..formats import is_dataset
+
+    if not is_dataset(qrels):
+        return None
+    export = f"`ir_datasets export {qrels.split(':', 1)[1]} qrels > judgments.qrels`"
+    if diversity:
+        raise UsageError(
+            f"--diversity reads a file of diversity judgments, not a dataset name: {qrels}",
+            fix=f"export the dataset's judgments to a file ({export}) and pass it, or drop --diversity",
+        )
+    if engine != "local":
+        raise UsageError(
+            f"a dataset name is read by --engine local only: {qrels}",
+            fix=f"drop --engine spark, or export the judgments to a file ({export}) and pass it",
+        )
+    return qrels
+
+
+def _plan(
+    conventions: Conventions,
+    measures: Sequence[Measure],
+    engine: str,
+    memory_limit: int | str | None,
+    diversity: bool,
+    on_duplicate: str | None,
+    comments: bool | None,
+    folders: Sequence[str],
+) -> ReadingPlan:
+    """The plan for files (see :func:`plan_reading`)."""
     options = reader_options(conventions, on_duplicate, comments)
     limit = parse_limit(memory_limit)
     depth = required_depth(measures, conventions)
@@ -233,9 +291,8 @@ def smallest_limit(qrels_path: str | Path, sorted_on_disk: bool = False) -> tupl
     run is read in: streamed (:data:`qrelkit.formats.external.MIN_RUN_BYTES`) or, ``sorted_on_disk``, by
     DuckDB (:data:`qrelkit.formats.external.DUCKDB_RUN_BYTES`)."""
     from ..formats.external import DUCKDB_RUN_BYTES, MIN_RUN_BYTES
-    from ..formats.trec.common import text_bytes
 
-    share = JUDGMENTS_FACTOR * text_bytes(qrels_path)
+    share = JUDGMENTS_FACTOR * judgments_bytes(qrels_path)
     return FLOOR_BYTES + share + (DUCKDB_RUN_BYTES if sorted_on_disk else MIN_RUN_BYTES), share
 
 
@@ -249,6 +306,19 @@ def sorted_on_disk(plan: ReadingPlan, run_paths: Sequence[str | Path], qrels_pat
         return False
     held = FLOOR_BYTES + smallest_limit(qrels_path)[1]
     return any(held + IN_MEMORY_FACTOR * text_bytes(p) > plan.memory_limit for p in run_paths)
+
+
+def judgments_bytes(qrels: str | Path) -> int:
+    """The bytes of text the judgments are read from: the file's, or those of the files ir_datasets reads
+    for a dataset name (:func:`qrelkit.formats.irds.dataset_files`)."""
+    from ..formats import is_dataset
+    from ..formats.trec.common import text_bytes
+
+    if is_dataset(qrels):
+        from ..formats.irds import dataset_files
+
+        return sum(text_bytes(p) for p in dataset_files(str(qrels)))
+    return text_bytes(qrels)
 
 
 def check_limit(plan: ReadingPlan, qrels_path: str | Path, run_paths: Sequence[str | Path] = ()) -> None:

@@ -250,6 +250,8 @@ class Results:
                 "negative_grades": self.conventions.negative,
                 # diversity judgments (query_id subtopic doc_id grade) are named as such
                 **({"kind": "diversity"} if self.qrels_meta.get("kind") == "diversity" else {}),
+                # judgments named by dataset (irds:ID): the id, ir_datasets' version, the files read
+                **({"dataset": self.qrels_meta["dataset"]} if "dataset" in self.qrels_meta else {}),
             },
             judgments=self.judgments,
             runs=[r.to_dict(self.conventions) for r in self.runs],

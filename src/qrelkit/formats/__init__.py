@@ -15,6 +15,9 @@ a frame of rows must satisfy, however it was read, is checked in :mod:`qrelkit.d
 
 Names load on first use, so that the small-input path (:mod:`qrelkit.formats.trec.small`) imports neither
 polars nor pyarrow.
+
+Judgments and queries may be named by dataset instead of by file: ``irds:ID`` (:func:`is_dataset`), read by
+:mod:`qrelkit.formats.irds` through the ir-datasets package, which only such a name imports.
 """
 
 from __future__ import annotations
@@ -37,13 +40,24 @@ _EXPORTS = {
     "diversity_qrels_from_frame": "qrelkit.data.values",
 }
 
+#: What names a dataset (read by :mod:`qrelkit.formats.irds`) instead of a file.
+DATASET_PREFIX = "irds:"
+
+
+def is_dataset(source: object) -> bool:
+    """Whether ``source`` names a dataset (``irds:ID``, a string) rather than a file."""
+    return isinstance(source, str) and source.startswith(DATASET_PREFIX)
+
+
 __all__ = [
+    "DATASET_PREFIX",
     "FORMAT_CHOICES",
     "ON_DUPLICATE_CHOICES",
     "Format",
     "OnDuplicate",
     "detect_format",
     "diversity_qrels_from_frame",
+    "is_dataset",
     "qrels_from_frame",
     "qrels_text",
     "read_diversity_qrels",

@@ -130,10 +130,19 @@ def read_qrels(
     """Read judgments. ``scale`` (a rubric's grades) makes any other grade an error naming its line.
 
     ``reader="robust"`` skips the fast readers for clean files (both give identical results).
-    ``comments`` skips TREC lines beginning with ``#``, as trec_eval 10 does."""
+    ``comments`` skips TREC lines beginning with ``#``, as trec_eval 10 does. ``irds:ID`` names the
+    judgments of an ir_datasets dataset instead of a file (:mod:`qrelkit.formats.irds`)."""
     check_choice(on_duplicate, ON_DUPLICATE_CHOICES, "on_duplicate")
     check_choice(format, FORMAT_CHOICES, "format")
     check_choice(reader, ("auto", "robust"), "reader")
+    from . import is_dataset
+
+    if is_dataset(path):
+        from .irds import read_dataset_qrels
+
+        return read_dataset_qrels(
+            str(path), name=name, scale=scale, on_duplicate=on_duplicate, comments=comments
+        )
     path = Path(path)
     fmt = detect_format(path) if format == "auto" else format
     source = str(path)

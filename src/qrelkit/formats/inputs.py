@@ -79,6 +79,13 @@ def check_input(
     try:
         info = os.stat(path)
     except FileNotFoundError:
+        from . import is_dataset
+
+        if is_dataset(source):  # a dataset name where only a file is read (a run, trec_eval's judgments)
+            fix = (
+                "a dataset name (irds:ID) stands for judgments (eval, compare, report, ...) and for judge "
+                "init's queries only; pass a file here"
+            )
         raise InputFormatError(
             f"{what or 'file'} not found",
             source=source,

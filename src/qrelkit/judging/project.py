@@ -216,7 +216,14 @@ def read_docs(path: str | os.PathLike[str]) -> dict[str, tuple[str, str]]:
 
 
 def read_queries(path: str | os.PathLike[str]) -> dict[str, str]:
-    """Read ``queries.tsv``: ``query_id<TAB>text`` per line, no header."""
+    """Read ``queries.tsv``: ``query_id<TAB>text`` per line, no header; ``irds:ID`` names the queries of
+    an ir_datasets dataset instead (:func:`qrelkit.formats.irds.read_dataset_queries`)."""
+    from ..formats import is_dataset
+
+    if is_dataset(path):
+        from ..formats.irds import read_dataset_queries
+
+        return read_dataset_queries(str(path))[0]
     path = Path(path)
     queries: dict[str, str] = {}
     for number, line in _lines(path, "queries"):
@@ -239,6 +246,17 @@ def read_queries(path: str | os.PathLike[str]) -> dict[str, str]:
             )
         queries[query_id] = text.strip()
     return queries
+
+
+def _dataset_record(queries: str | os.PathLike[str]) -> str | None:
+    """The JSON record of the dataset ``irds:ID`` queries were read from (``None`` for a file)."""
+    from ..formats import is_dataset
+
+    if not is_dataset(queries):
+        return None
+    from ..formats.irds import resolve
+
+    return json.dumps(resolve(str(queries), "queries")[1].to_dict(), sort_keys=True)
 
 
 def init_project(
@@ -302,6 +320,7 @@ def init_project(
     entries = read_pool(pool)
     doc_map = read_docs(docs)
     query_map = read_queries(queries)
+    queries_dataset = _dataset_record(queries)
     run_rows = _read_runs(runs)
     for e in entries:
         if e.judged:  # judged elsewhere: never shown, so its text need not be at hand
@@ -409,7 +428,7 @@ def init_project(
             lambda conn: _fill(
                 conn, the_rubric, entries, doc_map, query_map, names, admin, plan, calibration_queries,
                 run_rows, project_seed, min_kappa, name or Path(db_path).stem, weights, gate_use,
-                statistic, calibration_labellers,
+                statistic, calibration_labellers, queries_dataset,
             )
         )  # fmt: skip
     except BaseException:
@@ -452,6 +471,7 @@ def _fill(
     gate_use: str,
     statistic: str,
     calibration_labellers: int,
+    queries_dataset: str | None = None,
 ) -> dict[str, Any]:
     created = now()
     meta = {
@@ -467,6 +487,8 @@ def _fill(
         "min_kappa": repr(float(min_kappa)),
         "created_at": created,
     }
+    if queries_dataset is not None:  # queries named by dataset: the id, ir_datasets' version, the files read
+        meta["queries_dataset"] = queries_dataset
     conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
     used_queries = {e.query_id for e in entries if not e.judged}
     used_docs = {e.doc_id for e in entries if not e.judged}

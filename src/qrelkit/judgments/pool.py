@@ -232,9 +232,11 @@ class Pool:
             for q, p, j, t in sizes.select("query_id", "pooled", "judged", "to_judge").iter_rows()
         }
         pooled = sizes.get_column("pooled")
-        qrels = None
+        qrels: dict[str, Any] | None = None
         if self.qrels is not None:
             qrels = {"name": self.qrels.name, "fingerprint": self.qrels.fingerprint.to_dict()}
+            if "dataset" in self.qrels.meta:  # named by dataset (irds:ID): the id, version, files read
+                qrels["dataset"] = self.qrels.meta["dataset"]
         from ..provenance import header
 
         return {

@@ -303,9 +303,11 @@ def check_inputs(qrels_path: object, run_paths: Iterable[object], input_format: 
     from pathlib import Path
 
     from ..._typing import detect_format
+    from .. import is_dataset
     from ..inputs import check_input
 
-    for path, kind in [(qrels_path, "qrels"), *((p, "run") for p in run_paths)]:
+    named = is_dataset(qrels_path)  # a dataset name is checked by its resolver (formats.irds)
+    for path, kind in [*([] if named else [(qrels_path, "qrels")]), *((p, "run") for p in run_paths)]:
         where = Path(str(path))
         fmt = detect_format(where) if input_format == "auto" else input_format
         (check_trec_input if fmt == "trec" else check_input)(where, kind)
