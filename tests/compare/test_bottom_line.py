@@ -46,7 +46,7 @@ def comparison(
     return Comparison(results=None, options=Options(alpha=alpha), pairs=tuple(pairs), noise=noise_floor)  # type: ignore[arg-type]
 
 
-def test_the_issues_own_sentence_more_than_the_floor_and_not_distinguishable() -> None:
+def test_more_than_the_floor_and_not_distinguishable() -> None:
     entries = [
         noise("rerank", "nDCG@10", 0.0767, 0.0722, 0.1669),
         noise("dense", "nDCG@10", 0.0574, -0.06, 0.03),

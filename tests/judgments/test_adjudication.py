@@ -369,7 +369,12 @@ def test_three_labellers_the_app_the_manifest_agree_and_judge_kappa_give_the_sam
         "mean_kappa", value["value"], value["bootstrap_low"], value["bootstrap_high"])  # fmt: skip
     page = tmp_path / "report.html"
     assert invoke("report", tmp_path / "final.qrels", *RUNS[:2], "-o", page).exit_code == 0
-    assert f"mean pairwise weighted kappa {shown} on {app['n_units']} pairs" in page.read_text()
+    low, high = value["bootstrap_low"], value["bootstrap_high"]
+    shown = f"{value['value']:.3f}, query bootstrap [{low:.3f}, {high:.3f}], on {app['n_units']} pairs"
+    assert (
+        f'<td data-label="field">{app["name"]} of alice, bob, carol</td><td data-label="value">{shown}</td>'
+        in (page.read_text())
+    )
 
 
 def test_three_labellers_disagree_when_any_two_differ_and_merge_as_two_do() -> None:

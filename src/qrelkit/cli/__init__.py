@@ -40,7 +40,8 @@ SHORT_HELP = {
     "adjudicate": "Adjudicate two labellers' disagreements.",
     "agree": "Agreement between labellers' judgments: two files A.qrels B.qrels, or more.",
     "compare": "Compare RUNS evaluated against QRELS: paired tests, corrected p-values, intervals, effect sizes.",
-    "conventions": "Score RUN under every profile and under each single-axis change from the default conventions.",
+    "conventions": "Score each of RUNS under every profile and under each single-axis change from the default "
+    "conventions.",
     "eval": "Evaluate RUNS against QRELS.",
     "explain": "Show the arithmetic of one query's nDCG: each rank's gain, discount and contribution, the ideal "
     "ordering, DCG, IDCG, nDCG, recall at the same cutoff, and how tied scores were resolved.",

@@ -51,12 +51,11 @@ def command(
     on_duplicate: str | None,
     **options: Any,
 ) -> None:
-    """Score each of RUNS under every profile and under each single-axis change from the default
-    conventions (one block per run, in the order given).
+    """Score each of RUNS under every profile and under each single-axis change from the default conventions.
 
-    The table gives each mean, its difference from the default, the direction, how many queries moved,
-    how many score exactly 1, and flags the optimistic choices (the returned-only ideal, dropping unjudged
-    documents, optimistic ties). --profile or axis flags change the base the others are compared with.
+    One block per run, in the order given. The table gives each mean, its difference from the default,
+    the direction, how many queries moved, how many score exactly 1, and flags the optimistic choices
+    (the returned-only ideal, dropping unjudged documents, optimistic ties). --profile or axis flags change the base the others are compared with.
     --diff A B lists the queries on which two profiles disagree and the axis that explains each.
     """
     # long: its docstring is the command's --help; the body parses, calls one function and renders

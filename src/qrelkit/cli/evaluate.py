@@ -465,8 +465,7 @@ def eval_command(
     # long: its docstring is the command's --help; the body parses, calls one function and renders
     from ..evaluation.files import evaluate_inputs
     from ..judgments.manifest import with_run_models
-    from ..measures.grammar import parse_all
-    from ..measures.trec_names import trec_name_notes
+    from ..measures.grammar import parse_all, trec_name_notes
 
     file_format = out_format or (OUTPUT_SUFFIXES.get(Path(output).suffix.lower()) if output else None)
     if output and file_format in (None, "table"):

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -510,3 +510,36 @@ def parse_measures(measures: Iterable[str | Measure] | None) -> list[Measure]:
     if not parsed:
         raise ValidationError("no measures to compute", fix="pass at least one measure, e.g. nDCG@10")
     return parsed
+
+
+# ------------------------------------------------------------- a trec_eval name read without trec_eval's axes
+
+
+def trec_name_notes(texts: Sequence[str], conventions: Any) -> list[str]:
+    """One line per measure given by trec_eval's name (``ndcg_cut.10``, ``map``, ``P_10``, ``official``;
+    not qrelkit's own family names such as ``P`` or ``nDCG``) whose value under ``conventions`` can differ
+    from trec_eval's: it names qrelkit's measure, the axes that measure reads where they differ from the
+    ``trec_eval`` profile's, and how to get trec_eval's number. No line when the conventions agree with
+    trec_eval's on those axes (under ``--profile trec_eval``, for one)."""
+    from .trec_names import is_trec_name
+
+    trec = Conventions.from_profile("trec_eval")
+    out = []
+    for text in texts:
+        t = str(text).strip()
+        if t in INFO or not is_trec_name(t):
+            continue
+        measures = parse_all([t])
+        differ: dict[str, tuple[str, str]] = {}
+        for m in measures:
+            ours, theirs = m.conventions(conventions).to_dict(), m.conventions(trec).to_dict()
+            differ.update({a: (str(ours[a]), str(theirs[a])) for a in m.info.axes if ours[a] != theirs[a]})
+        if not differ:
+            continue
+        what = str(measures[0]) if len(measures) == 1 else f"{len(measures)} measures"
+        out.append(
+            f"note: {t} is qrelkit's {what} with {', '.join(f'{a}={v}' for a, (v, _) in differ.items())} "
+            f"(trec_eval's: {', '.join(f'{a}={v}' for a, (_, v) in differ.items())}); "
+            "add --profile trec_eval for trec_eval's numbers"
+        )
+    return out

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,10 +16,10 @@ def _e(x: object) -> str:
 
 
 def wrappable(text: object) -> str:
-    """``text`` escaped, with a line-break opportunity after each comma: a long
+    """``text`` escaped, with a line-break opportunity after each comma not followed by a space: a long
     measure string (``nDCG(gain=exponential,discount=log2,...)@10``) wraps inside its cell instead of
     widening the table, and copies as one string."""
-    return _e(text).replace(",", ",<wbr>")
+    return re.sub(r",(?=\S)", ",<wbr>", _e(text))
 
 
 def table(
