@@ -29,6 +29,7 @@ from .phases import (
     round_group,
     rubric_by_hash,
     verdict_event,
+    waiting_for_gate,
 )
 from .store import Store, now
 
@@ -42,6 +43,7 @@ __all__ = [
     "calibration_qrels",
     "calibration_status",
     "closed_message",
+    "decide",
     "export_final",
     "export_labeller",
     "final_grades",
@@ -451,7 +453,8 @@ def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
     Ordered by :func:`.decisions.queue_key`: unsure pairs first, then judgment leverage (how far the
     disagreement can move nDCG@10 of the stored runs) when the project has runs and :mod:`qrelkit.judgments.leverage`
     is available, then grade distance (unsure counts as the whole scale), then the ids. A decision that
-    was undone does not take a pair out of the queue.
+    was undone does not take a pair out of the queue. ``waits_for_gate`` marks a calibration pair of a
+    round whose gate is not decided: it cannot be decided yet (:func:`.phases.waiting_for_gate`).
     """
 
     from .models.access import closed_model_names
@@ -468,7 +471,9 @@ def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
         ).fetchall()
         has_runs = conn.execute("SELECT EXISTS (SELECT 1 FROM run_rows)").fetchone()[0]
         closed = closed_model_names(conn, rubric.content_hash)  # as in final_grades: gated models only
-        return [dict(r) for r in rows if r["name"] not in closed], bool(has_runs)
+        waiting = waiting_for_gate(conn)
+        kept = [dict(r) | {"waits": r["pair_id"] in waiting} for r in rows if r["name"] not in closed]
+        return kept, bool(has_runs)
 
     rows, has_runs = store.read(load)
     by_pair: dict[int, dict[str, Any]] = {}
@@ -476,7 +481,7 @@ def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
         item = by_pair.setdefault(
             r["pair_id"],
             {"query_id": r["query_id"], "doc_id": r["doc_id"], "calibration": bool(r["calibration"]),
-             "grades": {}, "unsure": [], "notes": {}},
+             "waits_for_gate": r["waits"], "grades": {}, "unsure": [], "notes": {}},
         )  # fmt: skip
         item["grades"][r["name"]] = r["grade"]
         if r["unsure"]:
@@ -562,38 +567,65 @@ def adjudicate(
     ``allow_override``: the rule is :func:`qrelkit.judgments.adjudication.check_decision`, as for the file-based
     merge; the export counts every override in the manifest.
     """
-    from qrelkit.judgments.adjudication import check_decision
+    from .phases import ensure_gate
 
     rubric.check_grade(grade)
     if note is not None and len(note) > MAX_NOTE:
         raise ValidationError(f"a note is at most {MAX_NOTE} characters", got=len(note))
-
-    def write(conn: sqlite3.Connection) -> int:
-        pair = conn.execute(
-            "SELECT pair_id FROM pairs WHERE query_id = ? AND doc_id = ?", (query_id, doc_id)
-        ).fetchone()
-        if pair is None:
-            docs = [r[0] for r in conn.execute("SELECT doc_id FROM pairs WHERE query_id = ?", (query_id,))]
-            raise ValidationError(
-                f"pair ({query_id}, {doc_id}) is not in this project's pool{did_you_mean(doc_id, docs)}"
-            )
-        current = phase_of(conn).rubric_hash
-        if rubric.content_hash != current:
-            raise RubricChanged("the rubric was revised since this page was loaded", fix="reload the page")
-        votes = _pair_votes(conn, pair[0], current)
-        check_decision((query_id, doc_id), votes, allow_override=allow_override)
-        user = None
-        if by is not None:
-            found = conn.execute("SELECT user_id FROM users WHERE name = ?", (by,)).fetchone()
-            user = None if found is None else found[0]
-        cur = conn.execute(
-            "INSERT INTO adjudications (pair_id, grade, user_id, note, rubric_hash, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (pair[0], grade, user, note or None, rubric.content_hash, now()),
+    ensure_gate(store)  # a round whose pairs are all graded has its gate decided before a decision
+    return store.write(
+        lambda conn: decide(
+            conn, rubric, query_id, doc_id, grade, by=by, note=note, allow_override=allow_override
         )
-        return int(cur.lastrowid or 0)
+    )
 
-    return store.write(write)
+
+def decide(
+    conn: sqlite3.Connection,
+    rubric: Rubric,
+    query_id: str,
+    doc_id: str,
+    grade: int,
+    *,
+    by: str | None,
+    note: str | None,
+    allow_override: bool = False,
+) -> int:
+    """Record one decision inside the writer's transaction ``conn``: the pair must be in the pool, the
+    rubric the current one and the decision allowed by :func:`qrelkit.judgments.adjudication.check_decision`;
+    returns the adjudication's event id. The grade and the note are checked by the caller
+    (:func:`adjudicate`, :func:`qrelkit.judging.bulk.apply_decisions`)."""
+    from qrelkit.judgments.adjudication import check_decision
+
+    pair = conn.execute(
+        "SELECT pair_id FROM pairs WHERE query_id = ? AND doc_id = ?", (query_id, doc_id)
+    ).fetchone()
+    if pair is None:
+        docs = [r[0] for r in conn.execute("SELECT doc_id FROM pairs WHERE query_id = ?", (query_id,))]
+        raise ValidationError(
+            f"pair ({query_id}, {doc_id}) is not in this project's pool{did_you_mean(doc_id, docs)}"
+        )
+    current = phase_of(conn).rubric_hash
+    if rubric.content_hash != current:
+        raise RubricChanged("the rubric was revised since this page was loaded", fix="reload the page")
+    if pair[0] in waiting_for_gate(conn):
+        raise ValidationError(
+            f"pair ({query_id}, {doc_id}) is a calibration pair of round {phase_of(conn).round}, whose gate "
+            "is not decided yet",
+            fix="decide it once every calibration pair is graded and the gate is decided (`qrelkit judge kappa`)",
+        )
+    votes = _pair_votes(conn, pair[0], current)
+    check_decision((query_id, doc_id), votes, allow_override=allow_override)
+    user = None
+    if by is not None:
+        found = conn.execute("SELECT user_id FROM users WHERE name = ?", (by,)).fetchone()
+        user = None if found is None else found[0]
+    cur = conn.execute(
+        "INSERT INTO adjudications (pair_id, grade, user_id, note, rubric_hash, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (pair[0], grade, user, note or None, rubric.content_hash, now()),
+    )
+    return int(cur.lastrowid or 0)
 
 
 def _pair_votes(conn: sqlite3.Connection, pair_id: int, rubric_hash: str) -> list[Any]:

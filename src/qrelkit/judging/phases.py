@@ -86,6 +86,7 @@ __all__ = [
     "start_first_round",
     "unmeasurable",
     "verdict_event",
+    "waiting_for_gate",
 ]
 
 PhaseState = Literal["calibration", "paused", "open"]
@@ -181,6 +182,19 @@ def open_condition(phase: Phase, alias: str = "a") -> str:
         f"EXISTS (SELECT 1 FROM round_pairs rp WHERE rp.round = {int(phase.round)} "
         f"AND rp.user_id = {alias}.user_id AND rp.pair_id = {alias}.pair_id)"
     )
+
+
+def waiting_for_gate(conn: sqlite3.Connection, phase: Phase | None = None) -> set[int]:
+    """The pair ids whose final grade waits for the gate: the current round's calibration pairs while
+    its gate is not decided (none once it is, or once every pair has its grades: :func:`ensure_gate`
+    records the verdict before any decision is written). The queue shows them without grade buttons and a decision
+    on one is refused: the gate measures the labellers' own grades, and a decision made before it would
+    be made blind to it."""
+    phase = phase or phase_of(conn)
+    if phase.state != "calibration" or round_complete(conn, phase.round):  # complete: decided on next write
+        return set()
+    rows = conn.execute("SELECT DISTINCT pair_id FROM round_pairs WHERE round = ?", (phase.round,))
+    return {int(r[0]) for r in rows}
 
 
 def verdict_event(conn: sqlite3.Connection, round_number: int) -> sqlite3.Row | None:
