@@ -247,8 +247,8 @@ def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_l
     started = serve_project(db, host=host, port=port, base_url=base_url, signin_limit=limit, idle_timeout=idle,
                             idle_text=idle_timeout, limits=limits, log_level=log_level,
                             say=lambda line: click.echo(line, err=True))  # fmt: skip
-    if not started:  # as uvicorn.run: the app failed to start (the reason was logged)
-        sys.exit(3)
+    if not started:  # the app failed to start (the reason was logged): an error, status 1 (cli's table)
+        sys.exit(1)
 
 
 @command.command(name="status")
@@ -287,6 +287,9 @@ def kappa_command(db: Path, as_json: bool, round_number: int | None) -> None:
     the lower end of its query-bootstrap interval reaches the threshold. Each round uses only the grades
     given under its rubric. The group's statistics (alpha, Fleiss' kappa, the pairwise kappa matrix) are
     shown with more than two labellers.
+
+    Exit status: 3 when the round shown did not pass its gate (failed, or not measurable; an override
+    opens judging but the gate still did not pass), as `qrelkit agree` exits 3; else 0.
     """
     from qrelkit.judging.grades import calibration_status, group_status
     from qrelkit.judging.phases import ensure_gate, rounds_history
@@ -305,10 +308,17 @@ def kappa_command(db: Path, as_json: bool, round_number: int | None) -> None:
     if as_json:
         _echo_json({"phase": phase.to_dict(), "rounds": history, "calibration": [s.to_dict() for s in states],
                     "group": group})  # fmt: skip
-        return
-    from qrelkit.report.judging import render_kappa
+    else:
+        from qrelkit.report.judging import render_kappa
 
-    click.echo(render_kappa(phase, history, states, group), nl=False)
+        click.echo(render_kappa(phase, history, states, group), nl=False)
+    shown = history[(round_number or len(history)) - 1] if history else None
+    if shown is not None and shown["status"] in ("failed", "not measurable", "overridden"):
+        from . import EXIT_GATE_FAILED
+
+        click.echo(f"gate: round {shown['round']} did not pass ({shown['status']}); exit status {EXIT_GATE_FAILED}",
+                   err=True)  # fmt: skip
+        sys.exit(EXIT_GATE_FAILED)
 
 
 @command.command(name="revise")
