@@ -87,9 +87,14 @@ def read_labellers(
             got=path,
             fix="pass --noise-floor alice.qrels bob.qrels, or --noise-floor project.db",
         )
+    from ..compare.noise import labeller_pairs_note
     from ..judging.grades import calibration_qrels
 
-    return calibration_qrels(path, list(names) or None)
+    first, second = calibration_qrels(path, list(names) or None)
+    note = labeller_pairs_note(first)
+    if note:
+        click.echo(note, err=True)
+    return first, second
 
 
 @click.command("compare", cls=NoiseFloorCommand)
