@@ -417,6 +417,7 @@ class Calibration:
     gate: Any = None  # GateResult once both finished
     agreement: Any = None  # the adjudication.Calibration they come from
     round: int = 1
+    warning: str | None = None  # too few shared queries (judgments.adjudication.few_shared_queries)
 
     @property
     def finished(self) -> bool:
@@ -430,6 +431,8 @@ class Calibration:
             "done": {self.labeller_a: self.done_a, self.labeller_b: self.done_b},
             "finished": self.finished,
         }
+        if self.warning:
+            out["warning"] = self.warning
         if self.agreement is not None:  # the manifest's keys and spelling (calibration_fields), and the scale
             from qrelkit.judgments.adjudication import calibration_fields
 
@@ -466,7 +469,7 @@ def calibration_status(
         found = s.agreement
         out.append(Calibration(s.labeller_a, s.labeller_b, s.shared, s.done_a, s.done_b,
                                None if found is None else found.report, None if found is None else found.gate,
-                               found, number))  # fmt: skip
+                               found, number, s.warning))  # fmt: skip
     return out
 
 

@@ -326,10 +326,19 @@ class DuoState:
     grades_a: dict[tuple[str, str], int]
     grades_b: dict[tuple[str, str], int]
     agreement: Any = None  # qrelkit.judgments.adjudication.Calibration once both finished
+    queries: int = 0  # the queries their shared pairs lie in
 
     @property
     def finished(self) -> bool:
         return self.shared > 0 and self.done_a == self.shared and self.done_b == self.shared
+
+    @property
+    def warning(self) -> str | None:
+        """Too few shared queries for their gate to mean much
+        (:func:`qrelkit.judgments.adjudication.few_shared_queries`), or ``None``."""
+        from qrelkit.judgments.adjudication import few_shared_queries
+
+        return few_shared_queries((self.labeller_a, self.labeller_b), self.queries)
 
 
 def round_agreement(
@@ -359,11 +368,12 @@ def round_agreement(
                            if by_pair[p][name][4] is not None})  # fmt: skip
         done_a = sum(bool(by_pair[p][a][6]) for p in ids)
         done_b = sum(bool(by_pair[p][b][6]) for p in ids)
-        state = DuoState(a, b, len(ids), done_a, done_b, grades[0], grades[1])
+        queries = len({by_pair[p][a][1] for p in ids})
+        state = DuoState(a, b, len(ids), done_a, done_b, grades[0], grades[1], queries=queries)
         if compute and state.finished:
             found = calibration_agreement(grades[0], grades[1], scale, min_kappa=settings["min_kappa"],
                                           labellers=(a, b), weights=settings["weights"], use=settings["use"])  # fmt: skip
-            state = DuoState(a, b, len(ids), done_a, done_b, grades[0], grades[1], found)
+            state = DuoState(a, b, len(ids), done_a, done_b, grades[0], grades[1], found, queries)
         states.append(state)
     return states
 
