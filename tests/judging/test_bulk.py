@@ -165,3 +165,28 @@ def test_bad_decisions_files_are_one_line_each(tmp_path: Path) -> None:
         usage = judge("adjudicate", db, *args)
         assert usage.exit_code == 2 and "--decisions FILE" in usage.stderr, args
     assert decided(db) == []
+
+
+def test_a_file_of_garbage_stays_bounded_and_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    db = make_project(tmp_path, runs=False)
+    disputes(db)
+    garbage = tmp_path / "garbage.tsv"
+    garbage.write_text("".join(f"q1\tkeys/rotate{i}\tx\n" for i in range(150)), encoding="utf-8")
+    done = judge("adjudicate", db, "--decisions", garbage)
+    said = done.stderr.splitlines()
+    assert done.exit_code == 1 and len(said) == 100 + 2  # the first 100 listed, the rest counted
+    assert said[100] == "refused: and 50 more line(s) (the first 100 are listed)"
+    assert said[101].endswith(
+        "nothing applied: 150 line(s) refused; fix them, or pass --partial to apply the others"
+    )
+    # the fixture pool has 16 pairs: a 17th distinct decision cannot be this project's file
+    many = tmp_path / "many.tsv"
+    many.write_text("".join(f"q9\tdoc{i}\t1\n" for i in range(17)), encoding="utf-8")
+    refused = judge("adjudicate", db, "--decisions", many)
+    assert refused.exit_code == 1 and len(refused.stderr.splitlines()) == 1
+    assert f"{many}:17: has more decisions than the project has pairs (16)" in refused.stderr
+    bom = tmp_path / "bom.tsv"
+    bom.write_bytes("\ufeffquery_id\tdoc_id\tgrade\tnote\nq1\tkeys/rotate\t2\t\n".encode())
+    applied = judge("adjudicate", db, "--decisions", bom)
+    assert applied.exit_code == 0 and "applied 1 decision(s)" in applied.stdout
+    assert decided(db) == [("q1", "keys/rotate", 2, None, None)]

@@ -496,14 +496,17 @@ def _adjudicate_file(db: Path, path: Path, *, by: str | None, allow_override: bo
         store.close()
     for refused in done.refused:
         click.echo(f"refused: {refused}", err=True)
+    if done.refused.more:
+        click.echo(f"refused: and {done.refused.more:,} more line(s) (the first {len(done.refused)} are listed)",
+                   err=True)  # fmt: skip
     events = [event for _, event in done.applied]
     if done.refused and not partial:
-        click.echo(f"{path}: nothing applied: {len(done.refused)} line(s) refused; fix them, or pass --partial "
+        click.echo(f"{path}: nothing applied: {done.refused.total} line(s) refused; fix them, or pass --partial "
                    "to apply the others", err=True)  # fmt: skip
     else:
         numbers = f"decision {events[0]}" if len(events) == 1 else f"decisions {events[0]} to {events[-1]}"
         undo = f" ({numbers}; `qrelkit judge undo DB N` undoes one)" if events else ""
-        click.echo(f"{path}: applied {len(events)} decision(s){undo}, refused {len(done.refused)}, "
+        click.echo(f"{path}: applied {len(events)} decision(s){undo}, refused {done.refused.total}, "
                    f"left undecided {done.undecided}")  # fmt: skip
     if done.refused:
         sys.exit(1)

@@ -25,6 +25,7 @@ Either way the decisions that are applied are applied in one transaction: no rea
 
 from __future__ import annotations
 
+import io
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,11 +37,32 @@ from qrelkit.judgments.rubric import Rubric
 
 from .store import Store
 
-__all__ = ["Applied", "Decision", "apply_decisions", "queue_tsv", "read_decisions"]
+__all__ = ["MAX_REFUSED", "Applied", "Decision", "Refusals", "apply_decisions", "queue_tsv", "read_decisions"]
 
 #: The columns of the file, in order; those after ``note`` are context, ignored on reading.
 COLUMNS = ("query_id", "doc_id", "grade", "note")
 CONTEXT = ("calibration", "grades", "unsure", "distance", "leverage", "labeller_notes")
+
+
+#: The refused lines reported one by one; past this, the rest are only counted (a file of garbage stays
+#: bounded in memory and on the screen).
+MAX_REFUSED = 100
+
+
+class Refusals(list):  # type: ignore[type-arg]
+    """The refused lines: the first :data:`MAX_REFUSED` errors, and ``more``, the count of the others."""
+
+    more = 0
+
+    def add(self, error: QrelkitError) -> None:
+        if len(self) < MAX_REFUSED:
+            self.append(error)
+        else:
+            self.more += 1
+
+    @property
+    def total(self) -> int:
+        return len(self) + self.more
 
 
 @dataclass(frozen=True)
@@ -61,7 +83,7 @@ class Applied:
 
     source: str
     applied: list[tuple[Decision, int]] = field(default_factory=list)
-    refused: list[QrelkitError] = field(default_factory=list)
+    refused: Refusals = field(default_factory=Refusals)
     undecided: int = 0
     written: bool = False
 
@@ -80,6 +102,7 @@ class Applied:
                 for d, event in self.applied
             ],
             "refused": [{"line": e.line, "message": str(e)} for e in self.refused],
+            "refused_not_listed": self.refused.more,
             "undecided": self.undecided,
         }
 
@@ -109,21 +132,25 @@ def queue_tsv(queue: dict[str, Any], items: list[dict[str, Any]], *, db: str) ->
     return "\n".join(lines) + "\n"
 
 
-def read_decisions(path: str | Path) -> tuple[list[Decision], list[QrelkitError], int]:
+def read_decisions(path: str | Path, *, max_pairs: int | None = None) -> tuple[list[Decision], Refusals, int]:
     """The decided lines of a decisions file, the lines refused on their own (too few fields, a grade
     that is not a whole number, a pair given twice), and the count of lines left undecided.
 
-    The file is bounded by :data:`qrelkit.formats.inputs.LIMITS` (``project_decisions``); text that is not
-    UTF-8 is refused whole, naming the line."""
+    Bounded: the file by :data:`qrelkit.formats.inputs.LIMITS` (``project_decisions``); the decisions by
+    ``max_pairs`` (the pool's pairs: each pair at most once), past which the file is refused whole; the
+    refused lines kept by :data:`MAX_REFUSED` (the others are counted: :class:`Refusals`). Text that is
+    not UTF-8 is refused whole, naming the line."""
     source = str(path)
     data = read_input(path, "decisions file", kind="project_decisions")
     decisions: list[Decision] = []
-    refused: list[QrelkitError] = []
+    refused = Refusals()
     undecided = 0
     seen: dict[tuple[str, str], int] = {}
-    for number, raw in enumerate(data.split(b"\n"), start=1):
+    for number, raw in enumerate(io.BytesIO(data), start=1):  # line by line: no list of every line
         try:
-            text = raw.decode("utf-8").rstrip("\r")
+            text = raw.decode("utf-8").rstrip("\r\n")
+            if number == 1:
+                text = text.removeprefix("\ufeff")  # a byte-order mark, as spreadsheets save UTF-8
         except UnicodeDecodeError as exc:
             raise InputFormatError(
                 f"is not UTF-8 text (byte {exc.start} of the line)", source=source, line=number,
@@ -133,7 +160,7 @@ def read_decisions(path: str | Path) -> tuple[list[Decision], list[QrelkitError]
             continue
         fields = text.split("\t")
         if len(fields) < 3:
-            refused.append(ValidationError(
+            refused.add(ValidationError(
                 f"has {len(fields)} tab-separated field(s)", source=source, line=number, got=text,
                 expected="query_id<TAB>doc_id<TAB>grade[<TAB>note]", fix="separate the fields with tabs",
             ))  # fmt: skip
@@ -147,14 +174,14 @@ def read_decisions(path: str | Path) -> tuple[list[Decision], list[QrelkitError]
         try:
             grade = int(grade_text)
         except ValueError:
-            refused.append(ValidationError(
+            refused.add(ValidationError(
                 "the grade is not a whole number", source=source, line=number, got=grade_text,
                 fix="write one of the rubric's grades, or leave it empty to decide the pair later",
             ))  # fmt: skip
             continue
         pair = (query_id, doc_id)
         if pair in seen:
-            refused.append(ValidationError(
+            refused.add(ValidationError(
                 f"pair ({query_id}, {doc_id}) is decided on line {seen[pair]} already", source=source,
                 line=number, got=grade_text, fix="keep one line per pair",
             ))  # fmt: skip
@@ -162,6 +189,11 @@ def read_decisions(path: str | Path) -> tuple[list[Decision], list[QrelkitError]
         seen[pair] = number
         note = fields[3].strip() if len(fields) > 3 and fields[3].strip() else None
         decisions.append(Decision(number, query_id, doc_id, grade, note))
+        if max_pairs is not None and len(decisions) > max_pairs:
+            raise InputFormatError(
+                f"has more decisions than the project has pairs ({max_pairs:,})", source=source, line=number,
+                fix="pass the decisions file of this project (one line per pair)",
+            )  # fmt: skip
     return decisions, refused, undecided
 
 
@@ -184,7 +216,8 @@ def apply_decisions(
     from .phases import ensure_gate
 
     source = str(path)
-    decisions, refused, undecided = read_decisions(path)
+    pairs = store.read(lambda c: int(c.execute("SELECT COUNT(*) FROM pairs").fetchone()[0]))
+    decisions, refused, undecided = read_decisions(path, max_pairs=pairs)
     done = Applied(source, refused=refused, undecided=undecided)
     good: list[Decision] = []
     for d in decisions:
@@ -194,7 +227,7 @@ def apply_decisions(
                 raise ValidationError(f"the note is longer than {MAX_NOTE} characters", got=len(d.note),
                                       fix="shorten it")  # fmt: skip
         except QrelkitError as exc:
-            done.refused.append(_at(exc, source, d.line))
+            done.refused.add(_at(exc, source, d.line))
             continue
         good.append(d)
     ensure_gate(store)  # a round whose pairs are all graded has its gate decided first
@@ -208,7 +241,7 @@ def apply_decisions(
                                allow_override=allow_override)  # fmt: skip
             except QrelkitError as exc:
                 conn.execute("ROLLBACK TO line")
-                done.refused.append(_at(exc, source, d.line))
+                done.refused.add(_at(exc, source, d.line))
             else:
                 events.append((d, event))
             conn.execute("RELEASE line")
@@ -221,7 +254,7 @@ def apply_decisions(
         done.written = bool(done.applied)
     except _NothingWritten:
         done.applied = []
-    done.refused.sort(key=lambda e: e.line or 0)
+    done.refused.sort(key=lambda e: e.line or 0)  # the same list, in file order
     return done
 
 
