@@ -65,8 +65,8 @@ def read_labellers(
     """Two labellers' calibration judgments as Qrels: two qrels files (named by
     :func:`qrelkit.naming.labeller_names`, read with the reader options of ``conventions``' profile, as the
     main judgments are: :func:`qrelkit.evaluation.plan.reader_options`), or a judging project's .db
-    (:func:`qrelkit.judging.grades.calibration_qrels`: the two labellers with calibration grades, or the
-    two named ``A,B``)."""
+    (:func:`qrelkit.judging.grades.calibration_qrels`: the two labellers with calibration grades, every
+    pair of labellers sharing calibration queries, or the two named ``A,B``; which is said on stderr)."""
     from ..evaluation.plan import reader_options
     from ..formats import read_qrels
     from ..measures.conventions import DEFAULT
