@@ -352,7 +352,7 @@ def noise_floor(
         seed=seed,
         pairs=tuple(entries),
         kendall_tau=taus,
-        labeller_pairs=tuple(labeller_a.meta.get("labeller_pairs", ())),  # type: ignore[call-overload]
+        labeller_pairs=tuple(labeller_a.meta.get("labeller_pairs", ())),  # type: ignore[arg-type]
     )
 
 

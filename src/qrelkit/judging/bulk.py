@@ -49,7 +49,7 @@ CONTEXT = ("calibration", "grades", "unsure", "distance", "leverage", "labeller_
 MAX_REFUSED = 100
 
 
-class Refusals(list):  # type: ignore[type-arg]
+class Refusals(list[QrelkitError]):
     """The refused lines: the first :data:`MAX_REFUSED` errors, and ``more``, the count of the others."""
 
     more = 0
