@@ -239,7 +239,14 @@ def test_adjudicate_queue_and_merge(tmp_path, chapter_pair):
 
 def test_adjudicate_usage(chapter_pair, tmp_path):
     a, b = chapter_pair
-    assert invoke("adjudicate", a, b, "-o", tmp_path / "x").exit_code == 2
+    neither = invoke("adjudicate", a, b, "-o", tmp_path / "x")
+    assert neither.exit_code == 2 and "not both" not in neither.stderr
+    assert (
+        "pass --runs RUN... to write the adjudication queue, or --decisions FILE to merge decisions into final qrels"
+        in (neither.stderr)
+    )
+    both = invoke("adjudicate", a, b, "--runs", CHAPTER / "run.txt", "--decisions", a, "-o", tmp_path / "x")
+    assert both.exit_code == 2 and "not both" in both.stderr
     assert invoke("agree", a).exit_code == 2
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 
-from .helpers import CSRF_RE, ThreadServer, make_project, position_of, sign_in
+from .helpers import CSRF_RE, ThreadServer, calibration_pairs, grade_pairs, make_project, position_of, sign_in
 
 
 def test_admin_actions_over_http(server: ThreadServer, project: Path) -> None:
@@ -32,33 +32,6 @@ def test_admin_actions_over_http(server: ThreadServer, project: Path) -> None:
     assert [(i["query_id"], i["doc_id"], i["grades"]) for i in queue["items"]] == [
         ("q1", "keys/policy", {"alice": 1, "bob": 3})
     ]
-    # while the disputed pair has no decision, the final export is refused, naming it, unless asked to
-    # leave it out (counted in the manifest): the rule of qrelkit.judgments.adjudication.merge, as on the command line
-    refused = admin.get("/admin/export/final")
-    assert refused.status_code == 409 and "(q1, keys/policy)" in refused.text
-    left = json.loads(admin.get("/admin/export/final/manifest", params={"unresolved": "leave-out"}).text)
-    assert left["adjudication"]["unresolved_left_out"] == 1 and left["qrels"]["judgments"] == 0
-    bad = {"csrf_token": admin.csrf, "query_id": "q1", "doc_id": "keys/policy", "grade": "9"}
-    assert admin.post("/admin/adjudicate", data=bad).status_code == 400
-    done = admin.post("/admin/adjudicate", data={**bad, "grade": "2", "note": "policy only"})
-    assert done.status_code == 303 and admin.get("/admin/api/queue").json()["items"] == []
-
-    final = admin.get("/admin/export/final")
-    assert final.status_code == 200 and final.text == "q1 0 keys/policy 2\n"
-    assert 'filename="project.final.qrels"' in final.headers["content-disposition"]
-    manifest = json.loads(admin.get("/admin/export/final/manifest").text)
-    assert manifest["qrels"]["judgments"] == 1 and manifest["adjudication"]["adjudicated"] == 1
-    assert admin.get("/admin/export/labeller/bob").text == "q1 0 keys/policy 3\n"
-    # a pair nobody disputed is decided only with the override box ticked, and the override is counted
-    plain = {"csrf_token": admin.csrf, "query_id": "q1", "doc_id": "keys/rotate", "grade": "1"}
-    assert admin.post("/admin/adjudicate", data=plain).status_code == 400
-    assert admin.post("/admin/adjudicate", data={**plain, "override": "1"}).status_code == 303
-    manifest = json.loads(admin.get("/admin/export/final/manifest").text)
-    assert manifest["adjudication"]["overridden"] == 1 and manifest["qrels"]["judgments"] == 2
-    assert admin.get("/admin/export/labeller/zed").status_code == 404
-    assert admin.get("/admin/api/labellers/alice/grades").json()["grades"][0]["grade"] == 1
-    assert admin.get("/admin/api/status").json()["events"] == 2
-
     made = admin.post("/admin/invite", data={"csrf_token": admin.csrf, "name": "carol"})
     url = re.search(r'value="(http://[^"]+/invite/[^"]+)"', made.text).group(1)
     carol = httpx.Client()
@@ -73,6 +46,50 @@ def test_admin_actions_over_http(server: ThreadServer, project: Path) -> None:
         "round": 1,
     }
     assert admin.post("/admin/invite", data={"csrf_token": admin.csrf, "name": "nobody"}).status_code == 400
+    # while the disputed pair has no decision, the final export is refused, naming it, unless asked to
+    # leave it out (counted in the manifest): the rule of qrelkit.judgments.adjudication.merge, as on the command line
+    refused = admin.get("/admin/export/final")
+    assert refused.status_code == 409 and "(q1, keys/policy)" in refused.text
+    left = json.loads(admin.get("/admin/export/final/manifest", params={"unresolved": "leave-out"}).text)
+    assert left["adjudication"]["unresolved_left_out"] == 1 and left["qrels"]["judgments"] == 0
+    bad = {"csrf_token": admin.csrf, "query_id": "q1", "doc_id": "keys/policy", "grade": "9"}
+    assert admin.post("/admin/adjudicate", data=bad).status_code == 400
+    # a calibration pair's final grade waits for its round's gate: no grade buttons, and a decision refused
+    assert (
+        queue["items"][0]["waits_for_gate"]
+        and 'action="/admin/adjudicate/confirm"' not in admin.get("/admin").text
+    )
+    waiting = admin.post("/admin/adjudicate", data={**bad, "grade": "2"})
+    assert waiting.status_code == 400 and "whose gate is not decided yet" in waiting.text
+    # the rest of round 1's calibration graded 0 by everyone: the gate is decided, the pair can be decided
+    for name, pairs in calibration_pairs(project).items():
+        grade_pairs(project, name, {p: 0 for p in pairs if p != ("q1", "keys/policy")})
+    assert admin.get("/admin").status_code == 200  # decides the gate
+    assert not admin.get("/admin/api/queue").json()["items"][0]["waits_for_gate"]
+    done = admin.post("/admin/adjudicate", data={**bad, "grade": "2", "note": "policy only"})
+    assert done.status_code == 303 and admin.get("/admin/api/queue").json()["items"] == []
+
+    final = admin.get("/admin/export/final")
+    others = ["q1 0 changelog/2026 0", "q1 0 keys/rotate 0", "q1 0 security/advisory-4 0", "q2 0 limits/rate 0",
+              "q2 0 sdk/retries 0", "q2 0 sdk/timeouts 0", "q2 0 security/advisory-4 0"]  # fmt: skip
+    assert final.status_code == 200 and sorted(final.text.splitlines()) == sorted(
+        ["q1 0 keys/policy 2", *others]
+    )
+    assert 'filename="project.final.qrels"' in final.headers["content-disposition"]
+    manifest = json.loads(admin.get("/admin/export/final/manifest").text)
+    assert manifest["qrels"]["judgments"] == 8 and manifest["adjudication"]["adjudicated"] == 1
+    assert "q1 0 keys/policy 3" in admin.get("/admin/export/labeller/bob").text.splitlines()
+    # a pair nobody disputed is decided only with the override box ticked, and the override is counted
+    plain = {"csrf_token": admin.csrf, "query_id": "q1", "doc_id": "keys/rotate", "grade": "1"}
+    assert admin.post("/admin/adjudicate", data=plain).status_code == 400
+    assert admin.post("/admin/adjudicate", data={**plain, "override": "1"}).status_code == 303
+    manifest = json.loads(admin.get("/admin/export/final/manifest").text)
+    assert manifest["adjudication"]["overridden"] == 1 and manifest["qrels"]["judgments"] == 8
+    assert admin.get("/admin/export/labeller/zed").status_code == 404
+    # one split in four pairs: alice and bob fail the gate, judging pauses, and no pair is open to alice
+    assert admin.get("/admin/api/status").json()["phase"]["state"] == "paused"
+    assert admin.get("/admin/api/labellers/alice/grades").json()["grades"] == []
+    assert admin.get("/admin/api/status").json()["events"] == 2 + 7 + 3 + 4  # alice 8, bob 4, carol 4
 
 
 def test_download_names_follow_rfc_6266(tmp_path: Path) -> None:

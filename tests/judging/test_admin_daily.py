@@ -28,8 +28,9 @@ def grade(db: Path, name: str, q: str, d: str, value: int | None, *, unsure: boo
 
 
 def disputes(db: Path) -> None:
-    """Five disputed pairs (alice and bob share q1, alice and carol q2), two of them marked unsure, one
-    pair agreed; some calibration pairs stay ungraded so the gate is not decided."""
+    """Five disputed pairs (alice and bob share q1, alice and carol q2), two of them marked unsure, three
+    pairs agreed; every calibration pair is graded, so the gate is decided (it fails: judging pauses) and
+    the disputed calibration pairs can be decided."""
     grade(db, "alice", "q1", "keys/rotate", 3)
     grade(db, "bob", "q1", "keys/rotate", 0)  # distance 3
     grade(db, "alice", "q1", "keys/policy", 1)
@@ -42,6 +43,10 @@ def disputes(db: Path) -> None:
     grade(db, "carol", "q2", "limits/rate", 3)  # unsure
     grade(db, "alice", "q2", "sdk/timeouts", 1)
     grade(db, "carol", "q2", "sdk/timeouts", 1)  # agreed: not in the queue
+    grade(db, "alice", "q1", "changelog/2026", 1)
+    grade(db, "bob", "q1", "changelog/2026", 1)  # agreed
+    grade(db, "alice", "q2", "security/advisory-4", 0)
+    grade(db, "carol", "q2", "security/advisory-4", 0)  # agreed
 
 
 # unsure first (both count as the whole scale, so the ids decide), then the grade distance

@@ -67,9 +67,13 @@ def test_a_project_end_to_end_from_the_command_line(tmp_path: Path) -> None:
     assert "alice" in run("status", str(db))
     assert set(status["pace"]) == {"alice", "bob"} and status["pace"]["alice"]["events"] == 8
 
-    kappa = json.loads(run("kappa", str(db), "--json"))["calibration"][0]
+    # one split in eight pairs: the lower end of kappa's interval is below 0.6, the gate fails, and `judge
+    # kappa` exits 3 as `agree` does (the message on stderr, the report on stdout)
+    failed = CLI("judge", "kappa", str(db), "--json")
+    assert failed.exit_code == 3 and failed.stderr == "gate: round 1 did not pass (failed); exit status 3\n"
+    kappa = json.loads(failed.stdout)["calibration"][0]
     assert kappa["finished"] and kappa["n_pairs"] == 8 and kappa["scale"] == [0, 1, 2, 3]
-    assert "gate" in kappa and re.search(r"kappa \d\.\d\d", run("kappa", str(db)))
+    assert not kappa["gate"]["passed"] and re.search(r"kappa \d\.\d\d", run("kappa", str(db), code=3))
 
     queue = json.loads(run("queue", str(db), "--json"))
     assert queue["method"] == "leverage" and [(i["query_id"], i["doc_id"]) for i in queue["items"]] == [

@@ -1,4 +1,4 @@
-"""qrelkit.judging.grades.calibration_qrels: two labellers' calibration grades of a project as Qrels."""
+"""qrelkit.judging.labeller_pairs.calibration_qrels: two labellers' calibration grades of a project as Qrels."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from qrelkit.errors import ValidationError
-from qrelkit.judging.grades import calibration_qrels
+from qrelkit.judging.labeller_pairs import calibration_qrels
 
 from .helpers import calibration_pairs, grade_pairs, make_project
 

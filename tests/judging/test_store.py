@@ -284,7 +284,7 @@ def test_final_grades_agreed_single_adjudicated_unresolved(project: Path) -> Non
         grade_pair("bob", "q1", "keys/policy", 3)  # disagreement, then adjudicated
         grade_pair("alice", "q2", "sdk/retries", 3)
         grade_pair("carol", "q2", "sdk/retries", None)  # unsure: unresolved
-        grade_pair("alice", "q2", "limits/rate", 3)  # single labeller (carol has not graded it)
+        grade_pair("alice", "q2", "limits/rate", 3)  # carol has not graded it yet: the round still measures
         queue = g.adjudication_queue(store, rubric)
         assert {(i["query_id"], i["doc_id"]) for i in queue["items"]} == {
             ("q1", "keys/policy"),
@@ -293,12 +293,30 @@ def test_final_grades_agreed_single_adjudicated_unresolved(project: Path) -> Non
         assert (
             queue["method"] == "leverage"
         )  # the project has runs, and qrelkit.judgments.leverage ranks the pairs
+        with pytest.raises(
+            ValidationError, match="whose gate is not decided yet"
+        ):  # a calibration pair waits
+            g.adjudicate(store, rubric, "q1", "keys/policy", 2, by="admin", note="gives the policy only")
+        # the rest of round 1 graded alike: its gate is decided (one split and one unsure: it fails) ...
+        for name, query, doc in (("alice", "q1", "security/advisory-4"), ("bob", "q1", "security/advisory-4"),
+                                 ("alice", "q1", "changelog/2026"), ("bob", "q1", "changelog/2026"),
+                                 ("alice", "q2", "sdk/timeouts"), ("carol", "q2", "sdk/timeouts"),
+                                 ("alice", "q2", "security/advisory-4"), ("carol", "q2", "security/advisory-4"),
+                                 ("carol", "q2", "limits/rate")):  # fmt: skip
+            grade_pair(name, query, doc, 1 if doc != "limits/rate" else 3)
+        from qrelkit.judging.phases import ensure_gate, override_gate
+
+        assert ensure_gate(store).state == "paused"
+        override_gate(store, reason="pilot", by="admin")  # ... and judging opens, so that one labeller
+        grade_pair("bob", "q3", "webhooks/verify", 2)  # grades a pair nobody else is given
         g.adjudicate(store, rubric, "q1", "keys/policy", 2, by="admin", note="gives the policy only")
         final, counts = g.final_grades(store)
-        assert final == {("q1", "keys/rotate"): 3, ("q1", "keys/policy"): 2, ("q2", "limits/rate"): 3}
-        assert counts == {"pairs": 16, "adjudicated": 1, "agreed": 1, "single_labeller": 1,
-                          "unresolved_left_out": 1, "ungraded_left_out": 12, "overridden": 0, "defaulted": 0,
-                          "total": 3, "undecided_policy": "leave-out", "override_allowed": True,
+        agreed = {("q1", "keys/rotate"): 3, ("q1", "security/advisory-4"): 1, ("q1", "changelog/2026"): 1,
+                  ("q2", "sdk/timeouts"): 1, ("q2", "security/advisory-4"): 1, ("q2", "limits/rate"): 3}  # fmt: skip
+        assert final == {**agreed, ("q1", "keys/policy"): 2, ("q3", "webhooks/verify"): 2}
+        assert counts == {"pairs": 16, "adjudicated": 1, "agreed": 6, "single_labeller": 1,
+                          "unresolved_left_out": 1, "ungraded_left_out": 7, "overridden": 0, "defaulted": 0,
+                          "total": 8, "undecided_policy": "leave-out", "override_allowed": True,
                           "judged_before_pooling_left_out": 1}  # fmt: skip
         assert [(i["query_id"], i["doc_id"]) for i in g.adjudication_queue(store, rubric)["items"]] == [
             ("q2", "sdk/retries")

@@ -142,7 +142,8 @@ def test_every_page_and_api_shows_the_outcome_and_none_fails(tmp_path: Path) -> 
 def test_commands_show_the_outcome_and_the_admin_can_act(tmp_path: Path, cli) -> None:
     db = _one_unsure(tmp_path)
     kappa = cli("judge", "kappa", db)
-    assert kappa.exit_code == 0, kappa.output
+    assert kappa.exit_code == 3, kappa.output  # the gate did not pass: agree's exit status
+    assert kappa.stderr == "gate: round 1 did not pass (not measurable); exit status 3\n"
     assert (
         "gate: not measurable: no calibration pair was graded by two labellers: alice graded 0 of 8"
         in kappa.output

@@ -1,7 +1,15 @@
 """The ``qrelkit`` command: a thin click skin over the library.
 
-It parses arguments, calls the library, and maps errors to exit codes: 0 success, 1 bad input (one clear
-line on stderr, never a traceback), 2 bad usage (click's own message).
+It parses arguments, calls the library, and maps errors to exit codes, the same for every command:
+
+- 0: success;
+- 1: bad input or an error (one clear line on stderr, never a traceback), the server that could not start,
+  a refused line of `judge adjudicate --decisions`;
+- 2: bad usage (click's own message);
+- 3: a calibration gate that did not pass: `agree --min-kappa` below the threshold, `judge kappa` on a round
+  whose gate failed or was not measurable (an override opens judging but does not make the gate pass).
+
+(`qrelkit trec_eval` gives trec_eval's own exit codes instead: it is a drop-in.)
 """
 
 from __future__ import annotations
@@ -16,6 +24,9 @@ import click
 
 from .._version import version_lines
 from ..errors import QrelkitError
+
+#: The exit status of a calibration gate that did not pass (the module docstring lists every status).
+EXIT_GATE_FAILED = 3
 
 # Sub-command groups living in their own modules: name -> "module:attribute" (imported on first use).
 LAZY_COMMANDS = {

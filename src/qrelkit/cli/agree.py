@@ -10,11 +10,10 @@ from ..agreement.group import STATISTICS
 from ..agreement.kappa import WEIGHTINGS
 from ..agreement.resample import QUERY_BOOTSTRAP_RESAMPLES, QUERY_BOOTSTRAP_SEED
 from ..judgments.adjudication import DEFAULT_POLICIES, UNDECIDED_POLICIES
+from . import EXIT_GATE_FAILED
 from .options import seed_option
 
 __all__ = ["RunsCommand", "VariadicOptionCommand", "adjudicate_command", "command", "leverage_command"]
-
-EXIT_GATE_FAILED = 3
 
 
 class VariadicOptionCommand(click.Command):
@@ -306,10 +305,9 @@ def adjudicate_command(
     final qrels (-o final.qrels) and write final.qrels.manifest.json beside them (rubric, scale,
     labellers, calibration kappa and gate, adjudication counts).
     """
-    if bool(runs) == bool(decisions):
-        raise click.UsageError(
-            "pass --runs to write the adjudication queue, or --decisions to merge, not both"
-        )
+    if bool(runs) == bool(decisions):  # neither, or both
+        what = "pass --runs RUN... to write the adjudication queue, or --decisions FILE to merge decisions"
+        raise click.UsageError(what + (", not both" if runs else " into final qrels"))
     found = _read((qrels_a, qrels_b), rubric, warn=False)
     if runs:
         qa, qb = found.qrels

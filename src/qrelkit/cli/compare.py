@@ -75,8 +75,8 @@ def read_labellers(
     """Two labellers' calibration judgments as Qrels: two qrels files (named by
     :func:`qrelkit.naming.labeller_names`, read with the reader options of ``conventions``' profile, as the
     main judgments are: :func:`qrelkit.evaluation.plan.reader_options`), or a judging project's .db
-    (:func:`qrelkit.judging.grades.calibration_qrels`: the two labellers with calibration grades, or the
-    two named ``A,B``)."""
+    (:func:`qrelkit.judging.labeller_pairs.calibration_qrels`: the two labellers with calibration grades, every
+    pair of labellers sharing calibration queries, or the two named ``A,B``; which is said on stderr)."""
     from ..evaluation.plan import reader_options
     from ..formats import read_qrels
     from ..measures.conventions import DEFAULT
@@ -97,9 +97,14 @@ def read_labellers(
             got=path,
             fix="pass --noise-floor alice.qrels bob.qrels, or --noise-floor project.db",
         )
-    from ..judging.grades import calibration_qrels
+    from ..compare.noise import labeller_pairs_note
+    from ..judging.labeller_pairs import calibration_qrels
 
-    return calibration_qrels(path, list(names) or None)
+    first, second = calibration_qrels(path, list(names) or None)
+    note = labeller_pairs_note(first)
+    if note:
+        click.echo(note, err=True)
+    return first, second
 
 
 @click.command("compare", cls=NoiseFloorCommand)

@@ -13,6 +13,7 @@ calibration round), ``override`` (open judging despite a failed or not measurabl
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -247,8 +248,8 @@ def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_l
     started = serve_project(db, host=host, port=port, base_url=base_url, signin_limit=limit, idle_timeout=idle,
                             idle_text=idle_timeout, limits=limits, log_level=log_level,
                             say=lambda line: click.echo(line, err=True))  # fmt: skip
-    if not started:  # as uvicorn.run: the app failed to start (the reason was logged)
-        sys.exit(3)
+    if not started:  # the app failed to start (the reason was logged): an error, status 1 (cli's table)
+        sys.exit(1)
 
 
 @command.command(name="status")
@@ -287,6 +288,9 @@ def kappa_command(db: Path, as_json: bool, round_number: int | None) -> None:
     the lower end of its query-bootstrap interval reaches the threshold. Each round uses only the grades
     given under its rubric. The group's statistics (alpha, Fleiss' kappa, the pairwise kappa matrix) are
     shown with more than two labellers.
+
+    Exit status: 3 when the round shown did not pass its gate (failed, or not measurable; an override
+    opens judging but the gate still did not pass), as `qrelkit agree` exits 3; else 0.
     """
     from qrelkit.judging.grades import calibration_status, group_status
     from qrelkit.judging.phases import ensure_gate, rounds_history
@@ -305,10 +309,17 @@ def kappa_command(db: Path, as_json: bool, round_number: int | None) -> None:
     if as_json:
         _echo_json({"phase": phase.to_dict(), "rounds": history, "calibration": [s.to_dict() for s in states],
                     "group": group})  # fmt: skip
-        return
-    from qrelkit.report.judging import render_kappa
+    else:
+        from qrelkit.report.judging import render_kappa
 
-    click.echo(render_kappa(phase, history, states, group), nl=False)
+        click.echo(render_kappa(phase, history, states, group), nl=False)
+    shown = history[(round_number or len(history)) - 1] if history else None
+    if shown is not None and shown["status"] in ("failed", "not measurable", "overridden"):
+        from . import EXIT_GATE_FAILED
+
+        click.echo(f"gate: round {shown['round']} did not pass ({shown['status']}); exit status {EXIT_GATE_FAILED}",
+                   err=True)  # fmt: skip
+        sys.exit(EXIT_GATE_FAILED)
 
 
 @command.command(name="revise")
@@ -395,8 +406,15 @@ def reassign_command(db: Path, source: str, targets: tuple[str, ...], by: str) -
 @_DB
 @_JSON
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Show the first N pairs only.")
-def queue_command(db: Path, as_json: bool, limit: int | None) -> None:
+@click.option("--format", "out_format", type=click.Choice(["text", "tsv", "json"]), default="text",
+              show_default=True,
+              help="tsv: the file to fill for `judge adjudicate DB --decisions FILE` (grade and note empty, "
+                   "context columns after them).")  # fmt: skip
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Write to this file instead of standard output.")  # fmt: skip
+def queue_command(db: Path, as_json: bool, limit: int | None, out_format: str, output: Path | None) -> None:
     """The adjudication queue: disagreements and unsure pairs, highest leverage first."""
+    from qrelkit.judging.bulk import queue_tsv
     from qrelkit.judging.grades import adjudication_queue
 
     store, rubric = _open(db, read_only=True)
@@ -405,40 +423,94 @@ def queue_command(db: Path, as_json: bool, limit: int | None) -> None:
     finally:
         store.close()
     items = queue["items"][:limit] if limit else queue["items"]
-    if as_json:
-        _echo_json({"method": queue["method"], "items": items})
-        return
-    from qrelkit.report.judging import render_queue
+    if as_json or out_format == "json":
+        text = json.dumps({"method": queue["method"], "items": items}, indent=2, ensure_ascii=False) + "\n"
+    elif out_format == "tsv":
+        text = queue_tsv(queue, items, db=str(db))
+    else:
+        from qrelkit.report.judging import render_queue
 
-    click.echo(render_queue(queue, items), nl=False)
+        text = render_queue(queue, items)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    from qrelkit.formats.outputs import write_output
+
+    write_output(output, text)
+    click.echo(f"wrote {len(items)} pairs to {output}", err=True)
 
 
 @command.command(name="adjudicate")
 @_DB
-@click.argument("query_id")
-@click.argument("doc_id")
-@click.argument("grade", type=int)
+@click.argument("query_id", required=False)
+@click.argument("doc_id", required=False)
+@click.argument("grade", type=int, required=False)
+@click.option("--decisions", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="A file of decisions, query_id<TAB>doc_id<TAB>grade[<TAB>note] a line (`judge queue --format "
+                   "tsv` writes it to fill), applied in one transaction.")  # fmt: skip
+@click.option("--partial", is_flag=True,
+              help="With --decisions: apply the lines that pass although others are refused [default: a refused "
+                   "line applies nothing].")  # fmt: skip
 @click.option("--note", default=None, help="Why this grade.")
 @click.option("--by", default=None, help="Name of the user deciding (default: none recorded).")
 @click.option("--allow-override", is_flag=True,
               help="Decide a pair the labellers did not dispute (agreed, or one labeller); counted in the manifest.")  # fmt: skip
-def adjudicate_command(
-    db: Path, query_id: str, doc_id: str, grade: int, note: str | None, by: str | None, allow_override: bool
-) -> None:
-    """Record GRADE as the final grade of (QUERY_ID, DOC_ID); earlier decisions are kept in history.
+def adjudicate_command(db: Path, query_id: str | None, doc_id: str | None, grade: int | None,
+                       decisions: Path | None, partial: bool, note: str | None, by: str | None,
+                       allow_override: bool) -> None:  # fmt: skip
+    """Record GRADE as the final grade of (QUERY_ID, DOC_ID), or every decision of --decisions FILE;
+    earlier decisions are kept in history.
 
-    Only disputed pairs (graded differently, or marked unsure) are adjudicated unless --allow-override."""
+    Only disputed pairs (graded differently, or marked unsure) are adjudicated unless --allow-override; a
+    calibration pair waits for its round's gate. With --decisions, every line is checked first: a refused
+    line (printed as FILE:LINE and the reason) applies nothing unless --partial; the exit status is 1 when
+    any line is refused."""
     from qrelkit.judging.grades import adjudicate
 
+    if decisions is not None:
+        if query_id is not None or note is not None:
+            raise click.UsageError("pass QUERY_ID DOC_ID GRADE for one pair, or --decisions FILE, not both")
+        _adjudicate_file(db, decisions, by=by, allow_override=allow_override, partial=partial)
+        return
+    if grade is None or partial:
+        raise click.UsageError(
+            "pass QUERY_ID DOC_ID GRADE for one pair, or --decisions FILE (--partial goes with it)"
+        )
     store, rubric = _open(db)
     try:
-        event = adjudicate(store, rubric, query_id, doc_id, grade, by=by, note=note,
+        event = adjudicate(store, rubric, query_id or "", doc_id or "", grade, by=by, note=note,
                            allow_override=allow_override)  # fmt: skip
     finally:
         store.close()
     click.echo(
         f"{query_id} {doc_id}: final grade {grade} (decision {event}; `qrelkit judge undo DB {event}` undoes it)"
     )
+
+
+def _adjudicate_file(db: Path, path: Path, *, by: str | None, allow_override: bool, partial: bool) -> None:
+    from qrelkit.judging.bulk import apply_decisions
+
+    store, rubric = _open(db)
+    try:
+        done = apply_decisions(store, rubric, path, by=by, allow_override=allow_override, partial=partial)
+    finally:
+        store.close()
+    for refused in done.refused:
+        click.echo(f"refused: {refused}", err=True)
+    if done.refused.more:
+        click.echo(f"refused: and {done.refused.more:,} more line(s) (the first {len(done.refused)} are listed)",
+                   err=True)  # fmt: skip
+    events = [event for _, event in done.applied]
+    if done.refused and not partial:
+        click.echo(f"{path}: nothing applied: {done.refused.total} line(s) refused; fix them, or pass --partial "
+                   "to apply the others", err=True)  # fmt: skip
+    else:
+        numbers = f"decision {events[0]}" if len(events) == 1 else f"decisions {events[0]} to {events[-1]}"
+        undo = f" ({numbers}; `qrelkit judge undo DB N` undoes one)" if events else ""
+        click.echo(f"{path}: applied {len(events)} decision(s){undo}, refused {done.refused.total}, "
+                   f"left undecided {done.undecided}")  # fmt: skip
+    if done.refused:
+        sys.exit(1)
 
 
 @command.command(name="undo")

@@ -103,6 +103,9 @@ class NoiseFloor:
     seed: int
     pairs: tuple[PairNoise, ...]
     kendall_tau: dict[str, tuple[float, float]]  # measure -> (tau, p-value)
+    # which labellers judged which calibration queries, when the two sides come from a project's every
+    # pair (:func:`qrelkit.judging.labeller_pairs.calibration_qrels`); empty for two labellers' files
+    labeller_pairs: tuple[dict[str, Any], ...] = ()
 
     def pair(self, baseline: str, treatment: str, measure: str) -> PairNoise:
         for p in self.pairs:
@@ -131,7 +134,7 @@ class NoiseFloor:
                 {"baseline": p.baseline, "treatment": p.treatment, "measure": p.measure} | p.to_dict()
                 for p in self.pairs
             ],
-        }
+        } | ({"labeller_pairs": list(self.labeller_pairs)} if self.labeller_pairs else {})
 
 
 def _queries(qrels: Qrels) -> set[str]:
@@ -349,4 +352,31 @@ def noise_floor(
         seed=seed,
         pairs=tuple(entries),
         kendall_tau=taus,
+        labeller_pairs=tuple(labeller_a.meta.get("labeller_pairs", ())),  # type: ignore[arg-type]
     )
+
+
+def labeller_pairs_note(labeller_a: Qrels) -> str | None:
+    """One line saying which labellers' calibration grades the noise floor pairs, when they come from a
+    judging project (:func:`qrelkit.judging.labeller_pairs.calibration_qrels`); ``None`` otherwise."""
+    pairs: Any = labeller_a.meta.get("labeller_pairs")
+    if not pairs:
+        return None
+    listed = "; ".join(
+        f"{' & '.join(p['labellers'])} ({len(p['queries'])} quer{'y' if len(p['queries']) == 1 else 'ies'}: "
+        f"{', '.join(p['queries'])})"
+        for p in pairs
+    )
+    what = (
+        "the labeller pair"
+        if len(pairs) == 1
+        else f"every labeller pair sharing calibration queries ({len(pairs)})"
+    )
+    left: Any = labeller_a.meta.get("left_out") or {}
+    extra = (
+        "; left out (a third labeller of a query): "
+        + ", ".join(f"{q}: {', '.join(who)}" for q, who in sorted(left.items()))
+        if left
+        else ""
+    )
+    return f"noise floor from {what}: {listed}{extra}"

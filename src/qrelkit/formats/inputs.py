@@ -38,6 +38,10 @@ LIMITS: dict[str, tuple[int, str]] = {
     "docs": (4 * _GiB, "document texts, read whole into the judging project's database"),
     "pool": (4 * _GiB, "the pooled pairs, read whole into the judging project"),
     "decisions": (4 * _GiB, "adjudication decisions, read whole"),
+    "project_decisions": (
+        256 * _MiB,
+        "a judging project's decisions, one line a pair with a note of at most 2000 characters, read whole",
+    ),
     "qrels": (4 * _GiB, "judgments are held in memory whole; the largest public sets are under 1 GB"),
     "run": (
         256 * _GiB,

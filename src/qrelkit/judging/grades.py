@@ -10,7 +10,6 @@ enforced by what these functions select, not by what a page chooses to hide.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from .phases import (
     round_group,
     rubric_by_hash,
     verdict_event,
+    waiting_for_gate,
 )
 from .store import Store, now
 
@@ -39,9 +39,9 @@ __all__ = [
     "RubricChanged",
     "adjudicate",
     "adjudication_queue",
-    "calibration_qrels",
     "calibration_status",
     "closed_message",
+    "decide",
     "export_final",
     "export_labeller",
     "final_grades",
@@ -317,44 +317,6 @@ def labeller_grades(conn: sqlite3.Connection, name: str, *, rubric_hash: str | N
     return {(q, d): int(g) for q, d, g in conn.execute(sql, args)}
 
 
-def calibration_qrels(db: str | Path, names: Sequence[str] | None = None) -> tuple[Any, Any]:
-    """Two labellers' grades of a judging project's calibration pairs, as Qrels named ``{db}:{name}``
-    (sorted by query and document): the two labellers with calibration grades, or the two ``names``.
-
-    Each labeller's current grades under the project's current rubric version count, on the pairs marked
-    calibration; the project file is opened read-only. An error names the labellers with calibration
-    grades when there are not exactly two to pick (or ``names`` are not two distinct ones of them)."""
-    from functools import partial
-
-    from qrelkit.data.values import Qrels
-
-    sql = (
-        "SELECT DISTINCT u.name FROM current_grades c JOIN users u USING (user_id) "
-        "JOIN pairs p USING (pair_id) WHERE p.calibration = 1 AND c.grade IS NOT NULL ORDER BY u.name"
-    )
-    with Store(db, read_only=True) as store:
-        graded = [row[0] for row in store.read(lambda conn: conn.execute(sql).fetchall())]
-        chosen = list(names) if names else graded
-        if len(chosen) != 2 or len(set(chosen)) != 2 or any(n not in graded for n in chosen):
-            raise ValidationError(
-                f"the project has calibration grades from {len(graded)} labeller(s) "
-                f"({', '.join(graded) or 'none'}); cannot pick two",
-                source=str(db),
-                got=",".join(names) if names else None,
-                fix="name two of them with --labellers A,B",
-            )
-        rows = store.read(
-            lambda c: c.execute("SELECT query_id, doc_id FROM pairs WHERE calibration = 1").fetchall()
-        )
-        calibration = {(q, d) for q, d in rows}
-        grades = []
-        for name in chosen:
-            given: dict[tuple[str, str], int] = store.read(partial(labeller_grades, name=name))
-            grades.append({k: g for k, g in given.items() if k in calibration})
-    first, second = (Qrels.from_grades(g, name=f"{db}:{n}") for n, g in zip(chosen, grades, strict=True))
-    return first, second
-
-
 @dataclass(frozen=True)
 class Calibration:
     """The calibration state of two labellers who share calibration pairs in a round."""
@@ -368,6 +330,7 @@ class Calibration:
     gate: Any = None  # GateResult once both finished
     agreement: Any = None  # the adjudication.Calibration they come from
     round: int = 1
+    warning: str | None = None  # too few shared queries (judgments.adjudication.few_shared_queries)
 
     @property
     def finished(self) -> bool:
@@ -381,6 +344,8 @@ class Calibration:
             "done": {self.labeller_a: self.done_a, self.labeller_b: self.done_b},
             "finished": self.finished,
         }
+        if self.warning:
+            out["warning"] = self.warning
         if self.agreement is not None:  # the manifest's keys and spelling (calibration_fields), and the scale
             from qrelkit.judgments.adjudication import calibration_fields
 
@@ -417,7 +382,7 @@ def calibration_status(
         found = s.agreement
         out.append(Calibration(s.labeller_a, s.labeller_b, s.shared, s.done_a, s.done_b,
                                None if found is None else found.report, None if found is None else found.gate,
-                               found, number))  # fmt: skip
+                               found, number, s.warning))  # fmt: skip
     return out
 
 
@@ -451,7 +416,8 @@ def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
     Ordered by :func:`.decisions.queue_key`: unsure pairs first, then judgment leverage (how far the
     disagreement can move nDCG@10 of the stored runs) when the project has runs and :mod:`qrelkit.judgments.leverage`
     is available, then grade distance (unsure counts as the whole scale), then the ids. A decision that
-    was undone does not take a pair out of the queue.
+    was undone does not take a pair out of the queue. ``waits_for_gate`` marks a calibration pair of a
+    round whose gate is not decided: it cannot be decided yet (:func:`.phases.waiting_for_gate`).
     """
 
     from .models.access import closed_model_names
@@ -468,7 +434,9 @@ def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
         ).fetchall()
         has_runs = conn.execute("SELECT EXISTS (SELECT 1 FROM run_rows)").fetchone()[0]
         closed = closed_model_names(conn, rubric.content_hash)  # as in final_grades: gated models only
-        return [dict(r) for r in rows if r["name"] not in closed], bool(has_runs)
+        waiting = waiting_for_gate(conn)
+        kept = [dict(r) | {"waits": r["pair_id"] in waiting} for r in rows if r["name"] not in closed]
+        return kept, bool(has_runs)
 
     rows, has_runs = store.read(load)
     by_pair: dict[int, dict[str, Any]] = {}
@@ -476,7 +444,7 @@ def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
         item = by_pair.setdefault(
             r["pair_id"],
             {"query_id": r["query_id"], "doc_id": r["doc_id"], "calibration": bool(r["calibration"]),
-             "grades": {}, "unsure": [], "notes": {}},
+             "waits_for_gate": r["waits"], "grades": {}, "unsure": [], "notes": {}},
         )  # fmt: skip
         item["grades"][r["name"]] = r["grade"]
         if r["unsure"]:
@@ -562,38 +530,65 @@ def adjudicate(
     ``allow_override``: the rule is :func:`qrelkit.judgments.adjudication.check_decision`, as for the file-based
     merge; the export counts every override in the manifest.
     """
-    from qrelkit.judgments.adjudication import check_decision
+    from .phases import ensure_gate
 
     rubric.check_grade(grade)
     if note is not None and len(note) > MAX_NOTE:
         raise ValidationError(f"a note is at most {MAX_NOTE} characters", got=len(note))
-
-    def write(conn: sqlite3.Connection) -> int:
-        pair = conn.execute(
-            "SELECT pair_id FROM pairs WHERE query_id = ? AND doc_id = ?", (query_id, doc_id)
-        ).fetchone()
-        if pair is None:
-            docs = [r[0] for r in conn.execute("SELECT doc_id FROM pairs WHERE query_id = ?", (query_id,))]
-            raise ValidationError(
-                f"pair ({query_id}, {doc_id}) is not in this project's pool{did_you_mean(doc_id, docs)}"
-            )
-        current = phase_of(conn).rubric_hash
-        if rubric.content_hash != current:
-            raise RubricChanged("the rubric was revised since this page was loaded", fix="reload the page")
-        votes = _pair_votes(conn, pair[0], current)
-        check_decision((query_id, doc_id), votes, allow_override=allow_override)
-        user = None
-        if by is not None:
-            found = conn.execute("SELECT user_id FROM users WHERE name = ?", (by,)).fetchone()
-            user = None if found is None else found[0]
-        cur = conn.execute(
-            "INSERT INTO adjudications (pair_id, grade, user_id, note, rubric_hash, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (pair[0], grade, user, note or None, rubric.content_hash, now()),
+    ensure_gate(store)  # a round whose pairs are all graded has its gate decided before a decision
+    return store.write(
+        lambda conn: decide(
+            conn, rubric, query_id, doc_id, grade, by=by, note=note, allow_override=allow_override
         )
-        return int(cur.lastrowid or 0)
+    )
 
-    return store.write(write)
+
+def decide(
+    conn: sqlite3.Connection,
+    rubric: Rubric,
+    query_id: str,
+    doc_id: str,
+    grade: int,
+    *,
+    by: str | None,
+    note: str | None,
+    allow_override: bool = False,
+) -> int:
+    """Record one decision inside the writer's transaction ``conn``: the pair must be in the pool, the
+    rubric the current one and the decision allowed by :func:`qrelkit.judgments.adjudication.check_decision`;
+    returns the adjudication's event id. The grade and the note are checked by the caller
+    (:func:`adjudicate`, :func:`qrelkit.judging.bulk.apply_decisions`)."""
+    from qrelkit.judgments.adjudication import check_decision
+
+    pair = conn.execute(
+        "SELECT pair_id FROM pairs WHERE query_id = ? AND doc_id = ?", (query_id, doc_id)
+    ).fetchone()
+    if pair is None:
+        docs = [r[0] for r in conn.execute("SELECT doc_id FROM pairs WHERE query_id = ?", (query_id,))]
+        raise ValidationError(
+            f"pair ({query_id}, {doc_id}) is not in this project's pool{did_you_mean(doc_id, docs)}"
+        )
+    current = phase_of(conn).rubric_hash
+    if rubric.content_hash != current:
+        raise RubricChanged("the rubric was revised since this page was loaded", fix="reload the page")
+    if pair[0] in waiting_for_gate(conn):
+        raise ValidationError(
+            f"pair ({query_id}, {doc_id}) is a calibration pair of round {phase_of(conn).round}, whose gate "
+            "is not decided yet",
+            fix="decide it once every calibration pair is graded and the gate is decided (`qrelkit judge kappa`)",
+        )
+    votes = _pair_votes(conn, pair[0], current)
+    check_decision((query_id, doc_id), votes, allow_override=allow_override)
+    user = None
+    if by is not None:
+        found = conn.execute("SELECT user_id FROM users WHERE name = ?", (by,)).fetchone()
+        user = None if found is None else found[0]
+    cur = conn.execute(
+        "INSERT INTO adjudications (pair_id, grade, user_id, note, rubric_hash, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (pair[0], grade, user, note or None, rubric.content_hash, now()),
+    )
+    return int(cur.lastrowid or 0)
 
 
 def _pair_votes(conn: sqlite3.Connection, pair_id: int, rubric_hash: str) -> list[Any]:

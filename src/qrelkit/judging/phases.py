@@ -86,6 +86,7 @@ __all__ = [
     "start_first_round",
     "unmeasurable",
     "verdict_event",
+    "waiting_for_gate",
 ]
 
 PhaseState = Literal["calibration", "paused", "open"]
@@ -181,6 +182,19 @@ def open_condition(phase: Phase, alias: str = "a") -> str:
         f"EXISTS (SELECT 1 FROM round_pairs rp WHERE rp.round = {int(phase.round)} "
         f"AND rp.user_id = {alias}.user_id AND rp.pair_id = {alias}.pair_id)"
     )
+
+
+def waiting_for_gate(conn: sqlite3.Connection, phase: Phase | None = None) -> set[int]:
+    """The pair ids whose final grade waits for the gate: the current round's calibration pairs while
+    its gate is not decided (none once it is, or once every pair has its grades: :func:`ensure_gate`
+    records the verdict before any decision is written). The queue shows them without grade buttons and a decision
+    on one is refused: the gate measures the labellers' own grades, and a decision made before it would
+    be made blind to it."""
+    phase = phase or phase_of(conn)
+    if phase.state != "calibration" or round_complete(conn, phase.round):  # complete: decided on next write
+        return set()
+    rows = conn.execute("SELECT DISTINCT pair_id FROM round_pairs WHERE round = ?", (phase.round,))
+    return {int(r[0]) for r in rows}
 
 
 def verdict_event(conn: sqlite3.Connection, round_number: int) -> sqlite3.Row | None:
@@ -312,10 +326,19 @@ class DuoState:
     grades_a: dict[tuple[str, str], int]
     grades_b: dict[tuple[str, str], int]
     agreement: Any = None  # qrelkit.judgments.adjudication.Calibration once both finished
+    queries: int = 0  # the queries their shared pairs lie in
 
     @property
     def finished(self) -> bool:
         return self.shared > 0 and self.done_a == self.shared and self.done_b == self.shared
+
+    @property
+    def warning(self) -> str | None:
+        """Too few shared queries for their gate to mean much
+        (:func:`qrelkit.judgments.adjudication.few_shared_queries`), or ``None``."""
+        from qrelkit.judgments.adjudication import few_shared_queries
+
+        return few_shared_queries((self.labeller_a, self.labeller_b), self.queries)
 
 
 def round_agreement(
@@ -345,11 +368,12 @@ def round_agreement(
                            if by_pair[p][name][4] is not None})  # fmt: skip
         done_a = sum(bool(by_pair[p][a][6]) for p in ids)
         done_b = sum(bool(by_pair[p][b][6]) for p in ids)
-        state = DuoState(a, b, len(ids), done_a, done_b, grades[0], grades[1])
+        queries = len({by_pair[p][a][1] for p in ids})
+        state = DuoState(a, b, len(ids), done_a, done_b, grades[0], grades[1], queries=queries)
         if compute and state.finished:
             found = calibration_agreement(grades[0], grades[1], scale, min_kappa=settings["min_kappa"],
                                           labellers=(a, b), weights=settings["weights"], use=settings["use"])  # fmt: skip
-            state = DuoState(a, b, len(ids), done_a, done_b, grades[0], grades[1], found)
+            state = DuoState(a, b, len(ids), done_a, done_b, grades[0], grades[1], found, queries)
         states.append(state)
     return states
 

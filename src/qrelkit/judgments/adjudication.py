@@ -282,6 +282,29 @@ def merge_two(
 
 # -- calibration agreement and the gate ----------------------------------------------------------------
 
+#: Two labellers sharing fewer calibration queries than this get a warning wherever their gate is shown
+#: (``judge kappa``, the admin page): the query bootstrap resamples whole queries, so its interval on two
+#: or three queries has two or three values to draw from, and a kappa on so few queries says more about
+#: those queries than about the labellers. K queries give the bootstrap at most C(2K-1, K) distinct
+#: draws: 3 for two queries, 10 for three, 35 for four, 126 for five; below five its 2.5% and 97.5%
+#: points are set by a handful of distinct values. Five is a floor, not a recommendation (the default
+#: draw is 30 queries: ``judgments.pool.DEFAULT_CALIBRATION``).
+MIN_SHARED_QUERIES = 5
+
+
+def few_shared_queries(labellers: tuple[str, str], queries: int) -> str | None:
+    """The warning for two labellers whose shared calibration pairs lie in fewer than
+    :data:`MIN_SHARED_QUERIES` queries, or ``None``."""
+    if queries >= MIN_SHARED_QUERIES or queries == 0:
+        return None
+    a, b = labellers
+    return (
+        f"{a} and {b} share only {queries} calibration quer{'y' if queries == 1 else 'ies'} (fewer than "
+        f"{MIN_SHARED_QUERIES}): their kappa and its query-bootstrap interval rest on {queries} "
+        f"quer{'y' if queries == 1 else 'ies'}; draw more calibration queries (`qrelkit judge revise "
+        "--calibration N`) or give each query to more labellers (`--calibration-labellers`)"
+    )
+
 
 @dataclass(frozen=True, eq=False)
 class Calibration:

@@ -70,6 +70,8 @@ def render_kappa(
             )
         else:
             out.append(f"{head}: {s.gate.message}")
+        if getattr(s, "warning", None):
+            out.append(f"  warning: {s.warning}")
     if group is not None and (len(group["labellers"]) > 2 or group["statistic"] != "kappa"):
         from .agreement import group_lines
 

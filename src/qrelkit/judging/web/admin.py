@@ -39,6 +39,10 @@ __all__ = ["admin_adjudicate", "admin_confirm", "admin_invite", "admin_override"
            "api_queue", "api_rounds", "api_status", "api_unknown"]  # fmt: skip
 
 
+#: How the errors of a rubric pasted on the admin page name it (the temporary file it is read from is gone).
+PASTED = "the pasted rubric"
+
+
 def _overview(st: AppState, page: int = 1, per_page: int = QUEUE_PAGE_SIZE) -> dict[str, Any]:
     """What the admin page shows: the phase and the rounds' history, progress and pace, the current
     round's calibration states, the material for a revision when its gate failed, one page of the
@@ -189,17 +193,33 @@ async def admin_revise(request: Request) -> Response:
     same = form.get("same_queries", "") == "1"
     note = form.get("note", "").strip() or None
 
-    def run() -> dict[str, Any]:
+    def run() -> list[str]:
+        """The revision's errors, every lint error of the pasted text included (none: the round started)."""
+        from qrelkit.judgments.rubric import format_findings, lint, load_rubric
+
         with tempfile.TemporaryDirectory(prefix="qrelkit-rubric-") as tmp:
             path = Path(tmp) / "rubric-from-the-admin-page.toml"
             path.write_text(text, encoding="utf-8")
-            return revise(st.store, path, same_queries=same, by=user["name"], note=note)
+            try:  # the temporary file's name means nothing to the admin: the errors name the pasted text
+                rubric = load_rubric(path)
+                errors = [f for f in lint(rubric) if f.severity == "error"]
+                if errors:
+                    head = (
+                        f"the rubric has {len(errors)} lint error(s); fix them before labellers grade with it"
+                    )
+                    return [head, *format_findings(errors, rubric).replace(str(path), PASTED).splitlines()]
+                revise(st.store, path, same_queries=same, by=user["name"], note=note)
+            except QrelkitError as exc:
+                return [str(exc).replace(str(path), PASTED)]
+        return []
 
-    try:
-        await run_in_threadpool(run)
-    except QrelkitError as exc:
-        raise HTTPException(400, str(exc)) from None
-    return RedirectResponse("/admin#rounds", status_code=303)
+    errors = await run_in_threadpool(run)
+    if not errors:
+        return RedirectResponse("/admin#rounds", status_code=303)
+    context = await run_in_threadpool(_overview, st)
+    kept = {"errors": errors, "text": text, "note": note or "", "same": same}
+    context["refresh_ms"] = 0  # this page answers a POST: it does not update itself while the text is fixed
+    return render(request, "admin.html", 400, user=user, invite=None, notice=None, revision=kept, **context)
 
 
 async def admin_override(request: Request) -> Response:

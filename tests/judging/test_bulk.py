@@ -1,0 +1,192 @@
+"""Decisions in bulk on a real SQLite project: the queue written as a file to fill, the filled file applied
+in one transaction through the one-pair rules (the override rule, the gate, undo, the record), and every
+refused line named with its file, line, value and fix."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from ..conftest import CLI
+from .helpers import make_project
+from .test_admin_daily import ORDER, disputes, grade
+
+judge = CLI.under("judge")
+
+
+def decided(db: Path) -> list[tuple[str, str, int, str | None, str | None]]:
+    """Every adjudication row, oldest first: pair, grade, who, note (read with SQL, not with qrelkit)."""
+    with sqlite3.connect(db) as conn:
+        return conn.execute(
+            "SELECT p.query_id, p.doc_id, a.grade, u.name, a.note FROM adjudications a JOIN pairs p USING (pair_id) "
+            "LEFT JOIN users u ON u.user_id = a.user_id ORDER BY a.event_id"
+        ).fetchall()
+
+
+def test_the_queue_file_filled_in_goes_back_as_decisions(tmp_path: Path) -> None:
+    db = make_project(tmp_path, runs=False)
+    disputes(db)
+    path = tmp_path / "queue.tsv"
+    done = judge("queue", db, "--format", "tsv", "-o", path)
+    assert done.exit_code == 0 and f"wrote 5 pairs to {path}" in done.stderr
+    lines = path.read_text(encoding="utf-8").splitlines()
+    comments = [line for line in lines if line.startswith("#")]
+    assert len(comments) == 3 and "--decisions" in comments[2]
+    header, *rows = [line.split("\t") for line in lines if not line.startswith("#")]
+    assert header[:4] == ["query_id", "doc_id", "grade", "note"] and "grades" in header
+    assert [(r[0], r[1]) for r in rows] == ORDER  # the queue's order: unsure first, then the spread
+    assert all(r[2] == "" and r[3] == "" for r in rows)
+    shown = dict(zip(header, rows[2], strict=True))  # q1 keys/rotate: alice 3, bob 0
+    assert shown["grades"] == "alice:3,bob:0" and shown["distance"] == "3" and shown["calibration"] == "yes"
+    assert dict(zip(header, rows[0], strict=True))["unsure"] == "alice"
+
+    # fill three of the five (one with a note), leave two empty, write it back with Windows line ends
+    fill = {("q1", "keys/rotate"): ("2", "step only"), ("q2", "sdk/retries"): ("1", ""),
+            ("q1", "security/advisory-4"): ("0", "")}  # fmt: skip
+    out = []
+    for line in lines:
+        fields = line.split("\t")
+        if (fields[0], fields[1] if len(fields) > 1 else "") in fill:
+            fields[2], fields[3] = fill[fields[0], fields[1]]
+        out.append("\t".join(fields))
+    path.write_bytes(("\r\n".join(out) + "\r\n").encode())
+    applied = judge("adjudicate", db, "--decisions", path, "--by", "admin")
+    assert applied.exit_code == 0, applied.output
+    assert applied.stdout == (
+        f"{path}: applied 3 decision(s) (decisions 1 to 3; `qrelkit judge undo DB N` undoes one), refused 0, "
+        "left undecided 2\n"
+    )
+    # in the file's order, each its own decision, recorded as the one-pair command records it
+    assert decided(db) == [("q1", "security/advisory-4", 0, "admin", None), ("q1", "keys/rotate", 2, "admin", "step only"),
+                           ("q2", "sdk/retries", 1, "admin", None)]  # fmt: skip
+    left = judge("queue", db, "--json")
+    assert left.exit_code == 0 and '"limits/rate"' in left.stdout and '"keys/rotate"' not in left.stdout
+    assert judge("undo", db, "2", "--by", "admin").exit_code == 0  # one decision of the file, undone alone
+    assert '"keys/rotate"' in judge("queue", db, "--json").stdout
+
+
+def test_a_refused_line_applies_nothing_unless_partial(tmp_path: Path) -> None:
+    db = make_project(tmp_path, runs=False)
+    disputes(db)
+    path = tmp_path / "decisions.tsv"
+    lines = [
+        "# decided on Monday",  # 1: a comment
+        "q1\tkeys/rotate\t2\tfine",  # 2: good
+        "q1\tkeys/policy\t7",  # 3: off the scale 0..3
+        "q2\tsdk/timeouts\t1",  # 4: alice and carol agreed on 1: not disputed
+        "q2\tnope\t1",  # 5: not in the pool
+        "q1\tkeys/rotate\t3",  # 6: the pair of line 2 again
+        "q2\tsdk/retries\ttwo",  # 7: not a whole number
+        "q2 sdk/retries 2",  # 8: spaces, not tabs
+        "",
+        "q2\tlimits/rate\t",  # 10: left undecided
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    whole = judge("adjudicate", db, "--decisions", path)
+    assert whole.exit_code == 1 and decided(db) == []
+    said = whole.stderr.splitlines()
+    assert (
+        said[-1]
+        == f"{path}: nothing applied: 6 line(s) refused; fix them, or pass --partial to apply the others"
+    )
+    refused = said[:-1]
+    assert [line.split(": ", 2)[1] for line in refused] == [f"{path}:{n}" for n in (3, 4, 5, 6, 7, 8)]
+    assert "grade 7" in refused[0] or "(got 7)" in refused[0]
+    assert "not disputed (agreed: alice 1, carol 1)" in refused[1] and "--allow-override" in refused[1]
+    assert "pair (q2, nope) is not in this project's pool" in refused[2]
+    assert "decided on line 2 already" in refused[3]
+    assert "not a whole number (got 'two')" in refused[4] and "leave it empty" in refused[4]
+    assert "1 tab-separated field(s)" in refused[5] and "separate the fields with tabs" in refused[5]
+    assert whole.stdout == ""
+
+    some = judge("adjudicate", db, "--decisions", path, "--partial", "--by", "admin")
+    assert some.exit_code == 1  # a refused line is an error either way: a script sees it
+    assert some.stdout == (
+        f"{path}: applied 1 decision(s) (decision 1; `qrelkit judge undo DB N` undoes one), refused 6, "
+        "left undecided 1\n"
+    )
+    assert len(some.stderr.splitlines()) == 6 and decided(db) == [("q1", "keys/rotate", 2, "admin", "fine")]
+
+    # the agreed pair with the override allowed: decided, and counted as an override in the manifest
+    path.write_text("q2\tsdk/timeouts\t2\n", encoding="utf-8")
+    assert judge("adjudicate", db, "--decisions", path, "--allow-override").exit_code == 0
+    final = tmp_path / "final.qrels"
+    assert judge("export", db, "--final", "-o", final, "--allow-unresolved", "leave-out").exit_code == 0
+    from qrelkit.judgments.manifest import read_manifest
+
+    counts = read_manifest(final)["adjudication"]
+    assert (counts["adjudicated"], counts["overridden"]) == (1, 1)
+    assert "q2 0 sdk/timeouts 2" in final.read_text().splitlines()
+
+
+def test_a_calibration_pair_waits_for_the_gate(tmp_path: Path) -> None:
+    db = make_project(tmp_path, runs=False)
+    grade(db, "alice", "q1", "keys/rotate", 3)
+    grade(db, "bob", "q1", "keys/rotate", 0)  # disputed, but other calibration pairs are ungraded
+    path = tmp_path / "d.tsv"
+    path.write_text("query_id\tdoc_id\tgrade\tnote\nq1\tkeys/rotate\t2\t\n", encoding="utf-8")
+    done = judge("adjudicate", db, "--decisions", path)
+    assert done.exit_code == 1 and decided(db) == []
+    assert (
+        f"{path}:2: pair (q1, keys/rotate) is a calibration pair of round 1, whose gate is not decided yet"
+        in (done.stderr)
+    )
+    one = judge("adjudicate", db, "q1", "keys/rotate", "2")  # the one-pair command: the same rule
+    assert one.exit_code == 1 and "whose gate is not decided yet" in one.stderr
+    queue = judge("queue", db, "--format", "tsv")
+    assert "\twaits for the gate\t" in queue.stdout
+
+
+def test_bad_decisions_files_are_one_line_each(tmp_path: Path) -> None:
+    db = make_project(tmp_path, runs=False)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    missing = judge("adjudicate", db, "--decisions", tmp_path / "none.tsv")
+    assert missing.exit_code == 1 and "none.tsv" in missing.stderr and len(missing.stderr.splitlines()) == 1
+    latin = tmp_path / "latin.tsv"
+    latin.write_bytes(b"q1\tkeys/rotate\t2\n" + "q1\tkeys/policy\t1\tcaf\xe9\n".encode("latin-1"))
+    bad = judge("adjudicate", db, "--decisions", latin)
+    assert (
+        bad.exit_code == 1
+        and f"{latin}:2: is not UTF-8 text" in bad.stderr
+        and "save the file as UTF-8" in bad.stderr
+    )
+    huge = tmp_path / "huge.tsv"
+    with huge.open("wb") as handle:  # sparse: refused on its stored size, before a byte is read
+        handle.truncate(256 * 1024 * 1024 + 1)
+    big = judge("adjudicate", db, "--decisions", huge)
+    assert big.exit_code == 1 and "bound of 256 MiB" in big.stderr and len(big.stderr.splitlines()) == 1
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    piped = judge("adjudicate", db, "--decisions", fifo)
+    assert piped.exit_code == 1 and "FIFO" in piped.stderr
+    for args in ((), ("q1", "keys/rotate"), ("q1", "keys/rotate", "2", "--decisions", latin), ("--partial",)):
+        usage = judge("adjudicate", db, *args)
+        assert usage.exit_code == 2 and "--decisions FILE" in usage.stderr, args
+    assert decided(db) == []
+
+
+def test_a_file_of_garbage_stays_bounded_and_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    db = make_project(tmp_path, runs=False)
+    disputes(db)
+    garbage = tmp_path / "garbage.tsv"
+    garbage.write_text("".join(f"q1\tkeys/rotate{i}\tx\n" for i in range(150)), encoding="utf-8")
+    done = judge("adjudicate", db, "--decisions", garbage)
+    said = done.stderr.splitlines()
+    assert done.exit_code == 1 and len(said) == 100 + 2  # the first 100 listed, the rest counted
+    assert said[100] == "refused: and 50 more line(s) (the first 100 are listed)"
+    assert said[101].endswith(
+        "nothing applied: 150 line(s) refused; fix them, or pass --partial to apply the others"
+    )
+    # the fixture pool has 16 pairs: a 17th distinct decision cannot be this project's file
+    many = tmp_path / "many.tsv"
+    many.write_text("".join(f"q9\tdoc{i}\t1\n" for i in range(17)), encoding="utf-8")
+    refused = judge("adjudicate", db, "--decisions", many)
+    assert refused.exit_code == 1 and len(refused.stderr.splitlines()) == 1
+    assert f"{many}:17: has more decisions than the project has pairs (16)" in refused.stderr
+    bom = tmp_path / "bom.tsv"
+    bom.write_bytes("\ufeffquery_id\tdoc_id\tgrade\tnote\nq1\tkeys/rotate\t2\t\n".encode())
+    applied = judge("adjudicate", db, "--decisions", bom)
+    assert applied.exit_code == 0 and "applied 1 decision(s)" in applied.stdout
+    assert decided(db) == [("q1", "keys/rotate", 2, None, None)]
