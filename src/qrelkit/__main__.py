@@ -28,9 +28,10 @@ def _lean_trec_eval(argv: list[str]) -> bool:
     numpy load (:func:`qrelkit.evaluation.trec_lean.lean_argv`); False when it steps aside to the command."""
     from .errors import StepAside
     from .evaluation.trec_lean import lean_argv
+    from .report.trec_eval import render_trec_eval
 
     try:
-        text = lean_argv(argv)
+        text = render_trec_eval(lean_argv(argv))
     except StepAside:
         return False
     try:

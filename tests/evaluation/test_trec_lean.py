@@ -14,7 +14,7 @@ from qrelkit import _native
 from qrelkit.errors import StepAside
 from qrelkit.evaluation import trec_lean
 from qrelkit.evaluation.trec_eval import TREC_EVAL_CONVENTIONS, TrecOptions, trec_eval_files
-from qrelkit.evaluation.trec_lean import lean_argv, lean_text
+from qrelkit.evaluation.trec_lean import lean_argv, lean_trec_eval
 from qrelkit.report.trec_eval import render_trec_eval
 
 from ..conftest import CLI, data_path
@@ -35,8 +35,9 @@ def test_the_ranking_precision_is_the_drop_ins() -> None:
 
 
 def test_hand_computed_values(files: tuple[str, str]) -> None:
-    text = lean_text(*files, per_query=True, measures=("map", "P.2", "ndcg_cut.3", "num_ret"))
-    assert text is not None
+    out = lean_trec_eval(*files, per_query=True, measures=("map", "P.2", "ndcg_cut.3", "num_ret"))
+    assert out is not None
+    text = render_trec_eval(out)
     lines = {tuple(line.split("\t")[:2]): line.split("\t")[2] for line in text.splitlines()}
     # q1 ranks d1 (2), d9 (not judged), d3 (1); R = 2: AP = (1/1 + 2/3) / 2 = 0.8333
     assert lines[("map                   ", "q1")] == "0.8333"
@@ -69,7 +70,9 @@ def test_hand_computed_values(files: tuple[str, str]) -> None:
 )
 def test_the_command_line_it_reads_gives_the_numpy_paths_text(files, argv, options) -> None:
     qrels, run = files
-    ours = lean_argv([*argv[:1], qrels, *argv[1:], run])  # files among the options, as click takes them
+    ours = render_trec_eval(
+        lean_argv([*argv[:1], qrels, *argv[1:], run])
+    )  # files among the options, as click takes them
     assert ours == render_trec_eval(trec_eval_files(qrels, run, options))
     assert ours == CLI("trec_eval", *argv, qrels, run).output
 
@@ -151,22 +154,22 @@ def test_what_the_numpy_path_must_report_steps_aside(tmp_path: Path, case: str) 
         run = str(tmp_path / "nothing.txt")
     elif case == "empty run":
         run = _write(tmp_path / "run.txt", "\n")
-    assert lean_text(qrels, run) is None
+    assert lean_trec_eval(qrels, run) is None
 
 
 def test_options_it_does_not_take_step_aside(files) -> None:
     qrels, run = files
-    assert lean_text(qrels, run, rel_level=-1) is None  # a document outside the judgments counts
-    assert lean_text(qrels, run, trec_eval_parsing=True) is None
-    assert lean_text(qrels, run, max_per_topic=10**10) is None  # the usual path's usage error
-    assert lean_text(qrels, run, num_docs=2**60) is None
-    assert lean_text(qrels, run, measures=("all_trec",)) is None  # rbp, infAP, ...
-    assert lean_text(qrels, run) is not None
+    assert lean_trec_eval(qrels, run, rel_level=-1) is None  # a document outside the judgments counts
+    assert lean_trec_eval(qrels, run, trec_eval_parsing=True) is None
+    assert lean_trec_eval(qrels, run, max_per_topic=10**10) is None  # the usual path's usage error
+    assert lean_trec_eval(qrels, run, num_docs=2**60) is None
+    assert lean_trec_eval(qrels, run, measures=("all_trec",)) is None  # rbp, infAP, ...
+    assert lean_trec_eval(qrels, run) is not None
 
 
 def test_without_the_native_scanner_it_steps_aside(files, monkeypatch) -> None:
     monkeypatch.setattr(_native, "lib", None)
-    assert lean_text(*files) is None
+    assert lean_trec_eval(*files) is None
 
 
 def test_dl19_with_the_measures_it_takes_gives_the_numpy_paths_bytes() -> None:
@@ -183,6 +186,8 @@ def test_dl19_with_the_measures_it_takes_gives_the_numpy_paths_bytes() -> None:
         run = _write(Path(tmp) / "run.txt", run_text)
         for complete in (False, True):
             options = TrecOptions(per_query=True, complete=complete, measures=specs)
-            ours = lean_text(str(qrels), run, per_query=True, complete=complete, measures=specs)
-            assert ours is not None and ours.count("\n") > 43 * 80
+            lean = lean_trec_eval(str(qrels), run, per_query=True, complete=complete, measures=specs)
+            assert lean is not None
+            ours = render_trec_eval(lean)
+            assert ours.count("\n") > 43 * 80
             assert ours == render_trec_eval(trec_eval_files(qrels, run, options))

@@ -1,7 +1,7 @@
 """``qrelkit trec_eval`` on small files without numpy: the command's start-up is most of its time at TREC
 size (43,000 lines), and numpy's import is most of that.
 
-:func:`lean_text` is tried first by ``qrelkit trec_eval`` (through click, :mod:`qrelkit.cli.trec_eval`) and,
+:func:`lean_trec_eval` is tried first by ``qrelkit trec_eval`` (through click, :mod:`qrelkit.cli.trec_eval`) and,
 before click loads, by ``python -m qrelkit trec_eval`` / the ``qrelkit`` command
 (:func:`qrelkit.__main__.run`, through :func:`lean_argv`, which reads only the options it fully
 understands). It takes what :mod:`qrelkit.evaluation.trec_fast` takes (both files read whole by the native
@@ -61,8 +61,8 @@ _FLAGS = {"-q": "per_query", "-c": "complete", "-J": "judged_only", "-n": "no_su
 _VALUES = {"-l": "rel_level", "-m": "measures", "-M": "max_per_topic", "-N": "num_docs"}
 
 
-def lean_argv(argv: list[str]) -> str:
-    """The text ``qrelkit trec_eval ARGV`` prints, for arguments made only of ``-q -c -J -n``, ``-l N``,
+def lean_argv(argv: list[str]) -> SimpleNamespace:
+    """What ``qrelkit trec_eval ARGV`` prints (as :func:`lean_trec_eval`), for arguments made only of ``-q -c -J -n``, ``-l N``,
     ``-m MEASURE``, ``-M N``, ``-N N`` (each a token of its own or ``-mMEASURE``) and the two files;
     anything else (``--help``, long options, combined flags, a value beginning with ``-``) steps aside to
     the click command."""
@@ -96,7 +96,7 @@ def lean_argv(argv: list[str]) -> str:
             files.append(arg)
     if len(files) != 2:
         raise StepAside
-    text = lean_text(
+    out = lean_trec_eval(
         files[0],
         files[1],
         per_query=opts.get("per_query", False),
@@ -108,12 +108,12 @@ def lean_argv(argv: list[str]) -> str:
         num_docs=opts.get("num_docs", 0),
         measures=tuple(opts["measures"]),
     )
-    if text is None:
+    if out is None:
         raise StepAside
-    return text
+    return out
 
 
-def lean_text(
+def lean_trec_eval(
     qrels_path: str,
     run_path: str,
     *,
@@ -126,19 +126,17 @@ def lean_text(
     num_docs: int = 0,
     measures: tuple[str, ...] = (),
     trec_eval_parsing: bool = False,
-) -> str | None:
-    """The text ``qrelkit trec_eval`` prints for these options (those of
-    :class:`~qrelkit.evaluation.trec_eval.TrecOptions`), or ``None`` when this path does not take them."""
+) -> SimpleNamespace | None:
+    """What :func:`~qrelkit.evaluation.trec_eval.trec_eval_files` returns for these options (those of
+    :class:`~qrelkit.evaluation.trec_eval.TrecOptions`), for :mod:`qrelkit.report.trec_eval` to print; or
+    ``None`` when this path does not take them."""
     try:
-        out = lean_output(
+        return lean_output(
             qrels_path, run_path, per_query, complete, judged_only, summary, rel_level, max_per_topic,
             num_docs, measures, trec_eval_parsing,
         )  # fmt: skip
     except StepAside:
         return None
-    from ..report.trec_eval import render_trec_eval
-
-    return render_trec_eval(out)
 
 
 def lean_output(
