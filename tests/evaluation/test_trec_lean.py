@@ -160,6 +160,7 @@ def test_what_the_numpy_path_must_report_steps_aside(tmp_path: Path, case: str) 
 def test_options_it_does_not_take_step_aside(files) -> None:
     qrels, run = files
     assert lean_trec_eval(qrels, run, rel_level=-1) is None  # a document outside the judgments counts
+    assert lean_trec_eval(qrels, run, rel_level=1 << 70) is None
     assert lean_trec_eval(qrels, run, trec_eval_parsing=True) is None
     assert lean_trec_eval(qrels, run, max_per_topic=10**10) is None  # the usual path's usage error
     assert lean_trec_eval(qrels, run, num_docs=2**60) is None

@@ -157,8 +157,8 @@ def lean_output(
     # long: the options' checks, then the lists and the summaries in trec_eval.evaluate_lists' order
     from ..measures.trec_names import MAX_CUTOFF, select
 
-    if trec_eval_parsing or rel_level < 0 or abs(num_docs) > 2**53:
-        raise StepAside
+    if trec_eval_parsing or not 0 <= rel_level < 1 << 31 or abs(num_docs) > 2**53:
+        raise StepAside  # -l beyond 32 bits: the numpy path's 64-bit integers decide
     if max_per_topic is not None and max_per_topic > MAX_CUTOFF:
         raise StepAside
     try:
