@@ -7,7 +7,6 @@ input came from a file), what it expected, and how to fix it. The command-line i
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 
@@ -115,6 +114,8 @@ class QueryNotFoundError(QrelkitError):
 
 def did_you_mean(value: str, choices: Iterable[str]) -> str:
     """Return ``" (did you mean 'x'?)"`` for the closest choice, or an empty string."""
+    import difflib  # here: the commands that never suggest a name do not load it (nor heapq)
+
     choices = list(choices)
     lowered = {c.lower(): c for c in choices}
     if value.lower() in lowered and lowered[value.lower()] != value:

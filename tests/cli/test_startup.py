@@ -161,3 +161,57 @@ def test_the_help_lists_the_commands_as_click_would(width: int) -> None:
     theirs = click.HelpFormatter(width=width, max_width=width)
     click.Group.format_commands(main, ctx, theirs)
     assert ours.getvalue() == theirs.getvalue() and "eval" in ours.getvalue()
+
+
+#: What ``qrelkit trec_eval`` of small clean TREC files may import: no click, no numpy.
+TREC_EVAL_MODULES = VERSION_MODULES | {
+    "qrelkit._typing",
+    "qrelkit.errors",
+    "qrelkit.evaluation",
+    "qrelkit.evaluation.trec_lean",
+    "qrelkit.formats",
+    "qrelkit.formats.inputs",
+    "qrelkit.formats.trec",
+    "qrelkit.formats.trec.common",  # the input checks every TREC reader makes first
+    "qrelkit.measures",
+    "qrelkit.measures.trec_names",
+    "qrelkit.naming",
+    "qrelkit.report",
+    "qrelkit.report.trec_eval",  # trec_eval's layout
+}
+
+
+def test_trec_eval_of_small_clean_files_imports_neither_click_nor_numpy() -> None:
+    from qrelkit.evaluation.trec_eval import TrecOptions, trec_eval_files
+    from qrelkit.report.trec_eval import render_trec_eval
+
+    args = ["-q", "-c", "-m", "ndcg_cut.10", "-m", "official", str(QRELS), str(RUN)]
+    out, ours, theirs = _imported("trec_eval", *args)
+    assert ours == TREC_EVAL_MODULES, (sorted(ours - TREC_EVAL_MODULES), sorted(TREC_EVAL_MODULES - ours))
+    assert theirs == set()
+    options = TrecOptions(per_query=True, complete=True, measures=("ndcg_cut.10", "official"))
+    assert out == render_trec_eval(trec_eval_files(QRELS, RUN, options))  # the numpy path's bytes
+    assert out == CLI("trec_eval", *args).output
+
+
+def test_trec_eval_with_a_measure_it_does_not_compute_goes_through_click() -> None:
+    out, ours, theirs = _imported("trec_eval", "-m", "infAP", str(QRELS), str(RUN))
+    assert "qrelkit.cli.trec_eval" in ours and {"click", "numpy"} <= theirs
+    assert out == CLI("trec_eval", "-m", "infAP", str(QRELS), str(RUN)).output and out.startswith("infAP")
+
+
+def test_trec_eval_into_a_closed_pipe_or_a_full_disk() -> None:
+    """As the commands through click: a closed pipe ends it quietly (exit 0), a full disk with one line."""
+    command = [sys.executable, "-m", "qrelkit", "trec_eval", "-q", str(QRELS), str(RUN)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait() == 0 and "Traceback" not in err, err
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True, check=False)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "qrelkit: error: cannot write the output (No space left on device). Fix: free space on the disk, "
+        "or send the output elsewhere\n"
+    )

@@ -520,3 +520,103 @@ def trec_rank(
     if status:
         raise MemoryError("the native scanner ran out of memory")
     return pos, judged
+
+
+# ----------------------------------------------------------------------------- without numpy
+# The same scanner calls for a caller that must not import numpy (``qrelkit trec_eval`` on small files,
+# :mod:`qrelkit.evaluation.trec_lean`): the inputs are bytes and ctypes arrays, the outputs memoryviews over
+# the scanner's memory, valid until the result is freed.
+
+
+class Raw:
+    """One scanner result (:func:`raw_scan_run`, :func:`raw_scan_qrels`), read in place: its counts, its
+    arrays as memoryviews (``int64``, ``double``) and its bytes; :meth:`free` releases it."""
+
+    def __init__(self, result):
+        self._result = result
+        r = result.contents
+        self.r = r
+        self.kept, self.groups, self.rows = r.kept, r.groups, r.rows
+        self.tag_start, self.tag_len = r.tag_start, r.tag_len
+
+    def ints(self, name: str, n: int) -> memoryview:
+        return _view(getattr(self.r, name), n, ctypes.c_int64, "q")
+
+    def doubles(self, name: str, n: int) -> memoryview:
+        return _view(getattr(self.r, name), n, ctypes.c_double, "d")
+
+    def data(self, name: str, n: int) -> bytes:
+        return ctypes.string_at(getattr(self.r, name), n) if n else b""
+
+    def address(self, name: str) -> int | None:
+        return ctypes.cast(getattr(self.r, name), ctypes.c_void_p).value
+
+    def free(self) -> None:
+        if self._result is not None and lib is not None:
+            lib.qk_free(self._result)
+        self._result = None
+
+
+def _view(pointer, n: int, ctype, code) -> memoryview:
+    if n == 0:
+        return memoryview(b"").cast(code)
+    array = (ctype * n).from_address(ctypes.cast(pointer, ctypes.c_void_p).value)
+    return memoryview(array).cast("B").cast(code)
+
+
+def _raw(result) -> Raw | None:
+    if not result:
+        raise MemoryError("the native scanner ran out of memory")
+    if result.contents.status != 0:
+        lib.qk_free(result)
+        return None
+    return Raw(result)
+
+
+def raw_scan_run(block: bytes, comments: bool) -> Raw | None:
+    """:func:`scan_run` of ``block`` (whole lines, ending with a newline) with no ``keep_top``, ranks in
+    double precision and queries grouped, read in place; ``None`` when the scanner refuses it."""
+    assert lib is not None
+    return _raw(lib.qk_scan_run(block, len(block), 0, 0, _flags(False, comments)))
+
+
+def raw_scan_qrels(block: bytes, comments: bool) -> Raw | None:
+    """:func:`scan_qrels` of ``block``, read in place (grades in ``rank``); ``None`` when refused."""
+    assert lib is not None
+    return _raw(lib.qk_scan_qrels(block, len(block), int(comments)))
+
+
+def int64s(values) -> ctypes.Array:
+    """A ctypes ``int64`` array of ``values`` (a list of ints)."""
+    import struct  # loaded with ctypes already
+
+    n = len(values)
+    return (ctypes.c_int64 * max(n, 1)).from_buffer_copy(struct.pack(f"={max(n, 1)}q", *(values or [0])))
+
+
+def raw_judged_dups(queries: int, first: ctypes.Array, order: ctypes.Array, qrels: Raw) -> bool:
+    """:meth:`JudgedTable.build`'s check: whether a query judges a document twice."""
+    assert lib is not None
+    found = lib.qk_judged_dups(queries, first, order, qrels.address("d_off"), qrels.address("d_data"))
+    if found < 0:
+        raise MemoryError("the native scanner ran out of memory")
+    return bool(found)
+
+
+def raw_trec_rank(
+    run: Raw, group_qcode: ctypes.Array, single: bool, first: ctypes.Array, order: ctypes.Array, qrels: Raw
+) -> tuple[memoryview, memoryview]:
+    """:func:`trec_rank` of a :func:`raw_scan_run` result against the judgments of a
+    :func:`raw_scan_qrels` result grouped by ``first`` and ``order`` (as :class:`JudgedTable`)."""
+    assert lib is not None
+    n = run.kept
+    pos = (ctypes.c_int64 * max(n, 1))()
+    judged = (ctypes.c_int64 * max(n, 1))()
+    status = lib.qk_trec_rank(
+        run.groups, run.address("group_first"), group_qcode, n, run.address("score"), run.address("d_off"),
+        run.address("d_data"), int(single), first, order, qrels.address("d_off"), qrels.address("d_data"),
+        pos, judged,
+    )  # fmt: skip
+    if status:
+        raise MemoryError("the native scanner ran out of memory")
+    return memoryview(pos).cast("B").cast("q")[:n], memoryview(judged).cast("B").cast("q")[:n]

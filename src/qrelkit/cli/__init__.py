@@ -122,14 +122,10 @@ class QrelkitGroup(click.Group):
             ctx.exit(0)
         except OSError as exc:
             if exc.filename is None:
-                if exc.errno not in _FULL:
+                message = cannot_write(exc)
+                if message is None:
                     raise
-                _silence_stdout()  # or its flush at exit fails again, with a traceback
-                click.echo(
-                    f"qrelkit: error: cannot write the output ({exc.strerror}). Fix: free space on the disk, "
-                    "or send the output elsewhere",
-                    err=True,
-                )
+                click.echo(message, err=True)
                 ctx.exit(1)
             click.echo(f"qrelkit: error: {file_error(exc)}", err=True)
             ctx.exit(1)
@@ -140,6 +136,18 @@ class QrelkitGroup(click.Group):
 
 #: Write errors of a full or failing disk (stdout redirected to /dev/full, a full file system, a quota).
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO)
+
+
+def cannot_write(exc: OSError) -> str | None:
+    """For a failed write to stdout of a full or failing disk: stdout pointed at /dev/null (or its flush at
+    exit fails again, with a traceback) and the one line to print; ``None`` for any other error."""
+    if exc.errno not in _FULL:
+        return None
+    _silence_stdout()
+    return (
+        f"qrelkit: error: cannot write the output ({exc.strerror}). Fix: free space on the disk, "
+        "or send the output elsewhere"
+    )
 
 
 def _silence_stdout() -> None:

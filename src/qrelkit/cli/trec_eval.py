@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 
@@ -50,21 +52,20 @@ def command(
     Ranking: score descending, ties by document id descending; negative grades mean "in the pool,
     unjudged"; without -c every judged query must be in the run. See `qrelkit.evaluation.trec_eval`."""
     # long: trec_eval's eight options, and the output it prints before it stops with an exit code
-    from ..evaluation.trec_eval import TrecEvalStop, TrecOptions, trec_eval_files
-    from ..measures.trec_names import select
+    from ..evaluation.trec_lean import lean_trec_eval
     from ..report.trec_eval import iter_trec_eval
 
-    options = TrecOptions(
-        per_query=per_query,
-        complete=complete,
-        judged_only=judged_only,
-        summary=not no_summary,
-        rel_level=rel_level,
-        max_per_topic=max_per_topic,
-        num_docs=num_docs,
-        measures=measures,
-        trec_eval_parsing=trec_eval_parsing,
-    )
+    kwargs: dict[str, Any] = dict(per_query=per_query, complete=complete, judged_only=judged_only)
+    kwargs.update(summary=not no_summary, rel_level=rel_level, max_per_topic=max_per_topic)
+    kwargs.update(num_docs=num_docs, measures=measures)
+    lean = lean_trec_eval(qrels, run, **kwargs, trec_eval_parsing=trec_eval_parsing)  # small files, no numpy
+    if lean is not None:
+        click.echo("".join(iter_trec_eval(lean)), nl=False)
+        return
+    from ..evaluation.trec_eval import TrecEvalStop, TrecOptions, trec_eval_files
+    from ..measures.trec_names import select
+
+    options = TrecOptions(**kwargs, trec_eval_parsing=trec_eval_parsing)
     from ..errors import MeasureSyntaxError
 
     try:

@@ -14,7 +14,6 @@ given (``utility_2,-1,0,0``), and ``name=value`` pairs printed as given (``ndcg_
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from ..errors import MeasureSyntaxError, did_you_mean
 
@@ -80,14 +79,38 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
 """trec_eval 10's nicknames (``measures.c``); its preference and ``qrels_jg`` measures are not offered."""
 
 
-@dataclass(frozen=True)
 class TrecMeasure:
-    """One trec_eval measure as selected: its name, kind, parameter text and parsed values."""
+    """One trec_eval measure as selected: its name, kind, parameter text and parsed values. A frozen
+    record written out (not a dataclass: ``dataclasses`` loads ``inspect``, which ``qrelkit trec_eval``'s
+    start-up, :mod:`qrelkit.evaluation.trec_lean`, does without)."""
 
+    __slots__ = ("given", "kind", "name", "params")
     name: str
     kind: str
     params: str | None  # the text after the first '.', or the default (None: takes none)
     given: bool  # parameters came from the command line
+
+    def __init__(self, name: str, kind: str, params: str | None, given: bool) -> None:
+        for field, value in (("name", name), ("kind", kind), ("params", params), ("given", given)):
+            object.__setattr__(self, field, value)
+
+    def _fields(self) -> tuple[str, str, str | None, bool]:
+        return (self.name, self.kind, self.params, self.given)
+
+    def __eq__(self, other: object) -> bool:
+        return other.__class__ is self.__class__ and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return f"TrecMeasure(name={self.name!r}, kind={self.kind!r}, params={self.params!r}, given={self.given!r})"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
 
     @property
     def values(self) -> list[float]:

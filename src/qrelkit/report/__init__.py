@@ -8,11 +8,11 @@ Machine formats print floats with ``repr`` (the shortest text that reads back to
 
 from __future__ import annotations
 
-import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..evaluation.results import Results
+if TYPE_CHECKING:  # the trec_eval layout (report/trec_eval.py) is printed without numpy
+    from ..evaluation.results import Results
 
 FORMATS = ("table", "json", "tsv", "csv", "trec", "markdown", "html")
 
@@ -31,6 +31,8 @@ def _short(value: float | None, digits: int = 4) -> str:
 
 def header_lines(results: Results) -> list[str]:
     """Provenance as ``# key: value`` lines (values are JSON)."""
+    import json  # here: trec_eval's layout (report/trec_eval.py) loads this package without it
+
     prov = results.provenance()
     lines = [
         f"# qrelkit {prov['tool']['version']}",
@@ -49,6 +51,8 @@ def header_lines(results: Results) -> list[str]:
 
 
 def render_json(results: Results) -> str:
+    import json
+
     return json.dumps(results.to_dict(), indent=2, allow_nan=False) + "\n"
 
 
