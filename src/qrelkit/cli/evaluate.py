@@ -465,7 +465,7 @@ def eval_command(
     # long: its docstring is the command's --help; the body parses, calls one function and renders
     from ..evaluation.files import evaluate_inputs
     from ..judgments.manifest import with_run_models
-    from ..measures.grammar import parse_all, trec_name_notes
+    from ..measures.grammar import parse_all
 
     file_format = out_format or (OUTPUT_SUFFIXES.get(Path(output).suffix.lower()) if output else None)
     if output and file_format in (None, "table"):
@@ -473,9 +473,7 @@ def eval_command(
             f"cannot tell the output format from {output!r}: name it with --format "
             "json|tsv|csv|trec|markdown|html, or use a suffix .json, .tsv, .csv, .txt/.trec, .md or .html"
         )
-    conv, _ = resolve(options, on_duplicate)
-    for note in trec_name_notes(measures, conv):
-        click.echo(note, err=True)
+    conv = _conventions_noted(options, on_duplicate, measures)
     judgments = with_run_models(judgments_of(qrels, manifest, project), parse_run_models(run_model))
     scale, rubric_hash = rubric_scale(rubric)
     if human := human_of(qrels, human, manifest, estimator):
@@ -489,6 +487,18 @@ def eval_command(
     results = _with_progress(runs, lambda **bar: evaluate_inputs(qrels, runs, parsed, conv, engine=engine, master=master,
         memory_limit=memory_limit, diversity=diversity, strict=strict, **read, **bar))  # fmt: skip
     _show(results.with_judgments(judgments).with_bounds(found), per_query, out_format, output, file_format)
+
+
+def _conventions_noted(
+    options: dict[str, Any], on_duplicate: str | None, measures: tuple[str, ...]
+) -> Conventions:
+    """The conventions of the options, after a note on stderr for each trec_eval name they read differently."""
+    from ..measures.grammar import trec_name_notes
+
+    conv, _ = resolve(options, on_duplicate)
+    for note in trec_name_notes(measures, conv):
+        click.echo(note, err=True)
+    return conv
 
 
 def show_estimates(qrels: str, human: str, runs: tuple[str, ...], measures: tuple[str, ...], conv: Conventions,
