@@ -18,7 +18,8 @@ $(BIN)/qrelkit: pyproject.toml hatch_build.py $(wildcard src/qrelkit/_native/*.c
 	@touch $@
 
 ## demo: create .venv, install qrelkit, and run the workflow on the bundled example: rubric lint, pool,
-## the top-up of a run judged deeper than the pool and leave-one-out reusability, agreement of the two labellers, evaluation of the four runs, one query explained
+## the top-up of a run judged deeper than the pool and leave-one-out reusability, agreement of the two labellers,
+## evaluation of the four runs, one query explained, the comparison with its bottom line, and the report
 demo: $(BIN)/qrelkit
 	@mkdir -p demo-out
 	$(BIN)/qrelkit rubric lint $(EXAMPLE)/rubric.toml
@@ -30,7 +31,7 @@ demo: $(BIN)/qrelkit
 	$(BIN)/qrelkit eval $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/*.run -m nDCG@10 -m R@100 -m Judged@10 -m AP -o demo-out/results.json
 	$(BIN)/qrelkit eval $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/*.run -f table
 	$(BIN)/qrelkit explain $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/rerank.run --query q01
-	$(BIN)/qrelkit compare $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/*.run --noise-floor $(EXAMPLE)/judgments/alice.qrels $(EXAMPLE)/judgments/bob.qrels
+	$(BIN)/qrelkit compare $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/*.run --noise-floor $(EXAMPLE)/judgments/alice.qrels $(EXAMPLE)/judgments/bob.qrels -f table
 	$(BIN)/qrelkit report $(EXAMPLE)/qrels.txt $(EXAMPLE)/runs/*.run \
 	    --noise-floor $(EXAMPLE)/judgments/alice.qrels $(EXAMPLE)/judgments/bob.qrels -o demo-out/report.html
 

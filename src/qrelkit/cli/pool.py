@@ -221,7 +221,7 @@ def _extend(runs: tuple[str, ...], depth: int, output: str | None, source: str, 
     echo(f"pairs within depth: {ext.get('pairs_in_depth')}; already judged: {ext.get('already_judged')}; "
          f"new: {pool.pairs.height} in {pool.pairs.get_column('query_id').n_unique()} queries")  # fmt: skip
     echo(f"cost: {cost['judgments']} judgments x {cost['seconds_per_judgment']:g} s = {cost['hours']:.1f} h "
-         "(no calibration round: judged under a rubric whose gate already passed)")  # fmt: skip
+         "(no calibration repeats: `judge extend` adds these pairs to a project only once its gate passed)")  # fmt: skip
     for note in pool.notes:
         echo(f"warning: {note}")
     if output:
