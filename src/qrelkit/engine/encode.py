@@ -18,6 +18,9 @@ The output holds no strings on the numeric path and no defaults: kernels read it
 
 from __future__ import annotations
 
+import threading
+from dataclasses import dataclass
+
 import numpy as np
 import polars as pl
 
@@ -26,15 +29,106 @@ from ..errors import ValidationError
 from ..measures.conventions import Conventions
 from .encoded import TIE_KEYS, Encoded, QuerySet, offsets_of, query_set, tied_blocks
 
-__all__ = ["Encoded", "QuerySet", "encode", "resolve_negative", "select_queries"]
+__all__ = ["Encoded", "Judgments", "QuerySet", "encode", "judgments_of", "resolve_negative", "select_queries"]
 
 
-def select_queries(qrels: Qrels, run: Run, conv: Conventions) -> QuerySet:
-    """The scored queries of ``run`` against ``qrels`` (:func:`qrelkit.engine.encoded.query_set`)."""
-    judged_q = set(qrels.frame.get_column("query_id").unique().to_list())
+@dataclass(frozen=True)
+class _Side:
+    """What :func:`encode` reads of the judgments for one negative-grade convention and query set."""
+
+    qmap: pl.DataFrame  # (query_id, q): each scored query's number
+    grades: pl.DataFrame  # (query_id, doc_id, grade) of the scored queries' judged documents
+    judged_offsets: np.ndarray
+    judged_grade: np.ndarray
+    pool_only: pl.DataFrame | None
+
+
+class Judgments:
+    """The judgments' side of :func:`encode`, computed once for every run and measure that reads ``qrels``:
+    the judged query ids, and for each negative-grade convention and set of scored queries the numbered
+    queries, the judged rows to join, each query's judged grades and the pool-only documents. Each is what
+    :func:`encode` computes alone, by the same steps; the arrays are handed out as copies."""
+
+    #: Query sets and conventions kept (a call evaluates a few; past this the oldest goes).
+    KEPT = 8
+
+    def __init__(self, qrels: Qrels) -> None:
+        self.qrels = qrels
+        # what identifies the value it was made of (judgments_of): its frame, that frame's shape, fingerprint
+        self.frame, self.shape, self.sha256 = qrels.frame, qrels.frame.shape, qrels.fingerprint.sha256
+        self._judged: list[str] | None = None
+        self._sides: dict[tuple[str, tuple[str, ...]], _Side] = {}
+        self._lock = threading.Lock()
+
+    def judged_query_ids(self) -> list[str]:
+        """The judged query ids, sorted."""
+        if self._judged is None:
+            self._judged = sorted(set(self.qrels.frame.get_column("query_id").unique().to_list()))
+        return self._judged
+
+    def side(self, conv: Conventions, queries: QuerySet) -> _Side:
+        key = (conv.negative, tuple(queries.query_ids))
+        found = self._sides.get(key)
+        if found is None:
+            found = self._make(conv, queries)
+            with self._lock:
+                if len(self._sides) >= self.KEPT:
+                    self._sides.pop(next(iter(self._sides)))
+                self._sides[key] = found
+        return found
+
+    def _make(self, conv: Conventions, queries: QuerySet) -> _Side:
+        qmap = pl.DataFrame(
+            {"query_id": queries.query_ids, "q": np.arange(len(queries.query_ids), dtype=np.int64)},
+            schema={"query_id": pl.String, "q": pl.Int64},
+        )
+        judgments = resolve_negative(self.qrels, conv).join(qmap, on="query_id", how="inner")
+        ordered = judgments.sort("q", "grade", descending=[False, True])
+        return _Side(
+            qmap=qmap,
+            grades=judgments.select("query_id", "doc_id", "grade"),
+            judged_offsets=offsets_of(ordered.get_column("q").to_numpy(), len(queries.query_ids)),
+            judged_grade=ordered.get_column("grade").to_numpy().astype(np.int64, copy=False),
+            pool_only=_pool_only(self.qrels, conv),
+        )
+
+
+#: Qrels values up to this many rows keep their :class:`Judgments` between calls (:func:`judgments_of`).
+KEEP_ROWS = 1_000_000
+_KEPT: list[Judgments] = []  # the last few, newest last
+_KEPT_LOCK = threading.Lock()
+
+
+def judgments_of(qrels: Qrels) -> Judgments:
+    """The :class:`Judgments` of ``qrels``: the one made for this very value (the same object, its frame
+    the same object with the same shape, the same fingerprint) by an earlier call if it is among the last
+    few kept, else a new one, kept when ``qrels`` has at most :data:`KEEP_ROWS` rows. A value is never
+    changed in place (:class:`qrelkit.data.values.Qrels`), so what was computed of it still holds."""
+    with _KEPT_LOCK:
+        for j in _KEPT:
+            if (
+                j.qrels is qrels
+                and j.frame is qrels.frame
+                and j.shape == qrels.frame.shape
+                and j.sha256 == qrels.fingerprint.sha256
+            ):
+                return j
+    made = Judgments(qrels)
+    if qrels.frame.height <= KEEP_ROWS:
+        with _KEPT_LOCK:
+            _KEPT.append(made)
+            del _KEPT[:-2]
+    return made
+
+
+def select_queries(qrels: Qrels, run: Run, conv: Conventions, judgments: Judgments | None = None) -> QuerySet:
+    """The scored queries of ``run`` against ``qrels`` (:func:`qrelkit.engine.encoded.query_set`);
+    ``judgments``, if given, is ``qrels``'s :class:`Judgments`."""
+    judged = (judgments or Judgments(qrels)).judged_query_ids()
+    judged_q = set(judged)
     run_q = set(run.frame.get_column("query_id").unique().to_list())
     return query_set(
-        sorted(judged_q),
+        judged,
         run_q,
         sorted(run_q - judged_q),
         conv,
@@ -83,18 +177,18 @@ def encode(
     *,
     ranking: bool = True,
     depth: int | None = None,
+    judgments: Judgments | None = None,
 ) -> Encoded:
     """Rank ``run`` against ``qrels`` under ``conv``. See the module docstring for the order of steps.
 
     ``ranking=False`` leaves out the frame of ranked rows that explanations read (``Encoded.ranking``);
     ``depth`` (never with ``unjudged = "drop"``, which changes the rows that reach the top) ranks only the
-    rows within it and the tied block at it."""
-    queries = queries or select_queries(qrels, run, conv)
-    qmap = pl.DataFrame(
-        {"query_id": queries.query_ids, "q": np.arange(len(queries.query_ids), dtype=np.int64)},
-        schema={"query_id": pl.String, "q": pl.Int64},
-    )
-    judgments = resolve_negative(qrels, conv).join(qmap, on="query_id", how="inner")
+    rows within it and the tied block at it. ``judgments`` is ``qrels``'s :class:`Judgments`, to share
+    the judgments' side between encodings."""
+    judgments = judgments or Judgments(qrels)
+    queries = queries or select_queries(qrels, run, conv, judgments)
+    side = judgments.side(conv, queries)
+    qmap = side.qmap
 
     rows = run.frame.join(qmap, on="query_id", how="inner")
     if depth is not None:
@@ -103,8 +197,8 @@ def encode(
         if conv.precision == "single":
             by = by.cast(pl.Float32).cast(pl.Float64)
         rows = rows.filter(by.rank("min", descending=True).over("q") <= depth)
-    rows = rows.join(judgments.select("query_id", "doc_id", "grade"), on=["query_id", "doc_id"], how="left")
-    pool_only = _pool_only(qrels, conv)
+    rows = rows.join(side.grades, on=["query_id", "doc_id"], how="left")
+    pool_only = side.pool_only
     if pool_only is not None:
         rows = rows.join(pool_only, on=["query_id", "doc_id"], how="left")
     if conv.unjudged == "drop":
@@ -136,8 +230,6 @@ def encode(
     judged = grade_col.is_not_null().to_numpy()
     grade = grade_col.fill_null(0).to_numpy().astype(np.int64, copy=False)
 
-    judgments = judgments.sort("q", "grade", descending=[False, True])
-    jq = judgments.get_column("q").to_numpy()
     ranked = None
     if ranking:
         block_col = np.zeros(len(score), dtype=np.int64)
@@ -156,8 +248,8 @@ def encode(
         judged=judged,
         score=score,
         block_starts=block_starts,
-        judged_offsets=offsets_of(jq, len(queries.query_ids)),
-        judged_grade=judgments.get_column("grade").to_numpy().astype(np.int64, copy=False),
+        judged_offsets=side.judged_offsets.copy(),
+        judged_grade=side.judged_grade.copy(),
         ranking=ranked,
         pooled=pooled,
     )

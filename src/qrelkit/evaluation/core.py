@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # polars loads only on the paths that read frames
     import polars as pl
 
     from ..data.values import DiversityQrels, Qrels, Run
+    from ..engine.encode import Judgments
 
 
 def _as_runs(runs: Run | Sequence[Run] | Mapping[str, Run]) -> list[Run]:
@@ -76,17 +77,24 @@ def _check_depth(run: Run, measures: Sequence[Measure], conv: Conventions) -> No
 
 
 def evaluate_run(
-    qrels: Qrels, run: Run, measures: Sequence[Measure], conv: Conventions, engine: str = FRAME
+    qrels: Qrels,
+    run: Run,
+    measures: Sequence[Measure],
+    conv: Conventions,
+    engine: str = FRAME,
+    judgments: Judgments | None = None,
 ) -> tuple[QuerySet, dict[Measure, tuple[np.ndarray, np.ndarray]]]:
     """Evaluate one run: the query set, and per measure (values, undefined mask) over its queries, with
     the kernels of ``engine`` (:data:`qrelkit.engine.registry.ENGINES`; Spark's partitions name theirs).
+    ``judgments`` (:func:`qrelkit.engine.encode.judgments_of`) shares the judgments' side of the encoding
+    between runs.
 
     Runs with more than :data:`ENCODE_BATCH_ROWS` rows are encoded in batches of whole queries (the same
     numbers, with the memory of one batch at a time)."""
     if run.frame.height > ENCODE_BATCH_ROWS:
         _check_depth(run, measures, conv)  # also when no batch has judgments to score
         return evaluate_run_batches(qrels, _query_batches(run, ENCODE_BATCH_ROWS), measures, conv, engine)
-    return _evaluate_whole(qrels, run, measures, conv, engine=engine)
+    return _evaluate_whole(qrels, run, measures, conv, engine=engine, judgments=judgments)
 
 
 def _evaluate_whole(
@@ -96,14 +104,16 @@ def _evaluate_whole(
     conv: Conventions,
     subtopics: DiversityQrels | None = None,
     engine: str = FRAME,
+    judgments: Judgments | None = None,
 ) -> tuple[QuerySet, dict[Measure, tuple[np.ndarray, np.ndarray]]]:
     """:func:`evaluate_run` in one encoding, however large the run (a batch is never split again: one
     query may hold more rows than a batch). With ``subtopics`` (whose projection ``qrels`` is) each
     encoding carries the subtopic judgments the diversity measures read."""
-    from ..engine.encode import encode, select_queries
+    from ..engine.encode import Judgments, encode, select_queries
 
     _check_depth(run, measures, conv)
-    queries = select_queries(qrels, run, conv)
+    judgments = judgments or Judgments(qrels)
+    queries = select_queries(qrels, run, conv, judgments)
     depth = required_depth(measures, conv)  # each run cut to it before the join and the sort
     cache: dict[tuple[str, ...], Encoded] = {}
     values: dict[Measure, tuple[np.ndarray, np.ndarray]] = {}
@@ -112,11 +122,14 @@ def _evaluate_whole(
         key = encoding_key(mconv)
         if key not in cache:
             if subtopics is None:
-                cache[key] = encode(qrels, run, mconv, queries, ranking=False, depth=depth)
+                cache[key] = encode(
+                    qrels, run, mconv, queries, ranking=False, depth=depth, judgments=judgments
+                )
             else:
                 from ..engine.diversity import attach
 
-                cache[key] = attach(encode(qrels, run, mconv, queries, ranking=True), subtopics)
+                enc = encode(qrels, run, mconv, queries, ranking=True, judgments=judgments)
+                cache[key] = attach(enc, subtopics)
         values[measure] = compute(cache[key], measure, mconv, engine)
     return queries, values
 
@@ -310,14 +323,17 @@ def evaluate(
         from ..measures.profiles import get_profile
 
         get_profile(conv.profile).check(judged, run_list)
+    from ..engine.encode import judgments_of
+
+    shared = judgments_of(judged)  # the judgments' side: once for every run, and kept for the next call
     done = 0
 
     def one(run: Run) -> RunValues:
         nonlocal done
         if isinstance(qrels, DiversityQrels):
-            queries, values = _evaluate_whole(judged, run, parsed, conv, subtopics=qrels)
+            queries, values = _evaluate_whole(judged, run, parsed, conv, subtopics=qrels, judgments=shared)
         else:
-            queries, values = evaluate_run(qrels, run, parsed, conv)
+            queries, values = evaluate_run(qrels, run, parsed, conv, judgments=shared)
         done += 1
         if progress is not None:
             progress(done, len(run_list), run.name)

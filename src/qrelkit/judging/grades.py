@@ -53,6 +53,7 @@ __all__ = [
     "last_open_position",
     "manifest_key",
     "next_position",
+    "own_event_count",
     "own_grades",
     "pair_view",
     "progress",
@@ -145,12 +146,39 @@ def record_grade(
     return {
         "event_id": int(cur.lastrowid or 0),
         # the labeller's own count of events, shown to them instead of the global id (which counts everyone's)
-        "labeller_event": conn.execute(
-            "SELECT COUNT(*) FROM grade_events WHERE user_id = ?", (user_id,)
-        ).fetchone()[0],
+        "labeller_event": own_event_count(conn, user_id),
         "position": position,
         "next": next_position(conn, user_id, position, phase=phase),
     }
+
+
+def own_event_count(conn: sqlite3.Connection, user_id: int) -> int:
+    """How many grade events ``user_id`` has, in the writer's transaction, just after one was added.
+
+    The writer carries each labeller's count in its connection's ``memo`` (:class:`..store.Connection`)
+    instead of counting their events at every grade: the memo is emptied when anything rolls back, and
+    here when another connection committed since it was filled (``PRAGMA data_version``). On any other
+    connection the events are counted.
+    """
+    memo: dict[str, Any] | None = getattr(conn, "memo", None)
+    if memo is None:
+        return int(
+            conn.execute("SELECT COUNT(*) FROM grade_events WHERE user_id = ?", (user_id,)).fetchone()[0]
+        )
+    version = conn.execute("PRAGMA data_version").fetchone()[0]
+    counts: dict[int, int] | None = memo.get("own_events")
+    if counts is None or memo.get("own_events_version") != version:
+        counts = memo["own_events"] = {}
+        memo["own_events_version"] = version
+    known = counts.get(user_id)
+    if known is None:
+        known = int(
+            conn.execute("SELECT COUNT(*) FROM grade_events WHERE user_id = ?", (user_id,)).fetchone()[0]
+        )
+    else:
+        known += 1
+    counts[user_id] = known
+    return known
 
 
 def closed_message(phase: Phase) -> str:

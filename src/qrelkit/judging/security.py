@@ -8,6 +8,15 @@
   the nonce. Signing out ends the row, so the cookie, replayed, is refused; a session unused for longer
   than the idle timeout (default 12 hours) is refused too. Use refreshes ``last_seen`` at most every
   tenth of the timeout (and at least every minute), so that reading pages costs a write that rarely.
+- Live sessions are also kept in memory, so that a request reads neither the cookie's signature nor the
+  session's row again: a verified cookie is remembered with the time it was signed (its age is checked on
+  every use), a live row with its ``last_seen``. The rows stay the record: a new ``last_seen`` is written
+  through to the table before memory has it, a session not in memory (after a restart, say) is read back
+  from its row, and a sign-out forgets the session in memory before its row is ended, for good. One server
+  serves a database at a time (``judge serve``'s lock), and only the app writes this table, so memory
+  cannot miss a change; revocation (``judge revoke``) moves the user's epoch, which every request reads
+  from the users table, so it takes effect at the next request. Both memories are bounded
+  (:data:`REMEMBERED`): when full they are emptied and refilled from the rows.
 - The CSRF token is an HMAC of the nonce; every POST must carry it (form field ``csrf_token`` or header
   ``X-CSRF-Token``), and a POST whose ``Origin`` header names another site (or is opaque, ``null``) is
   refused as well.
@@ -43,6 +52,8 @@ SESSION_COOKIE = "qrelkit_session"
 SESSION_MAX_AGE = 30 * 24 * 3600
 #: A signed-in session unused this long (seconds) is over: ``judge serve --idle-timeout``.
 DEFAULT_IDLE_TIMEOUT = 12 * 3600.0
+#: At most this many verified cookies, and as many live sessions, are kept in memory (then emptied).
+REMEMBERED = 10_000
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; "
@@ -82,16 +93,29 @@ class Sessions:
         self._csrf_key = hashlib.sha256(("csrf:" + secret).encode()).digest()
         self.idle_timeout, self.clock = idle_timeout, clock
         self._refresh = min(60.0, idle_timeout / 10)
+        self._lock = threading.Lock()
+        self._cookies: dict[str, tuple[dict[str, Any], float]] = {}  # verified cookie -> (data, signed at)
+        self._live: dict[str, tuple[int, float]] = {}  # session key -> (user id, last_seen as stored)
+        self._ended: set[str] = set()  # signed out while this process runs: never live again
 
     def load(self, request: Request) -> dict[str, Any]:
         raw = request.cookies.get(SESSION_COOKIE)
         if not raw or len(raw) > 1024:
             return {}
+        known = self._cookies.get(raw)
+        if known is not None and time.time() - known[1] <= SESSION_MAX_AGE:  # as the serializer checks
+            return dict(known[0])
         try:
-            data = self._serializer.loads(raw, max_age=SESSION_MAX_AGE)
+            data, signed = self._serializer.loads(raw, max_age=SESSION_MAX_AGE, return_timestamp=True)
         except BadSignature:
             return {}
-        return data if isinstance(data, dict) and isinstance(data.get("n"), str) else {}
+        if not (isinstance(data, dict) and isinstance(data.get("n"), str)):
+            return {}
+        with self._lock:
+            if len(self._cookies) >= REMEMBERED:
+                self._cookies.clear()
+            self._cookies[raw] = (data, signed.timestamp())
+        return dict(data)
 
     def dump(self, data: dict[str, Any]) -> str:
         return self._serializer.dumps(data)
@@ -115,6 +139,10 @@ class Sessions:
 
     def end(self, conn: sqlite3.Connection, session: dict[str, Any]) -> None:
         """End the session on the server (a writer job): its cookie is refused from now on."""
+        key = _session_key(session)
+        with self._lock:  # first in memory: from here on no request takes it for live, nor reads it back
+            self._ended.add(key)
+            self._live.pop(key, None)
         conn.execute(
             "UPDATE sessions SET ended_at = ? WHERE session_hash = ? AND ended_at IS NULL",
             (_stamp(self.clock()), _session_key(session)),
@@ -123,28 +151,50 @@ class Sessions:
     def active(self, store: Store, session: dict[str, Any], user_id: int) -> bool:
         """Whether the signed-in session is live on the server: not ended, used within the idle timeout.
 
-        A live session's ``last_seen`` is moved on when it is older than the refresh interval.
+        A live session's ``last_seen`` is moved on when it is older than the refresh interval, in its row
+        first and then in memory. A session not in memory is read from its row.
         """
         key = _session_key(session)
-        row = store.read(
-            lambda c: c.execute(
-                "SELECT user_id, last_seen, ended_at FROM sessions WHERE session_hash = ?", (key,)
-            ).fetchone()
-        )
-        if row is None or row["ended_at"] is not None or row["user_id"] != user_id:
+        live = self._live.get(key)
+        if live is None:
+            row = store.read(
+                lambda c: c.execute(
+                    "SELECT user_id, last_seen, ended_at FROM sessions WHERE session_hash = ?", (key,)
+                ).fetchone()
+            )
+            if row is None or row["ended_at"] is not None:
+                return False
+            live = (int(row["user_id"]), _seconds(row["last_seen"]))
+            self._remember(key, live)
+        if live[0] != user_id:
             return False
         t = self.clock()
-        idle = t - _seconds(row["last_seen"])
+        idle = t - live[1]
         if idle > self.idle_timeout:
+            with self._lock:
+                self._live.pop(key, None)
             return False
         if idle > self._refresh:
+            stamp = _stamp(t)
             store.write(
                 lambda c: c.execute(
                     "UPDATE sessions SET last_seen = ? WHERE session_hash = ? AND ended_at IS NULL",
-                    (_stamp(t), key),
+                    (stamp, key),
                 )
             )
+            self._remember(key, (live[0], _seconds(stamp)))
         return True
+
+    def _remember(self, key: str, live: tuple[int, float]) -> None:
+        """Keep ``key`` live in memory, unless it was signed out meanwhile."""
+        with self._lock:
+            if key in self._ended:
+                return
+            if len(self._live) >= REMEMBERED:
+                self._live.clear()
+            if len(self._ended) >= REMEMBERED:
+                self._ended.clear()  # their rows are ended: read back, they stay refused
+            self._live[key] = live
 
     def csrf_token(self, session: dict[str, Any]) -> str:
         return hmac.new(self._csrf_key, session.get("n", "").encode(), hashlib.sha256).hexdigest()

@@ -310,6 +310,17 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
+class Connection(sqlite3.Connection):
+    """A store's connection, with ``memo``: what jobs keep between transactions of the writer (each
+    labeller's own count of events, say). The writer empties it whenever a job or a transaction rolls
+    back, so that it holds only what was committed; a job using it checks ``PRAGMA data_version`` for
+    commits of other connections."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.memo: dict[str, Any] = {}
+
+
 def _connect(path: Path, *, timeout: float = 30.0, read_only: bool = False) -> sqlite3.Connection:
     if read_only:  # SQLite's own read-only open: no statement of this connection can change the file
         uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro"
@@ -318,9 +329,12 @@ def _connect(path: Path, *, timeout: float = 30.0, read_only: bool = False) -> s
             # nothing is to be read from a log: read the file as it stands, without creating a -shm
             # (SQLite's mode=ro alone would create one, with the database's mode) and without locks
             uri += "&immutable=1"
-        conn = sqlite3.connect(uri, timeout=timeout, isolation_level=None, check_same_thread=True, uri=True)
+        conn = sqlite3.connect(uri, timeout=timeout, isolation_level=None, check_same_thread=True, uri=True,
+                               factory=Connection)  # fmt: skip
     else:
-        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=True)
+        conn = sqlite3.connect(
+            path, timeout=timeout, isolation_level=None, check_same_thread=True, factory=Connection
+        )
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
@@ -550,9 +564,11 @@ class Writer:
                 except BaseException as exc:
                     conn.execute("ROLLBACK TO job")
                     conn.execute("RELEASE job")
+                    _forget(conn)
                     outcomes.append((False, exc))
             conn.execute("COMMIT")
         except BaseException as exc:
+            _forget(conn)
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             for _, future in jobs:
@@ -563,6 +579,13 @@ class Writer:
                 future.set_result(value)
             else:
                 future.set_exception(value)
+
+
+def _forget(conn: sqlite3.Connection) -> None:
+    """Empty the connection's memo: what it held may be rolled back."""
+    memo = getattr(conn, "memo", None)
+    if memo is not None:
+        memo.clear()
 
 
 class Store:
