@@ -190,3 +190,29 @@ def test_a_file_of_garbage_stays_bounded_and_a_byte_order_mark_is_read(tmp_path:
     applied = judge("adjudicate", db, "--decisions", bom)
     assert applied.exit_code == 0 and "applied 1 decision(s)" in applied.stdout
     assert decided(db) == [("q1", "keys/rotate", 2, None, None)]
+
+
+def test_nothing_applied_is_said_in_one_line(tmp_path: Path) -> None:
+    db = make_project(tmp_path, runs=False)
+    disputes(db)
+    queue = tmp_path / "queue.tsv"
+    assert judge("queue", db, "--format", "tsv", "-o", queue).exit_code == 0
+    as_written = judge("adjudicate", db, "--decisions", queue)  # the queue file, no grade filled in
+    assert as_written.exit_code == 0, as_written.output
+    assert as_written.stdout == f"{queue}: nothing applied: 5 undecided line(s)\n" and as_written.stderr == ""
+    undecided = tmp_path / "undecided.tsv"
+    undecided.write_text("q1\tkeys/rotate\t\nq2\tsdk/retries\t\t\n", encoding="utf-8")
+    left = judge("adjudicate", db, "--decisions", undecided)
+    assert left.exit_code == 0 and left.stdout == f"{undecided}: nothing applied: 2 undecided line(s)\n"
+    comment = tmp_path / "comment.tsv"
+    comment.write_text("# nothing decided yet\n", encoding="utf-8")
+    alone = judge("adjudicate", db, "--decisions", comment)
+    assert alone.exit_code == 0 and alone.stdout == f"{comment}: nothing applied: 0 undecided line(s)\n"
+    refused = tmp_path / "refused.tsv"
+    refused.write_text("q1\tkeys/rotate\t7\nq2\tnope\t1\nq2\tsdk/retries\t\n", encoding="utf-8")
+    partial = judge("adjudicate", db, "--decisions", refused, "--partial")
+    assert partial.exit_code == 1  # a refused line is an error
+    assert partial.stdout == f"{refused}: nothing applied: 1 undecided line(s), 2 line(s) refused\n"
+    said = partial.stderr.splitlines()
+    assert len(said) == 2 and f"{refused}:1:" in said[0] and f"{refused}:2:" in said[1]
+    assert "Traceback" not in partial.output and decided(db) == []
