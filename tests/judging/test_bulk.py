@@ -190,3 +190,99 @@ def test_a_file_of_garbage_stays_bounded_and_a_byte_order_mark_is_read(tmp_path:
     applied = judge("adjudicate", db, "--decisions", bom)
     assert applied.exit_code == 0 and "applied 1 decision(s)" in applied.stdout
     assert decided(db) == [("q1", "keys/rotate", 2, None, None)]
+
+
+def test_nothing_applied_is_said_in_one_line(tmp_path: Path) -> None:
+    db = make_project(tmp_path, runs=False)
+    disputes(db)
+    queue = tmp_path / "queue.tsv"
+    assert judge("queue", db, "--format", "tsv", "-o", queue).exit_code == 0
+    as_written = judge("adjudicate", db, "--decisions", queue)  # the queue file, no grade filled in
+    assert as_written.exit_code == 0, as_written.output
+    assert as_written.stdout == f"{queue}: nothing applied: 5 undecided line(s)\n" and as_written.stderr == ""
+    undecided = tmp_path / "undecided.tsv"
+    undecided.write_text("q1\tkeys/rotate\t\nq2\tsdk/retries\t\t\n", encoding="utf-8")
+    left = judge("adjudicate", db, "--decisions", undecided)
+    assert left.exit_code == 0 and left.stdout == f"{undecided}: nothing applied: 2 undecided line(s)\n"
+    comment = tmp_path / "comment.tsv"
+    comment.write_text("# nothing decided yet\n", encoding="utf-8")
+    alone = judge("adjudicate", db, "--decisions", comment)
+    assert alone.exit_code == 0 and alone.stdout == f"{comment}: nothing applied: 0 undecided line(s)\n"
+    refused = tmp_path / "refused.tsv"
+    refused.write_text("q1\tkeys/rotate\t7\nq2\tnope\t1\nq2\tsdk/retries\t\n", encoding="utf-8")
+    partial = judge("adjudicate", db, "--decisions", refused, "--partial")
+    assert partial.exit_code == 1  # a refused line is an error
+    assert partial.stdout == f"{refused}: nothing applied: 1 undecided line(s), 2 line(s) refused\n"
+    said = partial.stderr.splitlines()
+    assert len(said) == 2 and f"{refused}:1:" in said[0] and f"{refused}:2:" in said[1]
+    assert "Traceback" not in partial.output and decided(db) == []
+
+
+def test_the_refused_lines_listed_are_the_first_of_the_file(tmp_path: Path) -> None:
+    db = make_project(tmp_path, runs=False)
+    disputes(db)
+    path = tmp_path / "decisions.tsv"
+    lines = ["q1\tkeys/rotate\t9", "q2\tnope\t1"]  # 1: off the scale, 2: not in the pool (later passes)
+    lines += [f"q1\tkeys/rotate{i}\tx" for i in range(101)]  # 3..103: not a whole number (read first)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    done = judge("adjudicate", db, "--decisions", path)
+    said = done.stderr.splitlines()
+    assert done.exit_code == 1 and len(said) == 100 + 2
+    assert [line.split(": ", 2)[1] for line in said[:100]] == [f"{path}:{n}" for n in range(1, 101)]
+    assert "(got 9)" in said[0] and "is not in this project's pool" in said[1]
+    assert said[100] == "refused: and 3 more line(s) (the first 100 are listed)"
+    assert said[101].endswith(
+        "nothing applied: 103 line(s) refused; fix them, or pass --partial to apply the others"
+    )
+
+
+def test_a_grade_is_written_in_ascii_digits(tmp_path: Path) -> None:
+    db = make_project(tmp_path, runs=False)
+    disputes(db)
+    path = tmp_path / "decisions.tsv"
+    lines = [
+        "q1\tkeys/rotate\t1_0",  # 1: int() reads 10
+        "q1\tkeys/policy\t\u0661",  # 2: ARABIC-INDIC DIGIT ONE, int() reads 1
+        "q2\tsdk/retries\t\uff12",  # 3: FULLWIDTH DIGIT TWO, int() reads 2
+        "q2\tlimits/rate\t" + "1" * 5000,  # 4: digits past what int() converts
+        "q1\tsecurity/advisory-4\t+2",  # 5: a sign is a whole number
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    done = judge("adjudicate", db, "--decisions", path, "--partial")
+    assert done.exit_code == 1 and "Traceback" not in done.output
+    said = done.stderr.splitlines()
+    assert [line.split(": ", 2)[1] for line in said] == [f"{path}:{n}" for n in (1, 2, 3, 4)]
+    assert all("the grade is not a whole number" in line and "ASCII digits" in line for line in said)
+    assert "(got '1_0')" in said[0] and "(got '\u0661')" in said[1] and "(got '\uff12')" in said[2]
+    assert "(got '111" in said[3] and len(said[3]) < 400  # the value named, cut short
+    assert done.stdout.startswith(f"{path}: applied 1 decision(s) (decision 1;")
+    assert decided(db) == [("q1", "security/advisory-4", 2, None, None)]
+
+
+def test_the_pairs_waiting_for_the_gate_are_read_once_a_file(tmp_path: Path) -> None:
+    """The calibration round's pairs are read once per file, not once per line: the statements that read
+    them (SQLite's own trace of the writer's connection) are as many for four lines as for one."""
+    from qrelkit.judging.bulk import apply_decisions
+    from qrelkit.judging.project import load_rubric_from_store
+    from qrelkit.judging.store import Store
+
+    db = make_project(tmp_path, runs=False)
+    grade(db, "alice", "q1", "keys/rotate", 3)
+    grade(db, "bob", "q1", "keys/rotate", 0)  # the round is not complete: its calibration pairs wait
+    pairs = ["keys/rotate", "keys/policy", "security/advisory-4", "changelog/2026"]
+
+    def reads(lines: int) -> tuple[int, list[int]]:
+        path = tmp_path / f"d{lines}.tsv"
+        path.write_text("".join(f"q1\t{doc}\t2\n" for doc in pairs[:lines]), encoding="utf-8")
+        statements: list[str] = []
+        with Store(db) as store:
+            rubric = load_rubric_from_store(store)
+            store.write(lambda conn: conn.set_trace_callback(statements.append))
+            done = apply_decisions(store, rubric, path, by=None, partial=True)
+            store.write(lambda conn: conn.set_trace_callback(None))
+        return sum("round_pairs" in s for s in statements), [e.line or 0 for e in done.refused]
+
+    one, refused_one = reads(1)
+    four, refused_four = reads(4)
+    assert refused_one == [1] and refused_four == [1, 2, 3, 4] and decided(db) == []
+    assert four == one

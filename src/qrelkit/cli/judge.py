@@ -504,11 +504,13 @@ def _adjudicate_file(db: Path, path: Path, *, by: str | None, allow_override: bo
     if done.refused and not partial:
         click.echo(f"{path}: nothing applied: {done.refused.total} line(s) refused; fix them, or pass --partial "
                    "to apply the others", err=True)  # fmt: skip
+    elif not events:  # only undecided, comment or refused lines (--partial): no decision number to name
+        also = f", {done.refused.total} line(s) refused" if done.refused else ""
+        click.echo(f"{path}: nothing applied: {done.undecided} undecided line(s){also}")
     else:
         numbers = f"decision {events[0]}" if len(events) == 1 else f"decisions {events[0]} to {events[-1]}"
-        undo = f" ({numbers}; `qrelkit judge undo DB N` undoes one)" if events else ""
-        click.echo(f"{path}: applied {len(events)} decision(s){undo}, refused {done.refused.total}, "
-                   f"left undecided {done.undecided}")  # fmt: skip
+        click.echo(f"{path}: applied {len(events)} decision(s) ({numbers}; `qrelkit judge undo DB N` undoes one), "
+                   f"refused {done.refused.total}, left undecided {done.undecided}")  # fmt: skip
     if done.refused:
         sys.exit(1)
 

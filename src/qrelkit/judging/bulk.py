@@ -25,7 +25,9 @@ Either way the decisions that are applied are applied in one transaction: no rea
 
 from __future__ import annotations
 
+import bisect
 import io
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,16 +50,26 @@ CONTEXT = ("calibration", "grades", "unsure", "distance", "leverage", "labeller_
 #: bounded in memory and on the screen).
 MAX_REFUSED = 100
 
+#: A grade as the file writes it: ASCII digits, with an optional sign (not ``1_0``, not other scripts' digits).
+GRADE = re.compile(r"[+-]?[0-9]+")
+
+
+def _line_of(error: QrelkitError) -> int:
+    return error.line or 0
+
 
 class Refusals(list[QrelkitError]):
-    """The refused lines: the first :data:`MAX_REFUSED` errors, and ``more``, the count of the others."""
+    """The refused lines: the :data:`MAX_REFUSED` errors of the lowest line numbers, in file order, and
+    ``more``, the count of the others. Lines are refused in several passes (reading, the grade and note,
+    the pool and the gate), so each is placed by its line as it comes: the first lines listed are the
+    first lines of the file that were refused, whichever pass refused them."""
 
     more = 0
 
     def add(self, error: QrelkitError) -> None:
-        if len(self) < MAX_REFUSED:
-            self.append(error)
-        else:
+        bisect.insort(self, error, key=_line_of)  # after the ones of the same line: their order kept
+        if len(self) > MAX_REFUSED:
+            self.pop()  # the highest line number: counted, not listed
             self.more += 1
 
     @property
@@ -171,12 +183,11 @@ def read_decisions(path: str | Path, *, max_pairs: int | None = None) -> tuple[l
         if not grade_text:
             undecided += 1
             continue
-        try:
-            grade = int(grade_text)
-        except ValueError:
+        grade = _grade(grade_text)
+        if grade is None:
             refused.add(ValidationError(
                 "the grade is not a whole number", source=source, line=number, got=grade_text,
-                fix="write one of the rubric's grades, or leave it empty to decide the pair later",
+                fix="write one of the rubric's grades in ASCII digits, or leave it empty to decide the pair later",
             ))  # fmt: skip
             continue
         pair = (query_id, doc_id)
@@ -197,6 +208,17 @@ def read_decisions(path: str | Path, *, max_pairs: int | None = None) -> tuple[l
     return decisions, refused, undecided
 
 
+def _grade(text: str) -> int | None:
+    """The grade written ``text``: ASCII digits with an optional sign, else ``None`` (``int()`` alone would
+    take ``1_0`` as 10 and digits of other scripts)."""
+    if GRADE.fullmatch(text) is None:
+        return None
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python converts: no rubric's grade
+        return None
+
+
 def _at(exc: QrelkitError, source: str, line: int) -> QrelkitError:
     """The library's error on one pair, placed at its line of the file."""
     return ValidationError(exc.problem, source=source, line=line, got=exc.got, expected=exc.expected,
@@ -213,7 +235,7 @@ def apply_decisions(
     written (``written`` is false); otherwise the lines that pass are written together and the decision
     number of each is returned with it."""
     from .grades import MAX_NOTE, decide
-    from .phases import ensure_gate
+    from .phases import ensure_gate, waiting_for_gate
 
     source = str(path)
     pairs = store.read(lambda c: int(c.execute("SELECT COUNT(*) FROM pairs").fetchone()[0]))
@@ -234,11 +256,12 @@ def apply_decisions(
 
     def write(conn: sqlite3.Connection) -> list[tuple[Decision, int]]:
         events: list[tuple[Decision, int]] = []
+        waiting = waiting_for_gate(conn)  # once: a decision changes neither the phase nor the round's grades
         for d in good:
             conn.execute("SAVEPOINT line")
             try:
                 event = decide(conn, rubric, d.query_id, d.doc_id, d.grade, by=by, note=d.note,
-                               allow_override=allow_override)  # fmt: skip
+                               allow_override=allow_override, waiting=waiting)  # fmt: skip
             except QrelkitError as exc:
                 conn.execute("ROLLBACK TO line")
                 done.refused.add(_at(exc, source, d.line))
@@ -254,8 +277,7 @@ def apply_decisions(
         done.written = bool(done.applied)
     except _NothingWritten:
         done.applied = []
-    done.refused.sort(key=lambda e: e.line or 0)  # the same list, in file order
-    return done
+    return done  # the refused lines already in file order (:class:`Refusals`)
 
 
 class _NothingWritten(Exception):

@@ -581,11 +581,15 @@ def decide(
     by: str | None,
     note: str | None,
     allow_override: bool = False,
+    waiting: set[int] | None = None,
 ) -> int:
     """Record one decision inside the writer's transaction ``conn``: the pair must be in the pool, the
-    rubric the current one and the decision allowed by :func:`qrelkit.judgments.adjudication.check_decision`;
-    returns the adjudication's event id. The grade and the note are checked by the caller
-    (:func:`adjudicate`, :func:`qrelkit.judging.bulk.apply_decisions`)."""
+    rubric the current one, the pair not waiting for its round's gate and the decision allowed by
+    :func:`qrelkit.judgments.adjudication.check_decision`; returns the adjudication's event id. The grade
+    and the note are checked by the caller (:func:`adjudicate`, :func:`qrelkit.judging.bulk.apply_decisions`).
+
+    ``waiting`` is :func:`.phases.waiting_for_gate` of this transaction, read once by a caller deciding
+    many pairs (a decision changes neither the phase nor the labellers' grades); ``None`` reads it here."""
     from qrelkit.judgments.adjudication import check_decision
 
     pair = conn.execute(
@@ -599,7 +603,7 @@ def decide(
     current = phase_of(conn).rubric_hash
     if rubric.content_hash != current:
         raise RubricChanged("the rubric was revised since this page was loaded", fix="reload the page")
-    if pair[0] in waiting_for_gate(conn):
+    if pair[0] in (waiting_for_gate(conn) if waiting is None else waiting):
         raise ValidationError(
             f"pair ({query_id}, {doc_id}) is a calibration pair of round {phase_of(conn).round}, whose gate "
             "is not decided yet",
