@@ -155,3 +155,15 @@ def test_cut_follows_the_tie_convention(ties, raised, r_top):
     assert b.top == pytest.approx(r_top, abs=1e-12)
     conv = DEFAULT.with_(ties=ties)
     assert judgment_bounds(qrels, run, ["R@2"], conv).get("run", "R@2").top == pytest.approx(r_top, abs=1e-12)
+
+
+def test_judged_is_averaged_over_the_queries_the_run_returns():
+    """q1 returns a (judged) and u (not): 1/2 judged within 2; q2 is judged but the run lacks it. P@2 scores
+    q2 0 (missing_queries=zero: (1/2 + 0) / 2 as 0, (2/2 + 0) / 2 with u raised), but q2 returns nothing
+    to judge: judged is q1's 1/2, not (1/2 + 0) / 2. A run returning no judged query has nothing judged."""
+    qrels = Qrels.from_dict({"q1": {"a": 1}, "q2": {"b": 1}})
+    b = judgment_bounds(qrels, Run.from_dict({"q1": {"a": 2.0, "u": 1.0}}), ["P@2"]).get("run", "P@2")
+    assert (b.zero, b.top, b.judged) == (1 / 4, 1 / 2, 1 / 2)
+    none = judgment_bounds(qrels, Run.from_dict({"q9": {"a": 1.0}}), ["P@2"]).get("run", "P@2")
+    assert (none.zero, none.top, none.unjudged) == (0.0, 0.0, 0)
+    assert math.isnan(none.judged)

@@ -31,8 +31,10 @@ The rules, in one place:
   ``nonpositive = "not_retrieved"`` documents scored 0 or less are not retrieved and are not raised;
 * **Judged@k** beside each measure is the share of the documents the run returns within the measure's
   cutoff that are judged (``Judged(cutoff_denominator=returned)@10`` for nDCG@10, under the conventions
-  given with ``unjudged = "zero"``: a run returning 20 documents is judged 1.0 at 100 when all 20 are); for a measure without a
-  cutoff, the share of every returned document (``@D``, D the run's deepest query);
+  given with ``unjudged = "zero"``: a run returning 20 documents is judged 1.0 at 100 when all 20 are),
+  averaged over the judged queries the run returns (``missing_queries = "skip"``: a query it lacks returns
+  nothing to judge, where the mean beside it may score that query 0); for a measure without a cutoff,
+  the share of every returned document (``@D``, D the run's deepest query);
 * Judged@k itself is not bounded (as the top grade every document within k is judged).
 
 The two numbers are named for what they do, ``zero`` and ``top``; ``low`` and ``high`` are their smaller
@@ -267,6 +269,7 @@ def judgment_bounds(
     zero_conv = conv.with_(unjudged="zero")
     # each measure as 0 under its own name: its own unjudged=drop would win over the conventions'
     zero_of = {m: as_zero(m, zero_conv) for m in bounded}
+    returned_conv = zero_conv.with_(missing_queries="skip")
     out: dict[str, dict[str, MeasureBounds]] = {}
     for run in run_list:
         out[run.name] = {}
@@ -276,14 +279,16 @@ def judgment_bounds(
         for m in bounded:
             groups.setdefault(_reach(m, conv), []).append(m)
         judged_of = {key: as_zero(_judged_measure(key[0], run), zero_conv) for key in groups}
-        # one evaluation as 0 (with every Judged@k: unjudged=zero is how they count what is judged), one per
-        # cutoff with the unjudged documents within it raised
-        low = evaluate(qrels, run, list(dict.fromkeys([*zero_of.values(), *judged_of.values()])), zero_conv)
+        # one evaluation as 0, one of every Judged@k (unjudged=zero is how they count what is judged), one
+        # per cutoff with the unjudged documents within it raised
+        low = evaluate(qrels, run, list(dict.fromkeys(zero_of.values())), zero_conv)
+        # what is judged, over the queries the run returns (one it lacks returns nothing to judge)
+        shares = evaluate(qrels, run, list(dict.fromkeys(judged_of.values())), returned_conv)
         for key, members in groups.items():
             pairs = unjudged_within(qrels, run, *key)
             forced = [zero_of[m] for m in members]
             high = evaluate(augmented(qrels, pairs, grade), run, forced, zero_conv) if pairs.height else low
-            judged = low.mean(judged_of[key], run.name)
+            judged = shares.mean(judged_of[key], run.name)
             for m in members:
                 out[run.name][str(m)] = MeasureBounds(
                     str(m),
