@@ -161,3 +161,59 @@ def test_eval_html_and_markdown_with_bounds(files):
     assert md.exit_code == 0, md.output
     row = f"| sys | P(rel=1)@3 | {P_ZERO:.4f} | {P_ZERO:.4f} | {P_TOP:.4f} | 0.5000 @3 | 3 |"
     assert row in md.stdout
+
+
+def _on_a_terminal(*args: object) -> tuple[int, str]:
+    """``qrelkit ARGS`` as a real process whose stdout is a real terminal (a pty): (exit, what it showed)."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    main, child = pty.openpty()
+    os.set_inheritable(child, False)
+    env = {**os.environ, "COLUMNS": "200"}
+    proc = subprocess.Popen([sys.executable, "-m", "qrelkit", *map(str, args)], stdout=child,
+                            stderr=subprocess.DEVNULL, env=env)  # fmt: skip
+    os.close(child)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(main)
+    return proc.wait(timeout=600), seen.decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("asked", [False, True])
+def test_eval_output_file_holds_the_bounds_only_when_asked(files, tmp_path, asked):
+    """On a terminal, ``eval -o FILE`` shows the table with its bounds by default; the file holds them only
+    with --bounds."""
+    out = tmp_path / "results.json"
+    code, shown = _on_a_terminal("eval", files["qrels"], files["sys"], *MEASURES, "-o", out,
+                                 *(["--bounds"] if asked else []))  # fmt: skip
+    assert code == 0, shown
+    assert "judgment bounds (not a confidence interval)" in " ".join(shown.split())
+    data = json.loads(out.read_text())
+    if asked:
+        ndcg = data["judgment_bounds"]["runs"]["sys"]["nDCG@3"]
+        assert (ndcg["zero"], ndcg["top"]) == (pytest.approx(NDCG_ZERO), pytest.approx(NDCG_TOP))
+    else:
+        assert "judgment_bounds" not in data
+
+
+def test_compare_output_file_holds_the_bounds_only_when_asked(files, tmp_path):
+    """``compare -o FILE.txt`` writes the table to a file: no bounds there unless --bounds."""
+    args = ("compare", files["qrels"], files["base"], files["sys"], "-m", "nDCG@3", "--permutations", "50",
+            "--bootstrap", "50")  # fmt: skip
+    plain, asked = tmp_path / "plain.txt", tmp_path / "asked.txt"
+    assert CLI(*args, "-o", plain).exit_code == 0
+    assert "judgment bounds" not in plain.read_text()
+    assert CLI(*args, "-o", asked, "--bounds").exit_code == 0
+    text = asked.read_text()
+    assert "judgment bounds (not a confidence interval)" in text
+    assert f"sys nDCG@3 {_f(NDCG_ZERO)} {_f(NDCG_ZERO)} {_f(NDCG_TOP)}" in " ".join(text.split())

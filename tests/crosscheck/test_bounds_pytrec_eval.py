@@ -2,8 +2,9 @@
 
 The real TREC DL 2019 passage judgments and a generated run (judged and unjudged documents, score ties on a
 0.1 grid); the augmentation is built here in plain Python, independently of qrelkit: for each judged query,
-every document of the run that fewer than k others beat by score (scores in float32, as pytrec_eval holds
-them) and that the judgments lack, added at the judgments' highest grade (every retrieved one for map).
+every document of the run's first k in trec_eval's order (scores in float32, as pytrec_eval holds them,
+descending, ties broken by document id descending) that the judgments lack, added at the judgments'
+highest grade (every retrieved one for map).
 pytrec_eval then scores the augmented judgments; its mean must equal the bound's ``top``, and its score on
 the judgments as given the bound's ``zero``.
 """
@@ -43,10 +44,9 @@ def _augmented(qrels, run, k, top):
     for qid, docs in run.items():
         if qid not in qrels:
             continue
-        scores = {d: float(np.float32(s)) for d, s in docs.items()}
-        for doc, s in scores.items():
-            within = k is None or sum(1 for t in scores.values() if t > s) < k
-            if within and doc not in qrels[qid]:
+        ranked = sorted(((float(np.float32(s)), d) for d, s in docs.items()), reverse=True)
+        for _, doc in ranked if k is None else ranked[:k]:
+            if doc not in qrels[qid]:
                 out[qid][doc] = top
     return out
 

@@ -116,3 +116,54 @@ def test_negative_grade_is_judged_and_queries_without_judgments_untouched():
     assert unjudged_within(qrels, run, 10).height == 0
     b = judgment_bounds(qrels, run, ["P@2"], DEFAULT).get("run", "P@2")
     assert b.zero == b.top == 0.5
+
+
+def test_a_measures_own_unjudged_drop_is_bounded_as_zero(bounds):
+    """nDCG(unjudged=drop)@3 as 0 is nDCG@3 as 0 (dropping u1 and u3 would lift d1 and d2 instead), and as
+    the top grade every document within 3 is judged, so both sides are the hand values of nDCG@3."""
+    b = judgment_bounds(
+        Qrels.from_dict(QRELS), Run.from_dict(RUN, name="sys"), ["nDCG(unjudged=drop)@3"]
+    ).get("sys", "nDCG(unjudged=drop)@3")
+    assert b.zero == pytest.approx(NDCG_ZERO, abs=1e-12)
+    assert b.top == pytest.approx(NDCG_TOP, abs=1e-12)
+    assert b.measure == "nDCG(unjudged=drop)@3"
+
+
+# One query judging a=1 and z=1 (z not retrieved); the run scores a 2.0 and the unjudged u1 (line 2) and
+# u2 (line 3) 1.0 each: a tied block straddling the cutoff 2.
+TIE_QRELS = {"q": {"a": 1, "z": 1}}
+TIE_RUN = {"q": {"a": 2.0, "u1": 1.0, "u2": 1.0}}
+
+
+@pytest.mark.parametrize(
+    ("ties", "raised", "r_top"),
+    [
+        # the ranking a, u2, u1: only u2 is within 2; R grows from 2 to 3 and the top 2 holds a, u2
+        ("docid_desc", ["u2"], 2 / 3),
+        ("docid_asc", ["u1"], 2 / 3),
+        ("file_order", ["u1"], 2 / 3),
+        # any order of the block can put either within 2: both raised, R = 4, the top 2 holds a and one u
+        ("average", ["u1", "u2"], 2 / 4),
+    ],
+)
+def test_cut_follows_the_tie_convention(ties, raised, r_top):
+    qrels, run = Qrels.from_dict(TIE_QRELS), Run.from_dict(TIE_RUN)
+    pairs = unjudged_within(qrels, run, 2, ties=ties)
+    assert pairs.get_column("doc_id").to_list() == raised
+    b = judgment_bounds(qrels, run, [f"R(ties={ties})@2"]).get("run", f"R(ties={ties})@2")
+    assert (b.zero, b.unjudged) == (1 / 2, len(raised))
+    assert b.top == pytest.approx(r_top, abs=1e-12)
+    conv = DEFAULT.with_(ties=ties)
+    assert judgment_bounds(qrels, run, ["R@2"], conv).get("run", "R@2").top == pytest.approx(r_top, abs=1e-12)
+
+
+def test_judged_is_averaged_over_the_queries_the_run_returns():
+    """q1 returns a (judged) and u (not): 1/2 judged within 2; q2 is judged but the run lacks it. P@2 scores
+    q2 0 (missing_queries=zero: (1/2 + 0) / 2 as 0, (2/2 + 0) / 2 with u raised), but q2 returns nothing
+    to judge: judged is q1's 1/2, not (1/2 + 0) / 2. A run returning no judged query has nothing judged."""
+    qrels = Qrels.from_dict({"q1": {"a": 1}, "q2": {"b": 1}})
+    b = judgment_bounds(qrels, Run.from_dict({"q1": {"a": 2.0, "u": 1.0}}), ["P@2"]).get("run", "P@2")
+    assert (b.zero, b.top, b.judged) == (1 / 4, 1 / 2, 1 / 2)
+    none = judgment_bounds(qrels, Run.from_dict({"q9": {"a": 1.0}}), ["P@2"]).get("run", "P@2")
+    assert (none.zero, none.top, none.unjudged) == (0.0, 0.0, 0)
+    assert math.isnan(none.judged)

@@ -182,7 +182,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     chosen = dict(baseline=list(baselines) or None, all_pairs=all_pairs, test=test, permutations=perms, seed=seed,
                   correction=correction, family=family, alpha=alpha, multi=multi, bootstrap=resamples, power=power,
                   power_delta=power_delta)  # fmt: skip
-    found = bounds_of(bounds, fmt == "table", qrels, runs, parsed, conv, refused={"--human": bool(human)},
+    found = bounds_of(bounds, fmt == "table" and not output, qrels, runs, parsed, conv, refused={"--human": bool(human)},
                       input_format=input_format, on_duplicate=on_duplicate, scale=scale, rubric_hash=rubric_hash)  # fmt: skip
     # long: two ways of reading (whole for the noise floor and the estimates, streamed otherwise), under one bar
     with resampling_progress():

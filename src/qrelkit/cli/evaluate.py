@@ -182,8 +182,8 @@ def bounds_option(func: Callable[..., Any]) -> Callable[..., Any]:
         help="also each mean with the run's unjudged documents within the cutoff counted as 0 and as the "
         "highest grade (the rubric's, else the judgments'; added to the judgments, so R and the ideal count "
         "them), with Judged@k beside it: how far the missing judgments could move it. Reads and evaluates "
-        f"each run again [default: on for the table when RUNS add up to at most {AUTO_BYTES >> 20} MB, "
-        "else off]",
+        f"each run again [default: on for the table printed when RUNS add up to at most {AUTO_BYTES >> 20} "
+        "MB, else off; a file (-o) or a machine format holds them only with --bounds]",
     )(func)
 
 
@@ -191,7 +191,7 @@ def bounds_of(wanted: bool | None, table: bool, qrels: str, runs: tuple[str, ...
               conv: Conventions, *, refused: dict[str, bool] | None = None, **read: Any) -> Any:  # fmt: skip
     """The judgment bounds of ``runs`` (:func:`qrelkit.evaluation.bounds.bounds_files`, ``read`` its
     reader options) when ``--bounds`` asks for them, or by default (:func:`bounds_by_default`) when the
-    output is the ``table``; ``None`` otherwise. ``refused``: the options the bounds do not go with (named
+    ``table`` is printed (a file or a machine format holds them only with ``--bounds``); ``None`` otherwise. ``refused``: the options the bounds do not go with (named
     in the error when ``--bounds`` was given, turning the default off)."""
     if _refuse_bounds(wanted, refused or {}) or wanted is False or not (wanted or table):
         return None  # (before the import: an evaluation without bounds does not load them)
@@ -486,7 +486,7 @@ def eval_command(
                                      "--memory-limit": memory_limit is not None}, **read)  # fmt: skip
     results = _with_progress(runs, lambda **bar: evaluate_inputs(qrels, runs, parsed, conv, engine=engine, master=master,
         memory_limit=memory_limit, diversity=diversity, strict=strict, **read, **bar))  # fmt: skip
-    _show(results.with_judgments(judgments).with_bounds(found), per_query, out_format, output, file_format)
+    _show(results.with_judgments(judgments).with_bounds(found), per_query, out_format, output, file_format, bool(bounds))  # fmt: skip
 
 
 def _conventions_noted(
@@ -532,16 +532,23 @@ def show_estimates(qrels: str, human: str, runs: tuple[str, ...], measures: tupl
 
 
 def _show(
-    results: Any, per_query: bool, out_format: str | None, output: str | None, file_format: Any
+    results: Any,
+    per_query: bool,
+    out_format: str | None,
+    output: str | None,
+    file_format: Any,
+    file_bounds: bool = False,
 ) -> None:
     """Write ``results`` to ``output`` (with the table on a terminal when no format was named) or print
-    them in ``out_format`` (a table on a terminal, TSV otherwise), the warnings on stderr."""
+    them in ``out_format`` (a table on a terminal, TSV otherwise), the warnings on stderr. The file holds
+    the judgment bounds only when ``file_bounds`` (``--bounds`` given): the default is the terminal's."""
     from ..report import render
 
     if output:
         from ..formats.outputs import write_output
 
-        write_output(output, render(results, file_format, per_query=True))
+        written = results if file_bounds else results.with_bounds(None)
+        write_output(output, render(written, file_format, per_query=True))
         click.echo(
             f"wrote {output} ({file_format}: per-query values, means, conventions, fingerprints)", err=True
         )

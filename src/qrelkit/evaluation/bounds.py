@@ -3,10 +3,11 @@
 A run retrieves documents nobody judged. Each measure is computed twice for each run, by
 :func:`qrelkit.evaluation.core.evaluate` itself (the same kernels, nothing new computed here):
 
-* **as 0**: the measure with every unjudged document worth nothing (``unjudged = "zero"``; what the
-  measure already does under the default conventions);
+* **as 0**: the measure with every unjudged document worth nothing (``unjudged = "zero"`` set on the
+  measure itself, so a measure written ``nDCG(unjudged=drop)@10`` is bounded as 0 too, not as dropped);
 * **as the top grade**: the judgments with every unjudged document the run retrieves *within the measure's
-  cutoff* added at the highest grade. They are added to the judgments, not only to the ranking, so the
+  cutoff* added at the highest grade (the measure again with ``unjudged = "zero"``). They are added to the
+  judgments, not only to the ranking, so the
   number of relevant documents (R@k's and AP's denominator, R-precision's R) and nDCG's ideal ordering
   count them too: the numbers are what the measure would give had those documents been judged top grade.
 
@@ -17,16 +18,23 @@ The rules, in one place:
 * **unjudged** means absent from the judgments for that query: a document judged with a negative grade was
   judged and is never raised; only queries the judgments hold are touched (a run's queries without
   judgments are not scored either way);
-* **within the cutoff** is the documents fewer than k others of the query beat by score (the scores rounded
-  to float32 under ``precision = "single"``), the tied block at the cutoff included, since any of its
-  documents can be ranked within k: the same cut as the depth an evaluation reads
-  (:func:`qrelkit.measures.grammar.required_depth`); for a measure without a cutoff, or one that reads past
-  it (R-precision, FallOut), every retrieved document; under ``nonpositive = "not_retrieved"`` documents
-  scored 0 or less are not retrieved and are not raised;
+* **within the cutoff** follows the measure's tie convention: under one that orders a tied block by
+  document id or file order (``docid_desc``, ``docid_asc``, ``file_order``: trec_eval's and the other
+  tools' profiles) it is the first k documents of the ranking the engine makes (score descending, the
+  scores rounded to float32 under ``precision = "single"``, then the tie key,
+  :data:`qrelkit.engine.encoded.TIE_KEYS`), since a document below them stays below them when raised; under
+  ``average``, ``optimistic`` and ``pessimistic`` it is the documents fewer than k others of the query beat
+  by score, the tied block at the cutoff included, since any of its documents can be ranked within k
+  (averaged ties) or the block's order depends on the grades being raised: the same cut as the depth an
+  evaluation reads (:func:`qrelkit.measures.grammar.required_depth`). For a measure without a cutoff, or
+  one that reads past it (R-precision, FallOut), every retrieved document; under
+  ``nonpositive = "not_retrieved"`` documents scored 0 or less are not retrieved and are not raised;
 * **Judged@k** beside each measure is the share of the documents the run returns within the measure's
   cutoff that are judged (``Judged(cutoff_denominator=returned)@10`` for nDCG@10, under the conventions
-  given with ``unjudged = "zero"``: a run returning 20 documents is judged 1.0 at 100 when all 20 are); for a measure without a
-  cutoff, the share of every returned document (``@D``, D the run's deepest query);
+  given with ``unjudged = "zero"``: a run returning 20 documents is judged 1.0 at 100 when all 20 are),
+  averaged over the judged queries the run returns (``missing_queries = "skip"``: a query it lacks returns
+  nothing to judge, where the mean beside it may score that query 0); for a measure without a cutoff,
+  the share of every returned document (``@D``, D the run's deepest query);
 * Judged@k itself is not bounded (as the top grade every document within k is judged).
 
 The two numbers are named for what they do, ``zero`` and ``top``; ``low`` and ``high`` are their smaller
@@ -40,12 +48,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..formats.trec.small import SMALL_FILE_BYTES
-from ..measures.conventions import DEFAULT, Conventions
+from ..measures.conventions import DEFAULT, MEASURE_AXES, Conventions
 from ..measures.grammar import Measure, parse, parse_measures
 
 if TYPE_CHECKING:
@@ -64,8 +72,9 @@ __all__ = [
 
 CONVENTION = (
     "zero: the measure with each run's unjudged documents counted as 0; top: the judgments with every "
-    "unjudged document the run retrieves within the measure's cutoff (the tied block at the cutoff "
-    "included; every retrieved document for a measure without a cutoff) added at the highest grade, so R "
+    "unjudged document the run retrieves within the measure's cutoff (its first k under ties ordered by "
+    "document id or file order; the tied block at the cutoff included under averaged or grade-ordered "
+    "ties; every retrieved document for a measure without a cutoff) added at the highest grade, so R "
     "and the ideal ordering count them too; low and high: the smaller and larger of the two. Bounds of "
     "each run's mean, not of a difference, and not a confidence interval"
 )
@@ -150,30 +159,64 @@ def top_grade_of(qrels: Qrels) -> tuple[int, str]:
     return (int(grades.max()) if grades.len() else 0), "qrels"  # type: ignore[arg-type]  # an Int64 column's max is an int
 
 
-def _reach(measure: Measure, conv: Conventions) -> tuple[int | None, bool, bool]:
+def _reach(measure: Measure, conv: Conventions) -> tuple[int | None, bool, bool, str]:
     """(the cutoff the unjudged documents are raised within, or None for every retrieved one; single
-    precision; nonpositive scores not retrieved): the measures sharing it share one augmented judgment."""
+    precision; nonpositive scores not retrieved; the tie convention): the measures sharing it share one
+    augmented judgment."""
     mconv = measure.conventions(conv)
     k = None if measure.k is None or measure.info.past_cutoff else measure.k
-    return k, mconv.precision == "single", mconv.nonpositive == "not_retrieved"
+    return k, mconv.precision == "single", mconv.nonpositive == "not_retrieved", mconv.ties
+
+
+def as_zero(measure: Measure, conv: Conventions) -> Measure:
+    """``measure`` with its unjudged documents counted as 0 whatever it or the conventions say: its own
+    ``unjudged`` parameter set to ``zero`` (a measure's own parameter overrides the conventions')."""
+    if measure.conventions(conv).unjudged == "zero":
+        return measure
+    given = dict(measure.overrides) | {"unjudged": "zero"}
+    ordered = tuple((axis, given[axis]) for axis in MEASURE_AXES if axis in given)
+    return replace(measure, overrides=ordered)
 
 
 def unjudged_within(
-    qrels: Qrels, run: Run, k: int | None, single: bool = False, positive_only: bool = False
+    qrels: Qrels,
+    run: Run,
+    k: int | None,
+    single: bool = False,
+    positive_only: bool = False,
+    ties: str = "average",
 ) -> Any:
     """The (query_id, doc_id) of the documents ``run`` retrieves within ``k`` (module docstring) for a query
-    the judgments hold, that the judgments do not hold: a polars frame, sorted."""
+    the judgments hold, that the judgments do not hold: a polars frame, sorted. Under a tie convention that
+    orders a tied block by document id or file order, within ``k`` is the first ``k`` of the ranking it
+    makes (:data:`qrelkit.engine.encoded.TIE_KEYS`); under ``average``, ``optimistic`` and ``pessimistic``
+    it is every document fewer than ``k`` others beat by score, the tied block at the cutoff whole."""
     import polars as pl
 
+    from ..engine.encoded import TIE_KEYS
+
     judged_queries = qrels.frame.select("query_id").unique()
-    rows = run.frame.select("query_id", "doc_id", "score").join(judged_queries, on="query_id", how="semi")
+    rows = run.frame.select("query_id", "doc_id", "score", "line").join(
+        judged_queries, on="query_id", how="semi"
+    )
     if positive_only:
         rows = rows.filter(pl.col("score") > 0)
     if k is not None:
         by = pl.col("score")
         if single:
             by = by.cast(pl.Float32).cast(pl.Float64)
-        rows = rows.filter(by.rank("min", descending=True).over("query_id") <= k)
+        tie = TIE_KEYS[ties]
+        if ties in ("average", "optimistic", "pessimistic"):
+            rows = rows.filter(by.rank("min", descending=True).over("query_id") <= k)
+        else:  # the ranking the engine makes: score descending, the tie key, then file order
+            keys: list[Any] = ["query_id", by.alias("_by")]
+            descending = [False, True]
+            if tie is not None:
+                keys.append(tie[0])
+                descending.append(tie[1])
+            keys.append("line")
+            descending.append(False)
+            rows = rows.sort(keys, descending=descending).filter(pl.int_range(pl.len()).over("query_id") < k)
     judged = qrels.frame.select("query_id", "doc_id")
     return (
         rows.join(judged, on=["query_id", "doc_id"], how="anti")
@@ -224,27 +267,33 @@ def judgment_bounds(
     bounded = [m for m in parse_measures(measures) if m.name != "Judged"]
     grade, source = (top_grade, "given") if top_grade is not None else top_grade_of(qrels)
     zero_conv = conv.with_(unjudged="zero")
+    # each measure as 0 under its own name: its own unjudged=drop would win over the conventions'
+    zero_of = {m: as_zero(m, zero_conv) for m in bounded}
+    returned_conv = zero_conv.with_(missing_queries="skip")
     out: dict[str, dict[str, MeasureBounds]] = {}
     for run in run_list:
         out[run.name] = {}
         if not bounded:
             continue
-        groups: dict[tuple[int | None, bool, bool], list[Measure]] = {}
+        groups: dict[tuple[int | None, bool, bool, str], list[Measure]] = {}
         for m in bounded:
             groups.setdefault(_reach(m, conv), []).append(m)
-        judged_of = {key: _judged_measure(key[0], run) for key in groups}
-        # one evaluation as 0 (with every Judged@k: unjudged=zero is how they count what is judged), one per
-        # cutoff with the unjudged documents within it raised
-        low = evaluate(qrels, run, list(dict.fromkeys([*bounded, *judged_of.values()])), zero_conv)
+        judged_of = {key: as_zero(_judged_measure(key[0], run), zero_conv) for key in groups}
+        # one evaluation as 0, one of every Judged@k (unjudged=zero is how they count what is judged), one
+        # per cutoff with the unjudged documents within it raised
+        low = evaluate(qrels, run, list(dict.fromkeys(zero_of.values())), zero_conv)
+        # what is judged, over the queries the run returns (one it lacks returns nothing to judge)
+        shares = evaluate(qrels, run, list(dict.fromkeys(judged_of.values())), returned_conv)
         for key, members in groups.items():
             pairs = unjudged_within(qrels, run, *key)
-            high = evaluate(augmented(qrels, pairs, grade), run, members, zero_conv) if pairs.height else low
-            judged = low.mean(judged_of[key], run.name)
+            forced = [zero_of[m] for m in members]
+            high = evaluate(augmented(qrels, pairs, grade), run, forced, zero_conv) if pairs.height else low
+            judged = shares.mean(judged_of[key], run.name)
             for m in members:
                 out[run.name][str(m)] = MeasureBounds(
                     str(m),
-                    low.mean(m, run.name),
-                    high.mean(m, run.name),
+                    low.mean(zero_of[m], run.name),
+                    high.mean(zero_of[m], run.name),
                     judged,
                     str(judged_of[key]),
                     pairs.height,

@@ -26,7 +26,8 @@ def title(results: Any, judged: bool = True) -> str:
         f"the cutoff as 0 and as grade {b.top_grade} ({source}; added to the judgments, so R and the ideal "
         "count them)"
         + (
-            "; judged: the share of the documents returned within the cutoff that are judged"
+            "; judged: the share of the documents returned within the cutoff that are judged, over the "
+            "queries the run returns"
             if judged
             else ""
         )
