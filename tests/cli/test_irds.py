@@ -133,8 +133,8 @@ def test_a_dataset_name_where_only_a_file_is_read(tmp_path: Path) -> None:
     """A run, and `qrelkit trec_eval`'s judgments (read as trec_eval reads them), are files only."""
     run = write_run(tmp_path / "bm25.run", "bm25", 1)
     fix = (
-        "Fix: a dataset name (irds:ID) stands for judgments (eval, compare, report, ...) and for judge init's "
-        "queries only; pass a file here"
+        "Fix: a dataset name (irds:ID) stands for judgments (eval, compare, report, pool --extend, ...) and for "
+        "the queries of judge init and judge extend only; pass a file here"
     )
     as_run = CLI("eval", QRELS, "irds:msmarco-passage/trec-dl-2019/judged")
     assert as_run.exit_code == 1
@@ -157,3 +157,55 @@ def test_memory_limit_counts_the_files_the_dataset_is_read_from(home: Path, tmp_
     assert by_name.returncode == by_file.returncode == 2
     assert by_name.stderr == by_file.stderr
     assert "the judgments 3 MB" in by_name.stderr
+
+
+def test_pool_extend_and_judge_extend_read_a_dataset_by_name(home: Path, tmp_path: Path) -> None:  # noqa: F811
+    """A project pooled from a run whose only unjudged passages are in its first query: every other query's
+    pairs were judged before pooling, so the project holds no text for them. A second run brings two
+    unjudged passages per query: `pool --extend irds:ID` lists what `pool --extend` of the file lists, and
+    `judge extend --queries irds:ID` takes the texts of the 42 queries the project lacks from the dataset."""
+    env = env_for(home)
+    lines = write_run(tmp_path / "a.run", "a", 4).read_text().splitlines()
+    first = lines[0].split()[0]
+    kept = [ln for ln in lines if "unjudged-" not in ln or ln.startswith(f"{first} ")]
+    run_a = tmp_path / "a.run"
+    run_a.write_text("\n".join(kept) + "\n")
+    run_b = write_run(tmp_path / "b.run", "b", 5)
+    run_b.write_text("".join(ln + "\n" for ln in run_b.read_text().splitlines() if "unjudged-" in ln))
+    pool = tmp_path / "pool.jsonl"
+    pooled = CLI.process("pool", run_a, "--depth", "62", "--calibration", "0", "--qrels", QRELS, "-o", pool,
+                         env=env)  # fmt: skip
+    assert pooled.returncode == 0, pooled.stderr
+    docs = tmp_path / "docs.jsonl"
+    queries = {line.split()[0] for line in lines}
+    every = {json.loads(line)["doc_id"] for line in pool.read_text().splitlines()}
+    every |= {f"unjudged-{q}-{i}" for q in queries for i in range(2)}
+    docs.write_text(
+        "".join(json.dumps({"doc_id": d, "title": d, "text": f"passage {d}"}) + "\n" for d in sorted(every))
+    )
+    db = tmp_path / "project.db"
+    done = CLI.process("judge", "init", db, "--rubric", RUBRIC, "--pool", pool, "--docs", docs, "--queries",
+                       f"irds:{DL19}", "--labellers", "alice,bob", "--seed", "1", "--no-calibration", env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(db) as conn:
+        assert [r[0] for r in conn.execute("SELECT query_id FROM queries")] == [first]
+
+    by_name = CLI.process("pool", "--extend", f"irds:{DL19}", run_b, "--depth", "2", env=env)
+    by_file = CLI.process("pool", "--extend", QRELS, run_b, "--depth", "2", env=env)
+    assert by_name.returncode == 0 and by_file.returncode == 0, by_name.stderr + by_file.stderr
+    assert by_name.stdout == by_file.stdout and len(by_name.stdout.splitlines()) == 2 * 43
+    assert "gate" not in by_name.stderr  # a qrels file or dataset has no gate
+
+    extended = CLI.process("judge", "extend", db, run_b, "--depth", "2", "--docs", docs, "--queries",
+                           f"irds:{DL19}", env=env)  # fmt: skip
+    assert extended.returncode == 0, extended.stderr
+    assert "segment 2: 84 new pairs in 42 queries from b" in extended.stdout
+    assert "texts added: 84 documents, 42 queries" in extended.stdout
+    topics = dict(
+        line.split("\t", 1) for line in data_path("trec", "topics.dl19-passage.txt").read_text().splitlines()
+    )
+    with sqlite3.connect(db) as conn:
+        stored = dict(conn.execute("SELECT query_id, text FROM queries").fetchall())
+    assert stored == {q: " ".join(topics[q].split()) for q in queries}
+    missing = CLI.process("judge", "extend", db, run_b, "--queries", tmp_path / "nope.tsv", env=env)
+    assert missing.returncode == 2 and "nope.tsv" in missing.stderr and "irds:ID" in missing.stderr

@@ -123,3 +123,87 @@ def test_a_bad_run_line_is_one_line_naming_the_file(tmp_path: Path) -> None:
     for args in (("--extend", qrels, bad), ("--leave-one-out", bad, "--qrels", qrels)):
         out = CLI("pool", *args)
         assert out.exit_code == 1 and "Traceback" not in out.output and f"{bad}:1" in out.output
+
+
+def test_judge_extend_says_which_pairs_were_left_out_and_which_were_held(tmp_path: Path) -> None:
+    """sysnew at depth 20: q1's keys/rotate is in the project's pool; q9 and q8 are queries it never held."""
+    db = make_project(tmp_path, labellers="alice,bob")
+    pass_gate(db)
+    run = tmp_path / "sysnew.run"
+    run.write_text(
+        "q9 Q0 keys/rotate 1 5.0 sysnew\nq9 Q0 faq/general 2 4.0 sysnew\nq8 Q0 keys/rotate 1 3.0 sysnew\n"
+    )
+    out = CLI("judge", "extend", db, run)
+    assert out.exit_code == 0, out.output
+    assert "warning: 3 pair(s) of 2 queries the judgments never held left out" in out.stderr
+    assert (
+        out.stdout.strip()
+        == "nothing to add: of the 3 pairs of sysnew within depth 20, 3 left out (queries it never held)"
+    )
+    run.write_text(run.read_text() + "q1 Q0 keys/rotate 1 5.0 sysnew\n")
+    out = CLI("judge", "extend", db, run)
+    assert out.stdout.strip() == (
+        "nothing to add: of the 4 pairs of sysnew within depth 20, 1 in the project already and 3 left out "
+        "(queries it never held)"
+    )
+
+
+def test_a_run_the_project_pooled_is_refused_by_pool_extend_as_by_judge_extend(tmp_path: Path) -> None:
+    """sysalpha was pooled by `judge init --runs`; sysgamma by a `judge extend`: both commands refuse both, at
+    any depth, with the same one line."""
+    db = make_project(tmp_path, labellers="alice,bob")
+    pass_gate(db)
+    alpha = tmp_path / "alpha.run"
+    alpha.write_text((Path(__file__).parents[1] / "judging" / "fixtures" / "sysalpha.run").read_text())
+    gamma = tmp_path / "sysgamma.run"
+    gamma.write_text(GAMMA)
+    docs = tmp_path / "new-docs.jsonl"
+    docs.write_text(json.dumps(NEW_DOC) + "\n")
+    assert CLI("judge", "extend", db, gamma, "--depth", 2, "--docs", docs).exit_code == 0
+    for run, name in ((alpha, "sysalpha"), (gamma, "sysgamma")):
+        lines = set()
+        for args in (("pool", "--extend", db, run), ("judge", "extend", db, run, "--docs", docs)):
+            for depth in (2, 50):
+                out = CLI(*args, "--depth", depth)
+                assert out.exit_code == 1 and "Traceback" not in out.output, out.output
+                (line,) = out.stderr.strip().splitlines()
+                assert f"a run named '{name}' was pooled into this project already" in line
+                lines.add(line)
+        assert len(lines) == 1
+
+
+def test_pool_refuses_the_options_its_question_does_not_read(tmp_path: Path) -> None:
+    runs, qrels = _write(tmp_path)
+    for args in (("--calibration", 3), ("--calibration-labellers", 3), ("--seed", 5), ("--calibration", 5)):
+        out = CLI("pool", "--extend", qrels, *runs, *args)
+        assert out.exit_code == 2 and f"{args[0]} plans a new pool" in out.stderr, out.output
+        assert "Traceback" not in out.output
+    for args in (("--seconds-per-judgment", 60), ("--seed", 1), ("--calibration", 0)):
+        out = CLI("pool", "--leave-one-out", *runs, "--qrels", qrels, *args)
+        assert out.exit_code == 2 and f"{args[0]} plans a new pool" in out.stderr, out.output
+    missing = CLI("pool", "--extend", tmp_path / "nope.db", *runs)
+    assert missing.exit_code == 2 and "nope.db" in missing.stderr and "irds:ID" in missing.stderr
+    # the defaults, and --seconds-per-judgment with --extend (it prices the new pairs), are fine
+    assert CLI("pool", "--extend", qrels, *runs, "--seconds-per-judgment", 60).exit_code == 0
+    assert CLI("pool", "--leave-one-out", *runs, "--qrels", qrels).exit_code == 0
+
+
+def test_pool_extend_reports_the_phase_it_read_and_nothing_of_a_gate_for_qrels(tmp_path: Path) -> None:
+    db = make_project(tmp_path, labellers="alice,bob")
+    run = tmp_path / "sysgamma.run"
+    run.write_text(GAMMA)
+    before = CLI("pool", "--extend", db, run, "--depth", 2, "-o", tmp_path / "t.jsonl")
+    assert before.exit_code == 0, before.output
+    assert (
+        "phase read: round 1 is in calibration; `judge extend` would refuse until its gate passes"
+        in before.stderr
+    )
+    phase = json.loads((tmp_path / "t.meta.json").read_text())["extends"]["phase"]
+    assert phase == {"state": "calibration", "round": 1, "outcome": None, "calibration_complete": False}
+    pass_gate(db)
+    after = CLI("pool", "--extend", db, run, "--depth", 2)
+    assert "phase read: round 1's gate: passed; `judge extend` would add these pairs" in after.stderr
+    assert "cost: 3 judgments x 30 s = 0.0 h (one judgment per pair)" in after.stderr
+    _, qrels = _write(tmp_path)
+    on_file = CLI("pool", "--extend", qrels, run, "--depth", 2)
+    assert on_file.exit_code == 0 and "gate" not in on_file.stderr and "phase" not in on_file.stderr

@@ -186,6 +186,8 @@ def test_project_judged_holds_the_pool_and_the_prejudged_pairs_and_reads_only(tm
     # the fixture pool: 17 pairs, one judged before pooling (q4 keys/rotate)
     assert judged.pairs.height == 17 and judged.queries == {"q1", "q2", "q3", "q4"}
     assert judged.source["kind"] == "project"
+    assert judged.runs == {"sysalpha", "sysbeta"}  # the two runs `judge init --runs` stored
+    assert judged.source["phase"]["state"] == "calibration" and judged.source["phase"]["round"] == 1
     assert hashlib.sha256(db.read_bytes()).hexdigest() == digest
 
 

@@ -265,3 +265,20 @@ def test_a_top_up_against_the_trec_dl_2019_judgments(tmp_path: Path) -> None:
     pool = extend_pool([read_run(run_path)], 10, judged=judged_of_qrels(read_qrels(qrels_path)))
     assert set(pool.pairs.select("query_id", "doc_id").iter_rows()) == expected and len(expected) == 50
     assert pool.meta()["extends"]["left_out_queries"] == ["999999999"]
+
+
+def test_extend_refuses_a_run_already_pooled_at_any_depth() -> None:
+    """A project's Judged names the runs it pooled; a run of that name is refused (its pairs are in), while
+    a qrels file names none."""
+    import polars as pl
+
+    from qrelkit.judgments.pool import Judged
+
+    run = Run.from_dict({"q1": {"d1": 2.0, "d9": 1.0}}, name="old")
+    pairs = pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"]})
+    pooled = Judged(pairs, frozenset({"q1"}), {"kind": "project", "path": "p.db"}, frozenset({"old"}))
+    for depth in (1, 5):
+        with pytest.raises(ValidationError, match="'old' was pooled into this project already"):
+            extend_pool([run], depth, judged=pooled)
+    fresh = extend_pool([run], 5, judged=judged_of_qrels(QRELS))
+    assert fresh.pairs.select("query_id", "doc_id").rows() == [("q1", "d9")]

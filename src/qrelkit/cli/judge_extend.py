@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from .._typing import FORMAT_CHOICES
+from .options import file_or_dataset
 
 __all__ = ["command"]
 
@@ -18,13 +19,14 @@ __all__ = ["command"]
               help="Each new run's top DEPTH documents per query.")  # fmt: skip
 @click.option("--docs", type=click.Path(path_type=Path, exists=True, dir_okay=False), default=None,
               help="docs.jsonl (as `judge init` reads it) with the text of documents the project has not seen.")  # fmt: skip
-@click.option("--queries", type=click.Path(path_type=Path, exists=True, dir_okay=False), default=None,
-              help="queries.tsv (as `judge init` reads it), for a query whose text the project lacks.")  # fmt: skip
+@click.option("--queries", callback=file_or_dataset, default=None,
+              help="queries.tsv (as `judge init` reads it), or irds:ID, a dataset's queries, for a query whose "
+                   "text the project lacks.")  # fmt: skip
 @click.option("--by", default=None, help="Who added the segment (recorded).")
 @click.option("--note", default=None, help="Why (recorded).")
 @click.option("--input-format", type=click.Choice(FORMAT_CHOICES), default="auto", show_default=True,
               help="Format of the runs.")  # fmt: skip
-def command(db: Path, runs: tuple[Path, ...], depth: int, docs: Path | None, queries: Path | None,
+def command(db: Path, runs: tuple[Path, ...], depth: int, docs: Path | None, queries: str | None,
             by: str | None, note: str | None, input_format: str) -> None:  # fmt: skip
     """Add the pairs RUNS bring within --depth that the project does not hold, as a new segment.
 
@@ -41,8 +43,12 @@ def command(db: Path, runs: tuple[Path, ...], depth: int, docs: Path | None, que
     for note_line in summary["notes"]:
         click.echo(f"warning: {note_line}", err=True)
     if not summary["pairs"]:
-        click.echo(f"nothing to add: the {ext.get('pairs_in_depth', 0)} pairs of {', '.join(summary['runs'])} "
-                   f"within depth {depth} are in the project already")  # fmt: skip
+        held, left = ext.get("already_judged", 0), ext.get("left_out_pairs", 0)
+        parts = [f"{held} in the project already"] * bool(held) + [
+            f"{left} left out (queries it never held)"
+        ] * bool(left)
+        click.echo(f"nothing to add: of the {ext.get('pairs_in_depth', 0)} pairs of {', '.join(summary['runs'])} "
+                   f"within depth {depth}, {' and '.join(parts) or 'none is new'}")  # fmt: skip
         return
     click.echo(
         f"segment {summary['segment']}: {summary['pairs']} new pairs in {summary['queries']} queries from "

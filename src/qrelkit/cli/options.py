@@ -8,7 +8,14 @@ from typing import Any
 
 import click
 
-__all__ = ["labellers_option", "parse_labellers", "parse_run_models", "run_model_option", "seed_option"]
+__all__ = [
+    "file_or_dataset",
+    "labellers_option",
+    "parse_labellers",
+    "parse_run_models",
+    "run_model_option",
+    "seed_option",
+]
 
 
 def parse_labellers(
@@ -66,3 +73,20 @@ run_model_option = click.option(
     metavar="RUN=ID",
     help="the model a run was made with (recorded; a warning when it is the model that judged the qrels)",
 )
+
+
+def file_or_dataset(
+    ctx: click.Context | None, param: click.Parameter | None, value: str | None
+) -> str | None:
+    """A file that exists, or a dataset's name (``irds:ID``, which the readers route to ir_datasets): a
+    missing file is a usage error (exit status 2) naming it."""
+    from pathlib import Path
+
+    from ..formats import is_dataset
+
+    if value is None or is_dataset(value):
+        return value
+    if not Path(value).is_file():
+        what = "a directory" if Path(value).is_dir() else "not found"
+        raise click.BadParameter(f"file {value!r}: {what}; name an existing file or a dataset (irds:ID)")
+    return value

@@ -10,7 +10,7 @@ import click
 
 from .._typing import FORMAT_CHOICES
 from ..judgments.pool import DEFAULT_CALIBRATION
-from .options import labellers_option, seed_option
+from .options import file_or_dataset, labellers_option, seed_option
 
 __all__ = ["command"]
 
@@ -34,11 +34,11 @@ __all__ = ["command"]
 @click.option(
     "--extend",
     "extend",
-    type=click.Path(dir_okay=False, exists=True),
-    metavar="PROJECT.db|FINAL.qrels",
+    callback=file_or_dataset,
+    metavar="PROJECT.db|FINAL.qrels|irds:ID",
     help="list only the pairs RUNS bring within --depth that this judging project (any pair of its pool, "
-    "graded or not) or final qrels file (any pair with a grade) does not hold, with the cost; nothing is "
-    "written to the project",
+    "graded or not) or final qrels file or dataset (any pair with a grade) does not hold, with the cost; "
+    "nothing is written to the project",
 )
 @click.option(
     "--leave-one-out",
@@ -130,10 +130,7 @@ def command(
         raise click.UsageError("--extend and --leave-one-out are two different questions; pass one")
     if (measures or as_json) and not leave_one_out:
         raise click.UsageError("-m and --json go with --leave-one-out")
-    if labellers and (extend or leave_one_out):
-        raise click.UsageError(
-            "--labellers plans a new pool; `qrelkit judge extend` assigns a project's new pairs"
-        )
+    _refuse_unused(extend is not None, leave_one_out, labellers)
     if extend:
         return _extend(runs, depth, output, extend, qrels, seconds_per_judgment, input_format)
     if leave_one_out:
@@ -154,6 +151,27 @@ def command(
     )
     side = pool.write(output)
     _summary(pool, Path(output), side, given=click.get_current_context().params)
+
+
+def _refuse_unused(extend: bool, leave_one_out: bool, labellers: tuple[str, ...]) -> None:
+    """An option the question asked does not read is a usage error, not silently ignored."""
+    if labellers and (extend or leave_one_out):
+        raise click.UsageError(
+            "--labellers plans a new pool; `qrelkit judge extend` assigns a project's new pairs"
+        )
+    ctx = click.get_current_context()
+    unused = ["calibration", "calibration_labellers", "seed"] if extend or leave_one_out else []
+    unused += ["seconds_per_judgment"] if leave_one_out else []
+    for name in unused:
+        source = ctx.get_parameter_source(name)
+        if source is not None and source.name != "DEFAULT":
+            flag = "--" + name.replace("_", "-")
+            why = (
+                "an extension has no calibration"
+                if extend
+                else "--leave-one-out measures, it plans no judging"
+            )
+            raise click.UsageError(f"{flag} plans a new pool: {why}; drop {flag}")
 
 
 def _summary(pool, output: Path, side: Path, given: dict) -> None:
@@ -206,7 +224,7 @@ def _summary(pool, output: Path, side: Path, given: dict) -> None:
 def _extend(runs: tuple[str, ...], depth: int, output: str | None, source: str, qrels: str | None,
             seconds_per_judgment: float, input_format: str) -> None:  # fmt: skip
     from ..formats import read_run
-    from ..judging.extend import judged_of
+    from ..judging.extend import judged_of, phase_note
     from ..judgments.pool import extend_pool
 
     if qrels:
@@ -221,7 +239,9 @@ def _extend(runs: tuple[str, ...], depth: int, output: str | None, source: str, 
     echo(f"pairs within depth: {ext.get('pairs_in_depth')}; already judged: {ext.get('already_judged')}; "
          f"new: {pool.pairs.height} in {pool.pairs.get_column('query_id').n_unique()} queries")  # fmt: skip
     echo(f"cost: {cost['judgments']} judgments x {cost['seconds_per_judgment']:g} s = {cost['hours']:.1f} h "
-         "(no calibration repeats: `judge extend` adds these pairs to a project only once its gate passed)")  # fmt: skip
+         "(one judgment per pair)")  # fmt: skip
+    if ext.get("kind") == "project":
+        echo(f"phase read: {phase_note(ext.get('phase') or {})}")
     for note in pool.notes:
         echo(f"warning: {note}")
     if output:

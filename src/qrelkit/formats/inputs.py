@@ -87,8 +87,8 @@ def check_input(
 
         if is_dataset(source):  # a dataset name where only a file is read (a run, trec_eval's judgments)
             fix = (
-                "a dataset name (irds:ID) stands for judgments (eval, compare, report, ...) and for judge "
-                "init's queries only; pass a file here"
+                "a dataset name (irds:ID) stands for judgments (eval, compare, report, pool --extend, ...) "
+                "and for the queries of judge init and judge extend only; pass a file here"
             )
         raise InputFormatError(
             f"{what or 'file'} not found",

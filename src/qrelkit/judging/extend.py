@@ -2,7 +2,8 @@
 
 Which pairs a new run adds is :func:`qrelkit.judgments.pool.extend_pool`'s rule; here are the project's side
 of it. :func:`project_judged` reads, without writing, every pair the project holds (its pool, graded or
-not, and its pairs judged before pooling) and its queries. :func:`judged_of` opens either a project or a
+not, and its pairs judged before pooling), its queries, the runs it pooled and the phase it is in (as
+read: a round whose calibration just completed reads "calibration" until a write decides its gate). :func:`judged_of` opens either a project or a
 final qrels file as that rule takes it (``qrelkit pool --extend``). :func:`extend_project`
 (``qrelkit judge extend``) adds the pairs as a new segment of the project:
 
@@ -18,7 +19,8 @@ final qrels file as that rule takes it (``qrelkit pool --extend``). :func:`exten
 - a document the project has no text for must be in ``--docs`` (``docs.jsonl``, as ``judge init`` reads
   it); a query whose text the project lacks (all its pairs were judged before pooling) must be in
   ``--queries``. Pairs of queries the project never held are left out (the rule's note says how many);
-- a run whose name the project already pooled or stored is refused (its pairs are in already);
+- a run whose name the project already pooled or stored is refused, at any depth (the rule's, so
+  ``qrelkit pool --extend`` refuses it too: :attr:`qrelkit.judgments.pool.Judged.runs`);
 - the segment is recorded (``segments``, ``segment_pairs``: schema version 8) with its round, rubric
   version, the gate's outcome that opened judging, the runs (name, source, fingerprint), depth, seed, who
   and when; the runs' rows are stored as ``judge init --runs`` stores them (the adjudication queue's
@@ -40,7 +42,7 @@ from qrelkit.errors import ValidationError
 
 from .store import Store, now
 
-__all__ = ["extend_project", "is_project_file", "judged_of", "project_judged", "segment_seed"]
+__all__ = ["extend_project", "is_project_file", "judged_of", "phase_note", "project_judged", "segment_seed"]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -71,8 +73,15 @@ def _judged(conn: sqlite3.Connection, path: str) -> Any:
     frame = pl.DataFrame(
         [tuple(r) for r in rows], schema={"query_id": pl.String, "doc_id": pl.String}, orient="row"
     )
+    from .phases import phase_of, round_complete
+
     queries = frozenset(frame.get_column("query_id").to_list())
-    return Judged(frame, queries, {"kind": "project", "path": path})
+    phase = phase_of(conn)
+    read = {"state": phase.state, "round": phase.round, "outcome": phase.outcome,
+            "calibration_complete": phase.state == "calibration" and round_complete(conn, phase.round)}  # fmt: skip
+    return Judged(
+        frame, queries, {"kind": "project", "path": path, "phase": read}, frozenset(_pooled_runs(conn))
+    )
 
 
 def project_judged(store: Store) -> Any:
@@ -128,6 +137,22 @@ def _texts(conn: sqlite3.Connection, pool: Any, given: dict[str, tuple[Any, Any]
             )
         out.append([(x, *texts[x]) if what == "document" else (x, texts[x]) for x in wanted])
     return out[0], out[1]
+
+
+def phase_note(phase: dict[str, Any]) -> str:
+    """What ``judge extend`` would do in the phase :func:`project_judged` read (its ``source["phase"]``),
+    in words: add the pairs (judging open) or refuse (:func:`_refuse_closed`'s rule)."""
+    state, number, outcome = phase.get("state"), phase.get("round"), phase.get("outcome")
+    if state == "open":
+        return f"round {number}'s gate: {outcome}; `judge extend` would add these pairs with no calibration round"
+    if state == "calibration" and phase.get("calibration_complete"):
+        return (f"round {number}'s calibration is complete but its gate is not decided yet; `judge extend` "
+                "decides it first and adds these pairs only if it passes")  # fmt: skip
+    if state == "calibration":
+        return f"round {number} is in calibration; `judge extend` would refuse until its gate passes"
+    return (
+        f"round {number}'s gate: {outcome}; `judge extend` would refuse (revise the rubric or override first)"
+    )
 
 
 def _refuse_closed(phase: Any) -> None:
@@ -189,15 +214,7 @@ def _extend(
 
     phase = phase_of(conn)
     _refuse_closed(phase)
-    pooled = _pooled_runs(conn)
-    for run in runs:
-        if run.name in pooled:
-            raise ValidationError(
-                f"a run named {run.name!r} was pooled into this project already: its pairs are in it",
-                source=str(run.meta.get("source", "")),
-                fix="extend with a run the project has not pooled (its tag names it)",
-            )
-    pool = extend_pool(runs, depth, judged=_judged(conn, path))
+    pool = extend_pool(runs, depth, judged=_judged(conn, path))  # refuses a run the project pooled already
     labellers = [
         r[0] for r in conn.execute("SELECT name FROM users WHERE role = 'labeller' ORDER BY user_id")
     ]

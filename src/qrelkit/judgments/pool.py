@@ -35,8 +35,11 @@ per query (ranked by :data:`TIE_RULE`), less every pair already judged (:class:`
 final qrels file with a grade >= 0, or every pair of a judging project's pool, graded or not, and its
 pairs judged before pooling). Pairs of a query the judgments never held are left out, with a note
 saying how many: such a query was pooled from no other run, so judging one run's documents for it would
-measure that run alone; pool every run for it instead. The extension is a :class:`Pool` with no
-calibration (its pairs are judged under a rubric whose gate already passed), so its cost is its pairs.
+measure that run alone; pool every run for it instead. A run whose name a project already pooled is
+refused (:attr:`Judged.runs`), whatever the depth: its pairs are in the project, and its rows stored there
+are the ones the adjudication queue reads. The extension is a :class:`Pool` with no calibration, so its
+cost is its pairs (``qrelkit judge extend`` adds them to a project only while judging is open under a
+rubric whose gate passed, was overridden or is not measured).
 
 Reusability
 -----------
@@ -546,12 +549,15 @@ class Judged:
     """What an extension is measured against: the pairs not to judge again and the queries judged.
 
     ``pairs`` has columns query_id, doc_id (each pair once); ``source`` says where they come from (``kind``
-    ``qrels`` or ``project``, ``path``, and for qrels the fingerprint), for the pool's sidecar.
+    ``qrels`` or ``project``, ``path``, for qrels the fingerprint, for a project the phase it was read in),
+    for the pool's sidecar. ``runs``: the names of the runs already pooled into it (a project's; a qrels
+    file names none), which :func:`extend_pool` refuses.
     """
 
     pairs: pl.DataFrame
     queries: frozenset[str]
     source: Mapping[str, Any]
+    runs: frozenset[str] = frozenset()
 
 
 def judged_of_qrels(qrels: Qrels) -> Judged:
@@ -572,6 +578,14 @@ def extend_pool(
     runs = _check_runs(runs)
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise ValidationError("depth must be a positive integer", got=depth, fix="pass depth=20")
+    for run in runs:
+        if run.name in judged.runs:
+            raise ValidationError(
+                f"a run named {run.name!r} was pooled into this {judged.source.get('kind', 'project')} "
+                "already: its pairs are in it",
+                source=str(run.meta.get("source", "")),
+                fix="extend with a run it has not pooled (its tag names it)",
+            )
     if not isinstance(seconds_per_judgment, int | float) or not seconds_per_judgment > 0:
         raise ValidationError(
             "seconds per judgment must be a positive number", got=seconds_per_judgment, fix="e.g. 30"
