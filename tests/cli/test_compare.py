@@ -4,7 +4,6 @@ and from a judging project's database."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ from click.testing import CliRunner
 from qrelkit.cli import main
 
 from ..conftest import CLI, EXAMPLE
-from ..judging.helpers import FIXTURES
+from ..judging.helpers import FIXTURES, grade_directly
 
 RUNS = [str(EXAMPLE / "runs" / f"{n}.run") for n in ("bm25", "dense", "hybrid", "rerank")]
 QRELS = str(EXAMPLE / "qrels.txt")
@@ -140,23 +139,11 @@ CALIBRATION = {
 }  # fmt: skip
 
 
-def _grade(db: Path, name: str, grades: dict[tuple[str, str], int]) -> None:
-    with sqlite3.connect(db) as conn:
-        for (q, d), grade in grades.items():
-            conn.execute(
-                "INSERT INTO grade_events (user_id, pair_id, grade, unsure, rubric_hash, created_at) "
-                "SELECT u.user_id, p.pair_id, ?, 0, (SELECT value FROM meta WHERE key = 'rubric_hash'), "
-                "'2026-01-01T00:00:00.000Z' FROM users u, pairs p "
-                "WHERE u.name = ? AND p.query_id = ? AND p.doc_id = ?",
-                (grade, name, q, d),
-            )
-
-
 def test_noise_floor_from_a_project_database_equals_the_qrels_files(tmp_path):
     db = _project(tmp_path)
     bob = {**CALIBRATION, ("q1", "keys/policy"): 3, ("q2", "limits/rate"): 3}
-    _grade(db, "alice", CALIBRATION)
-    _grade(db, "bob", bob)
+    grade_directly(db, "alice", CALIBRATION)
+    grade_directly(db, "bob", bob)
     final = tmp_path / "final.qrels"
     pool = [json.loads(line) for line in (FIXTURES / "pool.jsonl").read_text().splitlines() if line.strip()]
     final.write_text("".join(f"{p['query_id']} 0 {p['doc_id']} {CALIBRATION.get((p['query_id'], p['doc_id']), 1)}\n"

@@ -5,11 +5,10 @@ written by hand with the same grades (alice's on one side; bob's on q1 and carol
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 from ..conftest import CLI
-from ..judging.helpers import FIXTURES, calibration_pairs, make_project
+from ..judging.helpers import FIXTURES, calibration_pairs, grade_directly, make_project
 
 ALICE = {
     ("q1", "keys/rotate"): 3, ("q1", "keys/policy"): 1, ("q1", "security/advisory-4"): 0, ("q1", "changelog/2026"): 1,
@@ -19,24 +18,12 @@ BOB = {k: g for k, g in ALICE.items() if k[0] == "q1"} | {("q1", "keys/policy"):
 CAROL = {k: g for k, g in ALICE.items() if k[0] == "q2"} | {("q2", "limits/rate"): 0}
 
 
-def _grade(db: Path, name: str, grades: dict[tuple[str, str], int]) -> None:
-    with sqlite3.connect(db) as conn:
-        for (q, d), grade in grades.items():
-            conn.execute(
-                "INSERT INTO grade_events (user_id, pair_id, grade, unsure, rubric_hash, created_at) "
-                "SELECT u.user_id, p.pair_id, ?, 0, (SELECT value FROM meta WHERE key = 'rubric_hash'), "
-                "'2026-01-01T00:00:00.000Z' FROM users u, pairs p "
-                "WHERE u.name = ? AND p.query_id = ? AND p.doc_id = ?",
-                (grade, name, q, d),
-            )
-
-
 def test_a_three_labeller_project_gives_every_pair_and_says_which(tmp_path: Path) -> None:
     db = make_project(tmp_path, labellers="alice,bob,carol", runs=False)
     pairs = calibration_pairs(db)  # the plan: alice and bob share q1, alice and carol share q2
     assert {q for q, _ in pairs["bob"]} == {"q1"} and {q for q, _ in pairs["carol"]} == {"q2"}
     for name, grades in (("alice", ALICE), ("bob", BOB), ("carol", CAROL)):
-        _grade(db, name, grades)
+        grade_directly(db, name, grades)
     final = tmp_path / "final.qrels"
     pool = [json.loads(line) for line in (FIXTURES / "pool.jsonl").read_text().splitlines() if line.strip()]
     final.write_text("".join(f"{p['query_id']} 0 {p['doc_id']} {ALICE.get((p['query_id'], p['doc_id']), 1)}\n"

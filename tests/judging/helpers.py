@@ -42,6 +42,21 @@ def make_project(tmp: Path, *, labellers: str = "alice,bob,carol", runs: bool = 
     return db
 
 
+def grade_directly(db: Path, name: str, grades: dict[tuple[str, str], int]) -> None:
+    """Write labeller ``name``'s grade events straight into the project ``db`` (under its current rubric),
+    for tests that need a round graded without driving the app."""
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA foreign_keys = ON")
+        for (q, d), grade in grades.items():
+            conn.execute(
+                "INSERT INTO grade_events (user_id, pair_id, grade, unsure, rubric_hash, created_at) "
+                "SELECT u.user_id, p.pair_id, ?, 0, (SELECT value FROM meta WHERE key = 'rubric_hash'), "
+                "'2026-01-01T00:00:00.000Z' FROM users u, pairs p "
+                "WHERE u.name = ? AND p.query_id = ? AND p.doc_id = ?",
+                (grade, name, q, d),
+            )
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

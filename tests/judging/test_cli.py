@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -13,26 +12,13 @@ from qrelkit.cli import main
 from qrelkit.cli.judge import command as judge_group
 
 from ..conftest import CLI
-from .helpers import FIXTURES, ROOT
+from .helpers import FIXTURES, ROOT, grade_directly
 
 
 def run(*args: str, code: int = 0) -> str:
     result = CLI("judge", *args)
     assert result.exit_code == code, (result.output, result.stderr if hasattr(result, "stderr") else "")
     return result.output
-
-
-def grade_all(db: Path, name: str, grades: dict[tuple[str, str], int]) -> None:
-    with sqlite3.connect(db) as conn:
-        conn.execute("PRAGMA foreign_keys = ON")
-        for (q, d), grade in grades.items():
-            conn.execute(
-                "INSERT INTO grade_events (user_id, pair_id, grade, unsure, rubric_hash, created_at) "
-                "SELECT u.user_id, p.pair_id, ?, 0, (SELECT value FROM meta WHERE key = 'rubric_hash'), "
-                "'2026-01-01T00:00:00.000Z' FROM users u, pairs p "
-                "WHERE u.name = ? AND p.query_id = ? AND p.doc_id = ?",
-                (grade, name, q, d),
-            )
 
 
 def test_a_project_end_to_end_from_the_command_line(tmp_path: Path) -> None:
@@ -56,8 +42,8 @@ def test_a_project_end_to_end_from_the_command_line(tmp_path: Path) -> None:
         ("q1", "keys/rotate"): 3, ("q1", "keys/policy"): 1, ("q1", "security/advisory-4"): 0,
         ("q1", "changelog/2026"): 1, ("q2", "sdk/retries"): 3, ("q2", "limits/rate"): 2,
         ("q2", "sdk/timeouts"): 1, ("q2", "security/advisory-4"): 0}.items()}  # fmt: skip
-    grade_all(db, "alice", calibration)
-    grade_all(db, "bob", {**calibration, ("q1", "keys/policy"): 3})
+    grade_directly(db, "alice", calibration)
+    grade_directly(db, "bob", {**calibration, ("q1", "keys/policy"): 3})
 
     status = json.loads(run("status", str(db), "--json"))
     assert [(r["name"], r["done"], r["assigned"]) for r in status["labellers"]] == [
