@@ -12,6 +12,32 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 EXAMPLE = ROOT / "examples" / "docsearch"
 
 
+def on_a_terminal(
+    command: list[str], *, stream: str = "stdout", env: dict[str, str] | None = None
+) -> tuple[int, str]:
+    """``command`` as a real process whose ``stream`` (stdout or stderr) is a real terminal (a pty), the
+    other stream discarded: (exit status, what the terminal showed)."""
+    import os
+    import pty
+
+    main, child = pty.openpty()
+    os.set_inheritable(child, False)
+    streams = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, stream: child}
+    proc = subprocess.Popen(command, stdout=streams["stdout"], stderr=streams["stderr"], env=env)
+    os.close(child)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(main)
+    return proc.wait(timeout=600), seen.decode("utf-8", "replace")
+
+
 def data_path(*parts: str) -> Path:
     """A file of the real data the suite cross-checks against (``tests/data/``, see its README): it is in
     the repository, so a missing file is a failure, never a skip."""

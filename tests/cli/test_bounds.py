@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from ..conftest import CLI
+from ..conftest import CLI, on_a_terminal
 from ..evaluation.test_bounds import AP_TOP, AP_ZERO, NDCG_TOP, NDCG_ZERO, P_TOP, P_ZERO, R_TOP, R_ZERO
 
 MEASURES = ["-m", "nDCG@3", "-m", "P@3", "-m", "R@3", "-m", "AP"]
@@ -166,27 +166,10 @@ def test_eval_html_and_markdown_with_bounds(files):
 def _on_a_terminal(*args: object) -> tuple[int, str]:
     """``qrelkit ARGS`` as a real process whose stdout is a real terminal (a pty): (exit, what it showed)."""
     import os
-    import pty
-    import subprocess
     import sys
 
-    main, child = pty.openpty()
-    os.set_inheritable(child, False)
-    env = {**os.environ, "COLUMNS": "200"}
-    proc = subprocess.Popen([sys.executable, "-m", "qrelkit", *map(str, args)], stdout=child,
-                            stderr=subprocess.DEVNULL, env=env)  # fmt: skip
-    os.close(child)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(main, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        seen += chunk
-    os.close(main)
-    return proc.wait(timeout=600), seen.decode("utf-8", "replace")
+    command = [sys.executable, "-m", "qrelkit", *map(str, args)]
+    return on_a_terminal(command, env={**os.environ, "COLUMNS": "200"})
 
 
 @pytest.mark.parametrize("asked", [False, True])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import EXAMPLE
+from tests.conftest import EXAMPLE, on_a_terminal
 
 QRELS = EXAMPLE / "qrels.txt"
 BM25 = EXAMPLE / "runs" / "bm25.run"
@@ -72,8 +72,6 @@ def test_agree_bootstrap_past_its_bound(cli) -> None:
 
 def _compare(*args: object, terminal: bool) -> tuple[int, str]:
     """``qrelkit compare`` as a real process, its stderr a real terminal (a pty) or a pipe: (exit, stderr)."""
-    import os
-    import pty
     import subprocess
     import sys
 
@@ -81,20 +79,7 @@ def _compare(*args: object, terminal: bool) -> tuple[int, str]:
     if not terminal:
         proc = subprocess.run(command, capture_output=True, text=True, timeout=600)
         return proc.returncode, proc.stderr
-    main, child = pty.openpty()
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=child)
-    os.close(child)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(main, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        seen += chunk
-    os.close(main)
-    return proc.wait(timeout=600), seen.decode("utf-8", "replace")
+    return on_a_terminal(command, stream="stderr")
 
 
 def test_a_long_resampling_shows_its_progress_on_a_terminal_only() -> None:
