@@ -23,7 +23,9 @@ from ..errors import ValidationError
 from .agree import VariadicOptionCommand
 from .evaluate import (
     bounds_of,
+    bounds_of_values,
     bounds_option,
+    bounds_wanted,
     human_of,
     human_options,
     input_options,
@@ -182,18 +184,20 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     chosen = dict(baseline=list(baselines) or None, all_pairs=all_pairs, test=test, permutations=perms, seed=seed,
                   correction=correction, family=family, alpha=alpha, multi=multi, bootstrap=resamples, power=power,
                   power_delta=power_delta)  # fmt: skip
-    found = bounds_of(bounds, fmt == "table" and not output, qrels, runs, parsed, conv, refused={"--human": bool(human)},
-                      input_format=input_format, on_duplicate=on_duplicate, scale=scale, rubric_hash=rubric_hash)  # fmt: skip
+    want = bounds_wanted(bounds, fmt == "table" and not output, runs, {"--human": bool(human)})
     # long: two ways of reading (whole for the noise floor and the estimates, streamed otherwise), under one bar
     with resampling_progress():
         if noise or human:  # the noise floor and the estimate need every row of every run: read whole
             qrels_obj, run_objs = load_inputs(
                 qrels, runs, input_format, on_duplicate, conv, scale, rubric_hash
             )
+            found = bounds_of_values(want, qrels_obj, run_objs, parsed, conv)  # the runs as read, not again
             comparison = compare_runs(qrels_obj, run_objs, parsed, conv, labellers=read_labellers(noise, labellers, scale, conv) if noise else None,
                                       human_qrels=read_human(human, conv, input_format, on_duplicate, scale, rubric_hash),
                                       estimator=estimator, noise_replicates=replicates, noise_smoothing=smoothing, **chosen)  # fmt: skip
         else:
+            found = bounds_of(want, True, qrels, runs, parsed, conv, input_format=input_format,
+                              on_duplicate=on_duplicate, scale=scale, rubric_hash=rubric_hash)  # fmt: skip
             comparison = compare_files(qrels, runs, parsed, conv, input_format=input_format, on_duplicate=on_duplicate,
                                        scale=scale, rubric_hash=rubric_hash, **chosen)  # fmt: skip
     _write(

@@ -187,19 +187,39 @@ def bounds_option(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
+def bounds_wanted(
+    wanted: bool | None, table: bool, runs: tuple[str, ...], refused: dict[str, bool] | None = None
+) -> bool:
+    """Whether the judgment bounds are computed: when ``--bounds`` asks for them, or by default
+    (:func:`qrelkit.evaluation.bounds.bounds_by_default`) when the ``table`` is printed (a file or a machine
+    format holds them only with ``--bounds``). ``refused``: the options the bounds do not go with (named in
+    the error when ``--bounds`` was given, turning the default off)."""
+    if _refuse_bounds(wanted, refused or {}) or wanted is False or not (wanted or table):
+        return False  # (before the import: an evaluation without bounds does not load them)
+    from ..evaluation.bounds import bounds_by_default
+
+    return bool(wanted or bounds_by_default(runs))
+
+
 def bounds_of(wanted: bool | None, table: bool, qrels: str, runs: tuple[str, ...], measures: Any,
               conv: Conventions, *, refused: dict[str, bool] | None = None, **read: Any) -> Any:  # fmt: skip
-    """The judgment bounds of ``runs`` (:func:`qrelkit.evaluation.bounds.bounds_files`, ``read`` its
-    reader options) when ``--bounds`` asks for them, or by default (:func:`bounds_by_default`) when the
-    ``table`` is printed (a file or a machine format holds them only with ``--bounds``); ``None`` otherwise. ``refused``: the options the bounds do not go with (named
-    in the error when ``--bounds`` was given, turning the default off)."""
-    if _refuse_bounds(wanted, refused or {}) or wanted is False or not (wanted or table):
-        return None  # (before the import: an evaluation without bounds does not load them)
-    from ..evaluation.bounds import bounds_by_default, bounds_files
-
-    if not (wanted or bounds_by_default(runs)):
+    """The judgment bounds of the files ``runs`` (:func:`qrelkit.evaluation.bounds.bounds_files`, ``read``
+    its reader options) when :func:`bounds_wanted`; ``None`` otherwise."""
+    if not bounds_wanted(wanted, table, runs, refused):
         return None
+    from ..evaluation.bounds import bounds_files
+
     return bounds_files(qrels, runs, measures, conv, **read)
+
+
+def bounds_of_values(wanted: bool, qrels: Any, runs: list[Any], measures: Any, conv: Conventions) -> Any:
+    """The judgment bounds of judgments and runs already read whole (``wanted`` from :func:`bounds_wanted`),
+    so they are not read again; ``None`` when not wanted."""
+    if not wanted:
+        return None
+    from ..evaluation.bounds import judgment_bounds
+
+    return judgment_bounds(qrels, runs, measures, conv)
 
 
 def _refuse_bounds(wanted: bool | None, refused: dict[str, bool]) -> bool:
