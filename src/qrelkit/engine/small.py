@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +27,9 @@ from ..measures.grammar import Measure
 from .dispatch import compute
 from .encoded import TIE_KEYS, Encoded, QuerySet, encoding_key, offsets_of, query_set, tied_blocks
 from .registry import SMALL, claims
+
+if TYPE_CHECKING:
+    from .tie_order import TieOrder
 
 # ------------------------------------------------------------------------------------------------ ranking
 
@@ -216,10 +220,17 @@ def grades_within(qrels: Columns, scale: Sequence[int]) -> bool:
 
 
 def evaluate_columns(
-    qrels: Columns, judged: Judgments, run: Columns, measures: Sequence[Measure], conv: Conventions
+    qrels: Columns,
+    judged: Judgments,
+    run: Columns,
+    measures: Sequence[Measure],
+    conv: Conventions,
+    *,
+    tie_order: TieOrder | None = None,
 ) -> tuple[QuerySet, dict[Measure, tuple[np.ndarray, np.ndarray]]]:
     """One run's query set and, per measure, (values, undefined mask): what
-    :func:`qrelkit.evaluation.core.evaluate_run` gives for the same files. Raises
+    :func:`qrelkit.evaluation.core.evaluate_run` gives for the same files (``tie_order`` gathers what it
+    gathers there). Raises
     :class:`~qrelkit.errors.StepAside` when the run is not for this path, or a measure's family is not
     (:data:`qrelkit.engine.registry.REGISTRY`)."""
     if not all(claims(m, SMALL) for m in measures):
@@ -232,4 +243,6 @@ def evaluate_columns(
         if key not in cache:
             cache[key] = encode_small(qrels, judged, run, mconv)
         values[measure] = compute(cache[key], measure, mconv, SMALL)
+        if tie_order is not None:
+            tie_order.record(cache[key], measure, mconv)
     return next(iter(cache.values())).queries, values

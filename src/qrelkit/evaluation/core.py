@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # polars loads only on the paths that read frames
 
     from ..data.values import DiversityQrels, Qrels, Run
     from ..engine.encode import Judgments
+    from ..engine.tie_order import TieOrder
 
 
 def _as_runs(runs: Run | Sequence[Run] | Mapping[str, Run]) -> list[Run]:
@@ -83,18 +84,23 @@ def evaluate_run(
     conv: Conventions,
     engine: str = FRAME,
     judgments: Judgments | None = None,
+    tie_order: TieOrder | None = None,
 ) -> tuple[QuerySet, dict[Measure, tuple[np.ndarray, np.ndarray]]]:
     """Evaluate one run: the query set, and per measure (values, undefined mask) over its queries, with
     the kernels of ``engine`` (:data:`qrelkit.engine.registry.ENGINES`; Spark's partitions name theirs).
     ``judgments`` (:func:`qrelkit.engine.encode.judgments_of`) shares the judgments' side of the encoding
-    between runs.
+    between runs; ``tie_order`` (:func:`qrelkit.engine.tie_order.tie_order_of`) gathers the queries whose
+    value the profile's tool takes from its order of tied scores.
 
     Runs with more than :data:`ENCODE_BATCH_ROWS` rows are encoded in batches of whole queries (the same
     numbers, with the memory of one batch at a time)."""
     if run.frame.height > ENCODE_BATCH_ROWS:
         _check_depth(run, measures, conv)  # also when no batch has judgments to score
-        return evaluate_run_batches(qrels, _query_batches(run, ENCODE_BATCH_ROWS), measures, conv, engine)
-    return _evaluate_whole(qrels, run, measures, conv, engine=engine, judgments=judgments)
+        batches = _query_batches(run, ENCODE_BATCH_ROWS)
+        return evaluate_run_batches(qrels, batches, measures, conv, engine, tie_order=tie_order)
+    return _evaluate_whole(
+        qrels, run, measures, conv, engine=engine, judgments=judgments, tie_order=tie_order
+    )
 
 
 def _evaluate_whole(
@@ -105,6 +111,7 @@ def _evaluate_whole(
     subtopics: DiversityQrels | None = None,
     engine: str = FRAME,
     judgments: Judgments | None = None,
+    tie_order: TieOrder | None = None,
 ) -> tuple[QuerySet, dict[Measure, tuple[np.ndarray, np.ndarray]]]:
     """:func:`evaluate_run` in one encoding, however large the run (a batch is never split again: one
     query may hold more rows than a batch). With ``subtopics`` (whose projection ``qrels`` is) each
@@ -131,6 +138,8 @@ def _evaluate_whole(
                 enc = encode(qrels, run, mconv, queries, ranking=True, judgments=judgments)
                 cache[key] = attach(enc, subtopics)
         values[measure] = compute(cache[key], measure, mconv, engine)
+        if tie_order is not None:
+            tie_order.record(cache[key], measure, mconv)
     return queries, values
 
 
@@ -230,6 +239,8 @@ def evaluate_run_batches(
     measures: Sequence[Measure],
     conv: Conventions,
     engine: str = FRAME,
+    *,
+    tie_order: TieOrder | None = None,
 ) -> tuple[QuerySet, dict[Measure, tuple[np.ndarray, np.ndarray]]]:
     """Evaluate a run delivered as batches of whole queries (each query in exactly one batch).
 
@@ -265,7 +276,7 @@ def evaluate_run_batches(
         if sub.height == 0:
             continue
         sub_qrels = Qrels(sub, qrels.fingerprint, qrels.name, qrels.scale, qrels.rubric_hash, qrels.meta)
-        keep(*_evaluate_whole(sub_qrels, batch, measures, per_batch, engine=engine))
+        keep(*_evaluate_whole(sub_qrels, batch, measures, per_batch, engine=engine, tie_order=tie_order))
     # the query set's rule, applied once over all batches (before the empty rankings are scored)
     queries = query_set(sorted(judged_set), seen, sorted(seen - judged_set), conv, run_name, source)
     missing = queries.missing_scored_zero
@@ -330,14 +341,16 @@ def evaluate(
 
     def one(run: Run) -> RunValues:
         nonlocal done
+        ties = tie_order_for(conv)
         if isinstance(qrels, DiversityQrels):
             queries, values = _evaluate_whole(judged, run, parsed, conv, subtopics=qrels, judgments=shared)
         else:
-            queries, values = evaluate_run(qrels, run, parsed, conv, judgments=shared)
+            queries, values = evaluate_run(qrels, run, parsed, conv, judgments=shared, tie_order=ties)
         done += 1
         if progress is not None:
             progress(done, len(run_list), run.name)
-        return RunValues(run.name, run.fingerprint, dict(run.meta), queries, values)
+        found = ties.queries() if ties is not None else {}
+        return RunValues(run.name, run.fingerprint, dict(run.meta), queries, values, found)
 
     if workers > 1 and len(run_list) > 1:
         from concurrent.futures import ThreadPoolExecutor  # with logging, 9 ms one run does not need
@@ -350,6 +363,17 @@ def evaluate(
     if strict:
         results.check_strict()
     return results
+
+
+def tie_order_for(conv: Conventions) -> TieOrder | None:
+    """What gathers, for one run, the queries whose value the profile's tool takes from its order of
+    tied scores (:func:`qrelkit.engine.tie_order.tie_order_of`); ``None`` without a profile, and nothing
+    more imported then."""
+    if conv.profile is None:
+        return None
+    from ..engine.tie_order import tie_order_of
+
+    return tie_order_of(conv)
 
 
 def check_gains(qrels: Qrels, measures: Sequence[Measure], conv: Conventions) -> None:

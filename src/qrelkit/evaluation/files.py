@@ -22,12 +22,20 @@ from ..fingerprint import Fingerprint, hash_ahead
 from ..measures.conventions import DEFAULT, Conventions
 from ..measures.grammar import DIVERSITY_DEFAULT_MEASURES, Measure, parse_measures
 from ..naming import check_run_names
-from .core import check_gains, check_judgments_kind, evaluate, evaluate_run, evaluate_run_batches
+from .core import (
+    check_gains,
+    check_judgments_kind,
+    evaluate,
+    evaluate_run,
+    evaluate_run_batches,
+    tie_order_for,
+)
 from .plan import IN_MEMORY_FACTOR, ReadingPlan, check_limit, plan_reading
 from .results import Results, RunValues, assemble
 
 if TYPE_CHECKING:
     from ..data.values import Qrels, Run
+    from ..engine.tie_order import TieOrder
 
 
 def read_judgments(
@@ -310,17 +318,23 @@ def _evaluate_run_file(
                 raise  # held whole, the run would break the memory limit
             run = read_run(path, reader="robust", **how)  # a layout only it takes
             external = None
+    ties = tie_order_for(conv)
     if external is not None:
-        queries, values = evaluate_run_batches(qrels, batches, parsed, conv)
+        queries, values = evaluate_run_batches(qrels, batches, parsed, conv, tie_order=ties)
         if counted is not None:
             counted.finish()
-        return str(path), RunValues(name, fingerprint, meta, queries, values)
+        return str(path), RunValues(name, fingerprint, meta, queries, values, _found(ties))
     if run is None:
         run = read_run(path, format=input_format, on_bytes=counted, **how)
-    queries, values = evaluate_run(qrels, run, parsed, conv)
+    queries, values = evaluate_run(qrels, run, parsed, conv, tie_order=ties)
     if counted is not None:
         counted.finish()
-    return str(path), RunValues(run.name, run.fingerprint, dict(run.meta), queries, values)
+    return str(path), RunValues(run.name, run.fingerprint, dict(run.meta), queries, values, _found(ties))
+
+
+def _found(ties: TieOrder | None) -> dict[str, tuple[str, ...]]:
+    """The queries a :class:`~qrelkit.engine.tie_order.TieOrder` found, per measure (none without one)."""
+    return ties.queries() if ties is not None else {}
 
 
 def evaluate_inputs(
@@ -460,7 +474,8 @@ def _evaluate_small(
 
         def one(path: Path) -> RunValues:
             run = read_columns(path, "run", comments)
-            queries, values = evaluate_columns(qcols, judged, run, parsed, conv)
+            ties = tie_order_for(conv)
+            queries, values = evaluate_columns(qcols, judged, run, parsed, conv, tie_order=ties)
             meta = {
                 "source": run.source,
                 "duplicates_removed": 0,
@@ -470,9 +485,8 @@ def _evaluate_small(
             }
             if run.trailing:
                 meta["lines_with_trailing_fields_ignored"] = run.trailing
-            return RunValues(
-                run.tag.decode() if run.tag else path.stem, run.fingerprint, meta, queries, values
-            )
+            name = run.tag.decode() if run.tag else path.stem
+            return RunValues(name, run.fingerprint, meta, queries, values, _found(ties))
 
         if len(run_paths) > 1:
             from concurrent.futures import ThreadPoolExecutor

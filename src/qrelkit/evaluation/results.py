@@ -81,6 +81,9 @@ class Results:
     profile_warnings: tuple[str, ...] = ()
     """Where the profile's tool would have stopped instead of giving these numbers
     (:meth:`qrelkit.measures.profiles.Profile.stop_warnings`)."""
+    tie_warnings: tuple[str, ...] = ()
+    """Where the profile's tool takes a measure's value from the order its sort leaves tied scores in, one
+    per measure (:func:`qrelkit.engine.tie_order.tie_warnings`); never refused by ``strict``."""
     reading: dict[str, Any] | None = None
     """How the files were read (:meth:`qrelkit.evaluation.plan.ReadingPlan.to_dict`); ``None`` for values
     evaluated in memory."""
@@ -258,6 +261,8 @@ class Results:
         )
         if self.profile_warnings:
             out["profile_warnings"] = list(self.profile_warnings)
+        if self.tie_warnings:
+            out["tie_warnings"] = list(self.tie_warnings)
         if self.reading is not None:
             out["reading"] = self.reading
         return out
@@ -316,7 +321,8 @@ class Results:
     @property
     def warnings(self) -> list[str]:
         """Warnings every rendering of these results repeats (a failed gate, unresolved pairs, ...)."""
-        return list((self.judgments or {}).get("warnings", [])) + list(self.profile_warnings)
+        judged = list((self.judgments or {}).get("warnings", []))
+        return judged + list(self.profile_warnings) + list(self.tie_warnings)
 
     def check_comparable(self, other: Results) -> None:
         """Refuse to combine results computed under different conventions or judgments (the error names
@@ -394,13 +400,16 @@ def _json_float(value: float | None) -> float | None:
 
 @dataclass(frozen=True)
 class RunValues:
-    """One run's evaluation before assembly: its identity, query set and per-measure values."""
+    """One run's evaluation before assembly: its identity, query set and per-measure values, and per
+    measure the queries whose value the profile's tool takes from its order of tied scores
+    (:meth:`qrelkit.engine.tie_order.TieOrder.queries`)."""
 
     name: str
     fingerprint: Fingerprint
     meta: dict[str, object]
     queries: QuerySet
     values: dict[Measure, tuple[np.ndarray, np.ndarray]]
+    tie_order: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def assemble(qrels: Any, parsed: Sequence[Measure], conv: Conventions, items: Sequence[RunValues]) -> Results:
@@ -423,6 +432,11 @@ def assemble(qrels: Any, parsed: Sequence[Measure], conv: Conventions, items: Se
             q = item.queries
             missing = sorted(q.missing_scored_zero + q.missing_skipped)
             warnings += profile.stop_warnings(conv, item.name, missing, list(q.extra_skipped))
+    ties: list[str] = []
+    if any(item.tie_order for item in items):
+        from ..engine.tie_order import tie_warnings
+
+        ties = tie_warnings(conv, parsed, [(item.name, item.tie_order) for item in items])
     return Results(
         measures=tuple(parsed),
         conventions=conv,
@@ -433,4 +447,5 @@ def assemble(qrels: Any, parsed: Sequence[Measure], conv: Conventions, items: Se
         runs=tuple(summaries),
         version=__version__,
         profile_warnings=tuple(warnings),
+        tie_warnings=tuple(ties),
     )

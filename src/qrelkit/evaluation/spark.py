@@ -73,7 +73,7 @@ INSTALL_HINT = "pip install 'qrelkit[spark]' (pyspark 4.0 or later; Java 17 or 2
 #: The columns of what each partition returns (one row per query, per chunk's counts, or per error).
 _OUT_SCHEMA = (
     "kind string, run string, query_id string, vals array<double>, undef array<boolean>, "
-    "digest string, rows long, removed long, error string"
+    "tied array<boolean>, digest string, rows long, removed long, error string"
 )
 
 
@@ -433,7 +433,7 @@ def _evaluator(
         import pyarrow as pa
 
         from ..data.values import Qrels, Run, finish_run, id_column
-        from .core import evaluate_run
+        from .core import evaluate_run, tie_order_for
 
         qrels_frame = pl.read_ipc(qrels_ipc.value).sort("query_id", "line")
         ids = qrels_frame.get_column("query_id")
@@ -466,18 +466,26 @@ def _evaluator(
                     digests = _query_digests(run.frame) if digest else {}
                     judged = [q for q in queries if q in spans]
                     values: dict[str, tuple[list[float], list[bool]]] = {}
+                    tied: dict[str, list[bool]] = {}  # per query, whether each measure follows tie order
                     if judged:
                         sub = pl.concat(
                             [qrels_frame.slice(spans[q][0], spans[q][1] - spans[q][0]) for q in judged]
                         )
                         if profile is not None:  # the refusals that look at a query's rows
                             profile.check(Qrels(sub, fp, meta={"source": "qrels"}), [run])
-                        scored, per_measure = evaluate_run(Qrels(sub, fp), run, measures, per_batch, SPARK)
+                        ties = tie_order_for(per_batch)
+                        scored, per_measure = evaluate_run(
+                            Qrels(sub, fp), run, measures, per_batch, SPARK, tie_order=ties
+                        )
                         for i, q in enumerate(scored.query_ids):
                             values[q] = (
                                 [float(per_measure[m][0][i]) for m in measures],
                                 [bool(per_measure[m][1][i]) for m in measures],
                             )
+                        found = ties.queries() if ties is not None else {}
+                        for j, m in enumerate(measures):
+                            for q in found.get(str(m), ()):
+                                tied.setdefault(q, [False] * len(measures))[j] = True
                     for q in queries:
                         vals, undef = values.get(q, (None, None))
                         out.append(
@@ -487,6 +495,7 @@ def _evaluator(
                                 "query_id": q,
                                 "vals": vals,
                                 "undef": undef,
+                                "tied": tied.get(q),
                                 "digest": digests.get(q),
                             }
                         )
@@ -504,6 +513,7 @@ def _evaluator(
             ("query_id", pa.string()),
             ("vals", pa.list_(pa.float64())),
             ("undef", pa.list_(pa.bool_())),
+            ("tied", pa.list_(pa.bool_())),
             ("digest", pa.string()),
             ("rows", pa.int64()),
             ("removed", pa.int64()),
@@ -704,6 +714,10 @@ def _run_values(
     order = np.argsort(np.array(ids, dtype=object), kind="stable") if ids else np.zeros(0, dtype=np.int64)
     assert [ids[i] for i in order] == policy.query_ids  # every scored query, once
     values = {m: (value_parts[j][order], undefined_parts[j][order]) for j, m in enumerate(measures)}
+    tie_order = {
+        str(m): tuple(sorted(r["query_id"] for r in scored if r["tied"] and r["tied"][j]))
+        for j, m in enumerate(measures)
+    }
     if item.local is not None:
         fingerprint, meta = item.local.fingerprint, dict(item.local.meta)
     else:
@@ -716,7 +730,8 @@ def _run_values(
             "rows_read": sum(int(r["rows"]) for r in counts),
             "reader": "spark",
         }
-    return RunValues(name, fingerprint, meta, policy, values)
+    found = {m: ids for m, ids in tie_order.items() if ids}
+    return RunValues(name, fingerprint, meta, policy, values, found)
 
 
 def _digest_fingerprint(queries: list[dict[str, Any]], label: str) -> Fingerprint:

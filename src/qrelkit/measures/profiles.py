@@ -44,6 +44,9 @@ class Profile:
     beginning with ``#`` (trec_eval 10 does). ``refuses`` lists further inputs the
     tool rejects. ``evidence`` names where in the tool's source each choice is made; ``crosscheck`` the test
     that compares the tool with qrelkit; ``notes`` what the profile does not reproduce.
+    ``unstable_ties`` names the measure families whose value the tool takes from the order its sort
+    (``unstable_sort``) leaves tied scores in, a sort neither stable nor documented: where that order
+    matters in a query the results say so (:mod:`qrelkit.engine.tie_order`).
     """
 
     name: str
@@ -56,6 +59,8 @@ class Profile:
     evidence: tuple[str, ...] = ()
     crosscheck: str = ""
     notes: str = ""
+    unstable_ties: tuple[str, ...] = ()
+    unstable_sort: str = ""
 
     @property
     def optimistic(self) -> list[str]:
@@ -101,6 +106,7 @@ class Profile:
             "evidence": list(self.evidence),
             "crosscheck": self.crosscheck,
             "notes": self.notes,
+            "unstable_ties": list(self.unstable_ties),
         }
 
 
@@ -374,11 +380,14 @@ def _profiles() -> list[Profile]:
             f"{_TEST}::test_torchmetrics_profile",
             notes="torchmetrics accumulates in float32: agreement to 1e-6 (checked with 1.9.0). Every "
             "class but nDCG orders equal scores as torch.argsort or topk leave them (unstable, "
-            "undocumented); this profile averages them. RetrievalNormalizedDCG scores a query whose "
-            "targets sum to 0 (2, -1, -1) as empty, retrieval_normalized_dcg does not: the profile "
-            "follows the function. RetrievalAUROC has no qrelkit measure. A later revision of ndcg.py "
-            "ranks every document with a score <= 0 as one tied block at the bottom; this profile "
-            "follows 1.9.0.",
+            "undocumented); this profile averages them, and the results warn, per measure, naming the "
+            "queries where that order can change torchmetrics' value. RetrievalNormalizedDCG scores a "
+            "query whose targets sum to 0 (2, -1, -1) as empty, retrieval_normalized_dcg does not: the "
+            "profile follows the function. RetrievalAUROC has no qrelkit measure. A later revision of "
+            "ndcg.py ranks every document with a score <= 0 as one tied block at the bottom; this "
+            "profile follows 1.9.0.",
+            unstable_ties=("R", "P", "AP", "RR", "Rprec", "Success", "FallOut"),
+            unstable_sort="torch.argsort or topk",
         ),
         Profile(
             "trectools",
