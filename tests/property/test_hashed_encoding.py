@@ -155,14 +155,22 @@ def _setup(qrels, run, conv):
     return queries, judgments.hashed(conv, queries), plain
 
 
-def test_query_ids_sharing_a_hash_are_not_numbered():
-    """Two distinct query ids given one hash: the count of distinct hashes (1) is below the run's distinct
-    ids (2), so the rows are not numbered and the columnar path encodes the run."""
-    qrels, run = _frames([("q1", "d1", 1), ("q2", "d1", 1)], [("q1", "d1", 1.0), ("q2", "d1", 2.0)])
-    queries, _, _ = _setup(qrels, run, Conventions())
-    ids = run.frame.get_column("query_id")
-    assert hashed._query_numbers(ids, np.array([7, 7], dtype=np.uint64), queries) is None
-    assert hashed._query_numbers(ids, np.array([7, 8], dtype=np.uint64), queries).tolist() == [0, 1]
+def test_query_ids_are_numbered_only_where_their_hashes_tell_them_apart():
+    """Scored queries q1 and q2 and an unjudged query q9. By hashes: the rows of q2, q1, q9 get the numbers
+    1, 0 and -1; a row whose hash is no query's (the query set does not account for it, with no unjudged
+    query) or an unjudged query whose hash is a scored query's makes the numbering step aside."""
+    qrels, run = _frames(
+        [("q1", "d1", 1), ("q2", "d1", 1)], [("q2", "d1", 1.0), ("q1", "d1", 2.0), ("q9", "d1", 3.0)]
+    )
+    queries, side, _ = _setup(qrels, run, Conventions())
+    assert queries.extra_skipped == ["q9"]
+    hashes = run.frame.get_column("query_id").hash(hashed._SEED).to_numpy()
+    assert hashed._query_numbers(hashes, queries, side).tolist() == [1, 0, -1]
+    only_scored = type(queries)(queries.query_ids, queries.in_run, [], [], [])
+    assert hashed._query_numbers(hashes, only_scored, side) is None  # q9's hash is unaccounted for
+    q1 = hashes[1]
+    colliding = hashed.HashedSide(**{**side.__dict__, "query_hash": np.sort(np.array([q1, hashes[2]]))})
+    assert hashed._query_numbers(hashes, queries, colliding) is None  # q9 hashes as a scored query
 
 
 def test_a_key_matching_another_document_steps_aside():
@@ -175,6 +183,7 @@ def test_a_key_matching_another_document_steps_aside():
     forged = hashed.HashedSide(
         keys=hashed._keys(np.array([0]), d2), q=np.array([0]), grade=np.array([1]),
         judged=np.array([True]), pooled=None, doc_id=pl.Series("doc_id", ["d1"]),
+        query_hash=side.query_hash, query_number=side.query_number,
     )  # fmt: skip
     assert hashed.encode_hashed(run, conv, queries, side, plain.judged_offsets, plain.judged_grade, None)
     assert (

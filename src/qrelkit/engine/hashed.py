@@ -57,6 +57,8 @@ class HashedSide:
     judged: np.ndarray  # bool: judged (False: in the pool only, a negative grade under negative=unjudged)
     pooled: np.ndarray | None  # bool: in the pool only; None where no document is
     doc_id: pl.Series  # each key's document id, to compare with a matching row's
+    query_hash: np.ndarray  # uint64, sorted, distinct: the hash of each scored query's id
+    query_number: np.ndarray  # int64: the number of the query of each hash
 
 
 def _keys(q: np.ndarray, doc_hash: np.ndarray) -> np.ndarray:
@@ -83,8 +85,13 @@ def hashed_side(
             )
         )
     frame = pl.concat(parts) if len(parts) > 1 else parts[0]
-    if frame.schema["doc_id"] != pl.String:
+    if frame.schema["doc_id"] != pl.String or qmap.schema["query_id"] != pl.String:
         return None
+    query_hash = qmap.get_column("query_id").hash(_SEED).to_numpy()
+    by_hash = np.argsort(query_hash, kind="stable")
+    query_hash = query_hash[by_hash]
+    if len(query_hash) > 1 and (query_hash[1:] == query_hash[:-1]).any():
+        return None  # two scored queries share a hash: the columnar join numbers them
     q = frame.get_column("q").to_numpy().astype(np.int64, copy=False)
     keys = _keys(q, frame.get_column("doc_id").hash(_SEED).to_numpy())
     order = np.argsort(keys, kind="stable")
@@ -99,6 +106,8 @@ def hashed_side(
         judged=frame.get_column("judged").to_numpy()[order],
         pooled=pooled if pooled.any() else None,
         doc_id=frame.get_column("doc_id").gather(order),
+        query_hash=query_hash,
+        query_number=qmap.get_column("q").to_numpy().astype(np.int64, copy=False)[by_hash],
     )
 
 
@@ -109,18 +118,21 @@ def _descending(score: np.ndarray) -> np.ndarray:
     return ~ascending
 
 
-def _query_numbers(ids: pl.Series, hashes: np.ndarray, queries: QuerySet) -> np.ndarray | None:
-    """Each row's number in ``queries.query_ids`` (-1: not scored), from the query ids and their
-    ``hashes``, or None where two of the run's query ids share a hash."""
-    change = np.ones(len(hashes), dtype=bool)
-    np.not_equal(hashes[1:], hashes[:-1], out=change[1:])
-    heads = np.flatnonzero(change)
-    distinct, first = np.unique(hashes[heads], return_index=True)
-    if len(distinct) != int(queries.in_run.sum()) + len(queries.extra_skipped):
-        return None  # the run's distinct ids (counted from the strings) are more than their hashes
-    number = {q: i for i, q in enumerate(queries.query_ids)}
-    named = np.array([number.get(q, -1) for q in ids.gather(heads[first]).to_list()], dtype=np.int64)
-    return np.repeat(named[np.searchsorted(distinct, hashes[heads])], np.diff(heads, append=len(hashes)))
+def _query_numbers(hashes: np.ndarray, queries: QuerySet, side: HashedSide) -> np.ndarray | None:
+    """Each row's number in ``queries.query_ids`` (-1: not scored) from the hashes of its query id, or
+    None where that cannot be exact. Every query id of the run is a scored query's (its hash is one of
+    ``side.query_hash``, distinct for distinct ids) or one of ``queries.extra_skipped``, whose hashes must
+    then be none of the scored queries'."""
+    known = side.query_hash
+    slot = np.minimum(np.searchsorted(known, hashes), max(len(known) - 1, 0))
+    found = known[slot] == hashes if len(known) else np.zeros(len(hashes), dtype=bool)
+    if queries.extra_skipped:
+        extra = pl.Series(queries.extra_skipped, dtype=pl.String).hash(_SEED).to_numpy()
+        if len(known) and (known[np.minimum(np.searchsorted(known, extra), len(known) - 1)] == extra).any():
+            return None  # an unjudged query's id shares a scored query's hash
+    elif not found.all():
+        return None  # a query id the query set does not account for
+    return np.where(found, side.query_number[slot] if len(known) else -1, -1)
 
 
 def _starts(new: np.ndarray) -> np.ndarray:
@@ -173,7 +185,7 @@ def encode_hashed(
         column.to_numpy()
         for column in frame.select(pl.col("query_id").hash(_SEED), pl.col("doc_id").hash(_SEED)).get_columns()
     )
-    q_all = _query_numbers(frame.get_column("query_id"), query_hash, queries)
+    q_all = _query_numbers(query_hash, queries, side)
     if q_all is None:
         return None
     rows = np.flatnonzero(q_all >= 0)  # the scored queries' rows, in the frame's order
