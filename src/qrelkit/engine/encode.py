@@ -28,6 +28,7 @@ from ..data.values import Qrels, Run
 from ..errors import ValidationError
 from ..measures.conventions import Conventions
 from .encoded import TIE_KEYS, Encoded, QuerySet, offsets_of, query_set, tied_blocks
+from .hashed import HashedSide, encode_hashed, hashed_side
 
 __all__ = ["Encoded", "Judgments", "QuerySet", "encode", "judgments_of", "resolve_negative", "select_queries"]
 
@@ -58,6 +59,7 @@ class Judgments:
         self.frame, self.shape, self.sha256 = qrels.frame, qrels.frame.shape, qrels.fingerprint.sha256
         self._judged: list[str] | None = None
         self._sides: dict[tuple[str, tuple[str, ...]], _Side] = {}
+        self._hashed: dict[tuple[str, tuple[str, ...]], HashedSide | None] = {}
         self._lock = threading.Lock()
 
     def judged_query_ids(self) -> list[str]:
@@ -76,6 +78,19 @@ class Judgments:
                     self._sides.pop(next(iter(self._sides)))
                 self._sides[key] = found
         return found
+
+    def hashed(self, conv: Conventions, queries: QuerySet) -> HashedSide | None:
+        """The side's judged and pooled documents by key (:func:`qrelkit.engine.hashed.hashed_side`),
+        kept as the side is; None where that path steps aside for these judgments."""
+        key = (conv.negative, tuple(queries.query_ids))
+        if key not in self._hashed:
+            side = self.side(conv, queries)
+            made = hashed_side(side.qmap, side.grades, side.pool_only)
+            with self._lock:
+                if len(self._hashed) >= self.KEPT:
+                    self._hashed.pop(next(iter(self._hashed)))
+                self._hashed[key] = made
+        return self._hashed[key]
 
     def _make(self, conv: Conventions, queries: QuerySet) -> _Side:
         qmap = pl.DataFrame(
@@ -178,16 +193,25 @@ def encode(
     ranking: bool = True,
     depth: int | None = None,
     judgments: Judgments | None = None,
+    by_hash: bool = True,
 ) -> Encoded:
     """Rank ``run`` against ``qrels`` under ``conv``. See the module docstring for the order of steps.
 
     ``ranking=False`` leaves out the frame of ranked rows that explanations read (``Encoded.ranking``);
     ``depth`` (never with ``unjudged = "drop"``, which changes the rows that reach the top) ranks only the
     rows within it and the tied block at it. ``judgments`` is ``qrels``'s :class:`Judgments`, to share
-    the judgments' side between encodings."""
+    the judgments' side between encodings. ``by_hash`` (without ``ranking``) lets
+    :func:`qrelkit.engine.hashed.encode_hashed` make the same arrays by hashed ids first (``False``: the
+    columnar steps below only, which it is held to)."""
     judgments = judgments or Judgments(qrels)
     queries = queries or select_queries(qrels, run, conv, judgments)
     side = judgments.side(conv, queries)
+    if by_hash and not ranking:
+        hashed = judgments.hashed(conv, queries)
+        if hashed is not None:
+            found = encode_hashed(run, conv, queries, hashed, side.judged_offsets, side.judged_grade, depth)
+            if found is not None:
+                return found
     qmap = side.qmap
 
     rows = run.frame.join(qmap, on="query_id", how="inner")

@@ -1,0 +1,294 @@
+"""The run's side of an encoding by hashed ids: the arrays :func:`qrelkit.engine.encode.encode` makes, in
+the steps its module docstring lists, with the dataframe library used only to hash and to gather ids.
+
+A run in memory of the size most evaluations have (TREC Deep Learning: 43 queries of 1,000 documents)
+spends most of a columnar encoding in joins and sorts of string columns. Here every row's query is
+numbered through a 64-bit hash of its id, and each (query, document) pair is found among the judgments by
+a 64-bit key, with numpy doing the rest:
+
+* a query id is numbered through its hash only when the run's distinct query ids have distinct hashes
+  (counted against the query set, which was made from the strings), so numbering is exact;
+* a pair whose key matches a judgment's key is that judgment only after its query number and its document
+  id (the strings) are compared; a pair whose key matches none is unjudged, as equal strings hash equal;
+* rows are ranked by query, then score descending through an order-preserving integer image of the score,
+  with stable sorts (file order kept); the tie convention's key is applied within tied blocks only.
+
+What it cannot encode exactly as the columnar path would (a NaN or negative-zero score, colliding hashes,
+two judgments of one pair, a frame of other column types), and a run of more than :data:`MAX_ROWS` rows,
+where the columnar path is as fast, make :func:`encode_hashed` return ``None``: the columnar path encodes
+the run. So this path never changes a number or an error; the property tests hold it bit-identical to the
+columnar path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from ..data.values import Run
+from ..measures.conventions import Conventions
+from .encoded import TIE_KEYS, Encoded, QuerySet, offsets_of, tied_blocks
+
+__all__ = ["HashedSide", "encode_hashed", "hashed_side"]
+
+#: Any fixed seed: within one version of polars equal strings hash equal in every series.
+_SEED = 0x51E1
+#: Mixes a query's number into a document's hash (the golden-ratio constant): the pair's key.
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+#: Runs up to this many rows are encoded here. Past it the columnar joins and sorts, which run on every
+#: core, are as fast or faster (98,100 rows: the same CPU time; 250,000-row batches of a 7M-line run:
+#: 1.5x the columnar path's), and the judgments' side by key would be made again for every batch.
+MAX_ROWS = 100_000
+#: Above this many rows in tied blocks the document-id tie key is left to the columnar sort.
+MAX_TIED_ROWS = 20_000
+_TOP = np.uint64(1 << 63)
+_INT64_MIN = np.iinfo(np.int64).min
+
+
+@dataclass(frozen=True)
+class HashedSide:
+    """The judged and pooled documents of the scored queries, by key: what the run's rows are joined with."""
+
+    keys: np.ndarray  # uint64, sorted: each (query number, document) pair's key
+    q: np.ndarray  # int64: each key's query number
+    grade: np.ndarray  # int64: the grade under the negative-grade convention (0 where not judged)
+    judged: np.ndarray  # bool: judged (False: in the pool only, a negative grade under negative=unjudged)
+    pooled: np.ndarray | None  # bool: in the pool only; None where no document is
+    doc_id: pl.Series  # each key's document id, to compare with a matching row's
+    query_hash: np.ndarray  # uint64, sorted, distinct: the hash of each scored query's id
+    query_number: np.ndarray  # int64: the number of the query of each hash
+
+
+def _keys(q: np.ndarray, doc_hash: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return doc_hash ^ (q.astype(np.uint64) * _MIX)
+
+
+def hashed_side(
+    qmap: pl.DataFrame, grades: pl.DataFrame, pool_only: pl.DataFrame | None
+) -> HashedSide | None:
+    """The :class:`HashedSide` of the judgments :func:`qrelkit.engine.encode.encode` joins with: ``grades``
+    (query_id, doc_id, grade) of the scored queries numbered by ``qmap`` (query_id, q), ``pool_only``
+    (query_id, doc_id, pooled) or None. ``None`` when two entries share a key (the same pair twice, or two
+    pairs whose keys collide): the columnar join decides those."""
+    parts = [
+        grades.join(qmap, on="query_id", how="inner").select(
+            "q", "doc_id", "grade", pl.lit(True).alias("judged"), pl.lit(False).alias("pooled")
+        )
+    ]
+    if pool_only is not None:
+        parts.append(
+            pool_only.join(qmap, on="query_id", how="inner").select(
+                "q", "doc_id", pl.lit(0, pl.Int64).alias("grade"), pl.lit(False).alias("judged"), "pooled"
+            )
+        )
+    frame = pl.concat(parts) if len(parts) > 1 else parts[0]
+    if frame.schema["doc_id"] != pl.String or qmap.schema["query_id"] != pl.String:
+        return None
+    query_hash = qmap.get_column("query_id").hash(_SEED).to_numpy()
+    by_hash = np.argsort(query_hash, kind="stable")
+    query_hash = query_hash[by_hash]
+    if len(query_hash) > 1 and (query_hash[1:] == query_hash[:-1]).any():
+        return None  # two scored queries share a hash: the columnar join numbers them
+    q = frame.get_column("q").to_numpy().astype(np.int64, copy=False)
+    keys = _keys(q, frame.get_column("doc_id").hash(_SEED).to_numpy())
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    if len(keys) > 1 and (keys[1:] == keys[:-1]).any():
+        return None
+    pooled = frame.get_column("pooled").to_numpy()[order]
+    return HashedSide(
+        keys=keys,
+        q=q[order],
+        grade=frame.get_column("grade").to_numpy().astype(np.int64, copy=False)[order],
+        judged=frame.get_column("judged").to_numpy()[order],
+        pooled=pooled if pooled.any() else None,
+        doc_id=frame.get_column("doc_id").gather(order),
+        query_hash=query_hash,
+        query_number=qmap.get_column("q").to_numpy().astype(np.int64, copy=False)[by_hash],
+    )
+
+
+def _descending(score: np.ndarray) -> np.ndarray:
+    """An unsigned integer per score that sorts ascending as the scores sort descending (no NaN, no -0.0)."""
+    bits = score.view(np.uint64)
+    ascending = np.where(bits & _TOP, ~bits, bits | _TOP)
+    return ~ascending
+
+
+def _query_numbers(hashes: np.ndarray, queries: QuerySet, side: HashedSide) -> np.ndarray | None:
+    """Each row's number in ``queries.query_ids`` (-1: not scored) from the hashes of its query id, or
+    None where that cannot be exact. Every query id of the run is a scored query's (its hash is one of
+    ``side.query_hash``, distinct for distinct ids) or one of ``queries.extra_skipped``, whose hashes must
+    then be none of the scored queries'."""
+    known = side.query_hash
+    slot = np.minimum(np.searchsorted(known, hashes), max(len(known) - 1, 0))
+    found = known[slot] == hashes if len(known) else np.zeros(len(hashes), dtype=bool)
+    if queries.extra_skipped:
+        extra = pl.Series(queries.extra_skipped, dtype=pl.String).hash(_SEED).to_numpy()
+        if len(known) and (known[np.minimum(np.searchsorted(known, extra), len(known) - 1)] == extra).any():
+            return None  # an unjudged query's id shares a scored query's hash
+    elif not found.all():
+        return None  # a query id the query set does not account for
+    return np.where(found, side.query_number[slot] if len(known) else -1, -1)
+
+
+def _starts(new: np.ndarray) -> np.ndarray:
+    """For every row, the index of the first row of its stretch (``new`` marks where one begins)."""
+    return np.maximum.accumulate(np.where(new, np.arange(len(new)), 0))
+
+
+def _by_query_then_score(q: np.ndarray, score: np.ndarray, n_queries: int) -> np.ndarray:
+    """The stable order of rows by query ascending, then score descending (no NaN, no -0.0)."""
+    order = np.argsort(q.astype(np.int16) if n_queries < 2**15 else q, kind="stable")
+    qs, ss = q[order], score[order]
+    unsorted = np.flatnonzero((qs[1:] == qs[:-1]) & (ss[1:] > ss[:-1]))
+    if not len(unsorted):
+        return order  # each query's rows already by score, as runs are written
+    down = _descending(score)[order]
+    starts = np.searchsorted(qs, np.unique(qs[unsorted]))
+    if len(starts) > 64:
+        by_score = np.argsort(down, kind="stable")
+        return order[by_score[np.argsort(qs[by_score], kind="stable")]]
+    ends = np.searchsorted(qs, qs[starts], side="right")
+    for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
+        order[lo:hi] = order[lo:hi][np.argsort(down[lo:hi], kind="stable")]
+    return order
+
+
+def encode_hashed(
+    run: Run,
+    conv: Conventions,
+    queries: QuerySet,
+    side: HashedSide,
+    judged_offsets: np.ndarray,
+    judged_grade: np.ndarray,
+    depth: int | None,
+) -> Encoded | None:
+    """``encode(qrels, run, conv, queries, ranking=False, depth=depth)`` by hashed ids, or None where this
+    path steps aside (the module docstring says when). ``side``, ``judged_offsets`` and ``judged_grade``
+    are the judgments' side for ``conv.negative`` and ``queries``."""
+    frame = run.frame
+    schema = frame.schema
+    if (
+        not frame.height
+        or frame.height > MAX_ROWS
+        or schema.get("query_id") != pl.String
+        or schema.get("doc_id") != pl.String
+        or schema.get("score") != pl.Float64
+        or schema.get("line") != pl.Int64
+    ):
+        return None
+    query_hash, doc_hash = (
+        column.to_numpy()
+        for column in frame.select(pl.col("query_id").hash(_SEED), pl.col("doc_id").hash(_SEED)).get_columns()
+    )
+    q_all = _query_numbers(query_hash, queries, side)
+    if q_all is None:
+        return None
+    rows = np.flatnonzero(q_all >= 0)  # the scored queries' rows, in the frame's order
+    q = q_all[rows]
+    score = frame.get_column("score").to_numpy()[rows]
+    if conv.precision == "single":
+        with np.errstate(over="ignore"):  # beyond float32's range: inf, as the columnar cast gives
+            score = score.astype(np.float32).astype(np.float64)
+    if np.isnan(score).any() or ((score == 0) & np.signbit(score)).any():
+        return None
+    doc_ids = frame.get_column("doc_id")
+    doc_hash = doc_hash[rows]
+
+    def join(at: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(grade, judged, pooled) of the rows ``at`` (indices into ``rows``); None on a key collision."""
+        grade = np.zeros(len(at), dtype=np.int64)
+        judged = np.zeros(len(at), dtype=bool)
+        pooled = np.zeros(len(at), dtype=bool)
+        if not len(side.keys) or not len(at):
+            return grade, judged, pooled
+        key = _keys(q[at], doc_hash[at])
+        slot = np.minimum(np.searchsorted(side.keys, key), len(side.keys) - 1)
+        hits = np.flatnonzero(side.keys[slot] == key)
+        found = slot[hits]
+        if (side.q[found] != q[at][hits]).any():
+            return None
+        same = pl.lit(doc_ids).gather(pl.lit(rows[at][hits])) == pl.lit(side.doc_id).gather(pl.lit(found))
+        if not pl.select(same.all()).item():
+            return None
+        grade[hits], judged[hits] = side.grade[found], side.judged[found]
+        if side.pooled is not None:
+            pooled[hits] = side.pooled[found]
+        return grade, judged, pooled
+
+    kept = np.arange(len(rows))
+    joined = None
+    if conv.unjudged == "drop":
+        assert depth is None
+        joined = join(kept)
+        if joined is None:
+            return None
+        kept = np.flatnonzero(joined[1])
+        joined = (joined[0][kept], joined[1][kept], joined[2][kept])
+
+    n_queries = len(queries.query_ids)
+    order = kept[_by_query_then_score(q[kept], score[kept], n_queries)]
+    if joined is not None:  # the joined values follow their rows into the new order
+        position = np.empty(len(rows), dtype=np.int64)
+        position[kept] = np.arange(len(kept))
+        joined = tuple(a[position[order]] for a in joined)
+    qs, ss = q[order], score[order]
+    new_block = np.ones(len(order), dtype=bool)
+    new_block[1:] = (qs[1:] != qs[:-1]) | (ss[1:] != ss[:-1])
+    if depth is not None:  # rows fewer than depth others of their query beat by score
+        new_query = np.ones(len(order), dtype=bool)
+        new_query[1:] = qs[1:] != qs[:-1]
+        within = _starts(new_block) - _starts(new_query) < depth
+        order, new_block = order[within], new_block[within]
+    if joined is None:
+        joined = join(order)
+        if joined is None:
+            return None
+    grade, judged, pooled = joined
+
+    # within each tied block: the tie convention's key, then file order
+    lines = frame.get_column("line").to_numpy()[rows]
+    tie = TIE_KEYS[conv.ties]
+    file_ordered = bool((np.diff(lines) > 0).all())
+    if tie is not None or not file_ordered:
+        tied = np.zeros(len(order), dtype=bool)
+        tied[:-1] = ~new_block[1:]
+        tied[1:] |= ~new_block[1:]
+        at = np.flatnonzero(tied)
+        if len(at):
+            keys = [lines[order[at]]]
+            if tie is not None and tie[0] == "doc_id":
+                if len(at) > MAX_TIED_ROWS:
+                    return None
+                docs = doc_ids.gather(rows[order[at]]).to_list()
+                rank = {d: i for i, d in enumerate(sorted(set(docs)))}  # code points: byte order
+                code = np.array([rank[d] for d in docs], dtype=np.int64)
+                keys.append(-code if tie[1] else code)
+            elif tie is not None:  # by grade, unjudged rows as the lowest grade
+                by_grade = np.where(judged[at], grade[at], _INT64_MIN)
+                keys.append(~by_grade if tie[1] else by_grade)
+            keys.append(np.cumsum(new_block)[at])
+            within_blocks = np.lexsort(keys)
+            order[at] = order[at][within_blocks]
+            grade[at], judged[at], pooled[at] = (
+                grade[at][within_blocks],
+                judged[at][within_blocks],
+                pooled[at][within_blocks],
+            )
+
+    q, score = q[order], score[order]
+    return Encoded(
+        queries=queries,
+        offsets=offsets_of(q, n_queries),
+        grade=grade,
+        judged=judged,
+        score=score,
+        block_starts=tied_blocks(q, score) if conv.ties == "average" else None,
+        judged_offsets=judged_offsets.copy(),
+        judged_grade=judged_grade.copy(),
+        pooled=pooled if side.pooled is not None and pooled.any() else None,
+    )
