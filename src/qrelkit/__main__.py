@@ -53,7 +53,10 @@ def _end(code: object) -> None:
 
     if code is not None and type(code) is not int:
         return  # a message for SystemExit to print
-    if sys.stdout is not sys.__stdout__ or sys.stderr is not sys.__stderr__ or sys.stdout is None:
+    out, err = sys.stdout, sys.stderr
+    if out is not sys.__stdout__ or err is not sys.__stderr__:
+        return
+    if out is None or err is None:
         return
     threading = sys.modules.get("threading")
     if threading is not None and threading.active_count() != 1:
@@ -63,11 +66,11 @@ def _end(code: object) -> None:
     if "duckdb" in sys.modules or "sqlite3" in sys.modules:
         return
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        out.flush()
+        err.flush()
     except (OSError, ValueError):
         return  # the usual exit reports it as before
-    os._exit(code or 0)
+    os._exit(code if isinstance(code, int) else 0)
 
 
 def _run() -> None:
