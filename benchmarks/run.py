@@ -91,8 +91,8 @@ def commands(
     raise SystemExit(f"unknown tool {tool!r}")
 
 
-def run_once(cmd: list[str]) -> tuple[float, int, int]:
-    """(wall seconds, peak RSS in bytes of the child, exit status)."""
+def run_once(cmd: list[str]) -> tuple[float, int, int, float]:
+    """(wall seconds, peak RSS in bytes of the child, exit status, the child's user + system CPU seconds)."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -105,7 +105,12 @@ def run_once(cmd: list[str]) -> tuple[float, int, int]:
     if proc.returncode != 0:
         err = proc.stderr.read().decode(errors="replace")[-2000:] if proc.stderr else ""
         print(f"  failed ({proc.returncode}): {' '.join(cmd)}\n{err}", file=sys.stderr)
-    return wall, usage.ru_maxrss * 1024, proc.returncode
+    return wall, usage.ru_maxrss * 1024, proc.returncode, usage.ru_utime + usage.ru_stime
+
+
+def _seconds(value: float) -> str:
+    """A time as the tables write it: milliseconds below a second, else seconds."""
+    return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
 
 
 def read_values(tool: str, out: Path, several: bool) -> dict[str, tuple[float, float]]:
@@ -190,13 +195,16 @@ def main() -> None:
     tools = args.tools.split(",")
     times: dict[str, list[float]] = {t: [] for t in tools}
     peaks: dict[str, list[int]] = {t: [] for t in tools}
+    cpus: dict[str, list[float]] = {}
     values: dict[str, dict[str, tuple[float, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for rep in range(args.repeat):
             for tool in tools if rep % 2 == 0 else reversed(tools):  # alternate the order
                 out = Path(tmp) / f"{tool}.tsv"
                 loads.append(os.getloadavg()[0])
-                wall, peak, status = run_once(commands(tool, qrels, runs, out, args.memory_limit, measures))
+                wall, peak, status, cpu = run_once(
+                    commands(tool, qrels, runs, out, args.memory_limit, measures)
+                )
                 loads.append(os.getloadavg()[0])
                 print(
                     f"  {tool:12s} rep {rep + 1}: {wall:7.2f} s  {peak / 2**20:8.0f} MB  (load {loads[-2]:.1f}"
@@ -205,6 +213,7 @@ def main() -> None:
                 )
                 if status == 0:
                     times[tool].append(wall)
+                    cpus.setdefault(tool, []).append(cpu)
                     peaks[tool].append(peak)
                     if tool not in values and (len(runs) == 1 or tool.startswith("qrelkit")):
                         values[tool] = read_values(tool, out, several=len(runs) > 1)
@@ -217,21 +226,28 @@ def main() -> None:
     table = [
         f"### {title}",
         "",
-        "| tool | wall (median) | peak RSS | time / qrelkit | agreement with qrelkit |",
-        "|---|---|---|---|---|",
+        "| tool | wall (median) | CPU, user + sys (median) | peak RSS | time / qrelkit | CPU / qrelkit "
+        "| agreement with qrelkit |",
+        "|---|---|---|---|---|---|---|",
     ]
     for tool in tools:
         if not times[tool]:
-            table.append(f"| {tool} | failed | | | |")
+            table.append(f"| {tool} | failed | | | | | |")
             continue
         med = statistics.median(times[tool])
-        ratio = f"{med / base:.1f}x" if base else ""
+        ratio = f"{med / base:.2f}x" if base else ""
         agree = (
             agreement(values["qrelkit"], values[tool])
             if tool != "qrelkit" and tool in values and "qrelkit" in values
             else ("(reference)" if tool == "qrelkit" else "")
         )
-        table.append(f"| {tool} | {med:.2f} s | {max(peaks[tool]) / 2**20:.0f} MB | {ratio} | {agree} |")
+        cpu = statistics.median(cpus[tool])
+        cpu_base = statistics.median(cpus["qrelkit"]) if cpus.get("qrelkit") else None
+        cpu_ratio = f"{cpu / cpu_base:.2f}x" if cpu_base else ""
+        table.append(
+            f"| {tool} | {_seconds(med)} | {_seconds(cpu)} | {max(peaks[tool]) / 2**20:.0f} MB | {ratio} "
+            f"| {cpu_ratio} | {agree} |"
+        )
     text = "\n".join(table) + "\n"
     print(text)
     if args.out:

@@ -118,6 +118,31 @@ def _query_score_keys(q: np.ndarray, score: np.ndarray) -> list[np.ndarray]:
     return [-score, q]
 
 
+def ranked(ranking: list[np.ndarray], ties: list[np.ndarray]) -> np.ndarray:
+    """The rows' order by the ``ranking`` keys, then the ``ties`` keys, then file order, exactly as
+    ``np.lexsort([*ties, *ranking])`` gives it (keys least significant first). With one ranking key the
+    rows are sorted by it alone (a run's lines mostly come in that order already, which a stable sort
+    finds in one pass) and only the rows of blocks of equal keys are then sorted by the tie keys: a
+    third of a full ``lexsort``'s time on a TREC-sized run."""
+    if len(ranking) > 1:
+        return np.lexsort([*ties, *ranking])
+    key = ranking[0]
+    order = np.argsort(key, kind="stable")
+    if not ties:
+        return order
+    in_order = key[order]
+    equal = in_order[1:] == in_order[:-1]
+    if not equal.any():
+        return order
+    tied = np.zeros(len(order), dtype=bool)
+    tied[1:] |= equal
+    tied[:-1] |= equal
+    at = np.flatnonzero(tied)  # each block of equal keys is contiguous here, its rows in file order
+    rows = order[at]
+    order[at] = rows[np.lexsort([*(tie[rows] for tie in ties), key[rows]])]
+    return order
+
+
 def encode_small(qrels: Columns, judged: Judgments, run: Columns, conv: Conventions) -> Encoded:
     """Rank ``run`` against ``qrels`` under ``conv``: the same arrays as
     :func:`qrelkit.engine.encode.encode`, step for step (its module docstring lists the steps)."""
@@ -188,9 +213,7 @@ def encode_small(qrels: Columns, judged: Judgments, run: Columns, conv: Conventi
             ties.append(~words[:, j] if tie[1] else words[:, j])
     elif tie is not None:  # by grade, unjudged rows lowest (lexsort: the last key is the most significant)
         ties += [-grade, ~is_judged] if tie[1] else [grade, is_judged]
-    order = (
-        np.lexsort([*ties, *ranking]) if ties or len(ranking) > 1 else np.argsort(ranking[0], kind="stable")
-    )
+    order = ranked(ranking, ties)
     q, score, grade, is_judged = q[order], score[order], grade[order], is_judged[order]
     pooled = in_pool[order] if in_pool is not None and in_pool.any() else None
 
