@@ -92,30 +92,3 @@ def test_a_closed_pipe_keeps_the_usual_exit() -> None:
     proc.stdout.close()
     err = proc.stderr.read().decode()
     assert proc.wait() == 0 and "Traceback" not in err, err
-
-
-def _threads_after(argv: list[str], env: dict[str, str]) -> str:
-    """The number of threads of a ``qrelkit ARGV`` process once it has evaluated (printed at exit)."""
-    code = (
-        "import atexit, os, sys\n"
-        "atexit.register(lambda: print(len(os.listdir('/proc/self/task')), file=sys.stderr))\n"
-        f"sys.argv = ['qrelkit', *{argv!r}]\n"
-        "from qrelkit.__main__ import run\n"
-        "run()\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
-    return done.stderr.strip()
-
-
-def test_eval_loads_numpy_with_one_blas_thread_unless_the_user_chose() -> None:
-    import os
-
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
-    }
-    args = ["eval", str(QRELS), str(RUN), "-f", "tsv"]
-    assert _threads_after(args, env) == "1"  # OpenBLAS started no thread of its own
-    if (os.cpu_count() or 1) > 1:  # the user's count is kept: OpenBLAS starts its threads
-        assert int(_threads_after(args, {**env, "OMP_NUM_THREADS": "2"})) > 1

@@ -11,13 +11,7 @@ import sys
 QUICK_EXIT = {"eval", "trec_eval", "--help", "-h"}
 
 
-#: What sets the thread count of OpenBLAS (numpy's linear algebra), read once, when numpy loads.
-BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
-
-
 def run() -> None:
-    if sys.argv[1:2] and sys.argv[1] in ("eval", "trec_eval"):
-        _one_blas_thread()
     try:
         _run()
     except SystemExit as done:
@@ -26,20 +20,6 @@ def run() -> None:
         raise
     if sys.argv[1:2] and sys.argv[1] in QUICK_EXIT:
         _end(0)
-
-
-def _one_blas_thread() -> None:
-    """Load numpy with one OpenBLAS thread unless the user chose a count (:data:`BLAS_THREADS`).
-    OpenBLAS starts a thread per core when it loads, which then waits busily: on two cores that made
-    numpy's import take about 100 ms more CPU time and 15-20 ms more wall time, and it grows with the
-    cores. What ``eval`` and ``trec_eval`` compute reaches OpenBLAS only in dot products (diversity's
-    discounted sums, the estimators' covariances), which OpenBLAS sums on one thread below 10,000
-    elements whatever the count; longer ones are then summed as on a machine of one core, the same on
-    every machine."""
-    import os
-
-    if not any(name in os.environ for name in BLAS_THREADS):
-        os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 
 def _end(code: object) -> None:
