@@ -500,33 +500,49 @@ def test_cli_strict_refuses_with_exit_status_1(tmp_path):
 # ---------------------------------------------------------------------------------- ERR (gdeval provider)
 
 
-@pytest.mark.parametrize("name", ["qrels.dl19-passage.txt", "qrels.dl20-doc.txt", "qrels.covid-round1.txt"])
-def test_ir_measures_err_through_gdeval(name, tmp_path):
-    """ir_measures computes ERR@k by running gdeval.pl (perl), which prints five decimals: 5e-6. Under the
-    gdeval profile the queries with nothing relevant are left out (gdeval does not report them); under
-    ir_measures' they score 0 and count."""
+#: ir_measures' names of the measures its gdeval provider computes -> qrelkit's
+GDEVAL = {
+    "ERR@10": "ERR@10",
+    "ERR@20": "ERR@20",
+    "nDCG(dcg='exp-log2')@5": "nDCG(gain=exponential)@5",
+    "nDCG(dcg='exp-log2')@10": "nDCG(gain=exponential)@10",
+}
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+@pytest.mark.parametrize("name", QRELS)
+def test_ir_measures_through_gdeval_to_the_bit(name, seed, tmp_path):
+    """ir_measures computes ERR@k and nDCG(dcg='exp-log2')@k by running gdeval.pl (perl), which prints
+    five decimals that ir_measures reads back with float() and adds up in the order printed. The profile's
+    ``printed_decimals=5`` and ``summation=numeric_order`` for those families give the same floats: per
+    query and in the mean, compared with ``==``. Plain nDCG (pytrec_eval) is not touched (it is compared
+    to 1e-9 by ``test_ir_measures_every_measure``). Under the gdeval profile the queries with nothing
+    relevant are left out (gdeval does not report them); under ir_measures' they score 0 and count."""
     import shutil
 
     ir_measures = pytest.importorskip("ir_measures")
     if shutil.which("perl") is None:
         pytest.skip("perl is not installed")
     qp = data_path("trec", name)
-    rp = write_run(tmp_path / "run.txt", generated_run(qp, seed=5))
-    measures = [ir_measures.parse_measure(m) for m in ("ERR@10", "ERR@20")]
+    rp = write_run(tmp_path / "run.txt", generated_run(qp, seed=seed))
+    measures = [ir_measures.parse_measure(m) for m in GDEVAL]
     qrels_list = list(ir_measures.read_trec_qrels(str(qp)))
     run_list = list(ir_measures.read_trec_run(str(rp)))
     aggregate = ir_measures.calc_aggregate(measures, qrels_list, run_list)
     per_query: dict[str, dict[str, float]] = {}
     for metric in ir_measures.iter_calc(measures, qrels_list, run_list):
         per_query.setdefault(str(metric.measure), {})[metric.query_id] = metric.value
-    res = ours(qp, rp, "ir_measures", ["ERR@10", "ERR@20"])
-    gd = ours(qp, rp, "gdeval", ["ERR@10"])
-    for m in measures:
-        assert_values(res.values(str(m)), per_query[str(m)], str(m), tol=5e-6)
-        assert abs(res.mean(str(m)) - aggregate[m]) <= 5e-6
-    defined = {q: v for q, v in gd.values("ERR@10").items() if not math.isnan(v)}
-    assert_values(defined, {q: v for q, v in per_query["ERR@10"].items() if q in defined}, "gdeval", 5e-6)
-    assert len(defined) < len(per_query["ERR@10"])  # queries with nothing relevant or missing: not reported
+    res = ours(qp, rp, "ir_measures", list(GDEVAL.values()))
+    for theirs, mine in GDEVAL.items():
+        m = ir_measures.parse_measure(theirs)
+        assert res.values(mine) == per_query[str(m)], mine
+        assert res.mean(mine) == aggregate[m], mine
+    gd = ours(qp, rp, "gdeval", ["ERR@10", "nDCG@10"])
+    for measure, theirs in (("ERR@10", "ERR@10"), ("nDCG@10", "nDCG(dcg='exp-log2')@10")):
+        defined = {q: v for q, v in gd.values(measure).items() if not math.isnan(v)}
+        expected = per_query[str(ir_measures.parse_measure(theirs))]
+        assert defined == {q: v for q, v in expected.items() if q in defined}, measure
+        assert len(defined) < len(expected)  # queries with nothing relevant or missing: not reported
 
 
 def test_err_by_hand():

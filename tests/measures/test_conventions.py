@@ -63,6 +63,8 @@ MEASURE_DEFAULTS = {
     "iprec_cutoff": "round",
     "nonpositive": "retrieved",
     "ap_denominator": "relevant",
+    "printed_decimals": "none",
+    "summation": "exact",
     "by_measure": "none",
 }
 #: trec_eval 10's rbp and rbp_resid (m_rbp.c, m_rbp_resid.c)
@@ -77,11 +79,14 @@ EXPECTED_MEASURE_AXES = {
         "iprec_cutoff": "truncate",
         "missing_score": "zero",
         "counts": "sum",
-        "by_measure": "Compat(ties=docid_asc,precision=double); ERR(precision=double); "
+        "by_measure": "Compat(ties=docid_asc,precision=double); "
+        "ERR(precision=double,printed_decimals=5,summation=numeric_order); "
         "Judged(ties=docid_asc,precision=double,negative=zero,cutoff_denominator=returned); "
-        "RR@k(ties=docid_asc,precision=double)",
+        "RR@k(ties=docid_asc,precision=double); "
+        "nDCG@k[gain=exponential](discount=ln,precision=double,printed_decimals=5,summation=numeric_order)",
     },
     "ranx": {"rbp_gain": "grade", "by_measure": "bpref(negative=zero)"},
+    "gdeval": {"printed_decimals": "5"},
     "ranx-burges": {"rbp_gain": "grade", "by_measure": "bpref(negative=zero)"},
     "torchmetrics": {
         "by_measure": "AP(nonpositive=not_retrieved,ap_denominator=retrieved); FallOut(no_relevant=one); "
@@ -401,10 +406,14 @@ def test_gdeval_profile_and_its_explicit_flags_give_identical_numbers(tmp_path):
     a, b = json.loads(by_profile.stdout), json.loads(by_flags.stdout)
     assert _numbers(a) == _numbers(b)
     values = a["results"]["per_query"]["t"]
-    # 101: a (7) and b (1) tie, docid descending puts b first: (1 + 7/log2(3)) / (7 + 1/log2(3))
-    assert values["101"]["nDCG@10"] == pytest.approx((1 + 7 / L2(3)) / (7 + 1 / L2(3)), abs=1e-12)
-    # 102: d (3) at rank 1, e (15) at rank 2: (3 + 15/log2(3)) / (15 + 3/log2(3)); 103 has nothing relevant
-    assert values["102"]["nDCG@10"] == pytest.approx((3 + 15 / L2(3)) / (15 + 3 / L2(3)), abs=1e-12)
+    # 101: a (7) and b (1) tie, docid descending puts b first: (1 + 7/log2(3)) / (7 + 1/log2(3)) =
+    # 0.709809741..., printed with five decimals as gdeval.pl prints it
+    assert (1 + 7 / L2(3)) / (7 + 1 / L2(3)) == pytest.approx(0.7098097414, abs=1e-10)
+    assert values["101"]["nDCG@10"] == 0.70981
+    # 102: d (3) at rank 1, e (15) at rank 2: (3 + 15/log2(3)) / (15 + 3/log2(3)) = 0.737826424...;
+    # 103 has nothing relevant
+    assert (3 + 15 / L2(3)) / (15 + 3 / L2(3)) == pytest.approx(0.7378264247, abs=1e-10)
+    assert values["102"]["nDCG@10"] == 0.73783
     assert values["103"]["nDCG@10"] is None
 
 

@@ -61,6 +61,18 @@ CONVENTION_FLAGS = [
         "what AP divides by: R, or the relevant retrieved [default: relevant]",
     ),
     (
+        "printed_decimals",
+        "--printed-decimals",
+        "none|N",
+        "round each per-query value to N decimals, as a tool printing %.Nf [default: none]",
+    ),
+    (
+        "summation",
+        "--summation",
+        None,
+        "a mean's sum: exact, or added in numeric query order [default: exact]",
+    ),
+    (
         "by_measure",
         "--by-measure",
         "FAMILY(axis=value,...);...",

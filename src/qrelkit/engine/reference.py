@@ -401,6 +401,19 @@ def reference_values(
     return out
 
 
+def printed(value: float, decimals: int) -> float:
+    """``value`` rounded to ``decimals`` decimals as a tool printing ``%.<decimals>f`` and reading the text
+    back has it, from the definition: the double's exact decimal value, quantized with halves to even."""
+    import decimal
+
+    if math.isnan(value) or math.isinf(value):
+        return value
+    with decimal.localcontext() as ctx:
+        ctx.prec = 400  # enough for every double at any of the decimals allowed
+        exact = decimal.Decimal(value)  # exact: a double is a finite binary fraction
+        return float(exact.quantize(decimal.Decimal(1).scaleb(-decimals), rounding=decimal.ROUND_HALF_EVEN))
+
+
 def _rbo_sum(ranking: list[str], ideal: list[str], p: float, depth: int) -> float:
     """sum over i = 1..depth of p^(i-1) |top i of ranking & top i of ideal| / i."""
     return math.fsum(p**i * len(set(ranking[: i + 1]) & set(ideal[: i + 1])) / (i + 1) for i in range(depth))

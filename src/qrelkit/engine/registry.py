@@ -336,5 +336,12 @@ def refuse_unclaimed(measures: Iterable[Measure], engine: str) -> None:
 def oracle_values(
     judgments: Any, run: Mapping[str, list[reference.Row]], measure: Measure, conventions: Conventions
 ) -> dict[str, float]:
-    """The slow oracle's per-query values of ``measure`` (its family's :attr:`Family.oracle`)."""
-    return REGISTRY[measure.name].oracle(judgments, run, measure, conventions)
+    """The slow oracle's per-query values of ``measure`` (its family's :attr:`Family.oracle`), rounded to
+    the measure's ``printed_decimals`` by :func:`qrelkit.engine.reference.printed`."""
+    values = REGISTRY[measure.name].oracle(judgments, run, measure, conventions)
+    decimals = measure.conventions(conventions).printed_decimals
+    if decimals is None:
+        return values
+    from .reference import printed
+
+    return {q: printed(v, decimals) for q, v in values.items()}

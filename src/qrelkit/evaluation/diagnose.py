@@ -363,7 +363,9 @@ class Variant:
 
 def single_axis_changes(base: Conventions) -> list[tuple[str, Conventions]]:
     """Every convention that differs from ``base`` on exactly one axis (gain maps and discount bases other
-    than ln and log10 left out: they are open-ended)."""
+    than ln and log10 left out: they are open-ended; ``printed_decimals`` and ``summation`` too: they
+    reproduce a tool's printing and adding, and move a mean by its last digits, not by a choice of
+    method)."""
     from ..measures.conventions import CHOICES, GAIN_NAMES
 
     out = []
@@ -374,6 +376,8 @@ def single_axis_changes(base: Conventions) -> list[tuple[str, Conventions]]:
         if base.axes()["discount"] != discount:
             out.append((f"discount={discount}", base.with_(discount=discount, profile=None)))
     for axis, choices in CHOICES.items():
+        if axis == "summation":
+            continue
         for value in choices:
             if getattr(base, axis) != value:
                 out.append((f"{axis}={value}", base.with_(**{axis: value}, profile=None)))

@@ -22,6 +22,30 @@ from ..measures.conventions import Conventions
 from ..measures.grammar import COUNT_MEASURES, Measure, parse
 
 
+def numeric_order(query_ids: Sequence[str]) -> list[int]:
+    """The positions of ``query_ids`` in the numeric order of the ids: those that are whole numbers (ASCII
+    digits) by their value (equal values by text), then the others by text."""
+
+    def key(i: int) -> tuple[int, int, str]:
+        q = query_ids[i]
+        return (0, int(q), q) if q.isascii() and q.isdigit() else (1, 0, q)
+
+    return sorted(range(len(query_ids)), key=key)
+
+
+def summed(query_ids: Sequence[str], values: Sequence[float], summation: str = "exact") -> float:
+    """The sum of the defined (not NaN) ``values``, one per query of ``query_ids``, under the
+    ``summation`` convention: ``exact``, correctly rounded (``math.fsum``); ``numeric_order``, added
+    left to right from 0.0 in :func:`numeric_order` (as ir_measures' ``MeanAgg`` adds gdeval.pl's values)."""
+    if summation == "numeric_order":
+        total = 0.0
+        for i in numeric_order(query_ids):
+            if not math.isnan(values[i]):
+                total += values[i]
+        return total
+    return math.fsum(v for v in values if not math.isnan(v))
+
+
 @dataclass(frozen=True)
 class RunSummary:
     name: str
@@ -134,11 +158,16 @@ class Results:
         over the number of distinct queries in the run, judged or not (trectools' mean). A measure with
         ``summary=gmean`` (trec_eval's gm_map, gm_bpref) takes the geometric mean of its values, each floored
         at 0.00001, over the same queries. Count measures under ``counts = "sum"``: the sum of the defined
-        values."""
+        values. The sum follows the measure's ``summation`` (:func:`summed`)."""
         defined = [v for v in values if not math.isnan(v)]
-        if measure is not None and self.conventions.counts == "sum" and parse(measure).name in COUNT_MEASURES:
-            return math.fsum(defined), len(defined)
         spec = next((m for m in self.measures if str(m) == measure), None)
+        summation = spec.conventions(self.conventions).summation if spec is not None else "exact"
+
+        def total() -> float:
+            return summed(run.queries.query_ids, values, summation)
+
+        if measure is not None and self.conventions.counts == "sum" and parse(measure).name in COUNT_MEASURES:
+            return total(), len(defined)
         if spec is not None and dict(spec.params).get("summary") == "gmean":
             logs = [math.log(max(v, 0.00001)) for v in defined]
             denominator = len(defined)
@@ -150,8 +179,8 @@ class Results:
         if getattr(self.conventions, "mean", "defined") == "run_queries":
             counts = run.queries.counts()
             denominator = counts["scored"] + counts["absent_from_qrels_skipped"]
-            return (math.fsum(defined) / denominator if denominator else float("nan")), denominator
-        return (math.fsum(defined) / len(defined) if defined else float("nan")), len(defined)
+            return (total() / denominator if denominator else float("nan")), denominator
+        return (total() / len(defined) if defined else float("nan")), len(defined)
 
     def summary_rows(self) -> list[dict[str, Any]]:
         """Means per run and measure (see the ``mean`` convention), with the query count behind each:

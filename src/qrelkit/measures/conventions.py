@@ -102,12 +102,30 @@ iprec_cutoff
     iprec_at_recall and 11pt_avg): the t-th, t = r * R. ``round`` (default, trec_eval 10: ``lround``):
     to the nearest whole number, halves up. ``truncate`` (trec_eval 9 and pytrec_eval): ``(long)(r * R +
     0.9)``, 0.9 added, then truncated.
+printed_decimals
+    The decimals a tool prints each per-query value with before the number is read back. ``none``
+    (default): values as computed. A whole number d from 0 to 17: each per-query value is rounded to d
+    decimals exactly as ``float(f"{v:.{d}f}")`` rounds it, which is C's and perl's ``printf("%.<d>f")``
+    read back with ``float()`` (both convert the double itself to decimal, correctly rounded, a half
+    going to the even digit). ir_measures runs gdeval.pl for ERR@k and ``nDCG(dcg='exp-log2')@k`` and
+    reads its ``%.5f`` back: 5. Applied once, to every per-query value of every engine
+    (:func:`qrelkit.engine.dispatch.compute`), before any mean.
+summation
+    How a mean adds its per-query values. ``exact`` (default): the correctly rounded sum
+    (``math.fsum``), whatever the order of the queries. ``numeric_order``: floating-point additions left to
+    right over the queries in the numeric order of their ids (ids that are whole numbers by value, the
+    others after them by text), as ir_measures' mean adds the values gdeval.pl prints topic by topic
+    (``MeanAgg``: ``self.sum += value``); the result can differ from ``exact`` in the last bits.
 by_measure
     Axes a profile sets for one measure family only, because the tool computes that family with other code
     (ir_measures computes RR@k with its MS MARCO provider and Judged with its own): ``RR@k(ties=docid_asc,
     precision=double); Judged(...)``. A family is a measure name, or a name with ``@k`` for the measure with
-    a cutoff only. A measure's own parameters (``RR(ties=average)@10``) override these; both are written with
-    every result (the measure's full form lists every axis it was computed under).
+    a cutoff only, optionally followed by conditions in brackets that the measure's own conventions (the
+    evaluation's, with the measure's own parameters) must meet: ``nDCG@k[gain=exponential](discount=ln)``
+    applies to nDCG@k with exponential gain only (ir_measures computes ``nDCG(dcg='exp-log2')@k`` with
+    gdeval.pl, plain nDCG with pytrec_eval). A measure's own parameters (``RR(ties=average)@10``) override
+    these; both are written with every result (the measure's full form lists every axis it was computed
+    under).
 profile
     Not an axis: the name of the named profile (see :mod:`qrelkit.measures.profiles`) these conventions started
     from, or none. It is written with the conventions (``trec_eval``, or ``trec_eval with ties=average``
@@ -145,6 +163,10 @@ RbpResidual = Literal["always", "if_unjudged"]
 IprecCutoff = Literal["round", "truncate"]
 Nonpositive = Literal["retrieved", "not_retrieved"]
 ApDenominator = Literal["relevant", "retrieved"]
+Summation = Literal["exact", "numeric_order"]
+
+#: The most decimals :attr:`Conventions.printed_decimals` takes (a double holds 17 significant digits).
+MAX_PRINTED_DECIMALS = 17
 
 
 _TREC: dict[str, Any] = {
@@ -175,7 +197,12 @@ PROFILE_AXES: dict[str, dict[str, Any]] = {
     "pytrec_eval": _TREC9,
     "ir_measures": _TREC9 | {
         "missing_queries": "zero", "missing_score": "zero", "counts": "sum",
-        "by_measure": "RR@k(ties=docid_asc,precision=double); ERR(precision=double); "
+        # ERR@k and nDCG(dcg='exp-log2')@k: gdeval_provider.py runs gdeval.pl, which prints "%.5f" per topic,
+        # and base.py's MeanAgg adds them back in the order printed (topics by number)
+        "by_measure": "RR@k(ties=docid_asc,precision=double); "
+                      "ERR(precision=double,printed_decimals=5,summation=numeric_order); "
+                      "nDCG@k[gain=exponential](discount=ln,precision=double,printed_decimals=5,"
+                      "summation=numeric_order); "
                       "Judged(ties=docid_asc,precision=double,negative=zero,cutoff_denominator=returned); "
                       "Compat(ties=docid_asc,precision=double)",
     },
@@ -200,7 +227,8 @@ PROFILE_AXES: dict[str, dict[str, Any]] = {
                                 "RBP(ties=average); RBP_resid(ties=average); "
                                 "RR(ties=docid_desc); Rprec(ties=docid_desc)"},
     "gdeval": {"gain": "exponential", "discount": "ln", "ties": "docid_desc", "negative": "unjudged",
-               "missing_queries": "skip", "extra_queries": "skip", "no_relevant": "skip"},
+               "missing_queries": "skip", "extra_queries": "skip", "no_relevant": "skip",
+               "printed_decimals": 5},  # printf "%.5f" per topic
 }  # fmt: skip
 """The axes each named profile sets (the rest keep the defaults). What else a profile does (its reader
 option for duplicates, the inputs it refuses, the evidence from the tool's source) is
@@ -288,6 +316,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "iprec_cutoff": get_args(IprecCutoff),
     "nonpositive": get_args(Nonpositive),
     "ap_denominator": get_args(ApDenominator),
+    "summation": get_args(Summation),
 }
 
 #: The named profiles, in the order of :data:`PROFILE_AXES` (their one list: the command line's choices,
@@ -360,11 +389,14 @@ MEASURE_AXES = (
     "iprec_cutoff",
     "nonpositive",
     "ap_denominator",
+    "printed_decimals",
+    "summation",
 )
 
 MeasureAxes = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
 
-_FAMILY_RE = re.compile(r"\s*([A-Za-z][A-Za-z_\-]*(?:@k)?)\s*\((.*)\)\s*", re.S)
+_FAMILY_RE = re.compile(r"\s*([A-Za-z][A-Za-z_\-]*(?:@k)?)\s*(?:\[([^\]]*)\])?\s*\((.*)\)\s*", re.S)
+_FAMILY_NAME_RE = re.compile(r"([A-Za-z][A-Za-z_\-]*(?:@k)?)(?:\[([^\]]*)\])?")
 
 
 def _axis_value(axis: str, value: Any, source: str) -> str:
@@ -384,6 +416,8 @@ def _axis_value(axis: str, value: Any, source: str) -> str:
         return str(parse_max_grade(value))
     if axis == "persistence":
         return _num(parse_persistence(value))
+    if axis == "printed_decimals":
+        return format_printed_decimals(parse_printed_decimals(value))
     text = str(value).strip()
     if text not in CHOICES[axis]:
         raise ConventionError(
@@ -409,10 +443,49 @@ def _split_top(text: str, sep: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
+def _axes_of(text: str, source: str) -> dict[str, str]:
+    """``axis=value,...`` as a dict of the raw values."""
+    axes: dict[str, str] = {}
+    for pair in _split_top(text, ","):
+        if "=" not in pair:
+            raise ConventionError(f"per-measure axis {pair!r} has no value", got=source)
+        axis, raw = (x.strip() for x in pair.split("=", 1))
+        axes[axis] = raw
+    return axes
+
+
+def _family(text: str) -> str:
+    """A family in its written form: ``NAME`` or ``NAME@k``, either with conditions ``[axis=value,...]``
+    (checked, in :data:`MEASURE_AXES` order)."""
+    match = _FAMILY_NAME_RE.fullmatch(text.strip())
+    if not match:
+        raise ConventionError(
+            f"{text!r} is not a measure family",
+            expected="a name such as RR or RR@k, with conditions such as nDCG@k[gain=exponential]",
+        )
+    name, conditions = match.group(1), match.group(2)
+    if conditions is None:
+        return name
+    given = {a: _axis_value(a, v, f"{name}[{a}={v}]") for a, v in _axes_of(conditions, text).items()}
+    if not given:
+        raise ConventionError(f"{text!r} has empty conditions", fix=f"write {name} without brackets")
+    return name + "[" + ",".join(f"{axis}={given[axis]}" for axis in MEASURE_AXES if axis in given) + "]"
+
+
+def family_conditions(family: str) -> tuple[str, bool, tuple[tuple[str, str], ...]]:
+    """A family's measure name, whether it is ``@k`` (the measure with a cutoff only), and its conditions
+    (``nDCG@k[gain=exponential]``: ``("nDCG", True, (("gain", "exponential"),))``)."""
+    match = _FAMILY_NAME_RE.fullmatch(family)
+    assert match is not None  # families are checked when conventions are built
+    name = match.group(1)
+    conditions = tuple(_axes_of(match.group(2) or "", family).items())
+    return name.removesuffix("@k"), name.endswith("@k"), conditions
+
+
 def parse_by_measure(value: Any) -> MeasureAxes:
-    """Per-family axes from their written form (``RR@k(ties=docid_asc); Judged(negative=zero)``), a mapping
-    ``{family: {axis: value}}``, or the tuple form; ``none`` or empty for none. Families sorted, axes in
-    :data:`MEASURE_AXES` order."""
+    """Per-family axes from their written form (``RR@k(ties=docid_asc); Judged(negative=zero);
+    nDCG@k[gain=exponential](discount=ln)``), a mapping ``{family: {axis: value}}``, or the tuple form;
+    ``none`` or empty for none. Families sorted, axes (and conditions) in :data:`MEASURE_AXES` order."""
     if value is None:
         return ()
     items: dict[str, dict[str, str]] = {}
@@ -428,25 +501,39 @@ def parse_by_measure(value: Any) -> MeasureAxes:
                     got=value,
                     expected="FAMILY(axis=value,...) separated by ';', e.g. RR@k(ties=docid_asc)",
                 )
-            axes: dict[str, str] = {}
-            for pair in _split_top(match.group(2), ","):
-                if "=" not in pair:
-                    raise ConventionError(f"per-measure axis {pair!r} has no value", got=value)
-                axis, raw = (x.strip() for x in pair.split("=", 1))
-                axes[axis] = raw
-            items[match.group(1)] = axes
+            family = match.group(1) + (f"[{match.group(2)}]" if match.group(2) is not None else "")
+            items[family] = _axes_of(match.group(3), value)
     elif isinstance(value, Mapping):
         items = {str(k): dict(v) for k, v in value.items()}
     else:
         items = {str(family): dict(axes) for family, axes in value}
+    checked = {_family(written): axes for written, axes in items.items()}
     out = []
-    for family in sorted(items):
-        if not re.fullmatch(r"[A-Za-z][A-Za-z_\-]*(@k)?", family):
-            raise ConventionError(f"{family!r} is not a measure family", expected="a name such as RR or RR@k")
-        given = {axis: _axis_value(axis, v, f"{family}({axis}={v})") for axis, v in items[family].items()}
+    for family in sorted(checked):
+        given = {axis: _axis_value(axis, v, f"{family}({axis}={v})") for axis, v in checked[family].items()}
         if given:
             out.append((family, tuple((axis, given[axis]) for axis in MEASURE_AXES if axis in given)))
     return tuple(out)
+
+
+def parse_printed_decimals(value: Any) -> int | None:
+    """The decimals per-query values are rounded to: ``none`` (or ``None``) or a whole number from 0 to
+    :data:`MAX_PRINTED_DECIMALS`."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    if text == "none":
+        return None
+    if isinstance(value, bool) or not re.fullmatch(r"[0-9]+", text) or int(text) > MAX_PRINTED_DECIMALS:
+        raise ConventionError(
+            f"printed_decimals {value!r} is not none or a whole number from 0 to {MAX_PRINTED_DECIMALS}",
+            expected="none, or e.g. 5 (gdeval.pl prints %.5f)",
+        )
+    return int(text)
+
+
+def format_printed_decimals(value: int | None) -> str:
+    return "none" if value is None else str(value)
 
 
 def parse_max_grade(value: Any) -> int:
@@ -501,6 +588,8 @@ class Conventions:
     iprec_cutoff: IprecCutoff = "round"
     nonpositive: Nonpositive = "retrieved"
     ap_denominator: ApDenominator = "relevant"
+    printed_decimals: int | None = None
+    summation: Summation = "exact"
     by_measure: MeasureAxes = ()
     profile: str | None = field(default=None, compare=False)
 
@@ -515,6 +604,7 @@ class Conventions:
         object.__setattr__(self, "by_measure", parse_by_measure(self.by_measure))
         object.__setattr__(self, "max_grade", parse_max_grade(self.max_grade))
         object.__setattr__(self, "persistence", parse_persistence(self.persistence))
+        object.__setattr__(self, "printed_decimals", parse_printed_decimals(self.printed_decimals))
         for axis, choices in CHOICES.items():
             value = getattr(self, axis)
             if value not in choices:
@@ -538,6 +628,8 @@ class Conventions:
                 out[f.name] = format_discount(value)
             elif f.name == "by_measure":
                 out[f.name] = format_by_measure(value)
+            elif f.name == "printed_decimals":
+                out[f.name] = format_printed_decimals(value)
             else:
                 out[f.name] = str(value)
         return out
@@ -601,11 +693,17 @@ class Conventions:
         a, b = self.axes(), other.axes()
         return [(k, a[k], b[k]) for k in a if a[k] != b[k]]
 
-    def measure_axes(self, name: str, with_cutoff: bool) -> dict[str, str]:
-        """The axes :attr:`by_measure` sets for the measure ``name`` (with a cutoff or without)."""
+    def measure_axes(self, name: str, with_cutoff: bool, own: Conventions | None = None) -> dict[str, str]:
+        """The axes :attr:`by_measure` sets for the measure ``name`` (with a cutoff or without), whose own
+        conventions (these, with the measure's own parameters; these by default) are ``own``: a family
+        with conditions (``nDCG@k[gain=exponential]``) applies only where ``own`` meets every one."""
         out: dict[str, str] = {}
+        written = (own or self).axes() if any("[" in family for family, _ in self.by_measure) else {}
         for family, axes in self.by_measure:
-            if family == name or (with_cutoff and family == f"{name}@k"):
+            base, at_k, conditions = family_conditions(family)
+            if base != name or (at_k and not with_cutoff):
+                continue
+            if all(written[axis] == value for axis, value in conditions):
                 out.update(axes)
         return out
 

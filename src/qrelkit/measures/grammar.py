@@ -202,6 +202,7 @@ DIVERSITY_MEASURES = frozenset(m.name for m in INFO.values() if m.judgments == "
 DIVERSITY_DEFAULT_MEASURES = ("alpha_nDCG@20", "ERR_IA@20")
 
 _AXIS_ORDER = MEASURE_AXES
+_UNSET = {"printed_decimals": "none", "summation": "exact"}
 
 
 @dataclass(frozen=True)
@@ -225,8 +226,12 @@ class Measure:
 
     def conventions(self, base: Conventions) -> Conventions:
         """The conventions this measure is computed under: ``base``, the axes ``base.by_measure`` sets for
-        this measure's family, then this measure's own overrides."""
-        changes = base.measure_axes(self.name, self.k is not None) if base.by_measure else {}
+        this measure's family (a family's conditions read ``base`` with this measure's own overrides), then
+        this measure's own overrides."""
+        changes: dict[str, str] = {}
+        if base.by_measure:
+            own = base.with_(**dict(self.overrides)) if self.overrides else base
+            changes = base.measure_axes(self.name, self.k is not None, own)
         changes.update(self.overrides)
         if not changes:
             return base
@@ -247,6 +252,10 @@ class Measure:
         params = [f"rel={self.rel}"] if self.info.uses_rel else []
         params += [f"{key}={self.param(key)}" for key, _ in self.info.params]
         params += [f"{axis}={conv[axis]}" for axis in self.info.axes]
+        # the axes every family reads, written where they are set
+        params += [
+            f"{axis}={conv[axis]}" for axis in ("printed_decimals", "summation") if conv[axis] != _UNSET[axis]
+        ]
         return f"{self.name}({','.join(params)})" + (f"@{self.k}" if self.k is not None else "")
 
 

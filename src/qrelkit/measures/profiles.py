@@ -283,7 +283,7 @@ def _profiles() -> list[Profile]:
         ),
         Profile(
             "ir_measures",
-            "ir_measures (pytrec_eval provider)",
+            "ir_measures (its pytrec_eval, msmarco, judged, compat and gdeval providers)",
             Conventions.from_profile("ir_measures"),
             on_duplicate="last",
             evidence=(
@@ -299,9 +299,14 @@ def _profiles() -> list[Profile]:
                 "util.py RunConverter.as_dict_of_dict: a duplicate docid overwrites (last line wins)",
                 "providers/compat_provider.py compatibility: ranking.sort() then by score descending "
                 "(equal scores by docid ascending), scores as Python floats (double)",
+                "providers/gdeval_provider.py: ERR@k and nDCG(dcg='exp-log2')@k by running gdeval.pl, "
+                'whose printf "%.5f" per topic is read back with float() (printed_decimals=5)',
+                "measures/base.py MeanAgg: self.sum += value in the order iter_calc yields, gdeval.pl's "
+                "topics by number (summation=numeric_order)",
             ),
             crosscheck=f"{_TEST}::test_ir_measures_profile, "
-            "tests/crosscheck/test_profile_parity.py::test_ir_measures_every_measure",
+            "tests/crosscheck/test_profile_parity.py::test_ir_measures_every_measure, "
+            "tests/crosscheck/test_profile_parity.py::test_ir_measures_through_gdeval_to_the_bit",
         ),
         Profile(
             "ranx",
@@ -420,9 +425,10 @@ def _profiles() -> list[Profile]:
                 "gdeval.pl qrels loop: only judgments > 0 kept; topics without one are not reported",
                 "gdeval.pl format checks: numeric topics, judgments <= $MAX_JUDGMENT (4)",
                 "gdeval.pl: a duplicate line counts twice (qrelkit refuses duplicates instead)",
+                'gdeval.pl topicDone: printf "%.5f" per topic (printed_decimals=5)',
             ),
             crosscheck=f"{_TEST}::test_gdeval_profile",
-            notes="gdeval prints 5 decimals, so agreement is to 5e-6; it strips a topic prefix up to "
+            notes="gdeval prints 5 decimals, which the profile reproduces to the bit; it strips a topic prefix up to "
             "the last '-' ('wt-12' is topic 12), qrelkit refuses such ids.",
         ),
     ]
