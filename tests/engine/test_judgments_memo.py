@@ -92,3 +92,42 @@ def test_many_runs_in_one_call_give_the_bits_of_each_run_alone() -> None:
                 ours, theirs = together.values(m, run.name), alone.values(m, run.name)
                 assert list(ours) == list(theirs)
                 assert np.array_equal(np.array(list(ours.values())), np.array(list(theirs.values())))
+
+
+def test_threads_asking_for_more_query_sets_than_are_kept_each_get_their_side() -> None:
+    """Four threads ask one Judgments for the side by key of 30 query sets (more than Judgments.KEPT, so
+    sides are dropped while others are asked for), with the interpreter switching threads as often as it
+    can: every answer is the side of the set asked for (its query numbers are that set's), and none fails."""
+    import sys
+    import threading
+
+    from qrelkit.engine.encode import Judgments
+    from qrelkit.engine.encoded import query_set
+
+    qs = [f"q{i:02d}" for i in range(40)]
+    qrels = Qrels.from_dict({q: {"d": 1} for q in qs})
+    sets = [query_set(qs, {qs[i], qs[i + 1]}, [], SKIP, "r", "r") for i in range(30)]
+    problems: list[str] = []
+
+    def ask(judgments: Judgments, k: int) -> None:
+        try:
+            for _ in range(10):
+                for s in sets[k::4]:
+                    side = judgments.hashed(SKIP, s)
+                    assert side is not None and sorted(side.query_number.tolist()) == [0, 1]
+        except Exception as exc:  # any failure is the finding
+            problems.append(repr(exc))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(3):
+            judgments = Judgments(qrels)
+            threads = [threading.Thread(target=ask, args=(judgments, k)) for k in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert problems == []

@@ -33,6 +33,9 @@ from .hashed import HashedSide, encode_hashed, hashed_side
 __all__ = ["Encoded", "Judgments", "QuerySet", "encode", "judgments_of", "resolve_negative", "select_queries"]
 
 
+_NOT_MADE = object()  # no side by key made yet (None is a made answer: that path steps aside)
+
+
 @dataclass(frozen=True)
 class _Side:
     """What :func:`encode` reads of the judgments for one negative-grade convention and query set."""
@@ -83,14 +86,15 @@ class Judgments:
         """The side's judged and pooled documents by key (:func:`qrelkit.engine.hashed.hashed_side`),
         kept as the side is; None where that path steps aside for these judgments."""
         key = (conv.negative, tuple(queries.query_ids))
-        if key not in self._hashed:
+        found = self._hashed.get(key, _NOT_MADE)
+        if found is _NOT_MADE:
             side = self.side(conv, queries)
-            made = hashed_side(side.qmap, side.grades, side.pool_only)
+            found = hashed_side(side.qmap, side.grades, side.pool_only)
             with self._lock:
                 if len(self._hashed) >= self.KEPT:
                     self._hashed.pop(next(iter(self._hashed)))
-                self._hashed[key] = made
-        return self._hashed[key]
+                self._hashed[key] = found
+        return found  # type: ignore[return-value]  # not the sentinel: replaced above
 
     def _make(self, conv: Conventions, queries: QuerySet) -> _Side:
         qmap = pl.DataFrame(
