@@ -222,3 +222,29 @@ def test_revoke_ends_sessions_and_cancels_invites(server: ThreadServer, project:
     assert httpx.get(f"{server.url}/invite/{pending}").status_code == 403
     again = sign_in(server.url, project, "alice")  # a new invite lets her back in, grades intact
     assert again.get("/api/me/progress").json() == {"total": 8, "done": 1, "phase": "calibration", "round": 1}
+
+
+def test_every_response_carries_the_security_headers_and_no_server_banner(
+    server: ThreadServer, project: Path
+) -> None:
+    alice = sign_in(server.url, project, "alice")
+    pos = position_of(project, "alice", "security/advisory-4", "q1")
+    page, saved, static = alice.get(f"/label/{pos}"), grade(alice, pos), alice.get("/static/app.css")
+    refused = alice.get("/label/999999")
+    assert (page.status_code, saved.status_code, static.status_code, refused.status_code) == (
+        200,
+        200,
+        200,
+        404,
+    )
+    for response in (page, saved, static, refused):
+        assert "script-src 'self'" in response.headers["content-security-policy"]
+        assert response.headers["x-content-type-options"] == "nosniff"
+        assert response.headers["referrer-policy"] == "same-origin"
+        assert response.headers["x-frame-options"] == "DENY"
+        assert "server" not in response.headers  # the software is not named
+        assert "date" in response.headers
+    assert [r.headers["cache-control"] for r in (page, saved, refused)] == ["no-store"] * 3
+    assert static.headers["cache-control"] == "public, max-age=300"
+    wrong = alice.put(f"/label/{pos}", content=b"")  # a method no route of the path has
+    assert wrong.status_code == 405 and "script-src 'self'" in wrong.headers["content-security-policy"]

@@ -212,14 +212,17 @@ def next_position(
     anywhere; ``None`` when all open pairs are graded."""
     phase = phase or phase_of(conn)
     sql = (
-        f"SELECT MIN(a.position) FROM assignments a WHERE a.user_id = ? AND a.position > ? AND "
-        f"{open_condition(phase)} AND NOT EXISTS (SELECT 1 FROM grade_events e WHERE e.user_id = a.user_id "
+        f"SELECT MIN(a.position) FROM assignments a WHERE a.user_id = ? AND a.position > ? AND a.position <= ? "
+        f"AND {open_condition(phase)} AND NOT EXISTS (SELECT 1 FROM grade_events e WHERE e.user_id = a.user_id "
         "AND e.pair_id = a.pair_id AND e.rubric_hash = ?)"
     )
-    pos = conn.execute(sql, (user_id, after, phase.rubric_hash)).fetchone()[0]
-    if pos is None and after >= 0:
-        pos = conn.execute(sql, (user_id, -1, phase.rubric_hash)).fetchone()[0]
+    pos = conn.execute(sql, (user_id, after, _LAST_POSITION, phase.rubric_hash)).fetchone()[0]
+    if pos is None and after >= 0:  # none after it: the first up to it (those after it scanned once only)
+        pos = conn.execute(sql, (user_id, -1, after, phase.rubric_hash)).fetchone()[0]
     return None if pos is None else int(pos)
+
+
+_LAST_POSITION = 2**63 - 1  # the largest position SQLite holds
 
 
 def last_open_position(conn: sqlite3.Connection, user_id: int) -> int | None:

@@ -341,6 +341,16 @@ async def read_form(request: Request, *, max_bytes: int, max_fields: int = 16) -
     return form
 
 
+_HEADERS = (
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),
+    (b"x-frame-options", b"DENY"),
+)
+_PAGE_HEADERS = (*_HEADERS, (b"cache-control", b"no-store"))
+_STATIC_HEADERS = (*_HEADERS, (b"cache-control", b"public, max-age=300"))
+
+
 class SecurityHeaders:
     """Adds CSP, no-sniff, a same-origin referrer policy (invite tokens live in URLs: they must not reach
     another site, while our own POSTs keep their Origin header) and no-store to every response."""
@@ -352,19 +362,11 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        static = scope.get("path", "").startswith("/static/")
+        added = _STATIC_HEADERS if scope.get("path", "").startswith("/static/") else _PAGE_HEADERS
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                headers += [
-                    (b"content-security-policy", CSP.encode()),
-                    (b"x-content-type-options", b"nosniff"),
-                    (b"referrer-policy", b"same-origin"),
-                    (b"x-frame-options", b"DENY"),
-                    (b"cache-control", b"public, max-age=300" if static else b"no-store"),
-                ]
-                message["headers"] = headers
+                message["headers"] = [*message.get("headers", ()), *added]
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

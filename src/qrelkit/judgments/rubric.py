@@ -29,6 +29,7 @@ gaps, vague wording) loads, so that :func:`lint` can report all of it at once.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import numbers
@@ -182,7 +183,7 @@ class Rubric:
             "levels": [lv.to_dict() for lv in self.levels],
         }
 
-    @property
+    @functools.cached_property
     def content_hash(self) -> str:
         """SHA-256 (hex) of the rubric's content, not of its file.
 
@@ -190,6 +191,8 @@ class Rubric:
         examples) serialised as canonical JSON (sorted keys, no whitespace, UTF-8), with levels in grade
         order. Comments, whitespace, key order and the order of ``[[levels]]`` tables in the file do not
         change it; any change of wording does, because a reworded question is a different instrument.
+        Computed once per value (its fields are frozen; ``source``, which may be set after, is not hashed):
+        the judging app checks it at every grade.
         """
         text = json.dumps(self._canonical(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()

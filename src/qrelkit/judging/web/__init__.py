@@ -75,14 +75,15 @@ async def no_favicon(request: Request) -> Response:
 
 
 ROUTES = [
+    # a grade and its page first: the router tries each route in turn, and these two answer only /label/N
+    Route("/label/{position:int}", labeller.label_page, methods=["GET"]),
+    Route("/label/{position:int}", labeller.label_post, methods=["POST"]),
     Route("/", auth.home),
     Route("/healthz", health),
     Route("/favicon.ico", no_favicon),
     Route("/invite/{token}", auth.invite_page, methods=["GET", "POST"]),
     Route("/signout", auth.signout, methods=["POST"]),
     Route("/label", labeller.label_next),
-    Route("/label/{position:int}", labeller.label_page, methods=["GET"]),
-    Route("/label/{position:int}", labeller.label_post, methods=["POST"]),
     Route("/review", labeller.review),
     Route("/api/me/progress", labeller.api_progress),
     Route("/api/me/grades", labeller.api_grades),

@@ -212,6 +212,7 @@ def server_config(app: Any, limits: ServerLimits, **options: Any) -> Config:
         forwarded_allow_ips=list(limits.trusted_proxies) or None,
         workers=1,
         backlog=limits.backlog,
+        server_header=False,  # no "server: uvicorn": it names the software to anyone, and costs a header
         **options,
     )
 
