@@ -220,3 +220,27 @@ def test_many_queries_out_of_order(ties):
         found, columnar = _both(qrels, run, Conventions(ties=ties, missing_queries="zero"), depth)
         assert found is not None
         assert found == columnar
+
+
+def test_values_built_around_the_readers_step_aside():
+    """A null document id on both sides (polars' join matches no null; a comparison of strings would say
+    nothing), a null line, and two rows on one line (no order of the columnar sort to match): each makes
+    the path step aside, and the columnar steps encode the run."""
+    qrels, run = _frames(
+        [("q1", "d1", 2), ("q1", "d2", 1)], [("q1", "d1", 1.0), ("q1", "d2", 1.0), ("q1", "d3", 0.5)]
+    )
+    conv = Conventions(ties="file_order")
+    queries, side, plain = _setup(qrels, run, conv)
+    assert hashed.encode_hashed(run, conv, queries, side, plain.judged_offsets, plain.judged_grade, None)
+    null_doc = run.frame.with_columns(pl.Series("doc_id", ["d1", None, "d3"], dtype=pl.String))
+    null_line = run.frame.with_columns(pl.Series("line", [1, None, 3], dtype=pl.Int64))
+    one_line = run.frame.with_columns(pl.Series("line", [2, 2, 1], dtype=pl.Int64))
+    for frame in (null_doc, null_line, one_line):
+        odd = Run(frame, run.fingerprint, run.name, run.meta)
+        assert (
+            hashed.encode_hashed(odd, conv, queries, side, plain.judged_offsets, plain.judged_grade, None)
+            is None
+        )
+    judged_null = qrels.frame.with_columns(pl.Series("doc_id", ["d1", None], dtype=pl.String))
+    qmap = pl.DataFrame({"query_id": ["q1"], "q": [0]})
+    assert hashed.hashed_side(qmap, judged_null.select("query_id", "doc_id", "grade"), None) is None

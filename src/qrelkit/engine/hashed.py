@@ -14,7 +14,8 @@ a 64-bit key, with numpy doing the rest:
   with stable sorts (file order kept); the tie convention's key is applied within tied blocks only.
 
 What it cannot encode exactly as the columnar path would (a NaN or negative-zero score, colliding hashes,
-two judgments of one pair, a frame of other column types), and a run of more than :data:`MAX_ROWS` rows,
+two judgments of one pair, a frame of other column types, and in values built without a reader a null id,
+score or line or two rows on one line), and a run of more than :data:`MAX_ROWS` rows,
 where the columnar path is as fast, make :func:`encode_hashed` return ``None``: the columnar path encodes
 the run. So this path never changes a number or an error; the property tests hold it bit-identical to the
 columnar path.
@@ -85,7 +86,12 @@ def hashed_side(
             )
         )
     frame = pl.concat(parts) if len(parts) > 1 else parts[0]
-    if frame.schema["doc_id"] != pl.String or qmap.schema["query_id"] != pl.String:
+    if (
+        frame.schema["doc_id"] != pl.String
+        or qmap.schema["query_id"] != pl.String
+        or frame.get_column("doc_id").null_count()
+        or frame.get_column("grade").null_count()
+    ):
         return None
     query_hash = qmap.get_column("query_id").hash(_SEED).to_numpy()
     by_hash = np.argsort(query_hash, kind="stable")
@@ -179,8 +185,9 @@ def encode_hashed(
         or schema.get("doc_id") != pl.String
         or schema.get("score") != pl.Float64
         or schema.get("line") != pl.Int64
+        or any(frame.get_column(c).null_count() for c in ("query_id", "doc_id", "score", "line"))
     ):
-        return None
+        return None  # nulls: a value built around the readers, which the columnar steps decide
     query_hash, doc_hash = (
         column.to_numpy()
         for column in frame.select(pl.col("query_id").hash(_SEED), pl.col("doc_id").hash(_SEED)).get_columns()
@@ -213,7 +220,7 @@ def encode_hashed(
         if (side.q[found] != q[at][hits]).any():
             return None
         same = pl.lit(doc_ids).gather(pl.lit(rows[at][hits])) == pl.lit(side.doc_id).gather(pl.lit(found))
-        if not pl.select(same.all()).item():
+        if not pl.select(same.fill_null(False).all()).item():
             return None
         grade[hits], judged[hits] = side.grade[found], side.judged[found]
         if side.pooled is not None:
@@ -254,6 +261,8 @@ def encode_hashed(
     lines = frame.get_column("line").to_numpy()[rows]
     tie = TIE_KEYS[conv.ties]
     file_ordered = bool((np.diff(lines) > 0).all())
+    if not file_ordered and len(np.unique(lines)) < len(lines):
+        return None  # two rows on one line: no order of the columnar sort to match (a Run built by hand)
     if tie is not None or not file_ordered:
         tied = np.zeros(len(order), dtype=bool)
         tied[:-1] = ~new_block[1:]
