@@ -28,6 +28,7 @@ from ..data.values import Qrels, Run
 from ..errors import ValidationError
 from ..measures.conventions import Conventions
 from .encoded import TIE_KEYS, Encoded, QuerySet, offsets_of, query_set, tied_blocks
+from .hashed import MAX_ROWS as HASHED_MAX_ROWS
 from .hashed import HashedSide, encode_hashed, hashed_side
 
 __all__ = ["Encoded", "Judgments", "QuerySet", "encode", "judgments_of", "resolve_negative", "select_queries"]
@@ -210,7 +211,7 @@ def encode(
     judgments = judgments or Judgments(qrels)
     queries = queries or select_queries(qrels, run, conv, judgments)
     side = judgments.side(conv, queries)
-    if by_hash and not ranking:
+    if by_hash and not ranking and run.frame.height <= HASHED_MAX_ROWS:  # else no side by key is made
         hashed = judgments.hashed(conv, queries)
         if hashed is not None:
             found = encode_hashed(run, conv, queries, hashed, side.judged_offsets, side.judged_grade, depth)
