@@ -197,12 +197,7 @@ def test_ir_measures_profile_per_query(tmp_path):
         if _all_negative(qd):
             continue
         qrels, run = c.write(tmp_path / str(seed))
-        qrels_list = list(ir_measures.read_trec_qrels(str(qrels)))
-        run_list = list(ir_measures.read_trec_run(str(run)))
-        per_query: dict[str, dict[str, float]] = {}
-        for metric in ir_measures.iter_calc(measures, qrels_list, run_list):
-            per_query.setdefault(str(metric.measure), {})[metric.query_id] = metric.value
-        aggregate = ir_measures.calc_aggregate(measures, qrels_list, run_list)
+        per_query, aggregate = _ir_measures_on(ir_measures, measures, qrels, run)
         res = ours(qrels, run, "ir_measures", list(names.values()))
         cases += 1
         for theirs_name, mine in names.items():
@@ -215,6 +210,17 @@ def test_ir_measures_profile_per_query(tmp_path):
             _assert_close(res.mean(mine), aggregate[m], (seed, "mean", mine))
     print(f"ir_measures: {compared} per-query values compared on {cases} cases")
     assert cases >= 20 and compared > 4000
+
+
+def _ir_measures_on(ir_measures, measures, qrels, run):
+    """ir_measures' values of ``measures`` on the files ``qrels`` and ``run``, read by its own readers:
+    (per measure name, per query id, its ``iter_calc`` value; per measure, its ``calc_aggregate`` mean)."""
+    qrels_list = list(ir_measures.read_trec_qrels(str(qrels)))
+    run_list = list(ir_measures.read_trec_run(str(run)))
+    per_query: dict[str, dict[str, float]] = {}
+    for metric in ir_measures.iter_calc(measures, qrels_list, run_list):
+        per_query.setdefault(str(metric.measure), {})[metric.query_id] = metric.value
+    return per_query, ir_measures.calc_aggregate(measures, qrels_list, run_list)
 
 
 #: ir_measures' measures computed by its gdeval provider (gdeval.pl), at the cutoffs checked
@@ -259,12 +265,7 @@ def test_ir_measures_gdeval_measures_per_query(tmp_path):
             continue
         c = _numbered(c)
         qrels, run = c.write(tmp_path / str(seed))
-        qrels_list = list(ir_measures.read_trec_qrels(str(qrels)))
-        run_list = list(ir_measures.read_trec_run(str(run)))
-        per_query: dict[str, dict[str, float]] = {}
-        for metric in ir_measures.iter_calc(measures, qrels_list, run_list):
-            per_query.setdefault(str(metric.measure), {})[metric.query_id] = metric.value
-        aggregate = ir_measures.calc_aggregate(measures, qrels_list, run_list)
+        per_query, aggregate = _ir_measures_on(ir_measures, measures, qrels, run)
         res = ours(qrels, run, "ir_measures", list(IRM_GDEVAL))
         cases += 1
         for m, theirs in zip(IRM_GDEVAL, measures, strict=True):
