@@ -50,14 +50,29 @@ TIE_KEYS: dict[str, tuple[str, bool] | None] = {
 }
 
 
+def block_heads(*keys: np.ndarray) -> np.ndarray:
+    """Whether each row of rows sorted by ``keys`` begins a block of rows equal on every key."""
+    heads = np.zeros(len(keys[0]), dtype=bool)
+    heads[:1] = True
+    for key in keys:
+        heads[1:] |= key[1:] != key[:-1]
+    return heads
+
+
+def in_tied_blocks(heads: np.ndarray) -> np.ndarray:
+    """The positions of the rows in blocks of more than one row (``heads``: :func:`block_heads`)."""
+    tied = np.zeros(len(heads), dtype=bool)
+    tied[1:] = ~heads[1:]
+    tied[:-1] |= ~heads[1:]
+    return np.flatnonzero(tied)
+
+
 def tied_blocks(q: np.ndarray, score: np.ndarray) -> np.ndarray | None:
     """The first row of every block of equal (query, score) in ranked rows, or ``None`` when no two rows
     tie (every row its own block): what ``ties = "average"`` averages over."""
     if not len(score):
         return None
-    new_block = np.ones(len(score), dtype=bool)
-    new_block[1:] = (q[1:] != q[:-1]) | (score[1:] != score[:-1])
-    starts = np.flatnonzero(new_block)
+    starts = np.flatnonzero(block_heads(q, score))
     return starts if len(starts) < len(score) else None
 
 

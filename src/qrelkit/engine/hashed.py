@@ -30,7 +30,7 @@ import polars as pl
 
 from ..data.values import Run
 from ..measures.conventions import Conventions
-from .encoded import TIE_KEYS, Encoded, QuerySet, offsets_of, tied_blocks
+from .encoded import TIE_KEYS, Encoded, QuerySet, block_heads, in_tied_blocks, offsets_of, tied_blocks
 
 __all__ = ["HashedSide", "encode_hashed", "hashed_side"]
 
@@ -228,33 +228,24 @@ def encode_hashed(
         return grade, judged, pooled
 
     kept = np.arange(len(rows))
-    joined = None
+    every = None  # under unjudged=drop: (grade, judged, pooled) of every row, joined before ranking
     if conv.unjudged == "drop":
         assert depth is None
-        joined = join(kept)
-        if joined is None:
+        every = join(kept)
+        if every is None:
             return None
-        kept = np.flatnonzero(joined[1])
-        joined = (joined[0][kept], joined[1][kept], joined[2][kept])
+        kept = np.flatnonzero(every[1])
 
     n_queries = len(queries.query_ids)
     order = kept[_by_query_then_score(q[kept], score[kept], n_queries)]
-    if joined is not None:  # the joined values follow their rows into the new order
-        position = np.empty(len(rows), dtype=np.int64)
-        position[kept] = np.arange(len(kept))
-        joined = tuple(a[position[order]] for a in joined)
-    qs, ss = q[order], score[order]
-    new_block = np.ones(len(order), dtype=bool)
-    new_block[1:] = (qs[1:] != qs[:-1]) | (ss[1:] != ss[:-1])
+    qs = q[order]
+    new_block = block_heads(qs, score[order])
     if depth is not None:  # rows fewer than depth others of their query beat by score
-        new_query = np.ones(len(order), dtype=bool)
-        new_query[1:] = qs[1:] != qs[:-1]
-        within = _starts(new_block) - _starts(new_query) < depth
+        within = _starts(new_block) - _starts(block_heads(qs)) < depth
         order, new_block = order[within], new_block[within]
+    joined = join(order) if every is None else tuple(a[order] for a in every)
     if joined is None:
-        joined = join(order)
-        if joined is None:
-            return None
+        return None
     grade, judged, pooled = joined
 
     # within each tied block: the tie convention's key, then file order
@@ -264,10 +255,7 @@ def encode_hashed(
     if not file_ordered and len(np.unique(lines)) < len(lines):
         return None  # two rows on one line: no order of the columnar sort to match (a Run built by hand)
     if tie is not None or not file_ordered:
-        tied = np.zeros(len(order), dtype=bool)
-        tied[:-1] = ~new_block[1:]
-        tied[1:] |= ~new_block[1:]
-        at = np.flatnonzero(tied)
+        at = in_tied_blocks(new_block)
         if len(at):
             keys = [lines[order[at]]]
             if tie is not None and tie[0] == "doc_id":

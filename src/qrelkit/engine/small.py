@@ -25,7 +25,17 @@ from ..errors import StepAside
 from ..measures.conventions import Conventions
 from ..measures.grammar import Measure
 from .dispatch import compute
-from .encoded import TIE_KEYS, Encoded, QuerySet, encoding_key, offsets_of, query_set, tied_blocks
+from .encoded import (
+    TIE_KEYS,
+    Encoded,
+    QuerySet,
+    block_heads,
+    encoding_key,
+    in_tied_blocks,
+    offsets_of,
+    query_set,
+    tied_blocks,
+)
 from .registry import SMALL, claims
 
 if TYPE_CHECKING:
@@ -130,14 +140,9 @@ def ranked(ranking: list[np.ndarray], ties: list[np.ndarray]) -> np.ndarray:
     order = np.argsort(key, kind="stable")
     if not ties:
         return order
-    in_order = key[order]
-    equal = in_order[1:] == in_order[:-1]
-    if not equal.any():
+    at = in_tied_blocks(block_heads(key[order]))  # each block of equal keys contiguous, in file order
+    if not len(at):
         return order
-    tied = np.zeros(len(order), dtype=bool)
-    tied[1:] |= equal
-    tied[:-1] |= equal
-    at = np.flatnonzero(tied)  # each block of equal keys is contiguous here, its rows in file order
     rows = order[at]
     order[at] = rows[np.lexsort([*(tie[rows] for tie in ties), key[rows]])]
     return order
