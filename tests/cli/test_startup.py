@@ -215,3 +215,27 @@ def test_trec_eval_into_a_closed_pipe_or_a_full_disk() -> None:
         "qrelkit: error: cannot write the output (No space left on device). Fix: free space on the disk, "
         "or send the output elsewhere\n"
     )
+
+
+def test_eval_of_a_run_past_the_small_paths_size_imports_no_dataframe_library() -> None:
+    """A run too large for the small path, with measures that have cutoffs, is read to their depth by the
+    native scanner and ranked by numpy (the small path's size is lowered below the run's here, above the
+    judgments, as for a run of millions of lines); the numbers are the streaming reader's."""
+    from qrelkit._native import built
+
+    if not built():
+        pytest.skip("the native scanner is not built: the streaming readers read such a run")
+    assert QRELS.stat().st_size < RUN.stat().st_size
+    code = (
+        "import sys\n"
+        "from qrelkit.formats.trec import small\n"
+        f"small.SMALL_FILE_BYTES = {QRELS.stat().st_size}\n"
+        "from qrelkit.cli import main\n"
+        f"main(['eval', {str(QRELS)!r}, {str(RUN)!r}, '-f', 'json'], standalone_mode=False)\n"
+        "print(sorted(m for m in ('polars', 'pyarrow', 'duckdb') if m in sys.modules))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    *out, imported = proc.stdout.strip().splitlines()
+    assert imported == "[]"
+    assert '"reader": "fast"' in "\n".join(out)  # read by the native scanner to the depth

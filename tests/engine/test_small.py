@@ -1,4 +1,5 @@
-"""``engine.small.ranked``: the rows' order the small path ranks by, against ``np.lexsort`` of the same keys."""
+"""``engine.encoded.rank_order`` and ``by_query_then_score``: the rows' order the small path and the hashed
+encoding rank by, against ``np.lexsort`` of the same keys."""
 
 from __future__ import annotations
 
@@ -6,39 +7,54 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qrelkit.engine.small import ranked
+from qrelkit.engine.encoded import by_query_then_score, rank_order
 
 
 @st.composite
-def keys(draw):
-    """A ranking key (as ``_query_score_keys`` folds query and score: unsigned 64-bit) with heavy ties, in
-    file order, mostly sorted, or not at all; zero to three tie keys of few distinct values."""
+def rows(draw):
+    """Query numbers and scores with heavy ties, in file order: grouped by query or not, each query's
+    scores descending (as runs are written), sorted the other way, or in no order; zero to three tie keys
+    of few distinct values."""
     n = draw(st.integers(0, 60))
-    distinct = draw(st.integers(1, 8))
-    values = draw(st.lists(st.integers(0, distinct), min_size=n, max_size=n))
-    if draw(st.booleans()):
-        values.sort()
-    ranking = np.array(values, dtype=np.uint64) * np.uint64(2**40)  # high bits, as the query's are
+    n_queries = draw(st.integers(1, 5))
+    q = np.array(draw(st.lists(st.integers(0, n_queries - 1), min_size=n, max_size=n)), dtype=np.int64)
+    values = draw(st.lists(st.sampled_from([-2.5, -1.0, 0.0, 0.25, 0.5, 3.0, 1e300]), min_size=n, max_size=n))
+    score = np.array(values, dtype=np.float64)
+    layout = draw(st.sampled_from(["grouped_descending", "grouped", "none", "ascending"]))
+    if layout.startswith("grouped"):
+        q = np.sort(q)
+        if layout == "grouped_descending":
+            score = score[np.lexsort([-score, q])]
+    elif layout == "ascending":
+        score = np.sort(score)
     ties = [
         np.array(draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)), dtype=np.uint64)
         for _ in range(draw(st.integers(0, 3)))
     ]
-    return ranking, ties
+    return q, score, n_queries, ties
 
 
 @settings(max_examples=400, deadline=None)
-@given(keys())
-def test_ranked_is_lexsort(drawn):
-    ranking, ties = drawn
-    expected = np.lexsort([*ties, ranking]) if ties else np.argsort(ranking, kind="stable")
-    assert ranked([ranking], ties).tolist() == expected.tolist()
+@given(rows())
+def test_rank_order_is_lexsort(drawn):
+    q, score, n_queries, ties = drawn
+    assert by_query_then_score(q, score, n_queries).tolist() == np.lexsort([-score, q]).tolist()
+    assert rank_order(q, score, n_queries, ties).tolist() == np.lexsort([*ties, -score, q]).tolist()
 
 
-def test_two_ranking_keys_and_a_hand_example():
+def test_a_hand_example():
     # score descending within query: query 0's rows 1 and 2 tie on score and go by the tie key (row 2 first)
     query = np.array([1, 0, 0, 0])
     score = np.array([0.5, 0.25, 0.25, 0.75])
     tie = np.array([0, 9, 3, 5])
-    assert ranked([-score, query], [tie]).tolist() == [3, 2, 1, 0]
-    key = np.array([5, 5, 1, 5], dtype=np.uint64)
-    assert ranked([key], [np.array([2, 1, 0, 1], dtype=np.uint64)]).tolist() == [2, 1, 3, 0]
+    assert rank_order(query, score, 2, [tie]).tolist() == [3, 2, 1, 0]
+    # without a tie key the tied rows keep file order
+    assert rank_order(query, score, 2, []).tolist() == [3, 1, 2, 0]
+
+
+def test_many_queries_out_of_order():
+    # more than 64 queries with rows out of score order take the whole-array sorts
+    n_queries = 100
+    q = np.repeat(np.arange(n_queries)[::-1], 3)
+    score = np.tile(np.array([1.0, 2.0, 2.0]), n_queries)
+    assert by_query_then_score(q, score, n_queries).tolist() == np.lexsort([-score, q]).tolist()

@@ -88,9 +88,11 @@ def _files(tmp_path, run: bytes, qrels: bytes = GOOD_QRELS.encode()):
 
 def _small_steps_aside(qrels, run) -> bool:
     """Whether step 1 (the small path) declines these files."""
+    from qrelkit.evaluation.plan import plan_reading
     from qrelkit.measures.grammar import parse_measures
 
-    args = (parse_measures(["nDCG@10"]), DEFAULT, "auto", "error", None, None, None, None)
+    parsed = parse_measures(["nDCG@10"])
+    args = (parsed, DEFAULT, "auto", plan_reading(DEFAULT, parsed), None, None, None, {})
     return _evaluate_small(qrels, [run], *args) is None
 
 

@@ -30,7 +30,16 @@ import polars as pl
 
 from ..data.values import Run
 from ..measures.conventions import Conventions
-from .encoded import TIE_KEYS, Encoded, QuerySet, block_heads, in_tied_blocks, offsets_of, tied_blocks
+from .encoded import (
+    TIE_KEYS,
+    Encoded,
+    QuerySet,
+    block_heads,
+    by_query_then_score,
+    in_tied_blocks,
+    offsets_of,
+    tied_blocks,
+)
 
 __all__ = ["HashedSide", "encode_hashed", "hashed_side"]
 
@@ -44,7 +53,6 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)
 MAX_ROWS = 100_000
 #: Above this many rows in tied blocks the document-id tie key is left to the columnar sort.
 MAX_TIED_ROWS = 20_000
-_TOP = np.uint64(1 << 63)
 _INT64_MIN = np.iinfo(np.int64).min
 
 
@@ -117,13 +125,6 @@ def hashed_side(
     )
 
 
-def _descending(score: np.ndarray) -> np.ndarray:
-    """An unsigned integer per score that sorts ascending as the scores sort descending (no NaN, no -0.0)."""
-    bits = score.view(np.uint64)
-    ascending = np.where(bits & _TOP, ~bits, bits | _TOP)
-    return ~ascending
-
-
 def _query_numbers(hashes: np.ndarray, queries: QuerySet, side: HashedSide) -> np.ndarray | None:
     """Each row's number in ``queries.query_ids`` (-1: not scored) from the hashes of its query id, or
     None where that cannot be exact. Every query id of the run is a scored query's (its hash is one of
@@ -144,24 +145,6 @@ def _query_numbers(hashes: np.ndarray, queries: QuerySet, side: HashedSide) -> n
 def _starts(new: np.ndarray) -> np.ndarray:
     """For every row, the index of the first row of its stretch (``new`` marks where one begins)."""
     return np.maximum.accumulate(np.where(new, np.arange(len(new)), 0))
-
-
-def _by_query_then_score(q: np.ndarray, score: np.ndarray, n_queries: int) -> np.ndarray:
-    """The stable order of rows by query ascending, then score descending (no NaN, no -0.0)."""
-    order = np.argsort(q.astype(np.int16) if n_queries < 2**15 else q, kind="stable")
-    qs, ss = q[order], score[order]
-    unsorted = np.flatnonzero((qs[1:] == qs[:-1]) & (ss[1:] > ss[:-1]))
-    if not len(unsorted):
-        return order  # each query's rows already by score, as runs are written
-    down = _descending(score)[order]
-    starts = np.searchsorted(qs, np.unique(qs[unsorted]))
-    if len(starts) > 64:
-        by_score = np.argsort(down, kind="stable")
-        return order[by_score[np.argsort(qs[by_score], kind="stable")]]
-    ends = np.searchsorted(qs, qs[starts], side="right")
-    for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
-        order[lo:hi] = order[lo:hi][np.argsort(down[lo:hi], kind="stable")]
-    return order
 
 
 def encode_hashed(
@@ -237,7 +220,7 @@ def encode_hashed(
         kept = np.flatnonzero(every[1])
 
     n_queries = len(queries.query_ids)
-    order = kept[_by_query_then_score(q[kept], score[kept], n_queries)]
+    order = kept[by_query_then_score(q[kept], score[kept], n_queries)]
     qs = q[order]
     new_block = block_heads(qs, score[order])
     if depth is not None:  # rows fewer than depth others of their query beat by score

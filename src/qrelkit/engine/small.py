@@ -29,11 +29,10 @@ from .encoded import (
     TIE_KEYS,
     Encoded,
     QuerySet,
-    block_heads,
     encoding_key,
-    in_tied_blocks,
     offsets_of,
     query_set,
+    rank_order,
     tied_blocks,
 )
 from .registry import SMALL, claims
@@ -85,6 +84,7 @@ class Judgments:
     code: np.ndarray  # per judgment: index into vocabulary
     order: np.ndarray  # judgments sorted by key
     keys: np.ndarray  # sorted keys
+    by_grade: np.ndarray  # judgments by query, then grade descending, then file order
 
     @classmethod
     def build(cls, qrels: Columns) -> Judgments:
@@ -93,7 +93,8 @@ class Judgments:
         sorted_keys = keys[order]
         if (sorted_keys[1:] == sorted_keys[:-1]).any():
             raise StepAside  # a duplicate judgment (or a hash collision): the columnar path decides
-        return cls(vocabulary, [q.decode() for q in vocabulary.tolist()], code, order, sorted_keys)
+        by_grade = np.lexsort((-qrels.number, code))
+        return cls(vocabulary, [q.decode() for q in vocabulary.tolist()], code, order, sorted_keys, by_grade)
 
 
 def _query_set(
@@ -112,40 +113,6 @@ def _query_set(
         np.arange(len(judged.vocabulary)) if conv.missing_queries == "zero" else np.flatnonzero(in_run)
     )
     return queries, positions
-
-
-def _query_score_keys(q: np.ndarray, score: np.ndarray) -> list[np.ndarray]:
-    """Sort keys (least significant first, for ``np.lexsort``) for query ascending, score descending.
-
-    Scores that are all float32 values (always so under ``precision = "single"``) fold into one 64-bit
-    key with the query: the query in the high half, the float's bits mapped to an order-preserving
-    unsigned integer and inverted (descending) in the low half."""
-    single = score.astype(np.float32)
-    if len(q) and int(q.max()) < 2**31 and np.array_equal(single.astype(np.float64), score):
-        bits = single.view(np.uint32)
-        ascending = bits ^ np.where(bits >> np.uint32(31), np.uint32(0xFFFFFFFF), np.uint32(0x80000000))
-        return [(q.astype(np.uint64) << np.uint64(32)) | (~ascending).astype(np.uint64)]
-    return [-score, q]
-
-
-def ranked(ranking: list[np.ndarray], ties: list[np.ndarray]) -> np.ndarray:
-    """The rows' order by the ``ranking`` keys, then the ``ties`` keys, then file order, exactly as
-    ``np.lexsort([*ties, *ranking])`` gives it (keys least significant first). With one ranking key the
-    rows are sorted by it alone (a run's lines mostly come in that order already, which a stable sort
-    finds in one pass) and only the rows of blocks of equal keys are then sorted by the tie keys: a
-    third of a full ``lexsort``'s time on a TREC-sized run."""
-    if len(ranking) > 1:
-        return np.lexsort([*ties, *ranking])
-    key = ranking[0]
-    order = np.argsort(key, kind="stable")
-    if not ties:
-        return order
-    at = in_tied_blocks(block_heads(key[order]))  # each block of equal keys contiguous, in file order
-    if not len(at):
-        return order
-    rows = order[at]
-    order[at] = rows[np.lexsort([*(tie[rows] for tie in ties), key[rows]])]
-    return order
 
 
 def encode_small(qrels: Columns, judged: Judgments, run: Columns, conv: Conventions) -> Encoded:
@@ -208,8 +175,7 @@ def encode_small(qrels: Columns, judged: Judgments, run: Columns, conv: Conventi
     grade = np.where(is_judged, grade_all[row], 0).astype(np.int64)
 
     # the ranking: query, score descending, the tie convention, then file order (rows are in file order
-    # and every sort below is stable, so file order needs no key of its own)
-    ranking = _query_score_keys(q, score)
+    # and every sort is stable, so file order needs no key of its own)
     ties: list[np.ndarray] = []
     tie = TIE_KEYS[conv.ties]
     if tie is not None and tie[0] == "doc_id":
@@ -218,17 +184,18 @@ def encode_small(qrels: Columns, judged: Judgments, run: Columns, conv: Conventi
             ties.append(~words[:, j] if tie[1] else words[:, j])
     elif tie is not None:  # by grade, unjudged rows lowest (lexsort: the last key is the most significant)
         ties += [-grade, ~is_judged] if tie[1] else [grade, is_judged]
-    order = ranked(ranking, ties)
+    order = rank_order(q, score, n_queries, ties)
     q, score, grade, is_judged = q[order], score[order], grade[order], is_judged[order]
     pooled = in_pool[order] if in_pool is not None and in_pool.any() else None
 
     block_starts = tied_blocks(q, score) if conv.ties == "average" else None
 
-    # the judgments of the scored queries, best grade first
-    jq = scored_index[judged.code]
-    jkeep = (jq >= 0) & usable
-    jq, jgrade = jq[jkeep], grade_all[jkeep]
-    jorder = np.lexsort((-jgrade, jq))
+    # the judgments of the scored queries, best grade first (their order made once, in Judgments: scored
+    # queries keep the vocabulary's order, and grade_all orders the grades as the file's do)
+    jrows = judged.by_grade
+    jq = scored_index[judged.code[jrows]]
+    jkeep = (jq >= 0) & usable[jrows]
+    jq, jgrade = jq[jkeep], grade_all[jrows[jkeep]]
     return Encoded(
         queries=queries,
         offsets=offsets_of(q, n_queries),
@@ -236,8 +203,8 @@ def encode_small(qrels: Columns, judged: Judgments, run: Columns, conv: Conventi
         judged=is_judged,
         score=score,
         block_starts=block_starts,
-        judged_offsets=offsets_of(jq[jorder], n_queries),
-        judged_grade=jgrade[jorder].astype(np.int64),
+        judged_offsets=offsets_of(jq, n_queries),
+        judged_grade=jgrade.astype(np.int64),
         pooled=pooled,
     )
 

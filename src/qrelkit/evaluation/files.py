@@ -186,10 +186,15 @@ def evaluate_files(
     if plan.route == "whole":
         return _evaluate_whole_files(qrels_path, run_paths, parsed, conv, input_format, plan, scale,
                                      rubric_hash, progress, strict)  # fmt: skip
-    if "small" in plan.readers and not any(_too_big(Path(p), plan.memory_limit) for p in run_paths):
+    counters = {
+        str(p): _FileBytes(on_bytes, Path(p).stat().st_size)
+        for p in run_paths
+        if on_bytes is not None and Path(p).is_file()
+    }  # each run's bytes, reported once whichever readers read it
+    if "small" in plan.readers:
         small = _evaluate_small(
-            Path(qrels_path), [Path(p) for p in run_paths], parsed, conv, input_format, plan.on_duplicate,
-            scale, rubric_hash, progress, on_bytes, plan.comments,
+            Path(qrels_path), [Path(p) for p in run_paths], parsed, conv, input_format, plan, scale,
+            rubric_hash, progress, counters,
         )  # fmt: skip
         if small is not None:
             if strict:
@@ -201,7 +206,8 @@ def evaluate_files(
 
     def tracked(path_like: str | Path) -> tuple[str, RunValues]:
         nonlocal done
-        result = _evaluate_run_file(Path(path_like), plan, qrels, parsed, conv, input_format, on_bytes)
+        counted = counters.get(str(path_like))
+        result = _evaluate_run_file(Path(path_like), plan, qrels, parsed, conv, input_format, counted)
         done += 1
         if progress is not None:
             progress(done, len(run_paths), Path(path_like).name)
@@ -262,16 +268,16 @@ def _evaluate_run_file(
     parsed: Sequence[Measure],
     conv: Conventions,
     input_format: str,
-    on_bytes: Callable[[int], None] | None,
+    counted: _FileBytes | None,
 ) -> tuple[str, RunValues]:
     """One run file on the ``readers`` route, past the small path: streamed, sorted on disk by DuckDB, or
-    read by the robust reader, in the order :mod:`qrelkit.formats.trec` gives."""
+    read by the robust reader, in the order :mod:`qrelkit.formats.trec` gives; ``counted`` reports its
+    bytes read."""
     from ..formats import detect_format, read_run, read_run_streaming
     from ..formats.external import LayoutRefused, run_batches, sort_budget
     from ..formats.trec.small import SMALL_FILE_BYTES
 
     depth, on_duplicate = plan.depth, plan.on_duplicate
-    counted = _FileBytes(on_bytes, path.stat().st_size) if on_bytes is not None and path.is_file() else None
     trec = detect_format(path) == "trec" if input_format == "auto" else input_format == "trec"
     run = None
     external = None  # why the run is sorted on disk, when it is
@@ -449,23 +455,35 @@ def _evaluate_small(
     parsed: Sequence[Measure],
     conv: Conventions,
     input_format: str,
-    on_duplicate: str,
+    plan: ReadingPlan,
     scale: Sequence[int] | None,
     rubric_hash: str | None,
     progress: Callable[[int, int, str], None] | None,
-    on_bytes: Callable[[int], None] | None,
-    comments: bool = False,
+    counters: dict[str, _FileBytes],
 ) -> Results | None:
-    """Step 1 of :mod:`qrelkit.formats.trec`: every file small and clean, evaluated with numpy alone;
-    ``None`` when any input steps aside (nothing was reported then: the caller starts again)."""
+    """Step 1 of :mod:`qrelkit.formats.trec`, evaluated with numpy alone: small clean judgments, and each
+    run a small clean file read whole (``reader: small``) or, when every measure has a cutoff, a clean run
+    of any size read only to that depth by the native scanner, with the rows and the provenance the
+    streaming reader gives it (:func:`qrelkit.formats.trec.small.top_columns`). ``None`` when any input
+    steps aside (nothing was reported then but bytes read, through ``counters``: the caller starts
+    again)."""
+    from .._typing import detect_format
     from ..engine.kernels import gain_overflows
     from ..engine.small import Judgments, evaluate_columns, grades_within
-    from ..formats.trec.small import eligible, read_columns
+    from ..formats.trec.small import eligible, read_columns, top_columns
 
-    if not run_paths or not eligible([qrels_path, *run_paths], input_format):
+    if not run_paths or not eligible([qrels_path], input_format):
         return None
+    whole = {p for p in run_paths if eligible([p], input_format) and not _too_big(p, plan.memory_limit)}
+    if len(whole) < len(run_paths):
+        if plan.depth is None or "native" not in plan.readers:
+            return None
+        if input_format not in ("auto", "trec") or not all(p.is_file() for p in run_paths):
+            return None
+        if input_format == "auto" and any(detect_format(p) != "trec" for p in run_paths):
+            return None
     try:
-        qcols = read_columns(qrels_path, "qrels", comments)
+        qcols = read_columns(qrels_path, "qrels", plan.comments)
         if scale is not None and not grades_within(qcols, scale):
             raise StepAside  # a grade outside the rubric: the robust reader names its line
         if any(gain_overflows(qcols.number, m.conventions(conv).gain).any() for m in parsed):
@@ -473,18 +491,20 @@ def _evaluate_small(
         judged = Judgments.build(qcols)
 
         def one(path: Path) -> RunValues:
-            run = read_columns(path, "run", comments)
+            read = {"source": str(path), "duplicates_removed": 0, "on_duplicate": plan.on_duplicate}
+            if path in whole:
+                run = read_columns(path, "run", plan.comments)
+                meta: dict[str, Any] = {**read, "rows_read": run.rows, "reader": "small"}
+                if run.trailing:
+                    meta["lines_with_trailing_fields_ignored"] = run.trailing
+            else:  # what the streaming reader records (read_run_streaming), in its order
+                assert plan.depth is not None
+                counted = counters.get(str(path))
+                run, meta = top_columns(path, plan.depth, plan.rank_single, counted, plan.comments)
+                meta.pop("tag", None)
+                meta.update(read)
             ties = tie_order_for(conv)
             queries, values = evaluate_columns(qcols, judged, run, parsed, conv, tie_order=ties)
-            meta = {
-                "source": run.source,
-                "duplicates_removed": 0,
-                "on_duplicate": on_duplicate,
-                "rows_read": run.rows,
-                "reader": "small",
-            }
-            if run.trailing:
-                meta["lines_with_trailing_fields_ignored"] = run.trailing
             name = run.tag.decode() if run.tag else path.stem
             return RunValues(name, run.fingerprint, meta, queries, values, _found(ties))
 
@@ -499,14 +519,15 @@ def _evaluate_small(
         return None
     check_run_names([i.name for i in items], [str(p) for p in run_paths])
     for done, path in enumerate(run_paths, start=1):
-        if on_bytes is not None:
-            on_bytes(path.stat().st_size)
+        counted = counters.get(str(path))
+        if counted is not None:
+            counted.finish()
         if progress is not None:
             progress(done, len(run_paths), path.name)
     qrels = _SmallQrels(
         qrels_path.name,
         qcols.fingerprint,
-        {"source": str(qrels_path), "duplicates_removed": 0, "on_duplicate": on_duplicate},
+        {"source": str(qrels_path), "duplicates_removed": 0, "on_duplicate": plan.on_duplicate},
         rubric_hash,
     )
     return assemble(qrels, parsed, conv, items)

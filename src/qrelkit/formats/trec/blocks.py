@@ -14,9 +14,12 @@ import gzip
 import hashlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..._native import group_start
+import numpy as np
+
+from ..._native import Scanned, TopRows, group_start, scan_run
 from ...errors import StepAside
 from ...fingerprint import digest_ahead, file_sha256, identity
 from .common import (
@@ -218,3 +221,146 @@ def _scanned(path: Path, on_bytes, cutter, scan: Callable[[bytes], object], hash
         for future in pending:
             future.cancel()
         pool.shutdown(wait=True)
+
+
+class _Pairs:
+    """The (query, document) hashes of every line, kept only once a query came back (a grouped run's
+    duplicates are all found within a stretch, by the scanner): then the lines read before are scanned
+    again for their hashes, and every later block's are added, in one array sized from the file (8 bytes a
+    line)."""
+
+    def __init__(self, path: Path, comments: bool = False):
+        self.path = path
+        self.comments = comments
+        self.size = path.stat().st_size
+        self.data = np.zeros(0, dtype=np.uint64)
+        self.n = 0
+        self.bytes = 0
+        self.active = False
+
+    def came_back(self, rows_before: int) -> None:
+        """A query came back in the block that follows the first ``rows_before`` rows (lines not blank)."""
+        if self.active:
+            return
+        self.active = True
+        if rows_before:
+            for pair, size in _line_pairs(self.path, rows_before, self.comments):
+                self.add(pair, size)
+
+    def add(self, pair: np.ndarray | None, block_bytes: int) -> None:
+        """Add a block's hashes (``block_bytes``: the bytes it was scanned from), once a query came back."""
+        if not self.active or pair is None:
+            return
+        need = self.n + len(pair)
+        self.bytes += block_bytes
+        if need > len(self.data):
+            # the lines still to come, from the bytes per line so far (gzip: the stored size is a floor)
+            ahead = max(self.size - self.bytes, 0) * need // self.bytes if self.bytes else need
+            grown = np.empty(max(need + ahead + ahead // 16 + 1024, len(self.data) * 3 // 2), dtype=np.uint64)
+            grown[: self.n] = self.data[: self.n]
+            self.data = grown
+        self.data[self.n : need] = pair
+        self.n = need
+
+    def check(self) -> None:
+        """Step aside when two lines may share a (query, document) pair: equal 64-bit hashes, a duplicate
+        document or (about once in 10^8 files of 50M lines) a collision; the robust reader decides."""
+        every = self.data[: self.n]
+        every.sort()  # in place
+        if len(every) > 1 and bool((every[1:] == every[:-1]).any()):
+            raise StepAside
+        self.data = np.zeros(0, dtype=np.uint64)
+
+
+def _line_pairs(path: Path, rows: int, comments: bool = False):
+    """The (query, document) hashes of the first ``rows`` rows (lines not blank) of a run, block by block
+    (read again, the blocks cut at line ends)."""
+    with path.open("rb") as probe:
+        gz = probe.read(2) == b"\x1f\x8b"
+    rest = b""
+    with gzip.open(path, "rb") if gz else path.open("rb") as text:
+        while rows > 0:
+            try:
+                block = rest + text.read(NATIVE_BLOCK_BYTES)
+            except GZIP_ERRORS:
+                raise StepAside from None
+            cut = block.rfind(b"\n") + 1
+            if cut == 0:
+                raise StepAside  # the file changed since it was read
+            rest = block[cut:]
+            scanned = scan_run(block[:cut], 1, False, any_order=True, comments=comments)
+            if scanned is None or scanned.pair is None:
+                raise StepAside
+            yield scanned.pair[:rows], cut
+            rows -= scanned.rows
+
+
+@dataclass(frozen=True)
+class TopScan:
+    """What :func:`top_rows` read: each query's top rows (``None`` when the file has no row), the rows
+    read (lines that are not blank), the digest, the tag, whether a query came back after another, and
+    the lines with fields after the sixth."""
+
+    scanned: Scanned | None
+    rows: int
+    fingerprint: str
+    tag: str | None
+    merged: bool
+    trailing: int
+
+
+def top_rows(
+    path: Path,
+    keep_top: int,
+    rank_single: bool,
+    on_bytes: Callable[[int], None] | None,
+    comments: bool = False,
+) -> TopScan:
+    """Each query's top ``keep_top`` rows of a clean TREC run in any order, by the native scanner: blocks
+    cut where a query begins, scanned two at a time and merged in file order by
+    :class:`qrelkit._native.TopRows` (bounded memory: each query's top rows), a document twice in a query
+    found within a stretch by the scanner and across stretches by :class:`_Pairs`. Both the streaming
+    reader's frame and the small engine's columns are made from it. :class:`StepAside` for a block the
+    scanner refuses, two tags or a possible duplicate."""
+    top = TopRows(keep_top, rank_single, comments)
+    pairs = _Pairs(path, comments)
+    tag = RunTag()
+    rows = lines = trailing = 0  # rows: lines that are not blank
+    fingerprint = ""
+    try:
+        for block in _scanned(path, on_bytes, _cut_at_query, top.scan):
+            if isinstance(block, str):
+                fingerprint = block
+                break
+            tag.add(block.tag, block.rows)
+            top.add(block, lines)
+            if not pairs.active and top.came_back():
+                pairs.came_back(rows)
+            pairs.add(block.pair, block.size)
+            rows += block.rows
+            lines += block.lines
+            trailing += block.trailing
+        pairs.check()
+        scanned = top.result() if rows else None
+    finally:
+        top.close()
+    return TopScan(scanned, rows, fingerprint, tag.text(), pairs.active, trailing)
+
+
+def run_meta(
+    rows: int, keep_top: int | None, rank_single: bool, tag: str | None, merged: bool, trailing: int
+) -> dict[str, object]:
+    """What a run read by the streaming readers records of its reading (the small engine's columns of
+    :func:`top_rows` record the same): the rows read, the reader, the lines with trailing fields ignored,
+    the depth kept and the precision it was chosen by, the tag, whether a query came back."""
+    meta: dict[str, object] = {"rows_read": rows, "reader": "fast"}
+    if trailing:
+        meta["lines_with_trailing_fields_ignored"] = trailing
+    if keep_top is not None:
+        meta["kept_top"] = keep_top
+        meta["kept_top_precision"] = "single" if rank_single else "double"
+    if tag is not None:
+        meta["tag"] = tag
+    if merged:
+        meta["merged_across_blocks"] = True
+    return meta

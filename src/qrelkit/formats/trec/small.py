@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -251,6 +251,52 @@ def read_columns(path: Path, kind: str, comments: bool = False) -> Columns:
     sha = hashlib.sha256(stored).hexdigest()
     fingerprint = Fingerprint(sha, "file-bytes", str(path))
     return Columns(query, query_change, doc_words, doc_hash, number, tag, fingerprint, str(path), trailing)
+
+
+def top_columns(
+    path: Path,
+    keep_top: int,
+    rank_single: bool,
+    on_bytes: Callable[[int], None] | None = None,
+    comments: bool = False,
+) -> tuple[Columns, dict[str, object]]:
+    """Each query's top ``keep_top`` rows of a clean TREC run of any size (plain or gzip), as columns for
+    the small engine, and what the run records of its reading: the rows the streaming reader keeps, read
+    by the same pass (:func:`~qrelkit.formats.trec.blocks.top_rows`), with the same meta
+    (:func:`~qrelkit.formats.trec.blocks.run_meta`). Each query's rows are together, in file order. Raises
+    :class:`StepAside` for whatever the streaming reader would step aside for, and for what the small engine
+    leaves to the columnar path (a score that is not finite, ids whose matrices would outgrow their bytes)."""
+    from .blocks import run_meta, top_rows
+
+    if not built() or keep_top <= 0:
+        raise StepAside
+    top = top_rows(path, keep_top, rank_single, on_bytes, comments)
+    scanned = top.scanned
+    if scanned is None or not top.fingerprint:
+        raise StepAside  # no row: the readers report the empty run
+    if not np.isfinite(scanned.score).all():
+        raise StepAside
+    q_len, d_len = np.diff(scanned.q_off), np.diff(scanned.d_off)
+    _bounded(q_len)
+    _bounded(d_len)
+    rows = len(scanned.score)
+    query_width, doc_width = int(q_len.max()), -(-int(d_len.max()) // 8) * 8
+    if rows * (query_width + doc_width) > MAX_COLUMN_BYTES_RATIO * (
+        len(scanned.q_data) + len(scanned.d_data)
+    ) + (1 << 20):
+        raise StepAside  # one long id among many short ones: the streaming reader's memory follows the bytes
+    q_buf, d_buf = _padded(scanned.q_data, q_len), _padded(scanned.d_data, d_len)
+    query_matrix = _matrix(q_buf, scanned.q_off[:-1], scanned.q_off[1:])
+    query = query_matrix.view(f"S{query_matrix.shape[1]}").ravel()
+    query_change = np.ones(rows, dtype=bool)
+    query_change[1:] = query[1:] != query[:-1]
+    doc_words, doc_hash = _words(d_buf, scanned.d_off[:-1], scanned.d_off[1:])
+    tag = None if top.tag is None else top.tag.encode()
+    columns = Columns(
+        query, query_change, doc_words, doc_hash, scanned.score, tag,
+        Fingerprint(top.fingerprint, "file-bytes", str(path)), str(path), top.trailing,
+    )  # fmt: skip
+    return columns, run_meta(top.rows, keep_top, rank_single, top.tag, top.merged, top.trailing)
 
 
 def eligible(paths: Sequence[Path], input_format: str) -> bool:

@@ -35,7 +35,6 @@ reports the exact line. So the fast path never changes a result and never has to
 from __future__ import annotations
 
 import codecs
-import gzip
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -45,13 +44,23 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from ..._native import TopRows, built, scan_qrels, scan_run
+from ..._native import built, scan_qrels, scan_run
 from ...data.values import stretch_starts
 from ...errors import StepAside, Ungrouped
 from ...fingerprint import Fingerprint
-from . import blocks
-from .blocks import RunTag, _chunks, _cut_at_line, _cut_at_query, _scanned, _small, _whole
-from .common import GZIP_ERRORS, MAX_ID_BYTES, has_comment_lines
+from .blocks import (
+    RunTag,
+    _chunks,
+    _cut_at_line,
+    _cut_at_query,
+    _Pairs,
+    _scanned,
+    _small,
+    _whole,
+    run_meta,
+    top_rows,
+)
+from .common import MAX_ID_BYTES, has_comment_lines
 
 _RUN_NAMES = ["query_id", "iteration", "doc_id", "rank", "score", "tag"]
 _RUN_READ = pcsv.ReadOptions(column_names=_RUN_NAMES, block_size=1 << 22)
@@ -320,16 +329,7 @@ def _finished_run(path, kept, rows, fingerprint, keep_top, rank_single, tag, mer
     if rows == 0:
         raise StepAside
     frame = pl.concat(kept) if kept else pl.DataFrame()
-    meta: dict[str, object] = {"rows_read": rows, "reader": "fast"}
-    if trailing:
-        meta["lines_with_trailing_fields_ignored"] = trailing
-    if keep_top is not None:
-        meta["kept_top"] = keep_top
-        meta["kept_top_precision"] = "single" if rank_single else "double"
-    if tag is not None:
-        meta["tag"] = tag
-    if merged:
-        meta["merged_across_blocks"] = True
+    meta = run_meta(rows, keep_top, rank_single, tag, merged, trailing)
     return (
         frame.select("query_id", "doc_id", "score", "rank", "line"),
         Fingerprint(fingerprint, "file-bytes", str(path)),
@@ -427,104 +427,13 @@ def _scanned_frame(scanned, first_line: int) -> pl.DataFrame:
 
 
 def _read_run_native_top(path, keep_top, rank_single, on_bytes, comments=False):
-    """:func:`_read_run_native` keeping each query's top ``keep_top`` rows across blocks."""
-    top = TopRows(keep_top, rank_single, comments)
-    pairs = _Pairs(path, comments)
-    tag = RunTag()
-    rows = lines = trailing = 0  # rows: lines that are not blank
-    fingerprint = ""
-    try:
-        for block in _scanned(path, on_bytes, _cut_at_query, top.scan):
-            if isinstance(block, str):
-                fingerprint = block
-                break
-            tag.add(block.tag, block.rows)
-            top.add(block, lines)
-            if not pairs.active and top.came_back():
-                pairs.came_back(rows)
-            pairs.add(block.pair, block.size)
-            rows += block.rows
-            lines += block.lines
-            trailing += block.trailing
-        pairs.check()
-        kept = [_scanned_frame(top.result(), 1)] if rows else []
-    finally:
-        top.close()
+    """:func:`_read_run_native` keeping each query's top ``keep_top`` rows across blocks
+    (:func:`~qrelkit.formats.trec.blocks.top_rows`)."""
+    top = top_rows(path, keep_top, rank_single, on_bytes, comments)
+    kept = [_scanned_frame(top.scanned, 1)] if top.scanned is not None else []
     return _finished_run(
-        path, kept, rows, fingerprint, keep_top, rank_single, tag.text(), pairs.active, trailing
+        path, kept, top.rows, top.fingerprint, keep_top, rank_single, top.tag, top.merged, top.trailing
     )
-
-
-class _Pairs:
-    """The (query, document) hashes of every line, kept only once a query came back (a grouped run's
-    duplicates are all found within a stretch, by the scanner): then the lines read before are scanned
-    again for their hashes, and every later block's are added, in one array sized from the file (8 bytes a
-    line)."""
-
-    def __init__(self, path: Path, comments: bool = False):
-        self.path = path
-        self.comments = comments
-        self.size = path.stat().st_size
-        self.data = np.zeros(0, dtype=np.uint64)
-        self.n = 0
-        self.bytes = 0
-        self.active = False
-
-    def came_back(self, rows_before: int) -> None:
-        """A query came back in the block that follows the first ``rows_before`` rows (lines not blank)."""
-        if self.active:
-            return
-        self.active = True
-        if rows_before:
-            for pair, size in _line_pairs(self.path, rows_before, self.comments):
-                self.add(pair, size)
-
-    def add(self, pair: np.ndarray | None, block_bytes: int) -> None:
-        """Add a block's hashes (``block_bytes``: the bytes it was scanned from), once a query came back."""
-        if not self.active or pair is None:
-            return
-        need = self.n + len(pair)
-        self.bytes += block_bytes
-        if need > len(self.data):
-            # the lines still to come, from the bytes per line so far (gzip: the stored size is a floor)
-            ahead = max(self.size - self.bytes, 0) * need // self.bytes if self.bytes else need
-            grown = np.empty(max(need + ahead + ahead // 16 + 1024, len(self.data) * 3 // 2), dtype=np.uint64)
-            grown[: self.n] = self.data[: self.n]
-            self.data = grown
-        self.data[self.n : need] = pair
-        self.n = need
-
-    def check(self) -> None:
-        """Step aside when two lines may share a (query, document) pair: equal 64-bit hashes, a duplicate
-        document or (about once in 10^8 files of 50M lines) a collision; the robust reader decides."""
-        every = self.data[: self.n]
-        every.sort()  # in place
-        if len(every) > 1 and bool((every[1:] == every[:-1]).any()):
-            raise StepAside
-        self.data = np.zeros(0, dtype=np.uint64)
-
-
-def _line_pairs(path: Path, rows: int, comments: bool = False):
-    """The (query, document) hashes of the first ``rows`` rows (lines not blank) of a run, block by block
-    (read again, the blocks cut at line ends)."""
-    with path.open("rb") as probe:
-        gz = probe.read(2) == b"\x1f\x8b"
-    rest = b""
-    with gzip.open(path, "rb") if gz else path.open("rb") as text:
-        while rows > 0:
-            try:
-                block = rest + text.read(blocks.NATIVE_BLOCK_BYTES)
-            except GZIP_ERRORS:
-                raise StepAside from None
-            cut = block.rfind(b"\n") + 1
-            if cut == 0:
-                raise StepAside  # the file changed since it was read
-            rest = block[cut:]
-            scanned = scan_run(block[:cut], 1, False, any_order=True, comments=comments)
-            if scanned is None or scanned.pair is None:
-                raise StepAside
-            yield scanned.pair[:rows], cut
-            rows -= scanned.rows
 
 
 def _read_qrels_native(path: Path, comments: bool = False) -> tuple[pl.DataFrame, Fingerprint]:
