@@ -13,7 +13,10 @@ nowhere else (:func:`qrelkit.evaluation.files.evaluate_files` tries step 1, then
 1. ``small`` (:mod:`qrelkit.formats.trec.small` with :mod:`qrelkit.engine.small`): a whole evaluation of
    plain clean files up to :data:`~qrelkit.formats.trec.small.SMALL_FILE_BYTES` each, with numpy alone (no
    dataframe library is imported). Fields are split by the native scanner when it is built (clean files
-   and whitespace layouts, below), by numpy otherwise (clean files only). Tried by
+   and whitespace layouts, below), by numpy otherwise (clean files only). When every measure has a cutoff
+   and the native scanner is built, a run past that size (plain or gzip) joins it, read only to the
+   measures' depth by step 2's own pass (:func:`~qrelkit.formats.trec.small.top_columns`: the same rows
+   and provenance, ``reader: fast``, as columns instead of a frame). Tried by
    :func:`qrelkit.evaluation.files.evaluate_files` only, before anything is read.
 2. ``native`` (:mod:`qrelkit.formats.trec.streaming` with :mod:`qrelkit._native`): the compiled scanner,
    blocks of about 4 MB cut where a query begins, two at a time; when the scanner is built. It takes clean
