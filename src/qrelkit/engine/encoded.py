@@ -99,8 +99,9 @@ def by_query_then_score(q: np.ndarray, score: np.ndarray, n_queries: int) -> np.
 
 def rank_order(q: np.ndarray, score: np.ndarray, n_queries: int, ties: list[np.ndarray]) -> np.ndarray:
     """The rows' order by query ascending, score descending, then the ``ties`` keys (least significant
-    first), then file order: exactly ``np.lexsort([*ties, -score, q])``, with the tie keys sorted within
-    the blocks of equal (query, score) only."""
+    first), then file order: exactly ``np.lexsort([*ties, -score, q])`` for scores without NaN or -0.0
+    (which the encoders step aside for), with the tie keys sorted within the blocks of equal (query,
+    score) only."""
     order = by_query_then_score(q, score, n_queries)
     if not ties:
         return order

@@ -169,7 +169,8 @@ def encode_small(qrels: Columns, judged: Judgments, run: Columns, conv: Conventi
     q = q_all[rows]
     score = run.number[rows]
     if conv.precision == "single":
-        score = score.astype(np.float32).astype(np.float64)
+        with np.errstate(over="ignore"):  # beyond float32's range: inf, as the columnar cast gives
+            score = score.astype(np.float32).astype(np.float64)
     if ((score == 0) & np.signbit(score)).any():
         raise StepAside  # -0.0: ordered differently from 0.0 by the columnar sort
     grade = np.where(is_judged, grade_all[row], 0).astype(np.int64)

@@ -140,7 +140,9 @@ def evaluate_files(
 
     The readers are tried in the order :mod:`qrelkit.formats.trec` lists: small clean TREC files are
     evaluated with numpy alone (``reader: small`` in each run's provenance), unless a run would not fit
-    under ``memory_limit``; otherwise each run is read only as deep as the measures need
+    under ``memory_limit``; with small clean judgments and measures that all have cutoffs, so is a clean run
+    of any size, read to their depth by the native scanner (``reader: fast``, as the streaming reader
+    records it); otherwise each run is read only as deep as the measures need
     (:func:`qrelkit.measures.grammar.required_depth`): with cutoffs only, large runs stream through
     bounded memory, keeping each query's top documents and the tied block at the deepest cutoff, which
     gives the same numbers as reading everything. Runs too large for the small path are hashed on a thread
@@ -187,14 +189,15 @@ def evaluate_files(
         return _evaluate_whole_files(qrels_path, run_paths, parsed, conv, input_format, plan, scale,
                                      rubric_hash, progress, strict)  # fmt: skip
     counters = {
-        str(p): _FileBytes(on_bytes, Path(p).stat().st_size)
+        str(Path(p)): _FileBytes(on_bytes, Path(p).stat().st_size)
         for p in run_paths
         if on_bytes is not None and Path(p).is_file()
     }  # each run's bytes, reported once whichever readers read it
+    refused: set[str] = set()  # runs whose native pass stepped aside on the way: Arrow's parse is next
     if "small" in plan.readers:
         small = _evaluate_small(
             Path(qrels_path), [Path(p) for p in run_paths], parsed, conv, input_format, plan, scale,
-            rubric_hash, progress, counters,
+            rubric_hash, progress, counters, refused,
         )  # fmt: skip
         if small is not None:
             if strict:
@@ -206,8 +209,10 @@ def evaluate_files(
 
     def tracked(path_like: str | Path) -> tuple[str, RunValues]:
         nonlocal done
-        counted = counters.get(str(path_like))
-        result = _evaluate_run_file(Path(path_like), plan, qrels, parsed, conv, input_format, counted)
+        path = Path(path_like)
+        counted = counters.get(str(path))
+        native = str(path) not in refused
+        result = _evaluate_run_file(path, plan, qrels, parsed, conv, input_format, counted, native)
         done += 1
         if progress is not None:
             progress(done, len(run_paths), Path(path_like).name)
@@ -269,10 +274,12 @@ def _evaluate_run_file(
     conv: Conventions,
     input_format: str,
     counted: _FileBytes | None,
+    native: bool = True,
 ) -> tuple[str, RunValues]:
     """One run file on the ``readers`` route, past the small path: streamed, sorted on disk by DuckDB, or
     read by the robust reader, in the order :mod:`qrelkit.formats.trec` gives; ``counted`` reports its
-    bytes read."""
+    bytes read; ``native=False``: the native scanner's pass at the plan's depth already stepped aside for
+    this run (:class:`~qrelkit.formats.trec.small.ScannerRefused`), so streaming starts at Arrow's."""
     from ..formats import detect_format, read_run, read_run_streaming
     from ..formats.external import LayoutRefused, run_batches, sort_budget
     from ..formats.trec.small import SMALL_FILE_BYTES
@@ -288,12 +295,12 @@ def _evaluate_run_file(
            "comments": plan.comments}  # fmt: skip
     if big:
         if depth is not None:
-            run = read_run_streaming(path, on_bytes=counted, **how)
+            run = read_run_streaming(path, on_bytes=counted, native=native, **how)
         if run is None:
             external = "the file would not fit under the memory limit"
     elif trec and path.is_file():
         try:
-            run = read_run_streaming(path, on_bytes=counted, grouped_only=depth is None, **how)
+            run = read_run_streaming(path, on_bytes=counted, grouped_only=depth is None, native=native, **how)
         except Ungrouped:
             if find_spec("duckdb") is not None:
                 external = "a measure needs every document and the lines are not grouped by query"
@@ -460,28 +467,25 @@ def _evaluate_small(
     rubric_hash: str | None,
     progress: Callable[[int, int, str], None] | None,
     counters: dict[str, _FileBytes],
+    refused: set[str] | None = None,
 ) -> Results | None:
     """Step 1 of :mod:`qrelkit.formats.trec`, evaluated with numpy alone: small clean judgments, and each
     run a small clean file read whole (``reader: small``) or, when every measure has a cutoff, a clean run
     of any size read only to that depth by the native scanner, with the rows and the provenance the
-    streaming reader gives it (:func:`qrelkit.formats.trec.small.top_columns`). ``None`` when any input
-    steps aside (nothing was reported then but bytes read, through ``counters``: the caller starts
+    streaming reader gives it (:func:`qrelkit.formats.trec.small.top_columns`); under a memory limit one
+    run at a time. ``None`` when any input steps aside (nothing was reported then but bytes read, through
+    ``counters``, and the runs whose native pass stepped aside, added to ``refused``: the caller starts
     again)."""
-    from .._typing import detect_format
     from ..engine.kernels import gain_overflows
     from ..engine.small import Judgments, evaluate_columns, grades_within
-    from ..formats.trec.small import eligible, read_columns, top_columns
+    from ..formats.trec.small import ScannerRefused, eligible, read_columns, readable, top_columns
 
     if not run_paths or not eligible([qrels_path], input_format):
         return None
     whole = {p for p in run_paths if eligible([p], input_format) and not _too_big(p, plan.memory_limit)}
-    if len(whole) < len(run_paths):
-        if plan.depth is None or "native" not in plan.readers:
-            return None
-        if input_format not in ("auto", "trec") or not all(p.is_file() for p in run_paths):
-            return None
-        if input_format == "auto" and any(detect_format(p) != "trec" for p in run_paths):
-            return None
+    to_depth = plan.depth is not None and "native" in plan.readers  # the rest read to the depth
+    if len(whole) < len(run_paths) and not (to_depth and readable(run_paths, input_format)):
+        return None
     try:
         qcols = read_columns(qrels_path, "qrels", plan.comments)
         if scale is not None and not grades_within(qcols, scale):
@@ -491,30 +495,37 @@ def _evaluate_small(
         judged = Judgments.build(qcols)
 
         def one(path: Path) -> RunValues:
-            read = {"source": str(path), "duplicates_removed": 0, "on_duplicate": plan.on_duplicate}
             if path in whole:
                 run = read_columns(path, "run", plan.comments)
-                meta: dict[str, Any] = {**read, "rows_read": run.rows, "reader": "small"}
+                meta: dict[str, Any] = {"source": str(path), "duplicates_removed": 0,
+                                        "on_duplicate": plan.on_duplicate, "rows_read": run.rows,
+                                        "reader": "small"}  # fmt: skip
                 if run.trailing:
                     meta["lines_with_trailing_fields_ignored"] = run.trailing
-            else:  # what the streaming reader records (read_run_streaming), in its order
+                name = run.tag.decode() if run.tag else path.stem
+            else:  # named and recorded as the streaming reader would (read_run_streaming)
+                from ..formats.trec.blocks import run_provenance  # (with threads: not for small files)
+
                 assert plan.depth is not None
                 counted = counters.get(str(path))
-                run, meta = top_columns(path, plan.depth, plan.rank_single, counted, plan.comments)
-                meta.pop("tag", None)
-                meta.update(read)
+                try:
+                    run, scanned = top_columns(path, plan.depth, plan.rank_single, counted, plan.comments)
+                except ScannerRefused:
+                    if refused is not None:
+                        refused.add(str(path))
+                    raise
+                name, meta = run_provenance(path, scanned, plan.on_duplicate)
             ties = tie_order_for(conv)
             queries, values = evaluate_columns(qcols, judged, run, parsed, conv, tie_order=ties)
-            name = run.tag.decode() if run.tag else path.stem
             return RunValues(name, run.fingerprint, meta, queries, values, _found(ties))
 
-        if len(run_paths) > 1:
+        if len(run_paths) > 1 and plan.memory_limit is None:  # under a memory limit, one run at a time
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(min(2, len(run_paths))) as pool:
                 items = list(pool.map(one, run_paths))
         else:
-            items = [one(run_paths[0])]
+            items = [one(path) for path in run_paths]
     except StepAside:
         return None
     check_run_names([i.name for i in items], [str(p) for p in run_paths])

@@ -157,11 +157,14 @@ def read_run_streaming(
     on_bytes: Callable[[int], None] | None = None,
     grouped_only: bool = False,
     comments: bool = False,
+    native: bool = True,
 ) -> Run | None:
     """Steps 2-3 alone (native scanner, then Arrow): a Run, or ``None`` when the robust reader is needed.
     ``grouped_only`` (every row kept): a run not grouped by query raises :class:`~qrelkit.errors.Ungrouped`.
-    ``comments``: lines whose first byte is ``#`` are skipped."""
+    ``comments``: lines whose first byte is ``#`` are skipped. ``native=False`` starts at Arrow's step, for
+    a run whose native pass (with the same ``keep_top`` and ``rank_single``) already stepped aside."""
     from ...data.values import Run
+    from .blocks import run_provenance
     from .streaming import read_run_fast
 
     check_trec_input(path, "run")
@@ -172,13 +175,12 @@ def read_run_streaming(
         on_bytes=on_bytes,
         grouped_only=grouped_only,
         comments=comments,
+        native=native,
     )
     if fast is None:
         return None
     frame, fingerprint, meta = fast
-    tag = meta.pop("tag", None)
-    run_name = name or (str(tag) if tag is not None else path.stem)
-    meta.update({"source": str(path), "duplicates_removed": 0, "on_duplicate": on_duplicate})
+    run_name, meta = run_provenance(path, meta, on_duplicate, name)
     return Run(frame, fingerprint, run_name, meta)
 
 

@@ -364,3 +364,16 @@ def run_meta(
     if merged:
         meta["merged_across_blocks"] = True
     return meta
+
+
+def run_provenance(
+    path: Path, meta: dict[str, object], on_duplicate: str, name: str | None = None
+) -> tuple[str, dict[str, object]]:
+    """The name and meta of a run read by the native scanner or the streaming readers (``meta``:
+    :func:`run_meta`'s): named by ``name``, else its tag, else the file's stem; with its source, no
+    duplicate removed and the duplicate policy."""
+    meta = dict(meta)
+    tag = meta.pop("tag", None)
+    run_name = name or (str(tag) if tag is not None else path.stem)
+    meta.update({"source": str(path), "duplicates_removed": 0, "on_duplicate": on_duplicate})
+    return run_name, meta

@@ -262,15 +262,20 @@ def top_columns(
 ) -> tuple[Columns, dict[str, object]]:
     """Each query's top ``keep_top`` rows of a clean TREC run of any size (plain or gzip), as columns for
     the small engine, and what the run records of its reading: the rows the streaming reader keeps, read
-    by the same pass (:func:`~qrelkit.formats.trec.blocks.top_rows`), with the same meta
+    by its native pass (:func:`~qrelkit.formats.trec.blocks.top_rows`), with the same meta
     (:func:`~qrelkit.formats.trec.blocks.run_meta`). Each query's rows are together, in file order. Raises
-    :class:`StepAside` for whatever the streaming reader would step aside for, and for what the small engine
-    leaves to the columnar path (a score that is not finite, ids whose matrices would outgrow their bytes)."""
+    :class:`StepAside` for whatever that native pass steps aside for, and for what the small engine
+    leaves to the columnar path (a score that is not finite, ids whose matrices would outgrow their bytes):
+    :class:`ScannerRefused` when the native pass itself stepped aside (as the streaming reader's native
+    pass would, with the same options, so its caller can start at Arrow's parse)."""
     from .blocks import run_meta, top_rows
 
     if not built() or keep_top <= 0:
         raise StepAside
-    top = top_rows(path, keep_top, rank_single, on_bytes, comments)
+    try:
+        top = top_rows(path, keep_top, rank_single, on_bytes, comments)
+    except StepAside as refused:
+        raise ScannerRefused from refused
     scanned = top.scanned
     if scanned is None or not top.fingerprint:
         raise StepAside  # no row: the readers report the empty run
@@ -299,13 +304,26 @@ def top_columns(
     return columns, run_meta(top.rows, keep_top, rank_single, top.tag, top.merged, top.trailing)
 
 
-def eligible(paths: Sequence[Path], input_format: str) -> bool:
-    """Whether every file may take the small path: TREC text, a file, at most :data:`SMALL_FILE_BYTES`."""
+class ScannerRefused(StepAside):
+    """:func:`top_columns`' native pass stepped aside: so would the streaming reader's, with the same options."""
+
+
+def readable(paths: Sequence[Path], input_format: str) -> bool:
+    """Whether every path is a file of TREC text (plain or gzip), which :func:`top_columns` may read."""
     if input_format not in ("auto", "trec"):
         return False
+    return all(p.is_file() and (input_format != "auto" or detect_format(p) == "trec") for p in paths)
+
+
+def eligible(paths: Sequence[Path], input_format: str) -> bool:
+    """Whether every file may be read whole by :func:`read_columns`: TREC text, a plain file (gzip is
+    streamed), at most :data:`SMALL_FILE_BYTES`."""
+    if not readable(paths, input_format):
+        return False
     for path in paths:
-        if not path.is_file() or (input_format == "auto" and detect_format(path) != "trec"):
-            return False
         if path.stat().st_size > SMALL_FILE_BYTES:
             return False
+        with path.open("rb") as probe:
+            if probe.read(2) == b"\x1f\x8b":
+                return False
     return True

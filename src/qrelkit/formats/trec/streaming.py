@@ -141,6 +141,7 @@ def read_run_fast(
     on_bytes: Callable[[int], None] | None = None,
     grouped_only: bool = False,
     comments: bool = False,
+    native: bool = True,
 ) -> tuple[pl.DataFrame, Fingerprint, dict[str, object]] | None:
     """Parse a clean TREC run; ``None`` if the file needs the robust reader.
 
@@ -150,10 +151,11 @@ def read_run_fast(
     with ``grouped_only`` and no ``keep_top`` (every row kept), a run whose lines are not grouped by query
     raises :class:`~qrelkit.errors.Ungrouped` instead, for a caller that would rather sort it on disk.
     ``comments``: lines whose first byte is ``#`` are skipped (the native scanner only: Arrow's parse
-    steps aside for a file that has one).
+    steps aside for a file that has one). ``native=False`` leaves the native scanner out (its pass already
+    stepped aside for these options).
     """
     grouped_only = grouped_only and keep_top is None
-    if built() and (keep_top is None or keep_top > 0):
+    if native and built() and (keep_top is None or keep_top > 0):
         try:
             return _read_run_native(path, keep_top, rank_single, on_bytes, grouped_only, comments)
         except Ungrouped:
