@@ -20,3 +20,20 @@ def test_blocks_of_rows_equal_on_every_key_by_hand():
     assert in_tied_blocks(block_heads(np.array([1.0, 2.0]))).tolist() == []
     assert block_heads(np.array([], dtype=np.int64)).tolist() == []
     assert tied_blocks(np.array([0, 1]), np.array([1.0, 1.0])) is None
+
+
+def test_distinct_ids_from_the_heads_of_stretches():
+    """Every value has a first row, which begins a stretch: the set of the heads is the set of values,
+    grouped or not, a null included."""
+    import polars as pl
+
+    from qrelkit.engine.encode import distinct_ids
+
+    for values in (
+        ["q1", "q1", "q2", "q2", "q2"],
+        ["q1", "q2", "q1", "q3", "q3", "q1"],
+        [None, None, "q1", None],
+        ["q1"],
+        [],
+    ):
+        assert distinct_ids(pl.Series(values, dtype=pl.String)) == set(values), values

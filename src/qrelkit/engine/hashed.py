@@ -129,7 +129,19 @@ def _query_numbers(hashes: np.ndarray, queries: QuerySet, side: HashedSide) -> n
     """Each row's number in ``queries.query_ids`` (-1: not scored) from the hashes of its query id, or
     None where that cannot be exact. Every query id of the run is a scored query's (its hash is one of
     ``side.query_hash``, distinct for distinct ids) or one of ``queries.extra_skipped``, whose hashes must
-    then be none of the scored queries'."""
+    then be none of the scored queries'. Looked up once per stretch of equal hashes (a run grouped by
+    query has one per query)."""
+    if not len(hashes):
+        return np.zeros(0, dtype=np.int64)
+    new = np.ones(len(hashes), dtype=bool)
+    np.not_equal(hashes[1:], hashes[:-1], out=new[1:])
+    stretch = np.cumsum(new) - 1  # each row's stretch
+    numbers = _head_numbers(hashes[new], queries, side)
+    return None if numbers is None else numbers[stretch]
+
+
+def _head_numbers(hashes: np.ndarray, queries: QuerySet, side: HashedSide) -> np.ndarray | None:
+    """:func:`_query_numbers` of one hash per stretch."""
     known = side.query_hash
     slot = np.minimum(np.searchsorted(known, hashes), max(len(known) - 1, 0))
     found = known[slot] == hashes if len(known) else np.zeros(len(hashes), dtype=bool)
