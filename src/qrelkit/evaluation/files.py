@@ -492,6 +492,8 @@ def _evaluate_small(
             raise StepAside  # a grade outside the rubric: the robust reader names its line
         if any(gain_overflows(qcols.number, m.conventions(conv).gain).any() for m in parsed):
             raise StepAside  # a gain that overflows: the whole-frame path names its line
+        if (qcols.number < 0).any() and any(m.conventions(conv).negative == "reject" for m in parsed):
+            raise StepAside  # a negative grade refused: the columnar path names its line (before any run is read)
         judged = Judgments.build(qcols)
 
         def one(path: Path) -> RunValues:
