@@ -79,15 +79,37 @@ def _bounded(lengths: np.ndarray) -> None:
 MAX_COLUMN_BYTES_RATIO = 2
 
 
-def _sized_by_bytes(starts: np.ndarray, ends: np.ndarray, text_bytes: int) -> None:
-    """Step aside when the id matrices would exceed :data:`MAX_COLUMN_BYTES_RATIO` times the text."""
-    rows = len(starts)
+def _sized_by_bytes(query_lengths: np.ndarray, doc_lengths: np.ndarray, text_bytes: int) -> None:
+    """Step aside when the id matrices (rows x the longest query id, rows x the longest document id in
+    words) would exceed :data:`MAX_COLUMN_BYTES_RATIO` times ``text_bytes``."""
+    rows = len(query_lengths)
     if not rows:
         return
-    query_width = int((ends[:, 0] - starts[:, 0]).max())
-    doc_width = -(-int((ends[:, 2] - starts[:, 2]).max()) // 8) * 8
+    query_width = int(query_lengths.max())
+    doc_width = -(-int(doc_lengths.max()) // 8) * 8
     if rows * (query_width + doc_width) > MAX_COLUMN_BYTES_RATIO * text_bytes + (1 << 20):
         raise StepAside
+
+
+def _columns(
+    q_buf: np.ndarray,
+    q_bounds: tuple[np.ndarray, np.ndarray],
+    d_buf: np.ndarray,
+    d_bounds: tuple[np.ndarray, np.ndarray],
+    number: np.ndarray,
+    tag: bytes | None,
+    fingerprint: Fingerprint,
+    source: str,
+    trailing: int,
+) -> Columns:
+    """The columns of rows whose query and document ids are ``buf[start:end]`` of their buffers (each
+    followed by the padding :func:`_padded` gives)."""
+    query_matrix = _matrix(q_buf, *q_bounds)
+    query = query_matrix.view(f"S{query_matrix.shape[1]}").ravel()
+    query_change = np.ones(len(query), dtype=bool)
+    query_change[1:] = query[1:] != query[:-1]
+    doc_words, doc_hash = _words(d_buf, *d_bounds)
+    return Columns(query, query_change, doc_words, doc_hash, number, tag, fingerprint, source, trailing)
 
 
 def _padded(buf: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -242,15 +264,10 @@ def read_columns(path: Path, kind: str, comments: bool = False) -> Columns:
             number = _numbers(buf, starts[:, 3], ends[:, 3], fraction=False)
     if not run and ((number == 0) & (buf[starts[:, 3]] == 45)).any():
         raise StepAside  # a grade written "-0": the columnar path refuses it
-    _sized_by_bytes(starts, ends, len(data))
-    query_matrix = _matrix(buf, starts[:, 0], ends[:, 0])
-    query = query_matrix.view(f"S{query_matrix.shape[1]}").ravel()
-    query_change = np.ones(len(query), dtype=bool)
-    query_change[1:] = query[1:] != query[:-1]
-    doc_words, doc_hash = _words(buf, starts[:, 2], ends[:, 2])
-    sha = hashlib.sha256(stored).hexdigest()
-    fingerprint = Fingerprint(sha, "file-bytes", str(path))
-    return Columns(query, query_change, doc_words, doc_hash, number, tag, fingerprint, str(path), trailing)
+    _sized_by_bytes(ends[:, 0] - starts[:, 0], ends[:, 2] - starts[:, 2], len(data))
+    fingerprint = Fingerprint(hashlib.sha256(stored).hexdigest(), "file-bytes", str(path))
+    queries, docs = (starts[:, 0], ends[:, 0]), (starts[:, 2], ends[:, 2])
+    return _columns(buf, queries, buf, docs, number, tag, fingerprint, str(path), trailing)
 
 
 def top_columns(
@@ -284,21 +301,11 @@ def top_columns(
     q_len, d_len = np.diff(scanned.q_off), np.diff(scanned.d_off)
     _bounded(q_len)
     _bounded(d_len)
-    rows = len(scanned.score)
-    query_width, doc_width = int(q_len.max()), -(-int(d_len.max()) // 8) * 8
-    if rows * (query_width + doc_width) > MAX_COLUMN_BYTES_RATIO * (
-        len(scanned.q_data) + len(scanned.d_data)
-    ) + (1 << 20):
-        raise StepAside  # one long id among many short ones: the streaming reader's memory follows the bytes
-    q_buf, d_buf = _padded(scanned.q_data, q_len), _padded(scanned.d_data, d_len)
-    query_matrix = _matrix(q_buf, scanned.q_off[:-1], scanned.q_off[1:])
-    query = query_matrix.view(f"S{query_matrix.shape[1]}").ravel()
-    query_change = np.ones(rows, dtype=bool)
-    query_change[1:] = query[1:] != query[:-1]
-    doc_words, doc_hash = _words(d_buf, scanned.d_off[:-1], scanned.d_off[1:])
-    tag = None if top.tag is None else top.tag.encode()
-    columns = Columns(
-        query, query_change, doc_words, doc_hash, scanned.score, tag,
+    _sized_by_bytes(q_len, d_len, len(scanned.q_data) + len(scanned.d_data))  # one long id among short ones
+    columns = _columns(
+        _padded(scanned.q_data, q_len), (scanned.q_off[:-1], scanned.q_off[1:]),
+        _padded(scanned.d_data, d_len), (scanned.d_off[:-1], scanned.d_off[1:]),
+        scanned.score, None if top.tag is None else top.tag.encode(),
         Fingerprint(top.fingerprint, "file-bytes", str(path)), str(path), top.trailing,
     )  # fmt: skip
     return columns, run_meta(top.rows, keep_top, rank_single, top.tag, top.merged, top.trailing)
