@@ -67,6 +67,12 @@ def in_tied_blocks(heads: np.ndarray) -> np.ndarray:
     return np.flatnonzero(tied)
 
 
+def stretch_firsts(new: np.ndarray) -> np.ndarray:
+    """For every row, the index of the first row of its stretch (``new`` marks where one begins, and the
+    first row does)."""
+    return np.maximum.accumulate(np.where(new, np.arange(len(new)), 0))
+
+
 _TOP = np.uint64(1 << 63)
 
 

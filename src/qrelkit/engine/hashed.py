@@ -38,6 +38,7 @@ from .encoded import (
     by_query_then_score,
     in_tied_blocks,
     offsets_of,
+    stretch_firsts,
     tied_blocks,
 )
 
@@ -133,8 +134,7 @@ def _query_numbers(hashes: np.ndarray, queries: QuerySet, side: HashedSide) -> n
     query has one per query)."""
     if not len(hashes):
         return np.zeros(0, dtype=np.int64)
-    new = np.ones(len(hashes), dtype=bool)
-    np.not_equal(hashes[1:], hashes[:-1], out=new[1:])
+    new = block_heads(hashes)
     stretch = np.cumsum(new) - 1  # each row's stretch
     numbers = _head_numbers(hashes[new], queries, side)
     return None if numbers is None else numbers[stretch]
@@ -152,11 +152,6 @@ def _head_numbers(hashes: np.ndarray, queries: QuerySet, side: HashedSide) -> np
     elif not found.all():
         return None  # a query id the query set does not account for
     return np.where(found, side.query_number[slot] if len(known) else -1, -1)
-
-
-def _starts(new: np.ndarray) -> np.ndarray:
-    """For every row, the index of the first row of its stretch (``new`` marks where one begins)."""
-    return np.maximum.accumulate(np.where(new, np.arange(len(new)), 0))
 
 
 def encode_hashed(
@@ -236,7 +231,7 @@ def encode_hashed(
     qs = q[order]
     new_block = block_heads(qs, score[order])
     if depth is not None:  # rows fewer than depth others of their query beat by score
-        within = _starts(new_block) - _starts(block_heads(qs)) < depth
+        within = stretch_firsts(new_block) - stretch_firsts(block_heads(qs)) < depth
         order, new_block = order[within], new_block[within]
     joined = join(order) if every is None else tuple(a[order] for a in every)
     if joined is None:

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..measures.conventions import Conventions
 from ..measures.grammar import Measure
-from .encoded import Encoded, positions, tied_blocks
+from .encoded import Encoded, positions, stretch_firsts, tied_blocks
 
 #: Query ids named in a warning per run, before the count says how many more.
 FIRST_QUERIES = 3
@@ -91,7 +91,7 @@ def order_dependent(enc: Encoded, measure: Measure, conv: Conventions) -> np.nda
         flagged = mixed & (bpos < cut) & (bpos + sizes > cut)
         if family == "Success":
             before = np.cumsum(m) - m  # hits in earlier blocks, from the first query's first block
-            first_of_query = np.maximum.accumulate(np.where(bpos == 0, np.arange(len(starts)), 0))
+            first_of_query = stretch_firsts(bpos == 0)
             flagged &= (before - before[first_of_query]) == 0
             flagged &= sizes - m >= k - bpos  # else a relevant document is within k in every order
     out[np.unique(bq[flagged])] = True
