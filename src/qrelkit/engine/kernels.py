@@ -105,11 +105,21 @@ def relevant_count(enc: Encoded, rel: int, conv: Conventions) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------ kernels
 
 
+def _discounted_sum(
+    qidx: np.ndarray, g: np.ndarray, pos: np.ndarray, k: int | None, base: float, n: int
+) -> np.ndarray:
+    """``per_query_sum(qidx, g * discounts(pos, base), _cut(pos, k), n)``, with the discounts taken of the
+    rows within ``k`` only: the same floats, summed in the same order."""
+    if k is not None:
+        mask = pos < k
+        qidx, g, pos = qidx[mask], g[mask], pos[mask]
+    return np.bincount(qidx, weights=g * discounts(pos, base), minlength=n).astype(np.float64, copy=False)
+
+
 def dcg(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray:
     qidx, pos = positions(enc)
     g = block_mean(gains(enc.grade, enc.judged, conv.gain), enc)
-    mask = _cut(pos, k)
-    return per_query_sum(qidx, g * discounts(pos, conv.discount), mask, enc.n_queries)
+    return _discounted_sum(qidx, g, pos, k, conv.discount, enc.n_queries)
 
 
 def idcg(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray:
@@ -126,13 +136,14 @@ def idcg(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray:
     # since they hold positions above the negative ones); otherwise only positive gains count
     keep = np.ones(len(g), dtype=bool) if conv.negative == "gain" else g > 0
     q_of, g = q_of[keep], g[keep]
-    order = np.lexsort((-g, q_of))
-    q_of, g = q_of[order], g[order]
+    if ((q_of[1:] == q_of[:-1]) & (g[1:] > g[:-1])).any():  # else already by gain (as Judgments orders them)
+        order = np.lexsort((-g, q_of))
+        q_of, g = q_of[order], g[order]
     counts = np.bincount(q_of, minlength=n)
     starts = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
     pos = np.arange(len(g), dtype=np.int64) - np.repeat(starts[:-1], counts)
-    return per_query_sum(q_of, g * discounts(pos, conv.discount), _cut(pos, k), n)
+    return _discounted_sum(q_of, g, pos, k, conv.discount, n)
 
 
 def ndcg(enc: Encoded, k: int | None, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
