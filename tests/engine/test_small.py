@@ -1,5 +1,6 @@
-"""``engine.encoded.rank_order`` and ``by_query_then_score``: the rows' order the small path and the hashed
-encoding rank by, against ``np.lexsort`` of the same keys."""
+"""``engine.encoded.rank_order``, ``by_query_then_score`` and ``within_depth``: the rows' order the small
+path and the hashed encoding rank by, against ``np.lexsort`` of the same keys, and the depth cut against
+counting, row by row, the rows of the query with a higher score."""
 
 from __future__ import annotations
 
@@ -7,7 +8,13 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qrelkit.engine.encoded import by_query_then_score, rank_order
+from qrelkit.engine.encoded import (
+    block_heads,
+    by_query_then_score,
+    rank_order,
+    sorted_by_query_then_score,
+    within_depth,
+)
 
 
 @st.composite
@@ -40,6 +47,36 @@ def test_rank_order_is_lexsort(drawn):
     q, score, n_queries, ties = drawn
     assert by_query_then_score(q, score, n_queries).tolist() == np.lexsort([-score, q]).tolist()
     assert rank_order(q, score, n_queries, ties).tolist() == np.lexsort([*ties, -score, q]).tolist()
+    order, qs, ss = sorted_by_query_then_score(q, score, n_queries)
+    assert qs.tolist() == q[order].tolist() and ss.tolist() == score[order].tolist()
+
+
+def _beaten_fewer_than(qs, ss, depth):
+    """Row by row: the ranked rows fewer than ``depth`` rows of the same query outscore."""
+    return [
+        i
+        for i in range(len(qs))
+        if sum(1 for j in range(len(qs)) if qs[j] == qs[i] and ss[j] > ss[i]) < depth
+    ]
+
+
+@settings(max_examples=400, deadline=None)
+@given(rows(), st.integers(1, 8))
+def test_within_depth_counts_the_rows_beating_each(drawn, depth):
+    q, score, _, _ = drawn
+    order = np.lexsort([-score, q])
+    qs, ss = q[order], score[order]
+    kept = within_depth(qs, block_heads(qs, ss), depth)
+    expected = _beaten_fewer_than(qs.tolist(), ss.tolist(), depth)
+    assert (list(range(len(qs))) if kept is None else kept.tolist()) == expected
+
+
+def test_within_depth_by_hand():
+    # query 0: scores 3, 2, 2, 1 (depth 2 keeps the tie across rank 2: three rows); query 1: 5, 4 (both)
+    qs = np.array([0, 0, 0, 0, 1, 1])
+    ss = np.array([3.0, 2.0, 2.0, 1.0, 5.0, 4.0])
+    assert within_depth(qs, block_heads(qs, ss), 2).tolist() == [0, 1, 2, 4, 5]
+    assert within_depth(qs, block_heads(qs, ss), 4) is None
 
 
 def test_a_hand_example():

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from qrelkit.data.values import Run
 from qrelkit.engine import hashed
-from qrelkit.engine.encode import Judgments, encode, select_queries
+from qrelkit.engine.encode import Judgments, Stretches, encode, select_queries
 from qrelkit.errors import QrelkitError
 from qrelkit.formats import qrels_from_frame, run_from_frame
 from qrelkit.measures.conventions import Conventions
@@ -87,6 +87,13 @@ def _both(qrels, run, conv, depth):
         found = hashed.encode_hashed(
             run, conv, queries, side, plain.judged_offsets, plain.judged_grade, depth
         )
+        # numbered by the stretches of the run's query ids instead of their hashes: the same arrays
+        stretches = Stretches.of(run.frame.get_column("query_id"))
+        by_stretch = hashed.encode_hashed(
+            run, conv, queries, side, plain.judged_offsets, plain.judged_grade, depth, stretches
+        )
+        if by_stretch is not None:
+            assert _arrays(by_stretch) == _arrays(columnar)
     return (None if found is None else _arrays(found)), _arrays(columnar)
 
 
@@ -127,6 +134,28 @@ def test_it_encodes_the_usual_runs_itself():
         conv = Conventions(ties=ties, negative="unjudged", missing_queries="zero")
         found, columnar = _both(qrels, run, conv, None)
         assert found == columnar
+
+
+def test_the_stretches_of_a_run_grouped_by_query_number_its_rows():
+    """A run grouped by query (q2's rows, then q1's, then q3's) has three stretches; its rows are
+    numbered by them (q1 0, q2 1; q3 is not judged: skipped) and the arrays are the columnar ones."""
+    qrels, run = _frames(
+        [("q1", "d1", 2), ("q1", "d2", 1), ("q2", "d1", 1)],
+        [("q2", "d1", 1.0), ("q2", "d4", 0.5), ("q1", "d2", 3.0), ("q1", "d1", 2.0), ("q3", "d1", 5.0)],
+    )
+    stretches = Stretches.of(run.frame.get_column("query_id"))
+    assert stretches.starts.tolist() == [0, 2, 4] and stretches.values == ["q2", "q1", "q3"]
+    conv = Conventions(ties="docid_desc")
+    judgments = Judgments(qrels)
+    queries = select_queries(qrels, run, conv, judgments, stretches)
+    plain = judgments.side(conv, queries)
+    side = judgments.hashed(conv, queries)
+    found = hashed.encode_hashed(
+        run, conv, queries, side, plain.judged_offsets, plain.judged_grade, None, stretches
+    )
+    columnar = encode(qrels, run, conv, queries, ranking=False, judgments=judgments, by_hash=False)
+    assert found is not None and _arrays(found) == _arrays(columnar)
+    assert found.offsets.tolist() == [0, 2, 4] and found.grade.tolist() == [1, 2, 1, 0]
 
 
 def test_hand_ranking_by_document_id_descending():

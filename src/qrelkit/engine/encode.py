@@ -31,7 +31,16 @@ from .encoded import TIE_KEYS, Encoded, QuerySet, offsets_of, query_set, tied_bl
 from .hashed import MAX_ROWS as HASHED_MAX_ROWS
 from .hashed import HashedSide, encode_hashed, hashed_side
 
-__all__ = ["Encoded", "Judgments", "QuerySet", "encode", "judgments_of", "resolve_negative", "select_queries"]
+__all__ = [
+    "Encoded",
+    "Judgments",
+    "QuerySet",
+    "Stretches",
+    "encode",
+    "judgments_of",
+    "resolve_negative",
+    "select_queries",
+]
 
 
 _NOT_MADE = object()  # no side by key made yet (None is a made answer: that path steps aside)
@@ -141,20 +150,42 @@ def judgments_of(qrels: Qrels) -> Judgments:
     return made
 
 
+@dataclass(frozen=True)
+class Stretches:
+    """The stretches of equal values of a column, in row order: the first row of each (the column's first
+    row begins one) and its value. A run grouped by query has one stretch per query."""
+
+    starts: np.ndarray  # int64, ascending, starting at 0 (empty for an empty column)
+    values: list[str | None]
+
+    @classmethod
+    def of(cls, ids: pl.Series) -> Stretches:
+        new = ids.ne_missing(ids.shift(1)).to_numpy().copy()
+        new[:1] = True
+        starts = np.flatnonzero(new)
+        return cls(starts, ids.gather(starts).to_list())
+
+
 def distinct_ids(ids: pl.Series) -> set[str]:
-    """The distinct values of a column, read where a stretch of equal values begins: each value's first
-    row begins one, and a run grouped by query has one stretch per query (half the time of a hashed
-    ``unique`` on a TREC-sized run)."""
-    heads = ids.filter(ids.ne_missing(ids.shift(1)))
-    return set(heads.to_list()) | set(ids.head(1).to_list())
+    """The distinct values of a column, read where a stretch of equal values begins (:class:`Stretches`:
+    half the time of a hashed ``unique`` on a TREC-sized run)."""
+    return set(Stretches.of(ids).values)  # type: ignore[arg-type]  # a null only in values built by hand
 
 
-def select_queries(qrels: Qrels, run: Run, conv: Conventions, judgments: Judgments | None = None) -> QuerySet:
+def select_queries(
+    qrels: Qrels,
+    run: Run,
+    conv: Conventions,
+    judgments: Judgments | None = None,
+    stretches: Stretches | None = None,
+) -> QuerySet:
     """The scored queries of ``run`` against ``qrels`` (:func:`qrelkit.engine.encoded.query_set`);
-    ``judgments``, if given, is ``qrels``'s :class:`Judgments`."""
+    ``judgments``, if given, is ``qrels``'s :class:`Judgments`, ``stretches`` the :class:`Stretches` of
+    the run's query ids."""
     judged = (judgments or Judgments(qrels)).judged_query_ids()
     judged_q = set(judged)
-    run_q = distinct_ids(run.frame.get_column("query_id"))
+    stretches = stretches or Stretches.of(run.frame.get_column("query_id"))
+    run_q: set[str] = set(stretches.values)  # type: ignore[arg-type]  # as in distinct_ids
     return query_set(
         judged,
         run_q,
@@ -207,6 +238,7 @@ def encode(
     depth: int | None = None,
     judgments: Judgments | None = None,
     by_hash: bool = True,
+    stretches: Stretches | None = None,
 ) -> Encoded:
     """Rank ``run`` against ``qrels`` under ``conv``. See the module docstring for the order of steps.
 
@@ -215,14 +247,17 @@ def encode(
     rows within it and the tied block at it. ``judgments`` is ``qrels``'s :class:`Judgments`, to share
     the judgments' side between encodings. ``by_hash`` (without ``ranking``) lets
     :func:`qrelkit.engine.hashed.encode_hashed` make the same arrays by hashed ids first (``False``: the
-    columnar steps below only, which it is held to)."""
+    columnar steps below only, which it is held to); ``stretches``, the :class:`Stretches` of the run's
+    query ids, spares it hashing them."""
     judgments = judgments or Judgments(qrels)
     queries = queries or select_queries(qrels, run, conv, judgments)
     side = judgments.side(conv, queries)
     if by_hash and not ranking and run.frame.height <= HASHED_MAX_ROWS:  # else no side by key is made
         hashed = judgments.hashed(conv, queries)
         if hashed is not None:
-            found = encode_hashed(run, conv, queries, hashed, side.judged_offsets, side.judged_grade, depth)
+            found = encode_hashed(
+                run, conv, queries, hashed, side.judged_offsets, side.judged_grade, depth, stretches
+            )
             if found is not None:
                 return found
     qmap = side.qmap

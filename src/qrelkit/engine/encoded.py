@@ -85,22 +85,55 @@ def descending_key(score: np.ndarray) -> np.ndarray:
 
 def by_query_then_score(q: np.ndarray, score: np.ndarray, n_queries: int) -> np.ndarray:
     """The stable order of rows by query number ``q`` (0 to ``n_queries`` - 1) ascending, then score
-    descending (no NaN, no -0.0): ``np.lexsort([-score, q])``. Rows already in that order within each
-    query, as runs are written, cost one stable sort of the query numbers (a radix sort of 16-bit ones)."""
+    descending (no NaN, no -0.0): ``np.lexsort([-score, q])``."""
+    return sorted_by_query_then_score(q, score, n_queries)[0]
+
+
+def sorted_by_query_then_score(
+    q: np.ndarray, score: np.ndarray, n_queries: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(:func:`by_query_then_score`, ``q`` and ``score`` in that order). Rows already in that order within
+    each query, as runs are written, cost one stable sort of the query numbers (a radix sort of 16-bit
+    ones)."""
     order = np.argsort(q.astype(np.int16) if n_queries < 2**15 else q, kind="stable")
     qs, ss = q[order], score[order]
     unsorted = np.flatnonzero((qs[1:] == qs[:-1]) & (ss[1:] > ss[:-1]))
     if not len(unsorted):
-        return order  # each query's rows already by score, as runs are written
+        return order, qs, ss  # each query's rows already by score, as runs are written
     down = descending_key(score)[order]
     starts = np.searchsorted(qs, np.unique(qs[unsorted]))
     if len(starts) > 64:
         by_score = np.argsort(down, kind="stable")
-        return order[by_score[np.argsort(qs[by_score], kind="stable")]]
+        order = order[by_score[np.argsort(qs[by_score], kind="stable")]]
+        return order, q[order], score[order]
     ends = np.searchsorted(qs, qs[starts], side="right")
     for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
-        order[lo:hi] = order[lo:hi][np.argsort(down[lo:hi], kind="stable")]
-    return order
+        within = np.argsort(down[lo:hi], kind="stable")
+        order[lo:hi] = order[lo:hi][within]
+        ss[lo:hi] = ss[lo:hi][within]  # qs is constant over [lo, hi)
+    return order, qs, ss
+
+
+def within_depth(qs: np.ndarray, heads: np.ndarray, depth: int) -> np.ndarray | None:
+    """The positions of the ranked rows (``qs``: each row's query, rows grouped by query; ``heads``:
+    :func:`block_heads` of the query and the score) whose block of tied scores begins fewer than ``depth``
+    rows after its query's first row: the rows that fewer than ``depth`` others of their query beat by
+    score. ``None`` when that is every row."""
+    n = len(qs)
+    starts = np.flatnonzero(block_heads(qs))
+    ends = np.append(starts[1:], n)
+    deep = starts + depth < ends  # the queries with rows past the depth
+    if not deep.any():
+        return None
+    first_cut = starts[deep] + depth
+    block_starts = np.append(np.flatnonzero(heads), n)
+    # each deep query keeps its rows up to the first block that begins at or past its depth (a query's
+    # first row begins a block, so that is never past the query's end)
+    stops = ends.copy()
+    stops[deep] = block_starts[np.searchsorted(block_starts, first_cut)]
+    lengths = stops - starts
+    offsets = np.cumsum(lengths) - lengths
+    return np.repeat(starts - offsets, lengths) + np.arange(int(lengths.sum()))
 
 
 def rank_order(q: np.ndarray, score: np.ndarray, n_queries: int, ties: list[np.ndarray]) -> np.ndarray:
@@ -108,10 +141,10 @@ def rank_order(q: np.ndarray, score: np.ndarray, n_queries: int, ties: list[np.n
     first), then file order: exactly ``np.lexsort([*ties, -score, q])`` for scores without NaN or -0.0
     (which the encoders step aside for), with the tie keys sorted within the blocks of equal (query,
     score) only."""
-    order = by_query_then_score(q, score, n_queries)
+    order, qs, ss = sorted_by_query_then_score(q, score, n_queries)
     if not ties:
         return order
-    heads = block_heads(q[order], score[order])
+    heads = block_heads(qs, ss)
     at = in_tied_blocks(heads)
     if not len(at):
         return order

@@ -3,8 +3,9 @@ the steps its module docstring lists, with the dataframe library used only to ha
 
 A run in memory of the size most evaluations have (TREC Deep Learning: 43 queries of 1,000 documents)
 spends most of a columnar encoding in joins and sorts of string columns. Here every row's query is
-numbered through a 64-bit hash of its id, and each (query, document) pair is found among the judgments by
-a 64-bit key, with numpy doing the rest:
+numbered by the id of its stretch of equal query ids (:class:`qrelkit.engine.encode.Stretches`, which
+the query set was made from), or where no stretches are given through a 64-bit hash of its id, and each
+(query, document) pair is found among the judgments by a 64-bit key, with numpy doing the rest:
 
 * a query id is numbered through its hash only when the run's distinct query ids have distinct hashes
   (counted against the query set, which was made from the strings), so numbering is exact;
@@ -24,6 +25,7 @@ columnar path.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -38,9 +40,13 @@ from .encoded import (
     by_query_then_score,
     in_tied_blocks,
     offsets_of,
-    stretch_firsts,
+    sorted_by_query_then_score,
     tied_blocks,
+    within_depth,
 )
+
+if TYPE_CHECKING:
+    from .encode import Stretches
 
 __all__ = ["HashedSide", "encode_hashed", "hashed_side"]
 
@@ -154,6 +160,35 @@ def _head_numbers(hashes: np.ndarray, queries: QuerySet, side: HashedSide) -> np
     return np.where(found, side.query_number[slot] if len(known) else -1, -1)
 
 
+def _join(
+    side: HashedSide,
+    q: np.ndarray,
+    doc_hash: np.ndarray,
+    doc_ids: pl.Series,
+    rows: np.ndarray,
+    at: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(grade, judged, pooled) of the rows ``at`` (indices into ``rows``, the frame's rows of scored
+    queries, whose query numbers are ``q`` and document hashes ``doc_hash``); None on a key collision."""
+    grade = np.zeros(len(at), dtype=np.int64)
+    judged = np.zeros(len(at), dtype=bool)
+    pooled = np.zeros(len(at), dtype=bool)
+    if not len(side.keys) or not len(at):
+        return grade, judged, pooled
+    key = _keys(q[at], doc_hash[at])
+    slot = np.minimum(np.searchsorted(side.keys, key), len(side.keys) - 1)
+    hits = np.flatnonzero(side.keys[slot] == key)
+    found = slot[hits]
+    if (side.q[found] != q[at][hits]).any():
+        return None
+    if not (doc_ids.gather(rows[at][hits]) == side.doc_id.gather(found)).all():  # neither holds a null
+        return None
+    grade[hits], judged[hits] = side.grade[found], side.judged[found]
+    if side.pooled is not None:
+        pooled[hits] = side.pooled[found]
+    return grade, judged, pooled
+
+
 def encode_hashed(
     run: Run,
     conv: Conventions,
@@ -162,10 +197,13 @@ def encode_hashed(
     judged_offsets: np.ndarray,
     judged_grade: np.ndarray,
     depth: int | None,
+    stretches: Stretches | None = None,
 ) -> Encoded | None:
     """``encode(qrels, run, conv, queries, ranking=False, depth=depth)`` by hashed ids, or None where this
     path steps aside (the module docstring says when). ``side``, ``judged_offsets`` and ``judged_grade``
-    are the judgments' side for ``conv.negative`` and ``queries``."""
+    are the judgments' side for ``conv.negative`` and ``queries``; with ``stretches`` (the
+    :class:`qrelkit.engine.encode.Stretches` of the run's query ids) each row's query is numbered by its
+    stretch's id, the string itself, and query ids are not hashed."""
     frame = run.frame
     schema = frame.schema
     if (
@@ -178,68 +216,65 @@ def encode_hashed(
         or any(frame.get_column(c).null_count() for c in ("query_id", "doc_id", "score", "line"))
     ):
         return None  # nulls: a value built around the readers, which the columnar steps decide
-    query_hash, doc_hash = (
-        column.to_numpy()
-        for column in frame.select(pl.col("query_id").hash(_SEED), pl.col("doc_id").hash(_SEED)).get_columns()
-    )
-    q_all = _query_numbers(query_hash, queries, side)
-    if q_all is None:
-        return None
+    if stretches is not None:
+        number = {query_id: i for i, query_id in enumerate(queries.query_ids)}
+        heads = np.array([number.get(v, -1) for v in stretches.values], dtype=np.int64)  # type: ignore[arg-type]  # no null: checked above
+        q_all = np.repeat(heads, np.diff(np.append(stretches.starts, frame.height)))
+        doc_hash = frame.get_column("doc_id").hash(_SEED).to_numpy()
+    else:
+        query_hash, doc_hash = (
+            column.to_numpy()
+            for column in frame.select(
+                pl.col("query_id").hash(_SEED), pl.col("doc_id").hash(_SEED)
+            ).get_columns()
+        )
+        numbered = _query_numbers(query_hash, queries, side)
+        if numbered is None:
+            return None
+        q_all = numbered
     rows = np.flatnonzero(q_all >= 0)  # the scored queries' rows, in the frame's order
-    q = q_all[rows]
-    score = frame.get_column("score").to_numpy()[rows]
+    every_row = len(rows) == len(q_all)  # (as most runs): the frame's columns serve as they are
+    q = q_all if every_row else q_all[rows]
+    score = frame.get_column("score").to_numpy()
+    if not every_row:
+        score = score[rows]
     if conv.precision == "single":
         with np.errstate(over="ignore"):  # beyond float32's range: inf, as the columnar cast gives
             score = score.astype(np.float32).astype(np.float64)
     if np.isnan(score).any() or ((score == 0) & np.signbit(score)).any():
         return None
     doc_ids = frame.get_column("doc_id")
-    doc_hash = doc_hash[rows]
+    if not every_row:
+        doc_hash = doc_hash[rows]
 
-    def join(at: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """(grade, judged, pooled) of the rows ``at`` (indices into ``rows``); None on a key collision."""
-        grade = np.zeros(len(at), dtype=np.int64)
-        judged = np.zeros(len(at), dtype=bool)
-        pooled = np.zeros(len(at), dtype=bool)
-        if not len(side.keys) or not len(at):
-            return grade, judged, pooled
-        key = _keys(q[at], doc_hash[at])
-        slot = np.minimum(np.searchsorted(side.keys, key), len(side.keys) - 1)
-        hits = np.flatnonzero(side.keys[slot] == key)
-        found = slot[hits]
-        if (side.q[found] != q[at][hits]).any():
-            return None
-        same = pl.lit(doc_ids).gather(pl.lit(rows[at][hits])) == pl.lit(side.doc_id).gather(pl.lit(found))
-        if not pl.select(same.fill_null(False).all()).item():
-            return None
-        grade[hits], judged[hits] = side.grade[found], side.judged[found]
-        if side.pooled is not None:
-            pooled[hits] = side.pooled[found]
-        return grade, judged, pooled
-
-    kept = np.arange(len(rows))
     every = None  # under unjudged=drop: (grade, judged, pooled) of every row, joined before ranking
+    n_queries = len(queries.query_ids)
     if conv.unjudged == "drop":
         assert depth is None
-        every = join(kept)
+        every = _join(side, q, doc_hash, doc_ids, rows, np.arange(len(rows)))
         if every is None:
             return None
         kept = np.flatnonzero(every[1])
-
-    n_queries = len(queries.query_ids)
-    order = kept[by_query_then_score(q[kept], score[kept], n_queries)]
-    qs = q[order]
-    new_block = block_heads(qs, score[order])
+        order = kept[by_query_then_score(q[kept], score[kept], n_queries)]
+        qs, ss = q[order], score[order]
+    else:
+        order, qs, ss = sorted_by_query_then_score(q, score, n_queries)
+    new_block = block_heads(qs, ss)
     if depth is not None:  # rows fewer than depth others of their query beat by score
-        within = stretch_firsts(new_block) - stretch_firsts(block_heads(qs)) < depth
-        order, new_block = order[within], new_block[within]
-    joined = join(order) if every is None else tuple(a[order] for a in every)
+        within = within_depth(qs, new_block, depth)
+        if within is not None:
+            order, new_block = order[within], new_block[within]
+    joined = (
+        _join(side, q, doc_hash, doc_ids, rows, order) if every is None else tuple(a[order] for a in every)
+    )
     if joined is None:
         return None
     grade, judged, pooled = joined
 
     # within each tied block: the tie convention's key, then file order
-    lines = frame.get_column("line").to_numpy()[rows]
+    lines = frame.get_column("line").to_numpy()
+    if not every_row:
+        lines = lines[rows]
     tie = TIE_KEYS[conv.ties]
     file_ordered = bool((np.diff(lines) > 0).all())
     if not file_ordered and len(np.unique(lines)) < len(lines):

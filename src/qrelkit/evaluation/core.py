@@ -116,11 +116,12 @@ def _evaluate_whole(
     """:func:`evaluate_run` in one encoding, however large the run (a batch is never split again: one
     query may hold more rows than a batch). With ``subtopics`` (whose projection ``qrels`` is) each
     encoding carries the subtopic judgments the diversity measures read."""
-    from ..engine.encode import Judgments, encode, select_queries
+    from ..engine.encode import Judgments, Stretches, encode, select_queries
 
     _check_depth(run, measures, conv)
     judgments = judgments or Judgments(qrels)
-    queries = select_queries(qrels, run, conv, judgments)
+    stretches = Stretches.of(run.frame.get_column("query_id"))  # read once, for both
+    queries = select_queries(qrels, run, conv, judgments, stretches)
     depth = required_depth(measures, conv)  # each run cut to it before the join and the sort
     cache: dict[tuple[str, ...], Encoded] = {}
     values: dict[Measure, tuple[np.ndarray, np.ndarray]] = {}
@@ -130,7 +131,14 @@ def _evaluate_whole(
         if key not in cache:
             if subtopics is None:
                 cache[key] = encode(
-                    qrels, run, mconv, queries, ranking=False, depth=depth, judgments=judgments
+                    qrels,
+                    run,
+                    mconv,
+                    queries,
+                    ranking=False,
+                    depth=depth,
+                    judgments=judgments,
+                    stretches=stretches,
                 )
             else:
                 from ..engine.diversity import attach
