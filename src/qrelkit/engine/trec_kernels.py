@@ -21,6 +21,7 @@ from functools import cached_property
 import numpy as np
 
 from ..measures.conventions import IprecCutoff
+from . import libm
 
 NONPOOL = -1  # RELVALUE_NONPOOL: not in the judgments
 UNJUDGED = -2  # RELVALUE_UNJUDGED: in the judgments with a negative grade
@@ -187,7 +188,7 @@ class RelLists:
     @cached_property
     def log2_rank(self) -> np.ndarray:
         """log2(rank + 1) of every row (rank 1-based), the DCG discount's denominator."""
-        return np.log2(self.pos + 2.0)
+        return libm.log2(self.pos + 2)
 
     @cached_property
     def grades_as_gains(self) -> np.ndarray:
@@ -270,7 +271,7 @@ def ap(rl: RelLists, k: int | None = None) -> np.ndarray:
 
 def gm_ap_log(rl: RelLists) -> np.ndarray:
     """m_gm_map.c: log(max(AP, MIN_GEO_MEAN)), averaged and exponentiated by the summary."""
-    return np.log(np.maximum(ap(rl), MIN_GEO_MEAN))
+    return libm.log(np.maximum(ap(rl), MIN_GEO_MEAN))
 
 
 def rprec(rl: RelLists) -> np.ndarray:
@@ -333,7 +334,7 @@ def bpref(rl: RelLists) -> np.ndarray:
 
 
 def gm_bpref_log(rl: RelLists) -> np.ndarray:
-    return np.log(np.maximum(bpref(rl), MIN_GEO_MEAN))
+    return libm.log(np.maximum(bpref(rl), MIN_GEO_MEAN))
 
 
 def infap(rl: RelLists) -> np.ndarray:
@@ -356,7 +357,7 @@ def infap(rl: RelLists) -> np.ndarray:
 def bin_g(rl: RelLists) -> np.ndarray:
     """m_binG.c: sum over relevant documents of 1 / log2(2 + non-relevant above), / R."""
     rows = rl.rel_rows
-    terms = 1.0 / np.log2((3 + rl.pos[rows] - rl.rel_so_far[rows]).astype(np.float64))
+    terms = 1.0 / libm.log2((3 + rl.pos[rows] - rl.rel_so_far[rows]).astype(np.float64))
     total = np.bincount(rl.qidx[rows], weights=terms, minlength=rl.n)
     return _div(total, np.where(rl.num_rel_ret > 0, rl.num_rel, 0))
 
@@ -512,7 +513,7 @@ class _Ideal:
     @cached_property
     def dcg_prefix(self) -> np.ndarray:
         """Running ideal DCG within each query (summed rank by rank)."""
-        terms = self.gain / np.log2(self.pos + 2.0)
+        terms = self.gain / libm.log2(self.pos + 2)
         width = int(self.length.max()) if len(self.length) else 0
         n = len(self.length)
         if n * width <= 4 * len(terms) + 1_000_000:
@@ -553,7 +554,7 @@ def ndcg(rl: RelLists, gains: Gains) -> np.ndarray:
     """m_ndcg.c: DCG over every returned document / DCG of the ideal (0 when the ideal is 0)."""
     ideal = _Ideal.of(rl, gains)
     num = rl.total(_dcg_terms(rl, rl.gains_of_rows(gains)))
-    den = np.bincount(ideal.qidx, weights=ideal.gain / np.log2(ideal.pos + 2.0), minlength=rl.n)
+    den = np.bincount(ideal.qidx, weights=ideal.gain / libm.log2(ideal.pos + 2), minlength=rl.n)
     return _div(num, den)
 
 
@@ -572,7 +573,7 @@ def ndcg_rel(rl: RelLists, gains: Gains) -> np.ndarray:
     ideal = _Ideal.of(rl, gains)
     g = rl.gains_of_rows(gains)
     dcg = _segment_cumsum(_dcg_terms(rl, g), rl.offsets)
-    idcg = _segment_cumsum(ideal.gain / np.log2(ideal.pos + 2.0), ideal.offsets)
+    idcg = _segment_cumsum(ideal.gain / libm.log2(ideal.pos + 2), ideal.offsets)
     L = ideal.length
     hit = g > 0
     q = rl.qidx[hit]
@@ -592,7 +593,7 @@ def rndcg(rl: RelLists, gains: Gains) -> np.ndarray:
     loop's bound), averaged; 0 when nothing is relevant at the threshold."""
     ideal = _Ideal.of(rl, gains)
     dcg = _segment_cumsum(_dcg_terms(rl, rl.gains_of_rows(gains)), rl.offsets)
-    idcg = _segment_cumsum(ideal.gain / np.log2(ideal.pos + 2.0), ideal.offsets)
+    idcg = _segment_cumsum(ideal.gain / libm.log2(ideal.pos + 2), ideal.offsets)
     L = ideal.length
     nxt = np.append(ideal.gain[1:], 0.0)
     last_of_query = ideal.pos == L[ideal.qidx] - 1
@@ -641,7 +642,7 @@ def g_measure(rl: RelLists, gains: Gains) -> np.ndarray:
         cost = _segment_cumsum(np.maximum(at_rank, 1.0), rl.offsets)
     got = _segment_cumsum(g, rl.offsets)
     with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(g != 0, g / np.log2(2.0 + cost - got), 0.0)
+        terms = np.where(g != 0, g / libm.log2(2.0 + cost - got), 0.0)
     total = np.bincount(ideal.qidx, weights=ideal.gain, minlength=rl.n)
     return _div(rl.total(terms), total)
 

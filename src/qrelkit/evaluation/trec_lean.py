@@ -14,15 +14,14 @@ are the same and so are the printed bytes (:mod:`qrelkit.report.trec_eval` print
 Everything else steps aside (:class:`~qrelkit.errors.StepAside`) to the usual path, which reports every
 error: a file over :data:`MAX_BYTES`, gzipped, not ASCII, refused by the scanner; a judged query missing
 from the run without ``-c``; a first query with only negative grades; ``-l`` below 0; a measure not in
-:data:`LEAN_MEASURES`; ``--trec-eval-parsing``; and a machine where numpy's ``log``/``log2`` may not be the C
-library's (only Linux on x86-64 without AVX-512 is taken, where they are: numpy uses its own vectorised
-logarithms on AVX-512). ``tests/property/test_trec_lean.py`` compares the two paths' floats and bytes.
+:data:`LEAN_MEASURES`; ``--trec-eval-parsing``. Logarithms are ``math``'s here and the C library's on the
+numpy path too (:mod:`qrelkit.engine.libm`: numpy's own vectorised ones on AVX-512 differ in the last bit),
+on every machine. ``tests/property/test_trec_lean.py`` compares the two paths' floats and bytes.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import sys
 from bisect import bisect_left
 from itertools import pairwise
@@ -46,9 +45,6 @@ LEAN_MEASURES = frozenset(
         "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "unj",
     }
 )  # fmt: skip
-
-#: The measures that take logarithms (numpy's must be the C library's, :func:`_libm_logs`).
-_LOGS = frozenset({"gm_map", "gm_bpref", "ndcg", "ndcg_cut"})
 
 NONPOOL, UNJUDGED, MIN_GEO_MEAN = -1, -2, 0.00001  # as engine/trec_kernels.py
 
@@ -166,7 +162,7 @@ def lean_output(
     except QrelkitError:
         raise StepAside from None
     names = {m.name for m in selected}
-    if not names <= LEAN_MEASURES or (names & _LOGS and not _libm_logs()):
+    if not names <= LEAN_MEASURES:
         raise StepAside
     lists = _lists(qrels_path, run_path, judged_only, max_per_topic, rel_level)
     if (any(lists.stand_in) and not complete) or not any(lists.levels[0]):
@@ -200,20 +196,6 @@ def lean_output(
             else:
                 out.lines.append((name, "double", values, total / nq if nq else total))
     return out
-
-
-def _libm_logs() -> bool:
-    """Whether numpy's float64 ``log`` and ``log2`` are the C library's here, as ``math``'s are: numpy
-    has vectorised ones of its own for AVX-512 (and its builds for other machines are not checked)."""
-    if not sys.platform.startswith("linux") or os.uname().machine != "x86_64":
-        return False
-    try:
-        with open("/proc/cpuinfo", "rb") as fh:
-            info = fh.read(1 << 20)
-    except OSError:
-        return False
-    flags = next((line for line in info.splitlines() if line.startswith(b"flags")), None)
-    return flags is not None and b"avx512f" not in flags.split()
 
 
 # ------------------------------------------------------------------------------------------- reading
