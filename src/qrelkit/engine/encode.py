@@ -29,7 +29,7 @@ from ..errors import ValidationError
 from ..measures.conventions import Conventions
 from .encoded import TIE_KEYS, Encoded, QuerySet, offsets_of, query_set, tied_blocks
 from .hashed import MAX_ROWS as HASHED_MAX_ROWS
-from .hashed import HashedSide, encode_hashed, hashed_side
+from .hashed import HashedSide, Stretches, encode_hashed, hashed_side
 
 __all__ = [
     "Encoded",
@@ -148,22 +148,6 @@ def judgments_of(qrels: Qrels) -> Judgments:
             _KEPT.append(made)
             del _KEPT[:-2]
     return made
-
-
-@dataclass(frozen=True)
-class Stretches:
-    """The stretches of equal values of a column, in row order: the first row of each (the column's first
-    row begins one) and its value. A run grouped by query has one stretch per query."""
-
-    starts: np.ndarray  # int64, ascending, starting at 0 (empty for an empty column)
-    values: list[str | None]
-
-    @classmethod
-    def of(cls, ids: pl.Series) -> Stretches:
-        new = ids.ne_missing(ids.shift(1)).to_numpy().copy()
-        new[:1] = True
-        starts = np.flatnonzero(new)
-        return cls(starts, ids.gather(starts).to_list())
 
 
 def distinct_ids(ids: pl.Series) -> set[str]:

@@ -3,7 +3,7 @@ the steps its module docstring lists, with the dataframe library used only to ha
 
 A run in memory of the size most evaluations have (TREC Deep Learning: 43 queries of 1,000 documents)
 spends most of a columnar encoding in joins and sorts of string columns. Here every row's query is
-numbered by the id of its stretch of equal query ids (:class:`qrelkit.engine.encode.Stretches`, which
+numbered by the id of its stretch of equal query ids (:class:`Stretches`, which
 the query set was made from), or where no stretches are given through a 64-bit hash of its id, and each
 (query, document) pair is found among the judgments by a 64-bit key, with numpy doing the rest:
 
@@ -25,7 +25,6 @@ columnar path.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -45,10 +44,7 @@ from .encoded import (
     within_depth,
 )
 
-if TYPE_CHECKING:
-    from .encode import Stretches
-
-__all__ = ["HashedSide", "encode_hashed", "hashed_side"]
+__all__ = ["HashedSide", "Stretches", "encode_hashed", "hashed_side"]
 
 #: Any fixed seed: within one version of polars equal strings hash equal in every series.
 _SEED = 0x51E1
@@ -75,6 +71,22 @@ class HashedSide:
     doc_id: pl.Series  # each key's document id, to compare with a matching row's
     query_hash: np.ndarray  # uint64, sorted, distinct: the hash of each scored query's id
     query_number: np.ndarray  # int64: the number of the query of each hash
+
+
+@dataclass(frozen=True)
+class Stretches:
+    """The stretches of equal values of a column, in row order: the first row of each (the column's first
+    row begins one) and its value. A run grouped by query has one stretch per query."""
+
+    starts: np.ndarray  # int64, ascending, starting at 0 (empty for an empty column)
+    values: list[str | None]
+
+    @classmethod
+    def of(cls, ids: pl.Series) -> Stretches:
+        new = ids.ne_missing(ids.shift(1)).to_numpy().copy()
+        new[:1] = True
+        starts = np.flatnonzero(new)
+        return cls(starts, ids.gather(starts).to_list())
 
 
 def _keys(q: np.ndarray, doc_hash: np.ndarray) -> np.ndarray:
@@ -202,7 +214,7 @@ def encode_hashed(
     """``encode(qrels, run, conv, queries, ranking=False, depth=depth)`` by hashed ids, or None where this
     path steps aside (the module docstring says when). ``side``, ``judged_offsets`` and ``judged_grade``
     are the judgments' side for ``conv.negative`` and ``queries``; with ``stretches`` (the
-    :class:`qrelkit.engine.encode.Stretches` of the run's query ids) each row's query is numbered by its
+    :class:`Stretches` of the run's query ids) each row's query is numbered by its
     stretch's id, the string itself, and query ids are not hashed."""
     frame = run.frame
     schema = frame.schema
