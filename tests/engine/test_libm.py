@@ -54,3 +54,22 @@ def test_shape_and_empty() -> None:
     assert libm.log2(grid).shape == (2, 2) and libm.log2(grid)[1, 0] == 3.0
     assert libm.log2(np.zeros(0)).shape == (0,)
     assert libm.log(np.array([0], dtype=np.int64)).tolist() == [-math.inf]
+
+
+def test_trec_eval_ndcg_at_rank_1620_is_the_c_librarys(tmp_path) -> None:
+    """One relevant document at rank 1,620 of 2,000: ndcg = 1 / log2(1621), the C library's value (numpy's
+    AVX-512 log2 gives 0.09378515440807399 there, math 0.09378515440807397), from the numpy path and the
+    numpy-free one alike."""
+    from qrelkit.evaluation.trec_eval import TrecOptions, trec_eval_files
+    from qrelkit.evaluation.trec_lean import lean_trec_eval
+
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("q1 0 d1620 1\n")
+    run.write_text("".join(f"q1 Q0 d{r} {r} {3000 - r} t\n" for r in range(1, 2001)))
+    expected = 1 / math.log2(1621)
+    numpy_path = trec_eval_files(qrels, run, TrecOptions(per_query=True, measures=("ndcg",)))
+    lean = lean_trec_eval(str(qrels), str(run), per_query=True, measures=("ndcg",))
+    assert lean is not None
+    for out in (numpy_path, lean):
+        (line,) = [line for line in out.lines if line[0] == "ndcg"]
+        assert list(line[2]) == [expected] and line[3] == expected
