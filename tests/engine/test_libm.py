@@ -16,7 +16,7 @@ from qrelkit.engine import libm
 def _c(function, value):
     if value > 0:
         return function(value)
-    return -math.inf if value == 0 else math.nan
+    return -math.inf if value == 0 else math.nan  # the sign of a NaN: test_the_c_library_itself
 
 
 def _same(a: np.ndarray, b: list[float]) -> bool:
@@ -73,3 +73,27 @@ def test_trec_eval_ndcg_at_rank_1620_is_the_c_librarys(tmp_path) -> None:
     for out in (numpy_path, lean):
         (line,) = [line for line in out.lines if line[0] == "ndcg"]
         assert list(line[2]) == [expected] and line[3] == expected
+
+
+def test_the_c_library_itself() -> None:
+    """Against the C library called through ctypes, bit for bit and NaN's sign included (C's printf shows
+    it: ``-nan``), over whole numbers past the table too."""
+    import ctypes
+    import ctypes.util
+    import sys
+
+    import pytest
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the C library's name is Linux's here")
+    c = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+    for name in ("log2", "log"):
+        getattr(c, name).restype, getattr(c, name).argtypes = ctypes.c_double, [ctypes.c_double]
+    values = [-1.0, -0.0, 0.0, 1.0, 1621.0, 0.3, math.inf, -math.inf, math.nan, -math.nan]
+    values += [float(libm.TABLE_MAX + k) for k in (-1, 0, 1, 12345)]
+    for name in ("log2", "log"):
+        ours = getattr(libm, name)(np.array(values)).view(np.uint64).tolist()
+        theirs = np.array([getattr(c, name)(v) for v in values]).view(np.uint64).tolist()
+        assert ours == theirs, name
+    whole = np.array([3, libm.TABLE_MAX, libm.TABLE_MAX + 1, 2**40], dtype=np.int64)
+    assert libm.log2(whole).tolist() == [c.log2(float(v)) for v in whole.tolist()]

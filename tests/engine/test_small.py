@@ -77,6 +77,10 @@ def test_within_depth_by_hand():
     ss = np.array([3.0, 2.0, 2.0, 1.0, 5.0, 4.0])
     assert within_depth(qs, block_heads(qs, ss), 2).tolist() == [0, 1, 2, 4, 5]
     assert within_depth(qs, block_heads(qs, ss), 4) is None
+    # no depth keeps nothing; a depth past every query's rows (even near 2**63) keeps everything
+    assert within_depth(qs, block_heads(qs, ss), 0).tolist() == []
+    assert within_depth(qs, block_heads(qs, ss), -1).tolist() == []
+    assert within_depth(qs, block_heads(qs, ss), 2**63 - 1) is None
 
 
 def test_a_hand_example():

@@ -234,7 +234,7 @@ def encode(
     columnar steps below only, which it is held to); ``stretches``, the :class:`Stretches` of the run's
     query ids, spares it hashing them."""
     judgments = judgments or Judgments(qrels)
-    queries = queries or select_queries(qrels, run, conv, judgments)
+    queries = queries or select_queries(qrels, run, conv, judgments, stretches)
     side = judgments.side(conv, queries)
     if by_hash and not ranking and run.frame.height <= HASHED_MAX_ROWS:  # else no side by key is made
         hashed = judgments.hashed(conv, queries)

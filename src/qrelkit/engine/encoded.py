@@ -120,6 +120,10 @@ def within_depth(qs: np.ndarray, heads: np.ndarray, depth: int) -> np.ndarray | 
     rows after its query's first row: the rows that fewer than ``depth`` others of their query beat by
     score. ``None`` when that is every row."""
     n = len(qs)
+    if depth <= 0:
+        return np.zeros(0, dtype=np.int64)
+    if depth >= n:  # no query has more rows than that (and starts + depth cannot overflow)
+        return None
     starts = np.flatnonzero(block_heads(qs))
     ends = np.append(starts[1:], n)
     deep = starts + depth < ends  # the queries with rows past the depth

@@ -3,8 +3,9 @@ the steps its module docstring lists, with the dataframe library used only to ha
 
 A run in memory of the size most evaluations have (TREC Deep Learning: 43 queries of 1,000 documents)
 spends most of a columnar encoding in joins and sorts of string columns. Here every row's query is
-numbered by the id of its stretch of equal query ids (:class:`Stretches`, which
-the query set was made from), or where no stretches are given through a 64-bit hash of its id, and each
+numbered by the id of its stretch of equal query ids (:class:`Stretches`, where the caller read them:
+:func:`qrelkit.evaluation.core.evaluate` reads them once for the query set and the encoding), or where
+none are given through a 64-bit hash of its id, and each
 (query, document) pair is found among the judgments by a 64-bit key, with numpy doing the rest:
 
 * a query id is numbered through its hash only when the run's distinct query ids have distinct hashes

@@ -8,7 +8,8 @@ agree to the bit on every machine. qrelkit's own kernels keep numpy's: the tools
 (scikit-learn among them) compute with numpy.
 
 Whole numbers from 1 to :data:`TABLE_MAX` (ranks, counts) are looked up in a table of ``math``'s values,
-grown on demand; any other value is computed once per distinct value with ``math``.
+grown on demand; any other value is computed once per distinct value with ``math`` (about 0.25 s a million
+distinct values, against numpy's millisecond: callers take logarithms only where they are used).
 """
 
 from __future__ import annotations
@@ -31,10 +32,13 @@ _LOCK = threading.Lock()
 
 
 def _c(function: Callable[[float], float], value: float) -> float:
-    """``function(value)`` with the C library's answers where ``math`` raises: -inf at 0, NaN below."""
+    """``function(value)`` with the C library's answers where ``math`` raises: -inf at 0, -NaN below (its
+    sign printed as ``-nan`` by C's ``printf``); a NaN comes back as it went in."""
     if value > 0:
         return function(value)
-    return -math.inf if value == 0 else math.nan
+    if value == 0:
+        return -math.inf
+    return value if value != value else -math.nan
 
 
 def _table(name: str, size: int) -> np.ndarray:
@@ -59,15 +63,26 @@ def _apply(name: str, x: np.ndarray) -> np.ndarray:
         low, high = int(values.min()), int(values.max())
         if low >= 1 and high <= TABLE_MAX:
             return _table(name, high + 1)[values]
+        if low >= 1:  # the whole numbers past the table one by one (a query of millions of rows)
+            out = np.empty(values.shape, dtype=np.float64)
+            small = values <= TABLE_MAX
+            out[small] = _table(name, TABLE_MAX + 1)[values[small]]
+            out[~small] = _apply(name, values[~small].astype(np.float64))
+            return out
     else:
         values = values.astype(np.float64, copy=False)
         low_f, high_f = float(values.min()), float(values.max())  # NaN compares false: value by value
         if low_f >= 1 and high_f <= TABLE_MAX and np.array_equal(values, np.floor(values)):
             return _table(name, int(high_f) + 1)[values.astype(np.int64)]
-    distinct, inverse = np.unique(values, return_inverse=True)
+    values = values.astype(np.float64, copy=False)
+    out = np.empty(values.shape, dtype=np.float64)
+    nan = np.isnan(values)
+    out[nan] = values[nan]  # a NaN comes back as it went in, its sign kept (np.unique would merge them)
+    distinct, inverse = np.unique(values[~nan], return_inverse=True)
     function = _FUNCTIONS[name]
-    found = np.array([_c(function, v) for v in distinct.astype(np.float64).tolist()], dtype=np.float64)
-    return found[inverse].reshape(values.shape)
+    found = np.array([_c(function, v) for v in distinct.tolist()], dtype=np.float64)
+    out[~nan] = found[inverse.reshape(-1)]
+    return out
 
 
 def log2(x: np.ndarray) -> np.ndarray:

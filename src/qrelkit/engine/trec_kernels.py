@@ -641,8 +641,10 @@ def g_measure(rl: RelLists, gains: Gains) -> np.ndarray:
         at_rank[inside] = ideal.gain[ideal.offsets[:-1][rl.qidx[inside]] + rl.pos[inside]]
         cost = _segment_cumsum(np.maximum(at_rank, 1.0), rl.offsets)
     got = _segment_cumsum(g, rl.offsets)
+    terms = np.zeros(len(g))
+    used = g != 0  # the logarithm only where a term is taken (fractional gains: math per distinct value)
     with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(g != 0, g / libm.log2(2.0 + cost - got), 0.0)
+        terms[used] = g[used] / libm.log2(2.0 + cost[used] - got[used])
     total = np.bincount(ideal.qidx, weights=ideal.gain, minlength=rl.n)
     return _div(rl.total(terms), total)
 
