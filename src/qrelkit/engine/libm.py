@@ -86,10 +86,10 @@ def _apply(name: str, x: np.ndarray) -> np.ndarray:
 
 
 def log2(x: np.ndarray) -> np.ndarray:
-    """``math.log2`` of each value (-inf at 0, NaN below and at NaN), as float64."""
+    """``math.log2`` of each value as the C library gives it (-inf at 0, -NaN below, a NaN as given)."""
     return _apply("log2", x)
 
 
 def log(x: np.ndarray) -> np.ndarray:
-    """``math.log`` of each value (-inf at 0, NaN below and at NaN), as float64."""
+    """``math.log`` of each value as the C library gives it (-inf at 0, -NaN below, a NaN as given)."""
     return _apply("log", x)
