@@ -22,12 +22,12 @@ def test_blocks_of_rows_equal_on_every_key_by_hand():
     assert tied_blocks(np.array([0, 1]), np.array([1.0, 1.0])) is None
 
 
-def test_distinct_ids_from_the_heads_of_stretches():
+def test_the_distinct_ids_are_the_heads_of_stretches():
     """Every value has a first row, which begins a stretch: the set of the heads is the set of values,
     grouped or not, a null included."""
     import polars as pl
 
-    from qrelkit.engine.encode import distinct_ids
+    from qrelkit.engine.hashed import Stretches
 
     for values in (
         ["q1", "q1", "q2", "q2", "q2"],
@@ -36,4 +36,4 @@ def test_distinct_ids_from_the_heads_of_stretches():
         ["q1"],
         [],
     ):
-        assert distinct_ids(pl.Series(values, dtype=pl.String)) == set(values), values
+        assert set(Stretches.of(pl.Series(values, dtype=pl.String)).values) == set(values), values

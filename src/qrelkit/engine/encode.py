@@ -150,12 +150,6 @@ def judgments_of(qrels: Qrels) -> Judgments:
     return made
 
 
-def distinct_ids(ids: pl.Series) -> set[str]:
-    """The distinct values of a column, read where a stretch of equal values begins (:class:`Stretches`:
-    half the time of a hashed ``unique`` on a TREC-sized run)."""
-    return set(Stretches.of(ids).values)  # type: ignore[arg-type]  # a null only in values built by hand
-
-
 def select_queries(
     qrels: Qrels,
     run: Run,
@@ -169,7 +163,7 @@ def select_queries(
     judged = (judgments or Judgments(qrels)).judged_query_ids()
     judged_q = set(judged)
     stretches = stretches or Stretches.of(run.frame.get_column("query_id"))
-    run_q: set[str] = set(stretches.values)  # type: ignore[arg-type]  # as in distinct_ids
+    run_q: set[str] = set(stretches.values)  # type: ignore[arg-type]  # a null only in values built by hand
     return query_set(
         judged,
         run_q,
