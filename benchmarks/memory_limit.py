@@ -30,9 +30,11 @@ WRAPPER = (
 )
 PROBE = (
     "from qrelkit.formats.external import process_bytes\n"
-    "import duckdb, polars, pyarrow.csv, qrelkit.evaluation.files as f\n"
+    "import duckdb, polars, pyarrow.csv, qrelkit.evaluation.files\n"
+    "from qrelkit.evaluation.plan import read_judgments, whole_plan\n"
+    "from qrelkit.measures.conventions import DEFAULT\n"
     "floor = process_bytes()\n"
-    "f.read_judgments(QRELS, 'auto', 'error', None, None, False)\n"
+    "read_judgments(whole_plan(QRELS, (), DEFAULT))\n"
     "print(floor, process_bytes() - floor)"
 )
 

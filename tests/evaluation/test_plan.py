@@ -12,12 +12,17 @@ from click.testing import CliRunner
 from qrelkit.cli import main
 from qrelkit.errors import UsageError
 from qrelkit.evaluation.files import evaluate_files
-from qrelkit.evaluation.plan import plan_reading, reader_options
+from qrelkit.evaluation.plan import Inputs, plan_reading, reader_options
 from qrelkit.measures.conventions import DEFAULT, Conventions
 from qrelkit.measures.grammar import parse_measures
 
 QRELS = "# judged twice\nq1 0 d1 2\nq1 0 d2 0\n#\nq2 0 d3 1\n"
 RUN = "q1 Q0 d1 1 2.0 sys\nq1 Q0 d2 2 1.0 sys\nq2 Q0 d3 1 1.0 sys\n"
+
+
+def plan_of(conventions, measures, *, qrels=None, **options):
+    """The reading plan of ``measures`` under ``conventions`` (the inputs built as a door builds them)."""
+    return plan_reading(Inputs.build(qrels, (), measures, conventions, **options))
 
 
 def _files(tmp_path: Path) -> tuple[Path, Path]:
@@ -71,7 +76,7 @@ def test_the_plan_is_recorded_in_the_provenance(tmp_path):
 def test_a_memory_limit_a_route_cannot_honour_is_refused_with_the_reason(kwargs, reason):
     conv = Conventions.from_profile(kwargs.pop("conv")) if "conv" in kwargs else DEFAULT
     with pytest.raises(UsageError, match=reason) as caught:
-        plan_reading(conv, parse_measures(["nDCG@10"]), memory_limit="2GB", **kwargs)
+        plan_of(conv, parse_measures(["nDCG@10"]), memory_limit="2GB", **kwargs)
     assert str(caught.value).startswith("--memory-limit does not apply to")
     assert caught.value.exit_code == 2
 
@@ -134,7 +139,6 @@ def test_the_smallest_limit_is_the_route_s_a_run_sorted_on_disk_needs_duckdb_s(t
         FLOOR_BYTES,
         JUDGMENTS_FACTOR,
         check_limit,
-        plan_reading,
         smallest_limit,
     )
     from qrelkit.formats.external import DUCKDB_OVERHEAD_BYTES, MIN_RUN_BYTES
@@ -166,7 +170,7 @@ def test_the_smallest_limit_is_the_route_s_a_run_sorted_on_disk_needs_duckdb_s(t
     assert "a run sorted on disk by DuckDB, as a measure needs every row" in line
     assert f"give --memory-limit {-(-on_disk // 10_000_000) * 10}MB or more" in line
     assert len(result.stderr.strip().splitlines()) == 1
-    streaming = plan_reading(DEFAULT, parse_measures(["nDCG@10"]), memory_limit=between)
+    streaming = plan_of(DEFAULT, parse_measures(["nDCG@10"]), memory_limit=between)
     check_limit(streaming, qrels, [run])  # nDCG@10 streams: the same limit holds
-    every_row = plan_reading(DEFAULT, parse_measures(["AP"]), memory_limit=on_disk)
+    every_row = plan_of(DEFAULT, parse_measures(["AP"]), memory_limit=on_disk)
     check_limit(every_row, qrels, [run])  # at the route's smallest limit: taken

@@ -77,8 +77,7 @@ def test_a_tie_order_chosen_by_hand_is_said_as_such(files):
 
 
 def test_every_path_says_the_same(files, monkeypatch):
-    from qrelkit.evaluation import core
-    from qrelkit.evaluation import files as evaluation
+    from qrelkit.evaluation import core, plan
     from qrelkit.formats import external
     from qrelkit.formats.trec import small
 
@@ -93,9 +92,9 @@ def test_every_path_says_the_same(files, monkeypatch):
         assert list(evaluate_files(qrels, [run], MEASURES, CONV).warnings) == EXPECTED
         assert list(evaluate(read_qrels(qrels), read_run(run), MEASURES, CONV).warnings) == EXPECTED
     with monkeypatch.context() as patch:
-        patch.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)  # every file too big to hold: DuckDB
+        patch.setattr(plan, "IN_MEMORY_FACTOR", 10**12)  # every file too big to hold: DuckDB
         patch.setattr(external, "BATCH_ROWS", 3)  # in batches of whole queries
-        got = evaluate_files(qrels, [run], MEASURES, CONV, memory_limit="256MB")
+        got = evaluate_files(qrels, [run], MEASURES, CONV, memory_limit="400MB")
         assert got.runs[0].meta["reader"] == "duckdb" and list(got.warnings) == EXPECTED
 
 

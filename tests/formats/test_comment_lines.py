@@ -61,7 +61,6 @@ def _paths(monkeypatch, qrels: Path, run: Path, conv) -> dict[str, object]:
     """Every reading path's results (or error text) for one pair of files, comments skipped."""
     from qrelkit import _native, evaluate
     from qrelkit.errors import QrelkitError
-    from qrelkit.evaluation import files as evaluation
     from qrelkit.evaluation import plan
     from qrelkit.formats.trec import blocks, small
 
@@ -90,10 +89,10 @@ def _paths(monkeypatch, qrels: Path, run: Path, conv) -> dict[str, object]:
             m.setattr(blocks, "NATIVE_BLOCK_BYTES", 24)  # many blocks, comment lines at their edges
             m.setattr(blocks, "CHUNK_BYTES", 24)
             got[name] = outcome(files)
-            m.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)  # too big for memory: stream or DuckDB
-            got[name + "-limited"] = outcome(lambda: files(memory_limit="256MB"))
+            m.setattr(plan, "IN_MEMORY_FACTOR", 10**12)  # too big for memory: stream or DuckDB
+            got[name + "-limited"] = outcome(lambda: files(memory_limit="400MB"))
             m.setattr(plan, "required_depth", lambda *args: None)  # every document: DuckDB
-            got[name + "-duckdb"] = outcome(lambda: files(memory_limit="256MB"))
+            got[name + "-duckdb"] = outcome(lambda: files(memory_limit="400MB"))
     return got
 
 

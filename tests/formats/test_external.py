@@ -16,9 +16,9 @@ MEASURES = ["nDCG@5", "nDCG", "AP", "R@10", "RR", "Rprec", "P@3", "Judged@5", "N
 
 @pytest.fixture
 def force_external(monkeypatch):
-    from qrelkit.evaluation import files as evaluation
+    from qrelkit.evaluation import plan
 
-    monkeypatch.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)  # every file counts as too big for memory
+    monkeypatch.setattr(plan, "IN_MEMORY_FACTOR", 10**12)  # every file counts as too big for memory
     monkeypatch.setattr(external, "BATCH_ROWS", 7)  # many batches, queries split across them
 
 
@@ -45,11 +45,11 @@ def test_duckdb_batches_equal_in_memory(tmp_path, force_external, grouped):
 
     qrels_path, run_path = _files(tmp_path, grouped)
     expected = evaluate(read_qrels(qrels_path), read_run(run_path), MEASURES)
-    got = evaluate_files(qrels_path, [run_path], MEASURES, memory_limit="256MB")
+    got = evaluate_files(qrels_path, [run_path], MEASURES, memory_limit="400MB")
     assert got.runs[0].meta["reader"] == "duckdb"
     assert got.per_query.equals(expected.per_query)
     assert got.runs[0].queries.counts() == expected.runs[0].queries.counts()
-    cut = evaluate_files(qrels_path, [run_path], ["nDCG@5", "R@10"], memory_limit="256MB")
+    cut = evaluate_files(qrels_path, [run_path], ["nDCG@5", "R@10"], memory_limit="400MB")
     # streaming first when possible: any order, through the native scanner or Arrow's parse
     assert cut.runs[0].meta["reader"] == "fast"
     assert cut.per_query.equals(
@@ -65,21 +65,21 @@ def test_duckdb_errors_name_the_line(tmp_path, force_external):
     text[4] = text[4].replace(" sys", "").rsplit(" ", 1)[0] + " abc sys"
     run_path.write_text("\n".join(text) + "\n")
     with pytest.raises(InputFormatError) as err:
-        evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="256MB")
+        evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="400MB")
     assert f"{run_path}:5: score 'abc' is not a number" in str(err.value)
     run_path.write_text("q1 Q0 a 1 1 sys\nq1 Q0 a 2 0.5 sys\n")
     with pytest.raises(ValidationError, match="lines 1, 2"):
-        evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="256MB")
-    got = evaluate_files(qrels_path, [run_path], ["NumRet"], memory_limit="256MB", on_duplicate="first")
+        evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="400MB")
+    got = evaluate_files(qrels_path, [run_path], ["NumRet"], memory_limit="400MB", on_duplicate="first")
     assert got.runs[0].meta["duplicates_removed"] == 1
     run_path.write_text("q1\tQ0\ta\t1\t1\tsys x\n")  # the native scanner takes tabs and a trailing field
     if _native.lib is not None:
-        got = evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="256MB")
+        got = evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="400MB")
         assert got.runs[0].meta["reader"] == "duckdb"
         assert got.runs[0].meta["lines_with_trailing_fields_ignored"] == 1
     run_path.write_text("q1\tQ0\ta\t1\t+1\tsys\n")  # a score the scanner leaves to the robust reader
     with pytest.raises(InputFormatError, match="normalise the whitespace"):
-        evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="256MB")
+        evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="400MB")
 
 
 @pytest.mark.parametrize(
@@ -106,7 +106,7 @@ def test_cli_memory_limit_routes_through_duckdb(tmp_path, force_external):
 
     qrels_path, run_path = _files(tmp_path)
     args = ["eval", str(qrels_path), str(run_path), "-m", "AP", "-m", "nDCG", "-f", "json"]
-    capped = CliRunner().invoke(main, [*args, "--memory-limit", "256MB"])
+    capped = CliRunner().invoke(main, [*args, "--memory-limit", "400MB"])
     plain = CliRunner().invoke(main, args)
     assert capped.exit_code == 0 and plain.exit_code == 0, capped.output
     a, b = json.loads(capped.stdout), json.loads(plain.stdout)
@@ -221,10 +221,11 @@ def test_without_duckdb_an_ungrouped_run_is_held_whole(tmp_path, monkeypatch):
     """DuckDB is optional (qrelkit[scale]): without it, full-depth measures on a run in no particular order
     hold the run whole (in any order), with the same numbers."""
     from qrelkit.evaluation import files as evaluation
+    from qrelkit.evaluation import plan
     from qrelkit.formats.trec import small
 
-    real = evaluation.find_spec
-    monkeypatch.setattr(evaluation, "find_spec", lambda name: None if name == "duckdb" else real(name))
+    real = plan.find_spec
+    monkeypatch.setattr(plan, "find_spec", lambda name: None if name == "duckdb" else real(name))
     monkeypatch.setattr(small, "SMALL_FILE_BYTES", 0)
     qrels_path, run_path = _files(tmp_path, grouped=False)
     got = evaluation.evaluate_files(qrels_path, [run_path], MEASURES)
@@ -273,18 +274,18 @@ def test_a_duplicate_policy_is_applied_on_disk_not_by_reading_the_run_whole(
     assert got.runs[0].meta.get("reader", "robust") == "robust"
     assert got.per_query.equals(expected.per_query)
     with monkeypatch.context() as m:
-        from qrelkit.evaluation import files as evaluation
+        from qrelkit.evaluation import plan
 
-        m.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)  # too big for memory
+        m.setattr(plan, "IN_MEMORY_FACTOR", 10**12)  # too big for memory
         with pytest.raises(InputFormatError, match="normalise the whitespace"):
-            evaluate_files(qrels_path, [run_path], ["AP"], on_duplicate=policy, memory_limit="256MB")
+            evaluate_files(qrels_path, [run_path], ["AP"], on_duplicate=policy, memory_limit="400MB")
 
 
 def test_a_layout_duckdb_refuses_is_read_whole_when_the_limit_allows_it(tmp_path, monkeypatch):
     """A duplicate policy sends a run to DuckDB; a layout neither way into DuckDB takes (tabs and a score
     written +1) is then read by the robust reader, as before, when the run fits under the memory limit;
     only a run that would not fit gets the layout error."""
-    from qrelkit.evaluation import files as evaluation
+    from qrelkit.evaluation import plan
     from qrelkit.evaluation.files import evaluate_files
     from qrelkit.formats.trec import small
 
@@ -297,7 +298,7 @@ def test_a_layout_duckdb_refuses_is_read_whole_when_the_limit_allows_it(tmp_path
     got = evaluate_files(qrels_path, [run_path], MEASURES, on_duplicate="max", memory_limit="8GB")
     assert got.runs[0].meta.get("reader", "robust") == "robust"
     assert got.per_query.equals(expected.per_query)
-    monkeypatch.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)  # now it would not fit
+    monkeypatch.setattr(plan, "IN_MEMORY_FACTOR", 10**12)  # now it would not fit
     with pytest.raises(InputFormatError, match="normalise the whitespace"):
         evaluate_files(qrels_path, [run_path], MEASURES, on_duplicate="max", memory_limit="8GB")
 
@@ -347,7 +348,7 @@ def test_scores_written_dot_five_five_dot_and_minus_zero_between_runs_of_spaces(
     (tmp_path / "qrels").write_text("q 0 d1 1\nq 0 d2 0\nq 0 d3 2\n")
     (tmp_path / "run").write_text("q  Q0  d1  1  .5  t\nq  Q0  d2  2  5.  t\nq  Q0  d3  3  -0.0  t\n")
     args = ["eval", str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "AP", "-f", "json"]
-    capped = CliRunner().invoke(main, [*args, "--memory-limit", "256MB"])
+    capped = CliRunner().invoke(main, [*args, "--memory-limit", "400MB"])
     plain = CliRunner().invoke(main, args)
     assert capped.exit_code == 0 and plain.exit_code == 0, capped.output
     a, b = json.loads(capped.stdout), json.loads(plain.stdout)

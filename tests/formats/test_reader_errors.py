@@ -75,9 +75,9 @@ BAD_RUNS = {
 
 @pytest.fixture
 def force_external(monkeypatch):
-    from qrelkit.evaluation import files as evaluation
+    from qrelkit.evaluation import plan
 
-    monkeypatch.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)  # every run counts as too big for memory
+    monkeypatch.setattr(plan, "IN_MEMORY_FACTOR", 10**12)  # every run counts as too big for memory
 
 
 def _files(tmp_path, run: bytes, qrels: bytes = GOOD_QRELS.encode()):
@@ -88,12 +88,12 @@ def _files(tmp_path, run: bytes, qrels: bytes = GOOD_QRELS.encode()):
 
 def _small_steps_aside(qrels, run) -> bool:
     """Whether step 1 (the small path) declines these files."""
-    from qrelkit.evaluation.plan import plan_reading
+    from qrelkit.evaluation.plan import Inputs, plan_reading
     from qrelkit.measures.grammar import parse_measures
 
     parsed = parse_measures(["nDCG@10"])
-    args = (parsed, DEFAULT, "auto", plan_reading(DEFAULT, parsed), None, None, None, {})
-    return _evaluate_small(qrels, [run], *args) is None
+    plan = plan_reading(Inputs.build(qrels, [run], parsed, DEFAULT))
+    return _evaluate_small(plan, None, {}) is None
 
 
 def _error(call) -> str:
@@ -117,11 +117,11 @@ def test_every_path_gives_the_robust_readers_error(tmp_path, monkeypatch, name):
     assert _error(lambda: read_run(run)) == robust
     assert _error(lambda: evaluate_files(qrels, [run], ["nDCG@10"])) == robust  # small path first
     assert _error(lambda: evaluate_files(qrels, [run], ["AP"])) == robust  # a measure needing every row
-    from qrelkit.evaluation import files as evaluation
+    from qrelkit.evaluation import plan
 
-    monkeypatch.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)
-    assert _error(lambda: evaluate_files(qrels, [run], ["AP"], memory_limit="256MB")) == robust  # DuckDB
-    assert _error(lambda: evaluate_files(qrels, [run], ["nDCG@10"], memory_limit="256MB")) == robust
+    monkeypatch.setattr(plan, "IN_MEMORY_FACTOR", 10**12)
+    assert _error(lambda: evaluate_files(qrels, [run], ["AP"], memory_limit="400MB")) == robust  # DuckDB
+    assert _error(lambda: evaluate_files(qrels, [run], ["nDCG@10"], memory_limit="400MB")) == robust
 
 
 @pytest.mark.parametrize(
@@ -136,7 +136,7 @@ def test_the_command_line_gives_the_same_line_with_and_without_a_memory_limit(tm
     content, expected = BAD_RUNS[name]
     qrels, run = _files(tmp_path, content)
     lines = []
-    for extra in ([], ["--memory-limit", "256MB"]):  # every run is too big under the limit: DuckDB
+    for extra in ([], ["--memory-limit", "400MB"]):  # every run is too big under the limit: DuckDB
         result = CliRunner().invoke(main, ["eval", str(qrels), str(run), "-m", "AP", *extra])
         assert result.exit_code == 1, result.output
         lines.append(result.stderr.strip())

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from qrelkit.errors import QrelkitError
-from qrelkit.evaluation import files as evaluation
+from qrelkit.evaluation import plan
 from qrelkit.evaluation.core import evaluate
 from qrelkit.evaluation.files import evaluate_files
 from qrelkit.formats import read_qrels, read_run
@@ -42,7 +42,7 @@ def engine_errors(qrels: Path, run: Path, monkeypatch: pytest.MonkeyPatch) -> di
         "frame": _error(lambda: evaluate(read_qrels(qrels), [read_run(run)], MEASURES)),
     }
     with monkeypatch.context() as m:
-        m.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)  # every run counts as too big: sorted on disk
+        m.setattr(plan, "IN_MEMORY_FACTOR", 10**12)  # every run counts as too big: sorted on disk
         # 512MB: above the smallest limit a run sorted on disk needs beside these small judgments
         duckdb = _error(lambda: evaluate_files(qrels, [run], MEASURES, memory_limit="512MB"))
     # under a memory limit, a gzip file's bound names the limit too: the one difference allowed

@@ -70,9 +70,9 @@ def _same(a, b) -> None:
 
 @pytest.fixture
 def force_external(monkeypatch):
-    from qrelkit.evaluation import files as evaluation
+    from qrelkit.evaluation import plan
 
-    monkeypatch.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)
+    monkeypatch.setattr(plan, "IN_MEMORY_FACTOR", 10**12)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -84,11 +84,11 @@ def test_every_path_agrees_on_a_damaged_run(tmp_path, monkeypatch, run):
     robust = _outcome(lambda: evaluate(read_qrels(qpath), [read_run(rpath, reader="robust")], MEASURES))
     _same(_outcome(lambda: evaluate_files(qpath, [rpath], MEASURES)), robust)
     _same(_outcome(lambda: evaluate(read_qrels(qpath), [read_run(rpath)], MEASURES)), robust)
-    from qrelkit.evaluation import files as evaluation
+    from qrelkit.evaluation import plan
 
     with monkeypatch.context() as m:
-        m.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)  # every run is too big: DuckDB reads it
-        duck = _outcome(lambda: evaluate_files(qpath, [rpath], MEASURES, memory_limit="256MB"))
+        m.setattr(plan, "IN_MEMORY_FACTOR", 10**12)  # every run is too big: DuckDB reads it
+        duck = _outcome(lambda: evaluate_files(qpath, [rpath], MEASURES, memory_limit="400MB"))
     if duck[0] == "error" and "normalise the whitespace" in duck[1]:
         assert robust[0] == "values"  # a layout only the robust reader takes (tabs, blank lines, ...)
         return

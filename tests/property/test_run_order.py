@@ -82,7 +82,7 @@ def _orders(lines, shuffled) -> dict[str, bytes]:
 
 def _paths(qpath, rpath, measures, conv, monkeypatch, on_duplicate="error") -> dict[str, tuple]:
     """Every reading path's outcome for one run file, documents given twice resolved by ``on_duplicate``."""
-    from qrelkit.evaluation import files as evaluation
+    from qrelkit.evaluation import plan
 
     def files(**options):
         return evaluate_files(qpath, [rpath], measures, conv, on_duplicate=on_duplicate, **options)
@@ -107,8 +107,8 @@ def _paths(qpath, rpath, measures, conv, monkeypatch, on_duplicate="error") -> d
                     read_qrels(qpath), [read_run(rpath, on_duplicate=on_duplicate)], measures, conv
                 )
             )
-            m.setattr(evaluation, "IN_MEMORY_FACTOR", 10**12)  # too big for memory: stream or DuckDB
-            got[name + "-limited"] = _outcome(lambda: files(memory_limit="256MB"))
+            m.setattr(plan, "IN_MEMORY_FACTOR", 10**12)  # too big for memory: stream or DuckDB
+            got[name + "-limited"] = _outcome(lambda: files(memory_limit="400MB"))
 
     parsed = parse_measures(measures)
 

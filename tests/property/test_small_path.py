@@ -20,7 +20,7 @@ from qrelkit.engine.encode import encode
 from qrelkit.errors import StepAside
 from qrelkit.evaluation.core import evaluate
 from qrelkit.evaluation.files import _evaluate_small, evaluate_files
-from qrelkit.evaluation.plan import plan_reading
+from qrelkit.evaluation.plan import Inputs, ReaderOptions, plan_reading
 from qrelkit.formats import read_qrels, read_run
 from qrelkit.formats.trec import small as reader
 from qrelkit.measures.conventions import DEFAULT
@@ -56,8 +56,9 @@ def files(draw):
 def evaluate_small_files(qrels, runs, measures, conventions=None, *, input_format="auto", scale=None):
     """The small path alone (step 1 of the reader order): Results, or None when it steps aside."""
     parsed, conv = parse_measures(measures), conventions or DEFAULT
-    plan = plan_reading(conv, parsed)
-    return _evaluate_small(qrels, list(runs), parsed, conv, input_format, plan, scale, None, None, {})
+    reader = ReaderOptions.given(input_format, scale=scale)
+    plan = plan_reading(Inputs.build(qrels, list(runs), parsed, conv, reader))
+    return _evaluate_small(plan, None, {})
 
 
 def _write(tmp_path, qrels_text: str, run_text: str):

@@ -22,7 +22,6 @@ from ..compare.stats import CORRECTIONS
 from ..errors import ValidationError
 from .agree import VariadicOptionCommand
 from .evaluate import (
-    bounds_of,
     bounds_of_values,
     bounds_option,
     bounds_wanted,
@@ -31,6 +30,7 @@ from .evaluate import (
     input_options,
     judgments_of,
     load_inputs,
+    reader_of,
     resolve,
     rubric_scale,
 )
@@ -185,38 +185,32 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
                   correction=correction, family=family, alpha=alpha, multi=multi, bootstrap=resamples, power=power,
                   power_delta=power_delta)  # fmt: skip
     want = bounds_wanted(bounds, fmt == "table" and not output, runs, {"--human": bool(human)})
-    # long: two ways of reading (whole for the noise floor and the estimates, streamed otherwise), under one bar
+    reader = reader_of(input_format, on_duplicate, scale, rubric_hash)
+    # long: the noise floor and the estimate need every row of every run (read whole, once); so do the bounds
     with resampling_progress():
-        if noise or human:  # the noise floor and the estimate need every row of every run: read whole
-            qrels_obj, run_objs = load_inputs(
-                qrels, runs, input_format, on_duplicate, conv, scale, rubric_hash
-            )
+        if noise or human:
+            qrels_obj, run_objs = load_inputs(qrels, runs, conv, reader)
             found = bounds_of_values(want, qrels_obj, run_objs, parsed, conv)  # the runs as read, not again
             comparison = compare_runs(qrels_obj, run_objs, parsed, conv, labellers=read_labellers(noise, labellers, scale, conv) if noise else None,
-                                      human_qrels=read_human(human, conv, input_format, on_duplicate, scale, rubric_hash),
-                                      estimator=estimator, noise_replicates=replicates, noise_smoothing=smoothing, **chosen)  # fmt: skip
-        else:
-            found = bounds_of(want, True, qrels, runs, parsed, conv, input_format=input_format,
-                              on_duplicate=on_duplicate, scale=scale, rubric_hash=rubric_hash)  # fmt: skip
-            comparison = compare_files(qrels, runs, parsed, conv, input_format=input_format, on_duplicate=on_duplicate,
-                                       scale=scale, rubric_hash=rubric_hash, **chosen)  # fmt: skip
+                                      human_qrels=read_human(human, conv, reader), estimator=estimator,
+                                      noise_replicates=replicates, noise_smoothing=smoothing, **chosen)  # fmt: skip
+            comparison = replace(comparison, results=comparison.results.with_bounds(found))
+        else:  # read as deep as the measures need, or whole once with the bounds
+            comparison = compare_files(qrels, runs, parsed, conv, reader, bounds=want, **chosen)
     _write(
-        replace(comparison, results=comparison.results.with_judgments(judgments).with_bounds(found)),
+        replace(comparison, results=comparison.results.with_judgments(judgments)),
         fmt,
         output,
     )
 
 
-def read_human(path: str | None, conv: Any, input_format: str, on_duplicate: str | None, scale: Any,
-               rubric_hash: str | None) -> Any:  # fmt: skip
+def read_human(path: str | None, conv: Any, reader: Any) -> Any:
     """``--human``'s judgments (None without it), read as QRELS are (:func:`qrelkit.estimation.read_human`)."""
     if not path:
         return None
     from ..estimation import read_human as read
 
-    return read(
-        path, conv, input_format=input_format, on_duplicate=on_duplicate, scale=scale, rubric_hash=rubric_hash
-    )
+    return read(path, conv, reader)
 
 
 #: A draw of at least this many sign vectors, resamples or trials gets a progress bar on a terminal.

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES
-from .evaluate import convention_options, conventions_from, load_inputs, profile_option
+from .evaluate import convention_options, conventions_from, load_inputs, profile_option, reader_of
 
 
 @click.command("conventions")
@@ -74,7 +74,7 @@ def command(
         )
     base = conventions_from(options)
     m = parse(measure)
-    qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, base)
+    qrels_obj, run_objs = load_inputs(qrels, runs, base, reader_of(input_format, on_duplicate))
     head = header(
         qrels={"name": qrels_obj.name, "fingerprint": qrels_obj.fingerprint.to_dict()},
         runs=[{"name": r.name, "fingerprint": r.fingerprint.to_dict()} for r in run_objs],

@@ -121,14 +121,12 @@ def resolve(options: dict[str, Any], on_duplicate: str | None) -> tuple[Conventi
     (:func:`qrelkit.evaluation.plan.reader_options`: an explicit ``--on-duplicate`` wins, else the
     profile's reader option, else ``error``), with the profile announced on stderr. The profile's reader
     options and refusals are applied by the library, not here."""
-    from ..evaluation.plan import reader_options
+    from ..evaluation.plan import ReaderOptions, profile_of
 
     conv = conventions_from(options)
-    rule = reader_options(conv, on_duplicate).on_duplicate
-    if conv.profile is not None:
-        from ..measures.profiles import get_profile
-
-        profile = get_profile(conv.profile)
+    profile = profile_of(conv)
+    rule = ReaderOptions.given(on_duplicate=on_duplicate).resolved(profile).on_duplicate or "error"
+    if profile is not None:
         click.echo(
             f"profile: {conv.profile_label()} ({profile.tool}); on_duplicate={rule}"
             + (f"; refuses: {', '.join(profile.refuses)}" if profile.refuses else ""),
@@ -213,17 +211,6 @@ def bounds_wanted(
     return bool(wanted or bounds_by_default(runs))
 
 
-def bounds_of(wanted: bool | None, table: bool, qrels: str, runs: tuple[str, ...], measures: Any,
-              conv: Conventions, *, refused: dict[str, bool] | None = None, **read: Any) -> Any:  # fmt: skip
-    """The judgment bounds of the files ``runs`` (:func:`qrelkit.evaluation.bounds.bounds_files`, ``read``
-    its reader options) when :func:`bounds_wanted`; ``None`` otherwise."""
-    if not bounds_wanted(wanted, table, runs, refused):
-        return None
-    from ..evaluation.bounds import bounds_files
-
-    return bounds_files(qrels, runs, measures, conv, **read)
-
-
 def bounds_of_values(wanted: bool, qrels: Any, runs: list[Any], measures: Any, conv: Conventions) -> Any:
     """The judgment bounds of judgments and runs already read whole (``wanted`` from :func:`bounds_wanted`),
     so they are not read again; ``None`` when not wanted."""
@@ -293,21 +280,22 @@ def rubric_scale(rubric: str | None) -> tuple[Any, str | None]:
 
 
 def load_inputs(
-    qrels_path: str,
-    run_paths: tuple[str, ...],
-    fmt: str,
-    on_duplicate: str | None,
-    conv: Conventions | None = None,
-    scale: Any = None,
-    rubric_hash: str | None = None,
+    qrels_path: str, run_paths: tuple[str, ...], conv: Conventions | None, reader: Any
 ) -> tuple[Any, list[Any]]:
-    """Judgments and runs read whole (for commands that need every row of every run), with the reader
-    options of ``conv``'s profile (:func:`qrelkit.evaluation.files.read_whole`); ``scale`` and
-    ``rubric_hash`` from :func:`rubric_scale`."""
+    """Judgments and runs read whole (for commands that need every row of every run) with ``reader``'s
+    options (a :class:`qrelkit.evaluation.plan.ReaderOptions`), those unset taken from ``conv``'s profile
+    (:func:`qrelkit.evaluation.files.read_whole`)."""
     from ..evaluation.files import read_whole
 
-    return read_whole(qrels_path, run_paths, conv or DEFAULT, input_format=fmt, on_duplicate=on_duplicate,
-                      scale=scale, rubric_hash=rubric_hash)  # fmt: skip
+    return read_whole(qrels_path, run_paths, conv or DEFAULT, reader)
+
+
+def reader_of(input_format: str, on_duplicate: str | None, scale: Any = None, rubric_hash: str | None = None, *,
+              comments: bool | None = None) -> Any:  # fmt: skip
+    """The reader options a command was given, as one value (:class:`qrelkit.evaluation.plan.ReaderOptions`)."""
+    from ..evaluation.plan import ReaderOptions
+
+    return ReaderOptions.given(input_format, on_duplicate, comments, scale, rubric_hash)
 
 
 OUTPUT_SUFFIXES = {
@@ -495,7 +483,7 @@ def eval_command(
     queries: each mean is estimated from both (docs/prediction-powered.md).
     """
     # long: its docstring is the command's --help; the body parses, calls one function and renders
-    from ..evaluation.files import evaluate_inputs
+    from ..evaluation.files import evaluate_planned_on, plan_inputs
     from ..judgments.manifest import with_run_models
     from ..measures.grammar import parse_all
 
@@ -507,18 +495,18 @@ def eval_command(
         )
     conv = _conventions_noted(options, on_duplicate, measures)
     judgments = with_run_models(judgments_of(qrels, manifest, project), parse_run_models(run_model))
-    scale, rubric_hash = rubric_scale(rubric)
+    reader = reader_of(input_format, on_duplicate, *rubric_scale(rubric), comments=comments)
     if human := human_of(qrels, human, manifest, estimator):
-        return show_estimates(qrels, human, runs, measures, conv, estimator, input_format, on_duplicate, scale,
-                              rubric_hash, engine, out_format, output, file_format, bounds)  # fmt: skip
-    parsed = parse_all(measures) if measures else None
-    read = dict(input_format=input_format, on_duplicate=on_duplicate, scale=scale, rubric_hash=rubric_hash, comments=comments)  # fmt: skip
-    found = bounds_of(bounds, out_format == "table" or (out_format is None and sys.stdout.isatty()), qrels, runs, parsed,
-                      conv, refused={"--engine spark": engine != "local", "--diversity": diversity,
-                                     "--memory-limit": memory_limit is not None}, **read)  # fmt: skip
-    results = _with_progress(runs, lambda **bar: evaluate_inputs(qrels, runs, parsed, conv, engine=engine, master=master,
-        memory_limit=memory_limit, diversity=diversity, strict=strict, **read, **bar))  # fmt: skip
-    _show(results.with_judgments(judgments).with_bounds(found), per_query, out_format, output, file_format, bool(bounds))  # fmt: skip
+        return show_estimates(qrels, human, runs, measures, conv, estimator, reader, engine, out_format, output,
+                              file_format, bounds)  # fmt: skip
+    want = bounds_wanted(bounds, out_format == "table" or (out_format is None and sys.stdout.isatty()), runs,
+                         {"--engine spark": engine != "local", "--diversity": diversity,
+                          "--memory-limit": memory_limit is not None})  # fmt: skip
+    plan = plan_inputs(qrels, runs, parse_all(measures) if measures else None, conv, reader, engine=engine,
+                       memory_limit=memory_limit, diversity=diversity)  # fmt: skip
+    results = _with_progress(runs, lambda **bar: evaluate_planned_on(plan, master=master, strict=strict, bounds=want,
+                                                                       **bar))  # fmt: skip
+    _show(results.with_judgments(judgments), per_query, out_format, output, file_format, bool(bounds))
 
 
 def _conventions_noted(
@@ -534,8 +522,7 @@ def _conventions_noted(
 
 
 def show_estimates(qrels: str, human: str, runs: tuple[str, ...], measures: tuple[str, ...], conv: Conventions,
-                   estimator: str, input_format: str, on_duplicate: str | None, scale: Any, rubric_hash: str | None,
-                   engine: str, out_format: str | None, output: str | None, file_format: Any,
+                   estimator: str, reader: Any, engine: str, out_format: str | None, output: str | None, file_format: Any,
                    bounds: bool | None = None) -> None:  # fmt: skip
     """``eval --human``: :func:`qrelkit.estimation.estimate_files`, rendered, with its warnings on stderr
     (``--bounds`` refused: they bound the means of judgments, not estimates)."""
@@ -549,9 +536,8 @@ def show_estimates(qrels: str, human: str, runs: tuple[str, ...], measures: tupl
         raise click.UsageError(
             f"--human computes locally and writes {'|'.join(FORMATS)} (got {engine}, {fmt})"
         )
-    estimates = estimate_files(qrels, human, runs, parse_all(measures) if measures else None, conv,
-                               estimator=estimator, input_format=input_format, on_duplicate=on_duplicate,
-                               scale=scale, rubric_hash=rubric_hash)  # fmt: skip
+    estimates = estimate_files(qrels, human, runs, parse_all(measures) if measures else None, conv, reader,
+                               estimator=estimator)  # fmt: skip
     text = render_estimates(estimates, fmt)
     if output:
         Path(output).write_text(text, encoding="utf-8")
@@ -645,7 +631,7 @@ def explain_command(
     from ..report.explain import render_explanation_text
 
     conv = conventions_from(options)
-    qrels_obj, (run_obj,) = load_inputs(qrels, (run,), input_format, on_duplicate, conv)
+    qrels_obj, (run_obj,) = load_inputs(qrels, (run,), conv, reader_of(input_format, on_duplicate))
     ex = explain(qrels_obj, run_obj, query_id, measure, conv)
     if out_format == "json":
         payload = (

@@ -11,7 +11,16 @@ import click
 from ..agreement.resample import COMPARE_SEED
 from ..compare import TESTS
 from .compare import NoiseFloorCommand, _permutations, read_human, read_labellers, resampling_progress
-from .evaluate import human_of, human_options, input_options, judgments_of, load_inputs, resolve, rubric_scale
+from .evaluate import (
+    human_of,
+    human_options,
+    input_options,
+    judgments_of,
+    load_inputs,
+    reader_of,
+    resolve,
+    rubric_scale,
+)
 from .options import labellers_option, parse_run_models, run_model_option, seed_option
 
 __all__ = ["command"]
@@ -69,7 +78,8 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     human = human_of(qrels, human, manifest, estimator)
     conv, on_duplicate = resolve(options, on_duplicate)
     scale, rubric_hash = rubric_scale(rubric)
-    qrels_obj, run_objs = load_inputs(qrels, runs, input_format, on_duplicate, conv, scale, rubric_hash)
+    reader = reader_of(input_format, on_duplicate, scale, rubric_hash)
+    qrels_obj, run_objs = load_inputs(qrels, runs, conv, reader)
     pair = read_labellers(noise, labellers, scale, conv) if noise else None
     # long: the estimates, the noise floor and the report's draws, all read before one page is written
     with resampling_progress():
@@ -77,7 +87,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
             qrels_obj, run_objs, parse_all(measures) if measures else None, conv, labellers=pair,
             judgments=judgments, command=shlex.join(["qrelkit", *sys.argv[1:]]), baseline=list(baselines) or None,
             test=test, permutations=perms, seed=seed, estimator=estimator,
-            human_qrels=read_human(human, conv, input_format, on_duplicate, scale, rubric_hash),
+            human_qrels=read_human(human, conv, reader),
         )  # fmt: skip
     page = report_page(dossier)
     from ..formats.outputs import write_output

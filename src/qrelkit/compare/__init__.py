@@ -703,25 +703,16 @@ def compare_files(
     run_paths: Sequence[Any],
     measures: Sequence[Any] | None = None,
     conventions: Any = None,
+    reader: Any = None,
     *,
-    input_format: str = "auto",
-    on_duplicate: str | None = None,
-    scale: Sequence[int] | None = None,
-    rubric_hash: str | None = None,
+    bounds: bool = False,
     **options: Any,
 ) -> Comparison:
-    """Evaluate run files with :func:`qrelkit.evaluation.files.evaluate_files` (read only as deep as the measures
-    need, as ``eval`` does) and :func:`compare` them."""
-    from ..evaluation.files import evaluate_files
+    """Evaluate run files as ``eval`` does (:func:`qrelkit.evaluation.files.evaluate_planned_on`: read only as
+    deep as the measures need; with ``bounds``, read whole once and each run's judgment bounds attached) and
+    :func:`compare` them. ``reader``: the reader options (a :class:`qrelkit.evaluation.plan.ReaderOptions`)."""
+    from ..evaluation.files import evaluate_planned_on, plan_inputs
+    from ..measures.conventions import DEFAULT
 
-    results = evaluate_files(
-        qrels_path,
-        run_paths,
-        measures,
-        conventions,
-        input_format=input_format,
-        on_duplicate=on_duplicate,
-        scale=scale,
-        rubric_hash=rubric_hash,
-    )
-    return compare(results, **options)
+    plan = plan_inputs(qrels_path, run_paths, measures, conventions or DEFAULT, reader)
+    return compare(evaluate_planned_on(plan, bounds=bounds), **options)

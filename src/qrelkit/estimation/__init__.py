@@ -372,21 +372,12 @@ def estimate_runs(
     return estimate(model, human, estimator, alpha=alpha)
 
 
-def read_human(
-    path: Any,
-    conventions: Any,
-    *,
-    input_format: str = "auto",
-    on_duplicate: str | None = None,
-    scale: Sequence[int] | None = None,
-    rubric_hash: str | None = None,
-) -> Any:
-    """The people's judgments read as the model's are (the profile's reader options, the same rubric)."""
-    from ..evaluation.files import read_judgments
-    from ..evaluation.plan import reader_options
+def read_human(path: Any, conventions: Any, reader: Any = None) -> Any:
+    """The people's judgments read as the model's are (``reader``'s options, a
+    :class:`qrelkit.evaluation.plan.ReaderOptions`, those unset taken from the profile; the same rubric)."""
+    from ..evaluation.plan import read_judgments, whole_plan
 
-    options = reader_options(conventions, on_duplicate)
-    return read_judgments(path, input_format, options.on_duplicate, scale, rubric_hash, options.comments)
+    return read_judgments(whole_plan(path, (), conventions, reader))
 
 
 def estimate_files(
@@ -395,25 +386,20 @@ def estimate_files(
     run_paths: Sequence[Any],
     measures: Sequence[Any] | None = None,
     conventions: Any = None,
+    reader: Any = None,
     *,
     estimator: str = DEFAULT_ESTIMATOR,
     alpha: float = 0.05,
-    input_format: str = "auto",
-    on_duplicate: str | None = None,
-    scale: Sequence[int] | None = None,
-    rubric_hash: str | None = None,
 ) -> Estimates:
-    """:func:`estimate_runs` over files: ``MODEL_QRELS``, ``HUMAN_QRELS`` and the runs, read whole with the
-    reader options of ``conventions``' profile (``qrelkit eval --human``'s way in)."""
+    """:func:`estimate_runs` over files: ``MODEL_QRELS``, ``HUMAN_QRELS`` and the runs, read whole with
+    ``reader``'s options (those unset taken from ``conventions``' profile; ``qrelkit eval --human``'s way in)."""
     from ..evaluation.files import read_whole
     from ..measures.conventions import DEFAULT
 
     conv = conventions or DEFAULT
     check_estimator(estimator)
-    model_qrels, runs = read_whole(model_path, run_paths, conv, input_format=input_format,
-                                   on_duplicate=on_duplicate, scale=scale, rubric_hash=rubric_hash)  # fmt: skip
-    human_qrels = read_human(human_path, conv, input_format=input_format, on_duplicate=on_duplicate,
-                             scale=scale, rubric_hash=rubric_hash)  # fmt: skip
+    model_qrels, runs = read_whole(model_path, run_paths, conv, reader)
+    human_qrels = read_human(human_path, conv, reader)
     return estimate_runs(model_qrels, human_qrels, runs, measures, conv, estimator=estimator, alpha=alpha)
 
 

@@ -320,25 +320,12 @@ def bounds_files(
     run_paths: Sequence[str | Path],
     measures: Iterable[str | Measure] | None,
     conventions: Conventions,
-    *,
-    input_format: str = "auto",
-    on_duplicate: str | None = None,
-    comments: bool | None = None,
-    scale: Sequence[int] | None = None,
-    rubric_hash: str | None = None,
+    reader: Any = None,
 ) -> Bounds:
     """:func:`judgment_bounds` of files, read whole as :func:`qrelkit.evaluation.files.read_whole` reads
-    them (the profile's reader options)."""
+    them (``reader``'s options, a :class:`qrelkit.evaluation.plan.ReaderOptions`, those unset the profile's).
+    An evaluation that wants its bounds reads once for both (:func:`qrelkit.evaluation.files.evaluate_bounded`)."""
     from .files import read_whole
 
-    qrels, runs = read_whole(
-        qrels_path,
-        run_paths,
-        conventions,
-        input_format=input_format,
-        on_duplicate=on_duplicate,
-        comments=comments,
-        scale=scale,
-        rubric_hash=rubric_hash,
-    )
+    qrels, runs = read_whole(qrels_path, run_paths, conventions, reader)
     return judgment_bounds(qrels, runs, measures, conventions)

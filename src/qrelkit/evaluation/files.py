@@ -13,11 +13,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import StepAside, Ungrouped, ValidationError
+from ..errors import StepAside, ValidationError
 from ..fingerprint import Fingerprint, hash_ahead
 from ..measures.conventions import DEFAULT, Conventions
 from ..measures.grammar import DIVERSITY_DEFAULT_MEASURES, Measure, parse_measures
@@ -30,7 +29,19 @@ from .core import (
     evaluate_run_batches,
     tie_order_for,
 )
-from .plan import IN_MEMORY_FACTOR, ReadingPlan, check_limit, plan_reading
+from .plan import (
+    Batches,
+    Inputs,
+    ReaderOptions,
+    ReadingPlan,
+    check_limit,
+    plan_reading,
+    read_judgments,
+    read_run_file,
+    read_runs_whole,
+    small_runs,
+)
+from .plan import read_whole as read_whole_plan
 from .results import Results, RunValues, assemble
 
 if TYPE_CHECKING:
@@ -38,75 +49,22 @@ if TYPE_CHECKING:
     from ..engine.tie_order import TieOrder
 
 
-def read_judgments(
-    path: str | Path,
-    input_format: str,
-    on_duplicate: str,
-    scale: Sequence[int] | None,
-    rubric_hash: str | None,
-    comments: bool = False,
-) -> Qrels:
-    """The judgments, read whole, carrying the rubric's hash when one was given."""
-    from ..data.values import Qrels
-    from ..formats import read_qrels
-
-    # input_format and on_duplicate are checked by the reader (one of FORMAT_CHOICES/ON_DUPLICATE_CHOICES)
-    qrels = read_qrels(path, format=input_format, scale=scale, on_duplicate=on_duplicate, comments=comments)
-    if rubric_hash is not None:
-        qrels = Qrels(qrels.frame, qrels.fingerprint, qrels.name, qrels.scale, rubric_hash, qrels.meta)
-    return qrels
-
-
 def read_whole(
     qrels_path: str | Path,
     run_paths: Sequence[str | Path],
     conventions: Conventions,
-    *,
-    input_format: str = "auto",
-    on_duplicate: str | None = None,
-    comments: bool | None = None,
-    scale: Sequence[int] | None = None,
-    rubric_hash: str | None = None,
+    reader: ReaderOptions | None = None,
 ) -> tuple[Qrels, list[Run]]:
     """Judgments and runs read whole, for work that needs every row of every run (compare, report,
-    explain, the conventions sweep), with the reader options of ``conventions``' profile
-    (:func:`qrelkit.evaluation.plan.reader_options`) unless given."""
-    from .plan import reader_options
+    explain, the conventions sweep, the bounds, the estimates), by the plan for every row
+    (:func:`qrelkit.evaluation.plan.plan_reading` with ``need="whole"``) with ``reader``'s options, those
+    left unset taken from ``conventions``' profile."""
+    from .plan import read_whole as read
+    from .plan import whole_plan
 
-    options = reader_options(conventions, on_duplicate, comments)
-    qrels = read_judgments(
-        qrels_path, input_format, options.on_duplicate, scale, rubric_hash, options.comments
-    )
-    return qrels, _read_runs_whole(run_paths, input_format, options.on_duplicate, options.comments)
+    return read(whole_plan(qrels_path, run_paths, conventions, reader))
 
 
-def _read_runs_whole(
-    run_paths: Sequence[str | Path], input_format: str, on_duplicate: str, comments: bool
-) -> list[Run]:
-    """Each run read whole by the readers of steps 2-4 of :mod:`qrelkit.formats.trec` (which check
-    ``input_format`` and ``on_duplicate``)."""
-    from ..formats import read_run
-
-    return [read_run(p, format=input_format, on_duplicate=on_duplicate, comments=comments) for p in run_paths]
-
-
-def _gzip_bounded(function: Callable[..., Results]) -> Callable[..., Results]:
-    """Run ``function`` with its ``memory_limit`` as a bound on what a gzip file read whole may expand to
-    (:func:`qrelkit.formats.trec.common.gzip_limit`): ``--memory-limit`` holds for compressed input too."""
-    import functools
-
-    @functools.wraps(function)
-    def bounded(*args: Any, **kwargs: Any) -> Results:
-        from ..formats.trec.common import gzip_limit
-        from .plan import parse_limit
-
-        with gzip_limit(parse_limit(kwargs.get("memory_limit"))):
-            return function(*args, **kwargs)
-
-    return bounded
-
-
-@_gzip_bounded
 def evaluate_files(
     qrels_path: str | Path,
     run_paths: Sequence[str | Path],
@@ -160,50 +118,66 @@ def evaluate_files(
     run is finished, ``on_bytes(n)`` as bytes are read. ``strict`` refuses where the profile's tool would
     have stopped (see :func:`qrelkit.evaluation.core.evaluate`).
     """
-    from ..formats.trec.small import SMALL_FILE_BYTES
-
     conv = conventions or DEFAULT
     parsed = parse_measures(DIVERSITY_DEFAULT_MEASURES if diversity and measures is None else measures)
     check_judgments_kind(parsed, diversity)
-    plan = plan_reading(
-        conv,
-        parsed,
-        memory_limit=memory_limit,
-        diversity=diversity,
-        on_duplicate=on_duplicate,
-        comments=comments,
-        qrels=qrels_path if isinstance(qrels_path, str) else None,
-    )
-    from ..formats.trec.common import check_inputs
+    reader = ReaderOptions.given(input_format, on_duplicate, comments, scale, rubric_hash)
+    inputs = Inputs.build(qrels_path, run_paths, parsed, conv, reader, memory_limit=memory_limit,
+                          diversity=diversity)  # fmt: skip
+    return evaluate_planned(plan_reading(inputs), progress=progress, on_bytes=on_bytes, strict=strict)
 
-    check_inputs(qrels_path, run_paths, input_format)
+
+def evaluate_planned(
+    plan: ReadingPlan,
+    *,
+    progress: Callable[[int, int, str], None] | None = None,
+    on_bytes: Callable[[int], None] | None = None,
+    strict: bool = False,
+) -> Results:
+    """Execute ``plan`` (:func:`qrelkit.evaluation.plan.plan_reading`) on this process: read its inputs'
+    judgments and runs by its route and readers and evaluate them (see :func:`evaluate_files`), with
+    ``memory_limit`` a bound on what a gzip file read whole may expand to too
+    (:func:`qrelkit.formats.trec.common.gzip_limit`)."""
+    from ..formats.trec.common import gzip_limit
+
+    with gzip_limit(plan.memory_limit):
+        return _evaluate_planned(plan, progress, on_bytes, strict)
+
+
+def _evaluate_planned(
+    plan: ReadingPlan,
+    progress: Callable[[int, int, str], None] | None,
+    on_bytes: Callable[[int], None] | None,
+    strict: bool,
+) -> Results:
+    from ..formats.trec.common import check_inputs
+    from ..formats.trec.small import SMALL_FILE_BYTES
+
+    inputs = plan.inputs
+    assert inputs is not None
+    qrels_path, run_paths, parsed, conv = inputs.qrels, inputs.runs, list(inputs.measures), inputs.conventions
+    check_judgments_kind(parsed, inputs.diversity)
+    check_inputs(qrels_path, run_paths, plan.options.input_format)
     if plan.memory_limit is not None:
         check_limit(plan, qrels_path, run_paths)  # below what the process holds reading the runs: refused
     if plan.route == "diversity":
-        return _evaluate_diversity_files(
-            qrels_path, run_paths, measures, conv, input_format, plan, scale, rubric_hash, progress, strict
-        )
+        return _evaluate_diversity_files(plan, progress, strict)
     large = [Path(p) for p in run_paths if Path(p).is_file() and Path(p).stat().st_size > SMALL_FILE_BYTES]
     hash_ahead(large)  # runs too large for the small path, hashed while the readers' libraries load
     if plan.route == "whole":
-        return _evaluate_whole_files(qrels_path, run_paths, parsed, conv, input_format, plan, scale,
-                                     rubric_hash, progress, strict)  # fmt: skip
+        return evaluate_whole(plan, read_whole_plan(plan), progress=progress, strict=strict)
     counters = {
         str(Path(p)): _FileBytes(on_bytes, Path(p).stat().st_size)
         for p in run_paths
         if on_bytes is not None and Path(p).is_file()
     }  # each run's bytes, reported once whichever readers read it
     refused: set[str] = set()  # runs whose native pass stepped aside on the way: Arrow's parse is next
-    if "small" in plan.readers:
-        small = _evaluate_small(
-            Path(qrels_path), [Path(p) for p in run_paths], parsed, conv, input_format, plan, scale,
-            rubric_hash, progress, counters, refused,
-        )  # fmt: skip
-        if small is not None:
-            if strict:
-                small.check_strict()
-            return small.with_reading(plan)
-    qrels = read_judgments(qrels_path, input_format, plan.on_duplicate, scale, rubric_hash, plan.comments)
+    small = _evaluate_small(plan, progress, counters, refused)
+    if small is not None:
+        if strict:
+            small.check_strict()
+        return small.with_reading(plan)
+    qrels = read_judgments(plan)
     check_gains(qrels, parsed, conv)
     done = 0
 
@@ -211,8 +185,10 @@ def evaluate_files(
         nonlocal done
         path = Path(path_like)
         counted = counters.get(str(path))
-        native = str(path) not in refused
-        result = _evaluate_run_file(path, plan, qrels, parsed, conv, input_format, counted, native)
+        read = read_run_file(plan, path, counted, native=str(path) not in refused)
+        result = str(path), _evaluate_read(read, qrels, parsed, conv)
+        if counted is not None:
+            counted.finish()
         done += 1
         if progress is not None:
             progress(done, len(run_paths), Path(path_like).name)
@@ -233,116 +209,53 @@ def evaluate_files(
     return results.with_reading(plan)
 
 
-def _evaluate_whole_files(
-    qrels_path: str | Path,
-    run_paths: Sequence[str | Path],
-    parsed: Sequence[Measure],
-    conv: Conventions,
-    input_format: str,
+def evaluate_whole(
     plan: ReadingPlan,
-    scale: Sequence[int] | None,
-    rubric_hash: str | None,
-    progress: Callable[[int, int, str], None] | None,
-    strict: bool,
+    read: tuple[Qrels, list[Run]],
+    *,
+    progress: Callable[[int, int, str], None] | None = None,
+    strict: bool = False,
 ) -> Results:
-    """The ``whole`` route: a profile whose refusals look at every row (gdeval, sklearn) reads each run
-    whole and evaluates it with :func:`qrelkit.evaluation.core.evaluate`, which applies them."""
-    qrels, runs = read_whole(
-        qrels_path, run_paths, conv, input_format=input_format, on_duplicate=plan.on_duplicate,
-        comments=plan.comments, scale=scale, rubric_hash=rubric_hash,
-    )  # fmt: skip
-    return evaluate(qrels, runs, parsed, conv, progress=progress, strict=strict).with_reading(plan)
+    """Judgments and runs read whole (``read``, by :func:`qrelkit.evaluation.plan.read_whole`) evaluated with
+    :func:`qrelkit.evaluation.core.evaluate`, which applies a profile's refusals (the ``whole`` route:
+    gdeval, sklearn), the plan recorded. What else needs every row (the judgment bounds) shares ``read``."""
+    assert plan.inputs is not None
+    qrels, runs = read
+    parsed = list(plan.inputs.measures)
+    results = evaluate(qrels, runs, parsed, plan.inputs.conventions, progress=progress, strict=strict)
+    return results.with_reading(plan)
 
 
-def _too_big(path: Path, limit: int | None) -> bool:
-    """Whether a run held whole would break the memory limit: reading a run whole costs about
-    :data:`IN_MEMORY_FACTOR` bytes of memory per byte of its text (columns, join, sort), on top of what the
-    process holds already (interpreter, libraries, judgments)."""
-    if limit is None or not path.is_file():
-        return False
-    from ..formats.external import process_bytes
-    from ..formats.trec.common import text_bytes
-
-    return process_bytes() + text_bytes(path) * IN_MEMORY_FACTOR > limit
-
-
-def _evaluate_run_file(
-    path: Path,
+def evaluate_bounded(
     plan: ReadingPlan,
-    qrels: Qrels,
-    parsed: Sequence[Measure],
-    conv: Conventions,
-    input_format: str,
-    counted: _FileBytes | None,
-    native: bool = True,
-) -> tuple[str, RunValues]:
-    """One run file on the ``readers`` route, past the small path: streamed, sorted on disk by DuckDB, or
-    read by the robust reader, in the order :mod:`qrelkit.formats.trec` gives; ``counted`` reports its
-    bytes read; ``native=False``: the native scanner's pass at the plan's depth already stepped aside for
-    this run (:class:`~qrelkit.formats.trec.small.ScannerRefused`), so streaming starts at Arrow's."""
-    from ..formats import detect_format, read_run, read_run_streaming
-    from ..formats.external import LayoutRefused, run_batches, sort_budget
-    from ..formats.trec.small import SMALL_FILE_BYTES
+    *,
+    progress: Callable[[int, int, str], None] | None = None,
+    strict: bool = False,
+) -> Results:
+    """The evaluation of ``plan``'s inputs with each run's judgment bounds
+    (:func:`qrelkit.evaluation.bounds.judgment_bounds`) attached. The bounds need every row of every run, so
+    the runs are read whole once (the plan for every row, :func:`qrelkit.evaluation.plan.plan_reading` with
+    ``need="whole"``, recorded as the reading) and the evaluation and the bounds share what was read."""
+    from .bounds import judgment_bounds
 
-    depth, on_duplicate = plan.depth, plan.on_duplicate
-    trec = detect_format(path) == "trec" if input_format == "auto" else input_format == "trec"
-    run = None
-    external = None  # why the run is sorted on disk, when it is
-    big = _too_big(path, plan.memory_limit)  # held whole, it would break the memory limit
-    # what every reader is told: the duplicate policy, the depth the measures need, the precision of the
-    # scores ranked, comment lines
-    how = {"on_duplicate": on_duplicate, "keep_top": depth, "rank_single": plan.rank_single,
-           "comments": plan.comments}  # fmt: skip
-    if big:
-        if depth is not None:
-            run = read_run_streaming(path, on_bytes=counted, native=native, **how)
-        if run is None:
-            external = "the file would not fit under the memory limit"
-    elif trec and path.is_file():
-        try:
-            run = read_run_streaming(path, on_bytes=counted, grouped_only=depth is None, native=native, **how)
-        except Ungrouped:
-            if find_spec("duckdb") is not None:
-                external = "a measure needs every document and the lines are not grouped by query"
-            else:  # without the optional DuckDB (qrelkit[scale]) the run is held whole by the streaming reader
-                run = read_run_streaming(path, on_bytes=counted, **how)
-        if (
-            run is None
-            and external is None
-            and on_duplicate != "error"
-            and path.stat().st_size > SMALL_FILE_BYTES
-            and find_spec("duckdb") is not None
-        ):  # a document given twice, perhaps: the policy is applied on disk rather than holding the run
-            external = f"documents given twice are resolved on disk (--on-duplicate {on_duplicate})"
-        elif run is None and external is None:
-            run = read_run(path, reader="robust", **how)
-    if external is not None:
-        try:
-            batches, fingerprint, name, meta = run_batches(
-                path,
-                memory_limit=plan.memory_limit or sort_budget(),
-                on_duplicate=on_duplicate,
-                reason=external,
-                on_bytes=counted,
-                comments=plan.comments,
-            )
-        except LayoutRefused:
-            if big:
-                raise  # held whole, the run would break the memory limit
-            run = read_run(path, reader="robust", **how)  # a layout only it takes
-            external = None
+    assert plan.inputs is not None
+    whole = plan if plan.route == "whole" else plan_reading(plan.inputs, need="whole")
+    read = read_whole_plan(whole)
+    # the bounds first, as each run's are computed on its own: an error in a run is said before two runs' names
+    found = judgment_bounds(read[0], read[1], list(plan.inputs.measures), plan.inputs.conventions)
+    return evaluate_whole(whole, read, progress=progress, strict=strict).with_bounds(found)
+
+
+def _evaluate_read(
+    read: Run | Batches, qrels: Qrels, parsed: Sequence[Measure], conv: Conventions
+) -> RunValues:
+    """One run as the plan's chain read it (a Run, or batches sorted on disk by DuckDB), evaluated."""
     ties = tie_order_for(conv)
-    if external is not None:
-        queries, values = evaluate_run_batches(qrels, batches, parsed, conv, tie_order=ties)
-        if counted is not None:
-            counted.finish()
-        return str(path), RunValues(name, fingerprint, meta, queries, values, _found(ties))
-    if run is None:
-        run = read_run(path, format=input_format, on_bytes=counted, **how)
-    queries, values = evaluate_run(qrels, run, parsed, conv, tie_order=ties)
-    if counted is not None:
-        counted.finish()
-    return str(path), RunValues(run.name, run.fingerprint, dict(run.meta), queries, values, _found(ties))
+    if isinstance(read, Batches):
+        queries, values = evaluate_run_batches(qrels, read.batches, parsed, conv, tie_order=ties)
+        return RunValues(read.name, read.fingerprint, read.meta, queries, values, _found(ties))
+    queries, values = evaluate_run(qrels, read, parsed, conv, tie_order=ties)
+    return RunValues(read.name, read.fingerprint, dict(read.meta), queries, values, _found(ties))
 
 
 def _found(ties: TieOrder | None) -> dict[str, tuple[str, ...]]:
@@ -355,74 +268,98 @@ def evaluate_inputs(
     runs: Sequence[str],
     measures: Iterable[str | Measure] | None,
     conventions: Conventions,
+    reader: ReaderOptions | None = None,
     *,
     engine: str = "local",
     master: str | None = None,
-    input_format: str = "auto",
-    on_duplicate: str | None = None,
-    scale: Sequence[int] | None = None,
-    rubric_hash: str | None = None,
     memory_limit: str | None = None,
-    comments: bool | None = None,
     diversity: bool = False,
     strict: bool = False,
     progress: Callable[[int, int, str], None] | None = None,
     on_bytes: Callable[[int], None] | None = None,
+    bounds: bool = False,
 ) -> Results:
     """``qrelkit eval``'s library call: judgments and runs by path (or, with ``engine="spark"``, Parquet
-    folders and table names too), ``rubric`` a rubric file whose scale the grades must lie on and whose
-    hash the results carry. Local evaluation is :func:`evaluate_files`; Spark's is
-    :func:`qrelkit.evaluation.spark.evaluate_inputs`; both read by the same plan
-    (:func:`qrelkit.evaluation.plan.plan_reading`), which refuses what the engine cannot honour."""
-    parsed = parse_measures(DIVERSITY_DEFAULT_MEASURES if diversity and measures is None else measures)
-    folders = [p for p in (qrels, *runs) if Path(p).is_dir()]
-    plan_reading(conventions, parsed, engine=engine, memory_limit=memory_limit, diversity=diversity,
-                 on_duplicate=on_duplicate, comments=comments, folders=folders, qrels=qrels)  # fmt: skip
-    if engine == "spark":
-        from .spark import evaluate_inputs as on_spark
+    folders and table names too), ``reader`` the reader options (a rubric's scale the grades must lie on
+    and its hash the results carry among them). The inputs are planned once
+    (:func:`qrelkit.evaluation.plan.plan_reading`, which refuses what the engine cannot honour) and the plan
+    executed here (:func:`evaluate_planned`) or on Spark (:func:`qrelkit.evaluation.spark.evaluate_planned`);
+    ``bounds``: each run's judgment bounds too, from the same reading (:func:`evaluate_bounded`)."""
+    return evaluate_planned_on(plan_inputs(qrels, runs, measures, conventions, reader, engine=engine,
+                                           memory_limit=memory_limit, diversity=diversity),
+                               master=master, strict=strict, progress=progress, on_bytes=on_bytes,
+                               bounds=bounds)  # fmt: skip
 
-        results = on_spark(qrels, runs, parsed, conventions, master=master, input_format=input_format,
-                           on_duplicate=on_duplicate, scale=scale, rubric_hash=rubric_hash, comments=comments)  # fmt: skip
+
+def plan_inputs(
+    qrels: str | Path,
+    runs: Sequence[str | Path],
+    measures: Iterable[str | Measure] | None,
+    conventions: Conventions,
+    reader: ReaderOptions | None = None,
+    *,
+    engine: str = "local",
+    memory_limit: int | str | None = None,
+    diversity: bool = False,
+) -> ReadingPlan:
+    """The plan of an evaluation of files given by path (or, on Spark, folders and tables): the measures
+    parsed (the diversity measures by default with ``diversity``), the inputs built once, the plan made."""
+    parsed = parse_measures(DIVERSITY_DEFAULT_MEASURES if diversity and measures is None else measures)
+    folders = [str(p) for p in (qrels, *runs) if Path(p).is_dir()]
+    inputs = Inputs.build(qrels, runs, parsed, conventions, reader, engine=engine, memory_limit=memory_limit,
+                          diversity=diversity)  # fmt: skip
+    return plan_reading(inputs, folders=folders)
+
+
+def evaluate_planned_on(
+    plan: ReadingPlan,
+    *,
+    master: str | None = None,
+    strict: bool = False,
+    progress: Callable[[int, int, str], None] | None = None,
+    on_bytes: Callable[[int], None] | None = None,
+    bounds: bool = False,
+) -> Results:
+    """Execute ``plan`` where its engine computes: Spark (:func:`qrelkit.evaluation.spark.evaluate_planned`)
+    or this process (:func:`evaluate_planned`); with ``bounds``, each run's judgment bounds too, from the
+    same reading (:func:`evaluate_bounded`)."""
+    if bounds:  # every row of every run: read whole once, for the evaluation and the bounds alike
+        return evaluate_bounded(plan, progress=progress, strict=strict)
+    if plan.route == "spark":
+        from .spark import evaluate_planned as on_spark
+
+        results = on_spark(plan, master=master)
         if strict:
             results.check_strict()
         return results
-    return evaluate_files(
-        qrels, runs, None if diversity and measures is None else parsed, conventions, input_format=input_format,
-        on_duplicate=on_duplicate, scale=scale, rubric_hash=rubric_hash, memory_limit=memory_limit,
-        progress=progress, on_bytes=on_bytes, strict=strict, comments=comments, diversity=diversity,
-    )  # fmt: skip
+    return evaluate_planned(plan, progress=progress, on_bytes=on_bytes, strict=strict)
 
 
 def _evaluate_diversity_files(
-    qrels_path: str | Path,
-    run_paths: Sequence[str | Path],
-    measures: Iterable[str | Measure] | None,
-    conventions: Conventions | None,
-    input_format: str,
-    plan: ReadingPlan,
-    scale: Sequence[int] | None,
-    rubric_hash: str | None,
-    progress: Callable[[int, int, str], None] | None,
-    strict: bool,
+    plan: ReadingPlan, progress: Callable[[int, int, str], None] | None, strict: bool
 ) -> Results:
     """:func:`evaluate_files` for diversity judgments: the judgments by their one reader, each run whole."""
     from ..data.values import DiversityQrels
     from ..formats import read_diversity_qrels
 
-    on_duplicate, comments = plan.on_duplicate, plan.comments
-    parsed = parse_measures(DIVERSITY_DEFAULT_MEASURES if measures is None else measures)
-    if input_format not in ("auto", "trec"):
+    inputs, options = plan.inputs, plan.options
+    assert inputs is not None
+    if options.input_format not in ("auto", "trec"):
         raise ValidationError(
-            f"diversity judgments are TREC text (query_id subtopic doc_id grade), not {input_format}",
+            f"diversity judgments are TREC text (query_id subtopic doc_id grade), not {options.input_format}",
             fix="convert them to TREC text, or pass --input-format trec",
         )
-    judgments = read_diversity_qrels(qrels_path, scale=scale, on_duplicate=on_duplicate, comments=comments)
-    if rubric_hash is not None:
+    judgments = read_diversity_qrels(inputs.qrels, scale=options.scale, on_duplicate=plan.on_duplicate,
+                                     comments=plan.comments)  # fmt: skip
+    if options.rubric_hash is not None:
         judgments = DiversityQrels(
-            judgments.frame, judgments.fingerprint, judgments.name, judgments.meta, rubric_hash
+            judgments.frame, judgments.fingerprint, judgments.name, judgments.meta, options.rubric_hash
         )
-    runs = _read_runs_whole(run_paths, input_format, on_duplicate, comments)
-    return evaluate(judgments, runs, parsed, conventions, progress=progress, strict=strict).with_reading(plan)
+    runs = read_runs_whole(plan)
+    results = evaluate(
+        judgments, runs, list(inputs.measures), inputs.conventions, progress=progress, strict=strict
+    )
+    return results.with_reading(plan)
 
 
 @dataclass(frozen=True)
@@ -457,34 +394,28 @@ class _FileBytes:
 
 
 def _evaluate_small(
-    qrels_path: Path,
-    run_paths: list[Path],
-    parsed: Sequence[Measure],
-    conv: Conventions,
-    input_format: str,
     plan: ReadingPlan,
-    scale: Sequence[int] | None,
-    rubric_hash: str | None,
     progress: Callable[[int, int, str], None] | None,
     counters: dict[str, _FileBytes],
     refused: set[str] | None = None,
 ) -> Results | None:
-    """Step 1 of :mod:`qrelkit.formats.trec`, evaluated with numpy alone: small clean judgments, and each
-    run a small clean file read whole (``reader: small``) or, when every measure has a cutoff, a clean run
-    of any size read only to that depth by the native scanner, with the rows and the provenance the
-    streaming reader gives it (:func:`qrelkit.formats.trec.small.top_columns`); under a memory limit one
-    run at a time. ``None`` when any input steps aside (nothing was reported then but bytes read, through
-    ``counters``, and the runs whose native pass stepped aside, added to ``refused``: the caller starts
-    again)."""
+    """Step 1 of :mod:`qrelkit.formats.trec`, evaluated with numpy alone, when the plan takes it
+    (:func:`qrelkit.evaluation.plan.small_runs`): small clean judgments, and each run a small clean file read
+    whole (``reader: small``) or, when every measure has a cutoff, a clean run of any size read only to that
+    depth by the native scanner, with the rows and the provenance the streaming reader gives it
+    (:func:`qrelkit.formats.trec.small.top_columns`); under a memory limit one run at a time. ``None`` when
+    any input steps aside (nothing was reported then but bytes read, through ``counters``, and the runs whose
+    native pass stepped aside, added to ``refused``: the caller starts again)."""
     from ..engine.kernels import gain_overflows
     from ..engine.small import Judgments, evaluate_columns, grades_within
-    from ..formats.trec.small import ScannerRefused, eligible, read_columns, readable, top_columns
+    from ..formats.trec.small import ScannerRefused, read_columns, top_columns
 
-    if not run_paths or not eligible([qrels_path], input_format):
-        return None
-    whole = {p for p in run_paths if eligible([p], input_format) and not _too_big(p, plan.memory_limit)}
-    to_depth = plan.depth is not None and "native" in plan.readers  # the rest read to the depth
-    if len(whole) < len(run_paths) and not (to_depth and readable(run_paths, input_format)):
+    inputs = plan.inputs
+    assert inputs is not None
+    qrels_path, run_paths = Path(inputs.qrels), [Path(p) for p in inputs.runs]
+    parsed, conv, scale = list(inputs.measures), inputs.conventions, plan.options.scale
+    whole = small_runs(plan, qrels_path, run_paths)
+    if whole is None:
         return None
     try:
         qcols = read_columns(qrels_path, "qrels", plan.comments)
@@ -541,6 +472,6 @@ def _evaluate_small(
         qrels_path.name,
         qcols.fingerprint,
         {"source": str(qrels_path), "duplicates_removed": 0, "on_duplicate": plan.on_duplicate},
-        rubric_hash,
+        plan.options.rubric_hash,
     )
     return assemble(qrels, parsed, conv, items)

@@ -31,15 +31,20 @@ read whole by their resolver, the small path (which reads judgments as a file) i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from importlib.util import find_spec
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._typing import ON_DUPLICATE_CHOICES
 from ..errors import UsageError
 from ..measures.conventions import Conventions
 from ..measures.grammar import Measure, required_depth
+
+if TYPE_CHECKING:
+    from ..data.values import Qrels, Run
+    from ..measures.profiles import Profile
 
 #: The readers each route tries, in order (the names are those of :mod:`qrelkit.formats.trec`).
 ROUTES: dict[str, tuple[str, ...]] = {
@@ -53,11 +58,56 @@ ROUTES: dict[str, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class ReaderOptions:
-    """What every reader of an evaluation is told, and where each choice came from."""
+    """The five options every reader of an evaluation is told, as one value: the input format, the rule for a
+    document given twice, whether lines beginning with ``#`` are comments, the rubric's scale the grades must
+    lie on and the rubric's hash the judgments carry. As given at the door, ``on_duplicate`` and ``comments``
+    may be ``None`` (the profile's choice, else the default); :meth:`resolved` fills them in and records where
+    each came from (``source``)."""
 
-    on_duplicate: str
-    comments: bool
-    source: tuple[tuple[str, str], ...]  # (option, "given" | "profile NAME" | "default")
+    input_format: str = "auto"
+    on_duplicate: str | None = None
+    comments: bool | None = None
+    scale: tuple[int, ...] | None = None
+    rubric_hash: str | None = None
+    source: tuple[tuple[str, str], ...] = ()  # (option, "given" | "profile NAME" | "default"), once resolved
+
+    @classmethod
+    def given(
+        cls,
+        input_format: str = "auto",
+        on_duplicate: str | None = None,
+        comments: bool | None = None,
+        scale: Sequence[int] | None = None,
+        rubric_hash: str | None = None,
+    ) -> ReaderOptions:
+        """The options as a caller gives them (keywords at a door: the API, the command line, Spark)."""
+        return cls(input_format, on_duplicate, comments, None if scale is None else tuple(scale), rubric_hash)
+
+    def resolved(self, profile: Profile | None) -> ReaderOptions:
+        """Each option given wins, else ``profile``'s (``--profile trec_eval`` skips lines beginning with
+        ``#`` as trec_eval 10 does; a profile whose tool keeps the last line of a document given twice keeps
+        it too), else the default (a document given twice is an error; no line is a comment)."""
+        if self.source:
+            return self
+        label = f"profile {profile.name}" if profile is not None else "default"
+        source = []
+        on_duplicate = self.on_duplicate
+        if on_duplicate is None:
+            on_duplicate = profile.on_duplicate if profile is not None else "error"
+            source.append(("on_duplicate", label))
+        else:
+            source.append(("on_duplicate", "given"))
+        if on_duplicate not in ON_DUPLICATE_CHOICES:
+            from ..data.values import check_choice
+
+            check_choice(on_duplicate, ON_DUPLICATE_CHOICES, "on_duplicate")
+        comments = self.comments
+        if comments is None:
+            comments = bool(profile is not None and profile.comments)
+            source.append(("comments", label))
+        else:
+            source.append(("comments", "given"))
+        return replace(self, on_duplicate=on_duplicate, comments=bool(comments), source=tuple(source))
 
     def to_dict(self) -> dict[str, Any]:
         return {"on_duplicate": self.on_duplicate, "comments": self.comments, "from": dict(self.source)}
@@ -66,31 +116,56 @@ class ReaderOptions:
 def reader_options(
     conventions: Conventions, on_duplicate: str | None = None, comments: bool | None = None
 ) -> ReaderOptions:
-    """The reader options: each one given wins, else the profile's (``--profile trec_eval`` skips lines
-    beginning with ``#`` as trec_eval 10 does; a profile whose tool keeps the last line of a document given
-    twice keeps it too), else the default (a document given twice is an error; no line is a comment)."""
-    profile = None
-    if conventions.profile is not None:
-        from ..measures.profiles import get_profile
+    """The reader options of ``conventions``' profile, each one given winning (:meth:`ReaderOptions.resolved`)."""
+    return ReaderOptions.given(on_duplicate=on_duplicate, comments=comments).resolved(profile_of(conventions))
 
-        profile = get_profile(conventions.profile)
-    label = f"profile {conventions.profile}"
-    source = []
-    if on_duplicate is None:
-        on_duplicate = profile.on_duplicate if profile is not None else "error"
-        source.append(("on_duplicate", label if profile is not None else "default"))
-    else:
-        source.append(("on_duplicate", "given"))
-    if on_duplicate not in ON_DUPLICATE_CHOICES:
-        from ..data.values import check_choice
 
-        check_choice(on_duplicate, ON_DUPLICATE_CHOICES, "on_duplicate")
-    if comments is None:
-        comments = bool(profile is not None and profile.comments)
-        source.append(("comments", label if profile is not None else "default"))
-    else:
-        source.append(("comments", "given"))
-    return ReaderOptions(on_duplicate, bool(comments), tuple(source))
+def profile_of(conventions: Conventions) -> Profile | None:
+    """The :class:`~qrelkit.measures.profiles.Profile` that ``conventions`` name, or ``None``: where a
+    profile's name is first resolved for the reading side (an :class:`Inputs` carries it from then on)."""
+    if conventions.profile is None:
+        return None
+    from ..measures.profiles import get_profile
+
+    return get_profile(conventions.profile)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Everything an evaluation of files is asked, as one value built once at the door (the command line,
+    :func:`qrelkit.evaluation.files.evaluate_files`, Spark, ``qrelkit trec_eval``) and handed over: the
+    judgments (a path, or a dataset name ``irds:ID``), the runs, the measures, the conventions with their
+    profile resolved beside them, the reader options resolved, the engine and the memory limit."""
+
+    qrels: Any  # a path or a dataset name; on Spark, a DataFrame or a table's name too
+    runs: tuple[Any, ...]
+    measures: tuple[Measure, ...]
+    conventions: Conventions
+    profile: Profile | None
+    reader: ReaderOptions
+    engine: str = "local"
+    memory_limit: int | None = None  # bytes for the whole process
+    diversity: bool = False
+
+    @classmethod
+    def build(
+        cls,
+        qrels: Any,
+        runs: Sequence[Any],
+        measures: Sequence[Measure],
+        conventions: Conventions,
+        reader: ReaderOptions | None = None,
+        *,
+        engine: str = "local",
+        memory_limit: int | str | None = None,
+        diversity: bool = False,
+    ) -> Inputs:
+        """The inputs, each option resolved once: the profile (:func:`profile_of`), the reader options
+        (:meth:`ReaderOptions.resolved`) and the memory limit (:func:`parse_limit`)."""
+        profile = profile_of(conventions)
+        options = (reader or ReaderOptions()).resolved(profile)
+        return cls(qrels, tuple(runs), tuple(measures), conventions, profile, options, engine,
+                   parse_limit(memory_limit), diversity)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -105,14 +180,22 @@ class ReadingPlan:
     rank_single: bool  # scores ranked in single precision by some measure
     reason: str  # why this route
     judgments: str | None = None  # judgments named by dataset (irds:ID), read by their resolver
+    inputs: Inputs | None = field(default=None, compare=False, repr=False)  # what the plan was made for
 
     @property
     def on_duplicate(self) -> str:
+        assert self.options.on_duplicate is not None
         return self.options.on_duplicate
 
     @property
     def comments(self) -> bool:
-        return self.options.comments
+        return bool(self.options.comments)
+
+    @property
+    def chain(self) -> tuple[RunReader, ...]:
+        """The readers one run of the ``readers`` route tries, in order, past the small path: each
+        :meth:`RunReader.accepts` it or not, and one that accepts reads it or steps aside (``None``)."""
+        return RUN_CHAIN
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -131,32 +214,21 @@ def _refuse_limit(where: str, why: str, fix: str) -> UsageError:
     return UsageError(f"--memory-limit does not apply to {where}: {why}", fix=fix)
 
 
-def plan_reading(
-    conventions: Conventions,
-    measures: Sequence[Measure],
-    *,
-    engine: str = "local",
-    memory_limit: int | str | None = None,
-    diversity: bool = False,
-    on_duplicate: str | None = None,
-    comments: bool | None = None,
-    folders: Sequence[str] = (),
-    qrels: str | Path | None = None,
-) -> ReadingPlan:
-    """The plan for reading an evaluation's files.
+def plan_reading(inputs: Inputs, *, need: str = "depth", folders: Sequence[str] = ()) -> ReadingPlan:
+    """The plan for reading ``inputs``.
 
-    ``engine`` is ``local``, ``spark`` or ``trec_eval``; ``folders`` the inputs that are folders (read by
-    Spark only); ``qrels`` the judgments' path or dataset name (``irds:ID``). Raises
-    :class:`~qrelkit.errors.UsageError` for what cannot be honoured: a memory limit on a route that reads
-    runs whole or off this process, diversity judgments on Spark, a folder locally, a dataset name as
-    diversity judgments or on Spark.
+    ``need`` is ``depth`` (an evaluation: each run read as deep as the measures need, on the route the
+    inputs call for) or ``whole`` (every row of every run: the judgment bounds, compare's noise floor and
+    estimates, the report, explain, the conventions sweep). ``folders`` are the inputs that are folders
+    (read by Spark only). Raises :class:`~qrelkit.errors.UsageError` for what cannot be honoured: a memory
+    limit on a route that reads runs whole or off this process, diversity judgments on Spark, a folder
+    locally, a dataset name as diversity judgments or on Spark.
     """
-    named = _dataset_name(qrels, engine, diversity)
-    plan = _plan(conventions, measures, engine, memory_limit, diversity, on_duplicate, comments, folders)
+    qrels = inputs.qrels
+    named = _dataset_name(qrels if isinstance(qrels, str) else None, inputs.engine, inputs.diversity)
+    plan = replace(_plan(inputs, need, folders), inputs=inputs)
     if named is None:
         return plan
-    from dataclasses import replace
-
     if plan.route != "readers":
         return replace(plan, judgments=named)
     return replace(
@@ -167,9 +239,10 @@ def plan_reading(
     )
 
 
-def _dataset_name(qrels: str | Path | None, engine: str, diversity: bool) -> str | None:
-    """``qrels`` when it names a dataset (``irds:ID``) on a route that reads one, else ``None``."""
-    if not isinstance(qrels, str):
+def _dataset_name(qrels: str | None, engine: str, diversity: bool) -> str | None:
+    """``qrels`` when it names a dataset (``irds:ID``) on a route that reads one, else ``None``
+    (``qrelkit trec_eval`` reads files, as trec_eval does: its reader says a name is no file)."""
+    if qrels is None or engine == "trec_eval":
         return None
     from ..formats import is_dataset
 
@@ -189,19 +262,10 @@ def _dataset_name(qrels: str | Path | None, engine: str, diversity: bool) -> str
     return qrels
 
 
-def _plan(
-    conventions: Conventions,
-    measures: Sequence[Measure],
-    engine: str,
-    memory_limit: int | str | None,
-    diversity: bool,
-    on_duplicate: str | None,
-    comments: bool | None,
-    folders: Sequence[str],
-) -> ReadingPlan:
+def _plan(inputs: Inputs, need: str, folders: Sequence[str]) -> ReadingPlan:
     """The plan for files (see :func:`plan_reading`)."""
-    options = reader_options(conventions, on_duplicate, comments)
-    limit = parse_limit(memory_limit)
+    conventions, measures, engine = inputs.conventions, inputs.measures, inputs.engine
+    options, limit, diversity = inputs.reader, inputs.memory_limit, inputs.diversity
     depth = required_depth(measures, conventions)
     single = conventions.precision == "single" or any(
         m.conventions(conventions).precision == "single" for m in measures
@@ -214,11 +278,9 @@ def _plan(
         raise UsageError(
             f"a folder is read by --engine spark only: {folders[0]}", fix="pass files, or use --engine spark"
         )
-    profile_refuses = False
-    if conventions.profile is not None:
-        from ..measures.profiles import get_profile
-
-        profile_refuses = bool(get_profile(conventions.profile).refuses)
+    if need == "whole":
+        return ReadingPlan("whole", ROUTES["whole"], options, None, None, single, "every row of every run")
+    profile_refuses = bool(inputs.profile is not None and inputs.profile.refuses)
     if engine == "spark":
         if limit is not None:
             raise _refuse_limit(
@@ -296,16 +358,25 @@ def smallest_limit(qrels_path: str | Path, sorted_on_disk: bool = False) -> tupl
     return FLOOR_BYTES + share + (DUCKDB_RUN_BYTES if sorted_on_disk else MIN_RUN_BYTES), share
 
 
+def fits_whole(text_bytes: int, limit: int | None, held: int) -> bool:
+    """The one formula for "does a run fit in memory": held whole, a run costs :data:`IN_MEMORY_FACTOR`
+    bytes of memory per byte of its text (columns, join, sort), on top of ``held``, what the process holds
+    besides it; it fits when that stays within ``limit`` (always, without one). At planning time ``held``
+    is the floor and the judgments' share (:func:`sorted_on_disk`); when a run is read it is the process's
+    resident memory then (:class:`RunReader`)."""
+    return limit is None or held + IN_MEMORY_FACTOR * text_bytes <= limit
+
+
 def sorted_on_disk(plan: ReadingPlan, run_paths: Sequence[str | Path], qrels_path: str | Path) -> bool:
     """Whether a run of ``run_paths`` will be sorted on disk by DuckDB under ``plan``'s memory limit: the
-    measures need every row and, held whole (:data:`IN_MEMORY_FACTOR` bytes a byte of its text) beside
-    the interpreter and the judgments, the run would pass the limit."""
+    measures need every row and, held whole beside the interpreter and the judgments, the run would pass
+    the limit (:func:`fits_whole`)."""
     from ..formats.trec.common import text_bytes
 
     if plan.memory_limit is None or plan.route != "readers" or plan.depth is not None:
         return False
     held = FLOOR_BYTES + smallest_limit(qrels_path)[1]
-    return any(held + IN_MEMORY_FACTOR * text_bytes(p) > plan.memory_limit for p in run_paths)
+    return any(not fits_whole(text_bytes(p), plan.memory_limit, held) for p in run_paths)
 
 
 def judgments_bytes(qrels: str | Path) -> int:
@@ -355,3 +426,258 @@ def parse_limit(memory_limit: int | str | None) -> int | None:
 
         return parse_size(memory_limit)
     return memory_limit
+
+
+# --------------------------------------------------------------------------------------- executing the plan
+
+
+def read_judgments(plan: ReadingPlan, path: str | Path | None = None) -> Qrels:
+    """The judgments (``path``, else the plan's inputs' judgments), read whole with the plan's reader
+    options, carrying the rubric's hash when one was given."""
+    from ..formats import read_qrels
+
+    options = plan.options
+    if path is None:
+        assert plan.inputs is not None
+        path = plan.inputs.qrels
+    # input_format and on_duplicate are checked by the reader (one of FORMAT_CHOICES/ON_DUPLICATE_CHOICES)
+    qrels = read_qrels(path, format=options.input_format, scale=options.scale, on_duplicate=plan.on_duplicate,
+                       comments=plan.comments)  # fmt: skip
+    if options.rubric_hash is not None:
+        from ..data.values import Qrels
+
+        qrels = Qrels(
+            qrels.frame, qrels.fingerprint, qrels.name, qrels.scale, options.rubric_hash, qrels.meta
+        )
+    return qrels
+
+
+def read_runs_whole(plan: ReadingPlan, run_paths: Sequence[str | Path] | None = None) -> list[Run]:
+    """Each run (``run_paths``, else the plan's inputs' runs) read whole by the readers of steps 2-4 of
+    :mod:`qrelkit.formats.trec` (which check the input format and the duplicate rule)."""
+    from ..formats import read_run
+
+    if run_paths is None:
+        assert plan.inputs is not None
+        run_paths = plan.inputs.runs
+    fmt, rule, comments = plan.options.input_format, plan.on_duplicate, plan.comments
+    return [read_run(p, format=fmt, on_duplicate=rule, comments=comments) for p in run_paths]
+
+
+def whole_plan(
+    qrels: Any, runs: Sequence[Any], conventions: Conventions, reader: ReaderOptions | None = None
+) -> ReadingPlan:
+    """The plan for reading ``qrels`` and ``runs`` whole, every row (:func:`plan_reading` with
+    ``need="whole"``), with ``reader``'s options, those unset taken from ``conventions``' profile."""
+    return plan_reading(Inputs.build(qrels, runs, (), conventions, reader), need="whole")
+
+
+def read_whole(plan: ReadingPlan) -> tuple[Qrels, list[Run]]:
+    """The judgments and every run read whole, for work that needs every row of every run (compare's noise
+    floor and estimates, the report, explain, the conventions sweep, the judgment bounds)."""
+    return read_judgments(plan), read_runs_whole(plan)
+
+
+@dataclass(frozen=True)
+class Batches:
+    """A run sorted on disk by DuckDB, read in batches of whole queries (:func:`qrelkit.formats.external.run_batches`)."""
+
+    batches: Any
+    fingerprint: Any
+    name: str
+    meta: dict[str, Any]
+
+
+@dataclass
+class RunState:
+    """What the readers of one run's chain know of it and tell each other: the file, its TREC-ness, whether
+    held whole it would pass the memory limit (``big``), the bytes counter, whether the native scanner may
+    be tried, and why the run goes to DuckDB (``external``) once a reader has found that it must."""
+
+    path: Path
+    trec: bool
+    big: bool
+    on_bytes: Callable[[int], None] | None
+    native: bool
+    external: str | None = None
+
+    def how(self, plan: ReadingPlan) -> dict[str, Any]:
+        """What every reader is told: the duplicate rule, the depth the measures need, the precision of the
+        scores ranked, comment lines."""
+        return {"on_duplicate": plan.on_duplicate, "keep_top": plan.depth, "rank_single": plan.rank_single,
+                "comments": plan.comments}  # fmt: skip
+
+
+class RunReader:
+    """One reader of a run on the ``readers`` route: :meth:`accepts` says whether it takes the run as the
+    readers before it left it, :meth:`read` reads it (a :class:`~qrelkit.data.values.Run` or
+    :class:`Batches`) or steps aside with ``None``."""
+
+    name = ""
+
+    def accepts(self, state: RunState, plan: ReadingPlan) -> bool:
+        raise NotImplementedError
+
+    def read(self, state: RunState, plan: ReadingPlan) -> Run | Batches | None:
+        raise NotImplementedError
+
+
+class _Streaming(RunReader):
+    """Steps 2-3 (the native scanner, then Arrow's parse): a run too big to hold whole when the measures
+    have a depth, or a TREC file that fits. A run not grouped by query whose every row is needed goes to
+    DuckDB (held whole by the streaming reader without it); a duplicate rule other than ``error`` on a run
+    past the small path's size is applied by DuckDB on disk."""
+
+    name = "streaming"
+
+    def accepts(self, state: RunState, plan: ReadingPlan) -> bool:
+        if state.big:
+            return plan.depth is not None
+        return state.trec and state.path.is_file()
+
+    def read(self, state: RunState, plan: ReadingPlan) -> Run | None:
+        from ..errors import Ungrouped
+        from ..formats import read_run_streaming
+        from ..formats.trec.small import SMALL_FILE_BYTES
+
+        how, path = state.how(plan), state.path
+        if state.big:
+            return read_run_streaming(path, on_bytes=state.on_bytes, native=state.native, **how)
+        try:
+            run = read_run_streaming(path, on_bytes=state.on_bytes, grouped_only=plan.depth is None,
+                                     native=state.native, **how)  # fmt: skip
+        except Ungrouped:
+            if find_spec("duckdb") is not None:
+                state.external = "a measure needs every document and the lines are not grouped by query"
+                return None
+            # without the optional DuckDB (qrelkit[scale]) the run is held whole by the streaming reader
+            return read_run_streaming(path, on_bytes=state.on_bytes, **how)
+        if (
+            run is None
+            and plan.on_duplicate != "error"
+            and path.stat().st_size > SMALL_FILE_BYTES
+            and find_spec("duckdb") is not None
+        ):  # a document given twice, perhaps: the policy is applied on disk rather than holding the run
+            state.external = (
+                f"documents given twice are resolved on disk (--on-duplicate {plan.on_duplicate})"
+            )
+        return run
+
+
+class _SortedOnDisk(RunReader):
+    """DuckDB (:func:`qrelkit.formats.external.run_batches`): a run too big to hold whole that did not
+    stream, or one a reader before sent here; a layout only the robust reader takes steps aside to it,
+    unless the run is too big to hold."""
+
+    name = "duckdb"
+
+    def accepts(self, state: RunState, plan: ReadingPlan) -> bool:
+        if state.big and state.external is None:
+            state.external = "the file would not fit under the memory limit"
+        return state.external is not None
+
+    def read(self, state: RunState, plan: ReadingPlan) -> Batches | None:
+        from ..formats.external import LayoutRefused, run_batches, sort_budget
+
+        assert state.external is not None
+        try:
+            batches, fingerprint, name, meta = run_batches(
+                state.path,
+                memory_limit=plan.memory_limit or sort_budget(),
+                on_duplicate=plan.on_duplicate,
+                reason=state.external,
+                on_bytes=state.on_bytes,
+                comments=plan.comments,
+            )
+        except LayoutRefused:
+            if state.big:
+                raise  # held whole, the run would break the memory limit
+            state.external = None
+            return None  # a layout only the robust reader takes
+        return Batches(batches, fingerprint, name, meta)
+
+
+class _Robust(RunReader):
+    """Step 4, the robust reader, which names the file, line, value and fix of what it refuses."""
+
+    name = "robust"
+
+    def accepts(self, state: RunState, plan: ReadingPlan) -> bool:
+        return state.trec and state.path.is_file() and not state.big
+
+    def read(self, state: RunState, plan: ReadingPlan) -> Run:
+        from ..formats import read_run
+
+        return read_run(state.path, reader="robust", **state.how(plan))
+
+
+class _ByFormat(RunReader):
+    """Anything else (JSONL, CSV, TSV, Parquet, gzip text that is not a file of its own): the reader of its
+    format."""
+
+    name = "format"
+
+    def accepts(self, state: RunState, plan: ReadingPlan) -> bool:
+        return True
+
+    def read(self, state: RunState, plan: ReadingPlan) -> Run:
+        from ..formats import read_run
+
+        return read_run(
+            state.path, format=plan.options.input_format, on_bytes=state.on_bytes, **state.how(plan)
+        )
+
+
+#: One run's readers on the ``readers`` route past the small path, in order.
+RUN_CHAIN: tuple[RunReader, ...] = (_Streaming(), _SortedOnDisk(), _Robust(), _ByFormat())
+
+
+def read_run_file(
+    plan: ReadingPlan, path: Path, on_bytes: Callable[[int], None] | None = None, native: bool = True
+) -> Run | Batches:
+    """One run file on the ``readers`` route past the small path, by the plan's chain (:attr:`ReadingPlan.chain`):
+    streamed, sorted on disk by DuckDB, or read by the robust reader or its format's, in the order
+    :mod:`qrelkit.formats.trec` gives. ``on_bytes`` reports its bytes read; ``native=False``: the native
+    scanner's pass at the plan's depth already stepped aside for this run
+    (:class:`~qrelkit.formats.trec.small.ScannerRefused`), so streaming starts at Arrow's."""
+    from ..formats import detect_format
+    from ..formats.external import process_bytes
+    from ..formats.trec.common import text_bytes
+
+    fmt = plan.options.input_format
+    trec = detect_format(path) == "trec" if fmt == "auto" else fmt == "trec"
+    big = path.is_file() and not fits_whole(text_bytes(path), plan.memory_limit,
+                                            process_bytes() if plan.memory_limit is not None else 0)  # fmt: skip
+    state = RunState(path, trec, big, on_bytes, native)
+    for reader in plan.chain:
+        if reader.accepts(state, plan):
+            got = reader.read(state, plan)
+            if got is not None:
+                return got
+    raise AssertionError("the last reader of a run's chain accepts every run")  # pragma: no cover
+
+
+def small_runs(plan: ReadingPlan, qrels_path: Path, run_paths: Sequence[Path]) -> set[Path] | None:
+    """Whether the small path (step 1 of :mod:`qrelkit.formats.trec`) takes these files, and which runs it
+    reads whole (the others to the plan's depth by the native scanner): ``None`` when it is not tried
+    (not on the plan, judgments or a run it cannot read, a run too big to hold whole with a measure
+    without a cutoff)."""
+    from ..formats.trec.small import eligible, readable
+
+    fmt = plan.options.input_format
+    if "small" not in plan.readers or not run_paths or not eligible([qrels_path], fmt):
+        return None
+
+    def fits(path: Path) -> bool:
+        if plan.memory_limit is None or not path.is_file():
+            return True
+        from ..formats.external import process_bytes
+        from ..formats.trec.common import text_bytes
+
+        return fits_whole(text_bytes(path), plan.memory_limit, process_bytes())
+
+    whole = {p for p in run_paths if eligible([p], fmt) and fits(p)}
+    to_depth = plan.depth is not None and "native" in plan.readers  # the rest read to the depth
+    if len(whole) < len(run_paths) and not (to_depth and readable(run_paths, fmt)):
+        return None
+    return whole

@@ -42,7 +42,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -56,11 +56,14 @@ from ..naming import check_run_names
 from .core import check_gains
 from .results import Results, RunValues, assemble
 
+if TYPE_CHECKING:
+    from .plan import ReadingPlan
+
 __all__ = [
     "INSTALL_HINT",
     "SparkInput",
     "evaluate",
-    "evaluate_inputs",
+    "evaluate_planned",
     "folder_fingerprint",
     "read_input",
     "require_pyspark",
@@ -555,13 +558,42 @@ def evaluate(
     ``on_duplicate`` and ``comments`` left at ``None`` take the profile's reader options, as
     :func:`qrelkit.evaluation.files.evaluate_files` does (:func:`qrelkit.evaluation.plan.plan_reading`).
     """
-    from ..data.values import Qrels
-    from .plan import plan_reading
+    from .plan import Inputs, ReaderOptions, plan_reading
 
-    conv = conventions or DEFAULT
-    parsed = parse_measures(measures)
-    plan = plan_reading(conv, parsed, engine="spark", on_duplicate=on_duplicate, comments=comments)
-    on_duplicate, comments = plan.on_duplicate, plan.comments
+    reader = ReaderOptions.given(input_format, on_duplicate, comments, scale, rubric_hash)
+    inputs = Inputs.build(qrels, (), parse_measures(measures), conventions or DEFAULT, reader, engine="spark")
+    return _evaluate_planned(
+        spark, plan_reading(inputs), qrels, runs, partitions, max_records_per_batch, refusals
+    )
+
+
+def evaluate_planned(plan: ReadingPlan, *, master: str | None = None) -> Results:
+    """``qrelkit eval --engine spark``: ``plan``'s inputs (paths or table names) evaluated on a session for
+    ``master`` (the active session when there is one, else ``local[*]``), the profile's refusals applied."""
+    require_pyspark()
+    spark = session(master or "local[*]")
+    assert plan.inputs is not None
+    return _evaluate_planned(spark, plan, plan.inputs.qrels, list(plan.inputs.runs), None, None, True)
+
+
+def _evaluate_planned(
+    spark: Any,
+    plan: ReadingPlan,
+    qrels: Any,
+    runs: Any,
+    partitions: int | None,
+    max_records_per_batch: int | None,
+    refusals: bool,
+) -> Results:
+    """:func:`evaluate` by ``plan`` (the ``spark`` route of :func:`qrelkit.evaluation.plan.plan_reading`)."""
+    assert plan.inputs is not None
+    parsed, conv, options = list(plan.inputs.measures), plan.inputs.conventions, plan.options
+    input_format, on_duplicate, comments, scale = (
+        options.input_format,
+        plan.on_duplicate,
+        plan.comments,
+        options.scale,
+    )
     refuse_unclaimed(parsed, SPARK)  # the families Spark's partitions do not compute (REGISTRY)
     require_pyspark()
     q_in = read_input(
@@ -569,24 +601,26 @@ def evaluate(
         comments=comments,
     )  # fmt: skip
     judgments = _qrels_on_driver(q_in, scale, on_duplicate)
-    if rubric_hash is not None:
+    if options.rubric_hash is not None:
+        from ..data.values import Qrels
+
         judgments = Qrels(
             judgments.frame,
             judgments.fingerprint,
             judgments.name,
             judgments.scale,
-            rubric_hash,
+            options.rubric_hash,
             judgments.meta,
         )
     _check_negative(judgments, parsed, conv)
     check_gains(judgments, parsed, conv)  # a grade whose gain overflows: refused as on every engine
-    profile = None
-    if refusals and conv.profile is not None:
-        from ..measures.profiles import get_profile
-
-        profile = get_profile(conv.profile) if get_profile(conv.profile).refuses else None
-        if profile is not None:
-            profile.check(judgments, [])
+    profile = (
+        plan.inputs.profile
+        if refusals and plan.inputs.profile is not None and plan.inputs.profile.refuses
+        else None
+    )
+    if profile is not None:
+        profile.check(judgments, [])
     how: dict[str, Any] = {"input_format": input_format, "on_duplicate": on_duplicate, "comments": comments}
     if isinstance(runs, Mapping):
         inputs = [read_input(spark, r, "run", name=n, **how) for n, r in runs.items()]
@@ -738,35 +772,3 @@ def _digest_fingerprint(queries: list[dict[str, Any]], label: str) -> Fingerprin
     pairs = sorted((r["query_id"], r["digest"]) for r in queries)
     text = "".join(f"{q}\t{d}\n" for q, d in pairs)
     return Fingerprint(hashlib.sha256(text.encode()).hexdigest(), "canonical-rows-per-query", label)
-
-
-def evaluate_inputs(
-    qrels: str,
-    runs: Sequence[str],
-    measures: Iterable[str | Measure] | None,
-    conventions: Conventions,
-    *,
-    master: str | None = None,
-    input_format: str = "auto",
-    on_duplicate: str | None = None,
-    scale: Sequence[int] | None = None,
-    rubric_hash: str | None = None,
-    comments: bool | None = None,
-) -> Results:
-    """``qrelkit eval --engine spark``: paths or table names evaluated on a session for ``master``
-    (the active session when there is one, else ``local[*]``), the profile's refusals applied."""
-    require_pyspark()
-    spark = session(master or "local[*]")
-    return evaluate(
-        spark,
-        qrels,
-        list(runs),
-        measures,
-        conventions,
-        input_format=input_format,
-        on_duplicate=on_duplicate,
-        scale=scale,
-        rubric_hash=rubric_hash,
-        refusals=True,
-        comments=comments,
-    )

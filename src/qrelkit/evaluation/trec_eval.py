@@ -401,10 +401,12 @@ def trec_eval_files(qrels_path: str | Path, run_path: str | Path, options: TrecO
     TREC files through :mod:`qrelkit.evaluation.trec_fast` (the same numbers and errors), anything else the usual
     way. How is decided by :func:`qrelkit.evaluation.plan.plan_reading` (the ``trec_eval`` route: a
     document given twice is an error and lines beginning with ``#`` are skipped, as in trec_eval 10)."""
-    from .plan import plan_reading
+    from .plan import Inputs, ReaderOptions, plan_reading
     from .trec_fast import fast_rel_lists
 
-    plan = plan_reading(TREC_EVAL_CONVENTIONS, [], engine="trec_eval", on_duplicate="error", comments=True)
+    reader = ReaderOptions.given(on_duplicate="error", comments=True)
+    inputs = Inputs.build(qrels_path, (run_path,), (), TREC_EVAL_CONVENTIONS, reader, engine="trec_eval")
+    plan = plan_reading(inputs)
     if options.trec_eval_parsing:  # atof/atol reading: qrelkit's readers only, no native scanner
         return _trec_eval_parsed(Path(qrels_path), Path(run_path), options, plan.comments)
     try:
