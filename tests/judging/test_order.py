@@ -8,6 +8,8 @@ once per query after the first.
 
 from __future__ import annotations
 
+import hashlib
+import random
 import sqlite3
 from itertools import groupby, pairwise
 from pathlib import Path
@@ -15,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from qrelkit.formats import read_run
-from qrelkit.judging.phases import revise
+from qrelkit.judging.phases import labeller_order, revise, seeded_rng
 from qrelkit.judging.project import init_project
 from qrelkit.judging.store import Store
 from qrelkit.judgments.pool import build_pool
@@ -96,3 +98,23 @@ def test_a_revision_round_appends_its_pairs_grouped_by_query(tmp_path: Path) -> 
         assert items[: len(before[name])] == before[name], "positions already given never move"
         new = [q for _, q, _ in items[len(before[name]) :]]
         assert switches(new) == max(len(set(new)) - 1, 0)
+
+
+def test_seeded_rng_draws_pinned_orders():
+    # random.Random seeded with SHA-256 of "{seed}:{name}", replicated here by hand and pinned
+    by_hand = random.Random(hashlib.sha256(b"7:alice").digest())
+    items = list(range(10))
+    by_hand.shuffle(items)
+    assert items == [9, 3, 6, 7, 4, 0, 1, 8, 2, 5]
+    items = list(range(10))
+    seeded_rng(7, "alice").shuffle(items)
+    assert items == [9, 3, 6, 7, 4, 0, 1, 8, 2, 5]
+    # the probes' generator: the seed as read from the meta table (text), two shuffles in a row
+    rng = seeded_rng("42", "probes:gpt")
+    letters, numbers = list("abcdefgh"), list(range(6))
+    rng.shuffle(letters)
+    rng.shuffle(numbers)
+    assert letters == ["e", "b", "h", "a", "g", "d", "c", "f"]
+    assert numbers == [0, 1, 2, 4, 5, 3]
+    queries = {1: "q1", 2: "q1", 3: "q2", 4: "q2", 5: "q3", 6: "q3", 7: "q1"}
+    assert labeller_order(queries, {1, 3, 5}, 7, "alice") == [5, 1, 3, 4, 6, 7, 2]

@@ -143,7 +143,7 @@ def _queries(qrels: Qrels) -> set[str]:
 
 def _restricted(qrels: Qrels, queries: set[str]) -> Qrels:
     frame = qrels.frame.filter(pl.col("query_id").is_in(sorted(queries)))
-    return Qrels(frame, qrels.fingerprint, qrels.name, qrels.scale, qrels.rubric_hash, qrels.meta)
+    return qrels.replace(frame=frame)
 
 
 def calibration_queries(final: Qrels, a: Qrels, b: Qrels) -> list[str]:
@@ -225,9 +225,9 @@ def _replicated_results(
         qframe = pl.concat(
             [tagged(final.frame, r).with_columns(pl.Series("grade", grades[r])) for r in copies]
         )
-        qrels = Qrels(qframe, final.fingerprint, final.name, None, final.rubric_hash, final.meta)
+        qrels = final.replace(frame=qframe, scale=None)
         copies_runs = [
-            Run(pl.concat([tagged(f, r) for r in copies]), run.fingerprint, name, run.meta)
+            run.replace(frame=pl.concat([tagged(f, r) for r in copies]), name=name)
             for f, run, name in zip(run_frames, runs, names, strict=True)
         ]
         out.append(evaluate(qrels, copies_runs, results.measures, results.conventions))
@@ -265,7 +265,7 @@ def simulated_differences(
 ) -> dict[tuple[str, str, str], np.ndarray]:
     """Each pair's mean difference under each measure on ``replicates`` copies of ``final`` relabelled
     through ``channel`` (rows and columns over ``scale``): ``{(baseline, treatment, measure): array}``."""
-    named = [Run(r.frame, r.fingerprint, n, r.meta) for r, n in zip(runs, results.run_names, strict=True)]
+    named = [r.replace(name=n) for r, n in zip(runs, results.run_names, strict=True)]
     drawn = relabelled_grades(final.frame.get_column("grade").to_numpy(), scale, channel, replicates, seed)
     parts = _replicated_results(final, named, results.run_names, drawn, results)
     return {(b, t, m): _copy_differences(parts, b, t, m) for b, t in pairs for m in results.measure_names}
@@ -294,7 +294,7 @@ def noise_floor(
     shared = calibration_queries(final, labeller_a, labeller_b)
     keep = set(shared)
     a, b = _restricted(labeller_a, keep), _restricted(labeller_b, keep)
-    named = [Run(r.frame, r.fingerprint, n, r.meta) for r, n in zip(runs, names, strict=True)]
+    named = [r.replace(name=n) for r, n in zip(runs, names, strict=True)]
     res_a = evaluate(a, named, results.measures, results.conventions)
     res_b = evaluate(b, named, results.measures, results.conventions)
 

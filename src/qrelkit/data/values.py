@@ -14,11 +14,12 @@ built in memory come through :func:`run_from_frame` and :func:`qrels_from_frame`
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import polars as pl
@@ -87,7 +88,16 @@ def _check_schema(frame: pl.DataFrame, schema: Mapping[str, pl.DataType], what: 
     return frame.select([pl.col(c).cast(t) for c, t in schema.items()])
 
 
-class _Rows:
+class _Replace:
+    """The one way to rebuild a value with some fields changed."""
+
+    def replace(self, **changes: Any) -> Self:
+        """This value with ``changes`` (field name -> value) and every other field as it is: a new value,
+        built as :func:`dataclasses.replace` builds it (its frame checked as every frame is)."""
+        return dataclasses.replace(self, **changes)  # type: ignore[type-var]  # only dataclasses inherit it
+
+
+class _Rows(_Replace):
     """What judgments and runs share: rows keyed by (query_id, doc_id) with one value column."""
 
     frame: pl.DataFrame
@@ -159,7 +169,7 @@ class Qrels(_Rows):
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class DiversityQrels:
+class DiversityQrels(_Replace):
     """Diversity judgments (TREC Web track, ndeval's format ``query_id subtopic doc_id grade``): one row per
     judged (query, subtopic, document), in ``frame`` with the source ``line``.
 
@@ -655,7 +665,7 @@ def run_from_frame(
     df, label = _prepare_frame(frame, name, source, on_duplicate, "score")
     run = finish_run(df, Fingerprint("", "", label), name, label, on_duplicate, "on_duplicate=")
     fp = canonical_fingerprint(run.frame, ["query_id", "doc_id", "score"], label)
-    return Run(run.frame, fp, run.name, run.meta)
+    return run.replace(fingerprint=fp)
 
 
 def qrels_from_frame(
@@ -670,7 +680,7 @@ def qrels_from_frame(
     df, label = _prepare_frame(frame, name, source, on_duplicate, "grade")
     qrels = finish_qrels(df, Fingerprint("", "", label), name, label, scale, on_duplicate, "on_duplicate=")
     fp = canonical_fingerprint(qrels.frame, ["query_id", "doc_id", "grade"], label)
-    return Qrels(qrels.frame, fp, name, qrels.scale, None, qrels.meta)
+    return qrels.replace(fingerprint=fp, name=name)
 
 
 def diversity_qrels_from_frame(
@@ -694,4 +704,4 @@ def diversity_qrels_from_frame(
     df = id_column(df, "subtopic", label)
     dq = finish_diversity_qrels(df, Fingerprint("", "", label), name, label, on_duplicate, "on_duplicate=")
     fp = canonical_fingerprint(dq.frame, ["query_id", "subtopic", "doc_id", "grade"], label)
-    return DiversityQrels(dq.frame, fp, name, dq.meta)
+    return dq.replace(fingerprint=fp, name=name)

@@ -83,6 +83,7 @@ __all__ = [
     "round_seed",
     "rounds_history",
     "rubric_by_hash",
+    "seeded_rng",
     "start_first_round",
     "unmeasurable",
     "verdict_event",
@@ -129,6 +130,13 @@ class Unmeasurable:
         return {"reason": self.reason, "graded": dict(self.graded), "assigned": dict(self.assigned)}
 
 
+def seeded_rng(seed: int | str, name: str) -> random.Random:
+    """The generator of the shuffles drawn for ``name`` under the project seed ``seed``: Python's
+    ``random.Random`` seeded with the SHA-256 digest of ``"{seed}:{name}"`` (fixed for a name, different
+    between names, the same on any machine)."""
+    return random.Random(hashlib.sha256(f"{seed}:{name}".encode()).digest())
+
+
 def labeller_order(queries: Mapping[int, str], calibration: set[int], seed: int, name: str) -> list[int]:
     """A labeller's order of their pairs (``queries``: pair id -> query id), the one rule every caller uses.
 
@@ -139,7 +147,7 @@ def labeller_order(queries: Mapping[int, str], calibration: set[int], seed: int,
     calibration query meet it at different places in their lists, its documents in different orders).
     The shuffles run over sorted ids, so the same project seed gives the same order on any machine.
     """
-    rng = random.Random(hashlib.sha256(f"{seed}:{name}".encode()).digest())
+    rng = seeded_rng(seed, name)
     order: list[int] = []
     for part in (True, False):
         by_query: dict[str, list[int]] = {}

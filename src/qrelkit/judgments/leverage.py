@@ -296,7 +296,9 @@ def metric_agreement(
     ndcg, recall = str(parse(f"nDCG@{k}")), str(parse(f"R@{k}"))
     frames = {}
     for who, q in (("a", qrels_a), ("b", qrels_b)):
-        restricted = Qrels(q.frame.join(common, on="query_id", how="semi"), q.fingerprint, q.name, q.scale)
+        restricted = q.replace(
+            frame=q.frame.join(common, on="query_id", how="semi"), rubric_hash=None, meta={}
+        )
         per = evaluate(restricted, runs, [ndcg, recall], conventions).per_query
         frames[who] = per.pivot(on="measure", index=["run", "query_id"], values="value").rename(
             {ndcg: f"ndcg_{who}", recall: f"recall_{who}"}

@@ -23,12 +23,6 @@ def _num(value: float | None) -> str:
     return repr(float(value))
 
 
-def _short(value: float | None, digits: int = 4) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    return f"{value:.{digits}f}"
-
-
 def header_lines(results: Results) -> list[str]:
     """Provenance as ``# key: value`` lines (values are JSON)."""
     import json  # here: trec_eval's layout (report/trec_eval.py) loads this package without it
@@ -127,6 +121,8 @@ def _mean_grid(results: Results) -> tuple[list[str], list[list[str]]]:
 
 
 def render_markdown(results: Results, per_query: bool = False) -> str:
+    from .tables import number
+
     headers, rows = _mean_grid(results)
     out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     out += ["| " + " | ".join(r) + " |" for r in rows]
@@ -144,7 +140,7 @@ def render_markdown(results: Results, per_query: bool = False) -> str:
         out.append("| " + " | ".join(cols) + " |")
         out.append("|" + "---|" * len(cols))
         for row in wide.iter_rows():
-            out.append("| " + " | ".join(v if isinstance(v, str) else _short(v) for v in row) + " |")
+            out.append("| " + " | ".join(v if isinstance(v, str) else number(v) for v in row) + " |")
     return "\n".join(out) + "\n"
 
 
@@ -219,6 +215,8 @@ def print_table(results: Results, per_query: bool, console: Any) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from .tables import number
+
     table = Table(title="qrelkit results (means over scored queries)", title_justify="left")
     headers, rows = _mean_grid(results)
     for i, h in enumerate(headers):
@@ -233,7 +231,7 @@ def print_table(results: Results, per_query: bool, console: Any) -> None:
         for i, c in enumerate(wide.columns):
             pq.add_column(Text(c), justify="left" if i < 2 else "right")
         for row in wide.iter_rows():
-            pq.add_row(*[Text(v if isinstance(v, str) else _short(v)) for v in row])
+            pq.add_row(*[Text(v if isinstance(v, str) else number(v)) for v in row])
         console.print(pq)
     console.print(f"[dim]conventions:[/dim] {escape(str(results.conventions))}")
     console.print(
@@ -251,7 +249,7 @@ def print_table(results: Results, per_query: bool, console: Any) -> None:
         gate = j.get("gate") or {}
         ga = j.get("group_agreement")
         if ga:
-            kappa += f", {ga['name']} {_short(ga['value'], 3)} [{_short(ga['bootstrap_low'], 3)}, {_short(ga['bootstrap_high'], 3)}]"
+            kappa += f", {ga['name']} {number(ga['value'], 3)} [{number(ga['bootstrap_low'], 3)}, {number(ga['bootstrap_high'], 3)}]"
         console.print(
             f"[dim]judgments:[/dim] rubric {escape(str(rubric.get('name')))} {escape(str(rubric.get('version')))} "
             f"({str(rubric.get('content_hash'))[:12]}), scale {j.get('scale')}, kappa {kappa}, "

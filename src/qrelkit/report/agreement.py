@@ -4,14 +4,11 @@
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
+from .tables import number
+
 __all__ = ["group_lines", "render_agreement", "render_leverage"]
-
-
-def _fmt(x: float | None, digits: int = 3) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
 
 
 def render_agreement(doc: Any, fmt: str, *, show_disagreements: bool = False) -> str:
@@ -43,7 +40,7 @@ def group_lines(g: dict[str, Any]) -> list[str]:
     for stat, v in g["statistics"].items():
         mark = "*" if stat == g["statistic"] else " "
         out.append(
-            f"{mark} {names[stat]:<40} {_fmt(v['value']):>7}   [{_fmt(v['bootstrap_low'])}, {_fmt(v['bootstrap_high'])}]"
+            f"{mark} {names[stat]:<40} {number(v['value'], 3, 'n/a'):>7}   [{number(v['bootstrap_low'], 3, 'n/a')}, {number(v['bootstrap_high'], 3, 'n/a')}]"
         )
     width = max(7, *(len(n) for n in g["labellers"])) + 2
     out += ["", f"pairwise weighted kappa ({g['weights']}; pairs graded by both in parentheses)"]
@@ -51,7 +48,9 @@ def group_lines(g: dict[str, Any]) -> list[str]:
     for i, name in enumerate(g["labellers"]):
         cells = []
         for j, k in enumerate(g["kappa_matrix"][i]):
-            cells.append(("-" if i == j else f"{_fmt(k)} ({g['pairs_matrix'][i][j]})").rjust(width + 6))
+            cells.append(
+                ("-" if i == j else f"{number(k, 3, 'n/a')} ({g['pairs_matrix'][i][j]})").rjust(width + 6)
+            )
         out.append(name.ljust(width) + "".join(cells))
     gate = g.get("gate")
     out += ["", f"gate on {STATISTIC_NAMES[g['statistic']]}: {gate['message']}" if gate else
@@ -121,19 +120,19 @@ def _agree_text(p: dict[str, Any], report: Any, show_disagreements: bool) -> str
     )
     add("")
     add(
-        f"kappa ({p['weights']}) {_fmt(k.kappa)}  SE {_fmt(k.std_error)}  {k.level * 100:g}% CI "
-        f"[{_fmt(k.ci_low)}, {_fmt(k.ci_high)}]  (Fleiss-Cohen-Everitt)"
+        f"kappa ({p['weights']}) {number(k.kappa, 3, 'n/a')}  SE {number(k.std_error, 3, 'n/a')}  {k.level * 100:g}% CI "
+        f"[{number(k.ci_low, 3, 'n/a')}, {number(k.ci_high, 3, 'n/a')}]  (Fleiss-Cohen-Everitt)"
     )
     add(
-        f"query bootstrap {boot.level * 100:g}% CI [{_fmt(boot.low)}, {_fmt(boot.high)}] "
+        f"query bootstrap {boot.level * 100:g}% CI [{number(boot.low, 3, 'n/a')}, {number(boot.high, 3, 'n/a')}] "
         f"({boot.n_resamples} resamples of {boot.n_queries} queries, seed {boot.seed})"
     )
     alpha = p["alpha"]
     add(
-        f"Krippendorff's alpha: ordinal {_fmt(alpha['ordinal']['alpha'])}, "
-        f"interval {_fmt(alpha['interval']['alpha'])}"
+        f"Krippendorff's alpha: ordinal {number(alpha['ordinal']['alpha'], 3, 'n/a')}, "
+        f"interval {number(alpha['interval']['alpha'], 3, 'n/a')}"
     )
-    add(f"exact agreement: {_fmt(k.exact_agreement * 100 if k.n else None, 1)}%")
+    add(f"exact agreement: {number(k.exact_agreement * 100 if k.n else None, 1, 'n/a')}%")
     if k.note:
         add(f"note: {k.note}")
     add("")
@@ -152,7 +151,9 @@ def _agree_text(p: dict[str, Any], report: Any, show_disagreements: bool) -> str
     add("")
     add("per query:  pairs  exact   kappa")
     for q in report.per_query:
-        add(f"  {q.query_id:<10} {q.n_pairs:>4}  {q.exact_agreement * 100:5.1f}%  {_fmt(q.kappa)}")
+        add(
+            f"  {q.query_id:<10} {q.n_pairs:>4}  {q.exact_agreement * 100:5.1f}%  {number(q.kappa, 3, 'n/a')}"
+        )
     n_dis = len(report.disagreements)
     by_distance: dict[int, int] = {}
     for d in report.disagreements:

@@ -1,17 +1,13 @@
 """The judgment bounds as every renderer shows them: a title that says what they are, one row per run and
 measure, and the ``[low, high]`` a summary table puts beside a mean. Renders
-:class:`qrelkit.evaluation.bounds.Bounds`; computes nothing. Imports nothing of the report's own."""
+:class:`qrelkit.evaluation.bounds.Bounds`; computes nothing. Imports nothing of the report's own
+but :mod:`qrelkit.report.tables`."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-
-def _f(x: float | None, digits: int = 4) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    return f"{x:.{digits}f}"
+from .tables import number
 
 
 def title(results: Any, judged: bool = True) -> str:
@@ -58,10 +54,10 @@ def rows(results: Any) -> list[list[str]]:
                 [
                     run,
                     measure,
-                    _f(means.get((run, measure))),
-                    _f(b.zero),
-                    _f(b.top),
-                    f"{_f(b.judged)} {_judged_at(b.judged_measure, b.k is None)}",
+                    number(means.get((run, measure))),
+                    number(b.zero),
+                    number(b.top),
+                    f"{number(b.judged)} {_judged_at(b.judged_measure, b.k is None)}",
                     str(b.unjudged),
                 ]
             )
@@ -75,4 +71,4 @@ def suffix(results: Any, run: str, measure: str, digits: int = 3) -> str:
     b = results.bounds.get(run, measure)
     if b is None:
         return ""
-    return f" [{_f(b.low, digits)}, {_f(b.high, digits)}]"
+    return f" [{number(b.low, digits)}, {number(b.high, digits)}]"

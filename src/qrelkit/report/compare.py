@@ -18,12 +18,12 @@ from .tables import (
     NOISE_COLUMNS,
     POWER_COLUMNS,
     _anova_line,
-    _f,
     _grid,
     _multi_rows,
     _noise_rows,
     _power_rows,
     _rows,
+    number,
     options_line,
 )
 
@@ -44,7 +44,7 @@ def render_compare_text(comparison: Any) -> str:
         out += ["", f"labeller-noise floor ({nf.labellers[0]} vs {nf.labellers[1]}, {len(nf.calibration_queries)} "
                 f"calibration queries, {nf.replicates} relabelled copies, smoothing {nf.smoothing:g}):"]  # fmt: skip
         out += _grid(NOISE_COLUMNS, _noise_rows(comparison))
-        taus = "; ".join(f"{m} {_f(t, 3)}" for m, (t, _) in nf.kendall_tau.items())
+        taus = "; ".join(f"{m} {number(t, 3)}" for m, (t, _) in nf.kendall_tau.items())
         out.append(f"Kendall's tau of the run rankings under {nf.labellers[0]} and {nf.labellers[1]}: {taus}")
     power = _power_rows(comparison)
     if power:

@@ -8,18 +8,13 @@ column, and JSON the header and ``"runs": [{"run": name, "fingerprint": ..., ...
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
+
+from .tables import number
 
 __all__ = ["render_diff", "render_diffs", "render_profiles", "render_sweep", "render_sweeps"]
 
 _ARROW = {"up": "up", "down": "down", "none": "none", "refused": "-"}
-
-
-def _num(value: float | None, signed: bool = False) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    return f"{value:+.4f}" if signed else f"{value:.4f}"
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
@@ -53,8 +48,8 @@ def render_sweep(variants: list[Any], measure: str, fmt: str, header: dict[str, 
             [
                 v.kind,
                 what,
-                _num(v.mean),
-                _num(v.diff, signed=True) if v.kind != "default" else "",
+                number(v.mean, 4, "-"),
+                number(v.diff, 4, "-", signed=True) if v.kind != "default" else "",
                 _ARROW[v.direction] if v.kind != "default" else "",
                 str(v.moved) if v.kind != "default" and not v.refused else "",
                 str(v.perfect) if not v.refused else "",
@@ -130,9 +125,9 @@ def render_diff(att: Any, names: tuple[str, str], measure: str, fmt: str, header
     rows = [
         [
             q.query_id,
-            _num(q.a),
-            _num(q.b),
-            _num(q.b - q.a, True) if q.a is not None and q.b is not None else "-",
+            number(q.a, 4, "-"),
+            number(q.b, 4, "-"),
+            number(q.b - q.a, 4, "-", signed=True) if q.a is not None and q.b is not None else "-",
             ",".join(q.axes) if q.axes else "only the axes together",
         ]
         for q in att.queries
@@ -141,9 +136,12 @@ def render_diff(att: Any, names: tuple[str, str], measure: str, fmt: str, header
     if fmt == "tsv":
         return "\n".join("\t".join(r) for r in [headers, *rows]) + "\n"
     axes = "; ".join(f"{axis}: {a} vs {b}" for axis, a, b in att.axes) or "none"
-    effects = "; ".join(f"{axis} {_num(d, True)}" for axis, d in att.mean_effects.items()) or "none"
+    effects = (
+        "; ".join(f"{axis} {number(d, 4, '-', signed=True)}" for axis, d in att.mean_effects.items())
+        or "none"
+    )
     return (
-        f"{measure}: {names[0]} {_num(att.mean_a)} vs {names[1]} {_num(att.mean_b)} "
+        f"{measure}: {names[0]} {number(att.mean_a, 4, '-')} vs {names[1]} {number(att.mean_b, 4, '-')} "
         f"({len(att.queries)} queries differ)\n"
         f"differing axes: {axes}\n"
         f"mean change from {names[0]} when one axis takes {names[1]}'s value: {effects}\n"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .tables import _e, _f, _grid, p_text, table
+from .tables import _e, _grid, number, p_text, table
 
 COLUMNS = ("run", "measure", "estimator", "estimate", "interval", "lambda", "|H|", "|U|", "eff. |H|")
 PAIR_COLUMNS = ("baseline", "treatment", "measure", "diff", "interval", "lambda", "|H|", "|U|", "eff. |H|",
@@ -14,13 +14,9 @@ PAIR_COLUMNS = ("baseline", "treatment", "measure", "diff", "interval", "lambda"
 POWER_COLUMNS = ("baseline", "treatment", "measure", "delta", "|H| now", "|H| needed", "of", "people-only")
 
 
-def _eff(x: float | None) -> str:
-    return "–" if x is None else _f(x, 1)
-
-
 def _interval_cells(i: Any) -> list[str]:
-    return [_f(i.value), f"[{_f(i.low)}, {_f(i.high)}]", _f(i.lam, 3) if i.lam is not None else "–",
-            str(i.human_queries), str(i.unlabeled_queries), _eff(i.effective_human_queries)]  # fmt: skip
+    return [number(i.value), f"[{number(i.low)}, {number(i.high)}]", number(i.lam, 3),
+            str(i.human_queries), str(i.unlabeled_queries), number(i.effective_human_queries, 1)]  # fmt: skip
 
 
 def rows(estimates: Any, every: bool = True) -> list[list[str]]:
@@ -53,8 +49,8 @@ def pair_rows(comparison: Any) -> list[list[str]]:
     out = []
     for p in comparison.estimated:
         mark = "*" if p.significant else ""
-        out.append([p.baseline, p.treatment, p.measure, *_interval_cells(p.estimate), _f(p.model_difference),
-                    _f(p.human_difference), p_text(p.estimate.p_value), p_text(p.p_adjusted), mark])  # fmt: skip
+        out.append([p.baseline, p.treatment, p.measure, *_interval_cells(p.estimate), number(p.model_difference),
+                    number(p.human_difference), p_text(p.estimate.p_value), p_text(p.p_adjusted), mark])  # fmt: skip
         if p.verdict is not None:
             out[-1][-1] = f"{mark} {p.verdict}".strip()
     return out
@@ -67,8 +63,8 @@ def power_rows(comparison: Any) -> list[list[str]]:
         if w is None:
             continue
         needed = str(w.queries_needed) if w.queries_needed is not None else "unreachable"
-        people = _f(w.classical_queries, 1) if w.classical_queries is not None else "–"
-        out.append([p.baseline, p.treatment, p.measure, _f(w.delta), str(w.queries_now), needed, str(w.total),
+        people = number(w.classical_queries, 1)
+        out.append([p.baseline, p.treatment, p.measure, number(w.delta), str(w.queries_now), needed, str(w.total),
                     people])  # fmt: skip
     return out
 

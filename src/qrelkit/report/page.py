@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import svg
-from .tables import _e, table
+from .tables import _e, number, table
 
 __all__ = ["MAX_BARS", "comparison_page", "report_page", "results_page"]
 
@@ -67,10 +67,6 @@ td { overflow-wrap: break-word; } td.n { white-space: nowrap; }
   table.stack td[data-label=""]::before { content: none; }
 }
 """
-
-
-def _f(x: float | None, digits: int = 4) -> str:
-    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
 
 
 def _slug(*parts: str) -> str:
@@ -157,7 +153,7 @@ def _pair_rows(comparison: Any) -> list[list[object]]:
         )
         rows.append([
             p.treatment, p.baseline, p.measure, f"{p.difference:+.4f}",
-            f"[{_f(p.t_interval[0])}, {_f(p.t_interval[1])}]", f"{p.wins}/{p.ties}/{p.losses}", _f(p.effect_size, 2),
+            f"[{number(p.t_interval[0])}, {number(p.t_interval[1])}]", f"{p.wins}/{p.ties}/{p.losses}", number(p.effect_size, 2),
             p_text(p.p_value), p_text(p.p_adjusted), ("html", f"<span class='{cls}'>{_e(verdict)}</span>"),
         ])  # fmt: skip
     return rows
@@ -189,7 +185,9 @@ def forest_figure(comparison: Any) -> str:
         rows.append((label, p.difference, p.t_interval[0], p.t_interval[1]))
         floor = p.noise.empirical_floor if p.noise is not None else None
         band.append(floor)
-        data.append([label, f"{p.difference:+.4f}", _f(p.t_interval[0]), _f(p.t_interval[1]), _f(floor)])
+        data.append(
+            [label, f"{p.difference:+.4f}", number(p.t_interval[0]), number(p.t_interval[1]), number(floor)]
+        )
     shaded = any(b for b in band)
     chart = svg.forest(
         rows, title="Difference from the baseline with its 95% t-interval", axis="treatment minus baseline",
@@ -239,8 +237,8 @@ def per_query_section(results: Any, pairs: Sequence[tuple[str, str]], measure: A
             sid = _slug("explain", run, q)
             return ("html", f'<a href="#{sid}">{_e(q)}</a>') if sid in anchors else q
 
-        rows = [["improved", link(q), f"{d:+.4f}", _f(a[q]), _f(b[q])] for q, d in up]
-        rows += [["regressed", link(q), f"{d:+.4f}", _f(a[q]), _f(b[q])] for q, d in down]
+        rows = [["improved", link(q), f"{d:+.4f}", number(a[q]), number(b[q])] for q, d in up]
+        rows += [["regressed", link(q), f"{d:+.4f}", number(a[q]), number(b[q])] for q, d in down]
         summary = f"{sum(d > 0 for _, d in items)} improved, {sum(d < 0 for _, d in items)} regressed, {sum(d == 0 for _, d in items)} unchanged"
         parts.append(
             f"<h3>{_e(treatment)} against {_e(baseline)}</h3>"
@@ -270,9 +268,9 @@ def _missing_section(d: Any) -> str:
         rows.append((mg.run, shares))
         missing = t["gain_below"] + t["gain_never"]
         data.append([
-            mg.run, _f(t["gain"], 1), f"{shares[0] * 100:.1f}%", f"{shares[1] * 100:.1f}%", f"{shares[2] * 100:.1f}%",
-            f"{t['gain_below'] / missing * 100:.1f}%" if missing else "–", _f(t["below"], 1), _f(t["never"], 1),
-            _f(judged.get(mg.run)) if judged else "–",
+            mg.run, number(t["gain"], 1), f"{shares[0] * 100:.1f}%", f"{shares[1] * 100:.1f}%", f"{shares[2] * 100:.1f}%",
+            f"{t['gain_below'] / missing * 100:.1f}%" if missing else "–", number(t["below"], 1), number(t["never"], 1),
+            number(judged.get(mg.run)) if judged else "–",
         ])  # fmt: skip
     chart = svg.stacked_bars(
         rows, [f"in the top {d.k}", f"ranked below {d.k} (ordered badly)", "never retrieved"],
@@ -387,7 +385,9 @@ def _judgments_section(d: Any) -> str:
         chart = svg.bars(scale, [(a, ma), (b, mb)], title="Grades given by each labeller", axis="grade")
         out.append(svg.figure(chart, "How often each labeller used each grade on the calibration pairs.",
                               ["grade", a, b], [[g, f"{x:g}", f"{y:g}"] for g, x, y in zip(scale, ma, mb, strict=True)]))  # fmt: skip
-        tau = "; ".join(f"{m}: tau {_f(t, 3)} (p {_f(p, 3)})" for m, (t, p) in noise.kendall_tau.items())
+        tau = "; ".join(
+            f"{m}: tau {number(t, 3)} (p {number(p, 3)})" for m, (t, p) in noise.kendall_tau.items()
+        )
         out.append(
             f"<p>Run rankings under {_e(a)}'s and {_e(b)}'s grades agree as Kendall's tau: {_e(tau)}.</p>"
         )
@@ -408,7 +408,15 @@ def _conventions_section(d: Any) -> str:
             flagged = bool(v.optimistic)
             dots.append((v.label, v.diff, flagged))
             data.append(
-                [run, v.label, v.kind, _f(v.mean), f"{v.diff:+.4f}", v.moved, "optimistic" if flagged else ""]
+                [
+                    run,
+                    v.label,
+                    v.kind,
+                    number(v.mean),
+                    f"{v.diff:+.4f}",
+                    v.moved,
+                    "optimistic" if flagged else "",
+                ]
             )
         rows.append((run, dots))
     chart = svg.dot_plot(
@@ -432,15 +440,15 @@ def _explain_section(d: Any) -> str:
     for (run, q), e in d.explanations.items():
         sid = _slug("explain", run, q)
         rows = [[r.rank, ("html", f"<span class='mono'>{_e(r.doc_id)}</span>"), "–" if r.grade is None else r.grade,
-                 _f(r.gain, 3), _f(r.discount, 3), _f(r.contribution, 3), f"{r.share * 100:.0f}%", r.block or ""]
+                 number(r.gain, 3), number(r.discount, 3), number(r.contribution, 3), f"{r.share * 100:.0f}%", r.block or ""]
                 for r in e.rows]  # fmt: skip
         below = ", ".join(f"{doc} (grade {g}, rank {rk})" for doc, g, rk in e.relevant_below_cutoff) or "none"
         never = ", ".join(f"{doc} (grade {g})" for doc, g in e.relevant_never_retrieved) or "none"
         out.append(
-            f'<h3 id="{sid}">{_e(run)}, query {_e(q)}: {_e(e.measure)} {_f(e.ndcg)}</h3>'
+            f'<h3 id="{sid}">{_e(run)}, query {_e(q)}: {_e(e.measure)} {number(e.ndcg)}</h3>'
             + table(["rank", "document", "grade", "gain", "discount", "contribution", "share", "tied block"], rows,
                     numeric=(0, 2, 3, 4, 5, 6))
-            + f"<p>DCG {_f(e.dcg)} / IDCG {_f(e.idcg)}; recall at the cutoff {_f(e.recall)}. Relevant below the cutoff: "
+            + f"<p>DCG {number(e.dcg)} / IDCG {number(e.idcg)}; recall at the cutoff {number(e.recall)}. Relevant below the cutoff: "
             f"{_e(below)}. Never retrieved: {_e(never)}.</p>"
         )  # fmt: skip
     return "".join(out)
@@ -508,7 +516,7 @@ def results_page(results: Any, per_query: bool = False) -> str:
     ]
     if per_query:
         wide = results.to_polars().sort(["run", "query_id"])
-        rows = [[v if isinstance(v, str) else _f(v) for v in row] for row in wide.iter_rows()]
+        rows = [[v if isinstance(v, str) else number(v) for v in row] for row in wide.iter_rows()]
         sections.append(
             ("per-query", "Per query", table(wide.columns, rows, numeric=range(2, len(wide.columns))))
         )

@@ -14,6 +14,8 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 
+from .tables import number
+
 __all__ = ["bars", "diverging_bars", "dot_plot", "figure", "forest", "heatmap", "stacked_bars"]
 
 BLUE, ORANGE, GREY, DARK = "#1f6fb4", "#d9792b", "#9aa3ad", "#24292f"
@@ -23,10 +25,6 @@ _ids = itertools.count(1)
 
 def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
-
-
-def _fmt(x: float, digits: int = 3) -> str:
-    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
 
 
 def _svg(width: int, height: int, title: str, desc: str, body: list[str]) -> str:
@@ -105,7 +103,7 @@ def forest(
             body.append(
                 f'<rect x="{x(-floor):.1f}" y="{y - row_h / 2 + 3:.1f}" width="{x(floor) - x(-floor):.1f}" '
                 f'height="{row_h - 6}" fill="{ORANGE}" fill-opacity="0.22"><title>{_e(label)}: labeller-noise '
-                f"floor +-{_fmt(floor)}</title></rect>"
+                f"floor +-{number(floor, 3)}</title></rect>"
             )
         body.append(f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end">{_e(label)}</text>')
         if not (math.isnan(a) or math.isnan(b)):
@@ -113,13 +111,13 @@ def forest(
                 f'<line x1="{x(a):.1f}" x2="{x(b):.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{BLUE}" stroke-width="2"/>'
             )
         body.append(
-            f'<circle cx="{x(est):.1f}" cy="{y:.1f}" r="5" fill="{BLUE}"><title>{_e(label)}: {_fmt(est, 4)} '
-            f"[{_fmt(a, 4)}, {_fmt(b, 4)}]</title></circle>"
+            f'<circle cx="{x(est):.1f}" cy="{y:.1f}" r="5" fill="{BLUE}"><title>{_e(label)}: {number(est, 4)} '
+            f"[{number(a, 4)}, {number(b, 4)}]</title></circle>"
         )
     body.append(
         f'<line x1="{x(0):.1f}" x2="{x(0):.1f}" y1="{top}" y2="{bottom}" stroke="{DARK}" stroke-dasharray="4 3"/>'
     )
-    desc = "; ".join(f"{lab} {_fmt(e, 4)} [{_fmt(a, 4)}, {_fmt(b, 4)}]" for lab, e, a, b in rows)
+    desc = "; ".join(f"{lab} {number(e, 4)} [{number(a, 4)}, {number(b, 4)}]" for lab, e, a, b in rows)
     return _svg(right + 30, height + 10, title, desc, body)
 
 

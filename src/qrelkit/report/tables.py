@@ -1,6 +1,6 @@
 """Tables shared by the comparison's renderers and the HTML page: the rows of the pairs, noise-floor,
-topic-set-size and ANOVA/Tukey tables, how an option set and a p-value are printed, and the accessible
-HTML table. Imports nothing of the report's own, so the renderers that use it form no cycle."""
+topic-set-size and ANOVA/Tukey tables, how a number, an option set and a p-value are printed, and the
+accessible HTML table. Imports nothing of the report's own, so the renderers that use it form no cycle."""
 
 from __future__ import annotations
 
@@ -69,10 +69,12 @@ COLUMNS = ("baseline", "treatment", "measure", "n", "base", "treat", "diff", "W/
            "bootstrap interval", "ES", "p", "p adj", "")  # fmt: skip
 
 
-def _f(x: float | None, digits: int = 4) -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "–" if x is None or math.isnan(x) else ("inf" if x > 0 else "-inf")
-    return f"{x:.{digits}f}"
+def number(x: float | None, digits: int = 4, missing: str = "–", *, signed: bool = False) -> str:
+    """A number as every report shows it: ``digits`` decimals (with its sign when ``signed``; an infinity
+    as ``inf`` or ``-inf``), or ``missing`` (a dash unless the renderer says otherwise) for None or NaN."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return missing
+    return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
 
 
 def p_text(x: float | None) -> str:
@@ -112,13 +114,13 @@ def _rows(comparison: Any) -> list[list[str]]:
                 p.treatment,
                 p.measure,
                 str(p.queries),
-                _f(p.mean_baseline),
-                _f(p.mean_treatment),
+                number(p.mean_baseline),
+                number(p.mean_treatment),
                 f"{p.difference:+.4f}" if math.isfinite(p.difference) else "–",
                 f"{p.wins}/{p.ties}/{p.losses}",
-                f"[{_f(p.t_interval[0])}, {_f(p.t_interval[1])}]",
-                f"[{_f(p.bootstrap_interval[0])}, {_f(p.bootstrap_interval[1])}]",
-                _f(p.effect_size, 2),
+                f"[{number(p.t_interval[0])}, {number(p.t_interval[1])}]",
+                f"[{number(p.bootstrap_interval[0])}, {number(p.bootstrap_interval[1])}]",
+                number(p.effect_size, 2),
                 p_text(p.p_value),
                 p_text(p.p_adjusted),
                 "*" if p.significant else "",
@@ -139,9 +141,9 @@ def _noise_rows(comparison: Any) -> list[list[str]]:
                 p.treatment,
                 p.measure,
                 f"{p.difference:+.4f}",
-                _f(n.empirical_floor),
-                f"[{_f(n.simulated_low)}, {_f(n.simulated_high)}]",
-                _f(n.sign_flip, 3),
+                number(n.empirical_floor),
+                f"[{number(n.simulated_low)}, {number(n.simulated_high)}]",
+                number(n.sign_flip, 3),
                 p.verdict or "",
             ]
         )
@@ -178,8 +180,8 @@ def _power_rows(comparison: Any) -> list[list[str]]:
             continue
         w = p.power
         out.append(
-            [p.baseline, p.treatment, p.measure, f"{w.delta:+.4f} ({w.delta_source})", _f(w.sd), str(w.queries_now),
-             _f(w.power_now, 3), str(w.queries_needed) if w.queries_needed is not None else "unreachable"]
+            [p.baseline, p.treatment, p.measure, f"{w.delta:+.4f} ({w.delta_source})", number(w.sd), str(w.queries_now),
+             number(w.power_now, 3), str(w.queries_needed) if w.queries_needed is not None else "unreachable"]
         )  # fmt: skip
     return out
 
@@ -189,8 +191,8 @@ def _multi_rows(m: Any) -> list[list[str]]:
     for i, t in enumerate(m.pairs):
         rp = p_text(m.randomized_p[i]) if m.randomized_p is not None else "–"
         out.append(
-            [m.runs[t.first], m.runs[t.second], f"{t.difference:+.4f}", _f(t.q, 3), p_text(t.p_value),
-             f"[{_f(t.ci_low)}, {_f(t.ci_high)}]", _f(t.effect_size, 2), rp]
+            [m.runs[t.first], m.runs[t.second], f"{t.difference:+.4f}", number(t.q, 3), p_text(t.p_value),
+             f"[{number(t.ci_low)}, {number(t.ci_high)}]", number(t.effect_size, 2), rp]
         )  # fmt: skip
     return out
 
@@ -199,9 +201,9 @@ def _anova_line(m: Any) -> str:
     a = m.anova
     return (
         f"{m.measure}: two-way ANOVA without replication over {m.queries} queries x {len(m.runs)} runs: "
-        f"systems F({a.df_systems}, {a.df_error}) = {_f(a.f_systems, 3)}, p = {p_text(a.p_systems)}; "
-        f"queries F({a.df_queries}, {a.df_error}) = {_f(a.f_queries, 3)}, p = {p_text(a.p_queries)}; "
-        f"residual MS = {_f(a.ms_error, 6)}"
+        f"systems F({a.df_systems}, {a.df_error}) = {number(a.f_systems, 3)}, p = {p_text(a.p_systems)}; "
+        f"queries F({a.df_queries}, {a.df_error}) = {number(a.f_queries, 3)}, p = {p_text(a.p_queries)}; "
+        f"residual MS = {number(a.ms_error, 6)}"
     )
 
 

@@ -24,14 +24,13 @@ no export reads them. A probe asked once is not asked again under the same rubri
 
 from __future__ import annotations
 
-import hashlib
-import random
 import sqlite3
 from functools import partial
 from typing import Any
 
 from qrelkit.errors import ValidationError
 
+from ..phases import seeded_rng
 from ..store import Store, now
 from .client import AttemptFailed, Client, Reply, ask_with_retries
 from .gate import evaluate_model_gate, gate_material, probe_rates
@@ -79,7 +78,7 @@ def _sources(conn: sqlite3.Connection, model: ModelLabeller, n: int) -> tuple[li
     ids = {(q, d): p for p, q, d in conn.execute("SELECT pair_id, query_id, doc_id FROM pairs")}
     lowest = min(m["scale"])
     seed = conn.execute("SELECT value FROM meta WHERE key = 'seed'").fetchone()[0]
-    rng = random.Random(hashlib.sha256(f"{seed}:probes:{model.name}".encode()).digest())
+    rng = seeded_rng(seed, f"probes:{model.name}")
     zero = sorted(k for k, g in m["adjudicated"].items() if g == lowest and k in m["model"])
     every = sorted(m["model"])
     rng.shuffle(zero)
