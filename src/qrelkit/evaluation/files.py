@@ -339,7 +339,6 @@ def _evaluate_diversity_files(
     plan: ReadingPlan, progress: Callable[[int, int, str], None] | None, strict: bool
 ) -> Results:
     """:func:`evaluate_files` for diversity judgments: the judgments by their one reader, each run whole."""
-    from ..data.values import DiversityQrels
     from ..formats import read_diversity_qrels
 
     inputs, options = plan.inputs, plan.options
@@ -352,9 +351,7 @@ def _evaluate_diversity_files(
     judgments = read_diversity_qrels(inputs.qrels, scale=options.scale, on_duplicate=plan.on_duplicate,
                                      comments=plan.comments)  # fmt: skip
     if options.rubric_hash is not None:
-        judgments = DiversityQrels(
-            judgments.frame, judgments.fingerprint, judgments.name, judgments.meta, options.rubric_hash
-        )
+        judgments = judgments.replace(rubric_hash=options.rubric_hash)
     runs = read_runs_whole(plan)
     results = evaluate(
         judgments, runs, list(inputs.measures), inputs.conventions, progress=progress, strict=strict

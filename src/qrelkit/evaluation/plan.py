@@ -444,11 +444,7 @@ def read_judgments(plan: ReadingPlan, path: str | Path | None = None) -> Qrels:
     qrels = read_qrels(path, format=options.input_format, scale=options.scale, on_duplicate=plan.on_duplicate,
                        comments=plan.comments)  # fmt: skip
     if options.rubric_hash is not None:
-        from ..data.values import Qrels
-
-        qrels = Qrels(
-            qrels.frame, qrels.fingerprint, qrels.name, qrels.scale, options.rubric_hash, qrels.meta
-        )
+        qrels = qrels.replace(rubric_hash=options.rubric_hash)
     return qrels
 
 

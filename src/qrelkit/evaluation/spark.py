@@ -602,16 +602,7 @@ def _evaluate_planned(
     )  # fmt: skip
     judgments = _qrels_on_driver(q_in, scale, on_duplicate)
     if options.rubric_hash is not None:
-        from ..data.values import Qrels
-
-        judgments = Qrels(
-            judgments.frame,
-            judgments.fingerprint,
-            judgments.name,
-            judgments.scale,
-            options.rubric_hash,
-            judgments.meta,
-        )
+        judgments = judgments.replace(rubric_hash=options.rubric_hash)
     _check_negative(judgments, parsed, conv)
     check_gains(judgments, parsed, conv)  # a grade whose gain overflows: refused as on every engine
     profile = (
