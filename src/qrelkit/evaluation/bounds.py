@@ -322,10 +322,10 @@ def bounds_files(
     conventions: Conventions,
     reader: Any = None,
 ) -> Bounds:
-    """:func:`judgment_bounds` of files, read whole as :func:`qrelkit.evaluation.files.read_whole` reads
-    them (``reader``'s options, a :class:`qrelkit.evaluation.plan.ReaderOptions`, those unset the profile's).
+    """:func:`judgment_bounds` of files, read whole by the plan for every row
+    (:func:`qrelkit.evaluation.plan.whole_plan`) (``reader``'s options, a :class:`qrelkit.evaluation.plan.ReaderOptions`, those unset the profile's).
     An evaluation that wants its bounds reads once for both (:func:`qrelkit.evaluation.files.evaluate_bounded`)."""
-    from .files import read_whole
+    from .plan import read_whole, whole_plan
 
-    qrels, runs = read_whole(qrels_path, run_paths, conventions, reader)
+    qrels, runs = read_whole(whole_plan(qrels_path, run_paths, conventions, reader))
     return judgment_bounds(qrels, runs, measures, conventions)
