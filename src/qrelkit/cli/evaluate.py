@@ -121,10 +121,10 @@ def resolve(options: dict[str, Any], on_duplicate: str | None) -> tuple[Conventi
     (:func:`qrelkit.evaluation.plan.reader_options`: an explicit ``--on-duplicate`` wins, else the
     profile's reader option, else ``error``), with the profile announced on stderr. The profile's reader
     options and refusals are applied by the library, not here."""
-    from ..evaluation.plan import ReaderOptions, profile_of
+    from ..evaluation.plan import ReaderOptions
 
     conv = conventions_from(options)
-    profile = profile_of(conv)
+    profile = conv.tool()
     rule = ReaderOptions.given(on_duplicate=on_duplicate).resolved(profile).on_duplicate or "error"
     if profile is not None:
         click.echo(

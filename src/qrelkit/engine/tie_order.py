@@ -157,11 +157,10 @@ class TieOrder:
 def tie_order_of(conv: Conventions) -> TieOrder | None:
     """A :class:`TieOrder` when ``conv``'s profile names families its tool sorts unstably, else ``None``
     (nothing to find: nothing is computed)."""
-    if conv.profile is None:
+    profile = conv.tool()
+    if profile is None:
         return None
-    from ..measures.profiles import get_profile
-
-    families = get_profile(conv.profile).unstable_ties
+    families = profile.unstable_ties
     return TieOrder(families) if families else None
 
 
@@ -185,11 +184,9 @@ def tie_warnings(
     """One warning per measure whose value follows the tool's order of tied scores in some query:
     ``found`` holds (run name, :meth:`TieOrder.queries`) per run. Each names the measure, the first
     queries of the first runs with their counts, what qrelkit did and why the tool's value may differ."""
-    if conv.profile is None:
+    profile = conv.tool()
+    if profile is None:
         return []
-    from ..measures.profiles import get_profile
-
-    profile = get_profile(conv.profile)
     tool = profile.tool.split(" ")[0]
     tools = tool + ("'" if tool.endswith("s") else "'s")
     out = []

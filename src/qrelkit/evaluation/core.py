@@ -338,10 +338,9 @@ def evaluate(
     judged = qrels.projection() if isinstance(qrels, DiversityQrels) else qrels
     if not diverse:  # diversity measures read no gain
         check_gains(judged, parsed, conv)
-    if conv.profile is not None:  # the inputs the tool refuses are refused under its profile too
-        from ..measures.profiles import get_profile
-
-        get_profile(conv.profile).check(judged, run_list)
+    profile = conv.tool()
+    if profile is not None:  # the inputs the tool refuses are refused under its profile too
+        profile.check(judged, run_list)
     from ..engine.encode import judgments_of
 
     shared = judgments_of(judged)  # the judgments' side: once for every run, and kept for the next call

@@ -117,17 +117,7 @@ def reader_options(
     conventions: Conventions, on_duplicate: str | None = None, comments: bool | None = None
 ) -> ReaderOptions:
     """The reader options of ``conventions``' profile, each one given winning (:meth:`ReaderOptions.resolved`)."""
-    return ReaderOptions.given(on_duplicate=on_duplicate, comments=comments).resolved(profile_of(conventions))
-
-
-def profile_of(conventions: Conventions) -> Profile | None:
-    """The :class:`~qrelkit.measures.profiles.Profile` that ``conventions`` name, or ``None``: where a
-    profile's name is first resolved for the reading side (an :class:`Inputs` carries it from then on)."""
-    if conventions.profile is None:
-        return None
-    from ..measures.profiles import get_profile
-
-    return get_profile(conventions.profile)
+    return ReaderOptions.given(on_duplicate=on_duplicate, comments=comments).resolved(conventions.tool())
 
 
 @dataclass(frozen=True)
@@ -160,9 +150,9 @@ class Inputs:
         memory_limit: int | str | None = None,
         diversity: bool = False,
     ) -> Inputs:
-        """The inputs, each option resolved once: the profile (:func:`profile_of`), the reader options
+        """The inputs, each option resolved once: the profile (:meth:`Conventions.tool`), the reader options
         (:meth:`ReaderOptions.resolved`) and the memory limit (:func:`parse_limit`)."""
-        profile = profile_of(conventions)
+        profile = conventions.tool()
         options = (reader or ReaderOptions()).resolved(profile)
         return cls(qrels, tuple(runs), tuple(measures), conventions, profile, options, engine,
                    parse_limit(memory_limit), diversity)  # fmt: skip

@@ -453,10 +453,8 @@ def assemble(qrels: Any, parsed: Sequence[Measure], conv: Conventions, items: Se
             RunSummary(item.name, item.fingerprint, dict(item.meta), item.queries, undefined, values)
         )
     warnings: list[str] = []
-    if conv.profile is not None:
-        from ..measures.profiles import get_profile
-
-        profile = get_profile(conv.profile)
+    profile = conv.tool()
+    if profile is not None:
         for item in items:
             q = item.queries
             missing = sorted(q.missing_scored_zero + q.missing_skipped)
