@@ -20,7 +20,26 @@ OnDuplicate = Literal["error", "first", "last", "max"]
 #: (:mod:`qrelkit.estimation.ppi`): ``ppi++`` (the default), ``ppi``, ``human`` alone, ``model`` alone.
 Estimator = Literal["ppi++", "ppi", "human", "model"]
 
+#: The estimator a command uses when none is named.
+DEFAULT_ESTIMATOR: Estimator = "ppi++"
+
+#: Where an evaluation computes: this process, or Spark (``qrelkit[spark]``).
+Engine = Literal["local", "spark"]
+
+#: What ``eval`` writes results as (:func:`qrelkit.report.render`).
+ResultFormat = Literal["table", "json", "tsv", "csv", "trec", "markdown", "html"]
+
+#: What ``compare`` writes a comparison as (:func:`qrelkit.report.compare.render_compare`).
+CompareFormat = Literal["table", "json", "markdown", "latex", "html"]
+
+#: What ``eval --human`` writes estimates as (:func:`qrelkit.report.estimates.render_estimates`).
+EstimatesFormat = Literal["table", "json", "markdown", "tsv", "csv"]
+
 FORMAT_CHOICES: tuple[str, ...] = get_args(Format)
+ENGINE_CHOICES: tuple[str, ...] = get_args(Engine)
+RESULT_FORMATS: tuple[str, ...] = get_args(ResultFormat)
+COMPARE_FORMATS: tuple[str, ...] = get_args(CompareFormat)
+ESTIMATES_FORMATS: tuple[str, ...] = get_args(EstimatesFormat)
 ON_DUPLICATE_CHOICES: tuple[str, ...] = get_args(OnDuplicate)
 ESTIMATOR_CHOICES: tuple[str, ...] = get_args(Estimator)
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from .._typing import COMPARE_FORMATS
 from ..agreement.resample import (
     COMPARE_SEED,
     MONTE_CARLO_PERMUTATIONS,
@@ -21,7 +22,7 @@ from ..compare import EXACT_AUTO_LIMIT, FAMILIES, MULTI, TESTS
 from ..compare.stats import CORRECTIONS
 from ..errors import ValidationError
 from .agree import VariadicOptionCommand
-from .evaluate import (
+from .options import (
     bounds_of_values,
     bounds_option,
     bounds_wanted,
@@ -29,12 +30,15 @@ from .evaluate import (
     human_options,
     input_options,
     judgments_of,
+    labellers_option,
     load_inputs,
+    parse_run_models,
     reader_of,
     resolve,
     rubric_scale,
+    run_model_option,
+    seed_option,
 )
-from .options import labellers_option, parse_run_models, run_model_option, seed_option
 
 __all__ = ["command", "read_human", "read_labellers"]
 
@@ -143,7 +147,7 @@ def read_labellers(
 @click.option("--power", is_flag=True, help="topic-set size for power 0.8 (paired t; with --human: the "
               "human-judged queries the estimator needs)")  # fmt: skip
 @click.option("--power-delta", type=float, default=None, help="the difference to detect [default: observed]")
-@click.option("-f", "--format", "out_format", type=click.Choice(["table", "json", "markdown", "latex", "html"]),
+@click.option("-f", "--format", "out_format", type=click.Choice(COMPARE_FORMATS),
               default=None, help="output format [default: table; -o: by suffix]")  # fmt: skip
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="write to this file")
 @bounds_option
@@ -167,6 +171,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     """
     # long: its docstring is the command's --help; the body checks, reads the inputs once and calls one function
     from ..compare import compare_files, compare_runs
+    from ..evaluation.plan import bounds_refused
     from ..judgments.manifest import with_run_models
     from ..measures.grammar import parse_all
 
@@ -184,7 +189,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     chosen = dict(baseline=list(baselines) or None, all_pairs=all_pairs, test=test, permutations=perms, seed=seed,
                   correction=correction, family=family, alpha=alpha, multi=multi, bootstrap=resamples, power=power,
                   power_delta=power_delta)  # fmt: skip
-    want = bounds_wanted(bounds, fmt == "table" and not output, runs, {"--human": bool(human)})
+    want = bounds_wanted(bounds, fmt == "table" and not output, runs, bounds_refused(human=bool(human)))
     reader = reader_of(input_format, on_duplicate, scale, rubric_hash)
     # long: the noise floor and the estimate need every row of every run (read whole, once); so do the bounds
     with resampling_progress():

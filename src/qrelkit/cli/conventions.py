@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES
-from .evaluate import convention_options, conventions_from, load_inputs, profile_option, reader_of
+from .options import convention_options, conventions_from, load_inputs, profile_option, reader_of
 
 
 @click.command("conventions")

@@ -9,294 +9,26 @@ from typing import Any
 
 import click
 
-from .._typing import ESTIMATOR_CHOICES, FORMAT_CHOICES, ON_DUPLICATE_CHOICES
-from ..measures.conventions import CHOICES, DEFAULT, GAIN_NAMES, PROFILE_NAMES, Conventions
-from .options import parse_run_models, run_model_option
-
-CONVENTION_FLAGS = [
-    (
-        "gain",
-        "--gain",
-        f"{'|'.join(GAIN_NAMES)}|{{grade:gain,...}}",
-        "gain per grade [default: exponential, 2^g-1]",
-    ),
-    ("discount", "--discount", "log2|ln|log10|log<b>", "rank discount 1/log_b(i+1) [default: log2]"),
-    ("ideal", "--ideal", None, "documents the ideal ordering is built from [default: judged]"),
-    ("unjudged", "--unjudged", None, "unjudged returned documents count 0, or are dropped [default: zero]"),
-    ("ties", "--ties", None, "order of equal scores [default: average over all orderings]"),
-    ("precision", "--precision", None, "scores as read, or rounded to float32 [default: double]"),
-    ("negative", "--negative", None, "meaning of negative grades [default: unjudged]"),
-    ("missing_queries", "--missing-queries", None, "judged queries absent from the run [default: zero]"),
-    ("extra_queries", "--extra-queries", None, "run queries absent from the judgments [default: skip]"),
-    ("no_relevant", "--no-relevant", None, "queries with nothing relevant [default: zero]"),
-    ("mean", "--mean", None, "what the mean divides by [default: defined, the queries with a value]"),
-    ("cutoff_denominator", "--cutoff-denominator", None, "what P@k and Judged@k divide by [default: k]"),
-    ("missing_score", "--missing-score", None, "the score of a judged query the run lacks [default: empty]"),
-    ("counts", "--counts", None, "NumRel, NumRet, NumRelRet summarised by their mean or sum [default: mean]"),
-    ("max_grade", "--max-grade", "N", "ERR's stop probability (2^g-1)/2^N [default: 4, as gdeval]"),
-    ("persistence", "--persistence", "P", "RBP's persistence, between 0 and 1 [default: 0.8]"),
-    ("rbp_gain", "--rbp-gain", None, "what a relevant document is worth to RBP [default: binary]"),
-    (
-        "rbp_residual",
-        "--rbp-residual",
-        None,
-        "RBP_resid always, or only when something is unjudged [default: always]",
-    ),
-    (
-        "iprec_cutoff",
-        "--iprec-cutoff",
-        None,
-        "IPrec's t = recall * R rounded, or +0.9 truncated [default: round]",
-    ),
-    (
-        "nonpositive",
-        "--nonpositive",
-        None,
-        "documents scored <= 0 count as retrieved or not [default: retrieved]",
-    ),
-    (
-        "ap_denominator",
-        "--ap-denominator",
-        None,
-        "what AP divides by: R, or the relevant retrieved [default: relevant]",
-    ),
-    (
-        "printed_decimals",
-        "--printed-decimals",
-        "none|N",
-        "round each per-query value to N decimals, as a tool printing %.Nf [default: none]",
-    ),
-    (
-        "summation",
-        "--summation",
-        None,
-        "a mean's sum: exact, or added in numeric query order [default: exact]",
-    ),
-    (
-        "by_measure",
-        "--by-measure",
-        "FAMILY(axis=value,...);...",
-        "axes for one measure family, e.g. 'RR@k(ties=docid_asc)' [default: none]",
-    ),
-]
-
-
-def convention_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Add one flag per convention axis; unset flags keep the defaults (which are printed with results)."""
-    for axis, flag, metavar, help_text in reversed(CONVENTION_FLAGS):
-        choices = CHOICES.get(axis)
-        kind = click.Choice(choices) if choices else str
-        func = click.option(flag, axis, type=kind, default=None, metavar=metavar, help=help_text)(func)
-    return func
-
-
-def conventions_from(options: dict[str, Any], base: Conventions = DEFAULT) -> Conventions:
-    """The conventions the flags ask for: ``--profile`` (if given, else ``base``), then each explicit
-    axis flag overriding one axis of it."""
-    profile = options.pop("profile", None)
-    if profile is not None:
-        from ..measures.profiles import get_profile
-
-        base = get_profile(profile).conventions
-    changes = {axis: options.pop(axis) for axis, *_ in CONVENTION_FLAGS if options.get(axis) is not None}
-    for axis, *_ in CONVENTION_FLAGS:
-        options.pop(axis, None)
-    return base.with_(**changes) if changes else base
-
-
-def profile_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--profile NAME``: start from a named tool's conventions; explicit axis flags override single axes."""
-    return click.option(
-        "--profile",
-        "profile",
-        type=click.Choice(list(PROFILE_NAMES)),
-        default=None,
-        help="start from a tool's conventions (see `qrelkit conventions --list`); axis flags override it",
-    )(func)
-
-
-def resolve(options: dict[str, Any], on_duplicate: str | None) -> tuple[Conventions, str]:
-    """``--profile`` and the axis flags, resolved once per command: the conventions
-    (:func:`conventions_from`) and the duplicate rule as the library resolves it
-    (:func:`qrelkit.evaluation.plan.reader_options`: an explicit ``--on-duplicate`` wins, else the
-    profile's reader option, else ``error``), with the profile announced on stderr. The profile's reader
-    options and refusals are applied by the library, not here."""
-    from ..evaluation.plan import ReaderOptions
-
-    conv = conventions_from(options)
-    profile = conv.tool()
-    rule = ReaderOptions.given(on_duplicate=on_duplicate).resolved(profile).on_duplicate or "error"
-    if profile is not None:
-        click.echo(
-            f"profile: {conv.profile_label()} ({profile.tool}); on_duplicate={rule}"
-            + (f"; refuses: {', '.join(profile.refuses)}" if profile.refuses else ""),
-            err=True,
-        )
-    return conv, rule
-
-
-def manifest_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--manifest``: the qrels' manifest (default: ``QRELS.manifest.json`` beside them, when present)."""
-    return click.option(
-        "--manifest",
-        type=click.Path(dir_okay=False),
-        default=None,
-        help="the qrels' manifest (rubric, kappa, gate, unresolved pairs), carried into every output; a qrels "
-        "file that no longer matches it is refused [default: QRELS.manifest.json when it exists]",
-    )(func)
-
-
-def input_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The options every command that reads QRELS and RUNS shares: --input-format, --on-duplicate,
-    --rubric, --manifest, --profile and the convention axes."""
-    option: Any
-    for option in reversed(
-        [
-            click.option("--input-format", type=click.Choice(FORMAT_CHOICES), default="auto", show_default=True,
-                         help="format of QRELS and RUNS (auto: by suffix, TREC text otherwise)"),
-            click.option("--on-duplicate", type=click.Choice(ON_DUPLICATE_CHOICES), default=None,
-                         help="a document listed twice for one query: error, or keep the first/last/max-score "
-                         "line [default: the profile's choice, else error]"),
-            click.option("--rubric", type=click.Path(dir_okay=False),
-                         help="rubric.toml: grades outside its scale are errors"),
-            manifest_option,
-            profile_option,
-            convention_options,
-        ]
-    ):  # fmt: skip
-        func = option(func)
-    return func
-
-
-def human_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--human HUMAN_QRELS`` and ``--estimator``: estimate from a model's and people's judgments."""
-    func = click.option("--estimator", type=click.Choice(ESTIMATOR_CHOICES), default="ppi++", show_default=True,
-                        help="with --human, or a model's qrels that `judge export --final` wrote with the "
-                        "people's: ppi++ (power-tuned), ppi, human (people's grades alone) or model "
-                        "(the model's alone, biased)")(func)  # fmt: skip
-    return click.option("--human", type=click.Path(dir_okay=False), default=None, metavar="HUMAN_QRELS",
-                        help="people's grades of a random sample of queries; QRELS are then a model's grades "
-                        "of every pair, and each number is a prediction-powered estimate")(func)  # fmt: skip
-
-
-def bounds_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--bounds/--no-bounds``: each run's judgment bounds (:mod:`qrelkit.evaluation.bounds`)."""
-    from ..formats.trec.small import (
-        SMALL_FILE_BYTES as AUTO_BYTES,
-    )  # evaluation.bounds.AUTO_BYTES, light to import
-
-    return click.option(
-        "--bounds/--no-bounds",
-        "bounds",
-        default=None,
-        help="also each mean with the run's unjudged documents within the cutoff counted as 0 and as the "
-        "highest grade (the rubric's, else the judgments'; added to the judgments, so R and the ideal count "
-        "them), with Judged@k beside it: how far the missing judgments could move it. Reads and evaluates "
-        f"each run again [default: on for the table printed when RUNS add up to at most {AUTO_BYTES >> 20} "
-        "MB, else off; a file (-o) or a machine format holds them only with --bounds]",
-    )(func)
-
-
-def bounds_wanted(
-    wanted: bool | None, table: bool, runs: tuple[str, ...], refused: dict[str, bool] | None = None
-) -> bool:
-    """Whether the judgment bounds are computed: when ``--bounds`` asks for them, or by default
-    (:func:`qrelkit.evaluation.bounds.bounds_by_default`) when the ``table`` is printed (a file or a machine
-    format holds them only with ``--bounds``). ``refused``: the options the bounds do not go with (named in
-    the error when ``--bounds`` was given, turning the default off)."""
-    if _refuse_bounds(wanted, refused or {}) or wanted is False or not (wanted or table):
-        return False  # (before the import: an evaluation without bounds does not load them)
-    from ..evaluation.bounds import bounds_by_default
-
-    return bool(wanted or bounds_by_default(runs))
-
-
-def bounds_of_values(wanted: bool, qrels: Any, runs: list[Any], measures: Any, conv: Conventions) -> Any:
-    """The judgment bounds of judgments and runs already read whole (``wanted`` from :func:`bounds_wanted`),
-    so they are not read again; ``None`` when not wanted."""
-    if not wanted:
-        return None
-    from ..evaluation.bounds import judgment_bounds
-
-    return judgment_bounds(qrels, runs, measures, conv)
-
-
-def _refuse_bounds(wanted: bool | None, refused: dict[str, bool]) -> bool:
-    """Whether an option the bounds do not go with was given (a usage error when ``--bounds`` was)."""
-    conflicts = [name for name, given in refused.items() if given]
-    if wanted and conflicts:
-        raise click.UsageError(
-            f"--bounds reads each run whole and bounds the means of judgments in this process, which "
-            f"{', '.join(conflicts)} does not: drop one of them"
-        )
-    return bool(conflicts)
-
-
-def judgments_of(qrels: str, manifest: str | None, project: str | None = None) -> Any:
-    """The manifest's meaning for these qrels (or None), read before any evaluation so a mismatch fails fast;
-    with ``project``, its signature checked with that judging project's key (said on stderr)."""
-    from ..judgments.manifest import judgments_for
-
-    key = None
-    if project is not None:
-        from ..judging.grades import manifest_key
-
-        key = manifest_key(project)
-    found = judgments_for(qrels, manifest, key=key)
-    if found is not None and (project is not None or found["signature"] != "unsigned"):
-        click.echo(f"manifest {found['signature']}", err=True)
-    elif project is not None:
-        click.echo(f"manifest: none beside {qrels}: nothing to verify with the project's key", err=True)
-    return found
-
-
-def human_of(qrels: str, human: str | None, manifest: str | None, estimator: str) -> str | None:
-    """The people's qrels to estimate with: ``--human``, or those the model's qrels' manifest names
-    (:func:`qrelkit.estimation.human_for` decides); which files, and why, said on stderr. Without either
-    (no manifest), nothing more is imported."""
-    from ..judgments.manifest import manifest_path
-
-    if human is None and manifest is None and not manifest_path(qrels).is_file():
-        return None
-    from ..estimation import human_for
-
-    choice = human_for(qrels, human, manifest, estimator)
-    for line in choice.notes:
-        click.echo(line, err=True)
-    for warning in choice.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    return choice.path
-
-
-def rubric_scale(rubric: str | None) -> tuple[Any, str | None]:
-    """(scale, hash) of ``--rubric`` by :func:`qrelkit.judgments.rubric.rubric_scale`, whose module (and
-    TOML reader) loads only when a rubric is given: a small evaluation imports nothing it does not use.
-    Each command reads its rubric once, here."""
-    if not rubric:
-        return None, None
-    from ..judgments import rubric as rubrics
-
-    return rubrics.rubric_scale(rubric)
-
-
-def load_inputs(
-    qrels_path: str, run_paths: tuple[str, ...], conv: Conventions | None, reader: Any
-) -> tuple[Any, list[Any]]:
-    """Judgments and runs read whole (for commands that need every row of every run) with ``reader``'s
-    options (a :class:`qrelkit.evaluation.plan.ReaderOptions`), those unset taken from ``conv``'s profile
-    (:func:`qrelkit.evaluation.files.read_whole`)."""
-    from ..evaluation.files import read_whole
-
-    return read_whole(qrels_path, run_paths, conv or DEFAULT, reader)
-
-
-def reader_of(input_format: str, on_duplicate: str | None, scale: Any = None, rubric_hash: str | None = None, *,
-              comments: bool | None = None) -> Any:  # fmt: skip
-    """The reader options a command was given, as one value (:class:`qrelkit.evaluation.plan.ReaderOptions`)."""
-    from ..evaluation.plan import ReaderOptions
-
-    return ReaderOptions.given(input_format, on_duplicate, comments, scale, rubric_hash)
-
+from .._typing import ENGINE_CHOICES, FORMAT_CHOICES, ON_DUPLICATE_CHOICES, RESULT_FORMATS
+from ..measures.conventions import Conventions
+from .options import (
+    bounds_option,
+    bounds_wanted,
+    convention_options,
+    conventions_from,
+    human_of,
+    human_options,
+    judgments_of,
+    load_inputs,
+    manifest_option,
+    parse_run_models,
+    profile_option,
+    reader_of,
+    refuse_bounds,
+    resolve,
+    rubric_scale,
+    run_model_option,
+)
 
 OUTPUT_SUFFIXES = {
     ".json": "json",
@@ -364,7 +96,7 @@ def _refuse_trec_eval_parsing(ctx: click.Context, param: click.Parameter, value:
     "-f",
     "--format",
     "out_format",
-    type=click.Choice(["table", "json", "tsv", "csv", "trec", "markdown", "html"]),
+    type=click.Choice(RESULT_FORMATS),
     default=None,
     help="output format [default: table on a terminal, tsv otherwise; -o: by suffix]",
 )
@@ -405,7 +137,7 @@ def _refuse_trec_eval_parsing(ctx: click.Context, param: click.Parameter, value:
 )
 @click.option(
     "--engine",
-    type=click.Choice(["local", "spark"]),
+    type=click.Choice(ENGINE_CHOICES),
     default="local",
     show_default=True,
     help="where to compute: this process, or Spark (qrelkit[spark]): QRELS and RUNS may then also be "
@@ -484,6 +216,7 @@ def eval_command(
     """
     # long: its docstring is the command's --help; the body parses, calls one function and renders
     from ..evaluation.files import evaluate_planned_on, plan_inputs
+    from ..evaluation.plan import bounds_refused
     from ..judgments.manifest import with_run_models
     from ..measures.grammar import parse_all
 
@@ -500,8 +233,7 @@ def eval_command(
         return show_estimates(qrels, human, runs, measures, conv, estimator, reader, engine, out_format, output,
                               file_format, bounds)  # fmt: skip
     want = bounds_wanted(bounds, out_format == "table" or (out_format is None and sys.stdout.isatty()), runs,
-                         {"--engine spark": engine != "local", "--diversity": diversity,
-                          "--memory-limit": memory_limit is not None})  # fmt: skip
+                         bounds_refused(engine=engine, diversity=diversity, memory_limit=memory_limit))  # fmt: skip
     plan = plan_inputs(qrels, runs, parse_all(measures) if measures else None, conv, reader, engine=engine,
                        memory_limit=memory_limit, diversity=diversity)  # fmt: skip
     results = _with_progress(runs, lambda **bar: evaluate_planned_on(plan, master=master, strict=strict, bounds=want,
@@ -526,7 +258,9 @@ def show_estimates(qrels: str, human: str, runs: tuple[str, ...], measures: tupl
                    bounds: bool | None = None) -> None:  # fmt: skip
     """``eval --human``: :func:`qrelkit.estimation.estimate_files`, rendered, with its warnings on stderr
     (``--bounds`` refused: they bound the means of judgments, not estimates)."""
-    _refuse_bounds(bounds, {"--human": True})
+    from ..evaluation.plan import bounds_refused
+
+    refuse_bounds(bounds, bounds_refused(human=True))
     from ..estimation import estimate_files
     from ..measures.grammar import parse_all
     from ..report.estimates import FORMATS, render_estimates

@@ -11,17 +11,20 @@ import click
 from ..agreement.resample import COMPARE_SEED
 from ..compare import TESTS
 from .compare import NoiseFloorCommand, _permutations, read_human, read_labellers, resampling_progress
-from .evaluate import (
+from .options import (
     human_of,
     human_options,
     input_options,
     judgments_of,
+    labellers_option,
     load_inputs,
+    parse_run_models,
     reader_of,
     resolve,
     rubric_scale,
+    run_model_option,
+    seed_option,
 )
-from .options import labellers_option, parse_run_models, run_model_option, seed_option
 
 __all__ = ["command"]
 

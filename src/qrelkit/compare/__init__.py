@@ -20,6 +20,7 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
+from .._typing import DEFAULT_ESTIMATOR
 from ..agreement.resample import (
     COMPARE_SEED,
     MAX_PAIRED_BOOTSTRAP_RESAMPLES,
@@ -427,7 +428,7 @@ def compare(
     noise: Any = None,
     options: Options | None = None,
     human: Results | Sequence[Results] | None = None,
-    estimator: str = "ppi++",
+    estimator: str = DEFAULT_ESTIMATOR,
 ) -> Comparison:
     """Compare runs of one evaluation (see the module docstring). ``measures`` default to every measure
     of ``results``; ``noise`` is a :class:`~qrelkit.compare.noise.NoiseFloor` from

@@ -259,7 +259,11 @@ def estimate(
     """Every run's and measure's mean estimated from the model's per-query values (``model_results``) and
     the people's on a random sample of queries (``human_results``), by ``estimator`` (``ppi++``, ``ppi``,
     ``human``, ``model``; all four are computed and kept, the chosen one is the headline)."""
-    check_estimator(estimator)
+    return _estimate(model_results, human_results, check_estimator(estimator), alpha)
+
+
+def _estimate(model_results: Results, human_results: Results, estimator: str, alpha: float) -> Estimates:
+    """:func:`estimate` of an estimator already checked (each door checks it once: :func:`check_estimator`)."""
     if not 0.0 < alpha < 1.0:
         raise ValidationError("alpha must be strictly between 0 and 1", got=alpha, fix="e.g. 0.05")
     warnings = check_pair(model_results, human_results)
@@ -363,13 +367,27 @@ def estimate_runs(
 ) -> Estimates:
     """Evaluate ``runs`` against both judgments (:func:`qrelkit.evaluate`, the same conventions) and
     :func:`estimate`; the two judgments must share a grade scale (:func:`check_scales`)."""
+    return _estimate_runs(
+        model_qrels, human_qrels, runs, measures, conventions, check_estimator(estimator), alpha
+    )
+
+
+def _estimate_runs(
+    model_qrels: Any,
+    human_qrels: Any,
+    runs: Sequence[Any],
+    measures: Sequence[Any] | None,
+    conventions: Any,
+    estimator: str,
+    alpha: float,
+) -> Estimates:
+    """:func:`estimate_runs` of an estimator already checked."""
     from ..evaluation.core import evaluate
 
-    check_estimator(estimator)
     check_scales(model_qrels, human_qrels)
     model = evaluate(model_qrels, runs, measures, conventions)
     human = evaluate(human_qrels, runs, measures, conventions)
-    return estimate(model, human, estimator, alpha=alpha)
+    return _estimate(model, human, estimator, alpha)
 
 
 def read_human(path: Any, conventions: Any, reader: Any = None) -> Any:
@@ -400,7 +418,7 @@ def estimate_files(
     check_estimator(estimator)
     model_qrels, runs = read_whole(model_path, run_paths, conv, reader)
     human_qrels = read_human(human_path, conv, reader)
-    return estimate_runs(model_qrels, human_qrels, runs, measures, conv, estimator=estimator, alpha=alpha)
+    return _estimate_runs(model_qrels, human_qrels, runs, measures, conv, estimator, alpha)
 
 
 @dataclass(frozen=True)
@@ -422,7 +440,6 @@ def human_for(
     queries were drawn at random; ``HumanChoice(None)`` when neither."""
     from ..judgments.manifest import human_source
 
-    check_estimator(estimator)
     try:
         found = human_source(qrels_path, manifest)
     except ValidationError:

@@ -29,11 +29,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._typing import DEFAULT_ESTIMATOR as _DEFAULT_ESTIMATOR
 from .._typing import ESTIMATOR_CHOICES, Estimator
 
 ESTIMATORS: tuple[str, ...] = ESTIMATOR_CHOICES
 #: The estimator used when none is named.
-DEFAULT_ESTIMATOR: Estimator = "ppi++"
+DEFAULT_ESTIMATOR: Estimator = _DEFAULT_ESTIMATOR
 
 #: ppi_py's floor on a standard error before a z statistic divides by it.
 MIN_SE = 1e-16

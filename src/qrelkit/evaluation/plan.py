@@ -348,6 +348,16 @@ def smallest_limit(qrels_path: str | Path, sorted_on_disk: bool = False) -> tupl
     return FLOOR_BYTES + share + (DUCKDB_RUN_BYTES if sorted_on_disk else MIN_RUN_BYTES), share
 
 
+def bounds_refused(
+    *, engine: str = "local", diversity: bool = False, memory_limit: Any = None, human: bool = False
+) -> dict[str, bool]:
+    """The options the judgment bounds do not go with, each with whether it was given: the bounds read each
+    run whole and bound the means of judgments in this process (not on Spark, not of diversity judgments,
+    not under a memory limit, not of estimates)."""
+    return {"--engine spark": engine != "local", "--diversity": diversity,
+            "--memory-limit": memory_limit is not None, "--human": human}  # fmt: skip
+
+
 def fits_whole(text_bytes: int, limit: int | None, held: int) -> bool:
     """The one formula for "does a run fit in memory": held whole, a run costs :data:`IN_MEMORY_FACTOR`
     bytes of memory per byte of its text (columns, join, sort), on top of ``held``, what the process holds

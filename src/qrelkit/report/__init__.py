@@ -11,10 +11,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from .._typing import RESULT_FORMATS
+
 if TYPE_CHECKING:  # the trec_eval layout (report/trec_eval.py) is printed without numpy
     from ..evaluation.results import Results
 
-FORMATS = ("table", "json", "tsv", "csv", "trec", "markdown", "html")
+FORMATS = RESULT_FORMATS
 
 
 def _num(value: float | None) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .._typing import COMPARE_FORMATS
 from . import bounds_markdown, header_lines
 from .estimate_tables import PAIR_COLUMNS, estimation_lines, estimation_markdown, estimation_text, pair_rows
 from .tables import (
@@ -27,7 +28,7 @@ from .tables import (
     options_line,
 )
 
-FORMATS = ("table", "json", "markdown", "latex", "html")
+FORMATS = COMPARE_FORMATS
 
 
 def render_compare_text(comparison: Any) -> str:

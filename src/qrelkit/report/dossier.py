@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .._typing import DEFAULT_ESTIMATOR
 from ..compare import Comparison, compare_runs
 from ..data.values import Qrels, Run
 from ..errors import ValidationError
@@ -95,7 +96,10 @@ def build_dossier(
         from ..estimation import estimate
 
         estimates = estimate(
-            results, comparison.human, comparison.estimator or "ppi++", alpha=comparison.options.alpha
+            results,
+            comparison.human,
+            comparison.estimator or DEFAULT_ESTIMATOR,
+            alpha=comparison.options.alpha,
         )
     measure = _first_ranked(list(results.measures))
     k = measure.k or 10

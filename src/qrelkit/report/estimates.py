@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .._typing import ESTIMATES_FORMATS
 from .estimate_tables import COLUMNS, rows, settings_lines
 from .tables import _grid
 
-FORMATS = ("table", "json", "markdown", "tsv", "csv")
+FORMATS = ESTIMATES_FORMATS
 
 
 def render_estimates_text(estimates: Any) -> str:
