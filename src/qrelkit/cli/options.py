@@ -208,7 +208,11 @@ def resolve(options: dict[str, Any], on_duplicate: str | None) -> tuple[Conventi
     from ..evaluation.plan import ReaderOptions
 
     conv = conventions_from(options)
-    profile = conv.tool()
+    profile = None
+    if conv.profile is not None:
+        from ..measures.profiles import tool_of
+
+        profile = tool_of(conv)
     rule = ReaderOptions.given(on_duplicate=on_duplicate).resolved(profile).on_duplicate or "error"
     if profile is not None:
         click.echo(

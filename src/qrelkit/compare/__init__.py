@@ -20,7 +20,6 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
-from .._typing import DEFAULT_ESTIMATOR
 from ..agreement.resample import (
     COMPARE_SEED,
     MAX_PAIRED_BOOTSTRAP_RESAMPLES,
@@ -32,6 +31,7 @@ from ..agreement.resample import (
     check_count,
 )
 from ..errors import IncomparableError, QueryNotFoundError, ValidationError, did_you_mean
+from ..estimation.ppi import DEFAULT_ESTIMATOR
 from ..evaluation.results import Results
 from ..provenance import json_number
 from . import stats

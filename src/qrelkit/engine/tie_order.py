@@ -157,7 +157,11 @@ class TieOrder:
 def tie_order_of(conv: Conventions) -> TieOrder | None:
     """A :class:`TieOrder` when ``conv``'s profile names families its tool sorts unstably, else ``None``
     (nothing to find: nothing is computed)."""
-    profile = conv.tool()
+    profile = None
+    if conv.profile is not None:
+        from ..measures.profiles import tool_of
+
+        profile = tool_of(conv)
     if profile is None:
         return None
     families = profile.unstable_ties
@@ -184,7 +188,11 @@ def tie_warnings(
     """One warning per measure whose value follows the tool's order of tied scores in some query:
     ``found`` holds (run name, :meth:`TieOrder.queries`) per run. Each names the measure, the first
     queries of the first runs with their counts, what qrelkit did and why the tool's value may differ."""
-    profile = conv.tool()
+    profile = None
+    if conv.profile is not None:
+        from ..measures.profiles import tool_of
+
+        profile = tool_of(conv)
     if profile is None:
         return []
     tool = profile.tool.split(" ")[0]

@@ -338,7 +338,11 @@ def evaluate(
     judged = qrels.projection() if isinstance(qrels, DiversityQrels) else qrels
     if not diverse:  # diversity measures read no gain
         check_gains(judged, parsed, conv)
-    profile = conv.tool()
+    profile = None
+    if conv.profile is not None:
+        from ..measures.profiles import tool_of
+
+        profile = tool_of(conv)
     if profile is not None:  # the inputs the tool refuses are refused under its profile too
         profile.check(judged, run_list)
     from ..engine.encode import judgments_of

@@ -117,7 +117,12 @@ def reader_options(
     conventions: Conventions, on_duplicate: str | None = None, comments: bool | None = None
 ) -> ReaderOptions:
     """The reader options of ``conventions``' profile, each one given winning (:meth:`ReaderOptions.resolved`)."""
-    return ReaderOptions.given(on_duplicate=on_duplicate, comments=comments).resolved(conventions.tool())
+    profile = None
+    if conventions.profile is not None:
+        from ..measures.profiles import tool_of
+
+        profile = tool_of(conventions)
+    return ReaderOptions.given(on_duplicate=on_duplicate, comments=comments).resolved(profile)
 
 
 @dataclass(frozen=True)
@@ -150,9 +155,13 @@ class Inputs:
         memory_limit: int | str | None = None,
         diversity: bool = False,
     ) -> Inputs:
-        """The inputs, each option resolved once: the profile (:meth:`Conventions.tool`), the reader options
+        """The inputs, each option resolved once: the profile (:func:`qrelkit.measures.profiles.tool_of`), the reader options
         (:meth:`ReaderOptions.resolved`) and the memory limit (:func:`parse_limit`)."""
-        profile = conventions.tool()
+        profile = None
+        if conventions.profile is not None:
+            from ..measures.profiles import tool_of
+
+            profile = tool_of(conventions)
         options = (reader or ReaderOptions()).resolved(profile)
         return cls(qrels, tuple(runs), tuple(measures), conventions, profile, options, engine,
                    parse_limit(memory_limit), diversity)  # fmt: skip

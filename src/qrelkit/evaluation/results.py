@@ -453,7 +453,11 @@ def assemble(qrels: Any, parsed: Sequence[Measure], conv: Conventions, items: Se
             RunSummary(item.name, item.fingerprint, dict(item.meta), item.queries, undefined, values)
         )
     warnings: list[str] = []
-    profile = conv.tool()
+    profile = None
+    if conv.profile is not None:
+        from ..measures.profiles import tool_of
+
+        profile = tool_of(conv)
     if profile is not None:
         for item in items:
             q = item.queries

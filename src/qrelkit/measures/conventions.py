@@ -141,12 +141,9 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import Any, Literal, get_args
 
 from ..errors import ConventionError, did_you_mean
-
-if TYPE_CHECKING:
-    from .profiles import Profile
 
 GainName = Literal["exponential", "linear"]
 Ideal = Literal["judged", "returned"]
@@ -642,16 +639,6 @@ class Conventions:
         output file): ``"none"``, a profile name, or ``"<name> with <axis>=<value>,..."`` when axes were
         changed after the profile was chosen."""
         return self.axes() | {"profile": self.profile_label()}
-
-    def tool(self) -> Profile | None:
-        """The :class:`~qrelkit.measures.profiles.Profile` these conventions start from (its reader options,
-        refusals, stop warnings and unstable tie orders), or ``None``: the one place a profile's name held by
-        conventions is resolved (the name was checked when the conventions were made)."""
-        if self.profile is None:
-            return None
-        from .profiles import PROFILES
-
-        return PROFILES[self.profile]
 
     def profile_label(self) -> str:
         if self.profile is None:

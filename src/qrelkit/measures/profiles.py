@@ -438,6 +438,13 @@ PROFILES: dict[str, Profile] = {p.name: p for p in _profiles()}
 """Every profile, in the order of :data:`qrelkit.measures.conventions.PROFILE_AXES` (a test holds them equal)."""
 
 
+def tool_of(conventions: Conventions) -> Profile | None:
+    """The :class:`Profile` ``conventions`` start from (its reader options, refusals, stop warnings and
+    unstable tie orders), or ``None``: the one place a profile's name held by conventions is resolved (the
+    name was checked when the conventions were made; :func:`get_profile` resolves a name given by a user)."""
+    return None if conventions.profile is None else PROFILES[conventions.profile]
+
+
 def get_profile(name: str) -> Profile:
     """The named profile; an unknown name is an error that lists the profiles."""
     if name not in PROFILES:
