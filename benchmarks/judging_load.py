@@ -2,7 +2,7 @@
 
     python benchmarks/judging_load.py --src src --src /tmp/before/src --repeat 3
 
-The same load as ``tests/judging/test_load.py`` (100 queries x 25 documents spread over 20 labellers, each
+The same load as ``tests/app/test_load.py`` (100 queries x 25 documents spread over 20 labellers, each
 signed in by an invite link, each posting its grades one after the other with ``accept: application/json``)
 against ``qrelkit judge serve`` in its own process, WAL with ``synchronous=FULL``, every grade acknowledged
 only after its COMMIT. Each ``--src`` is a source tree (``PYTHONPATH`` for the server, so an older checkout
@@ -31,9 +31,7 @@ from pathlib import Path
 
 LABELLERS, TOTAL, QUERIES, DOCS = 20, 10_000, 100, 25
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
-RUBRIC = (
-    Path(__file__).resolve().parent.parent / "tests" / "judging" / "fixtures" / "rubric.toml"
-)  # the test's
+RUBRIC = Path(__file__).resolve().parent.parent / "tests" / "app" / "fixtures" / "rubric.toml"  # the test's
 
 
 def _qrelkit(src: Path, code: str, *args: str) -> str:
@@ -47,8 +45,8 @@ def _qrelkit(src: Path, code: str, *args: str) -> str:
 MAKE = """\
 import json, sys
 from pathlib import Path
-from qrelkit.judging.project import create_invite, init_project
-from qrelkit.judging.store import Store
+from qrelkit.app.project import create_invite, init_project
+from qrelkit.app.store import Store
 tmp, names = Path(sys.argv[1]), [f"labeller{i:02d}" for i in range(int(sys.argv[2]))]
 init_project(tmp / "load.db", rubric=tmp / "rubric.toml", pool=tmp / "pool.jsonl", docs=tmp / "docs.jsonl",
              queries=tmp / "queries.tsv", labellers=names, seed=11, no_calibration=True)

@@ -19,7 +19,7 @@ import threading
 import time
 from pathlib import Path
 
-FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "judging" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "app" / "fixtures"
 
 
 def main() -> None:
@@ -32,9 +32,9 @@ def main() -> None:
     import uvicorn
     from playwright.sync_api import sync_playwright
 
-    from qrelkit.judging.project import create_invite, init_project
-    from qrelkit.judging.store import Store
-    from qrelkit.judging.web import create_app
+    from qrelkit.app.project import create_invite, init_project
+    from qrelkit.app.store import Store
+    from qrelkit.app.web import create_app
 
     tmp = Path(tempfile.mkdtemp(prefix="qrelkit-bench-"))
     rows = [json.loads(line) for line in (FIXTURES / "docs.jsonl").read_text().splitlines() if line.strip()]

@@ -56,8 +56,9 @@ LAYERS: list[set[str]] = [
     {"engine"},
     {"evaluation"},
     {"agreement"},
+    {"rubric", "pool"},
     {"judgments"},
-    {"judging"},
+    {"app"},
     {"estimation"},
     {"compare"},
     {"report"},
@@ -177,7 +178,7 @@ def test_the_layering_test_sees_lazy_and_relative_imports():
     assert (
         "qrelkit.engine.dispatch" in graph["qrelkit.evaluation.core"]
     )  # from .engine.dispatch import compute
-    assert "qrelkit.judgments.leverage" in graph["qrelkit.judging.grades"]  # a lazy import inside a function
+    assert "qrelkit.judgments.leverage" in graph["qrelkit.app.grades"]  # a lazy import inside a function
     assert "qrelkit.measures.profiles" in graph["qrelkit.evaluation.diagnose"]
 
 

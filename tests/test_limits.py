@@ -162,7 +162,7 @@ def test_a_forged_id_in_an_existing_project_is_not_exported(tmp_path, pool):
     """A database filled before ids were checked (or edited by hand) cannot export a forged qrels line."""
     import sqlite3
 
-    from .judging.helpers import calibration_pairs, grade_pairs
+    from .app.helpers import calibration_pairs, grade_pairs
 
     assert init(tmp_path, pool=pool).returncode == 0
     db = tmp_path / "p.db"
@@ -373,7 +373,7 @@ def test_read_commands_leave_a_project_file_unchanged(tmp_path, pool):
 
 
 def test_a_read_only_store_refuses_writes(tmp_path, pool):
-    from qrelkit.judging.store import Store, StoreError
+    from qrelkit.app.store import Store, StoreError
 
     assert init(tmp_path, pool=pool).returncode == 0
     with Store(tmp_path / "p.db", read_only=True) as store:

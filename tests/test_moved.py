@@ -25,21 +25,21 @@ def test_an_old_name_is_the_new_module_with_its_own_spec(old: str) -> None:
 def test_old_names_work_in_a_fresh_process_with_import_warnings_as_errors(tmp_path) -> None:
     code = (
         "import qrelkit.rubric, qrelkit.spark, qrelkit.pool\n"
-        "from qrelkit.judgments.rubric import load_rubric\n"
+        "from qrelkit.rubric import load_rubric\n"
         "from qrelkit.errors import InputFormatError\n"
         "try:\n"
         f"    load_rubric({str(tmp_path / 'missing.toml')!r})\n"  # a lazy relative import inside
         "except InputFormatError as exc:\n"
         "    print('refused:', exc.problem)\n"
         "print(qrelkit.pool.draw_calibration.__module__)\n"
-        "import importlib, qrelkit.judgments.pool as pool\n"
+        "import importlib, qrelkit.pool as pool\n"
         "pool.draw_calibration = None\n"
         "importlib.reload(qrelkit.pool)\n"  # re-runs the module under its own name: the function is back
         "print(callable(pool.draw_calibration))\n"
     )
     proc = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["refused: rubric file not found", "qrelkit.judgments.pool", "True"]
+    assert proc.stdout.splitlines() == ["refused: rubric file not found", "qrelkit.pool", "True"]
 
 
 def test_the_modules_that_became_packages_forward_their_names() -> None:

@@ -190,9 +190,9 @@ def test_the_wheel_holds_the_package_and_nothing_else(dists: Dists) -> None:
     # the parts that a missing package-data rule would drop without any import failing
     for name in (
         "py.typed",
-        "judging/templates/label.html",
-        "judging/static/app.css",
-        "judging/static/label.js",
+        "app/templates/label.html",
+        "app/static/app.css",
+        "app/static/label.js",
     ):
         assert f"qrelkit/{name}" in names
     assert (SKIPPED in dists.log) is not native
@@ -267,7 +267,7 @@ def serves_its_pages(bin_dir: Path, work: Path, env: dict[str, str], package: Pa
             html = page.read().decode()
         assert page.status == 200 and "<html" in html.lower()
         with urllib.request.urlopen(f"{base}/static/app.css", timeout=30) as css:
-            assert css.read() == (package / "judging" / "static" / "app.css").read_bytes()
+            assert css.read() == (package / "app" / "static" / "app.css").read_bytes()
     finally:
         watchdog.cancel()
         server.terminate()

@@ -36,7 +36,7 @@ def test_every_json_writer_of_numbers_uses_the_one_helper():
 
     src = Path(qrelkit.__file__).parent
     for rel in ("agreement/kappa.py", "compare/__init__.py", "compare/noise.py", "compare/power.py",
-                "judging/grades.py", "judgments/adjudication.py", "judgments/pool.py"):  # fmt: skip
+                "app/grades.py", "judgments/adjudication.py", "pool/__init__.py"):  # fmt: skip
         text = (src / rel).read_text()
         assert "json_number" in text, rel
         assert "x != x" not in text and "None if math.isnan" not in text, rel

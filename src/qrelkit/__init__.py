@@ -4,9 +4,9 @@ The public surface is listed in ``__all__``; names load on first use so that ``i
 command line start fast.
 
 The package is laid out by stage (see docs/architecture.md): ``measures``, ``data``, ``formats``,
-``engine``, ``evaluation``, ``agreement``, ``judgments``, ``judging``, ``estimation``, ``compare``, ``report`` and ``cli``.
-The modules that sat at the top before that layout still import under their old names (``qrelkit.spark``,
-``qrelkit.pool``, ...): :data:`MOVED` maps each to its module now, and the same module object answers to
+``engine``, ``evaluation``, ``agreement``, ``rubric``, ``pool``, ``app``, ``judgments``, ``estimation``, ``compare``, ``report`` and ``cli``.
+The modules that sat elsewhere before that layout still import under their old names (``qrelkit.spark``,
+``qrelkit.judging.store``, ...): :data:`MOVED` maps each to its module now, and the same module object answers to
 both names.
 """
 
@@ -64,12 +64,67 @@ MOVED = {
     "qrelkit.trec_fast": "qrelkit.evaluation.trec_fast",
     "qrelkit.diagnose": "qrelkit.evaluation.diagnose",
     "qrelkit.group_agreement": "qrelkit.agreement.group",
-    "qrelkit.rubric": "qrelkit.judgments.rubric",
-    "qrelkit.pool": "qrelkit.judgments.pool",
     "qrelkit.leverage": "qrelkit.judgments.leverage",
     "qrelkit.adjudication": "qrelkit.judgments.adjudication",
     "qrelkit.manifest": "qrelkit.judgments.manifest",
     "qrelkit.dossier": "qrelkit.report.dossier",
+    # the stage-named layout: rubric and pool in packages of their own, the judging app as ``app``, the
+    # engine's modules grouped into encoding, kernels, trec and oracles, formats.files as formats.tabular
+    "qrelkit.engine.cascade": "qrelkit.engine.kernels.cascade",
+    "qrelkit.engine.compat": "qrelkit.engine.kernels.compat",
+    "qrelkit.engine.diversity": "qrelkit.engine.kernels.diversity",
+    "qrelkit.engine.diversity_reference": "qrelkit.engine.oracles.diversity",
+    "qrelkit.engine.encode": "qrelkit.engine.encoding.encode",
+    "qrelkit.engine.encoded": "qrelkit.engine.encoding.encoded",
+    "qrelkit.engine.hashed": "qrelkit.engine.encoding.hashed",
+    "qrelkit.engine.libm": "qrelkit.engine.trec.libm",
+    "qrelkit.engine.reference": "qrelkit.engine.oracles.reference",
+    "qrelkit.engine.small": "qrelkit.engine.encoding.small",
+    "qrelkit.engine.trec_kernels": "qrelkit.engine.trec.kernels",
+    "qrelkit.engine.trec_measures": "qrelkit.engine.trec.measures",
+    "qrelkit.engine.trec_reference": "qrelkit.engine.oracles.trec",
+    "qrelkit.formats.files": "qrelkit.formats.tabular",
+    "qrelkit.judging.bulk": "qrelkit.app.bulk",
+    "qrelkit.judging.decisions": "qrelkit.app.decisions",
+    "qrelkit.judging.extend": "qrelkit.app.extend",
+    "qrelkit.judging.grades": "qrelkit.app.grades",
+    "qrelkit.judging.labeller_pairs": "qrelkit.app.labeller_pairs",
+    "qrelkit.judging.models.access": "qrelkit.app.models.access",
+    "qrelkit.judging.models.audit": "qrelkit.app.models.audit",
+    "qrelkit.judging.models.client": "qrelkit.app.models.client",
+    "qrelkit.judging.models.estimation": "qrelkit.app.models.estimation_parts",
+    "qrelkit.judging.models.gate": "qrelkit.app.models.gate",
+    "qrelkit.judging.models.manifest": "qrelkit.app.models.manifest_fields",
+    "qrelkit.judging.models.probes": "qrelkit.app.models.probes",
+    "qrelkit.judging.models.prompt": "qrelkit.app.models.prompt",
+    "qrelkit.judging.models.labellers": "qrelkit.app.models.register",
+    "qrelkit.judging.models.runner": "qrelkit.app.models.runner",
+    "qrelkit.judging.models.schema": "qrelkit.app.models.schema",
+    "qrelkit.judging.models.status": "qrelkit.app.models.status",
+    "qrelkit.judging.pace": "qrelkit.app.pace",
+    "qrelkit.judging.phases": "qrelkit.app.phases",
+    "qrelkit.judging.project": "qrelkit.app.project",
+    "qrelkit.judging.queries": "qrelkit.app.queries",
+    "qrelkit.judging.review": "qrelkit.app.review",
+    "qrelkit.judging.security": "qrelkit.app.security",
+    "qrelkit.judging.store": "qrelkit.app.store",
+    "qrelkit.judging.web.admin": "qrelkit.app.web.admin",
+    "qrelkit.judging.web.auth": "qrelkit.app.web.auth",
+    "qrelkit.judging.web.exports": "qrelkit.app.web.exports",
+    "qrelkit.judging.web.labeller": "qrelkit.app.web.labeller",
+    "qrelkit.judging.web.server": "qrelkit.app.web.server",
+    "qrelkit.judging.web.state": "qrelkit.app.web.state",
+}
+
+
+#: Names now answered by a package: packages moved whole (their modules are in :data:`MOVED`, so that the
+#: old names of its modules import) and modules that became a stage's package (rubric, pool).
+MOVED_PACKAGES = {
+    "qrelkit.judgments.rubric": "qrelkit.rubric",
+    "qrelkit.judgments.pool": "qrelkit.pool",
+    "qrelkit.judging": "qrelkit.app",
+    "qrelkit.judging.models": "qrelkit.app.models",
+    "qrelkit.judging.web": "qrelkit.app.web",
 }
 
 
@@ -82,12 +137,12 @@ class _MovedModule:
     def find_spec(
         self, fullname: str, path: Any = None, target: Any = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in MOVED:
+        if fullname not in MOVED and fullname not in MOVED_PACKAGES:
             return None
         return importlib.machinery.ModuleSpec(fullname, self)  # type: ignore[arg-type]  # a Loader by its protocol, not by inheritance
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        module = importlib.import_module(MOVED[spec.name])
+        module = importlib.import_module(MOVED.get(spec.name) or MOVED_PACKAGES[spec.name])
         spec.loader_state = (module.__spec__, module.__loader__)  # put back once the import is done
         return module
 

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from qrelkit.cli import main
 
+from ..app.helpers import FIXTURES, grade_directly
 from ..conftest import CLI, EXAMPLE
-from ..judging.helpers import FIXTURES, grade_directly
 
 RUNS = [str(EXAMPLE / "runs" / f"{n}.run") for n in ("bm25", "dense", "hybrid", "rerank")]
 QRELS = str(EXAMPLE / "qrels.txt")

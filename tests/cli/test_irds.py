@@ -18,7 +18,7 @@ from ..formats.test_irds import DL19, env_for, home  # noqa: F401  (the fixture)
 pytest.importorskip("ir_datasets")
 
 QRELS = data_path("trec", "qrels.dl19-passage.txt")
-RUBRIC = Path(__file__).resolve().parents[1] / "judging" / "fixtures" / "rubric.toml"
+RUBRIC = Path(__file__).resolve().parents[1] / "app" / "fixtures" / "rubric.toml"
 
 
 def write_run(path: Path, name: str, seed: int) -> Path:

@@ -7,9 +7,9 @@ import hashlib
 import json
 from pathlib import Path
 
+from ..app.helpers import make_project, pass_gate
+from ..app.test_extend import GAMMA, NEW_DOC
 from ..conftest import CLI
-from ..judging.helpers import make_project, pass_gate
-from ..judging.test_extend import GAMMA, NEW_DOC
 
 # The hand example of tests/judgments/test_pool_extend.py (_three_runs), as TREC files.
 RUNS = {
@@ -154,7 +154,7 @@ def test_a_run_the_project_pooled_is_refused_by_pool_extend_as_by_judge_extend(t
     db = make_project(tmp_path, labellers="alice,bob")
     pass_gate(db)
     alpha = tmp_path / "alpha.run"
-    alpha.write_text((Path(__file__).parents[1] / "judging" / "fixtures" / "sysalpha.run").read_text())
+    alpha.write_text((Path(__file__).parents[1] / "app" / "fixtures" / "sysalpha.run").read_text())
     gamma = tmp_path / "sysgamma.run"
     gamma.write_text(GAMMA)
     docs = tmp_path / "new-docs.jsonl"

@@ -140,7 +140,7 @@ def test_eval_without_a_rubric_loads_no_rubric_module() -> None:
         "        runpy.run_module('qrelkit', run_name='__main__')\n"
         "    except SystemExit as exit:\n"
         "        assert not exit.code, exit.code\n"
-        "print(sorted(m for m in sys.modules if m in ('tomllib', 'qrelkit.judgments.rubric')))\n"
+        "print(sorted(m for m in sys.modules if m in ('tomllib', 'qrelkit.rubric')))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..app.helpers import FIXTURES, calibration_pairs, grade_directly, make_project
 from ..conftest import CLI
-from ..judging.helpers import FIXTURES, calibration_pairs, grade_directly, make_project
 
 ALICE = {
     ("q1", "keys/rotate"): 3, ("q1", "keys/policy"): 1, ("q1", "security/advisory-4"): 0, ("q1", "changelog/2026"): 1,

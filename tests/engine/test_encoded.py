@@ -1,10 +1,10 @@
-"""The block helpers every encoder shares (engine/encoded.py), by hand."""
+"""The block helpers every encoder shares (engine/encoding/encoded.py), by hand."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from qrelkit.engine.encoded import block_heads, in_tied_blocks, tied_blocks
+from qrelkit.engine.encoding.encoded import block_heads, in_tied_blocks, tied_blocks
 
 
 def test_blocks_of_rows_equal_on_every_key_by_hand():
@@ -27,7 +27,7 @@ def test_the_distinct_ids_are_the_heads_of_stretches():
     grouped or not, a null included."""
     import polars as pl
 
-    from qrelkit.engine.hashed import Stretches
+    from qrelkit.engine.encoding.hashed import Stretches
 
     for values in (
         ["q1", "q1", "q2", "q2", "q2"],

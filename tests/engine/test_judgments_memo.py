@@ -15,7 +15,7 @@ import numpy as np
 
 from qrelkit import Conventions, evaluate, read_qrels
 from qrelkit.data.values import Qrels, Run
-from qrelkit.engine.encode import judgments_of
+from qrelkit.engine.encoding.encode import judgments_of
 
 from ..conftest import data_path
 
@@ -101,8 +101,8 @@ def test_threads_asking_for_more_query_sets_than_are_kept_each_get_their_side() 
     import sys
     import threading
 
-    from qrelkit.engine.encode import Judgments
-    from qrelkit.engine.encoded import query_set
+    from qrelkit.engine.encoding.encode import Judgments
+    from qrelkit.engine.encoding.encoded import query_set
 
     qs = [f"q{i:02d}" for i in range(40)]
     qrels = Qrels.from_dict({q: {"d": 1} for q in qs})

@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qrelkit.engine import libm
+from qrelkit.engine.trec import libm
 
 
 def _c(function, value):

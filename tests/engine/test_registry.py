@@ -95,7 +95,7 @@ def test_spark_refuses_on_the_driver_a_family_it_does_not_claim():
 
 
 def test_the_small_path_steps_aside_for_a_family_it_does_not_claim(tmp_path):
-    from qrelkit.engine.small import Judgments, evaluate_columns
+    from qrelkit.engine.encoding.small import Judgments, evaluate_columns
     from qrelkit.formats.trec.small import read_columns
 
     (tmp_path / "q").write_text("q1 0 d1 1\nq1 0 d2 0\n")

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qrelkit.engine.encoded import (
+from qrelkit.engine.encoding.encoded import (
     block_heads,
     by_query_then_score,
     rank_order,

@@ -132,7 +132,7 @@ def test_a_tied_block_of_documents_scored_at_most_zero_does_not_count_for_recall
 
 def test_order_dependent_reads_the_tied_blocks_under_every_tie_convention():
     """Under ties=docid_asc the encoding has no blocks of its own; the scores still tie."""
-    from qrelkit.engine.encode import encode
+    from qrelkit.engine.encoding.encode import encode
 
     qrels = Qrels.from_dict({"1": {"a": 1, "b": 0}, "2": {"x": 1, "y": 0}})
     run = Run.from_dict({"1": {"a": 1.0, "b": 1.0}, "2": {"x": 2.0, "y": 1.0}})

@@ -20,7 +20,7 @@ from tests.conftest import EXAMPLE, ROOT
 
 QRELS = EXAMPLE / "qrels.txt"
 RUN = EXAMPLE / "runs" / "bm25.run"
-JUDGING = ROOT / "tests" / "judging" / "fixtures"
+JUDGING = ROOT / "tests" / "app" / "fixtures"
 
 
 def qrelkit(

@@ -322,7 +322,7 @@ def test_the_scanners_character_check_is_the_id_rule():
 def test_a_file_that_cannot_be_opened_reads_the_same_in_every_reader(tmp_path, what):
     """formats.inputs.read_input words these errors once: the TREC readers and the judging project's
     pool, documents and queries readers give the same line."""
-    from qrelkit.judging.project import read_docs, read_pool, read_queries
+    from qrelkit.app.project import read_docs, read_pool, read_queries
 
     path = tmp_path / "nothing.txt"
     if what == "folder":

@@ -183,10 +183,10 @@ def test_judge_init_refuses_a_calibration_count_the_pool_contradicts(tmp_path: P
 def test_the_app_the_manifest_and_agree_give_the_same_kappa_interval(tmp_path: Path) -> None:
     """Two labellers grade the calibration pairs of a project (from their example judgments); the app's
     calibration state, the exported manifest and `qrelkit agree` on the exported grades agree exactly."""
+    from qrelkit.app import grades as g
+    from qrelkit.app.project import load_rubric_from_store
+    from qrelkit.app.store import Store
     from qrelkit.formats import read_qrels
-    from qrelkit.judging import grades as g
-    from qrelkit.judging.project import load_rubric_from_store
-    from qrelkit.judging.store import Store
 
     pool = tmp_path / "pool.jsonl"
     assert invoke("pool", *RUNS, "--depth", 5, "--calibration", 12, "--seed", 2, "--labellers", "alice,bob",
@@ -294,11 +294,11 @@ def test_three_labellers_the_app_the_manifest_agree_and_judge_kappa_give_the_sam
     """Three labellers grade every calibration pair (blind to each other); the group's statistics, the
     pairwise matrix and the gate on the mean pairwise kappa are the same in the app, the manifest and
     `qrelkit agree` on the three exported files."""
+    from qrelkit.app import grades as g
+    from qrelkit.app.phases import ensure_gate
+    from qrelkit.app.project import load_rubric_from_store
+    from qrelkit.app.store import Store
     from qrelkit.formats import read_qrels
-    from qrelkit.judging import grades as g
-    from qrelkit.judging.phases import ensure_gate
-    from qrelkit.judging.project import load_rubric_from_store
-    from qrelkit.judging.store import Store
     from qrelkit.judgments.adjudication import group_calibration_fields
 
     pool = tmp_path / "pool.jsonl"
@@ -421,7 +421,7 @@ def test_calibration_fields_spell_the_interval_and_the_gate_one_way() -> None:
 
 
 def test_the_apps_calibration_state_uses_the_manifests_keys() -> None:
-    from qrelkit.judging.grades import Calibration
+    from qrelkit.app.grades import Calibration
     from qrelkit.judgments.adjudication import calibration_fields
 
     found = _half_kappa()
@@ -434,7 +434,7 @@ def test_the_apps_calibration_state_uses_the_manifests_keys() -> None:
 def test_manifest_fields_are_the_same_for_both_export_paths() -> None:
     from qrelkit.judgments.adjudication import manifest_fields
     from qrelkit.judgments.manifest import FIELDS
-    from qrelkit.judgments.rubric import load_rubric
+    from qrelkit.rubric import load_rubric
 
     rubric = load_rubric(EXAMPLE / "rubric.toml")
     fields = manifest_fields(rubric=rubric, scale=(0, 1, 2, 3), relevance_threshold=2, labellers=("a", "b"),

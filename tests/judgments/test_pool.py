@@ -24,7 +24,7 @@ from click.testing import CliRunner
 from qrelkit import read_qrels, read_run
 from qrelkit.cli import main
 from qrelkit.errors import ValidationError
-from qrelkit.judgments.pool import TIE_RULE, build_pool, meta_path
+from qrelkit.pool import TIE_RULE, build_pool, meta_path
 
 from ..conftest import EXAMPLE, FIXTURES
 

@@ -11,7 +11,7 @@ import pytest
 from qrelkit import read_qrels, read_run
 from qrelkit.data.values import Qrels, Run
 from qrelkit.errors import ValidationError
-from qrelkit.judgments.pool import extend_pool, judged_of_qrels, leave_one_out
+from qrelkit.pool import extend_pool, judged_of_qrels, leave_one_out
 
 from ..conftest import EXAMPLE, data_path
 
@@ -66,7 +66,7 @@ def test_two_new_runs_share_a_pair_and_the_provenance_names_both(tmp_path: Path)
         '{"query_id": "q2", "doc_id": "d9", "runs": {"b": 1}, "best_rank": 1, "judged": false, "calibration": false}',
     ]
     pool.write(tmp_path / "new.jsonl")  # the pool file format: judge init's reader takes it
-    from qrelkit.judging.project import read_pool
+    from qrelkit.app.project import read_pool
 
     assert [(e.query_id, e.doc_id, e.runs) for e in read_pool(tmp_path / "new.jsonl")] == [
         ("q2", "d8", {"a": 1, "b": 2}),
@@ -272,7 +272,7 @@ def test_extend_refuses_a_run_already_pooled_at_any_depth() -> None:
     a qrels file names none."""
     import polars as pl
 
-    from qrelkit.judgments.pool import Judged
+    from qrelkit.pool import Judged
 
     run = Run.from_dict({"q1": {"d1": 2.0, "d9": 1.0}}, name="old")
     pairs = pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"]})

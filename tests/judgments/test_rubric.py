@@ -1,4 +1,4 @@
-"""Tests of qrelkit.judgments.rubric (values, loading, lint) and the ``qrelkit rubric`` commands."""
+"""Tests of qrelkit.rubric (values, loading, lint) and the ``qrelkit rubric`` commands."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from qrelkit.cli.rubric import command
 from qrelkit.errors import InputFormatError, ValidationError
-from qrelkit.judgments.rubric import RULES, Finding, Level, Rubric, format_findings, lint, load_rubric
+from qrelkit.rubric import RULES, Finding, Level, Rubric, format_findings, lint, load_rubric
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "rubrics"
 EXAMPLES = Path(__file__).parent.parent.parent / "examples" / "docsearch"
@@ -590,7 +590,7 @@ def test_cli_show_prints_each_levels_examples():
 
 
 def test_cli_show_without_examples_prints_the_table_only():
-    result = run("show", str(Path(__file__).parent.parent / "judging" / "fixtures" / "rubric.toml"))
+    result = run("show", str(Path(__file__).parent.parent / "app" / "fixtures" / "rubric.toml"))
     assert result.exit_code == 0 and "examples" not in result.stdout
     assert result.stdout.splitlines()[-1].startswith("    0  Nothing for this task")
 

@@ -426,7 +426,7 @@ def test_profile_names_listed_for_the_command_line_match_the_profiles():
 def test_every_tie_convention_has_one_ordering_rule_for_both_encoders():
     from typing import get_args
 
-    from qrelkit.engine.encoded import TIE_KEYS
+    from qrelkit.engine.encoding.encoded import TIE_KEYS
     from qrelkit.measures.conventions import Ties
 
     assert set(TIE_KEYS) == set(get_args(Ties))

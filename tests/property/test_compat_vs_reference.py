@@ -1,4 +1,4 @@
-"""Hypothesis: Compat (qrelkit.engine.compat) equals its definition (qrelkit.engine.reference's
+"""Hypothesis: Compat (qrelkit.engine.kernels.compat) equals its definition (qrelkit.engine.oracles.reference's
 compat_reference_values, which tries every ideal ranking consistent with the judgments and keeps the most
 compatible), under ordered ties, unjudged, precision, negative and no-relevant conventions; and averaged
 ties over tied scores are refused."""

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qrelkit.engine.dispatch import compute
-from qrelkit.engine.encode import encode, select_queries
+from qrelkit.engine.encoding.encode import encode, select_queries
 from qrelkit.errors import QrelkitError
 from qrelkit.measures.conventions import DEFAULT
 from qrelkit.measures.grammar import INFO, parse, required_depth

@@ -1,5 +1,5 @@
-"""Hypothesis: alpha_nDCG@k and ERR_IA@k (qrelkit.engine.diversity) equal the slow oracle
-(qrelkit.engine.diversity_reference), which enumerates every ordering of every tied block, on tie-heavy
+"""Hypothesis: alpha_nDCG@k and ERR_IA@k (qrelkit.engine.kernels.diversity) equal the slow oracle
+(qrelkit.engine.oracles.diversity), which enumerates every ordering of every tied block, on tie-heavy
 inputs under the tie orders, unjudged, precision, negative and no-relevant conventions."""
 
 from __future__ import annotations

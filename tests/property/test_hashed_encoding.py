@@ -1,5 +1,5 @@
-"""The encoding by hashed ids (engine/hashed.py) makes exactly the arrays of the columnar encoding
-(engine/encode.py with ``by_hash=False``, its steps written in polars), under every convention that moves
+"""The encoding by hashed ids (engine/encoding/hashed.py) makes exactly the arrays of the columnar encoding
+(engine/encoding/encode.py with ``by_hash=False``, its steps written in polars), under every convention that moves
 an encoding, with and without the depth cut, on runs in file order and shuffled (rows out of line order),
 with heavy ties, ids that sort differently by bytes than by length, negative grades and queries on one
 side only; and where it steps aside the columnar path gives the answer."""
@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from qrelkit.data.values import Run
-from qrelkit.engine import hashed
-from qrelkit.engine.encode import Judgments, Stretches, encode, select_queries
+from qrelkit.engine.encoding import hashed
+from qrelkit.engine.encoding.encode import Judgments, Stretches, encode, select_queries
 from qrelkit.errors import QrelkitError
 from qrelkit.formats import qrels_from_frame, run_from_frame
 from qrelkit.measures.conventions import Conventions

@@ -187,7 +187,7 @@ def test_ndcg_is_between_0_and_1_with_nonnegative_gains(data, conv):
 )
 def test_cascade_measures_average_ties_exactly(data, conv, measure):
     """ERR is not linear in the positions: its averaged ties use the subset-mean recurrence of
-    engine/cascade.py, checked here against every ordering of every tied block."""
+    engine/kernels/cascade.py, checked here against every ordering of every tied block."""
     test_kernels_equal_reference.hypothesis.inner_test(
         data, conv.with_(ties="average", by_measure="none"), measure
     )
@@ -201,7 +201,7 @@ def test_cascade_measures_average_ties_exactly(data, conv, measure):
 )
 def test_torchmetrics_axes_average_ties_exactly(data, conv, measure):
     """AP over the relevant documents found within k is a ratio of two counts that both depend on the
-    order of a tied block straddling k: its exact expectation (engine/kernels.py) against every ordering."""
+    order of a tied block straddling k: its exact expectation (engine/kernels/ranked.py) against every ordering."""
     test_kernels_equal_reference.hypothesis.inner_test(
         data,
         conv.with_(

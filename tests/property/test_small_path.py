@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qrelkit import _native
-from qrelkit.engine import small
-from qrelkit.engine.encode import encode
+from qrelkit.engine.encoding import small
+from qrelkit.engine.encoding.encode import encode
 from qrelkit.errors import StepAside
 from qrelkit.evaluation.core import evaluate
 from qrelkit.evaluation.files import _evaluate_small, evaluate_files

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qrelkit.engine.registry import oracle_values
-from qrelkit.engine.trec_measures import NOT_AVERAGEABLE
+from qrelkit.engine.trec.measures import NOT_AVERAGEABLE
 from qrelkit.errors import ConventionError
 from qrelkit.evaluation.core import evaluate
 from qrelkit.measures.grammar import parse

@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qrelkit.engine import trec_kernels as tk
+from qrelkit.engine.trec import kernels as tk
 from qrelkit.evaluation.trec_eval import measure_values
 from qrelkit.measures.trec_names import select
 

@@ -17,8 +17,8 @@ from qrelkit import Qrels, Run
 from qrelkit.evaluation.diagnose import missing_gain
 from qrelkit.measures.conventions import Conventions
 
+from ..app.helpers import ARTIFACTS, chromium_or_skip
 from ..conftest import CLI, EXAMPLE
-from ..judging.helpers import ARTIFACTS, chromium_or_skip
 
 RUNS = sorted((EXAMPLE / "runs").glob("*.run"))
 SECTIONS = [

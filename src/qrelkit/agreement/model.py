@@ -1,7 +1,7 @@
 """A model labeller measured against people: kappa, confusion, per-grade recall, leniency, the alternative
 annotator test.
 
-The workflow (``qrelkit.judging.models.gate``) decides the model's gate; this module owns the numbers.
+The workflow (``qrelkit.app.models.gate``) decides the model's gate; this module owns the numbers.
 
 - :func:`model_versus` compares the model with one reference labeller (a person, or the adjudicated
   calibration grades) on the pairs both graded: weighted kappa with its query-bootstrap interval

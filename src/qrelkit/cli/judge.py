@@ -1,8 +1,8 @@
-"""``qrelkit judge``: create a judging project, invite labellers, serve the app, and do every admin action.
+"""``qrelkit judge``: create a app project, invite labellers, serve the app, and do every admin action.
 
 Each admin page action has a command here: ``invite`` (one-time link), ``status`` (progress per labeller
 and per query), ``kappa`` (calibration rounds, agreement and gate), ``revise`` (a new rubric version and
-calibration round), ``override`` (open judging despite a failed or not measurable gate, with a reason),
+calibration round), ``override`` (open app despite a failed or not measurable gate, with a reason),
 ``reassign`` (a labeller's calibration pairs of the round to another; the only action without a page), ``queue``
 (adjudication queue),
 ``extend`` (a run that arrived after the pool closed: its new pairs as a segment, ``cli/judge_extend.py``),
@@ -33,8 +33,8 @@ _JSON = click.option("--json", "as_json", is_flag=True, help="Print one JSON obj
 def _open(db: Path, *, read_only: bool = False) -> Any:
     """The project store and its rubric; ``read_only`` for commands that only read (SQLite ``mode=ro``:
     the file is never changed, not even migrated)."""
-    from qrelkit.judging.project import load_rubric_from_store
-    from qrelkit.judging.store import Store
+    from qrelkit.app.project import load_rubric_from_store
+    from qrelkit.app.store import Store
 
     store = Store(db, read_only=read_only)
     for note in store.notes:  # files others can read: tightened, or (read-only) how to
@@ -48,8 +48,8 @@ def _open(db: Path, *, read_only: bool = False) -> Any:
 
 def _rubric_version(store: Any, wanted: str) -> Any:
     """The project's rubric whose version string is ``wanted`` or whose hash starts with it."""
+    from qrelkit.app.phases import rounds_history, rubric_by_hash
     from qrelkit.errors import ValidationError
-    from qrelkit.judging.phases import rounds_history, rubric_by_hash
 
     history = store.read(rounds_history)
     found = [r["rubric"]["content_hash"] for r in history
@@ -86,7 +86,7 @@ def command() -> None:
 @click.option("--calibration", type=click.IntRange(min=0), default=0, show_default=True,
               help="Calibration queries to draw when the pool marks none (as `qrelkit pool --calibration`).")  # fmt: skip
 @click.option("--no-calibration", is_flag=True,
-              help="Judge without calibration queries: judging opens at once, and the manifest and every result "
+              help="Judge without calibration queries: app opens at once, and the manifest and every result "
                    "say agreement was not measured.")  # fmt: skip
 @click.option("--runs", "runs", multiple=True, type=click.Path(path_type=Path, exists=True, dir_okay=False),
               help="TREC runs, stored to order the adjudication queue by leverage (repeatable).")  # fmt: skip
@@ -115,7 +115,7 @@ def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: str, l
 
     Judging starts in calibration: labellers see only their calibration pairs until the gate passes.
     """
-    from qrelkit.judging.project import init_project
+    from qrelkit.app.project import init_project
 
     if no_calibration and calibration:
         raise click.UsageError("--calibration N and --no-calibration contradict each other; pass one")
@@ -129,7 +129,7 @@ def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: str, l
 
     for line, to_stderr in render_init(db, summary, min_kappa):
         click.echo(line, err=to_stderr)
-    from qrelkit.judgments.rubric import lint, load_rubric
+    from qrelkit.rubric import lint, load_rubric
 
     errors = sum(f.severity == "error" for f in lint(load_rubric(rubric)))
     if errors:
@@ -150,7 +150,7 @@ def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: str, l
               help="How long the link stays valid.")  # fmt: skip
 def invite_command(db: Path, name: str, base_url: str | None, hours: float) -> None:
     """Print a one-time sign-in link for user NAME (a labeller or the admin)."""
-    from qrelkit.judging.project import DEFAULT_BASE_URL, create_invite, recorded_base_url
+    from qrelkit.app.project import DEFAULT_BASE_URL, create_invite, recorded_base_url
 
     store, _ = _open(db)
     try:
@@ -178,7 +178,7 @@ def invite_command(db: Path, name: str, base_url: str | None, hours: float) -> N
 @click.argument("name")
 def revoke_command(db: Path, name: str) -> None:
     """Sign NAME out everywhere and cancel their unused invite links (a new invite lets them back in)."""
-    from qrelkit.judging.project import revoke_user
+    from qrelkit.app.project import revoke_user
 
     store, _ = _open(db)
     try:
@@ -214,22 +214,22 @@ def revoke_command(db: Path, name: str) -> None:
 def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_limit: str, idle_timeout: str,
                   trusted_proxies: tuple[str, ...], request_timeout: float, max_connections: int,
                   max_connections_per_client: int, log_level: str) -> None:  # fmt: skip
-    """Serve the judging app for DB with uvicorn (one process: the store has one writer).
+    """Serve the app app for DB with uvicorn (one process: the store has one writer).
 
     A second `serve` of the same DB is refused in one line. The port is bound before anything is
     announced: a busy port is one line and exit status 1. The URL labellers open (--base-url, else
     http://HOST:PORT) is recorded in DB for `qrelkit judge invite`. The limits on clients are printed at
-    start (docs/judging.md, "Safety and durability").
+    start (docs/app.md, "Safety and durability").
     """
     import sys
 
     try:
-        import qrelkit.judging.web  # noqa: F401  # starlette and uvicorn: the web extra
-        from qrelkit.judging.security import parse_duration, parse_limit
-        from qrelkit.judging.web.server import ServerLimits, serve_project
+        import qrelkit.app.web  # noqa: F401  # starlette and uvicorn: the web extra
+        from qrelkit.app.security import parse_duration, parse_limit
+        from qrelkit.app.web.server import ServerLimits, serve_project
     except ImportError as exc:
         raise click.ClickException(
-            f"the judging app needs the web extra ({exc.name} is missing): pip install 'qrelkit[web]'"
+            f"the app app needs the web extra ({exc.name} is missing): pip install 'qrelkit[web]'"
         ) from None
 
     try:
@@ -258,8 +258,8 @@ def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_l
 def status_command(db: Path, as_json: bool) -> None:
     """Progress per labeller and per query, and each labeller's pace (pairs per hour, median time per pair;
     gaps over 10 minutes between grades are breaks)."""
-    from qrelkit.judging.grades import progress
-    from qrelkit.judging.pace import labeller_pace
+    from qrelkit.app.grades import progress
+    from qrelkit.app.pace import labeller_pace
 
     store, _ = _open(db, read_only=True)
     try:
@@ -290,10 +290,10 @@ def kappa_command(db: Path, as_json: bool, round_number: int | None) -> None:
     shown with more than two labellers.
 
     Exit status: 3 when the round shown did not pass its gate (failed, or not measurable; an override
-    opens judging but the gate still did not pass), as `qrelkit agree` exits 3; else 0.
+    opens app but the gate still did not pass), as `qrelkit agree` exits 3; else 0.
     """
-    from qrelkit.judging.grades import calibration_status, group_status
-    from qrelkit.judging.phases import ensure_gate, rounds_history
+    from qrelkit.app.grades import calibration_status, group_status
+    from qrelkit.app.phases import ensure_gate, rounds_history
     from qrelkit.judgments.adjudication import group_calibration_fields
 
     store, rubric = _open(db)
@@ -339,7 +339,7 @@ def revise_command(db: Path, rubric: Path, same_queries: bool, calibration: int 
     Fresh queries are drawn from those no earlier round used, with a seed derived from the project seed
     and the round number. Labellers see only the new round's calibration pairs until its gate passes.
     """
-    from qrelkit.judging.phases import revise
+    from qrelkit.app.phases import revise
 
     if same_queries and calibration is not None:
         raise click.UsageError("--same-queries keeps the previous queries; drop --calibration")
@@ -359,23 +359,21 @@ def revise_command(db: Path, rubric: Path, same_queries: bool, calibration: int 
 
 @command.command(name="override")
 @_DB
-@click.option("--reason", required=True, help="Why judging may go on although the gate failed (recorded).")
+@click.option("--reason", required=True, help="Why app may go on although the gate failed (recorded).")
 @click.option("--by", required=True, help="Who decides it (recorded).")
 def override_command(db: Path, reason: str, by: str) -> None:
-    """Open full judging although the calibration gate failed.
+    """Open full app although the calibration gate failed.
 
     The reason, who and when go into the manifest of every export, and every result computed from those
     qrels shows them as a warning."""
-    from qrelkit.judging.phases import override_gate
+    from qrelkit.app.phases import override_gate
 
     store, _ = _open(db)
     try:
         done = override_gate(store, reason=reason, by=by)
     finally:
         store.close()
-    click.echo(
-        f"round {done['round']}: full judging opened by {done['by']} at {done['at']}: {done['reason']}"
-    )
+    click.echo(f"round {done['round']}: full app opened by {done['by']} at {done['at']}: {done['reason']}")
 
 
 @command.command(name="reassign")
@@ -390,7 +388,7 @@ def reassign_command(db: Path, source: str, targets: tuple[str, ...], by: str) -
     """Give a labeller's calibration pairs of the current round to another, while the round measures or
     after its gate was not measurable (one labeller marked every pair unsure, say); the round measures
     again with the new labeller's grades."""
-    from qrelkit.judging.phases import reassign
+    from qrelkit.app.phases import reassign
 
     store, _ = _open(db)
     try:
@@ -414,8 +412,8 @@ def reassign_command(db: Path, source: str, targets: tuple[str, ...], by: str) -
               help="Write to this file instead of standard output.")  # fmt: skip
 def queue_command(db: Path, as_json: bool, limit: int | None, out_format: str, output: Path | None) -> None:
     """The adjudication queue: disagreements and unsure pairs, highest leverage first."""
-    from qrelkit.judging.bulk import queue_tsv
-    from qrelkit.judging.grades import adjudication_queue
+    from qrelkit.app.bulk import queue_tsv
+    from qrelkit.app.grades import adjudication_queue
 
     store, rubric = _open(db, read_only=True)
     try:
@@ -465,7 +463,7 @@ def adjudicate_command(db: Path, query_id: str | None, doc_id: str | None, grade
     calibration pair waits for its round's gate. With --decisions, every line is checked first: a refused
     line (printed as FILE:LINE and the reason) applies nothing unless --partial; the exit status is 1 when
     any line is refused."""
-    from qrelkit.judging.grades import adjudicate
+    from qrelkit.app.grades import adjudicate
 
     if decisions is not None:
         if query_id is not None or note is not None:
@@ -488,7 +486,7 @@ def adjudicate_command(db: Path, query_id: str | None, doc_id: str | None, grade
 
 
 def _adjudicate_file(db: Path, path: Path, *, by: str | None, allow_override: bool, partial: bool) -> None:
-    from qrelkit.judging.bulk import apply_decisions
+    from qrelkit.app.bulk import apply_decisions
 
     store, rubric = _open(db)
     try:
@@ -523,7 +521,7 @@ def _adjudicate_file(db: Path, path: Path, *, by: str | None, allow_override: bo
 def undo_command(db: Path, decision: int, by: str | None, note: str | None) -> None:
     """Undo DECISION (the number `adjudicate` printed; `show` lists them): the pair's decision before it
     counts again, or none. The undo is recorded; nothing is deleted."""
-    from qrelkit.judging.decisions import undo_adjudication
+    from qrelkit.app.decisions import undo_adjudication
 
     store, _ = _open(db)
     try:
@@ -551,7 +549,7 @@ def export_command(
     allow_unresolved: str | None, rubric_version: str | None,
 ) -> None:  # fmt: skip
     """Write TREC qrels: one labeller's (--labeller NAME) or the final ones (--final, with a manifest)."""
-    from qrelkit.judging.grades import export_final, export_labeller
+    from qrelkit.app.grades import export_final, export_labeller
 
     if bool(labeller) == final:
         raise click.UsageError("pass exactly one of --labeller NAME and --final")
@@ -588,7 +586,7 @@ def export_command(
 @click.argument("doc_id")
 def show_command(db: Path, query_id: str, doc_id: str) -> None:
     """Every grade event and adjudication of one pair, oldest first."""
-    from qrelkit.judging.queries import pair_history
+    from qrelkit.app.queries import pair_history
     from qrelkit.report.judging import render_history
 
     store, _ = _open(db, read_only=True)

@@ -35,7 +35,7 @@ def command(db: Path, runs: tuple[Path, ...], depth: int, docs: Path | None, que
     `judge init` assigns (each query whole to one labeller, blind, one query's pairs together) after each
     labeller's other pairs. `qrelkit pool --extend DB RUNS` lists the same pairs without writing.
     """
-    from qrelkit.judging.extend import extend_project
+    from qrelkit.app.extend import extend_project
 
     summary = extend_project(db, runs, depth=depth, docs=docs, queries=queries, by=by, note=note,
                              input_format=input_format)  # fmt: skip

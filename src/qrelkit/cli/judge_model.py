@@ -19,8 +19,8 @@ _NAME = click.argument("name")
 
 
 def _open(db: Path, *, read_only: bool = False) -> Any:
-    from qrelkit.judging.project import load_rubric_from_store
-    from qrelkit.judging.store import Store
+    from qrelkit.app.project import load_rubric_from_store
+    from qrelkit.app.store import Store
 
     store = Store(db, read_only=read_only)
     try:
@@ -81,8 +81,8 @@ def add_command(db: Path, name: str, endpoint: str | None, program: str | None, 
                 max_concurrency: int, timeout: float, max_retries: int, margin: float, pairs_file: Path | None,
                 show_prompt: bool) -> None:  # fmt: skip
     """Add a model labeller: its user (role model), its settings, and its assignment."""
-    from qrelkit.judging.models.labellers import add_model, read_pairs_file
-    from qrelkit.judging.models.prompt import read_template
+    from qrelkit.app.models.prompt import read_template
+    from qrelkit.app.models.register import add_model, read_pairs_file
 
     template = read_template(prompt)
     pairs = None if pairs_file is None else read_pairs_file(pairs_file)
@@ -130,7 +130,7 @@ def _progress(summary: Any, total: int) -> None:
 def run_command(db: Path, name: str, calibration_only: bool, limit: int | None, budget_pairs: int | None,
                 audit_share: float) -> None:  # fmt: skip
     """Grade the model's calibration pairs, decide its gate, then grade the rest if it passed."""
-    from qrelkit.judging.models.runner import run_model
+    from qrelkit.app.models.runner import run_model
     from qrelkit.report.models import render_run
 
     store, _ = _open(db)
@@ -151,7 +151,7 @@ def status_command(db: Path, name: str, fmt: str) -> None:
     """The model's progress, agreement with each person and the adjudicated grades, gate, probes and cost."""
     import json
 
-    from qrelkit.judging.models.status import model_status
+    from qrelkit.app.models.status import model_status
     from qrelkit.report.models import render_model_status
 
     store, _ = _open(db, read_only=True)
@@ -173,7 +173,7 @@ def status_command(db: Path, name: str, fmt: str) -> None:
 )
 def probe_command(db: Path, name: str, pairs: int | None) -> None:
     """Keyword stuffing, instruction injection and order probes; their rates join the model's gate."""
-    from qrelkit.judging.models.probes import run_probes
+    from qrelkit.app.models.probes import run_probes
     from qrelkit.report.models import render_probes, render_run
 
     store, _ = _open(db)
@@ -194,7 +194,7 @@ def probe_command(db: Path, name: str, pairs: int | None) -> None:
 @click.option("--by", required=True, help="Who decides it (recorded).")
 def override_command(db: Path, name: str, reason: str, by: str) -> None:
     """Open the model's full pool although its gate failed (recorded, and carried as a warning)."""
-    from qrelkit.judging.models.gate import override_model_gate
+    from qrelkit.app.models.gate import override_model_gate
 
     store, _ = _open(db)
     try:

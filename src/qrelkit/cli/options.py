@@ -322,12 +322,12 @@ def refuse_bounds(wanted: bool | None, refused: dict[str, bool]) -> bool:
 
 def judgments_of(qrels: str, manifest: str | None, project: str | None = None) -> Any:
     """The manifest's meaning for these qrels (or None), read before any evaluation so a mismatch fails fast;
-    with ``project``, its signature checked with that judging project's key (said on stderr)."""
+    with ``project``, its signature checked with that app project's key (said on stderr)."""
     from ..judgments.manifest import judgments_for
 
     key = None
     if project is not None:
-        from ..judging.grades import manifest_key
+        from ..app.grades import manifest_key
 
         key = manifest_key(project)
     found = judgments_for(qrels, manifest, key=key)
@@ -357,12 +357,12 @@ def human_of(qrels: str, human: str | None, manifest: str | None, estimator: str
 
 
 def rubric_scale(rubric: str | None) -> tuple[Any, str | None]:
-    """(scale, hash) of ``--rubric`` by :func:`qrelkit.judgments.rubric.rubric_scale`, whose module (and
+    """(scale, hash) of ``--rubric`` by :func:`qrelkit.rubric.rubric_scale`, whose module (and
     TOML reader) loads only when a rubric is given: a small evaluation imports nothing it does not use.
     Each command reads its rubric once, here."""
     if not rubric:
         return None, None
-    from ..judgments import rubric as rubrics
+    from .. import rubric as rubrics
 
     return rubrics.rubric_scale(rubric)
 

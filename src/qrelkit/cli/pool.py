@@ -1,4 +1,4 @@
-"""``qrelkit pool``: build the judging pool, its sidecar statistics and the assignment plan; with
+"""``qrelkit pool``: build the app pool, its sidecar statistics and the assignment plan; with
 ``--extend``, the pairs new runs add to a project or a final qrels file; with ``--leave-one-out``, whether
 the judgments are reusable for a run that took no part in the pool."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from .._typing import FORMAT_CHOICES
-from ..judgments.pool import DEFAULT_CALIBRATION
+from ..pool import DEFAULT_CALIBRATION
 from .options import file_or_dataset, labellers_option, seed_option
 
 __all__ = ["command"]
@@ -36,7 +36,7 @@ __all__ = ["command"]
     "extend",
     callback=file_or_dataset,
     metavar="PROJECT.db|FINAL.qrels|irds:ID",
-    help="list only the pairs RUNS bring within --depth that this judging project (any pair of its pool, "
+    help="list only the pairs RUNS bring within --depth that this app project (any pair of its pool, "
     "graded or not) or final qrels file or dataset (any pair with a grade) does not hold, with the cost; "
     "nothing is written to the project",
 )
@@ -124,7 +124,7 @@ def command(
     """
     # long: its docstring is the command's --help; three questions (pool, extend, leave one out) share the options
     from ..formats import read_qrels, read_run
-    from ..judgments.pool import build_pool
+    from ..pool import build_pool
 
     if extend and leave_one_out:
         raise click.UsageError("--extend and --leave-one-out are two different questions; pass one")
@@ -166,11 +166,7 @@ def _refuse_unused(extend: bool, leave_one_out: bool, labellers: tuple[str, ...]
         source = ctx.get_parameter_source(name)
         if source is not None and source.name != "DEFAULT":
             flag = "--" + name.replace("_", "-")
-            why = (
-                "an extension has no calibration"
-                if extend
-                else "--leave-one-out measures, it plans no judging"
-            )
+            why = "an extension has no calibration" if extend else "--leave-one-out measures, it plans no app"
             raise click.UsageError(f"{flag} plans a new pool: {why}; drop {flag}")
 
 
@@ -223,9 +219,9 @@ def _summary(pool, output: Path, side: Path, given: dict) -> None:
 
 def _extend(runs: tuple[str, ...], depth: int, output: str | None, source: str, qrels: str | None,
             seconds_per_judgment: float, input_format: str) -> None:  # fmt: skip
+    from ..app.extend import judged_of, phase_note
     from ..formats import read_run
-    from ..judging.extend import judged_of, phase_note
-    from ..judgments.pool import extend_pool
+    from ..pool import extend_pool
 
     if qrels:
         raise click.UsageError("--extend names what the new runs are measured against; drop --qrels")
@@ -257,7 +253,7 @@ def _leave_one_out(runs: tuple[str, ...], depth: int, output: str | None, qrels:
     import json
 
     from ..formats import read_qrels, read_run
-    from ..judgments.pool import leave_one_out
+    from ..pool import leave_one_out
     from ..report.reusability import render_leave_one_out
 
     if not qrels:

@@ -1,6 +1,6 @@
 """``qrelkit rubric``: lint a rubric file and show its levels.
 
-A thin skin over :mod:`qrelkit.judgments.rubric`: it loads, calls the library and prints. Bad input (a
+A thin skin over :mod:`qrelkit.rubric`: it loads, calls the library and prints. Bad input (a
 :class:`~qrelkit.errors.QrelkitError`) is printed on one line on stderr with exit status 1, without
 a traceback. ``lint`` also exits 1 when the rubric has an error-severity finding, so it can gate CI.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from qrelkit.errors import QrelkitError
-from qrelkit.judgments.rubric import Rubric, format_findings, lint, load_rubric
+from qrelkit.rubric import Rubric, format_findings, lint, load_rubric
 
 __all__ = ["command"]
 

@@ -104,7 +104,7 @@ class NoiseFloor:
     pairs: tuple[PairNoise, ...]
     kendall_tau: dict[str, tuple[float, float]]  # measure -> (tau, p-value)
     # which labellers judged which calibration queries, when the two sides come from a project's every
-    # pair (:func:`qrelkit.judging.labeller_pairs.calibration_qrels`); empty for two labellers' files
+    # pair (:func:`qrelkit.app.labeller_pairs.calibration_qrels`); empty for two labellers' files
     labeller_pairs: tuple[dict[str, Any], ...] = ()
 
     def pair(self, baseline: str, treatment: str, measure: str) -> PairNoise:
@@ -358,7 +358,7 @@ def noise_floor(
 
 def labeller_pairs_note(labeller_a: Qrels) -> str | None:
     """One line saying which labellers' calibration grades the noise floor pairs, when they come from a
-    judging project (:func:`qrelkit.judging.labeller_pairs.calibration_qrels`); ``None`` otherwise."""
+    app project (:func:`qrelkit.app.labeller_pairs.calibration_qrels`); ``None`` otherwise."""
     pairs: Any = labeller_a.meta.get("labeller_pairs")
     if not pairs:
         return None

@@ -1,5 +1,5 @@
 """The small path's value: one clean TREC file as numpy columns, made by
-:mod:`qrelkit.formats.trec.small` and ranked by :mod:`qrelkit.engine.small` (numpy only, so a small
+:mod:`qrelkit.formats.trec.small` and ranked by :mod:`qrelkit.engine.encoding.small` (numpy only, so a small
 evaluation loads no dataframe library)."""
 
 from __future__ import annotations

@@ -135,7 +135,7 @@ class Qrels(_Rows):
     Grades are kept exactly as given, negative ones included: what a negative grade means is a
     convention (``Conventions.negative``), applied when evaluating, never when reading. The value is not
     changed in place (its frame neither): its fingerprint, and what ``evaluate`` keeps of it between
-    calls (:func:`qrelkit.engine.encode.judgments_of`), are taken once.
+    calls (:func:`qrelkit.engine.encoding.encode.judgments_of`), are taken once.
     """
 
     frame: pl.DataFrame

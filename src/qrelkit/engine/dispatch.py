@@ -9,7 +9,7 @@ import numpy as np
 
 from ..measures.conventions import Conventions
 from ..measures.grammar import Measure
-from .encoded import Encoded
+from .encoding.encoded import Encoded
 from .registry import FRAME, kernel
 
 

@@ -6,31 +6,31 @@ What a family *is* (its name, cutoff, relevance threshold, parameters and their 
 axes it may override, its aliases, which judgments it reads) is the grammar's:
 :data:`qrelkit.measures.grammar.INFO`, below this layer. What computes it is here.
 
-The engines. Each takes a :class:`~qrelkit.engine.encoded.Encoded` ranking, so a family's kernel has one
+The engines. Each takes a :class:`~qrelkit.engine.encoding.encoded.Encoded` ranking, so a family's kernel has one
 signature, :data:`Kernel`; an engine runs only the families that claim it:
 
 - ``frame``: :func:`qrelkit.evaluation.core.evaluate` and every reader of :func:`evaluate_files` but the
   small one (whole frames, batches of whole queries, streams of top documents, DuckDB's sorted batches);
   the only engine that attaches subtopic judgments, so the only one the diversity measures claim;
-- ``small``: the numpy path of small clean TREC files (:mod:`qrelkit.engine.small`), which steps aside to
+- ``small``: the numpy path of small clean TREC files (:mod:`qrelkit.engine.encoding.small`), which steps aside to
   ``frame`` for a family that does not claim it;
 - ``spark``: :mod:`qrelkit.evaluation.spark`, the same kernels per partition of whole queries, which
   refuses on the driver a family that does not claim it.
 
 ``qrelkit trec_eval`` (:mod:`qrelkit.evaluation.trec_eval`) is not one of them: it computes trec_eval's own
-measures, by trec_eval's names, over trec_eval's relevance lists (:mod:`qrelkit.engine.trec_kernels`).
+measures, by trec_eval's names, over trec_eval's relevance lists (:mod:`qrelkit.engine.trec.kernels`).
 
-The kernels live in :mod:`qrelkit.engine.kernels` (qrelkit's first measures), :mod:`qrelkit.engine.cascade`
-(ERR, nERR, RBP), :mod:`qrelkit.engine.trec_measures` (trec_eval 10's measures in the grammar, over
-:mod:`qrelkit.engine.trec_kernels`), :mod:`qrelkit.engine.diversity` (over subtopic judgments) and
-:mod:`qrelkit.engine.compat`; the functions below only read a measure's parameters for the kernels that
-take them as arguments. The oracles share no code with the kernels: :mod:`qrelkit.engine.reference` and
-:mod:`qrelkit.engine.trec_reference` define a family on one ordering (:data:`~qrelkit.engine.reference.Definition`)
-and :func:`~qrelkit.engine.reference.reference_values` averages it over every ordering of the tied blocks;
-:mod:`qrelkit.engine.diversity_reference` does the same over subtopic judgments; Compat has an oracle of its
+The kernels live in :mod:`qrelkit.engine.kernels.ranked` (qrelkit's first measures), :mod:`qrelkit.engine.kernels.cascade`
+(ERR, nERR, RBP), :mod:`qrelkit.engine.trec.measures` (trec_eval 10's measures in the grammar, over
+:mod:`qrelkit.engine.trec.kernels`), :mod:`qrelkit.engine.kernels.diversity` (over subtopic judgments) and
+:mod:`qrelkit.engine.kernels.compat`; the functions below only read a measure's parameters for the kernels that
+take them as arguments. The oracles share no code with the kernels: :mod:`qrelkit.engine.oracles.reference` and
+:mod:`qrelkit.engine.oracles.trec` define a family on one ordering (:data:`~qrelkit.engine.oracles.reference.Definition`)
+and :func:`~qrelkit.engine.oracles.reference.reference_values` averages it over every ordering of the tied blocks;
+:mod:`qrelkit.engine.oracles.diversity` does the same over subtopic judgments; Compat has an oracle of its
 own.
 
-Only :mod:`qrelkit.engine.kernels` and :mod:`qrelkit.engine.cascade` (the families a default evaluation
+Only :mod:`qrelkit.engine.kernels.ranked` and :mod:`qrelkit.engine.kernels.cascade` (the families a default evaluation
 computes) are imported with this table; the other kernels' modules and every oracle's load on their first
 call (:func:`_later`, :func:`_ordered`): a small evaluation does not pay for trec_eval's kernels, the
 diversity measures or the oracles (about 12 ms of imports).
@@ -49,11 +49,12 @@ import numpy as np
 from ..errors import ValidationError
 from ..measures.conventions import Conventions
 from ..measures.grammar import INFO, Measure, MeasureInfo
-from . import cascade, kernels
-from .encoded import Encoded, apply_no_relevant
+from .encoding.encoded import Encoded, apply_no_relevant
+from .kernels import cascade
+from .kernels import ranked as kernels
 
 if TYPE_CHECKING:
-    from . import reference
+    from .oracles import reference
 
 #: Per-query values of one measure and the mask of queries where it is undefined (before ``missing_score``,
 #: which :func:`qrelkit.engine.dispatch.compute` applies for every family).
@@ -273,16 +274,16 @@ REGISTRY: Mapping[str, Family] = MappingProxyType(
             _family("NumRel", _num_rel, _ordered("num_rel")),
             _family("NumRet", _num_ret, _ordered("num_ret")),
             _family("NumRelRet", _num_rel_ret, _ordered("num_rel_ret")),
-            # cascade measures (engine/cascade.py)
+            # cascade measures (engine/kernels/cascade.py)
             _family("ERR", _err, _ordered("err")),
             _family("nERR", _nerr, _ordered("nerr")),
             _family("RBP", _rbp, _ordered("rbp")),
             _family("RBP_resid", _rbp_resid, _ordered("rbp_resid")),
             _family("Compat", _later("compat", "compat"), _compat_oracle),
-            # over subtopic judgments, which only the frame engine attaches (engine/diversity.py)
+            # over subtopic judgments, which only the frame engine attaches (engine/kernels/diversity.py)
             _family("alpha_nDCG", _later("diversity", "compute"), _over_subtopics("alpha_ndcg"), [FRAME]),
             _family("ERR_IA", _later("diversity", "compute"), _over_subtopics("err_ia_at"), [FRAME]),
-            # trec_eval 10's measures in the grammar (engine/trec_measures.py)
+            # trec_eval 10's measures in the grammar (engine/trec/measures.py)
             _family("Success", *_trec("success")),
             _family("bpref", *_trec("bpref")),
             _family("infAP", *_trec("inf_ap")),
@@ -337,11 +338,11 @@ def oracle_values(
     judgments: Any, run: Mapping[str, list[reference.Row]], measure: Measure, conventions: Conventions
 ) -> dict[str, float]:
     """The slow oracle's per-query values of ``measure`` (its family's :attr:`Family.oracle`), rounded to
-    the measure's ``printed_decimals`` by :func:`qrelkit.engine.reference.printed`."""
+    the measure's ``printed_decimals`` by :func:`qrelkit.engine.oracles.reference.printed`."""
     values = REGISTRY[measure.name].oracle(judgments, run, measure, conventions)
     decimals = measure.conventions(conventions).printed_decimals
     if decimals is None:
         return values
-    from .reference import printed
+    from .oracles.reference import printed
 
     return {q: printed(v, decimals) for q, v in values.items()}

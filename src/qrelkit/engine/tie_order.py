@@ -6,7 +6,7 @@ names the families). Where a block of tied scores holds relevant and non-relevan
 the measure reads, the tool's value for that query depends on that order; qrelkit averages over every
 ordering of the block (``ties = "average"``) or takes the order its tie convention names, so the tool's
 own value there may differ. :func:`order_dependent` finds those queries in one encoding, from the tied
-blocks of :class:`~qrelkit.engine.encoded.Encoded` (``block_starts``); :class:`TieOrder` gathers them over
+blocks of :class:`~qrelkit.engine.encoding.encoded.Encoded` (``block_starts``); :class:`TieOrder` gathers them over
 the encodings of one run (its batches, Spark's partitions); :func:`tie_warnings` writes the one warning
 per measure the results carry.
 
@@ -35,7 +35,7 @@ import numpy as np
 
 from ..measures.conventions import Conventions
 from ..measures.grammar import Measure
-from .encoded import Encoded, positions, stretch_firsts, tied_blocks
+from .encoding.encoded import Encoded, positions, stretch_firsts, tied_blocks
 
 #: Query ids named in a warning per run, before the count says how many more.
 FIRST_QUERIES = 3
@@ -57,7 +57,7 @@ def applies(measure: Measure, families: Sequence[str]) -> bool:
 def order_dependent(enc: Encoded, measure: Measure, conv: Conventions) -> np.ndarray:
     """Per query of ``enc``, whether ``measure``'s value depends on the order of a block of tied scores
     (the rules of this module's docstring); ``conv`` the measure's own conventions."""
-    from .kernels import relevant, relevant_count
+    from .kernels.ranked import relevant, relevant_count
 
     out = np.zeros(enc.n_queries, dtype=bool)
     qidx, pos = positions(enc)

@@ -22,7 +22,7 @@ The rules, in one place:
   document id or file order (``docid_desc``, ``docid_asc``, ``file_order``: trec_eval's and the other
   tools' profiles) it is the first k documents of the ranking the engine makes (score descending, the
   scores rounded to float32 under ``precision = "single"``, then the tie key,
-  :data:`qrelkit.engine.encoded.TIE_KEYS`), since a document below them stays below them when raised; under
+  :data:`qrelkit.engine.encoding.encoded.TIE_KEYS`), since a document below them stays below them when raised; under
   ``average``, ``optimistic`` and ``pessimistic`` it is the documents fewer than k others of the query beat
   by score, the tied block at the cutoff included, since any of its documents can be ranked within k
   (averaged ties) or the block's order depends on the grades being raised: the same cut as the depth an
@@ -189,11 +189,11 @@ def unjudged_within(
     """The (query_id, doc_id) of the documents ``run`` retrieves within ``k`` (module docstring) for a query
     the judgments hold, that the judgments do not hold: a polars frame, sorted. Under a tie convention that
     orders a tied block by document id or file order, within ``k`` is the first ``k`` of the ranking it
-    makes (:data:`qrelkit.engine.encoded.TIE_KEYS`); under ``average``, ``optimistic`` and ``pessimistic``
+    makes (:data:`qrelkit.engine.encoding.encoded.TIE_KEYS`); under ``average``, ``optimistic`` and ``pessimistic``
     it is every document fewer than ``k`` others beat by score, the tied block at the cutoff whole."""
     import polars as pl
 
-    from ..engine.encoded import TIE_KEYS
+    from ..engine.encoding.encoded import TIE_KEYS
 
     judged_queries = qrels.frame.select("query_id").unique()
     rows = run.frame.select("query_id", "doc_id", "score", "line").join(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..engine.dispatch import compute
-from ..engine.encoded import Encoded, QuerySet, encoding_key, query_set
+from ..engine.encoding.encoded import Encoded, QuerySet, encoding_key, query_set
 from ..engine.registry import FRAME
 from ..errors import ValidationError
 from ..fingerprint import Fingerprint
@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # polars loads only on the paths that read frames
     import polars as pl
 
     from ..data.values import DiversityQrels, Qrels, Run
-    from ..engine.encode import Judgments
+    from ..engine.encoding.encode import Judgments
     from ..engine.tie_order import TieOrder
 
 
@@ -88,7 +88,7 @@ def evaluate_run(
 ) -> tuple[QuerySet, dict[Measure, tuple[np.ndarray, np.ndarray]]]:
     """Evaluate one run: the query set, and per measure (values, undefined mask) over its queries, with
     the kernels of ``engine`` (:data:`qrelkit.engine.registry.ENGINES`; Spark's partitions name theirs).
-    ``judgments`` (:func:`qrelkit.engine.encode.judgments_of`) shares the judgments' side of the encoding
+    ``judgments`` (:func:`qrelkit.engine.encoding.encode.judgments_of`) shares the judgments' side of the encoding
     between runs; ``tie_order`` (:func:`qrelkit.engine.tie_order.tie_order_of`) gathers the queries whose
     value the profile's tool takes from its order of tied scores.
 
@@ -116,7 +116,7 @@ def _evaluate_whole(
     """:func:`evaluate_run` in one encoding, however large the run (a batch is never split again: one
     query may hold more rows than a batch). With ``subtopics`` (whose projection ``qrels`` is) each
     encoding carries the subtopic judgments the diversity measures read."""
-    from ..engine.encode import Judgments, Stretches, encode, select_queries
+    from ..engine.encoding.encode import Judgments, Stretches, encode, select_queries
 
     _check_depth(run, measures, conv)
     judgments = judgments or Judgments(qrels)
@@ -141,7 +141,7 @@ def _evaluate_whole(
                     stretches=stretches,
                 )
             else:
-                from ..engine.diversity import attach
+                from ..engine.kernels.diversity import attach
 
                 enc = encode(qrels, run, mconv, queries, ranking=True, judgments=judgments)
                 cache[key] = attach(enc, subtopics)
@@ -345,7 +345,7 @@ def evaluate(
         profile = tool_of(conv)
     if profile is not None:  # the inputs the tool refuses are refused under its profile too
         profile.check(judged, run_list)
-    from ..engine.encode import judgments_of
+    from ..engine.encoding.encode import judgments_of
 
     shared = judgments_of(judged)  # the judgments' side: once for every run, and kept for the next call
     done = 0
@@ -389,7 +389,7 @@ def tie_order_for(conv: Conventions) -> TieOrder | None:
 
 def check_gains(qrels: Qrels, measures: Sequence[Measure], conv: Conventions) -> None:
     """Refuse a grade whose gain would overflow under a measure's gain (never a NaN left out of a mean)."""
-    from ..engine.kernels import MAX_EXPONENTIAL_GRADE, gain_overflows
+    from ..engine.kernels.ranked import MAX_EXPONENTIAL_GRADE, gain_overflows
 
     grade = qrels.frame.get_column("grade").to_numpy()
     for measure in measures:

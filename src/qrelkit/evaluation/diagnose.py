@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from ..data.values import Qrels, Run
-from ..engine import kernels as K
-from ..engine.encode import encode, resolve_negative, select_queries
-from ..engine.encoded import block_mean
+from ..engine.encoding.encode import encode, resolve_negative, select_queries
+from ..engine.encoding.encoded import block_mean
+from ..engine.kernels import ranked as K
 from ..errors import QueryNotFoundError, ValidationError, did_you_mean
 from ..measures.conventions import DEFAULT, Conventions
 from ..measures.grammar import Measure, parse

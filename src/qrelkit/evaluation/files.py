@@ -403,8 +403,8 @@ def _evaluate_small(
     (:func:`qrelkit.formats.trec.small.top_columns`); under a memory limit one run at a time. ``None`` when
     any input steps aside (nothing was reported then but bytes read, through ``counters``, and the runs whose
     native pass stepped aside, added to ``refused``: the caller starts again)."""
-    from ..engine.kernels import gain_overflows
-    from ..engine.small import Judgments, evaluate_columns, grades_within
+    from ..engine.encoding.small import Judgments, evaluate_columns, grades_within
+    from ..engine.kernels.ranked import gain_overflows
     from ..formats.trec.small import ScannerRefused, read_columns, top_columns
 
     inputs = plan.inputs

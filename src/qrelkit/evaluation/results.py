@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.encoded import QuerySet
+from ..engine.encoding.encoded import QuerySet
 from ..errors import IncomparableError, QueryNotFoundError, ValidationError, did_you_mean
 from ..fingerprint import Fingerprint
 from ..measures.conventions import Conventions

@@ -648,7 +648,7 @@ def _evaluate_planned(
 def _check_negative(qrels: Any, measures: Sequence[Measure], conv: Conventions) -> None:
     """``negative=reject`` refuses negative grades anywhere in the judgments, as locally (the partitions
     see only their own queries' judgments)."""
-    from ..engine.encode import resolve_negative
+    from ..engine.encoding.encode import resolve_negative
 
     for m in measures:
         resolve_negative(qrels, m.conventions(conv))
@@ -715,7 +715,7 @@ def _run_values(
     import polars as pl
 
     from ..data.values import RUN_SCHEMA, Qrels, Run
-    from ..engine.encoded import query_set
+    from ..engine.encoding.encoded import query_set
     from .core import evaluate_run
 
     queries = [r for r in rows if r["kind"] == "query"]

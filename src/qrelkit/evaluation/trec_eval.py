@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..engine import trec_kernels as tk
+from ..engine.trec import kernels as tk
 from ..errors import QrelkitError, StepAside, ValidationError
 from ..measures.conventions import Conventions
 from ..measures.trec_names import TrecMeasure, select
@@ -105,7 +105,7 @@ def rel_lists(qrels: Qrels, run: Run, options: TrecOptions) -> tuple[tk.RelLists
     missing from the run, scored on trec_eval's one-document stand-in ranking)."""
     import polars as pl
 
-    from ..engine.encode import encode
+    from ..engine.encoding.encode import encode
 
     judged_q = sorted(set(qrels.frame.get_column("query_id").unique().to_list()))
     conv = TREC_EVAL_CONVENTIONS.with_(missing_queries="zero", unjudged="zero", extra_queries="skip")

@@ -6,7 +6,7 @@ scanner's blocks, in their sparse form, without a dataframe.
 table keyed by (query, document); each block of the run, cut where a query begins and scanned on one of
 two threads, is ranked there in trec_eval's order (``qk_trec_rank``: score descending, then document id
 descending) and joined with the table, and only the rows of judged documents are kept, at their ranks
-(:class:`~qrelkit.engine.trec_kernels.RelLists` in its sparse form: a 1000-document ranking with 100 judged
+(:class:`~qrelkit.engine.trec.kernels.RelLists` in its sparse form: a 1000-document ranking with 100 judged
 documents costs 100 rows). The kernels then give the same floats as on the dense lists
 (``tests/property/test_trec_sparse_lists.py``).
 
@@ -25,7 +25,7 @@ import numpy as np
 
 from .._native import JudgedTable, built, gather, scan_qrels, scan_run, trec_rank
 from .._typing import detect_format
-from ..engine import trec_kernels as tk
+from ..engine.trec import kernels as tk
 from ..errors import StepAside
 
 #: The highest grade this path counts per level (a table of queries by grades); above it, the readers.

@@ -7,7 +7,7 @@ before click loads, by ``python -m qrelkit trec_eval`` / the ``qrelkit`` command
 understands). It takes what :mod:`qrelkit.evaluation.trec_fast` takes (both files read whole by the native
 scanner, through ctypes arrays instead of numpy ones), forms the same sparse ranked lists in plain Python and
 computes the measures listed in :data:`LEAN_MEASURES` with the arithmetic of
-:mod:`qrelkit.engine.trec_kernels` in the same order (every sum in rank order, and the running sums of the
+:mod:`qrelkit.engine.trec.kernels` in the same order (every sum in rank order, and the running sums of the
 kernels' ``prefix`` formed the way its grid or its difference of one running sum forms them), so the floats
 are the same and so are the printed bytes (:mod:`qrelkit.report.trec_eval` prints both).
 
@@ -15,7 +15,7 @@ Everything else steps aside (:class:`~qrelkit.errors.StepAside`) to the usual pa
 error: a file over :data:`MAX_BYTES`, gzipped, not ASCII, refused by the scanner; a judged query missing
 from the run without ``-c``; a first query with only negative grades; ``-l`` below 0; a measure not in
 :data:`LEAN_MEASURES`; ``--trec-eval-parsing``. Logarithms are ``math``'s here and the C library's on the
-numpy path too (:mod:`qrelkit.engine.libm`: numpy's own vectorised ones on AVX-512 differ in the last bit),
+numpy path too (:mod:`qrelkit.engine.trec.libm`: numpy's own vectorised ones on AVX-512 differ in the last bit),
 on every machine. ``tests/property/test_trec_lean.py`` compares the two paths' floats and bytes.
 """
 
@@ -46,7 +46,7 @@ LEAN_MEASURES = frozenset(
     }
 )  # fmt: skip
 
-NONPOOL, UNJUDGED, MIN_GEO_MEAN = -1, -2, 0.00001  # as engine/trec_kernels.py
+NONPOOL, UNJUDGED, MIN_GEO_MEAN = -1, -2, 0.00001  # as engine/trec/kernels.py
 
 #: Scores ranked in single precision: ``TREC_EVAL_CONVENTIONS.precision == "single"`` (trec_eval 10 ranks
 #: in double); its module loads numpy, so ``tests/evaluation/test_trec_lean.py`` holds the two together.
@@ -351,7 +351,7 @@ def _lists(qrels_path: str, run_path: str, judged_only: bool, max_per_topic: int
 
 
 class _Lists:
-    """The sparse lists of :class:`qrelkit.engine.trec_kernels.RelLists`, a list per query: ``pos`` (0-based
+    """The sparse lists of :class:`qrelkit.engine.trec.kernels.RelLists`, a list per query: ``pos`` (0-based
     ranks, ascending) and ``rel`` (codes) of the returned documents in the judgments."""
 
     def __init__(self, *, query_ids, name, ranked, num_ret, levels, rel_level, stand_in):

@@ -10,7 +10,7 @@ document listed twice for one query (an error unless ``on_duplicate`` says other
 rubric's scale.
 
 TREC text has one front door, :mod:`qrelkit.formats.trec`: it lists the order in which its readers are
-tried and what a clean file is. Files in the other formats are read in :mod:`qrelkit.formats.files`; what
+tried and what a clean file is. Files in the other formats are read in :mod:`qrelkit.formats.tabular`; what
 a frame of rows must satisfy, however it was read, is checked in :mod:`qrelkit.data.values`.
 
 Names load on first use, so that the small-input path (:mod:`qrelkit.formats.trec.small`) imports neither
@@ -28,11 +28,11 @@ from typing import Any
 from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES, Format, OnDuplicate, detect_format
 
 _EXPORTS = {
-    "read_run": "qrelkit.formats.files",
-    "read_qrels": "qrelkit.formats.files",
-    "write_run": "qrelkit.formats.files",
-    "write_qrels": "qrelkit.formats.files",
-    "qrels_text": "qrelkit.formats.files",
+    "read_run": "qrelkit.formats.tabular",
+    "read_qrels": "qrelkit.formats.tabular",
+    "write_run": "qrelkit.formats.tabular",
+    "write_qrels": "qrelkit.formats.tabular",
+    "qrels_text": "qrelkit.formats.tabular",
     "read_run_streaming": "qrelkit.formats.trec",
     "read_diversity_qrels": "qrelkit.formats.trec.diversity",
     "run_from_frame": "qrelkit.data.values",

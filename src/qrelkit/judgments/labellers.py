@@ -5,7 +5,7 @@ adjudicate`` parse their options, call these and render what they return.
 
 The scale weights kappa and spans the confusion matrix, so it must be the rubric's full scale. Without a
 rubric, :func:`judgment_scale` takes every step from the lowest grade seen to the highest, bounded by
-:data:`qrelkit.judgments.rubric.MAX_ABS_GRADE`, and says so in a warning: grades beyond those ends that
+:data:`qrelkit.rubric.MAX_ABS_GRADE`, and says so in a warning: grades beyond those ends that
 nobody used cannot be known. Names come from :func:`qrelkit.naming.labeller_names`.
 """
 
@@ -19,6 +19,7 @@ from typing import Any, Literal
 from ..agreement.kappa import Weighting
 from ..agreement.resample import QUERY_BOOTSTRAP_RESAMPLES, QUERY_BOOTSTRAP_SEED
 from ..naming import labeller_names
+from ..rubric import MAX_ABS_GRADE, Rubric, grade_bound_error
 from .adjudication import (
     AgreementDocument,
     Calibration,
@@ -33,7 +34,6 @@ from .adjudication import (
     merge_two,
     read_decisions,
 )
-from .rubric import MAX_ABS_GRADE, Rubric, grade_bound_error
 
 __all__ = [
     "JudgmentScale",
@@ -72,7 +72,7 @@ def scale_warning(scale: Sequence[int]) -> str:
 def judgment_scale(qrels: Sequence[Any], rubric: Rubric | None = None) -> JudgmentScale:
     """The rubric's scale, or without one every grade from the lowest seen in ``qrels`` to the highest.
 
-    A grade beyond :data:`~qrelkit.judgments.rubric.MAX_ABS_GRADE` is an error naming its file and line
+    A grade beyond :data:`~qrelkit.rubric.MAX_ABS_GRADE` is an error naming its file and line
     (an inferred scale is bounded)."""
     if rubric is not None:
         return JudgmentScale(tuple(rubric.scale), "rubric", None)
@@ -108,7 +108,7 @@ def read_labellers(paths: Sequence[str | Path], rubric: str | Path | Rubric | No
     from ..formats import read_qrels
 
     if rubric is not None and not isinstance(rubric, Rubric):
-        from .rubric import load_rubric
+        from ..rubric import load_rubric
 
         rubric = load_rubric(rubric) if rubric else None
     allowed = rubric.scale if rubric is not None else None

@@ -249,7 +249,7 @@ def retrieval_ranks(runs: Sequence[Run], pairs: pl.DataFrame) -> pl.DataFrame:
     Ranks follow the pool's rule (score descending, doc id descending). ``retrieved`` is a string such as
     ``"bm25:3, rerank:1"``, empty when no run returned the document.
     """
-    from .pool import rank_run
+    from ..pool import rank_run
 
     runs = _check_runs(runs)
     out = pairs.select(_KEY).unique(maintain_order=True)

@@ -39,14 +39,14 @@ RBP_resid@k (1 - p) * sum over unjudged ranks i <= d of p^(i - 1) + p^d, d = k, 
             (``rbp_residual=if_unjudged``: 0 when nothing within d is unjudged, trec_eval 10's rbp_resid)
 ==========  ==============================================================================================
 
-Compat (Clarke et al. 2020; :mod:`qrelkit.engine.compat`) is the rank-biased overlap (persistence ``p``,
+Compat (Clarke et al. 2020; :mod:`qrelkit.engine.kernels.compat`) is the rank-biased overlap (persistence ``p``,
 0.95) of the run with the ideal ranking most compatible with it, divided by the ideal's own (``normalize``).
 
 Diversity measures read subtopic judgments (:class:`qrelkit.data.values.DiversityQrels`; J(d, s) = 1 when the
 document's grade for subtopic s is >= rel, C_s(i) = documents in the top i relevant to s), as ndeval:
 
 - ``alpha_nDCG@k``: alpha-DCG@k = sum over ranks i <= k of sum_s J(d_i, s) (1 - alpha)^C_s(i-1) / log2(i + 1),
-  divided by the alpha-DCG@k of ndeval's greedy ideal ordering (:mod:`qrelkit.engine.diversity`);
+  divided by the alpha-DCG@k of ndeval's greedy ideal ordering (:mod:`qrelkit.engine.kernels.diversity`);
 - ``ERR_IA@k``: the mean over the query's subtopics s having a relevant document of ERR_s@k / max@k, with
   ERR_s@k = sum over ranks i <= k of J(d_i, s) 0.5^(C_s(i-1) + 1) / i and max@k = sum over i <= k of 0.5^i / i.
 """
@@ -140,7 +140,7 @@ INFO: dict[str, MeasureInfo] = {
            "number of documents returned", aliases=("numret", "num_ret"), count=True),
         _M("NumRelRet", "optional", True, _RANKING, False, "number of relevant documents returned",
            aliases=("numrelret", "num_rel_ret"), count=True),
-        # -- beyond trec_eval: cascade measures (engine/cascade.py) ------------------------------------------
+        # -- beyond trec_eval: cascade measures (engine/kernels/cascade.py) ------------------------------------------
         _M("ERR", "optional", False, (*_RANKING, "no_relevant", "max_grade"), True,
            "expected reciprocal rank (gdeval)", aliases=("err",)),
         _M("nERR", "optional", False, ("ideal", *_RANKING, "no_relevant", "max_grade"), True,
@@ -152,14 +152,14 @@ INFO: dict[str, MeasureInfo] = {
         _M("Compat", "none", False, (*_RANKING, "no_relevant"), True,
            "compatibility (Clarke et al. 2020): rank-biased overlap with the most compatible ideal ranking",
            (("p", "0.95"), ("normalize", "True"))),
-        # -- diversity measures over subtopic judgments (engine/diversity.py) ------------------------------
+        # -- diversity measures over subtopic judgments (engine/kernels/diversity.py) ------------------------------
         _M("alpha_nDCG", "required", True, _DIVERSITY, True,
            "alpha-nDCG (Clarke et al. 2008, as ndeval): novelty-discounted gain over subtopics",
            (("alpha", "0.5"),), aliases=("alpha-ndcg", "alpha_ndcg"), judgments="subtopics"),
         _M("ERR_IA", "required", True, _DIVERSITY, True,
            "intent-aware ERR (Chapelle et al. 2009, as ndeval): ERR per subtopic, normalised, averaged",
            aliases=("err-ia", "err_ia"), judgments="subtopics"),
-        # -- trec_eval 10's measures that qrelkit's first measures did not cover (engine/trec_measures.py) --
+        # -- trec_eval 10's measures that qrelkit's first measures did not cover (engine/trec/measures.py) --
         _M("Success", "optional", True, _RANKING, False, "1 if a relevant document is in the top k"),
         _M("bpref", "none", True, _RANKING, False, "binary preference (Buckley & Voorhees 2004)", _GM),
         _M("infAP", "none", True, _RANKING, False, "inferred average precision (Yilmaz & Aslam 2006)"),

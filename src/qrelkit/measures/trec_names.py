@@ -4,7 +4,7 @@ This module is the one place that knows how trec_eval spells a measure. ``qrelki
 measures with :func:`select`, and ``qrelkit eval -m`` reads trec_eval's names (``P_10``, ``P.10``,
 ``P.5,7,3``, ``ndcg_cut.10``, ``map``, ``recip_rank``, ``official``, ``all_trec``) through
 :func:`qrelkit_measures`, so both speak the same language. The definitions of the measures themselves are
-in :mod:`qrelkit.engine.trec_kernels`.
+in :mod:`qrelkit.engine.trec.kernels`.
 
 Parameter kinds follow trec_eval's ``meas_init.c``: whole-number cutoffs (sorted, printed ``P_10``),
 fractional cutoffs (sorted, printed ``iprec_at_recall_0.10`` with ``%3.2f``), a list of numbers printed as

@@ -1,5 +1,5 @@
-"""Text renderings of the judging project's state for ``qrelkit judge status|kappa|queue|show``; the
-values come from :mod:`qrelkit.judging` (the admin page shows the same values as HTML)."""
+"""Text renderings of the app project's state for ``qrelkit judge status|kappa|queue|show``; the
+values come from :mod:`qrelkit.app` (the admin page shows the same values as HTML)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ __all__ = ["render_history", "render_kappa", "render_queue", "render_status"]
 
 
 def render_status(status: dict[str, Any]) -> str:
-    """Progress per labeller and per query (:func:`qrelkit.judging.grades.progress`)."""
+    """Progress per labeller and per query (:func:`qrelkit.app.grades.progress`)."""
     phase = status["phase"]
     out = [f"phase: {phase['state']} (round {phase['round']}); done counts grades under the current rubric"]
     if phase.get("outcome") == "unmeasurable":
@@ -48,7 +48,7 @@ def render_kappa(
         out.append(f"gate: not measurable: {phase.reason}")
         out.append(
             "  give a labeller's pairs to another (`qrelkit judge reassign`), revise the rubric (`qrelkit judge "
-            "revise`), or open judging with a reason (`qrelkit judge override`)"
+            "revise`), or open app with a reason (`qrelkit judge override`)"
         )
     for r in history:
         rub = r["rubric"]
@@ -80,7 +80,7 @@ def render_kappa(
 
 
 def render_queue(queue: dict[str, Any], items: Sequence[dict[str, Any]]) -> str:
-    """The adjudication queue (:func:`qrelkit.judging.grades.adjudication_queue`), ``items`` of it shown."""
+    """The adjudication queue (:func:`qrelkit.app.grades.adjudication_queue`), ``items`` of it shown."""
     out = [f"{len(queue['items'])} pairs to adjudicate, ordered by {queue['method']}"]
     for i in items:
         grades = ", ".join(
@@ -95,7 +95,7 @@ def render_queue(queue: dict[str, Any], items: Sequence[dict[str, Any]]) -> str:
 
 def render_history(query_id: str, doc_id: str, events: Sequence[Any], adjudications: Sequence[Any]) -> str:
     """Every grade event and adjudication of one pair, oldest first
-    (:func:`qrelkit.judging.queries.pair_history`)."""
+    (:func:`qrelkit.app.queries.pair_history`)."""
     rows = [(e["created_at"], "grade", e["name"], e["grade"], e["unsure"], e["note"]) for e in events]
     rows += [(a["created_at"], "final", a["name"] or "-", a["grade"], 0,
               f"[decision {a['event_id']}]" + (f" {a['note']}" if a["note"] else ""))
@@ -128,7 +128,7 @@ def render_init(db: Any, summary: dict[str, Any], min_kappa: float) -> list[tupl
         out.append((f"  {summary['calibration_labellers']} labellers per calibration query; gate: "
                     f"{STATISTIC_NAMES[summary['gate_statistic']]}, {summary['gate_use']} >= {min_kappa:g}", False))  # fmt: skip
     else:
-        out.append(("  judging is open at once; agreement not measured (recorded in the manifest)", False))
+        out.append(("  app is open at once; agreement not measured (recorded in the manifest)", False))
     out += [(f"warning: {note}", True) for note in summary["notes"]]
     out.append((f"  seed: {summary['seed']}", False))
     out += [(f"  {name}: {n} pairs", False) for name, n in summary["labellers"].items()]

@@ -1,5 +1,5 @@
 """Text renderings of model labellers for ``qrelkit judge model``: the status table, a run's summary, the
-probes; the values come from :mod:`qrelkit.judging.models`."""
+probes; the values come from :mod:`qrelkit.app.models`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ def _num(value: Any, digits: int = 3) -> str:
 
 
 def render_model_status(status: dict[str, Any]) -> str:
-    """``judge model status``'s table (:func:`qrelkit.judging.models.status.model_status`)."""
+    """``judge model status``'s table (:func:`qrelkit.app.models.status.model_status`)."""
     lab, gate = status["labeller"], status["gate"]
     where = lab["endpoint_host"] or f"command {lab['command']}"
     out = [

@@ -1,4 +1,4 @@
-"""Rendering the leave-one-out test of reusability (:func:`qrelkit.judgments.pool.leave_one_out`) as text."""
+"""Rendering the leave-one-out test of reusability (:func:`qrelkit.pool.leave_one_out`) as text."""
 
 from __future__ import annotations
 

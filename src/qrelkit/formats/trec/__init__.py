@@ -10,7 +10,7 @@ Each reader either returns exactly what the robust reader would, or steps aside 
 nowhere else (:func:`qrelkit.evaluation.files.evaluate_files` tries step 1, then :func:`read_run` /
 :func:`read_qrels` below try steps 2 to 4):
 
-1. ``small`` (:mod:`qrelkit.formats.trec.small` with :mod:`qrelkit.engine.small`): a whole evaluation of
+1. ``small`` (:mod:`qrelkit.formats.trec.small` with :mod:`qrelkit.engine.encoding.small`): a whole evaluation of
    plain clean files up to :data:`~qrelkit.formats.trec.small.SMALL_FILE_BYTES` each, with numpy alone (no
    dataframe library is imported). Fields are split by the native scanner when it is built (clean files
    and whitespace layouts, below), by numpy otherwise (clean files only). When every measure has a cutoff

@@ -1,5 +1,5 @@
 """The small reader (step 1 of :mod:`qrelkit.formats.trec`): clean TREC files of a few megabytes read into
-numpy columns for :mod:`qrelkit.engine.small`, without a dataframe library.
+numpy columns for :mod:`qrelkit.engine.encoding.small`, without a dataframe library.
 
 The native scanner (:mod:`qrelkit._native`) splits the fields and reads the numbers in one pass when it is
 built, vectorised numpy otherwise (and for numbers the scanner leaves to it). The numpy tokenizer stays

@@ -1,0 +1,275 @@
+"""Adding a model labeller: its user (role ``model``), its record, and its assignment.
+
+A model labeller is recorded once: name, endpoint or command, model id, the name of the environment
+variable holding its key (never the key), temperature, seed, prompt template and its hash, concurrency,
+timeout and retries. Changing any of them is a new labeller under a new name, as a new rubric is a new
+round: its grades carry the template's hash and the model id.
+
+Its assignment is every pair of the pool (or the pairs of ``--pairs FILE``, with the current round's
+calibration pairs always included), in :func:`qrelkit.app.phases.labeller_order`'s order (calibration
+first), in its own rows of ``assignments``: the people's plan is never changed.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import urllib.parse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from qrelkit.errors import ValidationError, did_you_mean
+from qrelkit.rubric import Rubric
+
+from ..phases import labeller_order, phase_of
+from ..store import Store, check_name, now
+from .client import ChatClient, Client, CommandClient, check_endpoint, read_key
+from .prompt import PairText, check_template, render, rubric_payload, template_hash
+
+__all__ = [
+    "LIMITS",
+    "ModelLabeller",
+    "add_model",
+    "calibration_pair_ids",
+    "load_model",
+    "model_labellers",
+    "pair_text",
+    "read_pairs_file",
+]
+
+#: Bounds of the numeric settings: (lowest, highest).
+LIMITS = {"temperature": (0.0, 2.0), "max_concurrency": (1, 64), "timeout": (0.1, 3600.0), "max_retries": (0, 20),
+          "margin": (0.0, 1.0)}  # fmt: skip
+MAX_PAIRS_FILE_LINES = 10_000_000
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+
+
+@dataclass(frozen=True)
+class ModelLabeller:
+    user_id: int
+    name: str
+    kind: str  # endpoint or command
+    endpoint: str | None
+    command: str | None
+    model_id: str
+    api_key_env: str | None
+    temperature: float
+    seed: int | None
+    template: str
+    template_hash: str
+    max_concurrency: int
+    timeout: float
+    max_retries: int
+    margin: float
+    created_at: str
+
+    @property
+    def host(self) -> str | None:
+        """The endpoint's host (the manifest records it, never the full URL's path or a key)."""
+        return None if self.endpoint is None else urllib.parse.urlsplit(self.endpoint).hostname
+
+    @property
+    def cache_identity(self) -> str:
+        """What besides the prompt decides a reply: the model id, where it runs, temperature and seed (a
+        labeller added again under another name with these unchanged reuses the answers paid for)."""
+        return f"{self.model_id}|{self.endpoint or self.command}|{self.temperature!r}|{self.seed}"
+
+    def client(self, rubric: Rubric) -> Client:
+        if self.kind == "command":
+            assert self.command is not None
+            return CommandClient(self.command, scale=rubric.scale, timeout=self.timeout)
+        assert self.endpoint is not None
+        return ChatClient(self.endpoint, self.model_id, scale=rubric.scale, api_key=read_key(self.api_key_env),
+                          api_key_env=self.api_key_env, temperature=self.temperature, seed=self.seed,
+                          timeout=self.timeout)  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "model_id": self.model_id,
+            "endpoint_host": self.host,
+            "command": self.command,
+            "api_key_env": self.api_key_env,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "template_hash": self.template_hash,
+            "max_concurrency": self.max_concurrency,
+            "timeout": self.timeout,
+            "max_retries": self.max_retries,
+            "margin": self.margin,
+            "created_at": self.created_at,
+        }
+
+
+def _row_to_model(row: sqlite3.Row) -> ModelLabeller:
+    return ModelLabeller(
+        int(row["user_id"]), row["name"], row["kind"], row["endpoint"], row["command"], row["model_id"],
+        row["api_key_env"], float(row["temperature"]), row["seed"], row["template"], row["template_hash"],
+        int(row["max_concurrency"]), float(row["timeout"]), int(row["max_retries"]), float(row["margin"]),
+        row["created_at"],
+    )  # fmt: skip
+
+
+def model_labellers(conn: sqlite3.Connection) -> list[ModelLabeller]:
+    rows = conn.execute(
+        "SELECT m.*, u.name FROM model_labellers m JOIN users u USING (user_id) ORDER BY u.name"
+    ).fetchall()
+    return [_row_to_model(r) for r in rows]
+
+
+def load_model(conn: sqlite3.Connection, name: str) -> ModelLabeller:
+    row = conn.execute(
+        "SELECT m.*, u.name FROM model_labellers m JOIN users u USING (user_id) WHERE u.name = ?", (name,)
+    ).fetchone()
+    if row is None:
+        names = [r[0] for r in conn.execute("SELECT name FROM users WHERE role = 'model'")]
+        raise ValidationError(
+            f"no model labeller {name!r} in this project{did_you_mean(name, names)}",
+            expected="one of " + ", ".join(sorted(names)) if names else "a model labeller added first",
+            fix="add it with `qrelkit judge model add DB NAME --endpoint URL --model ID`",
+        )
+    return _row_to_model(row)
+
+
+def calibration_pair_ids(conn: sqlite3.Connection, round_number: int) -> set[int]:
+    """The round's calibration pairs: the blind sample the people grade, and the model's gate sample."""
+    return {
+        r[0]
+        for r in conn.execute("SELECT DISTINCT pair_id FROM round_pairs WHERE round = ?", (round_number,))
+    }
+
+
+def pair_text(conn: sqlite3.Connection, pair_id: int) -> tuple[str, str, PairText]:
+    """(query id, doc id, what the model sees): the query's text and the document, nothing else."""
+    row = conn.execute(
+        "SELECT p.query_id, p.doc_id, q.text, d.title, d.text FROM pairs p JOIN queries q USING (query_id) "
+        "JOIN docs d USING (doc_id) WHERE p.pair_id = ?",
+        (pair_id,),
+    ).fetchone()
+    return row[0], row[1], PairText(row[2], row[3], row[4])
+
+
+def read_pairs_file(path: str | Path) -> list[tuple[str, str]]:
+    """``--pairs FILE``: one ``query_id doc_id`` a line (blank lines and ``#`` comments skipped)."""
+    from qrelkit.formats.inputs import read_input
+
+    text = read_input(Path(path), "pairs file", kind="pool").decode("utf-8", errors="replace")
+    pairs = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if number > MAX_PAIRS_FILE_LINES:
+            raise ValidationError(f"more than {MAX_PAIRS_FILE_LINES} lines", source=str(path))
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) != 2:
+            raise ValidationError(
+                f"expected 2 fields (query_id doc_id), got {len(fields)}",
+                source=str(path),
+                line=number,
+                got=line[:200],
+                fix="write one query id and one document id a line",
+            )
+        pairs.append((fields[0], fields[1]))
+    return pairs
+
+
+def _check_settings(name: str, endpoint: str | None, command: str | None, model_id: str | None,
+                    api_key_env: str | None, settings: dict[str, Any]) -> tuple[str | None, str]:  # fmt: skip
+    check_name(name, "model labeller name")
+    if (endpoint is None) == (command is None):
+        raise ValidationError(
+            "a model labeller needs exactly one of --endpoint and --command",
+            fix='--endpoint URL --model ID for a server, or --command "PROGRAM ARGS" for a local program',
+        )
+    if endpoint is not None:
+        endpoint = check_endpoint(endpoint)
+        if not model_id:
+            raise ValidationError("--endpoint needs --model ID", fix="e.g. --model llama-3.1-8b-instruct")
+    if api_key_env is not None and not _ENV_NAME.fullmatch(api_key_env):
+        raise ValidationError(
+            "--api-key-env names an environment variable, not a key",
+            got="(not shown)",
+            fix="pass the variable's name, e.g. --api-key-env OPENAI_API_KEY",
+        )
+    for key, (low, high) in LIMITS.items():
+        value = settings[key]
+        if not low <= value <= high:
+            raise ValidationError(f"--{key.replace('_', '-')} must be between {low} and {high}", got=value)
+    if model_id is not None and not 0 < len(model_id) <= 256:
+        raise ValidationError("--model is 1 to 256 characters", got=model_id[:300])
+    return endpoint, model_id or "command"
+
+
+def add_model(
+    store: Store,
+    rubric: Rubric,
+    name: str,
+    *,
+    endpoint: str | None = None,
+    command: str | None = None,
+    model_id: str | None = None,
+    api_key_env: str | None = None,
+    temperature: float = 0.0,
+    seed: int | None = None,
+    template: str,
+    template_source: str = "the default prompt template",
+    max_concurrency: int = 4,
+    timeout: float = 60.0,
+    max_retries: int = 5,
+    margin: float = 0.05,
+    pairs: Sequence[tuple[str, str]] | None = None,
+) -> dict[str, Any]:
+    """Record a model labeller and assign it its pairs (module docstring); returns a summary with the
+    prompt of its first calibration pair (``judge model add --show-prompt`` prints it)."""
+    settings = {"temperature": temperature, "max_concurrency": max_concurrency, "timeout": timeout,
+                "max_retries": max_retries, "margin": margin}  # fmt: skip
+    endpoint, model = _check_settings(name, endpoint, command, model_id, api_key_env, settings)
+    rubric_payload(rubric)  # a rubric without levels is refused here
+    check_template(template, template_source)
+
+    def write(conn: sqlite3.Connection) -> dict[str, Any]:
+        if conn.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone():
+            raise ValidationError(
+                f"the project has a user {name!r} already",
+                fix="choose a new name: a changed prompt, model or setting is a new labeller version",
+            )
+        phase = phase_of(conn)
+        calibration = calibration_pair_ids(conn, phase.round)
+        queries = dict(conn.execute("SELECT pair_id, query_id FROM pairs"))
+        chosen = set(queries)
+        if pairs is not None:
+            ids = {(q, d): p for p, q, d in conn.execute("SELECT pair_id, query_id, doc_id FROM pairs")}
+            unknown = [f"{q} {d}" for q, d in pairs if (q, d) not in ids]
+            if unknown:
+                raise ValidationError(
+                    f"{len(unknown)} pair(s) of --pairs are not in the project's pool, first: {unknown[0]}",
+                    fix="list pairs of the pool (query_id doc_id)",
+                )
+            chosen = {ids[p] for p in pairs} | calibration
+        seed_value = int(conn.execute("SELECT value FROM meta WHERE key = 'seed'").fetchone()[0])
+        order = labeller_order({p: queries[p] for p in chosen}, calibration, seed_value, name)
+        created = now()
+        user_id = conn.execute(
+            "INSERT INTO users (name, role, created_at) VALUES (?, 'model', ?)", (name, created)
+        ).lastrowid
+        conn.execute(
+            "INSERT INTO model_labellers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (user_id, "endpoint" if endpoint else "command", endpoint, command, model, api_key_env,
+             float(temperature), seed, template, template_hash(template), max_concurrency, float(timeout),
+             max_retries, float(margin), created),
+        )  # fmt: skip
+        conn.executemany(
+            "INSERT INTO assignments VALUES (?, ?, ?)", [(user_id, p, i) for i, p in enumerate(order)]
+        )
+        first = next((p for p in order if p in calibration), order[0] if order else None)
+        prompt = None
+        if first is not None:
+            prompt = render(template, rubric, pair_text(conn, first)[2], source=template_source)
+        return {"name": name, "model_id": model, "kind": "endpoint" if endpoint else "command",
+                "pairs": len(order), "calibration_pairs": len(calibration & chosen),
+                "template_hash": template_hash(template), "prompt": prompt}  # fmt: skip
+
+    return store.write(write)

@@ -1,0 +1,1 @@
+"""Encoders: ids to codes, ranked and grouped by query, ties marked (the ``Encoded`` arrays every qrelkit kernel takes): the columnar encoding, the hashed one for runs in memory, and the small path's numpy one."""
