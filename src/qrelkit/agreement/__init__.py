@@ -1,4 +1,4 @@
-"""How far labellers agree: the statistics the gate before full app is decided on.
+"""How far labellers agree: the statistics the gate before full judging is decided on.
 
 - :mod:`.kappa`: two labellers: weighted Cohen's kappa, its intervals, Krippendorff's alpha, the gate
   statistic.

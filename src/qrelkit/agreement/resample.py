@@ -10,7 +10,7 @@ Which seed drives which draw
 agreement's query bootstrap (:func:`resample_counts`, :func:`query_bootstrap`)
     kappa's bootstrap interval (:func:`qrelkit.agreement.kappa.bootstrap_kappa_ci`), the intervals of
     the mean pairwise kappa, of alpha and of Fleiss' kappa (:func:`qrelkit.agreement.group.group_agreement`),
-    hence ``qrelkit agree --seed``, the app app's calibration and every manifest. One generator,
+    hence ``qrelkit agree --seed``, the judging app's calibration and every manifest. One generator,
     ``numpy.random.default_rng(seed)``, draws the whole ``(n_resamples, n_queries)`` matrix of query
     indices at once, queries in sorted id order; defaults :data:`QUERY_BOOTSTRAP_RESAMPLES` resamples and
     seed :data:`QUERY_BOOTSTRAP_SEED`. Every statistic of one set of pairs gets the same draws.
@@ -84,7 +84,7 @@ __all__ = [
 ]
 
 #: Agreement's query bootstrap: resamples and seed, wherever kappa's or a group statistic's interval is
-#: computed (``qrelkit agree``, the app app, every manifest).
+#: computed (``qrelkit agree``, the judging app, every manifest).
 QUERY_BOOTSTRAP_RESAMPLES = 2000
 QUERY_BOOTSTRAP_SEED = 0
 #: The confidence level of agreement's intervals (normal and bootstrap).

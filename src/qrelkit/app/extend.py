@@ -7,7 +7,7 @@ read: a round whose calibration just completed reads "calibration" until a write
 final qrels file as that rule takes it (``qrelkit pool --extend``). :func:`extend_project`
 (``qrelkit judge extend``) adds the pairs as a new segment of the project:
 
-- only while app is open under the current rubric version: its gate passed, was overridden with a
+- only while judging is open under the current rubric version: its gate passed, was overridden with a
   reason, or the project judges without calibration (agreement not measured, as its manifest says). The
   new pairs are then judged without a calibration round of their own: the rubric was already measured
   on this project's labellers. In calibration, or paused after a failed gate, it is refused;
@@ -22,7 +22,7 @@ final qrels file as that rule takes it (``qrelkit pool --extend``). :func:`exten
 - a run whose name the project already pooled or stored is refused, at any depth (the rule's, so
   ``qrelkit pool --extend`` refuses it too: :attr:`qrelkit.pool.Judged.runs`);
 - the segment is recorded (``segments``, ``segment_pairs``: schema version 8) with its round, rubric
-  version, the gate's outcome that opened app, the runs (name, source, fingerprint), depth, seed, who
+  version, the gate's outcome that opened judging, the runs (name, source, fingerprint), depth, seed, who
   and when; the runs' rows are stored as ``judge init --runs`` stores them (the adjudication queue's
   leverage reads them). The final export holds the new pairs once graded, as every pair of the pool.
 
@@ -48,7 +48,7 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def is_project_file(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is an SQLite database (a app project) rather than a text file of judgments."""
+    """Whether ``path`` is an SQLite database (a judging project) rather than a text file of judgments."""
     try:
         with open(path, "rb") as f:
             return f.read(16) == _SQLITE_MAGIC
@@ -91,7 +91,7 @@ def project_judged(store: Store) -> Any:
 
 
 def judged_of(path: str | os.PathLike[str], *, input_format: str = "auto") -> Any:
-    """A app project (read-only: nothing is written, not even a migration) or a final qrels file, as
+    """A judging project (read-only: nothing is written, not even a migration) or a final qrels file, as
     :class:`qrelkit.pool.Judged`."""
     if is_project_file(path):
         with Store(path, read_only=True) as store:
@@ -141,7 +141,7 @@ def _texts(conn: sqlite3.Connection, pool: Any, given: dict[str, tuple[Any, Any]
 
 def phase_note(phase: dict[str, Any]) -> str:
     """What ``judge extend`` would do in the phase :func:`project_judged` read (its ``source["phase"]``),
-    in words: add the pairs (app open) or refuse (:func:`_refuse_closed`'s rule)."""
+    in words: add the pairs (judging open) or refuse (:func:`_refuse_closed`'s rule)."""
     state, number, outcome = phase.get("state"), phase.get("round"), phase.get("outcome")
     if state == "open":
         return f"round {number}'s gate: {outcome}; `judge extend` would add these pairs with no calibration round"

@@ -105,7 +105,7 @@ def record_grade(
     The grade must be on the rubric's scale, or ``None`` with ``unsure`` set (never both); a note is at most
     :data:`MAX_NOTE` characters; ``rubric`` must be the project's current rubric (:class:`RubricChanged`
     otherwise), and the pair must be open to the labeller in the project's phase (:class:`PairClosed`
-    otherwise: a non-calibration pair before the gate passed, any pair while app is paused). Every
+    otherwise: a non-calibration pair before the gate passed, any pair while judging is paused). Every
     caller (the app, scripts) goes through these checks. Returns the store's ``event_id``, the labeller's
     own count of events (``labeller_event``: what the labeller is shown), the position and the next one.
     """
@@ -184,10 +184,10 @@ def own_event_count(conn: sqlite3.Connection, user_id: int) -> int:
 def closed_message(phase: Phase) -> str:
     """Why a pair is closed to labellers in ``phase``."""
     if phase.unmeasurable:
-        return (f"app is paused for a rubric revision (the calibration gate of round {phase.round} "
+        return (f"judging is paused for a rubric revision (the calibration gate of round {phase.round} "
                 f"could not be measured: {phase.reason})")  # fmt: skip
     if phase.state == "paused":
-        return f"app is paused for a rubric revision (the calibration gate of round {phase.round} failed)"
+        return f"judging is paused for a rubric revision (the calibration gate of round {phase.round} failed)"
     return f"this pair opens when the calibration gate of round {phase.round} passes"
 
 
@@ -787,7 +787,7 @@ def final_qrels_text(
 
 
 def manifest_key(db: str | Any) -> bytes:
-    """The key a app project signs its exports' manifests with (read-only: the file is not changed)."""
+    """The key a judging project signs its exports' manifests with (read-only: the file is not changed)."""
     from .store import Store, StoreError
 
     with Store(db, read_only=True) as store:

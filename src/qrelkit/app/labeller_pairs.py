@@ -1,4 +1,4 @@
-"""A app project's calibration grades as two Qrels: the labeller-noise floor's input from a project
+"""A judging project's calibration grades as two Qrels: the labeller-noise floor's input from a project
 (``qrelkit compare --noise-floor project.db``, ``qrelkit report --noise-floor project.db``).
 
 Two labellers named, the two labellers with calibration grades, or, with more, every pair of labellers who
@@ -20,7 +20,7 @@ __all__ = ["calibration_qrels"]
 
 
 def calibration_qrels(db: str | Path, names: Sequence[str] | None = None) -> tuple[Any, Any]:
-    """Two labellers' grades of a app project's calibration pairs, as Qrels named ``{db}:{name}``
+    """Two labellers' grades of a judging project's calibration pairs, as Qrels named ``{db}:{name}``
     (sorted by query and document): the two ``names``, the two labellers with calibration grades, or,
     with more than two, every pair of labellers who share calibration queries.
 

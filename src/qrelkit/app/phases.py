@@ -1,4 +1,4 @@
-"""Phases of a app project: calibration rounds, the gate, the rubric revision loop and the override.
+"""Phases of a judging project: calibration rounds, the gate, the rubric revision loop and the override.
 
 The order of work: write the rubric, measure agreement on the calibration sample, and only then judge
 the rest. The store enforces it, for the app and the commands alike.
@@ -11,7 +11,7 @@ Rounds
 Phase (:func:`phase_of`), from the latest round and the latest gate event of that round
     ``calibration``: no gate event yet. A labeller sees only their calibration pairs of the round.
     ``paused``: the gate failed, or agreement could not be measured (:class:`Unmeasurable`). A labeller
-    sees no pair: app waits for a rubric revision (or an override).
+    sees no pair: judging waits for a rubric revision (or an override).
     ``open``: the gate passed, the admin overrode a failed gate with a written reason, or the project
     was made with ``--no-calibration`` (agreement not measured). A labeller sees every pair assigned to
     them; "graded" always means graded under the current rubric.
@@ -30,11 +30,11 @@ The gate (:func:`ensure_gate`)
     The gate is *not measurable* when the number it compares is undefined: no calibration pair graded
     by two labellers (one marked every pair "unsure"), every grade the same (kappa undefined), a round
     with one labeller (:func:`unmeasurable`). That is its own outcome, ``unmeasurable``, recorded with the
-    reason ("alice graded 0 of 69 calibration pairs; bob 69"); app pauses as after a failed gate,
+    reason ("alice graded 0 of 69 calibration pairs; bob 69"); judging pauses as after a failed gate,
     and the admin revises the rubric or overrides with a reason.
     The verdict is recorded with the last grade event it read, so the round's kappa can be recomputed
     from the history exactly as it was when the gate was decided; later changes to a calibration grade
-    (allowed once app is open) reach the final qrels, not the round's kappa.
+    (allowed once judging is open) reach the final qrels, not the round's kappa.
 The revision loop (:func:`revise`)
     Records a new rubric version (its lint must pass, its content and version string must be new) and
     starts the next round: fresh calibration queries drawn by :func:`qrelkit.pool.draw_calibration` from
@@ -684,9 +684,9 @@ def override_reason(reason: str | None, by: str | None, fix: str) -> tuple[str, 
 
 
 def override_gate(store: Store, *, reason: str, by: str) -> dict[str, Any]:
-    """Open full app although the round's gate failed or could not be measured: recorded with
+    """Open full judging although the round's gate failed or could not be measured: recorded with
     ``reason``, ``by`` and the time."""
-    reason, by = override_reason(reason, by, "say why app may go on although the gate failed")
+    reason, by = override_reason(reason, by, "say why judging may go on although the gate failed")
 
     def write(conn: sqlite3.Connection) -> dict[str, Any]:
         phase = phase_of(conn)
@@ -694,7 +694,7 @@ def override_gate(store: Store, *, reason: str, by: str) -> dict[str, Any]:
             raise ValidationError(
                 f"the gate of round {phase.round} has not failed (the project is in {phase.state}"
                 f"{'' if phase.outcome is None else ', ' + phase.outcome})",
-                fix="an override opens app only after a failed or not measurable gate",
+                fix="an override opens judging only after a failed or not measurable gate",
             )
         at = now()
         conn.execute(

@@ -1,4 +1,4 @@
-"""Creating a app project: reading the pool, documents and queries, planning who judges what, invites.
+"""Creating a judging project: reading the pool, documents and queries, planning who judges what, invites.
 
 ``init_project`` validates every input before writing anything, so a bad line in ``pool.jsonl`` leaves no
 half-made database behind. The assignment plan is the pool's ``labellers`` field when present; otherwise
@@ -282,7 +282,7 @@ def init_project(
     """Create the project database; return a summary (pairs, labellers, calibration queries, notes, ...).
 
     The calibration queries are those the pool marks, else ``calibration`` queries drawn here. A project
-    without any is refused unless ``no_calibration``: app is then open from the start and the
+    without any is refused unless ``no_calibration``: judging is then open from the start and the
     manifest says agreement was not measured. ``calibration_labellers`` labellers judge each calibration
     query (default: as the pool's plan has it, else two). ``min_kappa``, ``weights`` (of Cohen's kappa),
     ``gate_statistic`` (:data:`qrelkit.agreement.group.STATISTICS`; default ``kappa`` for two labellers

@@ -1,4 +1,4 @@
-"""The reads the app web app runs itself, as named functions over a connection or the store.
+"""The reads the judging web app runs itself, as named functions over a connection or the store.
 
 The web handlers (:mod:`qrelkit.app.web`) hold no SQL: they call these, or the library functions of
 :mod:`.grades` and :mod:`.project`. Each ``(conn, ...)`` function runs inside ``Store.read`` (a read

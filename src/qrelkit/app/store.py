@@ -1,4 +1,4 @@
-"""The app project store: one SQLite file, versioned migrations, one writer.
+"""The judging project store: one SQLite file, versioned migrations, one writer.
 
 Durability. The database runs in WAL mode with ``synchronous=FULL``: every COMMIT syncs the write-ahead
 log to disk before it returns, so a grade that was acknowledged survives a crash of the process and a
@@ -186,7 +186,7 @@ BEGIN SELECT RAISE(ABORT, 'gate events are append-only'); END;
 CREATE TRIGGER gate_events_no_delete BEFORE DELETE ON gate_events
 BEGIN SELECT RAISE(ABORT, 'gate events are append-only'); END;
 -- A project made before rounds: its rubric and calibration pairs become round 1; without calibration
--- pairs, agreement was not measured and app stays open.
+-- pairs, agreement was not measured and judging stays open.
 INSERT INTO rubrics
     SELECT h.value, r.value, COALESCE((SELECT value FROM meta WHERE key = 'created_at'), '')
     FROM meta h, meta r WHERE h.key = 'rubric_hash' AND r.key = 'rubric';
@@ -199,7 +199,7 @@ INSERT INTO round_pairs
     SELECT 1, a.user_id, a.pair_id FROM assignments a JOIN pairs p USING (pair_id)
     WHERE p.calibration = 1 AND EXISTS (SELECT 1 FROM rounds);
 INSERT INTO gate_events (round, outcome, reason, created_at)
-    SELECT 1, 'not-measured', 'the project was made without calibration pairs, before calibration gated app',
+    SELECT 1, 'not-measured', 'the project was made without calibration pairs, before calibration gated judging',
         strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
     FROM rounds WHERE query_rule = 'none';
 """
@@ -272,7 +272,7 @@ INSERT INTO meta (key, value) SELECT 'manifest_key', lower(hex(randomblob(32)))
 
 _V8 = """
 -- Pairs added after the pool closed (qrelkit.app.extend): each top-up is a segment (the first pool is
--- segment 1 and has no row), judged under the rubric version whose gate had opened app, with the runs
+-- segment 1 and has no row), judged under the rubric version whose gate had opened judging, with the runs
 -- that brought it. (IF NOT EXISTS: a file rolled back to an older version keeps its segments.)
 CREATE TABLE IF NOT EXISTS segments (
     segment INTEGER PRIMARY KEY CHECK (segment >= 2),
@@ -421,7 +421,7 @@ def _check_project(conn: sqlite3.Connection, source: str, *, read_only: bool) ->
         ) from None
     if (tables or read_only) and (version == 0 or "schema_migrations" not in tables):
         raise StoreError(
-            "is not a qrelkit app project (no qrelkit schema in this SQLite database)",
+            "is not a qrelkit judging project (no qrelkit schema in this SQLite database)",
             source=source,
             fix="name the project database that `qrelkit judge init` created",
         )
@@ -589,7 +589,7 @@ def _forget(conn: sqlite3.Connection) -> None:
 
 
 class Store:
-    """A app project database: migrations on open, one writer, per-thread readers.
+    """A judging project database: migrations on open, one writer, per-thread readers.
 
     ``Store(path, create=True)`` makes a new file (refusing one that exists); ``Store(path)`` opens an
     existing one. Use :meth:`write` (blocking) or :meth:`submit` (a future) for every change and

@@ -112,7 +112,7 @@ def _write_or_echo(text: str, output: str | None, what: str) -> None:
     type=click.IntRange(min=1),
     default=QUERY_BOOTSTRAP_RESAMPLES,
     show_default=True,
-    help="query resamples (the app app and the manifest use the same default)",
+    help="query resamples (the judging app and the manifest use the same default)",
 )
 @seed_option("bootstrap seed", default=QUERY_BOOTSTRAP_SEED)
 @click.option(

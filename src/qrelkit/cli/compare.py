@@ -80,7 +80,7 @@ def read_labellers(
 ) -> tuple[Any, Any]:
     """Two labellers' calibration judgments as Qrels: two qrels files (named by
     :func:`qrelkit.naming.labeller_names`, read with the reader options of ``conventions``' profile, as the
-    main judgments are: :func:`qrelkit.evaluation.plan.reader_options`), or a app project's .db
+    main judgments are: :func:`qrelkit.evaluation.plan.reader_options`), or a judging project's .db
     (:func:`qrelkit.app.labeller_pairs.calibration_qrels`: the two labellers with calibration grades, every
     pair of labellers sharing calibration queries, or the two named ``A,B``; which is said on stderr)."""
     from ..evaluation.plan import reader_options
@@ -98,7 +98,7 @@ def read_labellers(
     (path,) = paths
     if not _is_sqlite(path):
         raise ValidationError(
-            "--noise-floor takes two labellers' qrels files or one app project .db",
+            "--noise-floor takes two labellers' qrels files or one judging project .db",
             source=path,
             got=path,
             fix="pass --noise-floor alice.qrels bob.qrels, or --noise-floor project.db",

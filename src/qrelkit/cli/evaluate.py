@@ -173,7 +173,7 @@ def _refuse_trec_eval_parsing(ctx: click.Context, param: click.Parameter, value:
 @run_model_option
 @manifest_option
 @click.option("--project", type=click.Path(dir_okay=False), default=None,
-              help="the app project the qrels were exported from: check the manifest's signature with its key "
+              help="the judging project the qrels were exported from: check the manifest's signature with its key "
               "(\"manifest verified\", or an error)")  # fmt: skip
 @click.option("--trec-eval-parsing", is_flag=True, hidden=True, expose_value=False,
               callback=_refuse_trec_eval_parsing)  # fmt: skip

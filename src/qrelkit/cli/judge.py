@@ -1,8 +1,8 @@
-"""``qrelkit judge``: create a app project, invite labellers, serve the app, and do every admin action.
+"""``qrelkit judge``: create a judging project, invite labellers, serve the app, and do every admin action.
 
 Each admin page action has a command here: ``invite`` (one-time link), ``status`` (progress per labeller
 and per query), ``kappa`` (calibration rounds, agreement and gate), ``revise`` (a new rubric version and
-calibration round), ``override`` (open app despite a failed or not measurable gate, with a reason),
+calibration round), ``override`` (open judging despite a failed or not measurable gate, with a reason),
 ``reassign`` (a labeller's calibration pairs of the round to another; the only action without a page), ``queue``
 (adjudication queue),
 ``extend`` (a run that arrived after the pool closed: its new pairs as a segment, ``cli/judge_extend.py``),
@@ -86,7 +86,7 @@ def command() -> None:
 @click.option("--calibration", type=click.IntRange(min=0), default=0, show_default=True,
               help="Calibration queries to draw when the pool marks none (as `qrelkit pool --calibration`).")  # fmt: skip
 @click.option("--no-calibration", is_flag=True,
-              help="Judge without calibration queries: app opens at once, and the manifest and every result "
+              help="Judge without calibration queries: judging opens at once, and the manifest and every result "
                    "say agreement was not measured.")  # fmt: skip
 @click.option("--runs", "runs", multiple=True, type=click.Path(path_type=Path, exists=True, dir_okay=False),
               help="TREC runs, stored to order the adjudication queue by leverage (repeatable).")  # fmt: skip
@@ -214,7 +214,7 @@ def revoke_command(db: Path, name: str) -> None:
 def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_limit: str, idle_timeout: str,
                   trusted_proxies: tuple[str, ...], request_timeout: float, max_connections: int,
                   max_connections_per_client: int, log_level: str) -> None:  # fmt: skip
-    """Serve the app app for DB with uvicorn (one process: the store has one writer).
+    """Serve the judging app for DB with uvicorn (one process: the store has one writer).
 
     A second `serve` of the same DB is refused in one line. The port is bound before anything is
     announced: a busy port is one line and exit status 1. The URL labellers open (--base-url, else
@@ -229,7 +229,7 @@ def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_l
         from qrelkit.app.web.server import ServerLimits, serve_project
     except ImportError as exc:
         raise click.ClickException(
-            f"the app app needs the web extra ({exc.name} is missing): pip install 'qrelkit[web]'"
+            f"the judging app needs the web extra ({exc.name} is missing): pip install 'qrelkit[web]'"
         ) from None
 
     try:
@@ -290,7 +290,7 @@ def kappa_command(db: Path, as_json: bool, round_number: int | None) -> None:
     shown with more than two labellers.
 
     Exit status: 3 when the round shown did not pass its gate (failed, or not measurable; an override
-    opens app but the gate still did not pass), as `qrelkit agree` exits 3; else 0.
+    opens judging but the gate still did not pass), as `qrelkit agree` exits 3; else 0.
     """
     from qrelkit.app.grades import calibration_status, group_status
     from qrelkit.app.phases import ensure_gate, rounds_history
@@ -359,10 +359,10 @@ def revise_command(db: Path, rubric: Path, same_queries: bool, calibration: int 
 
 @command.command(name="override")
 @_DB
-@click.option("--reason", required=True, help="Why app may go on although the gate failed (recorded).")
+@click.option("--reason", required=True, help="Why judging may go on although the gate failed (recorded).")
 @click.option("--by", required=True, help="Who decides it (recorded).")
 def override_command(db: Path, reason: str, by: str) -> None:
-    """Open full app although the calibration gate failed.
+    """Open full judging although the calibration gate failed.
 
     The reason, who and when go into the manifest of every export, and every result computed from those
     qrels shows them as a warning."""
@@ -373,7 +373,9 @@ def override_command(db: Path, reason: str, by: str) -> None:
         done = override_gate(store, reason=reason, by=by)
     finally:
         store.close()
-    click.echo(f"round {done['round']}: full app opened by {done['by']} at {done['at']}: {done['reason']}")
+    click.echo(
+        f"round {done['round']}: full judging opened by {done['by']} at {done['at']}: {done['reason']}"
+    )
 
 
 @command.command(name="reassign")

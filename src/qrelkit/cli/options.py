@@ -322,7 +322,7 @@ def refuse_bounds(wanted: bool | None, refused: dict[str, bool]) -> bool:
 
 def judgments_of(qrels: str, manifest: str | None, project: str | None = None) -> Any:
     """The manifest's meaning for these qrels (or None), read before any evaluation so a mismatch fails fast;
-    with ``project``, its signature checked with that app project's key (said on stderr)."""
+    with ``project``, its signature checked with that judging project's key (said on stderr)."""
     from ..judgments.manifest import judgments_for
 
     key = None

@@ -1,4 +1,4 @@
-"""``qrelkit pool``: build the app pool, its sidecar statistics and the assignment plan; with
+"""``qrelkit pool``: build the judging pool, its sidecar statistics and the assignment plan; with
 ``--extend``, the pairs new runs add to a project or a final qrels file; with ``--leave-one-out``, whether
 the judgments are reusable for a run that took no part in the pool."""
 
@@ -36,7 +36,7 @@ __all__ = ["command"]
     "extend",
     callback=file_or_dataset,
     metavar="PROJECT.db|FINAL.qrels|irds:ID",
-    help="list only the pairs RUNS bring within --depth that this app project (any pair of its pool, "
+    help="list only the pairs RUNS bring within --depth that this judging project (any pair of its pool, "
     "graded or not) or final qrels file or dataset (any pair with a grade) does not hold, with the cost; "
     "nothing is written to the project",
 )
@@ -166,7 +166,11 @@ def _refuse_unused(extend: bool, leave_one_out: bool, labellers: tuple[str, ...]
         source = ctx.get_parameter_source(name)
         if source is not None and source.name != "DEFAULT":
             flag = "--" + name.replace("_", "-")
-            why = "an extension has no calibration" if extend else "--leave-one-out measures, it plans no app"
+            why = (
+                "an extension has no calibration"
+                if extend
+                else "--leave-one-out measures, it plans no judging"
+            )
             raise click.UsageError(f"{flag} plans a new pool: {why}; drop {flag}")
 
 

@@ -358,7 +358,7 @@ def noise_floor(
 
 def labeller_pairs_note(labeller_a: Qrels) -> str | None:
     """One line saying which labellers' calibration grades the noise floor pairs, when they come from a
-    app project (:func:`qrelkit.app.labeller_pairs.calibration_qrels`); ``None`` otherwise."""
+    judging project (:func:`qrelkit.app.labeller_pairs.calibration_qrels`); ``None`` otherwise."""
     pairs: Any = labeller_a.meta.get("labeller_pairs")
     if not pairs:
         return None

@@ -8,7 +8,7 @@ H). :func:`estimate` returns an :class:`Estimates`: per run and measure, the ``m
 |H|, |U| and the effective number of human-judged queries; :func:`pair_estimates` does the same for the
 per-query differences of two runs (:func:`qrelkit.compare.compare` with ``human=`` calls it and applies
 its correction across the family). :func:`estimate_files` reads the two qrels files and the runs;
-the two qrels sources are its only inputs, so a app project's manifest naming both can supply them:
+the two qrels sources are its only inputs, so a judging project's manifest naming both can supply them:
 :func:`human_for` decides which people's qrels an evaluation uses (``--human``, else the ones the model's
 qrels' manifest names, :func:`qrelkit.judgments.manifest.human_source`).
 

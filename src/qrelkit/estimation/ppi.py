@@ -137,7 +137,7 @@ class HumanPower:
     correlation: float | None  # of people's and model's values on H (ppi++), capped at 1 - 1/n
     classical_queries: float | None  # n0: what a people-only estimate needs, unrounded
     needed_exact: float | None  # the unrounded number for the estimator (ppi++), None when unreachable
-    queries_needed: int | None  # None: not reachable even by app every query
+    queries_needed: int | None  # None: not reachable even by judging every query
     queries_now: int
 
     def to_dict(self) -> dict[str, object]:
@@ -169,7 +169,7 @@ def human_queries_needed(
     standard error must reach ``|delta| / (z_(1-alpha/2) + z_power)``.
 
     ``human``: ``n0 = var(y) / se*^2``. ``ppi++``: with the correlation ``rho`` of ``y`` and ``yhat`` (capped
-    at ``1 - 1/n``, as ``ppi_py``), app ``k`` of ``M`` queries gives the people-only precision of
+    at ``1 - 1/n``, as ``ppi_py``), judging ``k`` of ``M`` queries gives the people-only precision of
     ``k M / (rho^2 k + (1 - rho^2) M)`` queries, so ``k = n0 M (1 - rho^2) / (M - rho^2 n0)``
     (``ppi_py.ppi_mean_power`` with ``n_max = M`` and free predictions). ``ppi``: the smallest ``k`` with
     ``var(y - yhat)/k + var(yhat_u)/(M - k)`` within reach. ``model``: none (its bias is not measured)."""

@@ -1,6 +1,6 @@
 """Opening an input file: the one rule every reader applies before it reads a byte, and the one wording of
 the errors of a file that cannot be read (missing, a folder, a FIFO or a device, too large for its kind, not
-readable). The TREC readers (every engine's), the tabular readers, the app project's JSON-lines readers,
+readable). The TREC readers (every engine's), the tabular readers, the judging project's JSON-lines readers,
 the rubric, manifest and decisions readers go through :func:`check_input` (directly or by
 :func:`read_input` / :func:`open_input`); what the bytes mean (gzip, text, TOML, JSON) is each reader's own.
 
@@ -34,13 +34,13 @@ LIMITS: dict[str, tuple[int, str]] = {
         "a model labeller's prompt template is the rubric and a few sentences: a few kilobytes",
     ),
     "manifest": (16 * _MiB, "a manifest holds hashes, the gate and its statistics: a few kilobytes"),
-    "queries": (256 * _MiB, "query texts, read whole into the app project"),
-    "docs": (4 * _GiB, "document texts, read whole into the app project's database"),
-    "pool": (4 * _GiB, "the pooled pairs, read whole into the app project"),
+    "queries": (256 * _MiB, "query texts, read whole into the judging project"),
+    "docs": (4 * _GiB, "document texts, read whole into the judging project's database"),
+    "pool": (4 * _GiB, "the pooled pairs, read whole into the judging project"),
     "decisions": (4 * _GiB, "adjudication decisions, read whole"),
     "project_decisions": (
         256 * _MiB,
-        "a app project's decisions, one line a pair with a note of at most 2000 characters, read whole",
+        "a judging project's decisions, one line a pair with a note of at most 2000 characters, read whole",
     ),
     "qrels": (4 * _GiB, "judgments are held in memory whole; the largest public sets are under 1 GB"),
     "run": (

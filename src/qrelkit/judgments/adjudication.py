@@ -1,7 +1,7 @@
 """From labellers' grades to final qrels: the one owner of the merge, the override rule, the calibration
 agreement and gate, and the manifest's fields.
 
-The file-based path (``qrelkit agree`` / ``qrelkit adjudicate``) and the app app (its admin page,
+The file-based path (``qrelkit agree`` / ``qrelkit adjudicate``) and the judging app (its admin page,
 ``qrelkit judge kappa|adjudicate|export``) both call these functions, so the same grades give the same
 final qrels, the same kappa interval and the same manifest whichever way they were collected.
 
@@ -489,7 +489,7 @@ CALIBRATION_KEYS = ("labellers", "kappa", "std_error", "ci_low", "ci_high", "lev
 def gated_calibration_fields(
     round_entry: Mapping[str, Any], rounds: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any]:
-    """The manifest's ``calibration`` field for judgments collected by a app project with phases.
+    """The manifest's ``calibration`` field for judgments collected by a judging project with phases.
 
     ``round_entry`` is the round whose rubric the judgments were given under, ``rounds`` every round
     (:func:`qrelkit.app.phases.rounds_history`). The keys of :func:`calibration_fields` describe the
@@ -559,10 +559,10 @@ def manifest_fields(
     prediction_powered: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Every field a manifest's caller supplies (:data:`qrelkit.judgments.manifest.FIELDS`), for both export
-    paths (``qrelkit adjudicate --decisions`` and the app project's final export): the rubric
+    paths (``qrelkit adjudicate --decisions`` and the judging project's final export): the rubric
     (:func:`rubric_fields`), its scale, the relevance threshold, the labellers, the calibration
     (:func:`calibration_fields` or :func:`gated_calibration_fields`) and the adjudication
-    (:func:`adjudication_fields`), and the model labellers (``None`` on the path without a app project;
+    (:func:`adjudication_fields`), and the model labellers (``None`` on the path without a judging project;
     :func:`qrelkit.app.models.manifest_fields.model_manifest_fields` in a project's export), and the inputs of a
     prediction-powered estimate (``None`` unless a project's export counts a model's grades;
     :func:`qrelkit.app.models.estimation_parts.estimation_parts`)."""

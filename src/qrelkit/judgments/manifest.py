@@ -20,7 +20,7 @@ Fields (every field is always present; unknown values are ``null``)::
                            "bootstrap_seed", "gate": {"passed", "threshold", "value_used", "use",
                            "message"}} or null; "value_used" (the number compared with the
                           threshold) is absent from manifests written by qrelkit 0.1.0
-                          (:func:`qrelkit.judgments.adjudication.calibration_fields`); a app project's
+                          (:func:`qrelkit.judgments.adjudication.calibration_fields`); a judging project's
                           export adds "status" (passed, failed, overridden, not measured, measuring),
                           "round", "statistic" (what the gate compared), "gate_rule", "pairs_of_labellers",
                           "group" (every labeller of the round: alpha, Fleiss' kappa, the pairwise kappa
@@ -32,7 +32,7 @@ Fields (every field is always present; unknown values are ``null``)::
     adjudication          {"agreed", "single_labeller", "adjudicated", "overridden", "defaulted",
                            "unresolved_left_out", "ungraded_left_out", "total", "undecided_policy",
                            "override_allowed", ...} (:func:`qrelkit.judgments.adjudication.merge`)
-    prediction_powered    written by a app project's final export when model labellers' grades count in
+    prediction_powered    written by a judging project's final export when model labellers' grades count in
                           the final qrels (null otherwise): {"model_qrels": [{"path", "sha256", "queries",
                           "judgments", "labeller", "model_id"}], "human_qrels": {"path", "sha256", "queries",
                           "judgments", "grades"}, "sample": {"drawn": "random" (the calibration queries are
@@ -40,7 +40,7 @@ Fields (every field is always present; unknown values are ``null``)::
                           "candidates", "queries"}}; each model's qrels carry a manifest of their own with
                           this field, which ``qrelkit eval MODEL_QRELS RUNS`` reads (:func:`human_source`)
     tool                  {"name": "qrelkit", "version"} (format 1 wrote "qrelkit_version")
-    signature             {"algorithm": "hmac-sha256", "key_id", "hmac"} when exported from a app
+    signature             {"algorithm": "hmac-sha256", "key_id", "hmac"} when exported from a judging
                           project: HMAC-SHA256 with the project's key (kept in the project database, never
                           in the manifest) over the manifest's canonical JSON without this field; absent
                           otherwise (:func:`sign_manifest`, :func:`check_signature`)
@@ -261,7 +261,7 @@ def qrels_with_manifest_text(
     qrels: Qrels, name: str, manifest_fields: Mapping[str, Any], *, key: bytes | None = None
 ) -> tuple[str, str]:
     """``qrels`` as TREC text and its manifest as JSON text, for a qrels file to be called ``name``;
-    signed (:func:`sign_manifest`) with ``key``, a app project's key, when given.
+    signed (:func:`sign_manifest`) with ``key``, a judging project's key, when given.
 
     ``manifest_fields`` holds any of :data:`FIELDS` (see the module docstring); missing ones are written
     as ``null`` and unknown keys are an error. Grades outside a given ``scale`` are an error. The manifest
@@ -374,7 +374,7 @@ def judgments_for(
 ) -> dict[str, Any] | None:
     """What the judgments in ``qrels_path`` mean, from their manifest; ``None`` when there is none.
 
-    ``key``: the key of the app project the qrels were exported from, to check the manifest's
+    ``key``: the key of the judging project the qrels were exported from, to check the manifest's
     signature (:func:`check_signature`; ``signature`` in the meaning says what was found).
 
     ``manifest`` names the manifest; without it, ``<qrels>.manifest.json`` beside the qrels is used when
@@ -406,7 +406,7 @@ def judgments_for(
 def judgments_meaning(data: Mapping[str, Any], source: str | None = None) -> dict[str, Any]:
     """The fields of a manifest every result carries, and the warnings they call for.
 
-    Warnings: agreement not measured (no calibration, or a app project made with
+    Warnings: agreement not measured (no calibration, or a judging project made with
     ``--no-calibration``), a failed or not measurable gate, a gate overridden (with its reason, who and when), a gate not
     decided yet, and disputed pairs left out.
     """
@@ -432,7 +432,7 @@ def judgments_meaning(data: Mapping[str, Any], source: str | None = None) -> dic
     if override:
         what = "not measurable" if (calibration or {}).get("not_measurable") else "failed"
         warnings.append(
-            f"full app was opened despite the {what} gate: overridden by {override.get('by')} at "
+            f"full judging was opened despite the {what} gate: overridden by {override.get('by')} at "
             f"{override.get('at')}, reason: {override.get('reason')}"
         )
     unresolved = int(adjudication.get("unresolved_left_out", 0) or 0)
@@ -540,7 +540,7 @@ class HumanSource:
 
 
 def human_source(qrels_path: str | Path, manifest: str | Path | None = None) -> HumanSource | None:
-    """The people's qrels of the calibration queries that a app project's final export wrote with the
+    """The people's qrels of the calibration queries that a judging project's final export wrote with the
     model's qrels ``qrels_path``, from the manifest beside them (or ``manifest``); ``None`` when the manifest
     is absent or does not describe a model's qrels (``prediction_powered``). Both files must be the ones
     the manifest records: a missing or altered file is an error naming the fix."""

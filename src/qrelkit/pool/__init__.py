@@ -3,7 +3,7 @@
 The pool of a query is the union of the top ``depth`` documents of every run. Runs are ranked the way
 trec_eval ranks them: by score descending, ties broken by doc id descending (the rank column of the file
 is ignored). Every pooled pair keeps its provenance (the rank at which each run returned it), so the
-app app can show why a document is there and the report can say how much each system contributed.
+judging app can show why a document is there and the report can say how much each system contributed.
 
 Counts and the cost estimate
 ----------------------------
@@ -32,13 +32,13 @@ A run that arrives after the pool closed
 ----------------------------------------
 :func:`extend_pool` is the one rule of which pairs new runs add: each new run's top ``depth`` documents
 per query (ranked by :data:`TIE_RULE`), less every pair already judged (:class:`Judged`: the pairs of a
-final qrels file with a grade >= 0, or every pair of a app project's pool, graded or not, and its
+final qrels file with a grade >= 0, or every pair of a judging project's pool, graded or not, and its
 pairs judged before pooling). Pairs of a query the judgments never held are left out, with a note
-saying how many: such a query was pooled from no other run, so app one run's documents for it would
+saying how many: such a query was pooled from no other run, so judging one run's documents for it would
 measure that run alone; pool every run for it instead. A run whose name a project already pooled is
 refused (:attr:`Judged.runs`), whatever the depth: its pairs are in the project, and its rows stored there
 are the ones the adjudication queue reads. The extension is a :class:`Pool` with no calibration, so its
-cost is its pairs (``qrelkit judge extend`` adds them to a project only while app is open under a
+cost is its pairs (``qrelkit judge extend`` adds them to a project only while judging is open under a
 rubric whose gate passed, was overridden or is not measured).
 
 Reusability

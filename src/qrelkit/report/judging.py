@@ -1,4 +1,4 @@
-"""Text renderings of the app project's state for ``qrelkit judge status|kappa|queue|show``; the
+"""Text renderings of the judging project's state for ``qrelkit judge status|kappa|queue|show``; the
 values come from :mod:`qrelkit.app` (the admin page shows the same values as HTML)."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def render_kappa(
         out.append(f"gate: not measurable: {phase.reason}")
         out.append(
             "  give a labeller's pairs to another (`qrelkit judge reassign`), revise the rubric (`qrelkit judge "
-            "revise`), or open app with a reason (`qrelkit judge override`)"
+            "revise`), or open judging with a reason (`qrelkit judge override`)"
         )
     for r in history:
         rub = r["rubric"]
@@ -128,7 +128,7 @@ def render_init(db: Any, summary: dict[str, Any], min_kappa: float) -> list[tupl
         out.append((f"  {summary['calibration_labellers']} labellers per calibration query; gate: "
                     f"{STATISTIC_NAMES[summary['gate_statistic']]}, {summary['gate_use']} >= {min_kappa:g}", False))  # fmt: skip
     else:
-        out.append(("  app is open at once; agreement not measured (recorded in the manifest)", False))
+        out.append(("  judging is open at once; agreement not measured (recorded in the manifest)", False))
     out += [(f"warning: {note}", True) for note in summary["notes"]]
     out.append((f"  seed: {summary['seed']}", False))
     out += [(f"  {name}: {n} pairs", False) for name, n in summary["labellers"].items()]

@@ -345,7 +345,7 @@ def _judgments_section(d: Any) -> str:
     j = d.judgments
     if j is None:
         out.append("<p>No manifest describes these qrels: the rubric, the agreement and the unresolved pairs behind "
-                   "them are unknown. Export qrels with <code>qrelkit adjudicate</code> or the app app to get one.</p>")  # fmt: skip
+                   "them are unknown. Export qrels with <code>qrelkit adjudicate</code> or the judging app to get one.</p>")  # fmt: skip
     else:
         rubric = j.get("rubric") or {}
         gate = j.get("gate") or {}
@@ -393,7 +393,7 @@ def _judgments_section(d: Any) -> str:
         )
     else:
         out.append("<p>No second labeller was given, so the calibration matrix and the noise floor are not shown "
-                   "(pass <code>--noise-floor A.qrels B.qrels</code> or a app project's database).</p>")  # fmt: skip
+                   "(pass <code>--noise-floor A.qrels B.qrels</code> or a judging project's database).</p>")  # fmt: skip
     return "".join(out)
 
 

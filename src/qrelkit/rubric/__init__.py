@@ -192,7 +192,7 @@ class Rubric:
         order. Comments, whitespace, key order and the order of ``[[levels]]`` tables in the file do not
         change it; any change of wording does, because a reworded question is a different instrument.
         Computed once per value (its fields are frozen; ``source``, which may be set after, is not hashed):
-        the app app checks it at every grade.
+        the judging app checks it at every grade.
         """
         text = json.dumps(self._canonical(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()

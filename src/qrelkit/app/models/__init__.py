@@ -1,4 +1,4 @@
-"""Model labellers: a language model (or any local program) as one more labeller of a app project.
+"""Model labellers: a language model (or any local program) as one more labeller of a judging project.
 
 ``schema`` (the tables), ``prompt`` (the rubric as a prompt), ``client`` (the chat completions and
 JSON-lines exchanges), ``labellers`` (adding one: its user, record and assignment), ``runner`` (grading

@@ -2,7 +2,7 @@
 
 :mod:`qrelkit.agreement.model` owns the statistics; this module owns the decision. The gate is decided
 once the model has graded every calibration pair of the current round and the people's own gate has
-opened app (passed, or overridden with a reason). Its parts, each named when it fails:
+opened judging (passed, or overridden with a reason). Its parts, each named when it fails:
 
 ``people``
     the people's calibration gate measured their agreement (a round made without calibration, or one
@@ -148,8 +148,8 @@ def compute_model_gate(conn: sqlite3.Connection, model: ModelLabeller) -> dict[s
         return out
     parts = []
     measured = phase.state == "open" and phase.outcome != "not-measured" and m["people_kappa"] is not None
-    parts.append(_part("people", measured, "the people's gate opened app" if measured
-                       else f"the people's gate has not opened app (round {phase.round}: "
+    parts.append(_part("people", measured, "the people's gate opened judging" if measured
+                       else f"the people's gate has not opened judging (round {phase.round}: "
                        f"{phase.outcome or 'measuring'}): the model is held to people who agree"))  # fmt: skip
     scale, weights = m["scale"], m["weights"]
     versus = [

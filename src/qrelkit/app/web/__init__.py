@@ -1,4 +1,4 @@
-"""The app web app: an ASGI application factory (Starlette), served by uvicorn.
+"""The judging web app: an ASGI application factory (Starlette), served by uvicorn.
 
 ``create_app(db_path)`` returns the app for one project database. Pages are rendered on the server
 (Jinja2, autoescaped: a document's HTML is shown as text) with one small script for the keyboard.
@@ -15,7 +15,7 @@ Routes
     GET  /invite/{token}        confirm sign-in with a one-time link; POST the same URL to sign in
     POST /signout
     GET  /label                 the labeller's next ungraded open pair (or "all done", "waiting for the gate",
-                                "app is paused for a rubric revision")
+                                "judging is paused for a rubric revision")
     GET  /label/{position}      one open pair of the labeller's own order; POST grades it (403 when closed)
     GET  /review                the labeller's own grades, filtered by query, grade and unsure; each pair opened
                                 from it returns to it after its grade
@@ -26,7 +26,7 @@ Routes
     GET  /admin/pair            one pair with every labeller's grade history (admin)
     GET  /admin/adjudicate/confirm   the confirmation step of a decision (its form POSTs /admin/adjudicate)
     POST /admin/invite, /admin/adjudicate, /admin/undo (undo a decision: an event), /admin/revise (a new
-         rubric version: the next calibration round), /admin/override (open app despite a failed gate,
+         rubric version: the next calibration round), /admin/override (open judging despite a failed gate,
          with a reason)
     GET  /admin/export/labeller/{name}, /admin/export/final, /admin/export/final/manifest
     GET  /admin/api/status, /admin/api/kappa, /admin/api/queue, /admin/api/rounds, /admin/api/changes,
@@ -130,7 +130,7 @@ def create_app(
     clock: Callable[[], float] = time.time,
     admin_refresh: float = 10.0,
 ) -> Starlette:
-    """The app app for the project database at ``db_path``.
+    """The judging app for the project database at ``db_path``.
 
     ``secret`` signs session cookies (default: the project's own secret, made by ``judge init``);
     ``base_url`` is used in invite links made from the admin page (default: the request's own URL);

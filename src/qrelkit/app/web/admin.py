@@ -223,7 +223,7 @@ async def admin_revise(request: Request) -> Response:
 
 
 async def admin_override(request: Request) -> Response:
-    """POST /admin/override: open full app despite the failed gate, with a written reason."""
+    """POST /admin/override: open full judging despite the failed gate, with a written reason."""
     st = state_of(request)
     user = require(request, "admin")
     form = await form_of(request)

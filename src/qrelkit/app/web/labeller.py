@@ -4,7 +4,7 @@ their own grades, own progress and grades.
 A labeller addresses pairs only by position in their own list; every read goes through the blind
 functions of :mod:`..grades`, which select that labeller's assignments and events and nothing else, and
 only the pairs open in the project's phase (:mod:`..phases`): the round's calibration pairs before the gate
-passed, none while app is paused, all of theirs once it is open. A closed pair is refused by page
+passed, none while judging is paused, all of theirs once it is open. A closed pair is refused by page
 (403, with the page that says why), by URL and by the API alike, in the writer as well as here.
 
 After a grade the next page announces "Saved" in a live region: the grade POST's redirect sets a
@@ -93,7 +93,7 @@ def _after_grade(request: Request, url: str, grade: int | None) -> Response:
 def _closed(
     request: Request, user: Any, phase: Phase, code: int, progress: dict[str, Any] | None = None
 ) -> Response:
-    """The page a labeller sees where no pair is open to them: app paused, or waiting for the gate."""
+    """The page a labeller sees where no pair is open to them: judging paused, or waiting for the gate."""
     return _page(request, "phase.html", code, user=user, phase=phase, progress=progress)
 
 

@@ -1,4 +1,4 @@
-"""How the app app is served: connection limits, a request-read timeout, trusted proxies, one process.
+"""How the judging app is served: connection limits, a request-read timeout, trusted proxies, one process.
 
 uvicorn alone does not bound a slow client. Its HTTP/1.1 protocol (h11) arms no timer while a request's
 headers arrive (the keep-alive timer runs only between requests, and the first byte of the next request
@@ -359,7 +359,7 @@ def serve_project(
     log_level: str,
     say: Callable[[str], None],
 ) -> bool:
-    """Serve the app app for ``db`` until stopped (``qrelkit judge serve``); ``say`` prints each line
+    """Serve the judging app for ``db`` until stopped (``qrelkit judge serve``); ``say`` prints each line
     meant for the admin. Return whether the server started (the reason it did not was logged).
 
     The open-file limit is raised for ``limits`` first; the project file is checked before the lock file
