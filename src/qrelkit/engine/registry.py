@@ -111,14 +111,14 @@ def _later(module: str, name: str) -> Kernel:
     return kernel
 
 
-def _ordered(definition: str, module: str = "reference") -> Oracle:
+def _ordered(definition: str, module: str = "oracles.reference") -> Oracle:
     """The oracle that averages the definition ``name`` of ``qrelkit.engine.<module>`` over every ordering
     the tie convention admits."""
 
     def oracle(
         judgments: Any, run: Mapping[str, list[reference.Row]], measure: Measure, conventions: Conventions
     ) -> dict[str, float]:
-        values: dict[str, float] = _module("reference").reference_values(
+        values: dict[str, float] = _module("oracles.reference").reference_values(
             judgments, dict(run), measure, conventions, definition=getattr(_module(module), definition)
         )
         return values
@@ -130,7 +130,7 @@ def _over_subtopics(definition: str) -> Oracle:
     def oracle(
         judgments: Any, run: Mapping[str, list[reference.Row]], measure: Measure, conventions: Conventions
     ) -> dict[str, float]:
-        subtopics = _module("diversity_reference")
+        subtopics = _module("oracles.diversity")
         values: dict[str, float] = subtopics.diversity_reference_values(
             judgments, dict(run), measure, conventions, definition=getattr(subtopics, definition)
         )
@@ -142,7 +142,7 @@ def _over_subtopics(definition: str) -> Oracle:
 def _compat_oracle(
     judgments: Any, run: Mapping[str, list[reference.Row]], measure: Measure, conventions: Conventions
 ) -> dict[str, float]:
-    values: dict[str, float] = _module("reference").compat_reference_values(
+    values: dict[str, float] = _module("oracles.reference").compat_reference_values(
         judgments, dict(run), measure, conventions
     )
     return values
@@ -207,7 +207,7 @@ def _rprec(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.
     if dict(m.params).get("mult", "1") == "1":
         return kernels.rprec(enc, rel, conv)
     nrel = kernels.relevant_count(enc, rel, conv)
-    values = _module("trec_measures").rprec_mult(enc, rel, float(m.param("mult")), conv)
+    values = _module("trec.measures").rprec_mult(enc, rel, float(m.param("mult")), conv)
     return apply_no_relevant(values, nrel == 0, conv)
 
 
@@ -251,8 +251,8 @@ def _rbp_resid(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray,
 
 
 def _trec(kernel: str, definition: str | None = None) -> tuple[Kernel, Oracle]:
-    """A family of trec_eval 10's measures: its kernel in trec_measures, its definition in trec_reference."""
-    return _later("trec_measures", kernel), _ordered(definition or kernel, "trec_reference")
+    """A family of trec_eval 10's measures: its kernel in trec.measures, its definition in oracles.trec."""
+    return _later("trec.measures", kernel), _ordered(definition or kernel, "oracles.trec")
 
 
 #: Every family of the grammar, in the grammar's order (tests/engine/test_registry.py holds the two equal).
@@ -279,10 +279,12 @@ REGISTRY: Mapping[str, Family] = MappingProxyType(
             _family("nERR", _nerr, _ordered("nerr")),
             _family("RBP", _rbp, _ordered("rbp")),
             _family("RBP_resid", _rbp_resid, _ordered("rbp_resid")),
-            _family("Compat", _later("compat", "compat"), _compat_oracle),
+            _family("Compat", _later("kernels.compat", "compat"), _compat_oracle),
             # over subtopic judgments, which only the frame engine attaches (engine/kernels/diversity.py)
-            _family("alpha_nDCG", _later("diversity", "compute"), _over_subtopics("alpha_ndcg"), [FRAME]),
-            _family("ERR_IA", _later("diversity", "compute"), _over_subtopics("err_ia_at"), [FRAME]),
+            _family(
+                "alpha_nDCG", _later("kernels.diversity", "compute"), _over_subtopics("alpha_ndcg"), [FRAME]
+            ),
+            _family("ERR_IA", _later("kernels.diversity", "compute"), _over_subtopics("err_ia_at"), [FRAME]),
             # trec_eval 10's measures in the grammar (engine/trec/measures.py)
             _family("Success", *_trec("success")),
             _family("bpref", *_trec("bpref")),
