@@ -169,6 +169,7 @@ TREC_EVAL_MODULES = VERSION_MODULES | {
     "qrelkit.errors",
     "qrelkit.evaluation",
     "qrelkit.evaluation.trec_lean",
+    "qrelkit.evaluation.trec_options",  # the command's options, one table for click and the lean reader
     "qrelkit.formats",
     "qrelkit.formats.inputs",
     "qrelkit.formats.trec",

@@ -53,24 +53,28 @@ NONPOOL, UNJUDGED, MIN_GEO_MEAN = -1, -2, 0.00001  # as engine/trec_kernels.py
 SINGLE = False
 _RESET_FOR_STAND_IN = ("num_ret", "utility", "unj")  # trec_eval.py's, of the measures here
 
-_FLAGS = {"-q": "per_query", "-c": "complete", "-J": "judged_only", "-n": "no_summary"}
-_VALUES = {"-l": "rel_level", "-m": "measures", "-M": "max_per_topic", "-N": "num_docs"}
-
 
 def lean_argv(argv: list[str]) -> SimpleNamespace:
-    """What ``qrelkit trec_eval ARGV`` prints (as :func:`lean_trec_eval`), for arguments made only of ``-q -c -J -n``, ``-l N``,
-    ``-m MEASURE``, ``-M N``, ``-N N`` (each a token of its own or ``-mMEASURE``) and the two files;
-    anything else (``--help``, long options, combined flags, a value beginning with ``-``) steps aside to
-    the click command."""
-    opts: dict[str, Any] = {"measures": []}
+    """What ``qrelkit trec_eval ARGV`` prints (as :func:`lean_trec_eval`), for arguments made only of the
+    short options of :data:`~qrelkit.evaluation.trec_options.OPTIONS` (each a token of its own or with its
+    value attached, ``-mMEASURE``; a whole number in plain digits; each option but ``-m`` once) and the two
+    files; anything else (``--help``, long options, combined flags, a value beginning with ``-``) steps
+    aside to the click command, which is built from the same table."""
+    from .trec_options import ARGUMENTS, OPTIONS, trec_options
+
+    short = {o.flag: o for o in OPTIONS if o.short}
+    values: dict[str, Any] = {}
     files: list[str] = []
     i = 0
     while i < len(argv):
         arg = argv[i]
         i += 1
-        if arg in _FLAGS:
-            opts[_FLAGS[arg]] = True
-        elif arg[:2] in _VALUES:
+        option = short.get(arg[:2])
+        if option is not None and option.type == "flag":
+            if len(arg) > 2:
+                raise StepAside  # combined flags: click's
+            values[option.dest] = True
+        elif option is not None:
             if len(arg) > 2:
                 value = arg[2:]
             elif i < len(argv):
@@ -79,31 +83,19 @@ def lean_argv(argv: list[str]) -> SimpleNamespace:
                 raise StepAside
             if value.startswith("-"):
                 raise StepAside
-            key = _VALUES[arg[:2]]
-            if key == "measures":
-                opts["measures"].append(value)
-            elif key in opts or not (value.isascii() and value.isdigit()):
+            if option.multiple:
+                values.setdefault(option.dest, []).append(value)
+            elif option.dest in values or not (value.isascii() and value.isdigit()):
                 raise StepAside  # given twice, or not plainly digits: click decides
             else:
-                opts[key] = int(value)
+                values[option.dest] = int(value)
         elif arg.startswith("-") or not arg:
             raise StepAside
         else:
             files.append(arg)
-    if len(files) != 2:
+    if len(files) != len(ARGUMENTS):
         raise StepAside
-    out = lean_trec_eval(
-        files[0],
-        files[1],
-        per_query=opts.get("per_query", False),
-        complete=opts.get("complete", False),
-        judged_only=opts.get("judged_only", False),
-        summary=not opts.get("no_summary", False),
-        rel_level=opts.get("rel_level", 1),
-        max_per_topic=opts.get("max_per_topic"),
-        num_docs=opts.get("num_docs", 0),
-        measures=tuple(opts["measures"]),
-    )
+    out = lean_trec_eval(*files, **trec_options(values))
     if out is None:
         raise StepAside
     return out
