@@ -12,7 +12,7 @@ from qrelkit.evaluation.trec_options import ARGUMENTS, OPTIONS, trec_options
 
 
 def test_the_defaults_are_trec_options_defaults() -> None:
-    assert TrecOptions(**trec_options({})) == TrecOptions()  # type: ignore[arg-type]
+    assert TrecOptions(**trec_options({})) == TrecOptions()
     fields = {f.name for f in dataclasses.fields(TrecOptions)}
     assert set(trec_options({})) == fields
 

@@ -11,6 +11,10 @@ Imports nothing: ``qrelkit trec_eval``'s start-up reads it.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing costs this path's start-up a few milliseconds
+if TYPE_CHECKING:
+    from typing import Any
+
 
 class Option:
     """One option: its spelling, where its value goes, its type (``"flag"``: present or not; ``"int"``; a
@@ -76,10 +80,10 @@ def defaults() -> dict[str, object]:
     return {o.dest: o.default for o in OPTIONS}
 
 
-def trec_options(values: dict[str, object]) -> dict[str, object]:
+def trec_options(values: dict[str, Any]) -> dict[str, Any]:
     """The keywords of :class:`~qrelkit.evaluation.trec_eval.TrecOptions` for the options' values (by
     destination; the ones not given take their default): ``-n`` is ``summary=False``, ``-m`` a tuple."""
     out = {**defaults(), **values}
     out["summary"] = not out.pop("no_summary")
-    out["measures"] = tuple(out["measures"])  # type: ignore[arg-type]
+    out["measures"] = tuple(out["measures"])
     return out
