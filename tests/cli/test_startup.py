@@ -166,6 +166,9 @@ def test_the_help_lists_the_commands_as_click_would(width: int) -> None:
 #: What ``qrelkit trec_eval`` of small clean TREC files may import: no click, no numpy.
 TREC_EVAL_MODULES = VERSION_MODULES | {
     "qrelkit._typing",
+    "qrelkit.engine",
+    "qrelkit.engine.trec_lean_kernels",  # trec_eval's measures in plain Python
+    "qrelkit.engine.trec_registry",  # which engine computes each trec_eval measure
     "qrelkit.errors",
     "qrelkit.evaluation",
     "qrelkit.evaluation.trec_lean",
