@@ -44,6 +44,7 @@ SMALL_EVAL_MODULES = HELP_MODULES | {
     "qrelkit.evaluation.files",
     "qrelkit.evaluation.plan",
     "qrelkit.evaluation.results",
+    "qrelkit.evaluation.routes",  # plan.ROUTES' table
     "qrelkit.fingerprint",
     "qrelkit.formats",
     "qrelkit.formats.inputs",
@@ -171,6 +172,7 @@ TREC_EVAL_MODULES = VERSION_MODULES | {
     "qrelkit.engine.trec_registry",  # which engine computes each trec_eval measure
     "qrelkit.errors",
     "qrelkit.evaluation",
+    "qrelkit.evaluation.routes",  # the plan's route table: trec_eval's first reader is trec_lean
     "qrelkit.evaluation.trec_lean",
     "qrelkit.evaluation.trec_options",  # the command's options, one table for click and the lean reader
     "qrelkit.formats",

@@ -45,11 +45,11 @@ def command(qrels: str, run: str, **values: Any) -> None:
 
     Ranking: score descending, ties by document id descending; negative grades mean "in the pool,
     unjudged"; without -c every judged query must be in the run. See `qrelkit.evaluation.trec_eval`."""
-    from ..evaluation.trec_lean import lean_trec_eval
+    from ..evaluation.trec_lean import lean_route
     from ..report.trec_eval import iter_trec_eval
 
     kwargs: dict[str, Any] = trec_options(values)
-    lean = lean_trec_eval(qrels, run, **kwargs)  # small files, no numpy
+    lean = lean_route(qrels, run, **kwargs)  # the route's readers without numpy: small files
     if lean is not None:
         click.echo("".join(iter_trec_eval(lean)), nl=False)
         return

@@ -337,7 +337,9 @@ def trec_eval_files(qrels_path: str | Path, run_path: str | Path, options: TrecO
     """Read the files with qrelkit's readers (duplicates are an error, as in trec_eval) and evaluate: clean
     TREC files through :mod:`qrelkit.evaluation.trec_fast` (the same numbers and errors), anything else the usual
     way. How is decided by :func:`qrelkit.evaluation.plan.plan_reading` (the ``trec_eval`` route: a
-    document given twice is an error and lines beginning with ``#`` are skipped, as in trec_eval 10)."""
+    document given twice is an error and lines beginning with ``#`` are skipped, as in trec_eval 10). The
+    route's first reader, ``trec_lean``, needs no numpy and is run before this by the command
+    (:func:`qrelkit.evaluation.trec_lean.lean_route`); this runs the readers from ``trec_fast`` on."""
     from .plan import Inputs, ReaderOptions, plan_reading
     from .trec_fast import fast_rel_lists
 
@@ -347,6 +349,8 @@ def trec_eval_files(qrels_path: str | Path, run_path: str | Path, options: TrecO
     if options.trec_eval_parsing:  # atof/atol reading: qrelkit's readers only, no native scanner
         return _trec_eval_parsed(Path(qrels_path), Path(run_path), options, plan.comments)
     try:
+        if "trec_fast" not in plan.readers:
+            raise StepAside
         rl, query_ids, missing, name = fast_rel_lists(
             Path(qrels_path),
             Path(run_path),

@@ -1,10 +1,11 @@
 """``qrelkit trec_eval`` on small files without numpy: the command's start-up is most of its time at TREC
 size (43,000 lines), and numpy's import is most of that.
 
-:func:`lean_trec_eval` is tried first by ``qrelkit trec_eval`` (through click, :mod:`qrelkit.cli.trec_eval`) and,
-before click loads, by ``python -m qrelkit trec_eval`` / the ``qrelkit`` command
-(:func:`qrelkit.__main__.run`, through :func:`lean_argv`, which reads only the options it fully
-understands). It takes what :mod:`qrelkit.evaluation.trec_fast` takes (both files read whole by the native
+:func:`lean_trec_eval` is the ``trec_lean`` reader of the ``trec_eval`` route
+(:data:`qrelkit.evaluation.routes.ROUTES`, first): :func:`lean_route` runs the route's readers that need no
+numpy, for ``qrelkit trec_eval`` (through click, :mod:`qrelkit.cli.trec_eval`) and, before click loads, for
+``python -m qrelkit trec_eval`` / the ``qrelkit`` command (:func:`qrelkit.__main__.run`, through
+:func:`lean_argv`, which reads only the options it fully understands). It takes what :mod:`qrelkit.evaluation.trec_fast` takes (both files read whole by the native
 scanner, through ctypes arrays instead of numpy ones), forms the same sparse ranked lists in plain Python
 (:class:`qrelkit.engine.trec_lean_kernels.Lists`) and computes the measures with the lean engine of
 :data:`qrelkit.engine.trec_registry.TREC_REGISTRY` (:mod:`qrelkit.engine.trec_lean_kernels`: the arithmetic
@@ -83,10 +84,26 @@ def lean_argv(argv: list[str]) -> SimpleNamespace:
             files.append(arg)
     if len(files) != len(ARGUMENTS):
         raise StepAside
-    out = lean_trec_eval(*files, **trec_options(values))
+    out = lean_route(*files, **trec_options(values))
     if out is None:
         raise StepAside
     return out
+
+
+def lean_route(qrels_path: str, run_path: str, **options: Any) -> SimpleNamespace | None:
+    """The ``trec_eval`` route's readers that need no numpy (:data:`qrelkit.evaluation.routes.ROUTES`:
+    those before the first of :func:`~qrelkit.evaluation.trec_eval.trec_eval_files`' readers), in its
+    order, until one takes the files: what it returns, or ``None`` for ``trec_eval_files`` to read them.
+    ``options`` are :class:`~qrelkit.evaluation.trec_eval.TrecOptions`' keywords."""
+    from .routes import ROUTES
+
+    for reader in ROUTES["trec_eval"]:
+        if reader not in LIGHT_READERS:
+            return None
+        out = LIGHT_READERS[reader](qrels_path, run_path, **options)
+        if out is not None:
+            return out
+    return None
 
 
 def lean_trec_eval(
@@ -113,6 +130,10 @@ def lean_trec_eval(
         )  # fmt: skip
     except StepAside:
         return None
+
+
+#: The readers of the ``trec_eval`` route that need no numpy, by the route's names.
+LIGHT_READERS = {"trec_lean": lean_trec_eval}
 
 
 def lean_output(
