@@ -41,7 +41,7 @@ from .._typing import ON_DUPLICATE_CHOICES
 from ..errors import UsageError
 from ..measures.conventions import Conventions
 from ..measures.grammar import Measure, required_depth
-from . import routes as _routes
+from .routes import ROUTES as _ROUTES
 
 if TYPE_CHECKING:
     from ..data.values import Qrels, Run
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 #: The readers each route tries, in order: :data:`qrelkit.evaluation.routes.ROUTES` (a table importing
 #: nothing, for ``qrelkit trec_eval``'s start-up).
-ROUTES = _routes.ROUTES
+ROUTES = _ROUTES
 
 
 @dataclass(frozen=True)
