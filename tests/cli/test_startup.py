@@ -46,6 +46,7 @@ SMALL_EVAL_MODULES = HELP_MODULES | {
     "qrelkit.evaluation.files",
     "qrelkit.evaluation.plan",
     "qrelkit.evaluation.results",
+    "qrelkit.evaluation.routes",  # plan.ROUTES' table
     "qrelkit.fingerprint",
     "qrelkit.formats",
     "qrelkit.formats.inputs",
@@ -168,9 +169,15 @@ def test_the_help_lists_the_commands_as_click_would(width: int) -> None:
 #: What ``qrelkit trec_eval`` of small clean TREC files may import: no click, no numpy.
 TREC_EVAL_MODULES = VERSION_MODULES | {
     "qrelkit._typing",
+    "qrelkit.engine",
+    "qrelkit.engine.trec",
+    "qrelkit.engine.trec.lean_kernels",  # trec_eval's measures in plain Python
+    "qrelkit.engine.trec.registry",  # which engine computes each trec_eval measure
     "qrelkit.errors",
     "qrelkit.evaluation",
+    "qrelkit.evaluation.routes",  # the plan's route table: trec_eval's first reader is trec_lean
     "qrelkit.evaluation.trec_lean",
+    "qrelkit.evaluation.trec_options",  # the command's options, one table for click and the lean reader
     "qrelkit.formats",
     "qrelkit.formats.inputs",
     "qrelkit.formats.trec",

@@ -192,3 +192,16 @@ def test_dl19_with_the_measures_it_takes_gives_the_numpy_paths_bytes() -> None:
             ours = render_trec_eval(lean)
             assert ours.count("\n") > 43 * 80
             assert ours == render_trec_eval(trec_eval_files(qrels, run, options))
+
+
+def test_the_route_decides_whether_the_path_without_numpy_is_tried(files, monkeypatch) -> None:
+    from qrelkit.evaluation import routes
+    from qrelkit.evaluation.plan import ROUTES
+    from qrelkit.evaluation.trec_lean import lean_route
+
+    assert ROUTES is routes.ROUTES and ROUTES["trec_eval"][0] == "trec_lean"
+    assert lean_route(*files) is not None
+    monkeypatch.setitem(routes.ROUTES, "trec_eval", ROUTES["trec_eval"][1:])
+    assert lean_route(*files) is None  # trec_eval_files reads them
+    with pytest.raises(StepAside):
+        lean_argv(list(files))

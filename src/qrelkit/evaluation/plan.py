@@ -41,19 +41,15 @@ from .._typing import ON_DUPLICATE_CHOICES
 from ..errors import UsageError
 from ..measures.conventions import Conventions
 from ..measures.grammar import Measure, required_depth
+from .routes import ROUTES as _ROUTES
 
 if TYPE_CHECKING:
     from ..data.values import Qrels, Run
     from ..measures.profiles import Profile
 
-#: The readers each route tries, in order (the names are those of :mod:`qrelkit.formats.trec`).
-ROUTES: dict[str, tuple[str, ...]] = {
-    "readers": ("small", "native", "arrow", "robust", "duckdb"),
-    "whole": ("native", "arrow", "robust"),
-    "diversity": ("diversity", "native", "arrow", "robust"),
-    "spark": ("native", "arrow", "robust", "parquet", "table"),
-    "trec_eval": ("trec_fast", "native", "arrow", "robust"),
-}
+#: The readers each route tries, in order: :data:`qrelkit.evaluation.routes.ROUTES` (a table importing
+#: nothing, for ``qrelkit trec_eval``'s start-up).
+ROUTES = _ROUTES
 
 
 @dataclass(frozen=True)

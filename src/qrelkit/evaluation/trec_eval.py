@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..engine.trec import kernels as tk
+from ..engine.trec import registry as trec_registry
 from ..errors import QrelkitError, StepAside, ValidationError
 from ..measures.conventions import Conventions
 from ..measures.trec_names import TrecMeasure, select
@@ -232,74 +233,10 @@ def stopped(out: TrecEvalOutput, at: int) -> TrecEvalOutput:
     return TrecEvalOutput(out.query_ids[:at], out.run_id, options, lines)
 
 
-def _gains(m: TrecMeasure) -> tk.Gains:
-    pairs = []
-    for key, value in m.pairs:
-        if key.lstrip("+-").isdigit():
-            pairs.append((int(key), value))
-    return tk.Gains(tuple(pairs))
-
-
-def _p(m: TrecMeasure) -> float:
-    return next((v for k, v in m.pairs if k == "p"), 0.9)
-
-
 def measure_values(rl: tk.RelLists, m: TrecMeasure, num_docs: int = 0) -> list[tuple[str, Any]]:
-    """(printed name, per-query values) for one trec_eval measure."""
-    names = m.printed_names()
-    n = m.name
-    single = {
-        "num_ret": tk.num_ret, "num_rel": tk.num_rel, "num_rel_ret": tk.num_rel_ret, "map": tk.ap,
-        "gm_map": tk.gm_ap_log, "Rprec": tk.rprec, "bpref": tk.bpref, "recip_rank": tk.recip_rank,
-        "infAP": tk.infap, "gm_bpref": tk.gm_bpref_log, "binG": tk.bin_g, "set_P": tk.set_p,
-        "set_relative_P": tk.set_relative_p, "set_recall": tk.set_recall, "set_map": tk.set_map,
-        "num_nonrel_judged_ret": tk.num_nonrel_judged_ret,
-    }  # fmt: skip
-    if n in single:
-        return [(names[0], single[n](rl))]
-    cut = {
-        "P": tk.precision, "recall": tk.recall, "ndcg_cut": tk.ndcg_cut, "map_cut": tk.ap,
-        "relative_P": tk.relative_precision, "success": tk.success, "unj": tk.unjudged,
-    }  # fmt: skip
-    if n in cut:
-        return [(name, cut[n](rl, k)) for name, k in zip(names, m.cutoffs, strict=True)]
-    if n == "iprec_at_recall":
-        values = tk.iprec_at_recall(rl, m.fractions)
-        return [(k, _nan_on_empty(rl, v, [f])) for k, v, f in zip(names, values, m.fractions, strict=True)]
-    if n == "Rprec_mult":
-        return [(name, tk.rprec_mult(rl, v)) for name, v in zip(names, m.fractions, strict=True)]
-    if n == "utility":
-        a, b, c, d = m.values
-        return [(names[0], tk.utility(rl, a, b, c, d, num_docs))]
-    if n == "11pt_avg":
-        return [(names[0], _nan_on_empty(rl, tk.pt_avg(rl, m.values), m.values))]
-    if n == "set_F":
-        return [(names[0], tk.set_f(rl, m.values[0]))]
-    graded = {"G": tk.g_measure, "ndcg": tk.ndcg, "ndcg_rel": tk.ndcg_rel, "Rndcg": tk.rndcg}
-    if n in graded:
-        return [(names[0], graded[n](rl, _gains(m)))]
-    if n == "rbp":
-        return [(names[0], tk.rbp(rl, _p(m), _gains(m)))]
-    if n == "rbp_resid":
-        return [(names[0], tk.rbp_resid(rl, _p(m)))]
-    if n == "relstring":
-        return [(names[0], tk.relstring(rl, int(m.values[0])))]
-    raise AssertionError(f"no trec_eval kernel for {n}")  # select() admits only the names above
-
-
-def _nan_on_empty(rl: tk.RelLists, values: np.ndarray, levels: Any) -> np.ndarray:
-    """NaN where nothing is returned (under -J, or -M 0) and a level's cutoff lround(level R) is 0:
-    ``m_iprec_at_recall.c`` line 80 and ``m_11pt_avg.c`` line 90 start the interpolated precision at
-    ``num_rel_ret / num_ret``, 0 / 0, and give it to every cutoff not above num_rel_ret (0); the other
-    levels keep 0. The NaN is printed ``-nan`` and carried into 11pt_avg's sum and into the mean."""
-    R = rl.num_rel.astype(np.float64)
-    cut_at_zero = np.zeros(rl.n, dtype=bool)
-    for level in levels:
-        cut_at_zero |= float(level) * R < 0.5  # lround(x) == 0 for 0 <= x < 0.5
-    return np.where((rl.num_ret == 0) & cut_at_zero, np.nan, values)
-
-
-_RESET_FOR_STAND_IN = ("num_ret", "utility", "rbp_resid")
+    """(printed name, per-query values) for one trec_eval measure: its numpy kernel in
+    :data:`qrelkit.engine.trec.registry.TREC_REGISTRY`."""
+    return trec_registry.measure_values(trec_registry.NUMPY, rl, m, num_docs)
 
 
 def trec_eval(qrels: Qrels, run: Run, options: TrecOptions) -> TrecEvalOutput:
@@ -378,7 +315,7 @@ def evaluate_lists(
                 out.lines.append((name, "string", strings, None))
                 continue
             values = np.asarray(values, dtype=np.float64)
-            if stand_in.any() and (m.name in _RESET_FOR_STAND_IN or m.name == "unj"):
+            if stand_in.any() and trec_registry.TREC_REGISTRY[m.name].reset_for_stand_in:
                 values = np.where(stand_in, 0.0, values)
             # accumulated in query order, as trec_eval adds them (a running sum adds one by one; 0.0 +
             # makes an all -0.0 sum 0.0, as the C sum starting at 0 gives)
@@ -400,7 +337,9 @@ def trec_eval_files(qrels_path: str | Path, run_path: str | Path, options: TrecO
     """Read the files with qrelkit's readers (duplicates are an error, as in trec_eval) and evaluate: clean
     TREC files through :mod:`qrelkit.evaluation.trec_fast` (the same numbers and errors), anything else the usual
     way. How is decided by :func:`qrelkit.evaluation.plan.plan_reading` (the ``trec_eval`` route: a
-    document given twice is an error and lines beginning with ``#`` are skipped, as in trec_eval 10)."""
+    document given twice is an error and lines beginning with ``#`` are skipped, as in trec_eval 10). The
+    route's first reader, ``trec_lean``, needs no numpy and is run before this by the command
+    (:func:`qrelkit.evaluation.trec_lean.lean_route`); this runs the readers from ``trec_fast`` on."""
     from .plan import Inputs, ReaderOptions, plan_reading
     from .trec_fast import fast_rel_lists
 
@@ -410,6 +349,8 @@ def trec_eval_files(qrels_path: str | Path, run_path: str | Path, options: TrecO
     if options.trec_eval_parsing:  # atof/atol reading: qrelkit's readers only, no native scanner
         return _trec_eval_parsed(Path(qrels_path), Path(run_path), options, plan.comments)
     try:
+        if "trec_fast" not in plan.readers:
+            raise StepAside
         rl, query_ids, missing, name = fast_rel_lists(
             Path(qrels_path),
             Path(run_path),

@@ -484,6 +484,24 @@ class Gains:
         return np.where(rl.rel >= 0, table[np.maximum(rl.rel, 0)], 0.0)
 
 
+def gains_of(pairs: tuple[tuple[int, float], ...]) -> Gains:
+    """A measure's ``grade=gain`` pairs as this module's kernels take them
+    (:func:`qrelkit.engine.trec.registry.measure_values`)."""
+    return Gains(tuple(pairs))
+
+
+def nan_on_empty(rl: RelLists, values: np.ndarray, levels: Sequence[float]) -> np.ndarray:
+    """NaN where nothing is returned (under -J, or -M 0) and a level's cutoff lround(level R) is 0:
+    ``m_iprec_at_recall.c`` line 80 and ``m_11pt_avg.c`` line 90 start the interpolated precision at
+    ``num_rel_ret / num_ret``, 0 / 0, and give it to every cutoff not above num_rel_ret (0); the other
+    levels keep 0. The NaN is printed ``-nan`` and carried into 11pt_avg's sum and into the mean."""
+    R = rl.num_rel.astype(np.float64)
+    cut_at_zero = np.zeros(rl.n, dtype=bool)
+    for level in levels:
+        cut_at_zero |= float(level) * R < 0.5  # lround(x) == 0 for 0 <= x < 0.5
+    return np.where((rl.num_ret == 0) & cut_at_zero, np.nan, values)
+
+
 @dataclass(frozen=True, eq=False)
 class _Ideal:
     """Every query's ideal ranking (its judged documents' positive gains, largest first) as flat arrays:

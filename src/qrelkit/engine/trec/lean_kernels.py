@@ -1,0 +1,416 @@
+"""trec_eval 10's measures in plain Python: the lean engine of :mod:`qrelkit.engine.trec.registry`, beside
+:mod:`qrelkit.engine.trec.kernels` (the numpy engine), kernel for kernel under the same names.
+
+Each kernel computes over :class:`Lists` (the sparse ranked lists of
+:class:`~qrelkit.engine.trec.kernels.RelLists`, a Python list per query, built by
+:mod:`qrelkit.evaluation.trec_lean` from the native scanner's arrays) the arithmetic of its numpy namesake in
+the same order (every sum in rank order, and the running sums of ``RelLists.prefix`` formed the way its grid
+or its difference of one running sum forms them), so the floats are the same and so are the printed bytes.
+Logarithms are ``math``'s here and the C library's on the numpy path too (:mod:`qrelkit.engine.trec.libm`), on
+every machine. ``tests/property/test_trec_lean.py`` compares the two engines' floats and bytes.
+
+Imports no numpy: ``qrelkit trec_eval``'s start-up on small files runs it.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+
+from ...errors import StepAside
+
+TYPE_CHECKING = False  # typing costs the lean path's start-up a few milliseconds
+if TYPE_CHECKING:
+    from typing import Any
+
+NONPOOL, UNJUDGED, MIN_GEO_MEAN = -1, -2, 0.00001  # as engine/trec/kernels.py
+
+
+# ------------------------------------------------------------------------------------------ the lists
+
+
+class Lists:
+    """The sparse lists of :class:`qrelkit.engine.trec.kernels.RelLists`, a list per query: ``pos`` (0-based
+    ranks, ascending) and ``rel`` (codes) of the returned documents in the judgments."""
+
+    def __init__(self, *, query_ids, name, ranked, num_ret, levels, rel_level, stand_in):
+        self.query_ids, self.name, self.stand_in = query_ids, name, stand_in
+        self.n = len(query_ids)
+        self.pos = [[p for p, _ in rows] for rows in ranked]
+        self.rel = [[r for _, r in rows] for rows in ranked]
+        self.num_ret, self.levels, self.rel_level = num_ret, levels, rel_level
+        cut = max(rel_level, 0)
+        self.num_rel = [sum(row[cut:]) for row in levels]
+        self.num_nonrel = [sum(row[:cut]) for row in levels]
+        self.is_rel = [[r >= rel_level for r in rels] for rels in self.rel]
+        self.rel_so_far = [_running(flags) for flags in self.is_rel]
+        nonrel = [[r >= 0 and r < rel_level for r in rels] for rels in self.rel]
+        self.nonrel_so_far = [_running(flags) for flags in nonrel]
+        self.num_rel_ret = [run[-1] if run else 0 for run in self.rel_so_far]
+        self.rows = sum(len(p) for p in self.pos)
+        self._held: dict[Any, Any] = {}
+
+    def rows_before(self, q: int, k: int) -> int:
+        """Rows of query q in its first k ranks (RelLists.rows_before)."""
+        return bisect_left(self.pos[q], min(max(k, 0), self.num_ret[q]))
+
+    def hits(self, q: int, k: int) -> int:
+        """Relevant rows in query q's first k ranks (``in_top(is_rel, k)``)."""
+        j = self.rows_before(q, k)
+        return self.rel_so_far[q][j - 1] if j > 0 else 0
+
+    def prefix(self, terms: list[list[float]]) -> list[list[float]]:
+        """RelLists.prefix: each query's running sums, on its grid (added rank by rank within the query)
+        or by difference of one running sum over every row, as the kernels choose."""
+        width = max((len(t) for t in terms), default=0)
+        return _prefix(terms, self.n * width <= 4 * self.rows + 1_000_000)
+
+    def held(self, key: Any, make: Any) -> Any:
+        if key not in self._held:
+            self._held[key] = make()
+        return self._held[key]
+
+    @property
+    def ap_prefix(self) -> list[list[float]]:
+        return self.held("ap", lambda: self.prefix(self.ap_terms))
+
+    @property
+    def ap_terms(self) -> list[list[float]]:
+        def terms(q: int) -> list[float]:
+            return [
+                s / (p + 1.0) if r else 0.0
+                for s, p, r in zip(self.rel_so_far[q], self.pos[q], self.is_rel[q], strict=True)
+            ]
+
+        return self.held("ap_terms", lambda: [terms(q) for q in range(self.n)])
+
+    @property
+    def cut_dcg_prefix(self) -> list[list[float]]:
+        def terms(q: int) -> list[float]:
+            return [
+                (float(r) / math.log2(p + 2.0)) if r > 0 else 0.0
+                for r, p in zip(self.rel[q], self.pos[q], strict=True)
+            ]
+
+        return self.held("dcg", lambda: self.prefix([terms(q) for q in range(self.n)]))
+
+    @property
+    def cut_ideal(self) -> list[list[float]]:
+        """ndcg_cut's ideal DCG prefix per query (_Ideal.dcg_prefix with the grades as gains)."""
+
+        def make() -> list[list[float]]:
+            top = len(self.levels[0])
+            table = [float(g) for g in range(top)]
+            return _ideal_prefix(self, table)
+
+        return self.held("ideal", make)
+
+
+def _running(flags: list[bool]) -> list[int]:
+    out, c = [], 0
+    for f in flags:
+        c += f
+        out.append(c)
+    return out
+
+
+def _prefix(terms: list[list[float]], grid: bool) -> list[list[float]]:
+    out = []
+    if grid:
+        for t in terms:
+            s, row = 0.0, list[float]()
+            for v in t:
+                s = s + v if row else v
+                row.append(s)
+            out.append(row)
+        return out
+    c = 0.0
+    started = False
+    for t in terms:  # one running sum over every row (np.cumsum), less each query's start
+        base = c
+        row = []
+        for v in t:
+            c = c + v if started else v
+            started = True
+            row.append(c - base)
+        out.append(row)
+    return out
+
+
+def _ideal_order(table: list[float]) -> list[int]:
+    return [g for g in sorted(range(len(table)), key=lambda g: -table[g]) if table[g] > 0]
+
+
+def _ideal_gains(lists: Lists, table: list[float]) -> list[list[float]]:
+    order = _ideal_order(table)
+    return [[table[g] for g in order for _ in range(lists.levels[q][g])] for q in range(lists.n)]
+
+
+def _ideal_prefix(lists: Lists, table: list[float]) -> list[list[float]]:
+    gains = _ideal_gains(lists, table)
+    terms = [[g / math.log2(p + 2.0) for p, g in enumerate(row)] for row in gains]
+    width = max((len(t) for t in terms), default=0)
+    return _prefix(terms, lists.n * width <= 4 * sum(len(t) for t in terms) + 1_000_000)
+
+
+def _div(num: float, den: float) -> float:
+    return float(num) / float(den) if den != 0 else 0.0
+
+
+def _at(prefix: list[float], j: int) -> float:
+    return prefix[j - 1] if j > 0 else 0.0
+
+
+# ------------------------------------------------------------------------------------------ measures
+
+
+def num_ret(L: Lists) -> list[float]:
+    return [float(v) for v in L.num_ret]
+
+
+def num_rel(L: Lists) -> list[float]:
+    return [float(v) for v in L.num_rel]
+
+
+def num_rel_ret(L: Lists) -> list[float]:
+    return [float(v) for v in L.num_rel_ret]
+
+
+def num_nonrel_judged_ret(L: Lists) -> list[float]:
+    out = []
+    for q in range(L.n):
+        j = L.rows_before(q, L.num_ret[q])
+        out.append(float(_at(L.nonrel_so_far[q], j)))
+    return out
+
+
+def ap(L: Lists, k: int | None = None) -> list[float]:
+    """m_map.c (every relevant row's term, added in rank order) / m_map_cut.c (the running sum within k)."""
+    if k is not None:
+        return [_div(_at(L.ap_prefix[q], L.rows_before(q, k)), L.num_rel[q]) for q in range(L.n)]
+    out = []
+    for q in range(L.n):
+        total = 0.0
+        for t, r in zip(L.ap_terms[q], L.is_rel[q], strict=True):
+            if r:
+                total += t
+        out.append(_div(total, L.num_rel[q]))
+    return out
+
+
+def gm_ap_log(L: Lists) -> list[float]:
+    return [math.log(max(v, MIN_GEO_MEAN)) for v in ap(L)]
+
+
+def rprec(L: Lists) -> list[float]:
+    out = []
+    for q in range(L.n):
+        look = min(L.num_ret[q], L.num_rel[q])
+        out.append(_div(L.hits(q, look), 0 if look == 0 else L.num_rel[q]))
+    return out
+
+
+def recip_rank(L: Lists) -> list[float]:
+    out = []
+    for q in range(L.n):
+        first = next((p for p, r in zip(L.pos[q], L.is_rel[q], strict=True) if r), None)
+        out.append(0.0 if first is None else 1.0 / (first + 1.0))
+    return out
+
+
+def precision(L: Lists, k: int) -> list[float]:
+    return [L.hits(q, k) / float(k) for q in range(L.n)]
+
+
+def recall(L: Lists, k: int) -> list[float]:
+    return [_div(L.hits(q, k), L.num_rel[q]) for q in range(L.n)]
+
+
+def relative_precision(L: Lists, k: int) -> list[float]:
+    return [_div(L.hits(q, k), min(L.num_rel[q], k)) for q in range(L.n)]
+
+
+def success(L: Lists, k: int) -> list[float]:
+    return [1.0 if L.hits(q, k) > 0 else 0.0 for q in range(L.n)]
+
+
+def unjudged(L: Lists, k: int) -> list[float]:
+    out = []
+    for q in range(L.n):
+        shown = min(max(k, 0), L.num_ret[q])
+        judged = sum(1 for p, r in zip(L.pos[q], L.rel[q], strict=True) if r >= 0 and p < k)
+        out.append((shown - judged) / float(k))
+    return out
+
+
+def rprec_mult(L: Lists, mult: float) -> list[float]:
+    out = []
+    for q in range(L.n):
+        cut = math.floor(mult * float(L.num_rel[q]) + 0.9)
+        out.append(_div(L.hits(q, cut), cut))
+    return out
+
+
+def bpref(L: Lists) -> list[float]:
+    out = []
+    for q in range(L.n):
+        R, N = float(L.num_rel[q]), float(L.num_nonrel[q])
+        total = 0.0
+        for r, above in zip(L.is_rel[q], L.nonrel_so_far[q], strict=True):
+            if r:
+                total += 1.0 - min(float(above), R) / min(N, R) if above > 0 else 1.0
+        out.append(_div(total, L.num_rel[q]))
+    return out
+
+
+def gm_bpref_log(L: Lists) -> list[float]:
+    return [math.log(max(v, MIN_GEO_MEAN)) for v in bpref(L)]
+
+
+def _interpolated(L: Lists, q: int) -> list[float]:
+    """trec_kernels._interpolated_at_relevant for one query: the highest precision at or below each
+    relevant rank."""
+    prec = [s / (p + 1.0) for s, p, r in zip(L.rel_so_far[q], L.pos[q], L.is_rel[q], strict=True) if r]
+    best = -1.0
+    for i in range(len(prec) - 1, -1, -1):
+        best = prec[i] if prec[i] > best else best
+        prec[i] = best
+    return prec
+
+
+def _lround(x: float) -> int:
+    if x >= 0:
+        f = math.floor(x)
+        return f + (x - f >= 0.5)
+    f = math.floor(-x)
+    return -f - (-x - f >= 0.5)
+
+
+def iprec_at_recall(L: Lists, levels: list[float]) -> list[list[float]]:
+    interp = [_interpolated(L, q) for q in range(L.n)]
+    out = []
+    for level in levels:
+        values = []
+        for q in range(L.n):
+            nrr = L.num_rel_ret[q]
+            t = _lround(level * float(L.num_rel[q]))
+            values.append(interp[q][max(t, 1) - 1] if t <= nrr and nrr > 0 else 0.0)
+        out.append(values)
+    return out
+
+
+def pt_avg(L: Lists, levels: list[float]) -> list[float]:
+    values = iprec_at_recall(L, sorted(levels))
+    out = []
+    for q in range(L.n):
+        total = 0.0
+        for v in reversed(values):
+            total = total + v[q]
+        out.append(total / float(len(levels)))
+    return out
+
+
+def nan_on_empty(L: Lists, values: list[float], levels: list[float]) -> list[float]:
+    """trec_kernels.nan_on_empty: NaN where nothing is returned and a level's cutoff rounds to 0."""
+    out = []
+    for q, v in enumerate(values):
+        R = float(L.num_rel[q])
+        empty = L.num_ret[q] == 0 and any(float(level) * R < 0.5 for level in levels)
+        out.append(math.nan if empty else v)
+    return out
+
+
+def set_p(L: Lists) -> list[float]:
+    return [_div(L.num_rel_ret[q], L.num_ret[q]) for q in range(L.n)]
+
+
+def set_recall(L: Lists) -> list[float]:
+    return [_div(L.num_rel_ret[q], L.num_rel[q]) for q in range(L.n)]
+
+
+def set_relative_p(L: Lists) -> list[float]:
+    out = []
+    for q in range(L.n):
+        ret, rel = L.num_ret[q], L.num_rel[q]
+        out.append(_div(L.num_rel_ret[q], min(ret, rel) if ret > 0 and rel > 0 else 0))
+    return out
+
+
+def set_map(L: Lists) -> list[float]:
+    out = []
+    for q in range(L.n):
+        nrr = float(L.num_rel_ret[q])
+        out.append(_div(nrr * nrr, float(L.num_ret[q]) * float(L.num_rel[q])))
+    return out
+
+
+def set_f(L: Lists, beta: float) -> list[float]:
+    out = []
+    for q in range(L.n):
+        nrr = L.num_rel_ret[q]
+        if nrr > 0:
+            P = nrr / L.num_ret[q]
+            R = nrr / L.num_rel[q]
+            out.append((beta + 1.0) * P * R / (beta * P + R))
+        else:
+            out.append(0.0)
+    return out
+
+
+def utility(L: Lists, a: float, b: float, c: float, d: float, num_docs: int) -> list[float]:
+    out = []
+    for q in range(L.n):
+        nrr, nret, R = L.num_rel_ret[q], L.num_ret[q], L.num_rel[q]
+        out.append(a * nrr + b * (nret - nrr) + c * (R - nrr) + d * (num_docs + nrr - nret - R))
+    return out
+
+
+def ndcg_cut(L: Lists, k: int) -> list[float]:
+    out = []
+    for q in range(L.n):
+        num = _at(L.cut_dcg_prefix[q], L.rows_before(q, k))
+        ideal = L.cut_ideal[q]
+        den = _at(ideal, min(k, len(ideal)))
+        out.append(num / den if den > 0 else num)
+    return out
+
+
+def gains_of(pairs: tuple[tuple[int, float], ...]) -> tuple[tuple[int, float], ...]:
+    """A measure's ``grade=gain`` pairs as this module's kernels take them (trec_kernels.Gains there)."""
+    return pairs
+
+
+def ndcg(L: Lists, gains: tuple[tuple[int, float], ...]) -> list[float]:
+    """m_ndcg.c with gain_init.c's gains (the grades, and any ``grade=gain`` given); a gain that is not
+    finite steps aside."""
+    top = len(L.levels[0])
+    table = [float(g) for g in range(top)]
+    for grade, value in gains:
+        if not math.isfinite(value):
+            raise StepAside
+        if 0 <= grade < top:
+            table[grade] = value
+    ideal = _ideal_gains(L, table)
+    out = []
+    for q in range(L.n):
+        num = 0.0
+        for r, p in zip(L.rel[q], L.pos[q], strict=True):
+            g = table[r] if r >= 0 else 0.0
+            num += g / math.log2(p + 2.0) if g != 0 else 0.0
+        den = 0.0
+        for p, g in enumerate(ideal[q]):
+            den += g / math.log2(p + 2.0)
+        out.append(_div(num, den))
+    return out
+
+
+def relstring(L: Lists, length: int) -> list[str]:
+    width = max(length, 0)
+    out = []
+    for q in range(L.n):
+        chars = ["-"] * min(L.num_ret[q], width)
+        for p, r in zip(L.pos[q], L.rel[q], strict=True):
+            if p < len(chars):
+                chars[p] = ">" if r > 9 else str(r) if r >= 0 else "." if r == UNJUDGED else "<"
+        out.append("".join(chars))
+    return out
