@@ -65,9 +65,9 @@ def _read(paths: tuple[str, ...], rubric: str | None, *, warn: bool = True) -> A
 
 
 def _read_runs(paths: tuple[str, ...]) -> list[Any]:
-    from ..formats import read_run
+    from .options import load_runs
 
-    return [read_run(p) for p in paths]
+    return load_runs(paths)
 
 
 def _write_or_echo(text: str, output: str | None, what: str) -> None:
@@ -214,15 +214,15 @@ def leverage_command(
     grade held; leverage_max is the largest absolute change of that query's nDCG@k over the runs. The
     judgments at the top are the ones worth a second look.
     """
-    from ..formats import read_qrels
     from ..judgments.leverage import regrade_leverage, retrieval_ranks
+    from .options import load_judgments, reader_of
 
     scale = None
     if rubric:
         from ..rubric import load_rubric
 
         scale = load_rubric(rubric).scale
-    q = read_qrels(qrels, scale=scale)
+    q = load_judgments(qrels, reader_of("auto", None, scale))
     run_objs = _read_runs(runs)
     table = regrade_leverage(q, run_objs, k, scale)
     shown = table.head(top) if top else table

@@ -378,6 +378,21 @@ def load_inputs(
     return read_whole(qrels_path, run_paths, conv or DEFAULT, reader)
 
 
+def load_runs(run_paths: tuple[str, ...] | list[str], reader: Any = None) -> list[Any]:
+    """Runs read whole by the plan for every row (:func:`qrelkit.evaluation.plan.whole_plan`), with
+    ``reader``'s options (a :class:`qrelkit.evaluation.plan.ReaderOptions`; unset ones the defaults)."""
+    from ..evaluation.plan import read_runs_whole, whole_plan
+
+    return read_runs_whole(whole_plan(None, list(run_paths), DEFAULT, reader))
+
+
+def load_judgments(path: str, reader: Any = None) -> Any:
+    """Judgments read whole by the plan for every row, with ``reader``'s options (as :func:`load_runs`)."""
+    from ..evaluation.plan import read_judgments, whole_plan
+
+    return read_judgments(whole_plan(path, (), DEFAULT, reader))
+
+
 def reader_of(input_format: str, on_duplicate: str | None, scale: Any = None, rubric_hash: str | None = None, *,
               comments: bool | None = None) -> Any:  # fmt: skip
     """The reader options a command was given, as one value (:class:`qrelkit.evaluation.plan.ReaderOptions`)."""

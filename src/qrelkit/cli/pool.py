@@ -10,7 +10,7 @@ import click
 
 from .._typing import FORMAT_CHOICES
 from ..pool import DEFAULT_CALIBRATION
-from .options import file_or_dataset, labellers_option, seed_option
+from .options import file_or_dataset, labellers_option, load_judgments, load_runs, reader_of, seed_option
 
 __all__ = ["command"]
 
@@ -123,7 +123,6 @@ def command(
     measures each run under the pool built without it.
     """
     # long: its docstring is the command's --help; three questions (pool, extend, leave one out) share the options
-    from ..formats import read_qrels, read_run
     from ..pool import build_pool
 
     if extend and leave_one_out:
@@ -137,8 +136,9 @@ def command(
         return _leave_one_out(runs, depth, output, qrels, measures, as_json, input_format)
     if not output:
         raise click.UsageError("Missing option '-o' / '--output' (the pool.jsonl to write)")
-    run_objs = [read_run(p, format=input_format) for p in runs]
-    qrels_obj = read_qrels(qrels, format=input_format) if qrels else None
+    reader = reader_of(input_format, None)
+    run_objs = load_runs(runs, reader)
+    qrels_obj = load_judgments(qrels, reader) if qrels else None
     pool = build_pool(
         run_objs,
         depth,
@@ -224,12 +224,11 @@ def _summary(pool, output: Path, side: Path, given: dict) -> None:
 def _extend(runs: tuple[str, ...], depth: int, output: str | None, source: str, qrels: str | None,
             seconds_per_judgment: float, input_format: str) -> None:  # fmt: skip
     from ..app.extend import judged_of, phase_note
-    from ..formats import read_run
     from ..pool import extend_pool
 
     if qrels:
         raise click.UsageError("--extend names what the new runs are measured against; drop --qrels")
-    run_objs = [read_run(p, format=input_format) for p in runs]
+    run_objs = load_runs(runs, reader_of(input_format, None))
     pool = extend_pool(run_objs, depth, judged=judged_of(source, input_format=input_format),
                        seconds_per_judgment=seconds_per_judgment)  # fmt: skip
     ext, cost = pool.extends or {}, pool.cost()
@@ -256,7 +255,6 @@ def _leave_one_out(runs: tuple[str, ...], depth: int, output: str | None, qrels:
                    measures: tuple[str, ...], as_json: bool, input_format: str) -> None:  # fmt: skip
     import json
 
-    from ..formats import read_qrels, read_run
     from ..pool import leave_one_out
     from ..report.reusability import render_leave_one_out
 
@@ -264,8 +262,9 @@ def _leave_one_out(runs: tuple[str, ...], depth: int, output: str | None, qrels:
         raise click.UsageError("--leave-one-out needs the full judgments: pass --qrels FINAL.qrels")
     if output:
         raise click.UsageError("--leave-one-out prints its table; drop -o (use --json > FILE)")
-    run_objs = [read_run(p, format=input_format) for p in runs]
-    result = leave_one_out(run_objs, read_qrels(qrels, format=input_format), depth, measures or ("nDCG@10",))
+    reader = reader_of(input_format, None)
+    run_objs = load_runs(runs, reader)
+    result = leave_one_out(run_objs, load_judgments(qrels, reader), depth, measures or ("nDCG@10",))
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:
