@@ -66,7 +66,7 @@ def test_readers_do_not_import_the_package():
 
 def test_the_resolver_sees_a_package_import():
     """The check above can fail: ``from .. import _native`` in a subpackage is an import of the package."""
-    sample = SRC / "engine" / "encoded.py"
+    sample = SRC / "engine" / "encoding" / "encoded.py"
     assert "qrelkit" not in _targets(sample)
     assert "qrelkit.measures.conventions" in _targets(sample)
 
