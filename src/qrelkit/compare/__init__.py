@@ -699,6 +699,10 @@ def compare_runs(
     return compare(results, noise=noise, **options)
 
 
+#: The reader options :func:`compare_files` takes as one ``reader`` value (refused as separate keywords).
+READER_KEYWORDS = frozenset({"input_format", "on_duplicate", "comments", "scale", "rubric_hash"})
+
+
 def compare_files(
     qrels_path: Any,
     run_paths: Sequence[Any],
@@ -715,5 +719,13 @@ def compare_files(
     from ..evaluation.files import evaluate_planned_on, plan_inputs
     from ..measures.conventions import DEFAULT
 
+    given = sorted(READER_KEYWORDS & options.keys())
+    if given:
+        raise ValidationError(
+            f"compare_files takes the reader options as one value, not as {', '.join(given)}",
+            fix="pass reader=ReaderOptions.given("
+            + ", ".join(f"{k}=..." for k in given)
+            + ") (qrelkit.evaluation.plan.ReaderOptions)",
+        )
     plan = plan_inputs(qrels_path, run_paths, measures, conventions or DEFAULT, reader)
     return compare(evaluate_planned_on(plan, bounds=bounds), **options)
