@@ -23,7 +23,6 @@ from ..compare.stats import CORRECTIONS
 from ..errors import ValidationError
 from .agree import VariadicOptionCommand
 from .options import (
-    bounds_of_values,
     bounds_option,
     bounds_wanted,
     human_of,
@@ -31,7 +30,6 @@ from .options import (
     input_options,
     judgments_of,
     labellers_option,
-    load_inputs,
     parse_run_models,
     reader_of,
     resolve,
@@ -170,7 +168,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     difference estimated from QRELS (a model's grades) and HUMAN_QRELS (people's, a random sample).
     """
     # long: its docstring is the command's --help; the body checks, reads the inputs once and calls one function
-    from ..compare import compare_files, compare_runs
+    from ..compare import compare_files
     from ..evaluation.plan import bounds_refused
     from ..judgments.manifest import with_run_models
     from ..measures.grammar import parse_all
@@ -191,17 +189,13 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
                   power_delta=power_delta)  # fmt: skip
     want = bounds_wanted(bounds, fmt == "table" and not output, runs, bounds_refused(human=bool(human)))
     reader = reader_of(input_format, on_duplicate, scale, rubric_hash)
-    # long: the noise floor and the estimate need every row of every run (read whole, once); so do the bounds
+    # long: what is read, and how, is the library's (compare_files); the noise floor's files are read after the runs
     with resampling_progress():
-        if noise or human:
-            qrels_obj, run_objs = load_inputs(qrels, runs, conv, reader)
-            found = bounds_of_values(want, qrels_obj, run_objs, parsed, conv)  # the runs as read, not again
-            comparison = compare_runs(qrels_obj, run_objs, parsed, conv, labellers=read_labellers(noise, labellers, scale, conv) if noise else None,
-                                      human_qrels=read_human(human, conv, reader), estimator=estimator,
-                                      noise_replicates=replicates, noise_smoothing=smoothing, **chosen)  # fmt: skip
-            comparison = replace(comparison, results=comparison.results.with_bounds(found))
-        else:  # read as deep as the measures need, or whole once with the bounds
-            comparison = compare_files(qrels, runs, parsed, conv, reader, bounds=want, **chosen)
+        comparison = compare_files(
+            qrels, runs, parsed, conv, reader, bounds=want, human=human, **({"estimator": estimator} if noise or human else {}),
+            labellers=(lambda: read_labellers(noise, labellers, scale, conv)) if noise else None,
+            noise_replicates=replicates, noise_smoothing=smoothing, **chosen,
+        )  # fmt: skip
     _write(
         replace(comparison, results=comparison.results.with_judgments(judgments)),
         fmt,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -711,11 +711,20 @@ def compare_files(
     reader: Any = None,
     *,
     bounds: bool = False,
+    labellers: Any = None,
+    human: Any = None,
+    noise_replicates: int = NOISE_REPLICATES,
+    noise_smoothing: float = 1.0,
     **options: Any,
 ) -> Comparison:
-    """Evaluate run files as ``eval`` does (:func:`qrelkit.evaluation.files.evaluate_planned_on`: read only as
-    deep as the measures need; with ``bounds``, read whole once and each run's judgment bounds attached) and
-    :func:`compare` them. ``reader``: the reader options (a :class:`qrelkit.evaluation.plan.ReaderOptions`)."""
+    """Evaluate run files and :func:`compare` them. ``reader``: the reader options (a
+    :class:`qrelkit.evaluation.plan.ReaderOptions`). Read as ``eval`` reads them
+    (:func:`qrelkit.evaluation.files.evaluate_planned_on`: only as deep as the measures need; with ``bounds``,
+    whole once and each run's judgment bounds attached), unless the comparison needs every row of every
+    run: the noise floor (``labellers``: two labellers' :class:`~qrelkit.data.values.Qrels`, or a callable
+    that reads them, called after the runs are read) and the estimates (``human``: the people's qrels,
+    read as the model's are) read the judgments and runs whole once, by the plan for every row, and
+    :func:`compare_runs` compares them, the bounds taken from the same values."""
     from ..evaluation.files import evaluate_planned_on, plan_inputs
     from ..measures.conventions import DEFAULT
 
@@ -727,5 +736,22 @@ def compare_files(
             + ", ".join(f"{k}=..." for k in given)
             + ") (qrelkit.evaluation.plan.ReaderOptions)",
         )
-    plan = plan_inputs(qrels_path, run_paths, measures, conventions or DEFAULT, reader)
+    conv = conventions or DEFAULT
+    if labellers is not None or human is not None:
+        from ..evaluation.bounds import judgment_bounds
+        from ..evaluation.plan import read_judgments, read_whole, whole_plan
+
+        plan = whole_plan(qrels_path, run_paths, conv, reader)
+        qrels, runs = read_whole(plan)
+        found = (
+            judgment_bounds(qrels, runs, measures, conv) if bounds else None
+        )  # the runs as read, not again
+        pair = labellers() if callable(labellers) else labellers
+        comparison = compare_runs(
+            qrels, runs, measures, conv, labellers=pair,
+            human_qrels=read_judgments(plan, human) if human is not None else None,
+            noise_replicates=noise_replicates, noise_smoothing=noise_smoothing, **options,
+        )  # fmt: skip
+        return replace(comparison, results=comparison.results.with_bounds(found))
+    plan = plan_inputs(qrels_path, run_paths, measures, conv, reader)
     return compare(evaluate_planned_on(plan, bounds=bounds), **options)
