@@ -71,7 +71,7 @@ CREATE TABLE pool_provenance (
     runs TEXT NOT NULL,
     best_rank INTEGER
 );
--- Pairs of the pool already judged elsewhere: kept for the record, never shown for app.
+-- Pairs of the pool already judged elsewhere: kept for the record, never shown for judging.
 CREATE TABLE prejudged (query_id TEXT NOT NULL, doc_id TEXT NOT NULL, PRIMARY KEY (query_id, doc_id));
 CREATE TABLE run_rows (
     run TEXT NOT NULL,

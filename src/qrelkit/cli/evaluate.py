@@ -235,7 +235,7 @@ def eval_command(
     want = bounds_wanted(bounds, out_format == "table" or (out_format is None and sys.stdout.isatty()), runs,
                          bounds_refused(engine=engine, diversity=diversity, memory_limit=memory_limit))  # fmt: skip
     plan = plan_inputs(qrels, runs, parse_all(measures) if measures else None, conv, reader, engine=engine,
-                       memory_limit=memory_limit, diversity=diversity)  # fmt: skip
+                       memory_limit=memory_limit, diversity=diversity, bounds=want)  # fmt: skip
     results = _with_progress(runs, lambda **bar: evaluate_planned_on(plan, master=master, strict=strict, bounds=want,
                                                                        **bar))  # fmt: skip
     _show(results.with_judgments(judgments), per_query, out_format, output, file_format, bool(bounds))

@@ -219,7 +219,7 @@ def serve_command(db: Path, host: str, port: int, base_url: str | None, signin_l
     A second `serve` of the same DB is refused in one line. The port is bound before anything is
     announced: a busy port is one line and exit status 1. The URL labellers open (--base-url, else
     http://HOST:PORT) is recorded in DB for `qrelkit judge invite`. The limits on clients are printed at
-    start (docs/app.md, "Safety and durability").
+    start (docs/judging.md, "Safety and durability").
     """
     import sys
 

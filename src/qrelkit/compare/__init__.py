@@ -725,8 +725,10 @@ def compare_files(
     that reads them, called after the runs are read) and the estimates (``human``: the people's qrels,
     read as the model's are) read the judgments and runs whole once, by the plan for every row, and
     :func:`compare_runs` compares them, the bounds taken from the same values."""
-    from ..evaluation.files import evaluate_planned_on, plan_inputs
+    from ..evaluation.files import evaluate_planned_on
+    from ..evaluation.plan import Inputs, plan_reading
     from ..measures.conventions import DEFAULT
+    from ..measures.grammar import parse_measures
 
     given = sorted(READER_KEYWORDS & options.keys())
     if given:
@@ -753,5 +755,6 @@ def compare_files(
             noise_replicates=noise_replicates, noise_smoothing=noise_smoothing, **options,
         )  # fmt: skip
         return replace(comparison, results=comparison.results.with_bounds(found))
-    plan = plan_inputs(qrels_path, run_paths, measures, conv, reader)
+    # as evaluate_files plans: files read here, a folder the reader's error
+    plan = plan_reading(Inputs.build(qrels_path, run_paths, parse_measures(measures), conv, reader))
     return compare(evaluate_planned_on(plan, bounds=bounds), **options)

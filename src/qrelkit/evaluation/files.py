@@ -286,7 +286,7 @@ def evaluate_inputs(
     executed here (:func:`evaluate_planned`) or on Spark (:func:`qrelkit.evaluation.spark.evaluate_planned`);
     ``bounds``: each run's judgment bounds too, from the same reading (:func:`evaluate_bounded`)."""
     return evaluate_planned_on(plan_inputs(qrels, runs, measures, conventions, reader, engine=engine,
-                                           memory_limit=memory_limit, diversity=diversity),
+                                           memory_limit=memory_limit, diversity=diversity, bounds=bounds),
                                master=master, strict=strict, progress=progress, on_bytes=on_bytes,
                                bounds=bounds)  # fmt: skip
 
@@ -301,11 +301,15 @@ def plan_inputs(
     engine: str = "local",
     memory_limit: int | str | None = None,
     diversity: bool = False,
+    bounds: bool = False,
 ) -> ReadingPlan:
     """The plan of an evaluation of files given by path (or, on Spark, folders and tables): the measures
-    parsed (the diversity measures by default with ``diversity``), the inputs built once, the plan made."""
+    parsed (the diversity measures by default with ``diversity``), the inputs built once, the plan made.
+    ``bounds``: the evaluation will want its judgment bounds (:func:`evaluate_bounded`), so every input is
+    read whole as a file."""
     parsed = parse_measures(DIVERSITY_DEFAULT_MEASURES if diversity and measures is None else measures)
-    folders = [str(p) for p in (qrels, *runs) if Path(p).is_dir()]
+    # with the bounds every input is read whole here, as a file: a folder is its reader's error, as before
+    folders = [] if bounds else [str(p) for p in (qrels, *runs) if Path(p).is_dir()]
     inputs = Inputs.build(qrels, runs, parsed, conventions, reader, engine=engine, memory_limit=memory_limit,
                           diversity=diversity)  # fmt: skip
     return plan_reading(inputs, folders=folders)

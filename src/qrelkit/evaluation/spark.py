@@ -561,7 +561,9 @@ def evaluate(
     from .plan import Inputs, ReaderOptions, plan_reading
 
     reader = ReaderOptions.given(input_format, on_duplicate, comments, scale, rubric_hash)
-    inputs = Inputs.build(qrels, (), parse_measures(measures), conventions or DEFAULT, reader, engine="spark")
+    # the judgments and runs are handed to the evaluation as given (DataFrames, paths or tables): the inputs
+    # carry what the plan needs, and a name that is no file is the reader's error, as for any other input
+    inputs = Inputs.build(None, (), parse_measures(measures), conventions or DEFAULT, reader, engine="spark")
     return _evaluate_planned(
         spark, plan_reading(inputs), qrels, runs, partitions, max_records_per_batch, refusals
     )
