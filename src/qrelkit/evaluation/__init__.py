@@ -1,12 +1,15 @@
 """Numbers from judgments and runs.
 
 - :mod:`.core`: :func:`~.core.evaluate` over values in memory;
-- :mod:`.files`: :func:`~.files.evaluate_files` over files, and :func:`~.files.evaluate_inputs`,
-  ``qrelkit eval``'s way in (local or Spark);
-- :mod:`.plan`: how a set of files is read (:func:`~.plan.plan_reading`), the one place that decides it;
+- :mod:`.files`: :func:`~.files.evaluate_files` over files, and :func:`~.files.plan_inputs` with
+  :func:`~.files.evaluate_planned_on`, ``qrelkit eval``'s way in (local or Spark);
+- :mod:`.plan`: the inputs as one value, how a set of files is read (:func:`~.plan.plan_reading`, the one
+  place that decides it) and the readers that carry the plan out;
+- :mod:`.routes`: each route's readers, a table that imports nothing;
 - :mod:`.results`: the :class:`~.results.Results` every path returns;
 - :mod:`.spark`: the same kernels per partition of whole queries on Spark;
-- :mod:`.trec_eval` and :mod:`.trec_fast`: ``qrelkit trec_eval``'s front end and its fast path;
+- :mod:`.trec_eval`, :mod:`.trec_fast`, :mod:`.trec_lean` and :mod:`.trec_options`: ``qrelkit trec_eval``'s
+  front end, its fast path, its path without numpy and its options (one table);
 - :mod:`.diagnose`: explaining a number (per-rank arithmetic, the conventions sweep).
 
 ``from qrelkit.evaluation import evaluate`` (or ``evaluate_files``) still works: names load from

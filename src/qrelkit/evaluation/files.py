@@ -1,7 +1,9 @@
-"""Evaluating files: :func:`evaluate_files` (paths in, :class:`~qrelkit.evaluation.results.Results`
-out) and :func:`evaluate_inputs` (``qrelkit eval``'s way in: a rubric file, the local process or Spark).
+"""Evaluating files: :func:`evaluate_files` (the API's door: paths in,
+:class:`~qrelkit.evaluation.results.Results` out), :func:`plan_inputs` and :func:`evaluate_planned_on`
+(``qrelkit eval``'s: the plan made once, then carried out here or on Spark), :func:`evaluate_bounded` (the
+evaluation and its judgment bounds from one reading), and :func:`read_whole`.
 
-Both read by the plan of :func:`qrelkit.evaluation.plan.plan_reading` (the one place that decides how
+Each carries out a plan of :func:`qrelkit.evaluation.plan.plan_reading` (the one place that decides how
 files are read, recorded as ``reading`` in the provenance): small clean TREC files are evaluated with
 numpy alone; otherwise each run is read by streaming, whole, or through DuckDB under a memory limit, in the
 order :mod:`qrelkit.formats.trec` lists. The dataframe libraries are imported only when a path needs them,

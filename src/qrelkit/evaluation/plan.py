@@ -1,15 +1,23 @@
-"""How a set of files is read: one decision, made here, recorded in the provenance.
+"""How a set of files is read: one decision, made here, recorded in the provenance, and carried out here.
 
-:func:`plan_reading` is the one function that decides how an evaluation reads its inputs, for every entry
-point (:func:`qrelkit.evaluation.files.evaluate_files`, :func:`qrelkit.evaluation.files.evaluate_inputs`
-behind ``qrelkit eval``, :func:`qrelkit.evaluation.spark.evaluate`, ``qrelkit trec_eval``): which route
-the files take, the readers tried on it in order, the reader options, and the memory limit. It returns a
-plain :class:`ReadingPlan`, written into every result's provenance (``reading``). A limit that a route
-cannot honour is refused with the reason, never ignored.
+Three values, in the order a door builds them (the command line through
+:func:`qrelkit.evaluation.files.plan_inputs`, :func:`qrelkit.evaluation.files.evaluate_files`,
+:func:`qrelkit.compare.compare_files`, :func:`qrelkit.evaluation.spark.evaluate`, ``qrelkit trec_eval``):
 
-The reader options a profile carries (its duplicate rule and whether lines beginning with ``#`` are
-skipped) are resolved here too (:func:`reader_options`), so the API, the command line and Spark read the
-same inputs the same way under the same profile.
+* :class:`ReaderOptions`: the five options every reader is told (input format, duplicate rule, comment
+  lines, the rubric's scale and hash) as one value; :meth:`ReaderOptions.resolved` fills what was not given
+  from the profile (``--profile trec_eval`` skips lines beginning with ``#``) or the default;
+* :class:`Inputs`: the judgments, runs, measures, conventions with their profile resolved beside them, the
+  reader options resolved, the engine and the memory limit, built once (:meth:`Inputs.build`);
+* :class:`ReadingPlan`: :func:`plan_reading` decides the route and its readers for what is needed
+  (``need="depth"``: an evaluation; ``"whole"``: every row of every run, :func:`whole_plan`), refusing
+  with the reason a limit the route cannot honour. It is written into every result's provenance
+  (``reading``).
+
+A plan is then carried out, never decided again: :func:`read_run_file` takes one run through the chain of
+:class:`RunReader` objects (:attr:`ReadingPlan.chain`), :func:`small_runs` says whether the small path
+takes the files, :func:`read_whole`, :func:`read_judgments` and :func:`read_runs_whole` read a ``whole``
+plan; :func:`fits_whole` is the one formula for whether a run fits in memory.
 
 The routes:
 
@@ -21,8 +29,9 @@ The routes:
 * ``diversity``: diversity judgments by their one reader, each run read whole;
 * ``spark``: Spark (:mod:`qrelkit.evaluation.spark`): TREC files read on the driver by the readers of
   steps 2-4, Parquet and tables by Spark;
-* ``trec_eval``: ``qrelkit trec_eval``'s fast path (:mod:`qrelkit.evaluation.trec_fast`), stepping aside
-  to the readers of steps 2-4.
+* ``trec_eval``: ``qrelkit trec_eval``'s path without numpy for small files
+  (:mod:`qrelkit.evaluation.trec_lean`), its fast path (:mod:`qrelkit.evaluation.trec_fast`), stepping
+  aside to the readers of steps 2-4 (the table is :mod:`qrelkit.evaluation.routes`, which imports nothing).
 
 Judgments named by dataset (``irds:ID``, :mod:`qrelkit.formats.irds`) are a value, not a file: they are
 read whole by their resolver, the small path (which reads judgments as a file) is left out of the
