@@ -299,16 +299,6 @@ def bounds_wanted(
     return bool(wanted or bounds_by_default(runs))
 
 
-def bounds_of_values(wanted: bool, qrels: Any, runs: list[Any], measures: Any, conv: Conventions) -> Any:
-    """The judgment bounds of judgments and runs already read whole (``wanted`` from :func:`bounds_wanted`),
-    so they are not read again; ``None`` when not wanted."""
-    if not wanted:
-        return None
-    from ..evaluation.bounds import judgment_bounds
-
-    return judgment_bounds(qrels, runs, measures, conv)
-
-
 def refuse_bounds(wanted: bool | None, refused: dict[str, bool]) -> bool:
     """Whether an option the bounds do not go with was given (a usage error when ``--bounds`` was)."""
     conflicts = [name for name, given in refused.items() if given]

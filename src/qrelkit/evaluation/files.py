@@ -265,34 +265,6 @@ def _found(ties: TieOrder | None) -> dict[str, tuple[str, ...]]:
     return ties.queries() if ties is not None else {}
 
 
-def evaluate_inputs(
-    qrels: str,
-    runs: Sequence[str],
-    measures: Iterable[str | Measure] | None,
-    conventions: Conventions,
-    reader: ReaderOptions | None = None,
-    *,
-    engine: str = "local",
-    master: str | None = None,
-    memory_limit: str | None = None,
-    diversity: bool = False,
-    strict: bool = False,
-    progress: Callable[[int, int, str], None] | None = None,
-    on_bytes: Callable[[int], None] | None = None,
-    bounds: bool = False,
-) -> Results:
-    """``qrelkit eval``'s library call: judgments and runs by path (or, with ``engine="spark"``, Parquet
-    folders and table names too), ``reader`` the reader options (a rubric's scale the grades must lie on
-    and its hash the results carry among them). The inputs are planned once
-    (:func:`qrelkit.evaluation.plan.plan_reading`, which refuses what the engine cannot honour) and the plan
-    executed here (:func:`evaluate_planned`) or on Spark (:func:`qrelkit.evaluation.spark.evaluate_planned`);
-    ``bounds``: each run's judgment bounds too, from the same reading (:func:`evaluate_bounded`)."""
-    return evaluate_planned_on(plan_inputs(qrels, runs, measures, conventions, reader, engine=engine,
-                                           memory_limit=memory_limit, diversity=diversity, bounds=bounds),
-                               master=master, strict=strict, progress=progress, on_bytes=on_bytes,
-                               bounds=bounds)  # fmt: skip
-
-
 def plan_inputs(
     qrels: str | Path,
     runs: Sequence[str | Path],

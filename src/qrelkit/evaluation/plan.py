@@ -122,12 +122,17 @@ def reader_options(
     conventions: Conventions, on_duplicate: str | None = None, comments: bool | None = None
 ) -> ReaderOptions:
     """The reader options of ``conventions``' profile, each one given winning (:meth:`ReaderOptions.resolved`)."""
-    profile = None
-    if conventions.profile is not None:
-        from ..measures.profiles import tool_of
+    return ReaderOptions.given(on_duplicate=on_duplicate, comments=comments).resolved(_profile(conventions))
 
-        profile = tool_of(conventions)
-    return ReaderOptions.given(on_duplicate=on_duplicate, comments=comments).resolved(profile)
+
+def _profile(conventions: Conventions) -> Profile | None:
+    """The profile ``conventions`` name (:func:`qrelkit.measures.profiles.tool_of`), its module loaded only
+    when they name one."""
+    if conventions.profile is None:
+        return None
+    from ..measures.profiles import tool_of
+
+    return tool_of(conventions)
 
 
 @dataclass(frozen=True)
@@ -162,11 +167,7 @@ class Inputs:
     ) -> Inputs:
         """The inputs, each option resolved once: the profile (:func:`qrelkit.measures.profiles.tool_of`), the reader options
         (:meth:`ReaderOptions.resolved`) and the memory limit (:func:`parse_limit`)."""
-        profile = None
-        if conventions.profile is not None:
-            from ..measures.profiles import tool_of
-
-            profile = tool_of(conventions)
+        profile = _profile(conventions)
         options = (reader or ReaderOptions()).resolved(profile)
         return cls(qrels, tuple(runs), tuple(measures), conventions, profile, options, engine,
                    parse_limit(memory_limit), diversity)  # fmt: skip
@@ -462,16 +463,14 @@ def read_judgments(plan: ReadingPlan, path: str | Path | None = None) -> Qrels:
     return qrels
 
 
-def read_runs_whole(plan: ReadingPlan, run_paths: Sequence[str | Path] | None = None) -> list[Run]:
-    """Each run (``run_paths``, else the plan's inputs' runs) read whole by the readers of steps 2-4 of
-    :mod:`qrelkit.formats.trec` (which check the input format and the duplicate rule)."""
+def read_runs_whole(plan: ReadingPlan) -> list[Run]:
+    """Each of the plan's inputs' runs read whole by the readers of steps 2-4 of :mod:`qrelkit.formats.trec`
+    (which check the input format and the duplicate rule)."""
     from ..formats import read_run
 
-    if run_paths is None:
-        assert plan.inputs is not None
-        run_paths = plan.inputs.runs
+    assert plan.inputs is not None
     fmt, rule, comments = plan.options.input_format, plan.on_duplicate, plan.comments
-    return [read_run(p, format=fmt, on_duplicate=rule, comments=comments) for p in run_paths]
+    return [read_run(p, format=fmt, on_duplicate=rule, comments=comments) for p in plan.inputs.runs]
 
 
 def whole_plan(
