@@ -15,7 +15,7 @@ import time
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from qrelkit.agreement.kappa import (
@@ -563,13 +563,26 @@ def two_labellers(draw, min_size=1):
 
 @settings(max_examples=150, deadline=None)
 @given(two_labellers(), WEIGHTS)
+@example(((0, 3, 7), [0, 0, 7], [3, 3, 3]), "linear")  # the variance's terms cancel exactly
 def test_property_symmetric_in_labellers(data, weights):
     scale, a, b = data
     ab, ba = cohen_kappa(a, b, scale, weights), cohen_kappa(b, a, scale, weights)
     assume(not math.isnan(ab.kappa))
     assert ba.kappa == pytest.approx(ab.kappa, abs=1e-12)
-    assert ba.std_error == pytest.approx(ab.std_error, abs=1e-12)
+    assert ba.std_error == ab.std_error  # exact integer arithmetic: the same either way
     assert ba.confusion.tolist() == ab.confusion.T.tolist()
+
+
+def test_std_error_zero_when_the_variance_cancels():
+    # B gives 3 to every pair, so p_.3 = 1: wbar_i. = w_i3 and D_o = D_e, kappa = 0. On the pairs seen
+    # (j = 3), x_i3 = w_i3 - (w_i3 + wbar_.3)(1 - 0) = -wbar_.3, the same for both rows: the variance of
+    # x is 0 exactly. Computed in floats, the two terms of the variance left 8e-17 one way and 0 the other
+    # (std_error 9.03e-09 against 0.0).
+    for a, b in (([0, 0, 7], [3, 3, 3]), ([3, 3, 3], [0, 0, 7])):
+        r = cohen_kappa(a, b, (0, 3, 7), "linear")
+        assert r.kappa == 0.0
+        assert r.std_error == 0.0
+        assert (r.ci_low, r.ci_high) == (0.0, 0.0)
 
 
 @settings(max_examples=150, deadline=None)

@@ -25,6 +25,9 @@ sample standard errors of kappa and weighted kappa", Psychological Bulletin 72(5
     var = [sum_ij p_ij (w_ij - (wbar_i. + wbar_.j)(1 - kappa))^2 - (kappa - P_e (1 - kappa))^2]
           / (n (1 - P_e)^2)
 
+The numerator is the variance of ``x_ij = w_ij - (wbar_i. + wbar_.j)(1 - kappa)`` under ``p`` (its mean
+is ``kappa - P_e (1 - kappa)``), so it is computed over integers, exactly: never negative, zero when it is
+zero, and the same for A against B as for B against A (:func:`_fce_variance`).
 It is the ASE printed by SAS PROC FREQ and the ``std_kappa`` of statsmodels' ``cohens_kappa``. irrCAC's
 Conger kappa (equal to Cohen's for two labellers) reports Gwet's linearisation variance instead, which
 is this one times ``n / (n - 1)``, with a Student-t interval.
@@ -367,6 +370,53 @@ def _kappa_batch(tables: np.ndarray, disagreement: np.ndarray) -> tuple[np.ndarr
     return kappa, d_o, d_e
 
 
+def _integer_weights(scale: tuple[int, ...], weights: Weighting) -> tuple[list[list[int]], int]:
+    """The agreement weights as integers over one denominator: ``w_ij = W_ij / D`` exactly."""
+    g, span = scale, scale[-1] - scale[0]
+    if weights == "unweighted":
+        return [[int(i == j) for j in range(len(g))] for i in range(len(g))], 1
+    if weights == "linear":
+        return [[span - abs(a - b) for b in g] for a in g], span
+    return [[span * span - (a - b) ** 2 for b in g] for a in g], span * span
+
+
+def _fce_variance(table: np.ndarray, scale: tuple[int, ...], weights: Weighting) -> float:
+    """Fleiss, Cohen & Everitt's (1969) variance of kappa (module docstring), in exact integer arithmetic.
+
+    With ``x_ij = w_ij - (wbar_i. + wbar_.j)(1 - kappa)``, ``sum_ij p_ij x_ij`` equals
+    ``kappa - P_e (1 - kappa)``, so the numerator is the variance of ``x`` under ``p``: never negative, and
+    zero exactly when ``x`` is constant on the pairs seen. Evaluated in floats the two terms cancel and
+    leave a residue of either sign that depends on the order of the sums (1e-16, whose square root is
+    1e-8), so A against B and B against A differed. Over integers (``w_ij = W_ij / D``; ``X_ij`` is ``x_ij``
+    times ``n D K`` with ``K = n^2 D (1 - P_e)``) the variance is ``(n sum T X^2 - (sum T X)^2) / (n K^4)``,
+    one correctly rounded division, the same for the table and its transpose. ``0.0`` when ``K`` is 0.
+    """
+    wn, d = _integer_weights(scale, weights)
+    t = table.astype(np.int64).tolist()
+    k = len(scale)
+    n = sum(map(sum, t))
+    rows = [sum(r) for r in t]
+    cols = [sum(t[i][j] for i in range(k)) for j in range(k)]
+    used_r = [i for i in range(k) if rows[i]]
+    used_c = [j for j in range(k) if cols[j]]
+    observed = sum(t[i][j] * wn[i][j] for i in used_r for j in used_c)  # n D p_o
+    expected = sum(rows[i] * cols[j] * wn[i][j] for i in used_r for j in used_c)  # n^2 D p_e
+    big_k = n * n * d - expected  # n^2 D (1 - p_e)
+    if big_k <= 0:
+        return 0.0
+    one_minus_kappa = n * n * d - observed * n  # times K
+    a_row = {i: sum(cols[j] * wn[i][j] for j in used_c) for i in used_r}  # n D wbar_i.
+    a_col = {j: sum(rows[i] * wn[i][j] for i in used_r) for j in used_c}  # n D wbar_.j
+    s1 = s2 = 0
+    for i in used_r:
+        for j in used_c:
+            if t[i][j]:
+                x = wn[i][j] * n * big_k - (a_row[i] + a_col[j]) * one_minus_kappa
+                s1 += t[i][j] * x
+                s2 += t[i][j] * x * x
+    return (n * s2 - s1 * s1) / (n * big_k**4)
+
+
 def _kappa_from_table(
     table: np.ndarray, scale: tuple[int, ...], weights: Weighting, level: float
 ) -> KappaResult:
@@ -384,14 +434,7 @@ def _kappa_from_table(
     if not d_e > 0:
         return KappaResult(nan, nan, nan, nan, observed=d_o, expected=d_e, exact_agreement=exact,
                            note=NOTE_NO_CHANCE_DISAGREEMENT, **common)  # fmt: skip
-    # Fleiss, Cohen & Everitt (1969), non-null variance (module docstring).
-    p = table / n
-    p_e = 1.0 - d_e
-    wbar_row = w @ p.sum(axis=0)  # wbar_i. = sum_j p_.j w_ij
-    wbar_col = p.sum(axis=1) @ w  # wbar_.j = sum_i p_i. w_ij
-    term = (p * (w - (wbar_row[:, None] + wbar_col[None, :]) * (1.0 - kappa)) ** 2).sum()
-    var = (term - (kappa - p_e * (1.0 - kappa)) ** 2) / (n * (1.0 - p_e) ** 2)
-    se = math.sqrt(max(float(var), 0.0))  # max(): rounding can leave -1e-18 when kappa == 1
+    se = math.sqrt(_fce_variance(table, scale, weights))
     z = NormalDist().inv_cdf(0.5 + level / 2.0)
     return KappaResult(kappa, se, kappa - z * se, kappa + z * se, observed=d_o, expected=d_e,
                        exact_agreement=exact, **common)  # fmt: skip
