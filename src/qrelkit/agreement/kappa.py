@@ -392,7 +392,7 @@ def _fce_variance(table: np.ndarray, scale: tuple[int, ...], weights: Weighting)
     one correctly rounded division, the same for the table and its transpose. ``0.0`` when ``K`` is 0.
     """
     wn, d = _integer_weights(scale, weights)
-    t = table.astype(np.int64).tolist()
+    t: list[list[int]] = table.astype(np.int64).tolist()
     k = len(scale)
     n = sum(map(sum, t))
     rows = [sum(r) for r in t]
@@ -414,7 +414,7 @@ def _fce_variance(table: np.ndarray, scale: tuple[int, ...], weights: Weighting)
                 x = wn[i][j] * n * big_k - (a_row[i] + a_col[j]) * one_minus_kappa
                 s1 += t[i][j] * x
                 s2 += t[i][j] * x * x
-    return (n * s2 - s1 * s1) / (n * big_k**4)
+    return float((n * s2 - s1 * s1) / (n * big_k**4))
 
 
 def _kappa_from_table(

@@ -332,7 +332,9 @@ class Flip:
         }
 
 
-def order_flips(names: Sequence[str], truth: Sequence[float], other: Sequence[float]) -> list[Flip]:
+def order_flips(
+    names: Sequence[str], truth: Sequence[float] | np.ndarray, other: Sequence[float] | np.ndarray
+) -> list[Flip]:
     """Every pair of items the two orders put strictly the opposite way round (a pair tied in either is
     no flip), the truth's higher item first; by the truth's order of the first item, then the second."""
     a, b = _pair(truth, other, ("truth", "other"))

@@ -122,6 +122,19 @@ def _write_or_echo(text: str, output: str | None, what: str) -> None:
     help="runs for metric-level agreement: nDCG@k and R@k under each labeller (--runs R1 R2 ...)",
 )
 @click.option("-k", type=click.IntRange(min=1), default=10, show_default=True, help="cutoff for --runs")
+@click.option(
+    "-m",
+    "--measure",
+    default=None,
+    help="with --runs: the measure the runs are ordered by for the ranking agreement [default: nDCG@k]",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="with --runs: the paired tests' level (compare's test and correction over every pair of runs)",
+)
 @click.option("--show-disagreements", is_flag=True, help="list every disagreeing pair")
 @click.option(
     "-f",
@@ -142,6 +155,8 @@ def command(
     seed: int,
     runs: tuple[str, ...],
     k: int,
+    measure: str | None,
+    alpha: float,
     show_disagreements: bool,
     out_format: str | None,
     output: str | None,
@@ -151,7 +166,10 @@ def command(
     For two labellers: weighted kappa (linear by default) with its Fleiss-Cohen-Everitt standard error and
     95% interval, a bootstrap interval over queries, the confusion matrix over the full scale, per-grade
     marginals, per-query agreement, Krippendorff's alpha (ordinal and interval) and, with --runs, nDCG@k
-    and R@k under each labeller's judgments.
+    and R@k under each labeller's judgments, and the decisions the two lead to: Kendall's tau-b and tau_AP
+    (B's order against A's, and the mean of both directions) of the runs ordered by -m's mean, each with
+    its query-bootstrap interval, the pairs of runs whose order flips, and how many differences significant
+    under A are reversed or lost under B.
 
     For three or more (or two with a --statistic other than kappa): the mean pairwise weighted kappa,
     Krippendorff's alpha (interval and ordinal) and Fleiss' kappa, each with its query-bootstrap interval,
@@ -166,11 +184,28 @@ def command(
         raise click.UsageError("pass two or more qrels files, one per labeller")
     if runs and is_group(len(qrels), statistic):
         raise click.UsageError("--runs compares two labellers; pass two qrels files and no group --statistic")
+    if measure is not None and not runs:
+        raise click.UsageError("-m orders runs: pass it with --runs R1 R2 ...")
     found = _read(qrels, rubric)
+    run_objs = _read_runs(runs) if runs else []
     doc = agreement_of(
         found, weights=weights, statistic=statistic, min_kappa=min_kappa, n_resamples=bootstrap, seed=seed,  # type: ignore[arg-type]  # --weights is a click.Choice of the Literal's members
-        runs=_read_runs(runs) if runs else (), k=k,
+        runs=run_objs, k=k,
     )  # fmt: skip
+    if run_objs:
+        from dataclasses import replace
+
+        from ..compare import Options
+        from ..compare.decisions import decision_agreement
+        from ..judgments.adjudication import AgreementDocument
+
+        (qa, qb), (na, nb) = found.qrels, found.names
+        decisions = decision_agreement(
+            qa, qb, run_objs, measure or f"nDCG@{k}", labellers=(na, nb),
+            options=Options(alpha=alpha, seed=seed), n_resamples=bootstrap, seed=seed,
+        )  # fmt: skip
+        assert isinstance(doc, AgreementDocument)  # two labellers: --runs with a group is refused above
+        doc = replace(doc, decisions=decisions)
     _finish(doc, out_format, output, show_disagreements)
 
 

@@ -665,16 +665,22 @@ class AgreementDocument:
     alpha: dict[str, Any]
     header: dict[str, Any]
     metric: dict[str, Any] | None
+    decisions: Any = None
+    """The runs' order and significant differences under both labellers' grades, when runs were given
+    (:class:`qrelkit.compare.decisions.DecisionAgreement`)."""
 
     def to_dict(self) -> dict[str, Any]:
         g = self.calibration.gate
-        return {
+        out = {
             **self.header,
             "agreement": self.calibration.report.to_dict(),
             "alpha": {lvl: a.to_dict() for lvl, a in self.alpha.items()},
             "gate": g.to_dict() if g else None,
             "metric_agreement": self.metric,
         }
+        if self.decisions is not None:
+            out["decision_agreement"] = self.decisions.to_dict()
+        return out
 
 
 def _rubric_header(rubric: Any) -> dict[str, Any] | None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .tables import number
+from .tables import number, p_text
 
-__all__ = ["group_lines", "render_agreement", "render_leverage"]
+__all__ = ["decision_lines", "group_lines", "render_agreement", "render_leverage"]
 
 
 def render_agreement(doc: Any, fmt: str, *, show_disagreements: bool = False) -> str:
@@ -185,7 +185,80 @@ def _agree_text(p: dict[str, Any], report: Any, show_disagreements: bool) -> str
                 f"  {mark} {r['run']:<10} {r['query_id']:<12} nDCG {r['ndcg_a']:.4f} -> {r['ndcg_b']:.4f} "
                 f"({r['ndcg_delta']:+.4f})  R {r['recall_a']:.4f} / {r['recall_b']:.4f}"
             )
+    if p.get("decision_agreement"):
+        add("")
+        out.extend(decision_lines(p["decision_agreement"]))
     gate = p.get("gate")
     add("")
     add(f"gate: {gate['message']}" if gate else "gate: none (pass --min-kappa 0.6 to gate on agreement)")
     return "\n".join(out) + "\n"
+
+
+#: Flips and changed significant differences listed in the text (JSON lists every one).
+SHOWN_PAIRS = 20
+
+
+def decision_lines(d: dict[str, Any]) -> list[str]:
+    """The text of a decision-level agreement (:meth:`qrelkit.compare.decisions.DecisionAgreement.to_dict`):
+    the rank correlations with their intervals, each run's mean and rank under both, the pairs whose order
+    flips and the fate under B of the differences significant under A. ``agree --runs``, ``judge model
+    status`` and the report show this text."""
+    la, lb = d["labellers"]["a"], d["labellers"]["b"]
+    tau = d["kendall_tau"]
+    out = [
+        f"ranking agreement ({d['measure']} means of {len(d['runs'])} runs on the {d['queries']} queries both "
+        f"judged; A = {la} is the truth, B = {lb})",
+    ]
+    rows = [
+        ("Kendall's tau-b", tau),
+        ("tau_AP, B against A", d["tau_ap"]),
+        ("tau_AP, A against B", d["tau_ap_reverse"]),
+        ("tau_AP, symmetric", d["tau_ap_symmetric"]),
+    ]
+    for label, r in rows:
+        low, high = r["interval"]
+        out.append(
+            f"  {label:<20} {number(r['value'], 3, 'n/a'):>7}  {r['level'] * 100:g}% CI "
+            f"[{number(low, 3, 'n/a')}, {number(high, 3, 'n/a')}]"
+        )
+    note = f"; {tau['note']}" if tau.get("note") else ""
+    out.append(
+        f"  (query bootstrap: {tau['n_resamples']} resamples of {tau['n_queries']} queries, seed {tau['seed']}"
+        f"{note}; ties: {d['tied_groups']['a']} tied group(s) under A, {d['tied_groups']['b']} under B; tau_AP "
+        "counts a tied pair as right half of the time)"
+    )
+    width = max(12, *(len(r["run"]) for r in d["runs"]))
+    out.append(f"  {'run':<{width}} {'mean A':>8} {'rank':>5} {'mean B':>8} {'rank':>5}")
+    for r in sorted(d["runs"], key=lambda r: (r["rank_a"], r["run"])):
+        out.append(
+            f"  {r['run']:<{width}} {number(r['mean_a'], 4, 'n/a'):>8} {r['rank_a']:>5} "
+            f"{number(r['mean_b'], 4, 'n/a'):>8} {r['rank_b']:>5}"
+        )
+    n = len(d["runs"])
+    flips = d["flips"]
+    out.append(f"  order flips: {len(flips)} of {n * (n - 1) // 2} pairs of runs")
+    for f in flips[:SHOWN_PAIRS]:
+        (ta, tb), (oa, ob) = f["truth"], f["other"]
+        out.append(
+            f"    {f['above_under_truth']} above {f['below_under_truth']} under A ({number(ta, 4)} / "
+            f"{number(tb, 4)}), below under B ({number(oa, 4)} / {number(ob, 4)})"
+        )
+    if len(flips) > SHOWN_PAIRS:
+        out.append(f"    ... {len(flips) - SHOWN_PAIRS} more (-f json lists every one)")
+    s = d["significance"]
+    o = s["options"]
+    out.append(
+        f"  significant differences ({o['test']} test, {o['correction']} correction over {s['pairs']} pairs, "
+        f"alpha {o['alpha']:g}): {s['significant_under_a']} under A; under B {s['kept']} kept, "
+        f"{s['reversed']} reversed, {s['lost']} lost; {s['gained']} significant under B only"
+    )
+    changed = [c for c in s["changed_pairs"] if c["outcome"] in ("reversed", "lost")]
+    for c in changed[:SHOWN_PAIRS]:
+        out.append(
+            f"    {c['outcome']}: {c['second']} - {c['first']}: {number(c['difference_a'], 4, signed=True)} under A "
+            f"(p {p_text(c['p_adjusted_a'])}), {number(c['difference_b'], 4, signed=True)} under B "
+            f"(p {p_text(c['p_adjusted_b'])})"
+        )
+    if len(changed) > SHOWN_PAIRS:
+        out.append(f"    ... {len(changed) - SHOWN_PAIRS} more (-f json lists every one)")
+    return out
