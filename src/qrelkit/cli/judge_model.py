@@ -147,8 +147,16 @@ def run_command(db: Path, name: str, calibration_only: bool, limit: int | None, 
 @_DB
 @_NAME
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def status_command(db: Path, name: str, fmt: str) -> None:
-    """The model's progress, agreement with each person and the adjudicated grades, gate, probes and cost."""
+@click.option(
+    "--gate-ranking",
+    type=click.FloatRange(-1, 1),
+    default=None,
+    help="hold the model to its ranking agreement: exit 3 unless the lower end of Kendall's tau's interval "
+    "(the runs ordered by the people's grades and by the model's) is at least TAU [default: information only]",
+)
+def status_command(db: Path, name: str, fmt: str, gate_ranking: float | None) -> None:
+    """The model's progress, agreement with each person and the adjudicated grades, gate, probes and cost,
+    and the decisions its grades lead to on the calibration queries over the project's runs."""
     import json
 
     from qrelkit.app.models.status import model_status
@@ -157,9 +165,19 @@ def status_command(db: Path, name: str, fmt: str) -> None:
     store, _ = _open(db, read_only=True)
     try:
         status = model_status(store, name)
+        # the ranking agreement: the runs' order and significant differences, people's grades against the model's
+        from qrelkit.app.models.ranking import ranking_inputs
+        from qrelkit.compare.decisions import model_ranking
+
+        status["ranking_agreement"] = model_ranking(ranking_inputs(store, name), gate=gate_ranking)
     finally:
         store.close()
     click.echo(json.dumps(status, indent=2, default=str) if fmt == "json" else render_model_status(status))
+    ranking_gate = status["ranking_agreement"]["gate"]
+    if ranking_gate is not None and not ranking_gate["passed"]:
+        from . import EXIT_GATE_FAILED
+
+        click.get_current_context().exit(EXIT_GATE_FAILED)
 
 
 @command.command(name="probe")

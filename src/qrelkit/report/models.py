@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["render_model_status", "render_probes", "render_run"]
+__all__ = ["ranking_lines", "render_model_status", "render_probes", "render_run"]
 
 
 def _num(value: Any, digits: int = 3) -> str:
@@ -65,7 +65,31 @@ def render_model_status(status: dict[str, Any]) -> str:
             else (f" ({', '.join(event['failing'])})" if event["failing"] else "")
         )
         out.append(f"  {event['at']}  round {event['round']}  {event['outcome']}{extra}")
+    if status.get("ranking_agreement"):
+        out.extend(ranking_lines(status["ranking_agreement"]))
     return "\n".join(out)
+
+
+def ranking_lines(ranking: dict[str, Any]) -> list[str]:
+    """A model labeller's ranking agreement (:func:`qrelkit.compare.decisions.model_ranking`): the
+    decision-level agreement's text, or why it was not measured, and the ranking gate when asked for."""
+    from .agreement import decision_lines
+
+    role = ranking["role"]
+    found = ranking["decision_agreement"]
+    out = []
+    if found is None:
+        out.append(f"ranking agreement ({role}): not measured: {ranking['note']}")
+    else:
+        left = ranking["pairs_left_out"]
+        out.append(
+            f"the model's grades against the people's, as decisions ({role}; the calibration pairs with "
+            "the people's settled grade and the model's" + (f", {left} left out" if left else "") + "):"
+        )
+        out.extend(decision_lines(found))
+    if ranking.get("gate"):
+        out.append(ranking["gate"]["message"])
+    return out
 
 
 def render_probes(rates: dict[str, Any]) -> str:

@@ -1,0 +1,134 @@
+"""A model labeller's ranking agreement in ``judge model status``: the runs the project holds ordered by the
+people's settled calibration grades and by the model's, against nDCG@10 written out here, scipy's
+kendalltau and tau_AP enumerated from its definition; information unless --gate-ranking asks for a gate;
+said plainly when the project holds no runs. The model is a real HTTP server on the loopback interface
+speaking the chat completions protocol (tests/app/models/helpers.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.stats
+
+from tests.agreement.test_ranking import slow_tau_ap
+
+from .helpers import DOCS, ChatServer, grade_calibration, make_synthetic, person, scripted
+
+CALIBRATION_QUERIES = 8
+# each run's order of a query's documents: by a score of the document's index
+ORDERS = {
+    "best": lambda q, d: (q + 2 * d) % 4 * 10 - d,  # the truth's order
+    "worst": lambda q, d: -((q + 2 * d) % 4) * 10 + d,
+    "by_index": lambda q, d: -d,
+    "by_index_reversed": lambda q, d: d + (q % 3),
+}
+
+
+def _project_with_runs(tmp_path: Path) -> Path:
+    from qrelkit.app.project import init_project
+
+    make_synthetic(tmp_path)  # writes the rubric, queries, documents and pool, and a project without runs
+    runs = []
+    for name, score in ORDERS.items():
+        path = tmp_path / f"{name}.run"
+        with open(path, "w") as f:
+            for q in range(12):
+                for rank, d in enumerate(sorted(range(DOCS), key=lambda d: -score(q, d)), start=1):
+                    f.write(f"q{q} Q0 d{q}-{d} {rank} {100 - rank} {name}\n")
+        runs.append(path)
+    db = tmp_path / "with-runs.db"
+    init_project(db, rubric=tmp_path / "rubric.toml", pool=tmp_path / "pool.jsonl", docs=tmp_path / "docs.jsonl",
+                 queries=tmp_path / "queries.tsv", labellers=["alice", "bob"], seed=11, min_kappa=0.3,
+                 runs=runs)  # fmt: skip
+    grade_calibration(db, person)
+    return db
+
+
+def _ndcg10(grades: dict[tuple[int, int], int], q: int, score) -> float:
+    """nDCG@10 with gains 2^g - 1 and log2 discounts, the ideal from the query's judged grades."""
+    order = sorted(range(DOCS), key=lambda d: -score(q, d))
+    dcg = sum((2 ** grades.get((q, d), 0) - 1) / math.log2(r + 2) for r, d in enumerate(order[:10]))
+    ideal = sorted((g for (qq, _), g in grades.items() if qq == q), reverse=True)
+    idcg = sum((2**g - 1) / math.log2(r + 2) for r, g in enumerate(ideal[:10]))
+    return dcg / idcg if idcg else 0.0
+
+
+def _run_model(cli, db: Path, answer) -> None:
+    with ChatServer(answer) as srv:
+        assert (
+            cli("judge", "model", "add", db, "judge", "--endpoint", srv.url, "--model", "judge-1").exit_code
+            == 0
+        )
+        result = cli("judge", "model", "run", db, "judge", "--calibration-only")
+        assert result.exit_code == 0, result.output
+
+
+def test_ranking_agreement_equals_independent_values(tmp_path: Path, cli) -> None:
+    db = _project_with_runs(tmp_path)
+    answer = scripted(5, flip_every=3)
+    _run_model(cli, db, answer)
+    result = cli("judge", "model", "status", db, "judge", "--format", "json")
+    assert result.exit_code == 0, result.output
+    ranking = json.loads(result.stdout)["ranking_agreement"]
+    assert ranking["role"] == "information" and ranking["gate"] is None
+    found = ranking["decision_agreement"]
+
+    # the people's settled grades: alice and bob agree (no adjudication was made); disputed pairs left out
+    keys = [(q, d) for q in range(CALIBRATION_QUERIES) for d in range(DOCS)]
+    people = {k: person("alice", f"q{k[0]}", f"d{k[0]}-{k[1]}") for k in keys
+              if person("alice", f"q{k[0]}", f"d{k[0]}-{k[1]}") == person("bob", f"q{k[0]}", f"d{k[0]}-{k[1]}")}  # fmt: skip
+    model = {k: answer(k[0], k[1], "") for k in people}
+    assert ranking["pairs_left_out"] == len(keys) - len(people)
+    queries = sorted({q for q, _ in people})
+    assert found["queries"] == len(queries)
+    names = sorted(ORDERS)
+    means_a = [np.mean([_ndcg10(people, q, ORDERS[n]) for q in queries]) for n in names]
+    means_b = [np.mean([_ndcg10(model, q, ORDERS[n]) for q in queries]) for n in names]
+    by_run = {r["run"]: r for r in found["runs"]}
+    assert [by_run[n]["mean_a"] for n in names] == pytest.approx(means_a, abs=1e-12)
+    assert [by_run[n]["mean_b"] for n in names] == pytest.approx(means_b, abs=1e-12)
+    expected_tau = scipy.stats.kendalltau(means_a, means_b, variant="b").statistic
+    assert found["kendall_tau"]["value"] == pytest.approx(expected_tau, abs=1e-12)
+    assert found["tau_ap"]["value"] == pytest.approx(float(slow_tau_ap(means_a, means_b)), abs=1e-12)
+    sym = (slow_tau_ap(means_a, means_b) + slow_tau_ap(means_b, means_a)) / 2
+    assert found["tau_ap_symmetric"]["value"] == pytest.approx(float(sym), abs=1e-12)
+    low, high = found["kendall_tau"]["interval"]
+    assert low <= found["kendall_tau"]["value"] <= high or math.isclose(low, high)
+    assert found["significance"]["pairs"] == 6
+
+    table = cli("judge", "model", "status", db, "judge").stdout
+    assert "as decisions (information;" in table and "Kendall's tau-b" in table
+
+
+def test_gate_ranking_is_a_gate_only_when_asked(tmp_path: Path, cli) -> None:
+    db = _project_with_runs(tmp_path)
+    _run_model(cli, db, scripted(5, flip_every=3))
+    low = json.loads(cli("judge", "model", "status", db, "judge", "--format", "json").stdout)[
+        "ranking_agreement"]["decision_agreement"]["kendall_tau"]["interval"][0]  # fmt: skip
+    passing = cli(
+        "judge", "model", "status", db, "judge", "--gate-ranking", str(low - 0.01), "--format", "json"
+    )
+    assert passing.exit_code == 0
+    assert json.loads(passing.stdout)["ranking_agreement"]["gate"]["passed"] is True
+    assert low < 1  # one pair of the four runs flips on these grades
+    failing = cli("judge", "model", "status", db, "judge", "--gate-ranking", "1")
+    assert failing.exit_code == 3
+    assert "ranking gate failed: Kendall's tau interval lower end" in failing.stdout
+
+
+def test_a_project_without_runs_says_so(tmp_path: Path, cli) -> None:
+    db = make_synthetic(tmp_path)
+    grade_calibration(db, person)
+    _run_model(cli, db, scripted(2))
+    status = json.loads(cli("judge", "model", "status", db, "judge", "--format", "json").stdout)
+    ranking = status["ranking_agreement"]
+    assert ranking["decision_agreement"] is None
+    assert ranking["note"] == "the project holds no runs (judge init --runs stores the pooled runs)"
+    table = cli("judge", "model", "status", db, "judge").stdout
+    assert "ranking agreement (information): not measured: the project holds no runs" in table
+    gated = cli("judge", "model", "status", db, "judge", "--gate-ranking", "0.5")
+    assert gated.exit_code == 3 and "ranking gate not measurable: the project holds no runs" in gated.stdout
