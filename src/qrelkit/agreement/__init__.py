@@ -5,6 +5,8 @@
 - :mod:`.group`: two or more labellers: Fleiss' kappa, the pairwise kappa matrix, alpha over a group.
 - :mod:`.resample`: every random draw over queries in qrelkit (agreement's query bootstrap and
   comparison's draws) and their defaults.
+- :mod:`.ranking`: two orders of the same items (runs by a measure under two sets of grades): Kendall's
+  tau-b, tau_AP, their query-bootstrap intervals, the pairs that flip.
 
 ``from qrelkit.agreement import cohen_kappa`` still works: names load from :mod:`.kappa` on first use.
 """

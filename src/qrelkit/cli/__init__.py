@@ -7,7 +7,8 @@ It parses arguments, calls the library, and maps errors to exit codes, the same 
   a refused line of `judge adjudicate --decisions`;
 - 2: bad usage (click's own message);
 - 3: a calibration gate that did not pass: `agree --min-kappa` below the threshold, `judge kappa` on a round
-  whose gate failed or was not measurable (an override opens judging but does not make the gate pass).
+  whose gate failed or was not measurable (an override opens judging but does not make the gate pass),
+  `judge model status --gate-ranking` whose ranking criterion failed or was not measurable.
 
 (`qrelkit trec_eval` gives trec_eval's own exit codes instead: it is a drop-in.)
 """

@@ -169,7 +169,7 @@ def command(
     and R@k under each labeller's judgments, and the decisions the two lead to: Kendall's tau-b and tau_AP
     (B's order against A's, and the mean of both directions) of the runs ordered by -m's mean, each with
     its query-bootstrap interval, the pairs of runs whose order flips, and how many differences significant
-    under A are reversed or lost under B.
+    under A are reversed or lost under B (with two runs or more).
 
     For three or more (or two with a --statistic other than kappa): the mean pairwise weighted kappa,
     Krippendorff's alpha (interval and ordinal) and Fleiss' kappa, each with its query-bootstrap interval,
@@ -178,6 +178,7 @@ def command(
     Exit status: 0 on success (and when the gate passes), 3 when --min-kappa is given and the lower
     bound of the interval falls below it, 1 on bad input, 2 on bad usage.
     """
+    # long: the docstring is the command's help, which lists everything agree reports
     from ..judgments.labellers import agreement_of, is_group
 
     if len(qrels) < 2:
@@ -192,21 +193,23 @@ def command(
         found, weights=weights, statistic=statistic, min_kappa=min_kappa, n_resamples=bootstrap, seed=seed,  # type: ignore[arg-type]  # --weights is a click.Choice of the Literal's members
         runs=run_objs, k=k,
     )  # fmt: skip
-    if run_objs:
-        from dataclasses import replace
-
-        from ..compare import Options
-        from ..compare.decisions import decision_agreement
-        from ..judgments.adjudication import AgreementDocument
-
-        (qa, qb), (na, nb) = found.qrels, found.names
-        decisions = decision_agreement(
-            qa, qb, run_objs, measure or f"nDCG@{k}", labellers=(na, nb),
-            options=Options(alpha=alpha, seed=seed), n_resamples=bootstrap, seed=seed,
-        )  # fmt: skip
-        assert isinstance(doc, AgreementDocument)  # two labellers: --runs with a group is refused above
-        doc = replace(doc, decisions=decisions)
+    if len(run_objs) >= 2:  # an order needs two runs
+        doc = _with_decisions(doc, found, run_objs, measure or f"nDCG@{k}", alpha, bootstrap, seed)
     _finish(doc, out_format, output, show_disagreements)
+
+
+def _with_decisions(doc: Any, found: Any, runs: list[Any], measure: str, alpha: float, resamples: int,
+                    seed: int) -> Any:  # fmt: skip
+    """``doc`` with :func:`qrelkit.compare.decisions.decision_agreement` of the two labellers over ``runs``."""
+    from dataclasses import replace
+
+    from ..compare import Options
+    from ..compare.decisions import decision_agreement
+
+    (qa, qb), (na, nb) = found.qrels, found.names
+    decisions = decision_agreement(qa, qb, runs, measure, labellers=(na, nb), options=Options(alpha=alpha, seed=seed),
+                                   n_resamples=resamples, seed=seed)  # fmt: skip
+    return replace(doc, decisions=decisions)
 
 
 def _finish(doc: Any, out_format: str | None, output: str | None, show_disagreements: bool) -> None:
