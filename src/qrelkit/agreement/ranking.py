@@ -83,9 +83,9 @@ __all__ = [
 #: The most items (runs) ordered at once: every statistic looks at every pair, in each resample
 #: (2,000 resamples of 1,000 items are two billion pair comparisons per statistic).
 MAX_ITEMS = 1000
-#: Pair comparisons held at once by the batched statistics (one int64 array of this many cells, a few
-#: alive at a time: about 32 MB each).
-_CELLS = 4_000_000
+#: Pair comparisons held at once by the batched statistics (boolean arrays of this many cells, a few alive
+#: at a time: small enough to stay in the processor's cache).
+_CELLS = 1 << 20
 
 
 def _check_scores(x: Any, what: str) -> np.ndarray:
@@ -120,9 +120,13 @@ def _chunks(rows: int, n: int) -> list[slice]:
     return [slice(lo, min(rows, lo + step)) for lo in range(0, rows, step)]
 
 
-def _signs(x: np.ndarray) -> np.ndarray:
-    """``sign(x_i - x_j)`` for each row: shape ``(rows, n, n)``, int64."""
-    return np.sign(x[:, :, None] - x[:, None, :]).astype(np.int64)
+def _above(x: np.ndarray) -> np.ndarray:
+    """``x_u > x_j`` for each row: boolean, shape ``(rows, n, n)`` indexed ``[r, u, j]``."""
+    return x[:, :, None] > x[:, None, :]
+
+
+def _count(mask: np.ndarray, axis: Any) -> np.ndarray:
+    return np.count_nonzero(mask, axis=axis)
 
 
 def tau_b_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -134,11 +138,13 @@ def tau_b_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if n < 2:
         return out
     for part in _chunks(rows, n):
-        sx, sy = _signs(x[part]), _signs(y[part])
-        num = (sx * sy).sum(axis=(1, 2))  # 2 (C - D)
-        dx, dy = (sx * sx).sum(axis=(1, 2)), (sy * sy).sum(axis=(1, 2))  # 2 (P - T_x), 2 (P - T_y)
+        gx, gy = _above(x[part]), _above(y[part])
+        concordant = _count(gx & gy, (1, 2))  # x and y both put u above j: C
+        discordant = _count(gx & gy.transpose(0, 2, 1), (1, 2))  # x puts u above j, y below: D
+        nx, ny = _count(gx, (1, 2)), _count(gy, (1, 2))  # P - T_x, P - T_y
         with np.errstate(invalid="ignore", divide="ignore"):
-            out[part] = np.where((dx > 0) & (dy > 0), num / np.sqrt(dx.astype(np.float64) * dy), math.nan)
+            value = (concordant - discordant) / np.sqrt(nx.astype(np.float64) * ny)
+        out[part] = np.where((nx > 0) & (ny > 0), value, math.nan)
     return out
 
 
@@ -166,14 +172,15 @@ def tau_ap_batch(truth: np.ndarray, other: np.ndarray) -> np.ndarray:
     h = _harmonic(n)
     off_diagonal = ~np.eye(n, dtype=bool)
     for part in _chunks(rows, n):
-        so, st = _signs(other[part]), _signs(truth[part])  # [r, u, j] = sign(score_u - score_j)
-        above = so > 0  # u strictly above j in the walked order
-        mates = (so == 0) & off_diagonal  # u tied with j there
-        credit = (st > 0) * 2 + ((st == 0) & off_diagonal)  # 2 x (1 above in the truth, 1/2 tied)
-        a = above.sum(axis=1)  # (r, n): items strictly above j
-        t = mates.sum(axis=1) + 1
-        a2 = (credit * above).sum(axis=1)  # 2 A_j
-        m2 = (credit * mates).sum(axis=1)  # 2 M_j
+        o, tr = other[part], truth[part]
+        above = _above(o)  # [r, u, j]: u strictly above j in the walked order
+        mates = (o[:, :, None] == o[:, None, :]) & off_diagonal  # u tied with j there
+        truth_above = _above(tr)  # the truth puts u above j (credit 1)
+        truth_tied = (tr[:, :, None] == tr[:, None, :]) & off_diagonal  # the truth ties them (credit 1/2)
+        a = _count(above, 1)  # (r, n): items strictly above j
+        t = _count(mates, 1) + 1
+        a2 = 2 * _count(above & truth_above, 1) + _count(above & truth_tied, 1)  # 2 A_j
+        m2 = 2 * _count(mates & truth_above, 1) + _count(mates & truth_tied, 1)  # 2 M_j
         start = np.maximum(a, 1)
         last = a + t - 1
         h1 = np.where(t == 1, np.where(a > 0, 1.0 / start, 0.0), h[last] - h[start - 1])
