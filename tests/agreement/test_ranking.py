@@ -244,3 +244,11 @@ def test_bad_input_is_one_line():
     with pytest.raises(ValidationError, match="one shape"):
         rank_agreement(np.zeros((3, 2)), np.zeros((3, 3)))
     assert math.isnan(tau_ap([1.0], [1.0])) and math.isnan(tau_b([1.0], [1.0]))
+
+
+def test_resampled_sums_are_bounded():
+    from qrelkit.agreement.ranking import MAX_RESAMPLED_CELLS
+
+    x = np.zeros((3, 200))
+    with pytest.raises(ValidationError, match=f"more than {MAX_RESAMPLED_CELLS:,}"):
+        rank_agreement(x, x, n_resamples=100_000)

@@ -131,3 +131,15 @@ def test_bootstrap_columns_drawn_in_chunks_give_the_same_numbers(monkeypatch) ->
     assert len(whole.pairs) == 12
     for w, c in zip(whole.pairs, chunked.pairs, strict=True):
         assert (w.bootstrap_interval, w.p_value) == (c.bootstrap_interval, c.p_value)
+
+
+def test_bounds_are_one_line() -> None:
+    from qrelkit.compare.decisions import MAX_RUNS
+    from qrelkit.errors import ValidationError
+
+    qa, qb = read_qrels(A), read_qrels(B)
+    with pytest.raises(ValidationError, match=f"from 2 to {MAX_RUNS} runs"):
+        decision_agreement(qa, qb, [read_run(RUNS[0])])
+    too_many = [read_run(RUNS[0]).replace(name=f"r{i}") for i in range(MAX_RUNS + 1)]
+    with pytest.raises(ValidationError, match=f"from 2 to {MAX_RUNS} runs"):
+        decision_agreement(qa, qb, too_many)

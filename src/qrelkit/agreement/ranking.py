@@ -68,6 +68,7 @@ from .resample import (
 
 __all__ = [
     "MAX_ITEMS",
+    "MAX_RESAMPLED_CELLS",
     "Flip",
     "RankAgreement",
     "RankCorrelation",
@@ -83,6 +84,9 @@ __all__ = [
 #: The most items (runs) ordered at once: every statistic looks at every pair, in each resample
 #: (2,000 resamples of 1,000 items are two billion pair comparisons per statistic).
 MAX_ITEMS = 1000
+#: The most resampled sums held at once (resamples x items x 2, float64: 200 MB): ``--bootstrap`` times twice
+#: the runs.
+MAX_RESAMPLED_CELLS = 25_000_000
 #: Pair comparisons held at once by the batched statistics (boolean arrays of this many cells, a few alive
 #: at a time: small enough to stay in the processor's cache).
 _CELLS = 1 << 20
@@ -285,6 +289,13 @@ def rank_agreement(
             fix="align both on the same queries and items",
         )
     n_q, n = x.shape
+    if n_resamples * 2 * n > MAX_RESAMPLED_CELLS:
+        raise ValidationError(
+            f"{n_resamples:,} resamples of {n:,} items hold {n_resamples * 2 * n:,} sums at once, more than "
+            f"{MAX_RESAMPLED_CELLS:,}",
+            got=n_resamples,
+            fix=f"use at most {MAX_RESAMPLED_CELLS // (2 * max(n, 1)):,} resamples (--bootstrap), or fewer runs",
+        )
     sums_x = _check_scores([math.fsum(c) for c in x.T.tolist()], "truth")
     sums_y = _check_scores([math.fsum(c) for c in y.T.tolist()], "other")
     pieces = np.concatenate([x, y], axis=1)
