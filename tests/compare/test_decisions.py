@@ -19,7 +19,7 @@ from qrelkit.compare import Options
 from qrelkit.compare.decisions import decision_agreement
 from qrelkit.formats import read_qrels, read_run
 from qrelkit.measures.conventions import Conventions
-from tests.agreement.test_ranking import slow_tau_ap
+from tests.agreement.ranking_oracle import slow_tau_ap
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "docsearch"
 A, B = EXAMPLE / "judgments" / "alice.qrels", EXAMPLE / "judgments" / "bob.qrels"

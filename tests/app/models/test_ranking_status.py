@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from tests.agreement.test_ranking import slow_tau_ap
+from tests.agreement.ranking_oracle import slow_tau_ap
 
 from .helpers import DOCS, ChatServer, grade_calibration, make_synthetic, person, scripted
 
