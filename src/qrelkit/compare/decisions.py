@@ -302,6 +302,7 @@ def model_ranking(
     return {
         "role": "information" if gate is None else "gate criterion",
         "pairs_left_out": inputs.left_out,
+        "runs_from": inputs.runs_from,
         "note": inputs.note,
         "decision_agreement": found.to_dict() if found is not None else None,
         "gate": ranking_gate(found, gate, inputs.note) if gate is not None else None,

@@ -84,7 +84,9 @@ def ranking_lines(ranking: dict[str, Any]) -> list[str]:
         left = ranking["pairs_left_out"]
         out.append(
             f"the model's grades against the people's, as decisions ({role}; the calibration pairs with "
-            "the people's settled grade and the model's" + (f", {left} left out" if left else "") + "):"
+            "the people's settled grade and the model's"
+            + (f", {left} left out" if left else "")
+            + f"; {ranking['runs_from']}):"
         )
         out.extend(decision_lines(found))
     if ranking.get("gate"):

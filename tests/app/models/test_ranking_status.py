@@ -48,12 +48,12 @@ def _project_with_runs(tmp_path: Path) -> Path:
     return db
 
 
-def _ndcg10(grades: dict[tuple[int, int], int], q: int, score) -> float:
-    """nDCG@10 with gains 2^g - 1 and log2 discounts, the ideal from the query's judged grades."""
+def _ndcg(grades: dict[tuple[int, int], int], q: int, score, k: int = 10) -> float:
+    """nDCG@k with gains 2^g - 1 and log2 discounts, the ideal from the query's judged grades."""
     order = sorted(range(DOCS), key=lambda d: -score(q, d))
-    dcg = sum((2 ** grades.get((q, d), 0) - 1) / math.log2(r + 2) for r, d in enumerate(order[:10]))
+    dcg = sum((2 ** grades.get((q, d), 0) - 1) / math.log2(r + 2) for r, d in enumerate(order[:k]))
     ideal = sorted((g for (qq, _), g in grades.items() if qq == q), reverse=True)
-    idcg = sum((2**g - 1) / math.log2(r + 2) for r, g in enumerate(ideal[:10]))
+    idcg = sum((2**g - 1) / math.log2(r + 2) for r, g in enumerate(ideal[:k]))
     return dcg / idcg if idcg else 0.0
 
 
@@ -86,8 +86,8 @@ def test_ranking_agreement_equals_independent_values(tmp_path: Path, cli) -> Non
     queries = sorted({q for q, _ in people})
     assert found["queries"] == len(queries)
     names = sorted(ORDERS)
-    means_a = [np.mean([_ndcg10(people, q, ORDERS[n]) for q in queries]) for n in names]
-    means_b = [np.mean([_ndcg10(model, q, ORDERS[n]) for q in queries]) for n in names]
+    means_a = [np.mean([_ndcg(people, q, ORDERS[n]) for q in queries]) for n in names]
+    means_b = [np.mean([_ndcg(model, q, ORDERS[n]) for q in queries]) for n in names]
     by_run = {r["run"]: r for r in found["runs"]}
     assert [by_run[n]["mean_a"] for n in names] == pytest.approx(means_a, abs=1e-12)
     assert [by_run[n]["mean_b"] for n in names] == pytest.approx(means_b, abs=1e-12)
@@ -120,15 +120,72 @@ def test_gate_ranking_is_a_gate_only_when_asked(tmp_path: Path, cli) -> None:
     assert "ranking gate failed: Kendall's tau interval lower end" in failing.stdout
 
 
-def test_a_project_without_runs_says_so(tmp_path: Path, cli) -> None:
-    db = make_synthetic(tmp_path)
+def _settled(answer) -> tuple[dict, dict]:
+    """The people's settled calibration grades (alice and bob agree; no adjudication) and the model's."""
+    keys = [(q, d) for q in range(CALIBRATION_QUERIES) for d in range(DOCS)]
+    people = {k: person("alice", f"q{k[0]}", f"d{k[0]}-{k[1]}") for k in keys
+              if person("alice", f"q{k[0]}", f"d{k[0]}-{k[1]}") == person("bob", f"q{k[0]}", f"d{k[0]}-{k[1]}")}  # fmt: skip
+    return people, {k: answer(k[0], k[1], "") for k in people}
+
+
+def test_without_stored_runs_the_pools_record_of_ranks_serves(tmp_path: Path, cli) -> None:
+    from qrelkit.app.models.ranking import ranking_inputs
+    from qrelkit.app.project import init_project
+    from qrelkit.app.store import Store
+    from qrelkit.compare.decisions import model_ranking
+
+    make_synthetic(tmp_path)
+    lines = []  # the pool as `qrelkit pool` records it: each run's rank of each pooled pair
+    for line in (tmp_path / "pool.jsonl").read_text().splitlines():
+        entry = json.loads(line)
+        q, d = int(entry["query_id"][1:]), int(entry["doc_id"].split("-")[1])
+        ranks = {
+            n: 1 + sorted(range(DOCS), key=lambda x, s=s, q=q: -s(q, x)).index(d) for n, s in ORDERS.items()
+        }
+        lines.append(json.dumps(entry | {"runs": ranks, "best_rank": min(ranks.values())}))
+    (tmp_path / "pool.jsonl").write_text("\n".join(lines) + "\n")
+    db = tmp_path / "pooled.db"
+    init_project(db, rubric=tmp_path / "rubric.toml", pool=tmp_path / "pool.jsonl", docs=tmp_path / "docs.jsonl",
+                 queries=tmp_path / "queries.tsv", labellers=["alice", "bob"], seed=11, min_kappa=0.3)  # fmt: skip
     grade_calibration(db, person)
-    _run_model(cli, db, scripted(2))
+    answer = scripted(5, flip_every=3)
+    _run_model(cli, db, answer)
+    # nDCG@10 needs each run's top 10; the pool's record reaches rank 5
     status = json.loads(cli("judge", "model", "status", db, "judge", "--format", "json").stdout)
-    ranking = status["ranking_agreement"]
-    assert ranking["decision_agreement"] is None
-    assert ranking["note"] == "the project holds no runs (judge init --runs stores the pooled runs)"
+    assert status["ranking_agreement"]["note"] == (
+        "the pool's record of ranks reaches rank 5, short of the measure's cutoff 10 (judge init --runs stores "
+        "whole runs)"
+    )
     table = cli("judge", "model", "status", db, "judge").stdout
-    assert "ranking agreement (information): not measured: the project holds no runs" in table
+    assert "ranking agreement (information): not measured: the pool's record of ranks reaches rank 5" in table
     gated = cli("judge", "model", "status", db, "judge", "--gate-ranking", "0.5")
-    assert gated.exit_code == 3 and "ranking gate not measurable: the project holds no runs" in gated.stdout
+    assert gated.exit_code == 3 and "ranking gate not measurable: the pool's record of ranks" in gated.stdout
+    # nDCG@5 reads the top 5 the pool holds
+    with Store(db, read_only=True) as store:
+        inputs = ranking_inputs(store, "judge", depth=5)
+    found = model_ranking(inputs, "nDCG@5")
+    assert found["runs_from"] == "the pooled runs' rankings (the pool's record of ranks)"
+    doc = found["decision_agreement"]
+    people, model = _settled(answer)
+    queries = sorted({q for q, _ in people})
+    names = sorted(ORDERS)
+    means_a = [np.mean([_ndcg(people, q, ORDERS[n], 5) for q in queries]) for n in names]
+    means_b = [np.mean([_ndcg(model, q, ORDERS[n], 5) for q in queries]) for n in names]
+    by_run = {r["run"]: r for r in doc["runs"]}
+    assert [by_run[n]["mean_a"] for n in names] == pytest.approx(means_a, abs=1e-12)
+    assert [by_run[n]["mean_b"] for n in names] == pytest.approx(means_b, abs=1e-12)
+    assert doc["kendall_tau"]["value"] == pytest.approx(
+        scipy.stats.kendalltau(means_a, means_b, variant="b").statistic, abs=1e-12
+    )
+
+
+def test_a_model_with_no_settled_pair_says_so(tmp_path: Path, cli) -> None:
+    db = make_synthetic(tmp_path)  # the people have not graded: nothing is settled
+    with ChatServer(scripted(2)) as srv:
+        assert (
+            cli("judge", "model", "add", db, "judge", "--endpoint", srv.url, "--model", "judge-1").exit_code
+            == 0
+        )
+    ranking = json.loads(cli("judge", "model", "status", db, "judge", "--format", "json").stdout)[
+        "ranking_agreement"]  # fmt: skip
+    assert ranking["note"] == "no calibration pair has both the people's settled grade and the model's"
