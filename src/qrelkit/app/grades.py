@@ -755,9 +755,12 @@ def final_qrels_text(
     labellers = store.read(
         lambda c: [r[0] for r in c.execute("SELECT name FROM users WHERE role='labeller'")]
     )
+    few = store.read(  # two labellers sharing too few calibration queries: every result says so
+        lambda c: [s.warning for s in round_agreement(c, mine[0]["round"], compute=False) if s.warning]
+    )
     fields = manifest_fields(
         rubric=rubric, scale=rubric.scale, relevance_threshold=relevance_threshold, labellers=sorted(labellers),
-        calibration=gated_calibration_fields(mine[0], history),
+        calibration=gated_calibration_fields(mine[0], history, warnings=few),
         adjudication=adjudication_fields({k: v for k, v in counts.items() if k != "pairs"}),  # pairs: the pool's size
         model_labellers=store.read(lambda c: model_manifest_fields(c, rubric.content_hash, grades)),
     )  # fmt: skip

@@ -26,7 +26,9 @@ Fields (every field is always present; unknown values are ``null``)::
                           "group" (every labeller of the round: alpha, Fleiss' kappa, the pairwise kappa
                           matrix, each statistic's query-bootstrap interval, the gate;
                           :func:`qrelkit.judgments.adjudication.group_calibration_fields`), "override" ({"reason",
-                          "by", "at"} or null), "not_measured" and "rounds" (every calibration round:
+                          "by", "at"} or null), "not_measured", "warnings" (each two labellers sharing
+                          fewer than five calibration queries; every result read with the qrels repeats
+                          them) and "rounds" (every calibration round:
                           rubric version and hash, queries, seed, status, agreement, override)
                           (:func:`qrelkit.judgments.adjudication.gated_calibration_fields`)
     adjudication          {"agreed", "single_labeller", "adjudicated", "overridden", "defaulted",
@@ -408,7 +410,8 @@ def judgments_meaning(data: Mapping[str, Any], source: str | None = None) -> dic
 
     Warnings: agreement not measured (no calibration, or a judging project made with
     ``--no-calibration``), a failed or not measurable gate, a gate overridden (with its reason, who and when), a gate not
-    decided yet, and disputed pairs left out.
+    decided yet, the calibration's own warnings (two labellers sharing too few queries), and disputed pairs
+    left out.
     """
     calibration = data.get("calibration")
     adjudication = data.get("adjudication") or {}
@@ -435,6 +438,7 @@ def judgments_meaning(data: Mapping[str, Any], source: str | None = None) -> dic
             f"full judging was opened despite the {what} gate: overridden by {override.get('by')} at "
             f"{override.get('at')}, reason: {override.get('reason')}"
         )
+    warnings += [str(w) for w in (calibration or {}).get("warnings") or ()]  # e.g. too few shared queries
     unresolved = int(adjudication.get("unresolved_left_out", 0) or 0)
     if unresolved:
         warnings.append(f"{unresolved} disputed pair(s) were left out of these qrels and score as unjudged")
