@@ -82,10 +82,11 @@ def counted_model_ids(conn: sqlite3.Connection, rubric_hash: str) -> set[int]:
 
 
 def uncounted_model_ids(conn: sqlite3.Connection, rubric_hash: str) -> str:
-    """The user ids of the model labellers whose grades do not count, as an SQL list (``NULL`` for none)."""
+    """The user ids of the model labellers whose grades do not count, as an SQL list (``-1``, no user, for
+    none: ``NOT IN (NULL)`` would hold for no row)."""
     counted = counted_model_ids(conn, rubric_hash)
     rows = conn.execute("SELECT user_id FROM users WHERE role = 'model'")
-    return ", ".join(str(int(u)) for (u,) in rows if u not in counted) or "NULL"
+    return ", ".join(str(int(u)) for (u,) in rows if u not in counted) or "-1"
 
 
 _Row = TypeVar("_Row")
