@@ -573,11 +573,12 @@ class HumanSource:
                 f"{self.model.get('model_id')}), named by {self.manifest.name}")  # fmt: skip
 
     def warnings(self) -> list[str]:
-        if self.random:
-            return []
-        return [f"the manifest {self.manifest.name} does not say the people's queries were drawn at random "
-                f"(drawn: {self.sample.get('drawn')}): the interval's validity rests on their being a random "
-                "sample of the queries"]  # fmt: skip
+        out = [predictor_warning(self.model)] if self.model.get("role") == "predictor" else []
+        if not self.random:
+            out.append(f"the manifest {self.manifest.name} does not say the people's queries were drawn at random "
+                       f"(drawn: {self.sample.get('drawn')}): the interval's validity rests on their being a random "
+                       "sample of the queries")  # fmt: skip
+        return out
 
 
 def human_source(qrels_path: str | Path, manifest: str | Path | None = None) -> HumanSource | None:
