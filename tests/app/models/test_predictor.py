@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 
 from ..helpers import ThreadServer, position_of, sign_in
+from ..test_browser import browser  # noqa: F401  (the chromium fixture)
+from ..test_browser import sign_in as browser_sign_in
 from .helpers import DOCS, QUERIES, ChatServer, make_synthetic, person, truth
 
 ALL_PAIRS = [(q, d) for q in range(QUERIES) for d in range(DOCS)]
@@ -183,3 +185,62 @@ def test_a_lenient_predictor_grades_every_pair_and_never_counts(people_only, cli
     # the final qrels' own evaluation says nothing of a predictor: its grades are not in them
     plain = json.loads(cli("eval", out, *_runs(tmp_path), "--format", "json").stdout)
     assert not any("predictor" in w for w in plain["judgments"]["warnings"]) and "estimates" not in plain
+
+
+def test_a_labeller_turned_predictor_after_its_failed_gate(
+    people_only,
+    cli,
+    tmp_path: Path,
+    browser: Any,  # noqa: F811
+) -> None:
+    """The same lenient model added as a labeller: its gate fails and its pool stays closed; made a predictor
+    (who, when, why recorded), it grades the rest, the export is the people's, and the manifest and the admin
+    page (a real browser) show the decision."""
+    from qrelkit.app.web import create_app
+
+    db, without, _, _ = people_only
+    with ChatServer(lenient) as srv:
+        assert (
+            cli("judge", "model", "add", db, "lenient", "--endpoint", srv.url, "--model", "judge-1").exit_code
+            == 0
+        )
+        assert cli("judge", "model", "run", db, "lenient").exit_code == 0
+        assert cli("judge", "model", "probe", db, "lenient").exit_code == 0
+        closed = cli("judge", "model", "run", db, "lenient")
+        assert "gate: failed (failing: non_inferiority" in closed.stdout
+        shown = json.loads(cli("judge", "model", "status", db, "lenient", "--format", "json").stdout)
+        assert shown["graded"] == 40 and not shown["full_pool_open"]  # the 40 calibration pairs only
+        made = cli("judge", "model", "predict", db, "lenient", "--reason", "kappa below the people's; keep it "
+                   "to correct", "--by", "ann")  # fmt: skip
+        assert made.exit_code == 0 and "a predictor from now on (made so by ann at " in made.stdout
+        assert cli("judge", "model", "run", db, "lenient").exit_code == 0
+    shown = json.loads(cli("judge", "model", "status", db, "lenient", "--format", "json").stdout)
+    assert shown["role"] == "predictor" and shown["graded"] == 60 and shown["gate_outcome"] == "failed"
+    (decision,) = shown["role_history"]
+    assert decision["by"] == "ann" and decision["reason"] == "kappa below the people's; keep it to correct"
+    folder = tmp_path / "turned"
+    out = _export(cli, db, folder)
+    assert out.read_bytes() == without.read_bytes()
+    own = json.loads((folder / "final.predictor.qrels.manifest.json").read_text())
+    (entry,) = own["prediction_powered"]["model_qrels"]
+    assert entry["role"] == "predictor" and entry["gate"] == "failed"
+    assert {k: entry["role_decision"][k] for k in ("by", "reason")} == {
+        "by": "ann",
+        "reason": decision["reason"],
+    }
+    assert entry["role_decision"]["at"] == decision["at"]
+    (model,) = json.loads((folder / "final.qrels.manifest.json").read_text())["model_labellers"]
+    assert model["role_decision"] == entry["role_decision"] and not model["counted_in_final"]
+    line = _check_estimates(cli, folder, _runs(tmp_path), tmp_path)
+    assert (
+        f"; made a predictor by ann at {decision['at']}: kappa below the people's; keep it to correct" in line
+    )
+    with ThreadServer(create_app(db, signin_limit=(1000, 60.0), admin_refresh=0)) as server:
+        page = browser.new_page()
+        browser_sign_in(page, server.url, db, "admin")
+        page.goto(f"{server.url}/admin")
+        row = page.inner_text("#model-role-lenient")
+        gate = page.inner_text("#model-lenient .model-gate")
+    assert row.startswith("Predictor: its grades only predict, corrected by the people's")
+    assert f"Decided by ann at {decision['at']}: kappa below the people's; keep it to correct" in row
+    assert gate.startswith("failed (failing: non_inferiority") and "full pool open" in gate
