@@ -123,7 +123,7 @@ def overruled_model_votes(
             voted.setdefault(pair, []).append(name)
         else:
             people.setdefault(pair, []).append((grade, bool(unsure)))
-    out = set()
+    out: set[tuple[Any, str]] = set()
     for pair, names in voted.items():
         theirs = people.get(pair, [])
         grades = {g for g, unsure in theirs if not unsure}
