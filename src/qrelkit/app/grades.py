@@ -337,9 +337,7 @@ def progress(conn: sqlite3.Connection) -> dict[str, Any]:
     ]
     for q in queries:
         q["calibration"] = bool(q["calibration"])
-    events = conn.execute(f"SELECT COUNT(*) FROM grade_events WHERE user_id NOT IN ({left_out})").fetchone()[
-        0
-    ]
+    (events,) = conn.execute(f"SELECT COUNT(*) FROM grade_events WHERE user_id NOT IN ({left_out})").fetchone()  # fmt: skip
     return {"labellers": labellers, "queries": queries, "events": int(events), "phase": phase.to_dict()}
 
 

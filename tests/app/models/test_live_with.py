@@ -200,3 +200,53 @@ def test_a_failure_on_a_wide_interval_says_what_it_rests_on(tmp_path: Path, cli)
         "non-inferiority rests on 2 calibration queries: more calibration queries would narrow its interval"
         in (ran.stdout)
     )
+
+
+def test_which_model_votes_take_no_part_in_a_pairs_merge() -> None:
+    from qrelkit.app.models.access import overruled_model_votes
+
+    votes = [
+        ("p1", "alice", 2, False), ("p1", "bob", 2, False), ("p1", "m", 3, False),  # people agree, m differs
+        ("p2", "alice", 2, False), ("p2", "bob", 2, False), ("p2", "m", 2, False),  # m agrees: its vote stays
+        ("p3", "alice", 2, False), ("p3", "m", 3, False),  # one person: a dispute, as before
+        ("p4", "alice", 2, False), ("p4", "bob", 1, False), ("p4", "m", 3, False),  # people split
+        ("p5", "alice", None, True), ("p5", "bob", 2, False), ("p5", "m", 3, False),  # a person unsure
+        ("p6", "alice", 2, False), ("p6", "bob", 2, False), ("p6", "m", None, True),  # m unsure
+    ]  # fmt: skip
+    assert overruled_model_votes(votes, {"m"}) == {("p1", "m"), ("p6", "m")}
+
+
+def test_a_models_disagreement_with_agreed_pairs_does_not_block_the_export(tmp_path: Path, cli) -> None:
+    from .helpers import truth
+
+    db = make_synthetic(tmp_path)
+    grade_calibration(db, lambda name, q, d: truth(*(int(x) for x in (q[1:], d.split("-")[1]))))  # they agree
+    with ChatServer(scripted(3)) as srv:  # lenient on about one pair in five
+        assert (
+            cli("judge", "model", "add", db, "judge", "--endpoint", srv.url, "--model", "judge-1").exit_code
+            == 0
+        )
+        assert cli("judge", "model", "run", db, "judge", "--audit-share", "0").exit_code == 0
+        assert cli("judge", "model", "probe", db, "judge").exit_code == 0
+        if (
+            json.loads(cli("judge", "model", "status", db, "judge", "--format", "json").stdout)[
+                "gate_outcome"
+            ]
+            != "passed"
+        ):
+            assert (
+                cli("judge", "model", "override", db, "judge", "--reason", "r", "--by", "ann").exit_code == 0
+            )
+        assert cli("judge", "model", "run", db, "judge", "--audit-share", "0").exit_code == 0
+    status = json.loads(cli("judge", "model", "status", db, "judge", "--format", "json").stdout)
+    answer = scripted(3)
+    differ = sum(answer(q, d, "") != truth(q, d) for q in range(8) for d in range(DOCS))
+    assert differ > 0 and status["agreed_disagreements"]["disagreements"] == differ
+    assert json.loads(cli("judge", "queue", db, "--json").stdout)["items"] == []
+    out = tmp_path / "final.qrels"
+    done = cli("judge", "export", db, "--final", "-o", out)  # no --allow-unresolved: nothing is disputed
+    assert done.exit_code == 0, done.output
+    final = {(q, d): int(g) for q, _, d, g in (ln.split() for ln in out.read_text().splitlines())}
+    # the people's grade on the 40 calibration pairs, the model's alone on the 20 others
+    assert final == {(f"q{q}", f"d{q}-{d}"): truth(q, d) if q < 8 else answer(q, d, "")
+                     for q in range(12) for d in range(DOCS)}  # fmt: skip

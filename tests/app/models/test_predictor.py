@@ -214,6 +214,8 @@ def test_a_labeller_turned_predictor_after_its_failed_gate(
                    "to correct", "--by", "ann")  # fmt: skip
         assert made.exit_code == 0 and "a predictor from now on (made so by ann at " in made.stdout
         assert cli("judge", "model", "run", db, "lenient").exit_code == 0
+    refused = cli("judge", "model", "override", db, "lenient", "--reason", "count it", "--by", "ann")
+    assert refused.exit_code == 1 and "is a predictor: an override would open nothing" in refused.stderr
     shown = json.loads(cli("judge", "model", "status", db, "lenient", "--format", "json").stdout)
     assert shown["role"] == "predictor" and shown["graded"] == 60 and shown["gate_outcome"] == "failed"
     (decision,) = shown["role_history"]

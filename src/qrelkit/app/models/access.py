@@ -113,20 +113,21 @@ def counting_votes(
 def overruled_model_votes(
     votes: Iterable[tuple[Any, str, int | None, bool]], models: Collection[str]
 ) -> set[tuple[Any, str]]:
-    """The (pair, model) votes that take no part in a pair's merge: a model's grade on a pair that two or
-    more people graded alike, none of them unsure. ``votes``: (pair, labeller, grade, unsure) of the
-    labellers that count; ``models``: the names among them that are model labellers."""
+    """The (pair, model) votes that take no part in a pair's merge: a model's grade (or "unsure") that differs
+    from the grade two or more people gave the pair alike, none of them unsure. ``votes``: (pair, labeller,
+    grade, unsure) of the labellers that count; ``models``: the names among them that are model labellers."""
     people: dict[Any, list[tuple[int | None, bool]]] = {}
-    voted: dict[Any, list[str]] = {}
+    voted: dict[Any, list[tuple[str, int | None, bool]]] = {}
     for pair, name, grade, unsure in votes:
         if name in models:
-            voted.setdefault(pair, []).append(name)
+            voted.setdefault(pair, []).append((name, grade, bool(unsure)))
         else:
             people.setdefault(pair, []).append((grade, bool(unsure)))
     out: set[tuple[Any, str]] = set()
-    for pair, names in voted.items():
+    for pair, mine in voted.items():
         theirs = people.get(pair, [])
-        grades = {g for g, unsure in theirs if not unsure}
-        if len(theirs) >= 2 and not any(u for _, u in theirs) and len(grades) == 1 and None not in grades:
-            out.update((pair, n) for n in names)
+        grades = {g for g, _ in theirs}
+        if len(theirs) < 2 or any(u for _, u in theirs) or len(grades) != 1 or None in grades:
+            continue
+        out.update((pair, n) for n, g, unsure in mine if unsure or g not in grades)
     return out

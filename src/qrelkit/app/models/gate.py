@@ -38,7 +38,7 @@ from qrelkit.errors import ValidationError
 from ..decisions import live_adjudications
 from ..phases import override_reason, phase_of, rubric_by_hash
 from ..store import Store, now
-from .access import latest_model_gate
+from .access import latest_model_gate, role_of
 from .register import ModelLabeller, calibration_pair_ids, load_model
 
 __all__ = [
@@ -250,6 +250,10 @@ def override_model_gate(store: Store, name: str, *, reason: str, by: str) -> dic
 
     def write(conn: sqlite3.Connection) -> dict[str, Any]:
         model = load_model(conn, name)
+        role = role_of(conn, model.user_id)
+        if role != "labeller":
+            raise ValidationError(f"model labeller {name!r} is a {role}: an override would open nothing",
+                                  fix="a predictor grades the whole pool already; a retired model grades nothing")  # fmt: skip
         phase = phase_of(conn)
         last = latest_model_gate(conn, model.user_id, phase.rubric_hash)
         if last is None or last["outcome"] != "failed":

@@ -18,7 +18,7 @@ from collections.abc import Collection
 from typing import Any
 
 from ..decisions import live_adjudications
-from .access import closed_model_names, latest_model_gate, role_of
+from .access import closed_model_names, counting_votes, latest_model_gate, role_of
 from .gate import probe_rates
 from .register import model_labellers
 from .roles import role_history
@@ -34,12 +34,18 @@ def model_manifest_fields(
         return []
     closed = closed_model_names(conn, rubric_hash)
     voters: dict[tuple[str, str], set[str]] = {}
-    for q, d, name in conn.execute(
-        "SELECT p.query_id, p.doc_id, u.name FROM grade_events e JOIN users u USING (user_id) JOIN pairs p "
-        "USING (pair_id) WHERE e.rubric_hash = ? AND e.grade IS NOT NULL GROUP BY e.user_id, e.pair_id",
+    rows = conn.execute(
+        "SELECT p.query_id, p.doc_id, u.name, e.grade, e.unsure FROM grade_events e JOIN users u USING (user_id) "
+        "JOIN pairs p USING (pair_id) WHERE e.event_id IN (SELECT MAX(event_id) FROM grade_events "
+        "WHERE rubric_hash = ? GROUP BY user_id, pair_id)",
         (rubric_hash,),
+    ).fetchall()
+    # the votes that take part in the merge: a model's grade on a pair people agreed on is not one
+    for q, d, name, grade, _ in counting_votes(
+        conn, rubric_hash, rows, lambda r: ((r[0], r[1]), r[2], r[3], r[4])
     ):
-        voters.setdefault((q, d), set()).add(name)
+        if grade is not None:
+            voters.setdefault((q, d), set()).add(name)
     decided = {(q, d) for q, d in conn.execute(
         f"SELECT p.query_id, p.doc_id FROM {live_adjudications('a')} JOIN pairs p USING (pair_id) "
         "WHERE a.rubric_hash = ?", (rubric_hash,))}  # fmt: skip
