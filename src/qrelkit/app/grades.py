@@ -297,9 +297,12 @@ def own_grades(
 
 
 def progress(conn: sqlite3.Connection) -> dict[str, Any]:
-    """Progress per labeller and per query under the current rubric; "calibration" is the current round's."""
+    """Progress per labeller and per query under the current rubric (only grades that count: :mod:`.models.access`)."""
+    from .models.access import uncounted_model_ids
+
     phase = phase_of(conn)
     args = {"rubric": phase.rubric_hash, "round": phase.round}
+    left_out = uncounted_model_ids(conn, phase.rubric_hash)
     cal = "EXISTS (SELECT 1 FROM round_pairs rp WHERE rp.round = :round AND rp.pair_id = a.pair_id AND rp.user_id = a.user_id)"
     labellers = [
         dict(r)
@@ -325,7 +328,8 @@ def progress(conn: sqlite3.Connection) -> dict[str, Any]:
             "COUNT(DISTINCT p.pair_id) AS pairs, COUNT(a.user_id) AS assigned, COUNT(c.pair_id) AS done, "
             "GROUP_CONCAT(DISTINCT u.name) AS labellers "
             "FROM pairs p JOIN queries q USING (query_id) "
-            "LEFT JOIN assignments a USING (pair_id) LEFT JOIN users u ON u.user_id = a.user_id "
+            f"LEFT JOIN assignments a ON a.pair_id = p.pair_id AND a.user_id NOT IN ({left_out}) "
+            "LEFT JOIN users u ON u.user_id = a.user_id "
             f"LEFT JOIN {_latest()} c ON c.user_id = a.user_id AND c.pair_id = a.pair_id "
             "GROUP BY p.query_id ORDER BY p.query_id",
             args,
@@ -333,7 +337,7 @@ def progress(conn: sqlite3.Connection) -> dict[str, Any]:
     ]
     for q in queries:
         q["calibration"] = bool(q["calibration"])
-    events = conn.execute("SELECT COUNT(*) FROM grade_events").fetchone()[0]
+    (events,) = conn.execute(f"SELECT COUNT(*) FROM grade_events WHERE user_id NOT IN ({left_out})").fetchone()  # fmt: skip
     return {"labellers": labellers, "queries": queries, "events": int(events), "phase": phase.to_dict()}
 
 
@@ -451,7 +455,7 @@ def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
     round whose gate is not decided: it cannot be decided yet (:func:`.phases.waiting_for_gate`).
     """
 
-    from .models.access import closed_model_names
+    from .models.access import counting_votes
 
     def load(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], bool]:
         rows = conn.execute(
@@ -464,10 +468,9 @@ def adjudication_queue(store: Store, rubric: Rubric) -> dict[str, Any]:
             {"rubric": rubric.content_hash},
         ).fetchall()
         has_runs = conn.execute("SELECT EXISTS (SELECT 1 FROM run_rows)").fetchone()[0]
-        closed = closed_model_names(conn, rubric.content_hash)  # as in final_grades: gated models only
         waiting = waiting_for_gate(conn)
-        kept = [dict(r) | {"waits": r["pair_id"] in waiting} for r in rows if r["name"] not in closed]
-        return kept, bool(has_runs)
+        kept = counting_votes(conn, rubric.content_hash, rows, lambda r: (r[0], r["name"], r["grade"], r["unsure"]))  # fmt: skip
+        return [dict(r) | {"waits": r["pair_id"] in waiting} for r in kept], bool(has_runs)
 
     rows, has_runs = store.read(load)
     by_pair: dict[int, dict[str, Any]] = {}
@@ -647,11 +650,12 @@ def final_grades(
     only one judged it). Disputed pairs without a decision follow ``undecided``: ``leave-out`` here (the
     adjudication queue and the leverage context need the settled grades while work goes on); the export
     refuses by default. Adjudications recorded with an override were allowed when recorded.
-    ``people_only``: model labellers' grades take no part (the people's own grades and the decisions).
+    ``people_only``: model labellers' grades take no part (the people's own grades and the decisions);
+    otherwise :func:`.models.access.counting_votes` says which do.
     """
     from qrelkit.judgments.adjudication import Vote, merge
 
-    from .models.access import closed_model_names
+    from .models.access import counting_votes
 
     def load(conn: sqlite3.Connection) -> tuple[list, list, list, int]:
         pairs = conn.execute("SELECT query_id, doc_id FROM pairs").fetchall()
@@ -668,10 +672,9 @@ def final_grades(
             version,
         ).fetchall()
         prejudged = conn.execute("SELECT COUNT(*) FROM prejudged").fetchone()[0]
-        closed = closed_model_names(conn, version["rubric"])  # a model counts once its gate passed
-        if people_only:
-            closed = set(closed) | {n for (n,) in conn.execute("SELECT name FROM users WHERE role = 'model'")}
-        return pairs, adj, [row for row in cur if row[2] not in closed], int(prejudged)
+        kept = counting_votes(conn, version["rubric"], cur, lambda r: ((r[0], r[1]), r[2], r[3], r[4]),
+                              people_only=people_only)  # fmt: skip
+        return pairs, adj, kept, int(prejudged)
 
     pairs, adj, cur, prejudged = store.read(load)
     votes: dict[tuple[str, str], list[Vote]] = {(q, d): [] for q, d in pairs}
@@ -755,9 +758,11 @@ def final_qrels_text(
     labellers = store.read(
         lambda c: [r[0] for r in c.execute("SELECT name FROM users WHERE role='labeller'")]
     )
+    # two labellers sharing too few calibration queries: every result read with the qrels says so
+    few = store.read(lambda c: [s.warning for s in round_agreement(c, mine[0]["round"], compute=False) if s.warning])  # fmt: skip
     fields = manifest_fields(
         rubric=rubric, scale=rubric.scale, relevance_threshold=relevance_threshold, labellers=sorted(labellers),
-        calibration=gated_calibration_fields(mine[0], history),
+        calibration=gated_calibration_fields(mine[0], history, warnings=few),
         adjudication=adjudication_fields({k: v for k, v in counts.items() if k != "pairs"}),  # pairs: the pool's size
         model_labellers=store.read(lambda c: model_manifest_fields(c, rubric.content_hash, grades)),
     )  # fmt: skip

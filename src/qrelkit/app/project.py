@@ -29,7 +29,7 @@ from qrelkit.data.values import check_run_names
 from qrelkit.errors import InputFormatError, ValidationError, did_you_mean
 from qrelkit.formats.inputs import read_input
 from qrelkit.naming import check_id
-from qrelkit.pool import calibration_notes, draw_calibration, plan_assignments
+from qrelkit.pool import calibration_notes, draw_calibration, plan_assignments, recorded_draw
 from qrelkit.rubric import Rubric, load_rubric, refuse_lint_errors
 
 from .phases import labeller_order, start_first_round
@@ -371,8 +371,16 @@ def init_project(
             fix=f"leave --calibration out (the pool's {len(marked)} queries are used), or pool again with "
             f"--calibration {calibration}",
         )
-    project_seed = seed if seed is not None else secrets.randbelow(2**31)
     notes: tuple[str, ...] = ()
+    drawn_with: int | None = None  # the seed of the pool's own calibration draw, recomputed
+    if marked:
+        drawn_with, why = recorded_draw(pool, sorted(marked), sorted({e.query_id for e in to_judge}))
+        if drawn_with is None:
+            notes = (f"the calibration queries are recorded as given, not drawn at random: {why} (estimates "
+                     "from this project will warn that their interval rests on a random sample)",)  # fmt: skip
+    project_seed = (
+        seed if seed is not None else drawn_with if drawn_with is not None else secrets.randbelow(2**31)
+    )
     if planned:
         in_pool = list(dict.fromkeys(n for e in planned for n in e.labellers or ()))
         unknown = [n for n in in_pool if names and n not in names]
@@ -408,7 +416,7 @@ def init_project(
             set(draw_calibration(list(pairs_of), calibration, project_seed)) if calibration else set()
         )
         if calibration and not marked:
-            notes = calibration_notes(calibration, len(pairs_of))
+            notes += calibration_notes(calibration, len(pairs_of))
         if calibration_queries and len(names) < 2:
             raise ValidationError(
                 "calibration needs two labellers", got=",".join(names), fix="pass --labellers alice,bob"
@@ -428,7 +436,7 @@ def init_project(
             lambda conn: _fill(
                 conn, the_rubric, entries, doc_map, query_map, names, admin, plan, calibration_queries,
                 run_rows, project_seed, min_kappa, name or Path(db_path).stem, weights, gate_use,
-                statistic, calibration_labellers, queries_dataset,
+                statistic, calibration_labellers, queries_dataset, drawn_with,
             )
         )  # fmt: skip
     except BaseException:
@@ -472,6 +480,7 @@ def _fill(
     statistic: str,
     calibration_labellers: int,
     queries_dataset: str | None = None,
+    calibration_seed: int | None = None,
 ) -> dict[str, Any]:
     created = now()
     meta = {
@@ -529,8 +538,10 @@ def _fill(
         conn.executemany(
             "INSERT INTO assignments VALUES (?, ?, ?)", [(user_ids[n], p, i) for i, p in enumerate(order)]
         )
-    start_first_round(conn, rubric, seed, admin, [(user_ids[n], p) for n, ids in per_user.items()
-                                                   for p in ids if p in calibration_ids])  # fmt: skip
+    # round 1 records the seed its queries were drawn with: the pool's, when the pool drew them
+    first_seed = seed if calibration_seed is None else calibration_seed
+    start_first_round(conn, rubric, first_seed, admin, [(user_ids[n], p) for n, ids in per_user.items()
+                                                        for p in ids if p in calibration_ids])  # fmt: skip
     return {
         "pairs": len(pair_ids),
         "prejudged": sum(e.judged for e in entries),

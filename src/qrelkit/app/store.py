@@ -306,6 +306,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (6, "the gate's not measurable outcome and reassigned calibration pairs", _V6),
     (7, "the project's key for signing manifests", _V7),
     (8, "segments: pairs added after the pool closed", _V8),
+    (9, "model labellers' roles: predictor, retired", _model_schema.ROLES_MIGRATION),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -1,8 +1,10 @@
 """``qrelkit judge model``: a language model (or a local program) as one more labeller of a project.
 
-``add`` (record it and assign it its pairs), ``run`` (grade its calibration pairs, then the rest once its
-gate passed), ``status`` (its progress, agreement, gate, probes and cost), ``probe`` (the adversarial
-probes), ``override`` (open its pool despite a failed gate, with a reason).
+``add`` (record it and assign it its pairs; ``--check`` asks for one grade first; ``--role predictor``),
+``run`` (grade its calibration pairs, then the rest once its gate passed, or once decided for a predictor),
+``status`` (its progress, agreement, gate, probes and cost), ``probe`` (the adversarial probes),
+``override`` (open its pool despite a failed gate, with a reason), ``predict`` (make it a predictor, with a
+reason) and ``retire`` (take it out of the counts, the queue and the export, with a reason).
 """
 
 from __future__ import annotations
@@ -76,10 +78,24 @@ def command() -> None:
     help="Assign only these pairs (query_id doc_id a line) besides the calibration pairs.",
 )
 @click.option("--show-prompt", is_flag=True, help="Print the prompt of the first calibration pair.")
+@click.option(
+    "--role",
+    type=click.Choice(["labeller", "predictor"]),
+    default="labeller",
+    show_default=True,
+    help="labeller: may replace people once its gate passed; predictor: grades every pair, only to be "
+    "corrected by people's grades (never in the final qrels).",
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Ask for one grade (the first calibration pair) before recording: a wrong model id or a dead "
+    "endpoint is refused here.",
+)
 def add_command(db: Path, name: str, endpoint: str | None, program: str | None, model_id: str | None,
                 api_key_env: str | None, temperature: float, seed: int | None, prompt: Path | None,
                 max_concurrency: int, timeout: float, max_retries: int, margin: float, pairs_file: Path | None,
-                show_prompt: bool) -> None:  # fmt: skip
+                show_prompt: bool, role: str, check: bool) -> None:  # fmt: skip
     """Add a model labeller: its user (role model), its settings, and its assignment."""
     from qrelkit.app.models.prompt import read_template
     from qrelkit.app.models.register import add_model, read_pairs_file
@@ -92,11 +108,14 @@ def add_command(db: Path, name: str, endpoint: str | None, program: str | None, 
                          api_key_env=api_key_env, temperature=temperature, seed=seed, template=template,
                          template_source=str(prompt or "the default prompt template"),
                          max_concurrency=max_concurrency, timeout=timeout, max_retries=max_retries,
-                         margin=margin, pairs=pairs)  # fmt: skip
+                         margin=margin, pairs=pairs, role=role, check=check)  # fmt: skip
     finally:
         store.close()
-    click.echo(f"model labeller {done['name']} (model {done['model_id']}): {done['pairs']} pairs assigned, "
-               f"{done['calibration_pairs']} of them calibration; prompt template {done['template_hash'][:12]}")  # fmt: skip
+    what = "model labeller" if done["role"] == "labeller" else "model predictor"
+    click.echo(f"{what} {done['name']} (model {done['model_id']}): {done['pairs']} pairs assigned, "
+               f"{done['calibration_pairs']} of them calibration; prompt template {done['template_hash'][:12]}"
+               + ("" if done["checked"] is None else f"; checked: graded the first calibration pair "
+                  f"{done['checked']['grade']} in {done['checked']['latency_ms']} ms"))  # fmt: skip
     if show_prompt and done["prompt"] is not None:
         click.echo(done["prompt"], nl=False)
 
@@ -221,3 +240,39 @@ def override_command(db: Path, name: str, reason: str, by: str) -> None:
         store.close()
     click.echo(f"model labeller {name}: full pool opened by {done['by']} at {done['at']} although its gate "
                f"failed ({', '.join(done['failing'])}): {done['reason']}")  # fmt: skip
+
+
+@command.command(name="predict")
+@_DB
+@_NAME
+@click.option("--reason", required=True, help="Why the model only predicts (for instance: its gate failed).")
+@click.option("--by", required=True, help="Who decides it (recorded).")
+def predict_command(db: Path, name: str, reason: str, by: str) -> None:
+    """Make a model labeller a predictor: it grades the whole pool, its grades never join the final qrels."""
+    from qrelkit.app.models.roles import change_role
+
+    store, _ = _open(db)
+    try:
+        done = change_role(store, name, "predictor", reason=reason, by=by)
+    finally:
+        store.close()
+    click.echo(f"model labeller {name}: a predictor from now on (made so by {done['by']} at {done['at']}): its "
+               f"grades are corrected by people's and never join the final qrels: {done['reason']}")  # fmt: skip
+
+
+@command.command(name="retire")
+@_DB
+@_NAME
+@click.option("--reason", required=True, help="Why the model is retired (recorded).")
+@click.option("--by", default=None, help="Who decides it (recorded) [default: the project's admin].")
+def retire_command(db: Path, name: str, reason: str, by: str | None) -> None:
+    """Retire a model labeller: its events stay; it leaves the progress counts, the queue and the final export."""
+    from qrelkit.app.models.roles import change_role
+
+    store, _ = _open(db)
+    try:
+        done = change_role(store, name, "retired", reason=reason, by=by)
+    finally:
+        store.close()
+    click.echo(f"model labeller {name}: retired by {done['by']} at {done['at']} (was a {done['was']}); its grades "
+               f"leave the progress counts, the queue and the final export: {done['reason']}")  # fmt: skip

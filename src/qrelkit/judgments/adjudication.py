@@ -487,7 +487,7 @@ CALIBRATION_KEYS = ("labellers", "kappa", "std_error", "ci_low", "ci_high", "lev
 
 
 def gated_calibration_fields(
-    round_entry: Mapping[str, Any], rounds: Sequence[Mapping[str, Any]]
+    round_entry: Mapping[str, Any], rounds: Sequence[Mapping[str, Any]], *, warnings: Sequence[str] = ()
 ) -> dict[str, Any]:
     """The manifest's ``calibration`` field for judgments collected by a judging project with phases.
 
@@ -501,8 +501,9 @@ def gated_calibration_fields(
     (``passed``, ``failed``, ``not measurable``, ``overridden``, ``not measured``, ``measuring``), ``round``,
     ``pairs_of_labellers`` (:func:`calibration_fields` of every two labellers of the round), ``gate_rule``,
     ``override`` (``{"reason", "by", "at"}`` or ``null``), ``not_measured`` (why, or ``null``),
-    ``not_measurable`` (why the gate could not be measured, or ``null``), and
-    ``rounds``: each round's rubric (name, version, content hash), queries and how they were chosen
+    ``not_measurable`` (why the gate could not be measured, or ``null``), ``warnings`` (what every result
+    read with these judgments must say of their agreement: :func:`few_shared_queries` of each two
+    labellers of the round, given by the caller), and ``rounds``: each round's rubric (name, version, content hash), queries and how they were chosen
     (``initial``, ``drawn``, ``same``, ``none``), seed, status, when its gate was decided, its agreement
     per two labellers and its override.
     """
@@ -529,6 +530,7 @@ def gated_calibration_fields(
         "override": round_entry.get("override"),
         "not_measured": round_entry.get("not_measured"),
         "not_measurable": round_entry.get("not_measurable"),
+        "warnings": list(warnings),
         "rounds": [{k: r.get(k) for k in keep} for r in rounds],
     }
 

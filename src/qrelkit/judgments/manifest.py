@@ -26,15 +26,18 @@ Fields (every field is always present; unknown values are ``null``)::
                           "group" (every labeller of the round: alpha, Fleiss' kappa, the pairwise kappa
                           matrix, each statistic's query-bootstrap interval, the gate;
                           :func:`qrelkit.judgments.adjudication.group_calibration_fields`), "override" ({"reason",
-                          "by", "at"} or null), "not_measured" and "rounds" (every calibration round:
+                          "by", "at"} or null), "not_measured", "warnings" (each two labellers sharing
+                          fewer than five calibration queries; every result read with the qrels repeats
+                          them) and "rounds" (every calibration round:
                           rubric version and hash, queries, seed, status, agreement, override)
                           (:func:`qrelkit.judgments.adjudication.gated_calibration_fields`)
     adjudication          {"agreed", "single_labeller", "adjudicated", "overridden", "defaulted",
                            "unresolved_left_out", "ungraded_left_out", "total", "undecided_policy",
                            "override_allowed", ...} (:func:`qrelkit.judgments.adjudication.merge`)
     prediction_powered    written by a judging project's final export when model labellers' grades count in
-                          the final qrels (null otherwise): {"model_qrels": [{"path", "sha256", "queries",
-                          "judgments", "labeller", "model_id"}], "human_qrels": {"path", "sha256", "queries",
+                          the final qrels, or a predictor graded (null otherwise): {"model_qrels": [{"path",
+                          "sha256", "queries", "judgments", "labeller", "model_id", "role" (labeller or
+                          predictor; a predictor's adds "gate", "failing" and "role_decision")}], "human_qrels": {"path", "sha256", "queries",
                           "judgments", "grades"}, "sample": {"drawn": "random" (the calibration queries are
                           the project's seeded random draw, recomputed) or "given", "seed", "count", "round",
                           "candidates", "queries"}}; each model's qrels carry a manifest of their own with
@@ -85,6 +88,7 @@ __all__ = [
     "judgments_meaning",
     "manifest_path",
     "model_warnings",
+    "predictor_warning",
     "qrels_with_manifest_text",
     "read_manifest",
     "sign_manifest",
@@ -403,12 +407,25 @@ def judgments_for(
     return {**judgments_meaning(data, source=str(manifest)), "signature": signature}
 
 
+def _own_model_entry(data: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The ``prediction_powered`` entry of the model's qrels this manifest describes, or ``None`` (the final
+    qrels' own manifest, or no estimation parts)."""
+    pp = data.get("prediction_powered")
+    if not isinstance(pp, Mapping) or not isinstance(data.get("qrels"), Mapping):
+        return None
+    path = data["qrels"].get("path")
+    return next(
+        (m for m in pp.get("model_qrels") or () if isinstance(m, Mapping) and m.get("path") == path), None
+    )
+
+
 def judgments_meaning(data: Mapping[str, Any], source: str | None = None) -> dict[str, Any]:
     """The fields of a manifest every result carries, and the warnings they call for.
 
     Warnings: agreement not measured (no calibration, or a judging project made with
     ``--no-calibration``), a failed or not measurable gate, a gate overridden (with its reason, who and when), a gate not
-    decided yet, and disputed pairs left out.
+    decided yet, the calibration's own warnings (two labellers sharing too few queries), disputed pairs
+    left out, and, for a predictor's qrels, that the judge serves only as a predictor (:func:`predictor_warning`).
     """
     calibration = data.get("calibration")
     adjudication = data.get("adjudication") or {}
@@ -435,11 +452,15 @@ def judgments_meaning(data: Mapping[str, Any], source: str | None = None) -> dic
             f"full judging was opened despite the {what} gate: overridden by {override.get('by')} at "
             f"{override.get('at')}, reason: {override.get('reason')}"
         )
+    warnings += [str(w) for w in (calibration or {}).get("warnings") or ()]  # e.g. too few shared queries
     unresolved = int(adjudication.get("unresolved_left_out", 0) or 0)
     if unresolved:
         warnings.append(f"{unresolved} disputed pair(s) were left out of these qrels and score as unjudged")
     models = [m for m in data.get("model_labellers") or () if m.get("counted_in_final")]
     warnings += model_warnings(models)
+    own = _own_model_entry(data)
+    if own is not None and own.get("role") == "predictor":  # these are a predictor's grades
+        warnings.append(predictor_warning(own))
     overridden = int(adjudication.get("overridden", 0) or 0)
     keep = ("labellers", "kappa", "ci_low", "ci_high", "level", "weights", "n_pairs", "bootstrap_low",
             "bootstrap_high", "bootstrap_resamples", "bootstrap_seed", "not_measured", "not_measurable")  # fmt: skip
@@ -491,7 +512,27 @@ def model_warnings(models: Sequence[Mapping[str, Any]]) -> list[str]:
                 f"model {m.get('name')} judged although its gate failed ({', '.join(m.get('failing') or ())}): "
                 f"overridden by {override.get('by')} at {override.get('at')}, reason: {override.get('reason')}"
             )
+        people = m.get("people_override")
+        if people:
+            out.append(
+                f"model {m.get('name')} was measured against people whose own calibration gate failed: overridden "
+                f"by {people.get('by')} at {people.get('at')}, reason: {people.get('reason')}"
+            )
     return out
+
+
+def predictor_warning(entry: Mapping[str, Any]) -> str:
+    """The line every estimate from a predictor's qrels carries: what the judge is, and its gate."""
+    gate, failing = entry.get("gate"), ", ".join(entry.get("failing") or ())
+    how = (f"failed its gate ({failing})" if gate == "failed" else
+           "has no decided gate" if gate is None else f"gate {gate}")  # fmt: skip
+    decision = entry.get("role_decision") or {}
+    made = (f"; made a predictor by {decision.get('by')} at {decision.get('at')}: {decision.get('reason')}"
+            if decision.get("by") else "")  # fmt: skip
+    return (
+        f"model {entry.get('labeller')} (model {entry.get('model_id')}) {how} and serves only as a "
+        f"predictor, corrected by people's grades: its grades alone are not final qrels{made}"
+    )
 
 
 def with_run_models(meaning: dict[str, Any] | None, run_models: Mapping[str, str]) -> dict[str, Any] | None:
@@ -532,11 +573,12 @@ class HumanSource:
                 f"{self.model.get('model_id')}), named by {self.manifest.name}")  # fmt: skip
 
     def warnings(self) -> list[str]:
-        if self.random:
-            return []
-        return [f"the manifest {self.manifest.name} does not say the people's queries were drawn at random "
-                f"(drawn: {self.sample.get('drawn')}): the interval's validity rests on their being a random "
-                "sample of the queries"]  # fmt: skip
+        out = [predictor_warning(self.model)] if self.model.get("role") == "predictor" else []
+        if not self.random:
+            out.append(f"the manifest {self.manifest.name} does not say the people's queries were drawn at random "
+                       f"(drawn: {self.sample.get('drawn')}): the interval's validity rests on their being a random "
+                       "sample of the queries")  # fmt: skip
+        return out
 
 
 def human_source(qrels_path: str | Path, manifest: str | Path | None = None) -> HumanSource | None:

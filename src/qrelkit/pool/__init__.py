@@ -66,7 +66,7 @@ import numpy as np
 import polars as pl
 
 from ..data.values import Qrels, Run, check_run_names
-from ..errors import ValidationError
+from ..errors import QrelkitError, ValidationError
 from ..provenance import json_number
 
 __all__ = [
@@ -87,6 +87,7 @@ __all__ = [
     "meta_path",
     "plan_assignments",
     "rank_run",
+    "recorded_draw",
 ]
 
 DEFAULT_CALIBRATION = 30
@@ -380,6 +381,35 @@ def draw_calibration(candidates: Sequence[str], n: int, seed: int) -> tuple[str,
     rng = np.random.default_rng(seed)
     picked = rng.choice(len(candidates), size=n, replace=False) if n else np.array([], dtype=np.int64)
     return tuple(sorted(candidates[int(i)] for i in picked))
+
+
+#: The largest pool sidecar read back (``judge init --pool`` reads its calibration draw).
+MAX_SIDECAR_BYTES = 64 << 20
+
+
+def recorded_draw(
+    pool_path: str | Path, marked: Sequence[str], candidates: Sequence[str]
+) -> tuple[int | None, str]:
+    """The seed of the calibration draw ``qrelkit pool`` recorded in ``pool_path``'s sidecar, when the
+    queries the pool marks (``marked``) are exactly :func:`draw_calibration` of ``candidates`` (the queries
+    with pairs to judge) with that seed: ``(seed, "")``; else ``(None, why)``. The draw is recomputed, so
+    a sidecar edited by hand or belonging to another pool is not believed."""
+    side = meta_path(pool_path)
+    if not side.is_file():
+        return None, f"the pool's sidecar {side.name} is not beside it"
+    from ..formats.inputs import read_input
+
+    try:
+        meta = json.loads(read_input(side, "pool sidecar", kind="file", limit=MAX_SIDECAR_BYTES))
+        seed = meta["calibration"]["seed"]
+    except (ValueError, KeyError, TypeError, QrelkitError):
+        return None, f"the pool's sidecar {side.name} records no calibration draw"
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        return None, f"the pool's sidecar {side.name} records no calibration seed"
+    if list(draw_calibration(candidates, len(set(marked)), seed)) != sorted(set(marked)):
+        return None, (f"the queries the pool marks are not the draw its sidecar {side.name} records "
+                      f"(seed {seed})")  # fmt: skip
+    return seed, ""
 
 
 def calibration_notes(asked: int, available: int) -> tuple[str, ...]:

@@ -25,6 +25,13 @@ def render_model_status(status: dict[str, Any]) -> str:
         f"gate: {status['gate_outcome'] or 'not decided'}"
         + ("" if gate.get("decided") else f" ({gate.get('waiting', '')})"),
     ]
+    role = status.get("role") or "labeller"
+    if role != "labeller":
+        out.insert(1, f"role: {role} ({_ROLE_WORDS[role]})")
+    for event in status.get("role_history") or ():
+        out.append(f"  {event['at']}  made {event['role']}" + (f": {event['reason']} (by {event['by']})"
+                                                               if event["reason"] else ""))  # fmt: skip
+    out += [f"warning: {w}" for w in gate.get("warnings") or ()]
     for part in gate.get("parts", []):
         out.append(f"  {'pass' if part['passed'] else 'FAIL'}  {part['part']:<16} {part['why']}")
     rows = ([gate["versus_adjudicated"]] if gate.get("versus_adjudicated") else []) + gate.get(
@@ -54,6 +61,10 @@ def render_model_status(status: dict[str, Any]) -> str:
         )
         out.append(line + ("; DRIFT: the interval's lower end is below the gate's threshold "
                            f"{_num(audit.get('threshold'))}" if audit.get("drift") else ""))  # fmt: skip
+    agreed = status.get("agreed_disagreements") or {}
+    if agreed.get("pairs"):
+        out.append(f"pairs people agreed on: the model graded {agreed['pairs']}, and graded "
+                   f"{agreed['disagreements']} of them otherwise (its disagreement: the people's grade stands)")  # fmt: skip
     cost, fail = status["cost"], status["failures"]
     out.append(f"cost: {cost['grades']} grades, {cost['prompt_tokens']} prompt + {cost['completion_tokens']} "
                f"completion tokens, {cost['latency_ms'] / 1000:.1f} s; failures: {fail['attempts']} attempts, "
@@ -94,6 +105,12 @@ def ranking_lines(ranking: dict[str, Any]) -> list[str]:
     return out
 
 
+_ROLE_WORDS = {
+    "predictor": "its grades only predict, corrected by people's; they never join the final qrels",
+    "retired": "its grades left the progress counts, the queue and the final export; its events stay",
+}
+
+
 def render_probes(rates: dict[str, Any]) -> str:
     s, i, o = rates["stuffing"], rates["injection"], rates["order"]
     return (f"probes: keyword stuffing raised {s['raised']}/{s['answered']} ({_num(s['raised_rate'])}), "
@@ -109,7 +126,12 @@ def render_run(summary: dict[str, Any]) -> str:
     audited = (
         f"; {audit['assigned']} pairs added to the people's audit sample" if audit.get("assigned") else ""
     )
+    wide = gate.get("wide_interval")
+    if wide:
+        failing += (f"; non-inferiority rests on {wide['queries']} calibration queries: more calibration queries "
+                    "would narrow its interval")  # fmt: skip
+    warned = "".join(f"; warning: {w}" for w in gate.get("warnings") or ())
     return (f"model labeller {summary['model']}: {summary['graded']} pairs graded ({summary['asked']} asked, "
             f"{summary['cached']} from the cache), {summary['failed_pairs']} left ungraded after "
             f"{summary['failed_attempts']} failed attempts, {summary['left']} left by --budget-pairs; "
-            f"gate: {outcome}{failing}{audited}")  # fmt: skip
+            f"gate: {outcome}{failing}{audited}{warned}")  # fmt: skip

@@ -8,7 +8,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from .helpers import ChatServer, scripted
+from .helpers import DOCS, ChatServer, person, scripted
 
 
 def _open_model(cli, db: Path) -> None:
@@ -133,8 +133,24 @@ def test_a_closed_model_puts_no_pair_in_the_adjudication_queue(gated: Path, cli)
         ).exit_code
         == 0
     )
+    # opened, it counts: yet its grades on pairs alice and bob graded alike are its own disagreements, not
+    # disputes, and every pair it has graded is a calibration pair both people graded
     opened = json.loads(cli("judge", "queue", gated, "--json").stdout)
-    assert len(opened["items"]) > len(json.loads(before.stdout)["items"])
+    pairs = [(i["query_id"], i["doc_id"]) for i in json.loads(before.stdout)["items"]]
+    assert [(i["query_id"], i["doc_id"]) for i in opened["items"]] == pairs  # the people's disputes, no more
+    answer = scripted(3)
+    agreed = [(q, d) for q in range(8) for d in range(DOCS) if person("alice", f"q{q}", f"d{q}-{d}")
+              == person("bob", f"q{q}", f"d{q}-{d}")]  # fmt: skip
+    differ = sum(answer(q, d, "") != person("alice", f"q{q}", f"d{q}-{d}") for q, d in agreed)
+    assert differ > 0
+    status = json.loads(cli("judge", "model", "status", gated, "judge", "--format", "json").stdout)
+    assert status["agreed_disagreements"] == {"pairs": len(agreed), "disagreements": differ,
+                                              "rate": differ / len(agreed)}  # fmt: skip
+    shown = cli("judge", "model", "status", gated, "judge").stdout
+    assert (
+        f"pairs people agreed on: the model graded {len(agreed)}, and graded {differ} of them otherwise"
+        in shown
+    )
 
 
 def _two_runs(tmp_path: Path) -> tuple[Path, Path]:

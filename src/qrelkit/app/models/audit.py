@@ -24,7 +24,7 @@ from ..phases import labeller_order, phase_of
 from ..store import Store, now
 from .register import ModelLabeller, calibration_pair_ids, load_model
 
-__all__ = ["DEFAULT_AUDIT_SHARE", "assign_audit", "audit_agreement"]
+__all__ = ["DEFAULT_AUDIT_SHARE", "agreed_disagreements", "assign_audit", "audit_agreement"]
 
 DEFAULT_AUDIT_SHARE = 0.05
 
@@ -119,3 +119,30 @@ def audit_agreement(
         low = found["bootstrap_low"]
         out["drift"] = threshold is not None and (low is None or math.isnan(low) or low < threshold)
     return out
+
+
+def agreed_disagreements(conn: sqlite3.Connection, model: ModelLabeller) -> dict[str, Any]:
+    """The model's grades on pairs two or more people graded alike (none unsure), under the current rubric:
+    how many it graded and on how many it gave another grade. Such a pair is not reopened as a dispute
+    (:func:`.access.overruled_model_votes`): the disagreement is the model's, counted here."""
+    phase = phase_of(conn)
+    rows = conn.execute(
+        "SELECT e.pair_id, e.user_id, e.grade, e.unsure, u.role FROM grade_events e JOIN users u USING (user_id) "
+        "WHERE e.event_id IN (SELECT MAX(event_id) FROM grade_events WHERE rubric_hash = ? GROUP BY user_id, pair_id)",
+        (phase.rubric_hash,),
+    ).fetchall()
+    people: dict[int, list[tuple[int | None, int]]] = {}
+    mine: dict[int, int | None] = {}
+    for pair_id, user_id, grade, unsure, role in rows:
+        if user_id == model.user_id:
+            mine[pair_id] = grade
+        elif role == "labeller":
+            people.setdefault(pair_id, []).append((grade, unsure))
+    graded = differ = 0
+    for pair_id, grade in mine.items():
+        theirs = people.get(pair_id, [])
+        agreed = {g for g, _ in theirs}
+        if len(theirs) >= 2 and not any(u for _, u in theirs) and len(agreed) == 1 and None not in agreed:
+            graded += 1
+            differ += grade is not None and grade not in agreed
+    return {"pairs": graded, "disagreements": differ, "rate": differ / graded if graded else None}

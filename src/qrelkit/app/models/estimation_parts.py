@@ -3,7 +3,10 @@ prediction-powered estimate (:mod:`qrelkit.estimation`).
 
 For each model labeller counted in the final qrels (its gate passed or was overridden, and it graded),
 the model's qrels: its current grade of every pair it graded, named ``<final>.model.qrels`` (one model)
-or ``<final>.model.<NAME>.qrels`` (several), each with a manifest beside it; and the people's qrels of
+or ``<final>.model.<NAME>.qrels`` (several), each with a manifest beside it; and for each predictor
+(:mod:`.roles`: its grades never join the final qrels) that graded, its qrels the same way, named
+``<final>.predictor.qrels`` (or ``<final>.predictor.<NAME>.qrels``), its entry saying ``"role":
+"predictor"`` with its gate's outcome and failing parts; and the people's qrels of
 the calibration queries, ``<final>.human.qrels``: the people's agreed or adjudicated grades (model grades
 take no part), the calibration sample being the queries :func:`qrelkit.app.phases.calibration_sample`
 reports (drawn at random with the project seed, recomputed). Every manifest of the export records the
@@ -63,6 +66,7 @@ def estimation_parts(
     from ..phases import calibration_sample
 
     counted = [m for m in models if m.get("counted_in_final") and m.get("final_grades_with_model_vote")]
+    counted += [m for m in models if m.get("role") == "predictor" and grades_of(str(m["name"]))]
     if not counted:
         return None, []
     sample = store.read(lambda c: calibration_sample(c, rubric_hash))
@@ -78,12 +82,18 @@ def estimation_parts(
     model_entries = []
     for m in counted:
         grades = {k: int(g) for k, g in grades_of(str(m["name"])).items()}
-        part = "model" if len(counted) == 1 else "model." + _safe(str(m["name"]))
+        predictor = m.get("role") == "predictor"
+        kind = "predictor" if predictor else "model"
+        part = kind if sum((c.get("role") == "predictor") == predictor for c in counted) == 1 else (
+            kind + "." + _safe(str(m["name"])))  # fmt: skip
         model_name = companion_name(name, part)
         text = qrels_text(Qrels.from_grades(grades, name=model_name))
-        model_entries.append(
-            {**_entry(text, model_name, grades), "labeller": m["name"], "model_id": m["model_id"]}
-        )
+        entry = {**_entry(text, model_name, grades), "labeller": m["name"], "model_id": m["model_id"],
+                 "role": m.get("role") or "labeller"}  # fmt: skip
+        if predictor:  # its gate is still decided and reported: an estimate says what the judge is
+            entry.update(gate=m.get("gate"), failing=list(m.get("failing") or ()),
+                         role_decision=m.get("role_decision"))  # fmt: skip
+        model_entries.append(entry)
         files.append((model_name, text, dict(m), grades))
     field = {
         "model_qrels": model_entries,

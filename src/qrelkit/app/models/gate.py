@@ -38,7 +38,7 @@ from qrelkit.errors import ValidationError
 from ..decisions import live_adjudications
 from ..phases import override_reason, phase_of, rubric_by_hash
 from ..store import Store, now
-from .access import latest_model_gate
+from .access import latest_model_gate, role_of
 from .register import ModelLabeller, calibration_pair_ids, load_model
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "gate_material",
     "model_gate_history",
     "override_model_gate",
+    "people_override",
     "probe_rates",
 ]
 
@@ -71,6 +72,17 @@ def _people_kappa(conn: sqlite3.Connection, round_number: int) -> float | None:
     else:
         value = (detail.get("group") or {}).get("value")
     return None if value is None else float(value)
+
+
+def people_override(conn: sqlite3.Connection, round_number: int) -> dict[str, Any] | None:
+    """The override that opened judging although the people's gate of ``round_number`` failed (or could not be
+    measured): ``{"reason", "by", "at"}``, or ``None``."""
+    row = conn.execute(
+        "SELECT reason, decided_by, created_at FROM gate_events WHERE round = ? AND outcome = 'override' "
+        "ORDER BY event_id DESC LIMIT 1",
+        (round_number,),
+    ).fetchone()
+    return None if row is None else {"reason": row[0], "by": row[1], "at": row[2]}
 
 
 def gate_material(conn: sqlite3.Connection, model: ModelLabeller) -> dict[str, Any]:
@@ -148,8 +160,15 @@ def compute_model_gate(conn: sqlite3.Connection, model: ModelLabeller) -> dict[s
         return out
     parts = []
     measured = phase.state == "open" and phase.outcome != "not-measured" and m["people_kappa"] is not None
-    parts.append(_part("people", measured, "the people's gate opened judging" if measured
-                       else f"the people's gate has not opened judging (round {phase.round}: "
+    overridden = people_override(conn, phase.round) if phase.outcome == "override" else None
+    if overridden is not None:  # opened judging, though their agreement failed: never a silent "passed"
+        out["warnings"] = [f"the people's own calibration gate of round {phase.round} failed and was overridden "
+                           f"by {overridden['by']} at {overridden['at']} (reason: {overridden['reason']}): the "
+                           "model is measured against people whose agreement failed"]  # fmt: skip
+        out["people_override"] = overridden
+    parts.append(_part("people", measured, ("the people's gate opened judging" if overridden is None else
+                       "the people's gate opened judging by an override: their own agreement failed")
+                       if measured else f"the people's gate has not opened judging (round {phase.round}: "
                        f"{phase.outcome or 'measuring'}): the model is held to people who agree"))  # fmt: skip
     scale, weights = m["scale"], m["weights"]
     versus = [
@@ -166,9 +185,16 @@ def compute_model_gate(conn: sqlite3.Connection, model: ModelLabeller) -> dict[s
         threshold = m["people_kappa"] - model.margin
         out["threshold"] = threshold
         ok = low is not None and not math.isnan(low) and low >= threshold
-        parts.append(_part("non_inferiority", ok, f"kappa against the adjudicated grades: lower end {_fmt(low)} "
-                           f"{'>=' if ok else '<'} people's kappa {m['people_kappa']:.4f} - margin {model.margin:g} "
-                           f"= {threshold:.4f}"))  # fmt: skip
+        why = (f"kappa against the adjudicated grades: lower end {_fmt(low)} {'>=' if ok else '<'} people's kappa "
+               f"{m['people_kappa']:.4f} - margin {model.margin:g} = {threshold:.4f}")  # fmt: skip
+        point = adjudicated["kappa"]
+        if not ok and point is not None and not math.isnan(point) and point >= threshold:
+            # the point value clears the threshold: the interval's width, not the model, fails it
+            queries = len({q for q, d in m["adjudicated"] if (q, d) in m["model"]})
+            why += (f"; kappa itself is {point:.4f}: the interval is wide, resting on {queries} calibration "
+                    f"quer{'y' if queries == 1 else 'ies'}, and more calibration queries would narrow it")  # fmt: skip
+            out["wide_interval"] = {"kappa": point, "queries": queries}
+        parts.append(_part("non_inferiority", ok, why))
     alt = alternative_annotator_test(m["model"], m["people"])
     out["alt_test"] = None if alt is None else alt.to_dict()
     if alt is not None:
@@ -224,6 +250,10 @@ def override_model_gate(store: Store, name: str, *, reason: str, by: str) -> dic
 
     def write(conn: sqlite3.Connection) -> dict[str, Any]:
         model = load_model(conn, name)
+        role = role_of(conn, model.user_id)
+        if role != "labeller":
+            raise ValidationError(f"model labeller {name!r} is a {role}: an override would open nothing",
+                                  fix="a predictor grades the whole pool already; a retired model grades nothing")  # fmt: skip
         phase = phase_of(conn)
         last = latest_model_gate(conn, model.user_id, phase.rubric_hash)
         if last is None or last["outcome"] != "failed":

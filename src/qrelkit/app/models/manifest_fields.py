@@ -5,8 +5,10 @@ command, the prompt template's hash, temperature and seed, its gate under the ex
 failing parts, an override's reason, who and when) and its probe rates; and which final grades came from
 it: ``final_grades_from_model_alone`` (pairs whose final grade rests on model grades only: no person
 graded them and no adjudication decided them), ``final_grades_with_model_vote`` and the share of the
-final grades each is. Only models whose gate passed or was overridden count in the final qrels.
-"""
+final grades each is. Only labellers whose gate passed or was overridden count in the final qrels. Its
+``role`` (``labeller``, ``predictor``: its grades only predict and never count; ``retired``) with the
+decision that made it so (``role_decision``: reason, who, when), and ``people_override`` when its gate
+was measured against people whose own gate failed and was overridden (reason, who, when)."""
 
 from __future__ import annotations
 
@@ -16,9 +18,10 @@ from collections.abc import Collection
 from typing import Any
 
 from ..decisions import live_adjudications
-from .access import closed_model_names, latest_model_gate
+from .access import closed_model_names, counting_votes, latest_model_gate, role_of
 from .gate import probe_rates
 from .register import model_labellers
+from .roles import role_history
 
 __all__ = ["model_manifest_fields"]
 
@@ -31,12 +34,18 @@ def model_manifest_fields(
         return []
     closed = closed_model_names(conn, rubric_hash)
     voters: dict[tuple[str, str], set[str]] = {}
-    for q, d, name in conn.execute(
-        "SELECT p.query_id, p.doc_id, u.name FROM grade_events e JOIN users u USING (user_id) JOIN pairs p "
-        "USING (pair_id) WHERE e.rubric_hash = ? AND e.grade IS NOT NULL GROUP BY e.user_id, e.pair_id",
+    rows = conn.execute(
+        "SELECT p.query_id, p.doc_id, u.name, e.grade, e.unsure FROM grade_events e JOIN users u USING (user_id) "
+        "JOIN pairs p USING (pair_id) WHERE e.event_id IN (SELECT MAX(event_id) FROM grade_events "
+        "WHERE rubric_hash = ? GROUP BY user_id, pair_id)",
         (rubric_hash,),
+    ).fetchall()
+    # the votes that take part in the merge: a model's grade on a pair people agreed on is not one
+    for q, d, name, grade, _ in counting_votes(
+        conn, rubric_hash, rows, lambda r: ((r[0], r[1]), r[2], r[3], r[4])
     ):
-        voters.setdefault((q, d), set()).add(name)
+        if grade is not None:
+            voters.setdefault((q, d), set()).add(name)
     decided = {(q, d) for q, d in conn.execute(
         f"SELECT p.query_id, p.doc_id FROM {live_adjudications('a')} JOIN pairs p USING (pair_id) "
         "WHERE a.rubric_hash = ?", (rubric_hash,))}  # fmt: skip
@@ -56,7 +65,10 @@ def model_manifest_fields(
                     with_vote += 1
                     if who <= names and key not in decided:
                         alone += 1
+        role = role_of(conn, m.user_id)
+        decision = next((e for e in reversed(role_history(conn, m.user_id)) if e["role"] == role), None)
         out.append({
+            "role": role, "role_decision": decision, "people_override": detail.get("people_override"),
             "name": m.name, "model_id": m.model_id, "kind": m.kind, "endpoint_host": m.host,
             "command": m.command, "prompt_hash": m.template_hash, "temperature": m.temperature, "seed": m.seed,
             "gate": None if gate is None else gate["outcome"], "failing": detail.get("failing", []),

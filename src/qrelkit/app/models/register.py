@@ -12,6 +12,7 @@ first), in its own rows of ``assignments``: the people's plan is never changed.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sqlite3
 import urllib.parse
@@ -25,14 +26,26 @@ from qrelkit.rubric import Rubric
 
 from ..phases import labeller_order, phase_of
 from ..store import Store, check_name, now
-from .client import ChatClient, Client, CommandClient, check_endpoint, read_key
-from .prompt import PairText, check_template, render, rubric_payload, template_hash
+from .client import (
+    AttemptFailed,
+    ChatClient,
+    Client,
+    CommandClient,
+    EndpointError,
+    Reply,
+    check_endpoint,
+    read_key,
+)
+from .prompt import PairText, check_template, prompt_hash, render, rubric_payload, template_hash
 
 __all__ = [
     "LIMITS",
+    "ROLES",
     "ModelLabeller",
     "add_model",
+    "cache_key",
     "calibration_pair_ids",
+    "check_model",
     "load_model",
     "model_labellers",
     "pair_text",
@@ -44,6 +57,8 @@ LIMITS = {"temperature": (0.0, 2.0), "max_concurrency": (1, 64), "timeout": (0.1
           "margin": (0.0, 1.0)}  # fmt: skip
 MAX_PAIRS_FILE_LINES = 10_000_000
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+ROLES = ("labeller", "predictor")
+"""The roles a model labeller is added with (``--role``; :mod:`.roles`)."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +117,39 @@ class ModelLabeller:
             "margin": self.margin,
             "created_at": self.created_at,
         }
+
+
+def cache_key(prompt_digest: str, model: str, pair_key: str) -> str:
+    """The answer cache's key: the prompt's hash, the model (:attr:`ModelLabeller.cache_identity`), the pair."""
+    return hashlib.sha256(f"{prompt_digest}\n{model}\n{pair_key}".encode()).hexdigest()
+
+
+def check_model(store: Store, model: ModelLabeller, rubric: Rubric, pair_id: int, *,
+                source: str = "the default prompt template") -> tuple[str, str, str, Reply]:  # fmt: skip
+    """One request to ``model``'s endpoint (one line to its program) for the grade of ``pair_id``, with no
+    retry: ``(cache key, prompt hash, pair key, reply)``; an :class:`~.client.EndpointError` naming the fix
+    when no grade comes back (the endpoint unreachable, the model id unknown, the key refused, a reply that
+    is not a grade on the scale, the program gone)."""
+    query_id, doc_id, text = store.read(lambda c: pair_text(c, pair_id))
+    prompt = render(model.template, rubric, text, source=source)
+    payload = {"query": text.query, "document": text.document, "rubric": rubric_payload(rubric)}
+    client = model.client(rubric)
+    try:
+        reply = client.ask(str(pair_id), prompt, payload)
+    except AttemptFailed as exc:
+        raise EndpointError(
+            f"--check: the one request got no grade ({exc.error}); the model labeller was not added",
+            got=None if exc.raw is None else " ".join(exc.raw.split())[:200],
+            fix="check --model and --endpoint (or the --command program) and add it again",
+        ) from None
+    except EndpointError as exc:
+        raise EndpointError(
+            f"--check: {exc.problem}; the model labeller was not added", fix=exc.fix
+        ) from None
+    finally:
+        client.close()
+    digest, pair_key = prompt_hash(prompt), f"{query_id}\t{doc_id}"
+    return cache_key(digest, model.cache_identity, pair_key), digest, pair_key, reply
 
 
 def _row_to_model(row: sqlite3.Row) -> ModelLabeller:
@@ -221,16 +269,30 @@ def add_model(
     max_retries: int = 5,
     margin: float = 0.05,
     pairs: Sequence[tuple[str, str]] | None = None,
+    role: str = "labeller",
+    check: bool = False,
 ) -> dict[str, Any]:
     """Record a model labeller and assign it its pairs (module docstring); returns a summary with the
-    prompt of its first calibration pair (``judge model add --show-prompt`` prints it)."""
+    prompt of its first calibration pair (``judge model add --show-prompt`` prints it).
+
+    ``role``: ``labeller`` (its grades may replace people's once its gate passed) or ``predictor`` (they only
+    predict, corrected by people's: :mod:`.roles`). ``check``: before anything is recorded, ask the endpoint
+    (or the program) for the grade of the first calibration pair, once, without retries
+    (:func:`check_model`): a model id the server does not serve, a dead endpoint or a program that does not
+    answer is refused here, not at the first run; the reply is cached, so the run does not pay for it
+    again."""
     settings = {"temperature": temperature, "max_concurrency": max_concurrency, "timeout": timeout,
                 "max_retries": max_retries, "margin": margin}  # fmt: skip
     endpoint, model = _check_settings(name, endpoint, command, model_id, api_key_env, settings)
     rubric_payload(rubric)  # a rubric without levels is refused here
     check_template(template, template_source)
 
-    def write(conn: sqlite3.Connection) -> dict[str, Any]:
+    if role not in ROLES:
+        raise ValidationError(f"unknown role {role!r}", expected=" or ".join(ROLES),
+                              fix="--role labeller (may replace people once its gate passed) or --role predictor "
+                              "(only predicts, corrected by people's grades)")  # fmt: skip
+
+    def plan(conn: sqlite3.Connection) -> tuple[set[int], set[int], list[int]]:
         if conn.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone():
             raise ValidationError(
                 f"the project has a user {name!r} already",
@@ -250,7 +312,25 @@ def add_model(
                 )
             chosen = {ids[p] for p in pairs} | calibration
         seed_value = int(conn.execute("SELECT value FROM meta WHERE key = 'seed'").fetchone()[0])
-        order = labeller_order({p: queries[p] for p in chosen}, calibration, seed_value, name)
+        return (
+            calibration,
+            chosen,
+            labeller_order({p: queries[p] for p in chosen}, calibration, seed_value, name),
+        )
+
+    checked = None
+    if check:  # one request (or one line to the program) before anything is recorded
+        calibration, _, order = store.read(plan)
+        first = next((p for p in order if p in calibration), order[0] if order else None)
+        if first is None:
+            raise ValidationError("the model labeller would have no pairs: nothing to check it with")
+        probe = ModelLabeller(0, name, "endpoint" if endpoint else "command", endpoint, command, model,
+                              api_key_env, float(temperature), seed, template, template_hash(template),
+                              max_concurrency, float(timeout), 0, float(margin), "")  # fmt: skip
+        checked = (first, *check_model(store, probe, rubric, first, source=template_source))
+
+    def write(conn: sqlite3.Connection) -> dict[str, Any]:
+        calibration, chosen, order = plan(conn)
         created = now()
         user_id = conn.execute(
             "INSERT INTO users (name, role, created_at) VALUES (?, 'model', ?)", (name, created)
@@ -264,12 +344,26 @@ def add_model(
         conn.executemany(
             "INSERT INTO assignments VALUES (?, ?, ?)", [(user_id, p, i) for i, p in enumerate(order)]
         )
+        if role != "labeller":
+            conn.execute(
+                "INSERT INTO model_role_events (user_id, role, reason, decided_by, created_at) VALUES (?, ?, ?, NULL, ?)",
+                (user_id, role, f"added as a {role} (judge model add --role {role})", created),
+            )
+        if checked is not None:  # the check's reply is paid for: cached, so the run does not ask again
+            _, key, digest, pair_key, reply = checked
+            conn.execute(
+                "INSERT OR IGNORE INTO model_answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (key, user_id, pair_key, digest, model, reply.grade, reply.reason, reply.latency_ms,
+                 reply.prompt_tokens, reply.completion_tokens, created),
+            )  # fmt: skip
         first = next((p for p in order if p in calibration), order[0] if order else None)
         prompt = None
         if first is not None:
             prompt = render(template, rubric, pair_text(conn, first)[2], source=template_source)
         return {"name": name, "model_id": model, "kind": "endpoint" if endpoint else "command",
                 "pairs": len(order), "calibration_pairs": len(calibration & chosen),
-                "template_hash": template_hash(template), "prompt": prompt}  # fmt: skip
+                "template_hash": template_hash(template), "prompt": prompt, "role": role,
+                "checked": None if checked is None else {"grade": checked[4].grade,
+                                                         "latency_ms": checked[4].latency_ms}}  # fmt: skip
 
     return store.write(write)

@@ -18,7 +18,6 @@ pair whose every attempt failed stays ungraded, is counted, and is asked again b
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -27,20 +26,21 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from qrelkit.errors import ValidationError
+from qrelkit.errors import QrelkitError, ValidationError
 from qrelkit.rubric import Rubric
 
 from ..grades import PairClosed, RubricChanged
 from ..phases import phase_of
 from ..store import Store, now
-from .access import full_pool_open
+from .access import full_pool_open, role_of
 from .audit import assign_audit
 from .client import AttemptFailed, Client, EndpointError, Reply, ask_with_retries
 from .gate import evaluate_model_gate
 from .prompt import prompt_hash, render, rubric_payload
-from .register import ModelLabeller, calibration_pair_ids, load_model, pair_text
+from .register import ModelLabeller, cache_key, calibration_pair_ids, load_model, pair_text
 
 __all__ = [
+    "NothingToSpend",
     "RunSummary",
     "cache_key",
     "open_pairs",
@@ -49,9 +49,28 @@ __all__ = [
 ]
 
 
-def cache_key(prompt_digest: str, model: str, pair_key: str) -> str:
-    """The answer cache's key: the prompt's hash, the model (:attr:`ModelLabeller.cache_identity`), the pair."""
-    return hashlib.sha256(f"{prompt_digest}\n{model}\n{pair_key}".encode()).hexdigest()
+class NothingToSpend(QrelkitError):
+    """A run that would spend requests on grades that cannot count: the people's own gate failed (or could not
+    be measured) and was not overridden, or the model is retired. Exit status 3, as a failed gate's."""
+
+    exit_code = 3
+
+
+def spending_refused(conn: sqlite3.Connection, model: ModelLabeller) -> NothingToSpend | None:
+    """Why a run of ``model`` must not ask its endpoint for anything now, or ``None``."""
+    if role_of(conn, model.user_id) == "retired":
+        return NothingToSpend(f"model labeller {model.name!r} is retired: its run asks for nothing",
+                              fix="add the model again under a new name to grade again")  # fmt: skip
+    phase = phase_of(conn)
+    if phase.state == "paused":
+        why = "could not be measured" if phase.unmeasurable else "failed"
+        return NothingToSpend(
+            f"the people's calibration gate of round {phase.round} {why} and was not overridden: a model "
+            "held to people who do not agree is not run",
+            fix="revise the rubric (`qrelkit judge revise`) or override the people's gate with a reason "
+            "(`qrelkit judge override`), then run the model",
+        )
+    return None
 
 
 def open_pairs(
@@ -81,6 +100,10 @@ def record_model_grade(conn: sqlite3.Connection, model: ModelLabeller, pair_id: 
         "SELECT 1 FROM assignments WHERE user_id = ? AND pair_id = ?", (model.user_id, pair_id)
     ).fetchone():
         raise ValidationError(f"pair {pair_id} is not assigned to model labeller {model.name!r}")
+    if role_of(conn, model.user_id) == "retired":
+        raise PairClosed(
+            f"model labeller {model.name!r} is retired", fix="add the model again under a new name"
+        )
     if pair_id not in calibration_pair_ids(conn, phase.round) and not full_pool_open(
         conn, model.user_id, phase
     ):
@@ -227,6 +250,9 @@ def run_model(
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             raise ValidationError(f"{what} is a whole number >= 0", got=value)
     model = store.read(lambda c: load_model(c, name))
+    refused = store.read(lambda c: spending_refused(c, model))
+    if refused is not None:
+        raise refused
     rubric = load_rubric_from_store(store)
     rubric_payload(rubric)
     summary = RunSummary(model.name)
@@ -247,7 +273,14 @@ def run_model(
             if pairs:
                 summary.phases.append(stage)
                 _grade_pairs(store, model, rubric, own, pairs, summary, budget, progress)
-        if not calibration_only and store.read(lambda c: full_pool_open(c, model.user_id, phase_of(c))):
+        if (
+            not calibration_only
+            and store.read(  # a predictor's grades are corrected by the calibration sample
+                lambda c: (
+                    full_pool_open(c, model.user_id, phase_of(c)) and role_of(c, model.user_id) == "labeller"
+                )
+            )
+        ):
             summary.audit = assign_audit(store, model.name, share=audit_share)
     finally:
         if client is None:

@@ -14,7 +14,7 @@ constraint that leaves the stored rows valid: edit the schema text, then a schem
 
 from __future__ import annotations
 
-__all__ = ["MIGRATION"]
+__all__ = ["MIGRATION", "ROLES_MIGRATION"]
 
 MIGRATION = """
 PRAGMA writable_schema = ON;
@@ -111,4 +111,20 @@ CREATE TABLE probe_pairs (
     created_at TEXT NOT NULL,
     UNIQUE (user_id, rubric_hash, kind, variant, pair_id)
 );
+"""
+
+#: Migration 9: a model labeller's role as events (:mod:`.roles`): predictor, retired.
+ROLES_MIGRATION = """
+CREATE TABLE IF NOT EXISTS model_role_events (
+    event_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_id INTEGER NOT NULL REFERENCES users (user_id),
+    role TEXT NOT NULL CHECK (role IN ('labeller', 'predictor', 'retired')),
+    reason TEXT,
+    decided_by TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS model_role_events_no_update BEFORE UPDATE ON model_role_events
+BEGIN SELECT RAISE(ABORT, 'model role events are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS model_role_events_no_delete BEFORE DELETE ON model_role_events
+BEGIN SELECT RAISE(ABORT, 'model role events are append-only'); END;
 """

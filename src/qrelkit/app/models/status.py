@@ -11,10 +11,11 @@ from typing import Any
 
 from ..phases import phase_of
 from ..store import Store
-from .access import full_pool_open, latest_model_gate
-from .audit import audit_agreement
+from .access import full_pool_open, latest_model_gate, role_of
+from .audit import agreed_disagreements, audit_agreement
 from .gate import compute_model_gate, model_gate_history
 from .register import ModelLabeller, calibration_pair_ids, load_model, model_labellers
+from .roles import role_history
 
 __all__ = ["model_status", "models_overview"]
 
@@ -57,6 +58,9 @@ def _status(conn: sqlite3.Connection, model: ModelLabeller) -> dict[str, Any]:
         },
         "failures": {"attempts": attempts[0], "pairs_given_up": attempts[1]},
         "audit": audit_agreement(conn, model, gate.get("threshold")),
+        "agreed_disagreements": agreed_disagreements(conn, model),
+        "role": role_of(conn, model.user_id),
+        "role_history": role_history(conn, model.user_id),
     }
 
 
