@@ -337,3 +337,60 @@ def test_the_programs_exit_is_noticed_while_a_child_holds_its_output(tmp_path: P
 def _no_key_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("JUDGE_KEY", raising=False)
     assert os.environ.get("JUDGE_KEY") is None
+
+
+# --- two runs at once ------------------------------------------------------------------------------------------
+
+
+def test_two_runs_of_one_labeller_at_once_pay_for_no_pair_twice(gated: Path, cli) -> None:
+    """Two real processes run the same labeller against one loopback chat server: one runs, the other is
+    refused with one line; each of the 10 pairs is asked once and graded once."""
+    from .helpers import ChatServer, scripted
+
+    with ChatServer(scripted(2), delay=0.3) as srv:  # each run lasts ~1.5 s: the two overlap
+        assert cli("judge", "model", "add", gated, "judge", "--endpoint", srv.url, "--model", "judge-1",
+                   "--max-concurrency", "2").exit_code == 0  # fmt: skip
+        import subprocess
+
+        command = [
+            sys.executable,
+            "-m",
+            "qrelkit",
+            "judge",
+            "model",
+            "run",
+            str(gated),
+            "judge",
+            "--calibration-only",
+            "--limit",
+            "10",
+        ]
+        procs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for _ in range(2)]  # fmt: skip
+        outs = [p.communicate(timeout=60) for p in procs]
+        codes = sorted(p.returncode for p in procs)
+        asked = sum(srv.asked.values())
+    refused = [err for (_, err), p in zip(outs, procs, strict=True) if p.returncode == 1]
+    assert codes == [0, 1], outs
+    assert "already running" in refused[0] and len(refused[0].strip().splitlines()) == 1
+    with sqlite3.connect(gated) as conn:
+        events = conn.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT pair_id) FROM grade_events JOIN users USING (user_id) WHERE name = 'judge'"
+        ).fetchone()
+    assert asked == 10 and tuple(events) == (10, 10)
+
+
+def test_the_run_lock_holds_between_two_openings_in_one_process(gated: Path, cli) -> None:
+    from qrelkit.app.models.register import load_model
+    from qrelkit.app.models.runner import run_lock
+    from qrelkit.app.store import Store
+    from qrelkit.errors import QrelkitError
+
+    assert cli("judge", "model", "add", gated, "judge", "--endpoint", "http://127.0.0.1:9/v1",
+               "--model", "judge-1").exit_code == 0  # fmt: skip
+    with Store(gated) as store:
+        model = store.read(lambda c: load_model(c, "judge"))
+    with run_lock(gated, model), pytest.raises(QrelkitError, match="already running"), run_lock(gated, model):
+        pass
+    with run_lock(gated, model):  # released by the first
+        pass
