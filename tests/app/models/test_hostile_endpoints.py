@@ -394,3 +394,25 @@ def test_the_run_lock_holds_between_two_openings_in_one_process(gated: Path, cli
         pass
     with run_lock(gated, model):  # released by the first
         pass
+
+
+# --- the prompt template's one bound ------------------------------------------------------------------------
+
+
+def test_the_prompt_template_has_one_bound_stated_once(gated: Path, cli, tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[3]
+    rows = [
+        line for line in (root / "docs" / "limits.md").read_text().splitlines() if line.startswith("| prompt")
+    ]
+    assert len(rows) == 1 and "| 400,000 bytes |" in rows[0], rows
+    template = tmp_path / "prompt.j2"
+    body = "Query: {{ query }}\nDocument: {{ document }}\n"
+    template.write_text(body + "#" * (400_000 - len(body)))  # 400,000 bytes, 400,000 characters: taken
+    added = cli("judge", "model", "add", gated, "judge", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m",
+                "--prompt", template)  # fmt: skip
+    assert added.exit_code == 0, added.output
+    template.write_text(body + "#" * (400_001 - len(body)))
+    refused = cli("judge", "model", "add", gated, "judge2", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m",
+                  "--prompt", template)  # fmt: skip
+    assert refused.exit_code == 1 and len(refused.stderr.strip().splitlines()) == 1, refused.output
+    assert "prompt file is 400,001 bytes, larger than the bound of 400,000 bytes" in refused.stderr
