@@ -489,6 +489,9 @@ def _fill(
     used_docs = {e.doc_id for e in entries if not e.judged}
     conn.executemany("INSERT INTO queries VALUES (?, ?)", [(q, queries[q]) for q in sorted(used_queries)])
     conn.executemany("INSERT INTO docs VALUES (?, ?, ?)", [(d, *docs[d]) for d in sorted(used_docs)])
+    from .models.flags import record_flags
+
+    record_flags(conn)  # documents that speak to a grader, shown wherever a model labeller is
     pair_ids: dict[tuple[str, str], int] = {}
     calibration_ids: set[int] = set()
     for e in entries:

@@ -54,6 +54,13 @@ def render_model_status(status: dict[str, Any]) -> str:
         )
         out.append(line + ("; DRIFT: the interval's lower end is below the gate's threshold "
                            f"{_num(audit.get('threshold'))}" if audit.get("drift") else ""))  # fmt: skip
+    flagged = status.get("instruction_like") or {}
+    if flagged.get("pairs"):
+        shown = ", ".join(f"{p['query_id']} {p['doc_id']} ({p['phrase']!r})" for p in flagged["listed"][:5])
+        more = flagged["pairs"] - min(5, len(flagged["listed"]))
+        out.append(f"instruction-like documents: {flagged['pairs']} of its pairs ({flagged['graded']} graded, "
+                   f"{flagged['in_audit']} given to people in the audit sample): {shown}"
+                   + (f" and {more} more (--format json lists {len(flagged['listed'])})" if more > 0 else ""))  # fmt: skip
     cost, fail = status["cost"], status["failures"]
     out.append(f"cost: {cost['grades']} grades, {cost['prompt_tokens']} prompt + {cost['completion_tokens']} "
                f"completion tokens, {cost['latency_ms'] / 1000:.1f} s; failures: {fail['attempts']} attempts, "

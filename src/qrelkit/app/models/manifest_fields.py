@@ -5,7 +5,9 @@ command, the prompt template's hash, temperature and seed, its gate under the ex
 failing parts, an override's reason, who and when) and its probe rates; and which final grades came from
 it: ``final_grades_from_model_alone`` (pairs whose final grade rests on model grades only: no person
 graded them and no adjudication decided them), ``final_grades_with_model_vote`` and the share of the
-final grades each is. Only models whose gate passed or was overridden count in the final qrels.
+final grades each is; and ``instruction_like``: its pairs whose document carries instruction-like text
+(:mod:`.flags`), how many it graded, how many a person graded too (its audit sample), and the first of
+them. Only models whose gate passed or was overridden count in the final qrels.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from ..decisions import live_adjudications
 from .access import closed_model_names, latest_model_gate
+from .flags import instruction_like_summary
 from .gate import probe_rates
 from .register import model_labellers
 
@@ -65,5 +68,6 @@ def model_manifest_fields(
             "probes": probe_rates(conn, m, rubric_hash), "counted_in_final": counted,
             "final_grades_from_model_alone": alone, "final_grades_with_model_vote": with_vote,
             "share_alone": alone / total if total else 0.0, "share_with_vote": with_vote / total if total else 0.0,
+            "instruction_like": instruction_like_summary(conn, m.user_id),
         })  # fmt: skip
     return out

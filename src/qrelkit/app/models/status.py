@@ -13,6 +13,7 @@ from ..phases import phase_of
 from ..store import Store
 from .access import full_pool_open, latest_model_gate
 from .audit import audit_agreement
+from .flags import instruction_like_summary
 from .gate import compute_model_gate, model_gate_history
 from .register import ModelLabeller, calibration_pair_ids, load_model, model_labellers
 
@@ -57,6 +58,7 @@ def _status(conn: sqlite3.Connection, model: ModelLabeller) -> dict[str, Any]:
         },
         "failures": {"attempts": attempts[0], "pairs_given_up": attempts[1]},
         "audit": audit_agreement(conn, model, gate.get("threshold")),
+        "instruction_like": instruction_like_summary(conn, model.user_id),
     }
 
 
