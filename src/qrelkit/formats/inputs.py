@@ -42,7 +42,7 @@ LIMITS: dict[str, tuple[int, str]] = {
     "decisions": (4 * _GiB, "adjudication decisions, read whole"),
     "project_decisions": (
         256 * _MiB,
-        "a judging project's decisions, one line a pair with a note of at most 2000 characters, read whole",
+        "a judging project's decisions, one line a pair with a note of at most 2000 characters",
     ),
     "qrels": (4 * _GiB, "judgments are held in memory whole; the largest public sets are under 1 GB"),
     "run": (
