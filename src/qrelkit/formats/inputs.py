@@ -8,7 +8,9 @@ A reader reads a file more than once (it is fingerprinted, probed for gzip, then
 regular file (a FIFO, ``/dev/stdin``, ``/dev/zero``, a socket) is refused before it is opened: opening a
 FIFO with no writer would block, and a device never ends. Each kind of file has a size bound
 (:data:`LIMITS`, with the reason for each; ``docs/limits.md`` lists them), checked on the stored size before
-anything is read, so an 8 GB sparse file given as a rubric is refused at once.
+anything is read, so an 8 GB sparse file given as a rubric is refused at once. A text file read line by
+line goes through :func:`read_lines`: streamed in blocks, a NUL byte refused where it lies, each line within
+its kind's bound (:data:`LINE_LIMITS`), so memory follows the longest line, not the file.
 """
 
 from __future__ import annotations

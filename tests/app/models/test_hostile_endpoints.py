@@ -416,3 +416,16 @@ def test_the_prompt_template_has_one_bound_stated_once(gated: Path, cli, tmp_pat
                   "--prompt", template)  # fmt: skip
     assert refused.exit_code == 1 and len(refused.stderr.strip().splitlines()) == 1, refused.output
     assert "prompt file is 400,001 bytes, larger than the bound of 400,000 bytes" in refused.stderr
+
+
+def test_the_proxy_the_environment_names_is_used_as_urllib_used_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loopback server standing for an HTTP proxy: the request reaches it with the endpoint's absolute URL
+    (urllib's behaviour, kept now that the client speaks http.client itself)."""
+    answer = _completion('{"grade": 2, "reason": "via the proxy"}')
+    with RawServer(lambda s, h: s.sendall(_http("200 OK", answer))) as proxy:
+        monkeypatch.setenv("http_proxy", proxy.url.removesuffix("/v1"))
+        monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        kind, value = _ask("http://judge.invalid:8000/v1")
+    assert kind == "value" and value.grade == 2, value
+    assert proxy.requests[0].startswith(b"POST http://judge.invalid:8000/v1/chat/completions HTTP/1.1")

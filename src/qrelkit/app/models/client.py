@@ -182,6 +182,28 @@ def _timed_out(timeout: float, start: float) -> AttemptFailed:
                          latency_ms=int((time.monotonic() - start) * 1000))  # fmt: skip
 
 
+def _proxy_for(parts: urllib.parse.SplitResult) -> urllib.parse.SplitResult | None:
+    """The proxy the environment names for this URL (``https_proxy``, ``http_proxy``, ``no_proxy``), as
+    urllib reads them, or None."""
+    import urllib.request
+
+    found = urllib.request.getproxies().get(parts.scheme)
+    if not found or urllib.request.proxy_bypass(parts.hostname or ""):
+        return None
+    proxy = urllib.parse.urlsplit(found if "://" in found else f"http://{found}")
+    return proxy if proxy.hostname else None
+
+
+def _proxy_auth(proxy: urllib.parse.SplitResult) -> dict[str, str]:
+    if not proxy.username:
+        return {}
+    import base64
+
+    user = urllib.parse.unquote(proxy.username)
+    password = urllib.parse.unquote(proxy.password or "")
+    return {"Proxy-Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+
+
 def _post(url: str, data: bytes, headers: dict[str, str], timeout: float) -> tuple[int, Any, bytes]:
     """POST ``data`` to ``url`` once: the status, the headers and at most :data:`MAX_REPLY_BYTES` + 1 bytes
     of the body. ``timeout`` is a deadline for the whole attempt (connecting, sending, the status line,
@@ -192,7 +214,16 @@ def _post(url: str, data: bytes, headers: dict[str, str], timeout: float) -> tup
     parts = urllib.parse.urlsplit(url)
     path = parts.path + (f"?{parts.query}" if parts.query else "")
     connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    conn = connection_class(parts.hostname or "", parts.port, timeout=timeout)
+    proxy = _proxy_for(parts)
+    if proxy is None:
+        conn = connection_class(parts.hostname or "", parts.port, timeout=timeout)
+    else:  # as urllib would: through the proxy the environment names (a tunnel for https)
+        conn = connection_class(proxy.hostname or "", proxy.port, timeout=timeout)
+        auth = _proxy_auth(proxy)
+        if parts.scheme == "https":
+            conn.set_tunnel(parts.hostname or "", parts.port, headers=auth)
+        else:
+            path, headers = url, {**headers, **auth}
     start = time.monotonic()
     expired = threading.Event()
 
