@@ -352,3 +352,19 @@ def test_queries_kept_only_extracted_name_where_the_extracted_file_goes(home: Pa
         f".tsv.gz at {place} (IR_DATASETS_HOME sets the folder)"
     )
     assert not place.exists()
+
+
+@pytest.mark.parametrize(("name", "problem"), [("file", "is not a folder"), ("file/below", "cannot be used")])
+def test_a_home_that_is_not_a_folder_is_one_line_naming_the_variable(tmp_path: Path, name: str,
+                                                                      problem: str) -> None:  # fmt: skip
+    (tmp_path / "file").write_text("not a folder\n")
+    home = tmp_path / name
+    run = tmp_path / "run.txt"
+    run.write_text("19335 Q0 1017759 1 1.0 r\n")
+    proc = subprocess.run([sys.executable, "-m", "qrelkit", "eval", "irds:msmarco-passage/trec-dl-2019/judged",
+                           str(run)], capture_output=True, text=True, env=env_for(home), timeout=120)  # fmt: skip
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert f"IR_DATASETS_HOME is '{home}', which {problem}" in lines[0]
+    assert "Fix: set IR_DATASETS_HOME to the folder" in lines[0]

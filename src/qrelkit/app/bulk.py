@@ -26,7 +26,6 @@ Either way the decisions that are applied are applied in one transaction: no rea
 from __future__ import annotations
 
 import bisect
-import io
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -34,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from qrelkit.errors import InputFormatError, QrelkitError, ValidationError
-from qrelkit.formats.inputs import read_input
+from qrelkit.formats.inputs import read_lines
 from qrelkit.rubric import Rubric
 
 from .store import Store
@@ -52,6 +51,8 @@ MAX_REFUSED = 100
 
 #: A grade as the file writes it: ASCII digits, with an optional sign (not ``1_0``, not other scripts' digits).
 GRADE = re.compile(r"[+-]?[0-9]+")
+#: A control character other than the tab between fields (a NUL byte is refused with the whole file).
+CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 def _line_of(error: QrelkitError) -> int:
@@ -150,17 +151,19 @@ def read_decisions(path: str | Path, *, max_pairs: int | None = None) -> tuple[l
 
     Bounded: the file by :data:`qrelkit.formats.inputs.LIMITS` (``project_decisions``); the decisions by
     ``max_pairs`` (the pool's pairs: each pair at most once), past which the file is refused whole; the
-    refused lines kept by :data:`MAX_REFUSED` (the others are counted: :class:`Refusals`). Text that is
-    not UTF-8 is refused whole, naming the line."""
+    refused lines kept by :data:`MAX_REFUSED` (the others are counted: :class:`Refusals`). The file is read
+    line by line (:func:`qrelkit.formats.inputs.read_lines`): a line ends at ``\\n``, ``\\r\\n`` or a lone
+    ``\\r``, so no two decisions are ever joined into one; a line past 1 MiB, a NUL byte, or text that is not
+    UTF-8 is refused whole, naming the line; a line with another control character than the tab is refused on its
+    own."""
     source = str(path)
-    data = read_input(path, "decisions file", kind="project_decisions")
     decisions: list[Decision] = []
     refused = Refusals()
     undecided = 0
     seen: dict[tuple[str, str], int] = {}
-    for number, raw in enumerate(io.BytesIO(data), start=1):  # line by line: no list of every line
+    for number, raw in read_lines(path, "project_decisions", what="decisions file"):  # streamed
         try:
-            text = raw.decode("utf-8").rstrip("\r\n")
+            text = raw.decode("utf-8")
             if number == 1:
                 text = text.removeprefix("\ufeff")  # a byte-order mark, as spreadsheets save UTF-8
         except UnicodeDecodeError as exc:
@@ -169,6 +172,14 @@ def read_decisions(path: str | Path, *, max_pairs: int | None = None) -> tuple[l
                 fix="save the file as UTF-8",
             ) from None  # fmt: skip
         if not text.strip() or text.startswith("#"):
+            continue
+        control = CONTROL.search(text)
+        if control is not None:
+            refused.add(ValidationError(
+                f"holds the control character U+{ord(control.group()):04X} at character {control.start() + 1}",
+                source=source, line=number, got=text[:200],
+                fix="remove it: fields are separated by tabs, and a decision and its note fit on one line",
+            ))  # fmt: skip
             continue
         fields = text.split("\t")
         if len(fields) < 3:

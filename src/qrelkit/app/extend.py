@@ -227,6 +227,9 @@ def _extend(
         raise ValidationError("the project has no labellers to judge the new pairs", source=path)
     doc_rows, query_rows = _texts(conn, pool, given)
     conn.executemany("INSERT INTO docs VALUES (?, ?, ?)", doc_rows)
+    from .models.flags import record_flags
+
+    record_flags(conn)  # documents that speak to a grader, shown wherever a model labeller is
     conn.executemany("INSERT INTO queries VALUES (?, ?)", query_rows)
     segment = int(conn.execute("SELECT COALESCE(MAX(segment), 1) + 1 FROM segments").fetchone()[0])
     seed = segment_seed(int(conn.execute("SELECT value FROM meta WHERE key = 'seed'").fetchone()[0]), segment)

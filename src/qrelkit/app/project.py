@@ -20,14 +20,14 @@ import json
 import os
 import secrets
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from qrelkit.data.values import check_run_names
 from qrelkit.errors import InputFormatError, ValidationError, did_you_mean
-from qrelkit.formats.inputs import read_input
+from qrelkit.formats.inputs import read_lines
 from qrelkit.naming import check_id
 from qrelkit.pool import calibration_notes, draw_calibration, plan_assignments, recorded_draw
 from qrelkit.rubric import Rubric, load_rubric, refuse_lint_errors
@@ -64,23 +64,18 @@ class PoolEntry:
     labellers: tuple[str, ...] | None = None
 
 
-def _lines(path: Path, kind: str) -> list[tuple[int, str]]:
-    raw = read_input(path, kind=kind)
-    if raw[:2] == b"\x1f\x8b":
-        raise InputFormatError(
-            "file is gzip-compressed (it starts with gzip's magic bytes 1f 8b)",
-            source=str(path),
-            fix=f"decompress it (`gunzip {path}`) and pass the plain file",
-        )
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputFormatError(f"file is not UTF-8 ({exc.reason})", source=str(path)) from None
-    # Lines end at "\n", "\r\n" or a lone "\r" (text mode's universal newlines) only: str.splitlines
-    # would also cut at U+2028, U+0085 and others, which JSON strings may hold raw, and number the lines
-    # differently from every other reader.
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return [(n, line) for n, line in enumerate(lines, start=1) if line.strip()]
+def _lines(path: Path, kind: str) -> Iterator[tuple[int, str]]:
+    """The non-blank lines of a project's text file, streamed (:func:`qrelkit.formats.inputs.read_lines`: a
+    NUL byte refused where it lies, each line within its kind's bound), each decoded as UTF-8."""
+    for number, raw in read_lines(path, kind, what=f"{kind} file"):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputFormatError(
+                f"line is not UTF-8 ({exc.reason})", source=str(path), line=number
+            ) from None
+        if line.strip():
+            yield number, line
 
 
 def _json_line(path: Path, number: int, line: str) -> dict[str, Any]:
@@ -503,6 +498,9 @@ def _fill(
     used_docs = {e.doc_id for e in entries if not e.judged}
     conn.executemany("INSERT INTO queries VALUES (?, ?)", [(q, queries[q]) for q in sorted(used_queries)])
     conn.executemany("INSERT INTO docs VALUES (?, ?, ?)", [(d, *docs[d]) for d in sorted(used_docs)])
+    from .models.flags import record_flags
+
+    record_flags(conn)  # documents that speak to a grader, shown wherever a model labeller is
     pair_ids: dict[tuple[str, str], int] = {}
     calibration_ids: set[int] = set()
     for e in entries:

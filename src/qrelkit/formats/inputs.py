@@ -8,19 +8,23 @@ A reader reads a file more than once (it is fingerprinted, probed for gzip, then
 regular file (a FIFO, ``/dev/stdin``, ``/dev/zero``, a socket) is refused before it is opened: opening a
 FIFO with no writer would block, and a device never ends. Each kind of file has a size bound
 (:data:`LIMITS`, with the reason for each; ``docs/limits.md`` lists them), checked on the stored size before
-anything is read, so an 8 GB sparse file given as a rubric is refused at once.
+anything is read, so an 8 GB sparse file given as a rubric is refused at once. A text file read line by
+line goes through :func:`read_lines`: streamed in blocks, a NUL byte refused where it lies, each line within
+its kind's bound (:data:`LINE_LIMITS`), so memory follows the longest line, not the file.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from ..errors import InputFormatError
 
-__all__ = ["LIMITS", "check_input", "open_input", "read_input"]
+__all__ = ["LIMITS", "LINE_LIMITS", "check_input", "open_input", "read_input", "read_lines"]
 
 _MiB = 1 << 20
 _GiB = 1 << 30
@@ -30,7 +34,7 @@ _GiB = 1 << 30
 LIMITS: dict[str, tuple[int, str]] = {
     "rubric": (1 * _MiB, "a rubric is a scale and its descriptions: a few kilobytes"),
     "prompt": (
-        1 * _MiB,
+        400_000,
         "a model labeller's prompt template is the rubric and a few sentences: a few kilobytes",
     ),
     "manifest": (16 * _MiB, "a manifest holds hashes, the gate and its statistics: a few kilobytes"),
@@ -40,7 +44,7 @@ LIMITS: dict[str, tuple[int, str]] = {
     "decisions": (4 * _GiB, "adjudication decisions, read whole"),
     "project_decisions": (
         256 * _MiB,
-        "a judging project's decisions, one line a pair with a note of at most 2000 characters, read whole",
+        "a judging project's decisions, one line a pair with a note of at most 2000 characters",
     ),
     "qrels": (4 * _GiB, "judgments are held in memory whole; the largest public sets are under 1 GB"),
     "run": (
@@ -49,6 +53,17 @@ LIMITS: dict[str, tuple[int, str]] = {
     ),
     "file": (16 * _GiB, "a file read whole"),
 }
+
+#: The longest line :func:`read_lines` takes of each kind of line-oriented text file, and why (a kind not
+#: listed: :data:`MAX_LINE_DEFAULT`). Memory follows the longest line, not the file.
+LINE_LIMITS: dict[str, tuple[int, str]] = {
+    "docs": (64 * _MiB, "one document, its id and title, as one JSON line"),
+    "pool": (1 * _MiB, "one pooled pair with the ranks of the runs that returned it"),
+    "queries": (1 * _MiB, "one query id and its text"),
+}
+MAX_LINE_DEFAULT = 1 * _MiB
+#: The blocks :func:`read_lines` reads a file in.
+LINE_BLOCK_BYTES = 1 * _MiB
 
 _WHAT = {
     stat.S_IFIFO: "a FIFO (named pipe)",
@@ -167,3 +182,78 @@ def read_input(
             fix="pass a file that is not being written",
         )
     return data
+
+
+_LINE_END = re.compile(rb"\r\n?|\n")
+
+
+def read_lines(path: str | Path, kind: str = "file", *, what: str = "file") -> Iterator[tuple[int, bytes]]:
+    """The lines of a text file, streamed: ``(number, line)`` with its line end taken off, after
+    :func:`check_input`. A line ends at ``\\n``, ``\\r\\n`` or a lone ``\\r`` (text mode's universal
+    newlines; :meth:`str.splitlines` would also cut at U+2028 and others, which JSON strings may hold). The
+    file is read in blocks of :data:`LINE_BLOCK_BYTES`; a NUL byte is refused where it is met, wherever it
+    lies, and a line past its kind's bound (:data:`LINE_LIMITS`) as soon as it passes it, so memory follows
+    the longest line allowed, not the file. A gzip file is refused at its first bytes: these readers take
+    plain text."""
+    source = str(path)
+    bound = LINE_LIMITS.get(kind, (MAX_LINE_DEFAULT, ""))[0]
+    with open_input(path, kind) as handle:
+        buf = bytearray()
+        offset = 0  # the file offset of buf[0]
+        checked = 0  # buf[:checked] holds no NUL byte
+        number = 0  # lines yielded or passed
+        first = True
+        while True:
+            try:
+                data = handle.read(LINE_BLOCK_BYTES)
+            except OSError as exc:
+                raise InputFormatError(
+                    f"cannot be read ({exc.strerror or type(exc).__name__})", source=source
+                ) from None
+            if first and data[:2] == b"\x1f\x8b":
+                raise InputFormatError(
+                    "file is gzip-compressed (it starts with gzip's magic bytes 1f 8b)",
+                    source=source,
+                    fix=f"decompress it (`gunzip {path}`) and pass the plain file",
+                )
+            first = False
+            final = not data
+            buf += data
+            nul = buf.find(b"\x00", checked)
+            end = len(buf) if nul < 0 else nul  # lines wholly before the NUL byte are given first
+            pos = 0
+            while (found := _LINE_END.search(buf, pos, end)) is not None:
+                if found.group() == b"\r" and found.end() == len(buf) and not final:
+                    break  # a "\r" at the end of the block: "\r\n" may follow
+                if found.start() - pos > bound:
+                    raise _long_line(source, number + 1, kind, bound, what)
+                number += 1
+                yield number, bytes(buf[pos : found.start()])
+                pos = found.end()
+            if nul >= 0:
+                raise InputFormatError(
+                    f"{what} holds binary data (a NUL byte at byte offset {offset + nul})",
+                    source=source,
+                    line=number + 1,
+                    fix=f"pass a UTF-8 text {what} (one record a line)",
+                )
+            del buf[:pos]
+            offset += pos
+            checked = len(buf)
+            if len(buf) > bound + 1:  # + 1: a "\r" held back
+                raise _long_line(source, number + 1, kind, bound, what)
+            if final:
+                if buf:
+                    number += 1
+                    yield number, bytes(buf)
+                return
+
+
+def _long_line(source: str, line: int, kind: str, bound: int, what: str) -> InputFormatError:
+    reason = LINE_LIMITS.get(kind, (0, "one record"))[1]
+    return InputFormatError(
+        f"line is longer than {_size_words(bound)}, the bound of a line of a {what} ({reason})",
+        source=source,
+        line=line,
+        fix="check the file: one record a line (a file that lost its line ends, or is not text, looks so)",
+    )

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -110,8 +111,16 @@ class DatasetSource:
 
 
 def _ir_datasets(source: str) -> Any:
+    """ir_datasets, imported (it makes folders under ``IR_DATASETS_HOME`` as it loads: a home that is not a
+    folder, or cannot be made, is one line naming the variable)."""
+    named = os.environ.get("IR_DATASETS_HOME")
+    home = Path(named) if named else Path.home() / ".ir_datasets"
+    if home.exists() and not home.is_dir():
+        raise _home_error(home, source, "is not a folder")
     try:
         import ir_datasets
+    except OSError as exc:
+        raise _home_error(home, source, f"cannot be used ({exc.strerror or type(exc).__name__})") from None
     except ImportError:
         raise InputFormatError(
             "a dataset name (irds:ID) needs the ir-datasets package, which is not installed",
@@ -131,8 +140,11 @@ def _dataset(source: str) -> tuple[Any, Any, str]:
             fix="name a dataset: irds:msmarco-passage/trec-dl-2019/judged (`ir_datasets list` lists them)",
         )
     irds = _ir_datasets(source)
+    home = Path(irds.util.home_path())
     try:
         return irds, irds.load(dataset_id), dataset_id
+    except OSError as exc:  # the folder ir_datasets makes under IR_DATASETS_HOME cannot be made
+        raise _home_error(home, source, f"cannot be used ({exc.strerror or type(exc).__name__})") from None
     except KeyError:
         import difflib
 
@@ -145,6 +157,21 @@ def _dataset(source: str) -> tuple[Any, Any, str]:
         raise InputFormatError(
             f"no dataset {dataset_id!r} in ir_datasets {irds.__version__}", source=source, fix=hint
         ) from None
+
+
+def _home_error(home: Path, source: str, problem: str) -> InputFormatError:
+    """The one line of a dataset folder that cannot be used, naming the variable that sets it."""
+    named = (
+        "IR_DATASETS_HOME"
+        if os.environ.get("IR_DATASETS_HOME")
+        else "ir_datasets' folder (IR_DATASETS_HOME unset)"
+    )
+    return InputFormatError(
+        f"{named} is {str(home)!r}, which {problem}",
+        source=source,
+        fix="set IR_DATASETS_HOME to the folder ir_datasets downloads datasets into (by default ~/.ir_datasets), "
+        "or unset it",
+    )
 
 
 def _handler(dataset: Any, what: str, source: str, dataset_id: str) -> Any:

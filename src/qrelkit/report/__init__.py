@@ -123,26 +123,28 @@ def _mean_grid(results: Results) -> tuple[list[str], list[list[str]]]:
 
 
 def render_markdown(results: Results, per_query: bool = False) -> str:
-    from .tables import number
+    from .tables import markdown_comment, markdown_text, number
 
     headers, rows = _mean_grid(results)
-    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
+    out = ["| " + " | ".join(map(markdown_text, headers)) + " |", "|" + "---|" * len(headers)]
+    out += ["| " + " | ".join(map(markdown_text, r)) + " |" for r in rows]
     out += bounds_markdown(results)
     out.append("")
-    out.append(f"Conventions: {results.conventions}.")
-    out += [f"\n**Warning:** {w}." for w in results.warnings]
+    out.append(f"Conventions: {markdown_text(results.conventions)}.")
+    out += [f"\n**Warning:** {markdown_text(w)}." for w in results.warnings]
     out.append("")
     for line in header_lines(results):
-        out.append("<!-- " + line.lstrip("# ") + " -->")
+        out.append(markdown_comment(line))
     if per_query:
         wide = results.to_polars().sort(["run", "query_id"])
         out.append("")
         cols = wide.columns
-        out.append("| " + " | ".join(cols) + " |")
+        out.append("| " + " | ".join(map(markdown_text, cols)) + " |")
         out.append("|" + "---|" * len(cols))
         for row in wide.iter_rows():
-            out.append("| " + " | ".join(v if isinstance(v, str) else number(v) for v in row) + " |")
+            out.append(
+                "| " + " | ".join(markdown_text(v) if isinstance(v, str) else number(v) for v in row) + " |"
+            )
     return "\n".join(out) + "\n"
 
 
@@ -151,10 +153,15 @@ def bounds_markdown(results: Results) -> list[str]:
     if results.bounds is None:
         return []
     from . import bounds
+    from .tables import markdown_text
 
-    out = ["", f"Judgment bounds: {bounds.title(results).removeprefix('judgment bounds ')}.", ""]
+    out = [
+        "",
+        f"Judgment bounds: {markdown_text(bounds.title(results).removeprefix('judgment bounds '))}.",
+        "",
+    ]
     out += ["| " + " | ".join(bounds.columns(results)) + " |", "|" + "---|" * len(bounds.columns(results))]
-    return out + ["| " + " | ".join(r) + " |" for r in bounds.rows(results)]
+    return out + ["| " + " | ".join(map(markdown_text, r)) + " |" for r in bounds.rows(results)]
 
 
 def print_bounds(results: Results, console: Any) -> None:

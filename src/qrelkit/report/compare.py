@@ -24,6 +24,7 @@ from .tables import (
     _noise_rows,
     _power_rows,
     _rows,
+    latex_comment,
     number,
     options_line,
 )
@@ -75,16 +76,18 @@ def render_compare_json(comparison: Any) -> str:
     return json.dumps(comparison.to_dict(), indent=2, allow_nan=False) + "\n"
 
 
-def _provenance_comments(comparison: Any, open_: str, close: str) -> list[str]:
+def _provenance_lines(comparison: Any) -> list[str]:
     lines = header_lines(comparison.results)
     lines.append("# comparison: " + json.dumps(comparison.options.to_dict(), separators=(",", ":")))
-    return [f"{open_}{line.lstrip('# ')}{close}" for line in lines]
+    return lines
 
 
 def render_compare_markdown(comparison: Any) -> str:
+    from .tables import markdown_comment, markdown_text
+
     def table(headers: Any, rows: list[list[str]]) -> list[str]:
-        out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-        return out + ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+        out = ["| " + " | ".join(map(markdown_text, headers)) + " |", "|" + "---|" * len(headers)]
+        return out + ["| " + " | ".join(map(markdown_text, r)) + " |" for r in rows]
 
     out = table((*COLUMNS[:-1], "sig"), _rows(comparison))
     if comparison.noise is not None:
@@ -93,16 +96,19 @@ def render_compare_markdown(comparison: Any) -> str:
         out += ["", *table(POWER_COLUMNS, _power_rows(comparison))]
     out += estimation_markdown(comparison)
     for m in comparison.multi:
-        out += ["", _anova_line(m), "", *table(MULTI_COLUMNS, _multi_rows(m))]
+        out += ["", markdown_text(_anova_line(m)), "", *table(MULTI_COLUMNS, _multi_rows(m))]
     out += bounds_markdown(comparison.results)
-    out += ["", options_line(comparison) + ".", "", f"Conventions: {comparison.results.conventions}."]
-    out += [f"\n**Warning:** {w}." for w in comparison.results.warnings]  # visible, as in eval's
-    out += ["", *_provenance_comments(comparison, "<!-- ", " -->")]
+    out += ["", markdown_text(options_line(comparison)) + ".", "",
+            f"Conventions: {markdown_text(comparison.results.conventions)}."]  # fmt: skip
+    out += [
+        f"\n**Warning:** {markdown_text(w)}." for w in comparison.results.warnings
+    ]  # visible, as in eval's
+    out += ["", *map(markdown_comment, _provenance_lines(comparison))]
     return "\n".join(out) + "\n"
 
 
 def _tex(text: str) -> str:
-    text = text.replace("\\", "\x00")
+    text = " ".join(str(text).splitlines()).replace("\\", "\x00")
     for a, b in (("&", "\\&"), ("%", "\\%"), ("$", "\\$"), ("#", "\\#"), ("_", "\\_"), ("{", "\\{"),
                  ("}", "\\}"), ("~", "\\textasciitilde{}"), ("^", "\\^{}")):  # fmt: skip
         text = text.replace(a, b)
@@ -119,7 +125,7 @@ def render_compare_latex(comparison: Any) -> str:
         out += [" & ".join(_tex(c) for c in r) + " \\\\" for r in rows]
         return [*out, "\\bottomrule", "\\end{tabular}"]
 
-    out = _provenance_comments(comparison, "% ", "")
+    out = [latex_comment(line) for line in _provenance_lines(comparison)]
     out += tabular((*COLUMNS[:-1], "sig"), _rows(comparison))
     if comparison.noise is not None:
         out += ["", "% labeller-noise floor", *tabular(NOISE_COLUMNS, _noise_rows(comparison))]
@@ -131,10 +137,13 @@ def render_compare_latex(comparison: Any) -> str:
             f"% estimated differences ({comparison.estimator})",
             *tabular(PAIR_COLUMNS, pair_rows(comparison)),
         ]
-        out += [f"% {line}" for line in estimation_lines(comparison)]
+        out += [latex_comment(line) for line in estimation_lines(comparison)]
     for m in comparison.multi:
-        out += ["", f"% {_anova_line(m)}", *tabular(MULTI_COLUMNS, _multi_rows(m))]
-    out += [f"% {options_line(comparison)}", f"% conventions: {comparison.results.conventions}"]
+        out += ["", latex_comment(_anova_line(m)), *tabular(MULTI_COLUMNS, _multi_rows(m))]
+    out += [
+        latex_comment(options_line(comparison)),
+        latex_comment(f"conventions: {comparison.results.conventions}"),
+    ]
     return "\n".join(out) + "\n"
 
 

@@ -108,14 +108,16 @@ def estimation_text(comparison: Any) -> list[str]:
 def estimation_markdown(comparison: Any) -> list[str]:
     if comparison.human is None:
         return []
+    from .tables import markdown_text
+
     out = ["", "| " + " | ".join(PAIR_COLUMNS[:-1]) + " | sig |", "|" + "---|" * len(PAIR_COLUMNS)]
-    out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in pair_rows(comparison)]
+    out += ["| " + " | ".join(map(markdown_text, r)) + " |" for r in pair_rows(comparison)]
     power = power_rows(comparison)
     if power:
         out += ["", "| " + " | ".join(POWER_COLUMNS) + " |", "|" + "---|" * len(POWER_COLUMNS)]
-        out += ["| " + " | ".join(r) + " |" for r in power]
+        out += ["| " + " | ".join(map(markdown_text, r)) + " |" for r in power]
     lines = settings_lines(comparison.estimation_settings(), comparison.results.conventions)[:3]
-    return [*out, "", *(f"{line}." for line in (*lines, *gate_lines(comparison.results)))]
+    return [*out, "", *(f"{markdown_text(line)}." for line in (*lines, *gate_lines(comparison.results)))]
 
 
 def estimation_html(estimates: Any, comparison: Any) -> str:

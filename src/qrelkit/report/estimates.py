@@ -42,14 +42,19 @@ def _comment_lines(estimates: Any) -> list[str]:
 
 
 def render_estimates_markdown(estimates: Any) -> str:
+    from .tables import markdown_comment, markdown_text
+
     out = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows(estimates)]
+    out += ["| " + " | ".join(map(markdown_text, r)) + " |" for r in rows(estimates)]
     out += [
         "",
-        *(f"{line}." for line in settings_lines(estimates.settings(), estimates.model.conventions)),
+        *(
+            f"{markdown_text(line)}."
+            for line in settings_lines(estimates.settings(), estimates.model.conventions)
+        ),
         "",
     ]
-    out += [f"<!-- {line.lstrip('# ')} -->" for line in _comment_lines(estimates)]
+    out += [markdown_comment(line) for line in _comment_lines(estimates)]
     return "\n".join(out) + "\n"
 
 

@@ -65,6 +65,13 @@ def render_model_status(status: dict[str, Any]) -> str:
     if agreed.get("pairs"):
         out.append(f"pairs people agreed on: the model graded {agreed['pairs']}, and graded "
                    f"{agreed['disagreements']} of them otherwise (its disagreement: the people's grade stands)")  # fmt: skip
+    flagged = status.get("instruction_like") or {}
+    if flagged.get("pairs"):
+        shown = ", ".join(f"{p['query_id']} {p['doc_id']} ({p['phrase']!r})" for p in flagged["listed"][:5])
+        more = flagged["pairs"] - min(5, len(flagged["listed"]))
+        out.append(f"instruction-like documents: {flagged['pairs']} of its pairs ({flagged['graded']} graded, "
+                   f"{flagged['in_audit']} given to people in the audit sample): {shown}"
+                   + (f" and {more} more (--format json lists {len(flagged['listed'])})" if more > 0 else ""))  # fmt: skip
     cost, fail = status["cost"], status["failures"]
     out.append(f"cost: {cost['grades']} grades, {cost['prompt_tokens']} prompt + {cost['completion_tokens']} "
                f"completion tokens, {cost['latency_ms'] / 1000:.1f} s; failures: {fail['attempts']} attempts, "

@@ -15,6 +15,29 @@ def _e(x: object) -> str:
     return html.escape(str(x), quote=True)
 
 
+def markdown_text(text: object) -> str:
+    """``text`` as Markdown shows it and nothing more: on one line, with HTML (``&``, ``<``, ``>``) escaped as
+    the HTML outputs escape it, and the marks that would end a table cell, open code or make a link or an
+    image (``|``, a backtick, ``](``, a backslash) escaped. Every Markdown writer passes each value it did
+    not write itself (ids, run and file names, model ids, warnings) through here."""
+    out = " ".join(str(text).splitlines()).replace("\\", "\\\\")
+    for mark, escaped in (("|", "\\|"), ("`", "\\`"), ("](", "]\\(")):
+        out = out.replace(mark, escaped)
+    return html.escape(out, quote=False)
+
+
+def markdown_comment(line: str) -> str:
+    """A provenance line as a Markdown (HTML) comment that nothing in it can end: ``<`` and ``>`` are written
+    as JSON's escapes ``\\u003c`` and ``\\u003e`` (the JSON values read back the same), on one line."""
+    text = " ".join(line.lstrip("# ").splitlines()).replace("<", "\\u003c").replace(">", "\\u003e")
+    return f"<!-- {text} -->"
+
+
+def latex_comment(line: str) -> str:
+    """A provenance line as a LaTeX comment, on one line: a line break in a value would end the comment."""
+    return "% " + " ".join(line.lstrip("# ").splitlines())
+
+
 def wrappable(text: object) -> str:
     """``text`` escaped, with a line-break opportunity after each comma not followed by a space: a long
     measure string (``nDCG(gain=exponential,discount=log2,...)@10``) wraps inside its cell instead of

@@ -4,7 +4,8 @@ and the model's running agreement on it (drift).
 A pair the model graded outside calibration is in the sample when the first 16 hex digits of SHA-256 of
 ``"{project seed}:audit:{model}:{query id}\\t{doc id}"``, read as a fraction of 16**16, fall below the
 share (5% by default): the draw is fixed by the project seed, and a pair's membership never changes as
-the model grades more. Each sampled pair goes to one person (the project's labellers in name order,
+the model grades more. A pair whose document carries instruction-like text (:mod:`.flags`) is in the
+sample whatever its digest: a person grades it too. Each sampled pair goes to one person (the project's labellers in name order,
 chosen by the same digest), appended after their plan, blind as any other pair. :func:`audit_agreement`
 compares the model with the people on the sampled pairs they graded (:func:`qrelkit.agreement.model.model_versus`)
 and flags drift when the lower end of the kappa interval falls below the gate's threshold (the people's
@@ -22,6 +23,7 @@ from qrelkit.errors import ValidationError
 
 from ..phases import labeller_order, phase_of
 from ..store import Store, now
+from .flags import flagged_docs
 from .register import ModelLabeller, calibration_pair_ids, load_model
 
 __all__ = ["DEFAULT_AUDIT_SHARE", "agreed_disagreements", "assign_audit", "audit_agreement"]
@@ -49,12 +51,13 @@ def _assign(conn: sqlite3.Connection, model: ModelLabeller, share: float) -> dic
         (model.user_id, phase.rubric_hash),
     ).fetchall()
     limit = share * 16**16
+    flagged = flagged_docs(conn)
     new: dict[int, list[int]] = {}
     for pair_id, q, d in graded:
         if pair_id in calibration or pair_id in done:
             continue
         digest = _digest(seed, model.name, q, d)
-        if digest < limit:
+        if digest < limit or d in flagged:
             new.setdefault(people[digest % len(people)][0], []).append(pair_id)
     queries = dict(conn.execute("SELECT pair_id, query_id FROM pairs"))
     names = dict(people)

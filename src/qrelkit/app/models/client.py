@@ -20,19 +20,20 @@ header, and never written to the database, a log or a message.
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
+import http.client
 import json
 import os
 import queue
 import shlex
+import signal
 import socket
 import subprocess
 import tempfile
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -54,6 +55,8 @@ __all__ = [
 
 #: The largest reply read (a chat completion, or one line of a program), in bytes.
 MAX_REPLY_BYTES = 1 << 20
+#: What an echoed key is replaced by in every text stored or printed.
+REDACTED = "[key]"
 #: The longest wait a ``Retry-After`` is honoured for, and the growing pause without one.
 MAX_RETRY_AFTER = 120.0
 BACKOFF_START = 0.25
@@ -126,7 +129,7 @@ def parse_answer(content: str, scale: Sequence[int]) -> tuple[int, str]:
     and a string ``reason``; anything else is an :class:`AttemptFailed` carrying the text."""
     try:
         answer = json.loads(content)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         raise AttemptFailed("the reply is not a JSON object (prose or malformed JSON)", content) from None
     if not isinstance(answer, dict):
         raise AttemptFailed("the reply is JSON but not an object", content)
@@ -174,6 +177,104 @@ def response_format(scale: Sequence[int]) -> dict[str, Any]:
     }
 
 
+def _timed_out(timeout: float, start: float) -> AttemptFailed:
+    return AttemptFailed(f"no reply within {timeout:g} s (--timeout)",
+                         latency_ms=int((time.monotonic() - start) * 1000))  # fmt: skip
+
+
+def _proxy_for(parts: urllib.parse.SplitResult) -> urllib.parse.SplitResult | None:
+    """The proxy the environment names for this URL (``https_proxy``, ``http_proxy``, ``no_proxy``), as
+    urllib reads them, or None."""
+    import urllib.request
+
+    found = urllib.request.getproxies().get(parts.scheme)
+    if not found or urllib.request.proxy_bypass(parts.hostname or ""):
+        return None
+    proxy = urllib.parse.urlsplit(found if "://" in found else f"http://{found}")
+    return proxy if proxy.hostname else None
+
+
+def _proxy_auth(proxy: urllib.parse.SplitResult) -> dict[str, str]:
+    if not proxy.username:
+        return {}
+    import base64
+
+    user = urllib.parse.unquote(proxy.username)
+    password = urllib.parse.unquote(proxy.password or "")
+    return {"Proxy-Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+
+
+def _post(url: str, data: bytes, headers: dict[str, str], timeout: float) -> tuple[int, Any, bytes]:
+    """POST ``data`` to ``url`` once: the status, the headers and at most :data:`MAX_REPLY_BYTES` + 1 bytes
+    of the body. ``timeout`` is a deadline for the whole attempt (connecting, sending, the status line,
+    the headers and the body): when it passes the socket is shut, whatever trickles in. No redirect is
+    followed (``http.client`` follows none): the caller sees the 3xx. A reply that does not speak HTTP (a
+    garbage status line, too many or too long headers, a bad chunk size, a body cut short) is an
+    :class:`AttemptFailed` naming the fault; an endpoint that cannot be reached is an :class:`EndpointError`."""
+    parts = urllib.parse.urlsplit(url)
+    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    proxy = _proxy_for(parts)
+    if proxy is None:
+        conn = connection_class(parts.hostname or "", parts.port, timeout=timeout)
+    else:  # as urllib would: through the proxy the environment names (a tunnel for https)
+        conn = connection_class(proxy.hostname or "", proxy.port, timeout=timeout)
+        auth = _proxy_auth(proxy)
+        if parts.scheme == "https":
+            conn.set_tunnel(parts.hostname or "", parts.port, headers=auth)
+        else:
+            path, headers = url, {**headers, **auth}
+    start = time.monotonic()
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        sock = conn.sock
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    timer = threading.Timer(timeout, expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        try:
+            conn.connect()
+        except TimeoutError:
+            raise _timed_out(timeout, start) from None
+        except OSError as exc:
+            if expired.is_set():
+                raise _timed_out(timeout, start) from None
+            raise EndpointError(
+                f"cannot reach the endpoint {url} ({exc.strerror or exc})",
+                fix="start the model server, or correct --endpoint (the base URL before /chat/completions)",
+            ) from None
+        try:
+            conn.request("POST", path, body=data, headers=headers)
+            response = conn.getresponse()
+            raw = response.read(MAX_REPLY_BYTES + 1)
+        except (http.client.HTTPException, ValueError, OSError) as exc:
+            if expired.is_set() or isinstance(exc, TimeoutError):
+                raise _timed_out(timeout, start) from None
+            if isinstance(exc, http.client.HTTPException | ValueError):
+                raise AttemptFailed(f"the reply is not valid HTTP ({type(exc).__name__}: {str(exc)[:200]})",
+                                    latency_ms=int((time.monotonic() - start) * 1000)) from None  # fmt: skip
+            raise AttemptFailed(f"the connection failed ({exc})",
+                                latency_ms=int((time.monotonic() - start) * 1000)) from None  # fmt: skip
+        if expired.is_set():
+            raise _timed_out(timeout, start)
+        if len(raw) <= MAX_REPLY_BYTES and response.length:  # the connection closed before the body ended
+            raise AttemptFailed(f"the reply is not valid HTTP (its body ended {response.length} bytes short of its "
+                                "Content-Length)", latency_ms=int((time.monotonic() - start) * 1000))  # fmt: skip
+        if len(raw) > MAX_REPLY_BYTES:
+            raise AttemptFailed(f"the reply is larger than {MAX_REPLY_BYTES} bytes",
+                                latency_ms=int((time.monotonic() - start) * 1000))  # fmt: skip
+        return response.status, response.headers, raw
+    finally:
+        timer.cancel()
+        conn.close()
+
+
 class ChatClient:
     """The OpenAI-compatible chat completions client (module docstring)."""
 
@@ -200,40 +301,50 @@ class ChatClient:
             body["seed"] = self.seed
         return body
 
+    def redact(self, text: str) -> str:
+        """``text`` with the key's value (as sent, and as JSON escapes it) replaced by ``[key]``: what an
+        endpoint echoes is stored and printed without it."""
+        if not self._key or not text:
+            return text
+        for form in {self._key, json.dumps(self._key)[1:-1]}:
+            text = text.replace(form, REDACTED)
+        return text
+
     def ask(self, pair_id: str, prompt: str, payload: dict[str, Any]) -> Reply:
+        try:
+            reply = self._ask(prompt)
+        except AttemptFailed as exc:
+            exc.error = self.redact(exc.error)
+            exc.raw = None if exc.raw is None else self.redact(exc.raw)
+            raise
+        return Reply(reply.grade, self.redact(reply.reason), reply.latency_ms, reply.prompt_tokens,
+                     reply.completion_tokens)  # fmt: skip
+
+    def _ask(self, prompt: str) -> Reply:
         data = json.dumps(self.body(prompt)).encode()
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
-        request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
         start = time.monotonic()
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                raw = response.read(MAX_REPLY_BYTES + 1)
-        except urllib.error.HTTPError as exc:
-            self._status(exc, int((time.monotonic() - start) * 1000))
-            raise AssertionError("unreachable") from None
-        except TimeoutError:
-            raise AttemptFailed(f"no reply within {self.timeout:g} s (--timeout)",
-                                latency_ms=int((time.monotonic() - start) * 1000)) from None  # fmt: skip
-        except urllib.error.URLError as exc:
-            if isinstance(exc.reason, TimeoutError | socket.timeout):
-                raise AttemptFailed(f"no reply within {self.timeout:g} s (--timeout)") from None
-            raise EndpointError(
-                f"cannot reach the endpoint {self.url} ({exc.reason})",
-                fix="start the model server, or correct --endpoint (the base URL before /chat/completions)",
-            ) from None
-        except (ConnectionError, OSError) as exc:
-            raise AttemptFailed(f"the connection failed ({exc})") from None
+        status, reply_headers, raw = _post(self.url, data, headers, self.timeout)
         latency = int((time.monotonic() - start) * 1000)
-        if len(raw) > MAX_REPLY_BYTES:
-            raise AttemptFailed(f"the reply is larger than {MAX_REPLY_BYTES} bytes", latency_ms=latency)
         text = raw.decode("utf-8", errors="replace")
+        if 300 <= status < 400:
+            raise AttemptFailed(
+                f"the endpoint answered {status}, a redirect to {reply_headers.get('Location', '(no Location)')!r}"
+                " (redirects are not followed: the request and its key go to --endpoint only)",
+                text[:4000],
+                latency_ms=latency,
+            )
+        if status >= 400:
+            self._status(status, reply_headers, text, latency)
+        if not 200 <= status < 300:
+            raise AttemptFailed(f"the endpoint answered {status}", text[:4000], latency_ms=latency)
         try:
             message = json.loads(text)
             content = message["choices"][0]["message"]["content"]
             usage = message.get("usage") or {}
-        except (ValueError, KeyError, IndexError, TypeError):
+        except (ValueError, KeyError, IndexError, TypeError, RecursionError):
             raise AttemptFailed(
                 "the reply is not a chat completion", text[:4000], latency_ms=latency
             ) from None
@@ -247,26 +358,26 @@ class ChatClient:
         ]
         return Reply(grade, reason, latency, *(t if isinstance(t, int) else None for t in tokens))
 
-    def _status(self, exc: urllib.error.HTTPError, latency: int) -> None:
-        body = exc.read(4000).decode("utf-8", errors="replace") if exc.fp is not None else ""
-        if exc.code in (401, 403):
+    def _status(self, code: int, headers: Any, text: str, latency: int) -> None:
+        body = self.redact(text[:4000])
+        if code in (401, 403):
             raise EndpointError(
-                f"the endpoint refused the key ({exc.code})",
+                f"the endpoint refused the key ({code})",
                 fix=f"set {self.api_key_env} to a valid key"
                 if self.api_key_env
                 else "name the environment variable that holds the key: --api-key-env VAR",
             )
-        if exc.code == 404:
+        if code == 404:
             raise EndpointError(
                 f"the endpoint answered 404 for model {self.model_id!r} at {self.url}",
                 fix="pass a model id the server serves (its /models list) as --model, "
                 "and the base URL before /chat/completions as --endpoint",
             )
-        if exc.code == 429 or exc.code >= 500:
-            raise AttemptFailed(f"the endpoint answered {exc.code}", body,
-                                retry_after=_retry_after(exc.headers.get("Retry-After")), latency_ms=latency)  # fmt: skip
+        if code == 429 or code >= 500:
+            raise AttemptFailed(f"the endpoint answered {code}", body,
+                                retry_after=_retry_after(headers.get("Retry-After")), latency_ms=latency)  # fmt: skip
         raise EndpointError(
-            f"the endpoint refused the request ({exc.code}: {' '.join(body.split())[:200]})",
+            f"the endpoint refused the request ({code}: {' '.join(body.split())[:200]})",
             fix="check that the server supports chat completions with response_format json_schema",
         )
 
@@ -275,7 +386,13 @@ class ChatClient:
 
 
 class CommandClient:
-    """A local program, started once, answering one JSON line for each JSON line it reads."""
+    """A local program, started once in its own process group, answering one JSON line for each JSON line
+    it reads.
+
+    ``timeout`` is a deadline for each attempt, writing the request included: a program that stops
+    reading its input, or answers nothing, is ended with every process it started (its process group) and
+    started again for the next attempt. A program that exits is noticed at once, even when a child it
+    left behind still holds its output open."""
 
     def __init__(self, command: str, *, scale: Sequence[int], timeout: float = 60.0) -> None:
         self.argv = shlex.split(command)
@@ -289,11 +406,13 @@ class CommandClient:
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close(), lives as long as the program
 
     def _start(self) -> subprocess.Popen[bytes]:
-        if self._proc is not None and self._proc.poll() is None:
-            return self._proc
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                return self._proc
+            _end_group(self._proc)  # what the last program left behind
         try:
             proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=self._stderr)  # fmt: skip
+                                    stderr=self._stderr, start_new_session=True)  # fmt: skip
         except OSError as exc:
             raise EndpointError(
                 f"cannot start the command {self.argv[0]!r} ({exc.strerror or exc})",
@@ -318,31 +437,67 @@ class CommandClient:
         lines = [line for line in self._stderr.read().decode("utf-8", "replace").splitlines() if line.strip()]
         return lines[-1].strip()[:300] if lines else "no message on stderr"
 
+    def _write(self, proc: subprocess.Popen[bytes], data: bytes, deadline: float) -> bool:
+        """Write ``data`` to the program's input by ``deadline``: False when it did not read it in time,
+        raises :meth:`_gone` when it is gone."""
+        failed: list[BaseException] = []
+        stdin = proc.stdin
+        assert stdin is not None
+
+        def write() -> None:
+            try:
+                stdin.write(data)
+                stdin.flush()
+            except (OSError, ValueError) as exc:  # a broken pipe; a pipe closed when the group was ended
+                failed.append(exc)
+
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        writer.join(max(0.0, deadline - time.monotonic()))
+        if writer.is_alive():
+            return False
+        if failed:
+            raise self._gone(proc)
+        return True
+
+    def _read(self, proc: subprocess.Popen[bytes], deadline: float) -> bytes | None:
+        """The program's next line by ``deadline`` (None when none came), or :meth:`_gone` when it exited."""
+        exited_at: float | None = None
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self._lines.get(timeout=min(left, POLL_SECONDS))
+            except queue.Empty:
+                if proc.poll() is not None:  # exited, though a child may hold its output open
+                    exited_at = exited_at or time.monotonic()
+                    if time.monotonic() - exited_at > EXIT_GRACE_SECONDS:
+                        raise self._gone(proc) from None
+                continue
+            if line is None:
+                raise self._gone(proc)
+            return line
+        return None
+
     def ask(self, pair_id: str, prompt: str, payload: dict[str, Any]) -> Reply:
         with self._lock:
             proc = self._start()
             message = {"pair_id": pair_id, **payload, "prompt": prompt}
             start = time.monotonic()
-            try:
-                assert proc.stdin is not None
-                proc.stdin.write(json.dumps(message, ensure_ascii=False).encode() + b"\n")
-                proc.stdin.flush()
-            except (BrokenPipeError, OSError):
-                raise self._gone(proc) from None
-            try:
-                line = self._lines.get(timeout=self.timeout)
-            except queue.Empty:
-                proc.kill()
-                proc.wait()
-                raise AttemptFailed(f"no reply within {self.timeout:g} s (--timeout); the program was "
-                                    "restarted") from None  # fmt: skip
+            deadline = start + self.timeout
+            if not self._write(proc, json.dumps(message, ensure_ascii=False).encode() + b"\n", deadline):
+                _end_group(proc)
+                raise AttemptFailed(f"the program did not read the request within {self.timeout:g} s "
+                                    "(--timeout); it was ended and is started again",
+                                    latency_ms=int((time.monotonic() - start) * 1000))  # fmt: skip
+            line = self._read(proc, deadline)
             if line is None:
-                raise self._gone(proc)
+                _end_group(proc)
+                raise AttemptFailed(f"no reply within {self.timeout:g} s (--timeout); the program was "
+                                    "restarted", latency_ms=int((time.monotonic() - start) * 1000))  # fmt: skip
         latency = int((time.monotonic() - start) * 1000)
         text = line.decode("utf-8", errors="replace").strip()
         try:
             answer = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise AttemptFailed(
                 "the program's line is not a JSON object", text[:4000], latency_ms=latency
             ) from None
@@ -354,6 +509,7 @@ class CommandClient:
 
     def _gone(self, proc: subprocess.Popen[bytes]) -> EndpointError:
         code = proc.wait()
+        _end_group(proc)
         return EndpointError(
             f"the command {self.argv[0]!r} exited (code {code}): {self._last_error_line()}",
             fix="run the command by hand with one JSON line on its input to see why",
@@ -361,15 +517,35 @@ class CommandClient:
 
     def close(self) -> None:
         proc = self._proc
-        if proc is not None and proc.poll() is None:
-            assert proc.stdin is not None
-            try:
-                proc.stdin.close()
-                proc.wait(timeout=10)
-            except (OSError, subprocess.TimeoutExpired):
-                proc.kill()
-                proc.wait()
+        if proc is not None:
+            if proc.poll() is None:
+                assert proc.stdin is not None
+                try:
+                    proc.stdin.close()
+                    proc.wait(timeout=CLOSE_GRACE_SECONDS)
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
+            _end_group(proc)
         self._stderr.close()
+
+
+#: How often a wait for a program's line looks whether the program exited, and how long a line it wrote
+#: before exiting may take to arrive; how long a program may take to exit once its input is closed.
+POLL_SECONDS = 0.05
+EXIT_GRACE_SECONDS = 0.2
+CLOSE_GRACE_SECONDS = 5.0
+
+
+def _end_group(proc: subprocess.Popen[bytes]) -> None:
+    """End ``proc`` and every process of its group (it leads its own: ``start_new_session``)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+    proc.wait()
+    if proc.stdin is not None:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
 
 
 def ask_with_retries(

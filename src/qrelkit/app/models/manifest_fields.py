@@ -8,7 +8,9 @@ graded them and no adjudication decided them), ``final_grades_with_model_vote`` 
 final grades each is. Only labellers whose gate passed or was overridden count in the final qrels. Its
 ``role`` (``labeller``, ``predictor``: its grades only predict and never count; ``retired``) with the
 decision that made it so (``role_decision``: reason, who, when), and ``people_override`` when its gate
-was measured against people whose own gate failed and was overridden (reason, who, when)."""
+was measured against people whose own gate failed and was overridden (reason, who, when); and
+``instruction_like``: its pairs whose document carries instruction-like text (:mod:`.flags`), how many it
+graded, how many a person graded too (its audit sample), and the first of them."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from typing import Any
 
 from ..decisions import live_adjudications
 from .access import closed_model_names, counting_votes, latest_model_gate, role_of
+from .flags import instruction_like_summary
 from .gate import probe_rates
 from .register import model_labellers
 from .roles import role_history
@@ -77,5 +80,6 @@ def model_manifest_fields(
             "probes": probe_rates(conn, m, rubric_hash), "counted_in_final": counted,
             "final_grades_from_model_alone": alone, "final_grades_with_model_vote": with_vote,
             "share_alone": alone / total if total else 0.0, "share_with_vote": with_vote / total if total else 0.0,
+            "instruction_like": instruction_like_summary(conn, m.user_id),
         })  # fmt: skip
     return out

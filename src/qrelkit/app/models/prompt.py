@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from qrelkit.errors import ValidationError
+from qrelkit.formats.inputs import LIMITS
 from qrelkit.rubric import Rubric
 
 __all__ = [
@@ -45,8 +46,9 @@ __all__ = [
     "template_hash",
 ]
 
-#: The largest template accepted, in characters.
-MAX_TEMPLATE = 100_000
+#: The largest template accepted, in bytes: the one bound of a template file
+#: (:data:`qrelkit.formats.inputs.LIMITS`, ``"prompt"``), checked on its stored size before it is read.
+MAX_TEMPLATE = LIMITS["prompt"][0]
 
 VARIABLES = ("rubric", "levels", "scale", "query", "document", "title", "text")
 
@@ -99,19 +101,11 @@ def prompt_hash(prompt: str) -> str:
 
 
 def read_template(path: str | Path | None) -> str:
-    """The template of ``--prompt FILE`` (UTF-8, at most :data:`MAX_TEMPLATE` characters), or the default."""
+    """The template of ``--prompt FILE`` (UTF-8, at most :data:`MAX_TEMPLATE` bytes), or the default."""
     if path is None:
         return DEFAULT_TEMPLATE
     from qrelkit.formats.inputs import read_input
 
-    size = Path(path).stat().st_size if Path(path).is_file() else 0
-    if size > 4 * MAX_TEMPLATE:
-        raise ValidationError(
-            f"the prompt template is larger than {4 * MAX_TEMPLATE} bytes",
-            source=str(path),
-            got=size,
-            fix="name the template file, not a data file",
-        )
     raw = read_input(Path(path), "prompt template", kind="prompt")
     try:
         text = raw.decode("utf-8")
@@ -119,13 +113,6 @@ def read_template(path: str | Path | None) -> str:
         raise ValidationError(
             "the prompt template is not UTF-8 text", source=str(path), fix="save it as UTF-8"
         ) from None
-    if len(text) > MAX_TEMPLATE:
-        raise ValidationError(
-            f"the prompt template is longer than {MAX_TEMPLATE} characters",
-            source=str(path),
-            got=len(text),
-            fix="shorten it: the document and the rubric are added by the variables",
-        )
     return text
 
 

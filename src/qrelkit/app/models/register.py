@@ -202,11 +202,11 @@ def pair_text(conn: sqlite3.Connection, pair_id: int) -> tuple[str, str, PairTex
 
 def read_pairs_file(path: str | Path) -> list[tuple[str, str]]:
     """``--pairs FILE``: one ``query_id doc_id`` a line (blank lines and ``#`` comments skipped)."""
-    from qrelkit.formats.inputs import read_input
+    from qrelkit.formats.inputs import read_lines
 
-    text = read_input(Path(path), "pairs file", kind="pool").decode("utf-8", errors="replace")
     pairs = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, raw in read_lines(Path(path), "pool", what="pairs file"):
+        line = raw.decode("utf-8", errors="replace")
         if number > MAX_PAIRS_FILE_LINES:
             raise ValidationError(f"more than {MAX_PAIRS_FILE_LINES} lines", source=str(path))
         fields = line.split()

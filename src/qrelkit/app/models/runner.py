@@ -11,16 +11,22 @@ current rubric, in its assignment's order, ``max_concurrency`` at a time. Before
 answer up in the cache (``model_answers``, keyed by the prompt's hash, the model id and the pair): a
 reply paid for once is never asked again. The reply, its cache row and its grade event are one
 transaction, acknowledged once on disk: a killed run loses only the replies it had not yet written, and
-the next run asks only for those. ``budget_pairs`` bounds the pairs asked of the endpoint (cached ones are
+the next run asks only for those. One run (or probe run) of a labeller at a time (:func:`run_lock`), so
+that no pair is asked and paid for twice by two runs at once. ``budget_pairs`` bounds the pairs asked of the endpoint (cached ones are
 free), ``limit`` the pairs graded. Each failed attempt is a row of ``model_attempts`` with its raw text; a
 pair whose every attempt failed stays ungraded, is counted, and is asked again by the next run.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
+import os
 import sqlite3
+import struct
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -45,8 +51,49 @@ __all__ = [
     "cache_key",
     "open_pairs",
     "record_model_grade",
+    "run_lock",
     "run_model",
 ]
+
+#: Where the lock of a labeller's runs sits in the database file: one byte a labeller (its user id past this
+#: offset), below the byte ``judge serve`` locks (2**30 - 256) and SQLite's own (from 2**30). Locks are
+#: advisory, so the pages stored there read and write as ever.
+RUN_LOCK_BASE = 2**30 - 2**20
+
+
+@contextlib.contextmanager
+def run_lock(db: os.PathLike[str] | str, model: ModelLabeller) -> Iterator[None]:
+    """Hold the lock of ``model``'s runs while it asks its endpoint: a second ``judge model run`` (or
+    ``probe``) of the same labeller, from any process or thread, is refused with one line instead of
+    asking and paying for the same pairs again.
+
+    An open-file-description lock (Linux's ``F_OFD_SETLK``) on one byte of the database file itself (by its
+    device and inode, whatever the path): it does not conflict with SQLite's locks, holds between threads
+    of one process, and the kernel releases it however the process ends. Where OFD locks do not exist,
+    ``lockf`` on that byte (between processes only)."""
+    try:
+        fd = os.open(db, os.O_RDWR)
+    except OSError as exc:
+        raise QrelkitError(f"cannot open {db} to lock the run: {exc.strerror or exc}") from None
+    try:
+        offset = RUN_LOCK_BASE + int(model.user_id)
+        try:
+            if hasattr(fcntl, "F_OFD_SETLK"):
+                request = struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, offset, 1, 0)
+                fcntl.fcntl(fd, fcntl.F_OFD_SETLK, request)
+            else:  # pragma: no cover - platforms without OFD locks
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, offset)
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+            raise QrelkitError(
+                f"model labeller {model.name!r} is already running on {db} (`judge model run` or `probe`); "
+                "one run per labeller at a time, so that no pair is paid for twice",
+                fix="wait for that run to end (or stop it), then run again: it asks only for what is left",
+            ) from None
+        yield
+    finally:
+        os.close(fd)
 
 
 class NothingToSpend(QrelkitError):
@@ -257,32 +304,37 @@ def run_model(
     rubric_payload(rubric)
     summary = RunSummary(model.name)
     budget: list[int | None] = [budget_pairs]
-    own = client or model.client(rubric)
-    tried: set[int] = set()
-    try:
-        for stage in ("calibration", "pool"):
-            if stage == "pool":
-                summary.gate = evaluate_model_gate(store, model.name)
-                if calibration_only:
-                    break
-            found = store.read(partial(open_pairs, model=model, calibration_only=stage == "calibration"))
-            pairs = [p for p in found if p not in tried]
-            if limit is not None:
-                pairs = pairs[: max(0, limit - summary.graded - summary.failed_pairs)]
-            tried.update(pairs)
-            if pairs:
-                summary.phases.append(stage)
-                _grade_pairs(store, model, rubric, own, pairs, summary, budget, progress)
-        if (
-            not calibration_only
-            and store.read(  # a predictor's grades are corrected by the calibration sample
-                lambda c: (
-                    full_pool_open(c, model.user_id, phase_of(c)) and role_of(c, model.user_id) == "labeller"
-                )
-            )
-        ):
-            summary.audit = assign_audit(store, model.name, share=audit_share)
-    finally:
-        if client is None:
-            own.close()
+    with run_lock(store.path, model):
+        own = client or model.client(rubric)
+        try:
+            _run_stages(store, model, rubric, own, summary, budget, calibration_only=calibration_only,
+                        limit=limit, audit_share=audit_share, progress=progress)  # fmt: skip
+        finally:
+            if client is None:
+                own.close()
     return summary
+
+
+def _run_stages(store: Store, model: ModelLabeller, rubric: Rubric, client: Client, summary: RunSummary,
+                budget: list[int | None], *, calibration_only: bool, limit: int | None, audit_share: float,
+                progress: Progress | None) -> None:  # fmt: skip
+    """Calibration, the gate, then the rest of the pool, and the audit sample (:func:`run_model`)."""
+    tried: set[int] = set()
+    for stage in ("calibration", "pool"):
+        if stage == "pool":
+            summary.gate = evaluate_model_gate(store, model.name)
+            if calibration_only:
+                break
+        found = store.read(partial(open_pairs, model=model, calibration_only=stage == "calibration"))
+        pairs = [p for p in found if p not in tried]
+        if limit is not None:
+            pairs = pairs[: max(0, limit - summary.graded - summary.failed_pairs)]
+        tried.update(pairs)
+        if pairs:
+            summary.phases.append(stage)
+            _grade_pairs(store, model, rubric, client, pairs, summary, budget, progress)
+    if not calibration_only and store.read(lambda c: full_pool_open(c, model.user_id, phase_of(c))):
+        # a predictor's grades are corrected by the calibration sample, so it has no audit sample of its own;
+        # its pairs whose document carries instruction-like text still go to people (share 0: those only)
+        predictor = store.read(lambda c: role_of(c, model.user_id)) != "labeller"
+        summary.audit = assign_audit(store, model.name, share=0.0 if predictor else audit_share)

@@ -13,6 +13,7 @@ from ..phases import phase_of
 from ..store import Store
 from .access import full_pool_open, latest_model_gate, role_of
 from .audit import agreed_disagreements, audit_agreement
+from .flags import instruction_like_summary
 from .gate import compute_model_gate, model_gate_history
 from .register import ModelLabeller, calibration_pair_ids, load_model, model_labellers
 from .roles import role_history
@@ -61,6 +62,7 @@ def _status(conn: sqlite3.Connection, model: ModelLabeller) -> dict[str, Any]:
         "agreed_disagreements": agreed_disagreements(conn, model),
         "role": role_of(conn, model.user_id),
         "role_history": role_history(conn, model.user_id),
+        "instruction_like": instruction_like_summary(conn, model.user_id),
     }
 
 

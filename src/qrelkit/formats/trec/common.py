@@ -272,29 +272,61 @@ def long_line_error(raw: bytes, begin: int, source: str) -> InputFormatError:
     )
 
 
-#: How much of a TREC file's text :func:`check_trec_input` checks before any reader starts: a file whose
-#: first bytes are not text (a NUL byte, invalid UTF-8) or whose first lines are longer than
+#: The first bytes of a TREC file :func:`check_trec_input` reads at once (the rest is read block by block):
+#: a file whose first bytes are not text (a NUL byte, invalid UTF-8) or whose first lines are longer than
 #: :data:`MAX_LINE_BYTES` is refused at once, whatever its size.
 TEXT_PROBE_BYTES = 2 * MAX_LINE_BYTES + 2
+
+#: The blocks in which :func:`check_trec_input` reads the rest of a plain TREC file: what it holds at once.
+TEXT_SCAN_BLOCK_BYTES = 4 * MAX_LINE_BYTES
 
 
 def check_trec_input(path: object, kind: str) -> None:
     """What every TREC reader of every engine checks first (:func:`qrelkit.formats.inputs.check_input`: a
-    regular file within the bound of ``kind``, ``"run"`` or ``"qrels"``), then, for a plain file, its first
-    :data:`TEXT_PROBE_BYTES` with :class:`TextCheck` and for a line past :data:`MAX_LINE_BYTES`: the first fault
-    of a file is reported before any reader reads the rest, in the words the robust reader would use."""
+    regular file within the bound of ``kind``, ``"run"`` or ``"qrels"``), then, for a plain file, all of its
+    text block by block (:data:`TEXT_SCAN_BLOCK_BYTES`) with :class:`TextCheck` (a NUL byte, invalid UTF-8)
+    and for a line past :data:`MAX_LINE_BYTES`: the first fault of a file is reported, wherever it lies,
+    before any reader reads the file, in the words the robust reader would use, with memory bounded by a
+    block whatever the file's size."""
     from pathlib import Path
 
     from ..inputs import open_input
 
-    with open_input(Path(str(path)), kind) as handle:
+    source = str(path)
+    with open_input(Path(source), kind) as handle:
         head = handle.read(TEXT_PROBE_BYTES)
-    if head[:2] == b"\x1f\x8b":
-        return  # gzip: its readers bound what it expands to (:func:`gunzip`) and check the text as it comes
-    TextCheck(str(path)).feed(head, final=False)
-    long = first_long_line(head)  # the last line of the probe may go on: longer still
-    if long is not None:
-        raise long_line_error(head, long, str(path))
+        if head[:2] == b"\x1f\x8b":
+            return  # gzip: its readers bound what it expands to (:func:`gunzip`) and check the text as it comes
+        check = TextCheck(source)
+        pending = 0  # bytes of the line not yet ended before the current block
+        block = head
+        while block:
+            following = handle.read(TEXT_SCAN_BLOCK_BYTES)
+            check_lines = check.lines
+            check.feed(block, final=not following)
+            first_end = block.find(b"\n")
+            if first_end < 0:
+                pending += len(block)
+                if pending > MAX_LINE_BYTES:
+                    raise _long_line(source, check_lines + 1)
+            else:
+                if pending + first_end > MAX_LINE_BYTES:
+                    raise _long_line(source, check_lines + 1)
+                long = first_long_line(block)
+                if long is not None and long > first_end:
+                    raise _long_line(source, check_lines + block.count(b"\n", 0, long) + 1)
+                pending = len(block) - block.rfind(b"\n") - 1
+            block = following
+
+
+def _long_line(source: str, line: int) -> InputFormatError:
+    return InputFormatError(
+        f"line is longer than {MAX_LINE_BYTES:,} bytes (the bound of a TREC line)",
+        source=source,
+        line=line,
+        expected="fields separated by spaces, ids of at most 512 bytes",
+        fix="check the file: it is not TREC text, or its lines lost their line ends",
+    )
 
 
 def check_inputs(qrels_path: object, run_paths: Iterable[object], input_format: str = "auto") -> None:
