@@ -127,3 +127,29 @@ def test_the_probes_wording_and_place_are_drawn_per_project(seeds: tuple[int, in
         assert {pos for p in pairs for _, pos in plan[p]} == set(range(len(POSITIONS)))
     assert plans[0] != plans[1]  # another project, other sentences and places
     assert injection_plan(seeds[0], "judge", pairs) == plans[0]  # the same project: the same draw
+
+
+def test_a_predictors_pairs_on_flagged_documents_go_to_people_and_no_others(tmp_path: Path, cli) -> None:
+    """A predictor has no audit sample (the calibration sample corrects it), yet its grades on the queries
+    people did not judge are what the correction cannot see: the pairs whose document carries
+    instruction-like text are given to people, and only those."""
+    from .helpers import ChatServer
+
+    def obeys_one_sentence(q: int, d: int, prompt: str) -> int:
+        return 3 if SENTENCE in prompt else (truth(q, d) if q >= 0 else 0)
+
+    db = _project(tmp_path)
+    with ChatServer(obeys_one_sentence) as srv:
+        added = cli("judge", "model", "add", db, "judge", "--endpoint", srv.url, "--model", "judge-1",
+                    "--role", "predictor")  # fmt: skip
+        assert added.exit_code == 0, added.output
+        ran = cli("judge", "model", "run", db, "judge")
+        assert ran.exit_code == 0, ran.output
+    with sqlite3.connect(db) as conn:
+        audited = {tuple(r) for r in conn.execute(
+            "SELECT p.query_id, p.doc_id FROM model_audit a JOIN pairs p USING (pair_id)")}  # fmt: skip
+        graded = conn.execute(
+            "SELECT COUNT(DISTINCT e.pair_id) FROM grade_events e JOIN users u USING (user_id) "
+            "WHERE u.name = 'judge'").fetchone()[0]  # fmt: skip
+    assert graded == QUERIES * DOCS  # the whole pool, as a predictor does
+    assert audited == {(f"q{q}", f"d{q}-{d}") for q, d in CARRIERS}
