@@ -67,14 +67,14 @@ def test_a_project_end_to_end_from_the_command_line(tmp_path: Path) -> None:
     ]
     assert "q1\tkeys/policy\talice: 1, bob: 3" in run("queue", str(db))
 
-    said = run("adjudicate", str(db), "q1", "keys/policy", "1", "--by", "admin")
+    said = run("decide", str(db), "q1", "keys/policy", "1", "--by", "admin")
     assert said.startswith("q1 keys/policy: final grade 1 (decision 1;")
     assert "0 pairs" in run("queue", str(db))
     assert run("undo", str(db), "1", "--by", "admin") == "decision 1 undone\n"
     assert "1 pairs" in run("queue", str(db))  # back in the queue
     run("undo", str(db), "1", code=1)  # undone already
-    run("adjudicate", str(db), "q1", "keys/policy", "2", "--note", "policy only", "--by", "admin")
-    run("adjudicate", str(db), "q1", "keys/policy", "7", code=1)
+    run("decide", str(db), "q1", "keys/policy", "2", "--note", "policy only", "--by", "admin")
+    run("decide", str(db), "q1", "keys/policy", "7", code=1)
     assert "final grade" not in run("queue", str(db)) and "0 pairs" in run("queue", str(db))
     shown = run("show", str(db), "q1", "keys/policy")
     assert re.search(r"grade +alice +1", shown) and re.search(r"grade +bob +3", shown)

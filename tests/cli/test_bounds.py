@@ -108,7 +108,7 @@ def test_bounds_refused_where_they_cannot_be_computed(files, extra, named):
 
 def test_compare_table_shows_each_runs_bounds(files):
     result = CLI("compare", files["qrels"], files["base"], files["sys"], "-m", "nDCG@3", "--permutations", "50",
-                 "--bootstrap", "50")  # fmt: skip
+                 "--bootstrap", "50", "-f", "table")  # fmt: skip
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "judgment bounds (not a confidence interval)" in out

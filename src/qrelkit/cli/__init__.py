@@ -4,7 +4,7 @@ It parses arguments, calls the library, and maps errors to exit codes, the same 
 
 - 0: success;
 - 1: bad input or an error (one clear line on stderr, never a traceback), the server that could not start,
-  a refused line of `judge adjudicate --decisions`;
+  a refused line of `judge decide --decisions`;
 - 2: bad usage (click's own message);
 - 3: a calibration gate that did not pass: `agree --min-kappa` below the threshold, `judge kappa` on a round
   whose gate failed or was not measurable (an override opens judging but does not make the gate pass).
@@ -28,6 +28,32 @@ from ..errors import QrelkitError
 #: The exit status of a calibration gate that did not pass (the module docstring lists every status).
 EXIT_GATE_FAILED = 3
 
+#: Old command names kept as aliases for one release: old name -> new name (top level and under ``judge``).
+#: ``qrelkit --help`` does not list them; running one works as the new name does, after a note on stderr.
+ALIASES = {"adjudicate": "adjudicate-files", "judge adjudicate": "judge decide"}
+
+
+def alias_of(command: click.Command, old: str, new: str) -> click.Command:
+    """``command`` under its old name ``old``: hidden from the listings, saying on stderr that ``new`` is its
+    name now (the alias stays for one release)."""
+    import copy
+
+    alias = copy.copy(command)
+    alias.name = old.split()[-1]
+    alias.hidden = True
+    callback = command.callback
+    assert callback is not None
+
+    def noted(*args: Any, **kwargs: Any) -> Any:
+        click.echo(
+            f"note: `qrelkit {old}` is now `qrelkit {new}`; the old name works for one more release", err=True
+        )
+        return callback(*args, **kwargs)
+
+    alias.callback = noted
+    return alias
+
+
 # Sub-command groups living in their own modules: name -> "module:attribute" (imported on first use).
 LAZY_COMMANDS = {
     "eval": "qrelkit.cli.evaluate:eval_command",
@@ -37,7 +63,8 @@ LAZY_COMMANDS = {
     "pool": "qrelkit.cli.pool:command",
     "agree": "qrelkit.cli.agree:command",
     "leverage": "qrelkit.cli.agree:leverage_command",
-    "adjudicate": "qrelkit.cli.agree:adjudicate_command",
+    "adjudicate-files": "qrelkit.cli.agree:adjudicate_command",
+    "adjudicate": "qrelkit.cli.agree:adjudicate_alias",
     "judge": "qrelkit.cli.judge:command",
     "compare": "qrelkit.cli.compare:command",
     "report": "qrelkit.cli.report:command",
@@ -48,7 +75,8 @@ LAZY_COMMANDS = {
 #: rule), so that listing them imports none: tests/cli/test_surface.py holds it to each command's own help.
 #: ``trec_eval`` gives a ``short_help`` (never shortened); the others, the first sentence of their help.
 SHORT_HELP = {
-    "adjudicate": "Adjudicate two labellers' disagreements.",
+    "adjudicate-files": "Adjudicate two labellers' disagreements in their qrels files (a judging project: `judge "
+    "decide`).",
     "agree": "Agreement between labellers' judgments: two files A.qrels B.qrels, or more.",
     "compare": "Compare RUNS evaluated against QRELS: paired tests, corrected p-values, intervals, effect sizes.",
     "conventions": "Score each of RUNS under every profile and under each single-axis change from the default "
@@ -59,21 +87,25 @@ SHORT_HELP = {
     "judge": "Judge pooled pairs in a browser: project database, invites, server, progress, kappa, exports.",
     "leverage": "Rank the judgments of QRELS by the largest nDCG@k swing a one-step regrade would cause on RUNS.",
     "pool": "Pool the top documents of RUNS per query into the pairs to judge.",
-    "report": "Write one HTML page for RUNS against QRELS: the summary with the comparison verdicts, the forest "
-    "plot of differences (with the labeller-noise floor), per-query differences, ordered badly versus never "
-    "retrieved, the judgments (manifest, calibration matrix, marginals), the conventions and how far each "
-    "moves the means, the per-rank arithmetic of the queries that moved most, and the provenance.",
+    "report": "Write one HTML page for RUNS against QRELS: the bottom line, the comparison, the judgments, the "
+    "conventions and the provenance.",
     "rubric": "Check and show relevance rubrics (rubric.toml).",
     "trec_eval": "trec_eval 10's command line and output (a drop-in replacement).",
 }
 VERBATIM_HELP = {"trec_eval"}
+
+#: ``qrelkit --help``'s order: the steps of the chain from a rubric to the report, then the tools.
+CHAIN = ("rubric", "pool", "judge", "agree", "adjudicate-files", "leverage", "eval", "explain", "compare", "report",
+         "conventions", "trec_eval", "adjudicate")  # fmt: skip
 
 
 class QrelkitGroup(click.Group):
     """A group that loads sub-commands lazily and turns QrelkitError into one line and exit code 1."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(n for n in set(super().list_commands(ctx)) | set(LAZY_COMMANDS) if self._exists(n))
+        """The commands in the order of the chain (:data:`CHAIN`), then any other alphabetically."""
+        names = {n for n in set(super().list_commands(ctx)) | set(LAZY_COMMANDS) if self._exists(n)}
+        return [n for n in CHAIN if n in names] + sorted(names - set(CHAIN))
 
     @staticmethod
     def _exists(name: str) -> bool:
@@ -90,6 +122,8 @@ class QrelkitGroup(click.Group):
         limit = formatter.width - 6 - max(len(name) for name in names)
         rows = []
         for name in names:
+            if name in ALIASES:
+                continue
             if name in SHORT_HELP:
                 text = SHORT_HELP[name]
                 stub = (

@@ -1,4 +1,4 @@
-"""``qrelkit agree``, ``qrelkit leverage`` and ``qrelkit adjudicate``: from two labellers to final qrels."""
+"""``qrelkit agree``, ``qrelkit leverage`` and ``qrelkit adjudicate-files``: from two labellers to final qrels."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from ..agreement.group import STATISTICS
 from ..agreement.kappa import WEIGHTINGS
 from ..agreement.resample import QUERY_BOOTSTRAP_RESAMPLES, QUERY_BOOTSTRAP_SEED
 from ..judgments.adjudication import DEFAULT_POLICIES, UNDECIDED_POLICIES
-from . import EXIT_GATE_FAILED
+from . import EXIT_GATE_FAILED, alias_of
 from .options import seed_option
 
-__all__ = ["RunsCommand", "VariadicOptionCommand", "adjudicate_command", "command", "leverage_command"]
+__all__ = ["RunsCommand", "VariadicOptionCommand", "adjudicate_alias", "adjudicate_command", "command",
+           "leverage_command"]  # fmt: skip
 
 
 class VariadicOptionCommand(click.Command):
@@ -235,7 +236,7 @@ def leverage_command(
 # -- adjudicate ----------------------------------------------------------------------------------------
 
 
-@click.command("adjudicate", cls=RunsCommand)
+@click.command("adjudicate-files", cls=RunsCommand)
 @click.argument("qrels_a", metavar="A.qrels", type=click.Path(dir_okay=False))
 @click.argument("qrels_b", metavar="B.qrels", type=click.Path(dir_okay=False))
 @click.option(
@@ -298,7 +299,9 @@ def adjudicate_command(
     relevance_threshold: int,
     output: str,
 ) -> None:
-    """Adjudicate two labellers' disagreements.
+    """Adjudicate two labellers' disagreements in their qrels files (a judging project: `judge decide`).
+
+    `qrelkit adjudicate`, its old name, works for one more release.
 
     With --runs: write the queue (-o queue.tsv) of disagreeing pairs, those whose grade moves nDCG@k
     most first, with the runs and ranks that retrieved each. With --decisions: merge the decisions into
@@ -355,3 +358,7 @@ def _merge(found: Any, decisions: str, undecided: str, allow_override: bool, min
         click.echo(
             f"warning: calibration gate failed ({gate_result.message}); recorded in the manifest", err=True
         )
+
+
+#: ``qrelkit adjudicate-files``: the old name of ``adjudicate-files``, for one release (``qrelkit.cli.ALIASES``).
+adjudicate_alias = alias_of(adjudicate_command, "adjudicate", "adjudicate-files")

@@ -234,6 +234,17 @@ def manifest_option(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
+def provenance_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--provenance FILE``: the full provenance as JSON beside any format (:mod:`qrelkit.cli.output`)."""
+    return click.option(
+        "--provenance",
+        type=click.Path(dir_okay=False, writable=True),
+        default=None,
+        help="also write the full provenance (version, every convention, measures, fingerprints, reader counts) "
+        "to this JSON file; printed TSV and CSV carry only a two-line header",
+    )(func)
+
+
 def input_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The options every command that reads QRELS and RUNS shares: --input-format, --on-duplicate,
     --rubric, --manifest, --profile and the convention axes."""

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from .._typing import COMPARE_FORMATS
-from . import bounds_markdown, header_lines
+from . import bounds_markdown, header_lines, short_header_lines
 from .estimate_tables import PAIR_COLUMNS, estimation_lines, estimation_markdown, estimation_text, pair_rows
 from .tables import (
     COLUMNS,
@@ -27,6 +27,7 @@ from .tables import (
     number,
     options_line,
 )
+from .tex import tex as _tex
 
 FORMATS = COMPARE_FORMATS
 
@@ -101,14 +102,6 @@ def render_compare_markdown(comparison: Any) -> str:
     return "\n".join(out) + "\n"
 
 
-def _tex(text: str) -> str:
-    text = text.replace("\\", "\x00")
-    for a, b in (("&", "\\&"), ("%", "\\%"), ("$", "\\$"), ("#", "\\#"), ("_", "\\_"), ("{", "\\{"),
-                 ("}", "\\}"), ("~", "\\textasciitilde{}"), ("^", "\\^{}")):  # fmt: skip
-        text = text.replace(a, b)
-    return text.replace("\x00", "\\textbackslash{}").replace("–", "--")
-
-
 def render_compare_latex(comparison: Any) -> str:
     """``tabular`` environments (booktabs) of the pairs, the noise floor, the topic-set sizes and the
     Tukey HSD, with the options, conventions and inputs as comment lines."""
@@ -145,7 +138,35 @@ def render_compare_html(comparison: Any) -> str:
     return comparison_page(comparison)
 
 
-def render_compare(comparison: Any, fmt: str) -> str:
+def render_compare_delimited(comparison: Any, sep: str = "\t", short: bool = False) -> str:
+    """The pairs as TSV (``sep`` a tab) or CSV, one row per pair and measure (:meth:`Comparison.rows
+    <qrelkit.compare.Comparison.rows>`: numbers as ``repr``, an undefined one empty), after the ``#``
+    provenance lines and the comparison's options (the two lines of a pipe when ``short``)."""
+    import csv
+    import io
+
+    rows = comparison.rows()
+    lines = short_header_lines(comparison.results) if short else header_lines(comparison.results)
+    if not short:
+        lines.append("# comparison: " + json.dumps(comparison.options.to_dict(), separators=(",", ":")))
+    buf = io.StringIO()
+    buf.write("\n".join(lines) + "\n")
+    writer = csv.writer(buf, delimiter=sep, lineterminator="\n")
+    names = list(rows[0]) if rows else ["baseline", "treatment", "measure"]
+    writer.writerow(names)
+    for row in rows:
+        writer.writerow(
+            ["" if row[n] is None else repr(row[n]) if isinstance(row[n], float) else row[n] for n in names]
+        )
+    return buf.getvalue()
+
+
+def render_compare(comparison: Any, fmt: str, short: bool = False) -> str:
+    """``comparison`` in ``fmt`` (``short``: TSV or CSV with the two-line header of a pipe)."""
+    if fmt == "tsv":
+        return render_compare_delimited(comparison, "\t", short)
+    if fmt == "csv":
+        return render_compare_delimited(comparison, ",", short)
     if fmt == "table":
         return render_compare_text(comparison)
     if fmt == "json":
