@@ -210,3 +210,22 @@ def test_the_noise_floors_files_are_read_with_the_profiles_reader_options(tmp_pa
         return value
 
     assert floor(skipped) == floor(plain)
+
+
+def test_the_tukey_table_has_no_column_of_dashes():
+    """Without --multi randomized-tukey there is no randomised p-value: no column for it."""
+    result = invoke(QRELS, *RUNS[:3], "-m", "nDCG@10", *FAST, *TABLE)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    header = next(line for line in lines if line.startswith("baseline  treatment  diff "))
+    assert header.split() == [
+        "baseline",
+        "treatment",
+        "diff",
+        "q",
+        "p",
+        "(Tukey)",
+        "simultaneous",
+        "interval",
+        "ES_E",
+    ]

@@ -15,7 +15,6 @@ from . import bounds_markdown, header_lines, short_header_lines
 from .estimate_tables import PAIR_COLUMNS, estimation_lines, estimation_markdown, estimation_text, pair_rows
 from .tables import (
     COLUMNS,
-    MULTI_COLUMNS,
     NOISE_COLUMNS,
     POWER_COLUMNS,
     _anova_line,
@@ -24,6 +23,7 @@ from .tables import (
     _noise_rows,
     _power_rows,
     _rows,
+    multi_columns,
     number,
     options_line,
 )
@@ -56,7 +56,7 @@ def render_compare_text(comparison: Any) -> str:
     out += estimation_text(comparison)
     for m in comparison.multi:
         out += ["", _anova_line(m)]
-        out += _grid(MULTI_COLUMNS, _multi_rows(m))
+        out += _grid(multi_columns(m), _multi_rows(m))
         if m.permutations:
             out.append(f"randomised Tukey HSD: {m.permutations} trials, seed {comparison.options.seed}")
     if res.bounds is not None:
@@ -94,7 +94,7 @@ def render_compare_markdown(comparison: Any) -> str:
         out += ["", *table(POWER_COLUMNS, _power_rows(comparison))]
     out += estimation_markdown(comparison)
     for m in comparison.multi:
-        out += ["", _anova_line(m), "", *table(MULTI_COLUMNS, _multi_rows(m))]
+        out += ["", _anova_line(m), "", *table(multi_columns(m), _multi_rows(m))]
     out += bounds_markdown(comparison.results)
     out += ["", options_line(comparison) + ".", "", f"Conventions: {comparison.results.conventions}."]
     out += [f"\n**Warning:** {w}." for w in comparison.results.warnings]  # visible, as in eval's
@@ -126,7 +126,7 @@ def render_compare_latex(comparison: Any) -> str:
         ]
         out += [f"% {line}" for line in estimation_lines(comparison)]
     for m in comparison.multi:
-        out += ["", f"% {_anova_line(m)}", *tabular(MULTI_COLUMNS, _multi_rows(m))]
+        out += ["", f"% {_anova_line(m)}", *tabular(multi_columns(m), _multi_rows(m))]
     out += [f"% {options_line(comparison)}", f"% conventions: {comparison.results.conventions}"]
     return "\n".join(out) + "\n"
 
