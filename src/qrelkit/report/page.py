@@ -103,14 +103,14 @@ def warnings_html(results: Any) -> str:
 def means_section(results: Any) -> str:
     headers, rows = results.mean_grid()
     caption = "Mean over scored queries"
-    if results.bounds is not None:  # each mean's judgment bounds beside it, as [low, high]
+    if results.bounds is not None:  # each mean's judgment bounds beside it, each value named
         from .bounds import suffix, title
 
         rows = [
             [r[0]] + [c + suffix(results, r[0], m) for c, m in zip(r[1:], headers[1:], strict=True)]
             for r in rows
         ]
-        caption += f"; [low, high] beside a mean: its {title(results, judged=False)}"
+        caption += f"; beside a mean, its {title(results, judged=False)}"
     return warnings_html(results) + table(headers, rows, numeric=range(1, len(headers)), caption=caption)
 
 
