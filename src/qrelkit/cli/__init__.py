@@ -10,6 +10,20 @@ It parses arguments, calls the library, and maps errors to exit codes, the same 
   whose gate failed or was not measurable (an override opens judging but does not make the gate pass).
 
 (`qrelkit trec_eval` gives trec_eval's own exit codes instead: it is a drop-in.)
+
+What every command prints follows one rule, owned by :mod:`qrelkit.cli.output`:
+
+- stdout a terminal: the table, for people; stdout not a terminal (a pipe, a file, a CI log): TSV, one row a
+  line, after a two-line ``#`` header (the version, the profile, the first 12 hex digits of each input's
+  SHA-256; where the full provenance is), then any warning as a ``# warning:`` line;
+- the full provenance (every convention, every measure's definition, each input's fingerprint and reader
+  counts) in ``--format json``, or in ``--provenance FILE`` beside any format; ``-o FILE`` writes the format
+  of its suffix with the whole provenance in the file;
+- ``eval`` and ``compare`` offer the same formats: table, tsv, csv, json, markdown, latex, html (``eval``
+  also trec, trec_eval's layout);
+- progress: a bar on stderr when stderr is a terminal, otherwise one line per tenth of the work;
+- notes about the inputs that are not warnings (a manifest's signature not checked) come once, on
+  stderr, after the result; a command that fails prints its error alone.
 """
 
 from __future__ import annotations
@@ -146,9 +160,13 @@ class QrelkitGroup(click.Group):
         return super().get_command(ctx, name)
 
     def invoke(self, ctx: click.Context) -> Any:
+        _notes("drop_notes")
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            _notes("emit_notes")  # after the result: notes about the inputs (qrelkit.cli.output.note)
+            return result
         except QrelkitError as exc:
+            _notes("drop_notes")
             click.echo(f"qrelkit: error: {exc}", err=True)
             ctx.exit(exc.exit_code)
         except BrokenPipeError:  # e.g. `qrelkit eval ... | head`
@@ -166,6 +184,13 @@ class QrelkitGroup(click.Group):
         except RecursionError:
             click.echo("qrelkit: error: an input nests arrays or objects too deeply to read", err=True)
             ctx.exit(1)
+
+
+def _notes(action: str) -> None:
+    """``qrelkit.cli.output``'s ``emit_notes`` or ``drop_notes``, when a command loaded it (no import)."""
+    output = sys.modules.get("qrelkit.cli.output")
+    if output is not None:
+        getattr(output, action)()
 
 
 #: Write errors of a full or failing disk (stdout redirected to /dev/full, a full file system, a quota).

@@ -323,8 +323,10 @@ def refuse_bounds(wanted: bool | None, refused: dict[str, bool]) -> bool:
 
 def judgments_of(qrels: str, manifest: str | None, project: str | None = None) -> Any:
     """The manifest's meaning for these qrels (or None), read before any evaluation so a mismatch fails fast;
-    with ``project``, its signature checked with that judging project's key (said on stderr)."""
+    with ``project``, its signature checked with that judging project's key (said on stderr after the
+    result, once: :func:`qrelkit.cli.output.note`)."""
     from ..judgments.manifest import judgments_for
+    from .output import note
 
     key = None
     if project is not None:
@@ -333,9 +335,9 @@ def judgments_of(qrels: str, manifest: str | None, project: str | None = None) -
         key = manifest_key(project)
     found = judgments_for(qrels, manifest, key=key)
     if found is not None and (project is not None or found["signature"] != "unsigned"):
-        click.echo(f"manifest {found['signature']}", err=True)
+        note(f"manifest {found['signature']}")
     elif project is not None:
-        click.echo(f"manifest: none beside {qrels}: nothing to verify with the project's key", err=True)
+        note(f"manifest: none beside {qrels}: nothing to verify with the project's key")
     return found
 
 

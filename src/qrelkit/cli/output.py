@@ -29,6 +29,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
+#: Notes held until the command's result is out (:func:`note`, :func:`emit_notes`).
+_NOTES: list[str] = []
+
 #: The formats of results and comparisons (``eval`` also writes ``trec``): the same list for both commands.
 SHARED_FORMATS = ("table", "tsv", "csv", "json", "markdown", "latex", "html")
 
@@ -171,3 +174,24 @@ def counting(what: str, total: int) -> tuple[Callable[[int], None], Callable[[],
     """``(update, close)`` of a reporter, for a caller that reports counts through a callback."""
     bar = reporter(what, total)
     return bar.update, bar.close
+
+
+def note(text: str) -> None:
+    """Hold a note about the inputs (not a warning: a manifest's signature not checked, say) to print on
+    stderr once, after the command's result (:func:`emit_notes`); the same note twice is printed once."""
+    if text not in _NOTES:
+        _NOTES.append(text)
+
+
+def emit_notes() -> None:
+    """Print the held notes on stderr, once each, and forget them (``qrelkit.cli.QrelkitGroup`` calls it
+    after a command succeeds; a command that fails drops them: its error is what matters)."""
+    import click
+
+    for text in _NOTES:
+        click.echo(text, err=True)
+    _NOTES.clear()
+
+
+def drop_notes() -> None:
+    _NOTES.clear()
