@@ -121,3 +121,12 @@ def test_a_jump_over_several_tenths_writes_the_last_once() -> None:
         "qrelkit: trials: 90% (1,999/2,000 trials)",
         "qrelkit: trials: 100% (2,000/2,000 trials)",
     ]
+
+
+def test_leverage_and_conventions_follow_the_rule() -> None:
+    alice = EXAMPLE / "judgments" / "alice.qrels"
+    piped = CLI("leverage", alice, BM25, "--top", "2")
+    assert piped.exit_code == 0, piped.output
+    assert piped.stdout.splitlines()[0].split("\t")[:2] == ["query_id", "doc_id"]
+    swept = CLI("conventions", QRELS, BM25).stdout.splitlines()
+    assert swept[0].split("\t")[:3] == ["kind", "conventions", "mean"]

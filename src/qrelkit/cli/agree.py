@@ -198,7 +198,8 @@ def _finish(doc: Any, out_format: str | None, output: str | None, show_disagreem
     "--top", type=click.IntRange(min=0), default=20, show_default=True, help="rows to show (0: all)"
 )
 @click.option("--rubric", type=click.Path(dir_okay=False), help="rubric.toml: the scale regrades stay within")
-@click.option("-f", "--format", "out_format", type=click.Choice(["table", "tsv", "json"]), default="table")
+@click.option("-f", "--format", "out_format", type=click.Choice(["table", "tsv", "json"]), default=None,
+              help="output format [default: table on a terminal or with -o, tsv otherwise]")  # fmt: skip
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="write to FILE")
 def leverage_command(
     qrels: str,
@@ -206,7 +207,7 @@ def leverage_command(
     k: int,
     top: int,
     rubric: str | None,
-    out_format: str,
+    out_format: str | None,
     output: str | None,
 ) -> None:
     """Rank the judgments of QRELS by the largest nDCG@k swing a one-step regrade would cause on RUNS.
@@ -229,8 +230,10 @@ def leverage_command(
     shown = table.head(top) if top else table
     shown = shown.join(retrieval_ranks(run_objs, shown), on=["query_id", "doc_id"], how="left")
     from ..report.agreement import render_leverage
+    from .output import default_format
 
-    _write_or_echo(render_leverage(table, shown, k, out_format), output, out_format)
+    fmt = (out_format or "table") if output else default_format(out_format)
+    _write_or_echo(render_leverage(table, shown, k, fmt), output, fmt)
 
 
 # -- adjudicate ----------------------------------------------------------------------------------------

@@ -7,8 +7,10 @@ the fingerprints' first characters; then where the full provenance is). The full
 convention, every measure's definition, each input's fingerprint and reader counts) is in
 ``--format json``, or in the file named by ``--provenance FILE`` beside any format. ``-o FILE`` picks
 its format by the suffix and writes the whole provenance into the file, which then stands alone.
-``eval`` and ``compare`` (and ``eval --human``) offer the same formats: table, tsv, csv, json,
-markdown, latex, html (``eval`` adds trec, trec_eval's layout).
+``eval`` and ``compare`` offer the same formats: table, tsv, csv, json, markdown, latex, html (``eval``
+adds trec, trec_eval's layout); ``conventions`` and ``leverage`` follow the same default between their
+table and TSV. A command whose output is a report rather than rows (``agree``, ``pool``'s summary,
+``rubric lint``) prints its text either way.
 
 **Progress.** A long step (reading large runs, a long resampling draw, a model labeller's run) shows a
 progress bar on stderr when stderr is a terminal, removed when done; otherwise one line per tenth
