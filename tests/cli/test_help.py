@@ -69,3 +69,18 @@ def test_the_old_adjudicate_names_still_run_with_a_note() -> None:
     assert "adjudicate-files" in listing and "  adjudicate " not in listing
     judge = CLI("judge", "--help").stdout
     assert "  decide " in judge and "  adjudicate " not in judge
+
+
+def test_the_old_name_runs_the_new_command_after_a_note(tmp_path) -> None:
+    from ..conftest import EXAMPLE
+
+    judgments = EXAMPLE / "judgments"
+    args = [judgments / "alice.qrels", judgments / "bob.qrels", "--runs", EXAMPLE / "runs" / "bm25.run"]
+    old = CLI("adjudicate", *args, "-o", tmp_path / "old.tsv")
+    new = CLI("adjudicate-files", *args, "-o", tmp_path / "new.tsv")
+    assert old.exit_code == new.exit_code == 0, old.output
+    assert old.stderr.splitlines()[0] == (
+        "note: `qrelkit adjudicate` is now `qrelkit adjudicate-files`; the old name works for one more release"
+    )
+    assert "note:" not in new.stderr
+    assert (tmp_path / "old.tsv").read_text() == (tmp_path / "new.tsv").read_text()
