@@ -130,3 +130,20 @@ def test_leverage_and_conventions_follow_the_rule() -> None:
     assert piped.stdout.splitlines()[0].split("\t")[:2] == ["query_id", "doc_id"]
     swept = CLI("conventions", QRELS, BM25).stdout.splitlines()
     assert swept[0].split("\t")[:3] == ["kind", "conventions", "mean"]
+
+
+def test_piped_estimates_take_the_same_header(tmp_path: Path) -> None:
+    model, human = EXAMPLE / "estimate" / "model.qrels", EXAMPLE / "estimate" / "human.qrels"
+    piped = CLI("eval", model, BM25, "--human", human, "-m", "nDCG@10", "--provenance", tmp_path / "p.json")
+    assert piped.exit_code == 0, piped.output
+    lines = piped.stdout.splitlines()
+    assert lines[0] == (
+        f"# qrelkit {__version__} · profile none (default conventions) · qrels={_sha(model)} · runs bm25={_sha(BM25)}"
+    )
+    assert lines[1] == _header()[1] and lines[2].startswith("run\tmeasure\testimator\t")
+    provenance = json.loads((tmp_path / "p.json").read_text())
+    assert provenance["estimation"]["estimator"] == "ppi++"
+    assert (
+        provenance["estimation"]["human_qrels"]["fingerprint"]["sha256"]
+        == hashlib.sha256(human.read_bytes()).hexdigest()
+    )
