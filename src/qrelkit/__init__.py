@@ -41,6 +41,7 @@ _EXPORTS = {
     "Measure": "qrelkit.measures.grammar",
     "parse_measure": "qrelkit.measures.grammar",
     "evaluate": "qrelkit.evaluation.core",
+    "evaluate_files": "qrelkit.evaluation.files",
     "Results": "qrelkit.evaluation.results",
     "explain": "qrelkit.evaluation.diagnose",
     "estimate": "qrelkit.estimation",

@@ -16,6 +16,11 @@ Format = Literal["auto", "trec", "jsonl", "csv", "tsv", "parquet"]
 #: the ``last`` line (ir_measures' behaviour), or the line with the ``max`` score (grade, for qrels).
 OnDuplicate = Literal["error", "first", "last", "max"]
 
+#: The reader's rules when neither the caller nor a profile sets them: a document given twice is an error,
+#: no line is a comment (:func:`qrelkit.measures.profiles.reader_rules`).
+DEFAULT_ON_DUPLICATE = "error"
+DEFAULT_COMMENTS = False
+
 #: How a mean is estimated from a model's grades and people's grades of a sample of queries
 #: (:mod:`qrelkit.estimation.ppi`): ``ppi++`` (the default), ``ppi``, ``human`` alone, ``model`` alone.
 Estimator = Literal["ppi++", "ppi", "human", "model"]
@@ -27,10 +32,10 @@ DEFAULT_ESTIMATOR: Estimator = "ppi++"
 Engine = Literal["local", "spark"]
 
 #: What ``eval`` writes results as (:func:`qrelkit.report.render`).
-ResultFormat = Literal["table", "json", "tsv", "csv", "trec", "markdown", "html"]
+ResultFormat = Literal["table", "tsv", "csv", "json", "markdown", "latex", "html", "trec"]
 
 #: What ``compare`` writes a comparison as (:func:`qrelkit.report.compare.render_compare`).
-CompareFormat = Literal["table", "json", "markdown", "latex", "html"]
+CompareFormat = Literal["table", "tsv", "csv", "json", "markdown", "latex", "html"]
 
 #: What ``eval --human`` writes estimates as (:func:`qrelkit.report.estimates.render_estimates`).
 EstimatesFormat = Literal["table", "json", "markdown", "tsv", "csv"]

@@ -51,7 +51,7 @@ def test_the_queue_file_filled_in_goes_back_as_decisions(tmp_path: Path) -> None
             fields[2], fields[3] = fill[fields[0], fields[1]]
         out.append("\t".join(fields))
     path.write_bytes(("\r\n".join(out) + "\r\n").encode())
-    applied = judge("adjudicate", db, "--decisions", path, "--by", "admin")
+    applied = judge("decide", db, "--decisions", path, "--by", "admin")
     assert applied.exit_code == 0, applied.output
     assert applied.stdout == (
         f"{path}: applied 3 decision(s) (decisions 1 to 3; `qrelkit judge undo DB N` undoes one), refused 0, "
@@ -83,7 +83,7 @@ def test_a_refused_line_applies_nothing_unless_partial(tmp_path: Path) -> None:
         "q2\tlimits/rate\t",  # 10: left undecided
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    whole = judge("adjudicate", db, "--decisions", path)
+    whole = judge("decide", db, "--decisions", path)
     assert whole.exit_code == 1 and decided(db) == []
     said = whole.stderr.splitlines()
     assert (
@@ -100,7 +100,7 @@ def test_a_refused_line_applies_nothing_unless_partial(tmp_path: Path) -> None:
     assert "1 tab-separated field(s)" in refused[5] and "separate the fields with tabs" in refused[5]
     assert whole.stdout == ""
 
-    some = judge("adjudicate", db, "--decisions", path, "--partial", "--by", "admin")
+    some = judge("decide", db, "--decisions", path, "--partial", "--by", "admin")
     assert some.exit_code == 1  # a refused line is an error either way: a script sees it
     assert some.stdout == (
         f"{path}: applied 1 decision(s) (decision 1; `qrelkit judge undo DB N` undoes one), refused 6, "
@@ -110,7 +110,7 @@ def test_a_refused_line_applies_nothing_unless_partial(tmp_path: Path) -> None:
 
     # the agreed pair with the override allowed: decided, and counted as an override in the manifest
     path.write_text("q2\tsdk/timeouts\t2\n", encoding="utf-8")
-    assert judge("adjudicate", db, "--decisions", path, "--allow-override").exit_code == 0
+    assert judge("decide", db, "--decisions", path, "--allow-override").exit_code == 0
     final = tmp_path / "final.qrels"
     assert judge("export", db, "--final", "-o", final, "--allow-unresolved", "leave-out").exit_code == 0
     from qrelkit.judgments.manifest import read_manifest
@@ -126,13 +126,13 @@ def test_a_calibration_pair_waits_for_the_gate(tmp_path: Path) -> None:
     grade(db, "bob", "q1", "keys/rotate", 0)  # disputed, but other calibration pairs are ungraded
     path = tmp_path / "d.tsv"
     path.write_text("query_id\tdoc_id\tgrade\tnote\nq1\tkeys/rotate\t2\t\n", encoding="utf-8")
-    done = judge("adjudicate", db, "--decisions", path)
+    done = judge("decide", db, "--decisions", path)
     assert done.exit_code == 1 and decided(db) == []
     assert (
         f"{path}:2: pair (q1, keys/rotate) is a calibration pair of round 1, whose gate is not decided yet"
         in (done.stderr)
     )
-    one = judge("adjudicate", db, "q1", "keys/rotate", "2")  # the one-pair command: the same rule
+    one = judge("decide", db, "q1", "keys/rotate", "2")  # the one-pair command: the same rule
     assert one.exit_code == 1 and "whose gate is not decided yet" in one.stderr
     queue = judge("queue", db, "--format", "tsv")
     assert "\twaits for the gate\t" in queue.stdout
@@ -142,11 +142,11 @@ def test_bad_decisions_files_are_one_line_each(tmp_path: Path) -> None:
     db = make_project(tmp_path, runs=False)
     folder = tmp_path / "folder"
     folder.mkdir()
-    missing = judge("adjudicate", db, "--decisions", tmp_path / "none.tsv")
+    missing = judge("decide", db, "--decisions", tmp_path / "none.tsv")
     assert missing.exit_code == 1 and "none.tsv" in missing.stderr and len(missing.stderr.splitlines()) == 1
     latin = tmp_path / "latin.tsv"
     latin.write_bytes(b"q1\tkeys/rotate\t2\n" + "q1\tkeys/policy\t1\tcaf\xe9\n".encode("latin-1"))
-    bad = judge("adjudicate", db, "--decisions", latin)
+    bad = judge("decide", db, "--decisions", latin)
     assert (
         bad.exit_code == 1
         and f"{latin}:2: is not UTF-8 text" in bad.stderr
@@ -155,14 +155,14 @@ def test_bad_decisions_files_are_one_line_each(tmp_path: Path) -> None:
     huge = tmp_path / "huge.tsv"
     with huge.open("wb") as handle:  # sparse: refused on its stored size, before a byte is read
         handle.truncate(256 * 1024 * 1024 + 1)
-    big = judge("adjudicate", db, "--decisions", huge)
+    big = judge("decide", db, "--decisions", huge)
     assert big.exit_code == 1 and "bound of 256 MiB" in big.stderr and len(big.stderr.splitlines()) == 1
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    piped = judge("adjudicate", db, "--decisions", fifo)
+    piped = judge("decide", db, "--decisions", fifo)
     assert piped.exit_code == 1 and "FIFO" in piped.stderr
     for args in ((), ("q1", "keys/rotate"), ("q1", "keys/rotate", "2", "--decisions", latin), ("--partial",)):
-        usage = judge("adjudicate", db, *args)
+        usage = judge("decide", db, *args)
         assert usage.exit_code == 2 and "--decisions FILE" in usage.stderr, args
     assert decided(db) == []
 
@@ -172,7 +172,7 @@ def test_a_file_of_garbage_stays_bounded_and_a_byte_order_mark_is_read(tmp_path:
     disputes(db)
     garbage = tmp_path / "garbage.tsv"
     garbage.write_text("".join(f"q1\tkeys/rotate{i}\tx\n" for i in range(150)), encoding="utf-8")
-    done = judge("adjudicate", db, "--decisions", garbage)
+    done = judge("decide", db, "--decisions", garbage)
     said = done.stderr.splitlines()
     assert done.exit_code == 1 and len(said) == 100 + 2  # the first 100 listed, the rest counted
     assert said[100] == "refused: and 50 more line(s) (the first 100 are listed)"
@@ -182,12 +182,12 @@ def test_a_file_of_garbage_stays_bounded_and_a_byte_order_mark_is_read(tmp_path:
     # the fixture pool has 16 pairs: a 17th distinct decision cannot be this project's file
     many = tmp_path / "many.tsv"
     many.write_text("".join(f"q9\tdoc{i}\t1\n" for i in range(17)), encoding="utf-8")
-    refused = judge("adjudicate", db, "--decisions", many)
+    refused = judge("decide", db, "--decisions", many)
     assert refused.exit_code == 1 and len(refused.stderr.splitlines()) == 1
     assert f"{many}:17: has more decisions than the project has pairs (16)" in refused.stderr
     bom = tmp_path / "bom.tsv"
     bom.write_bytes("\ufeffquery_id\tdoc_id\tgrade\tnote\nq1\tkeys/rotate\t2\t\n".encode())
-    applied = judge("adjudicate", db, "--decisions", bom)
+    applied = judge("decide", db, "--decisions", bom)
     assert applied.exit_code == 0 and "applied 1 decision(s)" in applied.stdout
     assert decided(db) == [("q1", "keys/rotate", 2, None, None)]
 
@@ -197,20 +197,20 @@ def test_nothing_applied_is_said_in_one_line(tmp_path: Path) -> None:
     disputes(db)
     queue = tmp_path / "queue.tsv"
     assert judge("queue", db, "--format", "tsv", "-o", queue).exit_code == 0
-    as_written = judge("adjudicate", db, "--decisions", queue)  # the queue file, no grade filled in
+    as_written = judge("decide", db, "--decisions", queue)  # the queue file, no grade filled in
     assert as_written.exit_code == 0, as_written.output
     assert as_written.stdout == f"{queue}: nothing applied: 5 undecided line(s)\n" and as_written.stderr == ""
     undecided = tmp_path / "undecided.tsv"
     undecided.write_text("q1\tkeys/rotate\t\nq2\tsdk/retries\t\t\n", encoding="utf-8")
-    left = judge("adjudicate", db, "--decisions", undecided)
+    left = judge("decide", db, "--decisions", undecided)
     assert left.exit_code == 0 and left.stdout == f"{undecided}: nothing applied: 2 undecided line(s)\n"
     comment = tmp_path / "comment.tsv"
     comment.write_text("# nothing decided yet\n", encoding="utf-8")
-    alone = judge("adjudicate", db, "--decisions", comment)
+    alone = judge("decide", db, "--decisions", comment)
     assert alone.exit_code == 0 and alone.stdout == f"{comment}: nothing applied: 0 undecided line(s)\n"
     refused = tmp_path / "refused.tsv"
     refused.write_text("q1\tkeys/rotate\t7\nq2\tnope\t1\nq2\tsdk/retries\t\n", encoding="utf-8")
-    partial = judge("adjudicate", db, "--decisions", refused, "--partial")
+    partial = judge("decide", db, "--decisions", refused, "--partial")
     assert partial.exit_code == 1  # a refused line is an error
     assert partial.stdout == f"{refused}: nothing applied: 1 undecided line(s), 2 line(s) refused\n"
     said = partial.stderr.splitlines()
@@ -225,7 +225,7 @@ def test_the_refused_lines_listed_are_the_first_of_the_file(tmp_path: Path) -> N
     lines = ["q1\tkeys/rotate\t9", "q2\tnope\t1"]  # 1: off the scale, 2: not in the pool (later passes)
     lines += [f"q1\tkeys/rotate{i}\tx" for i in range(101)]  # 3..103: not a whole number (read first)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    done = judge("adjudicate", db, "--decisions", path)
+    done = judge("decide", db, "--decisions", path)
     said = done.stderr.splitlines()
     assert done.exit_code == 1 and len(said) == 100 + 2
     assert [line.split(": ", 2)[1] for line in said[:100]] == [f"{path}:{n}" for n in range(1, 101)]
@@ -248,7 +248,7 @@ def test_a_grade_is_written_in_ascii_digits(tmp_path: Path) -> None:
         "q1\tsecurity/advisory-4\t+2",  # 5: a sign is a whole number
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    done = judge("adjudicate", db, "--decisions", path, "--partial")
+    done = judge("decide", db, "--decisions", path, "--partial")
     assert done.exit_code == 1 and "Traceback" not in done.output
     said = done.stderr.splitlines()
     assert [line.split(": ", 2)[1] for line in said] == [f"{path}:{n}" for n in (1, 2, 3, 4)]

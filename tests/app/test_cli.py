@@ -50,7 +50,12 @@ def test_a_project_end_to_end_from_the_command_line(tmp_path: Path) -> None:
         ("alice", 8, 12),
         ("bob", 8, 12),
     ]
-    assert "alice" in run("status", str(db))
+    text = run("status", str(db)).splitlines()
+    # every column has its header: 8 of 12 pairs done is 66.7%, all 8 of 8 calibration pairs
+    header = "labeller      done / assigned   done %   calibration   unsure   pairs/hour   median s/pair"
+    assert text[1] == header and text[2].startswith(
+        "alice            8 / 12          66.7%           8/8        0   "
+    )
     assert set(status["pace"]) == {"alice", "bob"} and status["pace"]["alice"]["events"] == 8
 
     # one split in eight pairs: the lower end of kappa's interval is below 0.6, the gate fails, and `judge
@@ -65,16 +70,20 @@ def test_a_project_end_to_end_from_the_command_line(tmp_path: Path) -> None:
     assert queue["method"] == "leverage" and [(i["query_id"], i["doc_id"]) for i in queue["items"]] == [
         ("q1", "keys/policy")
     ]
-    assert "q1\tkeys/policy\talice: 1, bob: 3" in run("queue", str(db))
+    shown_queue = run("queue", str(db)).splitlines()
+    assert shown_queue[1] == (
+        "query_id\tdoc_id\tgrades\tleverage (the largest nDCG change one regrade causes; else the grade distance)"
+    )
+    assert shown_queue[2].startswith("q1\tkeys/policy\talice: 1, bob: 3\t")
 
-    said = run("adjudicate", str(db), "q1", "keys/policy", "1", "--by", "admin")
+    said = run("decide", str(db), "q1", "keys/policy", "1", "--by", "admin")
     assert said.startswith("q1 keys/policy: final grade 1 (decision 1;")
     assert "0 pairs" in run("queue", str(db))
     assert run("undo", str(db), "1", "--by", "admin") == "decision 1 undone\n"
     assert "1 pairs" in run("queue", str(db))  # back in the queue
     run("undo", str(db), "1", code=1)  # undone already
-    run("adjudicate", str(db), "q1", "keys/policy", "2", "--note", "policy only", "--by", "admin")
-    run("adjudicate", str(db), "q1", "keys/policy", "7", code=1)
+    run("decide", str(db), "q1", "keys/policy", "2", "--note", "policy only", "--by", "admin")
+    run("decide", str(db), "q1", "keys/policy", "7", code=1)
     assert "final grade" not in run("queue", str(db)) and "0 pairs" in run("queue", str(db))
     shown = run("show", str(db), "q1", "keys/policy")
     assert re.search(r"grade +alice +1", shown) and re.search(r"grade +bob +3", shown)

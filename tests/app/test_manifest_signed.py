@@ -58,6 +58,18 @@ def test_the_export_is_signed_with_the_project_key_and_eval_verifies_it(tmp_path
     assert "manifest verified" in verified.stderr
     unchecked = cli("eval", qrels, RUN)
     assert unchecked.exit_code == 0 and "signature not checked" in unchecked.stderr
+    # once, after the result (a real process, stderr into the same pipe as stdout, in the order written)
+    import subprocess
+    import sys
+
+    both = subprocess.run([sys.executable, "-m", "qrelkit", "eval", str(qrels), str(RUN), "-f", "tsv"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=True).stdout  # fmt: skip
+    lines = both.strip().splitlines()
+    assert [ln for ln in lines if "signature not checked" in ln] == [lines[-1]]
+    assert lines[-1].startswith("manifest signed with project key ")
+    # a command that fails says its error, not the note
+    failed = cli("eval", qrels, RUN, "-m", "nDCG@")
+    assert failed.exit_code != 0 and "signature not checked" not in failed.stderr
 
 
 def test_a_failed_overridden_gate_relabelled_passed_is_refused(tmp_path: Path, cli) -> None:

@@ -5,6 +5,7 @@ arithmetic of tests/evaluation/test_bounds.py (two queries, unjudged documents a
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -108,7 +109,7 @@ def test_bounds_refused_where_they_cannot_be_computed(files, extra, named):
 
 def test_compare_table_shows_each_runs_bounds(files):
     result = CLI("compare", files["qrels"], files["base"], files["sys"], "-m", "nDCG@3", "--permutations", "50",
-                 "--bootstrap", "50")  # fmt: skip
+                 "--bootstrap", "50", "-f", "table")  # fmt: skip
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "judgment bounds (not a confidence interval)" in out
@@ -134,15 +135,17 @@ def test_compare_json_with_bounds(files):
     assert "judgment_bounds" not in json.loads(plain.stdout)
 
 
-def test_report_shows_the_interval_beside_each_mean(files, tmp_path):
+def test_report_names_each_bound_beside_each_mean(files, tmp_path):
     out = tmp_path / "report.html"
     result = CLI("report", files["qrels"], files["base"], files["sys"], *MEASURES, "-o", str(out),
                  "--permutations", "50")  # fmt: skip
     assert result.exit_code == 0, result.output
     page = out.read_text()
-    assert "[low, high] beside a mean: its judgment bounds (not a confidence interval)" in page
-    assert f"{NDCG_ZERO:.4f} [{min(NDCG_ZERO, NDCG_TOP):.3f}, {max(NDCG_ZERO, NDCG_TOP):.3f}]" in page
-    assert f"{R_ZERO:.4f} [{R_ZERO:.3f}, {R_TOP:.3f}]" in page
+    assert "beside a mean, its judgment bounds (not a confidence interval)" in page
+    # each value named, so that a mean and its bounds never read as a confidence interval
+    assert f"{NDCG_ZERO:.4f} (unjudged as 0: {NDCG_ZERO:.3f}, as 2: {NDCG_TOP:.3f})" in page
+    assert f"{R_ZERO:.4f} (unjudged as 0: {R_ZERO:.3f}, as 2: {R_TOP:.3f})" in page
+    assert not re.search(r"\d \[\d\.\d{3}, \d\.\d{3}\]", page)
 
 
 @pytest.mark.parametrize("command", ["eval", "compare"])
@@ -155,8 +158,8 @@ def test_bounds_refused_with_human_estimates(files, command):
 def test_eval_html_and_markdown_with_bounds(files):
     html = CLI("eval", files["qrels"], files["sys"], *MEASURES, "-f", "html", "--bounds")
     assert html.exit_code == 0, html.output
-    assert f"{NDCG_ZERO:.4f} [{NDCG_ZERO:.3f}, {NDCG_TOP:.3f}]" in html.stdout
-    assert "[low, high] beside a mean: its judgment bounds (not a confidence interval)" in html.stdout
+    assert f"{NDCG_ZERO:.4f} (unjudged as 0: {NDCG_ZERO:.3f}, as 2: {NDCG_TOP:.3f})" in html.stdout
+    assert "beside a mean, its judgment bounds (not a confidence interval)" in html.stdout
     md = CLI("eval", files["qrels"], files["sys"], *MEASURES, "-f", "markdown", "--bounds")
     assert md.exit_code == 0, md.output
     row = f"| sys | P(rel=1)@3 | {P_ZERO:.4f} | {P_ZERO:.4f} | {P_TOP:.4f} | 0.5000 @3 | 3 |"

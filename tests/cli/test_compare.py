@@ -20,10 +20,11 @@ FAST = ["--permutations", "500", "--bootstrap", "300"]
 
 
 invoke = CLI.under("compare")
+TABLE = ["-f", "table"]  # the tests' stdout is not a terminal: the table is asked for
 
 
 def test_table_output_names_every_choice_and_the_conventions():
-    result = invoke(QRELS, *RUNS[:2], "-m", "nDCG@10", "--seed", "5", *FAST)
+    result = invoke(QRELS, *RUNS[:2], "-m", "nDCG@10", "--seed", "5", *FAST, *TABLE)
     assert result.exit_code == 0, result.output
     out = result.output
     assert "bm25      dense      nDCG@10" in out
@@ -40,7 +41,7 @@ def test_table_output_starts_with_the_bottom_line():
     """One sentence per measure before the tables: the library's (compare.bottom_line), the numbers those of
     the example's comparison: rerank minus bm25 under nDCG@10 is +0.1560 with p 4.0e-05, Holm over six
     tests multiplies the smallest by 6 (0.0002) and the next, dense's R@100 p 0.0015, by 5 (0.0077)."""
-    result = invoke(QRELS, *RUNS, "-m", "nDCG@10", "-m", "R@100")
+    result = invoke(QRELS, *RUNS, "-m", "nDCG@10", "-m", "R@100", *TABLE)
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[2:6] == [
@@ -102,7 +103,17 @@ def test_bad_permutations_is_a_usage_error():
 def test_noise_floor_from_two_qrels_files():
     a, b = EXAMPLE / "judgments" / "alice.qrels", EXAMPLE / "judgments" / "bob.qrels"
     result = invoke(
-        QRELS, *RUNS[::3], "-m", "nDCG@10", "--noise-floor", str(a), str(b), "--replicates", "10", *FAST
+        QRELS,
+        *RUNS[::3],
+        "-m",
+        "nDCG@10",
+        "--noise-floor",
+        str(a),
+        str(b),
+        "--replicates",
+        "10",
+        *FAST,
+        *TABLE,
     )
     assert result.exit_code == 0, result.output
     assert "labeller-noise floor (alice vs bob, 10 calibration queries, 10 relabelled copies" in result.output
@@ -199,3 +210,22 @@ def test_the_noise_floors_files_are_read_with_the_profiles_reader_options(tmp_pa
         return value
 
     assert floor(skipped) == floor(plain)
+
+
+def test_the_tukey_table_has_no_column_of_dashes():
+    """Without --multi randomized-tukey there is no randomised p-value: no column for it."""
+    result = invoke(QRELS, *RUNS[:3], "-m", "nDCG@10", *FAST, *TABLE)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    header = next(line for line in lines if line.startswith("baseline  treatment  diff "))
+    assert header.split() == [
+        "baseline",
+        "treatment",
+        "diff",
+        "q",
+        "p",
+        "(Tukey)",
+        "simultaneous",
+        "interval",
+        "ES_E",
+    ]

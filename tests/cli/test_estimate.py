@@ -118,7 +118,7 @@ def test_compare_human_estimates_each_difference_with_power(cli):
     )
     assert pair["p_adjusted"] == pytest.approx(pair["p_value"], abs=1e-12)  # one pair: holm leaves it
     assert pair["power"]["human_queries_now"] == 10
-    text = cli("compare", MODEL, BM25, RERANK, "--human", HUMAN, "-m", "nDCG@10")
+    text = cli("compare", MODEL, BM25, RERANK, "--human", HUMAN, "-m", "nDCG@10", "-f", "table")
     assert "estimated differences (ppi++" in text.stdout and "human qrels: human.qrels" in text.stdout
 
 

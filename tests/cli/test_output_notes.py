@@ -100,8 +100,8 @@ def test_conventions_takes_several_runs() -> None:
     singles = [CLI("conventions", QRELS, run, "-f", "tsv").stdout.splitlines() for run in RUNS]
     assert tsv[0] == "run\t" + singles[0][0]
     assert tsv[1:] == [f"bm25\t{r}" for r in singles[0][1:]] + [f"rerank\t{r}" for r in singles[1][1:]]
-    table = CLI("conventions", QRELS, *RUNS).stdout
+    table = CLI("conventions", QRELS, *RUNS, "-f", "table").stdout
     assert "of run 'bm25' under every profile" in table and "of run 'rerank' under every profile" in table
-    diff = CLI("conventions", QRELS, *RUNS, "--diff", "trec_eval", "sklearn")
+    diff = CLI("conventions", QRELS, *RUNS, "--diff", "trec_eval", "sklearn", "-f", "table")
     assert diff.exit_code == 0 and "run 'bm25'\n" in diff.stdout and "run 'rerank'\n" in diff.stdout
     assert CLI("conventions", QRELS).exit_code == 2

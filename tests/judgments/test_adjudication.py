@@ -362,9 +362,11 @@ def test_three_labellers_the_app_the_manifest_agree_and_judge_kappa_give_the_sam
     shown = f"{value['value']:.3f} [{value['bootstrap_low']:.3f}, {value['bootstrap_high']:.3f}]"
     assert shown in " ".join(text.output.split()) and app["gate"]["message"] in text.output
     # every result computed from the final qrels says so, and so does the HTML report
-    evaluated = invoke("eval", tmp_path / "final.qrels", RUNS[0])
-    line = next(x for x in evaluated.output.splitlines() if x.startswith("# judgments: "))
-    carried = json.loads(line.removeprefix("# judgments: "))["group_agreement"]
+    evaluated = invoke(
+        "eval", tmp_path / "final.qrels", RUNS[0], "--provenance", tmp_path / "provenance.json"
+    )
+    assert evaluated.exit_code == 0, evaluated.output
+    carried = json.loads((tmp_path / "provenance.json").read_text())["judgments"]["group_agreement"]
     assert (carried["statistic"], carried["value"], carried["bootstrap_low"], carried["bootstrap_high"]) == (
         "mean_kappa", value["value"], value["bootstrap_low"], value["bootstrap_high"])  # fmt: skip
     page = tmp_path / "report.html"

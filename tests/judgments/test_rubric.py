@@ -25,8 +25,11 @@ def fixture(name: str) -> Path:
     return FIXTURES / name
 
 
-def summary(findings: list[Finding]) -> list[tuple[str, str, int | None, str]]:
-    return [(f.rule_id, f.severity, f.level_grade, f.field) for f in findings]
+def summary(findings: list[Finding], examples: bool = False) -> list[tuple[str, str, int | None, str]]:
+    """The findings as tuples; R011 (a level without examples: the fixtures' levels have none) only with
+    ``examples`` (its own tests)."""
+    return [(f.rule_id, f.severity, f.level_grade, f.field) for f in findings
+            if examples or f.rule_id != "R011-no-examples"]  # fmt: skip
 
 
 def write(tmp_path: Path, text: str, name: str = "rubric.toml") -> Path:
@@ -37,8 +40,9 @@ def write(tmp_path: Path, text: str, name: str = "rubric.toml") -> Path:
 
 def rubric_text(*levels: tuple[int, str, str], header: str = "") -> str:
     parts = ['[rubric]\nname = "t"\nversion = "1"\ndescription = "A test rubric."\n' + header]
-    for grade, label, question in levels:
-        parts.append(f'[[levels]]\ngrade = {grade}\nlabel = "{label}"\nquestion = "{question}"\n')
+    for grade, label, question in levels:  # each with an example document, as labellers need
+        parts.append(f'[[levels]]\ngrade = {grade}\nlabel = "{label}"\nquestion = "{question}"\n'
+                     f'examples_at = ["a document of grade {grade}"]\n')  # fmt: skip
     return "\n".join(parts)
 
 
@@ -63,7 +67,8 @@ def test_clean_rubric_loads_with_levels_highest_first():
     assert rubric.levels[0].examples_at == (
         "The how-to page 'Rotate an API key' for the query 'rotate api key'",
     )
-    assert rubric.levels[3].examples_at == ()
+    assert rubric.levels[3].examples_at == ("The pricing page, retrieved for the query 'rotate api key'",)
+    assert rubric.levels[3].examples_below == ()
     assert rubric.scale == (0, 1, 2, 3)
     assert (rubric.min_grade, rubric.max_grade) == (0, 3)
     assert rubric.source == str(fixture("clean.toml"))
@@ -253,6 +258,41 @@ def test_negative_grade_is_a_warning(tmp_path):
     assert "trec_eval" in findings[0].message
 
 
+def test_a_level_without_examples_is_a_warning(tmp_path):
+    text = rubric_text(*GOOD_LEVELS).replace('examples_at = ["a document of grade 1"]\n', "")
+    findings = lint(load_rubric(write(tmp_path, text)))
+    assert summary(findings, examples=True) == [("R011-no-examples", "warning", 1, "examples")]
+    below = text.replace('question = "Does the document give a step the user needs?"',
+                         'question = "Does the document give a step the user needs?"\nexamples_below = ["x"]')  # fmt: skip
+    assert (
+        lint(load_rubric(write(tmp_path, below, "below.toml"))) == []
+    )  # a document just below is an example
+
+
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
+        ("Does the document answer the question fully?", "fully"),
+        ("Does it completely cover the task?", "completely"),
+        ("Does it adequately explain the setting?", "adequately"),
+        ("Is there sufficient detail for the user?", "sufficient"),
+        ("Is it a good answer?", "good"),
+        ("Does it clearly state the limit?", "clearly"),
+        ("Is it a high-quality page?", "high-quality"),
+    ],
+)
+def test_wording_a_second_person_cannot_check_is_a_warning(tmp_path, question, word):
+    levels = ((1, "Gives a step", question), GOOD_LEVELS[2])
+    findings = lint(load_rubric(write(tmp_path, rubric_text(*levels))))
+    assert summary(findings) == [("R012-uncheckable", "warning", 1, "question")]
+    assert f'uses "{word}"' in findings[0].message
+
+
+def test_the_complete_task_is_not_uncheckable(tmp_path):
+    """'complete' the verb (the user can complete the task) is a fact; 'completely' is a degree."""
+    assert lint(load_rubric(write(tmp_path, rubric_text(*GOOD_LEVELS)))) == []
+
+
 def test_every_finding_uses_its_rule_severity():
     for path in FIXTURES.glob("*.toml"):
         try:
@@ -351,8 +391,10 @@ def test_grade_as_string():
             "belong in a [[levels]]",
         ),
         (
-            rubric_text(GOOD_LEVELS[0]).replace("grade = 2", 'grade = 2\nexamples_at = "one"'),
-            8,
+            rubric_text(GOOD_LEVELS[0]).replace(
+                'examples_at = ["a document of grade 2"]', 'examples_at = "one"'
+            ),
+            10,
             "examples_at in [[levels]] entry 1 (grade 2) is a string",
         ),
         (
@@ -503,9 +545,9 @@ def test_cli_lint_errors_exit_1():
     result = run("lint", str(fixture("best-answer.toml")))
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
-    assert len(lines) == 4
+    assert len(lines) == 8  # 2 errors, 1 hedge, 4 levels without examples, the total
     assert lines[0].startswith(f"{fixture('best-answer.toml')}: level 3 (label): R001-comparative error")
-    assert lines[-1].endswith("): 2 errors, 1 warning")
+    assert lines[-1].endswith("): 2 errors, 5 warnings")
     assert "'best-answer' version 0.1" in lines[-1]
 
 
@@ -522,7 +564,7 @@ def test_cli_lint_json():
     payload = json.loads(result.stdout)
     assert payload["rubric"]["name"] == "trec-dl"
     assert payload["rubric"]["version"] == "2019"
-    assert (payload["errors"], payload["warnings"]) == (6, 2)
+    assert (payload["errors"], payload["warnings"]) == (6, 6)  # 2 hedges, 4 levels without examples
     assert payload["findings"][0]["rule_id"] == "R001-comparative"
     assert payload["findings"][0]["level_grade"] == 3
 
@@ -565,7 +607,7 @@ def test_cli_show_plain():
 def test_cli_show_prints_each_levels_examples():
     result = run("show", str(fixture("clean.toml")))
     assert result.exit_code == 0
-    # after the table: the examples of grades 3, 2 and 1 as written in clean.toml (grade 0 has none)
+    # after the table: the examples of each grade as written in clean.toml
     tail = result.stdout.split("from this document?\n", 1)[1]
     policy = "The key-management policy page, which says keys must be rotated every 90 days but not how"
     steps = "A page listing the key-rotation steps but sending the user elsewhere for the final command"
@@ -586,6 +628,10 @@ def test_cli_show_prints_each_levels_examples():
         "examples of grade 1 (On the subject, no step)",
         "  at this level:",
         f"    - {policy}",
+        "",
+        "examples of grade 0 (Unrelated)",
+        "  at this level:",
+        "    - The pricing page, retrieved for the query 'rotate api key'",
     ]
 
 

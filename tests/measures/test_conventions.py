@@ -113,7 +113,7 @@ def test_every_profile_spells_out_every_axis():
     assert PROFILES["pytrec_eval"].on_duplicate == "error"
 
 
-def test_rbp_and_iprec_axes_are_written_with_every_result():
+def test_rbp_and_iprec_axes_are_written_with_every_result(tmp_path):
     result = invoke("eval", "--profile", "pytrec_eval", "--rbp-residual", "if_unjudged", CHAPTER / "qrels.txt",
                     CHAPTER / "run.txt", "-m", "11pt_avg", "-m", "RBP_resid", "--format", "json")  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -127,9 +127,9 @@ def test_rbp_and_iprec_axes_are_written_with_every_result():
     assert conv["profile"] == "pytrec_eval with rbp_residual=if_unjudged"
     full = [m["full"] for m in payload["measures"]]
     assert full[0].endswith(",iprec_cutoff=truncate)") and full[1].endswith(",rbp_residual=if_unjudged)")
-    tsv = invoke("eval", "--profile", "trec_eval", CHAPTER / "qrels.txt", CHAPTER / "run.txt", "-m", "rbp",
-                 "--format", "tsv")  # fmt: skip
-    header = json.loads(tsv.stdout.splitlines()[1].removeprefix("# conventions: "))
+    assert invoke("eval", "--profile", "trec_eval", CHAPTER / "qrels.txt", CHAPTER / "run.txt", "-m", "rbp",
+                  "-o", tmp_path / "r.tsv").exit_code == 0  # fmt: skip
+    header = json.loads((tmp_path / "r.tsv").read_text().splitlines()[1].removeprefix("# conventions: "))
     assert {k: header[k] for k in ("persistence", "rbp_gain", "rbp_residual", "iprec_cutoff")} == {
         **TREC10_RBP,
         "iprec_cutoff": "round",
@@ -318,6 +318,37 @@ def test_returned_only_ideal_reaches_one_for_a_run_that_found_one_relevant_docum
     assert variants["ideal=returned"].direction == "up"
     table = invoke("conventions", qrels, run)
     assert table.exit_code == 0 and "optimistic: ideal=returned" in table.stdout
+
+
+def test_the_conventions_table_reads_in_a_terminal(tmp_path):
+    """Numbers first, the conventions last and wrapped (no line past 120 characters); --hide-unmoved leaves
+    out the profiles and axes that move no query and names them."""
+    qrels = write(tmp_path / "q.txt", "1 0 a 1\n1 0 b 1\n1 0 c 1\n")
+    run = write(tmp_path / "r.txt", "1 Q0 a 1 2.0 t\n1 Q0 x 2 1.0 t\n")
+    full = invoke("conventions", qrels, run, "-f", "table").stdout.splitlines()
+    assert full[1].split() == [
+        "mean",
+        "diff",
+        "direction",
+        "moved",
+        "at",
+        "1.0",
+        "kind",
+        "conventions;",
+        "flag",
+    ]
+    assert max(len(line) for line in full) <= 120
+    shown = invoke("conventions", qrels, run, "-f", "table", "--hide-unmoved").stdout.splitlines()
+    rows = [line for line in shown[3:] if re.match(r"\d\.\d{4} ", line)]
+    # default: DCG 1, IDCG 1 + 1/log2(3) + 1/2, so 0.4693; the returned-only ideal: 1 (+0.5307), one query
+    assert rows[0].split() == ["0.4693", "0", "default", "default"]
+    assert rows[-1].split() == ["1.0000", "+0.5307", "up", "1", "1", "axis", "ideal=returned;", "optimistic:",
+                                "ideal=returned"]  # fmt: skip
+    labels = [row.split()[6].rstrip(":;") for row in rows[1:]]
+    assert labels == ["sklearn", "torchmetrics", "gdeval", "ideal=returned"]  # gdeval: printed to 5 decimals
+    left_out = " ".join(shown[shown.index(next(x for x in shown if "move no query left out" in x)) :])
+    assert left_out.startswith("37 profiles and axes that move no query left out: trec_eval, trec_eval-c,")
+    assert "gain=linear" in left_out and "discount=log10" in left_out
 
 
 def test_diff_attributes_each_query_to_the_axis_that_explains_it(tmp_path):

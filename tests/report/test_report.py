@@ -82,6 +82,7 @@ def example_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = invoke("report", EXAMPLE / "qrels.txt", *RUNS, "--noise-floor", judgments / "alice.qrels",
                     judgments / "bob.qrels", "-o", out)  # fmt: skip
     assert result.exit_code == 0, result.output
+    (out.parent / "stdout.txt").write_text(result.stdout)
     return out
 
 
@@ -219,3 +220,63 @@ def test_fifty_runs_of_ten_thousand_queries_make_a_page_under_5_mb(tmp_path: Pat
     assert size < 5_000_000, f"{size / 1e6:.2f} MB"
     assert page.count('role="img"') < 30  # per-query charts for the first pairs only, bucketed
     assert "drawn as 400 bars" in page
+
+
+#: The example's report at 390 px with its long sections folded (measured 15,700 px; 72,700 px before
+#: they were folded and the charts scaled to their box).
+PHONE_PAGE_HEIGHT = 20_000
+
+
+def test_the_report_on_a_phone_scales_its_charts_and_folds_its_long_sections(example_report: Path) -> None:
+    """At 390 and 1280 px every chart, figure and table shown lies inside the viewport's width (the forest
+    plot's positive side, where the winner sits, included), folds closed and then open; at 390 px the page
+    with its folds closed is under :data:`PHONE_PAGE_HEIGHT`."""
+    executable, sync_playwright = _browser()
+    profile = tempfile.mkdtemp(prefix="qrelkit-chromium-")
+    outside = (
+        "els => els.filter(e => e.getClientRects().length).map(e => { const r = e.getBoundingClientRect();"
+        " return [e.tagName, e.closest('section').id, Math.round(r.left), Math.round(r.right)]; })"
+        ".filter(([, , l, r]) => l < 0 || r > window.innerWidth)"
+    )
+    try:
+        with sync_playwright() as p:
+            context = p.chromium.launch_persistent_context(
+                profile, executable_path=executable, headless=True, args=ARGS, device_scale_factor=1
+            )
+            for width in (390, 1280):
+                page = context.new_page()
+                page.set_viewport_size({"width": width, "height": 900})
+                page.goto(example_report.as_uri())
+                folds = page.eval_on_selector_all(
+                    "details.fold", "els => els.map(e => [e.closest('section').id, e.open])"
+                )
+                assert folds == [["per-query", False], ["explain", False]]
+                assert page.eval_on_selector_all("main svg, main table, main figure", outside) == []
+                forest = page.locator("#forest svg").bounding_box()
+                assert forest is not None and forest["x"] >= 0 and forest["x"] + forest["width"] <= width
+                if width == 390:
+                    height = page.evaluate("document.documentElement.scrollHeight")
+                    assert height < PHONE_PAGE_HEIGHT, f"the page is {height}px tall at 390px"
+                page.eval_on_selector_all("details", "els => els.forEach(e => e.open = true)")
+                assert page.eval_on_selector_all("main svg, main table, main figure", outside) == []
+                # the empty explanation says so instead of a table with headers and no rows
+                assert page.get_by_text("dense returned nothing for q27").count() == 1
+                page.close()
+            context.close()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def test_the_report_command_ends_with_the_bottom_line_and_the_page_to_open(example_report: Path) -> None:
+    """`qrelkit report`'s last lines (and so `make demo`'s, whose last step it is) are the answer: the
+    bottom line, one sentence per measure (the page's own), then the page to open."""
+    lines = (example_report.parent / "stdout.txt").read_text().splitlines()
+    assert lines[0] == "bottom line:" and lines[-1] == f"open {example_report}"
+    assert lines[1] == (
+        "  rerank beats bm25 on nDCG@10 by +0.156 (95% interval [0.084, 0.228], adjusted p 0.0004), more than "
+        "the labeller-noise floor (0.077); dense and hybrid are not distinguishable from bm25."
+    )
+    assert len(lines) == 5 and " on R(rel=1)@100 " in lines[2] and lines[3].startswith("  On Judged@10, ")
+    makefile = (Path(__file__).parents[2] / "Makefile").read_text()
+    demo = makefile.split("\ndemo:", 1)[1].split("\n\n", 1)[0]
+    assert demo.rstrip().splitlines()[-1].strip().endswith("-o demo-out/report.html")

@@ -11,7 +11,7 @@ The file is tab-separated text, UTF-8, one decision a line::
 - columns after the note are context and are ignored (:func:`queue_tsv` writes the labellers' grades, who
   was unsure, the leverage and the spread there), so the queue file goes back in as it is, filled.
 
-Each line goes through the rules of the one-pair ``judge adjudicate``: the grade on the rubric's scale
+Each line goes through the rules of the one-pair ``judge decide``: the grade on the rubric's scale
 (:meth:`~qrelkit.rubric.Rubric.check_grade`), a note of at most
 :data:`~qrelkit.app.grades.MAX_NOTE` characters, the pair in the pool, the override rule
 (:func:`qrelkit.judgments.adjudication.check_decision`), a calibration pair only once its round's gate is
@@ -131,7 +131,7 @@ def queue_tsv(queue: dict[str, Any], items: list[dict[str, Any]], *, db: str) ->
     lines = [
         f"# the adjudication queue of {_clean(db)} ({len(items)} pairs, ordered by {_clean(queue['method'])}):",
         "# fill in grade (and note) for the pairs you decide, leave the others empty, then",
-        f"# qrelkit judge adjudicate {_clean(db)} --decisions THIS_FILE (columns after note are ignored)",
+        f"# qrelkit judge decide {_clean(db)} --decisions THIS_FILE (columns after note are ignored)",
         "\t".join(COLUMNS + CONTEXT),
     ]
     for item in items:

@@ -4,13 +4,27 @@ It parses arguments, calls the library, and maps errors to exit codes, the same 
 
 - 0: success;
 - 1: bad input or an error (one clear line on stderr, never a traceback), the server that could not start,
-  a refused line of `judge adjudicate --decisions`;
+  a refused line of `judge decide --decisions`;
 - 2: bad usage (click's own message);
 - 3: a calibration gate that did not pass: `agree --min-kappa` below the threshold, `judge kappa` on a round
   whose gate failed or was not measurable (an override opens judging but does not make the gate pass),
   `judge model status --gate-ranking` whose ranking criterion failed or was not measurable.
 
 (`qrelkit trec_eval` gives trec_eval's own exit codes instead: it is a drop-in.)
+
+What every command prints follows one rule, owned by :mod:`qrelkit.cli.output`:
+
+- stdout a terminal: the table, for people; stdout not a terminal (a pipe, a file, a CI log): TSV, one row a
+  line, after a two-line ``#`` header (the version, the profile, the first 12 hex digits of each input's
+  SHA-256; where the full provenance is), then any warning as a ``# warning:`` line;
+- the full provenance (every convention, every measure's definition, each input's fingerprint and reader
+  counts) in ``--format json``, or in ``--provenance FILE`` beside any format; ``-o FILE`` writes the format
+  of its suffix with the whole provenance in the file;
+- ``eval`` and ``compare`` offer the same formats: table, tsv, csv, json, markdown, latex, html (``eval``
+  also trec, trec_eval's layout);
+- progress: a bar on stderr when stderr is a terminal, otherwise one line per tenth of the work;
+- notes about the inputs that are not warnings (a manifest's signature not checked) come once, on
+  stderr, after the result; a command that fails prints its error alone.
 """
 
 from __future__ import annotations
@@ -29,6 +43,32 @@ from ..errors import QrelkitError
 #: The exit status of a calibration gate that did not pass (the module docstring lists every status).
 EXIT_GATE_FAILED = 3
 
+#: Old command names kept as aliases for one release: old name -> new name (top level and under ``judge``).
+#: ``qrelkit --help`` does not list them; running one works as the new name does, after a note on stderr.
+ALIASES = {"adjudicate": "adjudicate-files", "judge adjudicate": "judge decide"}
+
+
+def alias_of(command: click.Command, old: str, new: str) -> click.Command:
+    """``command`` under its old name ``old``: hidden from the listings, saying on stderr that ``new`` is its
+    name now (the alias stays for one release)."""
+    import copy
+
+    alias = copy.copy(command)
+    alias.name = old.split()[-1]
+    alias.hidden = True
+    callback = command.callback
+    assert callback is not None
+
+    def noted(*args: Any, **kwargs: Any) -> Any:
+        click.echo(
+            f"note: `qrelkit {old}` is now `qrelkit {new}`; the old name works for one more release", err=True
+        )
+        return callback(*args, **kwargs)
+
+    alias.callback = noted
+    return alias
+
+
 # Sub-command groups living in their own modules: name -> "module:attribute" (imported on first use).
 LAZY_COMMANDS = {
     "eval": "qrelkit.cli.evaluate:eval_command",
@@ -38,7 +78,8 @@ LAZY_COMMANDS = {
     "pool": "qrelkit.cli.pool:command",
     "agree": "qrelkit.cli.agree:command",
     "leverage": "qrelkit.cli.agree:leverage_command",
-    "adjudicate": "qrelkit.cli.agree:adjudicate_command",
+    "adjudicate-files": "qrelkit.cli.agree:adjudicate_command",
+    "adjudicate": "qrelkit.cli.agree:adjudicate_alias",
     "judge": "qrelkit.cli.judge:command",
     "compare": "qrelkit.cli.compare:command",
     "report": "qrelkit.cli.report:command",
@@ -49,7 +90,8 @@ LAZY_COMMANDS = {
 #: rule), so that listing them imports none: tests/cli/test_surface.py holds it to each command's own help.
 #: ``trec_eval`` gives a ``short_help`` (never shortened); the others, the first sentence of their help.
 SHORT_HELP = {
-    "adjudicate": "Adjudicate two labellers' disagreements.",
+    "adjudicate-files": "Adjudicate two labellers' disagreements in their qrels files (a judging project: `judge "
+    "decide`).",
     "agree": "Agreement between labellers' judgments: two files A.qrels B.qrels, or more.",
     "compare": "Compare RUNS evaluated against QRELS: paired tests, corrected p-values, intervals, effect sizes.",
     "conventions": "Score each of RUNS under every profile and under each single-axis change from the default "
@@ -60,21 +102,25 @@ SHORT_HELP = {
     "judge": "Judge pooled pairs in a browser: project database, invites, server, progress, kappa, exports.",
     "leverage": "Rank the judgments of QRELS by the largest nDCG@k swing a one-step regrade would cause on RUNS.",
     "pool": "Pool the top documents of RUNS per query into the pairs to judge.",
-    "report": "Write one HTML page for RUNS against QRELS: the summary with the comparison verdicts, the forest "
-    "plot of differences (with the labeller-noise floor), per-query differences, ordered badly versus never "
-    "retrieved, the judgments (manifest, calibration matrix, marginals), the conventions and how far each "
-    "moves the means, the per-rank arithmetic of the queries that moved most, and the provenance.",
+    "report": "Write one HTML page for RUNS against QRELS: the bottom line, the comparison, the judgments, the "
+    "conventions and the provenance.",
     "rubric": "Check and show relevance rubrics (rubric.toml).",
     "trec_eval": "trec_eval 10's command line and output (a drop-in replacement).",
 }
 VERBATIM_HELP = {"trec_eval"}
+
+#: ``qrelkit --help``'s order: the steps of the chain from a rubric to the report, then the tools.
+CHAIN = ("rubric", "pool", "judge", "agree", "adjudicate-files", "leverage", "eval", "explain", "compare", "report",
+         "conventions", "trec_eval", "adjudicate")  # fmt: skip
 
 
 class QrelkitGroup(click.Group):
     """A group that loads sub-commands lazily and turns QrelkitError into one line and exit code 1."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(n for n in set(super().list_commands(ctx)) | set(LAZY_COMMANDS) if self._exists(n))
+        """The commands in the order of the chain (:data:`CHAIN`), then any other alphabetically."""
+        names = {n for n in set(super().list_commands(ctx)) | set(LAZY_COMMANDS) if self._exists(n)}
+        return [n for n in CHAIN if n in names] + sorted(names - set(CHAIN))
 
     @staticmethod
     def _exists(name: str) -> bool:
@@ -91,6 +137,8 @@ class QrelkitGroup(click.Group):
         limit = formatter.width - 6 - max(len(name) for name in names)
         rows = []
         for name in names:
+            if name in ALIASES:
+                continue
             if name in SHORT_HELP:
                 text = SHORT_HELP[name]
                 stub = (
@@ -113,9 +161,13 @@ class QrelkitGroup(click.Group):
         return super().get_command(ctx, name)
 
     def invoke(self, ctx: click.Context) -> Any:
+        _notes("drop_notes")
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            _notes("emit_notes")  # after the result: notes about the inputs (qrelkit.cli.output.note)
+            return result
         except QrelkitError as exc:
+            _notes("drop_notes")
             click.echo(f"qrelkit: error: {exc}", err=True)
             ctx.exit(exc.exit_code)
         except BrokenPipeError:  # e.g. `qrelkit eval ... | head`
@@ -133,6 +185,13 @@ class QrelkitGroup(click.Group):
         except RecursionError:
             click.echo("qrelkit: error: an input nests arrays or objects too deeply to read", err=True)
             ctx.exit(1)
+
+
+def _notes(action: str) -> None:
+    """``qrelkit.cli.output``'s ``emit_notes`` or ``drop_notes``, when a command loaded it (no import)."""
+    output = sys.modules.get("qrelkit.cli.output")
+    if output is not None:
+        getattr(output, action)()
 
 
 #: Write errors of a full or failing disk (stdout redirected to /dev/full, a full file system, a quota).

@@ -1,4 +1,4 @@
-"""``qrelkit agree``, ``qrelkit leverage`` and ``qrelkit adjudicate``: from two labellers to final qrels."""
+"""``qrelkit agree``, ``qrelkit leverage`` and ``qrelkit adjudicate-files``: from two labellers to final qrels."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from ..agreement.group import STATISTICS
 from ..agreement.kappa import WEIGHTINGS
 from ..agreement.resample import QUERY_BOOTSTRAP_RESAMPLES, QUERY_BOOTSTRAP_SEED
 from ..judgments.adjudication import DEFAULT_POLICIES, UNDECIDED_POLICIES
-from . import EXIT_GATE_FAILED
+from . import EXIT_GATE_FAILED, alias_of
 from .options import seed_option
 
-__all__ = ["RunsCommand", "VariadicOptionCommand", "adjudicate_command", "command", "leverage_command"]
+__all__ = ["RunsCommand", "VariadicOptionCommand", "adjudicate_alias", "adjudicate_command", "command",
+           "leverage_command"]  # fmt: skip
 
 
 class VariadicOptionCommand(click.Command):
@@ -235,7 +236,8 @@ def _finish(doc: Any, out_format: str | None, output: str | None, show_disagreem
     "--top", type=click.IntRange(min=0), default=20, show_default=True, help="rows to show (0: all)"
 )
 @click.option("--rubric", type=click.Path(dir_okay=False), help="rubric.toml: the scale regrades stay within")
-@click.option("-f", "--format", "out_format", type=click.Choice(["table", "tsv", "json"]), default="table")
+@click.option("-f", "--format", "out_format", type=click.Choice(["table", "tsv", "json"]), default=None,
+              help="output format [default: table on a terminal or with -o, tsv otherwise]")  # fmt: skip
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="write to FILE")
 def leverage_command(
     qrels: str,
@@ -243,7 +245,7 @@ def leverage_command(
     k: int,
     top: int,
     rubric: str | None,
-    out_format: str,
+    out_format: str | None,
     output: str | None,
 ) -> None:
     """Rank the judgments of QRELS by the largest nDCG@k swing a one-step regrade would cause on RUNS.
@@ -266,14 +268,16 @@ def leverage_command(
     shown = table.head(top) if top else table
     shown = shown.join(retrieval_ranks(run_objs, shown), on=["query_id", "doc_id"], how="left")
     from ..report.agreement import render_leverage
+    from .output import default_format
 
-    _write_or_echo(render_leverage(table, shown, k, out_format), output, out_format)
+    fmt = (out_format or "table") if output else default_format(out_format)
+    _write_or_echo(render_leverage(table, shown, k, fmt), output, fmt)
 
 
 # -- adjudicate ----------------------------------------------------------------------------------------
 
 
-@click.command("adjudicate", cls=RunsCommand)
+@click.command("adjudicate-files", cls=RunsCommand)
 @click.argument("qrels_a", metavar="A.qrels", type=click.Path(dir_okay=False))
 @click.argument("qrels_b", metavar="B.qrels", type=click.Path(dir_okay=False))
 @click.option(
@@ -336,7 +340,9 @@ def adjudicate_command(
     relevance_threshold: int,
     output: str,
 ) -> None:
-    """Adjudicate two labellers' disagreements.
+    """Adjudicate two labellers' disagreements in their qrels files (a judging project: `judge decide`).
+
+    `qrelkit adjudicate`, its old name, works for one more release.
 
     With --runs: write the queue (-o queue.tsv) of disagreeing pairs, those whose grade moves nDCG@k
     most first, with the runs and ranks that retrieved each. With --decisions: merge the decisions into
@@ -393,3 +399,7 @@ def _merge(found: Any, decisions: str, undecided: str, allow_override: bool, min
         click.echo(
             f"warning: calibration gate failed ({gate_result.message}); recorded in the manifest", err=True
         )
+
+
+#: ``qrelkit adjudicate-files``: the old name of ``adjudicate-files``, for one release (``qrelkit.cli.ALIASES``).
+adjudicate_alias = alias_of(adjudicate_command, "adjudicate", "adjudicate-files")

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,6 +19,7 @@ from ..compare import EXACT_AUTO_LIMIT, FAMILIES, MULTI, TESTS
 from ..compare.stats import CORRECTIONS
 from ..errors import ValidationError
 from .agree import VariadicOptionCommand
+from .help import ShortHelp
 from .options import (
     bounds_option,
     bounds_wanted,
@@ -31,6 +29,7 @@ from .options import (
     judgments_of,
     labellers_option,
     parse_run_models,
+    provenance_option,
     reader_of,
     resolve,
     rubric_scale,
@@ -38,9 +37,10 @@ from .options import (
     seed_option,
 )
 
-__all__ = ["command", "read_human", "read_labellers"]
+__all__ = ["CompareCommand", "command", "read_human", "read_labellers"]
 
-OUTPUT_SUFFIXES = {".json": "json", ".md": "markdown", ".tex": "latex", ".html": "html", ".txt": "table"}
+OUTPUT_SUFFIXES = {".json": "json", ".tsv": "tsv", ".csv": "csv", ".md": "markdown", ".tex": "latex", ".html": "html",
+                   ".txt": "table"}  # fmt: skip
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
@@ -111,7 +111,22 @@ def read_labellers(
     return first, second
 
 
-@click.command("compare", cls=NoiseFloorCommand)
+class CompareCommand(ShortHelp, NoiseFloorCommand):
+    """``compare`` and ``report``: ``--noise-floor A B`` and help that starts short."""
+
+
+@click.command(
+    "compare",
+    cls=CompareCommand,
+    common={
+        "measures": "a measure, repeatable [default: nDCG@10, R@100, Judged@10]",
+        "baselines": "the run every other run is compared with, repeatable [default: the first run]",
+        "noise": "two labellers' judgments (A.qrels B.qrels) or a project .db: the labeller-noise floor",
+        "profile": "reproduce a tool's conventions: trec_eval, pytrec_eval, ir_measures, ranx, ...",
+        "out_format": "table, tsv, csv, json, markdown, latex, html [default: table on a terminal, else tsv]",
+    },
+    example="qrelkit compare qrels.txt runs/bm25.run runs/rerank.run --noise-floor alice.qrels bob.qrels",
+)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-m", "--measure", "measures", multiple=True,
@@ -146,8 +161,9 @@ def read_labellers(
               "human-judged queries the estimator needs)")  # fmt: skip
 @click.option("--power-delta", type=float, default=None, help="the difference to detect [default: observed]")
 @click.option("-f", "--format", "out_format", type=click.Choice(COMPARE_FORMATS),
-              default=None, help="output format [default: table; -o: by suffix]")  # fmt: skip
+              default=None, help="output format [default: table on a terminal, tsv otherwise; -o: by suffix]")  # fmt: skip
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="write to this file")
+@provenance_option
 @bounds_option
 @human_options
 @run_model_option
@@ -157,7 +173,8 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
             multi: str | None, noise: tuple[str, ...], labellers: tuple[str, ...], replicates: int, smoothing: float,
             power: bool, power_delta: float | None, out_format: str | None, output: str | None, input_format: str,
             on_duplicate: str | None, rubric: str | None, manifest: str | None, human: str | None, estimator: str,
-            run_model: tuple[str, ...] = (), bounds: bool | None = None, **options: Any) -> None:  # fmt: skip
+            run_model: tuple[str, ...] = (), bounds: bool | None = None, provenance: str | None = None,
+            **options: Any) -> None:  # fmt: skip
     """Compare RUNS evaluated against QRELS: paired tests, corrected p-values, intervals, effect sizes.
 
     Each --baseline (default: the first run) is compared with every other run, per measure: the
@@ -172,6 +189,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     from ..evaluation.plan import bounds_refused
     from ..judgments.manifest import with_run_models
     from ..measures.grammar import parse_all
+    from .output import resampling_progress
 
     if len(runs) < 2:
         raise click.UsageError("compare needs at least two runs: the baseline and a run to compare with it")
@@ -200,6 +218,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
         replace(comparison, results=comparison.results.with_judgments(judgments)),
         fmt,
         output,
+        provenance,
     )
 
 
@@ -212,57 +231,26 @@ def read_human(path: str | None, conv: Any, reader: Any) -> Any:
     return read(path, conv, reader)
 
 
-#: A draw of at least this many sign vectors, resamples or trials gets a progress bar on a terminal.
-PROGRESS_DRAWS = 1_000_000
-
-
-@contextmanager
-def resampling_progress() -> Iterator[None]:
-    """A progress bar on stderr for each long draw of a comparison (:data:`PROGRESS_DRAWS` or more), on a
-    terminal only (as ``qrelkit eval`` shows its reading), removed when done."""
-    if not sys.stderr.isatty():
-        yield
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    from ..agreement.resample import resample_progress
-
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                   console=Console(stderr=True), transient=True)  # fmt: skip
-    tasks: dict[str, Any] = {}
-
-    def tick(what: str, done: int, total: int) -> None:
-        if total < PROGRESS_DRAWS:
-            return
-        if not tasks:
-            bar.start()
-        if what not in tasks:
-            tasks[what] = bar.add_task(what, total=total)
-        bar.update(tasks[what], completed=done)
-
-    try:
-        with resample_progress(tick):
-            yield
-    finally:
-        if tasks:
-            bar.stop()
-
-
 def _output_format(out_format: str | None, output: str | None) -> str:
-    """--format, else the output file's suffix, else the table."""
-    fmt = out_format or (OUTPUT_SUFFIXES.get(Path(output).suffix.lower()) if output else "table")
-    if fmt is None:
+    """--format, else the output file's suffix, else the rule of :mod:`qrelkit.cli.output` (the table on a
+    terminal, TSV otherwise)."""
+    from .output import default_format
+
+    if output and not out_format and Path(output).suffix.lower() not in OUTPUT_SUFFIXES:
         raise click.UsageError(
             f"cannot tell the output format from {output!r}: name it with --format "
-            "json|markdown|latex|html|table, or use a suffix .json, .md, .tex, .html or .txt"
+            f"{'|'.join(COMPARE_FORMATS)}, or use a suffix .json, .tsv, .csv, .md, .tex, .html or .txt"
         )
-    return fmt
+    return default_format(out_format, OUTPUT_SUFFIXES[Path(output).suffix.lower()] if output else None)
 
 
-def _write(comparison: Any, fmt: str, output: str | None) -> None:
+def _write(comparison: Any, fmt: str, output: str | None, provenance: str | None = None) -> None:
     from ..report.compare import render_compare
 
+    if provenance:
+        from .output import write_provenance
+
+        write_provenance(provenance, comparison.provenance())
     if output:
         from ..formats.outputs import write_output
 
@@ -271,7 +259,7 @@ def _write(comparison: Any, fmt: str, output: str | None) -> None:
             f"wrote {output} ({fmt}: the comparison with its options, conventions, fingerprints)", err=True
         )
     else:
-        click.echo(render_compare(comparison, fmt), nl=False)
+        click.echo(render_compare(comparison, fmt, short=True), nl=False)
     if output or fmt != "table":  # the table prints them itself
         for warning in comparison.results.warnings:
             click.echo(f"warning: {warning}", err=True)

@@ -23,13 +23,15 @@ from .options import convention_options, conventions_from, load_inputs, profile_
     "('default' names the default conventions)",
 )
 @click.option("--list", "list_profiles", is_flag=True, help="list the profiles and their conventions")
+@click.option("--hide-unmoved", is_flag=True,
+              help="leave out the profiles and axes that move no query of the run (their names are listed)")  # fmt: skip
 @click.option(
     "-f",
     "--format",
     "out_format",
-    type=click.Choice(["table", "json", "tsv"]),
-    default="table",
-    show_default=True,
+    type=click.Choice(["table", "tsv", "json"]),
+    default=None,
+    help="output format [default: table on a terminal, tsv otherwise]",
 )
 @click.option("--input-format", type=click.Choice(FORMAT_CHOICES), default="auto", show_default=True)
 @click.option(
@@ -46,7 +48,8 @@ def command(
     measure: str,
     diff: tuple[str, str] | None,
     list_profiles: bool,
-    out_format: str,
+    hide_unmoved: bool,
+    out_format: str | None,
     input_format: str,
     on_duplicate: str | None,
     **options: Any,
@@ -55,7 +58,8 @@ def command(
 
     One block per run, in the order given. The table gives each mean, its difference from the default,
     the direction, how many queries moved, how many score exactly 1, and flags the optimistic choices
-    (the returned-only ideal, dropping unjudged documents, optimistic ties). --profile or axis flags change the base the others are compared with.
+    (the returned-only ideal, dropping unjudged documents, optimistic ties); the conventions come last,
+    wrapped. --hide-unmoved leaves out the rows that move no query. --profile or axis flags change the base the others are compared with.
     --diff A B lists the queries on which two profiles disagree and the axis that explains each.
     """
     # long: its docstring is the command's --help; the body parses, calls one function and renders
@@ -63,7 +67,9 @@ def command(
     from ..measures.grammar import parse
     from ..provenance import header
     from ..report.conventions import render_diffs, render_profiles, render_sweeps
+    from .output import default_format
 
+    out_format = default_format(out_format)
     if list_profiles:
         click.echo(render_profiles(out_format), nl=False)
         return
@@ -84,4 +90,4 @@ def command(
         click.echo(render_diffs(found, diff, str(m), out_format, head), nl=False)
         return
     swept = [(r.name, sweep(qrels_obj, r, m, base)) for r in run_objs]
-    click.echo(render_sweeps(swept, str(m), out_format, head), nl=False)
+    click.echo(render_sweeps(swept, str(m), out_format, head, hide_unmoved), nl=False)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ import click
 
 from .._typing import ENGINE_CHOICES, FORMAT_CHOICES, ON_DUPLICATE_CHOICES, RESULT_FORMATS
 from ..measures.conventions import Conventions
+from .help import ShortHelp
 from .options import (
     bounds_option,
     bounds_wanted,
@@ -23,12 +23,14 @@ from .options import (
     manifest_option,
     parse_run_models,
     profile_option,
+    provenance_option,
     reader_of,
     refuse_bounds,
     resolve,
     rubric_scale,
     run_model_option,
 )
+from .output import default_format, stdout_is_terminal, write_provenance
 
 OUTPUT_SUFFIXES = {
     ".json": "json",
@@ -37,32 +39,28 @@ OUTPUT_SUFFIXES = {
     ".txt": "trec",
     ".trec": "trec",
     ".md": "markdown",
+    ".tex": "latex",
     ".html": "html",
 }
 
 
 def _with_progress(runs: tuple[str, ...], call: Callable[..., Any]) -> Any:
-    """``call(progress=..., on_bytes=...)`` with a progress bar on a terminal when the runs are large
-    enough to take a while, else ``call()``."""
-    total = sum(Path(p).stat().st_size for p in runs if Path(p).is_file())
-    if not sys.stderr.isatty() or total < PROGRESS_BYTES:
-        return call()
-    from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+    """``call(progress=..., on_bytes=...)`` with the progress of reading when the runs are large enough to
+    take a while (a bar on a terminal, one line per tenth otherwise: :mod:`qrelkit.cli.output`), else
+    ``call()``."""
+    from .output import progress
 
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        DownloadColumn(),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as bar:
-        task = bar.add_task("reading runs", total=total)
-        return call(
-            progress=lambda i, n, what: bar.update(task, description=what or "evaluating"),
-            on_bytes=lambda n: bar.advance(task, n),
-        )
+    total = sum(Path(p).stat().st_size for p in runs if Path(p).is_file())
+    if total < PROGRESS_BYTES:
+        return call()
+    read = [0]
+
+    def advance(n: int) -> None:
+        read[0] += n
+        bar.update(read[0])
+
+    with progress("reading runs", total, unit="bytes") as bar:
+        return call(progress=lambda i, n, what: bar.update(read[0], what or "evaluating"), on_bytes=advance)
 
 
 #: Runs larger than this (in bytes, all files together) get a progress bar on a terminal (~1 s of reading).
@@ -80,7 +78,18 @@ def _refuse_trec_eval_parsing(ctx: click.Context, param: click.Parameter, value:
         )
 
 
-@click.command("eval")
+@click.command(
+    "eval",
+    cls=ShortHelp,
+    common={
+        "measures": "a measure, repeatable: nDCG@10, AP, R(rel=2)@100 [default: nDCG@10, R@100, Judged@10]",
+        "profile": "reproduce a tool's numbers: trec_eval, pytrec_eval, ir_measures, ranx, sklearn, ...",
+        "per_query": "also each query's values",
+        "out_format": "table, tsv, csv, json, markdown, latex, html, trec [default: table on a terminal, else tsv]",
+        "output": "write the numbers with their conventions and fingerprints to a file (format by suffix)",
+    },
+    example="qrelkit eval qrels.txt runs/*.run -m nDCG@10 -m AP --profile trec_eval -o results.json",
+)
 @click.argument("qrels", type=click.Path())
 @click.argument("runs", nargs=-1, required=True, type=click.Path())
 @click.option(
@@ -172,6 +181,7 @@ def _refuse_trec_eval_parsing(ctx: click.Context, param: click.Parameter, value:
 @human_options
 @run_model_option
 @manifest_option
+@provenance_option
 @click.option("--project", type=click.Path(dir_okay=False), default=None,
               help="the judging project the qrels were exported from: check the manifest's signature with its key "
               "(\"manifest verified\", or an error)")  # fmt: skip
@@ -179,30 +189,12 @@ def _refuse_trec_eval_parsing(ctx: click.Context, param: click.Parameter, value:
               callback=_refuse_trec_eval_parsing)  # fmt: skip
 @profile_option
 @convention_options
-def eval_command(
-    qrels: str,
-    runs: tuple[str, ...],
-    measures: tuple[str, ...],
-    per_query: bool,
-    out_format: str | None,
-    output: str | None,
-    input_format: str,
-    on_duplicate: str | None,
-    rubric: str | None,
-    memory_limit: str | None,
-    engine: str,
-    master: str | None,
-    manifest: str | None,
-    project: str | None,
-    comments: bool | None,
-    strict: bool,
-    diversity: bool,
-    human: str | None,
-    estimator: str,
-    run_model: tuple[str, ...] = (),
-    bounds: bool | None = None,
-    **options: Any,
-) -> None:
+def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], per_query: bool, out_format: str | None,
+                 output: str | None, input_format: str, on_duplicate: str | None, rubric: str | None,
+                 memory_limit: str | None, engine: str, master: str | None, manifest: str | None, project: str | None,
+                 comments: bool | None, strict: bool, diversity: bool, human: str | None, estimator: str,
+                 run_model: tuple[str, ...] = (), bounds: bool | None = None, provenance: str | None = None,
+                 **options: Any) -> None:  # fmt: skip
     """Evaluate RUNS against QRELS.
 
     With no -m, reports nDCG@10 beside R@100 (did the run find the documents at all?) and Judged@10
@@ -224,21 +216,29 @@ def eval_command(
     if output and file_format in (None, "table"):
         raise click.UsageError(
             f"cannot tell the output format from {output!r}: name it with --format "
-            "json|tsv|csv|trec|markdown|html, or use a suffix .json, .tsv, .csv, .txt/.trec, .md or .html"
+            "tsv|csv|json|markdown|latex|html|trec, or use a suffix .json, .tsv, .csv, .txt/.trec, .md, .tex or .html"
         )
     conv = _conventions_noted(options, on_duplicate, measures)
     judgments = with_run_models(judgments_of(qrels, manifest, project), parse_run_models(run_model))
     reader = reader_of(input_format, on_duplicate, *rubric_scale(rubric), comments=comments)
     if human := human_of(qrels, human, manifest, estimator):
         return show_estimates(qrels, human, runs, measures, conv, estimator, reader, engine, out_format, output,
-                              file_format, bounds)  # fmt: skip
-    want = bounds_wanted(bounds, out_format == "table" or (out_format is None and sys.stdout.isatty()), runs,
+                              file_format, bounds, provenance)  # fmt: skip
+    want = bounds_wanted(bounds, out_format == "table" or (out_format is None and stdout_is_terminal()), runs,
                          bounds_refused(engine=engine, diversity=diversity, memory_limit=memory_limit))  # fmt: skip
     plan = plan_inputs(qrels, runs, parse_all(measures) if measures else None, conv, reader, engine=engine,
                        memory_limit=memory_limit, diversity=diversity, bounds=want)  # fmt: skip
     results = _with_progress(runs, lambda **bar: evaluate_planned_on(plan, master=master, strict=strict, bounds=want,
                                                                        **bar))  # fmt: skip
-    _show(results.with_judgments(judgments), per_query, out_format, output, file_format, bool(bounds))
+    _show(
+        results.with_judgments(judgments),
+        per_query,
+        out_format,
+        output,
+        file_format,
+        bool(bounds),
+        provenance,
+    )
 
 
 def _conventions_noted(
@@ -255,7 +255,7 @@ def _conventions_noted(
 
 def show_estimates(qrels: str, human: str, runs: tuple[str, ...], measures: tuple[str, ...], conv: Conventions,
                    estimator: str, reader: Any, engine: str, out_format: str | None, output: str | None, file_format: Any,
-                   bounds: bool | None = None) -> None:  # fmt: skip
+                   bounds: bool | None = None, provenance: str | None = None) -> None:  # fmt: skip
     """``eval --human``: :func:`qrelkit.estimation.estimate_files`, rendered, with its warnings on stderr
     (``--bounds`` refused: they bound the means of judgments, not estimates)."""
     from ..evaluation.plan import bounds_refused
@@ -265,14 +265,16 @@ def show_estimates(qrels: str, human: str, runs: tuple[str, ...], measures: tupl
     from ..measures.grammar import parse_all
     from ..report.estimates import FORMATS, render_estimates
 
-    fmt = file_format or out_format or ("table" if sys.stdout.isatty() else "tsv")
+    fmt = default_format(out_format, file_format)
     if engine != "local" or fmt not in FORMATS:
         raise click.UsageError(
             f"--human computes locally and writes {'|'.join(FORMATS)} (got {engine}, {fmt})"
         )
     estimates = estimate_files(qrels, human, runs, parse_all(measures) if measures else None, conv, reader,
                                estimator=estimator)  # fmt: skip
-    text = render_estimates(estimates, fmt)
+    if provenance:
+        write_provenance(provenance, estimates.model.provenance() | {"estimation": estimates.settings()})
+    text = render_estimates(estimates, fmt, short=not output)
     if output:
         Path(output).write_text(text, encoding="utf-8")
         click.echo(f"wrote {output} ({fmt}: estimates with the estimator, |H|, |U|, fingerprints)", err=True)
@@ -290,11 +292,16 @@ def _show(
     output: str | None,
     file_format: Any,
     file_bounds: bool = False,
+    provenance: str | None = None,
 ) -> None:
     """Write ``results`` to ``output`` (with the table on a terminal when no format was named) or print
     them in ``out_format`` (a table on a terminal, TSV otherwise), the warnings on stderr. The file holds
-    the judgment bounds only when ``file_bounds`` (``--bounds`` given): the default is the terminal's."""
+    the judgment bounds only when ``file_bounds`` (``--bounds`` given): the default is the terminal's.
+    ``provenance``: the file ``--provenance`` names, for the full provenance as JSON."""
     from ..report import render
+
+    if provenance:
+        write_provenance(provenance, results.provenance())
 
     if output:
         from ..formats.outputs import write_output
@@ -304,16 +311,16 @@ def _show(
         click.echo(
             f"wrote {output} ({file_format}: per-query values, means, conventions, fingerprints)", err=True
         )
-        if out_format is None and sys.stdout.isatty():
+        if out_format is None and stdout_is_terminal():
             _print_table(results, per_query)
         else:
             _echo_warnings(results)
         return
-    fmt = out_format or ("table" if sys.stdout.isatty() else "tsv")
+    fmt = default_format(out_format)
     if fmt == "table":
         _print_table(results, per_query)
     else:
-        click.echo(render(results, fmt, per_query=per_query), nl=False)
+        click.echo(render(results, fmt, per_query=per_query, short=True), nl=False)
         _echo_warnings(results)
 
 

@@ -6,7 +6,7 @@ calibration round), ``override`` (open judging despite a failed or not measurabl
 ``reassign`` (a labeller's calibration pairs of the round to another; the only action without a page), ``queue``
 (adjudication queue),
 ``extend`` (a run that arrived after the pool closed: its new pairs as a segment, ``cli/judge_extend.py``),
-``adjudicate`` (record a final grade), ``undo`` (undo a decision, itself recorded), ``export`` (per-labeller or final qrels with the manifest), and
+``decide`` (record a final grade; ``adjudicate``, its old name, for one release), ``undo`` (undo a decision, itself recorded), ``export`` (per-labeller or final qrels with the manifest), and
 ``show`` (one pair's grade history).
 """
 
@@ -22,6 +22,7 @@ import click
 from qrelkit.agreement.group import STATISTICS
 from qrelkit.agreement.kappa import GATE_LOWER_BOUNDS, WEIGHTINGS
 
+from . import alias_of
 from .options import labellers_option, seed_option
 
 __all__ = ["command"]
@@ -408,7 +409,7 @@ def reassign_command(db: Path, source: str, targets: tuple[str, ...], by: str) -
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Show the first N pairs only.")
 @click.option("--format", "out_format", type=click.Choice(["text", "tsv", "json"]), default="text",
               show_default=True,
-              help="tsv: the file to fill for `judge adjudicate DB --decisions FILE` (grade and note empty, "
+              help="tsv: the file to fill for `judge decide DB --decisions FILE` (grade and note empty, "
                    "context columns after them).")  # fmt: skip
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Write to this file instead of standard output.")  # fmt: skip
@@ -440,7 +441,7 @@ def queue_command(db: Path, as_json: bool, limit: int | None, out_format: str, o
     click.echo(f"wrote {len(items)} pairs to {output}", err=True)
 
 
-@command.command(name="adjudicate")
+@command.command(name="decide")
 @_DB
 @click.argument("query_id", required=False)
 @click.argument("doc_id", required=False)
@@ -487,6 +488,10 @@ def adjudicate_command(db: Path, query_id: str | None, doc_id: str | None, grade
     )
 
 
+# the old name, for one release (qrelkit.cli.ALIASES)
+command.add_command(alias_of(adjudicate_command, "judge adjudicate", "judge decide"))
+
+
 def _adjudicate_file(db: Path, path: Path, *, by: str | None, allow_override: bool, partial: bool) -> None:
     from qrelkit.app.bulk import apply_decisions
 
@@ -521,7 +526,7 @@ def _adjudicate_file(db: Path, path: Path, *, by: str | None, allow_override: bo
 @click.option("--by", default=None, help="Name of the user undoing it (default: none recorded).")
 @click.option("--note", default=None, help="Why.")
 def undo_command(db: Path, decision: int, by: str | None, note: str | None) -> None:
-    """Undo DECISION (the number `adjudicate` printed; `show` lists them): the pair's decision before it
+    """Undo DECISION (the number `decide` printed; `show` lists them): the pair's decision before it
     counts again, or none. The undo is recorded; nothing is deleted."""
     from qrelkit.app.decisions import undo_adjudication
 

@@ -120,12 +120,26 @@ def add_command(db: Path, name: str, endpoint: str | None, program: str | None, 
         click.echo(done["prompt"], nl=False)
 
 
-def _progress(summary: Any, total: int) -> None:
-    done = summary.graded + summary.failed_pairs
-    width = 30
-    filled = width * done // total if total else width
-    click.echo(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} pairs, "
-               f"{summary.failed_attempts} failed attempts", err=True, nl=False)  # fmt: skip
+class _RunProgress:
+    """A model labeller's run, pair by pair, by the rule of :mod:`qrelkit.cli.output` (a bar on a terminal,
+    one line per tenth otherwise), the failed attempts in its description."""
+
+    def __init__(self) -> None:
+        self.bar: Any = None
+
+    def __call__(self, summary: Any, total: int) -> None:
+        from .output import reporter
+
+        if self.bar is None:
+            self.bar = reporter("grading pairs", total, unit="pairs")
+        failed = (
+            f"grading pairs ({summary.failed_attempts} failed attempts)" if summary.failed_attempts else None
+        )
+        self.bar.update(summary.graded + summary.failed_pairs, failed)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 @command.command(name="run")
@@ -153,11 +167,12 @@ def run_command(db: Path, name: str, calibration_only: bool, limit: int | None, 
     from qrelkit.report.models import render_run
 
     store, _ = _open(db)
+    progress = _RunProgress()
     try:
         summary = run_model(store, name, calibration_only=calibration_only, limit=limit,
-                            budget_pairs=budget_pairs, audit_share=audit_share, progress=_progress)  # fmt: skip
+                            budget_pairs=budget_pairs, audit_share=audit_share, progress=progress)  # fmt: skip
     finally:
-        click.echo("", err=True)
+        progress.close()
         store.close()
     click.echo(render_run(summary.to_dict()))
 

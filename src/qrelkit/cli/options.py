@@ -234,6 +234,17 @@ def manifest_option(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
+def provenance_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--provenance FILE``: the full provenance as JSON beside any format (:mod:`qrelkit.cli.output`)."""
+    return click.option(
+        "--provenance",
+        type=click.Path(dir_okay=False, writable=True),
+        default=None,
+        help="also write the full provenance (version, every convention, measures, fingerprints, reader counts) "
+        "to this JSON file; printed TSV and CSV carry only a two-line header",
+    )(func)
+
+
 def input_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The options every command that reads QRELS and RUNS shares: --input-format, --on-duplicate,
     --rubric, --manifest, --profile and the convention axes."""
@@ -312,8 +323,10 @@ def refuse_bounds(wanted: bool | None, refused: dict[str, bool]) -> bool:
 
 def judgments_of(qrels: str, manifest: str | None, project: str | None = None) -> Any:
     """The manifest's meaning for these qrels (or None), read before any evaluation so a mismatch fails fast;
-    with ``project``, its signature checked with that judging project's key (said on stderr)."""
+    with ``project``, its signature checked with that judging project's key (said on stderr after the
+    result, once: :func:`qrelkit.cli.output.note`)."""
     from ..judgments.manifest import judgments_for
+    from .output import note
 
     key = None
     if project is not None:
@@ -322,9 +335,9 @@ def judgments_of(qrels: str, manifest: str | None, project: str | None = None) -
         key = manifest_key(project)
     found = judgments_for(qrels, manifest, key=key)
     if found is not None and (project is not None or found["signature"] != "unsigned"):
-        click.echo(f"manifest {found['signature']}", err=True)
+        note(f"manifest {found['signature']}")
     elif project is not None:
-        click.echo(f"manifest: none beside {qrels}: nothing to verify with the project's key", err=True)
+        note(f"manifest: none beside {qrels}: nothing to verify with the project's key")
     return found
 
 

@@ -10,7 +10,7 @@ import click
 
 from ..agreement.resample import COMPARE_SEED
 from ..compare import TESTS
-from .compare import NoiseFloorCommand, _permutations, read_human, read_labellers, resampling_progress
+from .compare import CompareCommand, _permutations, read_human, read_labellers
 from .options import (
     human_of,
     human_options,
@@ -25,11 +25,23 @@ from .options import (
     run_model_option,
     seed_option,
 )
+from .output import resampling_progress
 
 __all__ = ["command"]
 
 
-@click.command("report", cls=NoiseFloorCommand)
+@click.command(
+    "report",
+    cls=CompareCommand,
+    common={
+        "output": "the HTML page to write (required)",
+        "measures": "a measure, repeatable [default: nDCG@10, R@100, Judged@10]",
+        "baselines": "the run every other run is compared with [default: the first run]",
+        "noise": "two labellers' judgments (A.qrels B.qrels) or a project .db: the labeller-noise floor",
+        "profile": "reproduce a tool's conventions: trec_eval, pytrec_eval, ir_measures, ranx, ...",
+    },
+    example="qrelkit report qrels.txt runs/*.run --noise-floor alice.qrels bob.qrels -o report.html",
+)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-m", "--measure", "measures", multiple=True,
@@ -58,12 +70,15 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
             permutations: str, seed: int, noise: tuple[str, ...], labellers: tuple[str, ...], output: str,
             input_format: str, on_duplicate: str | None, rubric: str | None, manifest: str | None,
             human: str | None, estimator: str, run_model: tuple[str, ...] = (), **options: Any) -> None:  # fmt: skip
-    """Write one HTML page for RUNS against QRELS: the summary with the comparison verdicts, the forest plot
-    of differences (with the labeller-noise floor), per-query differences, ordered badly versus never
-    retrieved, the judgments (manifest, calibration matrix, marginals), the conventions and how far each
-    moves the means, the per-rank arithmetic of the queries that moved most, and the provenance. With
-    --human, QRELS are a model's grades and the page adds every mean and difference estimated with
-    HUMAN_QRELS, people's grades of a random sample of queries."""
+    """Write one HTML page for RUNS against QRELS: the bottom line, the comparison, the judgments, the
+    conventions and the provenance.
+
+    The page holds the summary with the comparison verdicts, the forest plot of differences (with the
+    labeller-noise floor), per-query differences, ordered badly versus never retrieved, the judgments
+    (manifest, calibration matrix, marginals), the conventions and how far each moves the means, the
+    per-rank arithmetic of the queries that moved most, and the provenance. With --human, QRELS are a
+    model's grades and the page adds every mean and difference estimated with HUMAN_QRELS, people's
+    grades of a random sample of queries."""
     # long: its docstring is the command's --help; the body checks, reads the inputs once and writes one page
     from ..judgments.manifest import with_run_models
     from ..measures.grammar import parse_all
@@ -96,9 +111,19 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     from ..formats.outputs import write_output
 
     write_output(output, page)
-    size = len(page.encode("utf-8"))
+    _announce(dossier, output, len(page.encode("utf-8")))
+
+
+def _announce(dossier: Any, output: str, size: int) -> None:
+    """What was written and its warnings (stderr), then the answer: the bottom line and the page to open
+    (stdout, the command's last lines)."""
     click.echo(
         f"wrote {output} ({size / 1e6:.2f} MB: {len(dossier.results.run_names)} runs, one page)", err=True
     )
     for warning in (*dossier.results.warnings, *(dossier.estimates.warnings if dossier.estimates else ())):
         click.echo(f"warning: {warning}", err=True)
+    sys.stderr.flush()
+    click.echo("bottom line:")
+    for sentence in dossier.comparison.bottom_line():
+        click.echo(f"  {sentence}")
+    click.echo(f"open {output}")

@@ -310,6 +310,45 @@ class Comparison:
                 return p
         raise QueryNotFoundError(f"no comparison of {treatment!r} with {baseline!r} under {measure}")
 
+    def rows(self) -> list[dict[str, Any]]:
+        """One flat row per pair and measure (:func:`qrelkit.compare.frames.pair_rows`; ``compare -f tsv``)."""
+        from .frames import pair_rows
+
+        return pair_rows(self)
+
+    def to_polars(self) -> Any:
+        """The pairs as a polars frame, one row per pair and measure (:meth:`rows`)."""
+        from .frames import to_polars
+
+        return to_polars(self)
+
+    def to_pandas(self) -> Any:
+        """The pairs as a pandas frame (pandas is not a dependency: ``pip install pandas``)."""
+        from .frames import to_pandas
+
+        return to_pandas(self)
+
+    def bottom_line(self) -> list[str]:
+        """One sentence per measure, the report's own (:func:`qrelkit.compare.bottom_line.bottom_line`)."""
+        from .bottom_line import bottom_line
+
+        return bottom_line(self)
+
+    def __repr__(self) -> str:
+        from .frames import text_repr
+
+        return text_repr(self)
+
+    def _repr_html_(self) -> str:
+        from .frames import html_repr
+
+        return html_repr(self)
+
+    def provenance(self) -> dict[str, Any]:
+        """The Results' provenance (tool version, conventions, measures, fingerprints) with the comparison's
+        options: what ``--provenance FILE`` writes."""
+        return self.results.provenance() | {"comparison": {"options": self.options.to_dict()}}
+
     def to_dict(self) -> dict[str, Any]:
         """The Results' provenance (tool version, conventions, measures, fingerprints) and the comparison,
         JSON-serialisable."""

@@ -315,8 +315,14 @@ def evaluate(
     workers: int = 1,
     progress: Callable[[int, int, str], None] | None = None,
     strict: bool = False,
+    profile: str | None = None,
 ) -> Results:
     """Evaluate runs against judgments.
+
+    ``profile`` (a name: ``"trec_eval"``, ``"pytrec_eval"``, ``"ir_measures"``, ``"ranx"``, ...) takes that
+    tool's conventions, as ``--profile`` does (give it or ``conventions``, not both); read the files with
+    the same ``profile=`` (:func:`qrelkit.read_qrels`, :func:`qrelkit.read_run`) for its reader rules, or
+    call :func:`qrelkit.evaluate_files`, which does both.
 
     ``measures`` defaults to nDCG@10, R@100 and Judged@10 (ordering, coverage and judged depth together);
     for diversity judgments (:class:`qrelkit.data.values.DiversityQrels`, read by ``read_diversity_qrels``) to
@@ -330,6 +336,10 @@ def evaluate(
     """
     from ..data.values import DiversityQrels
 
+    if profile is not None:
+        from ..measures.profiles import conventions_of
+
+        conventions = conventions_of(profile, conventions)
     conv = conventions or DEFAULT
     diverse = isinstance(qrels, DiversityQrels)
     parsed = parse_measures(DIVERSITY_DEFAULT_MEASURES if diverse and measures is None else measures)
@@ -338,13 +348,13 @@ def evaluate(
     judged = qrels.projection() if isinstance(qrels, DiversityQrels) else qrels
     if not diverse:  # diversity measures read no gain
         check_gains(judged, parsed, conv)
-    profile = None
+    tool = None
     if conv.profile is not None:
         from ..measures.profiles import tool_of
 
-        profile = tool_of(conv)
-    if profile is not None:  # the inputs the tool refuses are refused under its profile too
-        profile.check(judged, run_list)
+        tool = tool_of(conv)
+    if tool is not None:  # the inputs the tool refuses are refused under its profile too
+        tool.check(judged, run_list)
     from ..engine.encoding.encode import judgments_of
 
     shared = judgments_of(judged)  # the judgments' side: once for every run, and kept for the next call

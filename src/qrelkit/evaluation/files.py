@@ -83,8 +83,13 @@ def evaluate_files(
     strict: bool = False,
     comments: bool | None = None,
     diversity: bool = False,
+    profile: str | None = None,
 ) -> Results:
     """Read judgments once and evaluate every run file against them, two runs at a time.
+
+    ``profile`` (a name, as ``--profile`` takes it) applies that tool's conventions and its reader rules
+    exactly as ``qrelkit eval --profile`` does (give it or ``conventions``, not both):
+    ``evaluate_files("qrels.txt", ["bm25.run"], ["ndcg_cut_10"], profile="trec_eval")``.
 
     How the files are read is decided by :func:`qrelkit.evaluation.plan.plan_reading` and recorded in the
     provenance (``reading``). ``on_duplicate`` and ``comments`` left at ``None`` take the profile's reader
@@ -120,6 +125,10 @@ def evaluate_files(
     run is finished, ``on_bytes(n)`` as bytes are read. ``strict`` refuses where the profile's tool would
     have stopped (see :func:`qrelkit.evaluation.core.evaluate`).
     """
+    if profile is not None:
+        from ..measures.profiles import conventions_of
+
+        conventions = conventions_of(profile, conventions)
     conv = conventions or DEFAULT
     parsed = parse_measures(DIVERSITY_DEFAULT_MEASURES if diversity and measures is None else measures)
     check_judgments_kind(parsed, diversity)

@@ -46,7 +46,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._typing import ON_DUPLICATE_CHOICES
+from .._typing import DEFAULT_COMMENTS, DEFAULT_ON_DUPLICATE, ON_DUPLICATE_CHOICES
 from ..errors import UsageError
 from ..measures.conventions import Conventions
 from ..measures.grammar import Measure, required_depth
@@ -95,23 +95,19 @@ class ReaderOptions:
         if self.source:
             return self
         label = f"profile {profile.name}" if profile is not None else "default"
-        source = []
-        on_duplicate = self.on_duplicate
-        if on_duplicate is None:
-            on_duplicate = profile.on_duplicate if profile is not None else "error"
-            source.append(("on_duplicate", label))
-        else:
-            source.append(("on_duplicate", "given"))
+        source = [(axis, "given" if given is not None else label)
+                  for axis, given in (("on_duplicate", self.on_duplicate), ("comments", self.comments))]  # fmt: skip
+        if profile is not None:
+            from ..measures.profiles import reader_rules
+
+            on_duplicate, comments = reader_rules(profile, self.on_duplicate, self.comments)
+        else:  # the defaults, without loading the profiles' table
+            on_duplicate = DEFAULT_ON_DUPLICATE if self.on_duplicate is None else self.on_duplicate
+            comments = DEFAULT_COMMENTS if self.comments is None else self.comments
         if on_duplicate not in ON_DUPLICATE_CHOICES:
             from ..data.values import check_choice
 
             check_choice(on_duplicate, ON_DUPLICATE_CHOICES, "on_duplicate")
-        comments = self.comments
-        if comments is None:
-            comments = bool(profile is not None and profile.comments)
-            source.append(("comments", label))
-        else:
-            source.append(("comments", "given"))
         return replace(self, on_duplicate=on_duplicate, comments=bool(comments), source=tuple(source))
 
     def to_dict(self) -> dict[str, Any]:

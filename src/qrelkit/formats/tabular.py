@@ -62,6 +62,17 @@ def _read_tabular(path: Path, fmt: str, raw: bytes) -> pl.DataFrame:
     return frame.with_columns(pl.Series("line", lines, dtype=pl.Int64))
 
 
+def _reader_rules(profile: str | None, on_duplicate: str | None, comments: bool | None) -> tuple[str, bool]:
+    """The rules ``--profile`` gives the readers (:func:`qrelkit.measures.profiles.reader_rules`)."""
+    from .._typing import DEFAULT_COMMENTS, DEFAULT_ON_DUPLICATE
+
+    if profile is None:
+        return (on_duplicate or DEFAULT_ON_DUPLICATE), (DEFAULT_COMMENTS if comments is None else comments)
+    from ..measures.profiles import get_profile, reader_rules
+
+    return reader_rules(get_profile(profile), on_duplicate, comments)
+
+
 # ------------------------------------------------------------------------------------------------- public
 
 
@@ -70,12 +81,13 @@ def read_run(
     *,
     format: Format = "auto",
     name: str | None = None,
-    on_duplicate: OnDuplicate = "error",
+    on_duplicate: OnDuplicate | None = None,
     keep_top: int | None = None,
     rank_single: bool = False,
     on_bytes: Callable[[int], None] | None = None,
     reader: str = "auto",
-    comments: bool = False,
+    comments: bool | None = None,
+    profile: str | None = None,
 ) -> Run:
     """Read a run file. ``format="auto"`` picks by suffix (.jsonl, .csv, .tsv, .parquet), TREC otherwise.
 
@@ -90,8 +102,13 @@ def read_run(
     ``on_bytes`` is called with the size of each chunk read (progress reporting). ``reader="robust"``
     skips the fast readers (both give identical results; the fast readers only take clean files, see
     :mod:`qrelkit.formats.trec`). ``comments`` skips TREC lines beginning with ``#``, as trec_eval 10 does.
+
+    ``profile`` (a name, as ``--profile`` takes it) reads the file as that tool does: ``on_duplicate`` and
+    ``comments`` left at ``None`` take the profile's rules (:func:`qrelkit.measures.profiles.reader_rules`),
+    else the defaults (``error``; no comment lines).
     """
-    check_choice(on_duplicate, ON_DUPLICATE_CHOICES, "on_duplicate")
+    rule, skip = _reader_rules(profile, on_duplicate, comments)
+    check_choice(rule, ON_DUPLICATE_CHOICES, "on_duplicate")
     check_choice(format, FORMAT_CHOICES, "format")
     check_choice(reader, ("auto", "robust"), "reader")
     path = Path(path)
@@ -101,19 +118,19 @@ def read_run(
         return trec.read_run(
             path,
             name=name,
-            on_duplicate=on_duplicate,
+            on_duplicate=rule,
             keep_top=keep_top,
             rank_single=rank_single,
             on_bytes=on_bytes,
             reader=reader,
-            comments=comments,
+            comments=skip,
         )
     raw, fingerprint = read_bytes(path, "run")
     frame = rename_columns(_read_tabular(path, fmt, raw), ("query_id", "doc_id", "score"), source)
     if frame.height == 0:
         raise InputFormatError("file has no rows", source=source, fix="check the right file was passed")
     frame = id_column(id_column(frame, "query_id", source), "doc_id", source)
-    run = finish_run(frame, fingerprint, name, source, on_duplicate, "--on-duplicate")
+    run = finish_run(frame, fingerprint, name, source, rule, "--on-duplicate")
     return run if keep_top is None else trec.kept_top(run, keep_top, rank_single)
 
 
@@ -123,16 +140,22 @@ def read_qrels(
     format: Format = "auto",
     name: str | None = None,
     scale: Sequence[int] | None = None,
-    on_duplicate: OnDuplicate = "error",
+    on_duplicate: OnDuplicate | None = None,
     reader: str = "auto",
-    comments: bool = False,
+    comments: bool | None = None,
+    profile: str | None = None,
 ) -> Qrels:
     """Read judgments. ``scale`` (a rubric's grades) makes any other grade an error naming its line.
 
     ``reader="robust"`` skips the fast readers for clean files (both give identical results).
     ``comments`` skips TREC lines beginning with ``#``, as trec_eval 10 does. ``irds:ID`` names the
-    judgments of an ir_datasets dataset instead of a file (:mod:`qrelkit.formats.irds`)."""
-    check_choice(on_duplicate, ON_DUPLICATE_CHOICES, "on_duplicate")
+    judgments of an ir_datasets dataset instead of a file (:mod:`qrelkit.formats.irds`).
+
+    ``profile`` (a name, as ``--profile`` takes it) reads the judgments as that tool does: with
+    ``profile="trec_eval"`` lines beginning with ``#`` are skipped; ``on_duplicate`` and ``comments`` left at
+    ``None`` take the profile's rules (:func:`qrelkit.measures.profiles.reader_rules`), else the defaults."""
+    rule, skip = _reader_rules(profile, on_duplicate, comments)
+    check_choice(rule, ON_DUPLICATE_CHOICES, "on_duplicate")
     check_choice(format, FORMAT_CHOICES, "format")
     check_choice(reader, ("auto", "robust"), "reader")
     from . import is_dataset
@@ -140,22 +163,18 @@ def read_qrels(
     if is_dataset(path):
         from .irds import read_dataset_qrels
 
-        return read_dataset_qrels(
-            str(path), name=name, scale=scale, on_duplicate=on_duplicate, comments=comments
-        )
+        return read_dataset_qrels(str(path), name=name, scale=scale, on_duplicate=rule, comments=skip)
     path = Path(path)
     fmt = detect_format(path) if format == "auto" else format
     source = str(path)
     if fmt == "trec":
-        return trec.read_qrels(
-            path, name=name, scale=scale, on_duplicate=on_duplicate, reader=reader, comments=comments
-        )
+        return trec.read_qrels(path, name=name, scale=scale, on_duplicate=rule, reader=reader, comments=skip)
     raw, fingerprint = read_bytes(path, "qrels")
     frame = rename_columns(_read_tabular(path, fmt, raw), ("query_id", "doc_id", "grade"), source)
     if frame.height == 0:
         raise InputFormatError("file has no rows", source=source, fix="check the right file was passed")
     frame = id_column(id_column(frame, "query_id", source), "doc_id", source)
-    return finish_qrels(frame, fingerprint, name, source, scale, on_duplicate, "--on-duplicate")
+    return finish_qrels(frame, fingerprint, name, source, scale, rule, "--on-duplicate")
 
 
 def write_run(run: Run, path: str | Path) -> None:

@@ -1,7 +1,7 @@
 """From labellers' grades to final qrels: the one owner of the merge, the override rule, the calibration
 agreement and gate, and the manifest's fields.
 
-The file-based path (``qrelkit agree`` / ``qrelkit adjudicate``) and the judging app (its admin page,
+The file-based path (``qrelkit agree`` / ``qrelkit adjudicate-files``) and the judging app (its admin page,
 ``qrelkit judge kappa|adjudicate|export``) both call these functions, so the same grades give the same
 final qrels, the same kappa interval and the same manifest whichever way they were collected.
 
@@ -261,7 +261,7 @@ def merge_two(
     source: str | None = None,
     decision_lines: Mapping[Pair, int] | None = None,
 ) -> Merged:
-    """:func:`merge` for two labellers' qrels files (``qrelkit adjudicate --decisions``); ``decisions``
+    """:func:`merge` for two labellers' qrels files (``qrelkit adjudicate-files --decisions``); ``decisions``
     may be the frame :func:`read_decisions` returns, whose lines errors then name."""
     if len(names) == 2 and names[0] == names[1]:
         names = (f"{names[0]} (A)", f"{names[1]} (B)")
@@ -561,7 +561,7 @@ def manifest_fields(
     prediction_powered: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Every field a manifest's caller supplies (:data:`qrelkit.judgments.manifest.FIELDS`), for both export
-    paths (``qrelkit adjudicate --decisions`` and the judging project's final export): the rubric
+    paths (``qrelkit adjudicate-files --decisions`` and the judging project's final export): the rubric
     (:func:`rubric_fields`), its scale, the relevance threshold, the labellers, the calibration
     (:func:`calibration_fields` or :func:`gated_calibration_fields`) and the adjudication
     (:func:`adjudication_fields`), and the model labellers (``None`` on the path without a judging project;

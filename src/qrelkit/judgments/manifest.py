@@ -338,7 +338,7 @@ def read_manifest(path: str | Path, *, verify: bool = True) -> dict[str, Any]:
     raw = read_input(
         mpath,
         "manifest",
-        "export the qrels with write_qrels_with_manifest (or qrelkit adjudicate -o)",
+        "export the qrels with write_qrels_with_manifest (or qrelkit adjudicate-files -o)",
         kind="manifest",
     )
     try:

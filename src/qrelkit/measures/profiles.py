@@ -445,6 +445,37 @@ def tool_of(conventions: Conventions) -> Profile | None:
     return None if conventions.profile is None else PROFILES[conventions.profile]
 
 
+def reader_rules(
+    profile: Profile | None, on_duplicate: str | None = None, comments: bool | None = None
+) -> tuple[str, bool]:
+    """The reader's two rules under ``profile``: each one given wins, else the profile's (trec_eval skips
+    lines beginning with ``#``; a tool that keeps the last line of a document given twice keeps it), else
+    the default (a document given twice is an error; no line is a comment). The one rule
+    :meth:`qrelkit.evaluation.plan.ReaderOptions.resolved` and ``read_qrels(profile=)`` apply."""
+    from .._typing import DEFAULT_COMMENTS, DEFAULT_ON_DUPLICATE
+
+    if on_duplicate is None:
+        on_duplicate = profile.on_duplicate if profile is not None else DEFAULT_ON_DUPLICATE
+    if comments is None:
+        comments = profile.comments if profile is not None else DEFAULT_COMMENTS
+    return on_duplicate, bool(comments)
+
+
+def conventions_of(profile: str | None, conventions: Conventions | None) -> Conventions | None:
+    """``profile=``'s conventions at an API door (``evaluate``, ``evaluate_files``), as ``--profile`` takes
+    them; ``conventions`` when no profile is named; both named is an error (the profile already is a set of
+    conventions: ``Conventions.from_profile(name).with_(...)`` changes one axis of it)."""
+    if profile is None:
+        return conventions
+    if conventions is not None:
+        raise ConventionError(
+            f"both profile={profile!r} and conventions= were given",
+            fix=f"pass one: profile={profile!r}, or conventions=Conventions.from_profile({profile!r}).with_(...) "
+            "to change an axis of it",
+        )
+    return get_profile(profile).conventions
+
+
 def get_profile(name: str) -> Profile:
     """The named profile; an unknown name is an error that lists the profiles."""
     if name not in PROFILES:

@@ -46,14 +46,39 @@ def header_lines(results: Results) -> list[str]:
     return lines
 
 
+def short_header_lines(results: Results) -> list[str]:
+    """The two ``#`` lines before TSV or CSV printed to a pipe (the rule of :mod:`qrelkit.cli.output`):
+    the version, the profile, the first 12 hex digits of each input's sha256; then where the full
+    provenance is (then each warning, and the judgment bounds when asked for). A file written with ``-o`` carries
+    :func:`header_lines` instead."""
+    import json
+
+    profile = results.conventions.profile or "none"
+    runs = " ".join(f"{run.name}={run.fingerprint.sha256[:12]}" for run in results.runs)
+    bounds = (
+        []
+        if results.bounds is None
+        else ["# judgment_bounds: " + json.dumps(results.bounds.to_dict(), separators=(",", ":"))]
+    )  # asked for with --bounds
+    return [
+        f"# qrelkit {results.version} · profile {profile if profile != 'none' else 'none (default conventions)'}"
+        f" · qrels={results.qrels_fingerprint.sha256[:12]} · runs {runs}",
+        "# full provenance (conventions, measures, fingerprints, reader counts): --format json or --provenance FILE",
+        *(f"# warning: {w}" for w in results.warnings),
+        *bounds,
+    ]
+
+
 def render_json(results: Results) -> str:
     import json
 
     return json.dumps(results.to_dict(), indent=2, allow_nan=False) + "\n"
 
 
-def render_tsv(results: Results, per_query: bool = False) -> str:
-    lines = header_lines(results)
+def render_tsv(results: Results, per_query: bool = False, short: bool = False) -> str:
+    """Tab-separated ``run query_id measure value`` (``all`` for the means) after the ``#`` provenance lines
+    (the two of :func:`short_header_lines` when ``short``)."""
+    lines = short_header_lines(results) if short else header_lines(results)
     lines.append("run\tquery_id\tmeasure\tvalue")
     for row in results.summary_rows():
         lines.append(f"{row['run']}\tall\t{row['measure']}\t{_num(row['mean'])}")
@@ -63,14 +88,14 @@ def render_tsv(results: Results, per_query: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_csv(results: Results, per_query: bool = False) -> str:
+def render_csv(results: Results, per_query: bool = False, short: bool = False) -> str:
     """Comma-separated ``run,query_id,measure,value`` (``all`` for the means) after the ``#`` provenance
     lines (``pandas.read_csv(path, comment="#")`` reads it); ids with a comma or quote are quoted."""
     import csv
     import io
 
     buf = io.StringIO()
-    buf.write("\n".join(header_lines(results)) + "\n")
+    buf.write("\n".join(short_header_lines(results) if short else header_lines(results)) + "\n")
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["run", "query_id", "measure", "value"])
     for row in results.summary_rows():
@@ -148,6 +173,28 @@ def render_markdown(results: Results, per_query: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
+def render_latex(results: Results, per_query: bool = False) -> str:
+    """The means as a booktabs ``tabular`` (and each query's values in a second one with ``per_query``),
+    with the provenance as ``%`` comment lines."""
+    from .tables import number
+    from .tex import tex as _tex
+
+    def tabular(headers: list[str], rows: list[list[str]]) -> list[str]:
+        out = ["\\begin{tabular}{l" + "r" * (len(headers) - 1) + "}", "\\toprule"]
+        out += [" & ".join(_tex(h) for h in headers) + " \\\\", "\\midrule"]
+        out += [" & ".join(_tex(c) for c in r) + " \\\\" for r in rows]
+        return [*out, "\\bottomrule", "\\end{tabular}"]
+
+    out = ["% " + line.lstrip("# ") for line in header_lines(results)]
+    out += tabular(*_mean_grid(results))
+    if per_query:
+        wide = results.to_polars().sort(["run", "query_id"])
+        rows = [[v if isinstance(v, str) else number(v) for v in row] for row in wide.iter_rows()]
+        out += ["", *tabular(list(wide.columns), rows)]
+    out.append(f"% conventions: {results.conventions}")
+    return "\n".join(out) + "\n"
+
+
 def bounds_markdown(results: Results) -> list[str]:
     """The judgment bounds as a Markdown table under their title (nothing without bounds)."""
     if results.bounds is None:
@@ -192,13 +239,16 @@ def render_html(results: Results, per_query: bool = False) -> str:
     return results_page(results, per_query)
 
 
-def render(results: Results, fmt: str, per_query: bool = False) -> str:
+def render(results: Results, fmt: str, per_query: bool = False, short: bool = False) -> str:
+    """``results`` in ``fmt`` (``short``: TSV or CSV with the two-line header of a pipe)."""
     if fmt == "json":
         return render_json(results)
     if fmt == "tsv":
-        return render_tsv(results, per_query)
+        return render_tsv(results, per_query, short)
     if fmt == "csv":
-        return render_csv(results, per_query)
+        return render_csv(results, per_query, short)
+    if fmt == "latex":
+        return render_latex(results, per_query)
     if fmt == "trec":
         return render_trec(results, per_query)
     if fmt == "markdown":

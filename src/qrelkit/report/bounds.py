@@ -1,5 +1,5 @@
 """The judgment bounds as every renderer shows them: a title that says what they are, one row per run and
-measure, and the ``[low, high]`` a summary table puts beside a mean. Renders
+measure, and what a summary table puts beside a mean (each value named, never as an interval). Renders
 :class:`qrelkit.evaluation.bounds.Bounds`; computes nothing. Imports nothing of the report's own
 but :mod:`qrelkit.report.tables`."""
 
@@ -65,10 +65,13 @@ def rows(results: Any) -> list[list[str]]:
 
 
 def suffix(results: Any, run: str, measure: str, digits: int = 3) -> str:
-    """`` [low, high]`` of one run's mean, or "" when the results carry no bounds for it."""
+    """`` (unjudged as 0: 0.744, as 3: 0.727)`` beside one run's mean (worded so that it does not read as
+    an interval), or "" when the results carry no bounds for it."""
     if results.bounds is None:
         return ""
     b = results.bounds.get(run, measure)
     if b is None:
         return ""
-    return f" [{number(b.low, digits)}, {number(b.high, digits)}]"
+    return (
+        f" (unjudged as 0: {number(b.zero, digits)}, as {results.bounds.top_grade}: {number(b.top, digits)})"
+    )

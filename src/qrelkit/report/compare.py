@@ -11,11 +11,10 @@ import json
 from typing import Any
 
 from .._typing import COMPARE_FORMATS
-from . import bounds_markdown, header_lines
+from . import bounds_markdown, header_lines, short_header_lines
 from .estimate_tables import PAIR_COLUMNS, estimation_lines, estimation_markdown, estimation_text, pair_rows
 from .tables import (
     COLUMNS,
-    MULTI_COLUMNS,
     NOISE_COLUMNS,
     POWER_COLUMNS,
     _anova_line,
@@ -25,9 +24,11 @@ from .tables import (
     _power_rows,
     _rows,
     latex_comment,
+    multi_columns,
     number,
     options_line,
 )
+from .tex import tex as _tex
 
 FORMATS = COMPARE_FORMATS
 
@@ -56,7 +57,7 @@ def render_compare_text(comparison: Any) -> str:
     out += estimation_text(comparison)
     for m in comparison.multi:
         out += ["", _anova_line(m)]
-        out += _grid(MULTI_COLUMNS, _multi_rows(m))
+        out += _grid(multi_columns(m), _multi_rows(m))
         if m.permutations:
             out.append(f"randomised Tukey HSD: {m.permutations} trials, seed {comparison.options.seed}")
     if res.bounds is not None:
@@ -96,7 +97,7 @@ def render_compare_markdown(comparison: Any) -> str:
         out += ["", *table(POWER_COLUMNS, _power_rows(comparison))]
     out += estimation_markdown(comparison)
     for m in comparison.multi:
-        out += ["", markdown_text(_anova_line(m)), "", *table(MULTI_COLUMNS, _multi_rows(m))]
+        out += ["", markdown_text(_anova_line(m)), "", *table(multi_columns(m), _multi_rows(m))]
     out += bounds_markdown(comparison.results)
     out += ["", markdown_text(options_line(comparison)) + ".", "",
             f"Conventions: {markdown_text(comparison.results.conventions)}."]  # fmt: skip
@@ -105,14 +106,6 @@ def render_compare_markdown(comparison: Any) -> str:
     ]  # visible, as in eval's
     out += ["", *map(markdown_comment, _provenance_lines(comparison))]
     return "\n".join(out) + "\n"
-
-
-def _tex(text: str) -> str:
-    text = " ".join(str(text).splitlines()).replace("\\", "\x00")
-    for a, b in (("&", "\\&"), ("%", "\\%"), ("$", "\\$"), ("#", "\\#"), ("_", "\\_"), ("{", "\\{"),
-                 ("}", "\\}"), ("~", "\\textasciitilde{}"), ("^", "\\^{}")):  # fmt: skip
-        text = text.replace(a, b)
-    return text.replace("\x00", "\\textbackslash{}").replace("–", "--")
 
 
 def render_compare_latex(comparison: Any) -> str:
@@ -139,7 +132,7 @@ def render_compare_latex(comparison: Any) -> str:
         ]
         out += [latex_comment(line) for line in estimation_lines(comparison)]
     for m in comparison.multi:
-        out += ["", latex_comment(_anova_line(m)), *tabular(MULTI_COLUMNS, _multi_rows(m))]
+        out += ["", latex_comment(_anova_line(m)), *tabular(multi_columns(m), _multi_rows(m))]
     out += [
         latex_comment(options_line(comparison)),
         latex_comment(f"conventions: {comparison.results.conventions}"),
@@ -154,7 +147,35 @@ def render_compare_html(comparison: Any) -> str:
     return comparison_page(comparison)
 
 
-def render_compare(comparison: Any, fmt: str) -> str:
+def render_compare_delimited(comparison: Any, sep: str = "\t", short: bool = False) -> str:
+    """The pairs as TSV (``sep`` a tab) or CSV, one row per pair and measure (:meth:`Comparison.rows
+    <qrelkit.compare.Comparison.rows>`: numbers as ``repr``, an undefined one empty), after the ``#``
+    provenance lines and the comparison's options (the two lines of a pipe when ``short``)."""
+    import csv
+    import io
+
+    rows = comparison.rows()
+    lines = short_header_lines(comparison.results) if short else header_lines(comparison.results)
+    if not short:
+        lines.append("# comparison: " + json.dumps(comparison.options.to_dict(), separators=(",", ":")))
+    buf = io.StringIO()
+    buf.write("\n".join(lines) + "\n")
+    writer = csv.writer(buf, delimiter=sep, lineterminator="\n")
+    names = list(rows[0]) if rows else ["baseline", "treatment", "measure"]
+    writer.writerow(names)
+    for row in rows:
+        writer.writerow(
+            ["" if row[n] is None else repr(row[n]) if isinstance(row[n], float) else row[n] for n in names]
+        )
+    return buf.getvalue()
+
+
+def render_compare(comparison: Any, fmt: str, short: bool = False) -> str:
+    """``comparison`` in ``fmt`` (``short``: TSV or CSV with the two-line header of a pipe)."""
+    if fmt == "tsv":
+        return render_compare_delimited(comparison, "\t", short)
+    if fmt == "csv":
+        return render_compare_delimited(comparison, ",", short)
     if fmt == "table":
         return render_compare_text(comparison)
     if fmt == "json":

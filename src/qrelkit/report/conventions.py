@@ -8,6 +8,7 @@ column, and JSON the header and ``"runs": [{"run": name, "fingerprint": ..., ...
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .tables import number
@@ -25,7 +26,49 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_sweep(variants: list[Any], measure: str, fmt: str, header: dict[str, Any]) -> str:
+#: The conventions column of the text table wraps at this width, under itself (the numbers stay first).
+WRAP = 64
+
+
+def _wrapped_table(headers: list[str], rows: list[list[str]], wrap: int) -> str:
+    """:func:`_table` with the last column wrapped at ``wrap`` characters (after a comma, a semicolon or a
+    space), each further line under the column."""
+    lead = [r[:-1] for r in rows]
+    widths = [max(len(h), *(len(r[i]) for r in lead)) if lead else len(h) for i, h in enumerate(headers[:-1])]
+    indent = sum(widths) + 2 * len(widths)
+
+    def pieces(text: str) -> list[str]:
+        out, line = [], ""
+        for token in re.findall(r"[^,;\s]+[,;]?\s*", text):
+            if line and len(line + token.rstrip()) > wrap:
+                out.append(line.rstrip())
+                line = ""
+            line += token
+        return [*out, line.rstrip()]
+
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, [*widths, 0], strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in [*widths, min(wrap, max((len(r[-1]) for r in rows), default=0))]))
+    for r in rows:
+        first, *more = pieces(r[-1])
+        lines.append(
+            "  ".join(c.ljust(w) for c, w in zip([*r[:-1], first], [*widths, 0], strict=True)).rstrip()
+        )
+        lines += [" " * indent + piece for piece in more]
+    return "\n".join(lines) + "\n"
+
+
+def _unmoved(v: Any) -> bool:
+    """A change from the default that moves no query (a mean that differs in its last bits moves none)."""
+    return v.kind != "default" and not v.refused and v.moved == 0
+
+
+def render_sweep(
+    variants: list[Any], measure: str, fmt: str, header: dict[str, Any], hide_unmoved: bool = False
+) -> str:
+    """The sweep of one run. The text table puts the numbers first and the conventions last, wrapped;
+    ``hide_unmoved`` leaves out the profiles and axes that move no query (their count is said)."""
+    hidden = [v for v in variants if _unmoved(v)] if hide_unmoved else []
+    variants = [v for v in variants if v not in hidden]
     if fmt == "json":
         return (
             json.dumps(header | {"measure": measure, "rows": [v.to_dict() for v in variants]}, indent=2)
@@ -59,11 +102,20 @@ def render_sweep(variants: list[Any], measure: str, fmt: str, header: dict[str, 
     if fmt == "tsv":
         return "\n".join("\t".join(r) for r in [headers, *rows]) + "\n"
     title = f"{measure} of run {header['run']['name']!r} under every profile and every single-axis change\n"
+    import textwrap
+
     note = (
         "diff: mean minus the default's; moved: queries whose value changed; at 1.0: queries scoring exactly 1;"
-        " optimistic: a choice that can only raise the score\n"
+        " optimistic: a choice that can only raise the score"
     )
-    return title + _table(headers, rows) + note
+    if hidden:
+        note += f"\n{len(hidden)} profiles and axes that move no query left out: " + ", ".join(
+            v.label for v in hidden
+        )
+    note = "\n".join(textwrap.fill(line, 110, break_on_hyphens=False) for line in note.splitlines()) + "\n"
+    # the numbers first; the conventions last, wrapped, with the flag after them
+    text_rows = [[*r[2:7], r[0], r[1] + (f"; {r[7]}" if r[7] else "")] for r in rows]
+    return title + _wrapped_table([*headers[2:7], "kind", "conventions; flag"], text_rows, WRAP) + note
 
 
 def _one_run(header: dict[str, Any], name: str) -> dict[str, Any]:
@@ -101,11 +153,13 @@ def _several(
     )
 
 
-def render_sweeps(swept: list[tuple[str, list[Any]]], measure: str, fmt: str, header: dict[str, Any]) -> str:
+def render_sweeps(swept: list[tuple[str, list[Any]]], measure: str, fmt: str, header: dict[str, Any],
+                  hide_unmoved: bool = False) -> str:  # fmt: skip
     """The sweep of each run (``(name, variants)``); one run gives :func:`render_sweep`'s output."""
     if len(swept) == 1:
-        return render_sweep(swept[0][1], measure, fmt, _one_run(header, swept[0][0]))
-    return _several(swept, fmt, header, lambda v, f, h: render_sweep(v, measure, f, h), {"measure": measure})
+        return render_sweep(swept[0][1], measure, fmt, _one_run(header, swept[0][0]), hide_unmoved)
+    return _several(swept, fmt, header, lambda v, f, h: render_sweep(v, measure, f, h, hide_unmoved),
+                    {"measure": measure})  # fmt: skip
 
 
 def render_diffs(

@@ -58,11 +58,15 @@ def render_estimates_markdown(estimates: Any) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_estimates_delimited(estimates: Any, sep: str) -> str:
-    """TSV or CSV: the provenance as ``#`` lines, then one row per run, measure and estimator."""
+def render_estimates_delimited(estimates: Any, sep: str, short: bool = False) -> str:
+    """TSV or CSV: the provenance as ``#`` lines (``short``: the two lines of a pipe,
+    :func:`qrelkit.report.short_header_lines`), then one row per run, measure and estimator."""
+    from . import short_header_lines
+
     head = ("run", "measure", "estimator", "chosen", "estimate", "low", "high", "lambda", "human_queries",
             "unlabeled_queries", "effective_human_queries")  # fmt: skip
-    out = [*_comment_lines(estimates), sep.join(head)]
+    lines = [*short_header_lines(estimates.model), *(f"# warning: {w}" for w in estimates.warnings)]
+    out = [*(lines if short else _comment_lines(estimates)), sep.join(head)]
     for r in estimates.rows:
         for e, i in r.intervals.items():
             d = i.to_dict()
@@ -72,7 +76,8 @@ def render_estimates_delimited(estimates: Any, sep: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_estimates(estimates: Any, fmt: str) -> str:
+def render_estimates(estimates: Any, fmt: str, short: bool = False) -> str:
+    """``estimates`` in ``fmt`` (``short``: TSV or CSV with the two-line header of a pipe)."""
     if fmt == "table":
         return render_estimates_text(estimates)
     if fmt == "json":
@@ -80,5 +85,5 @@ def render_estimates(estimates: Any, fmt: str) -> str:
     if fmt == "markdown":
         return render_estimates_markdown(estimates)
     if fmt in ("tsv", "csv"):
-        return render_estimates_delimited(estimates, "\t" if fmt == "tsv" else ",")
+        return render_estimates_delimited(estimates, "\t" if fmt == "tsv" else ",", short)
     raise ValueError(fmt)

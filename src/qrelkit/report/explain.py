@@ -20,12 +20,15 @@ def render_explanation_text(ex: Explanation) -> str:
         "",
     ]
     if not ex.in_run:
-        out.append("The run returned nothing for this query: DCG is 0 (missing_queries=zero).")
+        out.append(
+            f"{ex.run_name} returned nothing for {ex.query_id}: DCG is 0 (missing_queries={ex.conventions.missing_queries})."
+        )
         out.append("")
-    out.append(
-        f"{'rank':>4}  {'doc_id':<32} {'score':>12} {'grade':>8} {'gain':>8} {'discount':>8} "
-        f"{'contrib':>8} {'share':>6}  tie"
-    )
+    if ex.rows:
+        out.append(
+            f"{'rank':>4}  {'doc_id':<32} {'score':>12} {'grade':>8} {'gain':>8} {'discount':>8} "
+            f"{'contrib':>8} {'share':>6}  tie"
+        )
     for r in ex.rows:
         out.append(
             f"{r.rank:>4}  {r.doc_id[:32]:<32} {r.score:>12.6g} {_g(r.grade):>8} {r.gain:>8.3f} "

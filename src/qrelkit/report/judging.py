@@ -16,7 +16,7 @@ def render_status(status: dict[str, Any]) -> str:
     if phase.get("outcome") == "unmeasurable":
         out.append(f"gate: not measurable: {phase.get('reason')}")
     pace = status.get("pace", {})
-    out.append("labeller      done / assigned   calibration   unsure   pairs/hour   median s/pair")
+    out.append("labeller      done / assigned   done %   calibration   unsure   pairs/hour   median s/pair")
     for r in status["labellers"]:
         pct = 100 * r["done"] / r["assigned"] if r["assigned"] else 0
         cal = f"{r['calibration_done']}/{r['calibration_assigned']}"
@@ -24,7 +24,7 @@ def render_status(status: dict[str, Any]) -> str:
         per_hour, median = p.get("pairs_per_hour"), p.get("median_seconds_per_pair")
         speed = f"{'-' if per_hour is None else f'{per_hour:.1f}':>10}   {'-' if median is None else f'{median:.1f}':>13}"
         out.append(
-            f"{r['name']:<12} {r['done']:>5} / {r['assigned']:<5} {pct:5.1f}%  {cal:>11}   {r['unsure']:>6}   {speed}"
+            f"{r['name']:<12} {r['done']:>5} / {r['assigned']:<8}   {pct:5.1f}%   {cal:>11}   {r['unsure']:>6}   {speed}"
         )
     out += ["", "query    done / assigned  labellers"]
     for q in status["queries"]:
@@ -82,6 +82,9 @@ def render_kappa(
 def render_queue(queue: dict[str, Any], items: Sequence[dict[str, Any]]) -> str:
     """The adjudication queue (:func:`qrelkit.app.grades.adjudication_queue`), ``items`` of it shown."""
     out = [f"{len(queue['items'])} pairs to adjudicate, ordered by {queue['method']}"]
+    measure = ("leverage (the largest nDCG change one regrade causes; else the grade distance)"
+               if queue["method"] == "leverage" else "grade distance (unsure counts as the whole scale)")  # fmt: skip
+    out.append(f"query_id\tdoc_id\tgrades\t{measure}")
     for i in items:
         grades = ", ".join(
             f"{n}: {'-' if v is None else v}{' unsure' if n in i['unsure'] else ''}"

@@ -39,13 +39,14 @@ nav a, a { color: var(--blue); }
 .lead { color: var(--muted); margin: 0; }
 .scroll { overflow-x: auto; max-width: 100%; }
 .scroll > table { max-width: 100%; }
-.chart { overflow-x: auto; } .chart > svg { min-width: 520px; }
+.chart { overflow-x: auto; } .chart > svg { display: block; height: auto; }
 table { border-collapse: collapse; margin: 6px 0 12px; font-size: 0.9rem; }
 th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 thead th { background: var(--band); }
 figure { margin: 8px 0 20px; } figcaption { color: var(--muted); font-size: 0.9rem; }
 details summary { cursor: pointer; color: var(--blue); font-size: 0.9rem; }
+details.fold > summary { font-size: 1rem; padding: 6px 0; }
 .warning { border-left: 4px solid #d9792b; background: #fff4e8; padding: 6px 10px; margin: 8px 0; }
 .verdict-yes { color: #0b6b2e; font-weight: 600; } .verdict-noise { color: #8a4b00; font-weight: 600; }
 code, .mono { font-family: "DejaVu Sans Mono", "Liberation Mono", monospace; font-size: 0.85rem;
@@ -102,14 +103,14 @@ def warnings_html(results: Any) -> str:
 def means_section(results: Any) -> str:
     headers, rows = results.mean_grid()
     caption = "Mean over scored queries"
-    if results.bounds is not None:  # each mean's judgment bounds beside it, as [low, high]
+    if results.bounds is not None:  # each mean's judgment bounds beside it, each value named
         from .bounds import suffix, title
 
         rows = [
             [r[0]] + [c + suffix(results, r[0], m) for c, m in zip(r[1:], headers[1:], strict=True)]
             for r in rows
         ]
-        caption += f"; [low, high] beside a mean: its {title(results, judged=False)}"
+        caption += f"; beside a mean, its {title(results, judged=False)}"
     return warnings_html(results) + table(headers, rows, numeric=range(1, len(headers)), caption=caption)
 
 
@@ -345,7 +346,7 @@ def _judgments_section(d: Any) -> str:
     j = d.judgments
     if j is None:
         out.append("<p>No manifest describes these qrels: the rubric, the agreement and the unresolved pairs behind "
-                   "them are unknown. Export qrels with <code>qrelkit adjudicate</code> or the judging app to get one.</p>")  # fmt: skip
+                   "them are unknown. Export qrels with <code>qrelkit adjudicate-files</code> or the judging app to get one.</p>")  # fmt: skip
     else:
         rubric = j.get("rubric") or {}
         gate = j.get("gate") or {}
@@ -431,6 +432,12 @@ def _conventions_section(d: Any) -> str:
     return "".join(out)
 
 
+def folded(summary: str, body: str) -> str:
+    """A long section's body folded by default (``<details>``): the page stays short on a phone, and a link
+    to an anchor inside opens it."""
+    return f'<details class="fold"><summary>{_e(summary)}</summary>{body}</details>'
+
+
 def _explain_section(d: Any) -> str:
     if not d.explanations:
         return (
@@ -442,6 +449,11 @@ def _explain_section(d: Any) -> str:
         rows = [[r.rank, ("html", f"<span class='mono'>{_e(r.doc_id)}</span>"), "–" if r.grade is None else r.grade,
                  number(r.gain, 3), number(r.discount, 3), number(r.contribution, 3), f"{r.share * 100:.0f}%", r.block or ""]
                 for r in e.rows]  # fmt: skip
+        if not e.rows:  # the run has no line for the query
+            out.append(f'<h3 id="{sid}">{_e(run)}, query {_e(q)}: {_e(e.measure)} {number(e.ndcg)}</h3>'
+                       f"<p>{_e(run)} returned nothing for {_e(q)}: DCG is 0 (missing_queries="
+                       f"{_e(e.conventions.missing_queries)}).</p>")  # fmt: skip
+            continue
         below = ", ".join(f"{doc} (grade {g}, rank {rk})" for doc, g, rk in e.relevant_below_cutoff) or "none"
         never = ", ".join(f"{doc} (grade {g})" for doc, g in e.relevant_never_retrieved) or "none"
         out.append(
@@ -495,11 +507,24 @@ def report_page(d: Any) -> str:
         ("forest", "Differences from the baseline", forest_figure(comp)),
         *detail_sections(comp),
         *estimation_sections(d.estimates, comp),
-        ("per-query", "Per-query differences", per_query),
+        (
+            "per-query",
+            "Per-query differences",
+            folded(f"Show the per-query differences of {len(drawn)} pair(s)", per_query),
+        ),
         ("missing", "Ordered badly versus never retrieved", _missing_section(d)),
         ("judgments", "Judgments", _judgments_section(d)),
         ("conventions", "Conventions", _conventions_section(d)),
-        ("explain", "Explain: the queries that moved most", _explain_section(d)),
+        (
+            "explain",
+            "Explain: the queries that moved most",
+            folded(
+                f"Show the per-rank arithmetic of {len(d.explanations)} run and query pair(s)",
+                _explain_section(d),
+            )
+            if d.explanations
+            else _explain_section(d),
+        ),
         ("provenance", "Provenance", provenance_section(res, d.command, extra)),
     ]
     lead = f"{len(res.run_names)} runs, {len(res.measures)} measures; baseline: " + ", ".join(

@@ -209,14 +209,18 @@ def _power_rows(comparison: Any) -> list[list[str]]:
     return out
 
 
+def multi_columns(m: Any) -> tuple[str, ...]:
+    """The Tukey table's columns: ``p (randomised)`` only when the randomised Tukey HSD was run
+    (``--multi randomized-tukey``), never a column of dashes."""
+    return MULTI_COLUMNS if m.randomized_p is not None else MULTI_COLUMNS[:-1]
+
+
 def _multi_rows(m: Any) -> list[list[str]]:
     out = []
     for i, t in enumerate(m.pairs):
-        rp = p_text(m.randomized_p[i]) if m.randomized_p is not None else "–"
-        out.append(
-            [m.runs[t.first], m.runs[t.second], f"{t.difference:+.4f}", number(t.q, 3), p_text(t.p_value),
-             f"[{number(t.ci_low)}, {number(t.ci_high)}]", number(t.effect_size, 2), rp]
-        )  # fmt: skip
+        row = [m.runs[t.first], m.runs[t.second], f"{t.difference:+.4f}", number(t.q, 3), p_text(t.p_value),
+               f"[{number(t.ci_low)}, {number(t.ci_high)}]", number(t.effect_size, 2)]  # fmt: skip
+        out.append(row if m.randomized_p is None else [*row, p_text(m.randomized_p[i])])
     return out
 
 
@@ -239,6 +243,6 @@ def detail_sections(comparison: Any) -> list[tuple[str, str, str]]:
     if _power_rows(comparison):
         out.append(("power", "Topic-set size", table(POWER_COLUMNS, _power_rows(comparison))))
     for i, m in enumerate(comparison.multi):
-        body = f"<p>{html.escape(_anova_line(m))}</p>" + table(MULTI_COLUMNS, _multi_rows(m))
+        body = f"<p>{html.escape(_anova_line(m))}</p>" + table(multi_columns(m), _multi_rows(m))
         out.append((f"multi-{i}", f"{m.measure}: all runs together (ANOVA, Tukey HSD)", body))
     return out

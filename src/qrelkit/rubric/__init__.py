@@ -574,6 +574,17 @@ RULES: dict[str, Rule] = {
         "warning", "a negative grade", "use grades from 0 upward; keep documents that cannot be judged out"
     ),
     "R010-empty": Rule("error", "an empty label, question, name or version", "write it"),
+    "R011-no-examples": Rule(
+        "warning",
+        "a level with no example documents (labellers see the examples beside the question)",
+        "add examples_at = [...] (documents at this level) and examples_below = [...] (just below it)",
+    ),
+    "R012-uncheckable": Rule(
+        "warning",
+        "wording a second person cannot check: a judgement of quality or completeness (fully, completely, "
+        "adequately, sufficiently, good, clearly, ...)",
+        f"ask what the user can do with this document, e.g. {_EXAMPLE_QUESTION}",
+    ),
 }
 """Every lint rule by id. Rule ids are stable; a new rule gets a new number."""
 
@@ -623,6 +634,15 @@ _QUESTION_START = re.compile(rf"^(?:{'|'.join(_QUESTION_WORDS)})\b", re.IGNORECA
 # label such as "Irrelevant" is a name, not a criterion.
 _CIRCULAR = re.compile(r"\b(?:ir)?relevan(?:t|ce|cy)\b", re.IGNORECASE)
 
+# R012. The chapter's rubric rule: every level is a question about what the user can do with the document,
+# which a second person answers the same way by looking. A judgement of quality or completeness ("answers
+# the question fully", "adequately", "a good answer") leaves the threshold to each labeller, as a hedge
+# does. Questions only; a warning, as a hedge is.
+_UNCHECKABLE = _terms(
+    "fully", "completely", "adequate(?:ly)?", "sufficient(?:ly)?", "appropriate(?:ly)?", "satisfactor(?:y|ily)",
+    "comprehensive(?:ly)?", "thorough(?:ly)?", "properly", "good", "high[- ]quality", "clear(?:ly)?",
+)  # fmt: skip
+
 _FIX_LABEL = "write a short label naming what the level checks, e.g. 'Answers the task'"
 
 _WORD_RULES = (
@@ -632,6 +652,8 @@ _WORD_RULES = (
     ("R002-hedge", _HEDGE, "a hedge: it leaves the threshold of the level to each labeller"),
     ("R004-circular", _CIRCULAR, "relevance as its own criterion: it asks the labeller for the grade "
      "instead of for a fact that decides it"),
+    ("R012-uncheckable", _UNCHECKABLE, "a judgement of quality or completeness: two careful labellers draw "
+     "its line in different places"),
 )  # fmt: skip
 
 
@@ -639,7 +661,7 @@ def _wording(text: str, grade: int | None, field: str) -> list[Finding]:
     """R001, R002 and R004: one finding per distinct word, in the order the words appear."""
     findings = []
     for rule_id, pattern, why in _WORD_RULES:
-        if rule_id == "R004-circular" and field != "question":
+        if rule_id in ("R004-circular", "R012-uncheckable") and field != "question":
             continue
         words = dict.fromkeys(" ".join(m.group(0).lower().split()) for m in pattern.finditer(text))
         findings += [_finding(rule_id, grade, field, f'uses "{word}", {why}') for word in words]
@@ -685,7 +707,8 @@ def lint(rubric: Rubric) -> list[Finding]:
     """Check a rubric against every rule in :data:`RULES`; return the findings in a stable order.
 
     Order: the scale rules, then the rubric's name, version and description, then each level from the
-    highest grade down, its label before its question. An empty list means the rubric is clean.
+    highest grade down, its label before its question, then the levels without examples. An empty list
+    means the rubric is clean.
     """
     findings = _structure(rubric)
     for name in ("name", "version"):
@@ -720,6 +743,12 @@ def lint(rubric: Rubric) -> list[Finding]:
             message = f"asks the same question as level {seen[key].grade} ({seen[key].label!r})"
             findings.append(_finding("R007-duplicate-question", grade, "question", message))
         seen.setdefault(key, level)
+    for level in rubric.levels:
+        if not level.examples_at and not level.examples_below:
+            message = (
+                "has no example documents: labellers see the question alone, with nothing to calibrate on"
+            )
+            findings.append(_finding("R011-no-examples", level.grade, "examples", message))
     return findings
 
 

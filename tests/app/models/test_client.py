@@ -191,3 +191,15 @@ def test_a_rubric_without_levels_is_one_line(tmp_path: Path, cli) -> None:
     rubric.write_text(RUBRIC.split("[[levels]]")[0])
     result = cli("rubric", "lint", rubric)
     _one_line_error(result, str(rubric), "the rubric has no levels", "Fix: add a level for each grade")
+
+
+def test_a_run_off_a_terminal_reports_one_line_per_tenth(gated: Path, cli) -> None:
+    # the endpoint is a real HTTP server on loopback speaking chat completions (tests/app/models/helpers.py)
+    with ChatServer(scripted(1)) as srv:
+        assert _add(cli, gated, srv.url).exit_code == 0
+        run = cli("judge", "model", "run", gated, "judge", "--calibration-only")
+    assert run.exit_code == 0, run.output
+    assert "\r" not in run.stderr  # no carriage returns: a CI log reads one line per tenth
+    lines = [line for line in run.stderr.splitlines() if line.startswith("qrelkit: grading pairs")]
+    # the 40 calibration pairs of the gated project, one at a time: 4 pairs per tenth
+    assert lines == [f"qrelkit: grading pairs: {10 * k}% ({4 * k}/40 pairs)" for k in range(1, 11)]

@@ -187,7 +187,7 @@ def test_a_sample_not_drawn_at_random_gets_a_warning(gated: Path, cli, tmp_path:
 
 
 def _errors(stderr: str) -> list[str]:
-    """The error lines (the line before them says the manifest's signature was not checked)."""
+    """The error lines (a note that the manifest's signature was not checked comes only after a result)."""
     lines = stderr.strip().splitlines()
     assert "Traceback" not in stderr and all(
         ln.startswith(("qrelkit: error", "manifest signed")) for ln in lines
