@@ -31,7 +31,7 @@ from ..agreement.resample import (
     check_count,
 )
 from ..errors import IncomparableError, QueryNotFoundError, ValidationError, did_you_mean
-from ..estimation.ppi import DEFAULT_ESTIMATOR
+from ..estimation.ppi import DEFAULT_ESTIMATOR, DEFAULT_INTERVAL
 from ..evaluation.results import Results
 from ..provenance import json_number
 from . import stats
@@ -299,6 +299,8 @@ class Comparison:
     """The people's evaluation of a random sample of queries, when the differences were estimated."""
     estimator: str | None = None
     estimated: tuple[Any, ...] = ()  # qrelkit.estimation.PairEstimate, one per pair and measure
+    interval: str = DEFAULT_INTERVAL  # of the estimates (ppi and ppi++): "t" or "normal"
+    estimation_warnings: tuple[str, ...] = ()  # the estimate's own (e.g. an empty correction)
 
     def pair(self, baseline: str, treatment: str, measure: str) -> PairComparison:
         for p in self.pairs:
@@ -335,7 +337,10 @@ class Comparison:
         from ..estimation import settings
 
         assert self.human is not None and self.estimator is not None
-        return settings(self.results, self.human, self.estimator, self.options.alpha)
+        out = settings(self.results, self.human, self.estimator, self.options.alpha, self.interval)
+        if self.estimation_warnings:
+            out["warnings"] = list(self.estimation_warnings)
+        return out
 
 
 # -- combining evaluations -----------------------------------------------------------------------------
@@ -429,6 +434,7 @@ def compare(
     options: Options | None = None,
     human: Results | Sequence[Results] | None = None,
     estimator: str = DEFAULT_ESTIMATOR,
+    interval: str = DEFAULT_INTERVAL,
 ) -> Comparison:
     """Compare runs of one evaluation (see the module docstring). ``measures`` default to every measure
     of ``results``; ``noise`` is a :class:`~qrelkit.compare.noise.NoiseFloor` from
@@ -440,7 +446,8 @@ def compare(
     ``results`` are then the model's), each pair's per-query differences are also estimated by
     ``estimator`` (:func:`qrelkit.estimation.pair_estimates`): the difference, its interval and p-value,
     corrected across the family as the paired tests are, and the verdict beside the noise floor; with
-    ``power``, the human-judged queries the estimator needs."""
+    ``power``, the human-judged queries the estimator needs. ``interval``: that of ``ppi`` and ``ppi++``,
+    ``t`` (small-sample, the default) or ``normal`` (ppi_py's)."""
     results = combine(results)
     opts = options or Options(
         test, permutations, seed, correction, family, alpha, multi, bootstrap, power or power_delta is not None,
@@ -460,9 +467,14 @@ def compare(
     multi_rows = tuple(_multi(results, names, opts)) if len(results.runs) >= 3 else ()
     if human is None:
         return Comparison(results, opts, tuple(rows), multi_rows, noise)
+    from ..estimation import check_pair
+
     people = combine(human)
-    estimated = _estimated(results, people, pairs, names, estimator, opts, noise)
-    return Comparison(results, opts, tuple(rows), multi_rows, noise, people, estimator, estimated)
+    warned = tuple(check_pair(results, people))
+    estimated = _estimated(results, people, pairs, names, estimator, opts, noise, interval)
+    return Comparison(
+        results, opts, tuple(rows), multi_rows, noise, people, estimator, estimated, interval, warned
+    )
 
 
 def _family_adjusted(measures: Sequence[str], p_values: Sequence[float], opts: Options) -> list[float]:
@@ -492,6 +504,7 @@ def _estimated(
     estimator: str,
     opts: Options,
     noise: Any,
+    interval: str = DEFAULT_INTERVAL,
 ) -> tuple[Any, ...]:
     """The estimator over each pair's differences, its p-values corrected across the family, and the
     verdicts against the noise floor."""
@@ -500,7 +513,7 @@ def _estimated(
     from ..estimation import pair_estimates
 
     found = pair_estimates(results, human, pairs, names, estimator, alpha=opts.alpha, power=opts.power,
-                           power_delta=opts.power_delta, power_target=opts.power_target)  # fmt: skip
+                           power_delta=opts.power_delta, power_target=opts.power_target, interval=interval)  # fmt: skip
     adjusted = _family_adjusted([e.measure for e in found], [e.estimate.p_value for e in found], opts)
     out = []
     for e, p in zip(found, adjusted, strict=True):

@@ -12,7 +12,15 @@ from typing import Any
 
 from .._typing import COMPARE_FORMATS
 from . import bounds_markdown, header_lines
-from .estimate_tables import PAIR_COLUMNS, estimation_lines, estimation_markdown, estimation_text, pair_rows
+from .estimate_tables import (
+    MODEL_ALONE,
+    PAIR_COLUMNS,
+    differences_title,
+    estimation_lines,
+    estimation_markdown,
+    estimation_text,
+    pair_rows,
+)
 from .tables import (
     COLUMNS,
     MULTI_COLUMNS,
@@ -39,6 +47,9 @@ def render_compare_text(comparison: Any) -> str:
 
     out = ["qrelkit compare (difference = treatment - baseline; * = adjusted p < alpha)", "", "bottom line:"]
     out += [f"  {sentence}" for sentence in bottom_line(comparison)]
+    if comparison.human is not None:  # the estimates lead; the model's own numbers follow, named as such
+        out += estimation_text(comparison)
+        out += ["", f"{MODEL_ALONE}:"]
     out += ["", *_grid(COLUMNS, _rows(comparison))]
     if comparison.noise is not None:
         nf = comparison.noise
@@ -50,9 +61,11 @@ def render_compare_text(comparison: Any) -> str:
     power = _power_rows(comparison)
     if power:
         o = comparison.options
-        out += ["", f"topic-set size (paired t, alpha {o.alpha}, power {o.power_target}):"]
+        out += [
+            "",
+            f"topic-set size (paired t{_on_grades(comparison)}, alpha {o.alpha}, power {o.power_target}):",
+        ]
         out += _grid(POWER_COLUMNS, power)
-    out += estimation_text(comparison)
     for m in comparison.multi:
         out += ["", _anova_line(m)]
         out += _grid(MULTI_COLUMNS, _multi_rows(m))
@@ -71,6 +84,11 @@ def render_compare_text(comparison: Any) -> str:
     return "\n".join(out) + "\n"
 
 
+def _on_grades(comparison: Any) -> str:
+    """Which grades the paired t's topic-set size rests on, said when the comparison also estimated."""
+    return " on the model's grades alone" if comparison.human is not None else ""
+
+
 def render_compare_json(comparison: Any) -> str:
     return json.dumps(comparison.to_dict(), indent=2, allow_nan=False) + "\n"
 
@@ -86,12 +104,15 @@ def render_compare_markdown(comparison: Any) -> str:
         out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
         return out + ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
 
-    out = table((*COLUMNS[:-1], "sig"), _rows(comparison))
+    out = []
+    if comparison.human is not None:  # the estimates lead; the model's own numbers follow, named as such
+        out += [*estimation_markdown(comparison)[1:], "", f"**{MODEL_ALONE}**", ""]
+    out += table((*COLUMNS[:-1], "sig"), _rows(comparison))
     if comparison.noise is not None:
         out += ["", *table(NOISE_COLUMNS, _noise_rows(comparison))]
     if _power_rows(comparison):
-        out += ["", *table(POWER_COLUMNS, _power_rows(comparison))]
-    out += estimation_markdown(comparison)
+        out += ["", f"**topic-set size (paired t{_on_grades(comparison)})**", ""]
+        out += table(POWER_COLUMNS, _power_rows(comparison))
     for m in comparison.multi:
         out += ["", _anova_line(m), "", *table(MULTI_COLUMNS, _multi_rows(m))]
     out += bounds_markdown(comparison.results)
@@ -120,18 +141,16 @@ def render_compare_latex(comparison: Any) -> str:
         return [*out, "\\bottomrule", "\\end{tabular}"]
 
     out = _provenance_comments(comparison, "% ", "")
+    if comparison.human is not None:  # the estimates lead; the model's own numbers follow, named as such
+        out += [f"% {differences_title(comparison)}", *tabular(PAIR_COLUMNS, pair_rows(comparison))]
+        out += [f"% {line}" for line in estimation_lines(comparison)]
+        out += ["", f"% {MODEL_ALONE}"]
     out += tabular((*COLUMNS[:-1], "sig"), _rows(comparison))
     if comparison.noise is not None:
         out += ["", "% labeller-noise floor", *tabular(NOISE_COLUMNS, _noise_rows(comparison))]
     if _power_rows(comparison):
-        out += ["", "% topic-set size", *tabular(POWER_COLUMNS, _power_rows(comparison))]
-    if comparison.human is not None:
-        out += [
-            "",
-            f"% estimated differences ({comparison.estimator})",
-            *tabular(PAIR_COLUMNS, pair_rows(comparison)),
-        ]
-        out += [f"% {line}" for line in estimation_lines(comparison)]
+        out += ["", f"% topic-set size (paired t{_on_grades(comparison)})"]
+        out += tabular(POWER_COLUMNS, _power_rows(comparison))
     for m in comparison.multi:
         out += ["", f"% {_anova_line(m)}", *tabular(MULTI_COLUMNS, _multi_rows(m))]
     out += [f"% {options_line(comparison)}", f"% conventions: {comparison.results.conventions}"]
