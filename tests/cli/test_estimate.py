@@ -88,8 +88,14 @@ def test_a_value_that_does_not_vary_on_h_is_not_measurable_with_its_reason(cli):
         "not measurable" in table
         and "dense Judged@10 (ppi++, ppi, human): not measurable: the people's" in table
     )
-    compared = cli("compare", MODEL, BM25, DENSE, "--human", HUMAN, "-m", "Judged@10", "-f", "json")
+    # dense and rerank: Judged@10 1 on every people-judged query for both, so their differences are all 0
+    compared = cli("compare", MODEL, DENSE, RERANK, "--human", HUMAN, "-m", "Judged@10", "-f", "json")
     assert compared.exit_code == 0, compared.stderr
+    (pair,) = json.loads(compared.stdout)["comparison"]["estimation"]["pairs"]
+    assert pair["interval"] is None and pair["p_adjusted"] is None and pair["significant"] is False
+    assert pair["reason"].startswith("the people's per-query differences are all 0 on the 10 human-judged")
+    text = cli("compare", MODEL, DENSE, RERANK, "--human", HUMAN, "-m", "Judged@10").stdout
+    assert "On Judged@10, rerank against dense: not measurable (the people's per-query differences" in text
 
 
 def test_the_same_file_as_model_and_human_warns_that_the_correction_is_empty(cli, tmp_path):

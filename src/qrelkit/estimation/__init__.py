@@ -405,6 +405,10 @@ def pair_estimates(
             _, y, yhat, yhat_u = split(_differences(model, b, t, m), _differences(human, b, t, m))
             found = _intervals(y, yhat, yhat_u, alpha, interval)
             chosen = found[estimator]
+            if chosen.reason:  # the values of a pair are its per-query differences
+                from dataclasses import replace
+
+                chosen = replace(chosen, reason=chosen.reason.replace(" values ", " per-query differences "))
             pw = None
             if (power or power_delta is not None) and len(y) >= MIN_HUMAN_QUERIES:
                 delta = power_delta if power_delta is not None else chosen.value
