@@ -3,8 +3,18 @@
 Data: the TREC Deep Learning 2019 and 2020 passage judgments (tests/data/trec: 43 + 54 = 97 queries, 20,646
 judged pairs, grades 0-3), each collection on its own and the two pooled.
 
-The model labeller: a simulated lenient judge regrades every judged pair by drawing from the row of
-LENIENT for the people's (NIST) grade, afresh in every repetition.
+Two simulated model labellers regrade every judged pair, afresh in every repetition:
+
+- ``lenient``: one global confusion matrix (LENIENT, below), errors independent from pair to pair;
+- ``query-correlated``: built to have the properties measured for a GPT-4-class judge (UMBRELA's prompt)
+  against NIST's assessors on TREC DL (docs/prediction-powered.md states them): each pair's grade is drawn
+  from the row of DL21 (0.3 x identity + 0.7 x the judge's measured P(judge grade | assessor grade) on TREC
+  DL 2021 passage) for the assessor's grade, then shifted by the query's own leniency ``s_q ~ N(-0.05,
+  0.55)`` (rounded at random to a whole grade per pair: floor(s_q) + 1 with probability s_q - floor(s_q)),
+  and clipped to 0..3. So its errors are correlated within a query and its leniency varies from query to
+  query. On these judgments it gives linear kappa 0.47 with NIST (measured for the real judge: 0.44-0.49),
+  a per-query mean grade difference of +0.36 with standard deviation 0.40 across queries (measured +0.36,
+  0.42), 10th and 90th percentiles -0.03 and +0.99 (-0.14, +0.94), median per-query kappa 0.43 (0.45).
 
 The runs: generated once (seeded), each ranking every query's judged passages by
 ``skill_q * grade + N(0, 1)``, where ``skill_q = weight * exp(N(0, spread))`` is the run's skill on that
@@ -12,47 +22,39 @@ query. The per-query spread makes the runs look like real systems: real runs suc
 fail on others, and the TREC DL 2019 runs reach about 0.3 to 0.76 nDCG@10 on average with per-query values
 across the whole range. Four runs are made that way (weak, fair, good, best: about 0.29 to 0.71 nDCG@10
 over the 97 queries, per-query standard deviation 0.22 to 0.30). A fifth, ``saturated`` (no per-query
-spread, 0.96 nDCG@10, 41% of its queries at 1), is kept as a stated stress case: 30 values crowded at the
+spread, 0.96 nDCG@10, 41% of its queries at 1), is kept as a stated stress case: values crowded at the
 top of the measure's range are where every normal or t-interval is least reliable.
 
-Two designs per collection, because an interval over queries can be about two things:
+Two designs per collection and |H| (10, 20 and 30 people-judged queries), because an interval over queries
+can be about two things:
 
 - ``population``: each repetition draws a query set the collection's size from its queries *with*
-  replacement, and H = the first 30 of it, U = the rest; the target is the mean of the people's values over
-  the collection's queries, which is the mean of the population the drawn set comes from. H and U are
+  replacement, and H = the first |H| of it, U = the rest; the target is the mean of the people's values
+  over the collection's queries, which is the mean of the population the drawn set comes from. H and U are
   independent samples of one population, as prediction-powered inference assumes; its interval and any
   t-interval over queries claim their coverage for this design.
-- ``finite``: the collection's own queries every time, H = 30 of them drawn *without* replacement, U = the
-  others; the target is the people's mean over those queries (a finite population, of which H is 30 of 43,
-  54 or 97): every interval, the people's t-interval included, covers it more often than its level says.
+- ``finite``: the collection's own queries every time, H = |H| of them drawn *without* replacement, U = the
+  others; the target is the people's mean over those queries (a finite population, of which H is a large
+  part): every interval, the people's t-interval included, covers it more often than its level says.
 
-Estimators: the four of :func:`qrelkit.estimation.ppi.interval` (``ppi++``, ``ppi``, ``human``, ``model``),
-which equal ppi_py to 1e-10 (tests/crosscheck/test_ppi.py). Two more rows are diagnostics computed here,
-not estimators qrelkit offers, to find where ``ppi++`` loses coverage:
+Estimators (:func:`qrelkit.estimation.ppi.interval`): ``ppi++`` and ``ppi`` with the default interval
+(``t``: the t quantile with |H| - 1 degrees of freedom, variances with ddof 1), ``ppi++ normal`` (ppi_py's
+interval, equal to ``ppi_mean_ci`` to 1e-10: tests/crosscheck/test_ppi.py), ``human`` and ``model``. One
+more row is a diagnostic computed here, not an estimator qrelkit offers: ``ppi++ t cross-fit``, the t
+interval with a leave-one-out lambda (each human-judged query's residual weighted by the lambda fitted on
+the other queries), to see whether fitting lambda on the queries it weighs costs coverage.
 
-- ``ppi++ (true lambda)``: ppi++'s interval with lambda fixed at the value its formula gives on the whole
-  population (all of the collection's queries, this repetition's model grades) instead of fitted on H;
-- ``ppi++ (t, ddof 1)``: ppi++'s fitted lambda, but both variances divided by the count less one and the
-  t quantile with |H| - 1 degrees of freedom in place of the normal one (ppi_py divides by the count and
-  uses the normal quantile).
-
-LENIENT, P(model grade | NIST grade), rows and columns 0..3. Its shape follows what the published
-comparisons of LLM judges with NIST assessors on TREC DL report: the LLM judge is more lenient than the
-assessors, promoting irrelevant passages to "related" and related ones to "highly relevant", and agrees
-best on the extremes (Thomas, Spielman, Craswell and Mitra, "Large language models can accurately predict
-searcher preferences", SIGIR 2024; Upadhyay et al., "UMBRELA: UMbrela is the (Open-Source Reproduction of
-the) Bing RELevance Assessor", arXiv:2406.06519, 2024, on TREC DL 2019-2023; Upadhyay et al., "A Large-Scale
-Study of Relevance Assessments with Large Language Models", arXiv:2411.08275, 2024: "human assessors
-appear to be stricter"). The entries are this script's assumption in that shape (exact agreement about
-60%, Cohen's kappa about 0.4, every off-diagonal error leaning upwards), not a table copied from those
-papers.
+LENIENT, P(model grade | NIST grade), rows and columns 0..3, follows the shape the published comparisons of
+LLM judges with NIST assessors report (Thomas, Spielman, Craswell and Mitra, SIGIR 2024; Upadhyay et al.,
+arXiv:2406.06519 and arXiv:2411.08275, 2024): more lenient than the assessors, best on the extremes; the
+entries are this script's assumption in that shape (exact agreement about 60%, Cohen's kappa about 0.4).
 
     nice python benchmarks/ppi_validity.py               # 4000 repetitions, seed 27: the tables in the docs
     python benchmarks/ppi_validity.py --reps 200          # a quicker look
 
-prints a summary table (coverage of every estimator, per collection, design and run), then one full table
-per collection and design (coverage, mean bias, mean width). The Monte Carlo standard error of a coverage
-near 95% is sqrt(0.95 * 0.05 / reps): 0.34 points at 4000 repetitions.
+prints, per judge and |H|, a coverage table (every collection, design and run) and a mean-width table. The
+Monte Carlo standard error of a coverage near 95% is sqrt(0.95 * 0.05 / reps): 0.34 points at 4000
+repetitions.
 """
 
 from __future__ import annotations
@@ -86,6 +88,19 @@ LENIENT = np.array(
         [0.02, 0.06, 0.22, 0.70],
     ]
 )
+#: The real judge's P(judge grade | assessor grade) on TREC DL 2021 passage (rows normalised).
+MEASURED_DL21 = np.array(
+    [
+        [0.609, 0.255, 0.108, 0.028],
+        [0.103, 0.399, 0.339, 0.159],
+        [0.020, 0.238, 0.462, 0.281],
+        [0.000, 0.035, 0.343, 0.622],
+    ]
+)
+DL21 = 0.3 * np.eye(4) + 0.7 * MEASURED_DL21 / MEASURED_DL21.sum(axis=1, keepdims=True)
+#: The query-correlated judge's per-query leniency: mean and standard deviation of s_q, in grades.
+LENIENCY = (-0.05, 0.55)
+JUDGES = ("lenient", "query-correlated")
 #: (name, weight of the grade in the score, per-query spread of that weight; see the docstring).
 SYSTEMS = (
     ("weak", 0.15, 1.0),
@@ -95,9 +110,10 @@ SYSTEMS = (
     ("saturated", 2.2, 0.0),
 )
 MEASURE = "nDCG@10"
-HUMAN_QUERIES = 30
-ESTIMATORS = ("ppi++", "ppi", "human", "model")
-DIAGNOSTICS = ("ppi++ (true lambda)", "ppi++ (t, ddof 1)")
+SIZES = (10, 20, 30)
+ESTIMATORS = ("ppi++", "ppi++ normal", "ppi", "human", "model")
+DIAGNOSTICS = ("ppi++ t cross-fit",)
+ROWS = ESTIMATORS + DIAGNOSTICS
 DESIGNS = ("population", "finite")
 
 
@@ -123,6 +139,18 @@ def generated_runs(frame: pl.DataFrame, rng: np.random.Generator) -> list[qrelki
     return runs
 
 
+def judge_grades(judge: str, grades: np.ndarray, position: np.ndarray, queries: int, rng) -> np.ndarray:
+    """One repetition's model grades of every judged pair by ``judge`` (see the module docstring)."""
+    matrix = LENIENT if judge == "lenient" else DL21
+    drawn = (rng.random(len(grades))[:, None] > matrix.cumsum(axis=1)[grades]).sum(axis=1)
+    if judge == "lenient":
+        return drawn
+    leniency = rng.normal(*LENIENCY, queries)[position]
+    whole = np.floor(leniency)
+    shift = whole + (rng.random(len(grades)) < leniency - whole)
+    return np.clip(drawn + shift, 0, 3).astype(np.int64)
+
+
 def per_query(results: qrelkit.Results, queries: list[str]) -> dict[str, np.ndarray]:
     """Each run's values in the order of ``queries``."""
     out = {}
@@ -132,71 +160,73 @@ def per_query(results: qrelkit.Results, queries: list[str]) -> dict[str, np.ndar
     return out
 
 
-def tuned_lambda(y: np.ndarray, yhat: np.ndarray, n: int, big_n: int) -> float:
-    """ppi++'s lambda for |H| = n and |U| = big_n, from the moments of the whole population (y, yhat)."""
-    var = float(np.var(yhat))
-    if not var > 0.0:
-        return 0.0
-    cov = float(np.mean((y - y.mean()) * (yhat - yhat.mean())))
-    return float(np.clip(cov / ((1.0 + n / big_n) * var), 0.0, 1.0))
-
-
-def lambda_interval(
-    y: np.ndarray, yhat: np.ndarray, yhat_u: np.ndarray, lam: float, small_sample: bool
-) -> tuple[float, float, float]:
-    """(estimate, low, high) of ppi++'s interval at a given lambda; ``small_sample``: variances with
-    ddof 1 and the t quantile with n - 1 degrees of freedom, else ppi_py's (ddof 0, normal quantile)."""
+def cross_fit(y: np.ndarray, yhat: np.ndarray, yhat_u: np.ndarray) -> tuple[float, float, float]:
+    """(estimate, low, high) of ppi++'s t interval with a leave-one-out lambda: query i's residual is
+    ``y_i - lam_(-i) yhat_i``, lam_(-i) fitted (as :func:`power_lambda`) on H without i and all of U."""
     n, big_n = len(y), len(yhat_u)
-    rectifier = y - lam * yhat
+    lams = np.array([power_lambda(np.delete(y, i), np.delete(yhat, i), yhat_u) for i in range(n)])
+    lam = float(lams.mean())
+    rectifier = y - lams * yhat
     value = float(lam * yhat_u.mean() + rectifier.mean())
-    ddof = 1 if small_sample else 0
-    se = math.sqrt(
-        lam**2 * float(np.var(yhat_u, ddof=ddof)) / big_n + float(np.var(rectifier, ddof=ddof)) / n
-    )
-    quantile = float(stats.t.ppf(0.975, n - 1)) if small_sample else float(stats.norm.isf(0.025))
-    return value, value - quantile * se, value + quantile * se
+    se = math.sqrt(lam**2 * float(np.var(yhat_u, ddof=1)) / big_n + float(np.var(rectifier, ddof=1)) / n)
+    half = float(stats.t.ppf(0.975, n - 1)) * se
+    return value, value - half, value + half
 
 
-def estimates(y, yhat, h, u, population) -> dict[str, tuple[float, float, float]]:
+def estimates(y, yhat, h, u) -> dict[str, tuple[float, float, float]]:
     """Every estimator's and diagnostic's (estimate, low, high) for one draw of H and U."""
     out = {}
     for e in ESTIMATORS:
-        i = interval(e, y[h], yhat[h], yhat[u])
+        name, kind = (e.split()[0], e.split()[1]) if " " in e else (e, "t")
+        i = interval(name, y[h], yhat[h], yhat[u], kind=kind)
         out[e] = (i.value, i.low, i.high)
-    lam = tuned_lambda(y[population], yhat[population], len(h), len(u))
-    out[DIAGNOSTICS[0]] = lambda_interval(y[h], yhat[h], yhat[u], lam, small_sample=False)
-    fitted = power_lambda(y[h], yhat[h], yhat[u])
-    out[DIAGNOSTICS[1]] = lambda_interval(y[h], yhat[h], yhat[u], fitted, small_sample=True)
+    out[DIAGNOSTICS[0]] = cross_fit(y[h], yhat[h], yhat[u])
     return out
 
 
-def summary(found: dict, target: dict, reps: int) -> None:
-    names = ESTIMATORS + DIAGNOSTICS
-    print("Coverage of the 95% interval (share of repetitions whose interval holds the target):\n")
-    print("| collection | design | run | target | " + " | ".join(names) + " |")
-    print("|---|---|---|---|" + "---|" * len(names))
+def covered(v: np.ndarray, t: float) -> float:
+    """The share of repetitions whose interval holds ``t`` (an interval that is not measurable, NaN, does
+    not)."""
+    return float(np.mean((v[:, 1] <= t) & (t <= v[:, 2])))
+
+
+def summary(judge: str, size: int, found: dict, target: dict) -> None:
+    print(f"{judge} judge, |H| = {size}: coverage of the 95% interval (mean width below each):\n")
+    print("| collection | design | run | target | " + " | ".join(ROWS) + " |")
+    print("|---|---|---|---|" + "---|" * len(ROWS))
     for (collection, design, run), t in target.items():
         cells = []
-        for e in names:
-            v = found[collection, design, run, e]
-            cells.append(f"{np.mean((v[:, 1] <= t) & (t <= v[:, 2])):.1%}")
+        for e in ROWS:
+            v = found[judge, size, collection, design, run, e]
+            cells.append(f"{covered(v, t):.1%} ({np.nanmean(v[:, 2] - v[:, 1]):.3f})")
         print(f"| {collection} | {design} | {run} | {t:.4f} | " + " | ".join(cells) + " |")
     print()
 
 
-def table(collection: str, design: str, found: dict, target: dict) -> None:
-    print(f"{collection}, {design} design:\n")
-    print("| run | target | estimator | coverage of the 95% interval | mean bias | mean width |")
-    print("|---|---|---|---|---|---|")
-    for (c, d, run), t in target.items():
-        if (c, d) != (collection, design):
-            continue
-        for e in ESTIMATORS + DIAGNOSTICS:
-            v = found[c, d, run, e]
-            cover = np.mean((v[:, 1] <= t) & (t <= v[:, 2]))
-            print(
-                f"| {run} | {t:.4f} | {e} | {cover:.1%} | {np.mean(v[:, 0]) - t:+.4f} | {np.mean(v[:, 2] - v[:, 1]):.4f} |"
-            )
+def bands(found: dict, target: dict) -> None:
+    """Per judge, design and |H|: the lowest and highest coverage of each estimator over the rows, and in how
+    many rows ppi++ (t) is narrower than human."""
+    print("Range of coverage over collections and runs (rows where ppi++ is narrower than human):\n")
+    print("| judge | design | \\|H\\| | " + " | ".join(ROWS) + " | ppi++ narrower than human |")
+    print("|---|---|---|" + "---|" * (len(ROWS) + 1))
+    for judge in JUDGES:
+        for design in DESIGNS:
+            for size in SIZES:
+                keys = [k for k in target if k[1] == design]
+                cells = []
+                for e in ROWS:
+                    c = [covered(found[judge, size, *k, e], target[k]) for k in keys]
+                    cells.append(f"{min(c):.1%}-{max(c):.1%}")
+                narrower = sum(
+                    np.nanmean(np.diff(found[judge, size, *k, "ppi++"][:, 1:], axis=1))
+                    < np.nanmean(np.diff(found[judge, size, *k, "human"][:, 1:], axis=1))
+                    for k in keys
+                )
+                print(
+                    f"| {judge} | {design} | {size} | "
+                    + " | ".join(cells)
+                    + f" | {narrower} of {len(keys)} |"
+                )
     print()
 
 
@@ -222,34 +252,46 @@ def main() -> None:
     target = {
         (c, d, r): float(people[r][idx].mean()) for c, idx in members.items() for d in DESIGNS for r in people
     }
-    found = {(*key, e): np.empty((args.reps, 3)) for key in target for e in ESTIMATORS + DIAGNOSTICS}
+    found = {
+        (j, size, *key, e): np.empty((args.reps, 3))
+        for j in JUDGES
+        for size in SIZES
+        for key in target
+        for e in ROWS
+    }
     grades = frame["grade"].to_numpy()
-    cumulative = LENIENT.cumsum(axis=1)
+    position = np.searchsorted(queries, frame["query_id"].to_numpy())
     model_frame = frame.drop("collection")
     start = time.perf_counter()
     for rep in range(args.reps):
-        draw = (rng.random(len(grades))[:, None] > cumulative[grades]).sum(axis=1)
-        model_q = qrelkit.qrels_from_frame(model_frame.with_columns(pl.Series("grade", draw)), name="model")
-        model = per_query(qrelkit.evaluate(model_q, runs, [MEASURE]), queries)
-        for collection, idx in members.items():
-            sample = idx[rng.integers(0, len(idx), len(idx))]  # with replacement: iid from the population
-            order = rng.permutation(idx)  # the collection's own queries, H without replacement
-            draws = {"population": (sample[:HUMAN_QUERIES], sample[HUMAN_QUERIES:]),
-                     "finite": (order[:HUMAN_QUERIES], order[HUMAN_QUERIES:])}  # fmt: skip
-            for design, (h, u) in draws.items():
-                for run in people:
-                    for e, v in estimates(people[run], model[run], h, u, idx).items():
-                        found[collection, design, run, e][rep] = v
+        for judge in JUDGES:
+            draw = judge_grades(judge, grades, position, len(queries), rng)
+            model_q = qrelkit.qrels_from_frame(
+                model_frame.with_columns(pl.Series("grade", draw)), name="model"
+            )
+            model = per_query(qrelkit.evaluate(model_q, runs, [MEASURE]), queries)
+            for collection, idx in members.items():
+                sample = idx[rng.integers(0, len(idx), len(idx))]  # with replacement: iid from the population
+                order = rng.permutation(idx)  # the collection's own queries, H without replacement
+                for size in SIZES:
+                    draws = {
+                        "population": (sample[:size], sample[size:]),
+                        "finite": (order[:size], order[size:]),
+                    }
+                    for design, (h, u) in draws.items():
+                        for run in people:
+                            for e, v in estimates(people[run], model[run], h, u).items():
+                                found[judge, size, collection, design, run, e][rep] = v
     elapsed = time.perf_counter() - start
     sizes = ", ".join(f"{c} {len(idx)}" for c, idx in members.items())
-    print(f"{args.reps} repetitions, seed {args.seed}, {MEASURE}, H = {HUMAN_QUERIES} queries "
-          f"(queries: {sizes}), designs: population (query sets drawn with replacement) and finite "
-          f"(the collection's own queries, H without replacement); Monte Carlo SE of a 95% coverage "
-          f"{math.sqrt(0.95 * 0.05 / args.reps):.1%}; {elapsed:.0f} s\n")  # fmt: skip
-    summary(found, target, args.reps)
-    for collection in members:
-        for design in DESIGNS:
-            table(collection, design, found, target)
+    print(f"{args.reps} repetitions, seed {args.seed}, {MEASURE}, |H| = {', '.join(map(str, SIZES))} "
+          f"(queries: {sizes}), judges: {', '.join(JUDGES)}; designs: population (query sets drawn with "
+          f"replacement) and finite (the collection's own queries, H without replacement); Monte Carlo SE "
+          f"of a 95% coverage {math.sqrt(0.95 * 0.05 / args.reps):.1%}; {elapsed:.0f} s\n")  # fmt: skip
+    bands(found, target)
+    for judge in JUDGES:
+        for size in SIZES:
+            summary(judge, size, found, target)
 
 
 if __name__ == "__main__":

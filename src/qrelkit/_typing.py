@@ -28,6 +28,14 @@ Estimator = Literal["ppi++", "ppi", "human", "model"]
 #: The estimator a command uses when none is named.
 DEFAULT_ESTIMATOR: Estimator = "ppi++"
 
+#: The interval of ``ppi`` and ``ppi++`` (:mod:`qrelkit.estimation.ppi`): ``t``, the small-sample one (the t
+#: quantile with |H| - 1 degrees of freedom, variances divided by the count less one; the default), or
+#: ``normal``, ppi_py's (the normal quantile, variances divided by the count).
+IntervalKind = Literal["t", "normal"]
+
+#: The interval a command uses when none is named.
+DEFAULT_INTERVAL: IntervalKind = "t"
+
 #: Where an evaluation computes: this process, or Spark (``qrelkit[spark]``).
 Engine = Literal["local", "spark"]
 
@@ -47,6 +55,7 @@ COMPARE_FORMATS: tuple[str, ...] = get_args(CompareFormat)
 ESTIMATES_FORMATS: tuple[str, ...] = get_args(EstimatesFormat)
 ON_DUPLICATE_CHOICES: tuple[str, ...] = get_args(OnDuplicate)
 ESTIMATOR_CHOICES: tuple[str, ...] = get_args(Estimator)
+INTERVAL_CHOICES: tuple[str, ...] = get_args(IntervalKind)
 
 
 def detect_format(path: Path) -> str:

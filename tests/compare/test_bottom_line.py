@@ -125,6 +125,40 @@ def test_estimates_speak_of_the_estimate() -> None:
     ]
 
 
+def test_too_few_queries_for_the_power_analysis_are_said_instead_of_a_bare_not_distinguishable() -> None:
+    from qrelkit.compare.power import Power
+    from qrelkit.estimation.ppi import HumanPower
+
+    def interval(value: float, low: float, high: float, reason: str | None = None) -> Interval:
+        return Interval("ppi++", value, low, high, 0.01, 0.3, 0.8, 8, 22, 9.0, "t", reason)
+
+    short = HumanPower("ppi++", 0.05, 0.05, 0.8, 30, 0.6, 40.0, 25.2, 26, 8)
+    unreachable = HumanPower("ppi++", 0.01, 0.05, 0.8, 30, 0.6, 900.0, None, None, 8)
+    enough = HumanPower("ppi++", 0.3, 0.05, 0.8, 30, 0.6, 5.0, 4.1, 5, 8)
+    estimated = (
+        PairEstimate("bm25", "dense", "nDCG@10", interval(0.05, -0.05, 0.15), 0.0, 0.0, short, p_adjusted=0.3),
+        PairEstimate("bm25", "hybrid", "nDCG@10", interval(0.01, -0.1, 0.12), 0.0, 0.0, unreachable,
+                     p_adjusted=0.8),
+        PairEstimate("bm25", "rerank", "nDCG@10", interval(0.3, -0.2, 0.8), 0.0, 0.0, enough, p_adjusted=0.2),
+        PairEstimate("bm25", "sparse", "nDCG@10",
+                     interval(1.0, math.nan, math.nan, "the people's values are all 1"), 0.0, 0.0),
+    )  # fmt: skip
+    c = replace(comparison([]), human="people", estimator="ppi++", estimated=estimated)
+    assert bottom_line(c) == [
+        "On nDCG@10, sparse against bm25: not measurable (the people's values are all 1); dense is not "
+        "distinguishable from bm25 (8 people-judged queries: too few to detect a difference of 0.050 at power "
+        "0.8; 26 needed); hybrid is not distinguishable from bm25 (8 people-judged queries: too few to detect a "
+        "difference of 0.010 at power 0.8; not reachable with all 30 queries judged); rerank is not "
+        "distinguishable from bm25."
+    ]
+    # the paired test's power analysis: the same words, in queries
+    pw = Power(0.02, "given", 0.1, 0.05, 0.8, 199, 30, 0.2)
+    assert bottom_line(comparison([pair("dense", "P@10", 0.02, -0.01, 0.05, 0.2, power=pw)])) == [
+        "On P@10, dense is not distinguishable from bm25 (30 queries: too few to detect a difference of 0.020 "
+        "at power 0.8; 199 needed)."
+    ]
+
+
 def test_through_compare_on_runs_worked_out_by_hand() -> None:
     """Eight queries; the new run puts the relevant document first on seven of them, the base run on none
     (the eighth: neither). P@1 differences: seven 1s and a 0: mean 7/8, sample sd sqrt(1/8), exact

@@ -38,10 +38,10 @@ SAMPLES = _samples()
 
 @pytest.mark.parametrize("k", range(len(SAMPLES)))
 @pytest.mark.parametrize("alpha", [0.05, 0.1])
-def test_ppi_and_ppi_plus_plus_equal_ppi_py(k, alpha):
+def test_ppi_and_ppi_plus_plus_with_the_normal_interval_equal_ppi_py(k, alpha):
     y, yhat, yhat_u = SAMPLES[k]
     for estimator, lam in (("ppi", 1), ("ppi++", None)):
-        ours = interval(estimator, y, yhat, yhat_u, alpha)
+        ours = interval(estimator, y, yhat, yhat_u, alpha, kind="normal")
         point = ppi.ppi_mean_pointestimate(y, yhat, yhat_u, lam=lam)
         low, high = ppi.ppi_mean_ci(y, yhat, yhat_u, alpha=alpha, lam=lam)
         assert ours.value == pytest.approx(float(np.ravel(point)[0]), abs=TOL)
@@ -58,7 +58,7 @@ def test_the_tuned_lambda_is_ppi_py_s_when_it_needs_no_clipping():
     lam = power_lambda(y, yhat, yhat_u)
     assert 0 < lam < 1
     # unclipped, ppi_mean_pval's own tuning gives the same p-value
-    ours = interval("ppi++", y, yhat, yhat_u)
+    ours = interval("ppi++", y, yhat, yhat_u, kind="normal")
     assert ours.p_value == pytest.approx(float(np.ravel(ppi.ppi_mean_pval(y, yhat, yhat_u))[0]), abs=TOL)
     # lam = 0 is the classical mean: ppi_py's normal interval of y alone
     low, high = ppi.ppi_mean_ci(y, yhat, yhat_u, alpha=0.05, lam=0)
@@ -66,6 +66,46 @@ def test_the_tuned_lambda_is_ppi_py_s_when_it_needs_no_clipping():
     assert float(np.ravel(high)[0] - np.ravel(low)[0]) == pytest.approx(
         2 * stats.norm.isf(0.025) * se, abs=TOL
     )
+
+
+@pytest.mark.parametrize("k", range(len(SAMPLES)))
+@pytest.mark.parametrize("alpha", [0.05, 0.1])
+def test_the_default_interval_is_scipy_s_t_over_ppi_py_s_estimate_with_ddof_1(k, alpha):
+    """The small-sample interval: ppi_py's point estimate and lambda, both variances divided by the count
+    less one, and scipy's t quantile with |H| - 1 degrees of freedom; the p-value from the same t."""
+    y, yhat, yhat_u = SAMPLES[k]
+    n, big_n = len(y), len(yhat_u)
+    for estimator, lam in (("ppi", 1.0), ("ppi++", None)):
+        ours = interval(estimator, y, yhat, yhat_u, alpha)
+        used = 1.0 if lam == 1.0 else ours.lam
+        point = float(np.ravel(ppi.ppi_mean_pointestimate(y, yhat, yhat_u, lam=used))[0])
+        se = np.sqrt(used**2 * np.var(yhat_u, ddof=1) / big_n + np.var(y - used * yhat, ddof=1) / n)
+        low, high = stats.t.interval(1 - alpha, n - 1, loc=point, scale=se)
+        assert (ours.value, ours.low, ours.high) == pytest.approx((point, low, high), abs=TOL)
+        assert ours.p_value == pytest.approx(2 * stats.t.sf(abs(point) / se, n - 1), abs=TOL)
+        assert ours.kind == "t"
+        # wider than ppi_py's by t_(n-1) / z times the ddof factor of the two parts
+        normal = interval(estimator, y, yhat, yhat_u, alpha, kind="normal")
+        assert ours.high - ours.low > normal.high - normal.low
+
+
+def test_not_measurable_when_nothing_varies_by_hand():
+    """People's values all 1 on H (Judged@10 of a run every query of which is judged): no interval, the reason
+    says why, the point estimate stays; residuals that do not vary (the model's values the people's plus
+    a constant) leave ppi without an interval; the model's values all equal leave it without one."""
+    ones = np.ones(6)
+    varying = np.array([0.2, 0.4, 0.5, 0.9, 1.0, 0.7])
+    for estimator in ("ppi++", "ppi", "human"):
+        i = interval(estimator, ones, varying, varying)
+        assert i.reason is not None and "people's values are all 1" in i.reason
+        assert np.isnan(i.low) and np.isnan(i.high) and np.isnan(i.p_value)
+        assert i.to_dict()["interval"] is None and i.to_dict()["reason"] == i.reason
+    # ppi: value = mean(U) + mean(y - yhat) = 0.6167 + 0.1 by hand
+    shifted = interval("ppi", varying + 0.1, varying, varying)
+    assert shifted.reason is not None and "residuals" in shifted.reason
+    assert shifted.value == pytest.approx(np.mean(varying) + 0.1, abs=TOL)
+    assert interval("model", varying, ones, ones).reason is not None
+    assert interval("model", varying, varying, varying).reason is None
 
 
 @pytest.mark.parametrize("k", range(len(SAMPLES)))

@@ -41,10 +41,33 @@ def _split(model, human, run, measure):
     return np.array([hv[q] for q in h]), np.array([mv[q] for q in h]), np.array([mv[q] for q in u])
 
 
-def test_every_estimator_by_hand_and_by_ppi_py(evaluated):
+def test_the_default_interval_is_the_small_sample_one_by_hand(evaluated):
     model, human = evaluated
     est = qrelkit.estimate(model, human)
-    assert est.estimator == "ppi++"
+    assert (est.estimator, est.interval) == ("ppi++", "t")
+    assert est.settings()["interval"] == "t"
+    for run in ("bm25", "dense", "rerank"):
+        for measure in ("nDCG@10", "R@100"):
+            y, yhat, yhat_u = _split(model, human, run, measure)
+            row = est.row(run, measure)
+            for name, lam in (("ppi", 1.0), ("ppi++", row.intervals["ppi++"].lam)):
+                i = row.intervals[name]
+                value = lam * yhat_u.mean() + (y - lam * yhat).mean()
+                se = np.sqrt(lam**2 * np.var(yhat_u, ddof=1) / 20 + np.var(y - lam * yhat, ddof=1) / 10)
+                low, high = stats.t.interval(0.95, 9, loc=value, scale=se)
+                assert (i.value, i.low, i.high, i.se) == pytest.approx((value, low, high, se), abs=TOL)
+                assert i.p_value == pytest.approx(2 * stats.t.sf(abs(value) / se, 9), abs=TOL)
+                assert i.kind == "t"
+            # ppi++'s lambda is the same under both intervals (only the spread changes)
+            normal = qrelkit.estimate(model, human, interval="normal").row(run, measure)
+            assert normal.intervals["ppi++"].lam == row.intervals["ppi++"].lam
+            assert normal.chosen.value == row.chosen.value
+
+
+def test_every_estimator_by_hand_and_by_ppi_py(evaluated):
+    model, human = evaluated
+    est = qrelkit.estimate(model, human, interval="normal")
+    assert est.estimator == "ppi++" and est.settings()["interval"] == "normal"
     for run in ("bm25", "dense", "rerank"):
         for measure in ("nDCG@10", "R@100"):
             y, yhat, yhat_u = _split(model, human, run, measure)
@@ -83,7 +106,8 @@ def test_compare_with_human_estimates_each_difference_and_corrects_across_the_fa
     from statsmodels.stats.multitest import multipletests
 
     model, human = evaluated
-    c = compare(model, human=human, measures=["nDCG@10"], power=True)
+    c = compare(model, human=human, measures=["nDCG@10"], power=True, interval="normal")
+    assert c.estimation_settings()["interval"] == "normal"
     assert [(p.baseline, p.treatment) for p in c.estimated] == [("bm25", "dense"), ("bm25", "rerank")]
     raw = []
     for p in c.estimated:

@@ -174,7 +174,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
             power: bool, power_delta: float | None, out_format: str | None, output: str | None, input_format: str,
             on_duplicate: str | None, rubric: str | None, manifest: str | None, human: str | None, estimator: str,
             run_model: tuple[str, ...] = (), bounds: bool | None = None, provenance: str | None = None,
-            **options: Any) -> None:  # fmt: skip
+            interval: str = "t", **options: Any) -> None:  # fmt: skip
     """Compare RUNS evaluated against QRELS: paired tests, corrected p-values, intervals, effect sizes.
 
     Each --baseline (default: the first run) is compared with every other run, per measure: the
@@ -211,6 +211,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     with resampling_progress():
         comparison = compare_files(
             qrels, runs, parsed, conv, reader, bounds=want, human=human, **({"estimator": estimator} if noise or human else {}),
+            **({"interval": interval} if human else {}),
             labellers=(lambda: read_labellers(noise, labellers, scale, conv)) if noise else None,
             noise_replicates=replicates, noise_smoothing=smoothing, **chosen,
         )  # fmt: skip

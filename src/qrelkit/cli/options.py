@@ -10,7 +10,14 @@ from typing import Any
 
 import click
 
-from .._typing import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES, FORMAT_CHOICES, ON_DUPLICATE_CHOICES
+from .._typing import (
+    DEFAULT_ESTIMATOR,
+    DEFAULT_INTERVAL,
+    ESTIMATOR_CHOICES,
+    FORMAT_CHOICES,
+    INTERVAL_CHOICES,
+    ON_DUPLICATE_CHOICES,
+)
 from ..measures.conventions import CHOICES, DEFAULT, GAIN_NAMES, PROFILE_NAMES, Conventions
 
 __all__ = [
@@ -268,11 +275,15 @@ def input_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def human_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--human HUMAN_QRELS`` and ``--estimator``: estimate from a model's and people's judgments."""
+    """``--human HUMAN_QRELS``, ``--estimator`` and ``--interval``: estimate from a model's and people's
+    judgments."""
     func = click.option("--estimator", type=click.Choice(ESTIMATOR_CHOICES), default=DEFAULT_ESTIMATOR, show_default=True,
                         help="with --human, or a model's qrels that `judge export --final` wrote with the "
                         "people's: ppi++ (power-tuned), ppi, human (people's grades alone) or model "
                         "(the model's alone, biased)")(func)  # fmt: skip
+    func = click.option("--interval", "interval", type=click.Choice(INTERVAL_CHOICES), default=DEFAULT_INTERVAL,
+                        show_default=True, help="the interval of ppi and ppi++: t (small-sample: t quantile with "
+                        "|H| - 1 degrees of freedom, variances with ddof 1) or normal (ppi_py's)")(func)  # fmt: skip
     return click.option("--human", type=click.Path(dir_okay=False), default=None, metavar="HUMAN_QRELS",
                         help="people's grades of a random sample of queries; QRELS are then a model's grades "
                         "of every pair, and each number is a prediction-powered estimate")(func)  # fmt: skip

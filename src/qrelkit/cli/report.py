@@ -69,7 +69,8 @@ __all__ = ["command"]
 def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baselines: tuple[str, ...], test: str,
             permutations: str, seed: int, noise: tuple[str, ...], labellers: tuple[str, ...], output: str,
             input_format: str, on_duplicate: str | None, rubric: str | None, manifest: str | None,
-            human: str | None, estimator: str, run_model: tuple[str, ...] = (), **options: Any) -> None:  # fmt: skip
+            human: str | None, estimator: str, run_model: tuple[str, ...] = (), interval: str = "t",
+            **options: Any) -> None:  # fmt: skip
     """Write one HTML page for RUNS against QRELS: the bottom line, the comparison, the judgments, the
     conventions and the provenance.
 
@@ -104,7 +105,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
         dossier = build_dossier(
             qrels_obj, run_objs, parse_all(measures) if measures else None, conv, labellers=pair,
             judgments=judgments, command=shlex.join(["qrelkit", *sys.argv[1:]]), baseline=list(baselines) or None,
-            test=test, permutations=perms, seed=seed, estimator=estimator,
+            test=test, permutations=perms, seed=seed, estimator=estimator, interval=interval,
             human_qrels=read_human(human, conv, reader),
         )  # fmt: skip
     page = report_page(dossier)

@@ -16,28 +16,25 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 import numpy as np
 
 from ..agreement.resample import (
     COMPARE_SEED,
-    MAX_PAIRED_BOOTSTRAP_RESAMPLES,
-    MAX_PERMUTATIONS,
-    MONTE_CARLO_PERMUTATIONS,
     NOISE_REPLICATES,
-    PAIRED_BOOTSTRAP_RESAMPLES,
     RANDOMIZED_TUKEY_TRIALS,
-    check_count,
 )
 from ..errors import IncomparableError, QueryNotFoundError, ValidationError, did_you_mean
-from ..estimation.ppi import DEFAULT_ESTIMATOR
+from ..estimation.ppi import DEFAULT_ESTIMATOR, DEFAULT_INTERVAL
 from ..evaluation.results import Results
-from ..provenance import json_number
 from . import stats
-from .power import Power, power_analysis
+from .power import power_analysis
 
 __all__ = [
+    "FAMILIES",
+    "MULTI",
+    "TESTS",
     "Comparison",
     "MultiComparison",
     "Options",
@@ -50,244 +47,24 @@ __all__ = [
     "run_pairs",
 ]
 
-Test = Literal["randomization", "t", "wilcoxon", "bootstrap"]
-Family = Literal["pairs", "pairs-x-measures"]
-Multi = Literal["tukey", "randomized-tukey"]
-TESTS: tuple[str, ...] = get_args(Test)
-FAMILIES: tuple[str, ...] = get_args(Family)
-MULTI: tuple[str, ...] = get_args(Multi)
-
-#: With ``permutations="auto"``: enumerate every sign vector when at most this many queries have a
-#: non-zero difference, else draw :data:`MONTE_CARLO_PERMUTATIONS` random ones.
-EXACT_AUTO_LIMIT = 24
-#: Columns (pairs x measures) whose paired bootstrap means are held at once: 10,000 resamples of 256
-#: columns are 20 MB.
-BOOTSTRAP_COLUMNS = 256
-#: The counts and the seed of every random draw, from the one resampling module.
-BOOTSTRAP_RESAMPLES = PAIRED_BOOTSTRAP_RESAMPLES
-
-VERDICT_EXCEEDS = "exceeds the noise floor and significant"
-VERDICT_WITHIN = "significant but within labeller noise"
-VERDICT_NOT = "not significant"
-
-
-def _num(x: Any) -> Any:
-    """Whole numbers and text as they are; other numbers by :func:`qrelkit.provenance.json_number`."""
-    if isinstance(x, bool | int | str):
-        return x
-    return json_number(x)
-
-
-def _choice(value: Any, choices: Sequence[str], what: str) -> Any:
-    if value not in choices:
-        raise ValidationError(
-            f"unknown {what} {value!r}{did_you_mean(str(value), choices)}",
-            expected="one of " + ", ".join(choices),
-        )
-    return value
-
-
-@dataclass(frozen=True)
-class Options:
-    """Every choice behind a comparison; written into every output beside the Results' provenance."""
-
-    test: Test = "randomization"
-    permutations: int | Literal["auto", "exact"] = "auto"
-    seed: int = COMPARE_SEED
-    correction: stats.Correction = "holm"
-    family: Family = "pairs-x-measures"
-    alpha: float = 0.05
-    multi: Multi | None = None
-    bootstrap: int = BOOTSTRAP_RESAMPLES
-    power: bool = False
-    power_delta: float | None = None
-    power_target: float = 0.8
-
-    def __post_init__(self) -> None:
-        _choice(self.test, TESTS, "test")
-        _choice(self.correction, stats.CORRECTIONS, "correction")
-        _choice(self.family, FAMILIES, "family")
-        if self.multi is not None:
-            _choice(self.multi, MULTI, "multiple-comparison procedure")
-        if isinstance(self.permutations, str):
-            _choice(self.permutations, ("auto", "exact"), "permutations")
-        else:
-            check_count(
-                self.permutations,
-                "permutations (when not 'exact' or 'auto')",
-                MAX_PERMUTATIONS,
-                "drawn in constant memory, bounded by time: a p-value is resolved to 1e-8 at the bound",
-                "e.g. --permutations 100000",
-            )
-        if not 0.0 < self.alpha < 1.0:
-            raise ValidationError("alpha must be strictly between 0 and 1", got=self.alpha, fix="e.g. 0.05")
-        check_count(
-            self.bootstrap,
-            "bootstrap resamples",
-            MAX_PAIRED_BOOTSTRAP_RESAMPLES,
-            "one mean a resample is held for each compared column",
-            f"e.g. --bootstrap {BOOTSTRAP_RESAMPLES}",
-        )
-        if self.power_delta is not None and not math.isfinite(self.power_delta):
-            raise ValidationError(
-                "the power analysis' difference to detect must be a finite number",
-                got=self.power_delta,
-                fix="e.g. --power-delta 0.02, or leave it out to use the observed difference",
-            )
-
-    @property
-    def level(self) -> float:
-        """The confidence level of every interval: 1 - alpha."""
-        return 1.0 - self.alpha
-
-    @property
-    def monte_carlo_permutations(self) -> int:
-        return self.permutations if isinstance(self.permutations, int) else MONTE_CARLO_PERMUTATIONS
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "test": self.test,
-            "permutations": self.permutations,
-            "monte_carlo_permutations": self.monte_carlo_permutations,
-            "exact_when_nonzero_at_most": EXACT_AUTO_LIMIT if self.permutations == "auto" else None,
-            "seed": self.seed,
-            "correction": self.correction,
-            "family": self.family,
-            "alpha": self.alpha,
-            "interval_level": self.level,
-            "multi": self.multi,
-            "bootstrap_resamples": self.bootstrap,
-            "power": self.power,
-            "power_delta": self.power_delta,
-            "power_target": self.power_target,
-            "tie_rule": (
-                "|T_perm| >= |T_obs| - tol, tol from float error bounds "
-                f"(values accurate to {stats.VALUE_ACCURACY:.3g} relative); see docs/compare.md"
-            ),
-            "wilcoxon": {
-                "zero_method": "wilcox",
-                "correction": False,
-                "method": "exact if n<=50 and no ties",
-            },
-        }
-
-
-@dataclass(frozen=True)
-class PairComparison:
-    """One (baseline, treatment) pair under one measure, over the queries both runs scored."""
-
-    baseline: str
-    treatment: str
-    measure: str
-    queries: int
-    mean_baseline: float
-    mean_treatment: float
-    difference: float  # treatment - baseline
-    wins: int  # queries where the treatment is higher
-    ties: int
-    losses: int
-    sd: float  # of the per-query differences
-    t_interval: tuple[float, float]
-    bootstrap_interval: tuple[float, float]
-    effect_size: float  # difference / sd
-    test: str
-    method: str  # "exact" or "monte carlo" (randomisation), "exact"/"asymptotic" (Wilcoxon), ...
-    permutations: int | None  # sign vectors enumerated or drawn (randomisation), resamples (bootstrap)
-    statistic: float
-    p_value: float
-    p_adjusted: float = math.nan
-    significant: bool = False
-    power: Power | None = None
-    noise: Any = None  # qrelkit.compare.noise.PairNoise
-    verdict: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {
-            "baseline": self.baseline,
-            "treatment": self.treatment,
-            "measure": self.measure,
-            "queries": self.queries,
-            "mean_baseline": _num(self.mean_baseline),
-            "mean_treatment": _num(self.mean_treatment),
-            "difference": _num(self.difference),
-            "wins": self.wins,
-            "ties": self.ties,
-            "losses": self.losses,
-            "sd_of_differences": _num(self.sd),
-            "t_interval": [_num(v) for v in self.t_interval],
-            "bootstrap_interval": [_num(v) for v in self.bootstrap_interval],
-            "effect_size": _num(self.effect_size),
-            "test": self.test,
-            "method": self.method,
-            "permutations": self.permutations,
-            "statistic": _num(self.statistic),
-            "p_value": _num(self.p_value),
-            "p_adjusted": _num(self.p_adjusted),
-            "significant": self.significant,
-        }
-        if self.power is not None:
-            out["power"] = self.power.to_dict()
-        if self.noise is not None:
-            out["noise"] = self.noise.to_dict()
-            out["verdict"] = self.verdict
-        return out
-
-
-@dataclass(frozen=True)
-class MultiComparison:
-    """Three or more runs under one measure, over the queries every run scored: the two-way ANOVA without
-    replication and every pair by Tukey's HSD with its residual variance (and, asked for, the randomised
-    Tukey HSD p-values)."""
-
-    measure: str
-    runs: tuple[str, ...]
-    queries: int
-    means: tuple[float, ...]
-    anova: stats.Anova
-    pairs: tuple[stats.TukeyPair, ...]
-    randomized_p: tuple[float, ...] | None = None  # one per pair, in the order of ``pairs``
-    permutations: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        a = self.anova
-        pairs = []
-        for i, p in enumerate(self.pairs):
-            row = {
-                "baseline": self.runs[p.first],
-                "treatment": self.runs[p.second],
-                "difference": _num(p.difference),
-                "q": _num(p.q),
-                "p_value": _num(p.p_value),
-                "simultaneous_interval": [_num(p.ci_low), _num(p.ci_high)],
-                "effect_size": _num(p.effect_size),
-            }
-            if self.randomized_p is not None:
-                row["p_randomized"] = _num(self.randomized_p[i])
-            pairs.append(row)
-        return {
-            "measure": self.measure,
-            "runs": list(self.runs),
-            "queries": self.queries,
-            "means": [_num(m) for m in self.means],
-            "anova": {
-                "model": "value ~ C(system) + C(query), one value per cell",
-                "systems": {
-                    "ss": _num(a.ss_systems),
-                    "df": a.df_systems,
-                    "f": _num(a.f_systems),
-                    "p_value": _num(a.p_systems),
-                },
-                "queries": {
-                    "ss": _num(a.ss_queries),
-                    "df": a.df_queries,
-                    "f": _num(a.f_queries),
-                    "p_value": _num(a.p_queries),
-                },
-                "residual": {"ss": _num(a.ss_error), "df": a.df_error, "ms": _num(a.ms_error)},
-            },
-            "tukey_hsd": pairs,
-            "randomized_tukey_permutations": self.permutations,
-        }
+from .values import (
+    BOOTSTRAP_COLUMNS,
+    BOOTSTRAP_RESAMPLES,
+    EXACT_AUTO_LIMIT,
+    FAMILIES,
+    MULTI,
+    TESTS,
+    VERDICT_EXCEEDS,
+    VERDICT_NOT,
+    VERDICT_WITHIN,
+    Family,
+    Multi,
+    MultiComparison,
+    Options,
+    PairComparison,
+    Test,
+    _num,
+)
 
 
 @dataclass(frozen=True)
@@ -303,6 +80,8 @@ class Comparison:
     """The people's evaluation of a random sample of queries, when the differences were estimated."""
     estimator: str | None = None
     estimated: tuple[Any, ...] = ()  # qrelkit.estimation.PairEstimate, one per pair and measure
+    interval: str = DEFAULT_INTERVAL  # of the estimates (ppi and ppi++): "t" or "normal"
+    estimation_warnings: tuple[str, ...] = ()  # the estimate's own (e.g. an empty correction)
 
     def pair(self, baseline: str, treatment: str, measure: str) -> PairComparison:
         for p in self.pairs:
@@ -378,7 +157,10 @@ class Comparison:
         from ..estimation import settings
 
         assert self.human is not None and self.estimator is not None
-        return settings(self.results, self.human, self.estimator, self.options.alpha)
+        out = settings(self.results, self.human, self.estimator, self.options.alpha, self.interval)
+        if self.estimation_warnings:
+            out["warnings"] = list(self.estimation_warnings)
+        return out
 
 
 # -- combining evaluations -----------------------------------------------------------------------------
@@ -472,6 +254,7 @@ def compare(
     options: Options | None = None,
     human: Results | Sequence[Results] | None = None,
     estimator: str = DEFAULT_ESTIMATOR,
+    interval: str = DEFAULT_INTERVAL,
 ) -> Comparison:
     """Compare runs of one evaluation (see the module docstring). ``measures`` default to every measure
     of ``results``; ``noise`` is a :class:`~qrelkit.compare.noise.NoiseFloor` from
@@ -483,7 +266,8 @@ def compare(
     ``results`` are then the model's), each pair's per-query differences are also estimated by
     ``estimator`` (:func:`qrelkit.estimation.pair_estimates`): the difference, its interval and p-value,
     corrected across the family as the paired tests are, and the verdict beside the noise floor; with
-    ``power``, the human-judged queries the estimator needs."""
+    ``power``, the human-judged queries the estimator needs. ``interval``: that of ``ppi`` and ``ppi++``,
+    ``t`` (small-sample, the default) or ``normal`` (ppi_py's)."""
     results = combine(results)
     opts = options or Options(
         test, permutations, seed, correction, family, alpha, multi, bootstrap, power or power_delta is not None,
@@ -497,9 +281,14 @@ def compare(
     multi_rows = tuple(_multi(results, names, opts)) if len(results.runs) >= 3 else ()
     if human is None:
         return Comparison(results, opts, tuple(rows), multi_rows, noise)
+    from ..estimation import check_pair
+
     people = combine(human)
-    estimated = _estimated(results, people, pairs, names, estimator, opts, noise)
-    return Comparison(results, opts, tuple(rows), multi_rows, noise, people, estimator, estimated)
+    warned = tuple(check_pair(results, people))
+    estimated = _estimated(results, people, pairs, names, estimator, opts, noise, interval)
+    return Comparison(
+        results, opts, tuple(rows), multi_rows, noise, people, estimator, estimated, interval, warned
+    )
 
 
 def pair_tests(
@@ -544,6 +333,7 @@ def _estimated(
     estimator: str,
     opts: Options,
     noise: Any,
+    interval: str = DEFAULT_INTERVAL,
 ) -> tuple[Any, ...]:
     """The estimator over each pair's differences, its p-values corrected across the family, and the
     verdicts against the noise floor."""
@@ -552,7 +342,7 @@ def _estimated(
     from ..estimation import pair_estimates
 
     found = pair_estimates(results, human, pairs, names, estimator, alpha=opts.alpha, power=opts.power,
-                           power_delta=opts.power_delta, power_target=opts.power_target)  # fmt: skip
+                           power_delta=opts.power_delta, power_target=opts.power_target, interval=interval)  # fmt: skip
     adjusted = _family_adjusted([e.measure for e in found], [e.estimate.p_value for e in found], opts)
     out = []
     for e, p in zip(found, adjusted, strict=True):

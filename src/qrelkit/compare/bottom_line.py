@@ -8,7 +8,10 @@ labeller-noise floor a significant pair is said to be more than the floor, by le
 (``|difference| <= floor``), or within labeller noise because the relabelled copies' range contains 0;
 without one the sentence says no floor was measured. When the comparison estimated the differences from a
 model's judgments and people's sample (prediction-powered), the sentence speaks of the estimate: its value,
-interval and adjusted p-value, and the estimator and the people-judged queries it rests on.
+interval and adjusted p-value, and the estimator and the people-judged queries it rests on; an estimate
+whose interval is not measurable (the values it rests on do not vary) says so, with the reason. A pair not
+told apart whose power analysis (``--power``) needs more queries than it has says that too: "8 queries: too
+few to detect a difference of 0.050 at power 0.8 (25 needed)", never a bare "not distinguishable".
 
 Numbers: differences and intervals to 3 decimals (a non-zero difference under 0.0005 to 2 significant
 digits), the interval is the comparison's t-interval at its level (``1 - alpha``), p-values to 4 decimals
@@ -41,6 +44,8 @@ class Claim:
     noise: Any = None  # qrelkit.compare.noise.PairNoise
     estimator: str | None = None
     human_queries: int = 0
+    power: Any = None  # qrelkit.compare.power.Power or qrelkit.estimation.ppi.HumanPower, with --power
+    reason: str | None = None  # why the estimate's interval is not measurable
 
 
 def claims(comparison: Any) -> list[Claim]:
@@ -54,11 +59,11 @@ def claims(comparison: Any) -> list[Claim]:
             i = e.estimate
             out.append(Claim(e.baseline, e.treatment, e.measure, i.human_queries + i.unlabeled_queries, i.value,
                              i.low, i.high, e.p_adjusted, e.significant, entry, comparison.estimator,
-                             i.human_queries))  # fmt: skip
+                             i.human_queries, e.power, i.reason))  # fmt: skip
         return out
     return [
         Claim(p.baseline, p.treatment, p.measure, p.queries, p.difference, p.t_interval[0], p.t_interval[1],
-              p.p_adjusted, p.significant, p.noise)
+              p.p_adjusted, p.significant, p.noise, power=p.power)
         for p in comparison.pairs
     ]  # fmt: skip
 
@@ -107,6 +112,23 @@ def _noise_clause(c: Claim) -> str:
     return f", more than the labeller-noise floor ({floor:.3f})"
 
 
+def _too_few(c: Claim) -> str | None:
+    """The clause of a pair not told apart whose power analysis needs more queries than it has, else None."""
+    w = c.power
+    if w is None or c.significant:
+        return None
+    what = "people-judged queries" if c.estimator is not None else "queries"
+    if w.queries_needed is not None and w.queries_needed <= w.queries_now:
+        return None
+    target = f"too few to detect a difference of {abs(w.delta):.3f} at power {w.power:g}"
+    total = getattr(w, "total", None)  # a HumanPower: the queries a sample can be drawn from
+    unreachable = f"not reachable with all {total} queries judged" if total else "not reachable"
+    needed = f"{w.queries_needed} needed" if w.queries_needed is not None else unreachable
+    return (
+        f"{c.treatment} is not distinguishable from {c.baseline} ({w.queries_now} {what}: {target}; {needed})"
+    )
+
+
 def _names(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
@@ -124,11 +146,17 @@ def _sentence(measure: str, group: list[Claim], alpha: float, noise_measured: bo
         )
     undecided: dict[str, list[str]] = {}
     apart: list[Claim] = []
+    short: list[str] = []
     for c in group:
-        if math.isnan(c.difference):
+        if c.reason is not None:
+            clauses.append(f"{c.treatment} against {c.baseline}: not measurable ({c.reason})")
+        elif math.isnan(c.difference):
             apart.append(c)
+        elif (few := _too_few(c)) is not None:
+            short.append(few)
         elif not c.significant:
             undecided.setdefault(c.baseline, []).append(c.treatment)
+    clauses += short
     for baseline, treatments in undecided.items():
         verb = "is" if len(treatments) == 1 else "are"
         clauses.append(f"{_names(treatments)} {verb} not distinguishable from {baseline}")

@@ -31,6 +31,25 @@ def pair_rows(comparison: Any) -> list[dict[str, Any]]:
     return out
 
 
+#: The columns of :func:`estimated_rows`: each pair's estimated difference (with ``--human``).
+ESTIMATED_COLUMNS = (
+    "baseline", "treatment", "measure", "estimator", "interval_kind", "difference", "low", "high", "reason",
+    "lambda", "human_queries", "unlabeled_queries", "effective_human_queries", "model_difference",
+    "human_difference", "p_value", "p_adjusted", "significant",
+)  # fmt: skip
+
+
+def estimated_rows(comparison: Any) -> list[dict[str, Any]]:
+    """One row per pair and measure of the estimated differences (``comparison.estimated``), in the order
+    of :data:`ESTIMATED_COLUMNS`: an interval that is not measurable has no ends and its reason."""
+    out = []
+    for p in comparison.estimated:
+        d = p.to_dict()
+        low, high = d["interval"] or (None, None)
+        out.append({name: d.get(name) for name in ESTIMATED_COLUMNS} | {"low": low, "high": high})
+    return out
+
+
 def to_polars(comparison: Any) -> Any:
     import polars as pl
 

@@ -26,15 +26,28 @@ import numpy as np
 
 from ..errors import IncomparableError, ValidationError, did_you_mean
 from ..evaluation.results import Results
-from .ppi import DEFAULT_ESTIMATOR, ESTIMATORS, HumanPower, Interval, human_queries_needed, interval
+from .ppi import (
+    DEFAULT_ESTIMATOR,
+    DEFAULT_INTERVAL,
+    ESTIMATORS,
+    INTERVAL_NAMES,
+    INTERVALS,
+    HumanPower,
+    Interval,
+    human_queries_needed,
+)
+from .ppi import interval as _interval
 
 __all__ = [
     "DEFAULT_ESTIMATOR",
+    "DEFAULT_INTERVAL",
     "ESTIMATORS",
+    "INTERVALS",
     "Estimate",
     "Estimates",
     "PairEstimate",
     "check_estimator",
+    "check_interval",
     "check_scales",
     "estimate",
     "estimate_files",
@@ -47,8 +60,8 @@ __all__ = [
 
 #: Fewer human-judged queries than this is refused: no variance can be estimated from one query.
 MIN_HUMAN_QUERIES = 2
-#: Fewer than this gets a warning: the normal interval of ppi and ppi++ rests on the central limit
-#: theorem, which a handful of queries does not support.
+#: Fewer than this gets a warning: the interval of ppi and ppi++ rests on the per-query values being
+#: roughly normal, which a handful of queries cannot show.
 FEW_HUMAN_QUERIES = 5
 #: Query ids named in an error at most.
 SHOWN_IDS = 5
@@ -64,6 +77,16 @@ def check_estimator(estimator: str) -> str:
     return estimator
 
 
+def check_interval(kind: str) -> str:
+    if kind not in INTERVALS:
+        raise ValidationError(
+            f"unknown interval {kind!r}{did_you_mean(str(kind), INTERVALS)}",
+            expected="one of " + ", ".join(INTERVALS),
+            fix="--interval t (the default, small-sample) or normal (ppi_py's)",
+        )
+    return kind
+
+
 def _ids(ids: Sequence[str]) -> str:
     shown = ", ".join(repr(q) for q in list(ids)[:SHOWN_IDS])
     return shown + (f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else "")
@@ -77,11 +100,16 @@ def _qrels_entry(results: Results) -> dict[str, Any]:
     }
 
 
-def settings(model: Results, human: Results, estimator: str, alpha: float) -> dict[str, Any]:
-    """What every output of an estimate records beside the conventions: the estimator, its level, and both
-    judgments (name, fingerprint, rubric hash)."""
+def settings(
+    model: Results, human: Results, estimator: str, alpha: float, interval: str = DEFAULT_INTERVAL
+) -> dict[str, Any]:
+    """What every output of an estimate records beside the conventions: the estimator, its interval (the
+    ``ppi`` and ``ppi++`` one; ``human`` and ``model`` take the t-interval), its level, and both judgments
+    (name, fingerprint, rubric hash)."""
     return {
         "estimator": estimator,
+        "interval": interval,
+        "interval_method": INTERVAL_NAMES[interval] if estimator in ("ppi", "ppi++") else INTERVAL_NAMES["t"],
         "alpha": alpha,
         "interval_level": 1.0 - alpha,
         "model_qrels": _qrels_entry(model),
@@ -139,10 +167,29 @@ def check_pair(model: Results, human: Results) -> list[str]:
         )
     if len(human_ids) < FEW_HUMAN_QUERIES:
         return [
-            f"only {len(human_ids)} human-judged queries: the normal interval of ppi and ppi++ is unreliable "
-            f"below {FEW_HUMAN_QUERIES} (use --estimator human, or judge more randomly drawn queries)"
+            f"only {len(human_ids)} human-judged queries: the interval of ppi and ppi++ is unreliable "
+            f"below {FEW_HUMAN_QUERIES} (use --estimator human, or judge more randomly drawn queries)",
+            *identical_grades(model, human),
         ]
-    return []
+    return identical_grades(model, human)
+
+
+def identical_grades(model: Results, human: Results) -> list[str]:
+    """A warning when the model's and the people's values are equal on every human-judged query, for every
+    run and measure (the same file given twice, or two files with the same grades on H): the correction is
+    then empty and every estimate is the model's alone, with no check of its bias."""
+    same_file = model.qrels_fingerprint.sha256 == human.qrels_fingerprint.sha256
+    for run in model.run_names:
+        for m in model.measure_names:
+            a, b = _values(model, run, m), _values(human, run, m)
+            if any(q not in a or abs(a[q] - v) > 1e-12 for q, v in b.items()):
+                return []
+    what = "are the same file" if same_file else "give the same values on every human-judged query"
+    return [
+        f"the model's qrels ({model.qrels_name}) and the people's ({human.qrels_name}) {what}: the correction "
+        "is empty, so every estimate is the model's grades alone, with nothing to check their bias against "
+        "(give the people's own grades of the sampled queries as --human)"
+    ]
 
 
 def check_scales(model_qrels: Any, human_qrels: Any) -> None:
@@ -183,14 +230,18 @@ def split(
     return h, y, yhat, np.array([model[q] for q in u], dtype=np.float64)
 
 
-def _nan_interval(estimator: str, n: int, big_n: int) -> Interval:
-    return Interval(estimator, math.nan, math.nan, math.nan, math.nan, math.nan, None, n, big_n, None)
+def _nan_interval(estimator: str, n: int, big_n: int, kind: str) -> Interval:
+    reason = f"{n} human-judged queries with a value: an interval needs at least {MIN_HUMAN_QUERIES}"
+    nan = math.nan
+    return Interval(estimator, nan, nan, nan, nan, nan, None, n, big_n, None, kind, reason)
 
 
-def _intervals(y: np.ndarray, yhat: np.ndarray, yhat_u: np.ndarray, alpha: float) -> dict[str, Interval]:
+def _intervals(
+    y: np.ndarray, yhat: np.ndarray, yhat_u: np.ndarray, alpha: float, kind: str = DEFAULT_INTERVAL
+) -> dict[str, Interval]:
     if len(y) < MIN_HUMAN_QUERIES:
-        return {e: _nan_interval(e, len(y), len(yhat_u)) for e in ESTIMATORS}
-    return {e: interval(e, y, yhat, yhat_u, alpha) for e in ESTIMATORS}
+        return {e: _nan_interval(e, len(y), len(yhat_u), kind) for e in ESTIMATORS}
+    return {e: _interval(e, y, yhat, yhat_u, alpha, kind) for e in ESTIMATORS}
 
 
 @dataclass(frozen=True)
@@ -228,6 +279,7 @@ class Estimates:
     alpha: float
     rows: tuple[Estimate, ...]
     warnings: tuple[str, ...] = ()
+    interval: str = DEFAULT_INTERVAL  # of ppi and ppi++: "t" (small-sample) or "normal" (ppi_py's)
 
     def row(self, run: str, measure: str) -> Estimate:
         name = self.model._measure_name(measure)
@@ -238,7 +290,7 @@ class Estimates:
 
     def settings(self) -> dict[str, Any]:
         """The estimator, its level and both judgments' fingerprints: written into every output."""
-        return settings(self.model, self.human, self.estimator, self.alpha)
+        return settings(self.model, self.human, self.estimator, self.alpha, self.interval)
 
     def to_dict(self) -> dict[str, Any]:
         out = self.model.provenance()
@@ -255,14 +307,20 @@ def estimate(
     estimator: str = DEFAULT_ESTIMATOR,
     *,
     alpha: float = 0.05,
+    interval: str = DEFAULT_INTERVAL,
 ) -> Estimates:
     """Every run's and measure's mean estimated from the model's per-query values (``model_results``) and
     the people's on a random sample of queries (``human_results``), by ``estimator`` (``ppi++``, ``ppi``,
-    ``human``, ``model``; all four are computed and kept, the chosen one is the headline)."""
-    return _estimate(model_results, human_results, check_estimator(estimator), alpha)
+    ``human``, ``model``; all four are computed and kept, the chosen one is the headline), ``ppi`` and
+    ``ppi++`` with the ``interval`` named (``t``, the default, or ``normal``: ppi_py's)."""
+    return _estimate(
+        model_results, human_results, check_estimator(estimator), alpha, check_interval(interval)
+    )
 
 
-def _estimate(model_results: Results, human_results: Results, estimator: str, alpha: float) -> Estimates:
+def _estimate(
+    model_results: Results, human_results: Results, estimator: str, alpha: float, kind: str = DEFAULT_INTERVAL
+) -> Estimates:
     """:func:`estimate` of an estimator already checked (each door checks it once: :func:`check_estimator`)."""
     if not 0.0 < alpha < 1.0:
         raise ValidationError("alpha must be strictly between 0 and 1", got=alpha, fix="e.g. 0.05")
@@ -271,8 +329,8 @@ def _estimate(model_results: Results, human_results: Results, estimator: str, al
     for run in model_results.run_names:
         for m in model_results.measure_names:
             h, y, yhat, yhat_u = split(_values(model_results, run, m), _values(human_results, run, m))
-            rows.append(Estimate(run, m, estimator, _intervals(y, yhat, yhat_u, alpha), tuple(h)))
-    return Estimates(model_results, human_results, estimator, alpha, tuple(rows), tuple(warnings))
+            rows.append(Estimate(run, m, estimator, _intervals(y, yhat, yhat_u, alpha, kind), tuple(h)))
+    return Estimates(model_results, human_results, estimator, alpha, tuple(rows), tuple(warnings), kind)
 
 
 # -- per pair of runs ----------------------------------------------------------------------------------
@@ -332,18 +390,25 @@ def pair_estimates(
     power: bool = False,
     power_delta: float | None = None,
     power_target: float = 0.8,
+    interval: str = DEFAULT_INTERVAL,
 ) -> list[PairEstimate]:
     """The estimator applied to each pair's per-query differences (queries both runs scored), with the raw
-    p-value; with ``power`` (or a ``power_delta``) the human-judged queries needed to detect the observed
-    (or given) difference. The caller corrects the p-values across its family."""
+    p-value and ``interval``'s interval; with ``power`` (or a ``power_delta``) the human-judged queries
+    needed to detect the observed (or given) difference. The caller corrects the p-values across its
+    family."""
     check_estimator(estimator)
+    check_interval(interval)
     check_pair(model, human)
     out = []
     for b, t in pairs:
         for m in measures:
             _, y, yhat, yhat_u = split(_differences(model, b, t, m), _differences(human, b, t, m))
-            found = _intervals(y, yhat, yhat_u, alpha)
+            found = _intervals(y, yhat, yhat_u, alpha, interval)
             chosen = found[estimator]
+            if chosen.reason:  # the values of a pair are its per-query differences
+                from dataclasses import replace
+
+                chosen = replace(chosen, reason=chosen.reason.replace(" values ", " per-query differences "))
             pw = None
             if (power or power_delta is not None) and len(y) >= MIN_HUMAN_QUERIES:
                 delta = power_delta if power_delta is not None else chosen.value
@@ -364,12 +429,14 @@ def estimate_runs(
     *,
     estimator: str = DEFAULT_ESTIMATOR,
     alpha: float = 0.05,
+    interval: str = DEFAULT_INTERVAL,
 ) -> Estimates:
     """Evaluate ``runs`` against both judgments (:func:`qrelkit.evaluate`, the same conventions) and
     :func:`estimate`; the two judgments must share a grade scale (:func:`check_scales`)."""
     return _estimate_runs(
-        model_qrels, human_qrels, runs, measures, conventions, check_estimator(estimator), alpha
-    )
+        model_qrels, human_qrels, runs, measures, conventions, check_estimator(estimator), alpha,
+        check_interval(interval),
+    )  # fmt: skip
 
 
 def _estimate_runs(
@@ -380,6 +447,7 @@ def _estimate_runs(
     conventions: Any,
     estimator: str,
     alpha: float,
+    kind: str = DEFAULT_INTERVAL,
 ) -> Estimates:
     """:func:`estimate_runs` of an estimator already checked."""
     from ..evaluation.core import evaluate
@@ -387,7 +455,7 @@ def _estimate_runs(
     check_scales(model_qrels, human_qrels)
     model = evaluate(model_qrels, runs, measures, conventions)
     human = evaluate(human_qrels, runs, measures, conventions)
-    return _estimate(model, human, estimator, alpha)
+    return _estimate(model, human, estimator, alpha, kind)
 
 
 def read_human(path: Any, conventions: Any, reader: Any = None) -> Any:
@@ -408,6 +476,7 @@ def estimate_files(
     *,
     estimator: str = DEFAULT_ESTIMATOR,
     alpha: float = 0.05,
+    interval: str = DEFAULT_INTERVAL,
 ) -> Estimates:
     """:func:`estimate_runs` over files: ``MODEL_QRELS``, ``HUMAN_QRELS`` and the runs, read whole with
     ``reader``'s options (those unset taken from ``conventions``' profile; ``qrelkit eval --human``'s way in)."""
@@ -416,9 +485,10 @@ def estimate_files(
 
     conv = conventions or DEFAULT
     check_estimator(estimator)
+    check_interval(interval)
     model_qrels, runs = read_whole(model_path, run_paths, conv, reader)
     human_qrels = read_human(human_path, conv, reader)
-    return _estimate_runs(model_qrels, human_qrels, runs, measures, conv, estimator, alpha)
+    return _estimate_runs(model_qrels, human_qrels, runs, measures, conv, estimator, alpha, interval)
 
 
 @dataclass(frozen=True)

@@ -6,17 +6,30 @@ the same queries, ``yhat_u`` the model's values on the other scored queries U (N
 - ``model``: the mean of the model's values over H and U, with its t-interval (biased by whatever bias
   the model's grades carry; shown for contrast);
 - ``human``: the mean of ``y`` with its t-interval (``scipy.stats.t.interval``);
-- ``ppi`` (Angelopoulos et al., Science 2023): ``mean(yhat_u) + mean(y - yhat)``, with the normal
-  interval of the two independent parts, ``var(yhat_u)/N + var(y - yhat)/n``;
+- ``ppi`` (Angelopoulos et al., Science 2023): ``mean(yhat_u) + mean(y - yhat)``, with the interval of
+  the two independent parts, ``var(yhat_u)/N + var(y - yhat)/n``;
 - ``ppi++`` (Angelopoulos, Duchi and Zrnic 2023): ``lam * mean(yhat_u) + mean(y - lam * yhat)``, with
   the power-tuning ``lam = cov(y, yhat) / ((1 + n/N) var(yhat over H and U))`` clipped to [0, 1], and
-  the normal interval of ``lam^2 var(yhat_u)/N + var(y - lam yhat)/n``.
+  the interval of ``lam^2 var(yhat_u)/N + var(y - lam yhat)/n``.
 
-The variances of ``ppi`` and ``ppi++`` divide by the count (numpy's ``std``), ``cov(y, yhat)`` too and
-``var(yhat over H and U)`` by the count less one, as ``ppi_py`` (``ppi_mean_ci``,
-``ppi_mean_pointestimate``, ``ppi_mean_pval``) computes them: ``tests/crosscheck/test_ppi.py`` holds the
-two to 1e-10. Where the model's values do not vary at all, ``lam`` is 0 (the model then carries no
-information) instead of ``ppi_py``'s NaN.
+Two intervals for ``ppi`` and ``ppi++`` (``kind``):
+
+- ``t`` (the default), the small-sample one: both variances divided by the count less one and the t
+  quantile with n - 1 degrees of freedom (its p-value from the same t distribution). At the sizes people
+  judge (10 to 30 queries) it covers at its level where ``normal`` falls short
+  (``benchmarks/ppi_validity.py``, docs/prediction-powered.md);
+- ``normal``, ``ppi_py``'s (``ppi_mean_ci``, ``ppi_mean_pointestimate``, ``ppi_mean_pval``): variances
+  divided by the count (numpy's ``std``) and the normal quantile; ``tests/crosscheck/test_ppi.py`` holds
+  the two to 1e-10.
+
+Both share the point estimate and lambda: ``cov(y, yhat)`` divided by the count and ``var(yhat over H and
+U)`` by the count less one, as ``ppi_py``. Where the model's values do not vary at all, ``lam`` is 0 (the
+model then carries no information) instead of ``ppi_py``'s NaN.
+
+An interval needs values that vary: when the people's values on H are all equal, or the residuals
+``y - lam yhat`` the correction rests on are, the estimate is *not measurable* (``reason`` says why; the point
+estimate is kept, the interval, standard error and p-value are NaN), never a zero-width interval; the same for ``human`` when ``y`` does not vary and for
+``model`` when the model's values do not.
 
 The effective number of human-judged queries of an interval is how many queries a people-only estimate
 would need for an interval as narrow: ``var(y) / se^2`` (``n`` itself for ``human``).
@@ -30,11 +43,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._typing import DEFAULT_ESTIMATOR as _DEFAULT_ESTIMATOR
-from .._typing import ESTIMATOR_CHOICES, Estimator
+from .._typing import DEFAULT_INTERVAL as _DEFAULT_INTERVAL
+from .._typing import ESTIMATOR_CHOICES, INTERVAL_CHOICES, Estimator, IntervalKind
 
 ESTIMATORS: tuple[str, ...] = ESTIMATOR_CHOICES
 #: The estimator used when none is named.
 DEFAULT_ESTIMATOR: Estimator = _DEFAULT_ESTIMATOR
+INTERVALS: tuple[str, ...] = INTERVAL_CHOICES
+#: The interval of ppi and ppi++ used when none is named.
+DEFAULT_INTERVAL: IntervalKind = _DEFAULT_INTERVAL
+#: What each interval is, in words (every output names the one used).
+INTERVAL_NAMES = {
+    "t": "small-sample: t quantile with |H| - 1 degrees of freedom, variances with ddof 1",
+    "normal": "ppi_py's: normal quantile, variances with ddof 0",
+}
 
 #: ppi_py's floor on a standard error before a z statistic divides by it.
 MIN_SE = 1e-16
@@ -54,6 +76,12 @@ class Interval:
     human_queries: int  # n = |H|
     unlabeled_queries: int  # N = |U|
     effective_human_queries: float | None  # var(y) / se^2; None for the model's mean
+    kind: str = DEFAULT_INTERVAL  # the interval of ppi and ppi++: "t" or "normal" (human and model: t)
+    reason: str | None = None  # why the interval is not measurable (low, high, se, p NaN), else None
+
+    @property
+    def measurable(self) -> bool:
+        return self.reason is None
 
     def to_dict(self) -> dict[str, object]:
         from ..provenance import json_number as num
@@ -61,7 +89,9 @@ class Interval:
         return {
             "estimator": self.estimator,
             "value": num(self.value),
-            "interval": [num(self.low), num(self.high)],
+            "interval": None if self.reason else [num(self.low), num(self.high)],
+            "interval_kind": self.kind if self.estimator in ("ppi", "ppi++") else "t",
+            "reason": self.reason,
             "se": num(self.se),
             "p_value": num(self.p_value),
             "lambda": num(self.lam),
@@ -84,44 +114,104 @@ def power_lambda(y: np.ndarray, yhat: np.ndarray, yhat_u: np.ndarray) -> float:
 
 
 def _t_interval(values: np.ndarray, alpha: float) -> tuple[float, float, float, float, float]:
-    """(mean, low, high, se, p of mean 0) of the t-interval."""
+    """(mean, low, high, se, p of mean 0) of the t-interval (``se`` > 0: the caller checks the values vary)."""
     from scipy import stats
 
     n = len(values)
     mean = float(np.mean(values))
     se = float(np.std(values, ddof=1)) / math.sqrt(n)
-    if se == 0.0:
-        return mean, mean, mean, 0.0, (1.0 if mean == 0.0 else 0.0)
     half = float(stats.t.ppf(1.0 - alpha / 2.0, n - 1)) * se
     p = float(2.0 * stats.t.sf(abs(mean / se), n - 1))
     return mean, mean - half, mean + half, se, min(p, 1.0)
 
 
+def _varies(values: np.ndarray) -> bool:
+    """Whether the values differ by more than the rounding of floating-point arithmetic."""
+    if len(values) < 2:
+        return False
+    spread = float(np.max(values) - np.min(values))
+    return spread > 1e-12 * max(1.0, float(np.max(np.abs(values))))
+
+
+def _same(values: np.ndarray) -> str:
+    return f"{float(values[0]):.4g}"
+
+
+def not_measurable_reason(
+    estimator: str, y: np.ndarray, yhat: np.ndarray, yhat_u: np.ndarray, lam: float | None
+) -> str | None:
+    """Why ``estimator`` has no interval on these values (see the module docstring), or None."""
+    n = len(y)
+    if estimator == "model":
+        both = np.concatenate([yhat, yhat_u])
+        if not _varies(both):
+            return f"the model's values are all {_same(both)} on the {len(both)} queries: nothing varies to build an interval from"
+        return None
+    if not _varies(y):
+        return f"the people's values are all {_same(y)} on the {n} human-judged queries: nothing varies to build an interval from"
+    if estimator in ("ppi", "ppi++") and lam and not _varies(y - lam * yhat):
+        return (f"the residuals (people's - {'' if lam == 1 else f'{lam:.3g} x '}model's values) do not vary on the "
+                f"{n} human-judged queries: the correction's uncertainty cannot be estimated")  # fmt: skip
+    return None
+
+
 def interval(
-    estimator: str, y: np.ndarray, yhat: np.ndarray, yhat_u: np.ndarray, alpha: float = 0.05
+    estimator: str,
+    y: np.ndarray,
+    yhat: np.ndarray,
+    yhat_u: np.ndarray,
+    alpha: float = 0.05,
+    kind: str = DEFAULT_INTERVAL,
 ) -> Interval:
     """One estimator's estimate of the people's mean over H and U (see the module docstring). ``y`` and
-    ``yhat`` are aligned (one value per sampled query, in the same order) and hold at least two values."""
+    ``yhat`` are aligned (one value per sampled query, in the same order) and hold at least two values.
+    ``kind``: the interval of ``ppi`` and ``ppi++``, ``t`` (small-sample, the default) or ``normal``
+    (``ppi_py``'s); ``human`` and ``model`` always take the t-interval."""
     from scipy import stats
 
+    if kind not in INTERVALS:
+        raise ValueError(f"interval kind {kind!r}: one of {', '.join(INTERVALS)}")
     y, yhat, yhat_u = (np.asarray(a, dtype=np.float64) for a in (y, yhat, yhat_u))
     n, big_n = len(y), len(yhat_u)
     var_y = float(np.var(y))
+    nan = math.nan
     if estimator == "model":
-        mean, low, high, se, p = _t_interval(np.concatenate([yhat, yhat_u]), alpha)
-        return Interval("model", mean, low, high, se, p, None, n, big_n, None)
+        both = np.concatenate([yhat, yhat_u])
+        reason = not_measurable_reason("model", y, yhat, yhat_u, None)
+        if reason:
+            return Interval(
+                "model", float(both.mean()), nan, nan, nan, nan, None, n, big_n, None, kind, reason
+            )
+        mean, low, high, se, p = _t_interval(both, alpha)
+        return Interval("model", mean, low, high, se, p, None, n, big_n, None, kind)
     if estimator == "human" or big_n == 0:
+        lam0 = None if estimator == "human" else 0.0
+        reason = not_measurable_reason("human", y, yhat, yhat_u, None)
+        if reason:
+            return Interval(
+                estimator, float(y.mean()), nan, nan, nan, nan, lam0, n, big_n, None, kind, reason
+            )
         mean, low, high, se, p = _t_interval(y, alpha)
-        lam = None if estimator == "human" else 0.0
-        return Interval(estimator, mean, low, high, se, p, lam, n, big_n, float(n))
+        return Interval(estimator, mean, low, high, se, p, lam0, n, big_n, float(n), kind)
     lam = 1.0 if estimator == "ppi" else power_lambda(y, yhat, yhat_u)
     rectifier = y - lam * yhat
     value = float((lam * yhat_u).mean() + rectifier.mean())
-    se = math.sqrt(float((lam * yhat_u).std()) ** 2 / big_n + float(rectifier.std()) ** 2 / n)
-    half = float(stats.norm.isf(alpha / 2.0)) * se
-    p = float(2.0 * stats.norm.sf(abs(value) / max(se, MIN_SE)))
+    reason = not_measurable_reason(estimator, y, yhat, yhat_u, lam)
+    if reason:
+        return Interval(estimator, value, nan, nan, nan, nan, lam, n, big_n, None, kind, reason)
+    ddof = 1 if kind == "t" else 0
+    var_u = float(np.var(yhat_u, ddof=ddof)) if big_n > ddof else 0.0
+    se = math.sqrt(lam**2 * var_u / big_n + float(np.var(rectifier, ddof=ddof)) / n)
+    if kind == "t":
+        half = float(stats.t.ppf(1.0 - alpha / 2.0, n - 1)) * se
+        p = float(2.0 * stats.t.sf(abs(value) / max(se, MIN_SE), n - 1))
+    else:
+        half = float(stats.norm.isf(alpha / 2.0)) * se
+        p = float(2.0 * stats.norm.sf(abs(value) / max(se, MIN_SE)))
     effective = var_y / se**2 if se > 0.0 else math.inf
-    return Interval(estimator, value, value - half, value + half, se, p, lam, n, big_n, effective)
+    return Interval(
+        estimator, value, value - half, value + half, se, min(p, 1.0), lam, n, big_n, effective, kind
+    )
 
 
 @dataclass(frozen=True)

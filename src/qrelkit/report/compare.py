@@ -12,7 +12,15 @@ from typing import Any
 
 from .._typing import COMPARE_FORMATS
 from . import bounds_markdown, header_lines, short_header_lines
-from .estimate_tables import PAIR_COLUMNS, estimation_lines, estimation_markdown, estimation_text, pair_rows
+from .estimate_tables import (
+    MODEL_ALONE,
+    PAIR_COLUMNS,
+    differences_title,
+    estimation_lines,
+    estimation_markdown,
+    estimation_text,
+    pair_rows,
+)
 from .tables import (
     COLUMNS,
     NOISE_COLUMNS,
@@ -41,6 +49,9 @@ def render_compare_text(comparison: Any) -> str:
 
     out = ["qrelkit compare (difference = treatment - baseline; * = adjusted p < alpha)", "", "bottom line:"]
     out += [f"  {sentence}" for sentence in bottom_line(comparison)]
+    if comparison.human is not None:  # the estimates lead; the model's own numbers follow, named as such
+        out += estimation_text(comparison)
+        out += ["", f"{MODEL_ALONE}:"]
     out += ["", *_grid(COLUMNS, _rows(comparison))]
     if comparison.noise is not None:
         nf = comparison.noise
@@ -52,9 +63,11 @@ def render_compare_text(comparison: Any) -> str:
     power = _power_rows(comparison)
     if power:
         o = comparison.options
-        out += ["", f"topic-set size (paired t, alpha {o.alpha}, power {o.power_target}):"]
+        out += [
+            "",
+            f"topic-set size (paired t{_on_grades(comparison)}, alpha {o.alpha}, power {o.power_target}):",
+        ]
         out += _grid(POWER_COLUMNS, power)
-    out += estimation_text(comparison)
     for m in comparison.multi:
         out += ["", _anova_line(m)]
         out += _grid(multi_columns(m), _multi_rows(m))
@@ -71,6 +84,11 @@ def render_compare_text(comparison: Any) -> str:
         out.append(f"run: {run.name} sha256:{run.fingerprint.sha256[:16]}")
     out.append(f"qrelkit {res.version}")
     return "\n".join(out) + "\n"
+
+
+def _on_grades(comparison: Any) -> str:
+    """Which grades the paired t's topic-set size rests on, said when the comparison also estimated."""
+    return " on the model's grades alone" if comparison.human is not None else ""
 
 
 def render_compare_json(comparison: Any) -> str:
@@ -90,12 +108,15 @@ def render_compare_markdown(comparison: Any) -> str:
         out = ["| " + " | ".join(map(markdown_text, headers)) + " |", "|" + "---|" * len(headers)]
         return out + ["| " + " | ".join(map(markdown_text, r)) + " |" for r in rows]
 
-    out = table((*COLUMNS[:-1], "sig"), _rows(comparison))
+    out = []
+    if comparison.human is not None:  # the estimates lead; the model's own numbers follow, named as such
+        out += [*estimation_markdown(comparison)[1:], "", f"**{MODEL_ALONE}**", ""]
+    out += table((*COLUMNS[:-1], "sig"), _rows(comparison))
     if comparison.noise is not None:
         out += ["", *table(NOISE_COLUMNS, _noise_rows(comparison))]
     if _power_rows(comparison):
-        out += ["", *table(POWER_COLUMNS, _power_rows(comparison))]
-    out += estimation_markdown(comparison)
+        out += ["", f"**topic-set size (paired t{_on_grades(comparison)})**", ""]
+        out += table(POWER_COLUMNS, _power_rows(comparison))
     for m in comparison.multi:
         out += ["", markdown_text(_anova_line(m)), "", *table(multi_columns(m), _multi_rows(m))]
     out += bounds_markdown(comparison.results)
@@ -119,18 +140,16 @@ def render_compare_latex(comparison: Any) -> str:
         return [*out, "\\bottomrule", "\\end{tabular}"]
 
     out = [latex_comment(line) for line in _provenance_lines(comparison)]
+    if comparison.human is not None:  # the estimates lead; the model's own numbers follow, named as such
+        out += [latex_comment(differences_title(comparison)), *tabular(PAIR_COLUMNS, pair_rows(comparison))]
+        out += [latex_comment(line) for line in estimation_lines(comparison)]
+        out += ["", latex_comment(MODEL_ALONE)]
     out += tabular((*COLUMNS[:-1], "sig"), _rows(comparison))
     if comparison.noise is not None:
         out += ["", "% labeller-noise floor", *tabular(NOISE_COLUMNS, _noise_rows(comparison))]
     if _power_rows(comparison):
-        out += ["", "% topic-set size", *tabular(POWER_COLUMNS, _power_rows(comparison))]
-    if comparison.human is not None:
-        out += [
-            "",
-            f"% estimated differences ({comparison.estimator})",
-            *tabular(PAIR_COLUMNS, pair_rows(comparison)),
-        ]
-        out += [latex_comment(line) for line in estimation_lines(comparison)]
+        out += ["", f"% topic-set size (paired t{_on_grades(comparison)})"]
+        out += tabular(POWER_COLUMNS, _power_rows(comparison))
     for m in comparison.multi:
         out += ["", latex_comment(_anova_line(m)), *tabular(multi_columns(m), _multi_rows(m))]
     out += [
@@ -150,14 +169,23 @@ def render_compare_html(comparison: Any) -> str:
 def render_compare_delimited(comparison: Any, sep: str = "\t", short: bool = False) -> str:
     """The pairs as TSV (``sep`` a tab) or CSV, one row per pair and measure (:meth:`Comparison.rows
     <qrelkit.compare.Comparison.rows>`: numbers as ``repr``, an undefined one empty), after the ``#``
-    provenance lines and the comparison's options (the two lines of a pipe when ``short``)."""
+    provenance lines and the comparison's options (the two lines of a pipe when ``short``). With ``--human``
+    the rows are the estimated differences (:func:`qrelkit.compare.frames.estimated_rows`), as the estimates
+    lead every other format; the model's grades alone are in ``--format json``."""
     import csv
     import io
 
-    rows = comparison.rows()
+    from ..compare.frames import estimated_rows
+
     lines = short_header_lines(comparison.results) if short else header_lines(comparison.results)
     if not short:
         lines.append("# comparison: " + json.dumps(comparison.options.to_dict(), separators=(",", ":")))
+    if comparison.human is not None:
+        rows = estimated_rows(comparison)
+        lines.append(f"# {differences_title(comparison)}; the model's grades alone (biased): --format json")
+        lines += [f"# warning: {w}" for w in comparison.estimation_warnings]
+    else:
+        rows = comparison.rows()
     buf = io.StringIO()
     buf.write("\n".join(lines) + "\n")
     writer = csv.writer(buf, delimiter=sep, lineterminator="\n")

@@ -100,6 +100,7 @@ def build_dossier(
             comparison.human,
             comparison.estimator or DEFAULT_ESTIMATOR,
             alpha=comparison.options.alpha,
+            interval=comparison.interval,
         )
     measure = _first_ranked(list(results.measures))
     k = measure.k or 10

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from .._typing import ESTIMATES_FORMATS
-from .estimate_tables import COLUMNS, rows, settings_lines
+from .estimate_tables import COLUMNS, LAMBDA_LINE, reason_lines, rows, settings_lines
 from .tables import _grid
 
 FORMATS = ESTIMATES_FORMATS
@@ -22,6 +22,7 @@ def render_estimates_text(estimates: Any) -> str:
     out = ["qrelkit eval --human (* = the chosen estimator; eff. |H| = human-judged queries a people-only "
            "estimate would need for as narrow an interval)", ""]  # fmt: skip
     out += _grid(COLUMNS, rows(estimates))
+    out += [LAMBDA_LINE, *reason_lines(estimates)]
     out += ["", *settings_lines(estimates.settings(), res.conventions)]
     out += [f"run: {r.name} sha256:{r.fingerprint.sha256[:16]}" for r in res.runs]
     out += [f"warning: {w}" for w in (*estimates.warnings, *res.warnings)]
@@ -46,6 +47,7 @@ def render_estimates_markdown(estimates: Any) -> str:
 
     out = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     out += ["| " + " | ".join(map(markdown_text, r)) + " |" for r in rows(estimates)]
+    out += ["", f"{LAMBDA_LINE}.", *(f"{markdown_text(line)}." for line in reason_lines(estimates))]
     out += [
         "",
         *(
@@ -64,14 +66,16 @@ def render_estimates_delimited(estimates: Any, sep: str, short: bool = False) ->
     from . import short_header_lines
 
     head = ("run", "measure", "estimator", "chosen", "estimate", "low", "high", "lambda", "human_queries",
-            "unlabeled_queries", "effective_human_queries")  # fmt: skip
+            "unlabeled_queries", "effective_human_queries", "interval_kind", "reason")  # fmt: skip
     lines = [*short_header_lines(estimates.model), *(f"# warning: {w}" for w in estimates.warnings)]
     out = [*(lines if short else _comment_lines(estimates)), sep.join(head)]
     for r in estimates.rows:
         for e, i in r.intervals.items():
             d = i.to_dict()
-            cells = [r.run, r.measure, e, str(e == r.estimator).lower(), *(d["value"], *d["interval"]),
-                     d["lambda"], i.human_queries, i.unlabeled_queries, d["effective_human_queries"]]  # fmt: skip
+            low, high = d["interval"] or (None, None)
+            cells = [r.run, r.measure, e, str(e == r.estimator).lower(), d["value"], low, high, d["lambda"],
+                     i.human_queries, i.unlabeled_queries, d["effective_human_queries"], d["interval_kind"],
+                     d["reason"]]  # fmt: skip
             out.append(sep.join("" if c is None else str(c) for c in cells))
     return "\n".join(out) + "\n"
 

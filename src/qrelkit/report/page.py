@@ -466,19 +466,26 @@ def _explain_section(d: Any) -> str:
     return "".join(out)
 
 
-def estimation_sections(estimates: Any, comparison: Any) -> list[tuple[str, str, str]]:
-    """The prediction-powered section (means and differences), when people's judgments were given."""
+def summary_sections(estimates: Any, comparison: Any) -> list[tuple[str, str, str]]:
+    """The summary, the verdicts and the forest plot. Without people's judgments: the means and the paired
+    tests. With them the estimates lead (means and differences, prediction-powered), and the model's own
+    means, tests and forest plot follow under a heading that says they are the model's grades alone."""
+    res = comparison.results
+    plain = means_section(res) + comparison_table(comparison)
     if comparison.human is None:
-        return []
-    from .estimate_tables import estimation_html
+        return [
+            ("summary", "Summary", plain),
+            ("forest", "Differences from the baseline", forest_figure(comparison)),
+        ]
+    from .estimate_tables import MODEL_ALONE, estimation_html
 
+    alone = MODEL_ALONE[0].upper() + MODEL_ALONE[1:]
     return [
-        (
-            "estimates",
-            f"Prediction-powered estimates ({comparison.estimator})",
-            estimation_html(estimates, comparison),
-        )
-    ]
+        ("summary", f"Summary: estimated means and differences ({comparison.estimator})",
+         estimation_html(estimates, comparison)),
+        ("model-alone", alone, plain),
+        ("forest", f"Differences from the baseline: {MODEL_ALONE}", forest_figure(comparison)),
+    ]  # fmt: skip
 
 
 def report_page(d: Any) -> str:
@@ -492,7 +499,6 @@ def report_page(d: Any) -> str:
     per_query = per_query_section(res, drawn, d.measure, anchors)
     if len(pairs) > len(drawn):
         per_query += f"<p>Per-query differences drawn for the first {len(drawn)} of {len(pairs)} pairs.</p>"
-    summary = means_section(res) + comparison_table(comp)
     extra = []
     if d.labellers is not None:
         extra = [
@@ -503,10 +509,8 @@ def report_page(d: Any) -> str:
 
     sections = [
         bottom_line_section(comp),
-        ("summary", "Summary", summary),
-        ("forest", "Differences from the baseline", forest_figure(comp)),
+        *summary_sections(d.estimates, comp),
         *detail_sections(comp),
-        *estimation_sections(d.estimates, comp),
         (
             "per-query",
             "Per-query differences",
@@ -557,10 +561,8 @@ def comparison_page(comparison: Any) -> str:
     res = comparison.results
     sections = [
         bottom_line_section(comparison),
-        ("summary", "Summary", means_section(res) + comparison_table(comparison)),
-        ("forest", "Differences from the baseline", forest_figure(comparison)),
+        *summary_sections(None, comparison),
         *detail_sections(comparison),
-        *estimation_sections(None, comparison),
         ("conventions", "Conventions", conventions_table(res)),
         ("provenance", "Provenance", provenance_section(res)),
     ]

@@ -241,7 +241,10 @@ def detail_sections(comparison: Any) -> list[tuple[str, str, str]]:
     if comparison.noise is not None:
         out.append(("noise", "Labeller-noise floor", table(NOISE_COLUMNS, _noise_rows(comparison))))
     if _power_rows(comparison):
-        out.append(("power", "Topic-set size", table(POWER_COLUMNS, _power_rows(comparison))))
+        heading = "Topic-set size" + (
+            " (paired t on the model's grades alone)" if comparison.human is not None else ""
+        )
+        out.append(("power", heading, table(POWER_COLUMNS, _power_rows(comparison))))
     for i, m in enumerate(comparison.multi):
         body = f"<p>{html.escape(_anova_line(m))}</p>" + table(multi_columns(m), _multi_rows(m))
         out.append((f"multi-{i}", f"{m.measure}: all runs together (ANOVA, Tukey HSD)", body))

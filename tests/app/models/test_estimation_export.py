@@ -148,6 +148,9 @@ def test_eval_of_the_models_qrels_estimates_as_eval_with_human_does(exported, cl
 
     assert numbers(found.stdout) == numbers(given.stdout)
     assert json.loads(found.stdout)["estimation"]["human_qrels"]["name"].endswith("final.human.qrels")
+    assert json.loads(found.stdout)["estimation"]["interval"] == "t"  # the interval is named, as with --human
+    normal = cli("eval", model, *runs, "--format", "json", "--interval", "normal")
+    assert normal.exit_code == 0 and json.loads(normal.stdout)["estimation"]["interval"] == "normal"
     other = cli("eval", model, *runs, "--format", "json", "--estimator", "human")
     assert other.exit_code == 0 and "estimator human:" in other.stderr
     assert {r["estimator"] for r in numbers(other.stdout)} == {"human"}
@@ -160,7 +163,10 @@ def test_eval_of_the_models_qrels_estimates_as_eval_with_human_does(exported, cl
     page = cli("report", model, *runs, "-o", tmp_path / "report.html", "--permutations", "200")
     assert page.exit_code == 0, page.output
     assert "estimator ppi++: people's qrels final.human.qrels" in page.stderr
-    assert "Prediction-powered estimates (ppi++)" in (tmp_path / "report.html").read_text()
+    html = (tmp_path / "report.html").read_text()
+    assert (
+        "Summary: estimated means and differences (ppi++)" in html and "95% interval t (small-sample" in html
+    )
     # the final qrels' own manifest describes people's and the model's grades merged: no estimate
     plain = cli("eval", out, *runs, "--format", "json")
     assert (
