@@ -13,11 +13,14 @@ derived where they are computed.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...errors import ConventionError
 from ...measures.conventions import Conventions, GainMap
 from ..encoding.encoded import Encoded, apply_no_relevant, block_mean, positions
+from ..trec import libm
 
 # ------------------------------------------------------------------------------------------------ helpers
 
@@ -43,14 +46,17 @@ def gains(grade: np.ndarray, judged: np.ndarray | None, gain: str | GainMap) -> 
         idx = np.searchsorted(keys, grade)
         idx_clipped = np.minimum(idx, len(keys) - 1)
         known = keys[idx_clipped] == grade
-        if judged is not None:
-            known |= ~judged
-        if not known.all():
-            bad = int(grade[~known][0])
-            raise ConventionError(
-                f"grade {bad} is not in the gain map {gain}", fix="add a gain for that grade to the map"
-            )
-        out = values[idx_clipped]
+        if gain.unmapped == "grade":  # a grade not listed is worth itself (ir_measures' gains=)
+            out = np.where(known, values[idx_clipped], grade.astype(np.float64))
+        else:
+            if judged is not None:
+                known |= ~judged
+            if not known.all():
+                bad = int(grade[~known][0])
+                raise ConventionError(
+                    f"grade {bad} is not in the gain map {gain}", fix="add a gain for that grade to the map"
+                )
+            out = values[idx_clipped]
     elif gain == "linear":
         out = grade.astype(np.float64)
     else:
@@ -60,11 +66,24 @@ def gains(grade: np.ndarray, judged: np.ndarray | None, gain: str | GainMap) -> 
     return out
 
 
-def discounts(pos: np.ndarray, base: float) -> np.ndarray:
-    """1 / log_base(rank + 1) for 0-based positions."""
+def log_ranks(pos: np.ndarray, base: float) -> np.ndarray:
+    """log_base(rank + 1) for 0-based positions: what a gain is divided by. The logarithms are the C
+    library's (:mod:`qrelkit.engine.trec.libm`), as trec_eval, pytrec_eval, ranx (numba's ``np.log2``) and
+    gdeval.pl (perl's ``log``) take them; base 2 is ``log2`` itself, base e ``log`` itself, another base
+    ``log(rank + 1) / log(base)``."""
+    ranks = np.asarray(pos, dtype=np.int64) + 2
     if base == 2.0:
-        return 1.0 / np.log2(pos + 2.0)
-    out: np.ndarray = np.log(base) / np.log(pos + 2.0)
+        return libm.log2(ranks)
+    if base == math.e:
+        return libm.log(ranks)
+    out: np.ndarray = libm.log(ranks) / math.log(base)
+    return out
+
+
+def discounts(pos: np.ndarray, base: float) -> np.ndarray:
+    """1 / log_base(rank + 1) for 0-based positions (what ``explain`` shows; the kernels divide by
+    :func:`log_ranks`)."""
+    out: np.ndarray = 1.0 / log_ranks(pos, base)
     return out
 
 
@@ -108,12 +127,13 @@ def relevant_count(enc: Encoded, rel: int, conv: Conventions) -> np.ndarray:
 def _discounted_sum(
     qidx: np.ndarray, g: np.ndarray, pos: np.ndarray, k: int | None, base: float, n: int
 ) -> np.ndarray:
-    """``per_query_sum(qidx, g * discounts(pos, base), _cut(pos, k), n)``, with the discounts taken of the
-    rows within ``k`` only: the same floats, summed in the same order."""
+    """Per query, the sum over the rows within ``k`` of ``g / log_base(rank + 1)``, added rank by rank
+    (``np.bincount`` adds its weights in order): trec_eval's ``sum += gain / log2(i + 2)`` to the bit, a
+    division (not a product with the reciprocal) by the C library's logarithm (:func:`log_ranks`)."""
     if k is not None:
         mask = pos < k
         qidx, g, pos = qidx[mask], g[mask], pos[mask]
-    return np.bincount(qidx, weights=g * discounts(pos, base), minlength=n).astype(np.float64, copy=False)
+    return np.bincount(qidx, weights=g / log_ranks(pos, base), minlength=n).astype(np.float64, copy=False)
 
 
 def dcg(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray:
@@ -238,10 +258,12 @@ def fallout(enc: Encoded, k: int | None, rel: int, conv: Conventions) -> tuple[n
     return apply_no_relevant(found / np.where(undefined, 1.0, known), undefined, conv)
 
 
-def judged_at(enc: Encoded, k: int, conv: Conventions) -> np.ndarray:
+def judged_at(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray:
+    """Judged@k: the judged documents in the top k over :func:`_denominator_of` (without a cutoff, the
+    share of every returned document that is judged, 0 where nothing was returned)."""
     qidx, pos = positions(enc)
     j = block_mean(enc.judged.astype(np.float64), enc)
-    out: np.ndarray = per_query_sum(qidx, j, pos < k, enc.n_queries) / _cutoff_denominator(enc, k, conv)
+    out: np.ndarray = per_query_sum(qidx, j, _cut(pos, k), enc.n_queries) / _denominator_of(enc, k, conv)
     return out
 
 
