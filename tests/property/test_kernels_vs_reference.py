@@ -47,6 +47,7 @@ MEASURES = [
     "FallOut(rel=2)@3",
     "Judged@3",
     "Judged@10",
+    "Judged",
     "P@10",
     "NumRel",
     "NumRel(rel=2)",

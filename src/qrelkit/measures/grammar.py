@@ -26,7 +26,8 @@ RR, RR@k    1 / rank of the first relevant document (0 when none within k)
 Rprec       P@R
 FallOut@k   non-relevant documents in the top k / N, the non-relevant documents known: the judged ones and
             the returned unjudged ones (``ideal=returned``: the returned ones); lower is better
-Judged@k    judged documents in the top k / k (``cutoff_denominator=returned``: min(k, returned))
+Judged@k    judged documents in the top k / k (``cutoff_denominator=returned``: min(k, returned));
+            ``Judged``: judged documents returned / documents returned (0 when none is)
 NumRel      R
 NumRet@k    documents returned (in the top k)
 NumRelRet@k relevant documents returned (in the top k)
@@ -132,8 +133,9 @@ INFO: dict[str, MeasureInfo] = {
         _M("FallOut", "optional", True, ("ideal", *_RANKING, "no_relevant"), True,
            "non-relevant documents in the top k / non-relevant documents (lower is better)",
            aliases=("fallout", "fall_out"), past_cutoff=True),
-        _M("Judged", "required", False, (*_RANKING, "cutoff_denominator"), False,
-           "fraction of the top k that is judged", aliases=("judged",)),
+        _M("Judged", "optional", False, (*_RANKING, "cutoff_denominator"), False,
+           "fraction of the top k that is judged (without a cutoff: of every returned document)",
+           aliases=("judged",)),
         _M("NumRel", "none", True, ("negative",), False, "number of relevant judged documents",
            aliases=("numrel", "num_rel"), count=True),
         _M("NumRet", "optional", False, ("unjudged", "precision", "negative"), False,
@@ -167,7 +169,8 @@ INFO: dict[str, MeasureInfo] = {
            "interpolated precision at a recall level", (("recall", "0"),)),
         _M("IPrecMean", "none", True, (*_RANKING, "iprec_cutoff"), False, "interpolated precision averaged over recall "
            "levels (trec_eval's 11pt_avg)", (("recall", _RECALLS),)),
-        _M("SetP", "none", True, _RANKING, False, "relevant returned / returned"),
+        _M("SetP", "optional", True, _RANKING, False,
+           "relevant returned / returned (SetP@k: under the ranx profiles only, read as P@k as ranx reads it)"),
         _M("SetRelP", "none", True, _RANKING, False, "relevant returned / min(returned, R)"),
         _M("SetAP", "none", True, _RANKING, False, "SetP times set recall"),
         _M("SetF", "none", True, _RANKING, False, "F-measure of SetP and set recall", (("beta", "1"),)),

@@ -110,6 +110,11 @@ class Profile:
         }
 
 
+#: The profiles whose tool reads a set measure with a cutoff, ``SetP(rel=2)@5``, as the measure over the top k
+#: (ranx's ``precision@5``: ``P(rel=2)@5``); elsewhere ``SetP@k`` is refused with a fix naming ``P@k``.
+SET_AT_CUTOFF_AS_TOP_K: tuple[str, ...] = ("ranx", "ranx-burges")
+
+
 def optimistic_axes(conv: Conventions) -> list[str]:
     """Axes set to a value that can only push a score up (the chapter's optimistic variants)."""
     out = []

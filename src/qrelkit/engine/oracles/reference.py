@@ -28,10 +28,10 @@ Row = tuple[str, float, int]  # doc_id, score, line (file order)
 
 def _gain(grade: int, gain: str | GainMap) -> float:
     if isinstance(gain, GainMap):
-        for g, value in gain.items:
-            if g == grade:
-                return value
-        raise KeyError(grade)
+        value = gain.gain(grade)
+        if value is None:
+            raise KeyError(grade)
+        return value
     if gain == "linear":
         return float(grade)
     return float(2**grade - 1)
@@ -255,8 +255,10 @@ def fallout(
 def judged(
     measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
 ) -> float:
-    assert measure.k is not None, "parse() requires a cutoff for Judged"
-    return sum(d in grades for d in _top(measure, order)) / _denominator(measure.k, order, conv)
+    judged_returned = sum(d in grades for d in _top(measure, order))
+    if measure.k is None:  # the share of every returned document that is judged (0 when none is)
+        return judged_returned / max(1, len(order))
+    return judged_returned / _denominator(measure.k, order, conv)
 
 
 def num_rel(
