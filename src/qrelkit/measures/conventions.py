@@ -118,8 +118,7 @@ summation
     (``MeanAgg``: ``self.sum += value``); the result can differ from ``exact`` in the last bits.
     ``run_order``: the same over the run's queries in the order the run first gives them, then the
     judged queries the run lacks by id as text, as ir_measures' pytrec_eval, judged and MS MARCO
-    providers give them (Spark's partitions do not keep the run's order: there the run's queries go by id
-    as text). ``numpy``: numpy's own sum (``np.sum``: pairwise, eight running sums a block) over the
+    providers give them (the order of each query's first line, on every engine). ``numpy``: numpy's own sum (``np.sum``: pairwise, eight running sums a block) over the
     queries by id as text, as ranx's ``np.mean`` adds its per-query array.
 by_measure
     Axes a profile sets for one measure family only, because the tool computes that family with other code

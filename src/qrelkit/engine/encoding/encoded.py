@@ -27,8 +27,8 @@ class QuerySet:
     missing_scored_zero: list[str]
     missing_skipped: list[str]
     extra_skipped: list[str]
-    #: the judged queries the run has, in the order the run first gives them (empty where the engine does
-    #: not keep the run's order: Spark's partitions); what ``summation = "run_order"`` adds in
+    #: the judged queries the run has, in the order the run first gives them (each query's first line);
+    #: what ``summation = "run_order"`` adds in
     run_order: tuple[str, ...] = ()
 
     def counts(self) -> dict[str, int]:
