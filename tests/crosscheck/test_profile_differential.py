@@ -264,7 +264,7 @@ IRM_MORE = ("Success@1", "Success@5", "SetP", "SetR", "SetF", "Bpref", "infAP", 
             "AP@1", "P(rel=2)@5", "Bpref(rel=2)", "SetP(rel=2)", "Judged@1", "RR(rel=2)",
             # ir_measures' own spellings of measures qrelkit names otherwise
             "SetP(relative=True)", "SetP(rel=2,relative=True)", "Judged", "nDCG(gains={0:1,1:4})@10",
-            "nDCG(gains={0:0,1:1,2:10})")  # fmt: skip
+            "nDCG(gains={0:0,1:1,2:10})", "NumQ")  # fmt: skip
 
 
 def test_ir_measures_profile_per_query(tmp_path):

@@ -62,7 +62,7 @@ def test_ir_measures_reads_the_same_names(irm):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("NumQ", "ir_measures' NumQ has no qrelkit measure"),
+        ("NERR8", "ir_measures' NERR8 has no qrelkit measure"),
         ("Sucess@10", "did you mean 'Success'"),
         ("Recal@10", "did you mean 'Recall'"),
         ("nDGC@10", "did you mean 'nDCG'"),

@@ -48,6 +48,7 @@ MEASURES = [
     "Judged@3",
     "Judged@10",
     "Judged",
+    "NumQ",
     "P@10",
     "NumRel",
     "NumRel(rel=2)",

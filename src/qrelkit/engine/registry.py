@@ -237,6 +237,11 @@ def _judged(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np
     return kernels.judged_at(enc, m.k, conv), _none(enc)
 
 
+def _num_q(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    """NumQ: 1 for every scored query."""
+    return np.ones(enc.n_queries, dtype=np.float64), _none(enc)
+
+
 def _num_rel(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
     return kernels.num_relevant(enc, _rel(m)), _none(enc)
 
@@ -292,6 +297,7 @@ REGISTRY: Mapping[str, Family] = MappingProxyType(
             _family("NumRel", _num_rel, _ordered("num_rel")),
             _family("NumRet", _num_ret, _ordered("num_ret")),
             _family("NumRelRet", _num_rel_ret, _ordered("num_rel_ret")),
+            _family("NumQ", _num_q, _ordered("num_q")),
             # cascade measures (engine/kernels/cascade.py)
             _family("ERR", _err, _ordered("err")),
             _family("nERR", _nerr, _ordered("nerr")),

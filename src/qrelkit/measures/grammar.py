@@ -31,6 +31,7 @@ Judged@k    judged documents in the top k / k (``cutoff_denominator=returned``: 
 NumRel      R
 NumRet@k    documents returned (in the top k)
 NumRelRet@k relevant documents returned (in the top k)
+NumQ        1 for every scored query: under ``counts=sum`` the number of queries (ir_measures' NumQ)
 ERR@k       sum over ranks i <= k of R_i / i * prod_{j < i} (1 - R_j), R = (2^g - 1) / 2^max_grade (gdeval)
 nERR@k      ERR@k / ERR@k of the ideal ordering (the ``ideal`` convention)
 RBP@k       (1 - p) * sum over ranks i <= k of gain_i * p^(i - 1), p = ``persistence``, gain per ``rbp_gain``
@@ -142,6 +143,8 @@ INFO: dict[str, MeasureInfo] = {
            "number of documents returned", aliases=("numret", "num_ret"), count=True),
         _M("NumRelRet", "optional", True, _RANKING, False, "number of relevant documents returned",
            aliases=("numrelret", "num_rel_ret"), count=True),
+        _M("NumQ", "none", False, (), False, "number of queries: 1 per scored query (their sum under counts=sum)",
+           aliases=("numq",), count=True),
         # -- beyond trec_eval: cascade measures (engine/kernels/cascade.py) ------------------------------------------
         _M("ERR", "optional", False, (*_RANKING, "no_relevant", "max_grade"), True,
            "expected reciprocal rank (gdeval)", aliases=("err",)),

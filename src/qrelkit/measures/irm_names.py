@@ -47,7 +47,7 @@ IRM_NAMES: dict[str, str | None] = {
     "SetF": "SetF",
     "SetAP": "SetAP",
     "SetRelP": "SetRelP",
-    "NumQ": None,
+    "NumQ": "NumQ",
     "SDCG": None,
     "alpha_nDCG": "alpha_nDCG",
     "α_nDCG": "alpha_nDCG",

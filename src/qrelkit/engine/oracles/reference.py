@@ -280,6 +280,13 @@ def num_rel_ret(
     return float(sum(d in relevant for d in _top(measure, order)))
 
 
+def num_q(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
+) -> float:
+    """Every scored query counts once."""
+    return 1.0
+
+
 def rbp(
     measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
 ) -> float:
