@@ -310,6 +310,42 @@ def _ir_measures_on(ir_measures, measures, qrels, run):
     return per_query, ir_measures.calc_aggregate(measures, qrels_list, run_list)
 
 
+ACCURACY = ("Accuracy", "Accuracy@5", "Accuracy(rel=2)", "Accuracy(rel=2)@10")
+
+
+def test_ir_measures_accuracy_per_query(tmp_path):
+    """ir_measures' Accuracy (its accuracy provider: Python's stable sort by score, so tied scores in
+    file order) per query and in the mean, with ``==``: it reports only the queries with a relevant and a
+    non-relevant document within the cutoff, and no default for the others (the profile's
+    ``Accuracy(...,no_relevant=skip,missing_score=empty)``). Left out: a measure on a case where
+    ir_measures divides by zero (a query whose returned documents within the cutoff are all relevant: it
+    raises ZeroDivisionError; the profile leaves that query undefined)."""
+    ir_measures = pytest.importorskip("ir_measures")
+    compared = cases = crashed = 0
+    for c in inputs():
+        seed = c.seed
+        qrels, run = c.write(tmp_path / str(seed))
+        res = ours(qrels, run, "ir_measures", list(ACCURACY))
+        cases += 1
+        for measure in ACCURACY:
+            m = ir_measures.parse_measure(measure)
+            try:
+                per_query, aggregate = _ir_measures_on(ir_measures, [m], qrels, run)
+            except ZeroDivisionError:
+                crashed += 1
+                continue
+            theirs = per_query.get(str(m), {})  # only the queries it reports
+            got = {q: v for q, v in res.values(measure).items() if not math.isnan(v)}
+            assert set(got) == set(theirs), (seed, measure)
+            for q, want in theirs.items():
+                _assert_same(got[q], want, (seed, q, measure))
+                compared += 1
+            _assert_same(res.mean(measure), aggregate[m], (seed, "mean", measure))
+            compared += 1
+    print(f"ir_measures Accuracy: {compared} values compared with == on {cases} cases ({crashed} crashed)")
+    assert cases >= 20 and compared > 300
+
+
 #: ir_measures' measures computed by its gdeval provider (gdeval.pl), at the cutoffs checked
 IRM_GDEVAL = tuple(f"{m}@{k}" for k in (1, 3, 10, 20) for m in ("ERR", "nDCG(dcg='exp-log2')"))
 

@@ -80,7 +80,8 @@ EXPECTED_MEASURE_AXES = {
         "missing_score": "zero",
         "counts": "sum",
         "summation": "run_order",
-        "by_measure": "Compat(ties=docid_asc,precision=double); "
+        "by_measure": "Accuracy(ties=file_order,precision=double,no_relevant=skip,missing_score=empty); "
+        "Compat(ties=docid_asc,precision=double); "
         "ERR(precision=double,printed_decimals=5,summation=numeric_order); "
         "Judged(ties=docid_asc,precision=double,negative=zero,cutoff_denominator=returned); "
         "RR@k(ties=docid_asc,precision=double); "

@@ -237,6 +237,10 @@ def _judged(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np
     return kernels.judged_at(enc, m.k, conv), _none(enc)
 
 
+def _accuracy(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    return kernels.accuracy(enc, m.k, _rel(m), conv)
+
+
 def _num_q(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
     """NumQ: 1 for every scored query."""
     return np.ones(enc.n_queries, dtype=np.float64), _none(enc)
@@ -298,6 +302,7 @@ REGISTRY: Mapping[str, Family] = MappingProxyType(
             _family("NumRet", _num_ret, _ordered("num_ret")),
             _family("NumRelRet", _num_rel_ret, _ordered("num_rel_ret")),
             _family("NumQ", _num_q, _ordered("num_q")),
+            _family("Accuracy", _accuracy, _ordered("accuracy")),
             # cascade measures (engine/kernels/cascade.py)
             _family("ERR", _err, _ordered("err")),
             _family("nERR", _nerr, _ordered("nerr")),

@@ -207,7 +207,11 @@ PROFILE_AXES: dict[str, dict[str, Any]] = {
         "summation": "run_order",
         # ERR@k and nDCG(dcg='exp-log2')@k: gdeval_provider.py runs gdeval.pl, which prints "%.5f" per topic,
         # and base.py's MeanAgg adds them back in the order printed (topics by number)
-        "by_measure": "RR@k(ties=docid_asc,precision=double); "
+        # accuracy_provider.py: Python's stable sort by score, descending (tied scores in file order); it
+        # reports only the queries with a relevant and a non-relevant document returned, and no default
+        # for the others (its iter_calc replaces base.Evaluator's)
+        "by_measure": "Accuracy(ties=file_order,precision=double,no_relevant=skip,missing_score=empty); "
+                      "RR@k(ties=docid_asc,precision=double); "
                       "ERR(precision=double,printed_decimals=5,summation=numeric_order); "
                       "nDCG@k[gain=exponential](discount=ln,precision=double,printed_decimals=5,"
                       "summation=numeric_order); "
@@ -421,6 +425,7 @@ MEASURE_AXES = (
     "ap_denominator",
     "printed_decimals",
     "summation",
+    "missing_score",
 )
 
 MeasureAxes = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]

@@ -32,6 +32,9 @@ NumRel      R
 NumRet@k    documents returned (in the top k)
 NumRelRet@k relevant documents returned (in the top k)
 NumQ        1 for every scored query: under ``counts=sum`` the number of queries (ir_measures' NumQ)
+Accuracy@k  1 - S / (N R) over the returned documents in the top k: R relevant, N not (unjudged ones
+            included), S the non-relevant documents ranked above each relevant one, summed (ir_measures'
+            Accuracy); undefined where R or N is 0
 ERR@k       sum over ranks i <= k of R_i / i * prod_{j < i} (1 - R_j), R = (2^g - 1) / 2^max_grade (gdeval)
 nERR@k      ERR@k / ERR@k of the ideal ordering (the ``ideal`` convention)
 RBP@k       (1 - p) * sum over ranks i <= k of gain_i * p^(i - 1), p = ``persistence``, gain per ``rbp_gain``
@@ -145,6 +148,9 @@ INFO: dict[str, MeasureInfo] = {
            aliases=("numrelret", "num_rel_ret"), count=True),
         _M("NumQ", "none", False, (), False, "number of queries: 1 per scored query (their sum under counts=sum)",
            aliases=("numq",), count=True),
+        _M("Accuracy", "optional", True, (*_RANKING, "no_relevant"), True,
+           "pairwise accuracy: the share of (relevant, non-relevant) pairs of returned documents in the top k "
+           "ranked relevant first (ir_measures' Accuracy)", aliases=("accuracy",)),
         # -- beyond trec_eval: cascade measures (engine/kernels/cascade.py) ------------------------------------------
         _M("ERR", "optional", False, (*_RANKING, "no_relevant", "max_grade"), True,
            "expected reciprocal rank (gdeval)", aliases=("err",)),

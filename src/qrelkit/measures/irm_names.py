@@ -65,7 +65,7 @@ IRM_NAMES: dict[str, str | None] = {
     "INST": None,
     "INSQ": None,
     "BPM": None,
-    "Accuracy": None,
+    "Accuracy": "Accuracy",
     "NERR8": None,
     "NERR9": None,
     "NERR10": None,

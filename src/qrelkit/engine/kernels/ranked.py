@@ -267,6 +267,55 @@ def judged_at(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray:
     return out
 
 
+def accuracy(enc: Encoded, k: int | None, rel: int, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    """(Accuracy@k per query, undefined mask: no relevant or no non-relevant document in the top k).
+
+    1 - S / (N R) over the returned documents in the top k (ir_measures' ``accuracy_provider.py``): R
+    relevant, N not, S the non-relevant documents ranked above each relevant one, summed. S, N and R are
+    whole numbers, so the value is ir_measures' ``1. - sum(nonrels[:-1]) / (float(nonrels[-1]) * R)`` to
+    the bit. Under averaged ties the exact expectation: two documents of one tied block are in either
+    order with probability 1/2 (S gains r n / 2 for a block of r relevant and n non-relevant documents),
+    and the block that straddles k puts h of its relevant documents within k with the hypergeometric
+    probability C(r, h) C(n, t - h) / C(r + n, t) (t of its ranks within k); where some h leaves R or N at
+    0 the value is undefined, as for the orderings that do."""
+    from math import comb
+
+    qidx, pos = positions(enc)
+    nq = enc.n_queries
+    hit = relevant(enc, rel, conv)
+    if not len(hit):
+        return apply_no_relevant(np.zeros(nq), np.ones(nq, dtype=bool), conv)
+    starts = enc.block_starts if enc.block_starts is not None else np.arange(len(hit), dtype=np.int64)
+    sizes = np.diff(np.append(starts, len(hit)))
+    r_b = np.add.reduceat(hit, starts)
+    n_b = sizes - r_b
+    bq, bpos = qidx[starts], pos[starts]
+    inside = np.ones(len(starts), dtype=bool) if k is None else bpos + sizes <= k
+    rb_in, nb_in = np.where(inside, r_b, 0.0), np.where(inside, n_b, 0.0)
+    # the non-relevant documents of the query's earlier blocks within k, before each block (whole numbers:
+    # exact as one running sum minus the query's start)
+    running = np.cumsum(nb_in) - nb_in
+    first_block = np.flatnonzero(np.r_[True, bq[1:] != bq[:-1]])
+    running -= np.repeat(running[first_block], np.diff(np.append(first_block, len(bq))))
+    S = np.bincount(bq, weights=rb_in * running + rb_in * nb_in / 2, minlength=nq)
+    N = np.bincount(bq, weights=nb_in, minlength=nq)
+    R = np.bincount(bq, weights=rb_in, minlength=nq)
+    undefined = N * R == 0
+    values = np.where(undefined, 0.0, 1.0 - S / np.where(undefined, 1.0, N * R))
+    if k is not None:
+        for b in np.flatnonzero((bpos < k) & (bpos + sizes > k)).tolist():  # at most one block a query
+            q, r, n, t = int(bq[b]), int(r_b[b]), int(n_b[b]), int(k - bpos[b])
+            expected, defined = 0.0, True
+            for h in range(max(0, t - n), min(r, t) + 1):
+                wrong, non, hits = S[q] + N[q] * h + h * (t - h) / 2, N[q] + t - h, R[q] + h
+                if non * hits == 0:
+                    defined = False
+                    break
+                expected += comb(r, h) * comb(n, t - h) / comb(r + n, t) * (1.0 - wrong / (non * hits))
+            values[q], undefined[q] = (expected, False) if defined else (0.0, True)
+    return apply_no_relevant(values, undefined, conv)
+
+
 def num_ret(enc: Encoded, k: int | None) -> np.ndarray:
     counts = enc.counts.astype(np.float64)
     return counts if k is None else np.minimum(counts, float(k))

@@ -287,6 +287,22 @@ def num_q(
     return 1.0
 
 
+def accuracy(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, never: frozenset[str]
+) -> float:
+    """1 - (non-relevant documents above each relevant one, summed) / (non-relevant x relevant), over the
+    top k; undefined without a relevant or a non-relevant document there."""
+    relevant = _relevant(measure, grades) - never
+    above = pairs_wrong = hits = 0
+    for d in _top(measure, order):
+        if d in relevant:
+            pairs_wrong += above
+            hits += 1
+        else:
+            above += 1
+    return 1.0 - pairs_wrong / (above * hits) if above and hits else math.nan
+
+
 def rbp(
     measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
 ) -> float:
