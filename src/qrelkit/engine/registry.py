@@ -181,6 +181,10 @@ def _idcg(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.n
     return kernels.idcg(enc, m.k, conv), _none(enc)
 
 
+def _ncg(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    return kernels.ncg(enc, m.k, conv)
+
+
 def _recall(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
     return kernels.recall(enc, m.k, _rel(m), conv)
 
@@ -290,6 +294,7 @@ REGISTRY: Mapping[str, Family] = MappingProxyType(
             _family("nDCG", _ndcg, _ordered("ndcg")),
             _family("DCG", _dcg, _ordered("dcg")),
             _family("IDCG", _idcg, _ordered("idcg")),
+            _family("NCG", _ncg, _ordered("ncg")),
             _family("R", _recall, _ordered("recall")),
             _family("P", _precision, _ordered("precision")),
             _family("F1", _f1, _ordered("f1")),

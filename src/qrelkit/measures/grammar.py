@@ -13,6 +13,8 @@ Definitions (k = cutoff; rel = grade >= threshold; R = number of relevant judged
 nDCG@k      DCG@k / IDCG@k
 DCG@k       sum over ranks i <= k of gain(grade_i) / log_b(i + 1)
 IDCG@k      DCG@k of the ideal ordering (see the ``ideal`` convention)
+NCG@k       sum over ranks i <= k of gain(grade_i), over the same sum for the ideal ordering (TREC Deep
+            Learning's normalised cumulative gain: nDCG without the discount)
 R@k         relevant documents in the top k / R (recall; under ``ideal=returned`` R counts the relevant
             documents returned; under ``nonpositive=not_retrieved`` one scored <= 0 is never retrieved)
 P@k         relevant documents in the top k / k (trec_eval's denominator: k, even if fewer were returned;
@@ -122,6 +124,8 @@ INFO: dict[str, MeasureInfo] = {
         _M("DCG", "optional", False, (*_GAIN, *_RANKING), False, "discounted cumulative gain", aliases=("dcg",)),
         _M("IDCG", "optional", False, (*_GAIN, "ideal", *_RANKING), False, "DCG of the ideal ordering",
            aliases=("idcg",)),
+        _M("NCG", "optional", False, ("gain", "ideal", *_RANKING, "no_relevant"), True,
+           "normalised cumulative gain: the gain in the top k over the ideal ordering's", aliases=("ncg",)),
         _M("R", "optional", True, ("ideal", *_RANKING, "no_relevant", "nonpositive"), True, "recall",
            aliases=("r", "recall")),
         _M("P", "optional", True, (*_RANKING, "cutoff_denominator", "nonpositive"), False,

@@ -146,6 +146,28 @@ def idcg(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray:
     """DCG of the ideal ordering: every judged document (``ideal = "judged"``) or only the returned ones
     (``ideal = "returned"``), by gain descending, truncated at k. Only positive gains enter the ideal,
     except under ``negative = "gain"``, where every gain does (negative ones at the bottom)."""
+    q_of, g, pos = _ideal(enc, conv)
+    return _discounted_sum(q_of, g, pos, k, conv.discount, enc.n_queries)
+
+
+def ncg(enc: Encoded, k: int | None, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    """(NCG@k per query, undefined mask: the ideal's gain is 0): the gains within k, added rank by rank,
+    over the ideal ordering's (:func:`idcg`'s, undiscounted). Linear in the per-rank gains, so averaged
+    ties take each block's mean gain, exact as DCG's."""
+    n = enc.n_queries
+    qidx, pos = positions(enc)
+    g = block_mean(gains(enc.grade, enc.judged, conv.gain), enc)
+    num = per_query_sum(qidx, g, _cut(pos, k), n)
+    q_of, ideal_g, ideal_pos = _ideal(enc, conv)
+    den = per_query_sum(q_of, ideal_g, _cut(ideal_pos, k), n)
+    undefined = den == 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = np.where(undefined, 0.0, num / np.where(undefined, 1.0, den))
+    return apply_no_relevant(values, undefined, conv)
+
+
+def _ideal(enc: Encoded, conv: Conventions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ideal ordering's rows (query, gain, 0-based position), by gain descending within each query."""
     if conv.ideal == "judged":
         offsets, g = enc.judged_offsets, gains(enc.judged_grade, None, conv.gain)
     else:
@@ -163,7 +185,7 @@ def idcg(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray:
     starts = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
     pos = np.arange(len(g), dtype=np.int64) - np.repeat(starts[:-1], counts)
-    return _discounted_sum(q_of, g, pos, k, conv.discount, n)
+    return q_of, g, pos
 
 
 def ndcg(enc: Encoded, k: int | None, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:

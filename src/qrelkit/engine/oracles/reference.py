@@ -132,6 +132,16 @@ def _dcg(docs: Sequence[str], grades: dict[str, int], conv: Conventions) -> floa
 
 
 def _ideal_dcg(measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions) -> float:
+    return sum(
+        v * _discount(i + 1, conv.discount) for i, v in enumerate(_ideal_gains(measure, order, grades, conv))
+    )
+
+
+def _ideal_gains(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions
+) -> list[float]:
+    """The ideal ordering's gains within the cutoff, best first."""
+
     def gain(d: str) -> float:
         return _gain(grades[d], conv.gain) if d in grades else 0.0
 
@@ -142,8 +152,7 @@ def _ideal_dcg(measure: Measure, order: list[str], grades: dict[str, int], conv:
     else:
         pool = list(grades) if conv.ideal == "judged" else [d for d in order if d in grades]
         values = sorted((g for g in (gain(d) for d in pool) if g > 0), reverse=True)
-    values = values if measure.k is None else values[: measure.k]
-    return sum(v * _discount(i + 1, conv.discount) for i, v in enumerate(values))
+    return values if measure.k is None else values[: measure.k]
 
 
 def dcg(
@@ -156,6 +165,15 @@ def idcg(
     measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
 ) -> float:
     return _ideal_dcg(measure, order, grades, conv)
+
+
+def ncg(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
+) -> float:
+    """The gains in the top k over the ideal ordering's, no discount."""
+    ideal = sum(_ideal_gains(measure, order, grades, conv))
+    got = sum(_gain(grades[d], conv.gain) if d in grades else 0.0 for d in _top(measure, order))
+    return got / ideal if ideal != 0 else math.nan
 
 
 def ndcg(
