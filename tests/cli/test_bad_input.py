@@ -149,7 +149,7 @@ def test_bad_measure_is_a_usage_error(tmp_path):
         ("nDCG@0", "not a positive whole number"),
         ("nDGC@10", "did you mean 'nDCG'"),
         ("nDCG(rel=2)@10", "has no relevance threshold"),
-        ("Judged", "needs a cutoff"),
+        ("RelP", "needs a cutoff"),
         ("nDCG(gain=quadratic)@10", "unknown gain"),
     ]:
         proc = subprocess.run(

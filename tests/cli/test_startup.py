@@ -43,6 +43,8 @@ SMALL_EVAL_MODULES = HELP_MODULES | {
     "qrelkit.engine.kernels.ranked",
     "qrelkit.engine.registry",
     "qrelkit.engine.encoding.small",
+    "qrelkit.engine.trec",
+    "qrelkit.engine.trec.libm",  # DCG's logarithms, the C library's
     "qrelkit.evaluation",
     "qrelkit.evaluation.core",
     "qrelkit.evaluation.files",

@@ -1,6 +1,8 @@
-"""Every profile against its real library, per query to 1e-12, on the seeded edge cases of
-:mod:`tests.crosscheck.trec_eval_harness` (ties, negative and zero grades, unjudged documents, queries on one
-side only, single-document queries, odd ids and score spellings).
+"""Every profile against its real library, per query and in the mean with ``==`` (the same double, bit for
+bit), on the seeded edge cases of :mod:`tests.crosscheck.trec_eval_harness` (ties, negative and zero
+grades, unjudged documents, queries on one side only, single-document queries, odd ids and score
+spellings) and on real-looking runs (:func:`real_case`: the TREC DL 2019 passage judgments, 100 to 1,000
+documents a query, full-precision float scores written with ``repr``).
 
 - ``--profile trec_eval9`` against trec_eval 9.0.8 built from its vendored source with full-precision
   output (``build(precise=True)``: ``%.17g`` for ``%6.4f``), its ``-q`` lines parsed;
@@ -9,13 +11,16 @@ side only, single-document queries, odd ids and score spellings).
 
 Left out of every comparison: the cases carrying a fault (the libraries refuse them or their dicts cannot
 hold them) and runs with two tags. Further exclusions are named in each test. Each test prints the number
-of values compared (``pytest -s``).
+of values compared (``pytest -s``). The exceptions, each with its reason, are listed in docs/conventions.md
+("Bit for bit"); scikit-learn's is the one comparison kept to 1e-12 here.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import os
+import random
 
 import numpy as np
 import pytest
@@ -24,7 +29,55 @@ from . import trec_eval_harness as h
 from .test_profile_parity import IRM, ours
 
 SEEDS = range(int(os.environ.get("QRELKIT_PROFILE_CASES", "48")))
-TOL = 1e-12
+#: the real-looking cases (:func:`real_case`) every test adds to the edge cases
+REAL = range(int(os.environ.get("QRELKIT_PROFILE_REAL_CASES", "6")))
+#: scikit-learn's tolerance: its ideal DCG is a BLAS dot product (docs/conventions.md, "Bit for bit")
+SKLEARN_TOL = 1e-12
+
+
+@functools.cache
+def _dl19() -> dict[str, dict[str, int]]:
+    judged: dict[str, dict[str, int]] = {}
+    for line in (h.ROOT / "tests" / "data" / "trec" / "qrels.dl19-passage.txt").read_text().splitlines():
+        q, _, d, g = line.split()
+        judged.setdefault(q, {})[d] = int(g)
+    return judged
+
+
+#: the seed a real-looking case carries (its folder and its messages): REAL_SEED + its own seed
+REAL_SEED = 100_000
+
+
+def real_case(seed: int) -> h.Case:
+    """A real-looking input: 3 to 6 queries of the TREC DL 2019 passage judgments, each returned with 100 to
+    1,000 documents (some of its judged ones, the rest unjudged), scored with full-precision floats written
+    with ``repr`` (``random() * 100``, a normal draw, or tiny values); in even cases one judged query the
+    run lacks."""
+    rng = random.Random(1_000_003 + seed)
+    judged = _dl19()
+    qids = rng.sample(sorted(judged), rng.randint(4, 7))
+    qrels_lines = [f"{q} 0 {d} {g}" for q in qids for d, g in judged[q].items()]
+    run_lines = []
+    # in every other case the first judged query is not in the run (trec_eval 10 stops there: exit 4)
+    for q in qids[seed % 2 == 0 :]:
+        n = rng.randint(100, 1000)
+        docs = list(judged[q])
+        rng.shuffle(docs)
+        chosen = docs[: rng.randint(min(len(docs), n) // 3, min(len(docs), n))]
+        chosen += [f"u{seed}x{i}" for i in range(n - len(chosen))]
+        draw = rng.choice((lambda: rng.random() * 100, lambda: rng.gauss(0, 7), lambda: rng.random() * 1e-3))
+        scored = sorted(((draw(), d) for d in chosen), reverse=True)
+        run_lines += [f"{q} Q0 {d} {i} {s!r} runA" for i, (s, d) in enumerate(scored, 1)]
+    rng.shuffle(run_lines)
+    return h.Case(
+        REAL_SEED + seed, "".join(x + "\n" for x in qrels_lines), "".join(x + "\n" for x in run_lines), ()
+    )
+
+
+def inputs(edge: range = SEEDS) -> list[h.Case]:
+    """The edge cases of ``edge`` that are usable (:func:`_usable`), then the real-looking ones."""
+    return [c for c in (h.case(s) for s in edge) if _usable(c)] + [real_case(s) for s in REAL]
+
 
 #: trec_eval's names -> qrelkit's, for the measures whose name carries no parameter (relevance at grade 1)
 TREC_FIXED = {
@@ -100,8 +153,9 @@ def _all_negative(qd: dict[str, dict[str, int]]) -> bool:
     return any(all(g < 0 for g in d.values()) for d in qd.values())
 
 
-def _assert_close(got: float, want: float, where: tuple) -> None:
-    assert abs(got - want) <= TOL, (*where, got, want)
+def _assert_same(got: float, want: float, where: tuple) -> None:
+    """The same double: ``==``, or both NaN."""
+    assert got == want or (got != got and want != want), (*where, repr(got), repr(want))
 
 
 # ------------------------------------------------------------------------------------ trec_eval 9.0.8
@@ -143,10 +197,8 @@ def test_trec_eval_profiles_per_query_against_their_binaries(rel, profile, reque
         "trec_eval_9_precise" if profile == "trec_eval9" else "trec_eval_10_precise"
     )
     compared = cases = 0
-    for seed in SEEDS:
-        c = h.case(seed)
-        if not _usable(c):
-            continue
+    for c in inputs():
+        seed = c.seed
         qd, _ = c.dicts()
         if _all_negative(qd):
             continue
@@ -165,9 +217,42 @@ def test_trec_eval_profiles_per_query_against_their_binaries(rel, profile, reque
             got = res.values(mine[name])
             assert set(got) == set(values), (seed, name)
             for q, want in values.items():
-                _assert_close(got[q], want, (seed, q, name))
+                _assert_same(got[q], want, (seed, q, name))
                 compared += 1
-    print(f"{profile} vs its binary -l {rel}: {compared} per-query values compared on {cases} cases")
+    print(f"{profile} vs its binary -l {rel}: {compared} per-query values compared with == on {cases} cases")
+    assert cases >= 20 and compared > 5000
+
+
+# ------------------------------------------------------------------------------------------ pytrec_eval
+
+
+@pytest.mark.parametrize("rel", [1, 2])
+def test_pytrec_eval_profile_per_query(rel, tmp_path):
+    """Every measure pytrec_eval offers that qrelkit names (``supported_measures`` but the strings, the
+    query count and the geometric means), per query, with ``relevance_level=rel``, on the dicts
+    pytrec_eval takes. Left out: the cases with an all-negative query (:func:`_all_negative`).
+    pytrec_eval gives no mean."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    wanted = set(pytrec_eval.supported_measures) - {"relstring", "runid", "num_q", "gm_map", "gm_bpref"}
+    compared = cases = 0
+    for c in inputs():
+        seed = c.seed
+        qd, rd = c.dicts()
+        if _all_negative(qd):
+            continue
+        qrels, run = c.write(tmp_path / str(seed))
+        theirs = pytrec_eval.RelevanceEvaluator(qd, wanted, relevance_level=rel).evaluate(rd)
+        names = sorted({n for values in theirs.values() for n in values})
+        mine = {n: at_level(trec_name(n), rel) for n in names}
+        res = ours(qrels, run, "pytrec_eval", sorted(set(mine.values())))
+        cases += 1
+        for name in names:
+            got = res.values(mine[name])
+            assert set(got) == set(theirs), (seed, name)
+            for q, values in theirs.items():
+                _assert_same(got[q], values[name], (seed, q, name))
+                compared += 1
+    print(f"pytrec_eval -l {rel}: {compared} per-query values compared with == on {cases} cases")
     assert cases >= 20 and compared > 5000
 
 
@@ -176,7 +261,10 @@ def test_trec_eval_profiles_per_query_against_their_binaries(rel, profile, reque
 
 #: ir_measures' measures beyond the parity table, computed by its pytrec_eval and judged providers
 IRM_MORE = ("Success@1", "Success@5", "SetP", "SetR", "SetF", "Bpref", "infAP", "P@1", "R@1000", "nDCG@3",
-            "AP@1", "P(rel=2)@5", "Bpref(rel=2)", "SetP(rel=2)", "Judged@1", "RR(rel=2)")  # fmt: skip
+            "AP@1", "P(rel=2)@5", "Bpref(rel=2)", "SetP(rel=2)", "Judged@1", "RR(rel=2)",
+            # ir_measures' own spellings of measures qrelkit names otherwise
+            "SetP(relative=True)", "SetP(rel=2,relative=True)", "Judged", "nDCG(gains={0:1,1:4})@10",
+            "nDCG(gains={0:0,1:1,2:10})", "NumQ")  # fmt: skip
 
 
 def test_ir_measures_profile_per_query(tmp_path):
@@ -189,10 +277,8 @@ def test_ir_measures_profile_per_query(tmp_path):
     names = {**IRM, **{m: m for m in IRM_MORE}}
     measures = [ir_measures.parse_measure(m) for m in names]
     compared = cases = 0
-    for seed in SEEDS:
-        c = h.case(seed)
-        if not _usable(c):
-            continue
+    for c in inputs():
+        seed = c.seed
         qd, _ = c.dicts()
         if _all_negative(qd):
             continue
@@ -205,10 +291,11 @@ def test_ir_measures_profile_per_query(tmp_path):
             got = res.values(mine)
             assert set(got) == set(per_query[str(m)]), (seed, mine)
             for q, want in per_query[str(m)].items():
-                _assert_close(got[q], want, (seed, q, mine))
+                _assert_same(got[q], want, (seed, q, mine))
                 compared += 1
-            _assert_close(res.mean(mine), aggregate[m], (seed, "mean", mine))
-    print(f"ir_measures: {compared} per-query values compared on {cases} cases")
+            _assert_same(res.mean(mine), aggregate[m], (seed, "mean", mine))
+            compared += 1
+    print(f"ir_measures: {compared} values (per query and means) compared with == on {cases} cases")
     assert cases >= 20 and compared > 4000
 
 
@@ -221,6 +308,42 @@ def _ir_measures_on(ir_measures, measures, qrels, run):
     for metric in ir_measures.iter_calc(measures, qrels_list, run_list):
         per_query.setdefault(str(metric.measure), {})[metric.query_id] = metric.value
     return per_query, ir_measures.calc_aggregate(measures, qrels_list, run_list)
+
+
+ACCURACY = ("Accuracy", "Accuracy@5", "Accuracy(rel=2)", "Accuracy(rel=2)@10")
+
+
+def test_ir_measures_accuracy_per_query(tmp_path):
+    """ir_measures' Accuracy (its accuracy provider: Python's stable sort by score, so tied scores in
+    file order) per query and in the mean, with ``==``: it reports only the queries with a relevant and a
+    non-relevant document within the cutoff, and no default for the others (the profile's
+    ``Accuracy(...,no_relevant=skip,missing_score=empty)``). Left out: a measure on a case where
+    ir_measures divides by zero (a query whose returned documents within the cutoff are all relevant: it
+    raises ZeroDivisionError; the profile leaves that query undefined)."""
+    ir_measures = pytest.importorskip("ir_measures")
+    compared = cases = crashed = 0
+    for c in inputs():
+        seed = c.seed
+        qrels, run = c.write(tmp_path / str(seed))
+        res = ours(qrels, run, "ir_measures", list(ACCURACY))
+        cases += 1
+        for measure in ACCURACY:
+            m = ir_measures.parse_measure(measure)
+            try:
+                per_query, aggregate = _ir_measures_on(ir_measures, [m], qrels, run)
+            except ZeroDivisionError:
+                crashed += 1
+                continue
+            theirs = per_query.get(str(m), {})  # only the queries it reports
+            got = {q: v for q, v in res.values(measure).items() if not math.isnan(v)}
+            assert set(got) == set(theirs), (seed, measure)
+            for q, want in theirs.items():
+                _assert_same(got[q], want, (seed, q, measure))
+                compared += 1
+            _assert_same(res.mean(measure), aggregate[m], (seed, "mean", measure))
+            compared += 1
+    print(f"ir_measures Accuracy: {compared} values compared with == on {cases} cases ({crashed} crashed)")
+    assert cases >= 20 and compared > 300
 
 
 #: ir_measures' measures computed by its gdeval provider (gdeval.pl), at the cutoffs checked
@@ -259,10 +382,8 @@ def test_ir_measures_gdeval_measures_per_query(tmp_path):
     names = {m: str(ir_measures.parse_measure(m)) for m in IRM_GDEVAL}
     measures = [ir_measures.parse_measure(m) for m in IRM_GDEVAL]
     compared = cases = 0
-    for seed in SEEDS:
-        c = h.case(seed)
-        if not _usable(c):
-            continue
+    for c in inputs():
+        seed = c.seed
         c = _numbered(c)
         qrels, run = c.write(tmp_path / str(seed))
         per_query, aggregate = _ir_measures_on(ir_measures, measures, qrels, run)
@@ -323,10 +444,8 @@ def test_ranx_profiles_per_query(tmp_path):
     from .test_profile_parity import _ranx_arrays
 
     compared = cases = 0
-    for seed in range(4 * len(SEEDS)):  # about one case in four is free of ties
-        c = h.case(seed)
-        if not _usable(c):
-            continue
+    for c in inputs(range(4 * len(SEEDS))):  # about one edge case in four is free of ties
+        seed = c.seed
         qd, rd = c.dicts()
         if _tied(rd):
             continue
@@ -347,6 +466,7 @@ def test_ranx_profiles_per_query(tmp_path):
                 f"Rprec{r}": mt.r_precision(qrels_list, run_list, 0, rel),
                 f"NumRelRet{r}@10": mt.hits(qrels_list, run_list, 10, rel),
                 f"Success{r}@5": mt.hit_rate(qrels_list, run_list, 5, rel),
+                f"SetP{r}@5": mt.precision(qrels_list, run_list, 5, rel),  # ranx reads SetP@k as P@k
                 f"RBP(rel={rel},persistence=0.8)": mt.rank_biased_precision(qrels_list, run_list, 0.8, rel),
             }
             burges = {}
@@ -372,11 +492,12 @@ def test_ranx_profiles_per_query(tmp_path):
                     skip = no_nonrel if measure.startswith("bpref") else set()
                     for q, want in zip(queries, scores, strict=True):
                         if q not in skip:
-                            _assert_close(got[q], float(want), (seed, q, profile, measure))
+                            _assert_same(got[q], float(want), (seed, q, profile, measure))
                             compared += 1
                     if not skip & set(queries):
-                        _assert_close(res.mean(measure), float(np.mean(scores)), (seed, "mean", measure))
-    print(f"ranx: {compared} per-query values compared on {cases} cases")
+                        _assert_same(res.mean(measure), float(np.mean(scores)), (seed, "mean", measure))
+                        compared += 1
+    print(f"ranx: {compared} values (per query and means) compared with == on {cases} cases")
     assert cases >= 10 and compared > 500
 
 
@@ -415,10 +536,8 @@ def test_sklearn_profile_per_query(tmp_path):
              "nDCG": (metrics.ndcg_score, None), "DCG@10": (metrics.dcg_score, 10),
              "DCG": (metrics.dcg_score, None)}  # fmt: skip
     compared = cases = 0
-    for seed in range(3 * len(SEEDS)):  # about one case in three has no negative grade
-        c = h.case(seed)
-        if not _usable(c):
-            continue
+    for c in inputs(range(3 * len(SEEDS))):  # about one edge case in three has no negative grade
+        seed = c.seed
         qd, rd = c.dicts()
         if any(g < 0 for d in qd.values() for g in d.values()):
             continue
@@ -439,9 +558,9 @@ def test_sklearn_profile_per_query(tmp_path):
                 y_true = np.array([[qd[q].get(d, 0) for d in docs]], dtype=float)
                 y_score = np.array([[rd[q][d] for d in docs]])
                 want = float(fn(y_true, y_score, k=k))
-                _assert_close(got[q], want, (seed, q, measure))
+                assert abs(got[q] - want) <= SKLEARN_TOL, (seed, q, measure)
                 values.append(want)
                 compared += 1
-            _assert_close(res.mean(measure), math.fsum(values) / len(values), (seed, "mean", measure))
-    print(f"sklearn: {compared} per-query values compared on {cases} cases")
+            assert abs(res.mean(measure) - math.fsum(values) / len(values)) <= SKLEARN_TOL, (seed, measure)
+    print(f"sklearn: {compared} per-query values compared to 1e-12 on {cases} cases")
     assert cases >= 20 and compared > 300

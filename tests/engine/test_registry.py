@@ -31,8 +31,9 @@ from qrelkit.measures.trec_names import NICKNAMES, ORDER, qrelkit_measures
 
 
 def _text(name: str) -> str:
-    """The shortest spelling of a family the grammar takes."""
-    return name + ("@5" if INFO[name].cutoff != "none" else "")
+    """The shortest spelling of a family the grammar takes (with a cutoff where it takes one; SetP@k is
+    read under the ranx profiles only, as P@k: SetP goes without)."""
+    return name + ("@5" if INFO[name].cutoff != "none" and name != "SetP" else "")
 
 
 def test_the_families_are_the_grammars():

@@ -79,15 +79,17 @@ EXPECTED_MEASURE_AXES = {
         "iprec_cutoff": "truncate",
         "missing_score": "zero",
         "counts": "sum",
-        "by_measure": "Compat(ties=docid_asc,precision=double); "
+        "summation": "run_order",
+        "by_measure": "Accuracy(ties=file_order,precision=double,no_relevant=skip,missing_score=empty); "
+        "Compat(ties=docid_asc,precision=double); "
         "ERR(precision=double,printed_decimals=5,summation=numeric_order); "
         "Judged(ties=docid_asc,precision=double,negative=zero,cutoff_denominator=returned); "
         "RR@k(ties=docid_asc,precision=double); "
         "nDCG@k[gain=exponential](discount=ln,precision=double,printed_decimals=5,summation=numeric_order)",
     },
-    "ranx": {"rbp_gain": "grade", "by_measure": "bpref(negative=zero)"},
+    "ranx": {"rbp_gain": "grade", "summation": "numpy", "by_measure": "bpref(negative=zero)"},
     "gdeval": {"printed_decimals": "5"},
-    "ranx-burges": {"rbp_gain": "grade", "by_measure": "bpref(negative=zero)"},
+    "ranx-burges": {"rbp_gain": "grade", "summation": "numpy", "by_measure": "bpref(negative=zero)"},
     "torchmetrics": {
         "by_measure": "AP(nonpositive=not_retrieved,ap_denominator=retrieved); FallOut(no_relevant=one); "
         "P(nonpositive=not_retrieved); R(nonpositive=not_retrieved); RR(nonpositive=not_retrieved)",

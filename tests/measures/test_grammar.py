@@ -70,7 +70,7 @@ def test_describe_prints_every_parameter():
         ("nDCG@0", "not a positive whole number"),
         ("nDCG@ten", "not a positive whole number"),
         ("nDGC@10", "did you mean 'nDCG'"),
-        ("Judged", "needs a cutoff"),
+        ("RelP", "needs a cutoff"),
         ("Rprec@10", "takes no cutoff"),
         ("nDCG(rel=2)@10", "no relevance threshold"),
         ("R(gain=linear)@10", "takes no parameter 'gain'"),

@@ -34,7 +34,11 @@ SAME = {
     "AP(judged_only=False)": "AP(rel=1)",
     "nDCG(dcg='exp-log2')@10": "nDCG(gain=exponential)@10",
     "nDCG(dcg='log2')@10": "nDCG(gain=linear)@10",
-    "nDCG(gains={0:0,1:1,2:3})@10": "nDCG(gain={0:0,1:1,2:3})@10",
+    "nDCG(gains={0:0,1:1,2:3})@10": "nDCG(gain={0:0,1:1,2:3,else:grade})@10",
+    "SetP(relative=True)": "SetRelP(rel=1)",
+    "SetP(rel=2,relative=True)": "SetRelP(rel=2)",
+    "SetP(relative=False)": "SetP(rel=1)",
+    "Judged": "Judged",
     "ERR@10": "ERR@10",
 }
 
@@ -58,7 +62,7 @@ def test_ir_measures_reads_the_same_names(irm):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("NumQ", "ir_measures' NumQ has no qrelkit measure"),
+        ("NERR8", "ir_measures' NERR8 has no qrelkit measure"),
         ("Sucess@10", "did you mean 'Success'"),
         ("Recal@10", "did you mean 'Recall'"),
         ("nDGC@10", "did you mean 'nDCG'"),

@@ -118,8 +118,8 @@ def test_printed_decimals_give_the_same_floats_on_every_path(tmp_path, monkeypat
 
 
 def test_the_exponential_ndcg_entry_leaves_plain_ndcg_alone(tmp_path):
-    """Under the ir_measures profile nDCG@10 (pytrec_eval's: linear gain, single precision) is not
-    rounded; nDCG(dcg='exp-log2')@10 (gdeval's) is."""
+    """Under the ir_measures profile nDCG@10 (pytrec_eval's: linear gain, single precision, added in the
+    run's order) is not rounded; nDCG(dcg='exp-log2')@10 (gdeval's) is, added by topic number."""
     conv = PROFILES["ir_measures"].conventions
     from qrelkit.measures.grammar import parse
 
@@ -128,7 +128,7 @@ def test_the_exponential_ndcg_entry_leaves_plain_ndcg_alone(tmp_path):
         "linear",
         "single",
         None,
-        "exact",
+        "run_order",
     )
     assert (exp.gain, exp.axes()["discount"], exp.precision, exp.printed_decimals, exp.summation) == (
         "exponential",

@@ -77,3 +77,33 @@ def test_residuals_summed_in_stretches_of_queries_equal_the_dense_sums():
     for p in (0.5, 0.8, 0.95):
         assert _bits(tk.rbp_resid(rl, p)) == _bits(tk.rbp_resid(rl.sparsified(), p))
     assert tk.relstring(rl, 25) == tk.relstring(rl.sparsified(), 25)
+
+
+def _c_loop(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Running sums as trec_eval's C loops form them: ``s += x`` from 0 at each query's start."""
+    want = np.empty_like(values)
+    for start, stop in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True):
+        s = 0.0
+        for i in range(start, stop):
+            s += float(values[i])
+            want[i] = s
+    return want
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    lengths=st.lists(st.integers(0, 40), min_size=1, max_size=30),
+    many=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_running_sums_are_the_c_loops_on_the_grid_and_query_by_query(lengths, many, seed):
+    """``_segment_cumsum`` (trec_eval's running sums: ``ndcg_rel``, ``Rndcg``, ``G``, the ideal's prefix)
+    gives the doubles of the C loop on its grid and on its query-by-query path (``many``: 400 short
+    queries beside one of 3,000 documents, where the grid would be much larger than the data)."""
+    rng = np.random.default_rng(seed)
+    sizes = [*lengths, *([1] * 400 + [3000] if many else [])]
+    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    values = rng.random(int(offsets[-1])) * 10.0 ** rng.integers(-3, 4, int(offsets[-1]))
+    grid = len(sizes) * max(sizes) <= 4 * len(values) + 1_000_000  # the path this draw takes
+    assert grid != many
+    assert tk._segment_cumsum(values, offsets).tobytes() == _c_loop(values, offsets).tobytes()

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import ValidationError
+from ..errors import ConventionError, ValidationError
 from ..measures.conventions import Conventions
 from ..measures.grammar import INFO, Measure, MeasureInfo
 from .encoding.encoded import Encoded, apply_no_relevant
@@ -181,12 +181,34 @@ def _idcg(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.n
     return kernels.idcg(enc, m.k, conv), _none(enc)
 
 
+def _ncg(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    return kernels.ncg(enc, m.k, conv)
+
+
 def _recall(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
     return kernels.recall(enc, m.k, _rel(m), conv)
 
 
 def _precision(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
     return kernels.precision(enc, m.k, _rel(m), conv), _none(enc)
+
+
+_SET_P = _later("trec.measures", "set_p")
+
+
+def _set_p(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    """SetP (trec_eval's set_P); ``SetP@k`` only under a profile whose tool reads it as ``P@k``
+    (:data:`qrelkit.measures.profiles.SET_AT_CUTOFF_AS_TOP_K`), else refused with the fix."""
+    if m.k is None:
+        return _SET_P(enc, m, conv)
+    from ..measures.profiles import SET_AT_CUTOFF_AS_TOP_K
+
+    if conv.profile not in SET_AT_CUTOFF_AS_TOP_K:
+        raise ConventionError(
+            f"{m} is a set measure with a cutoff: only the ranx profiles read it (as P@{m.k}, as ranx does)",
+            fix=f"write P(rel={_rel(m)})@{m.k} for precision at {m.k}, or SetP(rel={_rel(m)}) for the whole set",
+        )
+    return _precision(enc, m, conv)
 
 
 def _f1(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
@@ -216,7 +238,16 @@ def _fallout(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, n
 
 
 def _judged(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
-    return kernels.judged_at(enc, _k(m), conv), _none(enc)
+    return kernels.judged_at(enc, m.k, conv), _none(enc)
+
+
+def _accuracy(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    return kernels.accuracy(enc, m.k, _rel(m), conv)
+
+
+def _num_q(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    """NumQ: 1 for every scored query."""
+    return np.ones(enc.n_queries, dtype=np.float64), _none(enc)
 
 
 def _num_rel(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
@@ -263,6 +294,7 @@ REGISTRY: Mapping[str, Family] = MappingProxyType(
             _family("nDCG", _ndcg, _ordered("ndcg")),
             _family("DCG", _dcg, _ordered("dcg")),
             _family("IDCG", _idcg, _ordered("idcg")),
+            _family("NCG", _ncg, _ordered("ncg")),
             _family("R", _recall, _ordered("recall")),
             _family("P", _precision, _ordered("precision")),
             _family("F1", _f1, _ordered("f1")),
@@ -274,6 +306,8 @@ REGISTRY: Mapping[str, Family] = MappingProxyType(
             _family("NumRel", _num_rel, _ordered("num_rel")),
             _family("NumRet", _num_ret, _ordered("num_ret")),
             _family("NumRelRet", _num_rel_ret, _ordered("num_rel_ret")),
+            _family("NumQ", _num_q, _ordered("num_q")),
+            _family("Accuracy", _accuracy, _ordered("accuracy")),
             # cascade measures (engine/kernels/cascade.py)
             _family("ERR", _err, _ordered("err")),
             _family("nERR", _nerr, _ordered("nerr")),
@@ -291,7 +325,7 @@ REGISTRY: Mapping[str, Family] = MappingProxyType(
             _family("infAP", *_trec("inf_ap")),
             _family("IPrec", *_trec("iprec")),
             _family("IPrecMean", *_trec("iprec_mean")),
-            _family("SetP", *_trec("set_p")),
+            _family("SetP", _set_p, _trec("set_p")[1]),
             _family("SetRelP", *_trec("set_rel_p")),
             _family("SetAP", *_trec("set_ap")),
             _family("SetF", *_trec("set_f")),

@@ -270,23 +270,31 @@ def evaluate_run_batches(
             undefined_parts[m].append(values[m][1])
 
     seen: set[str] = set()
+    firsts: list[tuple[int, int, str]] = []  # (first line, batch, query): the run's order of its queries
     judgments = _RowsByQuery(qrels.frame)
     judged_set = set(judgments.span)
     per_batch = conv.with_(missing_queries="skip", extra_queries="skip")
     run_name = source = ""  # for the query set's error: the run's name and file, from its batches
     for batch in run_batches:
         run_name, source = batch.name, str(batch.meta.get("source", batch.name))
-        batch_queries = batch.frame.get_column("query_id").unique().to_list()
+        batch_queries = batch.frame.get_column("query_id").unique(maintain_order=True).to_list()
         if seen.intersection(batch_queries):
             raise ValidationError("a query appears in two batches", fix="deliver whole queries per batch")
         seen.update(batch_queries)
+        frame = batch.frame
+        if "line" in frame.columns:  # batches sorted on disk come by query: each query's first line says
+            first = frame.group_by("query_id").agg(pl.col("line").min())
+            firsts += [(line, len(firsts), q) for q, line in first.iter_rows()]
+        else:
+            firsts += [(0, len(firsts), q) for q in batch_queries]
         sub = judgments.rows(batch_queries)
         if sub.height == 0:
             continue
         sub_qrels = Qrels(sub, qrels.fingerprint, qrels.name, qrels.scale, qrels.rubric_hash, qrels.meta)
         keep(*_evaluate_whole(sub_qrels, batch, measures, per_batch, engine=engine, tie_order=tie_order))
     # the query set's rule, applied once over all batches (before the empty rankings are scored)
-    queries = query_set(sorted(judged_set), seen, sorted(seen - judged_set), conv, run_name, source)
+    in_order = [q for _, _, q in sorted(firsts)]
+    queries = query_set(sorted(judged_set), in_order, sorted(seen - judged_set), conv, run_name, source)
     missing = queries.missing_scored_zero
     if missing:
         sub = judgments.rows(missing)

@@ -169,7 +169,7 @@ def explain(
                 block_label[b] = f"{label} (ranks {i + 1}-{j + 1})"
         i = j + 1
 
-    contributions = gain_rows[:cut] * disc[:cut]
+    contributions = gain_rows[:cut] / K.log_ranks(np.arange(cut, dtype=np.int64), conv.discount)
     dcg = float(K.dcg(enc, k, conv)[qi])
     rows = tuple(
         RankRow(
@@ -197,9 +197,10 @@ def explain(
     pool_gains = [(d, g, conv.gain_of(g)) for d, g in pool]
     pool_gains = sorted((x for x in pool_gains if x[2] > 0), key=lambda x: (-x[2], x[0]))
     ideal_cut = pool_gains if k is None else pool_gains[:k]
-    ideal_disc = K.discounts(np.arange(len(ideal_cut), dtype=np.int64), conv.discount)
+    ideal_log = K.log_ranks(np.arange(len(ideal_cut), dtype=np.int64), conv.discount)
+    ideal_disc = 1.0 / ideal_log
     ideal = tuple(
-        IdealRow(i + 1, d, g, gain, float(ideal_disc[i]), float(gain * ideal_disc[i]))
+        IdealRow(i + 1, d, g, gain, float(ideal_disc[i]), float(gain / ideal_log[i]))
         for i, (d, g, gain) in enumerate(ideal_cut)
     )
     idcg = float(K.idcg(enc, k, conv)[qi])

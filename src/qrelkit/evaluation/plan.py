@@ -263,6 +263,16 @@ def _dataset_name(qrels: str | None, engine: str, diversity: bool) -> str | None
     return qrels
 
 
+def _empty_runs(inputs: Inputs) -> list[str]:
+    """The run files that hold no line, where the profile's tool evaluates such a run
+    (:attr:`qrelkit.measures.profiles.Profile.empty_run`); none elsewhere (the readers refuse them)."""
+    if inputs.profile is None or inputs.profile.empty_run != "evaluate":
+        return []
+    from ..formats.inputs import is_blank
+
+    return [str(p) for p in inputs.runs if isinstance(p, str | Path) and is_blank(p)]
+
+
 def _plan(inputs: Inputs, need: str, folders: Sequence[str]) -> ReadingPlan:
     """The plan for files (see :func:`plan_reading`)."""
     conventions, measures, engine = inputs.conventions, inputs.measures, inputs.engine
@@ -282,6 +292,22 @@ def _plan(inputs: Inputs, need: str, folders: Sequence[str]) -> ReadingPlan:
     if need == "whole":
         return ReadingPlan("whole", ROUTES["whole"], options, None, None, single, "every row of every run")
     profile_refuses = bool(inputs.profile is not None and inputs.profile.refuses)
+    if engine == "local" and _empty_runs(inputs):
+        if limit is not None:
+            raise _refuse_limit(
+                f"an empty run file under --profile {conventions.profile}",
+                "the runs are read whole beside it",
+                "drop --memory-limit, or leave the empty run file out",
+            )
+        return ReadingPlan(
+            "whole",
+            ROUTES["whole"],
+            options,
+            None,
+            None,
+            single,
+            f"an empty run file, which profile {conventions.profile} evaluates as its tool does",
+        )
     if engine == "spark":
         if limit is not None:
             raise _refuse_limit(
@@ -466,7 +492,30 @@ def read_runs_whole(plan: ReadingPlan) -> list[Run]:
 
     assert plan.inputs is not None
     fmt, rule, comments = plan.options.input_format, plan.on_duplicate, plan.comments
-    return [read_run(p, format=fmt, on_duplicate=rule, comments=comments) for p in plan.inputs.runs]
+    empty = set(_empty_runs(plan.inputs))
+    return [
+        _empty_run(p) if str(p) in empty else read_run(p, format=fmt, on_duplicate=rule, comments=comments)
+        for p in plan.inputs.runs
+    ]
+
+
+def _empty_run(path: str | Path) -> Run:
+    """A run file that holds no line, as the run that returned nothing (named by its file, as a run with
+    no tag is; its fingerprint that of its bytes)."""
+    import hashlib
+
+    import polars as pl
+
+    from ..data.values import run_from_frame
+    from ..fingerprint import Fingerprint
+
+    p = Path(path)
+    frame = pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64})
+    run = run_from_frame(frame, name=p.stem, source=str(p))
+    digest = hashlib.sha256(p.read_bytes()).hexdigest()
+    return run.replace(
+        fingerprint=Fingerprint(digest, "file-bytes", str(p)), meta={**run.meta, "empty_file": True}
+    )
 
 
 def whole_plan(

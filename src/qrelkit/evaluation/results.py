@@ -33,17 +33,44 @@ def numeric_order(query_ids: Sequence[str]) -> list[int]:
     return sorted(range(len(query_ids)), key=key)
 
 
-def summed(query_ids: Sequence[str], values: Sequence[float], summation: str = "exact") -> float:
+def run_order(query_ids: Sequence[str], first_given: Sequence[str]) -> list[int]:
+    """The positions of ``query_ids`` with the queries of ``first_given`` (the run's order of first
+    appearance) first, in that order, then the others (judged queries the run lacks) by text."""
+    at = {q: i for i, q in enumerate(query_ids)}
+    head = [at[q] for q in first_given if q in at]
+    taken = set(head)
+    return head + sorted((i for i in range(len(query_ids)) if i not in taken), key=lambda i: query_ids[i])
+
+
+def summed(
+    query_ids: Sequence[str],
+    values: Sequence[float],
+    summation: str = "exact",
+    first_given: Sequence[str] = (),
+) -> float:
     """The sum of the defined (not NaN) ``values``, one per query of ``query_ids``, under the
-    ``summation`` convention: ``exact``, correctly rounded (``math.fsum``); ``numeric_order``, added
-    left to right from 0.0 in :func:`numeric_order` (as ir_measures' ``MeanAgg`` adds gdeval.pl's values)."""
+    ``summation`` convention: ``exact``, correctly rounded (``math.fsum``); else added left to right from
+    0.0, as ir_measures' ``MeanAgg`` adds its providers' values: ``numeric_order`` in :func:`numeric_order`
+    (gdeval.pl's topics), ``run_order`` in :func:`run_order` of ``first_given`` (its pytrec_eval, judged
+    and MS MARCO providers: the run's queries in the order the run gives them, then the judged queries the
+    run lacks by id); ``numpy``, numpy's ``np.sum`` (pairwise) over the queries by id as text (ranx's
+    ``np.mean``)."""
+    if summation == "exact":
+        return math.fsum(v for v in values if not math.isnan(v))
+    if summation == "numpy":
+        order = sorted(range(len(query_ids)), key=lambda i: query_ids[i])
+        return float(
+            np.sum(np.array([values[i] for i in order if not math.isnan(values[i])], dtype=np.float64))
+        )
     if summation == "numeric_order":
-        total = 0.0
-        for i in numeric_order(query_ids):
-            if not math.isnan(values[i]):
-                total += values[i]
-        return total
-    return math.fsum(v for v in values if not math.isnan(v))
+        order = numeric_order(query_ids)
+    else:
+        order = run_order(query_ids, first_given)
+    total = 0.0
+    for i in order:
+        if not math.isnan(values[i]):
+            total += values[i]
+    return total
 
 
 @dataclass(frozen=True)
@@ -164,7 +191,7 @@ class Results:
         summation = spec.conventions(self.conventions).summation if spec is not None else "exact"
 
         def total() -> float:
-            return summed(run.queries.query_ids, values, summation)
+            return summed(run.queries.query_ids, values, summation, run.queries.run_order)
 
         if measure is not None and self.conventions.counts == "sum" and parse(measure).name in COUNT_MEASURES:
             return total(), len(defined)

@@ -76,7 +76,7 @@ INSTALL_HINT = "pip install 'qrelkit[spark]' (pyspark 4.0 or later; Java 17 or 2
 #: The columns of what each partition returns (one row per query, per chunk's counts, or per error).
 _OUT_SCHEMA = (
     "kind string, run string, query_id string, vals array<double>, undef array<boolean>, "
-    "tied array<boolean>, digest string, rows long, removed long, error string"
+    "tied array<boolean>, digest string, rows long, removed long, error string, first long"
 )
 
 
@@ -467,6 +467,10 @@ def _evaluator(
                         removed = int(run.meta["duplicates_removed"])  # type: ignore[call-overload]
                     queries = run.frame.get_column("query_id").unique().sort().to_list()
                     digests = _query_digests(run.frame) if digest else {}
+                    firsts: dict[str, int] = {}  # each query's first line: the run's order of its queries
+                    if "line" in run.frame.columns:
+                        first_rows = run.frame.group_by("query_id").agg(pl.col("line").min()).iter_rows()
+                        firsts = {str(q): int(line) for q, line in first_rows}
                     judged = [q for q in queries if q in spans]
                     values: dict[str, tuple[list[float], list[bool]]] = {}
                     tied: dict[str, list[bool]] = {}  # per query, whether each measure follows tie order
@@ -500,6 +504,7 @@ def _evaluator(
                                 "undef": undef,
                                 "tied": tied.get(q),
                                 "digest": digests.get(q),
+                                "first": firsts.get(q),
                             }
                         )
                     out.append({"kind": "count", "run": name, "rows": part.height, "removed": removed})
@@ -521,6 +526,7 @@ def _evaluator(
             ("rows", pa.int64()),
             ("removed", pa.int64()),
             ("error", pa.string()),
+            ("first", pa.int64()),
         ]
     )
     return run_partition
@@ -722,9 +728,13 @@ def _run_values(
 
     queries = [r for r in rows if r["kind"] == "query"]
     seen = {r["query_id"] for r in queries}
+    # the run's queries by their first line (summation=run_order), the earliest where rows of one query
+    # came from several partitions
+    first = sorted((-1 if r.get("first") is None else r["first"], r["query_id"]) for r in queries)
+    in_order = list(dict.fromkeys(q for _, q in first))
     judged_set = set(qrels.frame.get_column("query_id").unique().to_list())
     # the query set's rule, applied once over all partitions (before the empty rankings are scored)
-    policy = query_set(sorted(judged_set), seen, sorted(seen - judged_set), conv, name, item.label)
+    policy = query_set(sorted(judged_set), in_order, sorted(seen - judged_set), conv, name, item.label)
     scored = [r for r in queries if r["vals"] is not None]
     ids = [r["query_id"] for r in scored]
     value_parts = [np.array([r["vals"][j] for r in scored], dtype=np.float64) for j in range(len(measures))]

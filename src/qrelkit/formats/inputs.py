@@ -15,6 +15,7 @@ its kind's bound (:data:`LINE_LIMITS`), so memory follows the longest line, not 
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import stat
@@ -257,3 +258,31 @@ def _long_line(source: str, line: int, kind: str, bound: int, what: str) -> Inpu
         line=line,
         fix="check the file: one record a line (a file that lost its line ends, or is not text, looks so)",
     )
+
+
+#: The largest file :func:`is_blank` reads: a file past it holds more than blank lines in practice (one
+#: that does not is refused by the readers as empty, as before).
+BLANK_CHECK_BYTES = 1 << 16
+
+
+def is_blank(path: str | Path) -> bool:
+    """Whether ``path`` is a regular file holding no line but blank ones (an empty run file), gzip or not;
+    False for anything else (a missing file, a folder: the readers word those errors). Reads at most
+    :data:`BLANK_CHECK_BYTES`."""
+    import gzip
+    import zlib
+
+    p = Path(path)
+    try:
+        if not p.is_file() or p.stat().st_size > BLANK_CHECK_BYTES:
+            return False
+        raw = p.read_bytes()[:BLANK_CHECK_BYTES]
+    except OSError:
+        return False
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unpacked:
+                raw = unpacked.read(BLANK_CHECK_BYTES + 1)
+        except (OSError, EOFError, zlib.error):
+            return False  # a corrupt gzip file: the readers say so
+    return len(raw) <= BLANK_CHECK_BYTES and not raw.strip()

@@ -116,6 +116,10 @@ summation
     right over the queries in the numeric order of their ids (ids that are whole numbers by value, the
     others after them by text), as ir_measures' mean adds the values gdeval.pl prints topic by topic
     (``MeanAgg``: ``self.sum += value``); the result can differ from ``exact`` in the last bits.
+    ``run_order``: the same over the run's queries in the order the run first gives them, then the
+    judged queries the run lacks by id as text, as ir_measures' pytrec_eval, judged and MS MARCO
+    providers give them (the order of each query's first line, on every engine). ``numpy``: numpy's own sum (``np.sum``: pairwise, eight running sums a block) over the
+    queries by id as text, as ranx's ``np.mean`` adds its per-query array.
 by_measure
     Axes a profile sets for one measure family only, because the tool computes that family with other code
     (ir_measures computes RR@k with its MS MARCO provider and Judged with its own): ``RR@k(ties=docid_asc,
@@ -163,7 +167,7 @@ RbpResidual = Literal["always", "if_unjudged"]
 IprecCutoff = Literal["round", "truncate"]
 Nonpositive = Literal["retrieved", "not_retrieved"]
 ApDenominator = Literal["relevant", "retrieved"]
-Summation = Literal["exact", "numeric_order"]
+Summation = Literal["exact", "numeric_order", "run_order", "numpy"]
 
 #: The most decimals :attr:`Conventions.printed_decimals` takes (a double holds 17 significant digits).
 MAX_PRINTED_DECIMALS = 17
@@ -197,9 +201,17 @@ PROFILE_AXES: dict[str, dict[str, Any]] = {
     "pytrec_eval": _TREC9,
     "ir_measures": _TREC9 | {
         "missing_queries": "zero", "missing_score": "zero", "counts": "sum",
+        # base.py's MeanAgg adds each provider's values in the order it yields them: the pytrec_eval, judged
+        # and MS MARCO (RR@k) providers' in the run's order, then the judged queries the run lacks
+        # (base.Evaluator, sorted; the MS MARCO provider's queries with nothing relevant too, all 0)
+        "summation": "run_order",
         # ERR@k and nDCG(dcg='exp-log2')@k: gdeval_provider.py runs gdeval.pl, which prints "%.5f" per topic,
         # and base.py's MeanAgg adds them back in the order printed (topics by number)
-        "by_measure": "RR@k(ties=docid_asc,precision=double); "
+        # accuracy_provider.py: Python's stable sort by score, descending (tied scores in file order); it
+        # reports only the queries with a relevant and a non-relevant document returned, and no default
+        # for the others (its iter_calc replaces base.Evaluator's)
+        "by_measure": "Accuracy(ties=file_order,precision=double,no_relevant=skip,missing_score=empty); "
+                      "RR@k(ties=docid_asc,precision=double); "
                       "ERR(precision=double,printed_decimals=5,summation=numeric_order); "
                       "nDCG@k[gain=exponential](discount=ln,precision=double,printed_decimals=5,"
                       "summation=numeric_order); "
@@ -208,10 +220,12 @@ PROFILE_AXES: dict[str, dict[str, Any]] = {
     },
     # ranx's bpref counts a document judged with a negative grade as judged non-relevant
     # (ranx/metrics/bpref.py: every judged document not relevant is in its non-relevant count)
+    # ranx.evaluate's mean is np.mean of its per-query array, queries in qrels' order (summation=numpy)
     "ranx": {"gain": "linear", "ties": "file_order", "negative": "unjudged", "missing_queries": "zero",
-             "extra_queries": "skip", "rbp_gain": "grade", "by_measure": "bpref(negative=zero)"},
+             "extra_queries": "skip", "rbp_gain": "grade", "summation": "numpy",
+             "by_measure": "bpref(negative=zero)"},
     "ranx-burges": {"gain": "exponential", "ties": "file_order", "negative": "unjudged",
-                    "missing_queries": "zero", "extra_queries": "skip", "rbp_gain": "grade",
+                    "missing_queries": "zero", "extra_queries": "skip", "rbp_gain": "grade", "summation": "numpy",
                     "by_measure": "bpref(negative=zero)"},
     "sklearn": {"gain": "linear", "ideal": "returned", "ties": "average", "negative": "reject",
                 "missing_queries": "skip", "extra_queries": "skip"},
@@ -236,14 +250,28 @@ option for duplicates, the inputs it refuses, the evidence from the tool's sourc
 and say how it departs from it without importing anything above this module."""
 
 
+Unmapped = Literal["error", "grade"]
+
+
 @dataclass(frozen=True)
 class GainMap:
-    """A custom gain per grade, e.g. ``{0: 0, 1: 1, 2: 3.5, 3: 7}``. Grades not listed are an error."""
+    """A custom gain per grade, e.g. ``{0: 0, 1: 1, 2: 3.5, 3: 7}``. A grade not listed is an error
+    (``unmapped = "error"``, qrelkit's ``gain=``), or worth the grade itself (``"grade"``, written
+    ``{0:1,1:4,else:grade}``): ir_measures' ``gains=`` (``gains.get(grade, grade)`` in its pytrec_eval
+    provider)."""
 
     items: tuple[tuple[int, float], ...]
+    unmapped: Unmapped = "error"
+
+    def gain(self, grade: int) -> float | None:
+        """The gain of ``grade``: its entry, else the grade itself under ``unmapped = "grade"``, else None."""
+        for g, value in self.items:
+            if g == grade:
+                return value
+        return float(grade) if self.unmapped == "grade" else None
 
     @classmethod
-    def from_mapping(cls, mapping: Mapping[int, float]) -> GainMap:
+    def from_mapping(cls, mapping: Mapping[int, float], unmapped: Unmapped = "error") -> GainMap:
         items = []
         for grade, gain in mapping.items():
             if isinstance(grade, bool) or not isinstance(grade, int):
@@ -258,16 +286,21 @@ class GainMap:
             raise ConventionError(
                 "gain map is empty", fix="give a gain for each grade, e.g. {0:0,1:1,2:3,3:7}"
             )
-        return cls(tuple(sorted(items)))
+        return cls(tuple(sorted(items)), unmapped)
 
     @classmethod
     def parse(cls, text: str) -> GainMap:
-        """Parse ``{0:0,1:1,2:3.5}`` (braces optional; ``=`` may replace ``:``)."""
+        """Parse ``{0:0,1:1,2:3.5}`` (braces optional; ``=`` may replace ``:``); an entry ``else:grade``
+        gives a grade not listed the grade itself as gain."""
         body = text.strip()
         if body.startswith("{") and body.endswith("}"):
             body = body[1:-1]
         mapping: dict[int, float] = {}
+        unmapped: Unmapped = "error"
         for part in filter(None, (p.strip() for p in body.split(","))):
+            if re.fullmatch(r"else\s*[:=]\s*grade", part):
+                unmapped = "grade"
+                continue
             match = re.fullmatch(r"(-?\d+)\s*[:=]\s*([-+0-9.eE]+)", part)
             if not match:
                 raise ConventionError(
@@ -282,13 +315,14 @@ class GainMap:
                 mapping[grade] = float(match.group(2))
             except ValueError:
                 raise ConventionError(f"gain {match.group(2)!r} is not a number", got=text) from None
-        return cls.from_mapping(mapping)
+        return cls.from_mapping(mapping, unmapped)
 
     def as_dict(self) -> dict[int, float]:
         return dict(self.items)
 
     def __str__(self) -> str:
-        return "{" + ",".join(f"{g}:{_num(v)}" for g, v in self.items) + "}"
+        rest = ",else:grade" if self.unmapped == "grade" else ""
+        return "{" + ",".join(f"{g}:{_num(v)}" for g, v in self.items) + rest + "}"
 
 
 def _num(value: float) -> str:
@@ -391,6 +425,7 @@ MEASURE_AXES = (
     "ap_denominator",
     "printed_decimals",
     "summation",
+    "missing_score",
 )
 
 MeasureAxes = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
@@ -716,13 +751,13 @@ class Conventions:
     def gain_of(self, grade: int) -> float:
         """The gain of one grade (for explanations and the reference oracle; kernels vectorise this)."""
         if isinstance(self.gain, GainMap):
-            mapping = self.gain.as_dict()
-            if grade not in mapping:
+            value = self.gain.gain(grade)
+            if value is None:
                 raise ConventionError(
                     f"grade {grade} is not in the gain map {self.gain}",
                     fix="add the grade to the gain map",
                 )
-            return mapping[grade]
+            return value
         if self.gain == "linear":
             return float(grade)
         return float(2**grade - 1)

@@ -13,6 +13,8 @@ Definitions (k = cutoff; rel = grade >= threshold; R = number of relevant judged
 nDCG@k      DCG@k / IDCG@k
 DCG@k       sum over ranks i <= k of gain(grade_i) / log_b(i + 1)
 IDCG@k      DCG@k of the ideal ordering (see the ``ideal`` convention)
+NCG@k       sum over ranks i <= k of gain(grade_i), over the same sum for the ideal ordering (TREC Deep
+            Learning's normalised cumulative gain: nDCG without the discount)
 R@k         relevant documents in the top k / R (recall; under ``ideal=returned`` R counts the relevant
             documents returned; under ``nonpositive=not_retrieved`` one scored <= 0 is never retrieved)
 P@k         relevant documents in the top k / k (trec_eval's denominator: k, even if fewer were returned;
@@ -26,10 +28,15 @@ RR, RR@k    1 / rank of the first relevant document (0 when none within k)
 Rprec       P@R
 FallOut@k   non-relevant documents in the top k / N, the non-relevant documents known: the judged ones and
             the returned unjudged ones (``ideal=returned``: the returned ones); lower is better
-Judged@k    judged documents in the top k / k (``cutoff_denominator=returned``: min(k, returned))
+Judged@k    judged documents in the top k / k (``cutoff_denominator=returned``: min(k, returned));
+            ``Judged``: judged documents returned / documents returned (0 when none is)
 NumRel      R
 NumRet@k    documents returned (in the top k)
 NumRelRet@k relevant documents returned (in the top k)
+NumQ        1 for every scored query: under ``counts=sum`` the number of queries (ir_measures' NumQ)
+Accuracy@k  1 - S / (N R) over the returned documents in the top k: R relevant, N not (unjudged ones
+            included), S the non-relevant documents ranked above each relevant one, summed (ir_measures'
+            Accuracy); undefined where R or N is 0
 ERR@k       sum over ranks i <= k of R_i / i * prod_{j < i} (1 - R_j), R = (2^g - 1) / 2^max_grade (gdeval)
 nERR@k      ERR@k / ERR@k of the ideal ordering (the ``ideal`` convention)
 RBP@k       (1 - p) * sum over ranks i <= k of gain_i * p^(i - 1), p = ``persistence``, gain per ``rbp_gain``
@@ -117,6 +124,8 @@ INFO: dict[str, MeasureInfo] = {
         _M("DCG", "optional", False, (*_GAIN, *_RANKING), False, "discounted cumulative gain", aliases=("dcg",)),
         _M("IDCG", "optional", False, (*_GAIN, "ideal", *_RANKING), False, "DCG of the ideal ordering",
            aliases=("idcg",)),
+        _M("NCG", "optional", False, ("gain", "ideal", *_RANKING, "no_relevant"), True,
+           "normalised cumulative gain: the gain in the top k over the ideal ordering's", aliases=("ncg",)),
         _M("R", "optional", True, ("ideal", *_RANKING, "no_relevant", "nonpositive"), True, "recall",
            aliases=("r", "recall")),
         _M("P", "optional", True, (*_RANKING, "cutoff_denominator", "nonpositive"), False,
@@ -132,14 +141,20 @@ INFO: dict[str, MeasureInfo] = {
         _M("FallOut", "optional", True, ("ideal", *_RANKING, "no_relevant"), True,
            "non-relevant documents in the top k / non-relevant documents (lower is better)",
            aliases=("fallout", "fall_out"), past_cutoff=True),
-        _M("Judged", "required", False, (*_RANKING, "cutoff_denominator"), False,
-           "fraction of the top k that is judged", aliases=("judged",)),
+        _M("Judged", "optional", False, (*_RANKING, "cutoff_denominator"), False,
+           "fraction of the top k that is judged (without a cutoff: of every returned document)",
+           aliases=("judged",)),
         _M("NumRel", "none", True, ("negative",), False, "number of relevant judged documents",
            aliases=("numrel", "num_rel"), count=True),
         _M("NumRet", "optional", False, ("unjudged", "precision", "negative"), False,
            "number of documents returned", aliases=("numret", "num_ret"), count=True),
         _M("NumRelRet", "optional", True, _RANKING, False, "number of relevant documents returned",
            aliases=("numrelret", "num_rel_ret"), count=True),
+        _M("NumQ", "none", False, (), False, "number of queries: 1 per scored query (their sum under counts=sum)",
+           aliases=("numq",), count=True),
+        _M("Accuracy", "optional", True, (*_RANKING, "no_relevant"), True,
+           "pairwise accuracy: the share of (relevant, non-relevant) pairs of returned documents in the top k "
+           "ranked relevant first (ir_measures' Accuracy)", aliases=("accuracy",)),
         # -- beyond trec_eval: cascade measures (engine/kernels/cascade.py) ------------------------------------------
         _M("ERR", "optional", False, (*_RANKING, "no_relevant", "max_grade"), True,
            "expected reciprocal rank (gdeval)", aliases=("err",)),
@@ -167,7 +182,8 @@ INFO: dict[str, MeasureInfo] = {
            "interpolated precision at a recall level", (("recall", "0"),)),
         _M("IPrecMean", "none", True, (*_RANKING, "iprec_cutoff"), False, "interpolated precision averaged over recall "
            "levels (trec_eval's 11pt_avg)", (("recall", _RECALLS),)),
-        _M("SetP", "none", True, _RANKING, False, "relevant returned / returned"),
+        _M("SetP", "optional", True, _RANKING, False,
+           "relevant returned / returned (SetP@k: under the ranx profiles only, read as P@k as ranx reads it)"),
         _M("SetRelP", "none", True, _RANKING, False, "relevant returned / min(returned, R)"),
         _M("SetAP", "none", True, _RANKING, False, "SetP times set recall"),
         _M("SetF", "none", True, _RANKING, False, "F-measure of SetP and set recall", (("beta", "1"),)),

@@ -47,7 +47,7 @@ IRM_NAMES: dict[str, str | None] = {
     "SetF": "SetF",
     "SetAP": "SetAP",
     "SetRelP": "SetRelP",
-    "NumQ": None,
+    "NumQ": "NumQ",
     "SDCG": None,
     "alpha_nDCG": "alpha_nDCG",
     "α_nDCG": "alpha_nDCG",
@@ -65,15 +65,18 @@ IRM_NAMES: dict[str, str | None] = {
     "INST": None,
     "INSQ": None,
     "BPM": None,
-    "Accuracy": None,
+    "Accuracy": "Accuracy",
     "NERR8": None,
     "NERR9": None,
     "NERR10": None,
     "NERR11": None,
 }
 
-#: ir_measures' parameters that qrelkit spells as conventions or under another name
-IRM_PARAMS = ("judged_only", "dcg", "gains")
+#: ir_measures' parameters that qrelkit spells as conventions or under another name (``SetP(relative=True)``
+#: is qrelkit's ``SetRelP``)
+IRM_PARAMS = ("judged_only", "dcg", "gains", "relative")
+
+_TRUE, _FALSE = ("True", "true", "1"), ("False", "false", "0")
 
 _DCG = {"log2": "linear", "exp-log2": "exponential"}
 
@@ -116,11 +119,16 @@ def translate(name: str, params: list[tuple[str, str]], k: str | None) -> str:
         target = "NumRelRet"
     for key, raw in params:
         value = _unquote(raw)
+        if key in ("judged_only", "relative") and value not in _TRUE + _FALSE:
+            raise TranslationError(f"{key}={value!r} is not True or False")
         if key == "judged_only":
-            if value not in ("True", "False", "true", "false", "1", "0"):
-                raise TranslationError(f"judged_only={value!r} is not True or False")
-            if value in ("True", "true", "1"):
+            if value in _TRUE:
                 out.append("unjudged=drop")
+        elif key == "relative":  # SetP(relative=True): relevant returned / min(returned, R)
+            if name != "SetP":
+                raise TranslationError(f"relative= is a parameter of ir_measures' SetP, not of {name}")
+            if value in _TRUE:
+                target = "SetRelP"
         elif key == "dcg":
             if value not in _DCG:
                 raise TranslationError(f"dcg={value!r}: qrelkit knows {', '.join(_DCG)}")
@@ -130,7 +138,8 @@ def translate(name: str, params: list[tuple[str, str]], k: str | None) -> str:
         elif key == "gains":
             if not re.fullmatch(r"\{.*\}", value.strip(), re.S):
                 raise TranslationError(f"gains={value!r} is not a map such as {{0:0,1:1,2:3}}")
-            out.append(f"gain={value.replace(' ', '')}")
+            # ir_measures keeps a grade the map does not list as its own gain (gains.get(grade, grade))
+            out.append(f"gain={value.replace(' ', '')[:-1]},else:grade}}")
         else:
             out.append(f"{key}={value}")
     if name == "IPrec" and k is not None:  # ir_measures' IPrec@r: interpolated precision at recall r

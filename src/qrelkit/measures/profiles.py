@@ -19,6 +19,9 @@ from typing import Any, Literal, get_args
 from ..errors import ConventionError, ValidationError, did_you_mean
 from .conventions import Conventions
 
+#: What a tool does with a run file that holds no line (:attr:`Profile.empty_run`).
+EmptyRun = Literal["refuse", "evaluate"]
+
 #: Inputs a tool refuses, checked before evaluating under its profile.
 Refusal = Literal["numeric_query_ids", "grades_at_most_4", "two_returned_per_query"]
 REFUSALS: tuple[str, ...] = get_args(Refusal)
@@ -44,7 +47,10 @@ class Profile:
     beginning with ``#`` (trec_eval 10 does). ``refuses`` lists further inputs the
     tool rejects. ``evidence`` names where in the tool's source each choice is made; ``crosscheck`` the test
     that compares the tool with qrelkit; ``notes`` what the profile does not reproduce.
-    ``unstable_ties`` names the measure families whose value the tool takes from the order its sort
+    ``empty_run`` is what the tool does with a run file that holds no line: ``refuse`` (qrelkit's default:
+    an empty file is more often a broken pipeline than a system that returned nothing) or ``evaluate`` (the
+    run returned nothing: every judged query is then missing from it, and ``missing_queries`` decides,
+    0 on each under ir_measures, no query scored under pytrec_eval). ``unstable_ties`` names the measure families whose value the tool takes from the order its sort
     (``unstable_sort``) leaves tied scores in, a sort neither stable nor documented: where that order
     matters in a query the results say so (:mod:`qrelkit.engine.tie_order`).
     """
@@ -61,6 +67,7 @@ class Profile:
     notes: str = ""
     unstable_ties: tuple[str, ...] = ()
     unstable_sort: str = ""
+    empty_run: EmptyRun = "refuse"
 
     @property
     def optimistic(self) -> list[str]:
@@ -107,7 +114,13 @@ class Profile:
             "crosscheck": self.crosscheck,
             "notes": self.notes,
             "unstable_ties": list(self.unstable_ties),
+            "empty_run": self.empty_run,
         }
+
+
+#: The profiles whose tool reads a set measure with a cutoff, ``SetP(rel=2)@5``, as the measure over the top k
+#: (ranx's ``precision@5``: ``P(rel=2)@5``); elsewhere ``SetP@k`` is refused with a fix naming ``P@k``.
+SET_AT_CUTOFF_AS_TOP_K: tuple[str, ...] = ("ranx", "ranx-burges")
 
 
 def optimistic_axes(conv: Conventions) -> list[str]:
@@ -276,7 +289,9 @@ def _profiles() -> list[Profile]:
                 "and the run; scores stored as float",
                 "pytrec_eval/__init__.py parse_run: asserts on a duplicate docid",
                 truncate9,
+                "pytrec_eval.cpp RelevanceEvaluator.evaluate({}): {} (an empty run: no query scored)",
             ),
+            empty_run="evaluate",
             crosscheck=f"{_TEST}::test_pytrec_eval_profiles, "
             "tests/crosscheck/test_profile_parity.py::test_pytrec_eval_interpolated_precision_truncates",
             notes="pytrec_eval returns no mean; the profile's mean is the mean of its per-query values.",
@@ -285,6 +300,7 @@ def _profiles() -> list[Profile]:
             "ir_measures",
             "ir_measures (its pytrec_eval, msmarco, judged, compat and gdeval providers)",
             Conventions.from_profile("ir_measures"),
+            empty_run="evaluate",
             on_duplicate="last",
             evidence=(
                 "providers/pytrec_eval_provider.py: P, R, AP, RR, Rprec, NumRel, NumRet, NumRelRet, nDCG "
@@ -293,6 +309,8 @@ def _profiles() -> list[Profile]:
                 "providers/msmarco_provider.py: RR@k sorted by (-score, docid), double precision",
                 "providers/judged_provider.py: Judged@k sorted by (-score, docid), every qrels entry "
                 "(negative grades too) judged, divided by min(k, run length)",
+                "providers/base.py Evaluator.iter_calc: measure.DEFAULT (0) for every judged query the "
+                "run lacks, an empty run's every judged query included",
                 "providers/base.py Evaluator.iter_calc: every qrels query missing from the results "
                 "gets measure.DEFAULT (0 for every measure, NumRel too) and counts in the mean",
                 "aggregate of NumRel, NumRet and NumRelRet: their sum",
@@ -398,6 +416,7 @@ def _profiles() -> list[Profile]:
             "trectools",
             "trectools TrecEval.get_ndcg (trec_eval=True)",
             Conventions.from_profile("trectools"),
+            empty_run="evaluate",
             evidence=(
                 "trec_run.py read_run: sort_values(['query', 'score', 'docid'], ascending=[True, "
                 "False, True]) (docid ascending); a duplicate docid raises ValueError",
@@ -405,6 +424,7 @@ def _profiles() -> list[Profile]:
                 "trec_eval.py get_ndcg: gain = rel (trec_eval=True), ideal from qrels with rel > 0; "
                 "dcg_per_query / idcg_per_query is NaN where no relevant document is in the top k",
                 "trec_eval.py get_ndcg: mean = ndcg_per_query.sum() / len(run.topics())",
+                "trec_run.py TrecRun on an empty file: no topic, every mean NaN",
                 "trec_eval.py get_precision, get_recall, get_map, get_reciprocal_rank, get_rprec: "
                 "sort_values(..., ascending=[True, False, False]) (docid descending); recall and map "
                 "NaN only where nothing is relevant, reciprocal rank also where none was found",
@@ -419,8 +439,10 @@ def _profiles() -> list[Profile]:
             "gdeval.pl (TREC Web track, version 1.2a as bundled with ir_measures)",
             Conventions.from_profile("gdeval"),
             refuses=("numeric_query_ids", "grades_at_most_4"),
+            empty_run="evaluate",
             evidence=(
                 "gdeval.pl sub dcg: (2**gain - 1) / log(i + 2) (natural log; cancels in nDCG)",
+                "gdeval.pl on an empty run: the header line alone, no topic, exit 0",
                 "gdeval.pl sub runOrder: score descending, then docno descending",
                 "gdeval.pl qrels loop: only judgments > 0 kept; topics without one are not reported",
                 "gdeval.pl format checks: numeric topics, judgments <= $MAX_JUDGMENT (4)",

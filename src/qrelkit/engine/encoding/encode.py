@@ -163,11 +163,12 @@ def select_queries(
     judged = (judgments or Judgments(qrels)).judged_query_ids()
     judged_q = set(judged)
     stretches = stretches or Stretches.of(run.frame.get_column("query_id"))
-    run_q: set[str] = set(stretches.values)  # type: ignore[arg-type]  # a null only in values built by hand
+    # the run's query ids in the order of first appearance (a null only in values built by hand)
+    run_q: list[str] = list(dict.fromkeys(stretches.values))  # type: ignore[arg-type]
     return query_set(
         judged,
         run_q,
-        sorted(run_q - judged_q),
+        sorted(set(run_q) - judged_q),
         conv,
         run.name,
         str(run.meta.get("source", run.name)),

@@ -8,6 +8,7 @@ the one rule of the query set (:func:`query_set`: which queries are scored under
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from math import comb
 from typing import Any
@@ -26,6 +27,9 @@ class QuerySet:
     missing_scored_zero: list[str]
     missing_skipped: list[str]
     extra_skipped: list[str]
+    #: the judged queries the run has, in the order the run first gives them (each query's first line);
+    #: what ``summation = "run_order"`` adds in
+    run_order: tuple[str, ...] = ()
 
     def counts(self) -> dict[str, int]:
         return {
@@ -167,10 +171,11 @@ def tied_blocks(q: np.ndarray, score: np.ndarray) -> np.ndarray | None:
 
 
 def query_set(
-    judged: list[str], in_run: set[str], extra: list[str], conv: Conventions, run: str, source: str
+    judged: list[str], in_run: Collection[str], extra: list[str], conv: Conventions, run: str, source: str
 ) -> QuerySet:
-    """The scored queries of a run: ``judged`` the judged query ids (sorted), ``in_run`` those of them the
-    run has, ``extra`` the run's queries nobody judged (sorted). ``missing_queries = "zero"`` scores every
+    """The scored queries of a run: ``judged`` the judged query ids (sorted), ``in_run`` the run's query ids
+    (those of them judged are scored; a sequence in the order the run first gives them, or a set where that
+    order is not kept), ``extra`` the run's queries nobody judged (sorted). ``missing_queries = "zero"`` scores every
     judged query (one the run lacks as an empty ranking), ``"skip"`` only those the run has;
     ``extra_queries = "reject"`` refuses a run with a query nobody judged, ``"skip"`` leaves it out.
 
@@ -185,12 +190,19 @@ def query_set(
             source=source,
             fix="judge those queries, remove them from the run, or use extra_queries=skip",
         )
-    present = np.array([q in in_run for q in judged], dtype=bool)
+    seen = in_run if isinstance(in_run, set | frozenset) else set(in_run)
+    present = np.array([q in seen for q in judged], dtype=bool)
     missing = [q for q, p in zip(judged, present.tolist(), strict=True) if not p]
+    judged_q = set(judged)
+    order = (
+        ()
+        if isinstance(in_run, set | frozenset)
+        else tuple(q for q in dict.fromkeys(in_run) if q in judged_q)
+    )
     if conv.missing_queries == "zero":
-        return QuerySet(list(judged), present, missing, [], list(extra))
+        return QuerySet(list(judged), present, missing, [], list(extra), order)
     scored = [q for q, p in zip(judged, present.tolist(), strict=True) if p]
-    return QuerySet(scored, np.ones(len(scored), dtype=bool), [], missing, list(extra))
+    return QuerySet(scored, np.ones(len(scored), dtype=bool), [], missing, list(extra), order)
 
 
 @dataclass(frozen=True)

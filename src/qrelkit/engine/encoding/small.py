@@ -98,7 +98,7 @@ class Judgments:
 
 
 def _query_set(
-    judged: Judgments, run_vocabulary: np.ndarray, conv: Conventions
+    judged: Judgments, run_vocabulary: np.ndarray, conv: Conventions, run_code: np.ndarray | None = None
 ) -> tuple[QuerySet, np.ndarray]:
     """The scored queries exactly as :func:`qrelkit.engine.encoding.encode.select_queries` chooses them, and the
     positions of those queries in the judgments' vocabulary."""
@@ -107,7 +107,10 @@ def _query_set(
     if extra and conv.extra_queries == "reject":
         raise StepAside  # the columnar path raises the error
     in_run = _member(judged.vocabulary, run_vocabulary)
-    present = {q for q, p in zip(judged.query_ids, in_run.tolist(), strict=True) if p}
+    present: set[str] | list[str] = {q for q, p in zip(judged.query_ids, in_run.tolist(), strict=True) if p}
+    if run_code is not None:  # the run's queries in the order of first appearance
+        _, first = np.unique(run_code, return_index=True)
+        present = [run_vocabulary[c].decode() for c in run_code[np.sort(first)].tolist()]
     queries = query_set(list(judged.query_ids), present, extra, conv, "", "")
     positions = (
         np.arange(len(judged.vocabulary)) if conv.missing_queries == "zero" else np.flatnonzero(in_run)
@@ -126,7 +129,7 @@ def encode_small(qrels: Columns, judged: Judgments, run: Columns, conv: Conventi
     slot = np.empty(len(run_keys), dtype=np.int64)
     slot[by_key] = np.searchsorted(judged.keys, sorted_keys)  # needles in order: a cache-friendly search
     np.minimum(slot, len(judged.keys) - 1, out=slot)
-    queries, positions = _query_set(judged, run_vocabulary, conv)
+    queries, positions = _query_set(judged, run_vocabulary, conv, run_code)
     n_queries = len(queries.query_ids)
     # each run query's index in the judgments' vocabulary (-1: not judged), then in the scored list
     vocab_of_run = np.searchsorted(judged.vocabulary, run_vocabulary)

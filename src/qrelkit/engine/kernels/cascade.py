@@ -157,12 +157,29 @@ def nerr(enc: Encoded, k: int | None, conv: Conventions) -> tuple[np.ndarray, np
     return apply_no_relevant(values, undefined, conv)
 
 
+def powers(p: float, exponent: np.ndarray) -> np.ndarray:
+    """p^e for whole numbers e >= 0, by squaring, one multiplication after another exactly as numba's
+    integer power (``p ** np.arange(n)`` in ranx's ``rank_biased_precision``) forms it:
+    ``r = 1; while e: if e & 1: r *= a; e >>= 1; a *= a``."""
+    e = np.asarray(exponent, dtype=np.int64)
+    out = np.ones(len(e), dtype=np.float64)
+    a = float(p)
+    bit = 0
+    top = int(e.max()) if len(e) else 0
+    while top >> bit:
+        odd = (e >> bit) & 1 == 1
+        out[odd] *= a
+        a *= a
+        bit += 1
+    return out
+
+
 def _rbp_weights(enc: Encoded, k: int | None, p: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(query of each row, (1 - p) p^(i-1) averaged over tied blocks, rows within the cutoff)."""
+    """(query of each row, p^(i-1) by :func:`powers`, rows within the cutoff); RBP multiplies the sum of
+    its terms by (1 - p) once, as ranx's and trec_eval 10's code do."""
     qidx, pos = positions(enc)
-    weight = (1.0 - p) * np.power(p, pos.astype(np.float64))
     mask = np.ones(len(pos), dtype=bool) if k is None else pos < k
-    return qidx, weight, mask
+    return qidx, powers(p, pos), mask
 
 
 def rbp(enc: Encoded, k: int | None, rel: int, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
@@ -182,7 +199,9 @@ def rbp(enc: Encoded, k: int | None, rel: int, conv: Conventions) -> tuple[np.nd
         np.maximum.at(highest, q_of, enc.judged_grade.astype(np.float64))
         worth = enc.grade.astype(np.float64) / highest[qidx]
     value = block_mean(np.where(hit, worth, 0.0), enc) * weight
-    values = np.bincount(qidx[mask], weights=value[mask], minlength=enc.n_queries).astype(float)
+    values = (1.0 - conv.persistence) * np.bincount(
+        qidx[mask], weights=value[mask], minlength=enc.n_queries
+    ).astype(float)
     none = np.bincount(q_of[enc.judged_grade >= rel], minlength=enc.n_queries) == 0
     return apply_no_relevant(values, none, conv)
 
@@ -195,9 +214,9 @@ def rbp_resid(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray:
     p = conv.persistence
     qidx, weight, mask = _rbp_weights(enc, k, p)
     unjudged = block_mean((~enc.judged).astype(np.float64), enc) * weight
-    out = np.bincount(qidx[mask], weights=unjudged[mask], minlength=enc.n_queries).astype(float)
-    depth = enc.counts.astype(np.float64) if k is None else np.full(enc.n_queries, float(k))
-    tail = np.power(p, depth)
+    out = (1.0 - p) * np.bincount(qidx[mask], weights=unjudged[mask], minlength=enc.n_queries).astype(float)
+    depth = enc.counts if k is None else np.full(enc.n_queries, k)
+    tail = powers(p, depth)
     if conv.rbp_residual == "if_unjudged":
         tail = tail * any_in_top(enc, ~enc.judged, k)
     return out + tail

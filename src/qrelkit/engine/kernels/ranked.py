@@ -13,11 +13,14 @@ derived where they are computed.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...errors import ConventionError
 from ...measures.conventions import Conventions, GainMap
 from ..encoding.encoded import Encoded, apply_no_relevant, block_mean, positions
+from ..trec import libm
 
 # ------------------------------------------------------------------------------------------------ helpers
 
@@ -43,14 +46,17 @@ def gains(grade: np.ndarray, judged: np.ndarray | None, gain: str | GainMap) -> 
         idx = np.searchsorted(keys, grade)
         idx_clipped = np.minimum(idx, len(keys) - 1)
         known = keys[idx_clipped] == grade
-        if judged is not None:
-            known |= ~judged
-        if not known.all():
-            bad = int(grade[~known][0])
-            raise ConventionError(
-                f"grade {bad} is not in the gain map {gain}", fix="add a gain for that grade to the map"
-            )
-        out = values[idx_clipped]
+        if gain.unmapped == "grade":  # a grade not listed is worth itself (ir_measures' gains=)
+            out = np.where(known, values[idx_clipped], grade.astype(np.float64))
+        else:
+            if judged is not None:
+                known |= ~judged
+            if not known.all():
+                bad = int(grade[~known][0])
+                raise ConventionError(
+                    f"grade {bad} is not in the gain map {gain}", fix="add a gain for that grade to the map"
+                )
+            out = values[idx_clipped]
     elif gain == "linear":
         out = grade.astype(np.float64)
     else:
@@ -60,11 +66,24 @@ def gains(grade: np.ndarray, judged: np.ndarray | None, gain: str | GainMap) -> 
     return out
 
 
-def discounts(pos: np.ndarray, base: float) -> np.ndarray:
-    """1 / log_base(rank + 1) for 0-based positions."""
+def log_ranks(pos: np.ndarray, base: float) -> np.ndarray:
+    """log_base(rank + 1) for 0-based positions: what a gain is divided by. The logarithms are the C
+    library's (:mod:`qrelkit.engine.trec.libm`), as trec_eval, pytrec_eval, ranx (numba's ``np.log2``) and
+    gdeval.pl (perl's ``log``) take them; base 2 is ``log2`` itself, base e ``log`` itself, another base
+    ``log(rank + 1) / log(base)``."""
+    ranks = np.asarray(pos, dtype=np.int64) + 2
     if base == 2.0:
-        return 1.0 / np.log2(pos + 2.0)
-    out: np.ndarray = np.log(base) / np.log(pos + 2.0)
+        return libm.log2(ranks)
+    if base == math.e:
+        return libm.log(ranks)
+    out: np.ndarray = libm.log(ranks) / math.log(base)
+    return out
+
+
+def discounts(pos: np.ndarray, base: float) -> np.ndarray:
+    """1 / log_base(rank + 1) for 0-based positions (what ``explain`` shows; the kernels divide by
+    :func:`log_ranks`)."""
+    out: np.ndarray = 1.0 / log_ranks(pos, base)
     return out
 
 
@@ -108,12 +127,13 @@ def relevant_count(enc: Encoded, rel: int, conv: Conventions) -> np.ndarray:
 def _discounted_sum(
     qidx: np.ndarray, g: np.ndarray, pos: np.ndarray, k: int | None, base: float, n: int
 ) -> np.ndarray:
-    """``per_query_sum(qidx, g * discounts(pos, base), _cut(pos, k), n)``, with the discounts taken of the
-    rows within ``k`` only: the same floats, summed in the same order."""
+    """Per query, the sum over the rows within ``k`` of ``g / log_base(rank + 1)``, added rank by rank
+    (``np.bincount`` adds its weights in order): trec_eval's ``sum += gain / log2(i + 2)`` to the bit, a
+    division (not a product with the reciprocal) by the C library's logarithm (:func:`log_ranks`)."""
     if k is not None:
         mask = pos < k
         qidx, g, pos = qidx[mask], g[mask], pos[mask]
-    return np.bincount(qidx, weights=g * discounts(pos, base), minlength=n).astype(np.float64, copy=False)
+    return np.bincount(qidx, weights=g / log_ranks(pos, base), minlength=n).astype(np.float64, copy=False)
 
 
 def dcg(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray:
@@ -126,6 +146,28 @@ def idcg(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray:
     """DCG of the ideal ordering: every judged document (``ideal = "judged"``) or only the returned ones
     (``ideal = "returned"``), by gain descending, truncated at k. Only positive gains enter the ideal,
     except under ``negative = "gain"``, where every gain does (negative ones at the bottom)."""
+    q_of, g, pos = _ideal(enc, conv)
+    return _discounted_sum(q_of, g, pos, k, conv.discount, enc.n_queries)
+
+
+def ncg(enc: Encoded, k: int | None, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    """(NCG@k per query, undefined mask: the ideal's gain is 0): the gains within k, added rank by rank,
+    over the ideal ordering's (:func:`idcg`'s, undiscounted). Linear in the per-rank gains, so averaged
+    ties take each block's mean gain, exact as DCG's."""
+    n = enc.n_queries
+    qidx, pos = positions(enc)
+    g = block_mean(gains(enc.grade, enc.judged, conv.gain), enc)
+    num = per_query_sum(qidx, g, _cut(pos, k), n)
+    q_of, ideal_g, ideal_pos = _ideal(enc, conv)
+    den = per_query_sum(q_of, ideal_g, _cut(ideal_pos, k), n)
+    undefined = den == 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = np.where(undefined, 0.0, num / np.where(undefined, 1.0, den))
+    return apply_no_relevant(values, undefined, conv)
+
+
+def _ideal(enc: Encoded, conv: Conventions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ideal ordering's rows (query, gain, 0-based position), by gain descending within each query."""
     if conv.ideal == "judged":
         offsets, g = enc.judged_offsets, gains(enc.judged_grade, None, conv.gain)
     else:
@@ -143,7 +185,7 @@ def idcg(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray:
     starts = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
     pos = np.arange(len(g), dtype=np.int64) - np.repeat(starts[:-1], counts)
-    return _discounted_sum(q_of, g, pos, k, conv.discount, n)
+    return q_of, g, pos
 
 
 def ndcg(enc: Encoded, k: int | None, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
@@ -238,11 +280,62 @@ def fallout(enc: Encoded, k: int | None, rel: int, conv: Conventions) -> tuple[n
     return apply_no_relevant(found / np.where(undefined, 1.0, known), undefined, conv)
 
 
-def judged_at(enc: Encoded, k: int, conv: Conventions) -> np.ndarray:
+def judged_at(enc: Encoded, k: int | None, conv: Conventions) -> np.ndarray:
+    """Judged@k: the judged documents in the top k over :func:`_denominator_of` (without a cutoff, the
+    share of every returned document that is judged, 0 where nothing was returned)."""
     qidx, pos = positions(enc)
     j = block_mean(enc.judged.astype(np.float64), enc)
-    out: np.ndarray = per_query_sum(qidx, j, pos < k, enc.n_queries) / _cutoff_denominator(enc, k, conv)
+    out: np.ndarray = per_query_sum(qidx, j, _cut(pos, k), enc.n_queries) / _denominator_of(enc, k, conv)
     return out
+
+
+def accuracy(enc: Encoded, k: int | None, rel: int, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    """(Accuracy@k per query, undefined mask: no relevant or no non-relevant document in the top k).
+
+    1 - S / (N R) over the returned documents in the top k (ir_measures' ``accuracy_provider.py``): R
+    relevant, N not, S the non-relevant documents ranked above each relevant one, summed. S, N and R are
+    whole numbers, so the value is ir_measures' ``1. - sum(nonrels[:-1]) / (float(nonrels[-1]) * R)`` to
+    the bit. Under averaged ties the exact expectation: two documents of one tied block are in either
+    order with probability 1/2 (S gains r n / 2 for a block of r relevant and n non-relevant documents),
+    and the block that straddles k puts h of its relevant documents within k with the hypergeometric
+    probability C(r, h) C(n, t - h) / C(r + n, t) (t of its ranks within k); where some h leaves R or N at
+    0 the value is undefined, as for the orderings that do."""
+    from math import comb
+
+    qidx, pos = positions(enc)
+    nq = enc.n_queries
+    hit = relevant(enc, rel, conv)
+    if not len(hit):
+        return apply_no_relevant(np.zeros(nq), np.ones(nq, dtype=bool), conv)
+    starts = enc.block_starts if enc.block_starts is not None else np.arange(len(hit), dtype=np.int64)
+    sizes = np.diff(np.append(starts, len(hit)))
+    r_b = np.add.reduceat(hit, starts)
+    n_b = sizes - r_b
+    bq, bpos = qidx[starts], pos[starts]
+    inside = np.ones(len(starts), dtype=bool) if k is None else bpos + sizes <= k
+    rb_in, nb_in = np.where(inside, r_b, 0.0), np.where(inside, n_b, 0.0)
+    # the non-relevant documents of the query's earlier blocks within k, before each block (whole numbers:
+    # exact as one running sum minus the query's start)
+    running = np.cumsum(nb_in) - nb_in
+    first_block = np.flatnonzero(np.r_[True, bq[1:] != bq[:-1]])
+    running -= np.repeat(running[first_block], np.diff(np.append(first_block, len(bq))))
+    S = np.bincount(bq, weights=rb_in * running + rb_in * nb_in / 2, minlength=nq)
+    N = np.bincount(bq, weights=nb_in, minlength=nq)
+    R = np.bincount(bq, weights=rb_in, minlength=nq)
+    undefined = N * R == 0
+    values = np.where(undefined, 0.0, 1.0 - S / np.where(undefined, 1.0, N * R))
+    if k is not None:
+        for b in np.flatnonzero((bpos < k) & (bpos + sizes > k)).tolist():  # at most one block a query
+            q, r, n, t = int(bq[b]), int(r_b[b]), int(n_b[b]), int(k - bpos[b])
+            expected, defined = 0.0, True
+            for h in range(max(0, t - n), min(r, t) + 1):
+                wrong, non, hits = S[q] + N[q] * h + h * (t - h) / 2, N[q] + t - h, R[q] + h
+                if non * hits == 0:
+                    defined = False
+                    break
+                expected += comb(r, h) * comb(n, t - h) / comb(r + n, t) * (1.0 - wrong / (non * hits))
+            values[q], undefined[q] = (expected, False) if defined else (0.0, True)
+    return apply_no_relevant(values, undefined, conv)
 
 
 def num_ret(enc: Encoded, k: int | None) -> np.ndarray:

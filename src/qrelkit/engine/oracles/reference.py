@@ -28,10 +28,10 @@ Row = tuple[str, float, int]  # doc_id, score, line (file order)
 
 def _gain(grade: int, gain: str | GainMap) -> float:
     if isinstance(gain, GainMap):
-        for g, value in gain.items:
-            if g == grade:
-                return value
-        raise KeyError(grade)
+        value = gain.gain(grade)
+        if value is None:
+            raise KeyError(grade)
+        return value
     if gain == "linear":
         return float(grade)
     return float(2**grade - 1)
@@ -132,6 +132,16 @@ def _dcg(docs: Sequence[str], grades: dict[str, int], conv: Conventions) -> floa
 
 
 def _ideal_dcg(measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions) -> float:
+    return sum(
+        v * _discount(i + 1, conv.discount) for i, v in enumerate(_ideal_gains(measure, order, grades, conv))
+    )
+
+
+def _ideal_gains(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions
+) -> list[float]:
+    """The ideal ordering's gains within the cutoff, best first."""
+
     def gain(d: str) -> float:
         return _gain(grades[d], conv.gain) if d in grades else 0.0
 
@@ -142,8 +152,7 @@ def _ideal_dcg(measure: Measure, order: list[str], grades: dict[str, int], conv:
     else:
         pool = list(grades) if conv.ideal == "judged" else [d for d in order if d in grades]
         values = sorted((g for g in (gain(d) for d in pool) if g > 0), reverse=True)
-    values = values if measure.k is None else values[: measure.k]
-    return sum(v * _discount(i + 1, conv.discount) for i, v in enumerate(values))
+    return values if measure.k is None else values[: measure.k]
 
 
 def dcg(
@@ -156,6 +165,15 @@ def idcg(
     measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
 ) -> float:
     return _ideal_dcg(measure, order, grades, conv)
+
+
+def ncg(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
+) -> float:
+    """The gains in the top k over the ideal ordering's, no discount."""
+    ideal = sum(_ideal_gains(measure, order, grades, conv))
+    got = sum(_gain(grades[d], conv.gain) if d in grades else 0.0 for d in _top(measure, order))
+    return got / ideal if ideal != 0 else math.nan
 
 
 def ndcg(
@@ -255,8 +273,10 @@ def fallout(
 def judged(
     measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
 ) -> float:
-    assert measure.k is not None, "parse() requires a cutoff for Judged"
-    return sum(d in grades for d in _top(measure, order)) / _denominator(measure.k, order, conv)
+    judged_returned = sum(d in grades for d in _top(measure, order))
+    if measure.k is None:  # the share of every returned document that is judged (0 when none is)
+        return judged_returned / max(1, len(order))
+    return judged_returned / _denominator(measure.k, order, conv)
 
 
 def num_rel(
@@ -276,6 +296,29 @@ def num_rel_ret(
 ) -> float:
     relevant = _relevant(measure, grades)
     return float(sum(d in relevant for d in _top(measure, order)))
+
+
+def num_q(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
+) -> float:
+    """Every scored query counts once."""
+    return 1.0
+
+
+def accuracy(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, never: frozenset[str]
+) -> float:
+    """1 - (non-relevant documents above each relevant one, summed) / (non-relevant x relevant), over the
+    top k; undefined without a relevant or a non-relevant document there."""
+    relevant = _relevant(measure, grades) - never
+    above = pairs_wrong = hits = 0
+    for d in _top(measure, order):
+        if d in relevant:
+            pairs_wrong += above
+            hits += 1
+        else:
+            above += 1
+    return 1.0 - pairs_wrong / (above * hits) if above and hits else math.nan
 
 
 def rbp(

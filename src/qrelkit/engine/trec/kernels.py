@@ -173,17 +173,15 @@ class RelLists:
 
     def prefix(self, values: np.ndarray) -> np.ndarray:
         """Per row: the sum of ``values`` over its query's rows up to it, added in rank order (on a
-        query-by-rank grid, so each sum is formed as the C loop forms it; by difference of one running
-        sum when the grid would be much larger than the data)."""
+        query-by-rank grid, so each sum is formed as the C loop forms it; query by query when the grid would
+        be much larger than the data: :func:`_segment_cumsum`)."""
         width = int(self.rows_per_query.max()) if self.n else 0
         if self.n * width <= 4 * len(values) + 1_000_000:
             grid = np.zeros((self.n, width))
             grid[self.qidx, self.col] = values
             np.cumsum(grid, axis=1, out=grid)
             return grid[self.qidx, self.col]
-        c = np.cumsum(values)
-        base = np.concatenate(([0.0], c))[self.offsets[:-1]]
-        return c - np.repeat(base, self.rows_per_query)
+        return _segment_cumsum(values, self.offsets)
 
     @cached_property
     def log2_rank(self) -> np.ndarray:
@@ -551,11 +549,24 @@ class _Ideal:
 
 
 def _segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Running sum within each segment."""
-    c = np.cumsum(values)
-    starts = offsets[:-1]
-    base = np.concatenate(([0.0], c))[starts]
-    return c - np.repeat(base, np.diff(offsets))
+    """Running sum within each segment, added left to right from its first value as trec_eval's C loops
+    add (``sum += term``), so each is the C loop's double to the bit: on a segment-by-position grid when
+    that is not much larger than the data, else segment by segment (never by difference of one running
+    sum, whose rounding differs)."""
+    lengths = np.diff(offsets)
+    n = len(lengths)
+    width = int(lengths.max()) if n else 0
+    if n * width <= 4 * len(values) + 1_000_000:
+        qidx = np.repeat(np.arange(n), lengths)
+        col = np.arange(len(values)) - np.repeat(offsets[:-1], lengths)
+        grid = np.zeros((n, width), dtype=np.result_type(values, np.float64))
+        grid[qidx, col] = values
+        np.cumsum(grid, axis=1, out=grid)
+        return grid[qidx, col]
+    out = np.empty(len(values), dtype=np.result_type(values, np.float64))
+    for start, stop in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True):
+        np.cumsum(values[start:stop], out=out[start:stop])
+    return out
 
 
 def _at(prefix: np.ndarray, offsets: np.ndarray, q: np.ndarray, j: np.ndarray) -> np.ndarray:
