@@ -118,6 +118,14 @@ def test_noise_floor_from_two_qrels_files():
     assert result.exit_code == 0, result.output
     assert "labeller-noise floor (alice vs bob, 10 calibration queries, 10 relabelled copies" in result.output
     assert "exceeds the noise floor and significant" in result.output
+    # piped (TSV), the verdict is a column of its own, beside each pair's row
+    piped = invoke(
+        QRELS, *RUNS[::3], "-m", "nDCG@10", "--noise-floor", str(a), str(b), "--replicates", "10", *FAST
+    )
+    head, row = piped.output.splitlines()[2:4]
+    assert head.split("\t")[-1] == "verdict"
+    assert row.split("\t")[:3] == ["bm25", "rerank", "nDCG@10"]
+    assert row.split("\t")[-1] == "exceeds the noise floor and significant"
 
 
 def test_noise_floor_refuses_qrels_without_the_calibration_queries(tmp_path):
@@ -229,3 +237,15 @@ def test_the_tukey_table_has_no_column_of_dashes():
         "interval",
         "ES_E",
     ]
+
+
+def test_the_run_means_beside_a_pair_are_eval_s_to_the_bit():
+    """rerank's nDCG@10 on the example: eval prints 0.8995396066077865 (its exact summation); compare's
+    mean_treatment is that same number, not a float sum in another order that differs in the last digit."""
+    evaluated = CLI("eval", QRELS, RUNS[0], RUNS[3], "-m", "nDCG@10", "-f", "json")
+    means = json.loads(evaluated.stdout)["results"]["means"]
+    assert means["rerank"]["nDCG@10"]["mean"] == 0.8995396066077865
+    compared = invoke(QRELS, RUNS[0], RUNS[3], "-m", "nDCG@10", *FAST, "-f", "json")
+    (pair,) = json.loads(compared.stdout)["comparison"]["pairs"]
+    assert pair["mean_treatment"] == means["rerank"]["nDCG@10"]["mean"]
+    assert pair["mean_baseline"] == means["bm25"]["nDCG@10"]["mean"]

@@ -59,3 +59,31 @@ def test_the_reprs_lead_with_the_bottom_line(comparison) -> None:
     page = comparison._repr_html_()
     assert page.startswith(f"<p>{html.escape(comparison.bottom_line()[0])}</p>")
     assert page.count("<tr>") == 1 + 4 and "<th>p_adjusted</th>" in page
+
+
+def test_with_people_s_grades_the_frames_are_the_estimated_differences() -> None:
+    """With ``human``, to_polars/to_pandas/rows carry what bottom_line() and the repr say (the estimates);
+    the model's grades alone only when asked for by name."""
+    model = qrelkit.evaluate_files(EXAMPLE / "estimate" / "model.qrels", RUNS[::2], ["nDCG@10"])
+    human = qrelkit.evaluate_files(EXAMPLE / "estimate" / "human.qrels", RUNS[::2], ["nDCG@10"])
+    c = compare(model, human=human, permutations=200, bootstrap=100)
+    (estimate,) = c.estimated
+    frame = c.to_polars()
+    assert frame.columns[:5] == ["baseline", "treatment", "measure", "estimator", "interval_kind"]
+    (row,) = frame.iter_rows(named=True)
+    assert (row["baseline"], row["treatment"], row["measure"]) == ("bm25", "rerank", "nDCG@10")
+    assert (row["human_queries"], row["unlabeled_queries"]) == (10, 20)  # the example's split
+    assert row["difference"] == estimate.estimate.value
+    assert (row["low"], row["high"]) == (estimate.estimate.low, estimate.estimate.high)
+    # the people's difference on their 10 queries, by hand from two evaluations of the human qrels
+    base, treat = human.values("nDCG@10", "bm25"), human.values("nDCG@10", "rerank")
+    people = [treat[q] - base[q] for q in base]
+    assert len(people) == 10
+    assert row["human_difference"] == pytest.approx(sum(people) / len(people), abs=1e-12)
+    assert c.rows() == [dict(zip(frame.columns, frame.row(0), strict=True))]
+    assert list(c.to_pandas().columns) == frame.columns
+    model_alone = c.to_polars(model_alone=True)
+    assert model_alone.columns[3:7] == ["queries", "mean_baseline", "mean_treatment", "difference"]
+    (m,) = model_alone.iter_rows(named=True)
+    assert m["queries"] == 30 and m["mean_treatment"] == model.mean("nDCG@10", "rerank")
+    assert list(c.to_pandas(model_alone=True).columns) == model_alone.columns

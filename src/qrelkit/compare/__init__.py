@@ -89,23 +89,25 @@ class Comparison:
                 return p
         raise QueryNotFoundError(f"no comparison of {treatment!r} with {baseline!r} under {measure}")
 
-    def rows(self) -> list[dict[str, Any]]:
-        """One flat row per pair and measure (:func:`qrelkit.compare.frames.pair_rows`; ``compare -f tsv``)."""
-        from .frames import pair_rows
+    def rows(self, model_alone: bool = False) -> list[dict[str, Any]]:
+        """One flat row per pair and measure, what ``compare -f tsv`` writes: with ``human``, the estimated
+        differences (as :meth:`bottom_line` and the repr), the model's grades alone (biased) only with
+        ``model_alone=True`` (:func:`qrelkit.compare.frames.frame_rows`)."""
+        from .frames import frame_rows
 
-        return pair_rows(self)
+        return frame_rows(self, model_alone)[0]
 
-    def to_polars(self) -> Any:
-        """The pairs as a polars frame, one row per pair and measure (:meth:`rows`)."""
+    def to_polars(self, model_alone: bool = False) -> Any:
+        """The rows of :meth:`rows` as a polars frame, one row per pair and measure."""
         from .frames import to_polars
 
-        return to_polars(self)
+        return to_polars(self, model_alone)
 
-    def to_pandas(self) -> Any:
-        """The pairs as a pandas frame (pandas is not a dependency: ``pip install pandas``)."""
+    def to_pandas(self, model_alone: bool = False) -> Any:
+        """The rows of :meth:`rows` as a pandas frame (pandas is not a dependency: ``pip install pandas``)."""
         from .frames import to_pandas
 
-        return to_pandas(self)
+        return to_pandas(self, model_alone)
 
     def bottom_line(self) -> list[str]:
         """One sentence per measure, the report's own (:func:`qrelkit.compare.bottom_line.bottom_line`)."""
@@ -303,7 +305,22 @@ def pair_tests(
         for m in measures:
             ids, x = stats.aligned(results, (b, t), m)
             work.append((b, t, m, ids, x[:, 0], x[:, 1]))
-    return _adjusted(_pair_statistics(work, options), options)
+    rows = [replace(row, mean_baseline=_run_mean(results, row.baseline, row.measure, w[3], row.mean_baseline),
+                    mean_treatment=_run_mean(results, row.treatment, row.measure, w[3], row.mean_treatment))
+            for row, w in zip(_pair_statistics(work, options), work, strict=True)]  # fmt: skip
+    return _adjusted(rows, options)
+
+
+def _run_mean(results: Results, run: str, measure: str, ids: Sequence[str], paired: float) -> float:
+    """A run's mean beside a pair: the Results' own (:meth:`Results.mean`, under its conventions' summation,
+    so compare and eval print the same number to the bit) when the pair covers every query the run has a
+    value for and that mean is the mean of those values; otherwise ``paired``, the mean over the pair's
+    queries."""
+    values = results.values(measure, run)
+    if set(ids) != {q for q, v in values.items() if not math.isnan(v)}:
+        return paired
+    own = results.mean(measure, run)
+    return own if math.isclose(own, paired, rel_tol=1e-12, abs_tol=1e-15) else paired
 
 
 def _family_adjusted(measures: Sequence[str], p_values: Sequence[float], opts: Options) -> list[float]:

@@ -19,7 +19,8 @@ COLUMNS = {
 
 
 def pair_rows(comparison: Any) -> list[dict[str, Any]]:
-    """One row per pair and measure, in the order of :data:`COLUMNS`."""
+    """One row per pair and measure, in the order of :data:`COLUMNS` (and ``verdict``, the pair against the
+    labeller-noise floor, when the comparison has one)."""
     out = []
     for p in comparison.pairs:
         values = (p.baseline, p.treatment, p.measure, p.queries, json_number(p.mean_baseline),
@@ -27,7 +28,10 @@ def pair_rows(comparison: Any) -> list[dict[str, Any]]:
                   json_number(p.t_interval[0]), json_number(p.t_interval[1]), json_number(p.bootstrap_interval[0]),
                   json_number(p.bootstrap_interval[1]), json_number(p.effect_size), p.test, json_number(p.p_value),
                   json_number(p.p_adjusted), p.significant)  # fmt: skip
-        out.append(dict(zip(COLUMNS, values, strict=True)))
+        row = dict(zip(COLUMNS, values, strict=True))
+        if comparison.noise is not None:
+            row["verdict"] = p.verdict
+        out.append(row)
     return out
 
 
@@ -46,19 +50,45 @@ def estimated_rows(comparison: Any) -> list[dict[str, Any]]:
     for p in comparison.estimated:
         d = p.to_dict()
         low, high = d["interval"] or (None, None)
-        out.append({name: d.get(name) for name in ESTIMATED_COLUMNS} | {"low": low, "high": high})
+        row = {name: d.get(name) for name in ESTIMATED_COLUMNS} | {"low": low, "high": high}
+        if comparison.noise is not None:
+            row["verdict"] = p.verdict
+        out.append(row)
     return out
 
 
-def to_polars(comparison: Any) -> Any:
+#: The polars types of :data:`ESTIMATED_COLUMNS` (and of ``verdict``).
+ESTIMATED_TYPES = {
+    "baseline": "str", "treatment": "str", "measure": "str", "estimator": "str", "interval_kind": "str",
+    "difference": "float", "low": "float", "high": "float", "reason": "str", "lambda": "float",
+    "human_queries": "int", "unlabeled_queries": "int", "effective_human_queries": "float",
+    "model_difference": "float", "human_difference": "float", "p_value": "float", "p_adjusted": "float",
+    "significant": "bool", "verdict": "str",
+}  # fmt: skip
+
+
+def frame_rows(comparison: Any, model_alone: bool = False) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The rows a frame holds and their types: the estimated differences when the comparison estimated
+    (``human``), as its bottom line, repr and piped TSV do; the model's grades alone (biased) with
+    ``model_alone=True`` or without ``human``."""
+    if comparison.human is not None and not model_alone:
+        rows = estimated_rows(comparison)
+        names = [*ESTIMATED_COLUMNS, *(["verdict"] if comparison.noise is not None else [])]
+        return rows, {name: ESTIMATED_TYPES[name] for name in names}
+    types = dict(COLUMNS) | ({"verdict": "str"} if comparison.noise is not None else {})
+    return pair_rows(comparison), types
+
+
+def to_polars(comparison: Any, model_alone: bool = False) -> Any:
     import polars as pl
 
+    rows, kinds = frame_rows(comparison, model_alone)
     types = {"str": pl.Utf8, "int": pl.Int64, "float": pl.Float64, "bool": pl.Boolean}
-    schema = {name: types[kind] for name, kind in COLUMNS.items()}
-    return pl.DataFrame(pair_rows(comparison), schema=schema, orient="row")
+    schema = {name: types[kind] for name, kind in kinds.items()}
+    return pl.DataFrame([[r.get(n) for n in schema] for r in rows], schema=schema, orient="row")
 
 
-def to_pandas(comparison: Any) -> Any:
+def to_pandas(comparison: Any, model_alone: bool = False) -> Any:
     try:
         import pandas  # noqa: F401
     except ImportError:
@@ -68,7 +98,7 @@ def to_pandas(comparison: Any) -> Any:
             "to_pandas needs pandas, which is not installed",
             fix="pip install pandas (or use to_polars(), which needs nothing more)",
         ) from None
-    return to_polars(comparison).to_pandas()
+    return to_polars(comparison, model_alone).to_pandas()
 
 
 def text_repr(comparison: Any) -> str:

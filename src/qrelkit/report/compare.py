@@ -171,21 +171,18 @@ def render_compare_delimited(comparison: Any, sep: str = "\t", short: bool = Fal
     <qrelkit.compare.Comparison.rows>`: numbers as ``repr``, an undefined one empty), after the ``#``
     provenance lines and the comparison's options (the two lines of a pipe when ``short``). With ``--human``
     the rows are the estimated differences (:func:`qrelkit.compare.frames.estimated_rows`), as the estimates
-    lead every other format; the model's grades alone are in ``--format json``."""
+    lead every other format; the model's grades alone are in ``--format json``. With a labeller-noise floor,
+    a ``verdict`` column says where each difference stands against it."""
     import csv
     import io
-
-    from ..compare.frames import estimated_rows
 
     lines = short_header_lines(comparison.results) if short else header_lines(comparison.results)
     if not short:
         lines.append("# comparison: " + json.dumps(comparison.options.to_dict(), separators=(",", ":")))
     if comparison.human is not None:
-        rows = estimated_rows(comparison)
         lines.append(f"# {differences_title(comparison)}; the model's grades alone (biased): --format json")
         lines += [f"# warning: {w}" for w in comparison.estimation_warnings]
-    else:
-        rows = comparison.rows()
+    rows = comparison.rows()
     buf = io.StringIO()
     buf.write("\n".join(lines) + "\n")
     writer = csv.writer(buf, delimiter=sep, lineterminator="\n")
