@@ -28,6 +28,8 @@ def test_table_output_names_every_choice_and_the_conventions():
     assert result.exit_code == 0, result.output
     out = result.output
     assert "bm25      dense      nDCG@10" in out
+    head = next(line for line in out.splitlines() if line.startswith("baseline"))
+    assert head.split()[-3:] == ["p", "adj", "sig"]  # the significance column is named, as in markdown
     assert (
         "test: randomization (500 permutations); correction: holm over pairs-x-measures; alpha: 0.05; seed: 5"
         in out

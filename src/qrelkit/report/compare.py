@@ -111,7 +111,7 @@ def render_compare_markdown(comparison: Any) -> str:
     out = []
     if comparison.human is not None:  # the estimates lead; the model's own numbers follow, named as such
         out += [*estimation_markdown(comparison)[1:], "", f"**{MODEL_ALONE}**", ""]
-    out += table((*COLUMNS[:-1], "sig"), _rows(comparison))
+    out += table(COLUMNS, _rows(comparison))
     if comparison.noise is not None:
         out += ["", *table(NOISE_COLUMNS, _noise_rows(comparison))]
     if _power_rows(comparison):
@@ -144,7 +144,7 @@ def render_compare_latex(comparison: Any) -> str:
         out += [latex_comment(differences_title(comparison)), *tabular(PAIR_COLUMNS, pair_rows(comparison))]
         out += [latex_comment(line) for line in estimation_lines(comparison)]
         out += ["", latex_comment(MODEL_ALONE)]
-    out += tabular((*COLUMNS[:-1], "sig"), _rows(comparison))
+    out += tabular(COLUMNS, _rows(comparison))
     if comparison.noise is not None:
         out += ["", "% labeller-noise floor", *tabular(NOISE_COLUMNS, _noise_rows(comparison))]
     if _power_rows(comparison):

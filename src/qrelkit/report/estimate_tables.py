@@ -10,7 +10,7 @@ from .tables import _e, _grid, number, p_text, table
 
 COLUMNS = ("run", "measure", "estimator", "estimate", "interval", "lambda", "|H|", "|U|", "eff. |H|")
 PAIR_COLUMNS = ("baseline", "treatment", "measure", "diff", "interval", "lambda", "|H|", "|U|", "eff. |H|",
-                "model diff", "human diff", "p", "p adj", "")  # fmt: skip
+                "model diff", "human diff", "p", "p adj", "sig")  # fmt: skip
 POWER_COLUMNS = ("baseline", "treatment", "measure", "delta", "|H| now", "|H| needed", "of", "people-only")
 #: What the interval cell says when the values it rests on do not vary (the reason follows the table).
 NOT_MEASURABLE = "not measurable"
@@ -152,7 +152,7 @@ def estimation_markdown(comparison: Any) -> list[str]:
     from .tables import markdown_text
 
     out = ["", f"**{markdown_text(differences_title(comparison))}**", ""]
-    out += ["| " + " | ".join(PAIR_COLUMNS[:-1]) + " | sig |", "|" + "---|" * len(PAIR_COLUMNS)]
+    out += ["| " + " | ".join(PAIR_COLUMNS) + " |", "|" + "---|" * len(PAIR_COLUMNS)]
     out += ["| " + " | ".join(map(markdown_text, r)) + " |" for r in pair_rows(comparison)]
     out += [
         "",

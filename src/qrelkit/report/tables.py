@@ -89,7 +89,7 @@ def _grid(headers: Any, rows: list[list[str]]) -> list[str]:
 
 
 COLUMNS = ("baseline", "treatment", "measure", "n", "base", "treat", "diff", "W/T/L", "t-interval",
-           "bootstrap interval", "ES", "p", "p adj", "")  # fmt: skip
+           "bootstrap interval", "ES", "p", "p adj", "sig")  # fmt: skip
 
 
 def number(x: float | None, digits: int = 4, missing: str = "–", *, signed: bool = False) -> str:
