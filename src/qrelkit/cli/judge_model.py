@@ -122,24 +122,34 @@ def add_command(db: Path, name: str, endpoint: str | None, program: str | None, 
 
 class _RunProgress:
     """A model labeller's run, pair by pair, by the rule of :mod:`qrelkit.cli.output` (a bar on a terminal,
-    one line per tenth otherwise), the failed attempts in its description."""
+    one line per tenth otherwise): one reporter per stage (calibration, then the pool), each counting its
+    own pairs against its own total, the failed attempts in its description."""
 
     def __init__(self) -> None:
         self.bar: Any = None
+        self.stage: int = 0  # how many stages the summary had begun when the reporter was opened
+        self.seen = 0  # pairs done (graded or failed) at the last report
+        self.offset = 0  # pairs done before the current stage began
 
     def __call__(self, summary: Any, total: int) -> None:
         from .output import reporter
 
-        if self.bar is None:
-            self.bar = reporter("grading pairs", total, unit="pairs")
+        done = summary.graded + summary.failed_pairs
+        if self.bar is None or len(summary.phases) != self.stage:  # a new stage: its own reporter and count
+            self.close()
+            self.stage, self.offset = len(summary.phases), self.seen
+            self.what = f"grading {summary.phases[-1]} pairs" if summary.phases else "grading pairs"
+            self.bar = reporter(self.what, total, unit="pairs")
+        self.seen = done
         failed = (
-            f"grading pairs ({summary.failed_attempts} failed attempts)" if summary.failed_attempts else None
+            f"{self.what} ({summary.failed_attempts} failed attempts)" if summary.failed_attempts else None
         )
-        self.bar.update(summary.graded + summary.failed_pairs, failed)
+        self.bar.update(done - self.offset, failed)
 
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+            self.bar = None
 
 
 @command.command(name="run")

@@ -200,6 +200,29 @@ def test_a_run_off_a_terminal_reports_one_line_per_tenth(gated: Path, cli) -> No
         run = cli("judge", "model", "run", gated, "judge", "--calibration-only")
     assert run.exit_code == 0, run.output
     assert "\r" not in run.stderr  # no carriage returns: a CI log reads one line per tenth
-    lines = [line for line in run.stderr.splitlines() if line.startswith("qrelkit: grading pairs")]
+    lines = [line for line in run.stderr.splitlines() if line.startswith("qrelkit: grading")]
     # the 40 calibration pairs of the gated project, one at a time: 4 pairs per tenth
-    assert lines == [f"qrelkit: grading pairs: {10 * k}% ({4 * k}/40 pairs)" for k in range(1, 11)]
+    assert lines == [
+        f"qrelkit: grading calibration pairs: {10 * k}% ({4 * k}/40 pairs)" for k in range(1, 11)
+    ]
+
+
+def test_each_stage_of_a_run_reports_its_own_pairs(gated: Path, cli) -> None:
+    """Calibration then the pool: each stage counts its own pairs to its own 100%, never past its total."""
+    # the endpoint is a real HTTP server on loopback speaking chat completions (tests/app/models/helpers.py)
+    with ChatServer(scripted(1)) as srv:
+        # a predictor has no gate to pass: it grades the calibration pairs, then the rest of the pool
+        assert _add(cli, gated, srv.url, "--role", "predictor").exit_code == 0
+        run = cli("judge", "model", "run", gated, "judge")
+    assert run.exit_code == 0, run.output
+    graded = int(run.stdout.split(": ", 1)[1].split()[0])  # "model labeller judge: N pairs graded ..."
+    lines = [line for line in run.stderr.splitlines() if line.startswith("qrelkit: grading")]
+    calibration = [line for line in lines if line.startswith("qrelkit: grading calibration pairs: ")]
+    pool = [line for line in lines if line.startswith("qrelkit: grading pool pairs: ")]
+    assert lines == calibration + pool
+    assert calibration[-1] == "qrelkit: grading calibration pairs: 100% (40/40 pairs)"
+    assert pool, run.stderr
+    last = pool[-1].rsplit("(", 1)[1]
+    done, total = last.split()[0].split("/")
+    assert pool[-1].startswith("qrelkit: grading pool pairs: 100% (") and done == total
+    assert int(total) + 40 == graded
