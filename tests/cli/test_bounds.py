@@ -142,9 +142,15 @@ def test_report_names_each_bound_beside_each_mean(files, tmp_path):
     assert result.exit_code == 0, result.output
     page = out.read_text()
     assert "beside a mean, its judgment bounds (not a confidence interval)" in page
-    # each value named, so that a mean and its bounds never read as a confidence interval
-    assert f"{NDCG_ZERO:.4f} (unjudged as 0: {NDCG_ZERO:.3f}, as 2: {NDCG_TOP:.3f})" in page
-    assert f"{R_ZERO:.4f} (unjudged as 0: {R_ZERO:.3f}, as 2: {R_TOP:.3f})" in page
+    # each value named, so that a mean and its bounds never read as a confidence interval; on a line of
+    # their own under the mean (a table of several measures fits its page), with the mean's decimals
+    assert (
+        f"{NDCG_ZERO:.4f}<span class='bounds'> (unjudged as 0: {NDCG_ZERO:.4f}, as 2: {NDCG_TOP:.4f})</span>"
+        in page
+    )
+    assert (
+        f"{R_ZERO:.4f}<span class='bounds'> (unjudged as 0: {R_ZERO:.4f}, as 2: {R_TOP:.4f})</span>" in page
+    )
     assert not re.search(r"\d \[\d\.\d{3}, \d\.\d{3}\]", page)
 
 
@@ -158,7 +164,10 @@ def test_bounds_refused_with_human_estimates(files, command):
 def test_eval_html_and_markdown_with_bounds(files):
     html = CLI("eval", files["qrels"], files["sys"], *MEASURES, "-f", "html", "--bounds")
     assert html.exit_code == 0, html.output
-    assert f"{NDCG_ZERO:.4f} (unjudged as 0: {NDCG_ZERO:.3f}, as 2: {NDCG_TOP:.3f})" in html.stdout
+    assert (
+        f"{NDCG_ZERO:.4f}<span class='bounds'> (unjudged as 0: {NDCG_ZERO:.4f}, as 2: {NDCG_TOP:.4f})</span>"
+        in html.stdout
+    )
     assert "beside a mean, its judgment bounds (not a confidence interval)" in html.stdout
     md = CLI("eval", files["qrels"], files["sys"], *MEASURES, "-f", "markdown", "--bounds")
     assert md.exit_code == 0, md.output

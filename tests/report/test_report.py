@@ -178,12 +178,56 @@ def test_the_report_in_a_browser_at_1280_and_390_px(example_report: Path) -> Non
                     ".filter(([, w, box]) => w > box)",
                 )
                 assert wide == [], f"tables wider than their box at {width}px: {wide}"
+                # nothing wider than the screen but the scrolling boxes, folds open (the provenance's JSON
+                # included) and closed
+                overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+                assert overflow <= 1, f"the page scrolls sideways by {overflow}px at {width}px, folds open"
                 page.eval_on_selector_all("details", "els => els.forEach(e => e.open = false)")
-                # nothing wider than the screen but the scrolling boxes
                 overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
                 assert overflow <= 1, f"the page scrolls sideways by {overflow}px at {width}px"
                 ARTIFACTS.mkdir(exist_ok=True)
                 page.screenshot(path=str(ARTIFACTS / f"report-{width}.png"), full_page=True)
+                page.close()
+            context.close()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def test_four_measures_with_their_bounds_fit_at_1280_and_390_px(tmp_path: Path) -> None:
+    """The report of two runs under four measures and ``eval -f html --bounds``: each mean's judgment
+    bounds wrap under it, so every table fits its box and the page never scrolls sideways, folds open."""
+    measures = [a for m in ("nDCG@10", "AP", "P@5", "RR") for a in ("-m", m)]
+    report = tmp_path / "report.html"
+    result = invoke("report", EXAMPLE / "qrels.txt", RUNS[0], RUNS[-1], *measures, "--permutations", 200,
+                    "-o", report)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    evaluated = invoke("eval", EXAMPLE / "qrels.txt", RUNS[0], RUNS[-1], *measures, "-f", "html", "--bounds")
+    assert evaluated.exit_code == 0, evaluated.output
+    (tmp_path / "eval.html").write_text(evaluated.stdout)
+    executable, sync_playwright = _browser()
+    profile = tempfile.mkdtemp(prefix="qrelkit-chromium-")
+    try:
+        with sync_playwright() as p:
+            context = p.chromium.launch_persistent_context(
+                profile, executable_path=executable, headless=True, args=ARGS, device_scale_factor=1
+            )
+            for name, width in itertools.product(("report", "eval"), (1280, 390)):
+                page = context.new_page()
+                page.set_viewport_size({"width": width, "height": 900})
+                page.goto((tmp_path / f"{name}.html").as_uri())
+                # the bounds, with the mean's four decimals, under the mean
+                bounds = page.locator("td .bounds").first
+                assert re.fullmatch(r" \(unjudged as 0: \d\.\d{4}, as 3: \d\.\d{4}\)", bounds.text_content())
+                mean = page.locator("td:has(.bounds)").first.bounding_box()
+                assert mean is not None and bounds.bounding_box()["y"] > mean["y"] + 5  # a line of its own
+                page.eval_on_selector_all("details", "els => els.forEach(e => e.open = true)")
+                wide = page.eval_on_selector_all(
+                    "table", "els => els.map(t => [t.scrollWidth, t.parentElement.clientWidth])"
+                    ".filter(([w, box]) => w > box)",
+                )  # fmt: skip
+                assert wide == [], f"{name}: tables wider than their box at {width}px: {wide}"
+                overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+                assert overflow <= 1, f"{name} scrolls sideways by {overflow}px at {width}px, folds open"
                 page.close()
             context.close()
     finally:

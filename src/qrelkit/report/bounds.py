@@ -64,9 +64,9 @@ def rows(results: Any) -> list[list[str]]:
     return out
 
 
-def suffix(results: Any, run: str, measure: str, digits: int = 3) -> str:
-    """`` (unjudged as 0: 0.744, as 3: 0.727)`` beside one run's mean (worded so that it does not read as
-    an interval), or "" when the results carry no bounds for it."""
+def suffix(results: Any, run: str, measure: str, digits: int = 4) -> str:
+    """`` (unjudged as 0: 0.7435, as 3: 0.7266)`` beside one run's mean (worded so that it does not read as
+    an interval, with the mean's own decimals), or "" when the results carry no bounds for it."""
     if results.bounds is None:
         return ""
     b = results.bounds.get(run, measure)
@@ -75,3 +75,14 @@ def suffix(results: Any, run: str, measure: str, digits: int = 3) -> str:
     return (
         f" (unjudged as 0: {number(b.zero, digits)}, as {results.bounds.top_grade}: {number(b.top, digits)})"
     )
+
+
+def cell(results: Any, run: str, measure: str, mean: str) -> object:
+    """A summary table's cell: the mean, and under it (a line of its own that wraps, so that a table of
+    several measures fits its page) the :func:`suffix`; the mean alone when there are no bounds."""
+    import html
+
+    bounds = suffix(results, run, measure)
+    if not bounds:
+        return mean
+    return ("html", f"{html.escape(mean)}<span class='bounds'>{html.escape(bounds)}</span>")

@@ -53,6 +53,8 @@ code, .mono { font-family: "DejaVu Sans Mono", "Liberation Mono", monospace; fon
   overflow-wrap: anywhere; }
 footer { color: var(--muted); font-size: 0.85rem; padding-bottom: 24px; }
 td { overflow-wrap: break-word; } td.n { white-space: nowrap; }
+pre { max-width: 100%; overflow-x: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
+td .bounds { display: block; white-space: normal; color: var(--muted); font-size: 0.8rem; }
 .bottom-line { font-size: 1.05rem; padding-left: 20px; } .bottom-line li { margin: 4px 0; }
 @media (max-width: 600px) { body { font-size: 14px; } th, td { padding: 3px 5px; } }
 @media (max-width: 700px) {
@@ -104,10 +106,10 @@ def means_section(results: Any) -> str:
     headers, rows = results.mean_grid()
     caption = "Mean over scored queries"
     if results.bounds is not None:  # each mean's judgment bounds beside it, each value named
-        from .bounds import suffix, title
+        from .bounds import cell, title
 
         rows = [
-            [r[0]] + [c + suffix(results, r[0], m) for c, m in zip(r[1:], headers[1:], strict=True)]
+            [r[0]] + [cell(results, r[0], m, c) for c, m in zip(r[1:], headers[1:], strict=True)]
             for r in rows
         ]
         caption += f"; beside a mean, its {title(results, judged=False)}"
