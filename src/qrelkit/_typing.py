@@ -46,7 +46,7 @@ ResultFormat = Literal["table", "tsv", "csv", "json", "markdown", "latex", "html
 CompareFormat = Literal["table", "tsv", "csv", "json", "markdown", "latex", "html"]
 
 #: What ``eval --human`` writes estimates as (:func:`qrelkit.report.estimates.render_estimates`).
-EstimatesFormat = Literal["table", "json", "markdown", "tsv", "csv"]
+EstimatesFormat = Literal["table", "json", "markdown", "tsv", "csv", "latex", "html"]
 
 FORMAT_CHOICES: tuple[str, ...] = get_args(Format)
 ENGINE_CHOICES: tuple[str, ...] = get_args(Engine)

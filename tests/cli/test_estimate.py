@@ -77,6 +77,34 @@ def test_eval_human_default_interval_is_the_t_one_and_every_format_names_it(cli)
     assert "may pass the measure's range" in text
 
 
+def test_eval_human_writes_latex_and_html_as_compare_human_does(cli, tmp_path):
+    """-f latex, -f html and -o x.tex / x.html: the chosen estimate and its interval (ppi_py's point
+    estimate at the JSON's lambda, as above), the estimator, both judgments' fingerprints."""
+    y, yhat, yhat_u = _bm25_split(cli)
+    (row,) = json.loads(cli("eval", MODEL, BM25, "--human", HUMAN, "-m", "nDCG@10", "-f", "json").stdout)[
+        "estimates"
+    ]
+    point = float(np.ravel(ppi.ppi_mean_pointestimate(y, yhat, yhat_u, lam=row["lambda"]))[0])
+    low, high = row["interval"]
+    cells = f"bm25 & nDCG@10 & ppi++* & {point:.4f} & [{low:.4f}, {high:.4f}] & {row['lambda']:.3f} & 10 & 20"
+    for how in (("-f", "latex"), ("-o", tmp_path / "x.tex")):
+        out = cli("eval", MODEL, BM25, "--human", HUMAN, "-m", "nDCG@10", *how)
+        assert out.exit_code == 0, out.stderr
+        latex = out.stdout if how[0] == "-f" else (tmp_path / "x.tex").read_text()
+        assert "\\begin{tabular}" in latex and cells in latex, latex
+        assert "% estimator: ppi++, 95% interval t" in latex and "% human qrels: human.qrels sha256:" in latex
+    for how in (("-f", "html"), ("-o", tmp_path / "x.html")):
+        out = cli("eval", MODEL, BM25, "--human", HUMAN, "-m", "nDCG@10", *how)
+        assert out.exit_code == 0, out.stderr
+        page = out.stdout if how[0] == "-f" else (tmp_path / "x.html").read_text()
+        assert page.startswith("<!doctype html>") and "Estimated means (ppi++)" in page
+        assert f">{point:.4f}</td>" in page and f"[{low:.4f}, {high:.4f}]" in page
+        assert "human qrels: human.qrels sha256:" in page
+    assert "--human writes table|json|markdown|tsv|csv|latex|html" in " ".join(
+        cli("eval", "--help").stdout.split()
+    )
+
+
 def test_a_value_that_does_not_vary_on_h_is_not_measurable_with_its_reason(cli):
     """Judged@10 of dense is 1 on every human-judged query of the example: no interval, in every format."""
     out = cli("eval", MODEL, DENSE, "--human", HUMAN, "-m", "Judged@10", "-f", "json")

@@ -204,7 +204,8 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
     (trec_eval, pytrec_eval, ir_measures, ranx, sklearn, trectools, gdeval, ...), its reader option for
     duplicate documents and its refusals; the profile's name is written with the conventions.
     With --human, QRELS are a model's grades and HUMAN_QRELS people's grades of a random sample of
-    queries: each mean is estimated from both (docs/prediction-powered.md).
+    queries: each mean is estimated from both (docs/prediction-powered.md); --human writes
+    table|json|markdown|tsv|csv|latex|html (not trec).
     """
     # long: its docstring is the command's --help; the body parses, calls one function and renders
     from ..evaluation.files import evaluate_planned_on, plan_inputs
@@ -267,10 +268,10 @@ def show_estimates(qrels: str, human: str, runs: tuple[str, ...], measures: tupl
     from ..report.estimates import FORMATS, render_estimates
 
     fmt = default_format(out_format, file_format)
-    if engine != "local" or fmt not in FORMATS:
-        raise click.UsageError(
-            f"--human computes locally and writes {'|'.join(FORMATS)} (got {engine}, {fmt})"
-        )
+    if fmt not in FORMATS:
+        raise click.UsageError(f"--human writes {'|'.join(FORMATS)}, not {fmt}: choose one with --format")
+    if engine != "local":
+        raise click.UsageError(f"--human computes in this process: drop --engine {engine}")
     estimates = estimate_files(qrels, human, runs, parse_all(measures) if measures else None, conv, reader,
                                estimator=estimator, interval=interval)  # fmt: skip
     if provenance:

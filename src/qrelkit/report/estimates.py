@@ -1,5 +1,5 @@
 """Rendering of :class:`~qrelkit.estimation.Estimates` (``qrelkit eval --human``) and of a comparison's
-estimated differences (``qrelkit compare --human``): text, JSON, Markdown, TSV and CSV.
+estimated differences (``qrelkit compare --human``): text, JSON, Markdown, TSV, CSV, LaTeX and HTML.
 
 Renderers never compute a statistic. Every format carries the estimator, lambda, |H|, |U|, both qrels'
 fingerprints and the conventions: JSON as fields, the text formats as header or comment lines.
@@ -80,6 +80,26 @@ def render_estimates_delimited(estimates: Any, sep: str, short: bool = False) ->
     return "\n".join(out) + "\n"
 
 
+def render_estimates_latex(estimates: Any) -> str:
+    """A ``tabular`` (booktabs) of the estimates, the provenance, lambda's meaning, the reasons and the
+    settings as comment lines (as compare's LaTeX)."""
+    from .tables import latex_comment
+    from .tex import tex
+
+    out = [latex_comment(line) for line in _comment_lines(estimates)]
+    out += ["\\begin{tabular}{lll" + "r" * (len(COLUMNS) - 3) + "}", "\\toprule",
+            " & ".join(tex(h) for h in COLUMNS) + " \\\\", "\\midrule"]  # fmt: skip
+    out += [" & ".join(tex(c) for c in r) + " \\\\" for r in rows(estimates)]
+    out += ["\\bottomrule", "\\end{tabular}"]
+    notes = [
+        LAMBDA_LINE,
+        *reason_lines(estimates),
+        *settings_lines(estimates.settings(), estimates.model.conventions),
+    ]
+    out += [latex_comment(line) for line in notes]
+    return "\n".join(out) + "\n"
+
+
 def render_estimates(estimates: Any, fmt: str, short: bool = False) -> str:
     """``estimates`` in ``fmt`` (``short``: TSV or CSV with the two-line header of a pipe)."""
     if fmt == "table":
@@ -90,4 +110,10 @@ def render_estimates(estimates: Any, fmt: str, short: bool = False) -> str:
         return render_estimates_markdown(estimates)
     if fmt in ("tsv", "csv"):
         return render_estimates_delimited(estimates, "\t" if fmt == "tsv" else ",", short)
+    if fmt == "latex":
+        return render_estimates_latex(estimates)
+    if fmt == "html":
+        from .page import estimates_page
+
+        return estimates_page(estimates)
     raise ValueError(fmt)

@@ -556,6 +556,32 @@ def results_page(results: Any, per_query: bool = False) -> str:
                     footer=f"qrelkit {_e(results.version)}")  # fmt: skip
 
 
+def estimates_page(estimates: Any) -> str:
+    """``qrelkit eval --human --format html``: each mean by every estimator (the chosen one marked), what
+    lambda is, the settings (estimator, both judgments' fingerprints), the conventions and the provenance."""
+    from .estimate_tables import COLUMNS, LAMBDA_LINE, reason_lines, rows, settings_lines
+
+    res = estimates.model
+    warnings = tuple(dict.fromkeys((*estimates.warnings, *res.warnings)))
+    body = "".join(f"<p class='warning' role='note'><strong>Warning:</strong> {_e(w)}</p>" for w in warnings)
+    body += table(COLUMNS, rows(estimates), numeric=range(3, 9),
+                  caption="Estimated means (* = the chosen estimator; eff. |H| = human-judged queries a "
+                  "people-only estimate would need for as narrow an interval)")  # fmt: skip
+    notes = [
+        LAMBDA_LINE,
+        *reason_lines(estimates),
+        *settings_lines(estimates.settings(), res.conventions)[:3],
+    ]
+    body += "<p>" + "<br>".join(_e(line) for line in notes) + "</p>"
+    sections = [
+        ("summary", f"Estimated means ({estimates.settings()['estimator']})", body),
+        ("conventions", "Conventions", conventions_table(res)),
+        ("provenance", "Provenance", provenance_section(res)),
+    ]
+    return document("qrelkit estimates", f"{len(res.run_names)} runs, {len(res.measures)} measures", sections,
+                    footer=f"qrelkit {_e(res.version)}")  # fmt: skip
+
+
 def comparison_page(comparison: Any) -> str:
     """``qrelkit compare --format html``: the comparison table, the forest plot, means and provenance."""
     from .tables import detail_sections
