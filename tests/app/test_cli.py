@@ -70,12 +70,19 @@ def test_a_project_end_to_end_from_the_command_line(tmp_path: Path) -> None:
     assert queue["method"] == "leverage" and [(i["query_id"], i["doc_id"]) for i in queue["items"]] == [
         ("q1", "keys/policy")
     ]
-    shown_queue = run("queue", str(db)).splitlines()
+    shown_queue = run("queue", str(db), "-f", "table").splitlines()
+    assert shown_queue[0] == "1 pairs to adjudicate, ordered by leverage"
     assert shown_queue[1] == (
         "query_id\tdoc_id\tgrades\tleverage (the largest nDCG change one regrade causes; else the grade distance)"
     )
     assert shown_queue[2].startswith("q1\tkeys/policy\talice: 1, bob: 3\t")
 
+    # piped, the queue is the TSV to fill: '#' lines (the version, how to fill it), then the header and rows
+    piped = run("queue", str(db)).splitlines()
+    assert piped[0].startswith("# qrelkit ") and piped[0].endswith(" · project project.db")
+    rows = [line for line in piped if not line.startswith("#")]
+    assert rows[0].startswith("query_id\tdoc_id\tgrade\tnote") and rows[1].startswith("q1\tkeys/policy\t\t\t")
+    assert json.loads(run("queue", str(db), "-f", "json"))["items"] == queue["items"]
     said = run("decide", str(db), "q1", "keys/policy", "1", "--by", "admin")
     assert said.startswith("q1 keys/policy: final grade 1 (decision 1;")
     assert "0 pairs" in run("queue", str(db))

@@ -96,8 +96,8 @@ def test_conventions_takes_several_runs() -> None:
         single = json.loads(alone.stdout)
         assert entry["rows"] == single["rows"] and entry["fingerprint"] == single["run"]["fingerprint"]
     assert data["measure"] == "nDCG@10" and data["qrels"]["name"] == "qrels.txt"
-    tsv = CLI("conventions", QRELS, *RUNS, "-f", "tsv").stdout.splitlines()
-    singles = [CLI("conventions", QRELS, run, "-f", "tsv").stdout.splitlines() for run in RUNS]
+    tsv = CLI("conventions", QRELS, *RUNS, "-f", "tsv").stdout.splitlines()[2:]  # after the pipe's two lines
+    singles = [CLI("conventions", QRELS, run, "-f", "tsv").stdout.splitlines()[2:] for run in RUNS]
     assert tsv[0] == "run\t" + singles[0][0]
     assert tsv[1:] == [f"bm25\t{r}" for r in singles[0][1:]] + [f"rerank\t{r}" for r in singles[1][1:]]
     table = CLI("conventions", QRELS, *RUNS, "-f", "table").stdout

@@ -123,13 +123,48 @@ def test_a_jump_over_several_tenths_writes_the_last_once() -> None:
     ]
 
 
-def test_leverage_and_conventions_follow_the_rule() -> None:
+def test_leverage_and_conventions_follow_the_rule(tmp_path: Path) -> None:
     alice = EXAMPLE / "judgments" / "alice.qrels"
     piped = CLI("leverage", alice, BM25, "--top", "2")
     assert piped.exit_code == 0, piped.output
-    assert piped.stdout.splitlines()[0].split("\t")[:2] == ["query_id", "doc_id"]
+    lines = piped.stdout.splitlines()
+    assert lines[0] == (
+        f"# qrelkit {__version__} · profile none (default conventions) · qrels={_sha(alice)} · runs bm25={_sha(BM25)}"
+    )
+    assert lines[1].startswith("# full provenance") and lines[2].split("\t")[:2] == ["query_id", "doc_id"]
+    # -o chooses the format by its suffix, as eval does
+    assert CLI("leverage", alice, BM25, "--top", "2", "-o", tmp_path / "lev.json").exit_code == 0
+    written = json.loads((tmp_path / "lev.json").read_text())
+    assert written["tool"]["version"] == __version__ and len(written["rows"]) == 2
+    assert written["runs"][0]["fingerprint"]["sha256"] == hashlib.sha256(BM25.read_bytes()).hexdigest()
+    assert CLI("leverage", alice, BM25, "--top", "2", "-o", tmp_path / "lev.tsv").exit_code == 0
+    assert (tmp_path / "lev.tsv").read_text().splitlines()[2].startswith("query_id\tdoc_id")
     swept = CLI("conventions", QRELS, BM25).stdout.splitlines()
-    assert swept[0].split("\t")[:3] == ["kind", "conventions", "mean"]
+    assert swept[0] == (
+        f"# qrelkit {__version__} · profile none (default conventions) · qrels={_sha(QRELS)} · runs bm25={_sha(BM25)}"
+    )
+    assert swept[1].startswith("# full provenance") and swept[2].split("\t")[:3] == [
+        "kind",
+        "conventions",
+        "mean",
+    ]
+    diff = CLI("conventions", QRELS, BM25, "--profile", "trec_eval", "--diff", "trec_eval", "sklearn").stdout
+    assert diff.splitlines()[0].startswith(f"# qrelkit {__version__} · profile trec_eval · qrels=")
+    assert diff.splitlines()[2].startswith("query\ttrec_eval\tsklearn\tdiff")
+
+
+def test_conventions_hide_unmoved_lists_what_it_hides_in_tsv_and_json() -> None:
+    every = CLI("conventions", QRELS, BM25, "-f", "json").stdout
+    unmoved = [r["label"] for r in json.loads(every)["rows"] if r["kind"] != "default" and not r.get("refused")
+               and r["queries_moved"] == 0]  # fmt: skip
+    assert unmoved  # discount=ln, for one: nDCG's ratio does not move with the log's base
+    hidden = json.loads(CLI("conventions", QRELS, BM25, "--hide-unmoved", "-f", "json").stdout)
+    assert hidden["hidden_unmoved"] == unmoved and not {r["label"] for r in hidden["rows"]} & set(unmoved)
+    tsv = CLI("conventions", QRELS, BM25, "--hide-unmoved", "-f", "tsv").stdout.splitlines()
+    assert tsv[-1] == f"# {len(unmoved)} profiles and axes that move no query left out: {', '.join(unmoved)}"
+    assert len([line for line in tsv if not line.startswith("#")]) == 1 + len(
+        json.loads(every)["rows"]
+    ) - len(unmoved)
 
 
 def test_piped_estimates_take_the_same_header(tmp_path: Path) -> None:

@@ -237,7 +237,8 @@ def _finish(doc: Any, out_format: str | None, output: str | None, show_disagreem
 )
 @click.option("--rubric", type=click.Path(dir_okay=False), help="rubric.toml: the scale regrades stay within")
 @click.option("-f", "--format", "out_format", type=click.Choice(["table", "tsv", "json"]), default=None,
-              help="output format [default: table on a terminal or with -o, tsv otherwise]")  # fmt: skip
+              help="output format [default: by -o's suffix (.json, .tsv, else table), a table on a terminal, "
+              "tsv otherwise]")  # fmt: skip
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="write to FILE")
 def leverage_command(
     qrels: str,
@@ -267,11 +268,21 @@ def leverage_command(
     table = regrade_leverage(q, run_objs, k, scale)
     shown = table.head(top) if top else table
     shown = shown.join(retrieval_ranks(run_objs, shown), on=["query_id", "doc_id"], how="left")
+    from pathlib import Path
+
+    from ..provenance import header
     from ..report.agreement import render_leverage
     from .output import default_format
 
-    fmt = (out_format or "table") if output else default_format(out_format)
-    _write_or_echo(render_leverage(table, shown, k, fmt), output, fmt)
+    suffixes = {".json": "json", ".tsv": "tsv", ".txt": "table"}
+    fmt = (
+        (out_format or suffixes.get(Path(output).suffix.lower(), "table"))
+        if output
+        else default_format(out_format)
+    )
+    head = header(qrels={"name": q.name, "fingerprint": q.fingerprint.to_dict()},
+                  runs=[{"name": r.name, "fingerprint": r.fingerprint.to_dict()} for r in run_objs])  # fmt: skip
+    _write_or_echo(render_leverage(table, shown, k, fmt, head), output, fmt)
 
 
 # -- adjudicate ----------------------------------------------------------------------------------------

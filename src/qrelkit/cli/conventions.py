@@ -87,7 +87,7 @@ def command(
     )
     if diff:
         found = [(r.name, attribute_profiles(qrels_obj, r, m, diff, base)) for r in run_objs]
-        click.echo(render_diffs(found, diff, str(m), out_format, head), nl=False)
+        click.echo(render_diffs(found, diff, str(m), out_format, head, base.profile), nl=False)
         return
     swept = [(r.name, sweep(qrels_obj, r, m, base)) for r in run_objs]
-    click.echo(render_sweeps(swept, str(m), out_format, head, hide_unmoved), nl=False)
+    click.echo(render_sweeps(swept, str(m), out_format, head, hide_unmoved, base.profile), nl=False)

@@ -407,16 +407,25 @@ def reassign_command(db: Path, source: str, targets: tuple[str, ...], by: str) -
 @_DB
 @_JSON
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Show the first N pairs only.")
-@click.option("--format", "out_format", type=click.Choice(["text", "tsv", "json"]), default="text",
-              show_default=True,
-              help="tsv: the file to fill for `judge decide DB --decisions FILE` (grade and note empty, "
-                   "context columns after them).")  # fmt: skip
+@click.option("-f", "--format", "out_format", type=click.Choice(["table", "tsv", "json", "text"]), default=None,
+              help="table (text: its old name); tsv: the file to fill for `judge decide DB --decisions FILE` "
+                   "(grade and note empty, context columns after them) [default: by -o's suffix (.tsv, .json, "
+                   "else table), a table on a terminal, tsv otherwise].")  # fmt: skip
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Write to this file instead of standard output.")  # fmt: skip
-def queue_command(db: Path, as_json: bool, limit: int | None, out_format: str, output: Path | None) -> None:
+def queue_command(
+    db: Path, as_json: bool, limit: int | None, out_format: str | None, output: Path | None
+) -> None:
     """The adjudication queue: disagreements and unsure pairs, highest leverage first."""
+    from qrelkit import __version__
     from qrelkit.app.bulk import queue_tsv
     from qrelkit.app.grades import adjudication_queue
+
+    from .output import default_format
+
+    if output is not None:
+        out_format = out_format or {".tsv": "tsv", ".json": "json"}.get(output.suffix.lower(), "table")
+    out_format = "table" if out_format == "text" else default_format(out_format)
 
     store, rubric = _open(db, read_only=True)
     try:
@@ -427,7 +436,7 @@ def queue_command(db: Path, as_json: bool, limit: int | None, out_format: str, o
     if as_json or out_format == "json":
         text = json.dumps({"method": queue["method"], "items": items}, indent=2, ensure_ascii=False) + "\n"
     elif out_format == "tsv":
-        text = queue_tsv(queue, items, db=str(db))
+        text = f"# qrelkit {__version__} · project {db.name}\n" + queue_tsv(queue, items, db=str(db))
     else:
         from qrelkit.report.judging import render_queue
 

@@ -46,6 +46,23 @@ def header_lines(results: Results) -> list[str]:
     return lines
 
 
+#: The second line of every piped TSV: where the full provenance is.
+FULL_PROVENANCE = "# full provenance (conventions, measures, fingerprints, reader counts): --format json or --provenance FILE"
+
+
+def pipe_header(version: str, profile: str | None, qrels_sha: str, runs: list[tuple[str, str]],
+                full: str = FULL_PROVENANCE) -> list[str]:  # fmt: skip
+    """The two ``#`` lines before TSV printed to a pipe, for any command: the version, the profile, the
+    first 12 hex digits of the qrels' and each run's sha256; then where the full provenance is."""
+    profile = profile or "none"
+    named = " ".join(f"{name}={sha[:12]}" for name, sha in runs)
+    return [
+        f"# qrelkit {version} · profile {profile if profile != 'none' else 'none (default conventions)'}"
+        f" · qrels={qrels_sha[:12]} · runs {named}",
+        full,
+    ]
+
+
 def short_header_lines(results: Results) -> list[str]:
     """The two ``#`` lines before TSV or CSV printed to a pipe (the rule of :mod:`qrelkit.cli.output`):
     the version, the profile, the first 12 hex digits of each input's sha256; then where the full
@@ -53,17 +70,14 @@ def short_header_lines(results: Results) -> list[str]:
     :func:`header_lines` instead."""
     import json
 
-    profile = results.conventions.profile or "none"
-    runs = " ".join(f"{run.name}={run.fingerprint.sha256[:12]}" for run in results.runs)
+    runs = [(run.name, run.fingerprint.sha256) for run in results.runs]
     bounds = (
         []
         if results.bounds is None
         else ["# judgment_bounds: " + json.dumps(results.bounds.to_dict(), separators=(",", ":"))]
     )  # asked for with --bounds
     return [
-        f"# qrelkit {results.version} · profile {profile if profile != 'none' else 'none (default conventions)'}"
-        f" · qrels={results.qrels_fingerprint.sha256[:12]} · runs {runs}",
-        "# full provenance (conventions, measures, fingerprints, reader counts): --format json or --provenance FILE",
+        *pipe_header(results.version, results.conventions.profile, results.qrels_fingerprint.sha256, runs),
         *(f"# warning: {w}" for w in results.warnings),
         *bounds,
     ]

@@ -84,12 +84,25 @@ def _group_text(p: dict[str, Any], show_disagreements: bool) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_leverage(table: Any, shown: Any, k: int, fmt: str) -> str:
-    """The regrade-leverage table: ``json``, ``tsv`` or ``table`` (the ``shown`` rows of ``table``)."""
+def render_leverage(table: Any, shown: Any, k: int, fmt: str, header: dict[str, Any] | None = None) -> str:
+    """The regrade-leverage table: ``json`` (after the provenance ``header``: tool, qrels, runs), ``tsv``
+    (after the two lines of a pipe) or ``table`` (the ``shown`` rows of ``table``)."""
+    header = header or {}
     if fmt == "json":
-        return json.dumps({"k": k, "judgments": table.height, "rows": shown.to_dicts()}, indent=2) + "\n"
+        body = header | {"k": k, "judgments": table.height, "rows": shown.to_dicts()}
+        return json.dumps(body, indent=2) + "\n"
     if fmt == "tsv":
-        return str(shown.write_csv(separator="\t", float_precision=6))
+        head = ""
+        if header:
+            from . import pipe_header
+
+            runs = [(r["name"], r["fingerprint"]["sha256"]) for r in header["runs"]]
+            full = "# full provenance (fingerprints): --format json"
+            lines = pipe_header(
+                header["tool"]["version"], None, header["qrels"]["fingerprint"]["sha256"], runs, full
+            )
+            head = "\n".join(lines) + "\n"
+        return head + str(shown.write_csv(separator="\t", float_precision=6))
     lines = [f"{table.height} judgments; largest nDCG@{k} swing of a one-step regrade (top {shown.height}):"]
     lines.append(f"  {'query':<10} {'doc':<40} grade -> regrade  max     mean    retrieved")
     for r in shown.iter_rows(named=True):

@@ -69,11 +69,12 @@ def render_sweep(
     ``hide_unmoved`` leaves out the profiles and axes that move no query (their count is said)."""
     hidden = [v for v in variants if _unmoved(v)] if hide_unmoved else []
     variants = [v for v in variants if v not in hidden]
+    left_out = [v.label for v in hidden]
     if fmt == "json":
-        return (
-            json.dumps(header | {"measure": measure, "rows": [v.to_dict() for v in variants]}, indent=2)
-            + "\n"
-        )
+        body = header | {"measure": measure, "rows": [v.to_dict() for v in variants]}
+        if hide_unmoved:
+            body["hidden_unmoved"] = left_out  # the profiles and axes that move no query, left out
+        return json.dumps(body, indent=2) + "\n"
     headers = ["kind", "conventions", "mean", "diff", "direction", "moved", "at 1.0", "flag"]
     rows = []
     for v in variants:
@@ -100,7 +101,12 @@ def render_sweep(
             ]
         )
     if fmt == "tsv":
-        return "\n".join("\t".join(r) for r in [headers, *rows]) + "\n"
+        lines = ["\t".join(r) for r in [headers, *rows]]
+        if hidden:
+            lines.append(
+                f"# {len(hidden)} profiles and axes that move no query left out: {', '.join(left_out)}"
+            )
+        return "\n".join(lines) + "\n"
     title = f"{measure} of run {header['run']['name']!r} under every profile and every single-axis change\n"
     import textwrap
 
@@ -145,7 +151,10 @@ def _several(
         out = []
         for i, (name, value) in enumerate(found):
             lines = one(value, "tsv", _one_run(header, name)).splitlines()
-            out += (["run\t" + lines[0]] if i == 0 else []) + [f"{name}\t{line}" for line in lines[1:]]
+            out += (["run\t" + lines[0]] if i == 0 else []) + [
+                f"# run {name}: {line[2:]}" if line.startswith("# ") else f"{name}\t{line}"
+                for line in lines[1:]
+            ]
         return "\n".join(out) + "\n"
     return "\n".join(
         (f"run {name!r}\n" if named else "") + one(value, fmt, _one_run(header, name))
@@ -153,23 +162,41 @@ def _several(
     )
 
 
+def pipe_lines(header: dict[str, Any], profile: str | None) -> str:
+    """The two ``#`` lines of a piped TSV (:func:`qrelkit.report.pipe_header`) from a provenance ``header``
+    (tool, qrels, runs), ``profile`` the base conventions' profile."""
+    from . import pipe_header
+
+    runs = [(r["name"], r["fingerprint"]["sha256"]) for r in header["runs"]]
+    full = "# full provenance (fingerprints, each row's conventions): --format json"
+    lines = pipe_header(
+        header["tool"]["version"], profile, header["qrels"]["fingerprint"]["sha256"], runs, full
+    )
+    return "\n".join(lines) + "\n"
+
+
 def render_sweeps(swept: list[tuple[str, list[Any]]], measure: str, fmt: str, header: dict[str, Any],
-                  hide_unmoved: bool = False) -> str:  # fmt: skip
-    """The sweep of each run (``(name, variants)``); one run gives :func:`render_sweep`'s output."""
+                  hide_unmoved: bool = False, profile: str | None = None) -> str:  # fmt: skip
+    """The sweep of each run (``(name, variants)``); one run gives :func:`render_sweep`'s output. TSV
+    starts with the two lines of a pipe."""
+    head = pipe_lines(header, profile) if fmt == "tsv" else ""
     if len(swept) == 1:
-        return render_sweep(swept[0][1], measure, fmt, _one_run(header, swept[0][0]), hide_unmoved)
-    return _several(swept, fmt, header, lambda v, f, h: render_sweep(v, measure, f, h, hide_unmoved),
-                    {"measure": measure})  # fmt: skip
+        return head + render_sweep(swept[0][1], measure, fmt, _one_run(header, swept[0][0]), hide_unmoved)
+    return head + _several(swept, fmt, header, lambda v, f, h: render_sweep(v, measure, f, h, hide_unmoved),
+                           {"measure": measure} | ({"hide_unmoved": True} if hide_unmoved else {}))  # fmt: skip
 
 
-def render_diffs(
-    found: list[tuple[str, Any]], names: tuple[str, str], measure: str, fmt: str, header: dict[str, Any]
-) -> str:
-    """Two profiles' difference on each run (``(name, attribution)``); one run gives :func:`render_diff`'s."""
+def render_diffs(found: list[tuple[str, Any]], names: tuple[str, str], measure: str, fmt: str,
+                 header: dict[str, Any], profile: str | None = None) -> str:  # fmt: skip
+    """Two profiles' difference on each run (``(name, attribution)``); one run gives :func:`render_diff`'s.
+    TSV starts with the two lines of a pipe."""
+    head = pipe_lines(header, profile) if fmt == "tsv" else ""
     if len(found) == 1:
-        return render_diff(found[0][1], names, measure, fmt, _one_run(header, found[0][0]))
+        return head + render_diff(found[0][1], names, measure, fmt, _one_run(header, found[0][0]))
     fields = {"measure": measure, "profiles": list(names)}
-    return _several(found, fmt, header, lambda a, f, h: render_diff(a, names, measure, f, h), fields, True)
+    return head + _several(
+        found, fmt, header, lambda a, f, h: render_diff(a, names, measure, f, h), fields, True
+    )
 
 
 def render_diff(att: Any, names: tuple[str, str], measure: str, fmt: str, header: dict[str, Any]) -> str:
