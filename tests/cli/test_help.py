@@ -42,6 +42,30 @@ def test_help_opens_with_five_options_and_an_example_under_25_lines(command: str
     assert example.startswith(f"  qrelkit {command} qrels.txt runs/")
 
 
+EXAMPLES = {
+    "eval": "qrelkit eval qrels.txt runs/*.run -m nDCG@10 -m AP --profile trec_eval -o results.json",
+    "compare": "qrelkit compare qrels.txt runs/bm25.run runs/rerank.run --noise-floor alice.qrels bob.qrels",
+    "report": "qrelkit report qrels.txt runs/*.run --noise-floor alice.qrels bob.qrels -o report.html",
+}
+
+
+@pytest.mark.parametrize("width", [80, 200])
+@pytest.mark.parametrize("command", ["eval", "compare", "report"])
+def test_the_example_is_written_verbatim_under_80_columns(command: str, width: int) -> None:
+    """Never wrapped mid-command by the terminal's width: each line under 80 columns, every line but the
+    last ending in a shell line continuation, so that the lines pasted run the command."""
+    from click.testing import CliRunner
+
+    from qrelkit.cli import main
+
+    lines = CliRunner().invoke(main, [command, "--help"], terminal_width=width).output.splitlines()
+    start = lines.index("Example:") + 1
+    example = lines[start : lines.index("", start)]
+    assert all(len(line) < 80 for line in example), example
+    assert all(line.endswith(" \\") for line in example[:-1]) and not example[-1].endswith("\\")
+    assert " ".join(line.removesuffix("\\").strip() for line in example) == EXAMPLES[command]
+
+
 @pytest.mark.parametrize("command", ["eval", "compare", "report"])
 def test_the_other_options_follow_grouped(command: str) -> None:
     lines = _help(command)

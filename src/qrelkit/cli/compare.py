@@ -125,7 +125,7 @@ class CompareCommand(ShortHelp, NoiseFloorCommand):
         "profile": "reproduce a tool's conventions: trec_eval, pytrec_eval, ir_measures, ranx, ...",
         "out_format": "table, tsv, csv, json, markdown, latex, html [default: table on a terminal, else tsv]",
     },
-    example="qrelkit compare qrels.txt runs/bm25.run runs/rerank.run --noise-floor alice.qrels bob.qrels",
+    example="qrelkit compare qrels.txt runs/bm25.run runs/rerank.run \\\n    --noise-floor alice.qrels bob.qrels",
 )
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))

@@ -88,7 +88,7 @@ def _refuse_trec_eval_parsing(ctx: click.Context, param: click.Parameter, value:
         "out_format": "table, tsv, csv, json, markdown, latex, html, trec [default: table on a terminal, else tsv]",
         "output": "write the numbers with their conventions and fingerprints to a file (format by suffix)",
     },
-    example="qrelkit eval qrels.txt runs/*.run -m nDCG@10 -m AP --profile trec_eval -o results.json",
+    example="qrelkit eval qrels.txt runs/*.run -m nDCG@10 -m AP \\\n    --profile trec_eval -o results.json",
 )
 @click.argument("qrels", type=click.Path())
 @click.argument("runs", nargs=-1, required=True, type=click.Path())

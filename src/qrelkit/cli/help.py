@@ -69,8 +69,9 @@ class ShortHelp(click.Command):
         with formatter.section("Most used"):
             formatter.write_dl(rows)
         if self.example:
-            with formatter.section("Example"):
-                formatter.write_text(self.example)
+            with formatter.section("Example"):  # verbatim: a command wrapped mid-way would not paste
+                for line in self.example.splitlines():
+                    formatter.write(f"{'':>{formatter.current_indent}}{line}\n")
         if rest:
             with formatter.section("Details"):
                 for i, paragraph in enumerate(rest.split("\n\n")):

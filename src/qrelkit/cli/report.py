@@ -40,7 +40,7 @@ __all__ = ["command"]
         "noise": "two labellers' judgments (A.qrels B.qrels) or a project .db: the labeller-noise floor",
         "profile": "reproduce a tool's conventions: trec_eval, pytrec_eval, ir_measures, ranx, ...",
     },
-    example="qrelkit report qrels.txt runs/*.run --noise-floor alice.qrels bob.qrels -o report.html",
+    example="qrelkit report qrels.txt runs/*.run \\\n    --noise-floor alice.qrels bob.qrels -o report.html",
 )
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
