@@ -324,3 +324,22 @@ def test_the_report_command_ends_with_the_bottom_line_and_the_page_to_open(examp
     makefile = (Path(__file__).parents[2] / "Makefile").read_text()
     demo = makefile.split("\ndemo:", 1)[1].split("\n\n", 1)[0]
     assert demo.rstrip().splitlines()[-1].strip().endswith("-o demo-out/report.html")
+
+
+@pytest.mark.parametrize(
+    ("profile", "said"),
+    [
+        ([], "dense returned nothing for q27: it scores 0, counted in the mean (missing_queries=zero)."),
+        (["--profile", "trec_eval"],
+         "dense returned nothing for q27: the query is left out of dense's mean (missing_queries=skip)."),
+    ],
+)  # fmt: skip
+def test_a_query_the_run_lacks_is_worded_by_the_convention(profile: list[str], said: str) -> None:
+    """The example's dense run has no line for q27: under missing_queries=zero it scores 0 and counts,
+    under skip (trec_eval's) it is left out of the mean; explain and the report say the same sentence."""
+    shown = invoke(
+        "explain", EXAMPLE / "qrels.txt", EXAMPLE / "runs" / "dense.run", "--query", "q27", *profile
+    )
+    assert shown.exit_code == 0, shown.output
+    assert said in shown.stdout.splitlines()
+    assert "DCG is 0" not in shown.stdout

@@ -11,6 +11,17 @@ def _g(grade: int | None) -> str:
     return "unjudged" if grade is None else str(grade)
 
 
+def nothing_returned(run: str, query: str, missing_queries: str) -> str:
+    """What a run that returned nothing for a query means, by the ``missing_queries`` convention: under
+    ``zero`` the query scores 0 and counts in the mean; under ``skip`` it is left out of the mean."""
+    if missing_queries == "skip":
+        return (
+            f"{run} returned nothing for {query}: the query is left out of {run}'s mean "
+            "(missing_queries=skip)."
+        )
+    return f"{run} returned nothing for {query}: it scores 0, counted in the mean (missing_queries={missing_queries})."
+
+
 def render_explanation_text(ex: Explanation) -> str:
     conv = ex.measure.conventions(ex.conventions)
     k = ex.k if ex.k is not None else "all"
@@ -20,9 +31,7 @@ def render_explanation_text(ex: Explanation) -> str:
         "",
     ]
     if not ex.in_run:
-        out.append(
-            f"{ex.run_name} returned nothing for {ex.query_id}: DCG is 0 (missing_queries={ex.conventions.missing_queries})."
-        )
+        out.append(nothing_returned(ex.run_name, ex.query_id, ex.conventions.missing_queries))
         out.append("")
     if ex.rows:
         out.append(

@@ -441,6 +441,8 @@ def folded(summary: str, body: str) -> str:
 
 
 def _explain_section(d: Any) -> str:
+    from .explain import nothing_returned
+
     if not d.explanations:
         return (
             f"<p>No per-rank explanation: {_e(d.measure)} is not a DCG-family measure, or no query moved.</p>"
@@ -453,8 +455,7 @@ def _explain_section(d: Any) -> str:
                 for r in e.rows]  # fmt: skip
         if not e.rows:  # the run has no line for the query
             out.append(f'<h3 id="{sid}">{_e(run)}, query {_e(q)}: {_e(e.measure)} {number(e.ndcg)}</h3>'
-                       f"<p>{_e(run)} returned nothing for {_e(q)}: DCG is 0 (missing_queries="
-                       f"{_e(e.conventions.missing_queries)}).</p>")  # fmt: skip
+                       f"<p>{_e(nothing_returned(run, q, e.conventions.missing_queries))}</p>")  # fmt: skip
             continue
         below = ", ".join(f"{doc} (grade {g}, rank {rk})" for doc, g, rk in e.relevant_below_cutoff) or "none"
         never = ", ".join(f"{doc} (grade {g})" for doc, g in e.relevant_never_retrieved) or "none"
