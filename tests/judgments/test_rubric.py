@@ -279,6 +279,8 @@ def test_a_level_without_examples_is_a_warning(tmp_path):
         ("Is it a good answer?", "good"),
         ("Does it clearly state the limit?", "clearly"),
         ("Is it a high-quality page?", "high-quality"),
+        ("Is the answer clear?", "clear"),
+        ("Does it give a clear procedure?", "clear"),
     ],
 )
 def test_wording_a_second_person_cannot_check_is_a_warning(tmp_path, question, word):
@@ -286,6 +288,21 @@ def test_wording_a_second_person_cannot_check_is_a_warning(tmp_path, question, w
     findings = lint(load_rubric(write(tmp_path, rubric_text(*levels))))
     assert summary(findings) == [("R012-uncheckable", "warning", 1, "question")]
     assert f'uses "{word}"' in findings[0].message
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Does it name the command that clears the cache?",
+        "Does it say how to clear it?",
+        "Does it say which flag to clear before a retry?",
+        "Does it show how to clear the cache?",
+        "Does it say the flag is cleared after a restart?",
+    ],
+)
+def test_clear_as_a_verb_is_checkable(tmp_path, question):
+    levels = ((1, "Gives a step", question), GOOD_LEVELS[2])
+    assert lint(load_rubric(write(tmp_path, rubric_text(*levels)))) == []
 
 
 def test_the_complete_task_is_not_uncheckable(tmp_path):

@@ -638,9 +638,15 @@ _CIRCULAR = re.compile(r"\b(?:ir)?relevan(?:t|ce|cy)\b", re.IGNORECASE)
 # which a second person answers the same way by looking. A judgement of quality or completeness ("answers
 # the question fully", "adequately", "a good answer") leaves the threshold to each labeller, as a hedge
 # does. Questions only; a warning, as a hedge is.
+# "clear" as a judgement ("is it clear", "a clear answer"), not the verb ("how to clear it", "clear the
+# cache", "clears", "cleared"): not after "to", nor before an object.
+_CLEAR = (
+    r"(?<!\bto\x20)clear(?!\s+(?:the|a|an|it|them|this|these|those|its|their|your|our|my|his|her|out|up|"
+    r"away|all|any|each|every|some)\b)"
+)
 _UNCHECKABLE = _terms(
     "fully", "completely", "adequate(?:ly)?", "sufficient(?:ly)?", "appropriate(?:ly)?", "satisfactor(?:y|ily)",
-    "comprehensive(?:ly)?", "thorough(?:ly)?", "properly", "good", "high[- ]quality", "clear(?:ly)?",
+    "comprehensive(?:ly)?", "thorough(?:ly)?", "properly", "good", "high[- ]quality", "clearly", _CLEAR,
 )  # fmt: skip
 
 _FIX_LABEL = "write a short label naming what the level checks, e.g. 'Answers the task'"
