@@ -108,3 +108,12 @@ def test_the_old_name_runs_the_new_command_after_a_note(tmp_path) -> None:
     )
     assert "note:" not in new.stderr
     assert (tmp_path / "old.tsv").read_text() == (tmp_path / "new.tsv").read_text()
+
+
+@pytest.mark.parametrize(
+    ("command", "old"),
+    [(["adjudicate-files"], "`qrelkit adjudicate`"), (["judge", "decide"], "`qrelkit judge adjudicate`")],
+)
+def test_a_renamed_command_s_help_names_its_old_name(command: list[str], old: str) -> None:
+    shown = " ".join(CLI(*command, "--help").stdout.split())
+    assert f"{old}, its old name, works for one more release" in shown

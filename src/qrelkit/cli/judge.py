@@ -474,7 +474,9 @@ def adjudicate_command(db: Path, query_id: str | None, doc_id: str | None, grade
     Only disputed pairs (graded differently, or marked unsure) are adjudicated unless --allow-override; a
     calibration pair waits for its round's gate. With --decisions, every line is checked first: a refused
     line (printed as FILE:LINE and the reason) applies nothing unless --partial; the exit status is 1 when
-    any line is refused."""
+    any line is refused.
+
+    `qrelkit judge adjudicate`, its old name, works for one more release."""
     from qrelkit.app.grades import adjudicate
 
     if decisions is not None:
