@@ -177,7 +177,8 @@ def test_leverage_command(chapter_pair):
     a, _ = chapter_pair
     result = invoke("leverage", a, CHAPTER / "run.txt", "-k", "10", "--top", "3", "--format", "tsv")
     assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
+    head, full, *lines = result.stdout.splitlines()  # the two '#' lines of a pipe first
+    assert head.startswith("# qrelkit ") and full.startswith("# full provenance")
     assert lines[0].split("\t") == [
         "query_id",
         "doc_id",

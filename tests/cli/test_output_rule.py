@@ -182,3 +182,69 @@ def test_piped_estimates_take_the_same_header(tmp_path: Path) -> None:
         provenance["estimation"]["human_qrels"]["fingerprint"]["sha256"]
         == hashlib.sha256(human.read_bytes()).hexdigest()
     )
+
+
+def test_a_warning_is_said_once_in_a_log_of_stdout_and_stderr(tmp_path: Path) -> None:
+    """Piped into one log (``2>&1``), the TSV's ``# warning:`` line is the only one; with stderr apart, the
+    warning is on stderr too (a person reading the terminal sees it). The warning: under the torchmetrics
+    profile, a tied block of a relevant and a non-relevant document straddling rank 2 (tests/evaluation/
+    test_tie_warnings.py has its words and arithmetic)."""
+    import subprocess
+    import sys
+
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n1 0 c 1\n")
+    run.write_text("1 Q0 a 1 3.0 sys\n1 Q0 b 2 2.0 sys\n1 Q0 c 3 2.0 sys\n")
+    command = [
+        sys.executable,
+        "-m",
+        "qrelkit",
+        "eval",
+        str(qrels),
+        str(run),
+        "-m",
+        "P@2",
+        "--profile",
+        "torchmetrics",
+    ]
+    for args in ([], ["-f", "json"]):
+        log = subprocess.run(
+            [*command, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False
+        )
+        assert log.returncode == 0, log.stdout
+        said = [line for line in log.stdout.splitlines() if "straddles rank 2" in line]
+        assert len(said) == 1, log.stdout
+    apart = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert next(line for line in apart.stdout.splitlines() if "straddles rank 2" in line).startswith(
+        "# warning: "
+    )
+    assert next(line for line in apart.stderr.splitlines() if "straddles rank 2" in line).startswith(
+        "warning: "
+    )
+
+
+def test_the_profile_note_comes_after_the_result() -> None:
+    import subprocess
+    import sys
+
+    command = [
+        sys.executable,
+        "-m",
+        "qrelkit",
+        "eval",
+        str(QRELS),
+        str(BM25),
+        "-m",
+        "nDCG@10",
+        "--profile",
+        "trec_eval",
+    ]
+    log = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
+    assert log.returncode == 0, log.stdout
+    lines = log.stdout.splitlines()
+    assert lines[-1].startswith(
+        "profile: trec_eval (trec_eval 10 (usnistgov/trec_eval, without -c)); on_duplicate="
+    )
+    assert lines[0].startswith(f"# qrelkit {__version__} ") and lines[3].startswith(
+        "bm25\t"
+    )  # the result first

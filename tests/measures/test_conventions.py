@@ -378,7 +378,7 @@ def test_diff_attributes_each_query_to_the_axis_that_explains_it(tmp_path):
     assert all(set(q["axes"]) <= {"ideal", "ties", "negative"} for q in payload["queries"])
     assert {q["query_id"] for q in payload["queries"]} == {"1", "2"}
     tsv = invoke("conventions", qrels, run, "--diff", "trec_eval", "sklearn", "--format", "tsv")
-    assert tsv.stdout.splitlines()[0].split("\t") == ["query", "trec_eval", "sklearn", "diff", "explained by"]
+    assert tsv.stdout.splitlines()[2].split("\t") == ["query", "trec_eval", "sklearn", "diff", "explained by"]
 
 
 def test_conventions_list_shows_every_profile():

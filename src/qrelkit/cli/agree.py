@@ -255,6 +255,7 @@ def leverage_command(
     grade held; leverage_max is the largest absolute change of that query's nDCG@k over the runs. The
     judgments at the top are the ones worth a second look.
     """
+    # long: its docstring is the command's --help; the body reads, calls one function and renders
     from ..judgments.leverage import regrade_leverage, retrieval_ranks
     from .options import load_judgments, reader_of
 

@@ -262,5 +262,6 @@ def _write(comparison: Any, fmt: str, output: str | None, provenance: str | None
     else:
         click.echo(render_compare(comparison, fmt, short=True), nl=False)
     if output or fmt != "table":  # the table prints them itself
-        for warning in comparison.results.warnings:
-            click.echo(f"warning: {warning}", err=True)
+        from .output import echo_warnings
+
+        echo_warnings(comparison.results.warnings, printed=not output)

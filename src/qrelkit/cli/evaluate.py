@@ -30,7 +30,7 @@ from .options import (
     rubric_scale,
     run_model_option,
 )
-from .output import default_format, stdout_is_terminal, write_provenance
+from .output import default_format, echo_warnings, stdout_is_terminal, write_provenance
 
 OUTPUT_SUFFIXES = {
     ".json": "json",
@@ -283,8 +283,7 @@ def show_estimates(qrels: str, human: str, runs: tuple[str, ...], measures: tupl
     else:
         click.echo(text, nl=False)
     if output or fmt != "table":
-        for warning in (*estimates.warnings, *estimates.model.warnings):
-            click.echo(f"warning: {warning}", err=True)
+        echo_warnings((*estimates.warnings, *estimates.model.warnings), printed=not output)
 
 
 def _show(
@@ -316,19 +315,14 @@ def _show(
         if out_format is None and stdout_is_terminal():
             _print_table(results, per_query)
         else:
-            _echo_warnings(results)
+            echo_warnings(results.warnings, printed=False)
         return
     fmt = default_format(out_format)
     if fmt == "table":
         _print_table(results, per_query)
     else:
         click.echo(render(results, fmt, per_query=per_query, short=True), nl=False)
-        _echo_warnings(results)
-
-
-def _echo_warnings(results: Any) -> None:
-    for warning in results.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        echo_warnings(results.warnings, printed=True)
 
 
 def _print_table(results: Any, per_query: bool) -> None:

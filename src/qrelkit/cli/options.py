@@ -221,11 +221,12 @@ def resolve(options: dict[str, Any], on_duplicate: str | None) -> tuple[Conventi
 
         profile = tool_of(conv)
     rule = ReaderOptions.given(on_duplicate=on_duplicate).resolved(profile).on_duplicate or "error"
-    if profile is not None:
-        click.echo(
+    if profile is not None:  # a note: on stderr after the result (qrelkit.cli.output)
+        from .output import note
+
+        note(
             f"profile: {conv.profile_label()} ({profile.tool}); on_duplicate={rule}"
-            + (f"; refuses: {', '.join(profile.refuses)}" if profile.refuses else ""),
-            err=True,
+            + (f"; refuses: {', '.join(profile.refuses)}" if profile.refuses else "")
         )
     return conv, rule
 

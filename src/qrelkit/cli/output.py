@@ -16,8 +16,10 @@ table and TSV. A command whose output is a report rather than rows (``agree``, `
 progress bar on stderr when stderr is a terminal, removed when done; otherwise one line per tenth
 of the work (``qrelkit: <what>: 30% (3/10)``), so a CI log is not one long line of carriage returns.
 
-**Notes.** Notes about the inputs that are not warnings (a manifest's signature not checked) come
-after the result, once each, on stderr.
+**Notes.** Notes about the inputs that are not warnings (a manifest's signature not checked, the profile
+in use) come after the result, once each, on stderr. A warning goes on stderr too, but once only: when
+stderr is the same log as stdout (``2>&1``) and the printed result carries it (a ``# warning:`` line, a
+field), it is not said again (:func:`echo_warnings`).
 
 This module is the rule's owner: :func:`stdout_is_terminal`, :func:`default_format`,
 :func:`progress`, :func:`resampling_progress`, :func:`write_provenance`, :func:`emit_notes` (the
@@ -56,6 +58,29 @@ def stdout_is_terminal() -> bool:
 def stderr_is_terminal() -> bool:
     """Whether stderr is a terminal: progress bars go there, else one line per tenth."""
     return _isatty(sys.stderr)
+
+
+def stderr_joins_stdout() -> bool:
+    """Whether stderr and stdout are the same file (``2>&1`` into a log, not a terminal): a warning the
+    printed result already carries (a ``# warning:`` line, a JSON field) is then not said again on stderr."""
+    import os
+
+    try:
+        out, err = os.fstat(sys.stdout.fileno()), os.fstat(sys.stderr.fileno())
+    except (AttributeError, OSError, ValueError):  # a stream without a file descriptor (a test's buffer)
+        return False
+    return not _isatty(sys.stdout) and (out.st_dev, out.st_ino) == (err.st_dev, err.st_ino)
+
+
+def echo_warnings(warnings: Any, printed: bool) -> None:
+    """Each warning on stderr as ``warning: ...``, unless the result ``printed`` on stdout carries them and
+    stderr is the same log (:func:`stderr_joins_stdout`): one place each."""
+    import click
+
+    if printed and stderr_joins_stdout():
+        return
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
 
 
 def default_format(out_format: str | None, file_format: str | None = None) -> str:
