@@ -8,8 +8,8 @@ convention, every measure's definition, each input's fingerprint and reader coun
 ``--format json``, or in the file named by ``--provenance FILE`` beside any format. ``-o FILE`` picks
 its format by the suffix and writes the whole provenance into the file, which then stands alone.
 ``eval`` and ``compare`` offer the same formats: table, tsv, csv, json, markdown, latex, html (``eval``
-adds trec, trec_eval's layout); ``conventions`` and ``leverage`` follow the same default between their
-table and TSV. A command whose output is a report rather than rows (``agree``, ``pool``'s summary,
+adds trec, trec_eval's layout); ``conventions``, ``leverage`` and ``judge queue`` follow the same default
+between their table and TSV, their TSV after ``#`` lines too. A command whose output is a report rather than rows (``agree``, ``pool``'s summary,
 ``rubric lint``) prints its text either way.
 
 **Progress.** A long step (reading large runs, a long resampling draw, a model labeller's run) shows a
