@@ -417,7 +417,7 @@ def queue_command(
     db: Path, as_json: bool, limit: int | None, out_format: str | None, output: Path | None
 ) -> None:
     """The adjudication queue: disagreements and unsure pairs, highest leverage first."""
-    from qrelkit import __version__
+    from qrelkit._version import __version__
     from qrelkit.app.bulk import queue_tsv
     from qrelkit.app.grades import adjudication_queue
 
