@@ -87,3 +87,5 @@ def test_with_people_s_grades_the_frames_are_the_estimated_differences() -> None
     (m,) = model_alone.iter_rows(named=True)
     assert m["queries"] == 30 and m["mean_treatment"] == model.mean("nDCG@10", "rerank")
     assert list(c.to_pandas(model_alone=True).columns) == model_alone.columns
+    page = c._repr_html_()  # a notebook's view: the estimated differences too
+    assert "<th>estimator</th>" in page and "<th>mean_baseline</th>" not in page

@@ -112,7 +112,8 @@ def text_repr(comparison: Any) -> str:
 
 
 def html_repr(comparison: Any) -> str:
-    """The bottom line and the pairs as an HTML table with the conventions (a notebook's view)."""
+    """The bottom line and the rows of :func:`frame_rows` as an HTML table with the conventions (a notebook's
+    view)."""
     import html
 
     def cell(value: Any) -> str:
@@ -123,9 +124,8 @@ def html_repr(comparison: Any) -> str:
         return html.escape(str(value))
 
     lines = "".join(f"<p>{html.escape(s)}</p>" for s in comparison.bottom_line())
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in COLUMNS)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{cell(r[h])}</td>" for h in COLUMNS) + "</tr>" for r in pair_rows(comparison)
-    )
+    rows, kinds = frame_rows(comparison)  # the estimated differences with people's grades, as the bottom line
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in kinds)
+    body = "".join("<tr>" + "".join(f"<td>{cell(r.get(h))}</td>" for h in kinds) + "</tr>" for r in rows)
     conv = html.escape(str(comparison.results.conventions))
     return f"{lines}<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table><p><small>{conv}</small></p>"
