@@ -204,6 +204,10 @@ def test_four_measures_with_their_bounds_fit_at_1280_and_390_px(tmp_path: Path) 
     evaluated = invoke("eval", EXAMPLE / "qrels.txt", RUNS[0], RUNS[-1], *measures, "-f", "html", "--bounds")
     assert evaluated.exit_code == 0, evaluated.output
     (tmp_path / "eval.html").write_text(evaluated.stdout)
+    estimate = EXAMPLE / "estimate"  # eval --human's page: the estimates of four measures, no bounds
+    estimated = invoke("eval", estimate / "model.qrels", RUNS[0], RUNS[-1], "--human", estimate / "human.qrels",
+                       *measures, "-o", tmp_path / "human.html")  # fmt: skip
+    assert estimated.exit_code == 0, estimated.output
     executable, sync_playwright = _browser()
     profile = tempfile.mkdtemp(prefix="qrelkit-chromium-")
     try:
@@ -211,15 +215,24 @@ def test_four_measures_with_their_bounds_fit_at_1280_and_390_px(tmp_path: Path) 
             context = p.chromium.launch_persistent_context(
                 profile, executable_path=executable, headless=True, args=ARGS, device_scale_factor=1
             )
-            for name, width in itertools.product(("report", "eval"), (1280, 390)):
+            for name, width in itertools.product(("report", "eval", "human"), (1280, 390)):
                 page = context.new_page()
                 page.set_viewport_size({"width": width, "height": 900})
                 page.goto((tmp_path / f"{name}.html").as_uri())
+                if name == "human":
+                    assert page.locator("#summary-h").text_content() == "Estimated means (ppi++)"
+                    assert (
+                        page.locator("#summary tbody tr").count() == 2 * 4 * 4
+                    )  # runs x measures x estimators
                 # the bounds, with the mean's four decimals, under the mean
                 bounds = page.locator("td .bounds").first
-                assert re.fullmatch(r" \(unjudged as 0: \d\.\d{4}, as 3: \d\.\d{4}\)", bounds.text_content())
-                mean = page.locator("td:has(.bounds)").first.bounding_box()
-                assert mean is not None and bounds.bounding_box()["y"] > mean["y"] + 5  # a line of its own
+                if name != "human":
+                    shown = bounds.text_content() or ""
+                    assert re.fullmatch(r" \(unjudged as 0: \d\.\d{4}, as 3: \d\.\d{4}\)", shown), shown
+                    mean, under = page.locator("td:has(.bounds)").first.bounding_box(), bounds.bounding_box()
+                    assert (
+                        mean is not None and under is not None and under["y"] > mean["y"] + 5
+                    )  # its own line
                 page.eval_on_selector_all("details", "els => els.forEach(e => e.open = true)")
                 wide = page.eval_on_selector_all(
                     "table", "els => els.map(t => [t.scrollWidth, t.parentElement.clientWidth])"
