@@ -153,6 +153,13 @@ def test_leverage_and_conventions_follow_the_rule(tmp_path: Path) -> None:
     assert diff.splitlines()[2].startswith("query\ttrec_eval\tsklearn\tdiff")
 
 
+def test_conventions_list_piped_starts_with_the_version() -> None:
+    listed = CLI("conventions", "--list").stdout.splitlines()
+    assert listed[0] == f"# qrelkit {__version__} · the profiles' conventions"
+    assert listed[1].startswith("# ") and listed[2].startswith("profile\tgain\t")
+    assert listed[3].startswith("trec_eval\t")
+
+
 def test_conventions_hide_unmoved_lists_what_it_hides_in_tsv_and_json() -> None:
     every = CLI("conventions", QRELS, BM25, "-f", "json").stdout
     unmoved = [r["label"] for r in json.loads(every)["rows"] if r["kind"] != "default" and not r.get("refused")

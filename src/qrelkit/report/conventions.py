@@ -241,6 +241,12 @@ def render_profiles(fmt: str) -> str:
         for p in PROFILES.values()
     ]
     headers = ["profile", *axes, "on_duplicate", "refuses"]
-    if fmt == "tsv":
-        return "\n".join("\t".join(r) for r in [headers, *rows]) + "\n"
+    if fmt == "tsv":  # the pipe's two lines: no inputs, so the version alone
+        from .._version import __version__
+
+        head = [
+            f"# qrelkit {__version__} · the profiles' conventions",
+            "# each profile's tool, evidence and notes: --format json",
+        ]
+        return "\n".join([*head, *("\t".join(r) for r in [headers, *rows])]) + "\n"
     return _table(headers, rows)
