@@ -60,10 +60,8 @@ class Lists:
         return self.rel_so_far[q][j - 1] if j > 0 else 0
 
     def prefix(self, terms: list[list[float]]) -> list[list[float]]:
-        """RelLists.prefix: each query's running sums, on its grid (added rank by rank within the query)
-        or by difference of one running sum over every row, as the kernels choose."""
-        width = max((len(t) for t in terms), default=0)
-        return _prefix(terms, self.n * width <= 4 * self.rows + 1_000_000)
+        """RelLists.prefix: each query's running sums, added rank by rank within the query."""
+        return _prefix(terms)
 
     def held(self, key: Any, make: Any) -> Any:
         if key not in self._held:
@@ -114,25 +112,15 @@ def _running(flags: list[bool]) -> list[int]:
     return out
 
 
-def _prefix(terms: list[list[float]], grid: bool) -> list[list[float]]:
+def _prefix(terms: list[list[float]]) -> list[list[float]]:
+    """Each query's running sum, added left to right from its first term (trec_kernels' prefix and
+    _segment_cumsum: the C loop's ``sum += term``)."""
     out = []
-    if grid:
-        for t in terms:
-            s, row = 0.0, list[float]()
-            for v in t:
-                s = s + v if row else v
-                row.append(s)
-            out.append(row)
-        return out
-    c = 0.0
-    started = False
-    for t in terms:  # one running sum over every row (np.cumsum), less each query's start
-        base = c
-        row = []
+    for t in terms:
+        s, row = 0.0, list[float]()
         for v in t:
-            c = c + v if started else v
-            started = True
-            row.append(c - base)
+            s = s + v if row else v
+            row.append(s)
         out.append(row)
     return out
 
@@ -149,8 +137,7 @@ def _ideal_gains(lists: Lists, table: list[float]) -> list[list[float]]:
 def _ideal_prefix(lists: Lists, table: list[float]) -> list[list[float]]:
     gains = _ideal_gains(lists, table)
     terms = [[g / math.log2(p + 2.0) for p, g in enumerate(row)] for row in gains]
-    width = max((len(t) for t in terms), default=0)
-    return _prefix(terms, lists.n * width <= 4 * sum(len(t) for t in terms) + 1_000_000)
+    return _prefix(terms)
 
 
 def _div(num: float, den: float) -> float:
@@ -428,8 +415,8 @@ def _quotient(num: float, den: float) -> float:
 
 
 def _running_sums(terms: list[list[float]]) -> list[list[float]]:
-    """trec_kernels._segment_cumsum: one running sum over every query's rows, less each query's start."""
-    return _prefix(terms, False)
+    """trec_kernels._segment_cumsum: each query's running sum."""
+    return _prefix(terms)
 
 
 def _gain_table(L: Lists, gains: tuple[tuple[int, float], ...]) -> list[float]:
