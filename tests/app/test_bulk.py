@@ -293,7 +293,7 @@ def test_a_lone_carriage_return_ends_a_line_and_control_characters_are_refused(t
     disputes(db)
     joined = tmp_path / "joined.tsv"  # two decisions separated by a lone CR (old Mac line ends): two lines
     joined.write_bytes(b"q1\tkeys/rotate\t2\tfirst\rq2\tsdk/retries\t1\tsecond\r")
-    applied = judge("adjudicate", db, "--decisions", joined, "--by", "admin")
+    applied = judge("decide", db, "--decisions", joined, "--by", "admin")
     assert applied.exit_code == 0, applied.output
     assert "applied 2 decision(s)" in applied.stdout and "refused 0" in applied.stdout
     assert decided(db) == [
@@ -304,14 +304,14 @@ def test_a_lone_carriage_return_ends_a_line_and_control_characters_are_refused(t
     control.write_bytes(
         b"q1\tkeys/policy\t1\tok\nq1\tsecurity/advisory-4\t0\tbell\x07\nq2\tlimits/rate\t2\t\x1b[31m\n"
     )
-    refused = judge("adjudicate", db, "--decisions", control, "--by", "admin")
+    refused = judge("decide", db, "--decisions", control, "--by", "admin")
     said = refused.stderr.splitlines()
     assert refused.exit_code == 1 and len(said) == 3, refused.output
     assert f"{control}:2: holds the control character U+0007 at character 30" in said[0]
     assert f"{control}:3: holds the control character U+001B at character 18" in said[1]
     nul = tmp_path / "nul.tsv"  # a NUL byte: the whole file is refused, naming its line, nothing stored
     nul.write_bytes(b"q1\tkeys/policy\t1\tok\nq1\tsecurity/advisory-4\t0\tnote\x00here\n")
-    stopped = judge("adjudicate", db, "--decisions", nul, "--by", "admin")
+    stopped = judge("decide", db, "--decisions", nul, "--by", "admin")
     assert stopped.exit_code == 1 and len(stopped.stderr.splitlines()) == 1, stopped.output
     assert f"{nul}:2: decisions file holds binary data (a NUL byte at byte offset 49)" in stopped.stderr
     assert len(decided(db)) == 2  # neither file applied anything
