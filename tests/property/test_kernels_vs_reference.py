@@ -55,6 +55,17 @@ MEASURES = [
     "Accuracy",
     "Accuracy@3",
     "Accuracy(rel=2)@5",
+    "INST(depth=10)",
+    "INST(T=2,depth=4)",
+    "INSQ(T=0.5,depth=9)",
+    "BPM(depth=10)@3",
+    "BPM(T=2,depth=6)@8",
+    "NERR8(depth=10)@3",
+    "NERR9(depth=5)@4",
+    "NERR10(p=0.5,depth=8)",
+    "NERR11(T=2,depth=10)",
+    "SDCG(depth=10)@3",
+    "SDCG(depth=4)@6",
     "P@10",
     "NumRel",
     "NumRel(rel=2)",
@@ -217,3 +228,16 @@ def test_torchmetrics_axes_average_ties_exactly(data, conv, measure):
         ),
         measure,
     )
+
+
+CWL = [m for m in MEASURES if m.split("(")[0].split("@")[0] in ("INST", "INSQ", "BPM", "SDCG") or "NERR" in m]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=inputs(), conv=conventions(), measure=st.sampled_from(CWL), average=st.booleans())
+def test_cwl_measures_equal_their_definition(data, conv, measure, average):
+    """The C/W/L family (engine/kernels/cwl.py, cwl_eval's arithmetic on a gain matrix) against its plain
+    definition, under every convention; under averaged ties the mean over every ordering of the tied
+    blocks, which the kernel enumerates for the queries whose tied blocks mix gains."""
+    conv = conv.with_(ties="average", by_measure="none") if average else conv
+    test_kernels_equal_reference.hypothesis.inner_test(data, conv, measure)

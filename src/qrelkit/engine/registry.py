@@ -314,6 +314,15 @@ REGISTRY: Mapping[str, Family] = MappingProxyType(
             _family("RBP", _rbp, _ordered("rbp")),
             _family("RBP_resid", _rbp_resid, _ordered("rbp_resid")),
             _family("Compat", _later("kernels.compat", "compat"), _compat_oracle),
+            # the C/W/L family, as cwl_eval computes it (engine/kernels/cwl.py)
+            _family("INST", _later("kernels.cwl", "compute"), _ordered("cwl")),
+            _family("INSQ", _later("kernels.cwl", "compute"), _ordered("cwl")),
+            _family("BPM", _later("kernels.cwl", "compute"), _ordered("cwl")),
+            _family("NERR8", _later("kernels.cwl", "compute"), _ordered("cwl")),
+            _family("NERR9", _later("kernels.cwl", "compute"), _ordered("cwl")),
+            _family("NERR10", _later("kernels.cwl", "compute"), _ordered("cwl")),
+            _family("NERR11", _later("kernels.cwl", "compute"), _ordered("cwl")),
+            _family("SDCG", _later("kernels.cwl", "compute"), _ordered("cwl")),
             # over subtopic judgments, which only the frame engine attaches (engine/kernels/diversity.py)
             _family(
                 "alpha_nDCG", _later("kernels.diversity", "compute"), _over_subtopics("alpha_ndcg"), [FRAME]
