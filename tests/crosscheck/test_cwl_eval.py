@@ -20,6 +20,7 @@ import pytest
 
 from qrelkit import Conventions, evaluate
 from qrelkit.formats import read_qrels, read_run
+from qrelkit.measures.profiles import PROFILES
 
 QRELS = Path(__file__).resolve().parents[1] / "data" / "trec" / "qrels.dl19-passage.txt"
 
@@ -72,7 +73,19 @@ def _write_inputs(tmp: Path, seed: int) -> tuple[Path, Path, Path]:
     return qrels, gains, run
 
 
-def _cwl_eval(gains: Path, run: Path) -> dict[str, dict[str, float]]:
+#: trec_eval's families under --profile cwl_eval -> cwl_eval's class
+PROFILE_MEASURES = {
+    "P@1": ("PrecisionCWLMetric", (1,)),
+    "P@10": ("PrecisionCWLMetric", (10,)),
+    "P@1000": ("PrecisionCWLMetric", (1000,)),
+    "RR": ("RRCWLMetric", ()),
+    "AP": ("APCWLMetric", ()),
+    "RBP": ("RBPCWLMetric", (0.9,)),
+    "RBP(persistence=0.5)": ("RBPCWLMetric", (0.5,)),
+}
+
+
+def _cwl_eval(gains: Path, run: Path, measures=MEASURES) -> dict[str, dict[str, float]]:
     """cwl_eval's values, query by query, as its ``main`` computes them (file order, depth 1000)."""
     from cwl.ruler import cwl_ruler
     from cwl.ruler.ranking import RankingMaker
@@ -85,13 +98,13 @@ def _cwl_eval(gains: Path, run: Path) -> dict[str, dict[str, float]]:
     for line in run.read_text().splitlines():
         q, _, d, *_ = line.split()
         by_query.setdefault(q, []).append(d)
-    out: dict[str, dict[str, float]] = {m: {} for m in MEASURES}
+    out: dict[str, dict[str, float]] = {m: {} for m in measures}
     for q, docs in by_query.items():
         maker = RankingMaker(q, qrh, None, max_gain=1.0, max_cost=1.0, min_cost=1.0, max_n=1000)
         for d in docs:
             maker.add(d, "_")
         ranking = maker.get_ranking()
-        for name, (cls, args) in MEASURES.items():
+        for name, (cls, args) in measures.items():
             out[name][q] = getattr(cwl_ruler, cls)(*args).measure(ranking)
     return out
 
@@ -112,3 +125,23 @@ def test_cwl_family_equals_cwl_eval_to_the_bit(tmp_path, seed):
             compared += 1
     print(f"cwl_eval: {compared} values compared with == (seed {seed})")
     assert compared == len(MEASURES) * 40
+
+
+def test_cwl_eval_profile_equals_cwl_eval_to_the_bit(tmp_path):
+    """``--profile cwl_eval`` (with ``max_grade=3``, the gain file's scale) gives cwl_eval's own P@k, RR, AP
+    and RBP over graded gains, and its C/W/L family, query by query with ``==``."""
+    pytest.importorskip("cwl")
+    qrels_path, gains, run_path = _write_inputs(tmp_path, 3)
+    measures = PROFILE_MEASURES | MEASURES
+    theirs = _cwl_eval(gains, run_path, measures)
+    conv = PROFILES["cwl_eval"].conventions.with_(max_grade=3)
+    res = evaluate(read_qrels(qrels_path), read_run(run_path), list(measures), conv)
+    compared = 0
+    for measure, values in theirs.items():
+        ours = res.values(measure)
+        assert set(ours) == set(values), measure
+        for q, want in values.items():
+            assert ours[q] == want, (measure, q, ours[q], want)
+            compared += 1
+    print(f"cwl_eval profile: {compared} values compared with ==")
+    assert compared == len(measures) * 40

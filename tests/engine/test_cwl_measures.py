@@ -63,3 +63,26 @@ def test_averaged_ties_take_the_mean_over_orderings():
 def test_a_grade_above_max_grade_is_refused(inputs):
     with pytest.raises(ConventionError, match="max_grade"):
         evaluate(*inputs, ["INST"], Conventions(max_grade=2))
+
+
+def test_cwl_eval_profile_p_rr_ap_by_hand(inputs):
+    """Under --profile cwl_eval with max_grade=3 (the same gains, d 0, c 1/3, a 1, x 0): P@2 is the mean
+    gain of the top two, 1/6; RR reads on from d (no gain) and stops at c: W = 1/2 each, 1/6; AP's
+    C_i = S_{i+1} / S_i with S_i the sum of g_j / j for j >= i: S = 1/2, 1/2, 1/3, 0, so C = 1, 2/3, 0,
+    reach 1, 1, 2/3 (sum 8/3), W = 3/8, 3/8, 1/4: 3/8 x 1/3 + 1/4 x 1 = 3/8."""
+    conv = Conventions.from_profile("cwl_eval").with_(max_grade=3)
+    res = evaluate(*inputs, ["P@2", "RR", "AP"], conv)
+    assert res.values("P(rel=1)@2")["1"] == pytest.approx(1 / 6, rel=1e-15)
+    assert res.values("RR(rel=1)")["1"] == pytest.approx(1 / 6, rel=1e-15)
+    assert res.values("AP(rel=1)")["1"] == pytest.approx(3 / 8, rel=1e-15)
+
+
+def test_cwl_eval_profile_refuses_what_cwl_eval_cannot_compute(inputs):
+    conv = Conventions.from_profile("cwl_eval")
+    with pytest.raises(ConventionError, match="max_grade"):  # grade 3 is a gain of 3: cwl_eval refuses it
+        evaluate(*inputs, ["P@10"], conv)
+    conv = conv.with_(max_grade=3)
+    with pytest.raises(ConventionError, match="cutoff"):
+        evaluate(*inputs, ["P"], conv)
+    with pytest.raises(ConventionError, match="whole ranking"):
+        evaluate(*inputs, ["RR@10"], conv)

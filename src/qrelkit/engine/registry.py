@@ -189,7 +189,13 @@ def _recall(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np
     return kernels.recall(enc, m.k, _rel(m), conv)
 
 
+#: P@k, RR, AP and RBP under ``--profile cwl_eval``: cwl_eval's C/W/L classes (engine/kernels/cwl.py)
+_CWL_PROFILE = _later("kernels.cwl", "under_profile")
+
+
 def _precision(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    if conv.profile == "cwl_eval":
+        return _CWL_PROFILE(enc, m, conv)
     return kernels.precision(enc, m.k, _rel(m), conv), _none(enc)
 
 
@@ -216,10 +222,14 @@ def _f1(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.nda
 
 
 def _ap(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    if conv.profile == "cwl_eval":
+        return _CWL_PROFILE(enc, m, conv)
     return kernels.average_precision(enc, m.k, _rel(m), conv)
 
 
 def _rr(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    if conv.profile == "cwl_eval":
+        return _CWL_PROFILE(enc, m, conv)
     return kernels.reciprocal_rank(enc, m.k, _rel(m), conv)
 
 
@@ -271,6 +281,8 @@ def _nerr(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.n
 
 
 def _rbp(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    if conv.profile == "cwl_eval":
+        return _CWL_PROFILE(enc, m, conv)
     return cascade.rbp(enc, m.k, _rel(m), conv)
 
 

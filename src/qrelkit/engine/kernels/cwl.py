@@ -101,6 +101,18 @@ def continuation(family: str, params: dict[str, float], gains: np.ndarray) -> np
             [math.log(i + 1, 2.0) / math.log(i + 2, 2.0) if i < k else 0.0 for i in range(1, depth + 1)]
         )
         c = np.broadcast_to(one, gains.shape)
+    elif family == "P":  # cwl_precision.py: ones(k - 1), padded with zeros to the depth
+        c = np.broadcast_to(np.where(rank < params["k"], 1.0, 0.0), gains.shape)
+    elif family == "RR":  # cwl_rr.py: 1 until the first document with a gain, 0 from there
+        c = np.logical_and.accumulate(gains <= 0, axis=1).astype(np.float64)
+    elif family == "RBP":  # cwl_rbp.py: np.dot(np.ones(n), theta)
+        c = np.broadcast_to(np.full(depth, params["p"]), gains.shape)
+    elif family == "AP":  # cwl_ap.py: sum of g_j / j over j > i, over the same over j >= i (0 when 0)
+        rii = gains / np.arange(1, depth + 1, dtype=np.int64)
+        c = np.zeros(gains.shape, dtype=np.float64)
+        for i in range(depth - 1):
+            bot, top = np.sum(rii[:, i:], axis=1), np.sum(rii[:, i + 1 :], axis=1)
+            c[:, i] = np.where(top > 0.0, top / np.where(top > 0.0, bot, 1.0), 0.0)
     else:  # pragma: no cover - the registry names only the families above
         raise ValueError(family)
     return c
@@ -137,13 +149,46 @@ def compute(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarr
     return cwl(enc, family, measure_params(family, measure.k, raw), int(raw["depth"]), conv)
 
 
+#: trec_eval's families that the cwl_eval profile computes as cwl_eval's C/W/L classes do
+PROFILE_FAMILIES = ("P", "RR", "AP", "RBP")
+
+#: cwl_eval's depth (its --max_depth default) for those families, which take no depth parameter
+PROFILE_DEPTH = 1000
+
+
+def under_profile(enc: Encoded, measure: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    """P@k, RR, AP and RBP as cwl_eval computes them (``--profile cwl_eval``): its C/W/L classes over the
+    gains grade / max_grade of the documents of grade >= rel (0 below), to depth 1000."""
+    family = measure.info.name
+    if family == "P" and (measure.k is None or measure.k > PROFILE_DEPTH):
+        raise ConventionError(
+            f"cwl_eval computes precision at a cutoff from 1 to {PROFILE_DEPTH} only (got {measure})",
+            fix="write P@k with k from 1 to 1000, e.g. P@10",
+        )
+    if family != "P" and measure.k is not None:
+        raise ConventionError(
+            f"cwl_eval computes {family} over the whole ranking, not at a cutoff (got {measure})",
+            fix=f"write {family} without @{measure.k}, or leave --profile cwl_eval",
+        )
+    rel = measure.rel if measure.rel is not None else 1
+    judged = enc.judged & (enc.grade >= rel)
+    params = {"k": float(measure.k or 0), "p": float(conv.persistence)}
+    return cwl(enc, family, params, PROFILE_DEPTH, conv, judged=judged)
+
+
 def cwl(
-    enc: Encoded, family: str, params: dict[str, float], depth: int, conv: Conventions
+    enc: Encoded,
+    family: str,
+    params: dict[str, float],
+    depth: int,
+    conv: Conventions,
+    judged: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(values per query, undefined mask: never) of a C/W/L family over the encoded rankings."""
+    """(values per query, undefined mask: never) of a C/W/L family over the encoded rankings (``judged``:
+    the rows that carry a gain, by default the judged ones)."""
     n = enc.n_queries
     qidx, pos = positions(enc)
-    g = grade_gains(enc.grade, enc.judged, conv.max_grade)
+    g = grade_gains(enc.grade, enc.judged if judged is None else judged, conv.max_grade)
     keep = pos < depth
     values = np.zeros(n, dtype=np.float64)
     step = max(1, _CELLS // depth)
