@@ -86,3 +86,15 @@ def test_cwl_eval_profile_refuses_what_cwl_eval_cannot_compute(inputs):
         evaluate(*inputs, ["P"], conv)
     with pytest.raises(ConventionError, match="whole ranking"):
         evaluate(*inputs, ["RR@10"], conv)
+
+
+def test_a_large_tied_block_of_mixed_gains_is_refused_at_once():
+    """Thirty tied documents of four grades have 30! / (8! 8! 7! 7!) orderings: far past the bound, so the
+    kernel refuses (with the fix) instead of enumerating them."""
+    grades = {f"d{i}": i % 4 for i in range(30)}
+    qrels = Qrels.from_dict({"1": grades})
+    run = Run.from_dict({"1": dict.fromkeys(grades, 1.0)})
+    with pytest.raises(ConventionError, match="ties=docid_desc"):
+        evaluate(qrels, run, ["INST"], Conventions(max_grade=3, ties="average"))
+    value = evaluate(qrels, run, ["INST"], Conventions(max_grade=3, ties="docid_desc")).values("INST")["1"]
+    assert 0 < value < 1

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from itertools import permutations, product
+from itertools import product
 
 import numpy as np
 
@@ -200,13 +200,28 @@ def cwl(
         values[lo:hi] = expected_utility(family, params, matrix)
     if conv.ties == "average" and enc.block_starts is not None:
         for q, orderings in _tied_queries(enc, g, depth):
-            values[q] = float(np.mean(expected_utility(family, params, orderings)))
+            each = [
+                expected_utility(family, params, np.array(batch, dtype=np.float64))
+                for batch in _batches(orderings, step)
+            ]
+            values[q] = float(np.mean(np.concatenate(each)))
     return values, np.zeros(n, dtype=bool)
 
 
-def _tied_queries(enc: Encoded, g: np.ndarray, depth: int) -> Iterator[tuple[int, np.ndarray]]:
-    """(query, its gains under every distinct ordering of its tied blocks) for each query where the
-    order within a tied block changes the gains within ``depth``."""
+def _batches(rows: Iterator[np.ndarray], size: int) -> Iterator[list[np.ndarray]]:
+    batch: list[np.ndarray] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _tied_queries(enc: Encoded, g: np.ndarray, depth: int) -> Iterator[tuple[int, Iterator[np.ndarray]]]:
+    """(query, its gains within ``depth`` under each distinct ordering of its tied blocks, one row at a
+    time) for each query where the order within a tied block changes the gains within ``depth``."""
     assert enc.block_starts is not None
     starts = enc.block_starts
     ends = np.append(starts[1:], len(g))
@@ -220,20 +235,59 @@ def _tied_queries(enc: Encoded, g: np.ndarray, depth: int) -> Iterator[tuple[int
         mixed = [(s, e) for s, e in blocks if e - s > 1 and len(set(g[s:e].tolist())) > 1]
         if not mixed:
             continue
-        choices = [sorted(set(permutations(g[s:e].tolist()))) for s, e in mixed]
-        count = math.prod(len(c) for c in choices)
+        count = math.prod(_arrangements(g[s:e].tolist()) for s, e in mixed)
         if count > MAX_ORDERINGS:
             raise ConventionError(
                 f"query {enc.queries.query_ids[q]} has {count} orderings of its tied documents: too many to "
                 "average a C/W/L measure over exactly",
                 fix="break ties another way, e.g. --ties docid_desc (or INST(ties=docid_desc))",
             )
+        choices = [list(_distinct_orders(g[s:e].tolist())) for s, e in mixed]
         base = np.zeros(max(depth, hi - lo), dtype=np.float64)
         base[: hi - lo] = g[lo:hi]
-        out = np.empty((count, depth), dtype=np.float64)
-        for i, combo in enumerate(product(*choices)):
-            row = base.copy()
-            for (s, e), gains in zip(mixed, combo, strict=True):
-                row[s - lo : e - lo] = gains
-            out[i] = row[:depth]
-        yield q, out
+        yield q, _orderings(base, lo, depth, mixed, choices)
+
+
+def _orderings(
+    base: np.ndarray,
+    lo: int,
+    depth: int,
+    mixed: list[tuple[int, int]],
+    choices: list[list[tuple[float, ...]]],
+) -> Iterator[np.ndarray]:
+    for combo in product(*choices):
+        row = base.copy()
+        for (s, e), gains in zip(mixed, combo, strict=True):
+            row[s - lo : e - lo] = gains
+        yield row[:depth]
+
+
+def _arrangements(values: list[float]) -> int:
+    """How many distinct orderings ``values`` have: n! over the factorial of each value's count."""
+    out = math.factorial(len(values))
+    for v in set(values):
+        out //= math.factorial(values.count(v))
+    return out
+
+
+def _distinct_orders(values: list[float]) -> Iterator[tuple[float, ...]]:
+    """Every distinct ordering of ``values``, each once (no n! detour through repeated ones)."""
+    counts: dict[float, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    keys = sorted(counts)
+    order: list[float] = []
+
+    def extend() -> Iterator[tuple[float, ...]]:
+        if len(order) == len(values):
+            yield tuple(order)
+            return
+        for v in keys:
+            if counts[v]:
+                counts[v] -= 1
+                order.append(v)
+                yield from extend()
+                order.pop()
+                counts[v] += 1
+
+    yield from extend()
