@@ -49,9 +49,9 @@ def grade_gains(grade: np.ndarray, judged: np.ndarray, max_grade: int) -> np.nda
     """cwl_eval's gain per row: the grade clipped at 0, over ``max_grade``; 0 if unjudged."""
     g = np.where(judged, np.maximum(grade.astype(np.float64), 0.0), 0.0)
     if (g > max_grade).any():
-        bad = int(g[g > max_grade][0])
+        bad = int(g.max())
         raise ConventionError(
-            f"grade {bad} is above the C/W/L measures' max_grade {max_grade} (gains are grade / max_grade, "
+            f"grades up to {bad} are above the C/W/L measures' max_grade {max_grade} (gains are grade / max_grade, "
             "at most 1, as cwl_eval reads them)",
             fix=f"set max_grade to at least {bad} (--max-grade {bad}, or INST(max_grade={bad}))",
         )
