@@ -145,3 +145,41 @@ def test_cwl_eval_profile_equals_cwl_eval_to_the_bit(tmp_path):
             compared += 1
     print(f"cwl_eval profile: {compared} values compared with ==")
     assert compared == len(measures) * 40
+
+
+#: ir_measures' spellings (its cwl_eval provider: grades clipped to [min_rel, max_rel] and scaled to [0, 1])
+IRM = (
+    "INST(T=3.0,max_rel=3)",
+    "INSQ(max_rel=3)",
+    "BPM(T=2.0,max_rel=3)@20",
+    "NERR8(max_rel=3)@10",
+    "NERR9(max_rel=3)@10",
+    "NERR10(p=0.9,max_rel=3)",
+    "NERR11(max_rel=3)",
+    "SDCG(max_rel=3)@10",
+)
+
+
+def test_ir_measures_cwl_provider_per_query(tmp_path):
+    """ir_measures' names for the family, read by qrelkit under ``--profile ir_measures``, give its cwl_eval
+    provider's values query by query with ``==``, the three judged queries the run lacks included (0 in
+    both: ir_measures' default, the profile's ``missing_queries=zero``)."""
+    ir_measures = pytest.importorskip("ir_measures")
+    pytest.importorskip("cwl")
+    qrels_path, _, run_path = _write_inputs(tmp_path, 4)
+    measures = [ir_measures.parse_measure(n) for n in IRM]
+    qrels = list(ir_measures.read_trec_qrels(str(qrels_path)))
+    run = list(ir_measures.read_trec_run(str(run_path)))
+    theirs: dict[str, dict[str, float]] = {}
+    for r in ir_measures.iter_calc(measures, qrels, run):
+        theirs.setdefault(str(r.measure), {})[r.query_id] = r.value
+    res = evaluate(read_qrels(qrels_path), read_run(run_path), list(IRM), PROFILES["ir_measures"].conventions)
+    compared = 0
+    for name, m in zip(IRM, measures, strict=True):
+        ours = res.values(name)
+        assert set(ours) == set(theirs[str(m)]), name
+        for q, want in theirs[str(m)].items():
+            assert ours[q] == want, (name, q, ours[q], want)
+            compared += 1
+    print(f"ir_measures cwl_eval provider: {compared} values compared with ==")
+    assert compared == len(IRM) * 43
