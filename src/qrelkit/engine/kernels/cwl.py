@@ -225,7 +225,8 @@ def _tied_queries(enc: Encoded, g: np.ndarray, depth: int) -> Iterator[tuple[int
     assert enc.block_starts is not None
     starts = enc.block_starts
     ends = np.append(starts[1:], len(g))
-    for q in range(enc.n_queries):
+    shared = starts[ends - starts > 1]  # blocks of more than one document: only their queries can move
+    for q in np.unique(np.searchsorted(enc.offsets, shared, side="right") - 1).tolist():
         lo, hi = int(enc.offsets[q]), int(enc.offsets[q + 1])
         first, last = np.searchsorted(starts, lo), np.searchsorted(starts, min(hi, lo + depth))
         blocks = [
