@@ -1,6 +1,6 @@
 """Whole-process times of the commands people run at small sizes, side by side in one invocation: qrelkit's
-``--version``, ``--help``, ``eval`` and ``trec_eval`` on a DL19-sized run, beside pytrec_eval, trec_eval 10
-(built with -O2 from ``--trec-eval-src``) and an empty interpreter; with ``--before SRC`` (another source
+``--version``, ``--help``, ``eval`` and ``trec_eval`` (two measures, and ``-q -c -m all_trec``) on a
+DL19-sized run, beside pytrec_eval, trec_eval 10 (built with -O2 from ``--trec-eval-src``) and an empty interpreter; with ``--before SRC`` (another source
 tree's ``src``, e.g. from ``git archive``) each qrelkit command also runs from it, alternating with this one.
 
     python benchmarks/startup.py --data benchmarks/data/dl19 --trec-eval-src ../trec_eval-src --repeat 11 \\
@@ -53,11 +53,13 @@ def main() -> None:
     py = [sys.executable]
     eval_args = ["eval", qrels, run, "-m", "nDCG@10", "-m", "R@100", *TREC, "-f", "tsv", "-q"]
     trec_args = ["-c", "-m", "ndcg_cut.10", "-m", "recall.100", qrels, run]
+    all_args = ["-q", "-c", "-m", "all_trec", qrels, run]
     ours = {
         "qrelkit --version": ["-m", "qrelkit", "--version"],
         "qrelkit --help": ["-m", "qrelkit", "--help"],
         "qrelkit eval (nDCG@10, R@100)": ["-m", "qrelkit", *eval_args],
         "qrelkit trec_eval -c (ndcg_cut.10, recall.100)": ["-m", "qrelkit", "trec_eval", *trec_args],
+        "qrelkit trec_eval -q -c -m all_trec": ["-m", "qrelkit", "trec_eval", *all_args],
     }
     with tempfile.TemporaryDirectory() as tmp:
         peer = str(HERE / "peers" / "pytrec_eval_eval.py")
@@ -68,6 +70,7 @@ def main() -> None:
         if args.trec_eval_src:
             binary = build_trec_eval(args.trec_eval_src, Path(tmp))
             peers["trec_eval 10 -c (ndcg_cut.10, recall.100)"] = [str(binary), *trec_args]
+            peers["trec_eval 10 -q -c -m all_trec"] = [str(binary), *all_args]
         jobs = [(f"{name} [{tree}]", [*py, *cmd], envs[tree]) for name, cmd in ours.items() for tree in trees]
         jobs += [(name, cmd, env) for name, cmd in peers.items()]
         times: dict[str, list[float]] = {}

@@ -67,3 +67,14 @@ def detect_format(path: Path) -> str:
     return {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet"}.get(
         last, "trec"
     )
+
+
+#: Every measure family the grammar reads (:data:`qrelkit.measures.grammar.INFO`), named in ``eval --help``
+#: without importing the grammar at start-up; tests/cli/test_help.py holds the two equal.
+MEASURE_NAMES: tuple[str, ...] = (
+    "AP", "Accuracy", "BPM", "Compat", "DCG", "ERR", "ERR_IA", "F1", "FallOut", "G", "IDCG", "INSQ", "INST", "IPrec",
+    "IPrecMean", "Judged", "NCG", "NERR10", "NERR11", "NERR8", "NERR9", "NumNonRelJudgedRet", "NumQ", "NumRel",
+    "NumRelRet", "NumRet", "P", "R", "RBP", "RBP_resid", "RR", "RelP", "RnDCG", "Rprec", "SDCG", "SetAP", "SetF",
+    "SetP", "SetRelP", "Success", "Unjudged", "Utility", "alpha_nDCG", "binG", "bpref", "infAP", "nDCG", "nDCGRel",
+    "nERR",
+)  # fmt: skip

@@ -117,3 +117,15 @@ def test_the_old_name_runs_the_new_command_after_a_note(tmp_path) -> None:
 def test_a_renamed_command_s_help_names_its_old_name(command: list[str], old: str) -> None:
     shown = " ".join(CLI(*command, "--help").stdout.split())
     assert f"{old}, its old name, works for one more release" in shown
+
+
+def test_eval_help_names_every_measure_the_grammar_reads():
+    from click.testing import CliRunner
+
+    from qrelkit._typing import MEASURE_NAMES
+    from qrelkit.cli import main
+    from qrelkit.measures.grammar import INFO
+
+    assert tuple(sorted(INFO)) == MEASURE_NAMES
+    text = " ".join(CliRunner().invoke(main, ["eval", "--help"], terminal_width=200).output.split())
+    assert all(f" {name}," in text or f" {name} (" in text for name in MEASURE_NAMES)

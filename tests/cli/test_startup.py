@@ -5,6 +5,7 @@ paths fails here until it is added on purpose)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -211,9 +212,10 @@ def test_trec_eval_of_small_clean_files_imports_neither_click_nor_numpy() -> Non
 
 
 def test_trec_eval_with_a_measure_it_does_not_compute_goes_through_click() -> None:
-    out, ours, theirs = _imported("trec_eval", "-m", "infAP", str(QRELS), str(RUN))
+    measure = "G.1=0.5"  # fractional gains: summed rank by rank on the numpy path
+    out, ours, theirs = _imported("trec_eval", "-m", measure, str(QRELS), str(RUN))
     assert "qrelkit.cli.trec_eval" in ours and {"click", "numpy"} <= theirs
-    assert out == CLI("trec_eval", "-m", "infAP", str(QRELS), str(RUN)).output and out.startswith("infAP")
+    assert out == CLI("trec_eval", "-m", measure, str(QRELS), str(RUN)).output and out.startswith("G_1=0.5")
 
 
 def test_trec_eval_into_a_closed_pipe_or_a_full_disk() -> None:
@@ -255,3 +257,39 @@ def test_eval_of_a_run_past_the_small_paths_size_imports_no_dataframe_library() 
     *out, imported = proc.stdout.strip().splitlines()
     assert imported == "[]"
     assert '"reader": "fast"' in "\n".join(out)  # read by the native scanner to the depth
+
+
+@pytest.mark.parametrize("given", [None, "6"])
+def test_eval_lets_idle_blas_threads_sleep_and_keeps_their_number(given: str | None) -> None:
+    """OpenBLAS's threads spin after numpy's import: eval lets them sleep at once (a timeout set in the
+    environment is kept) and starts as many as a process of its own would, so a product sums as there."""
+    pytest.importorskip("threadpoolctl")
+    code = (
+        "import contextlib, io, os, sys\n"
+        "from threadpoolctl import threadpool_info\n"
+        "def threads():\n"
+        "    return [i['num_threads'] for i in threadpool_info() if i['internal_api'] == 'openblas']\n"
+        "if sys.argv[1] == 'numpy':\n"
+        "    import numpy\n"
+        "    print(threads())\n"
+        "    sys.exit(0)\n"
+        f"sys.argv = ['qrelkit', 'eval', {str(QRELS)!r}, {str(RUN)!r}, '-f', 'tsv']\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n"
+        "        from qrelkit.__main__ import run\n"
+        "        run()\n"
+        "    except SystemExit as exit:\n"
+        "        assert not exit.code, exit.code\n"
+        "print(threads(), os.environ.get('OPENBLAS_THREAD_TIMEOUT'))\n"
+    )
+    names = ("OPENBLAS_THREAD_TIMEOUT", "GOTO_THREAD_TIMEOUT")
+    env = {k: v for k, v in os.environ.items() if k not in names}
+    if given is not None:
+        env["OPENBLAS_THREAD_TIMEOUT"] = given
+
+    def out(which: str) -> str:
+        command = [sys.executable, "-c", code, which]
+        return subprocess.run(command, capture_output=True, text=True, env=env, check=True).stdout.strip()
+
+    alone = out("numpy")
+    assert out("eval") == f"{alone} {given or '4'}"

@@ -115,8 +115,9 @@ def test_a_memory_limit_below_the_smallest_that_can_hold_is_refused(tmp_path) ->
     run = tmp_path / "r.run"
     run.write_text("q1 Q0 d1 1 1.0 r\n")
     size = qrels.stat().st_size
-    smallest = FLOOR_BYTES + JUDGMENTS_FACTOR * size + MIN_RUN_BYTES  # the sum, by hand
-    assert smallest_limit(qrels) == (smallest, JUDGMENTS_FACTOR * size)
+    share = int(JUDGMENTS_FACTOR * size)
+    smallest = FLOOR_BYTES + share + MIN_RUN_BYTES  # the sum, by hand
+    assert smallest_limit(qrels) == (smallest, share)
     result = CliRunner().invoke(main, ["eval", str(qrels), str(run), "--memory-limit", "120MB"])
     assert result.exit_code == 2, result.output
     line = result.stderr.strip()
@@ -150,7 +151,7 @@ def test_the_smallest_limit_is_the_route_s_a_run_sorted_on_disk_needs_duckdb_s(t
     text = "".join(f"q{q} Q0 d{d} {d + 1} {1000 - d} r\n" for q in range(1000) for d in range(1000)).encode()
     run = tmp_path / "r.run.gz"
     run.write_bytes(gzip.compress(text, compresslevel=1))
-    share = JUDGMENTS_FACTOR * qrels.stat().st_size
+    share = int(JUDGMENTS_FACTOR * qrels.stat().st_size)
     streamed = FLOOR_BYTES + share + MIN_RUN_BYTES  # by hand: the sums the docs state
     on_disk = FLOOR_BYTES + share + DUCKDB_OVERHEAD_BYTES + MIN_RUN_BYTES
     assert smallest_limit(qrels) == (streamed, share)

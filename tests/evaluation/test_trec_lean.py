@@ -92,7 +92,7 @@ def test_the_command_line_it_reads_gives_the_numpy_paths_text(files, argv, optio
         ["Q", "R", "R"],
         ["-", "R"],
         ["--", "Q", "R"],
-        ["-m", "infAP", "Q", "R"],  # not computed here
+        ["-m", "G.1=0.5", "Q", "R"],  # fractional gains: summed rank by rank on the numpy path
         ["-m", "nosuch", "Q", "R"],  # click's usage error
     ],
 )
@@ -164,8 +164,23 @@ def test_options_it_does_not_take_step_aside(files) -> None:
     assert lean_trec_eval(qrels, run, trec_eval_parsing=True) is None
     assert lean_trec_eval(qrels, run, max_per_topic=10**10) is None  # the usual path's usage error
     assert lean_trec_eval(qrels, run, num_docs=2**60) is None
-    assert lean_trec_eval(qrels, run, measures=("all_trec",)) is None  # rbp, infAP, ...
+    assert lean_trec_eval(qrels, run, measures=("G.1=0.5",)) is None  # fractional gains, summed rank by rank
+    assert lean_trec_eval(qrels, run, measures=("ndcg.2=inf",)) is None
     assert lean_trec_eval(qrels, run) is not None
+
+
+def test_every_measure_of_all_trec_is_computed_here(files) -> None:
+    """all_trec, and with -c -J -l 2 -M 100: the numpy path's bytes (its floats: tests/property)."""
+    from qrelkit.evaluation.trec_eval import TrecOptions, trec_eval_files
+    from qrelkit.report.trec_eval import render_trec_eval
+
+    qrels, run = files
+    for extra in ({}, {"complete": True, "judged_only": True, "rel_level": 2, "max_per_topic": 100}):
+        ours = lean_trec_eval(qrels, run, per_query=True, measures=("all_trec",), **extra)
+        assert ours is not None
+        theirs = trec_eval_files(qrels, run, TrecOptions(per_query=True, measures=("all_trec",), **extra))
+        ours.options = theirs.options
+        assert render_trec_eval(ours) == render_trec_eval(theirs)
 
 
 def test_without_the_native_scanner_it_steps_aside(files, monkeypatch) -> None:

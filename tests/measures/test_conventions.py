@@ -48,6 +48,7 @@ EXPECTED_AXES = {
     "torchmetrics": "linear log2 returned zero average single gain skip skip zero defined",
     "trectools": "linear log2 judged zero docid_asc double unjudged skip skip skip_unretrieved run_queries",
     "gdeval": "exponential ln judged zero docid_desc double unjudged skip skip skip defined",
+    "cwl_eval": "exponential log2 judged zero file_order double unjudged skip skip zero defined",
 }
 
 
@@ -89,6 +90,7 @@ EXPECTED_MEASURE_AXES = {
     },
     "ranx": {"rbp_gain": "grade", "summation": "numpy", "by_measure": "bpref(negative=zero)"},
     "gdeval": {"printed_decimals": "5"},
+    "cwl_eval": {"max_grade": "1", "persistence": "0.9"},
     "ranx-burges": {"rbp_gain": "grade", "summation": "numpy", "by_measure": "bpref(negative=zero)"},
     "torchmetrics": {
         "by_measure": "AP(nonpositive=not_retrieved,ap_denominator=retrieved); FallOut(no_relevant=one); "
@@ -349,7 +351,7 @@ def test_the_conventions_table_reads_in_a_terminal(tmp_path):
     labels = [row.split()[6].rstrip(":;") for row in rows[1:]]
     assert labels == ["sklearn", "torchmetrics", "gdeval", "ideal=returned"]  # gdeval: printed to 5 decimals
     left_out = " ".join(shown[shown.index(next(x for x in shown if "move no query left out" in x)) :])
-    assert left_out.startswith("37 profiles and axes that move no query left out: trec_eval, trec_eval-c,")
+    assert left_out.startswith("38 profiles and axes that move no query left out: trec_eval, trec_eval-c,")
     assert "gain=linear" in left_out and "discount=log10" in left_out
 
 

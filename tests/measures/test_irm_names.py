@@ -40,6 +40,15 @@ SAME = {
     "SetP(relative=False)": "SetP(rel=1)",
     "Judged": "Judged",
     "ERR@10": "ERR@10",
+    # the C/W/L family (ir_measures' cwl_eval provider): max_rel is qrelkit's max_grade
+    "INST(T=3,max_rel=3)": "INST(T=3,max_grade=3)",
+    "INSQ(max_rel=3)": "INSQ(max_grade=3)",
+    "BPM(T=2,min_rel=0,max_rel=3)@10": "BPM(T=2,max_grade=3)@10",
+    "NERR8(max_rel=3)@10": "NERR8(max_grade=3)@10",
+    "NERR9(max_rel=3)@10": "NERR9(max_grade=3)@10",
+    "NERR10(p=0.8,max_rel=3)": "NERR10(p=0.8,max_grade=3)",
+    "NERR11(max_rel=3)": "NERR11(max_grade=3)",
+    "SDCG(dcg='log2',max_rel=3)@10": "SDCG(max_grade=3)@10",
 }
 
 
@@ -62,12 +71,13 @@ def test_ir_measures_reads_the_same_names(irm):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("NERR8", "ir_measures' NERR8 has no qrelkit measure"),
+        ("nERR_IA@5", "ir_measures' nERR_IA has no qrelkit measure"),
         ("Sucess@10", "did you mean 'Success'"),
         ("Recal@10", "did you mean 'Recall'"),
         ("nDGC@10", "did you mean 'nDCG'"),
         ("nDCG(dcg=foo)@10", "dcg='foo'"),
         ("AP(judged_only=maybe)", "not True or False"),
+        ("INST(min_rel=1,max_rel=3)", "min_rel=1"),
     ],
 )
 def test_errors_name_the_nearest_of_both_vocabularies(text, message):

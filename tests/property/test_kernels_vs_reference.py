@@ -18,6 +18,7 @@ from qrelkit.evaluation.core import evaluate
 from qrelkit.formats import qrels_from_frame, run_from_frame
 from qrelkit.measures.conventions import CHOICES, PROFILE_AXES, Conventions, GainMap
 from qrelkit.measures.grammar import parse
+from qrelkit.measures.profiles import PROFILES
 
 MEASURES = [
     "nDCG",
@@ -55,6 +56,17 @@ MEASURES = [
     "Accuracy",
     "Accuracy@3",
     "Accuracy(rel=2)@5",
+    "INST(depth=10)",
+    "INST(T=2,depth=4)",
+    "INSQ(T=0.5,depth=9)",
+    "BPM(depth=10)@3",
+    "BPM(T=2,depth=6)@8",
+    "NERR8(depth=10)@3",
+    "NERR9(depth=5)@4",
+    "NERR10(p=0.5,depth=8)",
+    "NERR11(T=2,depth=10)",
+    "SDCG(depth=10)@3",
+    "SDCG(depth=4)@6",
     "P@10",
     "NumRel",
     "NumRel(rel=2)",
@@ -217,3 +229,30 @@ def test_torchmetrics_axes_average_ties_exactly(data, conv, measure):
         ),
         measure,
     )
+
+
+CWL = [m for m in MEASURES if m.split("(")[0].split("@")[0] in ("INST", "INSQ", "BPM", "SDCG") or "NERR" in m]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=inputs(), conv=conventions(), measure=st.sampled_from(CWL), average=st.booleans())
+def test_cwl_measures_equal_their_definition(data, conv, measure, average):
+    """The C/W/L family (engine/kernels/cwl.py, cwl_eval's arithmetic on a gain matrix) against its plain
+    definition, under every convention; under averaged ties the mean over every ordering of the tied
+    blocks, which the kernel enumerates for the queries whose tied blocks mix gains."""
+    conv = conv.with_(ties="average", by_measure="none") if average else conv
+    test_kernels_equal_reference.hypothesis.inner_test(data, conv, measure)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=inputs(),
+    ties=st.sampled_from(["file_order", "docid_desc"]),
+    negative=st.sampled_from(["unjudged", "zero", "gain"]),
+    measure=st.sampled_from(["P@2", "P(rel=2)@5", "RR", "RR(rel=2)", "AP", "AP(rel=3)", "RBP", "INST"]),
+)
+def test_cwl_eval_profile_equals_its_definition(data, ties, negative, measure):
+    """P@k, RR, AP and RBP under --profile cwl_eval (cwl_eval's C/W/L classes, to depth 1000) against
+    their plain definitions."""
+    conv = PROFILES["cwl_eval"].conventions.with_(max_grade=3, ties=ties, negative=negative)
+    test_kernels_equal_reference.hypothesis.inner_test(data, conv, measure)

@@ -23,6 +23,8 @@ SPECS = [
     "official", "set", "ndcg_cut.1,3,10", "recall.2,5", "P.1,3", "map_cut.2,5", "ndcg", "ndcg.0=0.5,1=2.5,3=7",
     "success.1,2", "unj.1,3", "relstring.5", "Rprec_mult.0.5,1.5", "utility.2,-1,0.5,0.25", "set_F.0.5",
     "relative_P.2,7", "11pt_avg.0.1,0.5", "iprec_at_recall.0,0.33,1", "gm_bpref", "num_nonrel_judged_ret",
+    "all_trec", "infAP", "binG", "G", "G.1=3,2=-1", "G.0=0.5,2=1.5", "ndcg_rel", "ndcg_rel.0=1,2=0", "Rndcg",
+    "Rndcg.1=0,3=-2", "rbp", "rbp.p=0.5", "rbp.0=-1,1=2", "rbp.1=0.5,2=0.75", "rbp_resid", "rbp_resid.p=0.7",
 ]  # fmt: skip
 QUERIES = ["q1", "q2", "q10", "q3", "x"]
 DOCS = [f"d{i}" for i in range(12)]

@@ -145,6 +145,8 @@ def test_every_profile(spark, profile):
         qrels = qrels.assign(query_id=numeric(qrels.query_id))
         runs = runs.assign(query_id=numeric(runs.query_id))
     conv = Conventions.from_profile(profile)
+    if profile == "cwl_eval":  # cwl_eval reads gains of at most 1: the grades' scale is given
+        conv = conv.with_(max_grade=int(qrels.grade.max()))
     measures = ["nDCG@10", "AP", "RR", "P@5", "R@100", "Judged@10", "nDCG"]
     local = local_results(qrels, runs, measures, conv)
     distributed = spark_evaluate(

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from .._typing import ENGINE_CHOICES, FORMAT_CHOICES, ON_DUPLICATE_CHOICES, RESULT_FORMATS
+from .._typing import ENGINE_CHOICES, FORMAT_CHOICES, MEASURE_NAMES, ON_DUPLICATE_CHOICES, RESULT_FORMATS
 from ..measures.conventions import Conventions
 from .help import ShortHelp
 from .options import (
@@ -98,7 +98,9 @@ def _refuse_trec_eval_parsing(ctx: click.Context, param: click.Parameter, value:
     "measures",
     multiple=True,
     help="measure, repeatable: nDCG@10, R(rel=2)@100, nDCG(gain=linear,ties=docid_desc)@10 "
-    "[default: nDCG@10, R@100, Judged@10]",
+    "[default: nDCG@10, R@100, Judged@10]. The measures: "
+    + ", ".join(MEASURE_NAMES)
+    + " (docs/conventions.md)",
 )
 @click.option("-q", "--per-query", is_flag=True, help="also print each query's values")
 @click.option(

@@ -189,7 +189,13 @@ def _recall(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np
     return kernels.recall(enc, m.k, _rel(m), conv)
 
 
+#: P@k, RR, AP and RBP under ``--profile cwl_eval``: cwl_eval's C/W/L classes (engine/kernels/cwl.py)
+_CWL_PROFILE = _later("kernels.cwl", "under_profile")
+
+
 def _precision(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    if conv.profile == "cwl_eval":
+        return _CWL_PROFILE(enc, m, conv)
     return kernels.precision(enc, m.k, _rel(m), conv), _none(enc)
 
 
@@ -216,10 +222,14 @@ def _f1(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.nda
 
 
 def _ap(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    if conv.profile == "cwl_eval":
+        return _CWL_PROFILE(enc, m, conv)
     return kernels.average_precision(enc, m.k, _rel(m), conv)
 
 
 def _rr(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    if conv.profile == "cwl_eval":
+        return _CWL_PROFILE(enc, m, conv)
     return kernels.reciprocal_rank(enc, m.k, _rel(m), conv)
 
 
@@ -271,6 +281,8 @@ def _nerr(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.n
 
 
 def _rbp(enc: Encoded, m: Measure, conv: Conventions) -> tuple[np.ndarray, np.ndarray]:
+    if conv.profile == "cwl_eval":
+        return _CWL_PROFILE(enc, m, conv)
     return cascade.rbp(enc, m.k, _rel(m), conv)
 
 
@@ -314,6 +326,15 @@ REGISTRY: Mapping[str, Family] = MappingProxyType(
             _family("RBP", _rbp, _ordered("rbp")),
             _family("RBP_resid", _rbp_resid, _ordered("rbp_resid")),
             _family("Compat", _later("kernels.compat", "compat"), _compat_oracle),
+            # the C/W/L family, as cwl_eval computes it (engine/kernels/cwl.py)
+            _family("INST", _later("kernels.cwl", "compute"), _ordered("cwl")),
+            _family("INSQ", _later("kernels.cwl", "compute"), _ordered("cwl")),
+            _family("BPM", _later("kernels.cwl", "compute"), _ordered("cwl")),
+            _family("NERR8", _later("kernels.cwl", "compute"), _ordered("cwl")),
+            _family("NERR9", _later("kernels.cwl", "compute"), _ordered("cwl")),
+            _family("NERR10", _later("kernels.cwl", "compute"), _ordered("cwl")),
+            _family("NERR11", _later("kernels.cwl", "compute"), _ordered("cwl")),
+            _family("SDCG", _later("kernels.cwl", "compute"), _ordered("cwl")),
             # over subtopic judgments, which only the frame engine attaches (engine/kernels/diversity.py)
             _family(
                 "alpha_nDCG", _later("kernels.diversity", "compute"), _over_subtopics("alpha_ndcg"), [FRAME]

@@ -364,10 +364,17 @@ def _plan(inputs: Inputs, need: str, folders: Sequence[str]) -> ReadingPlan:
 #: benchmarks/memory_limit.py).
 FLOOR_BYTES = 128 << 20
 #: Judgments cost about this many bytes of resident memory for each byte of their file once read (Arrow's
-#: parse, polars' frame, the pages the allocator keeps and the readers' modules loaded on first use: 51 to
-#: 109 MB for a 6.2 MB file of 320,401 judgments, benchmarks/memory_limit.py, the larger taken); a gzip
-#: file is taken as 5 times its stored size.
-JUDGMENTS_FACTOR = 18
+#: parse, polars' frame, the pages the allocator keeps; the readers' modules loaded on first use fall within
+#: :data:`FLOOR_BYTES`' margin over the 97-104 MB measured): the peak of reading them over the measured floor
+#: was 37 MB for 1.9 MB of judgments, 76 MB for 5.8 MB, 122 MB for 13.6 MB and 228 MB for 41 MB
+#: (benchmarks/memory_limit.py), within the floor's margin and 8.5 times the text each; a gzip file is taken
+#: as 5 times its stored size.
+JUDGMENTS_FACTOR = 8.5
+
+#: Bytes of memory per byte of a run file in a format the memory limit does not stream (read whole by its
+#: format's reader): measured on a 6.8M-line run as the peak over the floor and the judgments, JSONL 3.7,
+#: CSV 7.8 and Parquet 15 (of its compressed size), each taken with a margin.
+WHOLE_FORMAT_FACTORS = {"jsonl": 4.5, "csv": 9.0, "tsv": 9.0, "parquet": 18.0}
 
 
 #: Bytes of memory per byte of a run's text when the run is read whole (measured on a 7M-line run).
@@ -381,8 +388,23 @@ def smallest_limit(qrels_path: str | Path, sorted_on_disk: bool = False) -> tupl
     DuckDB (:data:`qrelkit.formats.external.DUCKDB_RUN_BYTES`)."""
     from ..formats.external import DUCKDB_RUN_BYTES, MIN_RUN_BYTES
 
-    share = JUDGMENTS_FACTOR * judgments_bytes(qrels_path)
+    share = judgments_share(judgments_bytes(qrels_path))
     return FLOOR_BYTES + share + (DUCKDB_RUN_BYTES if sorted_on_disk else MIN_RUN_BYTES), share
+
+
+def judgments_share(text: int) -> int:
+    """The resident memory judgments of ``text`` bytes hold once read: :data:`JUDGMENTS_FACTOR` times the
+    text."""
+    return int(JUDGMENTS_FACTOR * text)
+
+
+def whole_format(path: str | Path, input_format: str) -> str | None:
+    """The format of a run file that a memory limit cannot stream (its format's reader reads it whole): JSONL,
+    CSV, TSV or Parquet, given or by suffix; ``None`` for TREC text."""
+    from ..formats import detect_format
+
+    fmt = detect_format(Path(path)) if input_format == "auto" else input_format
+    return fmt if fmt in WHOLE_FORMAT_FACTORS else None
 
 
 def bounds_refused(
@@ -413,7 +435,11 @@ def sorted_on_disk(plan: ReadingPlan, run_paths: Sequence[str | Path], qrels_pat
     if plan.memory_limit is None or plan.route != "readers" or plan.depth is not None:
         return False
     held = FLOOR_BYTES + smallest_limit(qrels_path)[1]
-    return any(not fits_whole(text_bytes(p), plan.memory_limit, held) for p in run_paths)
+    fmt = plan.options.input_format
+    return any(
+        whole_format(p, fmt) is None and not fits_whole(text_bytes(p), plan.memory_limit, held)
+        for p in run_paths
+    )
 
 
 def judgments_bytes(qrels: str | Path) -> int:
@@ -439,6 +465,8 @@ def check_limit(plan: ReadingPlan, qrels_path: str | Path, run_paths: Sequence[s
         return
     on_disk = sorted_on_disk(plan, run_paths, qrels_path)
     smallest, share = smallest_limit(qrels_path, on_disk)
+    if plan.route == "readers":
+        check_whole_formats(limit, FLOOR_BYTES + share, plan.options.input_format, run_paths)
     if limit < smallest:
         mb = 1_000_000
         run = (
@@ -454,6 +482,28 @@ def check_limit(plan: ReadingPlan, qrels_path: str | Path, run_paths: Sequence[s
             fix=f"give --memory-limit {-(-smallest // (10 * mb)) * 10}MB or more"
             + (", or measures with a cutoff (nDCG@10), which stream" if on_disk else ""),
         )
+
+
+def check_whole_formats(limit: int, held: int, input_format: str, run_paths: Sequence[str | Path]) -> None:
+    """Refuse a memory limit a run in a format read whole (:func:`whole_format`) would pass, held beside
+    ``held`` at :data:`WHOLE_FORMAT_FACTORS` times its file, with the smallest limit that holds it."""
+    from ..formats.trec.common import text_bytes
+
+    mb = 1_000_000
+    for path in run_paths:
+        fmt = whole_format(path, input_format)
+        if fmt is None:
+            continue
+        need = held + int(WHOLE_FORMAT_FACTORS[fmt] * text_bytes(path))
+        if need > limit:
+            raise UsageError(
+                f"--memory-limit {limit / mb:.0f}MB cannot hold {path}: a {fmt.upper()} run is read whole, "
+                f"about {WHOLE_FORMAT_FACTORS[fmt]:g} times its {text_bytes(path) / mb:.0f} MB, beside the "
+                f"interpreter and the judgments (the smallest limit that holds it is {need / mb:.0f}MB); only "
+                "TREC text is streamed under a limit",
+                fix=f"give --memory-limit {-(-need // (10 * mb)) * 10}MB or more, or convert the run to TREC "
+                "text (query_id Q0 doc_id rank score tag)",
+            )
 
 
 def parse_limit(memory_limit: int | str | None) -> int | None:
@@ -585,8 +635,8 @@ class _Streaming(RunReader):
     name = "streaming"
 
     def accepts(self, state: RunState, plan: ReadingPlan) -> bool:
-        if state.big:
-            return plan.depth is not None
+        if state.big:  # TREC text only: another format is its reader's, held whole (check_whole_formats)
+            return state.trec and plan.depth is not None
         return state.trec and state.path.is_file()
 
     def read(self, state: RunState, plan: ReadingPlan) -> Run | None:
@@ -626,6 +676,8 @@ class _SortedOnDisk(RunReader):
     name = "duckdb"
 
     def accepts(self, state: RunState, plan: ReadingPlan) -> bool:
+        if not state.trec:  # DuckDB reads TREC text; another format is its reader's (check_whole_formats)
+            return False
         if state.big and state.external is None:
             state.external = "the file would not fit under the memory limit"
         return state.external is not None

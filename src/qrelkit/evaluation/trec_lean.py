@@ -15,7 +15,8 @@ bytes (:mod:`qrelkit.report.trec_eval` prints both).
 Everything else steps aside (:class:`~qrelkit.errors.StepAside`) to the usual path, which reports every
 error: a file over :data:`MAX_BYTES`, gzipped, not ASCII, refused by the scanner; a judged query missing
 from the run without ``-c``; a first query with only negative grades; ``-l`` below 0; a measure the lean engine
-does not have (``lean=False`` in the registry); ``--trec-eval-parsing``. ``tests/property/test_trec_lean.py``
+does not have (``lean=False`` in the registry: every measure of ``all_trec`` has one), or a value the numpy
+engine carries as an infinity or a NaN, or G's fractional gains (the lean kernels raise it); ``--trec-eval-parsing``. ``tests/property/test_trec_lean.py``
 compares the two paths' floats and bytes.
 """
 

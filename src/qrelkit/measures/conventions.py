@@ -243,6 +243,11 @@ PROFILE_AXES: dict[str, dict[str, Any]] = {
     "gdeval": {"gain": "exponential", "discount": "ln", "ties": "docid_desc", "negative": "unjudged",
                "missing_queries": "skip", "extra_queries": "skip", "no_relevant": "skip",
                "printed_decimals": 5},  # printf "%.5f" per topic
+    # cwl_eval.py main: each query's documents in the file's order (neither rank nor score read); only the
+    # run's queries are scored; gains are the gain file's values, at most --max_gain (1): grade / 1, so a
+    # grade above 1 is refused unless max_grade says how to scale it; cwl_rbp.py's theta defaults to 0.9
+    "cwl_eval": {"ties": "file_order", "missing_queries": "skip", "extra_queries": "skip", "max_grade": 1,
+                 "persistence": 0.9},
 }  # fmt: skip
 """The axes each named profile sets (the rest keep the defaults). What else a profile does (its reader
 option for duplicates, the inputs it refuses, the evidence from the tool's source) is

@@ -46,6 +46,22 @@ RBP_resid@k (1 - p) * sum over unjudged ranks i <= d of p^(i - 1) + p^d, d = k, 
             (``rbp_residual=if_unjudged``: 0 when nothing within d is unjudged, trec_eval 10's rbp_resid)
 ==========  ==============================================================================================
 
+The C/W/L family (:mod:`qrelkit.engine.kernels.cwl`, as cwl_eval 1.0.12 computes it) is sum_i W_i g_i over
+the ranking cut or padded with zero gains to ``depth`` ranks (1000), with g_i = grade clipped at 0 / max_grade
+(0 if unjudged) and W_i = prod_{j<i} C_j / sum_m prod_{j<m} C_j for the continuation probability C_i of
+rank i (cumulative gain G_i = g_1 + ... + g_i):
+
+==========  ==============================================================================================
+INST        C_i = ((i + T + (T - G_i) - 1) / (i + T + (T - G_i)))^2, ``T`` = 1
+INSQ        C_i = ((i + 2T - 1) / (i + 2T))^2
+BPM@k       C_i = 1 while G_i < T and i < k, then 0 (static BPM, every document costing 1)
+NERR8@k     C_i = 1 - g_i for i < k, then 0
+NERR9@k     C_i = i / (i + 1) (1 - g_i) for i < k, then 0
+NERR10      C_i = p (1 - g_i), ``p`` = 0.9
+NERR11      C_i = ((i + 2T - 1) / (i + 2T))^2 (1 - g_i)
+SDCG@k      C_i = log2(i + 1) / log2(i + 2) for i < k, then 0: DCG@k over the sum of its discounts
+==========  ==============================================================================================
+
 Compat (Clarke et al. 2020; :mod:`qrelkit.engine.kernels.compat`) is the rank-biased overlap (persistence ``p``,
 0.95) of the run with the ideal ranking most compatible with it, divided by the ideal's own (``normalize``).
 
@@ -109,6 +125,9 @@ _RANKING = ("unjudged", "ties", "precision", "negative")
 _GAIN = ("gain", "discount")
 
 _GM = (("summary", "mean"),)
+#: the C/W/L family: its axes, and the depth its user model runs to (cwl_eval's --max_depth)
+_CWL = (*_RANKING, "max_grade")
+_DEPTH = ("depth", "1000")
 _DIVERSITY = (*_RANKING, "no_relevant")
 _RECALLS = "{0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1}"
 _M = MeasureInfo
@@ -167,6 +186,23 @@ INFO: dict[str, MeasureInfo] = {
         _M("Compat", "none", False, (*_RANKING, "no_relevant"), True,
            "compatibility (Clarke et al. 2020): rank-biased overlap with the most compatible ideal ranking",
            (("p", "0.95"), ("normalize", "True"))),
+        # -- the C/W/L family as cwl_eval computes it (engine/kernels/cwl.py) ---------------------------------------
+        _M("INST", "none", False, _CWL, False, "INST (Moffat et al. 2015): C/W/L expected utility per document, "
+           "a user who wants T gain", (("T", "1"), _DEPTH), aliases=("inst",)),
+        _M("INSQ", "none", False, _CWL, False, "INSQ (Moffat et al. 2012): C/W/L expected utility per document, "
+           "a user who wants T gain, not adapting to the gain seen", (("T", "1"), _DEPTH), aliases=("insq",)),
+        _M("BPM", "required", False, _CWL, False, "static Bejeweled Player Model (Zhang et al. 2017): the mean "
+           "gain of the ranks read until T gain or k documents", (("T", "1"), _DEPTH), aliases=("bpm",)),
+        _M("NERR8", "required", False, _CWL, False, "C/W/L's near-ERR, eq. 8 (Azzopardi et al. 2021): "
+           "continue with 1 - gain, stop at k", (_DEPTH,), aliases=("nerr8",)),
+        _M("NERR9", "required", False, _CWL, False, "near-ERR, eq. 9: continue with rank / (rank + 1) "
+           "(1 - gain), stop at k", (_DEPTH,), aliases=("nerr9",)),
+        _M("NERR10", "none", False, _CWL, False, "near-ERR, eq. 10: continue with p (1 - gain)",
+           (("p", "0.9"), _DEPTH), aliases=("nerr10",)),
+        _M("NERR11", "none", False, _CWL, False, "near-ERR, eq. 11: continue with INSQ's C for T times "
+           "(1 - gain)", (("T", "1"), _DEPTH), aliases=("nerr11",)),
+        _M("SDCG", "required", False, _CWL, False, "scaled DCG@k (cwl_eval's NDCG-k): DCG@k with the "
+           "discounts scaled to sum to 1, gains grade / max_grade", (_DEPTH,), aliases=("sdcg",)),
         # -- diversity measures over subtopic judgments (engine/kernels/diversity.py) ------------------------------
         _M("alpha_nDCG", "required", True, _DIVERSITY, True,
            "alpha-nDCG (Clarke et al. 2008, as ndeval): novelty-discounted gain over subtopics",
@@ -473,6 +509,8 @@ def _measure_param(name: str, key: str, value: str, source: str) -> str:
         "beta": lambda x: x < 0,
         "docs": lambda x: x < 0 or not x.is_integer(),
         "alpha": lambda x: not 0 <= x <= 1,
+        "T": lambda x: not 0 < x <= 1e6,
+        "depth": lambda x: not 1 <= x <= 100_000 or not x.is_integer(),
     }.get(key, _not_finite)
     if any(bad(x) for x in numbers) or not numbers:
         raise MeasureSyntaxError(f"{key}={value!r} is out of range for {name}", got=source)

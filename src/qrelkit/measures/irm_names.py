@@ -48,7 +48,7 @@ IRM_NAMES: dict[str, str | None] = {
     "SetAP": "SetAP",
     "SetRelP": "SetRelP",
     "NumQ": "NumQ",
-    "SDCG": None,
+    "SDCG": "SDCG",
     "alpha_nDCG": "alpha_nDCG",
     "α_nDCG": "alpha_nDCG",
     "alpha_DCG": None,
@@ -62,19 +62,19 @@ IRM_NAMES: dict[str, str | None] = {
     "nNRBP": None,
     "StRecall": None,
     "Compat": "Compat",
-    "INST": None,
-    "INSQ": None,
-    "BPM": None,
+    "INST": "INST",
+    "INSQ": "INSQ",
+    "BPM": "BPM",
     "Accuracy": "Accuracy",
-    "NERR8": None,
-    "NERR9": None,
-    "NERR10": None,
-    "NERR11": None,
+    "NERR8": "NERR8",
+    "NERR9": "NERR9",
+    "NERR10": "NERR10",
+    "NERR11": "NERR11",
 }
 
 #: ir_measures' parameters that qrelkit spells as conventions or under another name (``SetP(relative=True)``
 #: is qrelkit's ``SetRelP``)
-IRM_PARAMS = ("judged_only", "dcg", "gains", "relative")
+IRM_PARAMS = ("judged_only", "dcg", "gains", "relative", "min_rel", "max_rel")
 
 _TRUE, _FALSE = ("True", "true", "1"), ("False", "false", "0")
 
@@ -129,6 +129,14 @@ def translate(name: str, params: list[tuple[str, str]], k: str | None) -> str:
                 raise TranslationError(f"relative= is a parameter of ir_measures' SetP, not of {name}")
             if value in _TRUE:
                 target = "SetRelP"
+        elif key == "max_rel":  # the C/W/L family's gains: grade / max_rel (qrelkit's max_grade)
+            out.append(f"max_grade={value}")
+        elif key == "min_rel":
+            if value != "0":
+                raise TranslationError(f"min_rel={value}: qrelkit's C/W/L gains start at grade 0 (min_rel=0)")
+        elif key == "dcg" and name == "SDCG":
+            if value != "log2":
+                raise TranslationError(f"dcg={value!r}: SDCG is cwl_eval's, over log2 discounts")
         elif key == "dcg":
             if value not in _DCG:
                 raise TranslationError(f"dcg={value!r}: qrelkit knows {', '.join(_DCG)}")

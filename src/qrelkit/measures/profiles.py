@@ -453,6 +453,28 @@ def _profiles() -> list[Profile]:
             notes="gdeval prints 5 decimals, which the profile reproduces to the bit; it strips a topic prefix up to "
             "the last '-' ('wt-12' is topic 12), qrelkit refuses such ids.",
         ),
+        Profile(
+            "cwl_eval",
+            "cwl_eval 1.0.12 (cwl-eval on the package index; Azzopardi, Thomas & Moffat 2019)",
+            Conventions.from_profile("cwl_eval"),
+            evidence=(
+                "cwl_eval.py main: each topic's documents in the result file's order (rank and score unread)",
+                "cwl_eval.py main: only the result file's topics are measured",
+                "seeker/trec_qrel_handler.py validate_gains: a gain above --max_gain (1.0) or below --min_gain "
+                "(0.0) is refused (max_grade=1: the grade is the gain; max_grade=m: grade / m)",
+                "ruler/ranking.py get_gain_vector: unjudged documents (NaN) are worth min_gain 0; the ranking "
+                "cut or padded to --max_depth 1000",
+                "ruler/measures/cwl_metrics.py w_vector and _do_score: W from cumprod of C, np.dot(W, gains)",
+                "cwl_precision.py, cwl_rr.py, cwl_ap.py, cwl_rbp.py (theta=0.9): P@k, RR, AP and RBP as C/W/L "
+                "continuation vectors over graded gains",
+                "cwl_eval.py main on an empty result file: get_ranking of no ranking maker, AttributeError",
+            ),
+            crosscheck="tests/crosscheck/test_cwl_eval.py::test_cwl_eval_profile_equals_cwl_eval_to_the_bit",
+            notes="cwl_eval ranks by file order, qrelkit by score with ties in file order: the two agree on a "
+            "run written by score descending, as TREC runs are. cwl_eval also measures a query that has no "
+            "judgment (every value 0); qrelkit leaves such a query out. A document listed twice counts twice "
+            "in cwl_eval; qrelkit refuses it. Its residuals (best-case gains) and cost files are not read.",
+        ),
     ]
 
 

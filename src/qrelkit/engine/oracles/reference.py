@@ -194,6 +194,8 @@ def recall(
 def precision(
     measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, unretrieved: frozenset[str]
 ) -> float:
+    if conv.profile == "cwl_eval":
+        return cwl(measure, order, grades, conv, unretrieved)
     found = _relevant(measure, grades) - unretrieved
     hits = sum(d in found for d in _top(measure, order))
     if measure.k is None:  # every returned document
@@ -220,6 +222,8 @@ def f1(
 def average_precision(
     measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, unretrieved: frozenset[str]
 ) -> float:
+    if conv.profile == "cwl_eval":
+        return cwl(measure, order, grades, conv, unretrieved)
     relevant = _counted(measure, order, grades, conv)
     if not relevant:
         return math.nan
@@ -237,6 +241,8 @@ def average_precision(
 def reciprocal_rank(
     measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, unretrieved: frozenset[str]
 ) -> float:
+    if conv.profile == "cwl_eval":
+        return cwl(measure, order, grades, conv, unretrieved)
     relevant = _counted(measure, order, grades, conv)
     if not relevant:
         return math.nan
@@ -321,9 +327,66 @@ def accuracy(
     return 1.0 - pairs_wrong / (above * hits) if above and hits else math.nan
 
 
+def cwl(
+    measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
+) -> float:
+    """A C/W/L measure from its definition: the gains grade / max_grade (0 below 0 and unjudged) of the
+    first ``depth`` ranks, zeros past the run's end; the continuation C_i of the family at each rank i;
+    the weight of rank i, prod_{j<i} C_j over the sum of those products for every rank; sum W_i g_i."""
+    family = measure.info.name
+    # P, RR, AP and RBP under the cwl_eval profile: depth 1000, and only grades >= rel carry a gain
+    depth = 1000 if measure.info.uses_rel else int(measure.param("depth"))
+    least = (measure.rel if measure.rel is not None else 1) if measure.info.uses_rel else 0
+    k = measure.k or 0
+    g = [max(grades[d], 0) / conv.max_grade if grades.get(d, -1) >= least else 0.0 for d in order[:depth]]
+    g += [0.0] * (depth - len(g))
+    # AP's continuation: the sum of g_j / j over ranks after i, over the same from i on
+    after = [0.0] * (depth + 1)
+    for j in range(depth, 0, -1):
+        after[j - 1] = after[j] + g[j - 1] / j
+    t = float(measure.param("T")) if family in ("INST", "INSQ", "BPM", "NERR11") else 0.0
+    c: list[float] = []
+    got = 0.0
+    for i in range(1, depth + 1):
+        gi = g[i - 1]
+        got += gi
+        if family == "INST":
+            left = t - got
+            c.append(((i + t + left - 1) / (i + t + left)) ** 2)
+        elif family == "INSQ":
+            c.append(((i + 2 * t - 1) / (i + 2 * t)) ** 2)
+        elif family == "BPM":
+            c.append(1.0 if got < t and i < k and (not c or c[-1] == 1.0) else 0.0)
+        elif family == "NERR8":
+            c.append(1 - gi if i < k else 0.0)
+        elif family == "NERR9":
+            c.append(i / (i + 1) * (1 - gi) if i < k else 0.0)
+        elif family == "NERR10":
+            c.append(float(measure.param("p")) * (1 - gi))
+        elif family == "NERR11":
+            c.append(((i + 2 * t - 1) / (i + 2 * t)) ** 2 * (1 - gi))
+        elif family == "SDCG":
+            c.append(math.log2(i + 1) / math.log2(i + 2) if i < k else 0.0)
+        elif family == "P":
+            c.append(1.0 if i < k else 0.0)
+        elif family == "RR":
+            c.append(1.0 if not any(x > 0 for x in g[:i]) else 0.0)
+        elif family == "RBP":
+            c.append(conv.persistence)
+        else:  # AP
+            c.append(after[i] / after[i - 1] if i < depth and after[i] > 0 else 0.0)
+    reach = [1.0]
+    for ci in c[:-1]:
+        reach.append(reach[-1] * ci)
+    total = sum(reach)
+    return sum(r / total * gi for r, gi in zip(reach, g, strict=True))
+
+
 def rbp(
     measure: Measure, order: list[str], grades: dict[str, int], conv: Conventions, _: frozenset[str]
 ) -> float:
+    if conv.profile == "cwl_eval":
+        return cwl(measure, order, grades, conv, _)
     relevant = _relevant(measure, grades)
     if not relevant:
         return math.nan

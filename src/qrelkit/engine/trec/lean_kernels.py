@@ -60,10 +60,8 @@ class Lists:
         return self.rel_so_far[q][j - 1] if j > 0 else 0
 
     def prefix(self, terms: list[list[float]]) -> list[list[float]]:
-        """RelLists.prefix: each query's running sums, on its grid (added rank by rank within the query)
-        or by difference of one running sum over every row, as the kernels choose."""
-        width = max((len(t) for t in terms), default=0)
-        return _prefix(terms, self.n * width <= 4 * self.rows + 1_000_000)
+        """RelLists.prefix: each query's running sums, added rank by rank within the query."""
+        return _prefix(terms)
 
     def held(self, key: Any, make: Any) -> Any:
         if key not in self._held:
@@ -114,25 +112,15 @@ def _running(flags: list[bool]) -> list[int]:
     return out
 
 
-def _prefix(terms: list[list[float]], grid: bool) -> list[list[float]]:
+def _prefix(terms: list[list[float]]) -> list[list[float]]:
+    """Each query's running sum, added left to right from its first term (trec_kernels' prefix and
+    _segment_cumsum: the C loop's ``sum += term``)."""
     out = []
-    if grid:
-        for t in terms:
-            s, row = 0.0, list[float]()
-            for v in t:
-                s = s + v if row else v
-                row.append(s)
-            out.append(row)
-        return out
-    c = 0.0
-    started = False
-    for t in terms:  # one running sum over every row (np.cumsum), less each query's start
-        base = c
-        row = []
+    for t in terms:
+        s, row = 0.0, list[float]()
         for v in t:
-            c = c + v if started else v
-            started = True
-            row.append(c - base)
+            s = s + v if row else v
+            row.append(s)
         out.append(row)
     return out
 
@@ -149,8 +137,7 @@ def _ideal_gains(lists: Lists, table: list[float]) -> list[list[float]]:
 def _ideal_prefix(lists: Lists, table: list[float]) -> list[list[float]]:
     gains = _ideal_gains(lists, table)
     terms = [[g / math.log2(p + 2.0) for p, g in enumerate(row)] for row in gains]
-    width = max((len(t) for t in terms), default=0)
-    return _prefix(terms, lists.n * width <= 4 * sum(len(t) for t in terms) + 1_000_000)
+    return _prefix(terms)
 
 
 def _div(num: float, den: float) -> float:
@@ -413,4 +400,228 @@ def relstring(L: Lists, length: int) -> list[str]:
             if p < len(chars):
                 chars[p] = ">" if r > 9 else str(r) if r >= 0 else "." if r == UNJUDGED else "<"
         out.append("".join(chars))
+    return out
+
+
+# ------------------------------------------------------------------ measures of the graded and inferred kind
+
+
+def _quotient(num: float, den: float) -> float:
+    """num / den where numpy's division gives a finite number; a division by 0 (numpy's inf or NaN) steps
+    aside to the numpy engine, which carries it as C does."""
+    if den == 0:
+        raise StepAside
+    return num / den
+
+
+def _running_sums(terms: list[list[float]]) -> list[list[float]]:
+    """trec_kernels._segment_cumsum: each query's running sum."""
+    return _prefix(terms)
+
+
+def _gain_table(L: Lists, gains: tuple[tuple[int, float], ...]) -> list[float]:
+    """trec_kernels.Gains.table over grades 0 .. the highest judged; a gain that is not finite steps aside."""
+    top = len(L.levels[0])
+    table = [float(g) for g in range(top)]
+    for grade, value in gains:
+        if not math.isfinite(value):
+            raise StepAside
+        if 0 <= grade < top:
+            table[grade] = value
+    return table
+
+
+def _row_gains(L: Lists, table: list[float]) -> list[list[float]]:
+    """trec_kernels.Gains.of_rows: each row's gain (0 for a document judged with a negative grade)."""
+    return [[table[r] if r >= 0 else 0.0 for r in rels] for rels in L.rel]
+
+
+def _dcg_terms(L: Lists, rows: list[list[float]]) -> list[list[float]]:
+    return [
+        [g / math.log2(p + 2.0) if g != 0 else 0.0 for g, p in zip(gs, L.pos[q], strict=True)]
+        for q, gs in enumerate(rows)
+    ]
+
+
+def _ideal_terms(ideal: list[list[float]]) -> list[list[float]]:
+    return [[g / math.log2(p + 2.0) for p, g in enumerate(row)] for row in ideal]
+
+
+def infap(L: Lists) -> list[float]:
+    """m_infap.c, as trec_kernels.infap: a term per relevant row, from the relevant, judged non-relevant
+    and judged-negative rows above it."""
+    eps = 0.00001  # trec_eval.h's INFAP_EPSILON
+    out = []
+    for q in range(L.n):
+        total, unj = 0.0, 0
+        for p, code, r, above, nonrel in zip(
+            L.pos[q], L.rel[q], L.is_rel[q], L.rel_so_far[q], L.nonrel_so_far[q], strict=True
+        ):
+            if code == UNJUDGED:
+                unj += 1
+            if not r:
+                continue
+            if p == 0:
+                total += 1.0
+                continue
+            fj = float(p)
+            rr = above - 1
+            total += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((rr + nonrel + unj) / fj) * (
+                (rr + eps) / ((rr + nonrel) + 2 * eps)
+            )
+        out.append(_div(total, L.num_rel[q]))
+    return out
+
+
+def bin_g(L: Lists) -> list[float]:
+    """m_binG.c: 1 / log2(2 + non-relevant above) per relevant row, / R (0 when none was returned)."""
+    out = []
+    for q in range(L.n):
+        total = 0.0
+        for p, r, above in zip(L.pos[q], L.is_rel[q], L.rel_so_far[q], strict=True):
+            if r:
+                total += 1.0 / math.log2(3 + p - above)
+        out.append(_div(total, L.num_rel[q] if L.num_rel_ret[q] > 0 else 0))
+    return out
+
+
+def g_measure(L: Lists, gains: tuple[tuple[int, float], ...]) -> list[float]:
+    """m_G.c, as trec_kernels.g_measure on the sparse lists (the cost through a rank from the ideal's running
+    costs); gains that are not whole numbers step aside (the numpy engine sums them rank by rank)."""
+    table = _gain_table(L, gains)
+    if any(v != math.floor(v) for v in table):
+        raise StepAside
+    ideal = _ideal_gains(L, table)
+    icum = _running_sums([[max(g, 1.0) for g in row] for row in ideal])
+    got = _running_sums(_row_gains(L, table))
+    out = []
+    for q in range(L.n):
+        length = len(ideal[q])
+        total = 0.0
+        for p, r, have in zip(L.pos[q], L.rel[q], got[q], strict=True):
+            g = table[r] if r >= 0 else 0.0
+            if g == 0:
+                continue
+            cost = icum[q][min(p, length - 1)] if length > 0 else 0.0
+            cost = cost + max(p - length + 1, 0)
+            x = 2.0 + cost - have
+            if not x > 1.0:
+                raise StepAside  # a logarithm of 0 or below, or a division by 0: the numpy engine's
+            total += g / math.log2(x)
+        whole = 0.0
+        for g in ideal[q]:
+            whole += g
+        out.append(_div(total, whole))
+    return out
+
+
+def ndcg_rel(L: Lists, gains: tuple[tuple[int, float], ...]) -> list[float]:
+    """m_ndcg_rel.c, as trec_kernels.ndcg_rel: nDCG at each returned positive-gain row, plus the final nDCG
+    once per positive-gain document of the ideal that was not returned, over the ideal's length."""
+    table = _gain_table(L, gains)
+    rows = _row_gains(L, table)
+    ideal = _ideal_gains(L, table)
+    dcg = _running_sums(_dcg_terms(L, rows))
+    idcg = _running_sums(_ideal_terms(ideal))
+    out = []
+    for q in range(L.n):
+        length = len(ideal[q])
+        total, hits = 0.0, 0
+        for p, g, d in zip(L.pos[q], rows[q], dcg[q], strict=True):
+            if g > 0:
+                hits += 1
+                j = min(p + 1, length)
+                total += _quotient(d, _at(idcg[q], j))
+        missed = float(length - hits) * _at(dcg[q], len(dcg[q]))
+        if length == 0 and missed == 0:  # numpy's 0 / 0: NaN, which is not above 0
+            out.append(0.0)
+            continue
+        total = total + _quotient(missed, _at(idcg[q], length))
+        out.append(total / (length if length > 0 else 1) if total > 0 else 0.0)
+    return out
+
+
+def rndcg(L: Lists, gains: tuple[tuple[int, float], ...]) -> list[float]:
+    """m_Rndcg.c, as trec_kernels.rndcg: nDCG at each rank where the ideal gain changes level, plus the final
+    nDCG when more than L + 1 documents were returned, averaged; 0 when nothing is relevant."""
+    table = _gain_table(L, gains)
+    ideal = _ideal_gains(L, table)
+    dcg = _running_sums(_dcg_terms(L, _row_gains(L, table)))
+    idcg = _running_sums(_ideal_terms(ideal))
+    out = []
+    for q in range(L.n):
+        if L.num_rel[q] == 0:
+            out.append(0.0)
+            continue
+        row, length = ideal[q], len(ideal[q])
+        total, count = 0.0, 0
+        for i, g in enumerate(row):
+            if i == length - 1 or row[i + 1] != g:
+                j = i + 1
+                total += _quotient(_at(dcg[q], L.rows_before(q, j)), _at(idcg[q], j))
+                count += 1
+        if L.num_ret[q] > length + 1:
+            total += _quotient(_at(dcg[q], len(dcg[q])), _at(idcg[q], length))
+            count += 1
+        out.append(_quotient(total, count))
+    return out
+
+
+def _powers(L: Lists, p: float) -> list[float]:
+    """p^i for i = 0 .. the longest ranking, by repeated multiplication (trec_kernels._powers)."""
+    top = max(L.num_ret, default=0) + 1
+    out, c = [], 1.0
+    for _ in range(top):
+        out.append(c)
+        c = c * p
+    return out
+
+
+def rbp(L: Lists, p: float, gains: tuple[tuple[int, float], ...]) -> list[float]:
+    """m_rbp.c as trec_kernels.rbp: (1 - p) * the sum of gain * p^rank, the gains scaled to 0..1 by their
+    range on a query whose gains lie outside it."""
+    table = _gain_table(L, gains)
+    top = len(table)
+    given = {g for g, _ in gains}
+    extra = [v for g, v in gains if not 0 <= g < top]
+    powers = _powers(L, p)
+    out = []
+    for q in range(L.n):
+        highest = max((g for g in range(top) if L.levels[q][g] > 0), default=-1)
+        lo = min(extra, default=math.inf)
+        hi = max(extra, default=-math.inf)
+        for grade in range(top):
+            if highest >= grade or grade in given:
+                lo = min(lo, table[grade])
+                hi = max(hi, table[grade])
+        scale = lo < 0 or hi > 1
+        total = 0.0
+        for r, pos in zip(L.rel[q], L.pos[q], strict=True):
+            g = table[r] if r >= 0 else 0.0
+            if scale and r >= 0:
+                g = _quotient(g - lo, hi - lo)
+            if g != 0:
+                total += g * powers[pos]
+        out.append((1.0 - p) * total)
+    return out
+
+
+def rbp_resid(L: Lists, p: float) -> list[float]:
+    """m_rbp_resid.c as trec_kernels.rbp_resid: p^n + (1 - p) * the sum of p^rank over the ranks not judged
+    (added in rank order); 0 when every returned document is judged."""
+    powers = _powers(L, p)
+    out = []
+    for q in range(L.n):
+        n = L.num_ret[q]
+        judged = [pos for pos, r in zip(L.pos[q], L.rel[q], strict=True) if r >= 0 and pos < n]
+        if len(judged) >= n:
+            out.append(0.0)
+            continue
+        s, started, start = 0.0, False, 0
+        for stop in [*judged, n]:
+            for v in powers[start:stop]:
+                s = s + v if started else v
+                started = True
+            start = stop + 1
+        out.append(powers[n] + (1 - p) * s)
     return out

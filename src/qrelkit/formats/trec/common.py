@@ -194,8 +194,14 @@ class TextCheck:
     def __init__(self, source: str):
         self.source = source
         self.offset = 0  # bytes fed before the current block
-        self.lines = 0  # line ends fed before the current block
+        self._lines = 0  # line ends of the blocks fed before the last one
+        self._last = b""  # the last block fed, its line ends counted only if another block or a fault follows
         self._decoder = codecs.getincrementaldecoder("utf-8")()
+
+    @property
+    def lines(self) -> int:
+        """Line ends fed so far (counted when asked: a file checked in one block is never counted)."""
+        return self._lines + self._last.count(b"\n")
 
     def feed(self, block: bytes | memoryview, final: bool = False) -> None:
         """Check the next block; ``final`` for the last one (a multi-byte character cut off at the end
@@ -214,8 +220,8 @@ class TextCheck:
         if found:
             where, byte = min(found)
             self._raise(where, byte, self.lines + data.count(b"\n", 0, max(where, 0)) + 1)
+        self._lines, self._last = self.lines, data
         self.offset += len(data)
-        self.lines += data.count(b"\n")
 
     def _raise(self, where: int, byte: int, line: int) -> None:
         offset = self.offset + where
