@@ -396,6 +396,56 @@ def test_the_run_lock_holds_between_two_openings_in_one_process(gated: Path, cli
         pass
 
 
+
+def test_the_run_lock_leaves_the_database_files_locks_alone(gated: Path, cli, tmp_path: Path) -> None:
+    """A POSIX lock this process holds on the database (as SQLite holds its own) is still held, as another
+    process sees it, after a run lock was taken and released: the run lock never opens or closes the
+    database file itself but locks ``<db>.run-lock``."""
+    import fcntl
+    import subprocess
+
+    from qrelkit.app.models.register import load_model
+    from qrelkit.app.models.runner import run_lock
+    from qrelkit.app.store import Store
+
+    assert cli("judge", "model", "add", gated, "judge", "--endpoint", "http://127.0.0.1:9/v1",
+               "--model", "judge-1").exit_code == 0  # fmt: skip
+    with Store(gated) as store:
+        model = store.read(lambda c: load_model(c, "judge"))
+    probe = (
+        "import fcntl, os, sys\n"
+        "fd = os.open(sys.argv[1], os.O_RDWR)\n"
+        "try:\n    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 100)\n    print('free')\n"
+        "except OSError:\n    print('held')\n"
+    )
+    held = os.open(gated, os.O_RDWR)
+    try:
+        fcntl.lockf(held, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 100)  # a byte SQLite never uses
+        with run_lock(gated, model):
+            pass
+        seen = subprocess.run([sys.executable, "-c", probe, str(gated)], capture_output=True, text=True)
+        assert seen.stdout.strip() == "held"
+    finally:
+        os.close(held)
+    assert Path(str(gated) + ".run-lock").exists()
+    # between processes: a run lock held here refuses a run lock taken by another process
+    code = (
+        "import sys\n"
+        "from qrelkit.app.models.register import load_model\n"
+        "from qrelkit.app.models.runner import run_lock\n"
+        "from qrelkit.app.store import Store\n"
+        "from qrelkit.errors import QrelkitError\n"
+        "with Store(sys.argv[1]) as s:\n    m = s.read(lambda c: load_model(c, 'judge'))\n"
+        "try:\n    with run_lock(sys.argv[1], m):\n        print('got it')\n"
+        "except QrelkitError as e:\n    print('refused')\n"
+    )
+    with run_lock(gated, model):
+        other = subprocess.run([sys.executable, "-c", code, str(gated)], capture_output=True, text=True)
+    assert other.stdout.strip() == "refused", other.stderr
+    again = subprocess.run([sys.executable, "-c", code, str(gated)], capture_output=True, text=True)
+    assert again.stdout.strip() == "got it", again.stderr
+
+
 # --- the prompt template's one bound ------------------------------------------------------------------------
 
 

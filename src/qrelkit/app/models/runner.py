@@ -55,10 +55,16 @@ __all__ = [
     "run_model",
 ]
 
-#: Where the lock of a labeller's runs sits in the database file: one byte a labeller (its user id past this
-#: offset), below the byte ``judge serve`` locks (2**30 - 256) and SQLite's own (from 2**30). Locks are
-#: advisory, so the pages stored there read and write as ever.
+#: Where the lock of a labeller's runs sits in the lock file beside the database: one byte a labeller (its
+#: user id past this offset). Locks are advisory: the file holds no data.
 RUN_LOCK_BASE = 2**30 - 2**20
+
+
+def run_lock_path(db: os.PathLike[str] | str) -> str:
+    """The file whose bytes :func:`run_lock` locks: ``<db>.run-lock`` beside the database (its real path,
+    so two paths to one database share it). Created when missing and never deleted, so that a lock held
+    on it is never on a file another process recreated."""
+    return os.path.realpath(os.fspath(db)) + ".run-lock"
 
 
 @contextlib.contextmanager
@@ -67,14 +73,19 @@ def run_lock(db: os.PathLike[str] | str, model: ModelLabeller) -> Iterator[None]
     ``probe``) of the same labeller, from any process or thread, is refused with one line instead of
     asking and paying for the same pairs again.
 
-    An open-file-description lock (Linux's ``F_OFD_SETLK``) on one byte of the database file itself (by its
-    device and inode, whatever the path): it does not conflict with SQLite's locks, holds between threads
-    of one process, and the kernel releases it however the process ends. Where OFD locks do not exist,
-    ``lockf`` on that byte (between processes only)."""
+    An open-file-description lock (Linux's ``F_OFD_SETLK``) on one byte of :func:`run_lock_path`, a file
+    of its own: never the database file, since closing a descriptor of the database would drop the
+    process's POSIX locks that SQLite holds on it. It holds between threads of one process, and the kernel
+    releases it however the process ends. Where OFD locks do not exist, ``lockf`` on that byte (between
+    processes only)."""
+    path = run_lock_path(db)
     try:
-        fd = os.open(db, os.O_RDWR)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
-        raise QrelkitError(f"cannot open {db} to lock the run: {exc.strerror or exc}") from None
+        raise QrelkitError(
+            f"cannot open {path} to lock the run: {exc.strerror or exc}",
+            fix="run from an account that can write in the database's folder",
+        ) from None
     try:
         offset = RUN_LOCK_BASE + int(model.user_id)
         try:
