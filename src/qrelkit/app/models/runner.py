@@ -214,6 +214,7 @@ def _grade_pairs(store: Store, model: ModelLabeller, rubric: Rubric, client: Cli
     texts = store.read(lambda c: {p: pair_text(c, p) for p in pair_ids})
     payload_rubric = rubric_payload(rubric)
     total = len(pair_ids)
+    redact: Callable[[str], str] = getattr(client, "redact", lambda text: text)
 
     def one(pair_id: int) -> None:
         if stop.is_set():
@@ -237,10 +238,11 @@ def _grade_pairs(store: Store, model: ModelLabeller, rubric: Rubric, client: Cli
                     budget[0] -= 1
 
             def failed(exc: AttemptFailed, last: bool) -> None:
+                raw = None if exc.raw is None else redact(exc.raw)[:4000]  # the key out, then the cut
                 store.write(lambda c: c.execute(
                     "INSERT INTO model_attempts (user_id, pair_key, prompt_hash, error, raw, latency_ms, final, "
                     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (model.user_id, pair_key, digest, exc.error, None if exc.raw is None else exc.raw[:4000],
+                    (model.user_id, pair_key, digest, redact(exc.error), raw,
                      exc.latency_ms, int(last), now())))  # fmt: skip
                 with lock:
                     summary.failed_attempts += 1
