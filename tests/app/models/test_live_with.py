@@ -61,6 +61,11 @@ def test_a_checked_reply_is_cached_so_the_run_does_not_pay_for_it_again(gated: P
     assert status["calibration_graded"] == 40
 
 
+def _gate_events(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM model_gate_events").fetchone()[0])
+
+
 def _counts(cli, db: Path) -> dict[str, tuple[int, int]]:
     status = json.loads(cli("judge", "status", db, "--json").stdout)
     return {q["query_id"]: (q["assigned"], q["done"]) for q in status["queries"]}
@@ -117,6 +122,14 @@ def test_a_retired_model_leaves_the_counts_the_queue_and_the_export(gated: Path,
     )
     again = cli("judge", "model", "run", gated, "judge")
     assert again.exit_code == 3 and "is retired" in again.stderr
+    decided = _gate_events(gated)
+    with ChatServer(scripted(0, flip_every=10**9)) as srv:
+        for command in ("run", "probe"):  # a retired model asks for nothing and records no decision
+            refused = cli("judge", "model", command, gated, "judge")
+            assert refused.exit_code == 3 and srv.bodies == [], refused.output
+            (line,) = refused.stderr.strip().splitlines()
+            assert "model labeller 'judge' is retired" in line
+    assert _gate_events(gated) == decided
     twice = cli("judge", "model", "retire", gated, "judge", "--reason", "again")
     assert twice.exit_code == 1 and "is retired" in twice.stderr
 
@@ -132,6 +145,10 @@ def test_a_run_refuses_to_spend_while_the_peoples_gate_failed(tmp_path: Path, cl
         refused = cli("judge", "model", "run", db, "judge")
         assert refused.exit_code == 3 and srv.bodies == []
         (line,) = refused.stderr.strip().splitlines()
+        assert "the people's calibration gate of round 1 failed and was not overridden" in line
+        probed = cli("judge", "model", "probe", db, "judge")  # probes spend requests too: refused alike
+        assert probed.exit_code == 3 and srv.bodies == [] and _gate_events(db) == 0
+        (line,) = probed.stderr.strip().splitlines()
         assert "the people's calibration gate of round 1 failed and was not overridden" in line
         overridden = cli("judge", "override", db, "--reason", "deadline", "--by", "ann")
         assert overridden.exit_code == 0, overridden.output
