@@ -203,7 +203,8 @@ def status_command(db: Path, name: str, fmt: str, gate_ranking: float | None) ->
         from qrelkit.app.models.ranking import ranking_inputs
         from qrelkit.compare.decisions import model_ranking
 
-        status["ranking_agreement"] = model_ranking(ranking_inputs(store, name), gate=gate_ranking)
+        inputs = ranking_inputs(store, name)
+        status["ranking_agreement"] = model_ranking(inputs, inputs.measure, gate=gate_ranking)
     finally:
         store.close()
     click.echo(json.dumps(status, indent=2, default=str) if fmt == "json" else render_model_status(status))
