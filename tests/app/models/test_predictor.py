@@ -246,3 +246,28 @@ def test_a_labeller_turned_predictor_after_its_failed_gate(
     assert row.startswith("Predictor: its grades only predict, corrected by the people's")
     assert f"Decided by ann at {decision['at']}: kappa below the people's; keep it to correct" in row
     assert gate.startswith("failed (failing: non_inferiority") and "full pool open" in gate
+
+
+def test_a_predictor_whose_probes_never_ran_says_so_apart_from_failed_probes(gated: Path, cli, tmp_path: Path) -> None:
+    """A predictor grades its whole pool without `judge model probe`: its gate names ``probes not run`` (not
+    ``probes``, which means probes that ran and failed) in the status, its table, the manifests and the line
+    an estimate from its qrels carries. It grades every pair at its true grade, so nothing else fails."""
+    with ChatServer(lambda q, d, prompt: truth(q, d)) as srv:
+        added = cli("judge", "model", "add", gated, "exact", "--endpoint", srv.url, "--model", "judge-1",
+                    "--role", "predictor")  # fmt: skip
+        assert added.exit_code == 0, added.output
+        ran = cli("judge", "model", "run", gated, "exact")
+        assert ran.exit_code == 0, ran.output
+    shown = json.loads(cli("judge", "model", "status", gated, "exact", "--format", "json").stdout)
+    assert shown["graded"] == 60 and shown["gate"]["failing"] == ["probes not run"]
+    assert "failing: probes not run" in cli("judge", "model", "status", gated, "exact").stdout
+    folder = tmp_path / "out"
+    _export(cli, gated, folder)
+    data = json.loads((folder / "final.predictor.qrels.manifest.json").read_text())
+    (entry,) = data["prediction_powered"]["model_qrels"]
+    assert entry["failing"] == ["probes not run"]
+    found = cli("eval", folder / "final.predictor.qrels", *_runs(tmp_path), "-m", "nDCG@10", "--format", "json",
+                "--rubric", tmp_path / "rubric.toml")  # fmt: skip
+    assert found.exit_code == 0, found.output
+    (line,) = [w for w in found.stderr.splitlines() if "serves only as a predictor" in w]
+    assert "failed its gate (probes not run)" in line
