@@ -255,7 +255,8 @@ def override_model_gate(store: Store, name: str, *, reason: str, by: str) -> dic
         model = load_model(conn, name)
         role = role_of(conn, model.user_id)
         if role != "labeller":
-            raise ValidationError(f"model labeller {name!r} is a {role}: an override would open nothing",
+            what = "retired" if role == "retired" else f"a {role}"
+            raise ValidationError(f"model labeller {name!r} is {what}: an override would open nothing",
                                   fix="a predictor grades the whole pool already; a retired model grades nothing")  # fmt: skip
         phase = phase_of(conn)
         last = latest_model_gate(conn, model.user_id, phase.rubric_hash)
