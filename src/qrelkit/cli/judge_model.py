@@ -93,7 +93,9 @@ def command() -> None:
     "endpoint is refused here.",
 )
 @click.option(
-    "--by", default=None, help="With --role predictor: who decides it (recorded) [default: the project's admin]."
+    "--by",
+    default=None,
+    help="With --role predictor: who decides it (recorded) [default: the project's admin].",
 )
 def add_command(db: Path, name: str, endpoint: str | None, program: str | None, model_id: str | None,
                 api_key_env: str | None, temperature: float, seed: int | None, prompt: Path | None,

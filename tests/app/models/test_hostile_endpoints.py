@@ -425,7 +425,6 @@ def test_the_run_lock_holds_between_two_openings_in_one_process(gated: Path, cli
         pass
 
 
-
 def test_the_run_lock_leaves_the_database_files_locks_alone(gated: Path, cli, tmp_path: Path) -> None:
     """A POSIX lock this process holds on the database (as SQLite holds its own) is still held, as another
     process sees it, after a run lock was taken and released: the run lock never opens or closes the

@@ -285,7 +285,12 @@ def test_retiring_takes_back_the_audit_pairs_no_one_graded_and_keeps_its_events(
     from qrelkit.app.store import Store
 
     with ChatServer(scripted(0, flip_every=10**9)) as srv:
-        assert cli("judge", "model", "add", gated, "judge", "--endpoint", srv.url, "--model", "judge-1").exit_code == 0
+        assert (
+            cli(
+                "judge", "model", "add", gated, "judge", "--endpoint", srv.url, "--model", "judge-1"
+            ).exit_code
+            == 0
+        )
         assert cli("judge", "model", "run", gated, "judge", "--audit-share", "0").exit_code == 0
         assert cli("judge", "model", "probe", gated, "judge").exit_code == 0
         own = _people_assignments(gated)
@@ -295,16 +300,22 @@ def test_retiring_takes_back_the_audit_pairs_no_one_graded_and_keeps_its_events(
     name, pair_id, position = min(added)
     with Store(gated) as store:
         rubric = load_rubric_from_store(store)
-        uid = store.read(lambda c: c.execute("SELECT user_id FROM users WHERE name = ?", (name,)).fetchone()[0])
+        uid = store.read(
+            lambda c: c.execute("SELECT user_id FROM users WHERE name = ?", (name,)).fetchone()[0]
+        )
         store.write(lambda c: record_grade(c, uid, position, 2, unsure=False, note=None, time_spent_ms=1000,
                                            rubric=rubric))  # fmt: skip
     with sqlite3.connect(gated) as conn:
-        before = [conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("grade_events", "model_audit")]
+        before = [
+            conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("grade_events", "model_audit")
+        ]
     retired = cli("judge", "model", "retire", gated, "judge", "--reason", "replaced", "--by", "ann")
     assert retired.exit_code == 0, retired.output
     assert _people_assignments(gated) == own | {(name, pair_id, position)}
     with sqlite3.connect(gated) as conn:
-        after = [conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("grade_events", "model_audit")]
+        after = [
+            conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("grade_events", "model_audit")
+        ]
     assert after == before
 
 

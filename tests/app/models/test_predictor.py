@@ -248,7 +248,9 @@ def test_a_labeller_turned_predictor_after_its_failed_gate(
     assert gate.startswith("failed (failing: non_inferiority") and "full pool open" in gate
 
 
-def test_a_predictor_whose_probes_never_ran_says_so_apart_from_failed_probes(gated: Path, cli, tmp_path: Path) -> None:
+def test_a_predictor_whose_probes_never_ran_says_so_apart_from_failed_probes(
+    gated: Path, cli, tmp_path: Path
+) -> None:
     """A predictor grades its whole pool without `judge model probe`: its gate names ``probes not run`` (not
     ``probes``, which means probes that ran and failed) in the status, its table, the manifests and the line
     an estimate from its qrels carries. It grades every pair at its true grade, so nothing else fails."""

@@ -258,5 +258,9 @@ def test_pooled_runs_with_tied_scores_are_measured_as_the_pool_ordered_them(tmp_
         assert from_files[n]["mean_b"] == pytest.approx(by_run[n]["mean_b"], abs=1e-12)
     averaged = cli("agree", tmp_path / "people.qrels", tmp_path / "model.qrels", "--runs", *runs,
                    "--measure", "nDCG@5", "--format", "json")  # fmt: skip
-    flat_averaged = next(r for r in json.loads(averaged.stdout)["decision_agreement"]["runs"] if r["run"] == "flat")
-    assert flat_averaged["mean_a"] != pytest.approx(by_run["flat"]["mean_a"], abs=1e-6)  # why the name matters
+    flat_averaged = next(
+        r for r in json.loads(averaged.stdout)["decision_agreement"]["runs"] if r["run"] == "flat"
+    )
+    assert flat_averaged["mean_a"] != pytest.approx(
+        by_run["flat"]["mean_a"], abs=1e-6
+    )  # why the name matters

@@ -295,10 +295,8 @@ def add_model(
 
     if by is not None and not str(by).strip():
         raise ValidationError("--by is empty", fix="name who decides it, e.g. --by ann")
-    decided_by = by if by is not None else (
-        store.read(lambda c: (c.execute("SELECT name FROM users WHERE role = 'admin' ORDER BY user_id").fetchone()
-                              or [None])[0])  # fmt: skip
-    )
+    admin = "SELECT name FROM users WHERE role = 'admin' ORDER BY user_id"
+    decided_by = by if by is not None else store.read(lambda c: (c.execute(admin).fetchone() or [None])[0])
 
     def plan(conn: sqlite3.Connection) -> tuple[set[int], set[int], list[int]]:
         if conn.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone():
