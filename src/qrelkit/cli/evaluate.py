@@ -223,7 +223,7 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
     reader = reader_of(input_format, on_duplicate, *rubric_scale(rubric), comments=comments)
     if human := human_of(qrels, human, manifest, estimator):
         return show_estimates(qrels, human, runs, measures, conv, estimator, reader, engine, out_format, output,
-                              file_format, bounds, provenance, options.pop("interval", "t"))  # fmt: skip
+                              file_format, bounds, provenance, options.pop("interval", "t"), judgments)  # fmt: skip
     want = bounds_wanted(bounds, out_format == "table" or (out_format is None and stdout_is_terminal()), runs,
                          bounds_refused(engine=engine, diversity=diversity, memory_limit=memory_limit))  # fmt: skip
     plan = plan_inputs(qrels, runs, parse_all(measures) if measures else None, conv, reader, engine=engine,
@@ -256,9 +256,11 @@ def _conventions_noted(
 def show_estimates(qrels: str, human: str, runs: tuple[str, ...], measures: tuple[str, ...], conv: Conventions,
                    estimator: str, reader: Any, engine: str, out_format: str | None, output: str | None, file_format: Any,
                    bounds: bool | None = None, provenance: str | None = None,
-                   interval: str = "t") -> None:  # fmt: skip
+                   interval: str = "t", judgments: Any = None) -> None:  # fmt: skip
     """``eval --human``: :func:`qrelkit.estimation.estimate_files`, rendered, with its warnings on stderr
-    (``--bounds`` refused: they bound the means of judgments, not estimates)."""
+    (``--bounds`` refused: they bound the means of judgments, not estimates). ``judgments``: what the
+    model's qrels mean (their manifest): its warnings are the estimates' too, in every format; on stderr
+    they are not repeated (the people's qrels' choice said the predictor's line there already)."""
     from ..evaluation.plan import bounds_refused
 
     refuse_bounds(bounds, bounds_refused(human=True))
@@ -272,7 +274,7 @@ def show_estimates(qrels: str, human: str, runs: tuple[str, ...], measures: tupl
             f"--human computes locally and writes {'|'.join(FORMATS)} (got {engine}, {fmt})"
         )
     estimates = estimate_files(qrels, human, runs, parse_all(measures) if measures else None, conv, reader,
-                               estimator=estimator, interval=interval)  # fmt: skip
+                               estimator=estimator, interval=interval, judgments=judgments)  # fmt: skip
     if provenance:
         write_provenance(provenance, estimates.model.provenance() | {"estimation": estimates.settings()})
     text = render_estimates(estimates, fmt, short=not output)
@@ -282,8 +284,10 @@ def show_estimates(qrels: str, human: str, runs: tuple[str, ...], measures: tupl
     else:
         click.echo(text, nl=False)
     if output or fmt != "table":
-        for warning in (*estimates.warnings, *estimates.model.warnings):
-            click.echo(f"warning: {warning}", err=True)
+        said = set((judgments or {}).get("warnings") or ())
+        for warning in dict.fromkeys((*estimates.warnings, *estimates.model.warnings)):
+            if warning not in said:
+                click.echo(f"warning: {warning}", err=True)
 
 
 def _show(

@@ -273,3 +273,35 @@ def test_a_predictor_whose_probes_never_ran_says_so_apart_from_failed_probes(
     assert found.exit_code == 0, found.output
     (line,) = [w for w in found.stderr.splitlines() if "serves only as a predictor" in w]
     assert "failed its gate (probes not run)" in line
+
+
+def test_estimates_from_a_predictors_export_say_its_line_and_use_the_recorded_scale(
+    gated: Path, cli, tmp_path: Path
+) -> None:
+    """The lenient predictor never gives grade 0, so its qrels' grades run 1..3 and the people's 0..3; the
+    manifest records the rubric's scale 0..3, so `qrelkit eval` without --rubric estimates (no "different
+    grade scales"), and the predictor's line is in the JSON's estimation warnings and the table, and once
+    on stderr."""
+    with ChatServer(lenient) as srv:
+        assert cli("judge", "model", "add", gated, "lenient", "--endpoint", srv.url, "--model", "judge-1",
+                   "--role", "predictor").exit_code == 0  # fmt: skip
+        assert cli("judge", "model", "run", gated, "lenient").exit_code == 0
+    folder = tmp_path / "out"
+    _export(cli, gated, folder)
+    predictor = folder / "final.predictor.qrels"
+    assert min(_qrels(predictor).values()) == 1  # never 0
+    data = json.loads((folder / "final.predictor.qrels.manifest.json").read_text())
+    assert data["scale"] == [0, 1, 2, 3]
+    found = cli("eval", predictor, *_runs(tmp_path), "-m", "nDCG@10", "--format", "json")
+    assert found.exit_code == 0, found.output
+    warnings = json.loads(found.stdout)["estimation"]["warnings"]
+    (line,) = [w for w in warnings if "serves only as a predictor" in w]
+    assert line.startswith("model lenient (model judge-1) failed its gate (")
+    assert len([w for w in found.stderr.splitlines() if "serves only as a predictor" in w]) == 1
+    table = cli("eval", predictor, *_runs(tmp_path), "-m", "nDCG@10", "--format", "table")
+    assert table.exit_code == 0 and f"warning: {line}" in table.stdout
+    # a people's file on another scale is still refused
+    other = tmp_path / "other.human.qrels"
+    other.write_text("".join(f"q{q} 0 d{q}-{d} {2 * truth(q, d)}\n" for q in range(8) for d in range(DOCS)))
+    refused = cli("eval", predictor, *_runs(tmp_path), "-m", "nDCG@10", "--human", other, "--format", "json")
+    assert refused.exit_code != 0 and "different grade scales" in refused.stderr
