@@ -284,7 +284,12 @@ def show_estimates(qrels: str, human: str, runs: tuple[str, ...], measures: tupl
     else:
         click.echo(text, nl=False)
     if output or fmt != "table":
-        said = set((judgments or {}).get("warnings") or ())
+        from ..estimation import source_warnings
+
+        # the manifest's lines: in the output, and said on stderr already with the people's qrels' choice
+        said = set((judgments or {}).get("warnings") or ()) | set(
+            source_warnings(qrels, human) if judgments else ()
+        )
         for warning in dict.fromkeys((*estimates.warnings, *estimates.model.warnings)):
             if warning not in said:
                 click.echo(f"warning: {warning}", err=True)

@@ -57,6 +57,7 @@ __all__ = [
     "pair_estimates",
     "read_human",
     "settings",
+    "source_warnings",
     "with_meaning",
 ]
 
@@ -498,7 +499,23 @@ def estimate_files(
     scale = (judgments or {}).get("scale")
     model_qrels, human_qrels = on_recorded_scale(model_qrels, scale), on_recorded_scale(human_qrels, scale)
     found = _estimate_runs(model_qrels, human_qrels, runs, measures, conv, estimator, alpha, interval)
-    return with_meaning(found, judgments)
+    return with_meaning(found, judgments, source_warnings(model_path, human_path) if judgments else ())
+
+
+def source_warnings(model_path: Any, human_path: Any) -> tuple[str, ...]:
+    """The warnings of the people's qrels the model's manifest names (:class:`~qrelkit.judgments.manifest.
+    HumanSource`: not drawn at random), when they are the people's qrels estimated with."""
+    from pathlib import Path
+
+    from ..judgments.manifest import human_source
+
+    try:
+        found = human_source(model_path)
+    except (ValidationError, OSError):
+        return ()
+    if found is None or found.path.resolve() != Path(human_path).resolve():
+        return ()
+    return tuple(found.warnings())
 
 
 def on_recorded_scale(qrels: Any, scale: Sequence[int] | None) -> Any:
@@ -517,15 +534,19 @@ def on_recorded_scale(qrels: Any, scale: Sequence[int] | None) -> Any:
     return replace(qrels, scale=allowed)
 
 
-def with_meaning(estimates: Estimates, judgments: dict[str, Any] | None) -> Estimates:
+def with_meaning(
+    estimates: Estimates, judgments: dict[str, Any] | None, source: Sequence[str] = ()
+) -> Estimates:
     """``estimates`` whose model results carry what the model's qrels mean (their manifest's
-    :func:`~qrelkit.judgments.manifest.judgments_meaning`) and whose warnings say its warnings, so that
-    the table, the JSON and the report all say them (a predictor's line, a failed gate)."""
+    :func:`~qrelkit.judgments.manifest.judgments_meaning`) and whose warnings say its warnings and
+    ``source``'s (the people's qrels the manifest names: not drawn at random), so that the table, the JSON
+    and the report all say them (a predictor's line, a failed gate)."""
     from dataclasses import replace
 
     if not judgments:
         return estimates
-    added = [w for w in judgments.get("warnings") or () if w not in estimates.warnings]
+    added = list(dict.fromkeys(w for w in (*(judgments.get("warnings") or ()), *source)
+                               if w not in estimates.warnings))  # fmt: skip
     return replace(
         estimates, model=estimates.model.with_judgments(judgments), warnings=(*estimates.warnings, *added)
     )

@@ -298,6 +298,9 @@ def test_estimates_from_a_predictors_export_say_its_line_and_use_the_recorded_sc
     (line,) = [w for w in warnings if "serves only as a predictor" in w]
     assert line.startswith("model lenient (model judge-1) failed its gate (")
     assert len([w for w in found.stderr.splitlines() if "serves only as a predictor" in w]) == 1
+    # the people's sample of this project was given, not drawn at random: the JSON says so too, stderr once
+    (drawn,) = [w for w in warnings if "does not say the people's queries were drawn at random" in w]
+    assert found.stderr.count(drawn) == 1
     table = cli("eval", predictor, *_runs(tmp_path), "-m", "nDCG@10", "--format", "table")
     assert table.exit_code == 0 and f"warning: {line}" in table.stdout
     # a people's file on another scale is still refused
