@@ -303,6 +303,14 @@ def test_estimates_from_a_predictors_export_say_its_line_and_use_the_recorded_sc
     assert found.stderr.count(drawn) == 1
     table = cli("eval", predictor, *_runs(tmp_path), "-m", "nDCG@10", "--format", "table")
     assert table.exit_code == 0 and f"warning: {line}" in table.stdout
+    # compare and the report read both files on the manifest's scale too, and say the line
+    compared = cli("compare", predictor, *_runs(tmp_path), "-m", "nDCG@10", "--format", "json")
+    assert compared.exit_code == 0, compared.output
+    assert line in json.loads(compared.stdout)["judgments"]["warnings"]
+    page = tmp_path / "report.html"
+    reported = cli("report", predictor, *_runs(tmp_path), "-m", "nDCG@10", "-o", page)
+    assert reported.exit_code == 0, reported.output
+    assert "serves only as a predictor" in page.read_text()
     # a people's file on another scale is still refused
     other = tmp_path / "other.human.qrels"
     other.write_text("".join(f"q{q} 0 d{q}-{d} {2 * truth(q, d)}\n" for q in range(8) for d in range(DOCS)))
