@@ -117,7 +117,7 @@ class NothingToSpend(QrelkitError):
 def spending_refused(conn: sqlite3.Connection, model: ModelLabeller) -> NothingToSpend | None:
     """Why a run of ``model`` must not ask its endpoint for anything now, or ``None``."""
     if role_of(conn, model.user_id) == "retired":
-        return NothingToSpend(f"model labeller {model.name!r} is retired: its run asks for nothing",
+        return NothingToSpend(f"model labeller {model.name!r} is retired: it asks for nothing (no run, no probe)",
                               fix="add the model again under a new name to grade again")  # fmt: skip
     phase = phase_of(conn)
     if phase.state == "paused":
