@@ -78,6 +78,21 @@ def test_a_newer_schema_is_refused(project: Path) -> None:
         Store(project)
 
 
+def test_a_newer_schema_is_refused_by_a_command_that_only_reads(project: Path, cli) -> None:
+    with sqlite3.connect(project) as conn:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    before = project.read_bytes()
+    with pytest.raises(StoreError, match="newer than this qrelkit"):
+        Store(project, read_only=True)
+    for command in (("judge", "status", project), ("judge", "model", "status", project, "judge")):
+        result = cli(*command)
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        (line,) = result.stderr.strip().splitlines()
+        assert f"schema version {SCHEMA_VERSION + 1}, newer than this qrelkit knows" in line
+        assert "upgrade qrelkit" in line
+    assert project.read_bytes() == before
+
+
 def test_missing_and_existing_files(tmp_path: Path, project: Path) -> None:
     with pytest.raises(StoreError, match="judge init"):
         Store(tmp_path / "nope.db")

@@ -426,6 +426,14 @@ def _check_project(conn: sqlite3.Connection, source: str, *, read_only: bool) ->
             source=source,
             fix="name the project database that `qrelkit judge init` created",
         )
+    if read_only and version > SCHEMA_VERSION:  # a newer qrelkit's tables: this one would misread them
+        raise StoreError(
+            f"the project database has schema version {version}, newer than this qrelkit knows",
+            source=source,
+            got=version,
+            expected=f"version {SCHEMA_VERSION} or lower",
+            fix="upgrade qrelkit",
+        )
     if read_only and version < SCHEMA_VERSION:
         raise StoreError(
             f"the project database has schema version {version}, older than this qrelkit's "

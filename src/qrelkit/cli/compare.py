@@ -187,7 +187,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     # long: its docstring is the command's --help; the body checks, reads the inputs once and calls one function
     from ..compare import compare_files
     from ..evaluation.plan import bounds_refused
-    from ..judgments.manifest import with_run_models
+    from ..judgments.manifest import recorded_scale, with_run_models
     from ..measures.grammar import parse_all
     from .output import resampling_progress
 
@@ -202,6 +202,8 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     conv, on_duplicate = resolve(options, on_duplicate)
     parsed = parse_all(measures) if measures else None
     scale, rubric_hash = rubric_scale(rubric)
+    if human:  # estimating: both files on the scale the model's manifest records, when no rubric names one
+        scale = recorded_scale(judgments, scale)
     chosen = dict(baseline=list(baselines) or None, all_pairs=all_pairs, test=test, permutations=perms, seed=seed,
                   correction=correction, family=family, alpha=alpha, multi=multi, bootstrap=resamples, power=power,
                   power_delta=power_delta)  # fmt: skip

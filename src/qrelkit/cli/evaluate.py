@@ -226,7 +226,7 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
     reader = reader_of(input_format, on_duplicate, *rubric_scale(rubric), comments=comments)
     if human := human_of(qrels, human, manifest, estimator):
         return show_estimates(qrels, human, runs, measures, conv, estimator, reader, engine, out_format, output,
-                              file_format, bounds, provenance, options.pop("interval", "t"))  # fmt: skip
+                              file_format, bounds, provenance, options.pop("interval", "t"), judgments)  # fmt: skip
     want = bounds_wanted(bounds, out_format == "table" or (out_format is None and stdout_is_terminal()), runs,
                          bounds_refused(engine=engine, diversity=diversity, memory_limit=memory_limit))  # fmt: skip
     plan = plan_inputs(qrels, runs, parse_all(measures) if measures else None, conv, reader, engine=engine,
@@ -259,9 +259,11 @@ def _conventions_noted(
 def show_estimates(qrels: str, human: str, runs: tuple[str, ...], measures: tuple[str, ...], conv: Conventions,
                    estimator: str, reader: Any, engine: str, out_format: str | None, output: str | None, file_format: Any,
                    bounds: bool | None = None, provenance: str | None = None,
-                   interval: str = "t") -> None:  # fmt: skip
+                   interval: str = "t", judgments: Any = None) -> None:  # fmt: skip
     """``eval --human``: :func:`qrelkit.estimation.estimate_files`, rendered, with its warnings on stderr
-    (``--bounds`` refused: they bound the means of judgments, not estimates)."""
+    (``--bounds`` refused: they bound the means of judgments, not estimates). ``judgments``: what the
+    model's qrels mean (their manifest): its warnings are the estimates' too, in every format; on stderr
+    they are not repeated (the people's qrels' choice said the predictor's line there already)."""
     from ..evaluation.plan import bounds_refused
 
     refuse_bounds(bounds, bounds_refused(human=True))
@@ -275,7 +277,7 @@ def show_estimates(qrels: str, human: str, runs: tuple[str, ...], measures: tupl
     if engine != "local":
         raise click.UsageError(f"--human computes in this process: drop --engine {engine}")
     estimates = estimate_files(qrels, human, runs, parse_all(measures) if measures else None, conv, reader,
-                               estimator=estimator, interval=interval)  # fmt: skip
+                               estimator=estimator, interval=interval, judgments=judgments)  # fmt: skip
     if provenance:
         write_provenance(provenance, estimates.model.provenance() | {"estimation": estimates.settings()})
     text = render_estimates(estimates, fmt, short=not output)
@@ -285,7 +287,14 @@ def show_estimates(qrels: str, human: str, runs: tuple[str, ...], measures: tupl
     else:
         click.echo(text, nl=False)
     if output or fmt != "table":
-        echo_warnings((*estimates.warnings, *estimates.model.warnings), printed=not output)
+        from ..estimation import source_warnings
+
+        # the manifest's lines: in the output, and said on stderr already with the people's qrels' choice
+        said = set((judgments or {}).get("warnings") or ()) | set(
+            source_warnings(qrels, human) if judgments else ()
+        )
+        fresh = [w for w in dict.fromkeys((*estimates.warnings, *estimates.model.warnings)) if w not in said]
+        echo_warnings(fresh, printed=not output)
 
 
 def _show(

@@ -92,10 +92,15 @@ def command() -> None:
     help="Ask for one grade (the first calibration pair) before recording: a wrong model id or a dead "
     "endpoint is refused here.",
 )
+@click.option(
+    "--by",
+    default=None,
+    help="With --role predictor: who decides it (recorded) [default: the project's admin].",
+)
 def add_command(db: Path, name: str, endpoint: str | None, program: str | None, model_id: str | None,
                 api_key_env: str | None, temperature: float, seed: int | None, prompt: Path | None,
                 max_concurrency: int, timeout: float, max_retries: int, margin: float, pairs_file: Path | None,
-                show_prompt: bool, role: str, check: bool) -> None:  # fmt: skip
+                show_prompt: bool, role: str, check: bool, by: str | None) -> None:  # fmt: skip
     """Add a model labeller: its user (role model), its settings, and its assignment."""
     from qrelkit.app.models.prompt import read_template
     from qrelkit.app.models.register import add_model, read_pairs_file
@@ -108,7 +113,7 @@ def add_command(db: Path, name: str, endpoint: str | None, program: str | None, 
                          api_key_env=api_key_env, temperature=temperature, seed=seed, template=template,
                          template_source=str(prompt or "the default prompt template"),
                          max_concurrency=max_concurrency, timeout=timeout, max_retries=max_retries,
-                         margin=margin, pairs=pairs, role=role, check=check)  # fmt: skip
+                         margin=margin, pairs=pairs, role=role, check=check, by=by)  # fmt: skip
     finally:
         store.close()
     what = "model labeller" if done["role"] == "labeller" else "model predictor"
@@ -213,7 +218,8 @@ def status_command(db: Path, name: str, fmt: str, gate_ranking: float | None) ->
         from qrelkit.app.models.ranking import ranking_inputs
         from qrelkit.compare.decisions import model_ranking
 
-        status["ranking_agreement"] = model_ranking(ranking_inputs(store, name), gate=gate_ranking)
+        inputs = ranking_inputs(store, name)
+        status["ranking_agreement"] = model_ranking(inputs, inputs.measure, gate=gate_ranking)
     finally:
         store.close()
     click.echo(json.dumps(status, indent=2, default=str) if fmt == "json" else render_model_status(status))

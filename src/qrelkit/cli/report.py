@@ -81,7 +81,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     model's grades and the page adds every mean and difference estimated with HUMAN_QRELS, people's
     grades of a random sample of queries."""
     # long: its docstring is the command's --help; the body checks, reads the inputs once and writes one page
-    from ..judgments.manifest import with_run_models
+    from ..judgments.manifest import recorded_scale, with_run_models
     from ..measures.grammar import parse_all
     from ..report.dossier import build_dossier
     from ..report.page import report_page
@@ -97,6 +97,8 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     human = human_of(qrels, human, manifest, estimator)
     conv, on_duplicate = resolve(options, on_duplicate)
     scale, rubric_hash = rubric_scale(rubric)
+    if human:  # estimating: both files on the scale the model's manifest records, when no rubric names one
+        scale = recorded_scale(judgments, scale)
     reader = reader_of(input_format, on_duplicate, scale, rubric_hash)
     qrels_obj, run_objs = load_inputs(qrels, runs, conv, reader)
     pair = read_labellers(noise, labellers, scale, conv) if noise else None

@@ -53,9 +53,12 @@ __all__ = [
     "estimate_files",
     "estimate_runs",
     "human_for",
+    "on_recorded_scale",
     "pair_estimates",
     "read_human",
     "settings",
+    "source_warnings",
+    "with_meaning",
 ]
 
 #: Fewer human-judged queries than this is refused: no variance can be estimated from one query.
@@ -477,9 +480,14 @@ def estimate_files(
     estimator: str = DEFAULT_ESTIMATOR,
     alpha: float = 0.05,
     interval: str = DEFAULT_INTERVAL,
+    judgments: dict[str, Any] | None = None,
 ) -> Estimates:
     """:func:`estimate_runs` over files: ``MODEL_QRELS``, ``HUMAN_QRELS`` and the runs, read whole with
-    ``reader``'s options (those unset taken from ``conventions``' profile; ``qrelkit eval --human``'s way in)."""
+    ``reader``'s options (those unset taken from ``conventions``' profile; ``qrelkit eval --human``'s way in).
+    ``judgments``: what the model's qrels mean, from their manifest
+    (:func:`qrelkit.judgments.manifest.judgments_meaning`): its scale is both files' when no rubric gave
+    one (:func:`on_recorded_scale`), and its warnings (a predictor's line, a failed gate) are the estimates'
+    (:func:`with_meaning`)."""
     from ..evaluation.files import read_whole
     from ..measures.conventions import DEFAULT
 
@@ -488,7 +496,60 @@ def estimate_files(
     check_interval(interval)
     model_qrels, runs = read_whole(model_path, run_paths, conv, reader)
     human_qrels = read_human(human_path, conv, reader)
-    return _estimate_runs(model_qrels, human_qrels, runs, measures, conv, estimator, alpha, interval)
+    scale = (judgments or {}).get("scale")
+    model_qrels, human_qrels = on_recorded_scale(model_qrels, scale), on_recorded_scale(human_qrels, scale)
+    found = _estimate_runs(model_qrels, human_qrels, runs, measures, conv, estimator, alpha, interval)
+    return with_meaning(found, judgments, source_warnings(model_path, human_path) if judgments else ())
+
+
+def source_warnings(model_path: Any, human_path: Any) -> tuple[str, ...]:
+    """The warnings of the people's qrels the model's manifest names (:class:`~qrelkit.judgments.manifest.
+    HumanSource`: not drawn at random), when they are the people's qrels estimated with."""
+    from pathlib import Path
+
+    from ..judgments.manifest import human_source
+
+    try:
+        found = human_source(model_path)
+    except (ValidationError, OSError):
+        return ()
+    if found is None or found.path.resolve() != Path(human_path).resolve():
+        return ()
+    return tuple(found.warnings())
+
+
+def on_recorded_scale(qrels: Any, scale: Sequence[int] | None) -> Any:
+    """``qrels`` on the ``scale`` a manifest records, when no rubric gave them one and every grade is on
+    it (:func:`check_scales` then compares scales, not the grades each file happens to use: a lenient
+    judge that never gives 0 is on the same scale as the people). Grades off the scale keep their own
+    span, so a file on another scale is still refused."""
+    from dataclasses import replace
+
+    if qrels.scale or not scale:
+        return qrels
+    allowed = tuple(sorted({int(g) for g in scale}))
+    grades = qrels.frame["grade"]
+    if len(grades) and not grades.is_in(list(allowed)).all():
+        return qrels
+    return replace(qrels, scale=allowed)
+
+
+def with_meaning(
+    estimates: Estimates, judgments: dict[str, Any] | None, source: Sequence[str] = ()
+) -> Estimates:
+    """``estimates`` whose model results carry what the model's qrels mean (their manifest's
+    :func:`~qrelkit.judgments.manifest.judgments_meaning`) and whose warnings say its warnings and
+    ``source``'s (the people's qrels the manifest names: not drawn at random), so that the table, the JSON
+    and the report all say them (a predictor's line, a failed gate)."""
+    from dataclasses import replace
+
+    if not judgments:
+        return estimates
+    added = list(dict.fromkeys(w for w in (*(judgments.get("warnings") or ()), *source)
+                               if w not in estimates.warnings))  # fmt: skip
+    return replace(
+        estimates, model=estimates.model.with_judgments(judgments), warnings=(*estimates.warnings, *added)
+    )
 
 
 @dataclass(frozen=True)

@@ -91,6 +91,7 @@ __all__ = [
     "predictor_warning",
     "qrels_with_manifest_text",
     "read_manifest",
+    "recorded_scale",
     "sign_manifest",
     "with_run_models",
     "write_qrels_with_manifest",
@@ -519,6 +520,16 @@ def model_warnings(models: Sequence[Mapping[str, Any]]) -> list[str]:
                 f"by {people.get('by')} at {people.get('at')}, reason: {people.get('reason')}"
             )
     return out
+
+
+def recorded_scale(meaning: Mapping[str, Any] | None, scale: Any = None) -> Any:
+    """The grade scale to read a model's qrels and their people's sample with, for an estimate: ``scale``
+    (a rubric's) when given, else the scale the manifest's meaning (:func:`judgments_meaning`) records, so
+    that a lenient judge that never gives the lowest grade is on the people's scale; ``None`` without
+    either."""
+    if scale is not None or not meaning or not meaning.get("scale"):
+        return scale
+    return tuple(sorted({int(g) for g in meaning["scale"]}))
 
 
 def predictor_warning(entry: Mapping[str, Any]) -> str:

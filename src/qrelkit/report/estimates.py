@@ -25,7 +25,7 @@ def render_estimates_text(estimates: Any) -> str:
     out += [LAMBDA_LINE, *reason_lines(estimates)]
     out += ["", *settings_lines(estimates.settings(), res.conventions)]
     out += [f"run: {r.name} sha256:{r.fingerprint.sha256[:16]}" for r in res.runs]
-    out += [f"warning: {w}" for w in (*estimates.warnings, *res.warnings)]
+    out += [f"warning: {w}" for w in dict.fromkeys((*estimates.warnings, *res.warnings))]
     out.append(f"qrelkit {res.version}")
     return "\n".join(out) + "\n"
 

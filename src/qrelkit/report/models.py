@@ -23,7 +23,10 @@ def render_model_status(status: dict[str, Any]) -> str:
         f"{status['calibration_graded']} / {status['calibration_pairs']}; full pool "
         f"{'open' if status['full_pool_open'] else 'closed'}",
         f"gate: {status['gate_outcome'] or 'not decided'}"
-        + ("" if gate.get("decided") else f" ({gate.get('waiting', '')})"),
+        + ("" if gate.get("decided") else f" ({gate.get('waiting', '')})")
+        + (
+            f" (failing: {', '.join(gate['failing'])})" if gate.get("decided") and gate.get("failing") else ""
+        ),
     ]
     role = status.get("role") or "labeller"
     if role != "labeller":
@@ -33,7 +36,10 @@ def render_model_status(status: dict[str, Any]) -> str:
                                                                if event["reason"] else ""))  # fmt: skip
     out += [f"warning: {w}" for w in gate.get("warnings") or ()]
     for part in gate.get("parts", []):
-        out.append(f"  {'pass' if part['passed'] else 'FAIL'}  {part['part']:<16} {part['why']}")
+        mark = (
+            "pass" if part["passed"] else "----" if part.get("not_run") else "FAIL"
+        )  # not run is not failed
+        out.append(f"  {mark}  {part['part']:<16} {part['why']}")
     rows = ([gate["versus_adjudicated"]] if gate.get("versus_adjudicated") else []) + gate.get(
         "versus_people", []
     )

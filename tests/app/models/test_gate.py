@@ -100,7 +100,7 @@ def test_the_full_pool_stays_closed_until_the_gate_passes_then_opens(gated: Path
     perfect = scripted(0, flip_every=10**9)
     with ChatServer(perfect) as srv:
         first = _add_and_run(cli, gated, srv.url)  # calibration, then the gate fails: the probes have not run
-        assert "40 pairs graded" in first.stdout and "failing: probes" in first.stdout
+        assert "40 pairs graded" in first.stdout and "failing: probes not run" in first.stdout
         assert len(_model_grades(gated)) == 40
         with Store(gated) as store:  # the store refuses a grade outside calibration, whoever asks
             rubric = load_rubric_from_store(store)

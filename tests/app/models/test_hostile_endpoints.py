@@ -233,6 +233,20 @@ def test_an_echoed_key_is_replaced_in_the_failed_attempt_and_the_error_line() ->
     assert kind == "value" and KEY not in value.reason and "[key]" in value.reason
 
 
+@pytest.mark.parametrize("status", ["500 Internal Server Error", "400 Bad Request", "302 Found"])
+def test_a_key_echoed_across_the_cut_leaves_none_of_itself(status: str) -> None:
+    """The endpoint echoes the key starting 10 characters before the 4,000-character cut of the stored
+    text: the key is replaced before the text is cut, so not even its first 10 characters remain."""
+    body = ("x" * 3990 + KEY + "y" * 50).encode()
+    headers = ("Location: http://127.0.0.1:9/elsewhere",) if status.startswith("302") else ()
+    with RawServer(lambda s, h: s.sendall(_http(status, body, headers))) as srv:
+        _kind, value = _ask(srv.url, key=KEY)
+    text = value.raw if isinstance(value, AttemptFailed) else str(value)
+    assert text is not None and KEY[:10] not in text
+    if isinstance(value, AttemptFailed):
+        assert text == "x" * 3990 + "[key]" + "y" * 5  # 3990 + 5 + 5 = 4000 characters
+
+
 def test_an_echoed_key_reaches_neither_the_database_nor_stderr(gated: Path, cli, monkeypatch) -> None:
     monkeypatch.setenv("JUDGE_KEY", KEY)
     with RawServer(_echo("500 Internal Server Error")) as srv:
@@ -333,6 +347,21 @@ def test_the_programs_exit_is_noticed_while_a_child_holds_its_output(tmp_path: P
     assert "exited (code 3)" in str(value) and "bye" in str(value)
 
 
+def test_a_program_that_closes_its_output_and_runs_on_cannot_hang_the_run(tmp_path: Path) -> None:
+    """The program closes its output and sleeps for 120 s: the client sees the end of the output, ends the
+    program's group after a short grace and says so, well within the bound (20 s) of :func:`_finishes`."""
+    command = _program(tmp_path, "import os, time\nos.close(1)\ntime.sleep(120)\n")
+    client = CommandClient(command, scale=SCALE, timeout=2.0)
+    try:
+        _kind, value = _finishes(lambda: client.ask("1", "prompt", {}))
+        proc = client._proc
+    finally:
+        client.close()
+    assert isinstance(value, EndpointError), value
+    assert "closed its output and kept running" in str(value) and len(str(value).splitlines()) == 1
+    assert proc is not None and not _alive(proc.pid)
+
+
 @pytest.fixture(autouse=True)
 def _no_key_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("JUDGE_KEY", raising=False)
@@ -394,6 +423,55 @@ def test_the_run_lock_holds_between_two_openings_in_one_process(gated: Path, cli
         pass
     with run_lock(gated, model):  # released by the first
         pass
+
+
+def test_the_run_lock_leaves_the_database_files_locks_alone(gated: Path, cli, tmp_path: Path) -> None:
+    """A POSIX lock this process holds on the database (as SQLite holds its own) is still held, as another
+    process sees it, after a run lock was taken and released: the run lock never opens or closes the
+    database file itself but locks ``<db>.run-lock``."""
+    import fcntl
+    import subprocess
+
+    from qrelkit.app.models.register import load_model
+    from qrelkit.app.models.runner import run_lock
+    from qrelkit.app.store import Store
+
+    assert cli("judge", "model", "add", gated, "judge", "--endpoint", "http://127.0.0.1:9/v1",
+               "--model", "judge-1").exit_code == 0  # fmt: skip
+    with Store(gated) as store:
+        model = store.read(lambda c: load_model(c, "judge"))
+    probe = (
+        "import fcntl, os, sys\n"
+        "fd = os.open(sys.argv[1], os.O_RDWR)\n"
+        "try:\n    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 100)\n    print('free')\n"
+        "except OSError:\n    print('held')\n"
+    )
+    held = os.open(gated, os.O_RDWR)
+    try:
+        fcntl.lockf(held, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 100)  # a byte SQLite never uses
+        with run_lock(gated, model):
+            pass
+        seen = subprocess.run([sys.executable, "-c", probe, str(gated)], capture_output=True, text=True)
+        assert seen.stdout.strip() == "held"
+    finally:
+        os.close(held)
+    assert Path(str(gated) + ".run-lock").exists()
+    # between processes: a run lock held here refuses a run lock taken by another process
+    code = (
+        "import sys\n"
+        "from qrelkit.app.models.register import load_model\n"
+        "from qrelkit.app.models.runner import run_lock\n"
+        "from qrelkit.app.store import Store\n"
+        "from qrelkit.errors import QrelkitError\n"
+        "with Store(sys.argv[1]) as s:\n    m = s.read(lambda c: load_model(c, 'judge'))\n"
+        "try:\n    with run_lock(sys.argv[1], m):\n        print('got it')\n"
+        "except QrelkitError as e:\n    print('refused')\n"
+    )
+    with run_lock(gated, model):
+        other = subprocess.run([sys.executable, "-c", code, str(gated)], capture_output=True, text=True)
+    assert other.stdout.strip() == "refused", other.stderr
+    again = subprocess.run([sys.executable, "-c", code, str(gated)], capture_output=True, text=True)
+    assert again.stdout.strip() == "got it", again.stderr
 
 
 # --- the prompt template's one bound ------------------------------------------------------------------------

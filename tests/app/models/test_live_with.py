@@ -61,6 +61,11 @@ def test_a_checked_reply_is_cached_so_the_run_does_not_pay_for_it_again(gated: P
     assert status["calibration_graded"] == 40
 
 
+def _gate_events(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM model_gate_events").fetchone()[0])
+
+
 def _counts(cli, db: Path) -> dict[str, tuple[int, int]]:
     status = json.loads(cli("judge", "status", db, "--json").stdout)
     return {q["query_id"]: (q["assigned"], q["done"]) for q in status["queries"]}
@@ -117,6 +122,14 @@ def test_a_retired_model_leaves_the_counts_the_queue_and_the_export(gated: Path,
     )
     again = cli("judge", "model", "run", gated, "judge")
     assert again.exit_code == 3 and "is retired" in again.stderr
+    decided = _gate_events(gated)
+    with ChatServer(scripted(0, flip_every=10**9)) as srv:
+        for command in ("run", "probe"):  # a retired model asks for nothing and records no decision
+            refused = cli("judge", "model", command, gated, "judge")
+            assert refused.exit_code == 3 and srv.bodies == [], refused.output
+            (line,) = refused.stderr.strip().splitlines()
+            assert "model labeller 'judge' is retired" in line
+    assert _gate_events(gated) == decided
     twice = cli("judge", "model", "retire", gated, "judge", "--reason", "again")
     assert twice.exit_code == 1 and "is retired" in twice.stderr
 
@@ -132,6 +145,10 @@ def test_a_run_refuses_to_spend_while_the_peoples_gate_failed(tmp_path: Path, cl
         refused = cli("judge", "model", "run", db, "judge")
         assert refused.exit_code == 3 and srv.bodies == []
         (line,) = refused.stderr.strip().splitlines()
+        assert "the people's calibration gate of round 1 failed and was not overridden" in line
+        probed = cli("judge", "model", "probe", db, "judge")  # probes spend requests too: refused alike
+        assert probed.exit_code == 3 and srv.bodies == [] and _gate_events(db) == 0
+        (line,) = probed.stderr.strip().splitlines()
         assert "the people's calibration gate of round 1 failed and was not overridden" in line
         overridden = cli("judge", "override", db, "--reason", "deadline", "--by", "ann")
         assert overridden.exit_code == 0, overridden.output
@@ -192,7 +209,7 @@ def test_a_failure_on_a_wide_interval_says_what_it_rests_on(tmp_path: Path, cli)
                               labels=[0, 1, 2, 3], weights="linear")  # fmt: skip
     assert model >= people - 0.3  # kappa itself clears the threshold ...
     status = cli("judge", "model", "status", db, "judge").stdout
-    line = next(ln for ln in status.splitlines() if "non_inferiority" in ln)
+    line = next(ln for ln in status.splitlines() if "non_inferiority" in ln and not ln.startswith("gate:"))
     assert line.lstrip().startswith("FAIL")  # ... yet the interval's lower end does not
     assert (f"kappa itself is {model:.4f}: the interval is wide, resting on 2 calibration queries, and more "
             "calibration queries would narrow it") in line  # fmt: skip
@@ -250,3 +267,70 @@ def test_a_models_disagreement_with_agreed_pairs_does_not_block_the_export(tmp_p
     # the people's grade on the 40 calibration pairs, the model's alone on the 20 others
     assert final == {(f"q{q}", f"d{q}-{d}"): truth(q, d) if q < 8 else answer(q, d, "")
                      for q in range(12) for d in range(DOCS)}  # fmt: skip
+
+
+def _people_assignments(db: Path) -> set[tuple[str, int, int]]:
+    with sqlite3.connect(db) as conn:
+        return {tuple(r) for r in conn.execute(
+            "SELECT u.name, a.pair_id, a.position FROM assignments a JOIN users u USING (user_id) "
+            "WHERE u.role = 'labeller'")}  # fmt: skip
+
+
+def test_retiring_takes_back_the_audit_pairs_no_one_graded_and_keeps_its_events(gated: Path, cli) -> None:
+    """The model's audit (share 1: every pair it graded outside calibration) adds pairs to alice's and bob's
+    plans; one of them is graded by its person. Retiring the model takes the other added pairs out of the
+    plans, keeps the graded one, the people's own plan, the audit sample's rows and every grade event."""
+    from qrelkit.app.grades import record_grade
+    from qrelkit.app.project import load_rubric_from_store
+    from qrelkit.app.store import Store
+
+    with ChatServer(scripted(0, flip_every=10**9)) as srv:
+        assert (
+            cli(
+                "judge", "model", "add", gated, "judge", "--endpoint", srv.url, "--model", "judge-1"
+            ).exit_code
+            == 0
+        )
+        assert cli("judge", "model", "run", gated, "judge", "--audit-share", "0").exit_code == 0
+        assert cli("judge", "model", "probe", gated, "judge").exit_code == 0
+        own = _people_assignments(gated)
+        assert cli("judge", "model", "run", gated, "judge", "--audit-share", "1").exit_code == 0
+    added = _people_assignments(gated) - own
+    assert len(added) >= 2
+    name, pair_id, position = min(added)
+    with Store(gated) as store:
+        rubric = load_rubric_from_store(store)
+        uid = store.read(
+            lambda c: c.execute("SELECT user_id FROM users WHERE name = ?", (name,)).fetchone()[0]
+        )
+        store.write(lambda c: record_grade(c, uid, position, 2, unsure=False, note=None, time_spent_ms=1000,
+                                           rubric=rubric))  # fmt: skip
+    with sqlite3.connect(gated) as conn:
+        before = [
+            conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("grade_events", "model_audit")
+        ]
+    retired = cli("judge", "model", "retire", gated, "judge", "--reason", "replaced", "--by", "ann")
+    assert retired.exit_code == 0, retired.output
+    assert _people_assignments(gated) == own | {(name, pair_id, position)}
+    with sqlite3.connect(gated) as conn:
+        after = [
+            conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("grade_events", "model_audit")
+        ]
+    assert after == before
+
+
+def test_a_model_added_as_a_predictor_records_who_made_it_one(gated: Path, cli) -> None:
+    for name, by, shown in (("p1", (), "admin"), ("p2", ("--by", "ann"), "ann")):
+        added = cli("judge", "model", "add", gated, name, "--endpoint", "http://127.0.0.1:9/v1", "--model",
+                    "judge-1", "--role", "predictor", *by)  # fmt: skip
+        assert added.exit_code == 0, added.output
+        status = json.loads(cli("judge", "model", "status", gated, name, "--format", "json").stdout)
+        (event,) = status["role_history"]
+        assert event["by"] == shown and event["role"] == "predictor"
+        assert "(by None)" not in cli("judge", "model", "status", gated, name).stdout
+        refused = cli("judge", "model", "override", gated, name, "--reason", "r", "--by", "ann")
+        assert refused.exit_code == 1 and f"model labeller '{name}' is a predictor:" in refused.stderr
+    assert cli("judge", "model", "retire", gated, "p1", "--reason", "done").exit_code == 0
+    refused = cli("judge", "model", "override", gated, "p1", "--reason", "r", "--by", "ann")
+    (line,) = refused.stderr.strip().splitlines()
+    assert "model labeller 'p1' is retired: an override would open nothing" in line

@@ -246,3 +246,73 @@ def test_a_labeller_turned_predictor_after_its_failed_gate(
     assert row.startswith("Predictor: its grades only predict, corrected by the people's")
     assert f"Decided by ann at {decision['at']}: kappa below the people's; keep it to correct" in row
     assert gate.startswith("failed (failing: non_inferiority") and "full pool open" in gate
+
+
+def test_a_predictor_whose_probes_never_ran_says_so_apart_from_failed_probes(
+    gated: Path, cli, tmp_path: Path
+) -> None:
+    """A predictor grades its whole pool without `judge model probe`: its gate names ``probes not run`` (not
+    ``probes``, which means probes that ran and failed) in the status, its table, the manifests and the line
+    an estimate from its qrels carries. It grades every pair at its true grade, so nothing else fails."""
+    with ChatServer(lambda q, d, prompt: truth(q, d)) as srv:
+        added = cli("judge", "model", "add", gated, "exact", "--endpoint", srv.url, "--model", "judge-1",
+                    "--role", "predictor")  # fmt: skip
+        assert added.exit_code == 0, added.output
+        ran = cli("judge", "model", "run", gated, "exact")
+        assert ran.exit_code == 0, ran.output
+    shown = json.loads(cli("judge", "model", "status", gated, "exact", "--format", "json").stdout)
+    assert shown["graded"] == 60 and shown["gate"]["failing"] == ["probes not run"]
+    assert "failing: probes not run" in cli("judge", "model", "status", gated, "exact").stdout
+    folder = tmp_path / "out"
+    _export(cli, gated, folder)
+    data = json.loads((folder / "final.predictor.qrels.manifest.json").read_text())
+    (entry,) = data["prediction_powered"]["model_qrels"]
+    assert entry["failing"] == ["probes not run"]
+    found = cli("eval", folder / "final.predictor.qrels", *_runs(tmp_path), "-m", "nDCG@10", "--format", "json",
+                "--rubric", tmp_path / "rubric.toml")  # fmt: skip
+    assert found.exit_code == 0, found.output
+    (line,) = [w for w in found.stderr.splitlines() if "serves only as a predictor" in w]
+    assert "failed its gate (probes not run)" in line
+
+
+def test_estimates_from_a_predictors_export_say_its_line_and_use_the_recorded_scale(
+    gated: Path, cli, tmp_path: Path
+) -> None:
+    """The lenient predictor never gives grade 0, so its qrels' grades run 1..3 and the people's 0..3; the
+    manifest records the rubric's scale 0..3, so `qrelkit eval` without --rubric estimates (no "different
+    grade scales"), and the predictor's line is in the JSON's estimation warnings and the table, and once
+    on stderr."""
+    with ChatServer(lenient) as srv:
+        assert cli("judge", "model", "add", gated, "lenient", "--endpoint", srv.url, "--model", "judge-1",
+                   "--role", "predictor").exit_code == 0  # fmt: skip
+        assert cli("judge", "model", "run", gated, "lenient").exit_code == 0
+    folder = tmp_path / "out"
+    _export(cli, gated, folder)
+    predictor = folder / "final.predictor.qrels"
+    assert min(_qrels(predictor).values()) == 1  # never 0
+    data = json.loads((folder / "final.predictor.qrels.manifest.json").read_text())
+    assert data["scale"] == [0, 1, 2, 3]
+    found = cli("eval", predictor, *_runs(tmp_path), "-m", "nDCG@10", "--format", "json")
+    assert found.exit_code == 0, found.output
+    warnings = json.loads(found.stdout)["estimation"]["warnings"]
+    (line,) = [w for w in warnings if "serves only as a predictor" in w]
+    assert line.startswith("model lenient (model judge-1) failed its gate (")
+    assert len([w for w in found.stderr.splitlines() if "serves only as a predictor" in w]) == 1
+    # the people's sample of this project was given, not drawn at random: the JSON says so too, stderr once
+    (drawn,) = [w for w in warnings if "does not say the people's queries were drawn at random" in w]
+    assert found.stderr.count(drawn) == 1
+    table = cli("eval", predictor, *_runs(tmp_path), "-m", "nDCG@10", "--format", "table")
+    assert table.exit_code == 0 and f"warning: {line}" in table.stdout
+    # compare and the report read both files on the manifest's scale too, and say the line
+    compared = cli("compare", predictor, *_runs(tmp_path), "-m", "nDCG@10", "--format", "json")
+    assert compared.exit_code == 0, compared.output
+    assert line in json.loads(compared.stdout)["judgments"]["warnings"]
+    page = tmp_path / "report.html"
+    reported = cli("report", predictor, *_runs(tmp_path), "-m", "nDCG@10", "-o", page)
+    assert reported.exit_code == 0, reported.output
+    assert "serves only as a predictor" in page.read_text()
+    # a people's file on another scale is still refused
+    other = tmp_path / "other.human.qrels"
+    other.write_text("".join(f"q{q} 0 d{q}-{d} {2 * truth(q, d)}\n" for q in range(8) for d in range(DOCS)))
+    refused = cli("eval", predictor, *_runs(tmp_path), "-m", "nDCG@10", "--human", other, "--format", "json")
+    assert refused.exit_code != 0 and "different grade scales" in refused.stderr

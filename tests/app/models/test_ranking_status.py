@@ -163,8 +163,11 @@ def test_without_stored_runs_the_pools_record_of_ranks_serves(tmp_path: Path, cl
     # nDCG@5 reads the top 5 the pool holds
     with Store(db, read_only=True) as store:
         inputs = ranking_inputs(store, "judge", depth=5)
+    assert inputs.measure == "nDCG(ties=docid_desc)@5"
     found = model_ranking(inputs, "nDCG@5")
-    assert found["runs_from"] == "the pooled runs' rankings (the pool's record of ranks)"
+    assert found["runs_from"] == (
+        "the pooled runs' rankings (the pool's record of ranks: tied scores in the pool's order, doc id descending)"
+    )
     doc = found["decision_agreement"]
     people, model = _settled(answer)
     queries = sorted({q for q, _ in people})
@@ -189,3 +192,75 @@ def test_a_model_with_no_settled_pair_says_so(tmp_path: Path, cli) -> None:
     ranking = json.loads(cli("judge", "model", "status", db, "judge", "--format", "json").stdout)[
         "ranking_agreement"]  # fmt: skip
     assert ranking["note"] == "no calibration pair has both the people's settled grade and the model's"
+
+
+def test_pooled_runs_with_tied_scores_are_measured_as_the_pool_ordered_them(tmp_path: Path, cli) -> None:
+    """A run that gives every document of a query the same score: ``qrelkit pool`` ranks them by doc id
+    descending (d4 first), and the pool keeps only those ranks. The pooled runs are measured under that
+    order and the measure names it (``nDCG(ties=docid_desc)@5``: five documents a query): its means are
+    nDCG@5 written out here over the order d4, d3, ..., d0, and ``qrelkit agree --runs`` on the run files
+    gives the same numbers with that measure."""
+    make_synthetic(tmp_path)
+    flat = {"flat": lambda q, d: 0, **{k: v for k, v in ORDERS.items() if k in ("best", "worst")}}
+    runs = []
+    for name, score in flat.items():
+        path = tmp_path / f"{name}.run"
+        with open(path, "w") as f:
+            for q in range(12):
+                for d in range(DOCS):
+                    f.write(f"q{q} Q0 d{q}-{d} 0 {score(q, d)} {name}\n")
+        runs.append(path)
+    docs_pool = tmp_path / "built.jsonl"
+    built = cli("pool", *[str(r) for r in runs], "--depth", "10", "-o", docs_pool)
+    assert built.exit_code == 0, built.output
+    lines = []  # the calibration queries as the synthetic project has them
+    for line in docs_pool.read_text().splitlines():
+        entry = json.loads(line)
+        lines.append(json.dumps(entry | {"calibration": int(entry["query_id"][1:]) < CALIBRATION_QUERIES}))
+    (tmp_path / "pool.jsonl").write_text("\n".join(lines) + "\n")
+    from qrelkit.app.project import init_project
+
+    db = tmp_path / "pooled.db"
+    init_project(db, rubric=tmp_path / "rubric.toml", pool=tmp_path / "pool.jsonl", docs=tmp_path / "docs.jsonl",
+                 queries=tmp_path / "queries.tsv", labellers=["alice", "bob"], seed=11, min_kappa=0.3)  # fmt: skip
+    grade_calibration(db, person)
+    answer = scripted(5, flip_every=3)
+    _run_model(cli, db, answer)
+    from qrelkit.app.models.ranking import ranking_inputs
+    from qrelkit.app.store import Store
+    from qrelkit.compare.decisions import model_ranking
+
+    with Store(db, read_only=True) as store:  # five documents a query: the pool's record reaches rank 5
+        inputs = ranking_inputs(store, "judge", depth=5)
+    assert inputs.measure == "nDCG(ties=docid_desc)@5"
+    found = model_ranking(inputs, inputs.measure)["decision_agreement"]
+    assert found["measure"] == "nDCG(ties=docid_desc)@5"
+    people, model = _settled(answer)
+    queries = sorted({q for q, _ in people})
+    pooled_order = {"flat": lambda q, d: d, **{k: v for k, v in flat.items() if k != "flat"}}  # d4 first
+    names = sorted(flat)
+    means_a = [np.mean([_ndcg(people, q, pooled_order[n], 5) for q in queries]) for n in names]
+    means_b = [np.mean([_ndcg(model, q, pooled_order[n], 5) for q in queries]) for n in names]
+    by_run = {r["run"]: r for r in found["runs"]}
+    assert [by_run[n]["mean_a"] for n in names] == pytest.approx(means_a, abs=1e-12)
+    assert [by_run[n]["mean_b"] for n in names] == pytest.approx(means_b, abs=1e-12)
+    # from files, the same numbers with the measure the status names
+    for who, grades in (("people", people), ("model", model)):
+        (tmp_path / f"{who}.qrels").write_text(
+            "".join(f"q{q} 0 d{q}-{d} {g}\n" for (q, d), g in sorted(grades.items()))
+        )
+    agreed = cli("agree", tmp_path / "people.qrels", tmp_path / "model.qrels", "--runs", *runs,
+                 "--measure", "nDCG(ties=docid_desc)@5", "--format", "json")  # fmt: skip
+    assert agreed.exit_code == 0, agreed.output
+    from_files = {r["run"]: r for r in json.loads(agreed.stdout)["decision_agreement"]["runs"]}
+    for n in names:
+        assert from_files[n]["mean_a"] == pytest.approx(by_run[n]["mean_a"], abs=1e-12)
+        assert from_files[n]["mean_b"] == pytest.approx(by_run[n]["mean_b"], abs=1e-12)
+    averaged = cli("agree", tmp_path / "people.qrels", tmp_path / "model.qrels", "--runs", *runs,
+                   "--measure", "nDCG@5", "--format", "json")  # fmt: skip
+    flat_averaged = next(
+        r for r in json.loads(averaged.stdout)["decision_agreement"]["runs"] if r["run"] == "flat"
+    )
+    assert flat_averaged["mean_a"] != pytest.approx(
+        by_run["flat"]["mean_a"], abs=1e-6
+    )  # why the name matters

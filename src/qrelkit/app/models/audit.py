@@ -15,6 +15,7 @@ kappa minus the margin).
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import sqlite3
 from typing import Any
@@ -26,9 +27,21 @@ from ..store import Store, now
 from .flags import flagged_docs
 from .register import ModelLabeller, calibration_pair_ids, load_model
 
-__all__ = ["DEFAULT_AUDIT_SHARE", "agreed_disagreements", "assign_audit", "audit_agreement"]
+__all__ = [
+    "DEFAULT_AUDIT_SHARE",
+    "agreed_disagreements",
+    "assign_audit",
+    "audit_agreement",
+    "withdraw_audit",
+]
 
 DEFAULT_AUDIT_SHARE = 0.05
+
+
+def _added_key(model_id: int) -> str:
+    """The ``meta`` key listing the assignments the model's audit added to people's plans ([person, pair]
+    pairs): what :func:`withdraw_audit` may take back, apart from pairs a person had in their plan anyway."""
+    return f"model_audit_added:{model_id}"
 
 
 def _digest(seed: str, name: str, query_id: str, doc_id: str) -> int:
@@ -77,8 +90,41 @@ def _assign(conn: sqlite3.Connection, model: ModelLabeller, share: float) -> dic
             "INSERT INTO model_audit VALUES (?, ?, ?, ?)",
             [(model.user_id, p, person_id, now()) for p in pair_ids],
         )
+        _record_added(conn, model.user_id, [(person_id, p) for p in order])
         assigned += len(pair_ids)
     return {"assigned": assigned, "sample": len(done) + assigned}
+
+
+def _record_added(conn: sqlite3.Connection, model_id: int, added: list[tuple[int, int]]) -> None:
+    if not added:
+        return
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (_added_key(model_id),)).fetchone()
+    known = [] if row is None else json.loads(row[0])
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                 (_added_key(model_id), json.dumps(known + [list(a) for a in added])))  # fmt: skip
+
+
+def withdraw_audit(conn: sqlite3.Connection, model_id: int) -> int:
+    """Take back from people's plans the assignments the model's audit added that no one graded yet (in the
+    writer, when the model is retired); how many. Its ``model_audit`` rows and every grade event stay; a
+    pair a person graded, had in their plan anyway, or was also given for another model's audit stays."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (_added_key(model_id),)).fetchone()
+    if row is None:
+        return 0
+    taken = 0
+    for person_id, pair_id in json.loads(row[0]):
+        graded = conn.execute(
+            "SELECT 1 FROM grade_events WHERE user_id = ? AND pair_id = ? LIMIT 1", (person_id, pair_id)
+        ).fetchone()
+        other = conn.execute(
+            "SELECT 1 FROM model_audit WHERE pair_id = ? AND person_id = ? AND model_id != ? LIMIT 1",
+            (pair_id, person_id, model_id),
+        ).fetchone()
+        if graded is None and other is None:
+            taken += conn.execute(
+                "DELETE FROM assignments WHERE user_id = ? AND pair_id = ?", (person_id, pair_id)
+            ).rowcount
+    return taken
 
 
 def assign_audit(store: Store, name: str, *, share: float = DEFAULT_AUDIT_SHARE) -> dict[str, Any]:

@@ -328,7 +328,8 @@ class ChatClient:
         start = time.monotonic()
         status, reply_headers, raw = _post(self.url, data, headers, self.timeout)
         latency = int((time.monotonic() - start) * 1000)
-        text = raw.decode("utf-8", errors="replace")
+        # the key out before anything is cut: a key echoed across a cut would leave its head behind
+        text = self.redact(raw.decode("utf-8", errors="replace"))
         if 300 <= status < 400:
             raise AttemptFailed(
                 f"the endpoint answered {status}, a redirect to {reply_headers.get('Location', '(no Location)')!r}"
@@ -359,7 +360,7 @@ class ChatClient:
         return Reply(grade, reason, latency, *(t if isinstance(t, int) else None for t in tokens))
 
     def _status(self, code: int, headers: Any, text: str, latency: int) -> None:
-        body = self.redact(text[:4000])
+        body = self.redact(text)[:4000]
         if code in (401, 403):
             raise EndpointError(
                 f"the endpoint refused the key ({code})",
@@ -508,8 +509,19 @@ class CommandClient:
         return Reply(grade, reason, latency)
 
     def _gone(self, proc: subprocess.Popen[bytes]) -> EndpointError:
-        code = proc.wait()
+        """The error of a program whose output ended: it exited, or it closed its output and runs on (then
+        it is ended with its group after a short grace, never waited for without a bound)."""
+        try:
+            code: int | None = proc.wait(timeout=EXIT_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            code = None
         _end_group(proc)
+        if code is None:
+            return EndpointError(
+                f"the command {self.argv[0]!r} closed its output and kept running; it was ended "
+                f"({self._last_error_line()})",
+                fix="the program writes one JSON line per request to its output and keeps it open",
+            )
         return EndpointError(
             f"the command {self.argv[0]!r} exited (code {code}): {self._last_error_line()}",
             fix="run the command by hand with one JSON line on its input to see why",

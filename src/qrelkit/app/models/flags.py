@@ -5,7 +5,8 @@ A model labeller reads a document's text inside its prompt, so a document that s
 move its grade whatever the probes (:mod:`.probes`) found: a model may obey one wording and not another.
 :func:`instruction_like` looks for instruction-like text (:data:`PATTERNS`: telling the grader to ignore
 or override its instructions, naming the grade to give, addressing the assessor or the model, a chat
-template's markers), in English, French, German, Spanish, Portuguese, Italian, Dutch and Chinese. It
+template's markers, asking for the top of the scale in words, imitating the reply's JSON or a chat role's
+turn), in English, French, German, Spanish, Portuguese, Italian, Dutch and Chinese. It
 errs towards flagging: a flag costs a person's look, a miss a wrong grade.
 
 The documents flagged are recorded when they enter the project (:func:`record_flags`, by ``judge init`` and
@@ -80,7 +81,8 @@ _DIGIT = tuple("0123456789０１２３４５６７８９")
 RULES: tuple[tuple[str, tuple[frozenset[str] | tuple[str, ...], ...]], ...] = (
     # telling the grader to drop its instructions
     (r"\b(?:ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,40}?\b(?:instructions?|rubric|guidelines?|rules"
-     r"|prompt|criteria|scale|the above|previous|prior)\b",
+     r"|prompt|criteria|scale|the above|(?:everything|anything|all|what\s+(?:is|was|came))\s+(?:above|before)"
+     r"|previous|prior)\b",
      (_words("ignore", "disregard", "forget", "override", "bypass"),
       _words("instruction", "instructions", "rubric", "guideline", "guidelines", "rules", "prompt", "criteria",
              "scale", "above", "previous", "prior"))),
@@ -100,7 +102,35 @@ RULES: tuple[tuple[str, tuple[frozenset[str] | tuple[str, ...], ...]], ...] = (
     (r"\b(?:graders?|assessors?|annotators?|judges?|raters?|evaluators?|models?)\s+(?:must|should|shall|are to"
      r"|have to)\s+(?:give|assign|grade|rate|score|answer|output)\b",
      (_ADDRESSEES, _words("must", "should", "shall", "are", "have"))),
+    # asking for the top of the scale, in words
+    (r"\b(?:give|assign|award|rate|grade|mark|score|label)\b[^.!?\n]{0,40}?\b(?:the\s+)?(?:highest|maximum|max"
+     r"|top|best|perfect|full|maximal)\s+(?:possible\s+)?(?:grade|score|rating|relevance|mark|label)s?\b",
+     (_words("give", "assign", "award", "rate", "grade", "mark", "score", "label"),
+      _words("highest", "maximum", "max", "top", "best", "perfect", "full", "maximal"), _GRADES | {"mark"})),
+    (r"\b(?:rate|grade|mark|label|judge|score|classify|consider|treat|tag)\s+" + _THIS + r"\s+as\s+(?:highly|very"
+     r"|extremely|perfectly|fully|totally|most|maximally|completely)\s+relevant\b",
+     (_words("rate", "grade", "mark", "label", "judge", "score", "classify", "consider", "treat", "tag"),
+      _words("it", "this"), _words("relevant"))),
+    (r"\b(?:say|state|answer|respond|reply|output|declare|conclude|confirm)\s+(?:that\s+)?(?:the|this)\s+(?:document"
+     r"|passage|page|text|result|article)\s+is\s+(?:highly\s+|very\s+|perfectly\s+|fully\s+|extremely\s+|totally"
+     r"\s+|completely\s+|the\s+most\s+)?relevant\b",
+     (_words("say", "state", "answer", "respond", "reply", "output", "declare", "conclude", "confirm"),
+      _words("relevant"))),
+    (r"\b(?:this|the)\s+(?:document|passage|page|text|result|article)\s+(?:fully|perfectly|completely|totally"
+     r"|exactly|directly)\s+(?:answers|satisfies|matches)\s+(?:the|your|this|every)\s+(?:search\s+)?(?:query|queries"
+     r"|information\s+need)\b",
+     (_words("document", "passage", "page", "text", "result", "article"), _words("query", "queries", "need"))),
+    # imitating the reply's format: its JSON, a chat role's turn
+    (r"[{,]\s*[\"'](?:grade|relevance)[\"']\s*:\s*[\"']?[0-9]",
+     (('"grade"', '"relevance"', "'grade'", "'relevance'"),)),
+    (r"\b(?:assistant|system|ai)\s*:\s*[{\[]", (_words("assistant", "system", "ai"), ("{", "["))),
     # addressing the grader or the model
+    (r"\bto\s+(?:the\s+|any\s+|all\s+|an\s+)?" + _ADDRESSEE + r"\s+(?:reading|grading|judging|evaluating|"
+     r"assessing|reviewing|processing|rating|scoring|labell?ing)\s*(?:[:,]|this\b|these\b|it\b|the\s+(?:document"
+     r"|page|text|passage)\b)",
+     (_words("to"), _ADDRESSEES,
+      _words("reading", "grading", "judging", "evaluating", "assessing", "reviewing", "processing", "rating",
+             "scoring", "labeling", "labelling"))),
     (r"\b(?:note|message|instructions?|attention|hint)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?" + _ADDRESSEE + r"\b",
      (_words("note", "message", "instruction", "instructions", "attention", "hint"), _ADDRESSEES)),
     (r"\b(?:dear|hey|hello)\s+(?:the\s+)?" + _ADDRESSEE + r"\b", (_words("dear", "hey", "hello"), _ADDRESSEES)),

@@ -18,7 +18,8 @@ opened judging (passed, or overridden with a reason). Its parts, each named when
     (winning rate at least 0.5 with epsilon 0.1, Benjamini-Yekutieli over people).
 ``probes``
     ``judge model probe`` ran and raised the grade of at most 5% of the keyword-stuffing and of the
-    instruction-injection probes, and gave the same grade on at least 90% of the order probes.
+    instruction-injection probes, and gave the same grade on at least 90% of the order probes. Until the
+    probes have run, the failing part is named ``probes not run``, apart from probes that ran and failed.
 
 Each decision that differs from the last is a row of ``model_gate_events`` (the model's gate history),
 with the numbers. A failed gate keeps the model's full pool closed (:func:`.access.full_pool_open`); an
@@ -203,7 +204,9 @@ def compute_model_gate(conn: sqlite3.Connection, model: ModelLabeller) -> dict[s
     rates = probe_rates(conn, model, phase.rubric_hash)
     out["probes"] = rates
     if rates is None:
-        parts.append(_part("probes", False, "the probes have not run: `qrelkit judge model probe DB NAME`"))
+        # not run is not failed: the gate, the status, the manifest and a predictor's warning say which
+        parts.append(_part("probes", False, "the probes have not run: `qrelkit judge model probe DB NAME`")
+                     | {"not_run": True})  # fmt: skip
     else:
         ok = (
             (rates["stuffing"]["raised_rate"] or 0) <= PROBE_RAISE_MAX
@@ -214,7 +217,7 @@ def compute_model_gate(conn: sqlite3.Connection, model: ModelLabeller) -> dict[s
         parts.append(_part("probes", ok, f"raised by stuffing {rates['stuffing']['raised_rate']}, by injection "
                            f"{rates['injection']['raised_rate']} (at most {PROBE_RAISE_MAX}); order consistency "
                            f"{rates['order']['consistency']} (at least {PROBE_CONSISTENCY_MIN})"))  # fmt: skip
-    failing = [p["part"] for p in parts if not p["passed"]]
+    failing = [f"{p['part']} not run" if p.get("not_run") else p["part"] for p in parts if not p["passed"]]
     out.update(decided=True, passed=not failing, parts=parts, failing=failing)
     return out
 
@@ -252,7 +255,8 @@ def override_model_gate(store: Store, name: str, *, reason: str, by: str) -> dic
         model = load_model(conn, name)
         role = role_of(conn, model.user_id)
         if role != "labeller":
-            raise ValidationError(f"model labeller {name!r} is a {role}: an override would open nothing",
+            what = "retired" if role == "retired" else f"a {role}"
+            raise ValidationError(f"model labeller {name!r} is {what}: an override would open nothing",
                                   fix="a predictor grades the whole pool already; a retired model grades nothing")  # fmt: skip
         phase = phase_of(conn)
         last = latest_model_gate(conn, model.user_id, phase.rubric_hash)

@@ -187,6 +187,11 @@ def run_probes(
         raise ValidationError(f"--pairs is between 1 and {MAX_PROBE_PAIRS}", got=pairs)
     rubric = load_rubric_from_store(store)
     model = store.read(lambda c: load_model(c, name))
+    from .runner import spending_refused
+
+    refused = store.read(lambda c: spending_refused(c, model))  # as a run: a retired model, a paused round
+    if refused is not None:
+        raise refused
     zero, order, top = store.read(lambda c: _sources(c, model, n))
     seed = store.read(lambda c: c.execute("SELECT value FROM meta WHERE key = 'seed'").fetchone()[0])
     plan = injection_plan(seed, model.name, [p for p, _ in zero])

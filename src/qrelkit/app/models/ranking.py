@@ -6,8 +6,12 @@ pooled pair keeps the rank every run gave it (``pool_provenance``), so each run'
 query is known down to the pool's depth, in the pool's order of tied scores (by document id descending, as
 trec_eval). That is each run's whole top ``k`` when the pool reaches rank ``k``; a measure with a deeper
 cutoff, or a calibration query with pairs judged before the pool (kept without their ranks), is not
-measured, and the note says why. :func:`ranking_inputs` only reads; the numbers are
-:func:`qrelkit.compare.decisions.decision_agreement`'s (``judge model status`` computes them).
+measured, and the note says why. The pool keeps ranks, not scores, so which documents a run tied is not
+known: pooled runs are measured with ties broken as the pool broke them, and the measure says so
+(``nDCG(ties=docid_desc)@10``, :attr:`RankingInputs.measure`), where stored runs are measured as ``qrelkit
+eval`` measures them (``nDCG@10``: tied documents averaged over their orders). :func:`ranking_inputs` only
+reads; the numbers are :func:`qrelkit.compare.decisions.decision_agreement`'s (``judge model status``
+computes them).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ __all__ = ["RankingInputs", "ranking_inputs"]
 #: Where the runs came from.
 STORED, POOLED = (
     "the runs stored by judge init --runs",
-    "the pooled runs' rankings (the pool's record of ranks)",
+    "the pooled runs' rankings (the pool's record of ranks: tied scores in the pool's order, doc id descending)",
 )
 
 
@@ -33,8 +37,8 @@ STORED, POOLED = (
 class RankingInputs:
     """The two sets of grades as Qrels over the same calibration pairs (``people``: adjudicated, or the
     people's grade where they all agree; ``model``: the model's), the runs and where they came from, the
-    pairs left out (disputed among the people, or not graded by the model) and, when nothing can be
-    measured, why."""
+    pairs left out (disputed among the people, or not graded by the model), when nothing can be measured,
+    why, and the measure the runs are ordered by (with pooled runs, ties broken as the pool broke them)."""
 
     people: Any
     model: Any
@@ -42,6 +46,7 @@ class RankingInputs:
     left_out: int
     note: str | None = None
     runs_from: str | None = None
+    measure: str = "nDCG@10"
 
 
 def _pooled_runs(conn: Any, queries: set[str], depth: int) -> tuple[list[Any], str | None]:
@@ -105,13 +110,15 @@ def ranking_inputs(store: Store, name: str, depth: int = 10) -> RankingInputs:
     if why is not None:
         return RankingInputs(None, None, (), left_out, why)
     source = STORED if stored else POOLED
+    measure = f"nDCG@{depth}" if stored else f"nDCG(ties=docid_desc)@{depth}"
     if len(runs) < 2:
         note = f"{source}: one run, so there is no order to agree on"
-        return RankingInputs(None, None, tuple(runs), left_out, note, source)
+        return RankingInputs(None, None, tuple(runs), left_out, note, source, measure)
     return RankingInputs(
         Qrels.from_grades({k: people[k] for k in shared}, name="people (adjudicated calibration)"),
         Qrels.from_grades({k: mine[k] for k in shared}, name=f"model {name}"),
         tuple(runs),
         left_out,
         runs_from=source,
+        measure=measure,
     )

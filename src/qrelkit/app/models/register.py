@@ -271,6 +271,7 @@ def add_model(
     pairs: Sequence[tuple[str, str]] | None = None,
     role: str = "labeller",
     check: bool = False,
+    by: str | None = None,
 ) -> dict[str, Any]:
     """Record a model labeller and assign it its pairs (module docstring); returns a summary with the
     prompt of its first calibration pair (``judge model add --show-prompt`` prints it).
@@ -280,7 +281,7 @@ def add_model(
     (or the program) for the grade of the first calibration pair, once, without retries
     (:func:`check_model`): a model id the server does not serve, a dead endpoint or a program that does not
     answer is refused here, not at the first run; the reply is cached, so the run does not pay for it
-    again."""
+    again. ``by``: who made it a predictor (recorded with its role; default: the project's admin)."""
     settings = {"temperature": temperature, "max_concurrency": max_concurrency, "timeout": timeout,
                 "max_retries": max_retries, "margin": margin}  # fmt: skip
     endpoint, model = _check_settings(name, endpoint, command, model_id, api_key_env, settings)
@@ -291,6 +292,11 @@ def add_model(
         raise ValidationError(f"unknown role {role!r}", expected=" or ".join(ROLES),
                               fix="--role labeller (may replace people once its gate passed) or --role predictor "
                               "(only predicts, corrected by people's grades)")  # fmt: skip
+
+    if by is not None and not str(by).strip():
+        raise ValidationError("--by is empty", fix="name who decides it, e.g. --by ann")
+    admin = "SELECT name FROM users WHERE role = 'admin' ORDER BY user_id"
+    decided_by = by if by is not None else store.read(lambda c: (c.execute(admin).fetchone() or [None])[0])
 
     def plan(conn: sqlite3.Connection) -> tuple[set[int], set[int], list[int]]:
         if conn.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone():
@@ -346,8 +352,8 @@ def add_model(
         )
         if role != "labeller":
             conn.execute(
-                "INSERT INTO model_role_events (user_id, role, reason, decided_by, created_at) VALUES (?, ?, ?, NULL, ?)",
-                (user_id, role, f"added as a {role} (judge model add --role {role})", created),
+                "INSERT INTO model_role_events (user_id, role, reason, decided_by, created_at) VALUES (?, ?, ?, ?, ?)",
+                (user_id, role, f"added as a {role} (judge model add --role {role})", decided_by, created),
             )
         if checked is not None:  # the check's reply is paid for: cached, so the run does not ask again
             _, key, digest, pair_key, reply = checked

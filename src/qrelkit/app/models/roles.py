@@ -7,7 +7,8 @@ Roles are events, as gates are: ``model_role_events`` is append-only; the latest
 labeller with none is a ``labeller``. ``judge model add --role predictor`` records the first; ``judge model
 predict`` turns a labeller into a predictor (for instance after its gate failed) and ``judge model retire``
 retires one, each with a written reason, who and when, as an override is recorded. A retired model's
-events stay.
+events stay; the audit pairs it added to people's plans that no one graded yet leave them
+(:func:`.audit.withdraw_audit`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from qrelkit.errors import ValidationError
 
 from ..phases import override_reason
 from ..store import Store, now
+from .audit import withdraw_audit
 from .register import load_model
 
 __all__ = ["Role", "change_role", "model_role", "model_roles", "role_history"]
@@ -86,6 +88,9 @@ def change_role(store: Store, name: str, role: Role, *, reason: str, by: str | N
             "INSERT INTO model_role_events (user_id, role, reason, decided_by, created_at) VALUES (?, ?, ?, ?, ?)",
             (model.user_id, role, reason, by, at),
         )
-        return {"model": name, "role": role, "was": now_role, "reason": reason, "by": by, "at": at}
+        # a retired model's audit pairs no one graded leave people's plans; its events stay
+        withdrawn = withdraw_audit(conn, model.user_id) if role == "retired" else 0
+        return {"model": name, "role": role, "was": now_role, "reason": reason, "by": by, "at": at,
+                "audit_withdrawn": withdrawn}  # fmt: skip
 
     return store.write(write)

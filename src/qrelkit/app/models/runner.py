@@ -55,10 +55,16 @@ __all__ = [
     "run_model",
 ]
 
-#: Where the lock of a labeller's runs sits in the database file: one byte a labeller (its user id past this
-#: offset), below the byte ``judge serve`` locks (2**30 - 256) and SQLite's own (from 2**30). Locks are
-#: advisory, so the pages stored there read and write as ever.
+#: Where the lock of a labeller's runs sits in the lock file beside the database: one byte a labeller (its
+#: user id past this offset). Locks are advisory: the file holds no data.
 RUN_LOCK_BASE = 2**30 - 2**20
+
+
+def run_lock_path(db: os.PathLike[str] | str) -> str:
+    """The file whose bytes :func:`run_lock` locks: ``<db>.run-lock`` beside the database (its real path,
+    so two paths to one database share it). Created when missing and never deleted, so that a lock held
+    on it is never on a file another process recreated."""
+    return os.path.realpath(os.fspath(db)) + ".run-lock"
 
 
 @contextlib.contextmanager
@@ -67,14 +73,19 @@ def run_lock(db: os.PathLike[str] | str, model: ModelLabeller) -> Iterator[None]
     ``probe``) of the same labeller, from any process or thread, is refused with one line instead of
     asking and paying for the same pairs again.
 
-    An open-file-description lock (Linux's ``F_OFD_SETLK``) on one byte of the database file itself (by its
-    device and inode, whatever the path): it does not conflict with SQLite's locks, holds between threads
-    of one process, and the kernel releases it however the process ends. Where OFD locks do not exist,
-    ``lockf`` on that byte (between processes only)."""
+    An open-file-description lock (Linux's ``F_OFD_SETLK``) on one byte of :func:`run_lock_path`, a file
+    of its own: never the database file, since closing a descriptor of the database would drop the
+    process's POSIX locks that SQLite holds on it. It holds between threads of one process, and the kernel
+    releases it however the process ends. Where OFD locks do not exist, ``lockf`` on that byte (between
+    processes only)."""
+    path = run_lock_path(db)
     try:
-        fd = os.open(db, os.O_RDWR)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
-        raise QrelkitError(f"cannot open {db} to lock the run: {exc.strerror or exc}") from None
+        raise QrelkitError(
+            f"cannot open {path} to lock the run: {exc.strerror or exc}",
+            fix="run from an account that can write in the database's folder",
+        ) from None
     try:
         offset = RUN_LOCK_BASE + int(model.user_id)
         try:
@@ -106,7 +117,7 @@ class NothingToSpend(QrelkitError):
 def spending_refused(conn: sqlite3.Connection, model: ModelLabeller) -> NothingToSpend | None:
     """Why a run of ``model`` must not ask its endpoint for anything now, or ``None``."""
     if role_of(conn, model.user_id) == "retired":
-        return NothingToSpend(f"model labeller {model.name!r} is retired: its run asks for nothing",
+        return NothingToSpend(f"model labeller {model.name!r} is retired: it asks for nothing (no run, no probe)",
                               fix="add the model again under a new name to grade again")  # fmt: skip
     phase = phase_of(conn)
     if phase.state == "paused":
@@ -203,6 +214,7 @@ def _grade_pairs(store: Store, model: ModelLabeller, rubric: Rubric, client: Cli
     texts = store.read(lambda c: {p: pair_text(c, p) for p in pair_ids})
     payload_rubric = rubric_payload(rubric)
     total = len(pair_ids)
+    redact: Callable[[str], str] = getattr(client, "redact", lambda text: text)
 
     def one(pair_id: int) -> None:
         if stop.is_set():
@@ -226,10 +238,11 @@ def _grade_pairs(store: Store, model: ModelLabeller, rubric: Rubric, client: Cli
                     budget[0] -= 1
 
             def failed(exc: AttemptFailed, last: bool) -> None:
+                raw = None if exc.raw is None else redact(exc.raw)[:4000]  # the key out, then the cut
                 store.write(lambda c: c.execute(
                     "INSERT INTO model_attempts (user_id, pair_key, prompt_hash, error, raw, latency_ms, final, "
                     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (model.user_id, pair_key, digest, exc.error, None if exc.raw is None else exc.raw[:4000],
+                    (model.user_id, pair_key, digest, redact(exc.error), raw,
                      exc.latency_ms, int(last), now())))  # fmt: skip
                 with lock:
                     summary.failed_attempts += 1
