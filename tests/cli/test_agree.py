@@ -339,3 +339,19 @@ def test_three_files_gate_on_the_chosen_statistic_and_usage_errors(example, tmp_
     assert json.loads(alpha.stdout)["group"]["value"] == group["statistics"]["alpha_interval"]["value"]
     assert invoke("agree", alice).exit_code == 2
     assert invoke("agree", alice, bob, carol, "--runs", alice).exit_code == 2
+
+
+def test_two_sets_of_grades_with_no_query_in_common_are_one_line(tmp_path):
+    """agree's metric agreement and its decision agreement read the two files on their common queries (one
+    owner: qrelkit.data.values.on_common_queries); none in common is one line naming both files."""
+    a = write_qrels(tmp_path / "a.qrels", [("q1", "d1", 1), ("q1", "d2", 0)])
+    b = write_qrels(tmp_path / "b.qrels", [("q2", "d1", 1), ("q2", "d2", 0)])
+    run = tmp_path / "r.run"
+    run.write_text("q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\nq2 Q0 d1 1 2.0 r\nq2 Q0 d2 2 1.0 r\n")
+    other = run.with_name("s.run")
+    other.write_text(run.read_text().replace(" r\n", " s\n"))
+    for runs in ((run,), (run, other)):  # the metric agreement alone, then with the decision agreement
+        result = invoke("agree", a, b, "--runs", *runs)
+        assert result.exit_code != 0
+        assert "judge no query in common" in result.stderr, result.stderr
+        assert "a.qrels and b.qrels" in result.stderr and "Traceback" not in result.stderr

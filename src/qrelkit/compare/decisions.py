@@ -163,23 +163,10 @@ def _ranks(means: Sequence[float]) -> list[int]:
 
 
 def _on_common_queries(qrels_a: Any, qrels_b: Any) -> tuple[Any, Any]:
-    common = (
-        qrels_a.frame.select("query_id")
-        .unique()
-        .join(qrels_b.frame.select("query_id").unique(), on="query_id")
-    )
-    if common.height == 0:
-        raise ValidationError(
-            "the two sets of grades judge no query in common",
-            got=f"{qrels_a.name} and {qrels_b.name}",
-            expected="grades of the same queries",
-            fix="check that both files grade the same (calibration) queries",
-        )
-    a, b = (
-        q.replace(frame=q.frame.join(common, on="query_id", how="semi"), rubric_hash=None, meta={})
-        for q in (qrels_a, qrels_b)
-    )
-    return a, b
+    from ..data.values import on_common_queries
+
+    return on_common_queries(qrels_a, qrels_b, who="the two sets of grades", expected="grades of the same queries",
+                             fix="check that both files grade the same (calibration) queries")  # fmt: skip
 
 
 def decision_agreement(

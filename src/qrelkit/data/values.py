@@ -47,6 +47,7 @@ __all__ = [
     "finish_qrels",
     "finish_run",
     "id_column",
+    "on_common_queries",
     "qrels_from_frame",
     "rename_columns",
     "run_from_frame",
@@ -233,6 +234,31 @@ class Run(_Rows):
         rows = [(str(q), str(d), float(s)) for q, docs in scores.items() for d, s in docs.items()]
         frame = pl.DataFrame(rows, schema=["query_id", "doc_id", "score"], orient="row")
         return run_from_frame(frame, name=name, source="dict")
+
+
+def on_common_queries(
+    qrels_a: Qrels, qrels_b: Qrels, *, who: str, expected: str, fix: str
+) -> tuple[Qrels, Qrels]:
+    """``qrels_a`` and ``qrels_b`` kept to the queries both judge (their rubric hash and meta dropped: the two
+    are then compared, not read as one file's judgments); none in common is refused, naming ``who`` (e.g.
+    "the two labellers") and the caller's ``expected`` and ``fix``."""
+    common = (
+        qrels_a.frame.select("query_id")
+        .unique()
+        .join(qrels_b.frame.select("query_id").unique(), on="query_id")
+    )
+    if common.height == 0:
+        raise ValidationError(
+            f"{who} judge no query in common",
+            got=f"{qrels_a.name} and {qrels_b.name}",
+            expected=expected,
+            fix=fix,
+        )
+    a, b = (
+        q.replace(frame=q.frame.join(common, on="query_id", how="semi"), rubric_hash=None, meta={})
+        for q in (qrels_a, qrels_b)
+    )
+    return a, b
 
 
 def stretch_starts(ids: pl.Series) -> np.ndarray:

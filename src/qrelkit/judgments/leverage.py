@@ -281,25 +281,16 @@ def metric_agreement(
 
     runs = _check_runs(runs)
     k = _check_k(k)
-    common = (
-        qrels_a.frame.select("query_id")
-        .unique()
-        .join(qrels_b.frame.select("query_id").unique(), on="query_id")
-    )
-    if common.height == 0:
-        raise ValidationError(
-            "the two labellers judged no query in common",
-            got=f"{qrels_a.name} and {qrels_b.name}",
-            expected="judgments of the same calibration queries",
-            fix="check that both files come from the same calibration sample",
-        )
+    from ..data.values import on_common_queries
+
+    qrels_a, qrels_b = on_common_queries(
+        qrels_a, qrels_b, who="the two labellers", expected="judgments of the same calibration queries",
+        fix="check that both files come from the same calibration sample",
+    )  # fmt: skip
     ndcg, recall = str(parse(f"nDCG@{k}")), str(parse(f"R@{k}"))
     frames = {}
     for who, q in (("a", qrels_a), ("b", qrels_b)):
-        restricted = q.replace(
-            frame=q.frame.join(common, on="query_id", how="semi"), rubric_hash=None, meta={}
-        )
-        per = evaluate(restricted, runs, [ndcg, recall], conventions).per_query
+        per = evaluate(q, runs, [ndcg, recall], conventions).per_query
         frames[who] = per.pivot(on="measure", index=["run", "query_id"], values="value").rename(
             {ndcg: f"ndcg_{who}", recall: f"recall_{who}"}
         )
