@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 
 from qrelkit.data.values import qrels_from_frame, run_from_frame
+from qrelkit.errors import ValidationError
 from qrelkit.evaluation.core import evaluate
+from qrelkit.evaluation.spark import BROADCAST_CONF, copartitioned
 from qrelkit.evaluation.spark import evaluate as spark_evaluate
 from qrelkit.measures.conventions import CHOICES, DEFAULT, PROFILE_NAMES, Conventions
 
@@ -109,6 +111,61 @@ def test_bit_identical_with_ties_split_queries_and_query_set_policies(spark, mis
     assert run.queries.extra_skipped == ["x0", "x1"]
     assert "j0" in (run.queries.missing_scored_zero if missing == "zero" else run.queries.missing_skipped)
     assert run.meta["reader"] == "spark" and run.meta["rows_read"] == int((runs.tag == "bm25").sum())
+
+
+@pytest.mark.parametrize("missing", ["zero", "skip"])
+def test_judgments_copartitioned_with_the_runs_give_the_same_floats(spark, missing):
+    """Judgments past a broadcast limit set low (10 rows; these are 497) travel beside the runs' rows,
+    shuffled by query id, instead of broadcast whole: the same floats, query sets and means."""
+    qrels, runs = generated()
+    assert len(qrels) > 10
+    conv = DEFAULT.with_(missing_queries=missing)
+    local = local_results(qrels, runs, TIE_MEASURES, conv)
+    distributed = spark_evaluate(
+        spark, spark.createDataFrame(qrels), spark.createDataFrame(runs), TIE_MEASURES, conv,
+        max_records_per_batch=7, partitions=5, broadcast_rows=10,
+    )  # fmt: skip
+    assert_bit_identical(local, distributed)
+    assert distributed.runs[0].queries.extra_skipped == ["x0", "x1"]
+
+
+def test_copartitioned_judgments_meet_integer_query_ids_and_a_duplicate(spark):
+    """Integer query ids in the run meet the judgments' text ids in the same partition (the key is the
+    id as text); a duplicate is still reported with its line."""
+    qrels = pd.DataFrame(
+        {"query_id": ["1", "1", "2", "3"], "doc_id": ["a", "b", "c", "d"], "grade": [1, 2, 1, 1]}
+    )
+    run = pd.DataFrame(
+        {"query_id": [1, 1, 2, 2], "doc_id": ["b", "a", "c", "x"], "score": [2.0, 1.0, 0.5, 0.7]}
+    )
+    local = evaluate(qrels_from_frame(qrels), run_from_frame(run), ["RR", "AP"], DEFAULT)
+    distributed = spark_evaluate(
+        spark, spark.createDataFrame(qrels), spark.createDataFrame(run), ["RR", "AP"], broadcast_rows=0,
+        partitions=3,
+    )  # fmt: skip
+    assert_bit_identical(local, distributed)
+    # hand arithmetic: query 1 ranks b (2) then a (1): RR 1, AP (1/1 + 2/2) / 2 = 1; query 2 ranks x, c: RR 1/2
+    assert distributed.value("RR", "1") == 1.0 and distributed.value("RR", "2") == 0.5
+    twice = pd.DataFrame({"query_id": [1, 1, 1], "doc_id": ["a", "b", "a"], "score": [1.0, 2.0, 3.0]})
+    with pytest.raises(ValidationError) as caught:
+        spark_evaluate(
+            spark, spark.createDataFrame(qrels), spark.createDataFrame(twice), ["RR"], broadcast_rows=0
+        )
+    assert caught.value.line == 3
+
+
+def test_the_broadcast_limit_from_the_parameter_or_the_session(spark):
+    assert not copartitioned(spark, 10_000_000) and copartitioned(spark, 10_000_001)
+    assert copartitioned(spark, 11, broadcast_rows=10) and not copartitioned(spark, 10, broadcast_rows=10)
+    spark.conf.set(BROADCAST_CONF, "100")
+    try:
+        assert copartitioned(spark, 101) and not copartitioned(spark, 100)
+        assert not copartitioned(spark, 101, broadcast_rows=1000)  # the parameter wins over the session
+        spark.conf.set(BROADCAST_CONF, "lots")
+        with pytest.raises(ValidationError, match="is not a number of rows"):
+            copartitioned(spark, 1)
+    finally:
+        spark.conf.unset(BROADCAST_CONF)
 
 
 def test_empty_partitions_and_a_line_column(spark):

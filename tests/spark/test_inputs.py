@@ -97,6 +97,20 @@ def test_parquet_lake_partitioned_by_run(spark, tmp_path):
     assert fingerprint.sha256 == hashlib.sha256(text.encode()).hexdigest()
 
 
+def test_one_parquet_file_numbers_its_rows_in_stored_order(spark, tmp_path):
+    # a single file's lines are its stored rows (no job counts them): row 4 repeats the pair of row 2
+    path = tmp_path / "run.parquet"
+    frame = pd.DataFrame(
+        {"query_id": ["2", "1", "2", "1"], "doc_id": ["c", "a", "d", "a"], "score": [1.0, 2.0, 0.5, 3.0]}
+    )
+    frame.to_parquet(path, index=False, row_group_size=2)
+    qrels = spark.createDataFrame(pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "grade": [1]}))
+    with pytest.raises(QrelkitError) as caught:
+        spark_evaluate(spark, qrels, str(path), ["nDCG@10"])
+    assert caught.value.source == str(path) and caught.value.line == 4
+    assert caught.value.problem.startswith("document 'a' appears more than once for query '1'")
+
+
 def test_a_duplicate_in_a_lake_names_its_file_and_row(spark, tmp_path):
     lake = tmp_path / "lake"
     lake.mkdir()

@@ -6,10 +6,14 @@
 
 1. the judgments are read on the driver (they are small next to the runs: a file through
    :mod:`qrelkit.formats`, anything else collected through Arrow) and validated by the same functions
-   as locally; they travel to the executors as one broadcast value;
-2. each run is ``repartition``-ed by (run tag, query id) and sorted within its partitions, so every query
-   sits whole in one partition; ``mapInArrow`` hands a partition over as Arrow batches, and
-   :func:`_chunks` carries the query that a batch boundary splits into the next batch;
+   as locally; up to :data:`BROADCAST_ROWS` rows (10^7) they travel to the executors as one broadcast
+   value; past it (or past ``broadcast_rows``, or the session's ``spark.qrelkit.judgments.broadcastMaxRows``)
+   they are co-partitioned with each run instead: both are shuffled by query id, so a task holds only
+   its own queries' judgments, each just before its queries' run rows;
+2. each run is ``repartition``-ed by (run tag, query id) (by query id alone when the judgments are
+   co-partitioned) and sorted within its partitions, so every query sits whole in one partition;
+   ``mapInArrow`` hands a partition over as Arrow batches, and :func:`_chunks` carries the query that a
+   batch boundary splits into the next batch;
 3. each chunk of whole queries goes through :func:`qrelkit.data.values.finish_run` (the duplicate policy and
    the checks of scores and ids, with their errors) and :func:`qrelkit.evaluation.core.evaluate_run` (encode,
    then the kernels), and comes back as per-query float64 values in Arrow, which holds them exactly;
@@ -22,7 +26,8 @@ A bad row is reported by the partition that finds it as a value, and the driver 
 find one), naming the file and its line, or the frame and its row.
 
 Row order (the ``line`` of each row, which the ``file_order`` tie convention and error messages use): a
-``line`` column when the input has one; in a Parquet folder, its files in the order of their paths and the
+``line`` column when the input has one; in one Parquet file, its rows in stored order (numbered from
+Parquet's row index, with no job to count them); in a Parquet folder, its files in the order of their paths and the
 rows of each file in stored order; in a DataFrame or a table, the order in which Spark enumerates its
 partitions and their rows (1, 2, ... as :func:`qrelkit.data.values.run_from_frame` numbers a frame).
 
@@ -62,6 +67,7 @@ if TYPE_CHECKING:
 __all__ = [
     "INSTALL_HINT",
     "SparkInput",
+    "copartitioned",
     "evaluate",
     "evaluate_planned",
     "folder_fingerprint",
@@ -258,19 +264,24 @@ def _read_parquet(spark: Any, source: str, value: str, name: str) -> SparkInput:
     meta = raw.select(
         "*", F.col("_metadata.file_path").alias("__file"), F.col("_metadata.row_index").alias("__row")
     )
-    counts = sorted((str(f), int(n)) for f, n in meta.groupBy("__file").count().collect())
-    firsts, total, pairs = [], 0, []
-    for file, n in counts:
-        firsts.append((file, total + 1))
-        pairs += [F.lit(file), F.lit(total)]
-        total += n
-    frame = _renamed(raw, value, source, with_line=False)
-    if "line" not in raw.columns:
-        numbered = meta.withColumn(
-            "line", F.create_map(*pairs)[F.col("__file")] + F.col("__row") + 1 if pairs else F.lit(None)
-        )
-        frame = _renamed(numbered.drop("__file", "__row"), value, source, with_line=False)
     path = Path(source)
+    frame = _renamed(raw, value, source, with_line=False)
+    firsts: list[tuple[str, int]] = []
+    if path.is_file():  # one file: its lines are its stored rows, 1, 2, ...; no job to count them
+        if "line" not in raw.columns:
+            numbered = meta.withColumn("line", F.col("__row") + 1)
+            frame = _renamed(numbered.drop("__file", "__row"), value, source, with_line=False)
+    else:  # a folder: each file's rows counted by a job, then numbered on from the files before it
+        counts = sorted((str(f), int(n)) for f, n in meta.groupBy("__file").count().collect())
+        total, pairs = 0, []
+        for file, n in counts:
+            firsts.append((file, total + 1))
+            pairs += [F.lit(file), F.lit(total)]
+            total += n
+        if "line" not in raw.columns:
+            line = F.create_map(*pairs)[F.col("__file")] + F.col("__row") + 1 if pairs else F.lit(None)
+            numbered = meta.withColumn("line", line)
+            frame = _renamed(numbered.drop("__file", "__row"), value, source, with_line=False)
     fingerprint = None
     if path.is_file():
         fingerprint = Fingerprint(file_sha256(path), "file-bytes", source)
@@ -336,12 +347,25 @@ def _in_file(exc: QrelkitError, item: SparkInput) -> QrelkitError:
 
 # ----------------------------------------------------------------------------------------- partitions
 
+#: The judgments' columns as they travel beside a run's rows when co-partitioned (names a run cannot have).
+_JUDGED = {"query_id": "__key", "doc_id": "__qdoc", "grade": "__grade", "line": "__qline"}
 
-def _chunks(batches: Iterable[Any]) -> Iterator[Any]:
-    """Arrow batches sorted by (tag, query_id) as tables of whole queries: the rows of the last query of
-    a batch are carried into the next batch, since that query may go on there."""
+#: Judgments of more rows than this are co-partitioned with the runs by query id (a shuffle of both
+#: before the kernels) instead of broadcast whole to every task; a Spark conf of this name overrides it.
+BROADCAST_ROWS = 10_000_000
+BROADCAST_CONF = "spark.qrelkit.judgments.broadcastMaxRows"
+
+
+def _chunks(batches: Iterable[Any], keys: Sequence[str] = ("tag", "query_id")) -> Iterator[Any]:
+    """Arrow batches sorted by ``keys`` (tag, query_id) as tables of whole queries: the rows of the last
+    query of a batch are carried into the next batch, since that query may go on there. With judgments
+    co-partitioned, ``keys`` is (query_id,): a query's judgments and every run's rows for it stay together."""
     import pyarrow as pa
     import pyarrow.compute as pc
+
+    def equal_to_last(column: Any) -> Any:
+        last = column[-1]
+        return pc.fill_null(pc.equal(column, last), False) if last.is_valid else pc.is_null(column)
 
     carry = None
     for batch in batches:
@@ -350,15 +374,9 @@ def _chunks(batches: Iterable[Any]) -> Iterator[Any]:
             table = pa.concat_tables([carry, table])
         if table.num_rows == 0:
             continue
-        last_tag, last_query = table.column("tag")[-1], table.column("query_id")[-1]
-        same = pc.and_kleene(
-            pc.fill_null(pc.equal(table.column("tag"), last_tag), False)
-            if last_tag.is_valid
-            else pc.is_null(table.column("tag")),
-            pc.fill_null(pc.equal(table.column("query_id"), last_query), False)
-            if last_query.is_valid
-            else pc.is_null(table.column("query_id")),
-        )
+        same = equal_to_last(table.column(keys[0]))
+        for key in keys[1:]:
+            same = pc.and_kleene(same, equal_to_last(table.column(key)))
         cut = table.num_rows - int(pc.sum(same).as_py() or 0)  # sorted: the last query's rows end the table
         if cut:
             yield table.slice(0, cut)
@@ -426,10 +444,16 @@ def _evaluator(
     on_duplicate: str,
     digest: bool,
     profile: Any = None,
+    qrels_schema: Mapping[str, Any] | None = None,
 ) -> Any:
-    """The function ``mapInArrow`` runs on each partition (everything it needs travels in its closure)."""
+    """The function ``mapInArrow`` runs on each partition (everything it needs travels in its closure).
+
+    ``qrels_ipc`` is the judgments' broadcast (Arrow IPC); ``None`` when they are co-partitioned with the
+    runs instead: each chunk, cut by ``__key`` (the query id as text), then holds its queries' judgments
+    (``__side`` 0, in the columns of :data:`_JUDGED`) before their run rows (``__side`` 1)."""
     label, default_name, prepared = item.label, item.name, item.local is not None
     per_batch = conv.with_(missing_queries="skip", extra_queries="skip")
+    joined = qrels_ipc is None
 
     def run_partition(batches: Iterable[Any]) -> Iterator[Any]:
         import polars as pl
@@ -438,21 +462,37 @@ def _evaluator(
         from ..data.values import Qrels, Run, finish_run, id_column
         from .core import evaluate_run, tie_order_for
 
-        qrels_frame = pl.read_ipc(qrels_ipc.value).sort("query_id", "line")
-        ids = qrels_frame.get_column("query_id")
-        heads = np.flatnonzero((ids != ids.shift(1)).fill_null(True).to_numpy())
-        ends = np.append(heads[1:], qrels_frame.height)
-        spans = dict(
-            zip(ids.gather(heads).to_list(), zip(heads.tolist(), ends.tolist(), strict=True), strict=True)
-        )
+        def spans_of(qrels_frame: Any) -> dict[str, tuple[int, int]]:
+            if qrels_frame.height == 0:  # a chunk of queries nobody judged
+                return {}
+            ids = qrels_frame.get_column("query_id")
+            heads = np.flatnonzero((ids != ids.shift(1)).fill_null(True).to_numpy())
+            ends = np.append(heads[1:], qrels_frame.height)
+            return dict(
+                zip(ids.gather(heads).to_list(), zip(heads.tolist(), ends.tolist(), strict=True), strict=True)
+            )
+
+        if not joined:
+            qrels_frame = pl.read_ipc(qrels_ipc.value).sort("query_id", "line")
+            spans = spans_of(qrels_frame)
         fp = Fingerprint("", "", label)
 
         def emit(rows: list[dict[str, Any]]) -> Any:
             return pa.RecordBatch.from_pylist(rows, schema=schema)
 
-        for chunk in _chunks(batches):
+        for chunk in _chunks(batches, ("__key",) if joined else ("tag", "query_id")):
             frame = pl.from_arrow(chunk)
             assert isinstance(frame, pl.DataFrame)
+            if joined:  # this chunk's judgments, as the driver validated them, then its run rows
+                assert qrels_schema is not None
+                side = frame.get_column("__side")
+                qrels_frame = (
+                    frame.filter(side == 0)
+                    .select([pl.col(_JUDGED[c]).cast(t).alias(c) for c, t in qrels_schema.items()])
+                    .sort("query_id", "line")
+                )
+                spans = spans_of(qrels_frame)
+                frame = frame.filter(side == 1).drop("__side", "__key", *_JUDGED.values())
             for (tag,), part in frame.group_by(["tag"], maintain_order=True):
                 name = default_name if tag is None else str(tag)
                 out: list[dict[str, Any]] = []
@@ -550,6 +590,7 @@ def evaluate(
     max_records_per_batch: int | None = None,
     refusals: bool = True,
     comments: bool | None = None,
+    broadcast_rows: int | None = None,
 ) -> Results:
     """Evaluate runs against judgments on Spark; the same :class:`Results` as :func:`qrelkit.evaluate`.
 
@@ -563,6 +604,9 @@ def evaluate(
     (:meth:`qrelkit.measures.profiles.Profile.check`): the judgments' on the driver, each query's in its partition.
     ``on_duplicate`` and ``comments`` left at ``None`` take the profile's reader options, as
     :func:`qrelkit.evaluation.files.evaluate_files` does (:func:`qrelkit.evaluation.plan.plan_reading`).
+    ``broadcast_rows``: judgments of more rows than this are co-partitioned with each run by query id (both
+    shuffled, each query's judgments beside its rows) instead of broadcast whole to every task (default:
+    the Spark conf ``spark.qrelkit.judgments.broadcastMaxRows``, else :data:`BROADCAST_ROWS`, 10^7).
     """
     from .plan import Inputs, ReaderOptions, plan_reading
 
@@ -571,7 +615,7 @@ def evaluate(
     # carry what the plan needs, and a name that is no file is the reader's error, as for any other input
     inputs = Inputs.build(None, (), parse_measures(measures), conventions or DEFAULT, reader, engine="spark")
     return _evaluate_planned(
-        spark, plan_reading(inputs), qrels, runs, partitions, max_records_per_batch, refusals
+        spark, plan_reading(inputs), qrels, runs, partitions, max_records_per_batch, refusals, broadcast_rows
     )
 
 
@@ -592,6 +636,7 @@ def _evaluate_planned(
     partitions: int | None,
     max_records_per_batch: int | None,
     refusals: bool,
+    broadcast_rows: int | None = None,
 ) -> Results:
     """:func:`evaluate` by ``plan`` (the ``spark`` route of :func:`qrelkit.evaluation.plan.plan_reading`)."""
     assert plan.inputs is not None
@@ -629,11 +674,20 @@ def _evaluate_planned(
         inputs = [read_input(spark, runs, "run", **how)]
     if not inputs:
         raise ValidationError("no runs to evaluate", fix="pass at least one run")
-    import io
+    shipped, judged = None, None
+    if copartitioned(spark, judgments.frame.height, broadcast_rows):  # with each run, by query id
+        from pyspark.sql import functions as F
 
-    buffer = io.BytesIO()
-    judgments.frame.write_ipc(buffer)
-    shipped = spark.sparkContext.broadcast(buffer.getvalue())
+        table = spark.createDataFrame(judgments.frame.to_pandas(use_pyarrow_extension_array=False))
+        judged = table.select(
+            *[F.col(c).alias(a) for c, a in _JUDGED.items() if c in table.columns], F.lit(0).alias("__side")
+        )
+    else:  # one broadcast value, read once per task
+        import io
+
+        buffer = io.BytesIO()
+        judgments.frame.write_ipc(buffer)
+        shipped = spark.sparkContext.broadcast(buffer.getvalue())
     key = "spark.sql.execution.arrow.maxRecordsPerBatch"
     before = spark.conf.get(key)
     if max_records_per_batch is not None:
@@ -643,14 +697,33 @@ def _evaluate_planned(
             pair
             for item in inputs
             for pair in _evaluate_input(
-                spark, judgments, shipped, item, parsed, conv, on_duplicate, partitions, profile
+                spark, judgments, shipped, item, parsed, conv, on_duplicate, partitions, profile, judged
             )
         ]
     finally:
         spark.conf.set(key, before)
-        shipped.unpersist()
+        if shipped is not None:
+            shipped.unpersist()
     check_run_names([v.name for _, v in pairs], [source for source, _ in pairs])
     return assemble(judgments, parsed, conv, [v for _, v in pairs]).with_reading(plan)
+
+
+def copartitioned(spark: Any, rows: int, broadcast_rows: int | None = None) -> bool:
+    """Whether judgments of ``rows`` rows are co-partitioned with the runs rather than broadcast: past
+    ``broadcast_rows``, else past the session's ``spark.qrelkit.judgments.broadcastMaxRows``, else past
+    :data:`BROADCAST_ROWS`."""
+    limit = broadcast_rows if broadcast_rows is not None else spark.conf.get(BROADCAST_CONF, None)
+    if limit is None:
+        limit = BROADCAST_ROWS
+    try:
+        limit = int(limit)
+    except ValueError:
+        raise ValidationError(
+            f"{BROADCAST_CONF} is not a number of rows",
+            got=str(limit),
+            fix="give a whole number, e.g. 10000000",
+        ) from None
+    return rows > limit
 
 
 def _check_negative(qrels: Any, measures: Sequence[Measure], conv: Conventions) -> None:
@@ -672,8 +745,10 @@ def _evaluate_input(
     on_duplicate: str,
     partitions: int | None,
     profile: Any,
+    judged: Any = None,
 ) -> list[tuple[str, RunValues]]:
-    """Every run an input holds (one per tag), as (source, values)."""
+    """Every run an input holds (one per tag), as (source, values); ``judged``, when given, the judgments
+    as a DataFrame in the columns of :data:`_JUDGED`, co-partitioned with the run's rows by query id."""
     from pyspark.sql import functions as F
 
     frame = item.frame
@@ -683,8 +758,15 @@ def _evaluate_input(
         frame = frame.withColumn("tag", F.lit(item.name))
     n = partitions or int(spark.conf.get("spark.sql.shuffle.partitions"))
     digest = item.fingerprint is None
-    fn = _evaluator(shipped, measures, conv, item, on_duplicate, digest, profile)
-    spread = frame.repartition(n, "tag", "query_id").sortWithinPartitions("tag", "query_id", "line")
+    if judged is None:
+        fn = _evaluator(shipped, measures, conv, item, on_duplicate, digest, profile)
+        spread = frame.repartition(n, "tag", "query_id").sortWithinPartitions("tag", "query_id", "line")
+    else:  # every query's judgments and run rows in one partition, the judgments first
+        schema = {c: t for c, t in qrels.frame.schema.items() if c in _JUDGED}
+        fn = _evaluator(None, measures, conv, item, on_duplicate, digest, profile, schema)
+        rows = frame.withColumn("__key", F.col("query_id").cast("string")).withColumn("__side", F.lit(1))
+        both = rows.unionByName(judged, allowMissingColumns=True)
+        spread = both.repartition(n, "__key").sortWithinPartitions("__key", "__side", "tag", "line")
     try:
         out = spread.mapInArrow(fn, _OUT_SCHEMA).toArrow().to_pylist()
     except Exception as exc:  # Spark's own failures (a lost executor, a file gone): one line, not Java's
