@@ -231,6 +231,11 @@ def test_an_echoed_key_is_replaced_in_the_failed_attempt_and_the_error_line() ->
     with RawServer(lambda s, h: s.sendall(_http("200 OK", echoed))) as srv:
         kind, value = _ask(srv.url, key=KEY)
     assert kind == "value" and KEY not in value.reason and "[key]" in value.reason
+    # echoed in another letter case: replaced all the same
+    shouted = _completion(json.dumps({"grade": 1, "reason": f"k={KEY.upper()} and {KEY.lower()}"}))
+    with RawServer(lambda s, h: s.sendall(_http("200 OK", shouted))) as srv:
+        kind, value = _ask(srv.url, key=KEY)
+    assert kind == "value" and value.reason == "k=[key] and [key]"
 
 
 @pytest.mark.parametrize("status", ["500 Internal Server Error", "400 Bad Request", "302 Found"])

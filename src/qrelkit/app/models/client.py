@@ -26,6 +26,7 @@ import http.client
 import json
 import os
 import queue
+import re
 import shlex
 import signal
 import socket
@@ -302,12 +303,13 @@ class ChatClient:
         return body
 
     def redact(self, text: str) -> str:
-        """``text`` with the key's value (as sent, and as JSON escapes it) replaced by ``[key]``: what an
-        endpoint echoes is stored and printed without it."""
+        """``text`` with the key's value (as sent, and as JSON escapes it, in any letter case: an endpoint
+        may echo it upper-cased) replaced by ``[key]``: what an endpoint echoes is stored and printed
+        without it."""
         if not self._key or not text:
             return text
         for form in {self._key, json.dumps(self._key)[1:-1]}:
-            text = text.replace(form, REDACTED)
+            text = re.sub(re.escape(form), REDACTED, text, flags=re.IGNORECASE)
         return text
 
     def ask(self, pair_id: str, prompt: str, payload: dict[str, Any]) -> Reply:
