@@ -427,13 +427,7 @@ def _check_project(conn: sqlite3.Connection, source: str, *, read_only: bool) ->
             fix="name the project database that `qrelkit judge init` created",
         )
     if read_only and version > SCHEMA_VERSION:  # a newer qrelkit's tables: this one would misread them
-        raise StoreError(
-            f"the project database has schema version {version}, newer than this qrelkit knows",
-            source=source,
-            got=version,
-            expected=f"version {SCHEMA_VERSION} or lower",
-            fix="upgrade qrelkit",
-        )
+        raise _newer_schema(version, source)
     if read_only and version < SCHEMA_VERSION:
         raise StoreError(
             f"the project database has schema version {version}, older than this qrelkit's "
@@ -442,6 +436,17 @@ def _check_project(conn: sqlite3.Connection, source: str, *, read_only: bool) ->
             fix="run a command that changes the project once (e.g. `qrelkit judge serve`): it migrates the file",
         )
     return version
+
+
+def _newer_schema(version: int, source: str) -> StoreError:
+    """A project file made by a newer qrelkit: refused, whether it would be read or migrated."""
+    return StoreError(
+        f"the project database has schema version {version}, newer than this qrelkit knows",
+        source=source,
+        got=version,
+        expected=f"version {SCHEMA_VERSION} or lower",
+        fix="upgrade qrelkit",
+    )
 
 
 def _check_writable(path: Path) -> None:
@@ -462,13 +467,7 @@ def _check_writable(path: Path) -> None:
 def _migrate(conn: sqlite3.Connection, source: str) -> None:
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version > SCHEMA_VERSION:
-        raise StoreError(
-            f"the project database has schema version {version}, newer than this qrelkit knows",
-            source=source,
-            got=version,
-            expected=f"version {SCHEMA_VERSION} or lower",
-            fix="upgrade qrelkit",
-        )
+        raise _newer_schema(version, source)
     for number, name, sql in MIGRATIONS:
         if number <= version:
             continue

@@ -89,16 +89,9 @@ def to_polars(comparison: Any, model_alone: bool = False) -> Any:
 
 
 def to_pandas(comparison: Any, model_alone: bool = False) -> Any:
-    try:
-        import pandas  # noqa: F401
-    except ImportError:
-        from ..errors import QrelkitError
+    from ..evaluation.results import pandas_frame
 
-        raise QrelkitError(
-            "to_pandas needs pandas, which is not installed",
-            fix="pip install pandas (or use to_polars(), which needs nothing more)",
-        ) from None
-    return to_polars(comparison, model_alone).to_pandas()
+    return pandas_frame(to_polars(comparison, model_alone))
 
 
 def text_repr(comparison: Any) -> str:

@@ -402,16 +402,7 @@ class Results:
 
     def to_pandas(self) -> Any:
         """Per-query values as a pandas frame (pandas is not a dependency: ``pip install pandas``)."""
-        try:
-            import pandas  # noqa: F401
-        except ImportError:
-            from ..errors import QrelkitError
-
-            raise QrelkitError(
-                "to_pandas needs pandas, which is not installed",
-                fix="pip install pandas (or use to_polars(), which needs nothing more)",
-            ) from None
-        return self.to_polars().to_pandas()
+        return pandas_frame(self.to_polars())
 
     def __repr__(self) -> str:
         lines = [f"Results({len(self.runs)} run(s), {len(self.measures)} measure(s); {self.conventions})"]
@@ -507,3 +498,18 @@ def assemble(qrels: Any, parsed: Sequence[Measure], conv: Conventions, items: Se
         profile_warnings=tuple(warnings),
         tie_warnings=tuple(ties),
     )
+
+
+def pandas_frame(frame: Any) -> Any:
+    """A polars frame as pandas' (every ``to_pandas`` of qrelkit's values): pandas is not a dependency, so
+    its absence is one line naming the fix."""
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        from ..errors import QrelkitError
+
+        raise QrelkitError(
+            "to_pandas needs pandas, which is not installed",
+            fix="pip install pandas (or use to_polars(), which needs nothing more)",
+        ) from None
+    return frame.to_pandas()

@@ -370,13 +370,7 @@ def gains_of(pairs: tuple[tuple[int, float], ...]) -> tuple[tuple[int, float], .
 def ndcg(L: Lists, gains: tuple[tuple[int, float], ...]) -> list[float]:
     """m_ndcg.c with gain_init.c's gains (the grades, and any ``grade=gain`` given); a gain that is not
     finite steps aside."""
-    top = len(L.levels[0])
-    table = [float(g) for g in range(top)]
-    for grade, value in gains:
-        if not math.isfinite(value):
-            raise StepAside
-        if 0 <= grade < top:
-            table[grade] = value
+    table = _gain_table(L, gains)
     ideal = _ideal_gains(L, table)
     out = []
     for q in range(L.n):
