@@ -121,7 +121,7 @@ def test_run_order_adds_in_the_order_the_run_first_gives_its_queries(order, grou
         with monkeypatch.context() as patch:
             patch.setattr(plan, "IN_MEMORY_FACTOR", 10**12)  # every file too big to hold: DuckDB
             patch.setattr(external, "BATCH_ROWS", 2)  # in batches of whole queries, by query id
-            got = evaluate_files(qrels_path, [run_path], measures, conv, memory_limit="400MB")
+            got = evaluate_files(qrels_path, [run_path], measures, conv, memory_limit="500MB")
             assert got.mean("P@10") == want, measures
             readers.add(got.runs[0].meta["reader"])
     assert {"small", "duckdb"} <= readers, readers

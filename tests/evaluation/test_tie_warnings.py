@@ -94,7 +94,7 @@ def test_every_path_says_the_same(files, monkeypatch):
     with monkeypatch.context() as patch:
         patch.setattr(plan, "IN_MEMORY_FACTOR", 10**12)  # every file too big to hold: DuckDB
         patch.setattr(external, "BATCH_ROWS", 3)  # in batches of whole queries
-        got = evaluate_files(qrels, [run], MEASURES, CONV, memory_limit="400MB")
+        got = evaluate_files(qrels, [run], MEASURES, CONV, memory_limit="500MB")
         assert got.runs[0].meta["reader"] == "duckdb" and list(got.warnings) == EXPECTED
 
 

@@ -90,9 +90,9 @@ def _paths(monkeypatch, qrels: Path, run: Path, conv) -> dict[str, object]:
             m.setattr(blocks, "CHUNK_BYTES", 24)
             got[name] = outcome(files)
             m.setattr(plan, "IN_MEMORY_FACTOR", 10**12)  # too big for memory: stream or DuckDB
-            got[name + "-limited"] = outcome(lambda: files(memory_limit="400MB"))
+            got[name + "-limited"] = outcome(lambda: files(memory_limit="500MB"))
             m.setattr(plan, "required_depth", lambda *args: None)  # every document: DuckDB
-            got[name + "-duckdb"] = outcome(lambda: files(memory_limit="400MB"))
+            got[name + "-duckdb"] = outcome(lambda: files(memory_limit="500MB"))
     return got
 
 

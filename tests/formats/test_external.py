@@ -45,11 +45,11 @@ def test_duckdb_batches_equal_in_memory(tmp_path, force_external, grouped):
 
     qrels_path, run_path = _files(tmp_path, grouped)
     expected = evaluate(read_qrels(qrels_path), read_run(run_path), MEASURES)
-    got = evaluate_files(qrels_path, [run_path], MEASURES, memory_limit="400MB")
+    got = evaluate_files(qrels_path, [run_path], MEASURES, memory_limit="500MB")
     assert got.runs[0].meta["reader"] == "duckdb"
     assert got.per_query.equals(expected.per_query)
     assert got.runs[0].queries.counts() == expected.runs[0].queries.counts()
-    cut = evaluate_files(qrels_path, [run_path], ["nDCG@5", "R@10"], memory_limit="400MB")
+    cut = evaluate_files(qrels_path, [run_path], ["nDCG@5", "R@10"], memory_limit="500MB")
     # streaming first when possible: any order, through the native scanner or Arrow's parse
     assert cut.runs[0].meta["reader"] == "fast"
     assert cut.per_query.equals(
@@ -65,21 +65,21 @@ def test_duckdb_errors_name_the_line(tmp_path, force_external):
     text[4] = text[4].replace(" sys", "").rsplit(" ", 1)[0] + " abc sys"
     run_path.write_text("\n".join(text) + "\n")
     with pytest.raises(InputFormatError) as err:
-        evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="400MB")
+        evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="500MB")
     assert f"{run_path}:5: score 'abc' is not a number" in str(err.value)
     run_path.write_text("q1 Q0 a 1 1 sys\nq1 Q0 a 2 0.5 sys\n")
     with pytest.raises(ValidationError, match="lines 1, 2"):
-        evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="400MB")
-    got = evaluate_files(qrels_path, [run_path], ["NumRet"], memory_limit="400MB", on_duplicate="first")
+        evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="500MB")
+    got = evaluate_files(qrels_path, [run_path], ["NumRet"], memory_limit="500MB", on_duplicate="first")
     assert got.runs[0].meta["duplicates_removed"] == 1
     run_path.write_text("q1\tQ0\ta\t1\t1\tsys x\n")  # the native scanner takes tabs and a trailing field
     if _native.lib is not None:
-        got = evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="400MB")
+        got = evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="500MB")
         assert got.runs[0].meta["reader"] == "duckdb"
         assert got.runs[0].meta["lines_with_trailing_fields_ignored"] == 1
     run_path.write_text("q1\tQ0\ta\t1\t+1\tsys\n")  # a score the scanner leaves to the robust reader
     with pytest.raises(InputFormatError, match="normalise the whitespace"):
-        evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="400MB")
+        evaluate_files(qrels_path, [run_path], ["AP"], memory_limit="500MB")
 
 
 @pytest.mark.parametrize(
@@ -106,7 +106,7 @@ def test_cli_memory_limit_routes_through_duckdb(tmp_path, force_external):
 
     qrels_path, run_path = _files(tmp_path)
     args = ["eval", str(qrels_path), str(run_path), "-m", "AP", "-m", "nDCG", "-f", "json"]
-    capped = CliRunner().invoke(main, [*args, "--memory-limit", "400MB"])
+    capped = CliRunner().invoke(main, [*args, "--memory-limit", "500MB"])
     plain = CliRunner().invoke(main, args)
     assert capped.exit_code == 0 and plain.exit_code == 0, capped.output
     a, b = json.loads(capped.stdout), json.loads(plain.stdout)
@@ -278,7 +278,7 @@ def test_a_duplicate_policy_is_applied_on_disk_not_by_reading_the_run_whole(
 
         m.setattr(plan, "IN_MEMORY_FACTOR", 10**12)  # too big for memory
         with pytest.raises(InputFormatError, match="normalise the whitespace"):
-            evaluate_files(qrels_path, [run_path], ["AP"], on_duplicate=policy, memory_limit="400MB")
+            evaluate_files(qrels_path, [run_path], ["AP"], on_duplicate=policy, memory_limit="500MB")
 
 
 def test_a_layout_duckdb_refuses_is_read_whole_when_the_limit_allows_it(tmp_path, monkeypatch):
@@ -348,10 +348,40 @@ def test_scores_written_dot_five_five_dot_and_minus_zero_between_runs_of_spaces(
     (tmp_path / "qrels").write_text("q 0 d1 1\nq 0 d2 0\nq 0 d3 2\n")
     (tmp_path / "run").write_text("q  Q0  d1  1  .5  t\nq  Q0  d2  2  5.  t\nq  Q0  d3  3  -0.0  t\n")
     args = ["eval", str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "AP", "-f", "json"]
-    capped = CliRunner().invoke(main, [*args, "--memory-limit", "400MB"])
+    capped = CliRunner().invoke(main, [*args, "--memory-limit", "500MB"])
     plain = CliRunner().invoke(main, args)
     assert capped.exit_code == 0 and plain.exit_code == 0, capped.output
     a, b = json.loads(capped.stdout), json.loads(plain.stdout)
     assert a["runs"][0]["reader"] == "duckdb"
     assert a["results"] == b["results"]
     assert a["results"]["per_query"]["t"]["q"]["AP(rel=1)"] == (1 / 2 + 2 / 3) / 2
+
+
+def test_duckdb_sorts_with_one_thread_per_128_mib_of_its_limit(monkeypatch):
+    """DuckDB's documented least is 128 MB a thread: its limit decides the threads, at most the cores this
+    process may run on (hand arithmetic: 64 MiB -> 1, 300 MiB -> 2, 2 GiB -> 16 capped at the cores)."""
+    monkeypatch.setattr(external.os, "sched_getaffinity", lambda pid: set(range(12)), raising=False)
+    assert external.duckdb_threads(64 << 20) == 1
+    assert external.duckdb_threads(300 << 20) == 2
+    assert external.duckdb_threads(2 << 30) == 12
+    monkeypatch.setattr(external.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert external.duckdb_threads(2 << 30) == 1
+
+
+def test_duckdb_out_of_memory_is_one_line_naming_the_file_and_limit(tmp_path, monkeypatch):
+    """A real DuckDB out-of-memory error (forced by giving its 64 MiB to 32 threads, which the thread rule
+    never does) reaches the user as one error naming the run, the limit and a larger one, not a traceback."""
+    monkeypatch.setattr(external, "duckdb_threads", lambda duck_bytes: 32)
+    monkeypatch.setattr(external, "process_bytes", lambda: 0)
+    run = tmp_path / "r.run"
+    order = sorted(range(1_000_000), key=lambda i: (i * 7919) % 1_000_000)
+    run.write_text(
+        "".join(f"q{i // 1000} Q0 d{i % 1000} {i % 1000 + 1} {1000 - i % 1000} r\n" for i in order)
+    )
+    with pytest.raises(ValidationError) as caught:
+        batches, *_ = external.run_batches(run, memory_limit=270 << 20)
+        for _ in batches:
+            pass
+    message = str(caught.value)
+    assert str(run) in message and "ran out of memory" in message and "283 MB" in message
+    assert "--memory-limit 566MB" in message and "\n" not in message

@@ -120,8 +120,8 @@ def test_every_path_gives_the_robust_readers_error(tmp_path, monkeypatch, name):
     from qrelkit.evaluation import plan
 
     monkeypatch.setattr(plan, "IN_MEMORY_FACTOR", 10**12)
-    assert _error(lambda: evaluate_files(qrels, [run], ["AP"], memory_limit="400MB")) == robust  # DuckDB
-    assert _error(lambda: evaluate_files(qrels, [run], ["nDCG@10"], memory_limit="400MB")) == robust
+    assert _error(lambda: evaluate_files(qrels, [run], ["AP"], memory_limit="500MB")) == robust  # DuckDB
+    assert _error(lambda: evaluate_files(qrels, [run], ["nDCG@10"], memory_limit="500MB")) == robust
 
 
 @pytest.mark.parametrize(
@@ -136,7 +136,7 @@ def test_the_command_line_gives_the_same_line_with_and_without_a_memory_limit(tm
     content, expected = BAD_RUNS[name]
     qrels, run = _files(tmp_path, content)
     lines = []
-    for extra in ([], ["--memory-limit", "400MB"]):  # every run is too big under the limit: DuckDB
+    for extra in ([], ["--memory-limit", "500MB"]):  # every run is too big under the limit: DuckDB
         result = CliRunner().invoke(main, ["eval", str(qrels), str(run), "-m", "AP", *extra])
         assert result.exit_code == 1, result.output
         lines.append(result.stderr.strip())

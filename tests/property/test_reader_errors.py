@@ -88,7 +88,7 @@ def test_every_path_agrees_on_a_damaged_run(tmp_path, monkeypatch, run):
 
     with monkeypatch.context() as m:
         m.setattr(plan, "IN_MEMORY_FACTOR", 10**12)  # every run is too big: DuckDB reads it
-        duck = _outcome(lambda: evaluate_files(qpath, [rpath], MEASURES, memory_limit="400MB"))
+        duck = _outcome(lambda: evaluate_files(qpath, [rpath], MEASURES, memory_limit="500MB"))
     if duck[0] == "error" and "normalise the whitespace" in duck[1]:
         assert robust[0] == "values"  # a layout only the robust reader takes (tabs, blank lines, ...)
         return

@@ -108,7 +108,7 @@ def _paths(qpath, rpath, measures, conv, monkeypatch, on_duplicate="error") -> d
                 )
             )
             m.setattr(plan, "IN_MEMORY_FACTOR", 10**12)  # too big for memory: stream or DuckDB
-            got[name + "-limited"] = _outcome(lambda: files(memory_limit="400MB"))
+            got[name + "-limited"] = _outcome(lambda: files(memory_limit="500MB"))
 
     parsed = parse_measures(measures)
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import os
 import re
 import tempfile
 from collections.abc import Callable, Iterator
@@ -54,8 +55,6 @@ SORT_BYTES = 2 << 30
 
 def process_bytes() -> int:
     """The resident memory of this process now (Linux: ``/proc/self/statm``; elsewhere the peak so far)."""
-    import os
-
     try:
         with open("/proc/self/statm") as statm:
             return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -69,8 +68,6 @@ def process_bytes() -> int:
 
 def sort_budget() -> int:
     """DuckDB's memory when no limit is given: :data:`SORT_BYTES`, or a quarter of the machine's memory."""
-    import os
-
     try:
         machine = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
@@ -84,12 +81,26 @@ MIN_RUN_BYTES = (64 << 20) + (1 << 14) * BATCH_ROW_BYTES
 #: What a run sorted on disk holds beyond DuckDB's own ``memory_limit`` and the batch being evaluated:
 #: DuckDB's buffers outside its limit (the table's insert buffers, the sort's runs being merged, the Arrow
 #: batch handed back and polars' copy of it). 150 to 160 MiB measured for 3 and 6 million rows, whatever
-#: the limit (benchmarks/memory_limit.py); at 1.5 million rows the process peaked at 1.05 to 1.10 times the
-#: smallest limit that counted 160 MiB and 0.96 when 200 MiB were (tests/evaluation/test_memory_limit_peaks.py),
-#: so 180 MiB is counted.
-DUCKDB_OVERHEAD_BYTES = 180 << 20
+#: the limit (benchmarks/memory_limit.py). At 1.5 million rows on one thread the process peaked at 0.92 to
+#: 1.02 times the smallest limit that counted 180 MiB (tests/evaluation/test_memory_limit_peaks.py, ten
+#: runs), so 200 MiB is counted.
+DUCKDB_OVERHEAD_BYTES = 200 << 20
 #: The least memory a run sorted on disk by DuckDB is read in beside what the process holds.
 DUCKDB_RUN_BYTES = DUCKDB_OVERHEAD_BYTES + MIN_RUN_BYTES
+#: DuckDB's own limit is shared by its threads, each needing at least this much (DuckDB's documented least,
+#: 128 MB a thread): more threads than the limit holds run out of memory sorting, and each adds buffers
+#: outside the limit (at the smallest limit, 0.91-0.96 of it at peak on one thread, 1.0-1.07 on four).
+DUCKDB_THREAD_BYTES = 128 << 20
+
+
+def duckdb_threads(duck_bytes: int) -> int:
+    """The threads DuckDB sorts with under its own limit of ``duck_bytes``: one per
+    :data:`DUCKDB_THREAD_BYTES` of it, at least one, at most the cores this process may run on."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, duck_bytes // DUCKDB_THREAD_BYTES))
 
 
 def budget(memory_limit: int) -> tuple[int, int]:
@@ -273,6 +284,8 @@ def run_batches(
     try:  # the connection and its directory go on any error before the batches own them
         duck_bytes, rows = budget(memory_limit)
         con.execute(f"SET memory_limit = '{duck_bytes // 2**20}MB'")
+        threads = duckdb_threads(duck_bytes)
+        con.execute(f"SET threads = {threads}")
         con.execute(f"SET temp_directory = '{tmp.name}'")
         con.execute("SET preserve_insertion_order = true")
 
@@ -338,11 +351,16 @@ def run_batches(
             "reader": "duckdb",
             "memory_limit_bytes": memory_limit,
             "duckdb_memory_limit_bytes": duck_bytes,
+            "duckdb_threads": threads,
             "sorted_on_disk": reason,
             "rows_read": read,
         }
         if trailing:
             meta["lines_with_trailing_fields_ignored"] = trailing
+    except duckdb.OutOfMemoryException:
+        con.close()
+        tmp.cleanup()
+        _out_of_memory(source, memory_limit)
     except BaseException:
         con.close()
         tmp.cleanup()
@@ -375,11 +393,24 @@ def run_batches(
                     yield checked(complete)
             if carry is not None and carry.height:
                 yield checked(carry)
+        except duckdb.OutOfMemoryException:
+            _out_of_memory(source, memory_limit)
         finally:
             con.close()
             tmp.cleanup()
 
     return batches(), fingerprint, run_name, meta
+
+
+def _out_of_memory(source: str, memory_limit: int) -> NoReturn:
+    """DuckDB could not sort the run within its share of ``memory_limit``: one line naming the file and the
+    limit, and what to give instead."""
+    raise ValidationError(
+        f"DuckDB ran out of memory sorting the run within the memory limit of {memory_limit // 1_000_000} MB",
+        source=source,
+        fix=f"give a larger limit (--memory-limit {2 * memory_limit // 1_000_000}MB), or free disk space in "
+        "the temporary directory DuckDB spills to",
+    )
 
 
 def _layout_error(source: str, detail: str, fix: str | None = None) -> LayoutRefused:
