@@ -362,12 +362,13 @@ def human_of(qrels: str, human: str | None, manifest: str | None, estimator: str
     if human is None and manifest is None and not manifest_path(qrels).is_file():
         return None
     from ..estimation import human_for
+    from .output import warn
 
     choice = human_for(qrels, human, manifest, estimator)
     for line in choice.notes:
         click.echo(line, err=True)
     for warning in choice.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        warn(warning)
     return choice.path
 
 

@@ -72,15 +72,26 @@ def stderr_joins_stdout() -> bool:
     return not _isatty(sys.stdout) and (out.st_dev, out.st_ino) == (err.st_dev, err.st_ino)
 
 
-def echo_warnings(warnings: Any, printed: bool) -> None:
-    """Each warning on stderr as ``warning: ...``, unless the result ``printed`` on stdout carries them and
-    stderr is the same log (:func:`stderr_joins_stdout`): one place each."""
+def warn(warning: str) -> None:
+    """``warning: ...`` on stderr, once per command: a line this command said already (the people's qrels'
+    choice and the estimates carry the same manifest warning) is not said again."""
     import click
 
+    context = click.get_current_context(silent=True)
+    said: set[str] = context.meta.setdefault("qrelkit.warnings_said", set()) if context else set()
+    if warning in said:
+        return
+    said.add(warning)
+    click.echo(f"warning: {warning}", err=True)
+
+
+def echo_warnings(warnings: Any, printed: bool) -> None:
+    """Each warning on stderr (:func:`warn`), unless the result ``printed`` on stdout carries them and
+    stderr is the same log (:func:`stderr_joins_stdout`): one place each."""
     if printed and stderr_joins_stdout():
         return
     for warning in warnings:
-        click.echo(f"warning: {warning}", err=True)
+        warn(warning)
 
 
 def default_format(out_format: str | None, file_format: str | None = None) -> str:

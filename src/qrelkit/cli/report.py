@@ -123,8 +123,10 @@ def _announce(dossier: Any, output: str, size: int) -> None:
     click.echo(
         f"wrote {output} ({size / 1e6:.2f} MB: {len(dossier.results.run_names)} runs, one page)", err=True
     )
+    from .output import warn
+
     for warning in (*dossier.results.warnings, *(dossier.estimates.warnings if dossier.estimates else ())):
-        click.echo(f"warning: {warning}", err=True)
+        warn(warning)
     sys.stderr.flush()
     click.echo("bottom line:")
     for sentence in dossier.comparison.bottom_line():

@@ -116,6 +116,9 @@ def _check_estimates(cli, folder: Path, runs: list[Path], tmp: Path) -> str:
     reported = cli("report", predictor, *runs, "-o", page, "--permutations", "200", *rubric)
     assert reported.exit_code == 0, reported.output
     assert line in reported.stderr
+    # once, though the people's qrels' choice and the estimates carry it
+    for said in (text, compared, reported):
+        assert said.stderr.count(line) == 1, said.stderr
     return line
 
 
