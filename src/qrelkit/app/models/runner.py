@@ -20,11 +20,8 @@ pair whose every attempt failed stays ungraded, is counted, and is asked again b
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import os
 import sqlite3
-import struct
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -36,6 +33,7 @@ from qrelkit.errors import QrelkitError, ValidationError
 from qrelkit.rubric import Rubric
 
 from ..grades import PairClosed, RubricChanged
+from ..locks import try_lock_byte
 from ..phases import phase_of
 from ..store import Store, now
 from .access import full_pool_open, role_of
@@ -73,11 +71,9 @@ def run_lock(db: os.PathLike[str] | str, model: ModelLabeller) -> Iterator[None]
     ``probe``) of the same labeller, from any process or thread, is refused with one line instead of
     asking and paying for the same pairs again.
 
-    An open-file-description lock (Linux's ``F_OFD_SETLK``) on one byte of :func:`run_lock_path`, a file
-    of its own: never the database file, since closing a descriptor of the database would drop the
-    process's POSIX locks that SQLite holds on it. It holds between threads of one process, and the kernel
-    releases it however the process ends. Where OFD locks do not exist, ``lockf`` on that byte (between
-    processes only)."""
+    A lock of one byte of :func:`run_lock_path` (:func:`qrelkit.app.locks.try_lock_byte`), a file of its
+    own: never the database file, since closing a descriptor of the database would drop the process's POSIX
+    locks that SQLite holds on it."""
     path = run_lock_path(db)
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
@@ -87,21 +83,12 @@ def run_lock(db: os.PathLike[str] | str, model: ModelLabeller) -> Iterator[None]
             fix="run from an account that can write in the database's folder",
         ) from None
     try:
-        offset = RUN_LOCK_BASE + int(model.user_id)
-        try:
-            if hasattr(fcntl, "F_OFD_SETLK"):
-                request = struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, offset, 1, 0)
-                fcntl.fcntl(fd, fcntl.F_OFD_SETLK, request)
-            else:  # pragma: no cover - platforms without OFD locks
-                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, offset)
-        except OSError as exc:
-            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise
+        if not try_lock_byte(fd, RUN_LOCK_BASE + int(model.user_id)):
             raise QrelkitError(
                 f"model labeller {model.name!r} is already running on {db} (`judge model run` or `probe`); "
                 "one run per labeller at a time, so that no pair is paid for twice",
                 fix="wait for that run to end (or stop it), then run again: it asks only for what is left",
-            ) from None
+            )
         yield
     finally:
         os.close(fd)

@@ -46,6 +46,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from qrelkit.errors import QrelkitError
 
+from ..locks import try_lock_byte
+
 __all__ = [
     "GuardedH11Protocol",
     "ServerLimits",
@@ -314,10 +316,9 @@ def _identity_lock(db: Path) -> Iterator[None]:
     """Lock the database file itself (its device and inode, whatever the path), so that a symlink or a
     hard link to a served database is refused too.
 
-    An open-file-description lock (Linux's ``F_OFD_SETLK``) on one byte SQLite does not use: it neither
-    conflicts with SQLite's own locks nor is dropped when another descriptor of the file closes, and
-    the kernel releases it however the process ends. Where OFD locks do not exist, ``flock`` on the file.
-    The descriptor stays open until the server is done (after the store closed).
+    A lock of one byte SQLite does not use (:func:`qrelkit.app.locks.try_lock_byte`): it neither conflicts
+    with SQLite's own locks nor is dropped when another descriptor of the file closes. The descriptor stays
+    open until the server is done (after the store closed).
     """
     try:
         fd = os.open(db, os.O_RDWR)
@@ -325,22 +326,12 @@ def _identity_lock(db: Path) -> Iterator[None]:
         raise QrelkitError(f"cannot open {db} to lock it: {exc.strerror or exc}") from None
     try:
         st = os.fstat(fd)
-        try:
-            if hasattr(fcntl, "F_OFD_SETLK"):
-                import struct
-
-                request = struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, IDENTITY_LOCK_BYTE, 1, 0)
-                fcntl.fcntl(fd, fcntl.F_OFD_SETLK, request)
-            else:  # pragma: no cover - platforms without OFD locks
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise
+        if not try_lock_byte(fd, IDENTITY_LOCK_BYTE, whole_file_fallback=True):
             raise QrelkitError(
                 f"{db} is already being served under another name (the same file, device {st.st_dev} "
                 f"inode {st.st_ino}: a symlink or hard link to it); one `qrelkit judge serve` per database: "
                 "stop that one first, or use its address"
-            ) from None
+            )
         yield
     finally:
         os.close(fd)
