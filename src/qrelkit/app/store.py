@@ -307,6 +307,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (7, "the project's key for signing manifests", _V7),
     (8, "segments: pairs added after the pool closed", _V8),
     (9, "model labellers' roles: predictor, retired", _model_schema.ROLES_MIGRATION),
+    (10, "model labellers' grade probabilities", _model_schema.PROBABILITIES_MIGRATION),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

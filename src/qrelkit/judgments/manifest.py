@@ -37,7 +37,8 @@ Fields (every field is always present; unknown values are ``null``)::
     prediction_powered    written by a judging project's final export when model labellers' grades count in
                           the final qrels, or a predictor graded (null otherwise): {"model_qrels": [{"path",
                           "sha256", "queries", "judgments", "labeller", "model_id", "role" (labeller or
-                          predictor; a predictor's adds "gate", "failing" and "role_decision")}], "human_qrels": {"path", "sha256", "queries",
+                          predictor; a predictor's adds "gate", "failing" and "role_decision"), "probabilities" (the side file
+                          of its grade probabilities, {"path", "sha256", "pairs", "grades"}, or null)}], "human_qrels": {"path", "sha256", "queries",
                           "judgments", "grades"}, "sample": {"drawn": "random" (the calibration queries are
                           the project's seeded random draw, recomputed) or "given", "seed", "count", "round",
                           "candidates", "queries"}}; each model's qrels carry a manifest of their own with

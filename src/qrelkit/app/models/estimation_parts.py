@@ -12,7 +12,9 @@ take no part), the calibration sample being the queries :func:`qrelkit.app.phase
 reports (drawn at random with the project seed, recomputed). Every manifest of the export records the
 field ``prediction_powered`` (:mod:`qrelkit.judgments.manifest`), naming the files with their SHA-256 and
 how the calibration queries were drawn; ``qrelkit eval MODEL_QRELS RUNS`` reads it
-(:func:`qrelkit.judgments.manifest.human_source`).
+(:func:`qrelkit.judgments.manifest.human_source`). A model's grade probabilities, when its grades carry
+them, go beside its qrels in ``<qrels>.probabilities.tsv`` (:mod:`qrelkit.formats.probabilities`), named
+with their SHA-256 in its ``model_qrels`` entry.
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ def estimation_parts(
     models: Sequence[Mapping[str, Any]],
     people: Callable[[], Mapping[tuple[str, str], int]],
     grades_of: Callable[[str], Mapping[tuple[str, str], int]],
+    probabilities_of: Callable[[str], dict[tuple[str, str], dict[int, float]]] | None = None,
+    scale: Sequence[int] = (),
 ) -> tuple[dict[str, Any] | None, list[tuple[str, str, dict[str, Any], dict[tuple[str, str], int]]]]:
     """(the ``prediction_powered`` field, or ``None`` when no model's grades count or there is no
     calibration sample; the files to write beside the final qrels called ``name``: ``(file name, qrels
@@ -59,7 +63,9 @@ def estimation_parts(
 
     ``people()``: the people's merged grades, model grades taking no part
     (:func:`qrelkit.app.grades.final_grades` with ``people_only``); ``grades_of(name)``: a labeller's
-    current grades (:func:`qrelkit.app.grades.labeller_grades`)."""
+    current grades (:func:`qrelkit.app.grades.labeller_grades`); ``probabilities_of(name)``: its grades'
+    probabilities (:func:`.probabilities.labeller_probabilities`), written beside its qrels in
+    ``<qrels>.probabilities.tsv`` on ``scale`` and named in its entry (``probabilities``; null without)."""
     from qrelkit.data.values import Qrels
     from qrelkit.formats import qrels_text
 
@@ -93,8 +99,16 @@ def estimation_parts(
         if predictor:  # its gate is still decided and reported: an estimate says what the judge is
             entry.update(gate=m.get("gate"), failing=list(m.get("failing") or ()),
                          role_decision=m.get("role_decision"))  # fmt: skip
+        side = None
+        if probabilities_of is not None and scale:
+            from .probabilities import side_file
+
+            side = side_file(probabilities_of(str(m["name"])), scale, model_name)
+        entry["probabilities"] = None if side is None else side[2]
         model_entries.append(entry)
         files.append((model_name, text, dict(m), grades))
+        if side is not None:
+            files.append((side[0], side[1], {}, {}))
     field = {
         "model_qrels": model_entries,
         "human_qrels": {
