@@ -707,22 +707,15 @@ def export_labeller(
 
     from qrelkit.formats.outputs import write_outputs
 
-    from .models.probabilities import labeller_probabilities, side_file
+    from .models.probabilities import labeller_side_file
 
     text = labeller_qrels_text(store, name, rubric_hash=rubric_hash)
-    found = store.read(lambda c: labeller_probabilities(c, name, rubric_hash=rubric_hash))
-    scale = store.read(lambda c: rubric_by_hash(c, rubric_hash or phase_of(c).rubric_hash)).scale
-    side = side_file(found, scale, Path(path).name) if found else None
+    side = store.read(lambda c: labeller_side_file(c, name, Path(path).name, rubric_hash=rubric_hash))
     files = [(Path(path), text)] + ([] if side is None else [(Path(path).with_name(side[0]), side[1])])
     write_outputs(files)
-    judgments = text.count("\n")
-    return {
-        "path": str(path),
-        "labeller": name,
-        "judgments": judgments,
-        "sha256": hashlib.sha256(text.encode()).hexdigest(),
-        "probabilities": None if side is None else {**side[2], "path": str(files[1][0])},
-    }
+    return {"path": str(path), "labeller": name, "judgments": text.count("\n"),
+            "sha256": hashlib.sha256(text.encode()).hexdigest(),
+            "probabilities": None if side is None else {**side[2], "path": str(files[1][0])}}  # fmt: skip
 
 
 def final_qrels_text(
@@ -779,14 +772,11 @@ def final_qrels_text(
         qrels, manifest = qrels_with_manifest_text(_qrels(grades, name), name, fields, key=key)
         return qrels, manifest, counts
     from .models.estimation_parts import estimation_parts
-    from .models.probabilities import labeller_probabilities
 
     field, parts = estimation_parts(
         store, rubric.content_hash, name, fields["model_labellers"],
         people=lambda: final_grades(store, rubric_hash=rubric.content_hash, people_only=True)[0],
         grades_of=lambda n: store.read(lambda c: labeller_grades(c, n, rubric_hash=rubric.content_hash)),
-        probabilities_of=lambda n: store.read(lambda c: labeller_probabilities(c, n, rubric_hash=rubric.content_hash)),
-        scale=rubric.scale,
     )  # fmt: skip
     fields = {**fields, "prediction_powered": field}
     qrels, manifest = qrels_with_manifest_text(_qrels(grades, name), name, fields, key=key)

@@ -593,7 +593,9 @@ def export_command(
                 )
         else:
             info = export_labeller(store, labeller or "", output, rubric_hash=rubric.content_hash)
-            click.echo(f"wrote {info['judgments']} judgments by {labeller} to {output}")
+            side = info.get("probabilities")
+            click.echo(f"wrote {info['judgments']} judgments by {labeller} to {output}"
+                       + ("" if side is None else f" and {side['pairs']} pairs' grade probabilities to {side['path']}"))  # fmt: skip
     finally:
         store.close()
 

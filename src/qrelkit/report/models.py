@@ -102,9 +102,9 @@ def render_model_status(status: dict[str, Any]) -> str:
     out.append(f"cost: {cost['grades']} grades, {cost['prompt_tokens']} prompt + {cost['completion_tokens']} "
                f"completion tokens, {cost['latency_ms'] / 1000:.1f} s; failures: {fail['attempts']} attempts, "
                f"{fail['pairs_given_up']} pairs given up")  # fmt: skip
-    line = probabilities_line(status)
-    if line:
-        out.append(line)
+    carried = probabilities_line(status)
+    if carried:
+        out.append(carried)
     for event in status["gate_history"]:
         extra = (
             f": {event['reason']} (by {event['by']})"

@@ -54,8 +54,6 @@ def estimation_parts(
     models: Sequence[Mapping[str, Any]],
     people: Callable[[], Mapping[tuple[str, str], int]],
     grades_of: Callable[[str], Mapping[tuple[str, str], int]],
-    probabilities_of: Callable[[str], dict[tuple[str, str], dict[int, float]]] | None = None,
-    scale: Sequence[int] = (),
 ) -> tuple[dict[str, Any] | None, list[tuple[str, str, dict[str, Any], dict[tuple[str, str], int]]]]:
     """(the ``prediction_powered`` field, or ``None`` when no model's grades count or there is no
     calibration sample; the files to write beside the final qrels called ``name``: ``(file name, qrels
@@ -63,13 +61,14 @@ def estimation_parts(
 
     ``people()``: the people's merged grades, model grades taking no part
     (:func:`qrelkit.app.grades.final_grades` with ``people_only``); ``grades_of(name)``: a labeller's
-    current grades (:func:`qrelkit.app.grades.labeller_grades`); ``probabilities_of(name)``: its grades'
-    probabilities (:func:`.probabilities.labeller_probabilities`), written beside its qrels in
-    ``<qrels>.probabilities.tsv`` on ``scale`` and named in its entry (``probabilities``; null without)."""
+    current grades (:func:`qrelkit.app.grades.labeller_grades`). A model's grade probabilities are written
+    beside its qrels in ``<qrels>.probabilities.tsv`` and named in its entry (``probabilities``; null
+    without: :func:`.probabilities.labeller_side_file`)."""
     from qrelkit.data.values import Qrels
     from qrelkit.formats import qrels_text
 
     from ..phases import calibration_sample
+    from .probabilities import labeller_side_file
 
     counted = [m for m in models if m.get("counted_in_final") and m.get("final_grades_with_model_vote")]
     counted += [m for m in models if m.get("role") == "predictor" and grades_of(str(m["name"]))]
@@ -99,11 +98,9 @@ def estimation_parts(
         if predictor:  # its gate is still decided and reported: an estimate says what the judge is
             entry.update(gate=m.get("gate"), failing=list(m.get("failing") or ()),
                          role_decision=m.get("role_decision"))  # fmt: skip
-        side = None
-        if probabilities_of is not None and scale:
-            from .probabilities import side_file
-
-            side = side_file(probabilities_of(str(m["name"])), scale, model_name)
+        side = store.read(
+            lambda c, n=str(m["name"]), f=model_name: labeller_side_file(c, n, f, rubric_hash=rubric_hash)
+        )
         entry["probabilities"] = None if side is None else side[2]
         model_entries.append(entry)
         files.append((model_name, text, dict(m), grades))

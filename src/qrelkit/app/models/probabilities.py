@@ -13,9 +13,9 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from ..phases import phase_of
+from ..phases import phase_of, rubric_by_hash
 
-__all__ = ["labeller_probabilities", "side_file"]
+__all__ = ["labeller_probabilities", "labeller_side_file", "side_file"]
 
 
 def labeller_probabilities(
@@ -56,3 +56,12 @@ def side_file(
     entry = {"path": name, "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "pairs": len(rows),
              "grades": f"0..{top}"}  # fmt: skip
     return name, text, entry
+
+
+def labeller_side_file(
+    conn: sqlite3.Connection, name: str, qrels_name: str, *, rubric_hash: str | None = None
+) -> tuple[str, str, dict[str, Any]] | None:
+    """:func:`side_file` of the labeller's grades under one rubric version (default: the current one)."""
+    version = rubric_hash or phase_of(conn).rubric_hash
+    found = labeller_probabilities(conn, name, rubric_hash=version)
+    return side_file(found, rubric_by_hash(conn, version).scale, qrels_name) if found else None
