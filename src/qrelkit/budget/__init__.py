@@ -14,6 +14,7 @@ See docs/judging-budget.md.
 
 from __future__ import annotations
 
+from . import baselines  # noqa: F401  (registers random-queries, random-pairs, pool-order)
 from .base import STRATEGIES, Estimate, Selection, State, Strategy, register, strategy
 from .oracle import Oracle
 from .problem import Problem, build_problem
