@@ -18,6 +18,9 @@ from .base import STRATEGIES, Estimate, Selection, State, Strategy, register, st
 from .oracle import Oracle
 from .problem import Problem, build_problem
 
+# the strategies register themselves in STRATEGIES on import
+from . import active as active  # noqa: E402
+
 __all__ = [
     "STRATEGIES",
     "Estimate",

@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -56,32 +57,31 @@ _MEASURE = re.compile(r"^(nDCG|P|R)@(\d+)$")
 CELL_PRIOR = 3.0
 #: Pseudo-count of the shrinkage of a query's leniency towards none (in pairs).
 SHIFT_PRIOR = 4.0
-#: Pseudo-count spread evenly over the grades of each row of the collection-wide confusion.
+#: Pseudo-count of each row of the collection-wide confusion (half on the model's own grade, half spread).
 ROW_PRIOR = 1.0
 
 
 @dataclass(frozen=True)
 class MeasureForm:
-    """A per-query measure as ``numerator / norm``: the numerator a rank-discounted sum of the pairs'
-    gains in a run's top ``depth``, the norm a function of the query's counts of pairs at or above each
-    grade (nDCG: the ideal DCG of those counts; R@k: the count at or above the relevance level; P@k: 1,
-    the discount holding 1/k). With gains nondecreasing in the grade and gain 0 for grade 0, the value
-    at integer grades equals the measure under qrelkit's default conventions (linear gain, the ideal over
-    every judged pair, unjudged pairs in place with gain 0)."""
+    """A per-query measure as ``numerator / norm``: the numerator a weighted sum of the gains of the pairs
+    in a run's top k (``weight``: the rank's discount, shared evenly within a block of tied scores), the
+    norm a function of the query's counts of pairs at or above each grade (nDCG: the ideal DCG of those
+    counts; R@k: the count at or above the relevance level; P@k: 1, the weights holding 1/k). With gains
+    nondecreasing in the grade and gain 0 for grade 0, the value at integer grades is the measure with the
+    ideal over every judged pair and unjudged pairs in place with gain 0."""
 
     measure: str
     kind: str  # "ndcg", "precision" or "recall"
-    ranks: np.ndarray  # int64 [runs, queries, depth]: pair index at each rank, -1 for none
-    query_of: np.ndarray  # int64 [pairs]
+    runs: int
     queries: int
+    query_of: np.ndarray  # int64 [pairs]
     max_grade: int
-    gain: np.ndarray  # float64 [max_grade + 1]: the numerator's gain of each grade
-    discount: np.ndarray  # float64 [depth]
-    relevant: int  # the lowest relevant grade (P@k, R@k)
-
-    @property
-    def runs(self) -> int:
-        return int(self.ranks.shape[0])
+    row: np.ndarray  # int64 [entries]: run * queries + query
+    pair: np.ndarray  # int64 [entries]: the pair whose gain the entry weighs
+    weight: np.ndarray  # float64 [entries]
+    gain: np.ndarray  # float64 [max_grade + 1]: the gain of each grade
+    ideal_discount: np.ndarray  # float64 [k]: the ideal DCG's discount of each rank (nDCG)
+    relevant: int  # the lowest relevant grade (R@k)
 
     @property
     def pairs(self) -> int:
@@ -96,7 +96,6 @@ class MeasureForm:
 
     def _norm(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(norm [queries], d norm / d counts [queries, max_grade])."""
-        depth = len(self.discount)
         if self.kind == "precision":
             return np.ones(self.queries), np.zeros_like(counts)
         if self.kind == "recall":
@@ -104,39 +103,59 @@ class MeasureForm:
             grad[:, self.relevant - 1] = 1.0
             return counts[:, self.relevant - 1].copy(), grad
         steps = np.diff(self.gain)  # gain added by each grade over the one below, [max_grade]
-        position = np.arange(depth, dtype=float)  # k - 1 for rank k
-        filled = np.clip(counts[:, :, None] - position[None, None, :], 0.0, 1.0)
-        norm = (filled * self.discount[None, None, :]).sum(axis=2) @ steps
-        inside = (counts[:, :, None] >= position) & (counts[:, :, None] < position + 1.0)
-        grad = (inside * self.discount[None, None, :]).sum(axis=2) * steps[None, :]
+        position = np.arange(len(self.ideal_discount), dtype=float)  # k - 1 for rank k
+        c = counts[:, :, None]
+        filled = np.clip(c - position[None, None, :], 0.0, 1.0)
+        norm = (filled * self.ideal_discount).sum(axis=2) @ steps
+        inside = (c >= position) & (c < position + 1.0)
+        grad = (inside * self.ideal_discount).sum(axis=2) * steps[None, :]
         return norm, grad
 
     def _numerator(self, x: np.ndarray) -> np.ndarray:
-        gains = np.append(x @ self.gain, 0.0)  # index -1: no pair at that rank, gain 0
-        return (gains[self.ranks] * self.discount[None, None, :]).sum(axis=2)
+        gains = x @ self.gain
+        flat = np.bincount(
+            self.row, weights=self.weight * gains[self.pair], minlength=self.runs * self.queries
+        )
+        return flat.reshape(self.runs, self.queries)
 
-    def values(self, x: np.ndarray) -> np.ndarray:
+    def counts(self, x: np.ndarray, at_least: np.ndarray | None = None) -> np.ndarray:
+        """float64 [queries, max_grade]: column g-1 the query's count of pairs of grade >= g under ``x``,
+        raised to ``at_least`` where given (counts known to be reached: the people's grades bought)."""
+        counts = self._at_least(x)
+        return counts if at_least is None else np.maximum(counts, at_least)
+
+    def values(self, x: np.ndarray, at_least: np.ndarray | None = None) -> np.ndarray:
         """float64 [runs, queries]: the per-query values when pair i's grade has distribution (or
-        indicator) ``x[i]`` over 0..max_grade; 0 where the norm is not positive."""
-        norm, _ = self._norm(self._at_least(x))
+        indicator) ``x[i]`` over 0..max_grade; 0 where the norm is not positive. ``at_least``: as for
+        :meth:`counts`."""
+        norm, _ = self._norm(self.counts(x, at_least))
         num = self._numerator(x)
         safe = np.where(norm > 0, norm, 1.0)
-        return np.where(norm[None, :] > 0, num / safe[None, :], 0.0)
+        out: np.ndarray = np.where(norm[None, :] > 0, num / safe[None, :], 0.0)
+        return out
+
+    def values_with(self, x: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """As :meth:`values`, the norm from the given ``counts`` [queries, max_grade]."""
+        norm, _ = self._norm(counts)
+        num = self._numerator(x)
+        safe = np.where(norm > 0, norm, 1.0)
+        out: np.ndarray = np.where(norm[None, :] > 0, num / safe[None, :], 0.0)
+        return out
 
     def gradient(self, x: np.ndarray, pairs: np.ndarray) -> np.ndarray:
         """float64 [len(pairs), runs, max_grade + 1]: d value[r, query of the pair] / d x[pair, g] at ``x``
-        (the rest of the query's values do not depend on the pair)."""
+        (the other queries' values do not depend on the pair)."""
         counts = self._at_least(x)
         norm, dnorm = self._norm(counts)
         num = self._numerator(x)
         q = self.query_of[pairs]
         out = np.zeros((len(pairs), self.runs, self.max_grade + 1))
-        row_of = np.full(self.pairs + 1, -1, dtype=np.int64)  # index -1 (no pair) stays -1
+        row_of = np.full(self.pairs, -1, dtype=np.int64)
         row_of[pairs] = np.arange(len(pairs))
-        rows = row_of[self.ranks]  # [runs, queries, depth]
-        r, _, k = np.nonzero(rows >= 0)
-        # the numerator: each rank a pair holds in each run
-        np.add.at(out, (rows[rows >= 0], r), self.discount[k][:, None] * self.gain[None, :])
+        at = row_of[self.pair]
+        hit = at >= 0
+        # the numerator: each weighted place the pair holds in each run's top k
+        np.add.at(out, (at[hit], self.row[hit] // self.queries), self.weight[hit, None] * self.gain[None, :])
         safe = np.where(norm > 0, norm, 1.0)[q]
         out /= safe[:, None, None]
         # the norm: x[pair, g] adds to the count at or above every grade up to g
@@ -148,9 +167,22 @@ class MeasureForm:
 
 
 def measure_form(
-    measure: str, ranks: np.ndarray, query_of: np.ndarray, queries: int, max_grade: int, relevant: int = 1
+    measure: str,
+    ranks: np.ndarray,
+    query_of: np.ndarray,
+    queries: int,
+    max_grade: int,
+    *,
+    gain: np.ndarray | None = None,
+    discount: np.ndarray | None = None,
+    relevant: int = 1,
+    ties: Any = None,
 ) -> MeasureForm:
-    """The :class:`MeasureForm` of ``measure`` (nDCG@k, P@k or R@k) over the runs' ``ranks``."""
+    """The :class:`MeasureForm` of ``measure`` (nDCG@k, P@k or R@k) over the runs' ``ranks`` (int64 [runs,
+    queries, k]: the pair at each rank, -1 for none). ``gain`` (per grade; default linear) and
+    ``discount`` (per rank; default 1 / log2(rank + 1)) for nDCG; ``ties``: the blocks of tied scores
+    that touch the top k (attributes ``run``, ``query``, ``size``, ``member_block``, ``member_pair``,
+    ``cover_block``, ``cover_pos`` as :class:`qrelkit.budget.problem.TieBlocks`), or None."""
     match = _MEASURE.match(measure)
     if match is None:
         raise ValidationError(
@@ -159,18 +191,51 @@ def measure_form(
             fix="-m nDCG@10 (or P@k, R@k)",
         )
     family, depth = match.group(1), int(match.group(2))
-    if ranks.ndim != 3 or ranks.shape[2] < depth:
-        raise ValidationError(f"ranks of shape {ranks.shape} hold fewer than {depth} ranks for {measure}")
-    ranks = np.ascontiguousarray(ranks[:, :, :depth], dtype=np.int64)
+    ranks = np.asarray(ranks, dtype=np.int64)
+    if ranks.ndim != 3 or ranks.shape[2] != depth:
+        raise ValidationError(
+            f"ranks of shape {ranks.shape} for {measure}: give {depth} ranks a run and query"
+        )
+    runs = ranks.shape[0]
     grades = np.arange(max_grade + 1, dtype=float)
     if family == "nDCG":
-        gain, discount, kind = grades, 1.0 / np.log2(np.arange(2, depth + 2)), "ndcg"
+        kind = "ndcg"
+        gain_v = grades if gain is None else np.asarray(gain, dtype=float)
+        disc = (
+            1.0 / np.log2(np.arange(2, depth + 2)) if discount is None else np.asarray(discount, dtype=float)
+        )
     else:
-        gain = (grades >= relevant).astype(float)
-        discount = np.full(depth, 1.0 / depth if family == "P" else 1.0)
         kind = "precision" if family == "P" else "recall"
-    return MeasureForm(measure, kind, ranks, np.asarray(query_of, dtype=np.int64), queries, max_grade,
-                       gain, discount, relevant)  # fmt: skip
+        gain_v = (grades >= relevant).astype(float)
+        disc = np.full(depth, 1.0 / depth if family == "P" else 1.0)
+    r, q, k = np.nonzero(np.ones(ranks.shape, dtype=bool))
+    flat = ranks.ravel()
+    keep = flat >= 0
+    row, pair, weight = (r * queries + q)[keep], flat[keep], disc[k][keep]
+    if ties is not None and len(ties.run):
+        # a position inside a block of tied scores holds the mean gain of the block's members
+        cb = np.asarray(ties.cover_block, dtype=np.int64)
+        c_run, c_query, c_pos = ties.run[cb], ties.query[cb], np.asarray(ties.cover_pos, dtype=np.int64)
+        tied = np.zeros(ranks.shape, dtype=bool)
+        tied[c_run, c_query, c_pos] = True
+        plain = ~tied.ravel()[keep]
+        row, pair, weight = row[plain], pair[plain], weight[plain]
+        mb = np.asarray(ties.member_block, dtype=np.int64)
+        order = np.argsort(mb, kind="stable")
+        member_pair = np.asarray(ties.member_pair, dtype=np.int64)[order]
+        count = np.bincount(mb, minlength=len(ties.run))
+        first = np.concatenate([[0], np.cumsum(count)[:-1]])
+        each = count[cb]  # members for each covered position
+        cover = np.repeat(np.arange(len(cb)), each)
+        offset = np.arange(int(each.sum())) - np.repeat(np.cumsum(each) - each, each)
+        members = member_pair[first[cb][cover] + offset]
+        ok = members >= 0
+        row = np.concatenate([row, (c_run * queries + c_query)[cover][ok]])
+        pair = np.concatenate([pair, members[ok]])
+        size = np.asarray(ties.size, dtype=float)[cb][cover]
+        weight = np.concatenate([weight, (disc[c_pos[cover]] / size)[ok]])
+    return MeasureForm(measure, kind, runs, queries, np.asarray(query_of, dtype=np.int64), max_grade,
+                       row, pair, weight, gain_v, disc, relevant)  # fmt: skip
 
 
 def _one_hot(grades: np.ndarray, max_grade: int) -> np.ndarray:
@@ -194,7 +259,12 @@ def _shifted(rows: np.ndarray, shift: np.ndarray) -> np.ndarray:
 
 
 def calibrate(
-    query_of: np.ndarray, model: np.ndarray, bought: np.ndarray, grades: np.ndarray, max_grade: int, queries: int
+    query_of: np.ndarray,
+    model: np.ndarray,
+    bought: np.ndarray,
+    grades: np.ndarray,
+    max_grade: int,
+    queries: int,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The model's grades calibrated to the people's scale from the people's sample, per query.
 
@@ -210,7 +280,7 @@ def calibrate(
     model = np.asarray(model, dtype=np.int64)
     bm, bq = model[bought], query_of[bought]
     e = _one_hot(grades, max_grade)
-    conf = np.full((g1, g1), ROW_PRIOR / g1)
+    conf = ROW_PRIOR * (0.5 * np.eye(g1) + 0.5 / g1)  # before any grade: the model's grade, unsure
     np.add.at(conf, bm, e)
     row_n = conf.sum(axis=1)
     mean = conf @ scale / row_n  # expected people's grade per model grade
@@ -272,56 +342,55 @@ def design_estimate(
     probability: np.ndarray,
     alpha: float = 0.05,
     estimator: str = "difference (Horvitz-Thompson)",
+    reason: str | None = None,
 ) -> DesignEstimate:
     """The difference estimator under the design (module docstring).
 
     ``predicted`` [pairs, G + 1]: every pair's predicted grade distribution; ``held_out`` [bought, G + 1]:
     each bought pair's prediction fitted without its own grade; ``grades``: the people's grades of
-    ``bought``; ``probability`` [pairs]: each pair's inclusion probability (1 for a pair taken with
-    certainty; an unbought pair's is the chance it had)."""
+    ``bought``; ``probability``: each bought pair's inclusion probability (1 for a pair taken with
+    certainty). The design must have given every unbought pair a positive chance; when it did not, the
+    caller says why in ``reason`` and the intervals are NaN."""
     bought = np.asarray(bought, dtype=np.int64)
     grades = np.asarray(grades, dtype=np.int64)
-    probability = np.asarray(probability, dtype=float)
+    pi = np.asarray(probability, dtype=float)
     if len(np.unique(bought)) != len(bought):
         raise ValidationError("a pair is bought twice in the sample the estimate rests on")
-    if len(bought) and not np.all(probability[bought] > 0):
-        raise ValidationError("a bought pair has inclusion probability 0")
-    pi = probability[bought]
+    if len(pi) != len(bought) or not np.all((pi > 0) & (pi <= 1.0 + 1e-9)):
+        raise ValidationError("each bought pair needs an inclusion probability in (0, 1]")
     e = _one_hot(grades, form.max_grade)
     x = np.array(predicted, dtype=float, copy=True)
     certain = pi >= 1.0
     drawn = ~certain
     x[bought[certain]] = e[certain]
+    smooth = x.copy()  # the prediction with the bought grades in place: where the derivative is taken
+    smooth[bought[drawn]] = e[drawn]
     x[bought[drawn]] = held_out[drawn] + (e[drawn] - held_out[drawn]) / pi[drawn, None]
-    values = form.values(x)
+    known = np.zeros_like(x)
+    known[bought] = e
+    counts = form.counts(x, at_least=form.counts(known))
+    values = form.values_with(x, counts)
     means = values.mean(axis=1)
     diff = means[:, None] - means[None, :]
     runs = form.runs
     cov = np.zeros((runs, runs))
     if drawn.any():
-        pairs = bought[drawn]
-        grad = form.gradient(x, pairs)  # [drawn, runs, G + 1]
+        grad = form.gradient(smooth, bought[drawn])  # [drawn, runs, G + 1]
         z = np.einsum("irg,ig->ir", grad, e[drawn] - held_out[drawn]) / form.queries
         w = (1.0 - pi[drawn]) / pi[drawn] ** 2
         cov = (z * w[:, None]).T @ z
-    var = np.diag(cov).copy()
+    var = np.maximum(np.diag(cov), 0.0)
     dvar = np.maximum(var[:, None] + var[None, :] - 2.0 * cov, 0.0)
-    se, dse = np.sqrt(np.maximum(var, 0.0)), np.sqrt(dvar)
-    unbought = np.ones(form.pairs, dtype=bool)
-    unbought[bought] = False
-    reason = None
-    if np.any(probability[unbought] <= 0):
-        count = int(np.sum(probability[unbought] <= 0))
-        reason = f"{count} unbought pairs had no chance of being drawn: the remainder rests on the model alone"
-    z_q = _normal_quantile(alpha)
+    se, dse = np.sqrt(var), np.sqrt(dvar)
+    zq = _normal_quantile(alpha)
     if reason is None:
-        low, high = means - z_q * se, means + z_q * se
-        dlow, dhigh = diff - z_q * dse, diff + z_q * dse
+        low, high = means - zq * se, means + zq * se
+        dlow, dhigh = diff - zq * dse, diff + zq * dse
         np.fill_diagonal(dlow, math.nan)
         np.fill_diagonal(dhigh, math.nan)
     else:
-        low = high = np.full(runs, math.nan)
-        dlow = dhigh = np.full((runs, runs), math.nan)
+        low, high = np.full(runs, math.nan), np.full(runs, math.nan)
+        dlow, dhigh = np.full((runs, runs), math.nan), np.full((runs, runs), math.nan)
     return DesignEstimate(estimator, means, se, low, high, diff, dse, dlow, dhigh, values, reason)
 
 
