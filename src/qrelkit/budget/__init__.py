@@ -14,12 +14,13 @@ See docs/judging-budget.md.
 
 from __future__ import annotations
 
+# the strategies register themselves in STRATEGIES on import
+from . import active as active
+from . import bandit as bandit
+from . import mtc as mtc
 from .base import STRATEGIES, Estimate, Selection, State, Strategy, register, strategy
 from .oracle import Oracle
 from .problem import Problem, build_problem
-
-# the strategies register themselves in STRATEGIES on import
-from . import active as active  # noqa: E402
 
 __all__ = [
     "STRATEGIES",

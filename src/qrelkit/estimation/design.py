@@ -413,9 +413,11 @@ def inclusion_probabilities(size: np.ndarray, n: int, floor: float = 0.0) -> np.
     pi = np.full(total, base)
     fixed = np.zeros(total, dtype=bool)
     for _ in range(total + 1):
-        left = n - pi[fixed].sum() - base * (~fixed).sum()
+        left = n - fixed.sum() - base * (~fixed).sum()
         free = size * ~fixed
-        pi = np.where(fixed, 1.0, base + (left * free / free.sum() if free.sum() > 0 else 0.0))
+        if not free.sum() > 0:  # only pairs of size 0 are left: they share the rest evenly
+            free = (~fixed).astype(float)
+        pi = np.where(fixed, 1.0, base + left * free / free.sum())
         over = (pi > 1.0) & ~fixed
         if not over.any():
             break
