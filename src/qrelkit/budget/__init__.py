@@ -14,10 +14,9 @@ See docs/judging-budget.md.
 
 from __future__ import annotations
 
-# the strategies register themselves in STRATEGIES on import
-from . import active as active
-from . import bandit as bandit
-from . import mtc as mtc
+# the strategies register themselves in STRATEGIES on import: random-queries, random-pairs and pool-order
+# (baselines), active, bandit and mtc
+from . import active, bandit, baselines, mtc  # noqa: F401
 from .base import STRATEGIES, Estimate, Selection, State, Strategy, register, strategy
 from .oracle import Oracle
 from .problem import Problem, build_problem

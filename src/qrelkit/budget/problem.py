@@ -79,6 +79,8 @@ class Problem:
     max_grade: int
     ties: TieBlocks | None = None
     pool_depth: int | None = None
+    #: int64 [pairs]: each pair's best 0-based rank over the runs (rank 1 of some run: 0); the pool's order
+    best_rank: np.ndarray | None = None
 
     # ------------------------------------------------------------------------------------ shape
 
@@ -195,6 +197,92 @@ class Problem:
         undefined = nrel == 0
         out = np.where(undefined, 0.0, found / np.where(undefined, 1.0, nrel))
         return out
+
+    def units(self, grades: np.ndarray) -> np.ndarray:
+        """float64 [pairs]: what each pair contributes per unit of position weight: its gain (nDCG) or whether
+        it is relevant (P, R)."""
+        m, _, _, rel = self._parsed()
+        if m.name == "nDCG":
+            return self.gain(grades).astype(np.float64, copy=False)
+        out: np.ndarray = (np.asarray(grades) >= rel).astype(np.float64)
+        return out
+
+    def position_weights(self) -> np.ndarray:
+        """float64 [runs, pairs]: d(numerator of run r's value on the pair's query) / d(pair's unit): the
+        discounts (nDCG) or counts (P, R) of the ranks the run gives the pair within k; a tied block's
+        covered ranks shared equally by its members."""
+        from ..engine.kernels.ranked import log_ranks
+
+        m, _, base, _ = self._parsed()
+        k = self.depth
+        per_pos = (
+            1.0 / log_ranks(np.arange(k, dtype=np.int64), base)
+            if m.name == "nDCG"
+            else np.ones(k, dtype=np.float64)
+        )
+        runs = self.ranks.shape[0]
+        weight = np.broadcast_to(per_pos, self.ranks.shape).copy()
+        t = self.ties
+        if t is not None and len(t.run):
+            covered = weight[t.run[t.cover_block], t.query[t.cover_block], t.cover_pos]
+            block_weight = np.bincount(t.cover_block, weights=covered, minlength=len(t.run))
+            weight[t.run[t.cover_block], t.query[t.cover_block], t.cover_pos] = 0.0
+        out = np.zeros((runs, self.n_pairs + 1), dtype=np.float64)
+        run_of = np.broadcast_to(np.arange(runs)[:, None, None], self.ranks.shape)
+        np.add.at(out, (run_of.ravel(), self.ranks.ravel()), weight.ravel())
+        if t is not None and len(t.run):
+            share = block_weight / t.size
+            np.add.at(out, (t.run[t.member_block], t.member_pair), share[t.member_block])
+        result: np.ndarray = out[:, : self.n_pairs]
+        return result
+
+    def denominators(self, grades: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(float64 [queries]: what each query's value divides its numerator by: the ideal DCG@k (nDCG), k (P),
+        the relevant pairs (R); float64 [pairs]: its derivative in each pair's unit. The ideal DCG's derivative
+        is the discount of the pair's place in the ideal order, shared equally among the pairs of equal gain
+        (a symmetric choice where the order is not unique), 0 past k."""
+        from ..engine.kernels.ranked import log_ranks
+
+        m, _, base, _ = self._parsed()
+        k = self.depth
+        u = self.units(grades)
+        if m.name == "P":
+            return np.full(self.n_queries, float(k)), np.zeros(self.n_pairs)
+        if m.name == "R":
+            return np.bincount(self.query_of, weights=u, minlength=self.n_queries), np.ones(self.n_pairs)
+        ideal = self._ideal(u, k, base)
+        positive = u > 0
+        # each pair's group: (query, gain); the group's places in the ideal order: after every pair of the
+        # query with a higher gain
+        order = np.lexsort((-u, self.query_of))
+        q_sorted, u_sorted = self.query_of[order], u[order]
+        place = np.arange(self.n_pairs, dtype=np.int64) - self.query_start[q_sorted]
+        head = np.ones(self.n_pairs, dtype=bool)
+        head[1:] = (q_sorted[1:] != q_sorted[:-1]) | (u_sorted[1:] != u_sorted[:-1])
+        group = np.cumsum(head) - 1
+        disc = np.where(place < k, 1.0 / log_ranks(np.minimum(place, k - 1), base), 0.0)
+        sums = np.bincount(group, weights=disc)
+        sizes = np.bincount(group)
+        deriv = np.zeros(self.n_pairs, dtype=np.float64)
+        deriv[order] = (sums / sizes)[group]
+        deriv[~positive] = 0.0  # a gain of 0 holds no place in the ideal; its derivative is one-sided
+        return ideal, deriv
+
+    def linearization(self, grades: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(float64 [runs]: each run's mean at ``grades``; float64 [runs, pairs]: the derivative of each run's
+        mean over the queries in each pair's unit, :meth:`units`) for a first-order (Taylor) expansion of
+        the means around ``grades``: mean(h) ~ mean(g) + A @ (units(h) - units(g)). Where a query's
+        denominator is 0 its value is 0 and its derivative is taken as 0."""
+        values = self.values(grades)
+        den, dden = self.denominators(grades)
+        w = self.position_weights()
+        q = self.n_queries
+        den_pair = den[self.query_of]
+        safe = np.where(den_pair > 0, den_pair, 1.0)
+        num_pair = values[:, self.query_of] * den_pair  # the numerator of run r's value on the pair's query
+        a = (w / safe - num_pair * dden / safe**2) / q
+        a[:, den_pair == 0] = 0.0
+        return values.mean(axis=1), a
 
     def means(self, grades: np.ndarray) -> np.ndarray:
         """float64 [runs]: each run's mean over the queries."""
@@ -319,8 +407,12 @@ def build_problem(
     keyed = pool.select("query_id", "doc_id", "pair")
     ranks = np.full((len(names), len(queries), k), -1, dtype=np.int64)
     tie_parts: list[tuple[int, pl.DataFrame]] = []
+    best_rank = np.full(n_pairs, np.iinfo(np.int64).max, dtype=np.int64)
     for i, name in enumerate(names):
         rows = ranked[name].join(keyed, on=["query_id", "doc_id"], how="left")
+        found = rows.filter(pl.col("pair").is_not_null())
+        at = found.get_column("pair").to_numpy().astype(np.int64)
+        best_rank[at] = np.minimum(best_rank[at], found.get_column("pos").to_numpy().astype(np.int64))
         top = rows.filter(pl.col("pos") < k)
         ranks[i, top.get_column("q").to_numpy(), top.get_column("pos").to_numpy()] = (
             top.get_column("pair").fill_null(-1).to_numpy()
@@ -349,6 +441,7 @@ def build_problem(
         max_grade=max_grade,
         ties=ties,
         pool_depth=pool_depth,
+        best_rank=best_rank,
     )
     return problem, people
 
