@@ -14,7 +14,9 @@ See docs/judging-budget.md.
 
 from __future__ import annotations
 
-from . import baselines  # noqa: F401  (registers random-queries, random-pairs, pool-order)
+# the strategies register themselves in STRATEGIES on import: random-queries, random-pairs and pool-order
+# (baselines), active, bandit and mtc
+from . import active, bandit, baselines, mtc  # noqa: F401
 from .base import STRATEGIES, Estimate, Selection, State, Strategy, register, strategy
 from .oracle import Oracle
 from .problem import Problem, build_problem
