@@ -744,6 +744,7 @@ def final_qrels_text(
     from qrelkit.judgments.adjudication import adjudication_fields, gated_calibration_fields, manifest_fields
     from qrelkit.judgments.manifest import manifest_path, qrels_with_manifest_text
 
+    from .design import design_field
     from .models.manifest_fields import model_manifest_fields
     from .phases import ensure_gate, rounds_history
 
@@ -767,6 +768,7 @@ def final_qrels_text(
         adjudication=adjudication_fields({k: v for k, v in counts.items() if k != "pairs"}),  # pairs: the pool's size
         model_labellers=store.read(lambda c: model_manifest_fields(c, rubric.content_hash, grades)),
     )  # fmt: skip
+    fields["design"] = store.read(design_field)  # a live queue's design: its strategy and probabilities
     key = bytes.fromhex(store.meta("manifest_key") or "") or None  # signed with the project's key
     if not estimation:
         qrels, manifest = qrels_with_manifest_text(_qrels(grades, name), name, fields, key=key)
@@ -838,9 +840,6 @@ def _qrels(grades: dict[tuple[str, str], int], name: str) -> Any:
     from qrelkit.data.values import Qrels
 
     return Qrels.from_grades(grades, name=name)
-
-
-# -- the material for revising a rubric after a failed round ----------------------------------------
 
 
 def round_material(store: Store, round_number: int | None = None) -> list[dict[str, Any]]:

@@ -43,6 +43,12 @@ Fields (every field is always present; unknown values are ``null``)::
                           the project's seeded random draw, recomputed) or "given", "seed", "count", "round",
                           "candidates", "queries"}}; each model's qrels carry a manifest of their own with
                           this field, which ``qrelkit eval MODEL_QRELS RUNS`` reads (:func:`human_source`)
+    design                written by a judging project's final export when a live queue chose what people
+                          judged (null otherwise: :func:`qrelkit.app.design.design_field`): {"strategy",
+                          "budget", "seed", "measure", "model", "estimator", "judged_before" (people's pairs
+                          before the design, each at probability 1), "pairs": [{"query_id", "doc_id",
+                          "probability" (its inclusion probability), "order"}], "chosen_judged",
+                          "people_pairs", ...}; estimates from such qrels use that estimator
     tool                  {"name": "qrelkit", "version"} (format 1 wrote "qrelkit_version")
     signature             {"algorithm": "hmac-sha256", "key_id", "hmac"} when exported from a judging
                           project: HMAC-SHA256 with the project's key (kept in the project database, never
@@ -101,7 +107,7 @@ __all__ = [
 MANIFEST_FORMAT = "qrelkit qrels manifest 2"
 _READABLE = (MANIFEST_FORMAT, "qrelkit qrels manifest 1")  # 1: "qrelkit_version" instead of "tool"
 FIELDS = ("rubric", "scale", "relevance_threshold", "labellers", "calibration", "adjudication",
-          "model_labellers", "prediction_powered")  # fmt: skip
+          "model_labellers", "prediction_powered", "design")  # fmt: skip
 """Fields the caller supplies; ``format``, ``tool`` and ``qrels`` are filled in."""
 
 

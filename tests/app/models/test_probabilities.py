@@ -272,7 +272,8 @@ def test_a_project_of_schema_9_gains_the_tables_and_keeps_its_labeller(gated: Pa
     with sqlite3.connect(gated) as conn:  # back to schema 9, as the previous qrelkit left it
         conn.executescript(
             "DROP TABLE model_logprobs; DROP TABLE model_logprobs_refusals; DROP TABLE model_grade_probabilities; "
-            "DROP TABLE model_answer_probabilities; DELETE FROM schema_migrations WHERE version >= 10; "
+            "DROP TABLE model_answer_probabilities; DROP TABLE design_pairs; DROP TABLE designs; "
+            "DELETE FROM schema_migrations WHERE version >= 10; "
             "PRAGMA user_version = 9;"
         )
         before = conn.execute("SELECT COUNT(*) FROM grade_events").fetchone()[0]
