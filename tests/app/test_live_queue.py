@@ -232,3 +232,34 @@ def test_a_strategy_needing_probabilities_is_refused_without_them(tmp_path: Path
     finally:
         STRATEGIES.pop("needs-probabilities")
     assert truth(0, 0) == 0
+
+
+def test_eval_on_a_design_export_uses_the_design_estimator(tmp_path: Path, cli) -> None:
+    """Every pooled pair in the budget, every one judged (the disputed calibration pairs decided): the design's
+    estimate is then the people's own evaluation, which qrelkit.evaluate computes from their qrels."""
+    import qrelkit
+    from qrelkit.formats import read_qrels, read_run
+
+    db = _init(tmp_path, cli, "--order", "active", "--budget", "100%")
+    grade_calibration(db, person)
+    _model(cli, db)
+    assert cli("judge", "plan", db).exit_code == 0
+    _grade_queue(db)
+    for q, d in sorted(DISPUTED):  # the truth decides each pair alice and bob graded apart
+        assert cli("judge", "decide", db, q, d, truth(int(q[1:]), int(d.split("-")[1]))).exit_code == 0
+    out = tmp_path / "final.qrels"
+    result = cli("judge", "export", db, "--final", "-o", out)
+    assert result.exit_code == 0, result.output
+    people = tmp_path / "final.people.qrels"
+    assert people.is_file() and len(people.read_text().splitlines()) == QUERIES * DOCS
+    runs = sorted(tmp_path.glob("sys*.run"))
+    found = cli("eval", out, *runs, "-m", "nDCG@10", "-m", "P@5", "-f", "json")
+    assert found.exit_code == 0, found.output
+    assert (
+        "estimator: difference estimator (Horvitz-Thompson, calibrated model), active design" in found.stderr
+    )
+    rows = json.loads(found.stdout)["estimates"]
+    expected = qrelkit.evaluate(read_qrels(people), [read_run(r) for r in runs], ["nDCG@10", "P@5"])
+    assert len(rows) == 8
+    for row in rows:
+        assert row["estimate"] == pytest.approx(expected.mean(row["measure"], row["run"]), abs=1e-12), row

@@ -21,7 +21,15 @@ from ..errors import ValidationError
 from .base import Estimate, Selection, State, strategy
 from .problem import Problem, build_problem
 
-__all__ = ["ProjectProblem", "estimate_project", "estimator_name", "plan_project", "project_problem"]
+__all__ = [
+    "ExportEstimate",
+    "ProjectProblem",
+    "estimate_export",
+    "estimate_project",
+    "estimator_name",
+    "plan_project",
+    "project_problem",
+]
 
 
 @dataclass(frozen=True)
@@ -94,3 +102,89 @@ def estimator_name(name: str) -> str:
 
     found = strategy(name)
     return str(getattr(importlib.import_module(type(found).__module__), "ESTIMATOR", found.name))
+
+
+@dataclass(frozen=True)
+class ExportEstimate:
+    """Each run's estimate of each measure from a final export under the design its manifest records."""
+
+    design: dict[str, Any]  # the manifest's ``design``
+    measures: tuple[str, ...]
+    runs: tuple[str, ...]
+    estimates: tuple[Estimate, ...]  # one a measure
+    sources: dict[str, str]  # the files read: model, people, manifest
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..provenance import header, json_number
+
+        rows = []
+        for measure, found in zip(self.measures, self.estimates, strict=True):
+            for i, run in enumerate(self.runs):
+                rows.append({"run": run, "measure": measure, "estimate": json_number(found.means[i]),
+                             "low": json_number(found.low[i]), "high": json_number(found.high[i]),
+                             "estimator": found.estimator})  # fmt: skip
+        design = {k: v for k, v in self.design.items() if k != "pairs"}
+        return header(design=design, sources=self.sources, estimates=rows)
+
+
+def estimate_export(
+    qrels: str, runs: Any, measures: Any = None, manifest: str | None = None, alpha: float = 0.05
+) -> ExportEstimate | None:
+    """The estimate under the live queue's design of a judging project's final export (its manifest's
+    ``design``), or ``None`` when the manifest records none. ``qrels``: any qrels of the export whose manifest
+    records the design (the final qrels or the model's); the model labeller's qrels (with its grade
+    probabilities when written) and the people's qrels of the design's sample are read from beside the
+    manifest, each checked against the SHA-256 it records. ``runs``: paths or Runs; ``measures``: nDCG@k, P@k
+    or R@k (default nDCG@10). Each estimate is the design strategy's own (:func:`estimate_project`)."""
+    from pathlib import Path
+
+    from ..app.design_inputs import Material
+    from ..fingerprint import file_sha256
+    from ..formats import read_qrels, read_run
+    from ..formats.probabilities import read_probabilities
+    from ..judgments.manifest import manifest_path, read_manifest
+
+    mpath = Path(manifest) if manifest is not None else manifest_path(qrels)
+    if manifest is None and not mpath.is_file():
+        return None
+    data = read_manifest(mpath, verify=False)
+    design = data.get("design")
+    if not design:
+        return None
+    pp = data.get("prediction_powered") or {}
+    model = next((m for m in pp.get("model_qrels") or () if m.get("labeller") == design.get("model")), None)
+    people = pp.get("people_qrels")
+    if model is None or people is None:
+        raise ValidationError("the manifest records a design but not the model's and the people's qrels it rests on",
+                              source=str(mpath), fix="re-export with `qrelkit judge export --final`")  # fmt: skip
+    files = {"model": model, "people": people}
+    if model.get("probabilities"):
+        files["probabilities"] = model["probabilities"]
+    for what, entry in files.items():
+        path = mpath.with_name(entry["path"])
+        if not path.is_file() or file_sha256(path) != entry["sha256"]:
+            raise ValidationError(
+                f"the {what} file {entry['path']} the manifest names is {'altered' if path.is_file() else 'missing'}",
+                source=str(mpath),
+                fix=f"keep {entry['path']} from the same `qrelkit judge export --final` beside {mpath.name}",
+            )
+    grades = {(q, d): int(g) for q, d, g in read_qrels(mpath.with_name(model["path"])).frame.select("query_id", "doc_id", "grade").iter_rows()}  # fmt: skip
+    settled = {(q, d): int(g) for q, d, g in read_qrels(mpath.with_name(people["path"])).frame.select("query_id", "doc_id", "grade").iter_rows()}  # fmt: skip
+    probabilities = None
+    if "probabilities" in files:
+        read = read_probabilities(mpath.with_name(files["probabilities"]["path"]))
+        probabilities = read if all(p in read for p in grades) else None
+    loaded = [r if not isinstance(r, str | Path) else read_run(r) for r in runs]
+    material = Material(tuple(sorted(grades)), str(design["model"]), grades, probabilities, settled, loaded,
+                        tuple(int(g) for g in data.get("scale") or ()))  # fmt: skip
+    chance = {(p["query_id"], p["doc_id"]): float(p["probability"]) for p in design.get("pairs") or ()}
+    wanted = [str(m) for m in measures] if measures else [str(design.get("measure") or "nDCG@10")]
+    found: list[Estimate] = []
+    names: tuple[str, ...] = ()
+    for measure in wanted:
+        estimate, built = estimate_project(material, str(design["strategy"]), measure, chance, alpha)
+        found.append(estimate)
+        names = built.problem.runs
+    sources = {"manifest": str(mpath), "model": str(mpath.with_name(model["path"])),
+               "people": str(mpath.with_name(people["path"]))}  # fmt: skip
+    return ExportEstimate(dict(design), tuple(wanted), tuple(names), tuple(found), sources)

@@ -14,7 +14,9 @@ field ``prediction_powered`` (:mod:`qrelkit.judgments.manifest`), naming the fil
 how the calibration queries were drawn; ``qrelkit eval MODEL_QRELS RUNS`` reads it
 (:func:`qrelkit.judgments.manifest.human_source`). A model's grade probabilities, when its grades carry
 them, go beside its qrels in ``<qrels>.probabilities.tsv`` (:mod:`qrelkit.formats.probabilities`), named
-with their SHA-256 in its ``model_qrels`` entry.
+with their SHA-256 in its ``model_qrels`` entry. When a live queue's design chose what people judged
+(:mod:`..design`), the people's settled grades of every pair they judged go in ``<final>.people.qrels``
+(``people_qrels``): the design's sample, which an estimate under the design reads.
 """
 
 from __future__ import annotations
@@ -106,7 +108,15 @@ def estimation_parts(
         files.append((model_name, text, dict(m), grades))
         if side is not None:
             files.append((side[0], side[1], {}, {}))
-    field = {
+    from ..design import current_design
+
+    design = store.read(current_design)
+    if design is not None and design.state == "planned":  # the design's sample: every pair people settled
+        everyone = {k: int(g) for k, g in people().items()}
+        people_name = companion_name(name, "people")
+        people_text = qrels_text(Qrels.from_grades(everyone, name=people_name))
+        files.append((people_name, people_text, {}, everyone))
+    field: dict[str, Any] = {
         "model_qrels": model_entries,
         "human_qrels": {
             **_entry(human_text, human_name, human),
@@ -121,4 +131,8 @@ def estimation_parts(
             "queries": sample["queries"],
         },
     }
+    if design is not None and design.state == "planned":
+        field["people_qrels"] = {**_entry(people_text, people_name, everyone),
+                                 "grades": "the people's settled grades of every pair they judged (agreed, adjudicated "
+                                 "or single): the sample of the live queue's design; model grades take no part"}  # fmt: skip
     return field, files

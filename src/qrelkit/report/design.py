@@ -1,0 +1,32 @@
+"""Estimates under a live queue's design (:func:`qrelkit.budget.queue.estimate_export`), as text or JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["FORMATS", "render_design_estimates"]
+
+#: What ``eval`` writes of estimates under a design.
+FORMATS = ("table", "json")
+
+
+def render_design_estimates(found: dict[str, Any], fmt: str = "table") -> str:
+    """``found``: :meth:`qrelkit.budget.queue.ExportEstimate.to_dict`."""
+    if fmt == "json":
+        return json.dumps(found, indent=2, ensure_ascii=False) + "\n"
+    design = found["design"]
+    rows = found["estimates"]
+    estimators = list(dict.fromkeys(r["estimator"] for r in rows))
+    out = [
+        f"# estimates under the live queue's design: {design['strategy']} (budget {design['budget']} pairs, seed "
+        f"{design['seed']}, {len(design.get('pairs') or ()) or design.get('chosen', 0)} chosen pairs)",
+        f"# estimator: {'; '.join(estimators)}",
+        f"# model labeller {design['model']}: {found['sources']['model']}; people: {found['sources']['people']}",
+        f"{'run':<20} {'measure':<10} {'estimate':>9}  interval (95%)",
+    ]
+    for r in rows:
+        low, high = r["low"], r["high"]
+        interval = "no interval" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
+        out.append(f"{r['run']:<20} {r['measure']:<10} {r['estimate']:>9.4f}  {interval}")
+    return "\n".join(out) + "\n"
