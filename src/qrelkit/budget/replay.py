@@ -127,6 +127,7 @@ class Trial:
     diff_low: np.ndarray
     diff_high: np.ndarray
     estimator: str
+    bought: np.ndarray | None = None  # the pairs bought, in order
 
 
 def run_once(
@@ -153,7 +154,15 @@ def run_once(
     assert state.spent == oracle.spent
     est = chosen.estimate(problem, state, alpha)
     return Trial(
-        state.spent, est.means, est.low, est.high, est.diff, est.diff_low, est.diff_high, est.estimator
+        state.spent,
+        est.means,
+        est.low,
+        est.high,
+        est.diff,
+        est.diff_low,
+        est.diff_high,
+        est.estimator,
+        state.bought,
     )
 
 
