@@ -73,8 +73,8 @@ def test_active_pilot_reaches_every_query_and_the_final_draw_is_a_probability_sa
     assert set(problem.query_of[first]) == set(range(problem.n_queries))
     drawn = state.probability[state.bought] < 1.0
     assert drawn.any()
-    assert np.isnan(estimate.low).all()  # nDCG@5: a ratio measure, no interval
-    assert "no interval" in estimate.estimator
+    assert np.isfinite(estimate.low).all() and np.isfinite(estimate.diff_low[0, 1:]).all()
+    assert "Horvitz-Thompson" in estimate.estimator
 
 
 def test_active_on_a_linear_measure_gives_the_design_interval():

@@ -17,15 +17,12 @@ between runs whose order is still uncertain, bounded below; the estimate is the 
    remaining pair has a chance of at least FLOOR times the even rate, capped at 1 (a take-all stratum).
    One systematic draw over a random order takes exactly the rest of the budget with exactly those
    probabilities.
-3. **Estimate** (P@k, linear in the grades): the pilot pairs are known exactly (conditioning on the pilot, they enter with probability
+3. **Estimate**: the pilot pairs are known exactly (conditioning on the pilot, they enter with probability
    1: the labels that chose the final draw's probabilities never enter as weighted corrections); the final
    draw's pairs correct the calibrated prediction of the remaining pairs by inverse-probability weighting,
    each against a calibration fitted without its own grade. The interval is valid under the design
-   conditional on the pilot, hence unconditionally. For nDCG@k and R@k, which divide by a quantity the
-   same sample estimates (the ideal DCG from the counts of highly relevant pairs, the relevant count), the
-   linearised interval under-covers at these sample sizes (72-88% measured on TREC DL at 5-20% of the
-   pairs), so the estimate carries no interval (NaN) and its means are the calibrated model's with the
-   people's grades in place (the order from the design's pairs).
+   conditional on the pilot, hence unconditionally (nDCG's ideal DCG: see
+   :mod:`qrelkit.estimation.design` on its smoothed slopes).
 
 With the model's grade probabilities (``problem.probabilities``) the calibration does not change: the
 strategy works from the grades alone (``needs_probabilities`` is false).
@@ -40,7 +37,6 @@ import numpy as np
 from ..estimation.design import inclusion_probabilities, systematic_sample
 from .base import Estimate, Selection, State, register
 from .designed import calibrated, estimate_of, form_of, residual_variance
-from .mtc import expected_grades
 
 if TYPE_CHECKING:
     from .problem import Problem
@@ -92,6 +88,12 @@ def run_pair_weights(means: np.ndarray, spread: np.ndarray) -> np.ndarray:
 
 def final_probabilities(problem: Problem, state: State, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(the unbought pairs, their inclusion probabilities summing to ``n``) of the final draw."""
+    free, size = sizes(problem, state)
+    return free, inclusion_probabilities(size, n, floor=FLOOR)
+
+
+def sizes(problem: Problem, state: State) -> tuple[np.ndarray, np.ndarray]:
+    """(the unbought pairs, each one's size: the square root of its share in the uncertain differences)."""
     form = form_of(problem)
     predicted, _ = calibrated(problem, state)
     x = predicted.copy()
@@ -107,9 +109,7 @@ def final_probabilities(problem: Problem, state: State, n: int) -> tuple[np.ndar
     scale = float(omega[np.triu_indices(runs, 1)].mean()) if runs > 1 else 1.0
     score = residual_variance(form, x, omega, MEAN_WEIGHT * scale)
     free = np.flatnonzero(~known)
-    size = np.sqrt(score[free])
-    pi = inclusion_probabilities(size, n, floor=FLOOR)
-    return free, pi
+    return free, np.sqrt(score[free])
 
 
 def _pair_spreads(form, x: np.ndarray, known: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
@@ -151,12 +151,6 @@ class Active:
         return Selection(free[chosen], pi[chosen])
 
     def estimate(self, problem: Problem, state: State, alpha: float) -> Estimate:
-        if form_of(problem).kind != "precision":
-            # a ratio (nDCG's ideal DCG, R@k's relevant count, estimated from the same sample): the
-            # linearised interval under-covers at these sample sizes (measured 72-88% on TREC DL at 5-20%),
-            # so no interval; the order from the calibrated grades with the people's in place
-            x = expected_grades(problem, state)
-            return Estimate.without_intervals(RATIO_ESTIMATOR, form_of(problem).values(x).mean(axis=1))
         return estimate_of(problem, state, alpha, ESTIMATOR, reason=unsampled_reason(problem, state))[0]
 
 
