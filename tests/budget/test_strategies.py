@@ -78,9 +78,8 @@ def test_active_pilot_reaches_every_query_and_the_final_draw_is_a_probability_sa
 
 
 def test_active_on_a_linear_measure_gives_the_design_interval():
-    problem, people = _problem()
-    linear, _ = build_problem(*_qrels_and_runs(), "P@5")
-    state, estimate = _replay(linear, people, "active", 40)
+    linear, people = build_problem(*_qrels_and_runs(), "P@5")
+    _, estimate = _replay(linear, people, "active", 40)
     assert np.isfinite(estimate.low).all() and np.isfinite(estimate.diff_low[0, 1:]).all()
     assert "Horvitz-Thompson" in estimate.estimator
 
