@@ -15,6 +15,10 @@ from qrelkit.errors import ValidationError
 
 
 def _problem(seed: int = 1, queries: int = 6, docs: int = 25, runs: int = 5):
+    return build_problem(*_qrels_and_runs(seed, queries, docs, runs), "nDCG@5")
+
+
+def _qrels_and_runs(seed: int = 1, queries: int = 6, docs: int = 25, runs: int = 5):
     rng = np.random.default_rng(seed)
     full, model = {}, {}
     run_dicts: list[dict[str, dict[str, float]]] = [{} for _ in range(runs)]
@@ -26,11 +30,10 @@ def _problem(seed: int = 1, queries: int = 6, docs: int = 25, runs: int = 5):
         for r in range(runs):
             score = (r + 1) * 0.3 * grades + rng.standard_normal(docs)
             run_dicts[r][f"q{q}"] = dict(zip(names, map(float, score), strict=True))
-    return build_problem(
+    return (
         Qrels.from_dict(full, name="full"),
         Qrels.from_dict(model, name="model"),
         [Run.from_dict(d, name=f"r{i}") for i, d in enumerate(run_dicts)],
-        "nDCG@5",
     )
 
 
@@ -70,6 +73,13 @@ def test_active_pilot_reaches_every_query_and_the_final_draw_is_a_probability_sa
     assert set(problem.query_of[first]) == set(range(problem.n_queries))
     drawn = state.probability[state.bought] < 1.0
     assert drawn.any()
+    assert np.isfinite(estimate.low).all() and np.isfinite(estimate.diff_low[0, 1:]).all()
+    assert "Horvitz-Thompson" in estimate.estimator
+
+
+def test_active_on_a_linear_measure_gives_the_design_interval():
+    linear, people = build_problem(*_qrels_and_runs(), "P@5")
+    _, estimate = _replay(linear, people, "active", 40)
     assert np.isfinite(estimate.low).all() and np.isfinite(estimate.diff_low[0, 1:]).all()
     assert "Horvitz-Thompson" in estimate.estimator
 

@@ -21,7 +21,8 @@ between runs whose order is still uncertain, bounded below; the estimate is the 
    1: the labels that chose the final draw's probabilities never enter as weighted corrections); the final
    draw's pairs correct the calibrated prediction of the remaining pairs by inverse-probability weighting,
    each against a calibration fitted without its own grade. The interval is valid under the design
-   conditional on the pilot, hence unconditionally.
+   conditional on the pilot, hence unconditionally (nDCG's ideal DCG: see
+   :mod:`qrelkit.estimation.design` on its smoothed slopes).
 
 With the model's grade probabilities (``problem.probabilities``) the calibration does not change: the
 strategy works from the grades alone (``needs_probabilities`` is false).
@@ -50,6 +51,9 @@ FLOOR = 0.2
 MEAN_WEIGHT = 0.1
 
 ESTIMATOR = "difference estimator (Horvitz-Thompson, calibrated model), active design"
+RATIO_ESTIMATOR = (
+    "calibrated model with the people's grades in place, active design (no interval: ratio measure)"
+)
 
 
 def pilot(problem: Problem, state: State, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -84,6 +88,12 @@ def run_pair_weights(means: np.ndarray, spread: np.ndarray) -> np.ndarray:
 
 def final_probabilities(problem: Problem, state: State, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(the unbought pairs, their inclusion probabilities summing to ``n``) of the final draw."""
+    free, size = sizes(problem, state)
+    return free, inclusion_probabilities(size, n, floor=FLOOR)
+
+
+def sizes(problem: Problem, state: State) -> tuple[np.ndarray, np.ndarray]:
+    """(the unbought pairs, each one's size: the square root of its share in the uncertain differences)."""
     form = form_of(problem)
     predicted, _ = calibrated(problem, state)
     x = predicted.copy()
@@ -99,9 +109,7 @@ def final_probabilities(problem: Problem, state: State, n: int) -> tuple[np.ndar
     scale = float(omega[np.triu_indices(runs, 1)].mean()) if runs > 1 else 1.0
     score = residual_variance(form, x, omega, MEAN_WEIGHT * scale)
     free = np.flatnonzero(~known)
-    size = np.sqrt(score[free])
-    pi = inclusion_probabilities(size, n, floor=FLOOR)
-    return free, pi
+    return free, np.sqrt(score[free])
 
 
 def _pair_spreads(form, x: np.ndarray, known: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]

@@ -40,11 +40,32 @@ def form_of(problem: Problem) -> MeasureForm:
     )
 
 
+#: Exposure classes: the share of the runs that rank a pair within the top k, cut at these bounds
+#: (0: no run; then up to 15%, up to 40%, more).
+EXPOSURE = (0.0, 0.15, 0.4)
+
+
+def exposure(problem: Problem) -> np.ndarray:
+    """int64 [pairs]: each pair's exposure class (:data:`EXPOSURE`)."""
+    ranked = problem.ranks[problem.ranks >= 0]
+    runs_at = np.zeros(problem.n_pairs)
+    np.add.at(runs_at, ranked, 1.0)  # rank slots; a pair is at most once in a run's top k
+    share = runs_at / max(problem.n_runs, 1)
+    out: np.ndarray = np.searchsorted(np.array(EXPOSURE), share, side="left").astype(np.int64)
+    return out
+
+
 def calibrated(problem: Problem, state: State) -> tuple[np.ndarray, np.ndarray]:
     """(predicted [pairs, G + 1], held_out [bought, G + 1]): :func:`qrelkit.estimation.design.calibrate` of
-    the model's grades from the bought pairs."""
+    the model's grades from the bought pairs, within each pair's exposure class."""
     return calibrate(
-        problem.query_of, problem.model, state.bought, state.grades, problem.max_grade, problem.n_queries
+        problem.query_of,
+        problem.model,
+        state.bought,
+        state.grades,
+        problem.max_grade,
+        problem.n_queries,
+        classes=exposure(problem),
     )
 
 
