@@ -203,7 +203,8 @@ def test_planning_is_refused_with_the_reason(tmp_path: Path, cli) -> None:
         refused = cli("judge", "plan", db, *args)
         assert refused.exit_code == 1 and len(refused.stderr.strip().splitlines()) == 1, refused.output
         assert problem in refused.stderr
-    assert cli("judge", "plan", db).exit_code == 2  # no design pending and no --order
+    alone = cli("judge", "plan", db)  # no design asked for at init, and no --order
+    assert alone.exit_code == 1 and "pass --order STRATEGY --budget N together" in alone.stderr
 
 
 def test_a_strategy_needing_probabilities_is_refused_without_them(tmp_path: Path, cli) -> None:

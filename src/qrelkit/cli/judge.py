@@ -122,9 +122,9 @@ def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: str, l
 
     if no_calibration and calibration:
         raise click.UsageError("--calibration N and --no-calibration contradict each other; pass one")
-    from .judge_plan import _check_order
+    from .judge_plan import check_order
 
-    _check_order(order, budget_text)
+    check_order(order, budget_text)
     names = list(labellers)
     summary = init_project(
         db, rubric=rubric, pool=pool, docs=docs, queries=queries, labellers=names, calibration=calibration,
@@ -270,12 +270,12 @@ def status_command(db: Path, as_json: bool) -> None:
     from qrelkit.app.grades import progress
     from qrelkit.app.pace import labeller_pace
 
-    from .judge_plan import design_lines
+    from .judge_plan import status_lines
 
     store, _ = _open(db, read_only=True)
     try:
         status, pace = store.read(lambda c: (progress(c), labeller_pace(c)))
-        status["live_queue"] = design_lines(store)
+        status["live_queue"], lines = status_lines(store)
     finally:
         store.close()
     status["pace"] = {name: p.to_dict() for name, p in pace.items()}
@@ -285,7 +285,7 @@ def status_command(db: Path, as_json: bool) -> None:
     from qrelkit.report.judging import render_status
 
     click.echo(render_status(status), nl=False)
-    for line in status["live_queue"]:
+    for line in lines:
         click.echo(line)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["FORMATS", "render_design_estimates"]
+__all__ = ["FORMATS", "render_design_estimates", "render_live_status"]
 
 #: What ``eval`` writes of estimates under a design.
 FORMATS = ("table", "json")
@@ -30,3 +30,25 @@ def render_design_estimates(found: dict[str, Any], fmt: str = "table") -> str:
         interval = "no interval" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
         out.append(f"{r['run']:<20} {r['measure']:<10} {r['estimate']:>9.4f}  {interval}")
     return "\n".join(out) + "\n"
+
+
+def render_live_status(status: dict[str, Any] | None) -> list[str]:
+    """``judge status``'s lines on the live queue (:func:`qrelkit.budget.queue.live_status`)."""
+    if status is None:
+        return []
+    design, spent = status["design"], status["spent"]
+    if design["state"] != "planned":
+        return [f"live queue: {design['strategy']}, a budget of {design['budget']} pairs, not planned yet (the "
+                "people's queue beyond calibration waits for `qrelkit judge plan`)"]  # fmt: skip
+    lines = [f"live queue: {design['strategy']} (seed {design['seed']}, model labeller {design['model']}, "
+             f"{design['measure']}); budget {design['budget']} pairs, {spent['spent']} spent ({design['judged_before']} "
+             f"judged before the plan, {spent['chosen_judged']} of the {spent['chosen']} chosen since)"]  # fmt: skip
+    if "estimates" not in status:
+        return [*lines, f"estimates: not available ({status.get('unavailable')})"]
+    partial = "" if spent["chosen_judged"] == spent["chosen"] else ", valid once every chosen pair is judged"
+    lines.append(f"estimates of {design['measure']} ({status['estimator']}; 95% intervals{partial}):")
+    for row in status["estimates"]:
+        low, high = row["low"], row["high"]
+        interval = "no interval" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
+        lines.append(f"  {row['run']}: {row['estimate']:.4f} {interval}")
+    return lines
