@@ -34,6 +34,8 @@ __all__ = [
     "design_field",
     "design_progress",
     "hold_queue",
+    "plan_request",
+    "pooled_pairs",
     "record_plan",
 ]
 
@@ -230,3 +232,33 @@ def design_field(conn: sqlite3.Connection) -> dict[str, Any] | None:
         return None
     return {**design.to_dict(), **{k: v for k, v in design_progress(conn, design).items()
                                    if k in ("spent", "chosen_judged", "people_pairs")}}  # fmt: skip
+
+
+#: The measure a strategy weighs pairs by, unless told.
+DEFAULT_MEASURE = "nDCG@10"
+
+
+def pooled_pairs(conn: sqlite3.Connection) -> int:
+    """How many pairs the project pooled (what a budget's share is of)."""
+    return int(conn.execute("SELECT COUNT(*) FROM pairs").fetchone()[0])
+
+
+def plan_request(conn: sqlite3.Connection, *, order: str | None, budget: int | None, measure: str | None,
+                 seed: int | None) -> tuple[str, int, str, int]:  # fmt: skip
+    """The design ``judge plan`` makes: ``(strategy, budget, measure, seed)``. ``order`` and ``budget`` go
+    together, else the pending design's (the one ``judge init --order`` asked for); the measure given, else
+    the pending design's, else nDCG@10; the seed given, else the pending design's, else the project's."""
+    pending = current_design(conn)
+    if order is None and budget is None and pending is not None:
+        order, budget = pending.strategy, pending.budget
+    elif order is None or budget is None:
+        raise ValidationError("pass --order STRATEGY --budget N together (the project has no design asked for)",
+                              fix="e.g. --order active --budget 20%")  # fmt: skip
+    if seed is None:
+        seed = (
+            pending.seed
+            if pending is not None
+            else int(conn.execute("SELECT value FROM meta WHERE key = 'seed'").fetchone()[0])
+        )
+    measure = measure or (pending.measure if pending is not None else DEFAULT_MEASURE)
+    return order, budget, measure, seed

@@ -22,16 +22,14 @@ from .base import Estimate, Selection, State, strategy
 from .problem import Problem, build_problem
 
 __all__ = [
-    "DEFAULT_MEASURE",
     "ExportEstimate",
     "ProjectProblem",
     "budget_pairs",
     "check_order",
+    "chosen_pairs",
     "estimate_export",
     "estimate_project",
     "estimator_name",
-    "live_status",
-    "plan_live",
     "plan_project",
     "project_problem",
 ]
@@ -195,10 +193,6 @@ def estimate_export(
     return ExportEstimate(dict(design), tuple(wanted), tuple(names), tuple(found), sources)
 
 
-#: The measure a strategy weighs pairs by, unless told.
-DEFAULT_MEASURE = "nDCG@10"
-
-
 def budget_pairs(text: str, pooled: int) -> int:
     """A budget as ``judge init --budget`` and ``judge plan --budget`` take it: a count of pairs or a share of
     the ``pooled`` pairs (:func:`qrelkit.budget.replay.parse_budgets`, one of them)."""
@@ -219,59 +213,9 @@ def check_order(order: str) -> None:
                               expected=", ".join(PLANNED), fix="--order active")  # fmt: skip
 
 
-def plan_live(store: Any, *, order: str | None, budget: str | None, measure: str | None = None,
-              model: str | None = None, seed: int | None = None, by: str | None = None) -> dict[str, Any]:  # fmt: skip
-    """``judge plan``: the design of the project's people's queue beyond calibration (``order`` and ``budget``,
-    else the pending design's), planned (:func:`plan_project`) and stored (:func:`qrelkit.app.design
-    .record_plan`). The seed: ``seed``, else the pending design's, else the project's."""
-    from ..app.design import current_design, record_plan
-    from ..app.design_inputs import planning_material
-
-    pending = store.read(current_design)
-    pooled = int(store.read(lambda c: c.execute("SELECT COUNT(*) FROM pairs").fetchone()[0]))
-    if order is None and budget is None and pending is not None:
-        order, pairs, measure = pending.strategy, pending.budget, measure or pending.measure
-    elif order is None or budget is None:
-        raise ValidationError("pass --order STRATEGY --budget N together (the project has no design asked for)",
-                              fix="e.g. --order active --budget 20%")  # fmt: skip
-    else:
-        check_order(order)
-        pairs = budget_pairs(budget, pooled)
-    check_order(order)
-    seed = seed if seed is not None else pending.seed if pending is not None else int(store.meta("seed") or 0)
-    measure = measure or DEFAULT_MEASURE
-    material = planning_material(store, model)
-    built, selection = plan_project(material, order, pairs, seed, measure)
-    chosen = [(*built.problem.pairs[int(i)], float(p)) for i, p in zip(selection.pairs, selection.probability, strict=True)]  # fmt: skip
-    done = record_plan(store, strategy=order, budget=pairs, seed=seed, measure=measure, estimator=estimator_name(order),
-                       model=material.model, judged_before=built.state.spent, chosen=chosen, by=by)  # fmt: skip
-    return {**done, "strategy": order, "budget": pairs, "seed": seed, "measure": measure, "model": material.model,
-            "judged_before": built.state.spent, "pooled": built.problem.n_pairs, "runs": built.problem.n_runs}  # fmt: skip
-
-
-def live_status(store: Any, alpha: float = 0.05) -> dict[str, Any] | None:
-    """What ``judge status`` shows of the live queue: the design, the budget spent, and each pooled run's
-    estimate with its interval under the design's estimator (``estimates``; ``unavailable``: why not), or
-    ``None`` without a design."""
-    from ..app.design import current_design, design_progress
-    from ..app.design_inputs import planning_material
-    from ..errors import QrelkitError
-    from ..provenance import json_number
-
-    design = store.read(current_design)
-    if design is None:
-        return None
-    out: dict[str, Any] = {"design": {k: v for k, v in design.to_dict().items() if k != "pairs"},
-                           "spent": store.read(lambda c: design_progress(c, design))}  # fmt: skip
-    if design.state != "planned":
-        return out
-    try:
-        chance = {(q, d): p for q, d, p, _ in design.pairs}
-        estimate, built = estimate_project(planning_material(store, design.model), design.strategy, design.measure,
-                                           chance, alpha)  # fmt: skip
-    except QrelkitError as exc:
-        return {**out, "unavailable": exc.problem}
-    out["estimator"] = estimate.estimator
-    out["estimates"] = [{"run": run, "estimate": json_number(estimate.means[i]), "low": json_number(estimate.low[i]),
-                         "high": json_number(estimate.high[i])} for i, run in enumerate(built.problem.runs)]  # fmt: skip
-    return out
+def chosen_pairs(built: ProjectProblem, selection: Selection) -> list[tuple[str, str, float]]:
+    """``(query_id, doc_id, inclusion probability)`` of each pair of ``selection``, in its order."""
+    return [
+        (*built.problem.pairs[int(i)], float(p))
+        for i, p in zip(selection.pairs, selection.probability, strict=True)
+    ]

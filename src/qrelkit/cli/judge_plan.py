@@ -43,13 +43,12 @@ def hold_after_init(
     calibration until ``judge plan``; the line to print, or ``None`` without ``--order``."""
     if order is None:
         return None
-    from qrelkit.app.design import hold_queue
+    from qrelkit.app.design import DEFAULT_MEASURE, hold_queue, pooled_pairs
     from qrelkit.app.store import Store
-    from qrelkit.budget.queue import DEFAULT_MEASURE, budget_pairs
+    from qrelkit.budget.queue import budget_pairs
 
     with Store(db) as store:
-        pooled = int(store.read(lambda c: c.execute("SELECT COUNT(*) FROM pairs").fetchone()[0]))
-        budget = budget_pairs(str(budget_text), pooled)
+        budget = budget_pairs(str(budget_text), store.read(pooled_pairs))
         hold_queue(store, strategy=order, budget=budget, seed=seed, measure=measure or DEFAULT_MEASURE)
     return (f"live queue: {order}, a budget of {budget} pairs; the people's queue beyond calibration waits for "
             f"the plan: add a model labeller, run it on the pool, then `qrelkit judge plan {db}`")  # fmt: skip
@@ -67,30 +66,51 @@ def command(db: Path, order: str | None, budget_text: str | None, measure: str |
             seed: int | None, by: str | None) -> None:  # fmt: skip
     """Choose the pairs people judge beyond calibration within a budget (the strategy of --order, from the
     model labeller's grades and the pooled runs); their queue follows it, blind as before."""
+    from qrelkit.app.design import plan_request, pooled_pairs, record_plan
+    from qrelkit.app.design_inputs import planning_material
     from qrelkit.app.store import Store
-    from qrelkit.budget.queue import plan_live
+    from qrelkit.budget.queue import budget_pairs, check_order, chosen_pairs, estimator_name, plan_project
 
-    if order is None and budget_text is not None:
-        raise click.UsageError("--budget goes with --order")
     with Store(db) as store:
-        done = plan_live(
-            store, order=order, budget=budget_text, measure=measure, model=model, seed=seed, by=by
-        )
+        pairs = None if budget_text is None else budget_pairs(budget_text, store.read(pooled_pairs))
+        order, pairs, measure, seed = store.read(
+            lambda c: plan_request(c, order=order, budget=pairs, measure=measure, seed=seed))  # fmt: skip
+        check_order(order)
+        material = planning_material(store, model)
+        built, selection = plan_project(material, order, pairs, seed, measure)
+        done = record_plan(store, strategy=order, budget=pairs, seed=seed, measure=measure,
+                           estimator=estimator_name(order), model=material.model, judged_before=built.state.spent,
+                           chosen=chosen_pairs(built, selection), by=by)  # fmt: skip
     people = ", ".join(f"{n} {k}" for n, k in sorted(done["people"].items()))
-    click.echo(f"live queue: {done['strategy']} chose {done['chosen']} pairs for people beyond the "
-               f"{done['judged_before']} judged (a budget of {done['budget']} of {done['pooled']} pooled pairs, seed "
-               f"{done['seed']}, weighed by {done['measure']} over {done['runs']} runs with model labeller "
-               f"{done['model']}'s grades); given to: {people}")  # fmt: skip
+    click.echo(f"live queue: {order} chose {done['chosen']} pairs for people beyond the {built.state.spent} judged "
+               f"(a budget of {pairs} of {built.problem.n_pairs} pooled pairs, seed {seed}, weighed by {measure} "
+               f"over {built.problem.n_runs} runs with model labeller {material.model}'s grades); given to: {people}")  # fmt: skip
 
 
-def status_lines(store: Any) -> tuple[dict[str, Any] | None, list[str]]:
-    """``judge status``'s live queue: its values (:func:`qrelkit.budget.queue.live_status`) and lines."""
-    from qrelkit.app.design import current_design
+def status_lines(store: Any, alpha: float = 0.05) -> tuple[dict[str, Any] | None, list[str]]:
+    """``judge status``'s live queue: the design, the budget spent, and each pooled run's estimate with its
+    interval under the design's estimator (:func:`qrelkit.budget.queue.estimate_project`), and its lines."""
+    from qrelkit.app.design import current_design, design_progress
 
-    if store.read(current_design) is None:  # no design: nothing of the budget package is loaded
+    design = store.read(current_design)
+    if design is None:  # no design: nothing of the budget package is loaded
         return None, []
-    from qrelkit.budget.queue import live_status
+    from qrelkit.app.design_inputs import planning_material
+    from qrelkit.budget.queue import estimate_project
+    from qrelkit.errors import QrelkitError
+    from qrelkit.provenance import json_number
     from qrelkit.report.design import render_live_status
 
-    status = live_status(store)
+    status: dict[str, Any] = {"design": {k: v for k, v in design.to_dict().items() if k != "pairs"},
+                              "spent": store.read(lambda c: design_progress(c, design))}  # fmt: skip
+    if design.state == "planned":
+        try:
+            chance = {(q, d): p for q, d, p, _ in design.pairs}
+            material = planning_material(store, design.model)
+            found, built = estimate_project(material, design.strategy, design.measure, chance, alpha)
+            status["estimator"] = found.estimator
+            status["estimates"] = [{"run": run, "estimate": json_number(found.means[i]), "low": json_number(found.low[i]),
+                                    "high": json_number(found.high[i])} for i, run in enumerate(built.problem.runs)]  # fmt: skip
+        except QrelkitError as exc:
+            status["unavailable"] = exc.problem
     return status, render_live_status(status)

@@ -1,4 +1,5 @@
-"""Estimates under a live queue's design (:func:`qrelkit.budget.queue.estimate_export`), as text or JSON."""
+"""The live queue in words: estimates under a design (:func:`qrelkit.budget.queue.estimate_export`), as text
+or JSON, and ``judge status``'s lines on the design, the budget spent and the estimates."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def render_design_estimates(found: dict[str, Any], fmt: str = "table") -> str:
 
 
 def render_live_status(status: dict[str, Any] | None) -> list[str]:
-    """``judge status``'s lines on the live queue (:func:`qrelkit.budget.queue.live_status`)."""
+    """``judge status``'s lines on the live queue (the values :func:`qrelkit.cli.judge_plan.status_lines` gathers)."""
     if status is None:
         return []
     design, spent = status["design"], status["spent"]
