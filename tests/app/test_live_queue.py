@@ -264,3 +264,14 @@ def test_eval_on_a_design_export_uses_the_design_estimator(tmp_path: Path, cli) 
     assert len(rows) == 8
     for row in rows:
         assert row["estimate"] == pytest.approx(expected.mean(row["measure"], row["run"]), abs=1e-12), row
+    compared = cli("compare", out, *runs, "-m", "P@5", "-f", "json")
+    assert compared.exit_code == 0, compared.output
+    assert (
+        "estimator: difference estimator (Horvitz-Thompson, calibrated model), active design"
+        in compared.stderr
+    )
+    differences = json.loads(compared.stdout)["differences"]
+    assert [(d["baseline"], d["run"]) for d in differences] == [("sys0", f"sys{i}") for i in (1, 2, 3)]
+    for d in differences:
+        by_hand = expected.mean("P@5", d["run"]) - expected.mean("P@5", "sys0")
+        assert d["difference"] == pytest.approx(by_hand, abs=1e-12), d

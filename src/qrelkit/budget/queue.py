@@ -127,7 +127,29 @@ class ExportEstimate:
                              "low": json_number(found.low[i]), "high": json_number(found.high[i]),
                              "estimator": found.estimator})  # fmt: skip
         design = {k: v for k, v in self.design.items() if k != "pairs"}
-        return header(design=design, sources=self.sources, estimates=rows)
+        return header(design=design, sources=self.sources, estimates=rows, differences=self.differences())
+
+    def differences(self, baselines: Any = None) -> list[dict[str, Any]]:
+        """Each run against each baseline (default: the first run), per measure: the estimated difference of
+        the means (run minus baseline) with its interval under the design (``None``: none)."""
+        from ..provenance import json_number
+
+        chosen = list(baselines) if baselines else list(self.runs[:1])
+        unknown = [b for b in chosen if b not in self.runs]
+        if unknown:
+            raise ValidationError(
+                f"no run {unknown[0]!r} among the runs compared", expected=", ".join(self.runs)
+            )
+        rows = []
+        for measure, found in zip(self.measures, self.estimates, strict=True):
+            for base in chosen:
+                b = self.runs.index(base)
+                for a, run in enumerate(self.runs):
+                    if a != b:
+                        rows.append({"measure": measure, "baseline": base, "run": run, "difference":
+                                     json_number(found.diff[a, b]), "low": json_number(found.diff_low[a, b]),
+                                     "high": json_number(found.diff_high[a, b]), "estimator": found.estimator})  # fmt: skip
+        return rows
 
 
 def estimate_export(

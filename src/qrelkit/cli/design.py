@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-__all__ = ["show_design_estimates"]
+__all__ = ["show_design_comparison", "show_design_estimates"]
 
 
 def show_design_estimates(qrels: str, manifest: str | None, runs: tuple[str, ...], measures: tuple[str, ...],
@@ -38,6 +38,36 @@ def show_design_estimates(qrels: str, manifest: str | None, runs: tuple[str, ...
 
         write_output(Path(output), text)
         click.echo(f"wrote {output} ({fmt}: estimates under the design)", err=True)
+    else:
+        click.echo(text, nl=False)
+    return True
+
+
+def show_design_comparison(qrels: str, manifest: str | None, runs: tuple[str, ...], measures: tuple[str, ...],
+                           baselines: tuple[str, ...], out_format: str | None, output: str | None) -> bool:  # fmt: skip
+    """``compare`` of an export whose manifest records a design: each run against the baseline under the
+    design's estimator, named; ``False`` (nothing done) without a design."""
+    from ..judgments.manifest import manifest_path, read_manifest
+
+    if manifest is None and not manifest_path(qrels).is_file():
+        return False
+    if not read_manifest(Path(manifest) if manifest else manifest_path(qrels), verify=False).get("design"):
+        return False
+    from ..budget.queue import estimate_export
+    from ..report.design import FORMATS, render_design_differences
+
+    fmt = out_format or ("json" if output and output.endswith(".json") else "table")
+    if fmt not in FORMATS:
+        raise click.UsageError(f"a comparison under a design is written as {'|'.join(FORMATS)}, not {fmt}")
+    found: Any = estimate_export(qrels, runs, measures or None, manifest)
+    rows = found.differences(baselines or None)
+    click.echo(f"estimator: {'; '.join(dict.fromkeys(r['estimator'] for r in rows))}, valid under the design the "
+               f"manifest records ({found.design['strategy']}, seed {found.design['seed']})", err=True)  # fmt: skip
+    text = render_design_differences(found.to_dict(), rows, fmt)
+    if output:
+        from ..formats.outputs import write_output
+
+        write_output(Path(output), text)
     else:
         click.echo(text, nl=False)
     return True

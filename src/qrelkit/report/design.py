@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["FORMATS", "render_design_estimates", "render_live_status"]
+__all__ = ["FORMATS", "render_design_differences", "render_design_estimates", "render_live_status"]
 
 #: What ``eval`` writes of estimates under a design.
 FORMATS = ("table", "json")
@@ -53,3 +53,26 @@ def render_live_status(status: dict[str, Any] | None) -> list[str]:
         interval = "no interval" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
         lines.append(f"  {row['run']}: {row['estimate']:.4f} {interval}")
     return lines
+
+
+def render_design_differences(found: dict[str, Any], rows: list[dict[str, Any]], fmt: str = "table") -> str:
+    """``compare`` of an export under its design: each run against the baseline, the estimated difference
+    and its interval (``rows``: :meth:`qrelkit.budget.queue.ExportEstimate.differences`)."""
+    if fmt == "json":
+        return json.dumps({**found, "differences": rows}, indent=2, ensure_ascii=False) + "\n"
+    design = found["design"]
+    estimators = list(dict.fromkeys(r["estimator"] for r in rows))
+    out = [f"# differences under the live queue's design: {design['strategy']} (seed {design['seed']})",
+           f"# estimator: {'; '.join(estimators)}",
+           f"{'run':<20} {'baseline':<20} {'measure':<10} {'difference':>10}  interval (95%)  verdict"]  # fmt: skip
+    for r in rows:
+        low, high = r["low"], r["high"]
+        if low is None or high is None:
+            interval, verdict = "no interval", "not decided (no interval)"
+        else:
+            interval = f"[{low:+.4f}, {high:+.4f}]"
+            verdict = "better" if low > 0 else "worse" if high < 0 else "not distinguishable"
+        out.append(
+            f"{r['run']:<20} {r['baseline']:<20} {r['measure']:<10} {r['difference']:>+10.4f}  {interval}  {verdict}"
+        )
+    return "\n".join(out) + "\n"
