@@ -275,3 +275,17 @@ def test_eval_on_a_design_export_uses_the_design_estimator(tmp_path: Path, cli) 
     for d in differences:
         by_hand = expected.mean("P@5", d["run"]) - expected.mean("P@5", "sys0")
         assert d["difference"] == pytest.approx(by_hand, abs=1e-12), d
+    page = tmp_path / "report.html"
+    reported = cli("report", out, *runs, "-m", "P@5", "-o", page)
+    assert reported.exit_code == 0, reported.output
+    assert (
+        "estimator: difference estimator (Horvitz-Thompson, calibrated model), active design"
+        in reported.stderr
+    )
+    html = page.read_text()
+    assert (
+        "Estimates under the live queue&#x27;s design" in html
+        or "Estimates under the live queue's design" in html
+    )
+    assert "difference estimator (Horvitz-Thompson, calibrated model), active design" in html
+    assert f"{expected.mean('P@5', 'sys1'):.4f}" in html

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-__all__ = ["show_design_comparison", "show_design_estimates"]
+__all__ = ["design_values", "show_design_comparison", "show_design_estimates"]
 
 
 def show_design_estimates(qrels: str, manifest: str | None, runs: tuple[str, ...], measures: tuple[str, ...],
@@ -71,3 +71,24 @@ def show_design_comparison(qrels: str, manifest: str | None, runs: tuple[str, ..
     else:
         click.echo(text, nl=False)
     return True
+
+
+def design_values(dossier: Any, qrels: str, manifest: str | None, runs: tuple[str, ...], measures: tuple[str, ...],
+                  baselines: tuple[str, ...]) -> Any:  # fmt: skip
+    """``report``'s dossier with the estimates under the design the manifest of ``qrels`` records (in
+    ``extra["design"]``), or as it was without one."""
+    import dataclasses
+
+    from ..judgments.manifest import manifest_path, read_manifest
+
+    if manifest is None and not manifest_path(qrels).is_file():
+        return dossier
+    if not read_manifest(Path(manifest) if manifest else manifest_path(qrels), verify=False).get("design"):
+        return dossier
+    from ..budget.queue import estimate_export
+
+    found: Any = estimate_export(qrels, runs, measures or None, manifest)
+    values = {**found.to_dict(), "differences": found.differences(baselines or None)}
+    click.echo(f"estimator: {'; '.join(dict.fromkeys(e.estimator for e in found.estimates))}, valid under the design "
+               f"the manifest records ({found.design['strategy']}, seed {found.design['seed']})", err=True)  # fmt: skip
+    return dataclasses.replace(dossier, extra={**dossier.extra, "design": values})

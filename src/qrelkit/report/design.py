@@ -6,7 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["FORMATS", "render_design_differences", "render_design_estimates", "render_live_status"]
+__all__ = [
+    "FORMATS",
+    "design_section",
+    "render_design_differences",
+    "render_design_estimates",
+    "render_live_status",
+]
 
 #: What ``eval`` writes of estimates under a design.
 FORMATS = ("table", "json")
@@ -76,3 +82,31 @@ def render_design_differences(found: dict[str, Any], rows: list[dict[str, Any]],
             f"{r['run']:<20} {r['baseline']:<20} {r['measure']:<10} {r['difference']:>+10.4f}  {interval}  {verdict}"
         )
     return "\n".join(out) + "\n"
+
+
+def design_section(found: dict[str, Any]) -> str:
+    """``qrelkit report``'s section on an export a live queue's design chose: every run's estimate and each
+    difference from the baseline under the design's estimator, named (``found``: the values of
+    :meth:`qrelkit.budget.queue.ExportEstimate.to_dict`)."""
+    from .tables import _e, number, table
+
+    design = found["design"]
+    estimators = "; ".join(dict.fromkeys(r["estimator"] for r in found["estimates"]))
+    lead = (f"<p>People judged the pairs a live queue chose: {_e(design['strategy'])}, a budget of "
+            f"{_e(design['budget'])} pairs, seed {_e(design['seed'])}, with model labeller {_e(design['model'])}'s "
+            f"grades. The numbers below are estimated under that design, by the {_e(estimators)}; the rest of "
+            "the page reads the exported qrels as they are.</p>")  # fmt: skip
+
+    def interval(r: dict[str, Any], signed: bool = False) -> str:
+        if r["low"] is None or r["high"] is None:
+            return "no interval"
+        return f"[{number(r['low'], signed=signed)}, {number(r['high'], signed=signed)}]"
+
+    means = table(["run", "measure", "estimate", "95% interval"],
+                  [[r["run"], r["measure"], number(r["estimate"]), interval(r)] for r in found["estimates"]],
+                  numeric=(2,), caption="Estimates under the design")  # fmt: skip
+    differences = table(["run", "baseline", "measure", "difference", "95% interval"],
+                        [[r["run"], r["baseline"], r["measure"], number(r["difference"], signed=True),
+                          interval(r, signed=True)] for r in found["differences"]],
+                        numeric=(3,), caption="Differences under the design")  # fmt: skip
+    return lead + means + differences
