@@ -47,8 +47,9 @@ PILOT = 0.3
 #: of the even rate).
 FLOOR = 0.2
 #: Weight of the means beside the run pairs' differences in the final draw's sizes (relative to the mean
-#: run pair weight).
-MEAN_WEIGHT = 0.1
+#: run pair weight): the means rest on nDCG's ideal DCG, whose highly relevant pairs the differences
+#: barely move (measured: 0.1 left the means' interval at 84-87% coverage at 20% of the pairs).
+MEAN_WEIGHT = 1.0
 
 ESTIMATOR = "difference estimator (Horvitz-Thompson, calibrated model), active design"
 RATIO_ESTIMATOR = (
