@@ -1,6 +1,7 @@
 """The oracle's accounting: the people's grades are in no field of the Problem (two FULLs that differ only in
 their grades build equal Problems), the oracle reveals only what is bought, counts each distinct pair once and
-refuses to spend past its limit; the State records what was bought."""
+refuses to spend past its limit; the State records what was bought; and no registered strategy's selection or
+estimate changes when the people's grades of the pairs it did not buy change."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 from qrelkit import Qrels, Run
-from qrelkit.budget import Oracle, State, build_problem
+from qrelkit.budget import STRATEGIES, Oracle, State, build_problem
 from qrelkit.errors import ValidationError
 
 
@@ -86,3 +87,46 @@ def test_the_state_records_fresh_pairs_in_order():
     assert state.bought.tolist() == [3, 1, 4] and state.grades.tolist() == [2, 0, 1] and state.spent == 3
     assert state.probability.tolist() == [0.0, 1.0, 0.0, 0.5, 0.25]
     assert state.grade_vector(np.array([9, 9, 9, 9, 9])).tolist() == [9, 0, 9, 2, 1]
+
+
+def _replayable_problem():
+    """A small problem carrying grade probabilities (so that every registered strategy can run on it)."""
+    rng = np.random.default_rng(21)
+    full = {f"q{q}": {f"d{i}": int(rng.integers(0, 4)) for i in range(12)} for q in range(5)}
+    model = {
+        q: {d: int(np.clip(g + rng.integers(-1, 2), 0, 3)) for d, g in docs.items()}
+        for q, docs in full.items()
+    }
+    runs = [
+        Run.from_dict(
+            {
+                q: {d: float(w * g + rng.standard_normal()) for d, g in docs.items()}
+                for q, docs in full.items()
+            },
+            name=f"r{r}",
+        )
+        for r, w in enumerate([0.3, 0.8, 1.5])
+    ]
+    probs = {
+        (q, d): tuple(np.full(4, 0.1) + 0.6 * (np.arange(4) == g))
+        for q, docs in model.items()
+        for d, g in docs.items()
+    }
+    return build_problem(Qrels.from_dict(full), Qrels.from_dict(model), runs, "nDCG@5", probabilities=probs)
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+def test_no_strategy_reads_a_grade_it_did_not_buy(name):
+    """Every registered strategy, replayed twice with the same seed on people's grades that differ on every
+    pair the first replay did not buy: it buys the same pairs and estimates the same numbers."""
+    from qrelkit.budget.replay import run_once, seed_of
+
+    problem, people = _replayable_problem()
+    first = run_once(problem, people, STRATEGIES[name](), 20, seed_of(3, name, 20, 0), 0.05)
+    other = people.copy()
+    unbought = np.setdiff1d(np.arange(problem.n_pairs), first.bought)
+    other[unbought] = (other[unbought] + 2) % 4
+    second = run_once(problem, other, STRATEGIES[name](), 20, seed_of(3, name, 20, 0), 0.05)
+    assert first.spent == second.spent <= 20 and np.array_equal(first.bought, second.bought)
+    for a, b in [(first.means, second.means), (first.low, second.low), (first.diff_high, second.diff_high)]:
+        assert np.array_equal(a, b, equal_nan=True)

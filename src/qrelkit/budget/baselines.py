@@ -15,7 +15,9 @@
   query moves (the ideal DCG, the relevant count); the ideal DCG is not even smooth in the grades (a step
   where a grade's count crosses k), and with a model as far from the people as real judges are the
   expansion misses by more than its interval (the replay measured coverage of the means near 30% at 5% of
-  the pairs, falling as the budget grows): there the means and differences carry no interval (NaN).
+  the pairs, falling as the budget grows). There the estimate is the means with the model's grades where
+  no person judged and the people's where one did, with no interval (NaN): the correction would add its
+  sampling noise to the runs' order without making an interval valid.
 - ``pool-order``: depth-first over the runs' ranks, as pooling judges (every run's rank 1, then rank 2, ...;
   the pairs first reached at one rank in random order); estimated by the model's grades with the judged
   pairs replaced. Nothing is sampled, so there is no design to base an interval on: every interval is NaN.
@@ -146,7 +148,8 @@ class RandomPairs:
 
     name = "random-pairs"
     needs_probabilities = False
-    estimator = "linearized difference estimator (random pairs)"
+    estimator = "difference estimator under simple random sampling of pairs (random pairs)"
+    ratio_estimator = "model with judged pairs replaced (random pairs: no interval for a ratio measure)"
 
     def __init__(self) -> None:
         self._weights: tuple[int, np.ndarray] | None = None
@@ -172,6 +175,8 @@ class RandomPairs:
         n, m = problem.n_pairs, len(state.bought)
         filled = state.grade_vector(problem.model)
         base = problem.means(filled)
+        if not linear_in_units(problem):
+            return Estimate.without_intervals(self.ratio_estimator, base)
         if m < 2:
             return Estimate.without_intervals(self.estimator, base)
         a = self._slopes(problem)
@@ -179,8 +184,6 @@ class RandomPairs:
         d = problem.units(state.grades) - problem.units(problem.model[s])
         y = a[:, s] * d  # [runs, m]: each judged pair's correction, run by run
         means = base + (n - m) * y.mean(axis=1)
-        if not linear_in_units(problem):
-            return Estimate.without_intervals(self.estimator, means)
         if m >= n:  # everything judged: the means are the people's, exactly
             zero = np.zeros((problem.n_runs, problem.n_runs))
             diff = means[:, None] - means[None, :]

@@ -81,6 +81,8 @@ class Problem:
     pool_depth: int | None = None
     #: int64 [pairs]: each pair's best 0-based rank over the runs (rank 1 of some run: 0); the pool's order
     best_rank: np.ndarray | None = None
+    #: FULL's judged pairs of the queries that the pool depth left out (no run ranks them within it)
+    unpooled: int = 0
 
     # ------------------------------------------------------------------------------------ shape
 
@@ -370,6 +372,7 @@ def build_problem(
         ranked[name] = rows
 
     pool = judged.join(qmap, on="query_id", how="inner")
+    judged_pairs = pool.height
     if pool_depth is not None:
         reached = pl.concat(
             [r.filter(pl.col("block_pos") < pool_depth).select("query_id", "doc_id") for r in ranked.values()]
@@ -442,6 +445,7 @@ def build_problem(
         ties=ties,
         pool_depth=pool_depth,
         best_rank=best_rank,
+        unpooled=judged_pairs - n_pairs,
     )
     return problem, people
 

@@ -127,6 +127,7 @@ class Trial:
     diff_low: np.ndarray
     diff_high: np.ndarray
     estimator: str
+    bought: np.ndarray | None = None  # the pairs bought, in order
 
 
 def run_once(
@@ -153,7 +154,15 @@ def run_once(
     assert state.spent == oracle.spent
     est = chosen.estimate(problem, state, alpha)
     return Trial(
-        state.spent, est.means, est.low, est.high, est.diff, est.diff_low, est.diff_high, est.estimator
+        state.spent,
+        est.means,
+        est.low,
+        est.high,
+        est.diff,
+        est.diff_low,
+        est.diff_high,
+        est.estimator,
+        state.bought,
     )
 
 
@@ -249,3 +258,103 @@ def replay(
                 {"strategy": name, "budget": b.label, "budget_pairs": b.pairs, **score(trials, truth)}
             )
     return rows
+
+
+# ---------------------------------------------------------------------------------------- from inputs
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """A replay's rows with everything needed to know what they mean: the inputs' fingerprints, the measure
+    and its conventions, the pool, the settings."""
+
+    rows: list[dict[str, Any]]
+    inputs: dict[str, Any]
+    measure: str
+    settings: dict[str, Any]
+    pool: dict[str, Any]
+
+    def provenance(self) -> dict[str, Any]:
+        from ..measures.conventions import DEFAULT
+        from ..measures.grammar import parse
+        from ..provenance import header
+
+        return header(
+            **self.inputs,
+            conventions=DEFAULT.to_dict(),
+            measures=[{"name": str(parse(self.measure)), "full": parse(self.measure).describe(DEFAULT)}],
+            replay=self.settings,
+            pool=self.pool,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..provenance import json_number
+
+        def clean(value: Any) -> Any:
+            if isinstance(value, dict):
+                return {k: clean(v) for k, v in value.items()}
+            if isinstance(value, float):
+                return json_number(value)
+            return value
+
+        return self.provenance() | {"results": [clean(r) for r in self.rows]}
+
+
+def _described(value: Any) -> dict[str, Any]:
+    return {"name": value.name, "fingerprint": value.fingerprint.to_dict()}
+
+
+def replay_inputs(
+    full: Any,
+    model: Any,
+    runs: Sequence[Any],
+    budgets: str | Sequence[str],
+    strategies: Sequence[str],
+    measure: str = "nDCG@10",
+    repeat: int = 20,
+    seed: int = 0,
+    depth: int | None = 20,
+    alpha: float = 0.05,
+    probabilities: Any = None,
+    probabilities_source: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    before: Callable[[Problem], None] | None = None,
+) -> ReplayResult:
+    """:func:`replay` from the inputs (FULL and MODEL :class:`~qrelkit.data.values.Qrels`, the runs, the
+    model's grade probabilities as :func:`qrelkit.formats.probabilities.read_probabilities` gives them),
+    with the provenance. ``before(problem)`` is called once the problem is built (the command line says
+    there what the pool left out)."""
+    from .problem import build_problem
+
+    problem, people = build_problem(full, model, runs, measure, probabilities, pool_depth=depth)
+    chosen = parse_budgets(budgets, problem.n_pairs)
+    check_strategies(strategies, problem)
+    if before is not None:
+        before(problem)
+    rows = replay(
+        problem, people, strategies, chosen, repeat=repeat, seed=seed, alpha=alpha, progress=progress
+    )
+    inputs: dict[str, Any] = {
+        "full": _described(full),
+        "model": _described(model),
+        "runs": [_described(r) for r in runs],
+    }
+    if probabilities_source is not None:
+        inputs["probabilities"] = {"source": probabilities_source}
+    settings = {
+        "strategies": list(dict.fromkeys(strategies)),
+        "budgets": [{"budget": b.label, "pairs": b.pairs} for b in chosen],
+        "repeat": repeat,
+        "seed": seed,
+        "alpha": alpha,
+        "estimators": {r["strategy"]: r["estimator"] for r in rows},
+    }
+    pool = {
+        "depth": depth,
+        "queries": problem.n_queries,
+        "runs": problem.n_runs,
+        "pairs": problem.n_pairs,
+        "full_pairs_below_depth": problem.unpooled,
+        "max_grade": problem.max_grade,
+    }
+    return ReplayResult(rows, inputs, str(measure), settings, pool)
