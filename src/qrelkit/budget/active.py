@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from .problem import Problem
 
 #: Share of the budget spent on the pilot spread over every query.
-PILOT = 0.3
+PILOT = 0.15
 #: Share of the final draw spread evenly over the remaining pairs (each pair's chance at least this share
 #: of the even rate).
 FLOOR = 0.2
