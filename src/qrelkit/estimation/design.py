@@ -161,6 +161,25 @@ class MeasureForm:
             dist = dist * (1.0 - pj) + moved * pj
         return dist
 
+    def expected_norm(self, x: np.ndarray) -> np.ndarray:
+        """float64 [queries]: the norm's expectation when each pair's grade is drawn independently from
+        ``x[pair]`` (nDCG's ideal DCG is concave in the counts, so the norm of the expected counts
+        overstates it); for P@k and R@k the norm of the expected counts."""
+        if self.kind != "ndcg":
+            return self._norm(self._at_least(x))[0]
+        dist = self._count_distribution(x)
+        reach = np.cumsum(dist[:, :, ::-1], axis=2)[:, :, ::-1][:, :, 1:]  # P(count >= k), k = 1..depth
+        out: np.ndarray = np.einsum("qgk,k,g->q", reach, self.ideal_discount, np.diff(self.gain))
+        return out
+
+    def expected_values(self, x: np.ndarray) -> np.ndarray:
+        """float64 [runs, queries]: each run's expected numerator over :meth:`expected_norm` (0 where that
+        is not positive): the per-query values a prediction ``x`` gives."""
+        norm = self.expected_norm(x)
+        safe = np.where(norm > 0, norm, 1.0)
+        out: np.ndarray = np.where(norm[None, :] > 0, self._numerator(x) / safe[None, :], 0.0)
+        return out
+
     def expected_slopes(self, x: np.ndarray) -> np.ndarray:
         """float64 [queries, max_grade]: the norm's expected slope in each count (nDCG: the discount of the
         rank one more pair of that grade would take in the ideal ordering, averaged over the counts'
