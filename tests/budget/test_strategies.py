@@ -106,3 +106,22 @@ def test_plan_queue_draws_the_rest_of_the_budget():
         plan_queue(problem, state, "bandit", state.spent + 25, seed=4)
     with pytest.raises(ValidationError, match="spent already"):
         plan_queue(problem, state, "active", state.spent, seed=4)
+
+
+def test_active_interval_holds_the_design_interval_and_the_estimate():
+    from qrelkit.budget.active import ESTIMATOR, composite, unsampled_reason
+    from qrelkit.budget.designed import estimate_of
+
+    problem, people = _problem()
+    state, estimate = _replay(problem, people, "active", 40)
+    design, _ = estimate_of(problem, state, 0.05, ESTIMATOR, reason=unsampled_reason(problem, state))
+    assert np.all(estimate.low <= np.minimum(design.low, estimate.means))
+    assert np.all(estimate.high >= np.maximum(design.high, estimate.means))
+    # the level: the estimate's mean over the runs is the design estimate's
+    assert estimate.means.mean() == pytest.approx(design.means.mean(), abs=1e-12)
+    off = ~np.eye(problem.n_runs, dtype=bool)
+    assert np.all(estimate.diff_low[off] <= np.minimum(design.diff_low[off], estimate.diff[off]))
+    assert np.all(estimate.diff_high[off] >= np.maximum(design.diff_high[off], estimate.diff[off]))
+    assert np.allclose(estimate.diff, estimate.means[:, None] - estimate.means[None, :])
+    again = composite(problem, state, design)
+    assert np.array_equal(again.means, estimate.means)

@@ -34,23 +34,29 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..estimation.design import inclusion_probabilities, systematic_sample
+from ..estimation.design import MeasureForm, inclusion_probabilities, systematic_sample
 from .base import Estimate, Selection, State, register
 from .designed import calibrated, estimate_of, form_of, residual_variance
+from .mtc import expected_grades
 
 if TYPE_CHECKING:
     from .problem import Problem
 
 #: Share of the budget spent on the pilot spread over every query.
-PILOT = 0.3
+PILOT = 0.15
 #: Share of the final draw spread evenly over the remaining pairs (each pair's chance at least this share
 #: of the even rate).
 FLOOR = 0.2
 #: Weight of the means beside the run pairs' differences in the final draw's sizes (relative to the mean
-#: run pair weight).
-MEAN_WEIGHT = 0.1
+#: run pair weight): the means rest on nDCG's ideal DCG, whose highly relevant pairs the differences
+#: barely move (measured: 0.1 left the means' interval at 84-87% coverage at 20% of the pairs).
+MEAN_WEIGHT = 1.0
 
 ESTIMATOR = "difference estimator (Horvitz-Thompson, calibrated model), active design"
+COMPOSITE = (
+    "calibrated model with people's grades in place, levelled by the difference estimator (Horvitz-Thompson) "
+    "under the active design; its intervals widened to hold the estimate"
+)
 RATIO_ESTIMATOR = (
     "calibrated model with the people's grades in place, active design (no interval: ratio measure)"
 )
@@ -112,7 +118,7 @@ def sizes(problem: Problem, state: State) -> tuple[np.ndarray, np.ndarray]:
     return free, np.sqrt(score[free])
 
 
-def _pair_spreads(form, x: np.ndarray, known: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
+def _pair_spreads(form: MeasureForm, x: np.ndarray, known: np.ndarray) -> np.ndarray:
     """[runs, runs]: the standard deviation of each run pair's difference of means when the unbought pairs'
     grades are drawn from their predicted distributions."""
     free = np.flatnonzero(~known)
@@ -151,7 +157,32 @@ class Active:
         return Selection(free[chosen], pi[chosen])
 
     def estimate(self, problem: Problem, state: State, alpha: float) -> Estimate:
-        return estimate_of(problem, state, alpha, ESTIMATOR, reason=unsampled_reason(problem, state))[0]
+        design, _ = estimate_of(problem, state, alpha, ESTIMATOR, reason=unsampled_reason(problem, state))
+        return composite(problem, state, design)
+
+
+def composite(problem: Problem, state: State, design: Estimate) -> Estimate:
+    """The order from the calibrated grades, the level and the intervals from the design.
+
+    The runs' means: the calibrated model's expected values with the people's grades in place (the order a
+    small budget gets right; a design-unbiased mean carries (1 / pi - 1) times the residual noise of every
+    pair not taken with certainty, more than the calibrated grades' own at 5-10% of the pairs), shifted by
+    the design estimate's mean correction over the runs (the level). Each interval is the design's,
+    widened where needed to hold the estimate: it holds every value the design's interval holds, so its
+    coverage is at least that interval's. Differences: the calibrated values' differences (the shift
+    cancels), each interval the design's widened to hold the difference."""
+    form = form_of(problem)
+    x = expected_grades(problem, state)
+    plug = form.expected_values(x).mean(axis=1)
+    means = plug + float(np.mean(design.means - plug))
+    diff = means[:, None] - means[None, :]
+    if not np.isfinite(design.low).all():
+        return Estimate.without_intervals(design.estimator, means)
+    low, high = np.minimum(design.low, means), np.maximum(design.high, means)
+    diag = np.eye(len(means), dtype=bool)
+    d_low = np.where(diag, np.nan, np.minimum(design.diff_low, diff))
+    d_high = np.where(diag, np.nan, np.maximum(design.diff_high, diff))
+    return Estimate(COMPOSITE, means, low, high, diff, d_low, d_high)
 
 
 def unsampled_reason(problem: Problem, state: State) -> str | None:

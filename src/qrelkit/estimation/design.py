@@ -161,6 +161,25 @@ class MeasureForm:
             dist = dist * (1.0 - pj) + moved * pj
         return dist
 
+    def expected_norm(self, x: np.ndarray) -> np.ndarray:
+        """float64 [queries]: the norm's expectation when each pair's grade is drawn independently from
+        ``x[pair]`` (nDCG's ideal DCG is concave in the counts, so the norm of the expected counts
+        overstates it); for P@k and R@k the norm of the expected counts."""
+        if self.kind != "ndcg":
+            return self._norm(self._at_least(x))[0]
+        dist = self._count_distribution(x)
+        reach = np.cumsum(dist[:, :, ::-1], axis=2)[:, :, ::-1][:, :, 1:]  # P(count >= k), k = 1..depth
+        out: np.ndarray = np.einsum("qgk,k,g->q", reach, self.ideal_discount, np.diff(self.gain))
+        return out
+
+    def expected_values(self, x: np.ndarray) -> np.ndarray:
+        """float64 [runs, queries]: each run's expected numerator over :meth:`expected_norm` (0 where that
+        is not positive): the per-query values a prediction ``x`` gives."""
+        norm = self.expected_norm(x)
+        safe = np.where(norm > 0, norm, 1.0)
+        out: np.ndarray = np.where(norm[None, :] > 0, self._numerator(x) / safe[None, :], 0.0)
+        return out
+
     def expected_slopes(self, x: np.ndarray) -> np.ndarray:
         """float64 [queries, max_grade]: the norm's expected slope in each count (nDCG: the discount of the
         rank one more pair of that grade would take in the ideal ordering, averaged over the counts'
@@ -425,8 +444,15 @@ def design_estimate(
     x[bought[drawn]] = held_out[drawn] + (e[drawn] - held_out[drawn]) / pi[drawn, None]
     known = np.zeros_like(x)
     known[bought] = e
-    counts = form.counts(x, at_least=form.counts(known))  # a count is at least what people found
-    values = form.values_with(x, counts)
+    # the point estimate: the counts as estimated (never below 0); where the norm is estimated (nDCG, R@k)
+    # each per-query value is kept within the measure's range [0, 1] (a norm estimated near 0 would
+    # otherwise blow a value up); P@k's values are linear in the grades and left exact
+    values = form.values_with(x, form.counts(x, at_least=np.zeros((form.queries, form.max_grade))))
+    if form.kind != "precision":
+        values = np.clip(values, 0.0, 1.0)
+    # the derivative: taken where each count is at least what the people's grades reach (a count's
+    # estimate below it would make the slope of 1 / norm explode)
+    at_known = form.counts(x, at_least=form.counts(known))
     means = values.mean(axis=1)
     diff = means[:, None] - means[None, :]
     runs = form.runs
@@ -434,7 +460,7 @@ def design_estimate(
     if drawn.any():
         # the derivative at the estimate, the ideal DCG's kinks smoothed by the predictive distribution
         slopes = form.expected_slopes(smooth)
-        grad = form.gradient(x, bought[drawn], counts=counts, slopes=slopes)  # [drawn, runs, G + 1]
+        grad = form.gradient(x, bought[drawn], counts=at_known, slopes=slopes)  # [drawn, runs, G + 1]
         z = np.einsum("irg,ig->ir", grad, e[drawn] - held_out[drawn]) / form.queries
         w = (1.0 - pi[drawn]) / pi[drawn] ** 2
         cov = (z * w[:, None]).T @ z
