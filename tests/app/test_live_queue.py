@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from qrelkit.budget.active import COMPOSITE, ESTIMATOR, RATIO_ESTIMATOR
+
 from .models.helpers import (
     DOCS,
     QUERIES,
@@ -153,10 +155,7 @@ def test_the_people_s_queue_follows_the_design(planned: Path, cli) -> None:
         "chosen since)"
     ) in status.stdout
     head = next(i for i, x in enumerate(lines) if x.startswith("estimates of nDCG@10"))
-    assert (
-        "difference estimator (Horvitz-Thompson, calibrated model), active design; 95% intervals):"
-        in lines[head]
-    )
+    assert f"({COMPOSITE}; 95% intervals" in lines[head]  # active's estimator of nDCG, as it names it
     runs = [x.split(":")[0].strip() for x in lines[head + 1 : head + 5]]
     assert runs == ["sys0", "sys1", "sys2", "sys3"]
 
@@ -179,7 +178,7 @@ def test_the_final_export_records_the_design(planned: Path, cli, tmp_path: Path)
         11,
         "nDCG@10",
     )
-    assert design["estimator"] == "difference estimator (Horvitz-Thompson, calibrated model), active design"
+    assert "estimator" not in design  # named where it estimates: it depends on the measure
     assert [(p["query_id"], p["doc_id"], p["probability"], p["order"]) for p in design["pairs"]] == [
         (q, d, pr, i) for i, (q, d, pr) in enumerate(stored)
     ]
@@ -256,21 +255,22 @@ def test_eval_on_a_design_export_uses_the_design_estimator(tmp_path: Path, cli) 
     runs = sorted(tmp_path.glob("sys*.run"))
     found = cli("eval", out, *runs, "-m", "nDCG@10", "-m", "P@5", "-f", "json")
     assert found.exit_code == 0, found.output
-    assert (
-        "estimator: difference estimator (Horvitz-Thompson, calibrated model), active design" in found.stderr
-    )
     rows = json.loads(found.stdout)["estimates"]
+    named = "; ".join(dict.fromkeys(r["estimator"] for r in rows))  # each measure's, as active names it
+    assert {r["estimator"] for r in rows} <= {COMPOSITE, ESTIMATOR, RATIO_ESTIMATOR}
+    assert (
+        f"estimator: {named}, valid under the design the manifest records (active, seed 11)" in found.stderr
+    )
     expected = qrelkit.evaluate(read_qrels(people), [read_run(r) for r in runs], ["nDCG@10", "P@5"])
     assert len(rows) == 8
     for row in rows:
         assert row["estimate"] == pytest.approx(expected.mean(row["measure"], row["run"]), abs=1e-12), row
     compared = cli("compare", out, *runs, "-m", "P@5", "-f", "json")
     assert compared.exit_code == 0, compared.output
-    assert (
-        "estimator: difference estimator (Horvitz-Thompson, calibrated model), active design"
-        in compared.stderr
-    )
     differences = json.loads(compared.stdout)["differences"]
+    p5 = next(r["estimator"] for r in rows if r["measure"] == "P@5")
+    assert f"estimator: {p5}, valid under the design" in compared.stderr
+    assert {d["estimator"] for d in differences} == {p5}
     assert [(d["baseline"], d["run"]) for d in differences] == [("sys0", f"sys{i}") for i in (1, 2, 3)]
     for d in differences:
         by_hand = expected.mean("P@5", d["run"]) - expected.mean("P@5", "sys0")
@@ -278,14 +278,11 @@ def test_eval_on_a_design_export_uses_the_design_estimator(tmp_path: Path, cli) 
     page = tmp_path / "report.html"
     reported = cli("report", out, *runs, "-m", "P@5", "-o", page)
     assert reported.exit_code == 0, reported.output
-    assert (
-        "estimator: difference estimator (Horvitz-Thompson, calibrated model), active design"
-        in reported.stderr
-    )
+    assert f"estimator: {p5}, valid under the design" in reported.stderr
     html = page.read_text()
     assert (
         "Estimates under the live queue&#x27;s design" in html
         or "Estimates under the live queue's design" in html
     )
-    assert "difference estimator (Horvitz-Thompson, calibrated model), active design" in html
+    assert p5.replace("'", "&#x27;") in html or p5 in html
     assert f"{expected.mean('P@5', 'sys1'):.4f}" in html

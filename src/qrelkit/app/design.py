@@ -50,7 +50,6 @@ class Design:
     seed: int
     measure: str
     state: str  # pending or planned
-    estimator: str | None
     model: str | None
     judged_before: int
     created_at: str
@@ -75,7 +74,7 @@ def current_design(conn: sqlite3.Connection) -> Design | None:
         (row["design"],),
     ).fetchall()
     return Design(int(row["design"]), row["strategy"], int(row["budget"]), int(row["seed"]), row["measure"],
-                  row["state"], row["estimator"], row["model"], int(row["judged_before"]), row["created_at"],
+                  row["state"], row["model"], int(row["judged_before"]), row["created_at"],
                   row["created_by"], tuple((q, d, float(p), u) for q, d, p, u in pairs))  # fmt: skip
 
 
@@ -106,8 +105,8 @@ def _release(conn: sqlite3.Connection) -> dict[str, int]:
 
 def _insert_design(conn: sqlite3.Connection, values: dict[str, Any]) -> int:
     return int(conn.execute(
-        "INSERT INTO designs (strategy, budget, seed, measure, state, estimator, model, judged_before, created_at, "
-        "created_by) VALUES (:strategy, :budget, :seed, :measure, :state, :estimator, :model, :judged_before, "
+        "INSERT INTO designs (strategy, budget, seed, measure, state, model, judged_before, created_at, "
+        "created_by) VALUES (:strategy, :budget, :seed, :measure, :state, :model, :judged_before, "
         ":created_at, :created_by)", values).lastrowid or 0)  # fmt: skip
 
 
@@ -132,7 +131,7 @@ def hold_queue(store: Store, *, strategy: str, budget: int, seed: int, measure: 
     def write(conn: sqlite3.Connection) -> dict[str, Any]:
         released = _release(conn)
         design = _insert_design(conn, {"strategy": strategy, "budget": budget, "seed": seed, "measure": measure,
-                                       "state": "pending", "estimator": None, "model": None, "judged_before": 0,
+                                       "state": "pending", "model": None, "judged_before": 0,
                                        "created_at": now(), "created_by": by})  # fmt: skip
         return {"design": design, "held_queries": len(released)}
 
@@ -146,7 +145,6 @@ def record_plan(
     budget: int,
     seed: int,
     measure: str,
-    estimator: str,
     model: str,
     judged_before: int,
     chosen: Sequence[tuple[str, str, float]],
@@ -172,7 +170,7 @@ def record_plan(
             )
         held = _release(conn)
         design = _insert_design(conn, {"strategy": strategy, "budget": budget, "seed": seed, "measure": measure,
-                                       "state": "planned", "estimator": estimator, "model": model,
+                                       "state": "planned", "model": model,
                                        "judged_before": judged_before, "created_at": now(), "created_by": by})  # fmt: skip
         names = dict(people)
         load = {u: 0 for u, _ in people}
@@ -220,12 +218,11 @@ def design_progress(conn: sqlite3.Connection, design: Design) -> dict[str, Any]:
             "spent": design.judged_before + len(chosen & judged),
             "chosen": len(chosen), "chosen_judged": len(chosen & judged), "people_pairs": len(judged),
             "judged_before": design.judged_before, "seed": design.seed, "measure": design.measure,
-            "model": design.model, "estimator": design.estimator}  # fmt: skip
+            "model": design.model}  # fmt: skip
 
 
 def design_field(conn: sqlite3.Connection) -> dict[str, Any] | None:
-    """The manifest's ``design``: the strategy, budget, seed, measure, model labeller, estimator and every
-    chosen pair with its inclusion probability and order (pairs people judged before it count at 1), or
+    """The manifest's ``design``: the strategy, budget, seed, measure, model labeller and every chosen pair with its inclusion probability and order (pairs people judged before it count at 1), or
     ``None`` without a planned design."""
     design = current_design(conn)
     if design is None or design.state != "planned":

@@ -308,7 +308,6 @@ CREATE TABLE IF NOT EXISTS designs (
     seed INTEGER NOT NULL,
     measure TEXT NOT NULL,
     state TEXT NOT NULL CHECK (state IN ('pending', 'planned')),
-    estimator TEXT,
     model TEXT,
     judged_before INTEGER NOT NULL DEFAULT 0,
     created_at TEXT NOT NULL,

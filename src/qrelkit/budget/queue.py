@@ -29,7 +29,6 @@ __all__ = [
     "chosen_pairs",
     "estimate_export",
     "estimate_project",
-    "estimator_name",
     "plan_project",
     "project_problem",
 ]
@@ -98,15 +97,6 @@ def estimate_project(
     return strategy(name).estimate(built.problem, built.state, alpha), built
 
 
-def estimator_name(name: str) -> str:
-    """The estimator strategy ``name``'s estimate is valid under, as it names it (its module's ``ESTIMATOR``;
-    the strategy's name when it has none)."""
-    import importlib
-
-    found = strategy(name)
-    return str(getattr(importlib.import_module(type(found).__module__), "ESTIMATOR", found.name))
-
-
 @dataclass(frozen=True)
 class ExportEstimate:
     """Each run's estimate of each measure from a final export under the design its manifest records."""
@@ -126,7 +116,10 @@ class ExportEstimate:
                 rows.append({"run": run, "measure": measure, "estimate": json_number(found.means[i]),
                              "low": json_number(found.low[i]), "high": json_number(found.high[i]),
                              "estimator": found.estimator})  # fmt: skip
-        design = {k: v for k, v in self.design.items() if k != "pairs"}
+        design = {
+            **{k: v for k, v in self.design.items() if k != "pairs"},
+            "chosen": len(self.design.get("pairs") or ()),
+        }
         return header(design=design, sources=self.sources, estimates=rows, differences=self.differences())
 
     def differences(self, baselines: Any = None) -> list[dict[str, Any]]:

@@ -69,7 +69,7 @@ def command(db: Path, order: str | None, budget_text: str | None, measure: str |
     from qrelkit.app.design import plan_request, pooled_pairs, record_plan
     from qrelkit.app.design_inputs import planning_material
     from qrelkit.app.store import Store
-    from qrelkit.budget.queue import budget_pairs, check_order, chosen_pairs, estimator_name, plan_project
+    from qrelkit.budget.queue import budget_pairs, check_order, chosen_pairs, plan_project
 
     with Store(db) as store:
         pairs = None if budget_text is None else budget_pairs(budget_text, store.read(pooled_pairs))
@@ -79,7 +79,7 @@ def command(db: Path, order: str | None, budget_text: str | None, measure: str |
         material = planning_material(store, model)
         built, selection = plan_project(material, order, pairs, seed, measure)
         done = record_plan(store, strategy=order, budget=pairs, seed=seed, measure=measure,
-                           estimator=estimator_name(order), model=material.model, judged_before=built.state.spent,
+                           model=material.model, judged_before=built.state.spent,
                            chosen=chosen_pairs(built, selection), by=by)  # fmt: skip
     people = ", ".join(f"{n} {k}" for n, k in sorted(done["people"].items()))
     click.echo(f"live queue: {order} chose {done['chosen']} pairs for people beyond the {built.state.spent} judged "

@@ -45,10 +45,11 @@ Fields (every field is always present; unknown values are ``null``)::
                           this field, which ``qrelkit eval MODEL_QRELS RUNS`` reads (:func:`human_source`)
     design                written by a judging project's final export when a live queue chose what people
                           judged (null otherwise: :func:`qrelkit.app.design.design_field`): {"strategy",
-                          "budget", "seed", "measure", "model", "estimator", "judged_before" (people's pairs
+                          "budget", "seed", "measure", "model", "judged_before" (people's pairs
                           before the design, each at probability 1), "pairs": [{"query_id", "doc_id",
                           "probability" (its inclusion probability), "order"}], "chosen_judged",
-                          "people_pairs", ...}; estimates from such qrels use that estimator
+                          "people_pairs", ...}; estimates from such qrels use the strategy's estimator (eval,
+                          compare and report name it: it depends on the measure)
     tool                  {"name": "qrelkit", "version"} (format 1 wrote "qrelkit_version")
     signature             {"algorithm": "hmac-sha256", "key_id", "hmac"} when exported from a judging
                           project: HMAC-SHA256 with the project's key (kept in the project database, never

@@ -27,7 +27,7 @@ def render_design_estimates(found: dict[str, Any], fmt: str = "table") -> str:
     estimators = list(dict.fromkeys(r["estimator"] for r in rows))
     out = [
         f"# estimates under the live queue's design: {design['strategy']} (budget {design['budget']} pairs, seed "
-        f"{design['seed']}, {len(design.get('pairs') or ()) or design.get('chosen', 0)} chosen pairs)",
+        f"{design['seed']}, {design.get('chosen', 0)} chosen pairs)",
         f"# estimator: {'; '.join(estimators)}",
         f"# model labeller {design['model']}: {found['sources']['model']}; people: {found['sources']['people']}",
         f"{'run':<20} {'measure':<10} {'estimate':>9}  interval (95%)",
