@@ -202,6 +202,11 @@ def test_planning_is_refused_with_the_reason(tmp_path: Path, cli) -> None:
         refused = cli("judge", "plan", db, *args)
         assert refused.exit_code == 1 and len(refused.stderr.strip().splitlines()) == 1, refused.output
         assert problem in refused.stderr
+    without_runs = cli("judge", "init", tmp_path / "x.db", "--rubric", tmp_path / "rubric.toml", "--pool",
+                       tmp_path / "pool.jsonl", "--docs", tmp_path / "docs.jsonl", "--queries", tmp_path / "queries.tsv",
+                       "--labellers", "alice,bob", "--order", "active", "--budget", "50")  # fmt: skip
+    assert without_runs.exit_code == 2 and "pass the runs with --runs" in without_runs.output
+    assert not (tmp_path / "x.db").exists()
     alone = cli("judge", "plan", db)  # no design asked for at init, and no --order
     assert alone.exit_code == 1 and "pass --order STRATEGY --budget N together" in alone.stderr
 
@@ -275,6 +280,12 @@ def test_eval_on_a_design_export_uses_the_design_estimator(tmp_path: Path, cli) 
     for d in differences:
         by_hand = expected.mean("P@5", d["run"]) - expected.mean("P@5", "sys0")
         assert d["difference"] == pytest.approx(by_hand, abs=1e-12), d
+    kept = people.read_text()
+    people.write_text(kept + "q9 0 extra 1\n")
+    altered = cli("eval", out, *runs)
+    assert altered.exit_code == 1 and len(altered.stderr.strip().splitlines()) == 1, altered.output
+    assert "the people file final.people.qrels the manifest names is altered" in altered.stderr
+    people.write_text(kept)
     page = tmp_path / "report.html"
     reported = cli("report", out, *runs, "-m", "P@5", "-o", page)
     assert reported.exit_code == 0, reported.output

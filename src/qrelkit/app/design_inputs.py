@@ -30,10 +30,11 @@ class Material:
 
 def planning_material(store: Store, model: str | None = None) -> Material:
     """The project's pooled pairs, a model labeller's grades (``model``, else the one model labeller that
-    graded every pooled pair) and their probabilities when every pair carries them, the people's settled
+    graded every pooled pair; never a retired one) and their probabilities when every pair carries them, the people's settled
     grades, and the pooled runs. Refused, with the reason, without a model labeller's grades of every
     pooled pair or without runs."""
     from .grades import final_grades, labeller_grades, stored_runs
+    from .models.access import role_of
     from .models.probabilities import labeller_probabilities
     from .models.register import model_labellers
     from .phases import phase_of, rubric_by_hash
@@ -41,9 +42,8 @@ def planning_material(store: Store, model: str | None = None) -> Material:
     def load(conn: sqlite3.Connection) -> tuple[Any, ...]:
         rubric_hash = phase_of(conn).rubric_hash
         pairs = tuple(sorted((q, d) for q, d in conn.execute("SELECT query_id, doc_id FROM pairs")))
-        graded = {
-            m.name: labeller_grades(conn, m.name, rubric_hash=rubric_hash) for m in model_labellers(conn)
-        }
+        graded = {m.name: labeller_grades(conn, m.name, rubric_hash=rubric_hash) for m in model_labellers(conn)
+                  if role_of(conn, m.user_id) != "retired"}  # fmt: skip
         return pairs, graded, rubric_by_hash(conn, rubric_hash).scale, rubric_hash
 
     pairs, graded, scale, rubric_hash = store.read(load)

@@ -125,6 +125,10 @@ def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: str, l
     from .judge_plan import check_order
 
     check_order(order, budget_text)
+    if order and not runs:
+        raise click.UsageError(
+            "--order weighs the pairs by the pooled runs' rankings: pass the runs with --runs"
+        )
     names = list(labellers)
     summary = init_project(
         db, rubric=rubric, pool=pool, docs=docs, queries=queries, labellers=names, calibration=calibration,
