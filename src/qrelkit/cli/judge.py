@@ -124,11 +124,7 @@ def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: str, l
         raise click.UsageError("--calibration N and --no-calibration contradict each other; pass one")
     from .judge_plan import check_order
 
-    check_order(order, budget_text)
-    if order and not runs:
-        raise click.UsageError(
-            "--order weighs the pairs by the pooled runs' rankings: pass the runs with --runs"
-        )
+    check_order(order, budget_text, runs=bool(runs))
     names = list(labellers)
     summary = init_project(
         db, rubric=rubric, pool=pool, docs=docs, queries=queries, labellers=names, calibration=calibration,

@@ -26,10 +26,15 @@ def order_options(function: Any) -> Any:
     return function
 
 
-def check_order(order: str | None, budget_text: str | None) -> None:
-    """``--order`` and ``--budget`` go together, and the strategy has a one-shot design."""
+def check_order(order: str | None, budget_text: str | None, *, runs: bool = True) -> None:
+    """``--order`` and ``--budget`` go together, with the runs (``judge init --runs``: the plan weighs pairs
+    by their rankings), and the strategy has a one-shot design."""
     if (order is None) != (budget_text is None):
         raise click.UsageError("--order and --budget go together")
+    if order is not None and not runs:
+        raise click.UsageError(
+            "--order weighs the pairs by the pooled runs' rankings: pass the runs with --runs"
+        )
     if order is not None:
         from qrelkit.budget.queue import check_order as check
 
