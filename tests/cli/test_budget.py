@@ -9,7 +9,9 @@ import json
 
 import numpy as np
 import pytest
+from scipy import stats
 
+import qrelkit
 from qrelkit.budget import STRATEGIES, Estimate, Selection
 from qrelkit.formats.probabilities import write_probabilities
 
@@ -93,6 +95,16 @@ def test_json_rows_and_provenance(files):
         assert set(r) >= ROW_KEYS
         assert set(r["kendall_tau"]) == {"median", "p10"} and set(r["tau_ap"]) == {"median", "p10"}
     assert rows[0]["coverage_means"] is None  # pool order: no interval, written as null
+    # the model alone: scipy's tau-b of the runs' means under qrelkit.evaluate of the two files
+    full, model = (qrelkit.read_qrels(tmp / f) for f in ("full.qrels", "model.qrels"))
+    runs = [qrelkit.read_run(p) for p in sorted(tmp.glob("run*.run"))]
+    people = qrelkit.evaluate(full, runs, ["nDCG@10"])
+    judge = qrelkit.evaluate(model, runs, ["nDCG@10"])
+    names = [r.name for r in runs]
+    expected = stats.kendalltau(
+        [people.mean("nDCG@10", n) for n in names], [judge.mean("nDCG@10", n) for n in names]
+    )
+    assert doc["model_alone"]["kendall_tau"] == pytest.approx(expected.statistic, abs=1e-12)
     # the same seed gives the same rows, written to a file by its suffix
     out = tmp / "replay.json"
     again = invoke(*args, *FAST, "--strategy", "pool-order,random-pairs", "--seed", "4", "-o", out)

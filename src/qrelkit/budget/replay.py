@@ -273,6 +273,8 @@ class ReplayResult:
     measure: str
     settings: dict[str, Any]
     pool: dict[str, Any]
+    #: the model's grades alone (no people's pair): Kendall's tau and tau_AP of its order of the runs
+    model_alone: dict[str, Any] | None = None
 
     def provenance(self) -> dict[str, Any]:
         from ..measures.conventions import DEFAULT
@@ -297,7 +299,8 @@ class ReplayResult:
                 return json_number(value)
             return value
 
-        return self.provenance() | {"results": [clean(r) for r in self.rows]}
+        alone = {"model_alone": clean(self.model_alone)} if self.model_alone is not None else {}
+        return self.provenance() | alone | {"results": [clean(r) for r in self.rows]}
 
 
 def _described(value: Any) -> dict[str, Any]:
@@ -357,4 +360,13 @@ def replay_inputs(
         "full_pairs_below_depth": problem.unpooled,
         "max_grade": problem.max_grade,
     }
-    return ReplayResult(rows, inputs, str(measure), settings, pool)
+    return ReplayResult(rows, inputs, str(measure), settings, pool, model_alone(problem, people))
+
+
+def model_alone(problem: Problem, people: np.ndarray) -> dict[str, float]:
+    """Kendall's tau and tau_AP of the runs' order by the model's grades alone against the people's: what
+    every strategy starts from, at no people's pair."""
+    from ..agreement.ranking import tau_ap, tau_b
+
+    truth, model = problem.means(people), problem.means(problem.model)
+    return {"kendall_tau": tau_b(truth, model), "tau_ap": tau_ap(truth, model)}
