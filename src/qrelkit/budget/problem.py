@@ -322,14 +322,16 @@ def build_problem(
     measure: str = "nDCG@10",
     probabilities: Mapping[tuple[str, str], Sequence[float]] | np.ndarray | None = None,
     pool_depth: int | None = None,
+    probabilities_source: str | None = None,
 ) -> tuple[Problem, np.ndarray]:
     """(the Problem, the people's grades per pair, which only the Oracle may hold). Refuses (ValidationError,
     one line) MODEL missing pairs FULL has: how many and the first.
 
     ``probabilities``: the model's grade probabilities by pair (``{(query_id, doc_id): (p0, ..., pG)}``, as
     :func:`qrelkit.formats.probabilities.read_probabilities` reads them) or an array [pairs, G + 1] in the
-    Problem's pair order. ``pool_depth``: pool only the pairs some run ranks within that depth (FULL's pairs
-    below it are left out, of the ideal ordering too); None pools every pair FULL judged."""
+    Problem's pair order (``probabilities_source``: their file, for errors). ``pool_depth``: pool only the
+    pairs some run ranks within that depth (FULL's pairs below it are left out, of the ideal ordering too);
+    None pools every pair FULL judged."""
     import polars as pl
 
     m = check_measure(measure)
@@ -427,7 +429,11 @@ def build_problem(
             tie_parts.append((i, tied))
     ties = _tie_blocks(tie_parts, k) if tie_parts else None
 
-    probs = _probabilities(probabilities, pairs, max_grade) if probabilities is not None else None
+    probs = (
+        _probabilities(probabilities, pairs, max_grade, probabilities_source)
+        if probabilities is not None
+        else None
+    )
     if probs is not None:
         max_grade = probs.shape[1] - 1
     problem = Problem(
@@ -498,6 +504,7 @@ def _probabilities(
     given: Mapping[tuple[str, str], Sequence[float]] | np.ndarray,
     pairs: tuple[tuple[str, str], ...],
     max_grade: int,
+    source: str | None = None,
 ) -> np.ndarray:
     """float64 [pairs, max_grade + 1], each row summing to 1 (within 1e-6)."""
     if isinstance(given, np.ndarray):
@@ -505,6 +512,7 @@ def _probabilities(
         if arr.ndim != 2 or arr.shape[0] != len(pairs):
             raise ValidationError(
                 f"grade probabilities of shape {arr.shape} for {len(pairs)} pairs",
+                source=source,
                 fix="pass one row a pooled pair",
             )
     else:
@@ -514,6 +522,7 @@ def _probabilities(
             raise ValidationError(
                 f"the grade probabilities lack {len(missing)} of the {len(pairs)} pooled pairs; the first: "
                 f"query {q} document {d}",
+                source=source,
                 fix="write probabilities for every pair the model graded",
             )
         width = max(len(given[p]) for p in pairs)
@@ -529,6 +538,7 @@ def _probabilities(
         q, d = pairs[int(bad[0])]
         raise ValidationError(
             f"grade probabilities of query {q} document {d} sum to {sums[bad[0]]:.6g}, not 1",
+            source=source,
             fix="write each pair's probabilities over the grades 0..G, summing to 1",
         )
     return arr

@@ -329,7 +329,9 @@ def replay_inputs(
     there what the pool left out)."""
     from .problem import build_problem
 
-    problem, people = build_problem(full, model, runs, measure, probabilities, pool_depth=depth)
+    problem, people = build_problem(
+        full, model, runs, measure, probabilities, pool_depth=depth, probabilities_source=probabilities_source
+    )
     chosen = parse_budgets(budgets, problem.n_pairs)
     check_strategies(strategies, problem)
     if before is not None:
