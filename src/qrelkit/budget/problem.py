@@ -20,7 +20,8 @@ with the given grades:
   (``missing_queries = "zero"``); P@k divides by k (``cutoff_denominator = "k"``).
 
 The queries are FULL's queries that at least one run retrieves; the pooled pairs are FULL's judged pairs of
-those queries (with ``pool_depth``, only those ranked within that depth by at least one run).
+those queries (with ``pool_depth``, only those ranked within that depth by at least one run); a query none of
+whose pairs is pooled is left out.
 """
 
 from __future__ import annotations
@@ -380,10 +381,16 @@ def build_problem(
             [r.filter(pl.col("block_pos") < pool_depth).select("query_id", "doc_id") for r in ranked.values()]
         ).unique()
         pool = pool.join(reached, on=["query_id", "doc_id"], how="semi")
+    if pool.height == 0:
+        raise ValidationError(f"no pair of {full.name} is pooled", fix="pass a larger --depth or other runs")
+    pooled_queries = set(pool.get_column("query_id").unique().to_list())
+    if len(pooled_queries) < len(queries):  # a query with no pooled pair carries nothing to replay: left out
+        queries = tuple(q for q in queries if q in pooled_queries)
+        qmap = pl.DataFrame({"query_id": list(queries), "q": np.arange(len(queries), dtype=np.int64)})
+        pool = pool.drop("q").join(qmap, on="query_id", how="inner")
+        ranked = {name: r.drop("q").join(qmap, on="query_id", how="inner") for name, r in ranked.items()}
     pool = pool.sort(["q", "doc_id"]).with_columns(pl.int_range(pl.len()).alias("pair"))
     n_pairs = pool.height
-    if n_pairs == 0:
-        raise ValidationError(f"no pair of {full.name} is pooled", fix="pass a larger --depth or other runs")
 
     model_rows = model.frame.select("query_id", "doc_id", pl.col("grade").alias("model_grade"))
     if model_rows.select(pl.struct("query_id", "doc_id").is_duplicated().any()).item():
