@@ -43,6 +43,10 @@ if TYPE_CHECKING:
 #: The measure families :meth:`Problem.values` computes.
 SUPPORTED = ("nDCG", "P", "R")
 
+#: The most cells a Problem's arrays may hold: runs x queries x k (the ranks) and runs x pooled pairs (what a
+#: linearization over every run and pair holds), each 8 bytes: about 200 MB each at the bound.
+MAX_CELLS = 25_000_000
+
 #: The convention axes :meth:`Problem.values` follows; a measure that overrides any other is refused.
 _FREE_AXES = {"gain", "discount"}
 
@@ -165,7 +169,10 @@ class Problem:
     def values(self, grades: np.ndarray) -> np.ndarray:
         """float64 [runs, queries]: each run's per-query measure when pair i has grade grades[i] (float grades
         allowed: expected grades). Vectorized; equal (==) to qrelkit.evaluate on integer grades under the
-        default conventions (a property test holds this against qrelkit.evaluate)."""
+        default conventions (a property test holds this against qrelkit.evaluate).
+
+        With float grades nDCG takes the gain of each grade as given (2^g - 1 of the expected grade, not the
+        expected gain), and P@k and R@k count a pair as relevant where its grade is at least ``rel``."""
         from ..engine.kernels.ranked import log_ranks
 
         grades = np.asarray(grades)
@@ -416,6 +423,7 @@ def build_problem(
         zip(joined.get_column("query_id").to_list(), joined.get_column("doc_id").to_list(), strict=True)
     )
 
+    _check_size(len(names), len(queries), k, n_pairs)
     keyed = pool.select("query_id", "doc_id", "pair")
     ranks = np.full((len(names), len(queries), k), -1, dtype=np.int64)
     tie_parts: list[tuple[int, pl.DataFrame]] = []
@@ -461,6 +469,17 @@ def build_problem(
         unpooled=judged_pairs - n_pairs,
     )
     return problem, people
+
+
+def _check_size(runs: int, queries: int, k: int, pairs: int) -> None:
+    """Refuse a problem whose arrays would pass :data:`MAX_CELLS`, in one line naming the sizes."""
+    for what, cells in (("runs x queries x k", runs * queries * k), ("runs x pooled pairs", runs * pairs)):
+        if cells > MAX_CELLS:
+            raise ValidationError(
+                f"{runs} runs, {queries} queries, {pairs} pooled pairs at k = {k}: {what} is {cells:,} cells, "
+                f"past the replay's bound of {MAX_CELLS:,}",
+                fix="replay fewer runs (the candidates you would compare), a smaller --depth or a smaller k",
+            )
 
 
 def _source(qrels: Qrels) -> str:

@@ -146,6 +146,7 @@ def run_once(
         pairs = np.asarray(selection.pairs, dtype=np.int64)
         if not len(pairs):
             break
+        _check_selection(chosen, problem, state, budget, pairs, selection.probability)
         before = oracle.spent
         grades = oracle.buy(pairs)
         state.record(pairs, grades, np.asarray(selection.probability, dtype=np.float64))
@@ -164,6 +165,29 @@ def run_once(
         est.estimator,
         state.bought,
     )
+
+
+def _check_selection(
+    chosen: Strategy, problem: Problem, state: State, budget: int, pairs: np.ndarray, probability: np.ndarray
+) -> None:
+    """A selection within the pool and the budget, one inclusion probability a pair: else one line naming
+    the strategy (the oracle would refuse it too, without saying whose it was)."""
+    name = getattr(chosen, "name", type(chosen).__name__)
+    if len(np.asarray(probability)) != len(pairs):
+        raise ValidationError(
+            f"strategy {name} selected {len(pairs)} pairs with {len(np.asarray(probability))} inclusion probabilities",
+            fix="give one inclusion probability a selected pair",
+        )
+    if pairs.min() < 0 or pairs.max() >= problem.n_pairs:
+        raise ValidationError(
+            f"strategy {name} selected pair {int(pairs.max())}, not one of the {problem.n_pairs} pooled"
+        )
+    fresh = len(np.setdiff1d(pairs, state.bought))
+    if fresh > budget - state.spent:
+        raise ValidationError(
+            f"strategy {name} selected {fresh} new pairs with {budget - state.spent} of its budget of {budget} left",
+            fix="select at most budget - state.spent pairs",
+        )
 
 
 def _share(hit: np.ndarray, measured: np.ndarray) -> float | None:
