@@ -177,3 +177,11 @@ def test_a_problem_past_the_size_bound_is_one_line(monkeypatch):
         ValidationError, match=r"4 runs, 6 queries, 90 pooled pairs at k = 5: runs x queries x k is 120 cells"
     ):
         _case()
+
+
+def test_too_many_runs_is_one_line(monkeypatch):
+    import qrelkit.budget.problem as problem_module
+
+    monkeypatch.setattr(problem_module, "MAX_RUNS", 3)
+    with pytest.raises(ValidationError, match=r"4 runs to replay; at most 3"):
+        _case()

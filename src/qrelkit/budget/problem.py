@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 #: The measure families :meth:`Problem.values` computes.
 SUPPORTED = ("nDCG", "P", "R")
 
+#: The most runs a replay compares: every pair of runs is estimated and scored in every repetition (19,900
+#: pairs at the bound), as the decision-level agreement's runs (``compare.decisions.MAX_RUNS``).
+MAX_RUNS = 200
 #: The most cells a Problem's arrays may hold: runs x queries x k (the ranks) and runs x pooled pairs (what a
 #: linearization over every run and pair holds), each 8 bytes: about 200 MB each at the bound.
 MAX_CELLS = 25_000_000
@@ -348,6 +351,11 @@ def build_problem(
         raise ValidationError("no runs to replay", fix="pass at least one run")
     if pool_depth is not None and pool_depth < 1:
         raise ValidationError(f"a pool depth of {pool_depth}", fix="pass a depth of at least 1")
+    if len(runs) > MAX_RUNS:
+        raise ValidationError(
+            f"{len(runs)} runs to replay; at most {MAX_RUNS}",
+            fix="replay the candidate runs you would compare (every pair of them is estimated in every repetition)",
+        )
     names = sorted(r.name for r in runs)
     if len(set(names)) < len(names):
         dup = next(n for n, b in itertools.pairwise(names) if n == b)
