@@ -74,18 +74,24 @@ class Problem:
     """Everything a strategy may read: the pooled pairs, the model's grades (and probabilities), the runs'
     rankings. Never the people's grades (those come only from the Oracle)."""
 
-    queries: tuple[str, ...]
-    pairs: tuple[tuple[str, str], ...]
-    query_of: np.ndarray
-    query_start: np.ndarray
-    model: np.ndarray
-    probabilities: np.ndarray | None
-    runs: tuple[str, ...]
-    ranks: np.ndarray
-    depth: int
-    measure: str
+    queries: tuple[str, ...]  # sorted query ids (FULL's queries that the runs retrieve, with a pooled pair)
+    pairs: tuple[tuple[str, str], ...]  # the pooled pairs (query_id, doc_id), by query in `queries` order
+    query_of: np.ndarray  # int64 [pairs]: index into `queries`
+    query_start: np.ndarray  # int64 [queries + 1]: query i's pairs are query_start[i]:query_start[i + 1]
+    model: np.ndarray  # int64 [pairs]: the model's grade of each pair
+    probabilities: (
+        np.ndarray | None
+    )  # float64 [pairs, max_grade + 1]: the model's grade probabilities, or None
+    runs: tuple[str, ...]  # run names, sorted
+    ranks: (
+        np.ndarray
+    )  # int64 [runs, queries, depth]: the pair at each rank, -1 where it is not pooled or none
+    depth: int  # the measure's cutoff (nDCG@10: 10)
+    measure: str  # nDCG@k, P@k or R@k (gain and discount may be overridden)
     max_grade: int
+    #: the runs' tied scores that touch the top k (None: no tie), averaged as ``ties = "average"`` does
     ties: TieBlocks | None = None
+    #: the pool depth the pairs were pooled to (None: every pair FULL judged)
     pool_depth: int | None = None
     #: int64 [pairs]: each pair's best 0-based rank over the runs (rank 1 of some run: 0); the pool's order
     best_rank: np.ndarray | None = None
