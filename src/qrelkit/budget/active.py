@@ -1,28 +1,32 @@
 """``active``: qrelkit's own strategy. People's grades spread over every query calibrate the model's grades
 to the people's scale, query by query; the rest of the budget is one probability sample of the remaining
 pairs, each drawn with a probability proportional to how much its grade could move the differences
-between runs whose order is still uncertain, bounded below; the estimate is the difference estimator of
-:mod:`qrelkit.estimation.design` under that design.
+between runs whose order is still uncertain (and the means), bounded below; the level and the intervals
+come from the difference estimator of :mod:`qrelkit.estimation.design` under that design, the order from
+the calibrated grades.
 
 1. **Pilot** (:data:`PILOT` of the budget): pairs of every query, as many from each query as its share of
-   the pooled pairs, drawn at random within the query. They calibrate the model's grades per query (the
-   query's leniency and its own confusion cells, :func:`qrelkit.estimation.design.calibrate`).
+   the pooled pairs, drawn at random within the query. With every later grade they calibrate the model's
+   grades per query and exposure class (:func:`qrelkit.estimation.design.calibrate`).
 2. **Final draw** (the rest): from the calibrated model, each run's mean and each run pair's difference
    with its model-based spread s_ab; each run pair weighs omega_ab = exp(-d_ab^2 / (2 s_ab^2)) / s_ab
    (close pairs, whose order the remaining grades could still flip). Each remaining pair's size is the
    square root of the sum over run pairs of omega_ab times the variance of its contribution to their
    difference (its people's grade drawn from its calibrated distribution: the measure's discount, how many
-   runs rank it and where, and how unsure the calibrated grade is), plus a small share for the means. The
-   inclusion probabilities are proportional to that size, :data:`FLOOR` of the draw spread evenly so every
-   remaining pair has a chance of at least FLOOR times the even rate, capped at 1 (a take-all stratum).
-   One systematic draw over a random order takes exactly the rest of the budget with exactly those
-   probabilities.
-3. **Estimate**: the pilot pairs are known exactly (conditioning on the pilot, they enter with probability
-   1: the labels that chose the final draw's probabilities never enter as weighted corrections); the final
-   draw's pairs correct the calibrated prediction of the remaining pairs by inverse-probability weighting,
-   each against a calibration fitted without its own grade. The interval is valid under the design
-   conditional on the pilot, hence unconditionally (nDCG's ideal DCG: see
+   runs rank it and where, and how unsure the calibrated grade is), plus :data:`MEAN_WEIGHT` times that
+   for the means. The inclusion probabilities are proportional to that size, :data:`FLOOR` of the draw
+   spread evenly so every remaining pair has a chance of at least FLOOR times the even rate, capped at 1
+   (a take-all stratum). One systematic draw over a random order takes exactly the rest of the budget
+   with exactly those probabilities.
+3. **Design estimate**: the pilot pairs are known exactly (conditioning on the pilot, they enter with
+   probability 1: the labels that chose the final draw's probabilities never enter as weighted
+   corrections); the final draw's pairs correct the calibrated prediction of the remaining pairs by
+   inverse-probability weighting, each against a calibration fitted without its own grade. The interval
+   is valid under the design conditional on the pilot, hence unconditionally (nDCG's ideal DCG: see
    :mod:`qrelkit.estimation.design` on its smoothed slopes).
+4. **The order** (:func:`composite`): the calibrated model's expected values with the people's grades in
+   place, shifted by the design estimate's mean correction over the runs; each interval the design's,
+   widened to hold the estimate.
 
 With the model's grade probabilities (``problem.probabilities``) the calibration does not change: the
 strategy works from the grades alone (``needs_probabilities`` is false).

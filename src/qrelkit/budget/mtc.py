@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 #: Share of the budget chosen per round (the expected grades are recomputed between rounds).
 ROUND = 0.1
+#: Pairs x run pairs held at once while weighing.
+CELLS = 4_000_000
 
 ESTIMATOR = "MTC expected measure (people's grades where bought, calibrated model elsewhere)"
 
@@ -57,15 +59,24 @@ class MTC:
         known = state.known(problem.n_pairs)
         free = np.flatnonzero(~known)
         grad = form.gradient(x, free) / form.queries  # [free, runs, G + 1]
-        step = np.abs(grad[:, :, -1] - grad[:, :, 0]) / problem.max_grade  # per grade, each run
-        signed = (grad[:, :, -1] - grad[:, :, 0]) / problem.max_grade
+        signed = (grad[:, :, -1] - grad[:, :, 0]) / problem.max_grade  # per grade, each run
         means = form.values(x).mean(axis=1)
-        runs = problem.n_runs
-        a, b = np.triu_indices(runs, 1)
-        moved = np.abs(signed[:, a] - signed[:, b])  # [free, run pairs]
-        swing = moved.sum(axis=0) * problem.max_grade
-        open_ = np.abs(means[a] - means[b]) <= swing
-        weight = moved[:, open_].sum(axis=1) if open_.any() else step.sum(axis=1)
+        a, b = np.triu_indices(problem.n_runs, 1)
+        # the most the unjudged pairs could move each run pair's difference, then the weight of each pair in
+        # the run pairs still open (in blocks of pairs: free pairs x run pairs is bounded)
+        block = max(1, CELLS // max(len(a), 1))
+        swing = np.zeros(len(a))
+        for lo in range(0, len(free), block):
+            part = signed[lo : lo + block]
+            swing += np.abs(part[:, a] - part[:, b]).sum(axis=0)
+        open_ = np.abs(means[a] - means[b]) <= swing * problem.max_grade
+        weight = np.zeros(len(free))
+        for lo in range(0, len(free), block):
+            part = signed[lo : lo + block]
+            if open_.any():
+                weight[lo : lo + block] = np.abs(part[:, a[open_]] - part[:, b[open_]]).sum(axis=1)
+            else:
+                weight[lo : lo + block] = np.abs(part).sum(axis=1)
         n = min(remaining, max(1, round(ROUND * budget)))
         order = np.lexsort((rng.random(len(free)), -weight))
         pairs = np.sort(free[order[:n]])
