@@ -297,3 +297,48 @@ def test_eval_on_a_design_export_uses_the_design_estimator(tmp_path: Path, cli) 
     )
     assert p5.replace("'", "&#x27;") in html or p5 in html
     assert f"{expected.mean('P@5', 'sys1'):.4f}" in html
+
+
+def test_planning_again_replaces_the_queue_and_never_moves_a_position(planned: Path, cli) -> None:
+    from qrelkit.app.grades import NotAssigned, next_position, record_grade
+    from qrelkit.app.project import load_rubric_from_store
+    from qrelkit.app.store import Store
+
+    with sqlite3.connect(planned) as conn:
+        alice = conn.execute("SELECT user_id FROM users WHERE name = 'alice'").fetchone()[0]
+        before = dict(
+            conn.execute("SELECT position, pair_id FROM assignments WHERE user_id = ?", (alice,)).fetchall()
+        )
+    with Store(planned) as store:
+        open_position = store.read(lambda c: next_position(c, alice))
+    assert open_position is not None and open_position in before  # a pair of the first design, ungraded
+    again = cli("judge", "plan", planned, "--order", "active", "--budget", str(BUDGET + 5), "--seed", "3")
+    assert again.exit_code == 0, again.output
+    with sqlite3.connect(planned) as conn:
+        designs = conn.execute("SELECT design, budget, seed FROM designs ORDER BY design").fetchall()
+        after = dict(
+            conn.execute("SELECT position, pair_id FROM assignments WHERE user_id = ?", (alice,)).fetchall()
+        )
+        latest = {
+            r[0] for r in conn.execute("SELECT pair_id FROM design_pairs WHERE design = ?", (designs[-1][0],))
+        }
+    assert [(b, s) for _, b, s in designs] == [
+        (BUDGET, 11),
+        (BUDGET, 11),
+        (BUDGET + 5, 3),
+    ]  # pending, planned, again
+    # every position alice kept names the pair it named before; the new ones come after the old ones
+    assert all(after[p] == before[p] for p in after if p in before)
+    assert min((p for p in after if p not in before), default=max(before) + 1) > max(before)
+    # beyond calibration her queue is the latest design's pairs only
+    with sqlite3.connect(planned) as conn:
+        calibration = {
+            r[0] for r in conn.execute("SELECT pair_id FROM round_pairs WHERE user_id = ?", (alice,))
+        }
+    assert {p for p in after.values() if p not in calibration} <= latest
+    if open_position not in after:  # taken out: the page open there grades nothing else
+        with Store(planned) as store:
+            rubric = load_rubric_from_store(store)
+            with pytest.raises(NotAssigned):
+                store.write(lambda c: record_grade(c, alice, open_position, 1, unsure=False, note=None,
+                                                   time_spent_ms=1, rubric=rubric))  # fmt: skip

@@ -85,6 +85,20 @@ def _people(conn: sqlite3.Connection) -> list[tuple[int, str]]:
     ]
 
 
+def _floor_key(user_id: int) -> str:
+    """The ``meta`` key of the last position a person was ever given (what a new pair's position follows)."""
+    return f"last_position:{user_id}"
+
+
+def _next_position(conn: sqlite3.Connection, user_id: int) -> int:
+    """The position after every one ``user_id`` holds or held: a position never names a second pair."""
+    held = conn.execute(
+        "SELECT COALESCE(MAX(position), -1) FROM assignments WHERE user_id = ?", (user_id,)
+    ).fetchone()[0]
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (_floor_key(user_id),)).fetchone()
+    return max(int(held), -1 if row is None else int(row[0])) + 1
+
+
 def _release(conn: sqlite3.Connection) -> dict[str, int]:
     """Take out of people's plans every pair that is not a calibration pair of any round, not graded by
     them and not a model's audit sample given to them; ``{query_id: person}`` of who held each query."""
@@ -96,6 +110,12 @@ def _release(conn: sqlite3.Connection) -> dict[str, int]:
         "AND NOT EXISTS (SELECT 1 FROM model_audit m WHERE m.person_id = a.user_id AND m.pair_id = a.pair_id) "
         "ORDER BY a.user_id, a.position"
     ).fetchall()
+    for user_id, top in conn.execute(
+        "SELECT a.user_id, MAX(a.position) FROM assignments a JOIN users u USING (user_id) WHERE u.role = 'labeller' "
+        "GROUP BY a.user_id"
+    ).fetchall():  # positions only grow: the last one given is kept, whatever leaves the plan
+        conn.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = MAX(CAST(value AS "
+                     "INTEGER), CAST(excluded.value AS INTEGER))", (_floor_key(int(user_id)), str(int(top))))  # fmt: skip
     held: dict[str, int] = {}
     for user_id, pair_id, query_id in rows:
         held.setdefault(query_id, int(user_id))
@@ -197,9 +217,7 @@ def record_plan(
             rows.append((design, pair_id, position, float(p), person))
         conn.executemany("INSERT INTO design_pairs VALUES (?, ?, ?, ?, ?)", rows)
         for person, pair_ids in given.items():
-            start = conn.execute(
-                "SELECT COALESCE(MAX(position), -1) + 1 FROM assignments WHERE user_id = ?", (person,)
-            ).fetchone()[0]
+            start = _next_position(conn, person)
             conn.executemany("INSERT INTO assignments VALUES (?, ?, ?)",
                              [(person, p, start + i) for i, p in enumerate(pair_ids)])  # fmt: skip
         return {"design": design, "chosen": len(rows), "people": {names[u]: n for u, n in load.items()}}
