@@ -404,9 +404,9 @@ class DesignEstimate:
 
 
 def _normal_quantile(alpha: float) -> float:
-    from scipy import stats
+    from statistics import NormalDist
 
-    return float(stats.norm.ppf(1.0 - alpha / 2.0))
+    return NormalDist().inv_cdf(1.0 - alpha / 2.0)
 
 
 def design_estimate(
