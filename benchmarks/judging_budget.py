@@ -47,7 +47,7 @@ from simulated_judges import MATCHED, PUBLISHED, judge_statistics, judgments, ma
 
 import qrelkit
 from qrelkit.budget import STRATEGIES, build_problem
-from qrelkit.budget.replay import parse_budgets, replay
+from qrelkit.budget.replay import model_alone, parse_budgets, replay
 
 MEASURE = "nDCG@10"
 DEPTH = 20
@@ -99,15 +99,9 @@ def fmt(x) -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
 
 
-def judge_alone(problem, people) -> tuple[float, float]:
-    from qrelkit.agreement.ranking import tau_ap, tau_b
-
-    truth, model = problem.means(people), problem.means(problem.model)
-    return tau_b(truth, model), tau_ap(truth, model)
-
-
 def print_table(name: str, problem, people, rows) -> None:
-    tau, tap = judge_alone(problem, people)
+    alone = model_alone(problem, people)
+    tau, tap = alone["kendall_tau"], alone["tau_ap"]
     print(
         f"\n### {name}: {problem.n_runs} runs, {problem.n_queries} queries, {problem.n_pairs} pooled pairs\n"
     )
@@ -125,6 +119,24 @@ def print_table(name: str, problem, people, rows) -> None:
     print()
     for strategy in dict.fromkeys(r["strategy"] for r in rows):
         print(f"- {strategy}: {next(r['estimator'] for r in rows if r['strategy'] == strategy)}")
+
+
+def write_curve(folder: Path, name: str, problem, people, rows) -> None:
+    """The tau curve of ``rows`` (:func:`qrelkit.report.svg.lines`, as ``budget replay --format html`` draws
+    it), the model alone at 0 pairs, to ``folder/judging-budget-<collection>.svg``."""
+    from qrelkit.report.svg import lines
+
+    series = [
+        (s, [(float(r["human_pairs"]), r["kendall_tau"]["median"]) for r in rows if r["strategy"] == s])
+        for s in dict.fromkeys(r["strategy"] for r in rows)
+    ]
+    series.append(("model alone", [(0.0, model_alone(problem, people)["kendall_tau"])]))
+    svg = lines(series, title=f"{name}: Kendall's tau against people's pairs ({MEASURE})",
+                x_axis="people's pairs spent", y_axis="Kendall's tau (median)")  # fmt: skip
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"judging-budget-{name.lower().replace(' ', '')}.svg"
+    path.write_text(svg + "\n")
+    print(f"wrote {path}")
 
 
 def describe_runs(problem, people) -> str:
@@ -213,6 +225,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="3 repetitions")
     parser.add_argument("--speed", action="store_true", help="time the replay of 63 runs x 53 queries")
     parser.add_argument("--tune", action="store_true", help="search the judge's parameters again")
+    parser.add_argument("--curves", type=Path, default=None, metavar="DIR",
+                        help="write each collection's budget curve (tau against people's pairs) as an SVG there")  # fmt: skip
     args = parser.parse_args()
     if not 1 <= args.repeat <= 10_000:
         parser.error(f"--repeat {args.repeat}: give 1 to 10000")
@@ -250,6 +264,8 @@ def main() -> None:
         rows = replay(problem, people, strategies, budgets, repeat=args.repeat, seed=args.seed,
                       progress=tenths(name))  # fmt: skip
         print_table(name, problem, people, rows)
+        if args.curves:
+            write_curve(args.curves, name, problem, people, rows)
         print(f"\n({time.perf_counter() - start:.0f} s)")
 
 

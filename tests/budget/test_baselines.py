@@ -233,3 +233,15 @@ def test_pool_order_estimate_is_the_filled_grades_with_no_interval():
     for i, r in enumerate(problem.runs):
         assert est.means[i] == pytest.approx(math.fsum(values[r].values()) / problem.n_queries, abs=1e-12)
     assert np.isnan(est.low).all() and np.isnan(est.high).all() and np.isnan(est.diff_low).all()
+
+
+def test_random_queries_draws_once():
+    """After its draw, nothing more: a query small enough for what is left is not taken (a second draw
+    would favour small queries)."""
+    problem, people, _ = _small(11)
+    chosen = STRATEGIES["random-queries"]()
+    state = State.empty(problem.n_pairs)
+    sel = chosen.select(problem, state, 30, np.random.default_rng(2))
+    state.record(sel.pairs, people[sel.pairs], sel.probability)
+    assert state.spent == 24
+    assert len(chosen.select(problem, state, 40, np.random.default_rng(3)).pairs) == 0

@@ -141,3 +141,47 @@ def test_score_by_hand():
     assert row["decided_pairs"] == pytest.approx(2 / 6)  # 2 decided of 3 pairs x 2 repetitions
     assert row["wrong_sign"] == pytest.approx(1 / 6)
     assert row["interval_width"] == pytest.approx((0.2 + 0.15) / 2)
+
+
+class _Greedy:
+    """A strategy that asks for more than its budget: every pooled pair at once."""
+
+    name = "greedy"
+    needs_probabilities = False
+
+    def select(self, problem, state, budget, rng):
+        from qrelkit.budget import Selection
+
+        return Selection(np.arange(problem.n_pairs, dtype=np.int64), np.ones(problem.n_pairs))
+
+    def estimate(self, problem, state, alpha):  # never reached
+        raise AssertionError
+
+
+def test_a_strategy_past_its_budget_is_named(monkeypatch):
+    from qrelkit.budget import STRATEGIES
+
+    problem, people = _case()
+    monkeypatch.setitem(STRATEGIES, "greedy", _Greedy)
+    with pytest.raises(
+        ValidationError, match=r"strategy greedy selected 90 new pairs with 9 of its budget of 9 left"
+    ):
+        replay(problem, people, ["greedy"], parse_budgets("10%", problem.n_pairs), repeat=1)
+
+
+def test_a_problem_past_the_size_bound_is_one_line(monkeypatch):
+    import qrelkit.budget.problem as problem_module
+
+    monkeypatch.setattr(problem_module, "MAX_CELLS", 100)
+    with pytest.raises(
+        ValidationError, match=r"4 runs, 6 queries, 90 pooled pairs at k = 5: runs x queries x k is 120 cells"
+    ):
+        _case()
+
+
+def test_too_many_runs_is_one_line(monkeypatch):
+    import qrelkit.budget.problem as problem_module
+
+    monkeypatch.setattr(problem_module, "MAX_RUNS", 3)
+    with pytest.raises(ValidationError, match=r"4 runs to replay; at most 3"):
+        _case()

@@ -9,7 +9,9 @@ import json
 
 import numpy as np
 import pytest
+from scipy import stats
 
+import qrelkit
 from qrelkit.budget import STRATEGIES, Estimate, Selection
 from qrelkit.formats.probabilities import write_probabilities
 
@@ -93,6 +95,16 @@ def test_json_rows_and_provenance(files):
         assert set(r) >= ROW_KEYS
         assert set(r["kendall_tau"]) == {"median", "p10"} and set(r["tau_ap"]) == {"median", "p10"}
     assert rows[0]["coverage_means"] is None  # pool order: no interval, written as null
+    # the model alone: scipy's tau-b of the runs' means under qrelkit.evaluate of the two files
+    full, model = (qrelkit.read_qrels(tmp / f) for f in ("full.qrels", "model.qrels"))
+    runs = [qrelkit.read_run(p) for p in sorted(tmp.glob("run*.run"))]
+    people = qrelkit.evaluate(full, runs, ["nDCG@10"])
+    judge = qrelkit.evaluate(model, runs, ["nDCG@10"])
+    names = [r.name for r in runs]
+    expected = stats.kendalltau(
+        [people.mean("nDCG@10", n) for n in names], [judge.mean("nDCG@10", n) for n in names]
+    )
+    assert doc["model_alone"]["kendall_tau"] == pytest.approx(expected.statistic, abs=1e-12)
     # the same seed gives the same rows, written to a file by its suffix
     out = tmp / "replay.json"
     again = invoke(*args, *FAST, "--strategy", "pool-order,random-pairs", "--seed", "4", "-o", out)
@@ -220,3 +232,46 @@ def test_a_strategy_needing_probabilities(files, monkeypatch):
     doc = json.loads(result.stdout)
     assert doc["probabilities"]["source"] == str(side)
     assert doc["results"][0]["human_pairs"] == 50
+
+
+def test_p_at_k_gives_random_pairs_an_interval(files):
+    _, args, _ = files
+    result = invoke(
+        *args,
+        "--repeat",
+        "3",
+        "--budget",
+        "40%",
+        "--strategy",
+        "random-pairs",
+        "-m",
+        "P(rel=2)@5",
+        "-f",
+        "json",
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    row = doc["results"][0]
+    assert doc["measures"][0]["name"] == "P(rel=2)@5"
+    assert row["estimator"] == "difference estimator under simple random sampling of pairs (random pairs)"
+    assert row["coverage_means"] is not None and row["interval_width"] > 0
+
+
+def test_probabilities_missing_a_pair_is_one_line(files, monkeypatch):
+    tmp, args, grades = files
+    monkeypatch.setitem(STRATEGIES, "least-certain", _NeedsProbabilities)
+    probs = {pair: (0.25, 0.25, 0.25, 0.25) for pair in sorted(grades)[1:]}
+    side = write_probabilities(tmp / "partial.probabilities.tsv", probs, 3)
+    result = invoke(*args, "--repeat", "1", "--strategy", "least-certain", "--probabilities", side)
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1
+    assert (
+        "partial.probabilities.tsv: the grade probabilities lack 1 of the 160 pooled pairs; the first: query q0 document d0"
+        in result.stderr
+    )
+
+
+def test_an_unsupported_measure_is_one_line(files):
+    _, args, _ = files
+    result = invoke(*args, "--repeat", "1", "-m", "AP@10")
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1
+    assert "computes nDCG@k, P@k and R@k" in result.stderr

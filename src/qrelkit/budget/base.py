@@ -92,7 +92,7 @@ class Estimate:
     means: np.ndarray  # float64 [runs]
     low: np.ndarray
     high: np.ndarray
-    diff: np.ndarray  # float64 [runs, runs]: mean[a] - mean[b]
+    diff: np.ndarray  # float64 [runs, runs]: mean[a] - mean[b] (the estimator's own estimate of it)
     diff_low: np.ndarray
     diff_high: np.ndarray
 

@@ -80,8 +80,11 @@ class RandomQueries:
     estimator = "ppi++ (random queries)"
 
     def select(self, problem: Problem, state: State, budget: int, rng: np.random.Generator) -> Selection:
-        """Every query not yet judged whole, in random order, taken while the next fits in what is left (one
-        draw: the design is a random permutation's prefix)."""
+        """Every query not yet judged whole, in random order, taken while the next fits in what is left. One
+        draw: the design is a random permutation's prefix, so once this state holds a draw (``state.rounds``)
+        nothing more is selected, even where a smaller query would fit in what is left."""
+        if state.rounds:
+            return _EMPTY
         left = budget - state.spent
         known = state.known(problem.n_pairs)
         starts, stops = problem.query_start[:-1], problem.query_start[1:]

@@ -20,7 +20,8 @@ with the given grades:
   (``missing_queries = "zero"``); P@k divides by k (``cutoff_denominator = "k"``).
 
 The queries are FULL's queries that at least one run retrieves; the pooled pairs are FULL's judged pairs of
-those queries (with ``pool_depth``, only those ranked within that depth by at least one run).
+those queries (with ``pool_depth``, only those ranked within that depth by at least one run); a query none of
+whose pairs is pooled is left out.
 """
 
 from __future__ import annotations
@@ -41,6 +42,13 @@ if TYPE_CHECKING:
 
 #: The measure families :meth:`Problem.values` computes.
 SUPPORTED = ("nDCG", "P", "R")
+
+#: The most runs a replay compares: every pair of runs is estimated and scored in every repetition (19,900
+#: pairs at the bound), as the decision-level agreement's runs (``compare.decisions.MAX_RUNS``).
+MAX_RUNS = 200
+#: The most cells a Problem's arrays may hold: runs x queries x k (the ranks) and runs x pooled pairs (what a
+#: linearization over every run and pair holds), each 8 bytes: about 200 MB each at the bound.
+MAX_CELLS = 25_000_000
 
 #: The convention axes :meth:`Problem.values` follows; a measure that overrides any other is refused.
 _FREE_AXES = {"gain", "discount"}
@@ -66,18 +74,24 @@ class Problem:
     """Everything a strategy may read: the pooled pairs, the model's grades (and probabilities), the runs'
     rankings. Never the people's grades (those come only from the Oracle)."""
 
-    queries: tuple[str, ...]
-    pairs: tuple[tuple[str, str], ...]
-    query_of: np.ndarray
-    query_start: np.ndarray
-    model: np.ndarray
-    probabilities: np.ndarray | None
-    runs: tuple[str, ...]
-    ranks: np.ndarray
-    depth: int
-    measure: str
+    queries: tuple[str, ...]  # sorted query ids (FULL's queries that the runs retrieve, with a pooled pair)
+    pairs: tuple[tuple[str, str], ...]  # the pooled pairs (query_id, doc_id), by query in `queries` order
+    query_of: np.ndarray  # int64 [pairs]: index into `queries`
+    query_start: np.ndarray  # int64 [queries + 1]: query i's pairs are query_start[i]:query_start[i + 1]
+    model: np.ndarray  # int64 [pairs]: the model's grade of each pair
+    probabilities: (
+        np.ndarray | None
+    )  # float64 [pairs, max_grade + 1]: the model's grade probabilities, or None
+    runs: tuple[str, ...]  # run names, sorted
+    ranks: (
+        np.ndarray
+    )  # int64 [runs, queries, depth]: the pair at each rank, -1 where it is not pooled or none
+    depth: int  # the measure's cutoff (nDCG@10: 10)
+    measure: str  # nDCG@k, P@k or R@k (gain and discount may be overridden)
     max_grade: int
+    #: the runs' tied scores that touch the top k (None: no tie), averaged as ``ties = "average"`` does
     ties: TieBlocks | None = None
+    #: the pool depth the pairs were pooled to (None: every pair FULL judged)
     pool_depth: int | None = None
     #: int64 [pairs]: each pair's best 0-based rank over the runs (rank 1 of some run: 0); the pool's order
     best_rank: np.ndarray | None = None
@@ -164,7 +178,10 @@ class Problem:
     def values(self, grades: np.ndarray) -> np.ndarray:
         """float64 [runs, queries]: each run's per-query measure when pair i has grade grades[i] (float grades
         allowed: expected grades). Vectorized; equal (==) to qrelkit.evaluate on integer grades under the
-        default conventions (a property test holds this against qrelkit.evaluate)."""
+        default conventions (a property test holds this against qrelkit.evaluate).
+
+        With float grades nDCG takes the gain of each grade as given (2^g - 1 of the expected grade, not the
+        expected gain), and P@k and R@k count a pair as relevant where its grade is at least ``rel``."""
         from ..engine.kernels.ranked import log_ranks
 
         grades = np.asarray(grades)
@@ -322,14 +339,16 @@ def build_problem(
     measure: str = "nDCG@10",
     probabilities: Mapping[tuple[str, str], Sequence[float]] | np.ndarray | None = None,
     pool_depth: int | None = None,
+    probabilities_source: str | None = None,
 ) -> tuple[Problem, np.ndarray]:
     """(the Problem, the people's grades per pair, which only the Oracle may hold). Refuses (ValidationError,
     one line) MODEL missing pairs FULL has: how many and the first.
 
     ``probabilities``: the model's grade probabilities by pair (``{(query_id, doc_id): (p0, ..., pG)}``, as
     :func:`qrelkit.formats.probabilities.read_probabilities` reads them) or an array [pairs, G + 1] in the
-    Problem's pair order. ``pool_depth``: pool only the pairs some run ranks within that depth (FULL's pairs
-    below it are left out, of the ideal ordering too); None pools every pair FULL judged."""
+    Problem's pair order (``probabilities_source``: their file, for errors). ``pool_depth``: pool only the
+    pairs some run ranks within that depth (FULL's pairs below it are left out, of the ideal ordering too);
+    None pools every pair FULL judged."""
     import polars as pl
 
     m = check_measure(measure)
@@ -338,6 +357,11 @@ def build_problem(
         raise ValidationError("no runs to replay", fix="pass at least one run")
     if pool_depth is not None and pool_depth < 1:
         raise ValidationError(f"a pool depth of {pool_depth}", fix="pass a depth of at least 1")
+    if len(runs) > MAX_RUNS:
+        raise ValidationError(
+            f"{len(runs)} runs to replay; at most {MAX_RUNS}",
+            fix="replay the candidate runs you would compare (every pair of them is estimated in every repetition)",
+        )
     names = sorted(r.name for r in runs)
     if len(set(names)) < len(names):
         dup = next(n for n, b in itertools.pairwise(names) if n == b)
@@ -378,10 +402,16 @@ def build_problem(
             [r.filter(pl.col("block_pos") < pool_depth).select("query_id", "doc_id") for r in ranked.values()]
         ).unique()
         pool = pool.join(reached, on=["query_id", "doc_id"], how="semi")
+    if pool.height == 0:
+        raise ValidationError(f"no pair of {full.name} is pooled", fix="pass a larger --depth or other runs")
+    pooled_queries = set(pool.get_column("query_id").unique().to_list())
+    if len(pooled_queries) < len(queries):  # a query with no pooled pair carries nothing to replay: left out
+        queries = tuple(q for q in queries if q in pooled_queries)
+        qmap = pl.DataFrame({"query_id": list(queries), "q": np.arange(len(queries), dtype=np.int64)})
+        pool = pool.drop("q").join(qmap, on="query_id", how="inner")
+        ranked = {name: r.drop("q").join(qmap, on="query_id", how="inner") for name, r in ranked.items()}
     pool = pool.sort(["q", "doc_id"]).with_columns(pl.int_range(pl.len()).alias("pair"))
     n_pairs = pool.height
-    if n_pairs == 0:
-        raise ValidationError(f"no pair of {full.name} is pooled", fix="pass a larger --depth or other runs")
 
     model_rows = model.frame.select("query_id", "doc_id", pl.col("grade").alias("model_grade"))
     if model_rows.select(pl.struct("query_id", "doc_id").is_duplicated().any()).item():
@@ -407,6 +437,7 @@ def build_problem(
         zip(joined.get_column("query_id").to_list(), joined.get_column("doc_id").to_list(), strict=True)
     )
 
+    _check_size(len(names), len(queries), k, n_pairs)
     keyed = pool.select("query_id", "doc_id", "pair")
     ranks = np.full((len(names), len(queries), k), -1, dtype=np.int64)
     tie_parts: list[tuple[int, pl.DataFrame]] = []
@@ -427,7 +458,11 @@ def build_problem(
             tie_parts.append((i, tied))
     ties = _tie_blocks(tie_parts, k) if tie_parts else None
 
-    probs = _probabilities(probabilities, pairs, max_grade) if probabilities is not None else None
+    probs = (
+        _probabilities(probabilities, pairs, max_grade, probabilities_source)
+        if probabilities is not None
+        else None
+    )
     if probs is not None:
         max_grade = probs.shape[1] - 1
     problem = Problem(
@@ -448,6 +483,17 @@ def build_problem(
         unpooled=judged_pairs - n_pairs,
     )
     return problem, people
+
+
+def _check_size(runs: int, queries: int, k: int, pairs: int) -> None:
+    """Refuse a problem whose arrays would pass :data:`MAX_CELLS`, in one line naming the sizes."""
+    for what, cells in (("runs x queries x k", runs * queries * k), ("runs x pooled pairs", runs * pairs)):
+        if cells > MAX_CELLS:
+            raise ValidationError(
+                f"{runs} runs, {queries} queries, {pairs} pooled pairs at k = {k}: {what} is {cells:,} cells, "
+                f"past the replay's bound of {MAX_CELLS:,}",
+                fix="replay fewer runs (the candidates you would compare), a smaller --depth or a smaller k",
+            )
 
 
 def _source(qrels: Qrels) -> str:
@@ -498,6 +544,7 @@ def _probabilities(
     given: Mapping[tuple[str, str], Sequence[float]] | np.ndarray,
     pairs: tuple[tuple[str, str], ...],
     max_grade: int,
+    source: str | None = None,
 ) -> np.ndarray:
     """float64 [pairs, max_grade + 1], each row summing to 1 (within 1e-6)."""
     if isinstance(given, np.ndarray):
@@ -505,6 +552,7 @@ def _probabilities(
         if arr.ndim != 2 or arr.shape[0] != len(pairs):
             raise ValidationError(
                 f"grade probabilities of shape {arr.shape} for {len(pairs)} pairs",
+                source=source,
                 fix="pass one row a pooled pair",
             )
     else:
@@ -514,6 +562,7 @@ def _probabilities(
             raise ValidationError(
                 f"the grade probabilities lack {len(missing)} of the {len(pairs)} pooled pairs; the first: "
                 f"query {q} document {d}",
+                source=source,
                 fix="write probabilities for every pair the model graded",
             )
         width = max(len(given[p]) for p in pairs)
@@ -529,6 +578,7 @@ def _probabilities(
         q, d = pairs[int(bad[0])]
         raise ValidationError(
             f"grade probabilities of query {q} document {d} sum to {sums[bad[0]]:.6g}, not 1",
+            source=source,
             fix="write each pair's probabilities over the grades 0..G, summing to 1",
         )
     return arr

@@ -146,6 +146,7 @@ def run_once(
         pairs = np.asarray(selection.pairs, dtype=np.int64)
         if not len(pairs):
             break
+        _check_selection(chosen, problem, state, budget, pairs, selection.probability)
         before = oracle.spent
         grades = oracle.buy(pairs)
         state.record(pairs, grades, np.asarray(selection.probability, dtype=np.float64))
@@ -164,6 +165,29 @@ def run_once(
         est.estimator,
         state.bought,
     )
+
+
+def _check_selection(
+    chosen: Strategy, problem: Problem, state: State, budget: int, pairs: np.ndarray, probability: np.ndarray
+) -> None:
+    """A selection within the pool and the budget, one inclusion probability a pair: else one line naming
+    the strategy (the oracle would refuse it too, without saying whose it was)."""
+    name = getattr(chosen, "name", type(chosen).__name__)
+    if len(np.asarray(probability)) != len(pairs):
+        raise ValidationError(
+            f"strategy {name} selected {len(pairs)} pairs with {len(np.asarray(probability))} inclusion probabilities",
+            fix="give one inclusion probability a selected pair",
+        )
+    if pairs.min() < 0 or pairs.max() >= problem.n_pairs:
+        raise ValidationError(
+            f"strategy {name} selected pair {int(pairs.max())}, not one of the {problem.n_pairs} pooled"
+        )
+    fresh = len(np.setdiff1d(pairs, state.bought))
+    if fresh > budget - state.spent:
+        raise ValidationError(
+            f"strategy {name} selected {fresh} new pairs with {budget - state.spent} of its budget of {budget} left",
+            fix="select at most budget - state.spent pairs",
+        )
 
 
 def _share(hit: np.ndarray, measured: np.ndarray) -> float | None:
@@ -273,6 +297,8 @@ class ReplayResult:
     measure: str
     settings: dict[str, Any]
     pool: dict[str, Any]
+    #: the model's grades alone (no people's pair): Kendall's tau and tau_AP of its order of the runs
+    model_alone: dict[str, Any] | None = None
 
     def provenance(self) -> dict[str, Any]:
         from ..measures.conventions import DEFAULT
@@ -297,7 +323,8 @@ class ReplayResult:
                 return json_number(value)
             return value
 
-        return self.provenance() | {"results": [clean(r) for r in self.rows]}
+        alone = {"model_alone": clean(self.model_alone)} if self.model_alone is not None else {}
+        return self.provenance() | alone | {"results": [clean(r) for r in self.rows]}
 
 
 def _described(value: Any) -> dict[str, Any]:
@@ -326,7 +353,9 @@ def replay_inputs(
     there what the pool left out)."""
     from .problem import build_problem
 
-    problem, people = build_problem(full, model, runs, measure, probabilities, pool_depth=depth)
+    problem, people = build_problem(
+        full, model, runs, measure, probabilities, pool_depth=depth, probabilities_source=probabilities_source
+    )
     chosen = parse_budgets(budgets, problem.n_pairs)
     check_strategies(strategies, problem)
     if before is not None:
@@ -357,4 +386,13 @@ def replay_inputs(
         "full_pairs_below_depth": problem.unpooled,
         "max_grade": problem.max_grade,
     }
-    return ReplayResult(rows, inputs, str(measure), settings, pool)
+    return ReplayResult(rows, inputs, str(measure), settings, pool, model_alone(problem, people))
+
+
+def model_alone(problem: Problem, people: np.ndarray) -> dict[str, float]:
+    """Kendall's tau and tau_AP of the runs' order by the model's grades alone against the people's: what
+    every strategy starts from, at no people's pair."""
+    from ..agreement.ranking import tau_ap, tau_b
+
+    truth, model = problem.means(people), problem.means(problem.model)
+    return {"kendall_tau": tau_b(truth, model), "tau_ap": tau_ap(truth, model)}

@@ -84,6 +84,7 @@ def replay_command(full: str, model: str, runs: tuple[str, ...], budgets: str, s
     people's pairs spent. The default conventions apply (docs/judging-budget.md).
     """
     # long: its docstring is the command's --help; the body reads the inputs and calls one function
+    from ..budget import strategy
     from ..budget.replay import replay_inputs
     from ..formats import read_qrels
     from ..naming import check_run_names
@@ -92,6 +93,8 @@ def replay_command(full: str, model: str, runs: tuple[str, ...], budgets: str, s
 
     fmt = _output_format(out_format, output)
     names = _strategy_names(strategies)
+    for name in names:  # a misspelt name is said before any input is read
+        strategy(name)
     full_qrels = read_qrels(full, name=Path(full).name)
     model_qrels = read_qrels(model, name=Path(model).name)
     run_objs = load_runs(runs)

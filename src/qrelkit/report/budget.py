@@ -62,10 +62,16 @@ def _text_table(headers: list[str], rows: list[list[str]]) -> str:
 
 def _summary(result: Any) -> str:
     p, s = result.pool, result.settings
+    alone = result.model_alone
+    reference = (
+        f"; the model's grades alone: tau {number(alone['kendall_tau'], 3)}, tau_AP {number(alone['tau_ap'], 3)}"
+        if alone
+        else ""
+    )
     return (
         f"{result.measure}: {p['runs']} runs, {p['queries']} queries, {p['pairs']} pooled pairs (pool depth "
         f"{p['depth'] if p['depth'] is not None else 'all'}; {p['full_pairs_below_depth']} of FULL's pairs below it left "
-        f"out); {s['repeat']} repetitions, seed {s['seed']}, intervals at {1 - s['alpha']:.0%}"
+        f"out); {s['repeat']} repetitions, seed {s['seed']}, intervals at {1 - s['alpha']:.0%}{reference}"
     )
 
 
@@ -120,6 +126,8 @@ def replay_page(result: Any) -> str:
         )
         for s in strategies
     ]
+    if result.model_alone:  # where every strategy starts: no people's pair
+        tau_series.append(("model alone", [(0.0, _float(result.model_alone["kendall_tau"]))]))
     width_series = [
         (s, [(float(r["human_pairs"]), _float(r["interval_width"])) for r in rows if r["strategy"] == s])
         for s in strategies

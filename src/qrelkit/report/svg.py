@@ -360,7 +360,7 @@ def lines(
     x = _scale(x_lo, x_hi if x_hi > x_lo else x_lo + 1.0, left, right)
     y = _scale(y_lo, y_hi, bottom, top)
     body = _x_axis(x, x_lo, x_hi if x_hi > x_lo else x_lo + 1.0, bottom, x_axis, top)
-    for t in _ticks(y_lo, y_hi, 4):
+    for t in _ticks(y_lo, y_hi, 5):
         body.append(f'<line x1="{left}" x2="{right}" y1="{y(t):.1f}" y2="{y(t):.1f}" stroke="#e4e7eb"/>')
         body.append(f'<text x="{left - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{_e(f"{t:g}")}</text>')
     body.append(
