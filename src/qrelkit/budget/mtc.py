@@ -68,8 +68,7 @@ class MTC:
         x = expected_grades(problem, state)
         known = state.known(problem.n_pairs)
         free = np.flatnonzero(~known)
-        grad = form.gradient(x, free) / form.queries  # [free, runs, G + 1]
-        signed = (grad[:, :, -1] - grad[:, :, 0]) / problem.max_grade  # per grade, each run
+        signed = form.span(x, free) / (form.queries * problem.max_grade)  # per grade, each run
         means = form.values(x).mean(axis=1)
         runs = problem.n_runs
         a, b = np.triu_indices(runs, 1)
