@@ -200,3 +200,12 @@ def test_measure_form_refuses_a_measure_without_a_form():
 
     with pytest.raises(ValidationError, match="no design-based estimator"):
         measure_form("MAP", np.zeros((1, 1, 1), dtype=np.int64), np.zeros(1, dtype=np.int64), 1, 3)
+
+
+def test_span_is_the_gradient_from_lowest_to_highest_grade():
+    problem, _ = _problem(4, "nDCG@5")
+    form = form_of(problem)
+    x = np.random.default_rng(2).dirichlet(np.ones(4), problem.n_pairs)
+    pairs = np.array([1, 7, 30])
+    grad = form.gradient(x, pairs)
+    assert np.allclose(form.span(x, pairs), grad[:, :, -1] - grad[:, :, 0], atol=1e-12)

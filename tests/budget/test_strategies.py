@@ -125,3 +125,14 @@ def test_active_interval_holds_the_design_interval_and_the_estimate():
     assert np.allclose(estimate.diff, estimate.means[:, None] - estimate.means[None, :])
     again = composite(problem, state, design)
     assert np.array_equal(again.means, estimate.means)
+
+
+def test_mtc_weight_over_every_run_pair_is_the_sum_of_absolute_differences():
+    from qrelkit.budget.mtc import _spread
+
+    rng = np.random.default_rng(5)
+    signed = rng.standard_normal((7, 6))
+    a, b = np.triu_indices(6, 1)
+    brute = np.array([sum(abs(row[i] - row[j]) for i, j in zip(a, b, strict=True)) for row in signed])
+    assert np.allclose(_spread(signed, a, b), brute)
+    assert np.allclose(np.sort(signed, axis=1) @ (2.0 * np.arange(6) - 5.0), brute)

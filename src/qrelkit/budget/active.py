@@ -128,8 +128,9 @@ def _pair_spreads(form: MeasureForm, x: np.ndarray, known: np.ndarray) -> np.nda
     free = np.flatnonzero(~known)
     grad = form.gradient(x, free) / form.queries  # [free, runs, G + 1]
     centred = grad - np.einsum("irg,ig->ir", grad, x[free])[:, :, None]
-    weighted = centred * np.sqrt(x[free])[:, None, :]
-    cov = np.einsum("irg,isg->rs", weighted, weighted)
+    weighted = np.ascontiguousarray((centred * np.sqrt(x[free])[:, None, :]).transpose(0, 2, 1))
+    weighted = weighted.reshape(-1, form.runs)
+    cov = weighted.T @ weighted
     var = np.diag(cov)
     out: np.ndarray = np.sqrt(np.maximum(var[:, None] + var[None, :] - 2.0 * cov, 0.0))
     return out

@@ -106,7 +106,8 @@ def residual_variance(form: MeasureForm, x: np.ndarray, omega: np.ndarray, mean_
     total = omega.sum(axis=1)  # W_a
     # sum_ab omega_ab (c_a - c_b)^2 = 2 sum_a W_a c_a^2 - 2 c^T omega c, per grade, weighed by x
     square = np.einsum("irg,r->ig", centred**2, total) * 2.0
-    cross = np.einsum("irg,rs,isg->ig", centred, omega, centred) * 2.0
+    moved = np.tensordot(centred, omega, axes=([1], [0]))  # [pairs, G + 1, runs]: (c_g omega) per grade
+    cross = (moved * centred.transpose(0, 2, 1)).sum(axis=2) * 2.0
     own = (centred**2).sum(axis=1)
     out: np.ndarray = ((square - cross + mean_weight * own) * x).sum(axis=1)
     return np.maximum(out, 0.0)

@@ -9,7 +9,7 @@ order is not yet settled, in rounds of :data:`ROUND` of the budget, the expected
 pairs recomputed after each round from the people's grades so far (the model's grades calibrated per query,
 :func:`qrelkit.estimation.design.calibrate`, where the paper takes a uniform prior). A run pair is settled
 when its expected difference exceeds the most the unjudged pairs could move it (each moving by its full
-grade range): MTC's stopping rule for a pair.
+grade range; bounded by the sum of what they could move each of the two runs): MTC's stopping rule.
 
 The estimate: each run's mean with the people's grades where bought and the calibrated expected grades
 elsewhere (MTC's expected measure). Its selection is deterministic given the grades, so no inclusion
@@ -43,6 +43,16 @@ def expected_grades(problem: Problem, state: State) -> np.ndarray:
     return predicted
 
 
+def _spread(signed: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """[pairs]: sum over the run pairs (a, b) of |signed[:, a] - signed[:, b]|, in blocks of pairs."""
+    out = np.zeros(len(signed))
+    block = max(1, CELLS // max(len(a), 1))
+    for lo in range(0, len(signed), block):
+        part = signed[lo : lo + block]
+        out[lo : lo + block] = np.abs(part[:, a] - part[:, b]).sum(axis=1)
+    return out
+
+
 @register("mtc")
 class MTC:
     """Minimal Test Collections (module docstring)."""
@@ -58,25 +68,26 @@ class MTC:
         x = expected_grades(problem, state)
         known = state.known(problem.n_pairs)
         free = np.flatnonzero(~known)
-        grad = form.gradient(x, free) / form.queries  # [free, runs, G + 1]
-        signed = (grad[:, :, -1] - grad[:, :, 0]) / problem.max_grade  # per grade, each run
+        signed = form.span(x, free) / (form.queries * problem.max_grade)  # per grade, each run
         means = form.values(x).mean(axis=1)
-        a, b = np.triu_indices(problem.n_runs, 1)
-        # the most the unjudged pairs could move each run pair's difference, then the weight of each pair in
-        # the run pairs still open (in blocks of pairs: free pairs x run pairs is bounded)
-        block = max(1, CELLS // max(len(a), 1))
-        swing = np.zeros(len(a))
-        for lo in range(0, len(free), block):
-            part = signed[lo : lo + block]
-            swing += np.abs(part[:, a] - part[:, b]).sum(axis=0)
-        open_ = np.abs(means[a] - means[b]) <= swing * problem.max_grade
-        weight = np.zeros(len(free))
-        for lo in range(0, len(free), block):
-            part = signed[lo : lo + block]
-            if open_.any():
-                weight[lo : lo + block] = np.abs(part[:, a[open_]] - part[:, b[open_]]).sum(axis=1)
-            else:
-                weight[lo : lo + block] = np.abs(part).sum(axis=1)
+        runs = problem.n_runs
+        a, b = np.triu_indices(runs, 1)
+        # a run pair is settled when its expected difference exceeds the most the unjudged pairs could move
+        # it, bounded by the sum of what they could move each run
+        reach = np.abs(signed).sum(axis=0) * problem.max_grade
+        open_ = np.abs(means[a] - means[b]) <= reach[a] + reach[b]
+        # each pair's weight: sum over the open run pairs of |change of a - change of b|; over every run pair
+        # it is sum_k v_(k) (2k - runs + 1) of the sorted changes v
+        ordered = np.sort(signed, axis=1)
+        everything = ordered @ (2.0 * np.arange(runs) - runs + 1.0)
+        shut = np.flatnonzero(~open_)
+        if len(shut) == 0:
+            weight = everything
+        elif len(shut) < len(a) - len(shut):
+            weight = everything - _spread(signed, a[shut], b[shut])
+        else:
+            keep = np.flatnonzero(open_)
+            weight = _spread(signed, a[keep], b[keep]) if len(keep) else np.abs(signed).sum(axis=1)
         n = min(remaining, max(1, round(ROUND * budget)))
         order = np.lexsort((rng.random(len(free)), -weight))
         pairs = np.sort(free[order[:n]])

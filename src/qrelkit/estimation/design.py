@@ -95,8 +95,9 @@ class MeasureForm:
     def _at_least(self, x: np.ndarray) -> np.ndarray:
         """float64 [queries, max_grade]: column g-1 the query's (expected) count of pairs of grade >= g."""
         tail = np.cumsum(x[:, ::-1], axis=1)[:, ::-1][:, 1:]
-        out = np.zeros((self.queries, self.max_grade))
-        np.add.at(out, self.query_of, tail)
+        out = np.empty((self.queries, self.max_grade))
+        for g in range(self.max_grade):
+            out[:, g] = np.bincount(self.query_of, weights=tail[:, g], minlength=self.queries)
         return out
 
     def _norm(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -201,6 +202,25 @@ class MeasureForm:
         out: np.ndarray = np.where(norm[None, :] > 0, num / safe[None, :], 0.0)
         return out
 
+    def span(self, x: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+        """float64 [len(pairs), runs]: the change of value[r, query of the pair] per unit of x moved from
+        the lowest grade to the highest, at ``x``: ``gradient(x, pairs)[:, :, -1] - [:, :, 0]`` without
+        the grades between (what a pair's grade can move each run)."""
+        norm, dnorm = self._norm(self._at_least(x))
+        num = self._numerator(x)
+        q = self.query_of[pairs]
+        row_of = np.full(self.pairs, -1, dtype=np.int64)
+        row_of[pairs] = np.arange(len(pairs))
+        at = row_of[self.pair]
+        hit = at >= 0
+        flat = at[hit] * self.runs + self.row[hit] // self.queries
+        placed = np.bincount(flat, weights=self.weight[hit], minlength=len(pairs) * self.runs)
+        safe = np.where(norm > 0, norm, 1.0)[q]
+        out = placed.reshape(len(pairs), self.runs) * ((self.gain[-1] - self.gain[0]) / safe)[:, None]
+        out -= num[:, q].T / (safe**2)[:, None] * dnorm[q].sum(axis=1)[:, None]
+        out[norm[q] <= 0] = 0.0
+        return out
+
     def gradient(
         self,
         x: np.ndarray,
@@ -223,7 +243,9 @@ class MeasureForm:
         at = row_of[self.pair]
         hit = at >= 0
         # the numerator: each weighted place the pair holds in each run's top k
-        np.add.at(out, (at[hit], self.row[hit] // self.queries), self.weight[hit, None] * self.gain[None, :])
+        flat = at[hit] * self.runs + self.row[hit] // self.queries
+        placed = np.bincount(flat, weights=self.weight[hit], minlength=len(pairs) * self.runs)
+        out += placed.reshape(len(pairs), self.runs)[:, :, None] * self.gain[None, None, :]
         safe = np.where(norm > 0, norm, 1.0)[q]
         out /= safe[:, None, None]
         # the norm: x[pair, g] adds to the count at or above every grade up to g
@@ -404,9 +426,9 @@ class DesignEstimate:
 
 
 def _normal_quantile(alpha: float) -> float:
-    from scipy import stats
+    from statistics import NormalDist
 
-    return float(stats.norm.ppf(1.0 - alpha / 2.0))
+    return NormalDist().inv_cdf(1.0 - alpha / 2.0)
 
 
 def design_estimate(
