@@ -3,7 +3,8 @@
 Data: the TREC Deep Learning 2019 and 2020 passage judgments (tests/data/trec: 43 + 54 = 97 queries, 20,646
 judged pairs, grades 0-3), each collection on its own and the two pooled.
 
-Two simulated model labellers regrade every judged pair, afresh in every repetition:
+Two simulated model labellers (``simulated_judges.py``, shared with ``judging_budget.py``) regrade every
+judged pair, afresh in every repetition:
 
 - ``lenient``: one global confusion matrix (LENIENT, below), errors independent from pair to pair;
 - ``query-correlated``: built to have the properties measured for a GPT-4-class judge (UMBRELA's prompt)
@@ -75,32 +76,20 @@ sys.path.insert(0, str(ROOT / "src"))
 import qrelkit  # noqa: E402
 from qrelkit.estimation.ppi import interval, power_lambda  # noqa: E402
 
-DATA = ROOT / "tests" / "data" / "trec"
-FILES = {"DL 2019": "qrels.dl19-passage.txt", "DL 2020": "qrels.dl20-passage.txt"}
-POOLED = "DL 2019+2020"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from simulated_judges import (  # noqa: E402, F401
+    DATA,
+    DL21,
+    FILES,
+    JUDGES,
+    LENIENCY,
+    LENIENT,
+    MEASURED_DL21,
+    judge_grades,
+    judgments,
+)
 
-#: P(model grade = column | NIST grade = row), grades 0..3 (see the module docstring for its source).
-LENIENT = np.array(
-    [
-        [0.70, 0.22, 0.06, 0.02],
-        [0.15, 0.45, 0.30, 0.10],
-        [0.04, 0.16, 0.50, 0.30],
-        [0.02, 0.06, 0.22, 0.70],
-    ]
-)
-#: The real judge's P(judge grade | assessor grade) on TREC DL 2021 passage (rows normalised).
-MEASURED_DL21 = np.array(
-    [
-        [0.609, 0.255, 0.108, 0.028],
-        [0.103, 0.399, 0.339, 0.159],
-        [0.020, 0.238, 0.462, 0.281],
-        [0.000, 0.035, 0.343, 0.622],
-    ]
-)
-DL21 = 0.3 * np.eye(4) + 0.7 * MEASURED_DL21 / MEASURED_DL21.sum(axis=1, keepdims=True)
-#: The query-correlated judge's per-query leniency: mean and standard deviation of s_q, in grades.
-LENIENCY = (-0.05, 0.55)
-JUDGES = ("lenient", "query-correlated")
+POOLED = "DL 2019+2020"
 #: (name, weight of the grade in the score, per-query spread of that weight; see the docstring).
 SYSTEMS = (
     ("weak", 0.15, 1.0),
@@ -117,16 +106,6 @@ ROWS = ESTIMATORS + DIAGNOSTICS
 DESIGNS = ("population", "finite")
 
 
-def judgments() -> pl.DataFrame:
-    frames = []
-    for collection, name in FILES.items():
-        frame = pl.read_csv(DATA / name, separator=" ", has_header=False, new_columns=["q", "it", "d", "g"],
-                            schema_overrides={"q": pl.String, "d": pl.String, "g": pl.Int64})  # fmt: skip
-        frames.append(frame.select(pl.col("q").alias("query_id"), pl.col("d").alias("doc_id"),
-                                   pl.col("g").alias("grade"), pl.lit(collection).alias("collection")))  # fmt: skip
-    return pl.concat(frames)
-
-
 def generated_runs(frame: pl.DataFrame, rng: np.random.Generator) -> list[qrelkit.Run]:
     grades = frame["grade"].to_numpy()
     queries, position = np.unique(frame["query_id"].to_numpy(), return_inverse=True)
@@ -137,18 +116,6 @@ def generated_runs(frame: pl.DataFrame, rng: np.random.Generator) -> list[qrelki
         run = frame.select("query_id", "doc_id").with_columns(pl.Series("score", score))
         runs.append(qrelkit.run_from_frame(run, name=name))
     return runs
-
-
-def judge_grades(judge: str, grades: np.ndarray, position: np.ndarray, queries: int, rng) -> np.ndarray:
-    """One repetition's model grades of every judged pair by ``judge`` (see the module docstring)."""
-    matrix = LENIENT if judge == "lenient" else DL21
-    drawn = (rng.random(len(grades))[:, None] > matrix.cumsum(axis=1)[grades]).sum(axis=1)
-    if judge == "lenient":
-        return drawn
-    leniency = rng.normal(*LENIENCY, queries)[position]
-    whole = np.floor(leniency)
-    shift = whole + (rng.random(len(grades)) < leniency - whole)
-    return np.clip(drawn + shift, 0, 3).astype(np.int64)
 
 
 def per_query(results: qrelkit.Results, queries: list[str]) -> dict[str, np.ndarray]:

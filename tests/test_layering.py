@@ -18,6 +18,7 @@ NUMERIC = [
     "agreement",
     "judgments/leverage.py",
     "estimation",
+    "budget",
     "compare",
 ]
 FORBIDDEN = {"sqlite3", "click", "starlette", "uvicorn", "matplotlib", "rich", "jinja2"}
@@ -60,6 +61,7 @@ LAYERS: list[set[str]] = [
     {"judgments"},
     {"app"},
     {"estimation"},
+    {"budget"},
     {"compare"},
     {"report"},
     {"cli", "__main__"},

@@ -34,6 +34,8 @@ def test_new_store_is_migrated_in_wal_mode_with_full_sync(project: Path) -> None
             (7, "the project's key for signing manifests"),
             (8, "segments: pairs added after the pool closed"),
             (9, "model labellers' roles: predictor, retired"),
+            (10, "model labellers' grade probabilities"),
+            (11, "the live queue's designs: a judging budget spent by a strategy"),
         ]
         assert store.integrity_check() == "ok"
 

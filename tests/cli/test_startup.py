@@ -122,7 +122,7 @@ def test_help_imports_no_command() -> None:
     listed = out.split("Commands:\n")[1].splitlines()
     # the order of the chain, from a rubric to the report, then the tools; no old name (an alias)
     assert [line.split()[0] for line in listed if not line.startswith("    ")] == [
-        "rubric", "pool", "judge", "agree", "adjudicate-files", "leverage", "eval", "explain", "compare", "report",
+        "rubric", "pool", "budget", "judge", "agree", "adjudicate-files", "leverage", "eval", "explain", "compare", "report",
         "conventions", "trec_eval",
     ]  # fmt: skip
     assert any(line.split(None, 1) == ["eval", "Evaluate RUNS against QRELS."] for line in listed)

@@ -451,4 +451,5 @@ def test_manifest_fields_are_the_same_for_both_export_paths() -> None:
         "adjudication": {"total": 3},
         "model_labellers": None,
         "prediction_powered": None,
+        "design": None,
     }

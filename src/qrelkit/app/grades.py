@@ -701,20 +701,21 @@ def labeller_qrels_text(store: Store, name: str, *, rubric_hash: str | None = No
 def export_labeller(
     store: Store, name: str, path: str | Path, *, rubric_hash: str | None = None
 ) -> dict[str, Any]:
-    """Write one labeller's current grades as TREC qrels (:func:`labeller_qrels_text`)."""
+    """Write one labeller's current grades as TREC qrels (:func:`labeller_qrels_text`); a model labeller's
+    grade probabilities go beside them in ``<path>.probabilities.tsv`` (:mod:`.models.probabilities`)."""
     import hashlib
 
-    text = labeller_qrels_text(store, name, rubric_hash=rubric_hash)
-    from qrelkit.formats.outputs import write_output
+    from qrelkit.formats.outputs import write_outputs
 
-    write_output(path, text)
-    judgments = text.count("\n")
-    return {
-        "path": str(path),
-        "labeller": name,
-        "judgments": judgments,
-        "sha256": hashlib.sha256(text.encode()).hexdigest(),
-    }
+    from .models.probabilities import labeller_side_file
+
+    text = labeller_qrels_text(store, name, rubric_hash=rubric_hash)
+    side = store.read(lambda c: labeller_side_file(c, name, Path(path).name, rubric_hash=rubric_hash))
+    files = [(Path(path), text)] + ([] if side is None else [(Path(path).with_name(side[0]), side[1])])
+    write_outputs(files)
+    return {"path": str(path), "labeller": name, "judgments": text.count("\n"),
+            "sha256": hashlib.sha256(text.encode()).hexdigest(),
+            "probabilities": None if side is None else {**side[2], "path": str(files[1][0])}}  # fmt: skip
 
 
 def final_qrels_text(
@@ -743,6 +744,7 @@ def final_qrels_text(
     from qrelkit.judgments.adjudication import adjudication_fields, gated_calibration_fields, manifest_fields
     from qrelkit.judgments.manifest import manifest_path, qrels_with_manifest_text
 
+    from .design import design_field
     from .models.manifest_fields import model_manifest_fields
     from .phases import ensure_gate, rounds_history
 
@@ -766,6 +768,7 @@ def final_qrels_text(
         adjudication=adjudication_fields({k: v for k, v in counts.items() if k != "pairs"}),  # pairs: the pool's size
         model_labellers=store.read(lambda c: model_manifest_fields(c, rubric.content_hash, grades)),
     )  # fmt: skip
+    fields["design"] = store.read(design_field)  # a live queue's design: its strategy and probabilities
     key = bytes.fromhex(store.meta("manifest_key") or "") or None  # signed with the project's key
     if not estimation:
         qrels, manifest = qrels_with_manifest_text(_qrels(grades, name), name, fields, key=key)
@@ -837,9 +840,6 @@ def _qrels(grades: dict[tuple[str, str], int], name: str) -> Any:
     from qrelkit.data.values import Qrels
 
     return Qrels.from_grades(grades, name=name)
-
-
-# -- the material for revising a rubric after a failed round ----------------------------------------
 
 
 def round_material(store: Store, round_number: int | None = None) -> list[dict[str, Any]]:

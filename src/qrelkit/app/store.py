@@ -296,6 +296,42 @@ CREATE TRIGGER IF NOT EXISTS segments_no_delete BEFORE DELETE ON segments
 BEGIN SELECT RAISE(ABORT, 'segments are append-only'); END;
 """
 
+_V11 = """
+-- The live queue's designs (qrelkit.app.design): a judging budget spent by a strategy. A design is
+-- 'pending' (asked for at `judge init --order`, the people's queue beyond calibration held until it is
+-- planned) or 'planned' (`judge plan`): its chosen pairs, in order, each with its inclusion probability
+-- and the person given it. The latest design is in force; earlier ones stay for the record.
+CREATE TABLE IF NOT EXISTS designs (
+    design INTEGER PRIMARY KEY AUTOINCREMENT,
+    strategy TEXT NOT NULL,
+    budget INTEGER NOT NULL CHECK (budget >= 1),
+    seed INTEGER NOT NULL,
+    measure TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'planned')),
+    model TEXT,
+    judged_before INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    created_by TEXT
+);
+CREATE TABLE IF NOT EXISTS design_pairs (
+    design INTEGER NOT NULL REFERENCES designs (design),
+    pair_id INTEGER NOT NULL REFERENCES pairs (pair_id),
+    position INTEGER NOT NULL,
+    probability REAL NOT NULL CHECK (probability > 0.0 AND probability <= 1.0),
+    user_id INTEGER REFERENCES users (user_id),
+    PRIMARY KEY (design, pair_id),
+    UNIQUE (design, position)
+);
+CREATE TRIGGER IF NOT EXISTS designs_no_update BEFORE UPDATE ON designs
+BEGIN SELECT RAISE(ABORT, 'designs are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS designs_no_delete BEFORE DELETE ON designs
+BEGIN SELECT RAISE(ABORT, 'designs are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS design_pairs_no_update BEFORE UPDATE ON design_pairs
+BEGIN SELECT RAISE(ABORT, 'design pairs are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS design_pairs_no_delete BEFORE DELETE ON design_pairs
+BEGIN SELECT RAISE(ABORT, 'design pairs are append-only'); END;
+"""
+
 #: ``(version, name, sql)``, applied in order; never edit a released entry, append a new one.
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "initial schema", _V1),
@@ -307,6 +343,8 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (7, "the project's key for signing manifests", _V7),
     (8, "segments: pairs added after the pool closed", _V8),
     (9, "model labellers' roles: predictor, retired", _model_schema.ROLES_MIGRATION),
+    (10, "model labellers' grade probabilities", _model_schema.PROBABILITIES_MIGRATION),
+    (11, "the live queue's designs: a judging budget spent by a strategy", _V11),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -82,6 +82,7 @@ LAZY_COMMANDS = {
     "adjudicate": "qrelkit.cli.agree:adjudicate_alias",
     "judge": "qrelkit.cli.judge:command",
     "compare": "qrelkit.cli.compare:command",
+    "budget": "qrelkit.cli.budget:command",
     "report": "qrelkit.cli.report:command",
     "trec_eval": "qrelkit.cli.trec_eval:command",
 }
@@ -93,6 +94,7 @@ SHORT_HELP = {
     "adjudicate-files": "Adjudicate two labellers' disagreements in their qrels files (a judging project: `judge "
     "decide`).",
     "agree": "Agreement between labellers' judgments: two files A.qrels B.qrels, or more.",
+    "budget": "Judging budgets: replay ways of choosing which pairs people judge, on judgments you already have.",
     "compare": "Compare RUNS evaluated against QRELS: paired tests, corrected p-values, intervals, effect sizes.",
     "conventions": "Score each of RUNS under every profile and under each single-axis change from the default "
     "conventions.",
@@ -110,7 +112,7 @@ SHORT_HELP = {
 VERBATIM_HELP = {"trec_eval"}
 
 #: ``qrelkit --help``'s order: the steps of the chain from a rubric to the report, then the tools.
-CHAIN = ("rubric", "pool", "judge", "agree", "adjudicate-files", "leverage", "eval", "explain", "compare", "report",
+CHAIN = ("rubric", "pool", "budget", "judge", "agree", "adjudicate-files", "leverage", "eval", "explain", "compare", "report",
          "conventions", "trec_eval", "adjudicate")  # fmt: skip
 
 

@@ -189,6 +189,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     from ..evaluation.plan import bounds_refused
     from ..judgments.manifest import recorded_scale, with_run_models
     from ..measures.grammar import parse_all
+    from .design import show_design_comparison
     from .output import resampling_progress
 
     if len(runs) < 2:
@@ -198,6 +199,10 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
     perms = _permutations(permutations)
     fmt = _output_format(out_format, output)
     judgments = with_run_models(judgments_of(qrels, manifest), parse_run_models(run_model))
+    if human is None and show_design_comparison(
+        qrels, manifest, runs, measures, baselines, out_format, output
+    ):
+        return  # a live queue's design chose what people judged: its own estimator
     human = human_of(qrels, human, manifest, estimator)
     conv, on_duplicate = resolve(options, on_duplicate)
     parsed = parse_all(measures) if measures else None

@@ -224,6 +224,11 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
     conv = _conventions_noted(options, on_duplicate, measures)
     judgments = with_run_models(judgments_of(qrels, manifest, project), parse_run_models(run_model))
     reader = reader_of(input_format, on_duplicate, *rubric_scale(rubric), comments=comments)
+    if human is None and (manifest or _has_manifest(qrels)):
+        from .design import show_design_estimates
+
+        if show_design_estimates(qrels, manifest, runs, measures, out_format, output):
+            return None  # a live queue's design chose what people judged: its own estimator
     if human := human_of(qrels, human, manifest, estimator):
         return show_estimates(qrels, human, runs, measures, conv, estimator, reader, engine, out_format, output,
                               file_format, bounds, provenance, options.pop("interval", "t"), judgments)  # fmt: skip
@@ -242,6 +247,12 @@ def eval_command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], p
         bool(bounds),
         provenance,
     )
+
+
+def _has_manifest(qrels: str) -> bool:
+    from ..judgments.manifest import manifest_path
+
+    return manifest_path(qrels).is_file()
 
 
 def _conventions_noted(

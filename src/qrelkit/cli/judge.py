@@ -23,6 +23,7 @@ from qrelkit.agreement.group import STATISTICS
 from qrelkit.agreement.kappa import GATE_LOWER_BOUNDS, WEIGHTINGS
 
 from . import alias_of
+from .judge_plan import hold_after_init, order_options
 from .options import labellers_option, seed_option
 
 __all__ = ["command"]
@@ -108,10 +109,11 @@ def command() -> None:
 @click.option("--gate-on", type=click.Choice(GATE_LOWER_BOUNDS), default=None,
               help="Which lower end the gate compares: of the normal interval (kappa only) or of the query "
                    "bootstrap [default: ci_low for kappa, bootstrap_low for the others].")  # fmt: skip
+@order_options
 def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: str, labellers: tuple[str, ...],
                  calibration: int, no_calibration: bool, runs: tuple[Path, ...], admin: str, seed: int | None,
                  calibration_labellers: int | None, min_kappa: float, weights: str, statistic: str | None,
-                 gate_on: str | None) -> None:  # fmt: skip
+                 gate_on: str | None, order: str | None, budget_text: str | None, measure: str | None) -> None:  # fmt: skip
     """Create the project database DB from a rubric, a pool, documents and queries.
 
     Judging starts in calibration: labellers see only their calibration pairs until the gate passes.
@@ -120,6 +122,9 @@ def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: str, l
 
     if no_calibration and calibration:
         raise click.UsageError("--calibration N and --no-calibration contradict each other; pass one")
+    from .judge_plan import check_order
+
+    check_order(order, budget_text, runs=bool(runs))
     names = list(labellers)
     summary = init_project(
         db, rubric=rubric, pool=pool, docs=docs, queries=queries, labellers=names, calibration=calibration,
@@ -130,6 +135,9 @@ def init_command(db: Path, rubric: Path, pool: Path, docs: Path, queries: str, l
 
     for line, to_stderr in render_init(db, summary, min_kappa):
         click.echo(line, err=to_stderr)
+    held = hold_after_init(db, order, budget_text, int(summary["seed"]), measure)
+    if held:
+        click.echo(held)
     from qrelkit.rubric import lint, load_rubric
 
     errors = sum(f.severity == "error" for f in lint(load_rubric(rubric)))
@@ -262,9 +270,12 @@ def status_command(db: Path, as_json: bool) -> None:
     from qrelkit.app.grades import progress
     from qrelkit.app.pace import labeller_pace
 
+    from .judge_plan import status_lines
+
     store, _ = _open(db, read_only=True)
     try:
         status, pace = store.read(lambda c: (progress(c), labeller_pace(c)))
+        status["live_queue"], lines = status_lines(store)
     finally:
         store.close()
     status["pace"] = {name: p.to_dict() for name, p in pace.items()}
@@ -274,6 +285,8 @@ def status_command(db: Path, as_json: bool) -> None:
     from qrelkit.report.judging import render_status
 
     click.echo(render_status(status), nl=False)
+    for line in lines:
+        click.echo(line)
 
 
 @command.command(name="kappa")
@@ -593,7 +606,9 @@ def export_command(
                 )
         else:
             info = export_labeller(store, labeller or "", output, rubric_hash=rubric.content_hash)
-            click.echo(f"wrote {info['judgments']} judgments by {labeller} to {output}")
+            side = info.get("probabilities")
+            click.echo(f"wrote {info['judgments']} judgments by {labeller} to {output}"
+                       + ("" if side is None else f" and {side['pairs']} pairs' grade probabilities to {side['path']}"))  # fmt: skip
     finally:
         store.close()
 
@@ -626,8 +641,10 @@ _add_model_commands()
 
 def _add_extend_command() -> None:
     from .judge_extend import command as extend_command
+    from .judge_plan import command as plan_command
 
     command.add_command(extend_command)
+    command.add_command(plan_command)
 
 
 _add_extend_command()

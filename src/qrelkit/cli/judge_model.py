@@ -97,10 +97,19 @@ def command() -> None:
     default=None,
     help="With --role predictor: who decides it (recorded) [default: the project's admin].",
 )
+@click.option(
+    "--logprobs",
+    "top_logprobs",
+    type=click.IntRange(1, 20),
+    default=None,
+    metavar="N",
+    help="Ask the endpoint for token log-probabilities (N alternatives a token) and record each grade's "
+    "probability beside the grade; an endpoint that refuses them is asked without [default: not asked].",
+)
 def add_command(db: Path, name: str, endpoint: str | None, program: str | None, model_id: str | None,
                 api_key_env: str | None, temperature: float, seed: int | None, prompt: Path | None,
                 max_concurrency: int, timeout: float, max_retries: int, margin: float, pairs_file: Path | None,
-                show_prompt: bool, role: str, check: bool, by: str | None) -> None:  # fmt: skip
+                show_prompt: bool, role: str, check: bool, by: str | None, top_logprobs: int | None) -> None:  # fmt: skip
     """Add a model labeller: its user (role model), its settings, and its assignment."""
     from qrelkit.app.models.prompt import read_template
     from qrelkit.app.models.register import add_model, read_pairs_file
@@ -113,12 +122,14 @@ def add_command(db: Path, name: str, endpoint: str | None, program: str | None, 
                          api_key_env=api_key_env, temperature=temperature, seed=seed, template=template,
                          template_source=str(prompt or "the default prompt template"),
                          max_concurrency=max_concurrency, timeout=timeout, max_retries=max_retries,
-                         margin=margin, pairs=pairs, role=role, check=check, by=by)  # fmt: skip
+                         margin=margin, pairs=pairs, role=role, check=check, by=by,
+                         top_logprobs=top_logprobs)  # fmt: skip
     finally:
         store.close()
     what = "model labeller" if done["role"] == "labeller" else "model predictor"
     click.echo(f"{what} {done['name']} (model {done['model_id']}): {done['pairs']} pairs assigned, "
                f"{done['calibration_pairs']} of them calibration; prompt template {done['template_hash'][:12]}"
+               + ("" if done["top_logprobs"] is None else f"; log-probabilities asked (top {done['top_logprobs']})")
                + ("" if done["checked"] is None else f"; checked: graded the first calibration pair "
                   f"{done['checked']['grade']} in {done['checked']['latency_ms']} ms"))  # fmt: skip
     if show_prompt and done["prompt"] is not None:

@@ -110,6 +110,10 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], baseli
             test=test, permutations=perms, seed=seed, estimator=estimator, interval=interval,
             human_qrels=read_human(human, conv, reader),
         )  # fmt: skip
+    if human is None:  # a live queue's design: its estimates, under its estimator, join the page
+        from .design import design_values
+
+        dossier = design_values(dossier, qrels, manifest, runs, measures, baselines)
     page = report_page(dossier)
     from ..formats.outputs import write_output
 

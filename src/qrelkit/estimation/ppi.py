@@ -113,15 +113,28 @@ def power_lambda(y: np.ndarray, yhat: np.ndarray, yhat_u: np.ndarray) -> float:
     return float(np.clip(cov / ((1.0 + n / big_n) * var), 0.0, 1.0))
 
 
+def _t_ppf(q: float, df: int) -> float:
+    """``scipy.stats.t.ppf(q, df)`` (the same function, ``scipy.special.stdtrit``, without the distribution
+    object's argument handling, which cost each interval 0.15 ms where a replay asks for thousands)."""
+    from scipy import special
+
+    return float(special.stdtrit(df, q))
+
+
+def _t_sf(x: float, df: int) -> float:
+    """``scipy.stats.t.sf(x, df)``: ``scipy.special.stdtr(df, -x)``, as scipy computes it."""
+    from scipy import special
+
+    return float(special.stdtr(df, -x))
+
+
 def _t_interval(values: np.ndarray, alpha: float) -> tuple[float, float, float, float, float]:
     """(mean, low, high, se, p of mean 0) of the t-interval (``se`` > 0: the caller checks the values vary)."""
-    from scipy import stats
-
     n = len(values)
     mean = float(np.mean(values))
     se = float(np.std(values, ddof=1)) / math.sqrt(n)
-    half = float(stats.t.ppf(1.0 - alpha / 2.0, n - 1)) * se
-    p = float(2.0 * stats.t.sf(abs(mean / se), n - 1))
+    half = _t_ppf(1.0 - alpha / 2.0, n - 1) * se
+    p = 2.0 * _t_sf(abs(mean / se), n - 1)
     return mean, mean - half, mean + half, se, min(p, 1.0)
 
 
@@ -203,8 +216,8 @@ def interval(
     var_u = float(np.var(yhat_u, ddof=ddof)) if big_n > ddof else 0.0
     se = math.sqrt(lam**2 * var_u / big_n + float(np.var(rectifier, ddof=ddof)) / n)
     if kind == "t":
-        half = float(stats.t.ppf(1.0 - alpha / 2.0, n - 1)) * se
-        p = float(2.0 * stats.t.sf(abs(value) / max(se, MIN_SE), n - 1))
+        half = _t_ppf(1.0 - alpha / 2.0, n - 1) * se
+        p = 2.0 * _t_sf(abs(value) / max(se, MIN_SE), n - 1)
     else:
         half = float(stats.norm.isf(alpha / 2.0)) * se
         p = float(2.0 * stats.norm.sf(abs(value) / max(se, MIN_SE)))

@@ -48,6 +48,10 @@ LIMITS: dict[str, tuple[int, str]] = {
         "a judging project's decisions, one line a pair with a note of at most 2000 characters",
     ),
     "qrels": (4 * _GiB, "judgments are held in memory whole; the largest public sets are under 1 GB"),
+    "probabilities": (
+        8 * _GiB,
+        "a model's grade probabilities, one line a judged pair, held in memory whole as qrels are",
+    ),
     "run": (
         256 * _GiB,
         "runs stream or are sorted on disk; past this, pass a Parquet folder or a table to --engine spark",

@@ -577,6 +577,7 @@ def manifest_fields(
         "adjudication": dict(adjudication),
         "model_labellers": None if model_labellers is None else [dict(m) for m in model_labellers],
         "prediction_powered": None if prediction_powered is None else dict(prediction_powered),
+        "design": None,  # a live queue's design, written by a judging project's export (qrelkit.app.design)
     }
 
 

@@ -37,11 +37,19 @@ Fields (every field is always present; unknown values are ``null``)::
     prediction_powered    written by a judging project's final export when model labellers' grades count in
                           the final qrels, or a predictor graded (null otherwise): {"model_qrels": [{"path",
                           "sha256", "queries", "judgments", "labeller", "model_id", "role" (labeller or
-                          predictor; a predictor's adds "gate", "failing" and "role_decision")}], "human_qrels": {"path", "sha256", "queries",
+                          predictor; a predictor's adds "gate", "failing" and "role_decision"), "probabilities" (the side file
+                          of its grade probabilities, {"path", "sha256", "pairs", "grades"}, or null)}], "human_qrels": {"path", "sha256", "queries",
                           "judgments", "grades"}, "sample": {"drawn": "random" (the calibration queries are
                           the project's seeded random draw, recomputed) or "given", "seed", "count", "round",
                           "candidates", "queries"}}; each model's qrels carry a manifest of their own with
                           this field, which ``qrelkit eval MODEL_QRELS RUNS`` reads (:func:`human_source`)
+    design                written by a judging project's final export when a live queue chose what people
+                          judged (null otherwise: :func:`qrelkit.app.design.design_field`): {"strategy",
+                          "budget", "seed", "measure", "model", "judged_before" (people's pairs
+                          before the design, each at probability 1), "pairs": [{"query_id", "doc_id",
+                          "probability" (its inclusion probability), "order"}], "chosen_judged",
+                          "people_pairs", ...}; estimates from such qrels use the strategy's estimator (eval,
+                          compare and report name it: it depends on the measure)
     tool                  {"name": "qrelkit", "version"} (format 1 wrote "qrelkit_version")
     signature             {"algorithm": "hmac-sha256", "key_id", "hmac"} when exported from a judging
                           project: HMAC-SHA256 with the project's key (kept in the project database, never
@@ -100,7 +108,7 @@ __all__ = [
 MANIFEST_FORMAT = "qrelkit qrels manifest 2"
 _READABLE = (MANIFEST_FORMAT, "qrelkit qrels manifest 1")  # 1: "qrelkit_version" instead of "tool"
 FIELDS = ("rubric", "scale", "relevance_threshold", "labellers", "calibration", "adjudication",
-          "model_labellers", "prediction_powered")  # fmt: skip
+          "model_labellers", "prediction_powered", "design")  # fmt: skip
 """Fields the caller supplies; ``format``, ``tool`` and ``qrels`` are filled in."""
 
 

@@ -12,6 +12,26 @@ def _num(value: Any, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
+def probabilities_line(status: dict[str, Any]) -> str | None:
+    """One line on the model's grade probabilities: asked or printed, how many grades carry them, and
+    whether the endpoint refused log-probabilities (asked without them since). None when it has none."""
+    found = status.get("probabilities") or {}
+    asked, carried, refusals = (
+        found.get("top_logprobs"),
+        found.get("graded_with", 0),
+        found.get("refusals") or [],
+    )
+    if asked is None and not carried:
+        return None
+    how = f"log-probabilities asked (top {asked})" if asked is not None else "printed by the program"
+    line = f"grade probabilities: {how}; {carried} of {status['graded']} graded pairs carry them"
+    if refusals:
+        last = refusals[-1]
+        line += (f"; the endpoint refused log-probabilities ({last['reason']}) at {last['at']}: asked without "
+                 "them since" + (f" ({len(refusals)} runs)" if len(refusals) > 1 else ""))  # fmt: skip
+    return line
+
+
 def render_model_status(status: dict[str, Any]) -> str:
     """``judge model status``'s table (:func:`qrelkit.app.models.status.model_status`)."""
     lab, gate = status["labeller"], status["gate"]
@@ -82,6 +102,9 @@ def render_model_status(status: dict[str, Any]) -> str:
     out.append(f"cost: {cost['grades']} grades, {cost['prompt_tokens']} prompt + {cost['completion_tokens']} "
                f"completion tokens, {cost['latency_ms'] / 1000:.1f} s; failures: {fail['attempts']} attempts, "
                f"{fail['pairs_given_up']} pairs given up")  # fmt: skip
+    carried = probabilities_line(status)
+    if carried:
+        out.append(carried)
     for event in status["gate_history"]:
         extra = (
             f": {event['reason']} (by {event['by']})"

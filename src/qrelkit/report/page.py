@@ -510,8 +510,14 @@ def report_page(d: Any) -> str:
         ]
     from .tables import detail_sections
 
+    design = []
+    if d.extra.get("design"):  # a live queue's design chose what people judged: its estimates first
+        from .design import design_section
+
+        design = [("design", "Estimates under the live queue's design", design_section(d.extra["design"]))]
     sections = [
         bottom_line_section(comp),
+        *design,
         *summary_sections(d.estimates, comp),
         *detail_sections(comp),
         (

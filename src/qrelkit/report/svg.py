@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 from .tables import number
 
-__all__ = ["bars", "diverging_bars", "dot_plot", "figure", "forest", "heatmap", "stacked_bars"]
+__all__ = ["bars", "diverging_bars", "dot_plot", "figure", "forest", "heatmap", "lines", "stacked_bars"]
 
 BLUE, ORANGE, GREY, DARK = "#1f6fb4", "#d9792b", "#9aa3ad", "#24292f"
 FONT = 'font-family="DejaVu Sans, Liberation Sans, Arial, sans-serif" font-size="12"'
@@ -339,5 +339,54 @@ def dot_plot(rows: Sequence[tuple[str, Sequence[tuple[str, float, bool]]]], *, t
     desc = "; ".join(
         f"{label}: " + ", ".join(f"{n} {v:+.4f}{' optimistic' if f else ''}" for n, v, f in dots)
         for label, dots in rows
+    )
+    return _svg(right + 30, height, title, desc, body)
+
+
+def lines(
+    series: Sequence[tuple[str, Sequence[tuple[float, float]]]], *, title: str, x_axis: str, y_axis: str
+) -> str:
+    """One line per series through its (x, y) points, in x order (a budget curve: a figure against the
+    people's pairs spent); series told apart by mark shape and colour (:data:`MARKS`) and named in the
+    legend; each point's values on hover. Points with a NaN coordinate are left out."""
+    left, right, top, bottom = 64, 620, 12, 232
+    points = [(x, y) for _, pts in series for x, y in pts if not (math.isnan(x) or math.isnan(y))]
+    xs = [x for x, _ in points] or [0.0, 1.0]
+    ys = [y for _, y in points] or [0.0, 1.0]
+    x_lo, x_hi = min([*xs, 0.0]), max(xs)
+    y_lo, y_hi = min(ys), max(ys)
+    pad = (y_hi - y_lo) * 0.08 or 0.05
+    y_lo, y_hi = y_lo - pad, y_hi + pad
+    x = _scale(x_lo, x_hi if x_hi > x_lo else x_lo + 1.0, left, right)
+    y = _scale(y_lo, y_hi, bottom, top)
+    body = _x_axis(x, x_lo, x_hi if x_hi > x_lo else x_lo + 1.0, bottom, x_axis, top)
+    for t in _ticks(y_lo, y_hi, 5):
+        body.append(f'<line x1="{left}" x2="{right}" y1="{y(t):.1f}" y2="{y(t):.1f}" stroke="#e4e7eb"/>')
+        body.append(f'<text x="{left - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{_e(f"{t:g}")}</text>')
+    body.append(
+        f'<text x="14" y="{(top + bottom) / 2:.0f}" text-anchor="middle" '
+        f'transform="rotate(-90 14 {(top + bottom) / 2:.0f})">{_e(y_axis)}</text>'
+    )
+    for i, (name, pts) in enumerate(series):
+        shape, colour = MARKS[i % len(MARKS)]
+        kept = sorted((a, b) for a, b in pts if not (math.isnan(a) or math.isnan(b)))
+        if len(kept) > 1:
+            path = " ".join(f"{'M' if j == 0 else 'L'}{x(a):.1f},{y(b):.1f}" for j, (a, b) in enumerate(kept))
+            dash = "" if i < len(MARKS) // 2 else ' stroke-dasharray="5 3"'
+            body.append(f'<path d="{path}" stroke="{colour}" stroke-width="1.8" fill="none"{dash}/>')
+        for a, b in kept:
+            tip = f"<title>{_e(name)}: {_e(x_axis)} {a:g}, {_e(y_axis)} {number(b, 4)}</title>"
+            body.append(_mark(shape, x(a), y(b), colour, tip))
+    ly = bottom + 50
+    per_line = max(1, (right + 30 - 20) // 160)
+    for i, (name, _) in enumerate(series):
+        shape, colour = MARKS[i % len(MARKS)]
+        lx, yy = 20 + (i % per_line) * 160, ly + (i // per_line) * 18
+        body.append(_mark(shape, lx + 5, yy, colour) + f'<text x="{lx + 16}" y="{yy + 4}">{_e(name)}</text>')
+    height = ly + 18 * ((len(series) - 1) // per_line) + 14
+    desc = "; ".join(
+        f"{name}: "
+        + ", ".join(f"({a:g}, {number(b, 4)})" for a, b in pts if not (math.isnan(a) or math.isnan(b)))
+        for name, pts in series
     )
     return _svg(right + 30, height, title, desc, body)

@@ -128,13 +128,21 @@ class ChatServer:
     document (the only things a blind prompt holds). ``script`` maps a request count per pair to a
     misbehaviour: ``429`` (with Retry-After), ``500``, ``slow``, ``malformed``, ``offscale``, ``prose``.
     Every request body is kept in ``bodies``.
-    """
+
+    Log-probabilities: a request with ``"logprobs": true`` is answered with ``choices[0].logprobs.content``,
+    the reply's content cut into tokens as a tokenizer would (``{"``, ``grade``, ``":``, `` 2``, ``,``, the
+    rest); the grade token's ``top_logprobs`` are ``logprobs(q, d, grade)`` (``{token: logprob}``), the first
+    ``top_logprobs`` of them. ``refuse_logprobs``: such a request is answered 400, as a server without the
+    option answers."""
 
     def __init__(self, answer: Callable[[int, int, str], int], *, key: str | None = None,
                  models: tuple[str, ...] = ("judge-1",), script: dict[tuple[int, int, int], str] | None = None,
-                 slow_seconds: float = 3.0, delay: float = 0.0) -> None:  # fmt: skip
+                 slow_seconds: float = 3.0, delay: float = 0.0,
+                 logprobs: Callable[[int, int, int], dict[str, float]] | None = None,
+                 refuse_logprobs: bool = False) -> None:  # fmt: skip
         self.answer, self.key, self.models, self.script = answer, key, models, script or {}
         self.slow_seconds, self.delay = slow_seconds, delay
+        self.logprobs, self.refuse_logprobs = logprobs, refuse_logprobs
         self.bodies: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.asked: dict[tuple[int, int], int] = {}
@@ -207,11 +215,36 @@ class ChatServer:
             content = json.dumps({"grade": 7, "reason": "very relevant"})
         if trick == "prose":
             content = "I would say this document is highly relevant, maybe a 3."
+        choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": content},
+                                  "finish_reason": "stop"}  # fmt: skip
+        if body.get("logprobs"):
+            if self.refuse_logprobs:
+                return self._send(
+                    handler, 400, {"error": {"message": "logprobs is not supported by this server"}}
+                )
+            choice["logprobs"] = {
+                "content": self._tokens(content, q, d, grade, int(body.get("top_logprobs", 0)))
+            }
         self._send(handler, 200, {"id": "x", "object": "chat.completion", "model": body["model"],
-                                  "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                               "finish_reason": "stop"}],
+                                  "choices": [choice],
                                   "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}})  # fmt: skip
         return None
+
+    def _tokens(self, content: str, q: int, d: int, grade: int, top: int) -> list[dict[str, Any]]:
+        """The reply's tokens with their log-probabilities: the grade token's alternatives from ``logprobs``."""
+        head = '{"grade": '
+        if not content.startswith(head + str(grade)):
+            return [{"token": content, "logprob": 0.0, "top_logprobs": []}]
+        rest = content[len(head) + len(str(grade)) :]
+        alternatives = (self.logprobs or (lambda *_: {}))(q, d, grade)
+        tokens = [{"token": t, "logprob": 0.0, "top_logprobs": [{"token": t, "logprob": 0.0}]}
+                  for t in ('{"', "grade", '":')]  # fmt: skip
+        chosen = f" {grade}"
+        listed = sorted(alternatives.items(), key=lambda kv: -kv[1])[:top]
+        tokens.append({"token": chosen, "logprob": alternatives.get(chosen, 0.0),
+                       "top_logprobs": [{"token": t, "logprob": lp} for t, lp in listed]})  # fmt: skip
+        tokens += [{"token": t, "logprob": 0.0, "top_logprobs": []} for t in (rest[:1], rest[1:])]
+        return tokens
 
     def __enter__(self) -> ChatServer:
         self.thread.start()

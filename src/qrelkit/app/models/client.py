@@ -5,7 +5,16 @@ served by vLLM, llama.cpp's server, Ollama, LM Studio and OpenAI) with the stand
 asks for a JSON object of an integer ``grade`` on the rubric's scale and a string ``reason``
 (``response_format`` with that JSON schema). :class:`CommandClient` runs a local program once and
 exchanges one JSON object a line: ``{"pair_id", "query", "document", "rubric", "prompt"}`` in,
-``{"pair_id", "grade", "reason"}`` out.
+``{"pair_id", "grade", "reason"}`` out (and, optionally, ``"probabilities"``: below).
+
+Grade probabilities. A labeller registered with ``top_logprobs`` N (``judge model add --logprobs N``) asks
+the endpoint for token log-probabilities (``"logprobs": true, "top_logprobs": N``); :func:`grade_probabilities`
+reads the grade token's alternatives from ``choices[0].logprobs.content`` and gives each grade of the scale
+its share (docs/model-labellers.md, "Grade probabilities"). An endpoint that refuses the option (a 400 or
+422 to a request that carried it, where the same request without it is answered) is asked without it from
+then on, and :attr:`ChatClient.logprobs_refused` says why; one that ignores it answers grades without
+probabilities. A program may print ``"probabilities": {"0": p0, ...}`` beside its grade
+(:func:`parse_probabilities`). Either way :attr:`Reply.probabilities` holds them, or ``None``.
 
 One call of ``ask`` is one attempt. A reply that is not such an object with a grade on the scale (prose,
 malformed JSON, a grade off the scale), a 429 or 5xx status, or no reply within the timeout is an
@@ -24,6 +33,7 @@ import contextlib
 import email.utils
 import http.client
 import json
+import math
 import os
 import queue
 import re
@@ -50,7 +60,9 @@ __all__ = [
     "Reply",
     "ask_with_retries",
     "check_endpoint",
+    "grade_probabilities",
     "parse_answer",
+    "parse_probabilities",
     "read_key",
 ]
 
@@ -62,6 +74,10 @@ REDACTED = "[key]"
 MAX_RETRY_AFTER = 120.0
 BACKOFF_START = 0.25
 BACKOFF_MAX = 8.0
+#: The most alternatives asked per token (``top_logprobs``; OpenAI's own bound).
+MAX_TOP_LOGPROBS = 20
+#: How far a program's probabilities may sum from 1 before they are refused (they are then normalised).
+PROBABILITY_SUM_TOLERANCE = 1e-3
 
 
 class EndpointError(QrelkitError):
@@ -87,6 +103,8 @@ class Reply:
     latency_ms: int
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    #: ``{grade: probability}`` over the whole scale (summing to 1), or ``None`` when the reply gave none.
+    probabilities: dict[int, float] | None = None
 
 
 class Client(Protocol):
@@ -142,6 +160,89 @@ def parse_answer(content: str, scale: Sequence[int]) -> tuple[int, str]:
     if not isinstance(reason, str):
         raise AttemptFailed("the reply's field 'reason' is not a string", content)
     return grade, reason[:2000]
+
+
+def parse_probabilities(value: Any, scale: Sequence[int]) -> dict[int, float]:
+    """A program's ``probabilities`` field: a JSON object ``{"<grade>": probability}`` with grades of the
+    scale as keys and numbers in [0, 1] summing to 1 within :data:`PROBABILITY_SUM_TOLERANCE`. A grade left
+    out has probability 0; the values are normalised to sum to 1. Anything else is an :class:`AttemptFailed`
+    (the grade is not kept without them: a program that means to give probabilities gives them right)."""
+    if not isinstance(value, dict) or not value:
+        raise AttemptFailed("the field 'probabilities' is not a JSON object of grades to probabilities")
+    found: dict[int, float] = {}
+    for key, p in value.items():
+        try:
+            grade = int(key)
+        except (TypeError, ValueError):
+            raise AttemptFailed(f"the field 'probabilities' has the key {key!r}, not a grade") from None
+        if str(grade) != str(key).strip() or grade not in scale:
+            raise AttemptFailed(
+                f"the field 'probabilities' has the key {key!r}, not a grade of the scale {list(scale)}"
+            )
+        if isinstance(p, bool) or not isinstance(p, int | float) or not math.isfinite(p) or not 0 <= p <= 1:
+            raise AttemptFailed(f"the probability of grade {grade} is {p!r}, not a number from 0 to 1")
+        found[grade] = float(p)
+    total = math.fsum(found.values())
+    if abs(total - 1.0) > PROBABILITY_SUM_TOLERANCE:
+        raise AttemptFailed(
+            f"the probabilities sum to {total:.6g}, not 1 (within {PROBABILITY_SUM_TOLERANCE:g})"
+        )
+    return {g: found.get(g, 0.0) / total for g in scale}
+
+
+_GRADE_FIELD = re.compile(r'"grade"\s*:\s*(-?\d+)')
+
+
+def grade_probabilities(logprobs: Any, scale: Sequence[int]) -> dict[int, float] | None:
+    """Each grade's probability from a chat completion's ``choices[0].logprobs`` (``{"content": [{"token",
+    "logprob", "top_logprobs": [{"token", "logprob"}, ...]}, ...]}``), or ``None`` when they cannot be read.
+
+    The reply's tokens, joined, hold ``"grade": <n>``; the grade token is the one holding the number's
+    first character, and the number must lie wholly within it (a grade written over two tokens, as ``-1``
+    may be, gives ``None``). What the token holds around the number (a space before, a comma after) is its
+    frame; each alternative of ``top_logprobs`` (and the token itself) written as the same frame around a
+    grade of the scale counts for that grade, ``exp(logprob)`` summed over the ways of writing it. The
+    grades found are normalised to sum to 1 over the scale; **a grade absent from the top list gets 0**
+    (its probability is below the smallest listed; ask for at least as many alternatives as the scale has
+    grades). No grade of the scale among them: ``None``."""
+    if not isinstance(logprobs, dict) or not isinstance(logprobs.get("content"), list):
+        return None
+    tokens = logprobs["content"]
+    texts: list[str] = []
+    for item in tokens:
+        if not isinstance(item, dict) or not isinstance(item.get("token"), str):
+            return None
+        texts.append(item["token"])
+    joined = "".join(texts)
+    found = _GRADE_FIELD.search(joined)
+    if found is None:
+        return None
+    offset, number = found.start(1), found.group(1)
+    start = index = 0
+    while start + len(texts[index]) <= offset:  # the match lies within the joined tokens
+        start += len(texts[index])
+        index += 1
+    item, text = tokens[index], texts[index]
+    prefix, rest = text[: offset - start], text[offset - start :]
+    if not rest.startswith(number) or rest[len(number) : len(number) + 1].isdigit():
+        return None  # the number goes on in the next token
+    frame = re.compile(re.escape(prefix) + r"(-?\d+)" + re.escape(rest[len(number) :]))
+    candidates = {text: item.get("logprob")}
+    for alternative in item.get("top_logprobs") or ():
+        if isinstance(alternative, dict) and isinstance(alternative.get("token"), str):
+            candidates.setdefault(alternative["token"], alternative.get("logprob"))
+    mass: dict[int, float] = {}
+    for token, logprob in candidates.items():
+        match = frame.fullmatch(token)
+        if match is None or isinstance(logprob, bool) or not isinstance(logprob, int | float):
+            continue
+        grade = int(match.group(1))
+        if grade in scale and not math.isnan(logprob) and logprob != math.inf:
+            mass[grade] = mass.get(grade, 0.0) + math.exp(min(float(logprob), 0.0))
+    total = math.fsum(mass.values())
+    if not mass or total <= 0.0:
+        return None
+    return {g: mass.get(g, 0.0) / total for g in scale}
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -281,8 +382,18 @@ class ChatClient:
 
     def __init__(self, endpoint: str, model_id: str, *, scale: Sequence[int], api_key: str | None = None,
                  api_key_env: str | None = None, temperature: float = 0.0, seed: int | None = None,
-                 timeout: float = 60.0) -> None:  # fmt: skip
+                 timeout: float = 60.0, top_logprobs: int | None = None) -> None:  # fmt: skip
         self.url = check_endpoint(endpoint) + "/chat/completions"
+        if top_logprobs is not None and not 1 <= top_logprobs <= MAX_TOP_LOGPROBS:
+            raise ValidationError(
+                f"--logprobs is a whole number from 1 to {MAX_TOP_LOGPROBS}", got=top_logprobs
+            )
+        #: The alternatives asked per token, or ``None``: no log-probabilities asked.
+        self.top_logprobs = top_logprobs
+        #: Why the endpoint refused log-probabilities (``"<status>: <message>"``), once it did: asked without
+        #: them from then on.
+        self.logprobs_refused: str | None = None
+        self._refusal = threading.Lock()
         self.model_id = model_id
         self.scale = tuple(scale)
         self._key = api_key
@@ -291,7 +402,12 @@ class ChatClient:
         self.seed = seed
         self.timeout = timeout
 
-    def body(self, prompt: str) -> dict[str, Any]:
+    @property
+    def asks_logprobs(self) -> bool:
+        """Whether requests carry ``logprobs``: registered with them, and not refused by the endpoint."""
+        return self.top_logprobs is not None and self.logprobs_refused is None
+
+    def body(self, prompt: str, *, logprobs: bool | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model_id,
             "messages": [{"role": "user", "content": prompt}],
@@ -300,6 +416,9 @@ class ChatClient:
         }
         if self.seed is not None:
             body["seed"] = self.seed
+        if self.asks_logprobs if logprobs is None else logprobs:
+            body["logprobs"] = True
+            body["top_logprobs"] = self.top_logprobs
         return body
 
     def redact(self, text: str) -> str:
@@ -314,16 +433,23 @@ class ChatClient:
 
     def ask(self, pair_id: str, prompt: str, payload: dict[str, Any]) -> Reply:
         try:
-            reply = self._ask(prompt)
+            logprobs = self.asks_logprobs
+            try:
+                reply = self._ask(prompt, logprobs=logprobs)
+            except _LogprobsRefused as refused:
+                # the same request without logprobs: answered, the endpoint does not take the option
+                reply = self._ask(prompt, logprobs=False)
+                with self._refusal:
+                    self.logprobs_refused = self.logprobs_refused or refused.why
         except AttemptFailed as exc:
             exc.error = self.redact(exc.error)
             exc.raw = None if exc.raw is None else self.redact(exc.raw)
             raise
         return Reply(reply.grade, self.redact(reply.reason), reply.latency_ms, reply.prompt_tokens,
-                     reply.completion_tokens)  # fmt: skip
+                     reply.completion_tokens, reply.probabilities)  # fmt: skip
 
-    def _ask(self, prompt: str) -> Reply:
-        data = json.dumps(self.body(prompt)).encode()
+    def _ask(self, prompt: str, *, logprobs: bool) -> Reply:
+        data = json.dumps(self.body(prompt, logprobs=logprobs)).encode()
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
@@ -339,15 +465,19 @@ class ChatClient:
                 text[:4000],
                 latency_ms=latency,
             )
+        if status in (400, 422) and logprobs:
+            raise _LogprobsRefused(f"{status}: {' '.join(self.redact(text).split())[:200]}")
         if status >= 400:
             self._status(status, reply_headers, text, latency)
         if not 200 <= status < 300:
             raise AttemptFailed(f"the endpoint answered {status}", text[:4000], latency_ms=latency)
         try:
             message = json.loads(text)
-            content = message["choices"][0]["message"]["content"]
+            choice = message["choices"][0]
+            content = choice["message"]["content"]
             usage = message.get("usage") or {}
-        except (ValueError, KeyError, IndexError, TypeError, RecursionError):
+            probabilities = grade_probabilities(choice.get("logprobs"), self.scale) if logprobs else None
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
             raise AttemptFailed(
                 "the reply is not a chat completion", text[:4000], latency_ms=latency
             ) from None
@@ -359,7 +489,8 @@ class ChatClient:
         tokens = [
             usage.get(k) if isinstance(usage, dict) else None for k in ("prompt_tokens", "completion_tokens")
         ]
-        return Reply(grade, reason, latency, *(t if isinstance(t, int) else None for t in tokens))
+        prompt_tokens, completion_tokens = (t if isinstance(t, int) else None for t in tokens)
+        return Reply(grade, reason, latency, prompt_tokens, completion_tokens, probabilities)
 
     def _status(self, code: int, headers: Any, text: str, latency: int) -> None:
         body = self.redact(text)[:4000]
@@ -386,6 +517,14 @@ class ChatClient:
 
     def close(self) -> None:
         pass
+
+
+class _LogprobsRefused(Exception):
+    """The endpoint refused a request that carried ``logprobs`` (400 or 422): asked again without them."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
 
 
 class CommandClient:
@@ -508,7 +647,13 @@ class CommandClient:
             raise AttemptFailed(f"the program's line does not answer pair_id {pair_id!r}", text[:4000],
                                 latency_ms=latency)  # fmt: skip
         grade, reason = parse_answer(json.dumps({k: answer.get(k) for k in ("grade", "reason")}), self.scale)
-        return Reply(grade, reason, latency)
+        probabilities = None
+        if answer.get("probabilities") is not None:
+            try:
+                probabilities = parse_probabilities(answer["probabilities"], self.scale)
+            except AttemptFailed as exc:
+                raise AttemptFailed(exc.error, text[:4000], latency_ms=latency) from None
+        return Reply(grade, reason, latency, probabilities=probabilities)
 
     def _gone(self, proc: subprocess.Popen[bytes]) -> EndpointError:
         """The error of a program whose output ended: it exited, or it closed its output and runs on (then

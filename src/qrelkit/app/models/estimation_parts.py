@@ -12,7 +12,11 @@ take no part), the calibration sample being the queries :func:`qrelkit.app.phase
 reports (drawn at random with the project seed, recomputed). Every manifest of the export records the
 field ``prediction_powered`` (:mod:`qrelkit.judgments.manifest`), naming the files with their SHA-256 and
 how the calibration queries were drawn; ``qrelkit eval MODEL_QRELS RUNS`` reads it
-(:func:`qrelkit.judgments.manifest.human_source`).
+(:func:`qrelkit.judgments.manifest.human_source`). A model's grade probabilities, when its grades carry
+them, go beside its qrels in ``<qrels>.probabilities.tsv`` (:mod:`qrelkit.formats.probabilities`), named
+with their SHA-256 in its ``model_qrels`` entry. When a live queue's design chose what people judged
+(:mod:`..design`), the people's settled grades of every pair they judged go in ``<final>.people.qrels``
+(``people_qrels``): the design's sample, which an estimate under the design reads.
 """
 
 from __future__ import annotations
@@ -59,11 +63,14 @@ def estimation_parts(
 
     ``people()``: the people's merged grades, model grades taking no part
     (:func:`qrelkit.app.grades.final_grades` with ``people_only``); ``grades_of(name)``: a labeller's
-    current grades (:func:`qrelkit.app.grades.labeller_grades`)."""
+    current grades (:func:`qrelkit.app.grades.labeller_grades`). A model's grade probabilities are written
+    beside its qrels in ``<qrels>.probabilities.tsv`` and named in its entry (``probabilities``; null
+    without: :func:`.probabilities.labeller_side_file`)."""
     from qrelkit.data.values import Qrels
     from qrelkit.formats import qrels_text
 
     from ..phases import calibration_sample
+    from .probabilities import labeller_side_file
 
     counted = [m for m in models if m.get("counted_in_final") and m.get("final_grades_with_model_vote")]
     counted += [m for m in models if m.get("role") == "predictor" and grades_of(str(m["name"]))]
@@ -93,9 +100,23 @@ def estimation_parts(
         if predictor:  # its gate is still decided and reported: an estimate says what the judge is
             entry.update(gate=m.get("gate"), failing=list(m.get("failing") or ()),
                          role_decision=m.get("role_decision"))  # fmt: skip
+        side = store.read(
+            lambda c, n=str(m["name"]), f=model_name: labeller_side_file(c, n, f, rubric_hash=rubric_hash)
+        )
+        entry["probabilities"] = None if side is None else side[2]
         model_entries.append(entry)
         files.append((model_name, text, dict(m), grades))
-    field = {
+        if side is not None:
+            files.append((side[0], side[1], {}, {}))
+    from ..design import current_design
+
+    design = store.read(current_design)
+    if design is not None and design.state == "planned":  # the design's sample: every pair people settled
+        everyone = {k: int(g) for k, g in people().items()}
+        people_name = companion_name(name, "people")
+        people_text = qrels_text(Qrels.from_grades(everyone, name=people_name))
+        files.append((people_name, people_text, {}, everyone))
+    field: dict[str, Any] = {
         "model_qrels": model_entries,
         "human_qrels": {
             **_entry(human_text, human_name, human),
@@ -110,4 +131,8 @@ def estimation_parts(
             "queries": sample["queries"],
         },
     }
+    if design is not None and design.state == "planned":
+        field["people_qrels"] = {**_entry(people_text, people_name, everyone),
+                                 "grades": "the people's settled grades of every pair they judged (agreed, adjudicated "
+                                 "or single): the sample of the live queue's design; model grades take no part"}  # fmt: skip
     return field, files

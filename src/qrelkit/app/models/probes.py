@@ -163,8 +163,16 @@ def _usual_order(store: Store, model: ModelLabeller, client: Client, rubric: Any
         return None, f"the usual order got no grade: {errors[-1] if errors else 'no reply'}"
     answer = (key, model.user_id, pair_key, digest, model.model_id, reply.grade, reply.reason, reply.latency_ms,
               reply.prompt_tokens, reply.completion_tokens, now())  # fmt: skip
-    store.write(lambda c: c.execute("INSERT OR IGNORE INTO model_answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                    answer))  # fmt: skip
+
+    def write(conn: sqlite3.Connection) -> None:
+        from .register import cache_probabilities
+
+        conn.execute("INSERT OR IGNORE INTO model_answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", answer)
+        cache_probabilities(
+            conn, key, reply.probabilities
+        )  # the run that grades it from the cache keeps them
+
+    store.write(write)
     return reply.grade, None
 
 

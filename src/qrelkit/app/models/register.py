@@ -44,6 +44,8 @@ __all__ = [
     "ModelLabeller",
     "add_model",
     "cache_key",
+    "cache_probabilities",
+    "cached_probabilities",
     "calibration_pair_ids",
     "check_model",
     "load_model",
@@ -79,6 +81,8 @@ class ModelLabeller:
     max_retries: int
     margin: float
     created_at: str
+    #: Token log-probabilities asked per reply (``--logprobs N``: ``top_logprobs``), or ``None``.
+    top_logprobs: int | None = None
 
     @property
     def host(self) -> str | None:
@@ -88,8 +92,10 @@ class ModelLabeller:
     @property
     def cache_identity(self) -> str:
         """What besides the prompt decides a reply: the model id, where it runs, temperature and seed (a
-        labeller added again under another name with these unchanged reuses the answers paid for)."""
-        return f"{self.model_id}|{self.endpoint or self.command}|{self.temperature!r}|{self.seed}"
+        labeller added again under another name with these unchanged reuses the answers paid for). Asking for
+        log-probabilities is part of it: an answer paid for without them is asked again with them."""
+        identity = f"{self.model_id}|{self.endpoint or self.command}|{self.temperature!r}|{self.seed}"
+        return identity if self.top_logprobs is None else f"{identity}|logprobs={self.top_logprobs}"
 
     def client(self, rubric: Rubric) -> Client:
         if self.kind == "command":
@@ -98,7 +104,7 @@ class ModelLabeller:
         assert self.endpoint is not None
         return ChatClient(self.endpoint, self.model_id, scale=rubric.scale, api_key=read_key(self.api_key_env),
                           api_key_env=self.api_key_env, temperature=self.temperature, seed=self.seed,
-                          timeout=self.timeout)  # fmt: skip
+                          timeout=self.timeout, top_logprobs=self.top_logprobs)  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -116,12 +122,28 @@ class ModelLabeller:
             "max_retries": self.max_retries,
             "margin": self.margin,
             "created_at": self.created_at,
+            "top_logprobs": self.top_logprobs,
         }
 
 
 def cache_key(prompt_digest: str, model: str, pair_key: str) -> str:
     """The answer cache's key: the prompt's hash, the model (:attr:`ModelLabeller.cache_identity`), the pair."""
     return hashlib.sha256(f"{prompt_digest}\n{model}\n{pair_key}".encode()).hexdigest()
+
+
+def cache_probabilities(conn: sqlite3.Connection, key: str, probabilities: dict[int, float] | None) -> None:
+    """Keep a cached answer's grade probabilities beside it (none given: nothing kept)."""
+    if probabilities:
+        conn.executemany("INSERT OR IGNORE INTO model_answer_probabilities VALUES (?, ?, ?)",
+                         [(key, int(g), float(p)) for g, p in sorted(probabilities.items())])  # fmt: skip
+
+
+def cached_probabilities(conn: sqlite3.Connection, key: str) -> dict[int, float] | None:
+    """A cached answer's grade probabilities, or ``None``."""
+    rows = conn.execute(
+        "SELECT grade, probability FROM model_answer_probabilities WHERE cache_key = ? ORDER BY grade", (key,)
+    ).fetchall()
+    return {int(g): float(p) for g, p in rows} or None
 
 
 def check_model(store: Store, model: ModelLabeller, rubric: Rubric, pair_id: int, *,
@@ -157,21 +179,24 @@ def _row_to_model(row: sqlite3.Row) -> ModelLabeller:
         int(row["user_id"]), row["name"], row["kind"], row["endpoint"], row["command"], row["model_id"],
         row["api_key_env"], float(row["temperature"]), row["seed"], row["template"], row["template_hash"],
         int(row["max_concurrency"]), float(row["timeout"]), int(row["max_retries"]), float(row["margin"]),
-        row["created_at"],
+        row["created_at"], None if row["top_logprobs"] is None else int(row["top_logprobs"]),
     )  # fmt: skip
 
 
+#: A model labeller's record joined with its name and the log-probabilities it asks for.
+_SELECT = (
+    "SELECT m.*, u.name, l.top_logprobs FROM model_labellers m JOIN users u USING (user_id) "
+    "LEFT JOIN model_logprobs l USING (user_id)"
+)
+
+
 def model_labellers(conn: sqlite3.Connection) -> list[ModelLabeller]:
-    rows = conn.execute(
-        "SELECT m.*, u.name FROM model_labellers m JOIN users u USING (user_id) ORDER BY u.name"
-    ).fetchall()
+    rows = conn.execute(f"{_SELECT} ORDER BY u.name").fetchall()
     return [_row_to_model(r) for r in rows]
 
 
 def load_model(conn: sqlite3.Connection, name: str) -> ModelLabeller:
-    row = conn.execute(
-        "SELECT m.*, u.name FROM model_labellers m JOIN users u USING (user_id) WHERE u.name = ?", (name,)
-    ).fetchone()
+    row = conn.execute(f"{_SELECT} WHERE u.name = ?", (name,)).fetchone()
     if row is None:
         names = [r[0] for r in conn.execute("SELECT name FROM users WHERE role = 'model'")]
         raise ValidationError(
@@ -272,6 +297,7 @@ def add_model(
     role: str = "labeller",
     check: bool = False,
     by: str | None = None,
+    top_logprobs: int | None = None,
 ) -> dict[str, Any]:
     """Record a model labeller and assign it its pairs (module docstring); returns a summary with the
     prompt of its first calibration pair (``judge model add --show-prompt`` prints it).
@@ -281,10 +307,21 @@ def add_model(
     (or the program) for the grade of the first calibration pair, once, without retries
     (:func:`check_model`): a model id the server does not serve, a dead endpoint or a program that does not
     answer is refused here, not at the first run; the reply is cached, so the run does not pay for it
-    again. ``by``: who made it a predictor (recorded with its role; default: the project's admin)."""
+    again. ``by``: who made it a predictor (recorded with its role; default: the project's admin).
+    ``top_logprobs``: ask the endpoint for each reply's token log-probabilities with that many alternatives, and
+    record each grade's probability (:func:`.client.grade_probabilities`); a program prints its own."""
     settings = {"temperature": temperature, "max_concurrency": max_concurrency, "timeout": timeout,
                 "max_retries": max_retries, "margin": margin}  # fmt: skip
     endpoint, model = _check_settings(name, endpoint, command, model_id, api_key_env, settings)
+    if top_logprobs is not None:
+        if command is not None:
+            raise ValidationError(
+                "--logprobs is for an endpoint; a --command program prints its own probabilities",
+                fix='drop --logprobs; the program may print "probabilities" beside its grade (docs/model-labellers.md)',
+            )
+        if isinstance(top_logprobs, bool) or not isinstance(top_logprobs, int) or not 1 <= top_logprobs <= 20:
+            raise ValidationError("--logprobs is a whole number from 1 to 20", got=top_logprobs,
+                                  fix="ask for at least as many alternatives as the scale has grades, e.g. --logprobs 5")  # fmt: skip
     rubric_payload(rubric)  # a rubric without levels is refused here
     check_template(template, template_source)
 
@@ -332,7 +369,7 @@ def add_model(
             raise ValidationError("the model labeller would have no pairs: nothing to check it with")
         probe = ModelLabeller(0, name, "endpoint" if endpoint else "command", endpoint, command, model,
                               api_key_env, float(temperature), seed, template, template_hash(template),
-                              max_concurrency, float(timeout), 0, float(margin), "")  # fmt: skip
+                              max_concurrency, float(timeout), 0, float(margin), "", top_logprobs)  # fmt: skip
         checked = (first, *check_model(store, probe, rubric, first, source=template_source))
 
     def write(conn: sqlite3.Connection) -> dict[str, Any]:
@@ -347,6 +384,8 @@ def add_model(
              float(temperature), seed, template, template_hash(template), max_concurrency, float(timeout),
              max_retries, float(margin), created),
         )  # fmt: skip
+        if top_logprobs is not None:
+            conn.execute("INSERT INTO model_logprobs VALUES (?, ?, ?)", (user_id, top_logprobs, created))
         conn.executemany(
             "INSERT INTO assignments VALUES (?, ?, ?)", [(user_id, p, i) for i, p in enumerate(order)]
         )
@@ -362,6 +401,7 @@ def add_model(
                 (key, user_id, pair_key, digest, model, reply.grade, reply.reason, reply.latency_ms,
                  reply.prompt_tokens, reply.completion_tokens, created),
             )  # fmt: skip
+            cache_probabilities(conn, key, reply.probabilities)
         first = next((p for p in order if p in calibration), order[0] if order else None)
         prompt = None
         if first is not None:
@@ -369,7 +409,9 @@ def add_model(
         return {"name": name, "model_id": model, "kind": "endpoint" if endpoint else "command",
                 "pairs": len(order), "calibration_pairs": len(calibration & chosen),
                 "template_hash": template_hash(template), "prompt": prompt, "role": role,
+                "top_logprobs": top_logprobs,
                 "checked": None if checked is None else {"grade": checked[4].grade,
-                                                         "latency_ms": checked[4].latency_ms}}  # fmt: skip
+                                                         "latency_ms": checked[4].latency_ms,
+                                                         "probabilities": checked[4].probabilities}}  # fmt: skip
 
     return store.write(write)

@@ -41,7 +41,15 @@ from .audit import assign_audit
 from .client import AttemptFailed, Client, EndpointError, Reply, ask_with_retries
 from .gate import evaluate_model_gate
 from .prompt import prompt_hash, render, rubric_payload
-from .register import ModelLabeller, cache_key, calibration_pair_ids, load_model, pair_text
+from .register import (
+    ModelLabeller,
+    cache_key,
+    cache_probabilities,
+    cached_probabilities,
+    calibration_pair_ids,
+    load_model,
+    pair_text,
+)
 
 __all__ = [
     "NothingToSpend",
@@ -166,6 +174,9 @@ def record_model_grade(conn: sqlite3.Connection, model: ModelLabeller, pair_id: 
         (event_id, digest, model.template_hash, model.model_id, reply.reason, reply.latency_ms,
          reply.prompt_tokens, reply.completion_tokens),
     )  # fmt: skip
+    if reply.probabilities:
+        conn.executemany("INSERT INTO model_grade_probabilities VALUES (?, ?, ?)",
+                         [(event_id, int(g), float(p)) for g, p in sorted(reply.probabilities.items())])  # fmt: skip
     return event_id
 
 
@@ -210,12 +221,12 @@ def _grade_pairs(store: Store, model: ModelLabeller, rubric: Rubric, client: Cli
         prompt = render(model.template, rubric, text)
         digest, pair_key = prompt_hash(prompt), f"{query_id}\t{doc_id}"
         key = cache_key(digest, model.cache_identity, pair_key)
-        cached = store.read(
-            lambda c: c.execute("SELECT * FROM model_answers WHERE cache_key = ?", (key,)).fetchone()
-        )
+        cached, kept = store.read(lambda c: (
+            c.execute("SELECT * FROM model_answers WHERE cache_key = ?", (key,)).fetchone(),
+            cached_probabilities(c, key)))  # fmt: skip
         if cached is not None:
             reply = Reply(int(cached["grade"]), cached["reason"] or "", int(cached["latency_ms"] or 0),
-                          cached["prompt_tokens"], cached["completion_tokens"])  # fmt: skip
+                          cached["prompt_tokens"], cached["completion_tokens"], kept)  # fmt: skip
         else:
             with lock:
                 if budget[0] is not None and budget[0] <= 0:
@@ -257,6 +268,7 @@ def _grade_pairs(store: Store, model: ModelLabeller, rubric: Rubric, client: Cli
                     (key, model.user_id, pair_key, digest, model.model_id, reply.grade, reply.reason,
                      reply.latency_ms, reply.prompt_tokens, reply.completion_tokens, now()),
                 )  # fmt: skip
+                cache_probabilities(conn, key, reply.probabilities)
             record_model_grade(conn, model, pair_id, reply, digest=digest, rubric=rubric)
 
         store.write(write)
@@ -310,9 +322,20 @@ def run_model(
             _run_stages(store, model, rubric, own, summary, budget, calibration_only=calibration_only,
                         limit=limit, audit_share=audit_share, progress=progress)  # fmt: skip
         finally:
+            record_logprobs_refusal(store, model, own)
             if client is None:
                 own.close()
     return summary
+
+
+def record_logprobs_refusal(store: Store, model: ModelLabeller, client: Client) -> None:
+    """Record that the endpoint refused log-probabilities during this run (:attr:`.client.ChatClient
+    .logprobs_refused`): ``judge model status`` says so, and the grades since carry no probabilities."""
+    why = getattr(client, "logprobs_refused", None)
+    if why:
+        store.write(lambda c: c.execute(
+            "INSERT INTO model_logprobs_refusals (user_id, reason, created_at) VALUES (?, ?, ?)",
+            (model.user_id, str(why)[:300], now())))  # fmt: skip
 
 
 def _run_stages(store: Store, model: ModelLabeller, rubric: Rubric, client: Client, summary: RunSummary,

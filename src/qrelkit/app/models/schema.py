@@ -14,7 +14,7 @@ constraint that leaves the stored rows valid: edit the schema text, then a schem
 
 from __future__ import annotations
 
-__all__ = ["MIGRATION", "ROLES_MIGRATION"]
+__all__ = ["MIGRATION", "PROBABILITIES_MIGRATION", "ROLES_MIGRATION"]
 
 MIGRATION = """
 PRAGMA writable_schema = ON;
@@ -127,4 +127,41 @@ CREATE TRIGGER IF NOT EXISTS model_role_events_no_update BEFORE UPDATE ON model_
 BEGIN SELECT RAISE(ABORT, 'model role events are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS model_role_events_no_delete BEFORE DELETE ON model_role_events
 BEGIN SELECT RAISE(ABORT, 'model role events are append-only'); END;
+"""
+
+#: Migration 10: grade probabilities (``judge model add --logprobs N``, a program's ``probabilities``).
+#: ``model_logprobs``: a labeller registered to ask for the endpoint's log-probabilities, with the
+#: alternatives asked per token (no row: none asked; the labeller's record stays as migration 5 made it).
+#: ``model_logprobs_refusals``: each run in which the endpoint refused them (asked without since).
+#: ``model_grade_probabilities``: a model grade event's probability of every grade of the scale.
+#: ``model_answer_probabilities``: the same for a cached answer, so a grade from the cache carries them.
+#: (IF NOT EXISTS: a file rolled back to an older version keeps its rows.)
+PROBABILITIES_MIGRATION = """
+CREATE TABLE IF NOT EXISTS model_logprobs (
+    user_id INTEGER PRIMARY KEY REFERENCES users (user_id),
+    top_logprobs INTEGER NOT NULL CHECK (top_logprobs BETWEEN 1 AND 20),
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS model_logprobs_refusals (
+    event_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_id INTEGER NOT NULL REFERENCES users (user_id),
+    reason TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS model_grade_probabilities (
+    event_id INTEGER NOT NULL REFERENCES grade_events (event_id),
+    grade INTEGER NOT NULL,
+    probability REAL NOT NULL CHECK (probability >= 0.0 AND probability <= 1.0),
+    PRIMARY KEY (event_id, grade)
+);
+CREATE TABLE IF NOT EXISTS model_answer_probabilities (
+    cache_key TEXT NOT NULL REFERENCES model_answers (cache_key),
+    grade INTEGER NOT NULL,
+    probability REAL NOT NULL CHECK (probability >= 0.0 AND probability <= 1.0),
+    PRIMARY KEY (cache_key, grade)
+);
+CREATE TRIGGER IF NOT EXISTS model_grade_probabilities_no_update BEFORE UPDATE ON model_grade_probabilities
+BEGIN SELECT RAISE(ABORT, 'grade probabilities are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS model_grade_probabilities_no_delete BEFORE DELETE ON model_grade_probabilities
+BEGIN SELECT RAISE(ABORT, 'grade probabilities are append-only'); END;
 """

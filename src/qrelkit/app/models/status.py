@@ -1,4 +1,5 @@
-"""What the admin sees of a model labeller: its record, progress, cost, failures, gate and probes.
+"""What the admin sees of a model labeller: its record, progress, cost, failures, gate, probes, and how many
+of its grades carry grade probabilities (with each run in which the endpoint refused log-probabilities).
 
 :func:`model_status` only reads (``judge model status`` opens the project read-only): the gate's parts
 are computed as they stand, beside the last decision recorded in the model's gate history.
@@ -39,6 +40,14 @@ def _status(conn: sqlite3.Connection, model: ModelLabeller) -> dict[str, Any]:
         "SELECT COUNT(*), COALESCE(SUM(final), 0) FROM model_attempts WHERE user_id = ?", (model.user_id,)
     ).fetchone()
     last = latest_model_gate(conn, model.user_id, phase.rubric_hash)
+    carried = conn.execute(
+        "SELECT COUNT(*) FROM (SELECT DISTINCT e.pair_id FROM grade_events e WHERE e.user_id = ? AND e.rubric_hash = ? "
+        "AND EXISTS (SELECT 1 FROM model_grade_probabilities g WHERE g.event_id = e.event_id))",
+        (model.user_id, phase.rubric_hash),
+    ).fetchone()[0]
+    refusals = [{"at": r[0], "reason": r[1]} for r in conn.execute(
+        "SELECT created_at, reason FROM model_logprobs_refusals WHERE user_id = ? ORDER BY event_id",
+        (model.user_id,))]  # fmt: skip
     gate = compute_model_gate(conn, model)
     return {
         "labeller": model.to_dict(),
@@ -58,6 +67,11 @@ def _status(conn: sqlite3.Connection, model: ModelLabeller) -> dict[str, Any]:
             "latency_ms": cost[3],
         },
         "failures": {"attempts": attempts[0], "pairs_given_up": attempts[1]},
+        "probabilities": {
+            "top_logprobs": model.top_logprobs,
+            "graded_with": int(carried),
+            "refusals": refusals,
+        },
         "audit": audit_agreement(conn, model, gate.get("threshold")),
         "agreed_disagreements": agreed_disagreements(conn, model),
         "role": role_of(conn, model.user_id),

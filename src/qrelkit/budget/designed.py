@@ -1,0 +1,113 @@
+"""The design-based estimate of a :class:`~qrelkit.budget.problem.Problem` from a :class:`State`: the model's
+grades calibrated per query from the people's sample, every bought pair's grade, and the Horvitz-Thompson
+correction of the pairs drawn with probability below 1 (:mod:`qrelkit.estimation.design`).
+
+Also each pair's *influence*: how far its grade moves each run's mean (the measure's derivative), which the
+strategies that spend where the runs' order is uncertain weigh.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..estimation.design import DesignEstimate, MeasureForm, calibrate, design_estimate, measure_form
+from .base import Estimate, State
+
+if TYPE_CHECKING:
+    from .problem import Problem
+
+
+def form_of(problem: Problem) -> MeasureForm:
+    """The measure of ``problem`` as a :class:`MeasureForm` (its gain, discount, relevance level and tied
+    blocks), equal to :meth:`Problem.values` at whole grades."""
+    from ..engine.kernels.ranked import log_ranks
+
+    _, _, base, rel = problem._parsed()
+    gain = problem.gain(np.arange(problem.max_grade + 1, dtype=np.int64)).astype(float)
+    discount = 1.0 / log_ranks(np.arange(problem.depth, dtype=np.int64), base)
+    return measure_form(
+        problem.measure,
+        problem.ranks,
+        problem.query_of,
+        problem.n_queries,
+        problem.max_grade,
+        gain=gain,
+        discount=discount,
+        relevant=rel,
+        ties=problem.ties,
+    )
+
+
+#: Exposure classes: the share of the runs that rank a pair within the top k, cut at these bounds
+#: (0: no run; then up to 15%, up to 40%, more).
+EXPOSURE = (0.0, 0.15, 0.4)
+
+
+def exposure(problem: Problem) -> np.ndarray:
+    """int64 [pairs]: each pair's exposure class (:data:`EXPOSURE`)."""
+    ranked = problem.ranks[problem.ranks >= 0]
+    runs_at = np.zeros(problem.n_pairs)
+    np.add.at(runs_at, ranked, 1.0)  # rank slots; a pair is at most once in a run's top k
+    share = runs_at / max(problem.n_runs, 1)
+    out: np.ndarray = np.searchsorted(np.array(EXPOSURE), share, side="left").astype(np.int64)
+    return out
+
+
+def calibrated(problem: Problem, state: State) -> tuple[np.ndarray, np.ndarray]:
+    """(predicted [pairs, G + 1], held_out [bought, G + 1]): :func:`qrelkit.estimation.design.calibrate` of
+    the model's grades from the bought pairs, within each pair's exposure class."""
+    return calibrate(
+        problem.query_of,
+        problem.model,
+        state.bought,
+        state.grades,
+        problem.max_grade,
+        problem.n_queries,
+        classes=exposure(problem),
+    )
+
+
+def estimate_of(
+    problem: Problem, state: State, alpha: float, estimator: str, reason: str | None = None
+) -> tuple[Estimate, DesignEstimate]:
+    """The design-based estimate from ``state`` (each bought pair at its recorded inclusion probability)."""
+    form = form_of(problem)
+    predicted, held_out = calibrated(problem, state)
+    pi = state.probability[state.bought] if len(state.bought) else np.zeros(0)
+    pi = np.where(pi > 0, pi, 1.0)
+    d = design_estimate(
+        form,
+        predicted,
+        held_out,
+        state.bought,
+        state.grades,
+        pi,
+        alpha=alpha,
+        estimator=estimator,
+        reason=reason,
+    )
+    return Estimate(d.estimator, d.means, d.low, d.high, d.diff, d.diff_low, d.diff_high), d
+
+
+def residual_variance(form: MeasureForm, x: np.ndarray, omega: np.ndarray, mean_weight: float) -> np.ndarray:
+    """float64 [pairs]: for each pair, sum over run pairs (a, b) of ``omega[a, b]`` times the variance of
+    its contribution to the difference of the means of a and b, plus ``mean_weight`` times the sum over
+    runs of the variance of its contribution to the run's mean, its people's grade drawn from its
+    predicted distribution ``x[pair]`` (the derivative of the measure at ``x``). The size a design that
+    spends where the runs' order is uncertain gives each pair is the square root of this (Neyman)."""
+    everything = np.arange(form.pairs, dtype=np.int64)
+    grad = form.gradient(x, everything) / form.queries  # [pairs, runs, G + 1]
+    centred = grad - np.einsum("irg,ig->ir", grad, x)[:, :, None]
+    omega = np.asarray(omega, dtype=float)
+    omega = (omega + omega.T) / 2.0
+    np.fill_diagonal(omega, 0.0)
+    total = omega.sum(axis=1)  # W_a
+    # sum_ab omega_ab (c_a - c_b)^2 = 2 sum_a W_a c_a^2 - 2 c^T omega c, per grade, weighed by x
+    square = np.einsum("irg,r->ig", centred**2, total) * 2.0
+    moved = np.tensordot(centred, omega, axes=([1], [0]))  # [pairs, G + 1, runs]: (c_g omega) per grade
+    cross = (moved * centred.transpose(0, 2, 1)).sum(axis=2) * 2.0
+    own = (centred**2).sum(axis=1)
+    out: np.ndarray = ((square - cross + mean_weight * own) * x).sum(axis=1)
+    return np.maximum(out, 0.0)

@@ -1,0 +1,549 @@
+"""Estimates valid under a sampling design of pairs with known inclusion probabilities.
+
+A model labeller grades every pooled pair; people grade a sample S of them, pair i drawn with a known
+inclusion probability pi_i (1 for a pair taken with certainty). The target is each run's mean over the
+queries of a per-query measure computed from the people's grades of every pair, and each pair of runs'
+difference of means.
+
+The estimator (a difference estimator, Horvitz-Thompson on the model's residuals): every pair carries a
+*predicted* distribution of the people's grade (the model's grade calibrated to the people's scale from
+the people's sample, :func:`calibrate`); a pair people graded with pi_i = 1 carries its grade; a pair
+drawn with pi_i < 1 carries its prediction *fitted without its own grade* plus the inverse-probability
+weighted correction (its grade - that prediction) / pi_i. Every linear total of the grades (a run's DCG
+on a query, a query's count of pairs at or above a grade) is then estimated without bias under Poisson
+sampling (the leave-one-out prediction does not depend on the pair's own inclusion; Aronow and Middleton,
+2013), and the measure (a ratio of such totals, nDCG's ideal DCG a function of the query's grade counts)
+by the plug-in (each count raised to the count the people's grades already reach), its variance by
+linearisation: sum over S of (1 - pi_i) z_i^2 / pi_i^2, z_i the pair's residual times the measure's
+derivative at the estimate (Sarndal, Swensson and Wretman, 1992, 5.5 and 6.6). nDCG's ideal DCG is
+piecewise linear in the counts of highly relevant pairs, with a kink at every whole count up to k and no
+slope past k; a slope read at one point misses how far the count may be from it, and the interval then
+under-covers (measured: 72-85% on TREC DL). Its slopes are therefore averaged over the counts'
+distribution under the calibrated prediction (Poisson-binomial, :meth:`MeasureForm.expected_slopes`).
+The same linearised residuals give every difference of two runs its variance and the normal interval.
+
+Designs: :func:`inclusion_probabilities` (probabilities proportional to a size, capped at 1, bounded
+below) and :func:`systematic_sample` (a fixed-size draw whose first-order inclusion probabilities are
+exactly those, over a random order). The variance estimator is the Poisson form, which for a fixed-size
+draw of centred residuals is close and slightly conservative.
+
+Conditioning on the past keeps an adaptive design valid: pairs bought in earlier steps, however they
+were chosen, count with pi = 1 (their grades are known exactly), and only the last step's probability
+sample of the remaining pairs is inverse-weighted. A label then never both chooses and corrects: the
+labels that chose the last step's probabilities enter as known values, not as weighted corrections.
+
+See ``docs/judging-budget.md``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import ValidationError
+
+__all__ = [
+    "DesignEstimate",
+    "MeasureForm",
+    "calibrate",
+    "design_estimate",
+    "inclusion_probabilities",
+    "measure_form",
+    "systematic_sample",
+]
+
+#: Measures whose per-query value is a ratio of linear totals of the grades: nDCG@k, P@k, R@k.
+_MEASURE = re.compile(r"^(nDCG|P|R)@(\d+)$")
+#: Pseudo-counts of the prior in each (query, model grade) cell of :func:`calibrate`.
+CELL_PRIOR = 3.0
+#: Pseudo-count of the shrinkage of a query's leniency towards none (in pairs).
+SHIFT_PRIOR = 4.0
+#: Pseudo-count of each row of the collection-wide confusion (half on the model's own grade, half spread).
+ROW_PRIOR = 1.0
+
+
+@dataclass(frozen=True)
+class MeasureForm:
+    """A per-query measure as ``numerator / norm``: the numerator a weighted sum of the gains of the pairs
+    in a run's top k (``weight``: the rank's discount, shared evenly within a block of tied scores), the
+    norm a function of the query's counts of pairs at or above each grade (nDCG: the ideal DCG of those
+    counts; R@k: the count at or above the relevance level; P@k: 1, the weights holding 1/k). With gains
+    nondecreasing in the grade and gain 0 for grade 0, the value at integer grades is the measure with the
+    ideal over every judged pair and unjudged pairs in place with gain 0."""
+
+    measure: str
+    kind: str  # "ndcg", "precision" or "recall"
+    runs: int
+    queries: int
+    query_of: np.ndarray  # int64 [pairs]
+    max_grade: int
+    row: np.ndarray  # int64 [entries]: run * queries + query
+    pair: np.ndarray  # int64 [entries]: the pair whose gain the entry weighs
+    weight: np.ndarray  # float64 [entries]
+    gain: np.ndarray  # float64 [max_grade + 1]: the gain of each grade
+    ideal_discount: np.ndarray  # float64 [k]: the ideal DCG's discount of each rank (nDCG)
+    relevant: int  # the lowest relevant grade (R@k)
+
+    @property
+    def pairs(self) -> int:
+        return len(self.query_of)
+
+    def _at_least(self, x: np.ndarray) -> np.ndarray:
+        """float64 [queries, max_grade]: column g-1 the query's (expected) count of pairs of grade >= g."""
+        tail = np.cumsum(x[:, ::-1], axis=1)[:, ::-1][:, 1:]
+        out = np.empty((self.queries, self.max_grade))
+        for g in range(self.max_grade):
+            out[:, g] = np.bincount(self.query_of, weights=tail[:, g], minlength=self.queries)
+        return out
+
+    def _norm(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(norm [queries], d norm / d counts [queries, max_grade])."""
+        if self.kind == "precision":
+            return np.ones(self.queries), np.zeros_like(counts)
+        if self.kind == "recall":
+            grad = np.zeros_like(counts)
+            grad[:, self.relevant - 1] = 1.0
+            return counts[:, self.relevant - 1].copy(), grad
+        steps = np.diff(self.gain)  # gain added by each grade over the one below, [max_grade]
+        position = np.arange(len(self.ideal_discount), dtype=float)  # k - 1 for rank k
+        c = counts[:, :, None]
+        filled = np.clip(c - position[None, None, :], 0.0, 1.0)
+        norm = (filled * self.ideal_discount).sum(axis=2) @ steps
+        inside = (c >= position) & (c < position + 1.0)
+        grad = (inside * self.ideal_discount).sum(axis=2) * steps[None, :]
+        return norm, grad
+
+    def _numerator(self, x: np.ndarray) -> np.ndarray:
+        gains = x @ self.gain
+        flat = np.bincount(
+            self.row, weights=self.weight * gains[self.pair], minlength=self.runs * self.queries
+        )
+        return flat.reshape(self.runs, self.queries)
+
+    def counts(self, x: np.ndarray, at_least: np.ndarray | None = None) -> np.ndarray:
+        """float64 [queries, max_grade]: column g-1 the query's count of pairs of grade >= g under ``x``,
+        raised to ``at_least`` where given (counts known to be reached: the people's grades bought)."""
+        counts = self._at_least(x)
+        return counts if at_least is None else np.maximum(counts, at_least)
+
+    def values(self, x: np.ndarray, at_least: np.ndarray | None = None) -> np.ndarray:
+        """float64 [runs, queries]: the per-query values when pair i's grade has distribution (or
+        indicator) ``x[i]`` over 0..max_grade; 0 where the norm is not positive. ``at_least``: as for
+        :meth:`counts`."""
+        norm, _ = self._norm(self.counts(x, at_least))
+        num = self._numerator(x)
+        safe = np.where(norm > 0, norm, 1.0)
+        out: np.ndarray = np.where(norm[None, :] > 0, num / safe[None, :], 0.0)
+        return out
+
+    def _count_distribution(self, x: np.ndarray) -> np.ndarray:
+        """float64 [queries, max_grade, k + 1]: P(the query's count of pairs of grade >= g is c), c = k
+        meaning k or more, when each pair's grade is drawn independently from ``x[pair]``."""
+        depth = len(self.ideal_discount)
+        tail = np.cumsum(x[:, ::-1], axis=1)[:, ::-1][:, 1:]  # P(grade >= g), [pairs, G]
+        order = np.argsort(self.query_of, kind="stable")
+        q_sorted = self.query_of[order]
+        start = np.searchsorted(q_sorted, np.arange(self.queries))
+        within = np.arange(len(order)) - start[q_sorted]
+        longest = int(within.max()) + 1 if len(order) else 0
+        p = np.zeros((self.queries, longest, self.max_grade))
+        p[q_sorted, within] = np.clip(tail[order], 0.0, 1.0)
+        dist = np.zeros((self.queries, self.max_grade, depth + 1))
+        dist[:, :, 0] = 1.0
+        for j in range(longest):
+            pj = p[:, j, :, None]
+            moved = np.zeros_like(dist)
+            moved[:, :, 1:] = dist[:, :, :-1]
+            moved[:, :, depth] += dist[:, :, depth]
+            dist = dist * (1.0 - pj) + moved * pj
+        return dist
+
+    def expected_norm(self, x: np.ndarray) -> np.ndarray:
+        """float64 [queries]: the norm's expectation when each pair's grade is drawn independently from
+        ``x[pair]`` (nDCG's ideal DCG is concave in the counts, so the norm of the expected counts
+        overstates it); for P@k and R@k the norm of the expected counts."""
+        if self.kind != "ndcg":
+            return self._norm(self._at_least(x))[0]
+        dist = self._count_distribution(x)
+        reach = np.cumsum(dist[:, :, ::-1], axis=2)[:, :, ::-1][:, :, 1:]  # P(count >= k), k = 1..depth
+        out: np.ndarray = np.einsum("qgk,k,g->q", reach, self.ideal_discount, np.diff(self.gain))
+        return out
+
+    def expected_values(self, x: np.ndarray) -> np.ndarray:
+        """float64 [runs, queries]: each run's expected numerator over :meth:`expected_norm` (0 where that
+        is not positive): the per-query values a prediction ``x`` gives."""
+        norm = self.expected_norm(x)
+        safe = np.where(norm > 0, norm, 1.0)
+        out: np.ndarray = np.where(norm[None, :] > 0, self._numerator(x) / safe[None, :], 0.0)
+        return out
+
+    def expected_slopes(self, x: np.ndarray) -> np.ndarray:
+        """float64 [queries, max_grade]: the norm's expected slope in each count (nDCG: the discount of the
+        rank one more pair of that grade would take in the ideal ordering, averaged over the counts'
+        distribution under ``x``: the kinks of the ideal DCG smoothed); for P@k and R@k the slope."""
+        if self.kind != "ndcg":
+            return self._norm(self._at_least(x))[1]
+        dist = self._count_distribution(x)
+        depth = len(self.ideal_discount)
+        out: np.ndarray = np.einsum(
+            "qgc,c,g->qg", dist[:, :, :depth], self.ideal_discount, np.diff(self.gain)
+        )
+        return out
+
+    def values_with(self, x: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """As :meth:`values`, the norm from the given ``counts`` [queries, max_grade]."""
+        norm, _ = self._norm(counts)
+        num = self._numerator(x)
+        safe = np.where(norm > 0, norm, 1.0)
+        out: np.ndarray = np.where(norm[None, :] > 0, num / safe[None, :], 0.0)
+        return out
+
+    def span(self, x: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+        """float64 [len(pairs), runs]: the change of value[r, query of the pair] per unit of x moved from
+        the lowest grade to the highest, at ``x``: ``gradient(x, pairs)[:, :, -1] - [:, :, 0]`` without
+        the grades between (what a pair's grade can move each run)."""
+        norm, dnorm = self._norm(self._at_least(x))
+        num = self._numerator(x)
+        q = self.query_of[pairs]
+        row_of = np.full(self.pairs, -1, dtype=np.int64)
+        row_of[pairs] = np.arange(len(pairs))
+        at = row_of[self.pair]
+        hit = at >= 0
+        flat = at[hit] * self.runs + self.row[hit] // self.queries
+        placed = np.bincount(flat, weights=self.weight[hit], minlength=len(pairs) * self.runs)
+        safe = np.where(norm > 0, norm, 1.0)[q]
+        out = placed.reshape(len(pairs), self.runs) * ((self.gain[-1] - self.gain[0]) / safe)[:, None]
+        out -= num[:, q].T / (safe**2)[:, None] * dnorm[q].sum(axis=1)[:, None]
+        out[norm[q] <= 0] = 0.0
+        return out
+
+    def gradient(
+        self,
+        x: np.ndarray,
+        pairs: np.ndarray,
+        counts: np.ndarray | None = None,
+        slopes: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """float64 [len(pairs), runs, max_grade + 1]: d value[r, query of the pair] / d x[pair, g] at ``x``
+        (the other queries' values do not depend on the pair); ``counts`` in place of x's, ``slopes`` in
+        place of the norm's own slopes (e.g. :meth:`expected_slopes`)."""
+        counts = self._at_least(x) if counts is None else counts
+        norm, dnorm = self._norm(counts)
+        if slopes is not None:
+            dnorm = slopes
+        num = self._numerator(x)
+        q = self.query_of[pairs]
+        out = np.zeros((len(pairs), self.runs, self.max_grade + 1))
+        row_of = np.full(self.pairs, -1, dtype=np.int64)
+        row_of[pairs] = np.arange(len(pairs))
+        at = row_of[self.pair]
+        hit = at >= 0
+        # the numerator: each weighted place the pair holds in each run's top k
+        flat = at[hit] * self.runs + self.row[hit] // self.queries
+        placed = np.bincount(flat, weights=self.weight[hit], minlength=len(pairs) * self.runs)
+        out += placed.reshape(len(pairs), self.runs)[:, :, None] * self.gain[None, None, :]
+        safe = np.where(norm > 0, norm, 1.0)[q]
+        out /= safe[:, None, None]
+        # the norm: x[pair, g] adds to the count at or above every grade up to g
+        up = np.concatenate([np.zeros((len(pairs), 1)), np.cumsum(dnorm[q], axis=1)], axis=1)
+        ratio = num[:, q].T / (safe**2)[:, None]  # [pairs, runs]
+        out -= ratio[:, :, None] * up[:, None, :]
+        out[norm[q] <= 0] = 0.0
+        return out
+
+
+def measure_form(
+    measure: str,
+    ranks: np.ndarray,
+    query_of: np.ndarray,
+    queries: int,
+    max_grade: int,
+    *,
+    gain: np.ndarray | None = None,
+    discount: np.ndarray | None = None,
+    relevant: int = 1,
+    ties: Any = None,
+) -> MeasureForm:
+    """The :class:`MeasureForm` of ``measure`` (nDCG@k, P@k or R@k) over the runs' ``ranks`` (int64 [runs,
+    queries, k]: the pair at each rank, -1 for none). ``gain`` (per grade; default linear) and
+    ``discount`` (per rank; default 1 / log2(rank + 1)) for nDCG; ``ties``: the blocks of tied scores
+    that touch the top k (attributes ``run``, ``query``, ``size``, ``member_block``, ``member_pair``,
+    ``cover_block``, ``cover_pos`` as :class:`qrelkit.budget.problem.TieBlocks`), or None."""
+    match = _MEASURE.match(measure)
+    if match is None:
+        raise ValidationError(
+            f"measure {measure!r} has no design-based estimator",
+            expected="nDCG@k, P@k or R@k",
+            fix="-m nDCG@10 (or P@k, R@k)",
+        )
+    family, depth = match.group(1), int(match.group(2))
+    ranks = np.asarray(ranks, dtype=np.int64)
+    if ranks.ndim != 3 or ranks.shape[2] != depth:
+        raise ValidationError(
+            f"ranks of shape {ranks.shape} for {measure}: give {depth} ranks a run and query"
+        )
+    runs = ranks.shape[0]
+    grades = np.arange(max_grade + 1, dtype=float)
+    if family == "nDCG":
+        kind = "ndcg"
+        gain_v = grades if gain is None else np.asarray(gain, dtype=float)
+        disc = (
+            1.0 / np.log2(np.arange(2, depth + 2)) if discount is None else np.asarray(discount, dtype=float)
+        )
+    else:
+        kind = "precision" if family == "P" else "recall"
+        gain_v = (grades >= relevant).astype(float)
+        disc = np.full(depth, 1.0 / depth if family == "P" else 1.0)
+    r, q, k = np.nonzero(np.ones(ranks.shape, dtype=bool))
+    flat = ranks.ravel()
+    keep = flat >= 0
+    row, pair, weight = (r * queries + q)[keep], flat[keep], disc[k][keep]
+    if ties is not None and len(ties.run):
+        # a position inside a block of tied scores holds the mean gain of the block's members
+        cb = np.asarray(ties.cover_block, dtype=np.int64)
+        c_run, c_query, c_pos = ties.run[cb], ties.query[cb], np.asarray(ties.cover_pos, dtype=np.int64)
+        tied = np.zeros(ranks.shape, dtype=bool)
+        tied[c_run, c_query, c_pos] = True
+        plain = ~tied.ravel()[keep]
+        row, pair, weight = row[plain], pair[plain], weight[plain]
+        mb = np.asarray(ties.member_block, dtype=np.int64)
+        order = np.argsort(mb, kind="stable")
+        member_pair = np.asarray(ties.member_pair, dtype=np.int64)[order]
+        count = np.bincount(mb, minlength=len(ties.run))
+        first = np.concatenate([[0], np.cumsum(count)[:-1]])
+        each = count[cb]  # members for each covered position
+        cover = np.repeat(np.arange(len(cb)), each)
+        offset = np.arange(int(each.sum())) - np.repeat(np.cumsum(each) - each, each)
+        members = member_pair[first[cb][cover] + offset]
+        ok = members >= 0
+        row = np.concatenate([row, (c_run * queries + c_query)[cover][ok]])
+        pair = np.concatenate([pair, members[ok]])
+        size = np.asarray(ties.size, dtype=float)[cb][cover]
+        weight = np.concatenate([weight, (disc[c_pos[cover]] / size)[ok]])
+    return MeasureForm(measure, kind, runs, queries, np.asarray(query_of, dtype=np.int64), max_grade,
+                       row, pair, weight, gain_v, disc, relevant)  # fmt: skip
+
+
+def _one_hot(grades: np.ndarray, max_grade: int) -> np.ndarray:
+    out = np.zeros((len(grades), max_grade + 1))
+    out[np.arange(len(grades)), grades] = 1.0
+    return out
+
+
+def _shifted(rows: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """Each distribution ``rows[i]`` over 0..G moved up by ``shift[i]`` grades (fractional: split between
+    the two neighbouring whole shifts), the mass beyond either end kept at that end."""
+    g = rows.shape[1]
+    low = np.floor(shift)
+    frac = shift - low
+    out = np.zeros_like(rows)
+    idx = np.arange(g)
+    for part, amount in ((1.0 - frac, low), (frac, low + 1.0)):
+        target = np.clip(idx[None, :] + amount[:, None], 0, g - 1).astype(np.int64)
+        np.add.at(out, (np.repeat(np.arange(len(rows)), g), target.ravel()), (rows * part[:, None]).ravel())
+    return out
+
+
+def calibrate(
+    query_of: np.ndarray,
+    model: np.ndarray,
+    bought: np.ndarray,
+    grades: np.ndarray,
+    max_grade: int,
+    queries: int,
+    classes: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The model's grades calibrated to the people's scale from the people's sample, per query.
+
+    A pair's *row* is its model grade, within its class when ``classes`` (int [pairs], e.g. how many runs
+    rank it near the top) is given: the people's grade is predicted from both, so a sample that favours
+    some classes (a design drawing the most exposed pairs more often) does not bias the prediction of the
+    others. Three levels: the collection's confusion P(people's grade | row) over every bought pair; each
+    query's leniency (the mean of people's minus the collection's expected grade over its bought pairs,
+    shrunk towards 0 by :data:`SHIFT_PRIOR` pairs), which shifts that confusion's row; and each (query,
+    row) cell's own counts with :data:`CELL_PRIOR` pseudo-counts of the shifted row.
+
+    Returns (predicted [pairs, G + 1] from every bought grade, held_out [bought, G + 1]: each bought
+    pair's prediction computed exactly as if its own grade were unknown)."""
+    g1 = max_grade + 1
+    scale = np.arange(g1, dtype=float)
+    model = np.asarray(model, dtype=np.int64)
+    klass = np.zeros(len(model), dtype=np.int64) if classes is None else np.asarray(classes, dtype=np.int64)
+    n_rows = g1 * (int(klass.max()) + 1 if len(klass) else 1)
+    row = klass * g1 + model
+    br, bq = row[bought], query_of[bought]
+    e = _one_hot(grades, max_grade)
+    # before any grade: the model's grade, unsure
+    conf = ROW_PRIOR * (0.5 * np.eye(g1)[np.arange(n_rows) % g1] + 0.5 / g1)
+    np.add.at(conf, br, e)
+    row_n = conf.sum(axis=1)
+    mean = conf @ scale / row_n  # expected people's grade per row
+    resid = grades - mean[br]
+    q_sum = np.bincount(bq, weights=resid, minlength=queries)
+    q_n = np.bincount(bq, minlength=queries).astype(float)
+    cell = np.zeros((queries, n_rows, g1))
+    np.add.at(cell, (bq, br), e)
+
+    def predict(conf_rows: np.ndarray, shift: np.ndarray, cell_rows: np.ndarray) -> np.ndarray:
+        prior = _shifted(conf_rows / conf_rows.sum(axis=1, keepdims=True), shift)
+        counts = cell_rows + CELL_PRIOR * prior
+        return counts / counts.sum(axis=1, keepdims=True)
+
+    all_q = np.asarray(query_of, dtype=np.int64)
+    shift = q_sum / (q_n + SHIFT_PRIOR)
+    predicted = predict(conf[row], shift[all_q], cell[all_q, row])
+    # held out: remove the pair's grade from its confusion row, from its query's leniency (whose other
+    # residuals of the same row move with that row's mean) and from its cell
+    conf_i = conf[br] - e
+    mean_i = conf_i @ scale / (row_n[br] - 1.0)
+    same = cell[bq, br].sum(axis=1) - 1.0  # other bought pairs of the query in that row
+    q_sum_i = q_sum[bq] - resid + same * (mean[br] - mean_i)
+    shift_i = q_sum_i / (q_n[bq] - 1.0 + SHIFT_PRIOR)
+    held_out = predict(conf_i, shift_i, cell[bq, br] - e)
+    return predicted, held_out
+
+
+@dataclass(frozen=True)
+class DesignEstimate:
+    """Each run's mean and each pair of runs' difference, with the normal interval at 1 - alpha (NaN
+    where the design gave no pair of the remainder a chance: the interval would rest on the model alone)."""
+
+    estimator: str
+    means: np.ndarray  # [runs]
+    se: np.ndarray  # [runs]
+    low: np.ndarray
+    high: np.ndarray
+    diff: np.ndarray  # [runs, runs] means[a] - means[b]
+    diff_se: np.ndarray
+    diff_low: np.ndarray
+    diff_high: np.ndarray
+    values: np.ndarray  # [runs, queries] the estimated per-query values
+    reason: str | None = None  # why the intervals are NaN, else None
+
+
+def _normal_quantile(alpha: float) -> float:
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(1.0 - alpha / 2.0)
+
+
+def design_estimate(
+    form: MeasureForm,
+    predicted: np.ndarray,
+    held_out: np.ndarray,
+    bought: np.ndarray,
+    grades: np.ndarray,
+    probability: np.ndarray,
+    alpha: float = 0.05,
+    estimator: str = "difference (Horvitz-Thompson)",
+    reason: str | None = None,
+) -> DesignEstimate:
+    """The difference estimator under the design (module docstring).
+
+    ``predicted`` [pairs, G + 1]: every pair's predicted grade distribution; ``held_out`` [bought, G + 1]:
+    each bought pair's prediction fitted without its own grade; ``grades``: the people's grades of
+    ``bought``; ``probability``: each bought pair's inclusion probability (1 for a pair taken with
+    certainty). The design must have given every unbought pair a positive chance; when it did not, the
+    caller says why in ``reason`` and the intervals are NaN."""
+    bought = np.asarray(bought, dtype=np.int64)
+    grades = np.asarray(grades, dtype=np.int64)
+    pi = np.asarray(probability, dtype=float)
+    if len(np.unique(bought)) != len(bought):
+        raise ValidationError("a pair is bought twice in the sample the estimate rests on")
+    if len(pi) != len(bought) or not np.all((pi > 0) & (pi <= 1.0 + 1e-9)):
+        raise ValidationError("each bought pair needs an inclusion probability in (0, 1]")
+    e = _one_hot(grades, form.max_grade)
+    x = np.array(predicted, dtype=float, copy=True)
+    certain = pi >= 1.0
+    drawn = ~certain
+    x[bought[certain]] = e[certain]
+    smooth = x.copy()  # the prediction with the bought grades in place
+    smooth[bought[drawn]] = e[drawn]
+    x[bought[drawn]] = held_out[drawn] + (e[drawn] - held_out[drawn]) / pi[drawn, None]
+    known = np.zeros_like(x)
+    known[bought] = e
+    # the point estimate: the counts as estimated (never below 0); where the norm is estimated (nDCG, R@k)
+    # each per-query value is kept within the measure's range [0, 1] (a norm estimated near 0 would
+    # otherwise blow a value up); P@k's values are linear in the grades and left exact
+    values = form.values_with(x, form.counts(x, at_least=np.zeros((form.queries, form.max_grade))))
+    if form.kind != "precision":
+        values = np.clip(values, 0.0, 1.0)
+    # the derivative: taken where each count is at least what the people's grades reach (a count's
+    # estimate below it would make the slope of 1 / norm explode)
+    at_known = form.counts(x, at_least=form.counts(known))
+    means = values.mean(axis=1)
+    diff = means[:, None] - means[None, :]
+    runs = form.runs
+    cov = np.zeros((runs, runs))
+    if drawn.any():
+        # the derivative at the estimate, the ideal DCG's kinks smoothed by the predictive distribution
+        slopes = form.expected_slopes(smooth)
+        grad = form.gradient(x, bought[drawn], counts=at_known, slopes=slopes)  # [drawn, runs, G + 1]
+        z = np.einsum("irg,ig->ir", grad, e[drawn] - held_out[drawn]) / form.queries
+        w = (1.0 - pi[drawn]) / pi[drawn] ** 2
+        cov = (z * w[:, None]).T @ z
+    var = np.maximum(np.diag(cov), 0.0)
+    dvar = np.maximum(var[:, None] + var[None, :] - 2.0 * cov, 0.0)
+    se, dse = np.sqrt(var), np.sqrt(dvar)
+    zq = _normal_quantile(alpha)
+    if reason is None:
+        low, high = means - zq * se, means + zq * se
+        dlow, dhigh = diff - zq * dse, diff + zq * dse
+        np.fill_diagonal(dlow, math.nan)
+        np.fill_diagonal(dhigh, math.nan)
+    else:
+        low, high = np.full(runs, math.nan), np.full(runs, math.nan)
+        dlow, dhigh = np.full((runs, runs), math.nan), np.full((runs, runs), math.nan)
+    return DesignEstimate(estimator, means, se, low, high, diff, dse, dlow, dhigh, values, reason)
+
+
+def inclusion_probabilities(size: np.ndarray, n: int, floor: float = 0.0) -> np.ndarray:
+    """Inclusion probabilities summing to ``n``: ``floor`` of them spread evenly (each pair at least
+    ``floor * n / len(size)``), the rest proportional to ``size`` (>= 0), every probability capped at 1
+    (the excess moved to the others in proportion, repeatedly, as for a take-all stratum)."""
+    size = np.asarray(size, dtype=float)
+    total = len(size)
+    if not 0 <= n <= total:
+        raise ValidationError(f"cannot draw {n} of {total} pairs")
+    if n == 0:
+        return np.zeros(total)
+    if n == total:
+        return np.ones(total)
+    if not np.all(np.isfinite(size)) or np.any(size < 0):
+        raise ValidationError("sizes must be finite and >= 0")
+    base = floor * n / total
+    size = size if size.sum() > 0 else np.ones(total)
+    pi = np.full(total, base)
+    fixed = np.zeros(total, dtype=bool)
+    for _ in range(total + 1):
+        left = n - fixed.sum() - base * (~fixed).sum()
+        free = size * ~fixed
+        if not free.sum() > 0:  # only pairs of size 0 are left: they share the rest evenly
+            free = (~fixed).astype(float)
+        pi = np.where(fixed, 1.0, base + left * free / free.sum())
+        over = (pi > 1.0) & ~fixed
+        if not over.any():
+            break
+        fixed |= over
+    return np.minimum(pi, 1.0)
+
+
+def systematic_sample(pi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A fixed-size draw with first-order inclusion probabilities exactly ``pi`` (summing to a whole
+    number): systematic sampling over a random order of the pairs (one random start in [0, 1), a pair
+    drawn where its stretch of the cumulated probabilities holds a start + j). Sorted pair indices."""
+    pi = np.asarray(pi, dtype=float)
+    n = float(pi.sum())
+    if abs(n - round(n)) > 1e-6:
+        raise ValidationError(f"inclusion probabilities sum to {n}, not a whole number of pairs")
+    order = rng.permutation(len(pi))
+    ends = np.cumsum(pi[order])
+    starts = ends - pi[order]
+    u = rng.random()
+    # the pair whose stretch [start, end) holds u + j for some whole j
+    hits = np.ceil(ends - u) - np.ceil(starts - u)
+    return np.sort(order[hits > 0])

@@ -1,0 +1,344 @@
+"""The live queue: `judge init --order active --budget N` holds the people's queue beyond calibration, `judge plan`
+chooses the pairs from the model labeller's grades and the pooled runs, and the people's queue follows the
+design. A real SQLite project graded through the app's own functions (record_grade, next_position); the model
+labeller grades over a real HTTP server on the loopback interface speaking chat completions
+(tests/app/models/helpers.py)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from qrelkit.budget.active import COMPOSITE, ESTIMATOR, RATIO_ESTIMATOR
+
+from .models.helpers import (
+    DOCS,
+    QUERIES,
+    ChatServer,
+    grade_calibration,
+    make_synthetic,
+    person,
+    scripted,
+    truth,
+)
+
+BUDGET = 52
+#: The calibration pairs alice and bob grade apart (``person``: bob moves pair k = 5q + d up one grade when
+#: k % 7 == 3 and its grade is below 3: k = 3, 10, 24, 31, 38; k = 17 is q3 d2 of grade 3): no settled grade.
+DISPUTED = {("q0", "d0-3"), ("q2", "d2-0"), ("q4", "d4-4"), ("q6", "d6-1"), ("q7", "d7-3")}
+SETTLED = 40 - len(DISPUTED)  # the people's pairs the design starts from, each at probability 1
+CHOSEN = BUDGET - SETTLED  # 17
+
+
+def _runs(tmp: Path) -> list[Path]:
+    """Four runs over the synthetic pool, each ranking every query's five documents its own way."""
+    paths = []
+    for s in range(4):
+        path = tmp / f"sys{s}.run"
+        with open(path, "w") as f:
+            for q in range(QUERIES):
+                order = sorted(range(DOCS), key=lambda d, s=s, q=q: ((d * (s + 1) + q * s) % DOCS, d))
+                for rank, d in enumerate(order, 1):
+                    f.write(f"q{q} Q0 d{q}-{d} {rank} {10 - rank}.5 sys{s}\n")
+        paths.append(path)
+    return paths
+
+
+def _init(tmp: Path, cli, *extra: str) -> Path:
+    make_synthetic(tmp)  # the rubric, queries, documents and pool (its project is replaced)
+    db = tmp / "live.db"
+    result = cli("judge", "init", db, "--rubric", tmp / "rubric.toml", "--pool", tmp / "pool.jsonl",
+                 "--docs", tmp / "docs.jsonl", "--queries", tmp / "queries.tsv", "--labellers", "alice,bob",
+                 "--seed", "11", "--min-kappa", "0.3", *[a for r in _runs(tmp) for a in ("--runs", r)], *extra)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return db
+
+
+def _plans(db: Path) -> dict[str, list[tuple[str, str, int]]]:
+    """Each person's plan: (query, document, calibration) by position."""
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT u.name, p.query_id, p.doc_id, EXISTS (SELECT 1 FROM round_pairs r WHERE r.user_id = a.user_id "
+            "AND r.pair_id = a.pair_id) FROM assignments a JOIN users u USING (user_id) JOIN pairs p USING (pair_id) "
+            "WHERE u.role = 'labeller' ORDER BY u.name, a.position"
+        ).fetchall()
+    out: dict[str, list[tuple[str, str, int]]] = {}
+    for name, q, d, cal in rows:
+        out.setdefault(name, []).append((q, d, cal))
+    return out
+
+
+def _model(cli, db: Path) -> None:
+    with ChatServer(scripted(0, flip_every=4)) as srv:
+        add = cli("judge", "model", "add", db, "judge", "--endpoint", srv.url, "--model", "judge-1",
+                  "--role", "predictor")  # fmt: skip
+        assert add.exit_code == 0, add.output
+        for step in ("run", "probe", "run"):
+            assert cli("judge", "model", step, db, "judge").exit_code in (0, 3)
+
+
+def _grade_queue(db: Path) -> int:
+    """Every person grades their open queue through the app (the truth as `person` gives it); how many."""
+    from qrelkit.app.grades import next_position, record_grade
+    from qrelkit.app.project import load_rubric_from_store
+    from qrelkit.app.store import Store
+
+    graded = 0
+    with Store(db) as store:
+        rubric = load_rubric_from_store(store)
+        for uid, name in store.read(
+            lambda c: c.execute("SELECT user_id, name FROM users WHERE role = 'labeller'").fetchall()
+        ):
+            while (pos := store.read(lambda c, u=uid: next_position(c, u))) is not None:
+                q, d = store.read(lambda c, u=uid, p=pos: c.execute(
+                    "SELECT p.query_id, p.doc_id FROM assignments a JOIN pairs p USING (pair_id) "
+                    "WHERE a.user_id = ? AND a.position = ?", (u, p)).fetchone())  # fmt: skip
+                grade = person(name, q, d)
+                store.write(lambda c, u=uid, p=pos, g=grade: record_grade(
+                    c, u, p, g, unsure=False, note=None, time_spent_ms=1000, rubric=rubric))  # fmt: skip
+                graded += 1
+    return graded
+
+
+@pytest.fixture
+def planned(tmp_path: Path, cli) -> Path:
+    db = _init(tmp_path, cli, "--order", "active", "--budget", str(BUDGET))
+    grade_calibration(db, person)
+    _model(cli, db)
+    result = cli("judge", "plan", db)
+    assert result.exit_code == 0, result.output
+    assert f"live queue: active chose {CHOSEN} pairs for people beyond the {SETTLED} judged" in result.stdout
+    return db
+
+
+def test_init_with_an_order_holds_the_people_s_queue_beyond_calibration(tmp_path: Path, cli) -> None:
+    db = _init(tmp_path, cli, "--order", "active", "--budget", "30%")
+    plans = _plans(db)
+    # the 8 calibration queries x 5 documents, each given to both people; nothing beyond calibration
+    assert {n: len(p) for n, p in plans.items()} == {"alice": 40, "bob": 40}
+    assert all(cal for p in plans.values() for _, _, cal in p)
+    status = cli("judge", "status", db)
+    assert (
+        "live queue: active, a budget of 18 pairs, not planned yet" in status.stdout
+    )  # 30% of 60, rounded down
+
+
+def test_the_people_s_queue_follows_the_design(planned: Path, cli) -> None:
+    with sqlite3.connect(planned) as conn:
+        (design, strategy, budget, state, judged_before, model) = conn.execute(
+            "SELECT design, strategy, budget, state, judged_before, model FROM designs ORDER BY design DESC"
+        ).fetchone()
+        chosen = conn.execute(
+            "SELECT p.query_id, p.doc_id, x.probability, u.name FROM design_pairs x JOIN pairs p USING (pair_id) "
+            "JOIN users u ON u.user_id = x.user_id WHERE x.design = ? ORDER BY x.position",
+            (design,),
+        ).fetchall()
+    assert (strategy, budget, state, judged_before, model) == ("active", BUDGET, "planned", SETTLED, "judge")
+    assert len(chosen) == CHOSEN and all(0 < p <= 1 for _, _, p, _ in chosen)
+    # of the calibration queries (q0..q7) only the disputed pairs may be chosen: the rest are known
+    assert {(q, d) for q, d, _, _ in chosen if int(q[1:]) < 8} <= DISPUTED
+    fresh = [(q, d, who) for q, d, _, who in chosen if int(q[1:]) >= 8]
+    plans = _plans(planned)
+    for name in ("alice", "bob"):
+        beyond = [(q, d) for q, d, cal in plans[name] if not cal]
+        # after calibration, each person's queue is exactly their chosen pairs, in the design's order
+        assert beyond == [(q, d) for q, d, who in fresh if who == name]
+    assert _grade_queue(planned) == len(fresh)
+    status = cli("judge", "status", planned)
+    assert status.exit_code == 0, status.output
+    lines = status.stdout.splitlines()
+    assert (
+        f"budget {BUDGET} pairs, {BUDGET} spent ({SETTLED} judged before the plan, {CHOSEN} of the {CHOSEN} "
+        "chosen since)"
+    ) in status.stdout
+    head = next(i for i, x in enumerate(lines) if x.startswith("estimates of nDCG@10"))
+    assert f"({COMPOSITE}; 95% intervals" in lines[head]  # active's estimator of nDCG, as it names it
+    runs = [x.split(":")[0].strip() for x in lines[head + 1 : head + 5]]
+    assert runs == ["sys0", "sys1", "sys2", "sys3"]
+
+
+def test_the_final_export_records_the_design(planned: Path, cli, tmp_path: Path) -> None:
+    _grade_queue(planned)
+    out = tmp_path / "final.qrels"
+    result = cli("judge", "export", planned, "--final", "-o", out, "--allow-unresolved", "leave-out")
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "final.qrels.manifest.json").read_text())
+    design = manifest["design"]
+    with sqlite3.connect(planned) as conn:
+        stored = conn.execute(
+            "SELECT p.query_id, p.doc_id, x.probability FROM design_pairs x JOIN pairs p USING (pair_id) "
+            "ORDER BY x.position"
+        ).fetchall()
+    assert (design["strategy"], design["budget"], design["seed"], design["measure"]) == (
+        "active",
+        BUDGET,
+        11,
+        "nDCG@10",
+    )
+    assert "estimator" not in design  # named where it estimates: it depends on the measure
+    assert [(p["query_id"], p["doc_id"], p["probability"], p["order"]) for p in design["pairs"]] == [
+        (q, d, pr, i) for i, (q, d, pr) in enumerate(stored)
+    ]
+    assert (
+        design["judged_before"] == SETTLED and design["chosen_judged"] == CHOSEN and design["spent"] == BUDGET
+    )
+
+
+def test_planning_is_refused_with_the_reason(tmp_path: Path, cli) -> None:
+    db = _init(tmp_path, cli)
+    grade_calibration(db, person)
+    result = cli("judge", "plan", db, "--order", "active", "--budget", "50")
+    assert result.exit_code == 1 and len(result.stderr.strip().splitlines()) == 1
+    assert (
+        "a model labeller's grades of every pooled pair, and the project has no model labeller"
+        in result.stderr
+    )
+    for args, problem in ((("--order", "mtc", "--budget", "50"), "has no one-shot design for a live queue"),
+                          (("--order", "active", "--budget", "120%"), "above 100%"),
+                          (("--order", "active", "--budget", "0"), "below one pair")):  # fmt: skip
+        refused = cli("judge", "plan", db, *args)
+        assert refused.exit_code == 1 and len(refused.stderr.strip().splitlines()) == 1, refused.output
+        assert problem in refused.stderr
+    without_runs = cli("judge", "init", tmp_path / "x.db", "--rubric", tmp_path / "rubric.toml", "--pool",
+                       tmp_path / "pool.jsonl", "--docs", tmp_path / "docs.jsonl", "--queries", tmp_path / "queries.tsv",
+                       "--labellers", "alice,bob", "--order", "active", "--budget", "50")  # fmt: skip
+    assert without_runs.exit_code == 2 and "pass the runs with --runs" in without_runs.output
+    assert not (tmp_path / "x.db").exists()
+    alone = cli("judge", "plan", db)  # no design asked for at init, and no --order
+    assert alone.exit_code == 1 and "pass --order STRATEGY --budget N together" in alone.stderr
+
+
+def test_a_strategy_needing_probabilities_is_refused_without_them(tmp_path: Path, cli) -> None:
+    from qrelkit.app.design_inputs import planning_material
+    from qrelkit.app.store import Store
+    from qrelkit.budget.base import STRATEGIES, register
+    from qrelkit.budget.queue import plan_project
+    from qrelkit.errors import ValidationError
+
+    class NeedsProbabilities:
+        name = "needs-probabilities"
+        needs_probabilities = True
+
+    db = _init(tmp_path, cli)
+    grade_calibration(db, person)
+    _model(cli, db)
+    register("needs-probabilities")(NeedsProbabilities)
+    try:
+        with Store(db) as store:
+            material = planning_material(store)
+        assert material.probabilities is None and len(material.model_grades) == QUERIES * DOCS
+        with pytest.raises(
+            ValidationError, match="needs the model's grade probabilities, and model labeller 'judge'"
+        ):
+            plan_project(material, "needs-probabilities", 50, 0, "nDCG@10")
+    finally:
+        STRATEGIES.pop("needs-probabilities")
+    assert truth(0, 0) == 0
+
+
+def test_eval_on_a_design_export_uses_the_design_estimator(tmp_path: Path, cli) -> None:
+    """Every pooled pair in the budget, every one judged (the disputed calibration pairs decided): the design's
+    estimate is then the people's own evaluation, which qrelkit.evaluate computes from their qrels."""
+    import qrelkit
+    from qrelkit.formats import read_qrels, read_run
+
+    db = _init(tmp_path, cli, "--order", "active", "--budget", "100%")
+    grade_calibration(db, person)
+    _model(cli, db)
+    assert cli("judge", "plan", db).exit_code == 0
+    _grade_queue(db)
+    for q, d in sorted(DISPUTED):  # the truth decides each pair alice and bob graded apart
+        assert cli("judge", "decide", db, q, d, truth(int(q[1:]), int(d.split("-")[1]))).exit_code == 0
+    out = tmp_path / "final.qrels"
+    result = cli("judge", "export", db, "--final", "-o", out)
+    assert result.exit_code == 0, result.output
+    people = tmp_path / "final.people.qrels"
+    assert people.is_file() and len(people.read_text().splitlines()) == QUERIES * DOCS
+    runs = sorted(tmp_path.glob("sys*.run"))
+    found = cli("eval", out, *runs, "-m", "nDCG@10", "-m", "P@5", "-f", "json")
+    assert found.exit_code == 0, found.output
+    rows = json.loads(found.stdout)["estimates"]
+    named = "; ".join(dict.fromkeys(r["estimator"] for r in rows))  # each measure's, as active names it
+    assert {r["estimator"] for r in rows} <= {COMPOSITE, ESTIMATOR, RATIO_ESTIMATOR}
+    assert (
+        f"estimator: {named}, valid under the design the manifest records (active, seed 11)" in found.stderr
+    )
+    expected = qrelkit.evaluate(read_qrels(people), [read_run(r) for r in runs], ["nDCG@10", "P@5"])
+    assert len(rows) == 8
+    for row in rows:
+        assert row["estimate"] == pytest.approx(expected.mean(row["measure"], row["run"]), abs=1e-12), row
+    compared = cli("compare", out, *runs, "-m", "P@5", "-f", "json")
+    assert compared.exit_code == 0, compared.output
+    differences = json.loads(compared.stdout)["differences"]
+    p5 = next(r["estimator"] for r in rows if r["measure"] == "P@5")
+    assert f"estimator: {p5}, valid under the design" in compared.stderr
+    assert {d["estimator"] for d in differences} == {p5}
+    assert [(d["baseline"], d["run"]) for d in differences] == [("sys0", f"sys{i}") for i in (1, 2, 3)]
+    for d in differences:
+        by_hand = expected.mean("P@5", d["run"]) - expected.mean("P@5", "sys0")
+        assert d["difference"] == pytest.approx(by_hand, abs=1e-12), d
+    kept = people.read_text()
+    people.write_text(kept + "q9 0 extra 1\n")
+    altered = cli("eval", out, *runs)
+    assert altered.exit_code == 1 and len(altered.stderr.strip().splitlines()) == 1, altered.output
+    assert "the people file final.people.qrels the manifest names is altered" in altered.stderr
+    people.write_text(kept)
+    page = tmp_path / "report.html"
+    reported = cli("report", out, *runs, "-m", "P@5", "-o", page)
+    assert reported.exit_code == 0, reported.output
+    assert f"estimator: {p5}, valid under the design" in reported.stderr
+    html = page.read_text()
+    assert (
+        "Estimates under the live queue&#x27;s design" in html
+        or "Estimates under the live queue's design" in html
+    )
+    assert p5.replace("'", "&#x27;") in html or p5 in html
+    assert f"{expected.mean('P@5', 'sys1'):.4f}" in html
+
+
+def test_planning_again_replaces_the_queue_and_never_moves_a_position(planned: Path, cli) -> None:
+    from qrelkit.app.grades import NotAssigned, next_position, record_grade
+    from qrelkit.app.project import load_rubric_from_store
+    from qrelkit.app.store import Store
+
+    with sqlite3.connect(planned) as conn:
+        alice = conn.execute("SELECT user_id FROM users WHERE name = 'alice'").fetchone()[0]
+        before = dict(
+            conn.execute("SELECT position, pair_id FROM assignments WHERE user_id = ?", (alice,)).fetchall()
+        )
+    with Store(planned) as store:
+        open_position = store.read(lambda c: next_position(c, alice))
+    assert open_position is not None and open_position in before  # a pair of the first design, ungraded
+    again = cli("judge", "plan", planned, "--order", "active", "--budget", str(BUDGET + 5), "--seed", "3")
+    assert again.exit_code == 0, again.output
+    with sqlite3.connect(planned) as conn:
+        designs = conn.execute("SELECT design, budget, seed FROM designs ORDER BY design").fetchall()
+        after = dict(
+            conn.execute("SELECT position, pair_id FROM assignments WHERE user_id = ?", (alice,)).fetchall()
+        )
+        latest = {
+            r[0] for r in conn.execute("SELECT pair_id FROM design_pairs WHERE design = ?", (designs[-1][0],))
+        }
+    assert [(b, s) for _, b, s in designs] == [
+        (BUDGET, 11),
+        (BUDGET, 11),
+        (BUDGET + 5, 3),
+    ]  # pending, planned, again
+    # every position alice kept names the pair it named before; the new ones come after the old ones
+    assert all(after[p] == before[p] for p in after if p in before)
+    assert min((p for p in after if p not in before), default=max(before) + 1) > max(before)
+    # beyond calibration her queue is the latest design's pairs only
+    with sqlite3.connect(planned) as conn:
+        calibration = {
+            r[0] for r in conn.execute("SELECT pair_id FROM round_pairs WHERE user_id = ?", (alice,))
+        }
+    assert {p for p in after.values() if p not in calibration} <= latest
+    if open_position not in after:  # taken out: the page open there grades nothing else
+        with Store(planned) as store:
+            rubric = load_rubric_from_store(store)
+            with pytest.raises(NotAssigned):
+                store.write(lambda c: record_grade(c, alice, open_position, 1, unsure=False, note=None,
+                                                   time_spent_ms=1, rubric=rubric))  # fmt: skip

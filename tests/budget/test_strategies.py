@@ -1,0 +1,138 @@
+"""mtc, bandit and active: each spends exactly its budget through the Oracle, returns new pairs while budget
+remains, and reads no people's grade it did not buy (its selection and estimate are the same when the grades
+of pairs it never bought change); active's pilot reaches every query and its final draw records
+probabilities below 1; mtc and bandit report no interval; plan_queue draws the rest of a budget."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from qrelkit import Qrels, Run
+from qrelkit.budget import STRATEGIES, Oracle, State, build_problem
+from qrelkit.budget.live import plan_queue
+from qrelkit.errors import ValidationError
+
+
+def _problem(seed: int = 1, queries: int = 6, docs: int = 25, runs: int = 5):
+    return build_problem(*_qrels_and_runs(seed, queries, docs, runs), "nDCG@5")
+
+
+def _qrels_and_runs(seed: int = 1, queries: int = 6, docs: int = 25, runs: int = 5):
+    rng = np.random.default_rng(seed)
+    full, model = {}, {}
+    run_dicts: list[dict[str, dict[str, float]]] = [{} for _ in range(runs)]
+    for q in range(queries):
+        names = [f"d{q}_{i}" for i in range(docs)]
+        grades = rng.integers(0, 4, docs)
+        full[f"q{q}"] = dict(zip(names, map(int, grades), strict=True))
+        model[f"q{q}"] = {d: int(min(3, g + rng.integers(0, 2))) for d, g in full[f"q{q}"].items()}
+        for r in range(runs):
+            score = (r + 1) * 0.3 * grades + rng.standard_normal(docs)
+            run_dicts[r][f"q{q}"] = dict(zip(names, map(float, score), strict=True))
+    return (
+        Qrels.from_dict(full, name="full"),
+        Qrels.from_dict(model, name="model"),
+        [Run.from_dict(d, name=f"r{i}") for i, d in enumerate(run_dicts)],
+    )
+
+
+def _replay(problem, people, name, budget, seed=3):
+    strategy = STRATEGIES[name]()
+    state = State.empty(problem.n_pairs)
+    oracle = Oracle(people, limit=budget)
+    rng = np.random.default_rng(seed)
+    while state.spent < budget:
+        sel = strategy.select(problem, state, budget, rng)
+        assert 1 <= len(sel.pairs) <= budget - state.spent
+        assert not state.known(problem.n_pairs)[sel.pairs].any()
+        assert np.all((sel.probability > 0) & (sel.probability <= 1))
+        state.record(sel.pairs, oracle.buy(sel.pairs), sel.probability)
+    assert oracle.spent == budget
+    return state, strategy.estimate(problem, state, 0.05)
+
+
+@pytest.mark.parametrize("name", ["active", "mtc", "bandit"])
+def test_spends_the_budget_and_reads_only_bought_grades(name):
+    problem, people = _problem()
+    budget = 30
+    state, estimate = _replay(problem, people, name, budget)
+    unbought = ~state.known(problem.n_pairs)
+    other = people.copy()
+    other[unbought] = 3 - other[unbought]  # every grade it did not buy changed
+    state2, estimate2 = _replay(problem, other, name, budget)
+    assert np.array_equal(state.bought, state2.bought)
+    assert np.array_equal(estimate.means, estimate2.means, equal_nan=True)
+    assert np.array_equal(estimate.low, estimate2.low, equal_nan=True)
+
+
+def test_active_pilot_reaches_every_query_and_the_final_draw_is_a_probability_sample():
+    problem, people = _problem()
+    state, estimate = _replay(problem, people, "active", 40)
+    first = state.bought[: state.rounds[0]]
+    assert set(problem.query_of[first]) == set(range(problem.n_queries))
+    drawn = state.probability[state.bought] < 1.0
+    assert drawn.any()
+    assert np.isfinite(estimate.low).all() and np.isfinite(estimate.diff_low[0, 1:]).all()
+    assert "Horvitz-Thompson" in estimate.estimator
+
+
+def test_active_on_a_linear_measure_gives_the_design_interval():
+    linear, people = build_problem(*_qrels_and_runs(), "P@5")
+    _, estimate = _replay(linear, people, "active", 40)
+    assert np.isfinite(estimate.low).all() and np.isfinite(estimate.diff_low[0, 1:]).all()
+    assert "Horvitz-Thompson" in estimate.estimator
+
+
+@pytest.mark.parametrize("name", ["mtc", "bandit"])
+def test_deterministic_selections_report_no_interval(name):
+    problem, people = _problem()
+    _, estimate = _replay(problem, people, name, 20)
+    assert np.isnan(estimate.low).all() and np.isnan(estimate.diff_high).all()
+    assert np.isfinite(estimate.means).all()
+
+
+def test_plan_queue_draws_the_rest_of_the_budget():
+    problem, people = _problem()
+    state = State.empty(problem.n_pairs)
+    first = np.flatnonzero(problem.query_of < 2)
+    state.record(first, people[first], np.ones(len(first)))
+    sel = plan_queue(problem, state, "active", state.spent + 25, seed=4)
+    assert len(sel.pairs) == 25 and not np.isin(sel.pairs, first).any()
+    assert np.all((sel.probability > 0) & (sel.probability <= 1))
+    again = plan_queue(problem, state, "active", state.spent + 25, seed=4)
+    assert np.array_equal(sel.pairs, again.pairs)
+    with pytest.raises(ValidationError, match="no one-shot design"):
+        plan_queue(problem, state, "bandit", state.spent + 25, seed=4)
+    with pytest.raises(ValidationError, match="spent already"):
+        plan_queue(problem, state, "active", state.spent, seed=4)
+
+
+def test_active_interval_holds_the_design_interval_and_the_estimate():
+    from qrelkit.budget.active import ESTIMATOR, composite, unsampled_reason
+    from qrelkit.budget.designed import estimate_of
+
+    problem, people = _problem()
+    state, estimate = _replay(problem, people, "active", 40)
+    design, _ = estimate_of(problem, state, 0.05, ESTIMATOR, reason=unsampled_reason(problem, state))
+    assert np.all(estimate.low <= np.minimum(design.low, estimate.means))
+    assert np.all(estimate.high >= np.maximum(design.high, estimate.means))
+    # the level: the estimate's mean over the runs is the design estimate's
+    assert estimate.means.mean() == pytest.approx(design.means.mean(), abs=1e-12)
+    off = ~np.eye(problem.n_runs, dtype=bool)
+    assert np.all(estimate.diff_low[off] <= np.minimum(design.diff_low[off], estimate.diff[off]))
+    assert np.all(estimate.diff_high[off] >= np.maximum(design.diff_high[off], estimate.diff[off]))
+    assert np.allclose(estimate.diff, estimate.means[:, None] - estimate.means[None, :])
+    again = composite(problem, state, design)
+    assert np.array_equal(again.means, estimate.means)
+
+
+def test_mtc_weight_over_every_run_pair_is_the_sum_of_absolute_differences():
+    from qrelkit.budget.mtc import _spread
+
+    rng = np.random.default_rng(5)
+    signed = rng.standard_normal((7, 6))
+    a, b = np.triu_indices(6, 1)
+    brute = np.array([sum(abs(row[i] - row[j]) for i, j in zip(a, b, strict=True)) for row in signed])
+    assert np.allclose(_spread(signed, a, b), brute)
+    assert np.allclose(np.sort(signed, axis=1) @ (2.0 * np.arange(6) - 5.0), brute)
