@@ -21,7 +21,7 @@ small budget must not decide wrongly. The pool is every judged pair some run ran
 
 For each strategy (every one registered, or ``--strategy``), budget (5%, 10%, 20% of the pooled pairs) and
 repetition, ``qrelkit.budget.replay`` buys people's (NIST's) grades and scores the strategy's estimates
-against every people's grade. One line per row: the issue's columns (Kendall's tau and tau_AP, median and
+against every people's grade. One line per row: the replay's columns (Kendall's tau and tau_AP, median and
 10th percentile; coverage of the means' and the differences' 95% intervals; the share of run pairs decided
 and decided with the wrong sign; the people's pairs spent), and a first line for the judge alone.
 
