@@ -66,6 +66,12 @@ def test_table(files):
         ("random-pairs", "40%", "64"),
         ("pool-order", "10%", "16"),
         ("pool-order", "40%", "64"),
+        ("mtc", "10%", "16"),
+        ("mtc", "40%", "64"),
+        ("bandit", "10%", "16"),
+        ("bandit", "40%", "64"),
+        ("active", "10%", "16"),
+        ("active", "40%", "64"),
     ]
     assert "ppi++ (random queries)" in result.stdout
 
@@ -275,3 +281,22 @@ def test_an_unsupported_measure_is_one_line(files):
     result = invoke(*args, "--repeat", "1", "-m", "AP@10")
     assert result.exit_code == 1 and result.stderr.count("\n") == 1
     assert "computes nDCG@k, P@k and R@k" in result.stderr
+
+
+def test_the_default_strategies_are_the_librarys_and_every_registered_one():
+    """--help spells the default without importing numpy; it is the library's list, which names every
+    registered strategy but any a test registers."""
+    from qrelkit.budget import STRATEGIES
+    from qrelkit.budget.replay import DEFAULT_STRATEGIES
+    from qrelkit.cli.budget import DEFAULT_STRATEGIES as SPELT
+
+    assert tuple(SPELT.split(",")) == DEFAULT_STRATEGIES
+    assert set(DEFAULT_STRATEGIES) == {
+        "random-queries",
+        "random-pairs",
+        "pool-order",
+        "mtc",
+        "bandit",
+        "active",
+    }
+    assert set(DEFAULT_STRATEGIES) <= set(STRATEGIES)

@@ -331,12 +331,16 @@ def _described(value: Any) -> dict[str, Any]:
     return {"name": value.name, "fingerprint": value.fingerprint.to_dict()}
 
 
+#: The strategies replayed when none is named: the baselines, then qrelkit's own.
+DEFAULT_STRATEGIES = ("random-queries", "random-pairs", "pool-order", "mtc", "bandit", "active")
+
+
 def replay_inputs(
     full: Any,
     model: Any,
     runs: Sequence[Any],
     budgets: str | Sequence[str],
-    strategies: Sequence[str],
+    strategies: Sequence[str] = DEFAULT_STRATEGIES,
     measure: str = "nDCG@10",
     repeat: int = 20,
     seed: int = 0,

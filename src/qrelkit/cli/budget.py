@@ -14,8 +14,9 @@ __all__ = ["command", "replay_command"]
 
 OUTPUT_SUFFIXES = {".json": "json", ".tsv": "tsv", ".html": "html", ".txt": "table"}
 FORMATS = ("table", "tsv", "json", "html")
-#: The strategies replayed when none is named: every baseline.
-DEFAULT_STRATEGIES = "random-queries,random-pairs,pool-order"
+#: The strategies replayed when none is named (:data:`qrelkit.budget.replay.DEFAULT_STRATEGIES`; that module
+#: imports numpy, so its names are spelt here for --help and a test holds the two equal).
+DEFAULT_STRATEGIES = "random-queries,random-pairs,pool-order,mtc,bandit,active"
 
 
 @click.group("budget")
@@ -33,7 +34,7 @@ def _strategy_names(values: tuple[str, ...]) -> list[str]:
     cls=ShortHelp,
     common={
         "budgets": "shares of the pooled pairs (5%,10%,20%) or counts (500,1000)",
-        "strategies": "strategies to replay, comma-separated or repeated [default: the baselines]",
+        "strategies": "strategies to replay, comma-separated or repeated [default: all six]",
         "measure": "nDCG@k, P@k or R@k [default: nDCG@10]",
         "repeat": "repetitions of each strategy and budget",
         "out_format": "table, tsv, json, html [default: table on a terminal, else tsv]",
