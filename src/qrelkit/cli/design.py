@@ -11,27 +11,43 @@ import click
 __all__ = ["design_values", "show_design_comparison", "show_design_estimates"]
 
 
+def _records_design(qrels: str, manifest: str | None) -> bool:
+    """Whether the manifest of ``qrels`` (or ``manifest``) records a live queue's design; read without
+    importing the estimators, so an evaluation without one loads nothing more."""
+    from ..judgments.manifest import manifest_path, read_manifest
+
+    if manifest is None and not manifest_path(qrels).is_file():
+        return False
+    return bool(
+        read_manifest(Path(manifest) if manifest else manifest_path(qrels), verify=False).get("design")
+    )
+
+
+def _estimate(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], manifest: str | None) -> Any:
+    from ..budget.queue import estimate_export
+
+    return estimate_export(qrels, runs, measures or None, manifest)
+
+
+def _say_estimator(found: Any, estimators: list[str]) -> None:
+    """The estimators used, named on stderr, with the design they are valid under."""
+    click.echo(f"estimator: {'; '.join(dict.fromkeys(estimators))}, valid under the design the manifest records "
+               f"({found.design['strategy']}, seed {found.design['seed']})", err=True)  # fmt: skip
+
+
 def show_design_estimates(qrels: str, manifest: str | None, runs: tuple[str, ...], measures: tuple[str, ...],
                           out_format: str | None, output: str | None) -> bool:  # fmt: skip
     """Render the estimates when the manifest of ``qrels`` records a design; ``False`` (nothing done) when it
     records none or no manifest is beside them."""
-    from ..judgments.manifest import manifest_path
-
-    if manifest is None and not manifest_path(qrels).is_file():
+    if not _records_design(qrels, manifest):
         return False
-    from ..judgments.manifest import read_manifest
-
-    if not read_manifest(Path(manifest) if manifest else manifest_path(qrels), verify=False).get("design"):
-        return False
-    from ..budget.queue import estimate_export
     from ..report.design import FORMATS, render_design_estimates
 
     fmt = out_format or ("json" if output and output.endswith(".json") else "table")
     if fmt not in FORMATS:
         raise click.UsageError(f"estimates under a design are written as {'|'.join(FORMATS)}, not {fmt}")
-    found: Any = estimate_export(qrels, runs, measures or None, manifest)
-    click.echo(f"estimator: {'; '.join(dict.fromkeys(e.estimator for e in found.estimates))}, valid under the "
-               f"design the manifest records ({found.design['strategy']}, seed {found.design['seed']})", err=True)  # fmt: skip
+    found = _estimate(qrels, runs, measures, manifest)
+    _say_estimator(found, [e.estimator for e in found.estimates])
     text = render_design_estimates(found.to_dict(), fmt)
     if output:
         from ..formats.outputs import write_output
@@ -47,22 +63,16 @@ def show_design_comparison(qrels: str, manifest: str | None, runs: tuple[str, ..
                            baselines: tuple[str, ...], out_format: str | None, output: str | None) -> bool:  # fmt: skip
     """``compare`` of an export whose manifest records a design: each run against the baseline under the
     design's estimator, named; ``False`` (nothing done) without a design."""
-    from ..judgments.manifest import manifest_path, read_manifest
-
-    if manifest is None and not manifest_path(qrels).is_file():
+    if not _records_design(qrels, manifest):
         return False
-    if not read_manifest(Path(manifest) if manifest else manifest_path(qrels), verify=False).get("design"):
-        return False
-    from ..budget.queue import estimate_export
     from ..report.design import FORMATS, render_design_differences
 
     fmt = out_format or ("json" if output and output.endswith(".json") else "table")
     if fmt not in FORMATS:
         raise click.UsageError(f"a comparison under a design is written as {'|'.join(FORMATS)}, not {fmt}")
-    found: Any = estimate_export(qrels, runs, measures or None, manifest)
+    found = _estimate(qrels, runs, measures, manifest)
     rows = found.differences(baselines or None)
-    click.echo(f"estimator: {'; '.join(dict.fromkeys(r['estimator'] for r in rows))}, valid under the design the "
-               f"manifest records ({found.design['strategy']}, seed {found.design['seed']})", err=True)  # fmt: skip
+    _say_estimator(found, [r["estimator"] for r in rows])
     text = render_design_differences(found.to_dict(), rows, fmt)
     if output:
         from ..formats.outputs import write_output
@@ -79,16 +89,9 @@ def design_values(dossier: Any, qrels: str, manifest: str | None, runs: tuple[st
     ``extra["design"]``), or as it was without one."""
     import dataclasses
 
-    from ..judgments.manifest import manifest_path, read_manifest
-
-    if manifest is None and not manifest_path(qrels).is_file():
+    if not _records_design(qrels, manifest):
         return dossier
-    if not read_manifest(Path(manifest) if manifest else manifest_path(qrels), verify=False).get("design"):
-        return dossier
-    from ..budget.queue import estimate_export
-
-    found: Any = estimate_export(qrels, runs, measures or None, manifest)
+    found = _estimate(qrels, runs, measures, manifest)
     values = {**found.to_dict(), "differences": found.differences(baselines or None)}
-    click.echo(f"estimator: {'; '.join(dict.fromkeys(e.estimator for e in found.estimates))}, valid under the design "
-               f"the manifest records ({found.design['strategy']}, seed {found.design['seed']})", err=True)  # fmt: skip
+    _say_estimator(found, [e.estimator for e in found.estimates])
     return dataclasses.replace(dossier, extra={**dossier.extra, "design": values})
