@@ -395,6 +395,10 @@ def run_batches(
                 yield checked(carry)
         except duckdb.OutOfMemoryException:
             _out_of_memory(source, memory_limit)
+        except OSError as exc:  # while batches are fetched, the Arrow reader hands DuckDB's error on as this
+            if "Out of Memory Error" not in str(exc):
+                raise
+            _out_of_memory(source, memory_limit)
         finally:
             con.close()
             tmp.cleanup()
