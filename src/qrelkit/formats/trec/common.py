@@ -294,12 +294,10 @@ def check_trec_input(path: object, kind: str) -> None:
     and for a line past :data:`MAX_LINE_BYTES`: the first fault of a file is reported, wherever it lies,
     before any reader reads the file, in the words the robust reader would use, with memory bounded by a
     block whatever the file's size."""
-    from pathlib import Path
-
     from ..inputs import open_input
 
     source = str(path)
-    with open_input(Path(source), kind) as handle:
+    with open_input(source, kind) as handle:
         head = handle.read(TEXT_PROBE_BYTES)
         if head[:2] == b"\x1f\x8b":
             return  # gzip: its readers bound what it expands to (:func:`gunzip`) and check the text as it comes
