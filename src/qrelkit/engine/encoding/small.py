@@ -105,7 +105,8 @@ def _query_set(
     judged: Judgments, run_vocabulary: np.ndarray, conv: Conventions, run_code: np.ndarray | None = None
 ) -> tuple[QuerySet, np.ndarray]:
     """The scored queries exactly as :func:`qrelkit.engine.encoding.encode.select_queries` chooses them, and the
-    positions of those queries in the judgments' vocabulary."""
+    positions of those queries in the judgments' vocabulary. ``run_code``: the run's query codes in file
+    order, or only those where the query id changes (the same order of first appearance, fewer to sort)."""
     in_judged = _member(run_vocabulary, judged.vocabulary)
     extra = [q.decode() for q in run_vocabulary[~in_judged].tolist()]
     if extra and conv.extra_queries == "reject":
@@ -140,7 +141,7 @@ def encode_small(qrels: Columns, judged: Judgments, run: Columns, conv: Conventi
     slot = np.empty(len(run_keys), dtype=np.int64)
     slot[by_key] = np.searchsorted(judged.keys, sorted_keys)  # needles in order: a cache-friendly search
     np.minimum(slot, len(judged.keys) - 1, out=slot)
-    queries, positions = _query_set(judged, run_vocabulary, conv, run_code)
+    queries, positions = _query_set(judged, run_vocabulary, conv, run_code[run.query_change])
     n_queries = len(queries.query_ids)
     # each run query's index in the judgments' vocabulary (-1: not judged), then in the scored list
     vocab_of_run = np.searchsorted(judged.vocabulary, run_vocabulary)
