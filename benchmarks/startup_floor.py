@@ -36,12 +36,14 @@ HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
 
 LOADED = """
-import io, json, sys, contextlib
+import io, sys
 before = set(sys.modules)
+shown, sys.stdout = sys.stdout, io.StringIO()
 from qrelkit.__main__ import _lean_trec_eval
-with contextlib.redirect_stdout(io.StringIO()):
-    assert _lean_trec_eval(sys.argv[1:]), "the path without numpy stepped aside"
-print(json.dumps(sorted(set(sys.modules) - before)))
+assert _lean_trec_eval(sys.argv[1:]), "the path without numpy stepped aside"
+loaded, sys.stdout = sorted(set(sys.modules) - before), shown
+import json
+print(json.dumps(loaded))
 """
 
 WARM = """

@@ -196,12 +196,16 @@ class TextCheck:
         self.offset = 0  # bytes fed before the current block
         self._lines = 0  # line ends of the blocks fed before the last one
         self._last = b""  # the last block fed, its line ends counted only if another block or a fault follows
+        self._last_lines: int | None = None  # those line ends, once counted
         self._decoder = codecs.getincrementaldecoder("utf-8")()
 
     @property
     def lines(self) -> int:
-        """Line ends fed so far (counted when asked: a file checked in one block is never counted)."""
-        return self._lines + self._last.count(b"\n")
+        """Line ends fed so far (counted when asked, each block once: a file checked in one block is never
+        counted)."""
+        if self._last_lines is None:
+            self._last_lines = self._last.count(b"\n")
+        return self._lines + self._last_lines
 
     def feed(self, block: bytes | memoryview, final: bool = False) -> None:
         """Check the next block; ``final`` for the last one (a multi-byte character cut off at the end
@@ -220,7 +224,7 @@ class TextCheck:
         if found:
             where, byte = min(found)
             self._raise(where, byte, self.lines + data.count(b"\n", 0, max(where, 0)) + 1)
-        self._lines, self._last = self.lines, data
+        self._lines, self._last, self._last_lines = self.lines, data, None
         self.offset += len(data)
 
     def _raise(self, where: int, byte: int, line: int) -> None:
