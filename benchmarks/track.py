@@ -16,7 +16,11 @@ of wall time and of the child's user + system CPU:
 Each tool computes nDCG@10, R@100 and AP (trec_eval's ``ndcg_cut.10``, ``recall.100``, ``map``) under
 trec_eval's conventions; qrelkit's per-query values are compared with pytrec_eval's (at 1e-12).
 
-    python benchmarks/track.py --trec-eval-src /tmp/trec_eval-10.0 --repeat 5 [--runs 63] [--out DIR]
+    python benchmarks/track.py --trec-eval-src /tmp/trec_eval-10.0 --repeat 5 [--runs 63] [--out DIR] \
+        [--before SRC]
+
+``--before SRC`` (another source tree's ``src``, e.g. from ``git archive``, with its native scanner built)
+runs ``qrelkit eval`` from it too, in the same alternation, its values checked against pytrec_eval's as well.
 """
 
 from __future__ import annotations
@@ -133,10 +137,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="where the data are written (default: a temporary folder)")
     parser.add_argument("--trec-eval-src", type=Path, help="trec_eval's sources (built with -O2)")
     parser.add_argument("--tools", default="trec_eval,qrelkit-trec_eval,qrelkit,pytrec_eval,ir_measures,ranx")
+    parser.add_argument("--before", type=Path, help="another qrelkit source tree's src: its eval runs too")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
     tools = args.tools.split(",")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(HERE.parent / "src")  # this tree's qrelkit (byte-compiled below)
     with tempfile.TemporaryDirectory() as tmp:
         data = args.out or Path(tmp) / "track"
         qrels, runs = generate(data, args.runs, args.seed)
@@ -166,11 +172,16 @@ def main() -> None:
             jobs["qrelkit trec_eval, one process per run"] = [
                 [*QRELKIT, "trec_eval", *trec_m, str(qrels), str(r)] for r in runs
             ]
+        envs: dict[str, dict[str, str]] = {}  # a job's own environment (the tree it runs from)
         if "qrelkit" in tools:
             jobs["qrelkit eval, every run in one call"] = [[
                 *QRELKIT, "eval", str(qrels), *map(str, runs), "-m", "nDCG@10", "-m", "R@100", "-m", "AP", *TREC,
                 "-f", "tsv", "-q", "-o", str(out / "qrelkit.tsv"),
             ]]  # fmt: skip
+            if args.before is not None:
+                name = "qrelkit eval, every run in one call [before]"
+                jobs[name] = [[*jobs["qrelkit eval, every run in one call"][0][:-1], str(out / "before.tsv")]]
+                envs[name] = {**env, "PYTHONPATH": str(args.before)}
         if "pytrec_eval" in tools:
             jobs["pytrec_eval, one evaluator, one process"] = [
                 [PY, "-c", PYTREC, str(qrels), str(out / "pytrec.tsv"), *map(str, runs)]
@@ -184,17 +195,21 @@ def main() -> None:
         import compileall
 
         compileall.compile_dir(HERE.parent / "src" / "qrelkit", quiet=1)
+        if args.before is not None:
+            compileall.compile_dir(args.before / "qrelkit", quiet=1)
         walls: dict[str, list[float]] = {name: [] for name in jobs}
         cpus: dict[str, list[float]] = {name: [] for name in jobs}
         loads = [os.getloadavg()[0]]
         for rep in range(args.repeat):
             for name in list(jobs) if rep % 2 == 0 else reversed(list(jobs)):
-                wall, cpu = timed(jobs[name], env)
+                wall, cpu = timed(jobs[name], envs.get(name, env))
                 walls[name].append(wall)
                 cpus[name].append(cpu)
             loads.append(os.getloadavg()[0])
         if "qrelkit" in tools and "pytrec_eval" in tools:
             check(out / "qrelkit.tsv", out / "pytrec.tsv")
+            if args.before is not None:
+                check(out / "before.tsv", out / "pytrec.tsv")
         reference = "pytrec_eval, one evaluator, one process"
         ref = statistics.median(walls[reference]) if reference in walls else None
         ref_cpu = statistics.median(cpus[reference]) if reference in cpus else None

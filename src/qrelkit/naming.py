@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from pathlib import Path
 
 from .errors import InputFormatError, ValidationError
 
@@ -97,5 +96,7 @@ def labeller_names(paths: Sequence[object]) -> list[str]:
     """The labeller each judgments file stands for: the file's name up to its first dot (``alice.qrels``
     and ``alice.qrels.gz`` are ``alice``); when two files give the same name, each of them is followed by
     its position among ``paths`` (``alice (1)``, ``alice (3)``), so no two labellers share a name."""
+    from pathlib import Path  # (not at import: qrelkit trec_eval's start-up loads this module)
+
     names = [Path(str(p)).name.split(".")[0] for p in paths]
     return [n if names.count(n) == 1 else f"{n} ({i + 1})" for i, n in enumerate(names)]

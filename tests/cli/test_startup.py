@@ -211,6 +211,24 @@ def test_trec_eval_of_small_clean_files_imports_neither_click_nor_numpy() -> Non
     assert out == CLI("trec_eval", *args).output
 
 
+def test_trec_eval_of_small_clean_files_loads_neither_typing_nor_pathlib() -> None:
+    """Each costs several milliseconds of a command whose whole time on a small run is about 30 ms
+    (benchmarks/startup_floor.py): the path checks, reads and names files with os alone. (Modules loaded
+    before it, by site or a coverage hook, are not counted.)"""
+    code = (
+        "import contextlib, io, sys\n"
+        "before = set(sys.modules)\n"
+        f"argv = ['-q', '-c', '-m', 'all_trec', {str(QRELS)!r}, {str(RUN)!r}]\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    from qrelkit.__main__ import _lean_trec_eval\n"
+        "    assert _lean_trec_eval(argv), 'stepped aside'\n"
+        "print(sorted(m for m in ('typing', 'pathlib', 'urllib.parse') if m in set(sys.modules) - before))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
 def test_trec_eval_with_a_measure_it_does_not_compute_goes_through_click() -> None:
     measure = "G.1=0.5"  # fractional gains: summed rank by rank on the numpy path
     out, ours, theirs = _imported("trec_eval", "-m", measure, str(QRELS), str(RUN))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import struct
+from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -61,6 +62,27 @@ def test_scores_are_read_exactly_as_python_reads_them(score):
 
 
 @needs_native
+@settings(max_examples=3000, deadline=None)
+@given(
+    x=st.floats(min_value=1e-9, max_value=1e9),
+    digits=st.integers(15, 19),
+    nudge=st.integers(-3, 3),
+    negative=st.booleans(),
+)
+def test_scores_near_the_midpoint_of_two_doubles_are_read_as_python_reads_them(x, digits, nudge, negative):
+    """Up to 19 significant digits within a few units of the last digit of the exact halfway point between
+    a double and the next: the numbers that one rounding in extended precision cannot decide, which the
+    scanner must leave to strtod (Python's float() is the reference)."""
+    halfway = (Decimal(x) + Decimal(float(np.nextafter(x, np.inf)))) / 2
+    written = Decimal(format(halfway, f".{digits}e"))
+    written += nudge * Decimal(1).scaleb(written.adjusted() - digits)
+    score = ("-" if negative else "") + format(written, "f")
+    got = _scan(f"q Q0 d 1 {score} t\n".encode())
+    assert got is not None, score
+    assert _bits(float(got.score[0])) == _bits(float(score)), score
+
+
+@needs_native
 @pytest.mark.parametrize(
     "score,value",
     [
@@ -72,6 +94,13 @@ def test_scores_are_read_exactly_as_python_reads_them(score):
         ("2.2250738585072011e-308", 2.225073858507201e-308),
         ("1e-400", 0.0),
         ("9007199254740993", 9007199254740992.0),
+        ("9007199254740995", 9007199254740996.0),
+        ("0.30000000000000004", 0.30000000000000004),
+        ("-1.2345678901234567", -1.2345678901234567),
+        ("9999999999999999999", 1e19),
+        ("18446744073709551616", 18446744073709551616.0),
+        ("1.000000000000000111022302462515654042363166809082031250", 1.0),
+        ("1.0000000000000001110223024625156541", 1.0000000000000002),
         ("-7", -7.0),
         (".5", 0.5),
         ("5.", 5.0),

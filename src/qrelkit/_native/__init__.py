@@ -68,7 +68,7 @@ else:
 
 #: Bumped with every change to the scanner's exported functions or structures (QK_ABI in qkscan.h): a library
 #: built from another version of the sources is not used.
-ABI = 10
+ABI = 11
 
 LIBRARY = "_qkscan.dll" if sys.platform == "win32" else "_qkscan.so"
 
@@ -147,6 +147,8 @@ def _load() -> ctypes.CDLL | None:
     ]
     lib.qk_gather.restype = None
     lib.qk_gather.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]
+    lib.qk_words.restype = None
+    lib.qk_words.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int64, ctypes.c_int64] + [ctypes.c_void_p] * 2
     lib.qk_free.restype = None
     lib.qk_free.argtypes = [ctypes.POINTER(_Result)]
     lib.qk_top_new.restype = ctypes.c_void_p
@@ -470,6 +472,22 @@ def gather(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, width: int) ->
     out = np.zeros((len(starts), width), dtype=np.uint8)
     lib.qk_gather(buf.ctypes.data, starts.ctypes.data, ends.ctypes.data, len(starts), width, out.ctypes.data)
     return out
+
+
+def words(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each token ``buf[starts[i]:ends[i]]`` as big-endian 64-bit words in row i of a (tokens, words)
+    uint64 matrix, zero-padded, and each token's hash of its own words (``qk_words``; the small reader's
+    numpy fallback computes the same, :func:`qrelkit.formats.trec.small._words`)."""
+    assert lib is not None
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    ends = np.ascontiguousarray(ends, dtype=np.int64)
+    buf = np.ascontiguousarray(buf, dtype=np.uint8)
+    width = -(-int((ends - starts).max()) // 8) if len(starts) else 0
+    out = np.zeros((len(starts), width), dtype=np.uint64)
+    hashes = np.empty(len(starts), dtype=np.uint64)
+    lib.qk_words(buf.ctypes.data, starts.ctypes.data, ends.ctypes.data, len(starts), width, out.ctypes.data,
+                 hashes.ctypes.data)  # fmt: skip
+    return out, hashes
 
 
 @dataclass(frozen=True)

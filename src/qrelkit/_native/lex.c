@@ -2,6 +2,7 @@
  * The scanner's lexing, which qk_scan_run, qk_scan_qrels and qk_split share: numbers (ranks, scores,
  * grades), the UTF-8 check with the id rule's characters, and the split of a line into fields.
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -17,6 +18,61 @@ static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7, 
 
 static int is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
 
+#if (defined(__x86_64__) || defined(__i386__)) && LDBL_MANT_DIG == 64
+#define QK_EXTENDED 1
+/* 10^0..10^27 in x87's extended precision, each exact (5^27 < 2^64). */
+static const long double POW10L[28] = {1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
+                                       1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
+                                       1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
+
+/* Whether long double arithmetic rounds to its full 64-bit significand here (x87's precision control can
+ * be set to 53 bits, which would round twice without showing it in the check below). */
+static int extended_precision(void) {
+    volatile long double one = 1.0L, tiny = LDBL_EPSILON;
+    return one + tiny != one;
+}
+
+/* mantissa (< 2^64, exact in 64 bits) times 10^scale (|scale| <= 27, exact) correctly rounded to a double,
+ * or 0 when that cannot be told from one extended-precision operation: the operation rounds once to 64
+ * bits (error at most half a unit of the 64th bit), and rounding that to 53 bits gives the correctly
+ * rounded double unless the 11 bits dropped lie within one unit of the halfway pattern 10000000000,
+ * where the exact value may sit on the other side of a double's midpoint (strtod decides those). */
+static int extended_value(uint64_t mantissa, int64_t scale, double *out) {
+    long double x = scale < 0 ? (long double)mantissa / POW10L[-scale] : (long double)mantissa * POW10L[scale];
+    uint64_t significand;
+    memcpy(&significand, &x, sizeof significand); /* x87's layout: the 64-bit significand comes first */
+    if ((uint32_t)(significand & 0x7FF) - 0x3FFu <= 2u) return 0;
+    *out = (double)x;
+    return 1;
+}
+#endif
+
+/* Past the digits at p (before e), each added to *mantissa and counted in *significant once a nonzero
+ * digit has been seen (leading zeros are not significant). Past 19 significant digits *mantissa wraps, and
+ * is not used: such numbers go to strtod. */
+static inline const uint8_t *digit_run(const uint8_t *p, const uint8_t *e, uint64_t *mantissa,
+                                       int64_t *significant) {
+    if (*significant == 0)
+        while (p < e && *p == '0') p++;
+    const uint8_t *first = p;
+    uint64_t m = *mantissa;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (uint64_t v; e - p >= 8; p += 8) { /* eight digits at a time (SWAR), the first in the low byte */
+        memcpy(&v, p, 8);
+        if (((v + 0x4646464646464646ULL) | (v - 0x3030303030303030ULL)) & 0x8080808080808080ULL) break;
+        v -= 0x3030303030303030ULL;
+        v = v * 10 + (v >> 8); /* pairs of digits */
+        v = (((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+             (((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+        m = m * 100000000ULL + (uint32_t)v;
+    }
+#endif
+    for (; p < e && is_digit(*p); p++) m = m * 10 + (uint64_t)(*p - '0');
+    *mantissa = m;
+    *significant += p - first;
+    return p;
+}
+
 /* -?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)? read into a correctly rounded double (-0.0 kept as
  * -0.0), as the robust reader reads it; 0 when refused. `.5` and `5.` are taken, so a run written with
  * them takes the same path, and gives the same floats, whatever else is in the file. */
@@ -27,24 +83,16 @@ int parse_score(const uint8_t *s, int64_t n, double *out) {
         negative = 1;
         p++;
     }
-    uint64_t mantissa = 0;
-    int significant = 0, fraction = 0;
+    uint64_t mantissa = 0; /* the significant digits, exact while there are at most 19 of them */
+    int64_t significant = 0, fraction = 0;
     const uint8_t *digits = p;
-    for (; p < e && is_digit(*p); p++) {
-        if (mantissa || *p != '0') {
-            if (++significant <= 19) mantissa = mantissa * 10 + (uint64_t)(*p - '0');
-        }
-    }
+    p = digit_run(p, e, &mantissa, &significant);
     int integer_digits = p != digits;
     if (p < e && *p == '.') {
         p++;
         digits = p;
-        for (; p < e && is_digit(*p); p++) {
-            if (mantissa || *p != '0') {
-                if (++significant <= 19) mantissa = mantissa * 10 + (uint64_t)(*p - '0');
-            }
-            fraction++;
-        }
+        p = digit_run(p, e, &mantissa, &significant);
+        fraction = p - digits;
         if (p == digits && !integer_digits) return 0; /* "." alone */
     } else if (!integer_digits) {
         return 0;
@@ -67,11 +115,16 @@ int parse_score(const uint8_t *s, int64_t n, double *out) {
     if (p != e) return 0;
     double value;
     int64_t scale = exponent - fraction;
-    if (mantissa == 0) {
+    if (significant == 0) {
         value = 0.0;
     } else if (significant <= 15 && scale >= -22 && scale <= 22) {
         /* the mantissa (< 10^15 < 2^53) and the power of ten are exact: one rounding */
         value = scale < 0 ? (double)mantissa / POW10[-scale] : (double)mantissa * POW10[scale];
+#ifdef QK_EXTENDED
+    } else if (significant <= 19 && scale >= -27 && scale <= 27 && extended_precision() &&
+               extended_value(mantissa, scale, &value)) {
+        /* full-precision scores (17 significant digits, repr of a float64): one extended operation */
+#endif
     } else {
         char text[80];
         if (n >= (int64_t)sizeof text) return 0;

@@ -7,8 +7,8 @@
  *   result.c     what a scan returns (Result, below): its rows appended, and qk_free
  *   scan.c       the scans of a block of a run and of judgments (qk_scan_run, qk_scan_qrels; the text
  *                they take is described there), qk_count_lines, qk_abi
- *   split.c      the small path's split and gather (qk_split, qk_gather), and where a block of a file
- *                grouped by query may be cut (qk_group_start)
+ *   split.c      the small path's split, gather and id words (qk_split, qk_gather, qk_words), and where
+ *                a block of a file grouped by query may be cut (qk_group_start)
  *   top.c        each query's top rows across the blocks of a run in any order (qk_top_*)
  *   trec_rank.c  trec_eval's ranking and join, for its fast path (qk_judged_dups, qk_trec_rank)
  *
@@ -27,7 +27,7 @@
 
 /* What qk_abi returns: _native/__init__.py's ABI, bumped with every change to the exported functions or
  * their structures, so that a library built from other sources is not used. */
-#define QK_ABI 10
+#define QK_ABI 11
 
 #define QK_OK 0
 #define QK_REFUSE 1

@@ -1,6 +1,6 @@
 /*
- * The small path's split of clean TREC text into fields (qk_split, qk_gather), and where a block of a file
- * grouped by query may be cut (qk_group_start, for qrelkit/formats/trec/blocks.py).
+ * The small path's split of clean TREC text into fields (qk_split, qk_gather, qk_words), and where a block
+ * of a file grouped by query may be cut (qk_group_start, for qrelkit/formats/trec/blocks.py).
  */
 #include <string.h>
 
@@ -65,6 +65,40 @@ void qk_gather(const uint8_t *buf, const int64_t *starts, const int64_t *ends, i
         int64_t length = ends[i] - starts[i];
         if (length > width) length = width;
         if (length > 0) memcpy(out + i * width, buf + starts[i], (size_t)length);
+    }
+}
+
+/* Token i, buf[starts[i]..ends[i]), as big-endian 64-bit words in row i of out (n rows of `width` words,
+ * zeroed by the caller: shorter tokens are padded with zero words and zero bytes), and hash[i] the 64-bit
+ * FNV-style hash of its own words (not the padding's) that the small path's numpy fallback computes
+ * (qrelkit/formats/trec/small.py, _words): h = 0xCBF29CE484222325, then per word h = ((h ^ w) * FNV prime)
+ * with h ^= h >> 29. */
+void qk_words(const uint8_t *buf, const int64_t *starts, const int64_t *ends, int64_t n, int64_t width,
+              uint64_t *out, uint64_t *hash) {
+    for (int64_t i = 0; i < n; i++) {
+        const uint8_t *s = buf + starts[i];
+        int64_t length = ends[i] - starts[i];
+        if (length > width * 8) length = width * 8;
+        int64_t words = length > 0 ? (length + 7) / 8 : 1;
+        uint64_t h = 0xCBF29CE484222325ULL, *row = out + i * width;
+        for (int64_t j = 0; j < words; j++) {
+            uint64_t w = 0;
+            int64_t k0 = j * 8;
+            if (k0 + 8 <= length) {
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                memcpy(&w, s + k0, 8); /* a whole word: one load, swapped */
+                w = __builtin_bswap64(w);
+#else
+                for (int k = 0; k < 8; k++) w = (w << 8) | s[k0 + k];
+#endif
+            } else {
+                for (int k = 0; k < 8; k++) w = (w << 8) | (k0 + k < length ? s[k0 + k] : 0);
+            }
+            row[j] = w;
+            h = (h ^ w) * 0x100000001B3ULL;
+            h ^= h >> 29;
+        }
+        hash[i] = h;
     }
 }
 

@@ -19,9 +19,11 @@
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing is not loaded at run time: qrelkit trec_eval's start-up imports this package
 if TYPE_CHECKING:  # what a type checker sees of the old names
+    from typing import Any
+
     from .core import *  # noqa: F403
     from .files import *  # noqa: F403
 

@@ -207,20 +207,22 @@ def lean_output(
 def _read(path: str, kind: str) -> bytes:
     """A small clean ASCII TREC file's bytes, ending with a newline, as the fast path's block; or
     :class:`StepAside`."""
-    from pathlib import Path
+    import os
+    import stat
 
     from .._typing import detect_format
 
-    where = Path(path)
-    if detect_format(where) != "trec":
+    if detect_format(path) != "trec":
         raise StepAside
     try:
-        if not where.is_file() or where.stat().st_size > MAX_BYTES:
+        info = os.stat(path)  # (pathlib is not loaded on this path: several milliseconds of its start-up)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
             raise StepAside
         from ..formats.trec.common import check_trec_input, first_long_line
 
-        check_trec_input(where, kind)
-        stored = where.read_bytes()
+        check_trec_input(path, kind)
+        with open(path, "rb") as handle:
+            stored = handle.read()
     except (OSError, QrelkitError):
         raise StepAside from None
     if len(stored) > MAX_BYTES or stored[:2] == b"\x1f\x8b" or not stored.isascii():
@@ -253,8 +255,6 @@ def _lists(qrels_path: str, run_path: str, judged_only: bool, max_per_topic: int
     """trec_fast.fast_rel_lists' sparse lists, per query, with trec_eval's stand-in for the judged queries
     missing from the run (trec_eval.trec_eval_files)."""
     # long: the judgments' table, the run's ranking joined with it, then -M and -J, as trec_fast does
-    from pathlib import Path
-
     from .. import _native as nat
     from ..engine.trec.lean_kernels import Lists
 
@@ -340,9 +340,14 @@ def _lists(qrels_path: str, run_path: str, judged_only: bool, max_per_topic: int
     if any(stand_in):  # trec_eval's stand-in ranking: one document that is not judged (none under -J, -M 0)
         shown = 0 if judged_only or (cut is not None and cut <= 0) else 1
         num_ret = [shown if s else r for r, s in zip(num_ret, stand_in, strict=True)]
+    name = tag.decode()
+    if not name:  # a run without a tag is named after its file
+        from pathlib import Path
+
+        name = Path(run_path).stem
     return Lists(
         query_ids=[q.decode() for q in vocabulary],
-        name=tag.decode() or Path(run_path).stem,
+        name=name,
         ranked=ranked,
         num_ret=num_ret,
         levels=levels,

@@ -23,11 +23,19 @@ Judgments and queries may be named by dataset instead of by file: ``irds:ID`` (:
 from __future__ import annotations
 
 import importlib
-from typing import Any
 
-from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES, Format, OnDuplicate, detect_format
+TYPE_CHECKING = False  # neither typing nor pathlib is loaded by this package (qrelkit trec_eval's start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .._typing import FORMAT_CHOICES, ON_DUPLICATE_CHOICES, Format, OnDuplicate, detect_format
 
 _EXPORTS = {
+    "FORMAT_CHOICES": "qrelkit._typing",
+    "ON_DUPLICATE_CHOICES": "qrelkit._typing",
+    "Format": "qrelkit._typing",
+    "OnDuplicate": "qrelkit._typing",
+    "detect_format": "qrelkit._typing",
     "read_run": "qrelkit.formats.tabular",
     "read_qrels": "qrelkit.formats.tabular",
     "write_run": "qrelkit.formats.tabular",

@@ -20,10 +20,13 @@ import os
 import re
 import stat
 from collections.abc import Iterator
-from pathlib import Path
-from typing import BinaryIO
 
 from ..errors import InputFormatError
+
+TYPE_CHECKING = False  # neither typing nor pathlib at run time (qrelkit trec_eval's start-up checks inputs)
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import BinaryIO
 
 __all__ = ["LIMITS", "LINE_LIMITS", "check_input", "open_input", "read_input", "read_lines"]
 
@@ -147,7 +150,7 @@ def open_input(path: str | Path, kind: str = "file", *, limit: int | None = None
     """``path`` opened for reading in binary after :func:`check_input` (the caller closes it)."""
     check_input(path, kind, limit=limit)
     try:
-        return Path(path).open("rb")
+        return open(path, "rb")
     except PermissionError:
         raise InputFormatError("cannot be read (permission denied)", source=str(path)) from None
     except OSError as exc:
@@ -275,6 +278,7 @@ def is_blank(path: str | Path) -> bool:
     :data:`BLANK_CHECK_BYTES`."""
     import gzip
     import zlib
+    from pathlib import Path
 
     p = Path(path)
     try:

@@ -13,9 +13,11 @@ still works: such names load from :mod:`.grammar` on first use.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing is not loaded at run time: qrelkit trec_eval's start-up imports this package
 if TYPE_CHECKING:  # what a type checker sees of the old names
+    from typing import Any
+
     from .grammar import *  # noqa: F403
 
 

@@ -9,14 +9,23 @@ Machine formats print floats with ``repr`` (the shortest text that reads back to
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
 
-from .._typing import RESULT_FORMATS
-
+TYPE_CHECKING = False  # typing is not loaded at run time: qrelkit trec_eval's start-up imports this package
 if TYPE_CHECKING:  # the trec_eval layout (report/trec_eval.py) is printed without numpy
+    from typing import Any
+
     from ..evaluation.results import Results
 
-FORMATS = RESULT_FORMATS
+    FORMATS: tuple[str, ...]
+
+
+def __getattr__(name: str) -> object:
+    """``FORMATS``, what :func:`render` writes (:data:`qrelkit._typing.RESULT_FORMATS`), loaded on use."""
+    if name == "FORMATS":
+        from .._typing import RESULT_FORMATS
+
+        return RESULT_FORMATS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _num(value: float | None) -> str:

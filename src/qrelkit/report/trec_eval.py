@@ -12,7 +12,10 @@ name for ``runid``, and relstring's characters between single quotes.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not loaded at run time (qrelkit trec_eval's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Queries formatted per block of per-query output.
 BLOCK = 4096

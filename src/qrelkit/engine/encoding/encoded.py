@@ -8,7 +8,7 @@ the one rule of the query set (:func:`query_set`: which queries are scored under
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from math import comb
 from typing import Any
@@ -144,11 +144,17 @@ def within_depth(qs: np.ndarray, heads: np.ndarray, depth: int) -> np.ndarray | 
     return np.repeat(starts - offsets, lengths) + np.arange(int(lengths.sum()))
 
 
-def rank_order(q: np.ndarray, score: np.ndarray, n_queries: int, ties: list[np.ndarray]) -> np.ndarray:
+def rank_order(
+    q: np.ndarray,
+    score: np.ndarray,
+    n_queries: int,
+    ties: list[np.ndarray] | Callable[[np.ndarray], list[np.ndarray]],
+) -> np.ndarray:
     """The rows' order by query ascending, score descending, then the ``ties`` keys (least significant
     first), then file order: exactly ``np.lexsort([*ties, -score, q])`` for scores without NaN or -0.0
     (which the encoders step aside for), with the tie keys sorted within the blocks of equal (query,
-    score) only."""
+    score) only. ``ties`` may be a function of row indices giving those rows' keys, so that keys are made
+    only for the rows of tied blocks."""
     order, qs, ss = sorted_by_query_then_score(q, score, n_queries)
     if not ties:
         return order
@@ -157,7 +163,8 @@ def rank_order(q: np.ndarray, score: np.ndarray, n_queries: int, ties: list[np.n
     if not len(at):
         return order
     rows = order[at]
-    order[at] = rows[np.lexsort([*(tie[rows] for tie in ties), np.cumsum(heads)[at]])]
+    keys = ties(rows) if callable(ties) else [tie[rows] for tie in ties]
+    order[at] = rows[np.lexsort([*keys, np.cumsum(heads)[at]])]
     return order
 
 

@@ -14,8 +14,9 @@ tests hold it bit-identical to the columnar path.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -66,13 +67,16 @@ def _member(values: np.ndarray, vocabulary: np.ndarray) -> np.ndarray:
 
 
 def _same_words(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise equality of two word matrices of possibly different widths (zero padding beyond)."""
-    width = max(a.shape[1], b.shape[1])
-    if a.shape[1] < width:
-        a = np.pad(a, ((0, 0), (0, width - a.shape[1])))
-    if b.shape[1] < width:
-        b = np.pad(b, ((0, 0), (0, width - b.shape[1])))
-    return (a == b).all(axis=1)
+    """Row-wise equality of two word matrices of possibly different widths (zero padding beyond), column
+    by column (without padding either to the other's width)."""
+    width = min(a.shape[1], b.shape[1])
+    same = a[:, 0] == b[:, 0]
+    for j in range(1, width):
+        same &= a[:, j] == b[:, j]
+    for wider in (a, b):
+        for j in range(width, wider.shape[1]):
+            same &= wider[:, j] == 0
+    return same
 
 
 @dataclass(frozen=True)
@@ -101,7 +105,8 @@ def _query_set(
     judged: Judgments, run_vocabulary: np.ndarray, conv: Conventions, run_code: np.ndarray | None = None
 ) -> tuple[QuerySet, np.ndarray]:
     """The scored queries exactly as :func:`qrelkit.engine.encoding.encode.select_queries` chooses them, and the
-    positions of those queries in the judgments' vocabulary."""
+    positions of those queries in the judgments' vocabulary. ``run_code``: the run's query codes in file
+    order, or only those where the query id changes (the same order of first appearance, fewer to sort)."""
     in_judged = _member(run_vocabulary, judged.vocabulary)
     extra = [q.decode() for q in run_vocabulary[~in_judged].tolist()]
     if extra and conv.extra_queries == "reject":
@@ -118,6 +123,13 @@ def _query_set(
     return queries, positions
 
 
+def _doc_keys(doc_words: np.ndarray, rows: np.ndarray, descending: bool, at: np.ndarray) -> list[np.ndarray]:
+    """The document-id tie keys of ``rows[at]`` for :func:`rank_order`, least significant first (the first
+    word is the most significant), inverted for descending ids."""
+    words = doc_words.take(rows[at], axis=0)
+    return [~words[:, j] if descending else words[:, j] for j in reversed(range(words.shape[1]))]
+
+
 def encode_small(qrels: Columns, judged: Judgments, run: Columns, conv: Conventions) -> Encoded:
     """Rank ``run`` against ``qrels`` under ``conv``: the same arrays as
     :func:`qrelkit.engine.encoding.encode.encode`, step for step (its module docstring lists the steps)."""
@@ -129,7 +141,7 @@ def encode_small(qrels: Columns, judged: Judgments, run: Columns, conv: Conventi
     slot = np.empty(len(run_keys), dtype=np.int64)
     slot[by_key] = np.searchsorted(judged.keys, sorted_keys)  # needles in order: a cache-friendly search
     np.minimum(slot, len(judged.keys) - 1, out=slot)
-    queries, positions = _query_set(judged, run_vocabulary, conv, run_code)
+    queries, positions = _query_set(judged, run_vocabulary, conv, run_code[run.query_change])
     n_queries = len(queries.query_ids)
     # each run query's index in the judgments' vocabulary (-1: not judged), then in the scored list
     vocab_of_run = np.searchsorted(judged.vocabulary, run_vocabulary)
@@ -160,7 +172,7 @@ def encode_small(qrels: Columns, judged: Judgments, run: Columns, conv: Conventi
     row = judged.order[slot]
     hits = np.flatnonzero(hit)
     same = judged.code[row[hits]] == vocab_pos[rows[hits]]
-    same &= _same_words(qrels.doc_words[row[hits]], run.doc_words[rows[hits]])
+    same &= _same_words(qrels.doc_words.take(row[hits], axis=0), run.doc_words.take(rows[hits], axis=0))
     if not same.all():
         raise StepAside  # a hash collision: the columnar path joins by the strings themselves
     is_judged = hit & usable[row]
@@ -180,14 +192,12 @@ def encode_small(qrels: Columns, judged: Judgments, run: Columns, conv: Conventi
 
     # the ranking: query, score descending, the tie convention, then file order (rows are in file order
     # and every sort is stable, so file order needs no key of its own)
-    ties: list[np.ndarray] = []
+    ties: list[np.ndarray] | Callable[[np.ndarray], list[np.ndarray]] = []
     tie = TIE_KEYS[conv.ties]
     if tie is not None and tie[0] == "doc_id":
-        words = run.doc_words[rows]
-        for j in reversed(range(words.shape[1])):  # the first word is the most significant
-            ties.append(~words[:, j] if tie[1] else words[:, j])
+        ties = partial(_doc_keys, run.doc_words, rows, tie[1])  # taken for the rows of tied blocks only
     elif tie is not None:  # by grade, unjudged rows lowest (lexsort: the last key is the most significant)
-        ties += [-grade, ~is_judged] if tie[1] else [grade, is_judged]
+        ties = [-grade, ~is_judged] if tie[1] else [grade, is_judged]
     order = rank_order(q, score, n_queries, ties)
     q, score, grade, is_judged = q[order], score[order], grade[order], is_judged[order]
     pooled = in_pool[order] if in_pool is not None and in_pool.any() else None

@@ -106,13 +106,8 @@ reported with their line and byte offset by :class:`TextCheck`, which the robust
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ...errors import StepAside
-
-if TYPE_CHECKING:  # the small path imports this module without polars
-    from ...data.values import Qrels, Run
 
 __all__ = [
     "MAX_ID_BYTES",
@@ -132,6 +127,12 @@ from .common import (  # noqa: F401
     has_comment_lines,
     long_id,
 )
+
+TYPE_CHECKING = False  # neither typing nor pathlib at run time (qrelkit trec_eval's start-up)
+if TYPE_CHECKING:  # the small path imports this module without polars
+    from pathlib import Path
+
+    from ...data.values import Qrels, Run
 
 
 def kept_top(run: Run, keep_top: int, rank_single: bool) -> Run:

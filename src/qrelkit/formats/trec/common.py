@@ -196,12 +196,16 @@ class TextCheck:
         self.offset = 0  # bytes fed before the current block
         self._lines = 0  # line ends of the blocks fed before the last one
         self._last = b""  # the last block fed, its line ends counted only if another block or a fault follows
+        self._last_lines: int | None = None  # those line ends, once counted
         self._decoder = codecs.getincrementaldecoder("utf-8")()
 
     @property
     def lines(self) -> int:
-        """Line ends fed so far (counted when asked: a file checked in one block is never counted)."""
-        return self._lines + self._last.count(b"\n")
+        """Line ends fed so far (counted when asked, each block once: a file checked in one block is never
+        counted)."""
+        if self._last_lines is None:
+            self._last_lines = self._last.count(b"\n")
+        return self._lines + self._last_lines
 
     def feed(self, block: bytes | memoryview, final: bool = False) -> None:
         """Check the next block; ``final`` for the last one (a multi-byte character cut off at the end
@@ -220,7 +224,7 @@ class TextCheck:
         if found:
             where, byte = min(found)
             self._raise(where, byte, self.lines + data.count(b"\n", 0, max(where, 0)) + 1)
-        self._lines, self._last = self.lines, data
+        self._lines, self._last, self._last_lines = self.lines, data, None
         self.offset += len(data)
 
     def _raise(self, where: int, byte: int, line: int) -> None:
@@ -294,12 +298,10 @@ def check_trec_input(path: object, kind: str) -> None:
     and for a line past :data:`MAX_LINE_BYTES`: the first fault of a file is reported, wherever it lies,
     before any reader reads the file, in the words the robust reader would use, with memory bounded by a
     block whatever the file's size."""
-    from pathlib import Path
-
     from ..inputs import open_input
 
     source = str(path)
-    with open_input(Path(source), kind) as handle:
+    with open_input(source, kind) as handle:
         head = handle.read(TEXT_PROBE_BYTES)
         if head[:2] == b"\x1f\x8b":
             return  # gzip: its readers bound what it expands to (:func:`gunzip`) and check the text as it comes

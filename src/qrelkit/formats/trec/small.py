@@ -21,6 +21,7 @@ import numpy as np
 
 from ..._native import built, gather
 from ..._native import split as native_split
+from ..._native import words as native_words
 from ..._typing import detect_format
 from ...data.columns import Columns
 from ...errors import StepAside
@@ -103,7 +104,8 @@ def _columns(
     trailing: int,
 ) -> Columns:
     """The columns of rows whose query and document ids are ``buf[start:end]`` of their buffers (each
-    followed by the padding :func:`_padded` gives)."""
+    followed by the padding :func:`_padded` gives, which numpy's windows need and the native gather does
+    not)."""
     query_matrix = _matrix(q_buf, *q_bounds)
     query = query_matrix.view(f"S{query_matrix.shape[1]}").ravel()
     query_change = np.ones(len(query), dtype=bool)
@@ -132,7 +134,10 @@ def _matrix(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, multiple: int
 
 
 def _words(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Ids as big-endian 64-bit words (rows, words), and a hash of each row."""
+    """Ids as big-endian 64-bit words (rows, words), and a hash of each row (one native pass when the
+    scanner is built, the same words and hashes)."""
+    if built():
+        return native_words(buf, starts, ends)
     words = _matrix(buf, starts, ends, multiple=8).view(">u8").astype(np.uint64)
     h = np.full(len(words), 0xCBF29CE484222325, dtype=np.uint64)
     lengths = ends - starts
@@ -249,7 +254,7 @@ def read_columns(path: Path, kind: str, comments: bool = False) -> Columns:
     if split is not None and len(split[2]):
         starts, ends, number, trailing = split
         _bounded(ends - starts)
-        buf = _padded(np.frombuffer(data, dtype=np.uint8), ends - starts)
+        buf = np.frombuffer(data, dtype=np.uint8)  # unpadded: the native gather copies each token's bytes
         if run:
             tag = data[starts[0, 5] : ends[0, 5]]
     else:  # numpy alone (or text the compiled pass refuses, such as a negative zero score)
