@@ -5,7 +5,7 @@ process: the interpreter's own start, ``site``, the imports of the path without 
     python benchmarks/startup_floor.py --data DIR --trec-eval-src ../trec_eval-src [--repeat 21] [--before SRC]
 
 ``DIR`` holds ``qrels.txt`` and ``run00.run`` (``generate.py --queries 53 --depth 100 --out DIR`` gives the
-issue's 5,300-line run); the output of every qrelkit command is compared with the binary's first (``rbp``,
+5,300-line run of 53 queries x 100 documents); the output of every qrelkit command is compared with the binary's first (``rbp``,
 whose C code reads uninitialised variables, excepted, as in docs/trec_eval.md). Timed, alternating in order
 between repetitions, medians of the child's user + system CPU (what load inflates least) and of wall time:
 
