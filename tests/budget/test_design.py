@@ -136,7 +136,9 @@ def test_every_pair_known_gives_the_exact_values_and_zero_width():
     bought = np.arange(problem.n_pairs)
     predicted, held_out = calibrate(problem.query_of, problem.model, bought, people, 3, problem.n_queries)
     d = design_estimate(form, predicted, held_out, bought, people, np.ones(problem.n_pairs))
-    assert np.allclose(d.means, problem.means(people), atol=1e-12)
+    truth = problem.means(people)
+    assert np.allclose(d.means, truth, atol=1e-12)
+    assert np.allclose(d.diff, truth[:, None] - truth[None, :], atol=1e-12)
     assert np.allclose(d.high - d.low, 0.0)
 
 

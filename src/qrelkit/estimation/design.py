@@ -20,7 +20,12 @@ piecewise linear in the counts of highly relevant pairs, with a kink at every wh
 slope past k; a slope read at one point misses how far the count may be from it, and the interval then
 under-covers (measured: 72-85% on TREC DL). Its slopes are therefore averaged over the counts'
 distribution under the calibrated prediction (Poisson-binomial, :meth:`MeasureForm.expected_slopes`).
-The same linearised residuals give every difference of two runs its variance and the normal interval.
+The same linearised residuals give every difference of two runs its variance and the normal interval;
+its point estimate takes each query's norm where the variance is linearised (the estimated counts raised
+to what the people's grades already reach) and is not clipped: the norm is shared by the two runs, so a
+count estimated short of the known one only inflated the query's difference, and clipping a value at 1
+pulled the better run down alone (measured on TREC DL: the differences' intervals covered 92.5-99.5%
+with the means' clipped values, 96.0-99.8% with these).
 
 Designs: :func:`inclusion_probabilities` (probabilities proportional to a size, capped at 1, bounded
 below) and :func:`systematic_sample` (a fixed-size draw whose first-order inclusion probabilities are
@@ -417,7 +422,7 @@ class DesignEstimate:
     se: np.ndarray  # [runs]
     low: np.ndarray
     high: np.ndarray
-    diff: np.ndarray  # [runs, runs] means[a] - means[b]
+    diff: np.ndarray  # [runs, runs] mean of a - mean of b (nDCG, R@k: the norm as for the variance)
     diff_se: np.ndarray
     diff_low: np.ndarray
     diff_high: np.ndarray
@@ -476,7 +481,12 @@ def design_estimate(
     # estimate below it would make the slope of 1 / norm explode)
     at_known = form.counts(x, at_least=form.counts(known))
     means = values.mean(axis=1)
-    diff = means[:, None] - means[None, :]
+    # a difference: each query's values with the norm from the counts raised to what the people's grades
+    # reach (where its variance is linearised), not clipped: the norm is shared by the two runs, so an
+    # estimated count short of the known one only inflates the query's difference, and clipping at 1
+    # pulls the better run's values down alone
+    level = form.values_with(x, at_known).mean(axis=1)
+    diff = level[:, None] - level[None, :]
     runs = form.runs
     cov = np.zeros((runs, runs))
     if drawn.any():
