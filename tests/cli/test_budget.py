@@ -76,6 +76,14 @@ def test_table(files):
     assert "ppi++ (random queries)" in result.stdout
 
 
+def test_format_named_writes_a_file_of_any_suffix(files):
+    tmp, args, _ = files
+    target = tmp / "replay.out"
+    result = invoke(*args, *FAST, "--strategy", "pool-order", "-f", "json", "-o", str(target))
+    assert result.exit_code == 0, result.output
+    assert [r["strategy"] for r in json.loads(target.read_text())["results"]] == ["pool-order", "pool-order"]
+
+
 def test_json_rows_and_provenance(files):
     tmp, args, _ = files
     result = invoke(*args, *FAST, "--strategy", "pool-order,random-pairs", "-f", "json", "--seed", "4")

@@ -67,6 +67,13 @@ def test_json_output_and_file(tmp_path):
     assert data["tool"]["name"] == "qrelkit" and data["conventions"]["ties"] == "average"
 
 
+def test_format_named_writes_a_file_of_any_suffix(tmp_path):
+    target = tmp_path / "cmp.out"
+    result = invoke(QRELS, *RUNS, "--baseline", "dense", "--test", "t", "-f", "json", "-o", str(target))
+    assert result.exit_code == 0, result.output
+    assert json.loads(target.read_text())["comparison"]["options"]["test"] == "t"
+
+
 @pytest.mark.parametrize(
     ("fmt", "marker"),
     [("markdown", "| baseline |"), ("latex", "\\toprule"), ("html", "<table class='stack'>")],

@@ -249,7 +249,7 @@ def _output_format(out_format: str | None, output: str | None) -> str:
             f"cannot tell the output format from {output!r}: name it with --format "
             f"{'|'.join(COMPARE_FORMATS)}, or use a suffix .json, .tsv, .csv, .md, .tex, .html or .txt"
         )
-    return default_format(out_format, OUTPUT_SUFFIXES[Path(output).suffix.lower()] if output else None)
+    return default_format(out_format, OUTPUT_SUFFIXES.get(Path(output).suffix.lower()) if output else None)
 
 
 def _write(comparison: Any, fmt: str, output: str | None, provenance: str | None = None) -> None:
