@@ -29,9 +29,9 @@ def test_the_problem_holds_no_people_grade():
     rng = np.random.default_rng(11)
     pairs = {f"q{q}": [f"d{q}_{i}" for i in range(40)] for q in range(3)}
     grades_a = {q: {d: int(rng.integers(0, 3)) for d in docs} for q, docs in pairs.items()}
-    grades_b = {q: {d: (g + 1) % 4 for d, g in docs.items()} for q, docs in grades_a.items()}
-    model = Qrels.from_dict(
-        {q: {d: int(rng.integers(0, 4)) for d in docs} for q, docs in pairs.items()}, name="m"
+    grades_b = {q: {d: (g + 1) % 3 for d, g in docs.items()} for q, docs in grades_a.items()}
+    model = Qrels.from_dict(  # on FULL_A's scale (0..2), as build_problem requires
+        {q: {d: int(rng.integers(0, 3)) for d in docs} for q, docs in pairs.items()}, name="m"
     )
     runs = [
         Run.from_dict({q: {d: float(rng.random()) for d in docs} for q, docs in pairs.items()}, name=f"r{i}")

@@ -6,6 +6,7 @@ input as one line."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -308,3 +309,85 @@ def test_the_default_strategies_are_the_librarys_and_every_registered_one():
         "active",
     }
     assert set(DEFAULT_STRATEGIES) <= set(STRATEGIES)
+
+
+def test_a_model_on_another_scale_is_refused(files):
+    """People grade 0..3; a model grading 0..9 would be ranked beside them: one line naming the file, both
+    scales and the fix. A lenient model within 0..3 is on the same scale (the fixture's model never refused)."""
+    tmp, args, _ = files
+    wide = tmp / "model10.qrels"
+    wide.write_text(
+        "".join(
+            f"{q} {it} {d} {int(g) * 3}\n"
+            for q, it, d, g in (ln.split() for ln in Path(args[1]).read_text().splitlines())
+        )
+    )
+    result = invoke(args[0], str(wide), *args[2:], "--repeat", "1")
+    assert result.exit_code == 1
+    line = result.stderr.strip()
+    assert "\n" not in line and str(wide) in line, line
+    assert "model10.qrels grades 0..9 but full.qrels's people grade 0..3: different grade scales" in line
+    assert "map the model's grades to the people's scale" in line
+
+
+def test_a_rubric_gives_the_scale_the_people_did_not_use_whole(files):
+    """People who never gave 3 beside a model that did: refused on FULL's own span 0..2, taken when the rubric
+    says the scale is 0..3."""
+    tmp, args, _ = files
+    capped = tmp / "full02.qrels"
+    capped.write_text(
+        "".join(
+            f"{q} {it} {d} {min(int(g), 2)}\n"
+            for q, it, d, g in (ln.split() for ln in Path(args[0]).read_text().splitlines())
+        )
+    )
+    refused = invoke(str(capped), *args[1:], "--repeat", "1", "--strategy", "pool-order")
+    assert refused.exit_code == 1 and "different grade scales" in refused.stderr
+    assert "--rubric rubric.toml" in refused.stderr
+    rubric = Path(__file__).resolve().parents[2] / "examples" / "docsearch" / "rubric.toml"  # scale 0..3
+    taken = invoke(
+        str(capped), *args[1:], "--repeat", "1", "--strategy", "pool-order", "--rubric", str(rubric)
+    )
+    assert taken.exit_code == 0, taken.output
+
+
+def test_intervals_stay_within_the_measures_range(files):
+    """On a draw of eight pairs, active's linearised interval reached far past [0, 1] (widths in the
+    hundreds); cut to the measure's range it is at most 1 wide, and a difference's at most 2."""
+    _, args, _ = files
+    result = invoke(*args, "--repeat", "3", "--budget", "8", "--strategy", "active", "-f", "json")
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)["results"]
+    assert row["interval_width"] is None or row["interval_width"] <= 1.0
+
+
+def test_estimate_within_cuts_every_interval_and_keeps_none():
+    """Hand values: means' intervals cut to [0, 1], differences' to [-1, 1], NaN (no interval) kept."""
+    from qrelkit.budget.base import Estimate
+
+    nan = float("nan")
+    est = Estimate(
+        "e",
+        np.array([0.5, 0.9]),
+        np.array([-3.0, nan]),
+        np.array([5.0, nan]),
+        np.array([[0.0, -0.4], [0.4, 0.0]]),
+        np.array([[nan, -7.0], [0.1, nan]]),
+        np.array([[nan, 0.3], [9.0, nan]]),
+    ).within(0.0, 1.0)
+    assert est.low.tolist()[0] == 0.0 and est.high.tolist()[0] == 1.0 and np.isnan(est.low[1])
+    assert est.diff_low[0, 1] == -1.0 and est.diff_high[1, 0] == 1.0 and est.diff_low[1, 0] == 0.1
+    assert np.isnan(est.diff_low[0, 0]) and est.means.tolist() == [0.5, 0.9]
+
+
+def test_with_every_pair_bought_every_interval_holds(files):
+    """At 100% of the pairs the people's grades are all known: every interval that is reported holds the
+    people's value, though the estimator adds its terms in another order than the truth does."""
+    _, args, _ = files
+    result = invoke(
+        *args, "--repeat", "1", "--budget", "100%", "--strategy", "active,random-queries", "-f", "json"
+    )
+    assert result.exit_code == 0, result.output
+    for row in json.loads(result.stdout)["results"]:
+        assert row["coverage_means"] in (None, 1.0), row
+        assert row["coverage_differences"] in (None, 1.0) and row["wrong_sign"] == 0.0, row

@@ -96,6 +96,18 @@ class Estimate:
     diff_low: np.ndarray
     diff_high: np.ndarray
 
+    def within(self, low: float, high: float) -> Estimate:
+        """The same estimate with each mean's interval cut to [low, high], the measure's range, and each
+        difference's to [low - high, high - low]: the true value lies in the range, so an interval cut to it
+        covers it as often as before (NaN, no interval, stays NaN)."""
+        span = high - low
+
+        def cut(values: np.ndarray, lo: float, hi: float) -> np.ndarray:
+            return np.where(np.isnan(values), values, np.clip(values, lo, hi))
+
+        return Estimate(self.estimator, self.means, cut(self.low, low, high), cut(self.high, low, high),
+                        self.diff, cut(self.diff_low, -span, span), cut(self.diff_high, -span, span))  # fmt: skip
+
     @classmethod
     def without_intervals(cls, estimator: str, means: np.ndarray) -> Estimate:
         """Point estimates only: every interval NaN."""
@@ -105,6 +117,14 @@ class Estimate:
         return cls(
             estimator, means, nan, nan.copy(), diff, np.full_like(diff, np.nan), np.full_like(diff, np.nan)
         )
+
+
+def bounded(problem: Problem, estimate: Estimate) -> Estimate:
+    """``estimate`` with its intervals cut to the measure's range (:meth:`Problem.value_range`): a design
+    estimator's linearised interval can reach far past it on a small draw. Every estimate the replay scores
+    and the live queue reports goes through here."""
+    span = problem.value_range()
+    return estimate if span is None else estimate.within(*span)
 
 
 class Strategy(Protocol):

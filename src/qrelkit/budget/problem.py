@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import ValidationError
+from ..errors import IncomparableError, ValidationError
 from ..measures.conventions import DEFAULT, GainMap
 from ..measures.grammar import Measure, parse
 
@@ -119,6 +119,12 @@ class Problem:
         conv = m.conventions(DEFAULT)
         rel = m.rel if m.rel is not None else 1
         return m, conv.gain, float(conv.discount), rel
+
+    def value_range(self) -> tuple[float, float] | None:
+        """The values the measure can take on a query: (0, 1) when no grade's gain is negative (nDCG@k,
+        P@k and R@k then lie within it); ``None`` when a gain map makes some grade's gain negative."""
+        gains = self.gain(np.arange(self.max_grade + 1, dtype=np.int64))
+        return (0.0, 1.0) if bool(np.all(np.asarray(gains) >= 0)) else None
 
     def gain(self, grades: np.ndarray) -> np.ndarray:
         """Each pair's gain under the measure's gain (negative grades: unjudged, 0)."""
@@ -432,6 +438,7 @@ def build_problem(
     np.cumsum(np.bincount(q_of, minlength=len(queries)), out=query_start[1:])
     people = joined.get_column("grade").to_numpy().astype(np.int64)
     model_grades = joined.get_column("model_grade").to_numpy().astype(np.int64)
+    _check_scale(full, model, model_grades)
     max_grade = int(max(1, people.max(initial=0), model_grades.max(initial=0)))
     pairs = tuple(
         zip(joined.get_column("query_id").to_list(), joined.get_column("doc_id").to_list(), strict=True)
@@ -494,6 +501,30 @@ def _check_size(runs: int, queries: int, k: int, pairs: int) -> None:
                 f"past the replay's bound of {MAX_CELLS:,}",
                 fix="replay fewer runs (the candidates you would compare), a smaller --depth or a smaller k",
             )
+
+
+def _check_scale(full: Qrels, model: Qrels, model_grades: np.ndarray) -> None:
+    """Refuse a model grading on another scale than the people's: its grades of the pooled pairs must lie
+    within FULL's lowest and highest grade (its rubric's scale when it has one). A lenient model that never
+    gives the lowest grade is on the same scale; one grading 0..9 beside people's 0..3 is not, and the
+    strategies would rank grades of two scales together."""
+    if full.scale:
+        low, high = min(full.scale), max(full.scale)
+    else:
+        grades = full.frame["grade"]
+        low, high = int(grades.min()), int(grades.max())
+    if not len(model_grades):
+        return
+    got_low, got_high = int(model_grades.min()), int(model_grades.max())
+    if got_low < low or got_high > high:
+        raise IncomparableError(
+            f"{model.name} grades {got_low}..{got_high} but {full.name}'s people grade {low}..{high}: "
+            "different grade scales",
+            source=_source(model),
+            got=got_high if got_high > high else got_low,
+            fix="map the model's grades to the people's scale first; if the people did not use every grade of "
+            "the scale, give the rubric (--rubric rubric.toml)",
+        )
 
 
 def _source(qrels: Qrels) -> str:

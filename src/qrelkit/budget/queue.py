@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ValidationError
-from .base import Estimate, Selection, State, strategy
+from .base import Estimate, Selection, State, bounded, strategy
 from .problem import Problem, build_problem
 
 __all__ = [
@@ -94,7 +94,7 @@ def estimate_project(
 ) -> tuple[Estimate, ProjectProblem]:
     """Each pooled run's mean and interval under the design (its strategy's estimator, named)."""
     built = project_problem(material, measure, design)
-    return strategy(name).estimate(built.problem, built.state, alpha), built
+    return bounded(built.problem, strategy(name).estimate(built.problem, built.state, alpha)), built
 
 
 @dataclass(frozen=True)

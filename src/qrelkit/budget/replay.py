@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ValidationError
-from .base import STRATEGIES, State, Strategy, strategy
+from .base import STRATEGIES, State, Strategy, bounded, strategy
 from .oracle import Oracle
 from .problem import Problem
 
@@ -153,7 +153,7 @@ def run_once(
         if oracle.spent == before:
             break  # nothing new: the strategy has no more to buy
     assert state.spent == oracle.spent
-    est = chosen.estimate(problem, state, alpha)
+    est = bounded(problem, chosen.estimate(problem, state, alpha))
     return Trial(
         state.spent,
         est.means,
@@ -202,6 +202,12 @@ def _quantiles(values: np.ndarray) -> dict[str, float | None]:
     return {"median": float(np.median(finite)), "p10": float(np.percentile(finite, 10))}
 
 
+#: How far an interval may miss the people's value and still count as holding it, or an interval of a
+#: difference lie past 0 without counting as a decision: the estimator and the truth add the same terms in
+#: other orders, so with every pair bought an interval of width 0 misses by a rounding (1e-16) otherwise.
+ROUNDING = 1e-12
+
+
 def score(trials: Sequence[Trial], truth: np.ndarray) -> dict[str, Any]:
     """The row's figures over the repetitions (see the module docstring)."""
     from ..agreement.ranking import tau_ap_batch, tau_b_batch
@@ -214,15 +220,15 @@ def score(trials: Sequence[Trial], truth: np.ndarray) -> dict[str, Any]:
     low = np.array([t.low for t in trials])
     high = np.array([t.high for t in trials])
     measured = np.isfinite(low) & np.isfinite(high)
-    covered = (low <= truth) & (truth <= high)
+    covered = (low <= truth + ROUNDING) & (truth - ROUNDING <= high)
     n = len(truth)
     iu = np.triu_indices(n, 1)
     true_diff = (truth[:, None] - truth[None, :])[iu]
     d_low = np.array([t.diff_low[iu] for t in trials])
     d_high = np.array([t.diff_high[iu] for t in trials])
     d_measured = np.isfinite(d_low) & np.isfinite(d_high)
-    d_covered = (d_low <= true_diff) & (true_diff <= d_high)
-    above, below = d_measured & (d_low > 0), d_measured & (d_high < 0)
+    d_covered = (d_low <= true_diff + ROUNDING) & (true_diff - ROUNDING <= d_high)
+    above, below = d_measured & (d_low > ROUNDING), d_measured & (d_high < -ROUNDING)
     decided = above | below
     wrong = (above & (true_diff <= 0)) | (below & (true_diff >= 0))
     pairs = max(len(true_diff), 1)

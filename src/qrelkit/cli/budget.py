@@ -67,14 +67,17 @@ def _strategy_names(values: tuple[str, ...]) -> list[str]:
               "left out, of the ideal ordering too)")  # fmt: skip
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
               show_default=True, help="intervals at 1 - alpha")  # fmt: skip
+@click.option("--rubric", type=click.Path(dir_okay=False), default=None,
+              help="rubric.toml: the grade scale of both files (grades outside it are errors); without it, "
+              "FULL's lowest and highest grades are the scale the model must keep to")  # fmt: skip
 @click.option("--probabilities", type=click.Path(dir_okay=False), default=None,
               help="the model's grade probabilities (MODEL's .probabilities.tsv), for strategies that need them")  # fmt: skip
 @click.option("-f", "--format", "out_format", type=click.Choice(FORMATS), default=None,
               help="output format [default: table on a terminal, tsv otherwise; -o: by suffix]")  # fmt: skip
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="write to this file")
 def replay_command(full: str, model: str, runs: tuple[str, ...], budgets: str, strategies: tuple[str, ...],
-                   measure: str, repeat: int, seed: int, depth: int, alpha: float, probabilities: str | None,
-                   out_format: str | None, output: str | None) -> None:  # fmt: skip
+                   measure: str, repeat: int, seed: int, depth: int, alpha: float, rubric: str | None,
+                   probabilities: str | None, out_format: str | None, output: str | None) -> None:  # fmt: skip
     """Replay strategies of choosing which pairs people judge, on FULL's grades of every pooled pair.
 
     FULL.qrels are people's grades of every pooled pair (a past round, a TREC collection); MODEL.qrels a model
@@ -89,15 +92,16 @@ def replay_command(full: str, model: str, runs: tuple[str, ...], budgets: str, s
     from ..budget.replay import replay_inputs
     from ..formats import read_qrels
     from ..naming import check_run_names
-    from .options import load_runs
+    from .options import load_runs, rubric_scale
     from .output import note, reporter
 
     fmt = _output_format(out_format, output)
     names = _strategy_names(strategies)
     for name in names:  # a misspelt name is said before any input is read
         strategy(name)
-    full_qrels = read_qrels(full, name=Path(full).name)
-    model_qrels = read_qrels(model, name=Path(model).name)
+    scale, _ = rubric_scale(rubric)
+    full_qrels = read_qrels(full, name=Path(full).name, scale=scale)
+    model_qrels = read_qrels(model, name=Path(model).name, scale=scale)
     run_objs = load_runs(runs)
     check_run_names([r.name for r in run_objs], list(runs))
     probs = None
