@@ -511,8 +511,8 @@ def _check_scale(full: Qrels, model: Qrels, model_grades: np.ndarray) -> None:
     if full.scale:
         low, high = min(full.scale), max(full.scale)
     else:
-        grades = full.frame["grade"]
-        low, high = int(grades.min()), int(grades.max())
+        grades = full.frame["grade"].to_numpy()
+        low, high = int(np.min(grades)), int(np.max(grades))  # FULL pools at least one pair: not empty
     if not len(model_grades):
         return
     got_low, got_high = int(model_grades.min()), int(model_grades.max())
