@@ -342,3 +342,25 @@ def test_planning_again_replaces_the_queue_and_never_moves_a_position(planned: P
             with pytest.raises(NotAssigned):
                 store.write(lambda c: record_grade(c, alice, open_position, 1, unsure=False, note=None,
                                                    time_spent_ms=1, rubric=rubric))  # fmt: skip
+
+
+def test_planning_again_after_people_graded_drawn_pairs_needs_replace(planned: Path, cli) -> None:
+    """Once people graded pairs the design drew with a probability below 1, a new plan would count them as
+    certain and lose the design's intervals: refused in one line naming how many, unless --replace."""
+    with sqlite3.connect(planned) as conn:
+        drawn = conn.execute(
+            "SELECT COUNT(*) FROM design_pairs WHERE design = (SELECT MAX(design) FROM designs) "
+            "AND probability < 1"
+        ).fetchone()[0]
+    assert drawn > 0
+    _grade_queue(planned)
+    refused = cli("judge", "plan", planned)
+    assert refused.exit_code == 1
+    line = refused.stderr.strip()
+    assert "\n" not in line and f"people graded {drawn} of the {drawn} pairs design" in line, line
+    assert "pass --replace" in line
+    with sqlite3.connect(planned) as conn:
+        designs = conn.execute("SELECT COUNT(*) FROM designs").fetchone()[0]
+    assert designs == 2  # pending and planned: nothing written by the refusal
+    again = cli("judge", "plan", planned, "--replace")
+    assert again.exit_code == 0, again.output

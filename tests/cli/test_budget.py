@@ -187,6 +187,7 @@ def test_pool_depth_leaves_out_pairs_and_says_so(files):
         (["--budget", "0.1%"], "budget 0.1% is below one pair"),
         (["--budget", "161"], "budget 161 is above the 160 pooled pairs"),
         (["--strategy", "random-pair"], "unknown strategy 'random-pair' (did you mean 'random-pairs'?)"),
+        (["--budget", "5%,8"], "budgets 5% and 8 are both 8 of the 160 pooled pairs"),
     ],
 )
 def test_bad_input_is_one_line(files, extra, message):

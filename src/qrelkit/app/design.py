@@ -225,13 +225,18 @@ def record_plan(
     return store.write(write)
 
 
+def _graded_pairs(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """Every pooled pair a person (not a model) has graded."""
+    return [(q, d) for q, d in conn.execute(
+        "SELECT DISTINCT p.query_id, p.doc_id FROM grade_events e JOIN users u USING (user_id) "
+        "JOIN pairs p USING (pair_id) WHERE u.role = 'labeller' AND e.grade IS NOT NULL")]  # fmt: skip
+
+
 def design_progress(conn: sqlite3.Connection, design: Design) -> dict[str, Any]:
     """How much of the design's budget people have spent: the pairs settled before it (``judged_before``) and
     the chosen pairs a person graded since (``spent`` is both); and every pooled pair a person graded."""
     chosen = {(q, d) for q, d, _, _ in design.pairs}
-    judged = {(q, d) for q, d in conn.execute(
-        "SELECT DISTINCT p.query_id, p.doc_id FROM grade_events e JOIN users u USING (user_id) "
-        "JOIN pairs p USING (pair_id) WHERE u.role = 'labeller' AND e.grade IS NOT NULL")}  # fmt: skip
+    judged = set(_graded_pairs(conn))
     return {"strategy": design.strategy, "state": design.state, "budget": design.budget,
             "spent": design.judged_before + len(chosen & judged),
             "chosen": len(chosen), "chosen_judged": len(chosen & judged), "people_pairs": len(judged),
@@ -259,11 +264,25 @@ def pooled_pairs(conn: sqlite3.Connection) -> int:
 
 
 def plan_request(conn: sqlite3.Connection, *, order: str | None, budget: int | None, measure: str | None,
-                 seed: int | None) -> tuple[str, int, str, int]:  # fmt: skip
+                 seed: int | None, replace: bool = False) -> tuple[str, int, str, int]:  # fmt: skip
     """The design ``judge plan`` makes: ``(strategy, budget, measure, seed)``. ``order`` and ``budget`` go
     together, else the pending design's (the one ``judge init --order`` asked for); the measure given, else
-    the pending design's, else nDCG@10; the seed given, else the pending design's, else the project's."""
+    the pending design's, else nDCG@10; the seed given, else the pending design's, else the project's.
+
+    A planned design whose pairs drawn with a probability below 1 people have graded is refused unless
+    ``replace``: a new plan counts every pair judged so far as certain, and the draw's intervals are lost."""
     pending = current_design(conn)
+    if pending is not None and pending.state == "planned" and not replace:
+        drawn = {(q, d) for q, d, p, _ in pending.pairs if p < 1.0}
+        graded = drawn & set(_graded_pairs(conn))
+        if graded:
+            raise ValidationError(
+                f"people graded {len(graded)} of the {len(drawn)} pairs design {pending.design} "
+                f"({pending.strategy}, seed {pending.seed}) drew at random: a new plan would count them as "
+                "certain, and the design's intervals would be lost",
+                fix="estimate under this design (`qrelkit judge export --final`, then eval on the export); "
+                "to plan again all the same, pass --replace",
+            )
     if order is None and budget is None and pending is not None:
         order, budget = pending.strategy, pending.budget
     elif order is None or budget is None:

@@ -90,6 +90,13 @@ def parse_budgets(text: str | Sequence[str], pooled: int) -> list[Budget]:
                 got=item,
                 fix="pass a larger share or a count of at least 1",
             )
+        same = next((b for b in out if b.pairs == pairs), None)
+        if same is not None:
+            raise ValidationError(
+                f"budgets {same.label} and {item} are both {pairs} of the {pooled} pooled pairs",
+                got=item,
+                fix="give each budget once",
+            )
         out.append(Budget(item, pairs))
     return out
 

@@ -67,8 +67,10 @@ def hold_after_init(
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="Seed of the draw [default: the pending design's, else the project's].")  # fmt: skip
 @click.option("--by", default=None, help="Who planned it (recorded).")
+@click.option("--replace", is_flag=True, help="Plan again though people graded pairs the design in force drew at "
+              "random (they then count as certain, and that design's intervals are lost).")  # fmt: skip
 def command(db: Path, order: str | None, budget_text: str | None, measure: str | None, model: str | None,
-            seed: int | None, by: str | None) -> None:  # fmt: skip
+            seed: int | None, by: str | None, replace: bool) -> None:  # fmt: skip
     """Choose the pairs people judge beyond calibration within a budget (the strategy of --order, from the
     model labeller's grades and the pooled runs); their queue follows it, blind as before."""
     from qrelkit.app.design import plan_request, pooled_pairs, record_plan
@@ -79,7 +81,7 @@ def command(db: Path, order: str | None, budget_text: str | None, measure: str |
     with Store(db) as store:
         pairs = None if budget_text is None else budget_pairs(budget_text, store.read(pooled_pairs))
         order, pairs, measure, seed = store.read(
-            lambda c: plan_request(c, order=order, budget=pairs, measure=measure, seed=seed))  # fmt: skip
+            lambda c: plan_request(c, order=order, budget=pairs, measure=measure, seed=seed, replace=replace))  # fmt: skip
         check_order(order)
         material = planning_material(store, model)
         built, selection = plan_project(material, order, pairs, seed, measure)
