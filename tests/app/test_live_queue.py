@@ -364,3 +364,25 @@ def test_planning_again_after_people_graded_drawn_pairs_needs_replace(planned: P
     assert designs == 2  # pending and planned: nothing written by the refusal
     again = cli("judge", "plan", planned, "--replace")
     assert again.exit_code == 0, again.output
+
+
+def test_init_warns_of_a_budget_the_calibration_spends(tmp_path: Path, cli) -> None:
+    """60 pooled pairs, 40 of them the calibration sample people judge first: a budget of 10% (6 pairs) leaves
+    nothing to choose, said at init with the command that plans a larger one."""
+    from qrelkit.app.design import calibration_pairs
+    from qrelkit.app.store import Store
+
+    make_synthetic(tmp_path)
+    db = tmp_path / "live.db"
+    out = cli("judge", "init", db, "--rubric", tmp_path / "rubric.toml", "--pool", tmp_path / "pool.jsonl",
+              "--docs", tmp_path / "docs.jsonl", "--queries", tmp_path / "queries.tsv", "--labellers", "alice,bob",
+              "--seed", "11", "--min-kappa", "0.3", *[a for r in _runs(tmp_path) for a in ("--runs", r)],
+              "--order", "active", "--budget", "10%")  # fmt: skip
+    assert out.exit_code == 0, out.output
+    with Store(db) as store:
+        assert store.read(calibration_pairs) == 40  # 8 calibration queries x 5 documents
+    assert (
+        "warning: a budget of 6 pairs is no more than the 40 calibration pairs people judge first"
+        in out.stderr
+    )
+    assert "--budget N`, N above 40" in out.stderr

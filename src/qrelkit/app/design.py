@@ -142,6 +142,12 @@ def _check(strategy: str, budget: int, seed: int, measure: str) -> None:
         raise ValidationError("no measure named", fix="pass --measure nDCG@10")
 
 
+def calibration_pairs(conn: sqlite3.Connection) -> int:
+    """The pairs people judge first whatever the design (every round's calibration sample): a budget no
+    larger is spent before anything can be chosen."""
+    return int(conn.execute("SELECT COUNT(DISTINCT pair_id) FROM round_pairs").fetchone()[0])
+
+
 def hold_queue(store: Store, *, strategy: str, budget: int, seed: int, measure: str,
                by: str | None = None) -> dict[str, Any]:  # fmt: skip
     """Record a *pending* design (``judge init --order``: no model labeller has graded yet, so nothing can be

@@ -48,13 +48,20 @@ def hold_after_init(
     calibration until ``judge plan``; the line to print, or ``None`` without ``--order``."""
     if order is None:
         return None
-    from qrelkit.app.design import DEFAULT_MEASURE, hold_queue, pooled_pairs
+    from qrelkit.app.design import DEFAULT_MEASURE, calibration_pairs, hold_queue, pooled_pairs
     from qrelkit.app.store import Store
     from qrelkit.budget.queue import budget_pairs
+
+    from .output import warn
 
     with Store(db) as store:
         budget = budget_pairs(str(budget_text), store.read(pooled_pairs))
         hold_queue(store, strategy=order, budget=budget, seed=seed, measure=measure or DEFAULT_MEASURE)
+        first = store.read(calibration_pairs)
+    if budget <= first:
+        warn(f"a budget of {budget} pairs is no more than the {first} calibration pairs people judge first: "
+             f"nothing will be left to choose; plan with a larger one (`qrelkit judge plan {db} --order {order} "
+             f"--budget N`, N above {first})")  # fmt: skip
     return (f"live queue: {order}, a budget of {budget} pairs; the people's queue beyond calibration waits for "
             f"the plan: add a model labeller, run it on the pool, then `qrelkit judge plan {db}`")  # fmt: skip
 
