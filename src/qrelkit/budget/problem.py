@@ -323,7 +323,7 @@ def check_measure(measure: str) -> Measure:
     m = parse(measure)
     if m.name not in SUPPORTED or m.k is None:
         raise ValidationError(
-            f"the judging-budget replay computes nDCG@k, P@k and R@k, not {m}",
+            f"judging budgets (the replay, a live design's estimates) are of nDCG@k, P@k and R@k, not {m}",
             got=measure,
             fix="pass -m nDCG@10 (or P@k, R@k)",
         )
