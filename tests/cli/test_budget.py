@@ -290,7 +290,7 @@ def test_an_unsupported_measure_is_one_line(files):
     _, args, _ = files
     result = invoke(*args, "--repeat", "1", "-m", "AP@10")
     assert result.exit_code == 1 and result.stderr.count("\n") == 1
-    assert "computes nDCG@k, P@k and R@k" in result.stderr
+    assert "are of nDCG@k, P@k and R@k" in result.stderr
 
 
 def test_the_default_strategies_are_the_librarys_and_every_registered_one():
