@@ -214,17 +214,22 @@ class MeasureForm:
         norm, dnorm = self._norm(self._at_least(x))
         num = self._numerator(x)
         q = self.query_of[pairs]
+        safe = np.where(norm > 0, norm, 1.0)[q]
+        out = self._placed(pairs) * ((self.gain[-1] - self.gain[0]) / safe)[:, None]
+        out -= num[:, q].T / (safe**2)[:, None] * dnorm[q].sum(axis=1)[:, None]
+        out[norm[q] <= 0] = 0.0
+        return out
+
+    def _placed(self, pairs: np.ndarray) -> np.ndarray:
+        """float64 [len(pairs), runs]: the summed discount weights of the places each of ``pairs`` holds in
+        each run's top k (what one unit of its gain adds to each run's numerator)."""
         row_of = np.full(self.pairs, -1, dtype=np.int64)
         row_of[pairs] = np.arange(len(pairs))
         at = row_of[self.pair]
         hit = at >= 0
         flat = at[hit] * self.runs + self.row[hit] // self.queries
         placed = np.bincount(flat, weights=self.weight[hit], minlength=len(pairs) * self.runs)
-        safe = np.where(norm > 0, norm, 1.0)[q]
-        out = placed.reshape(len(pairs), self.runs) * ((self.gain[-1] - self.gain[0]) / safe)[:, None]
-        out -= num[:, q].T / (safe**2)[:, None] * dnorm[q].sum(axis=1)[:, None]
-        out[norm[q] <= 0] = 0.0
-        return out
+        return placed.reshape(len(pairs), self.runs)
 
     def gradient(
         self,
@@ -243,14 +248,8 @@ class MeasureForm:
         num = self._numerator(x)
         q = self.query_of[pairs]
         out = np.zeros((len(pairs), self.runs, self.max_grade + 1))
-        row_of = np.full(self.pairs, -1, dtype=np.int64)
-        row_of[pairs] = np.arange(len(pairs))
-        at = row_of[self.pair]
-        hit = at >= 0
         # the numerator: each weighted place the pair holds in each run's top k
-        flat = at[hit] * self.runs + self.row[hit] // self.queries
-        placed = np.bincount(flat, weights=self.weight[hit], minlength=len(pairs) * self.runs)
-        out += placed.reshape(len(pairs), self.runs)[:, :, None] * self.gain[None, None, :]
+        out += self._placed(pairs)[:, :, None] * self.gain[None, None, :]
         safe = np.where(norm > 0, norm, 1.0)[q]
         out /= safe[:, None, None]
         # the norm: x[pair, g] adds to the count at or above every grade up to g
