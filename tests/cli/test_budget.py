@@ -392,3 +392,15 @@ def test_with_every_pair_bought_every_interval_holds(files):
     for row in json.loads(result.stdout)["results"]:
         assert row["coverage_means"] in (None, 1.0), row
         assert row["coverage_differences"] in (None, 1.0) and row["wrong_sign"] == 0.0, row
+
+
+def test_an_output_in_a_missing_folder_is_refused_before_the_replay(files, tmp_path):
+    """The error write_output would give after the whole replay, given at the start: one line naming the
+    file and the missing folder, and nothing written."""
+    _, args, _ = files
+    out = tmp_path / "no-such-folder" / "replay.json"
+    result = invoke(*args, "--repeat", "1", "-o", str(out))
+    assert result.exit_code != 0
+    line = result.stderr.strip()
+    assert "\n" not in line and str(out) in line and "does not exist" in line, line
+    assert not out.parent.exists()

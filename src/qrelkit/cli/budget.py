@@ -96,6 +96,10 @@ def replay_command(full: str, model: str, runs: tuple[str, ...], budgets: str, s
     from .output import note, reporter
 
     fmt = _output_format(out_format, output)
+    if output:  # a missing folder is said now, not after the whole replay
+        from ..formats.outputs import check_output
+
+        check_output(output)
     names = _strategy_names(strategies)
     for name in names:  # a misspelt name is said before any input is read
         strategy(name)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import OutputError
 
-__all__ = ["write_output", "write_outputs"]
+__all__ = ["check_output", "write_output", "write_outputs"]
 
 
 def _failed(path: Path, exc: OSError) -> OutputError:
@@ -35,6 +35,19 @@ def _failed(path: Path, exc: OSError) -> OutputError:
     else:
         fix = "free space on the disk (or choose another path) and run the command again"
     return OutputError(f"cannot write ({reason}); nothing was written", source=str(path), fix=fix)
+
+
+def check_output(path: str | os.PathLike[str]) -> None:
+    """Refuse, before any work, an output whose folder is missing or not writable: the error
+    :func:`write_output` would give at the end, said at the start (a long command loses nothing)."""
+    target = Path(path)
+    if _is_device(target):
+        return
+    folder = target.parent
+    if not folder.is_dir():
+        raise _failed(target, FileNotFoundError(2, "No such file or directory"))
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise _failed(target, PermissionError(13, "Permission denied"))
 
 
 def _is_device(path: Path) -> bool:
