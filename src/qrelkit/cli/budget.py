@@ -96,10 +96,6 @@ def replay_command(full: str, model: str, runs: tuple[str, ...], budgets: str, s
     from .output import note, reporter
 
     fmt = _output_format(out_format, output)
-    if output:  # a missing folder is said now, not after the whole replay
-        from ..formats.outputs import check_output
-
-        check_output(output)
     names = _strategy_names(strategies)
     for name in names:  # a misspelt name is said before any input is read
         strategy(name)
@@ -141,8 +137,12 @@ def replay_command(full: str, model: str, runs: tuple[str, ...], budgets: str, s
 
 
 def _output_format(out_format: str | None, output: str | None) -> str:
+    """The format to write, and ``-o``'s folder checked now rather than after the whole replay."""
+    from ..formats.outputs import check_output
     from .output import default_format
 
+    if output:
+        check_output(output)
     if output and not out_format and Path(output).suffix.lower() not in OUTPUT_SUFFIXES:
         raise click.UsageError(
             f"cannot tell the output format from {output!r}: name it with --format {'|'.join(FORMATS)}, "
