@@ -146,7 +146,7 @@ class Active:
     def select(self, problem: Problem, state: State, budget: int, rng: np.random.Generator) -> Selection:
         remaining = budget - state.spent
         if remaining <= 0:
-            return Selection(np.zeros(0, dtype=np.int64), np.zeros(0))
+            return Selection.none()
         left = problem.n_pairs - state.spent
         if remaining >= left:  # everything: known exactly
             pairs = np.flatnonzero(~state.known(problem.n_pairs))

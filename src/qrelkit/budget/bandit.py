@@ -51,7 +51,7 @@ class MaxMean:
         pull in each at once is the same as pulling them one after another)."""
         remaining = budget - state.spent
         if remaining <= 0:
-            return Selection(np.zeros(0, dtype=np.int64), np.zeros(0))
+            return Selection.none()
         known = state.known(problem.n_pairs)
         spent_q = np.bincount(problem.query_of[state.bought], minlength=problem.n_queries)
         short = _shares(problem, budget) - spent_q

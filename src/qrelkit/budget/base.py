@@ -83,6 +83,11 @@ class Selection:
     pairs: np.ndarray  # int64 pair indices to buy next
     probability: np.ndarray  # float64 their inclusion probabilities under the design
 
+    @classmethod
+    def none(cls) -> Selection:
+        """Nothing to buy (the budget is spent)."""
+        return cls(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+
 
 @dataclass(frozen=True)
 class Estimate:

@@ -30,8 +30,6 @@ import numpy as np
 from .base import Estimate, Selection, State, register
 from .problem import Problem
 
-_EMPTY = Selection(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
-
 
 def best_ranks(problem: Problem) -> np.ndarray:
     """int64 [pairs]: each pair's best 0-based rank over the runs (from the ranks within k when the Problem
@@ -84,20 +82,20 @@ class RandomQueries:
         draw: the design is a random permutation's prefix, so once this state holds a draw (``state.rounds``)
         nothing more is selected, even where a smaller query would fit in what is left."""
         if state.rounds:
-            return _EMPTY
+            return Selection.none()
         left = budget - state.spent
         known = state.known(problem.n_pairs)
         starts, stops = problem.query_start[:-1], problem.query_start[1:]
         complete = _judged_whole(problem, known)
         open_queries = np.flatnonzero(~complete & (stops > starts))
         if left <= 0 or not len(open_queries):
-            return _EMPTY
+            return Selection.none()
         order = rng.permutation(open_queries)
         cost = np.array([int((~known[starts[q] : stops[q]]).sum()) for q in order], dtype=np.int64)
         fits = np.cumsum(cost) <= left
         take = order[: int(np.argmin(fits)) if not fits.all() else len(order)]
         if not len(take):
-            return _EMPTY
+            return Selection.none()
         pairs = np.concatenate([np.arange(starts[q], stops[q]) for q in take]).astype(np.int64)
         pairs = pairs[~known[pairs]]
         share = (len(take) + int(complete.sum())) / problem.n_queries
@@ -161,7 +159,7 @@ class RandomPairs:
         left = budget - state.spent
         unknown = np.flatnonzero(~state.known(problem.n_pairs))
         if left <= 0 or not len(unknown):
-            return _EMPTY
+            return Selection.none()
         take = np.sort(rng.choice(unknown, size=min(left, len(unknown)), replace=False)).astype(np.int64)
         return Selection(take, np.full(len(take), (state.spent + len(take)) / problem.n_pairs))
 
@@ -222,7 +220,7 @@ class PoolOrder:
         left = budget - state.spent
         unknown = np.flatnonzero(~state.known(problem.n_pairs))
         if left <= 0 or not len(unknown):
-            return _EMPTY
+            return Selection.none()
         rank = best_ranks(problem)[unknown]
         order = np.lexsort((rng.random(len(unknown)), rank))  # by best rank, ties at random
         take = unknown[order[:left]].astype(np.int64)

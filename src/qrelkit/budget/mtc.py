@@ -63,7 +63,7 @@ class MTC:
     def select(self, problem: Problem, state: State, budget: int, rng: np.random.Generator) -> Selection:
         remaining = budget - state.spent
         if remaining <= 0:
-            return Selection(np.zeros(0, dtype=np.int64), np.zeros(0))
+            return Selection.none()
         form = form_of(problem)
         x = expected_grades(problem, state)
         known = state.known(problem.n_pairs)
