@@ -160,12 +160,12 @@ def estimate_export(
     from ..fingerprint import file_sha256
     from ..formats import read_qrels, read_run
     from ..formats.probabilities import read_probabilities
-    from ..judgments.manifest import manifest_path, read_manifest
+    from ..judgments.manifest import manifest_beside
 
-    mpath = Path(manifest) if manifest is not None else manifest_path(qrels)
-    if manifest is None and not mpath.is_file():
+    beside = manifest_beside(qrels, manifest)
+    if beside is None:
         return None
-    data = read_manifest(mpath, verify=False)
+    mpath, data = beside
     design = data.get("design")
     if not design:
         return None

@@ -14,13 +14,10 @@ __all__ = ["design_values", "show_design_comparison", "show_design_estimates"]
 def _records_design(qrels: str, manifest: str | None) -> bool:
     """Whether the manifest of ``qrels`` (or ``manifest``) records a live queue's design; read without
     importing the estimators, so an evaluation without one loads nothing more."""
-    from ..judgments.manifest import manifest_path, read_manifest
+    from ..judgments.manifest import manifest_beside
 
-    if manifest is None and not manifest_path(qrels).is_file():
-        return False
-    return bool(
-        read_manifest(Path(manifest) if manifest else manifest_path(qrels), verify=False).get("design")
-    )
+    beside = manifest_beside(qrels, manifest)
+    return beside is not None and bool(beside[1].get("design"))
 
 
 def _estimate(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], manifest: str | None) -> Any:

@@ -94,6 +94,7 @@ __all__ = [
     "human_source",
     "judgments_for",
     "judgments_meaning",
+    "manifest_beside",
     "manifest_path",
     "model_warnings",
     "predictor_warning",
@@ -116,6 +117,18 @@ def manifest_path(qrels_path: str | Path) -> Path:
     """``final.qrels`` -> ``final.qrels.manifest.json``."""
     path = Path(qrels_path)
     return path.with_name(path.name + ".manifest.json")
+
+
+def manifest_beside(
+    qrels_path: str | Path, manifest: str | Path | None = None
+) -> tuple[Path, dict[str, Any]] | None:
+    """(its path, the manifest read without verifying) of ``manifest``, or of ``<qrels>.manifest.json``
+    beside the qrels; ``None`` when none is named and none lies beside them. What the manifest says of the
+    files it names is each caller's to check."""
+    path = Path(manifest) if manifest is not None else manifest_path(qrels_path)
+    if manifest is None and not path.is_file():
+        return None
+    return path, read_manifest(path, verify=False)
 
 
 def _qrels_summary(qrels: Qrels, name: str, digest: str) -> dict[str, Any]:
@@ -395,12 +408,10 @@ def judgments_for(
     describes a file edited after export (the error says how to fix it).
     """
     qrels_path = Path(qrels_path)
-    if manifest is None:
-        found = manifest_path(qrels_path)
-        if not found.is_file():
-            return None
-        manifest = found
-    data = read_manifest(manifest, verify=False)
+    beside = manifest_beside(qrels_path, manifest)
+    if beside is None:
+        return None
+    manifest, data = beside
     if qrels_path.is_file():
         digest = file_sha256(qrels_path)
         if digest != data["qrels"]["sha256"]:
@@ -606,10 +617,10 @@ def human_source(qrels_path: str | Path, manifest: str | Path | None = None) -> 
     is absent or does not describe a model's qrels (``prediction_powered``). Both files must be the ones
     the manifest records: a missing or altered file is an error naming the fix."""
     qrels_path = Path(qrels_path)
-    mpath = Path(manifest) if manifest is not None else manifest_path(qrels_path)
-    if manifest is None and not mpath.is_file():
+    beside = manifest_beside(qrels_path, manifest)
+    if beside is None:
         return None
-    data = read_manifest(mpath, verify=False)
+    mpath, data = beside
     pp = data.get("prediction_powered")
     if not pp:
         return None
