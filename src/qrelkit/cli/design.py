@@ -26,6 +26,29 @@ def _estimate(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], mani
     return estimate_export(qrels, runs, measures or None, manifest)
 
 
+def _format(out_format: str | None, output: str | None, what: str) -> str:
+    """The format to write (``--format``, else JSON for a ``.json`` output, else a table); one the design's
+    renderers do not write is a usage error naming ``what`` is written."""
+    from ..report.design import FORMATS
+
+    fmt = out_format or ("json" if output and output.endswith(".json") else "table")
+    if fmt not in FORMATS:
+        raise click.UsageError(f"{what} written as {'|'.join(FORMATS)}, not {fmt}")
+    return fmt
+
+
+def _emit(text: str, output: str | None, wrote: str | None) -> None:
+    """``text`` to ``output`` (and the ``wrote`` line on stderr, when given), else to stdout."""
+    if output:
+        from ..formats.outputs import write_output
+
+        write_output(Path(output), text)
+        if wrote:
+            click.echo(wrote, err=True)
+    else:
+        click.echo(text, nl=False)
+
+
 def _say_estimator(found: Any, estimators: list[str]) -> None:
     """The estimators used, named on stderr, with the design they are valid under."""
     click.echo(f"estimator: {'; '.join(dict.fromkeys(estimators))}, valid under the design the manifest records "
@@ -38,21 +61,16 @@ def show_design_estimates(qrels: str, manifest: str | None, runs: tuple[str, ...
     records none or no manifest is beside them."""
     if not _records_design(qrels, manifest):
         return False
-    from ..report.design import FORMATS, render_design_estimates
+    from ..report.design import render_design_estimates
 
-    fmt = out_format or ("json" if output and output.endswith(".json") else "table")
-    if fmt not in FORMATS:
-        raise click.UsageError(f"estimates under a design are written as {'|'.join(FORMATS)}, not {fmt}")
+    fmt = _format(out_format, output, "estimates under a design are")
     found = _estimate(qrels, runs, measures, manifest)
     _say_estimator(found, [e.estimator for e in found.estimates])
-    text = render_design_estimates(found.to_dict(), fmt)
-    if output:
-        from ..formats.outputs import write_output
-
-        write_output(Path(output), text)
-        click.echo(f"wrote {output} ({fmt}: estimates under the design)", err=True)
-    else:
-        click.echo(text, nl=False)
+    _emit(
+        render_design_estimates(found.to_dict(), fmt),
+        output,
+        f"wrote {output} ({fmt}: estimates under the design)",
+    )
     return True
 
 
@@ -62,21 +80,13 @@ def show_design_comparison(qrels: str, manifest: str | None, runs: tuple[str, ..
     design's estimator, named; ``False`` (nothing done) without a design."""
     if not _records_design(qrels, manifest):
         return False
-    from ..report.design import FORMATS, render_design_differences
+    from ..report.design import render_design_differences
 
-    fmt = out_format or ("json" if output and output.endswith(".json") else "table")
-    if fmt not in FORMATS:
-        raise click.UsageError(f"a comparison under a design is written as {'|'.join(FORMATS)}, not {fmt}")
+    fmt = _format(out_format, output, "a comparison under a design is")
     found = _estimate(qrels, runs, measures, manifest)
     rows = found.differences(baselines or None)
     _say_estimator(found, [r["estimator"] for r in rows])
-    text = render_design_differences(found.to_dict(), rows, fmt)
-    if output:
-        from ..formats.outputs import write_output
-
-        write_output(Path(output), text)
-    else:
-        click.echo(text, nl=False)
+    _emit(render_design_differences(found.to_dict(), rows, fmt), output, None)
     return True
 
 
