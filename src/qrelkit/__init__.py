@@ -12,8 +12,6 @@ both names.
 
 from __future__ import annotations
 
-import importlib
-import importlib.machinery
 import sys
 from types import ModuleType
 
@@ -21,6 +19,7 @@ from ._version import __version__
 
 TYPE_CHECKING = False  # typing costs ``qrelkit --version`` 10 ms
 if TYPE_CHECKING:
+    import importlib.machinery
     from typing import Any
 
 _EXPORTS = {
@@ -140,9 +139,13 @@ class _MovedModule:
     ) -> importlib.machinery.ModuleSpec | None:
         if fullname not in MOVED and fullname not in MOVED_PACKAGES:
             return None
+        import importlib.machinery  # (loaded on use: 0.4 ms of every start-up)
+
         return importlib.machinery.ModuleSpec(fullname, self)  # type: ignore[arg-type]  # a Loader by its protocol, not by inheritance
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        import importlib
+
         module = importlib.import_module(MOVED.get(spec.name) or MOVED_PACKAGES[spec.name])
         spec.loader_state = (module.__spec__, module.__loader__)  # put back once the import is done
         return module
@@ -160,6 +163,8 @@ if not any(type(f).__name__ == "_MovedModule" for f in sys.meta_path):
 
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
+        import importlib
+
         module = importlib.import_module(_EXPORTS[name])
         value = getattr(module, "parse" if name == "parse_measure" else name)
         globals()[name] = value

@@ -18,8 +18,6 @@
 
 from __future__ import annotations
 
-import importlib
-
 TYPE_CHECKING = False  # typing is not loaded at run time: qrelkit trec_eval's start-up imports this package
 if TYPE_CHECKING:  # what a type checker sees of the old names
     from typing import Any
@@ -31,6 +29,8 @@ if TYPE_CHECKING:  # what a type checker sees of the old names
 def __getattr__(name: str) -> Any:
     if name.startswith("__") and name != "__all__":  # `from ... import *` takes the old module's names
         raise AttributeError(name)
+    import importlib  # (loaded on use: qrelkit trec_eval's start-up imports this package)
+
     if name == "__all__":
         return [n for s in (".core", ".files") for n in _public(importlib.import_module(s, __name__))]
     for module in (".core", ".files"):

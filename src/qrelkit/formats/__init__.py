@@ -22,8 +22,6 @@ Judgments and queries may be named by dataset instead of by file: ``irds:ID`` (:
 
 from __future__ import annotations
 
-import importlib
-
 TYPE_CHECKING = False  # neither typing nor pathlib is loaded by this package (qrelkit trec_eval's start-up)
 if TYPE_CHECKING:
     from typing import Any
@@ -80,6 +78,8 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
+        import importlib
+
         value = getattr(importlib.import_module(_EXPORTS[name]), name)
         globals()[name] = value
         return value

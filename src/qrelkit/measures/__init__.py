@@ -12,8 +12,6 @@ still works: such names load from :mod:`.grammar` on first use.
 
 from __future__ import annotations
 
-import importlib
-
 TYPE_CHECKING = False  # typing is not loaded at run time: qrelkit trec_eval's start-up imports this package
 if TYPE_CHECKING:  # what a type checker sees of the old names
     from typing import Any
@@ -24,6 +22,8 @@ if TYPE_CHECKING:  # what a type checker sees of the old names
 def __getattr__(name: str) -> Any:
     if name.startswith("__") and name != "__all__":  # `from ... import *` takes the old module's names
         raise AttributeError(name)
+    import importlib  # (loaded on use: qrelkit trec_eval's start-up imports this package)
+
     module = importlib.import_module(".grammar", __name__)
     return _public(module) if name == "__all__" else getattr(module, name)
 

@@ -13,8 +13,6 @@ given (``utility_2,-1,0,0``), and ``name=value`` pairs printed as given (``ndcg_
 
 from __future__ import annotations
 
-import re
-
 from ..errors import MeasureSyntaxError, did_you_mean
 
 # kind: "long" (one value, printed as a whole number and summed over queries), "double" (one value, mean),
@@ -154,11 +152,15 @@ MAX_CUTOFF = 1_000_000_000
 
 
 def _atol(text: str) -> int:
+    import re  # (loaded on use: qrelkit trec_eval's native reader reads only the names here)
+
     match = re.match(r"\s*[-+]?\d+", text)
     return int(match.group(0)) if match else 0
 
 
 def _number(text: str, m: TrecMeasure) -> float:
+    import re
+
     match = re.match(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", text)
     if not match:
         raise MeasureSyntaxError(
@@ -276,6 +278,8 @@ def qrelkit_measures(text: str, rel: int = 1) -> list[str] | None:
     if text in ("gm_map", "gm_bpref", "utility", "11pt_avg", "G", "ndcg_rel", "Rndcg", "set_relative_P",
                 "set_map", "set_F", "rbp", "rbp_resid", "iprec_at_recall", "Rprec_mult"):  # fmt: skip
         return _nickname_member(text, rel)
+    import re
+
     fractional = re.fullmatch(r"(iprec_at_recall|Rprec_mult)[_.](\d*\.?\d+(?:,\d*\.?\d+)*)", text)
     if fractional:
         key = "recall" if fractional.group(1) == "iprec_at_recall" else "mult"
