@@ -94,12 +94,16 @@ def _lean_trec_eval(argv: list[str]) -> bool:
     numpy load (:func:`qrelkit.evaluation.trec_lean.lean_argv`); False when it steps aside to the command."""
     from .errors import StepAside
     from .evaluation.trec_lean import lean_argv
-    from .report.trec_eval import render_trec_eval
 
     try:
-        text = render_trec_eval(lean_argv(argv))
+        out = lean_argv(argv)
     except StepAside:
         return False
+    text = getattr(out, "text", None)  # laid out by the native reader (evaluation.trec_native)
+    if text is None:
+        from .report.trec_eval import render_trec_eval
+
+        text = render_trec_eval(out)
     try:
         sys.stdout.write(text)
         sys.stdout.flush()

@@ -183,8 +183,9 @@ TREC_EVAL_MODULES = VERSION_MODULES | {
     "qrelkit.engine.trec.registry",  # which engine computes each trec_eval measure
     "qrelkit.errors",
     "qrelkit.evaluation",
-    "qrelkit.evaluation.routes",  # the plan's route table: trec_eval's first reader is trec_lean
+    "qrelkit.evaluation.routes",  # the plan's route table: trec_eval's first readers need no numpy
     "qrelkit.evaluation.trec_lean",
+    "qrelkit.evaluation.trec_native",  # tried first: it leaves measures with parameters to trec_lean
     "qrelkit.evaluation.trec_options",  # the command's options, one table for click and the lean reader
     "qrelkit.formats",
     "qrelkit.formats.inputs",
@@ -196,6 +197,52 @@ TREC_EVAL_MODULES = VERSION_MODULES | {
     "qrelkit.report",
     "qrelkit.report.trec_eval",  # trec_eval's layout
 }
+
+
+#: What ``qrelkit trec_eval -m all_trec`` (measures by name, in one native call) of small clean TREC files
+#: may import: the measures' names, the option table, the route and the native library.
+NATIVE_TREC_EVAL_MODULES = VERSION_MODULES | {
+    "qrelkit._typing",  # the format a file's suffix names
+    "qrelkit.errors",
+    "qrelkit.evaluation",
+    "qrelkit.evaluation.routes",
+    "qrelkit.evaluation.trec_lean",  # its reader of the command line and its route
+    "qrelkit.evaluation.trec_native",
+    "qrelkit.evaluation.trec_options",
+    "qrelkit.measures",
+    "qrelkit.measures.trec_names",
+}
+
+
+def test_trec_eval_by_measure_names_takes_the_native_path_and_imports_only_its_modules() -> None:
+    """``-m all_trec`` laid out in C (:mod:`qrelkit.evaluation.trec_native`): neither the plain-Python
+    kernels, nor the layout module, nor the standard library's ``re``, ``collections`` or ``importlib``
+    (each a millisecond or more of a command whose whole time is about 15 ms, benchmarks/startup_floor.py)."""
+    from qrelkit.evaluation.trec_eval import TrecOptions, trec_eval_files
+    from qrelkit.report.trec_eval import render_trec_eval
+
+    args = ["-q", "-c", "-m", "all_trec", str(QRELS), str(RUN)]
+    out, ours, theirs = _imported("trec_eval", *args)
+    assert ours == NATIVE_TREC_EVAL_MODULES, (
+        sorted(ours - NATIVE_TREC_EVAL_MODULES),
+        sorted(NATIVE_TREC_EVAL_MODULES - ours),
+    )
+    assert theirs == set()
+    options = TrecOptions(per_query=True, complete=True, measures=("all_trec",))
+    assert out == render_trec_eval(trec_eval_files(QRELS, RUN, options))  # the numpy path's bytes
+    code = (
+        "import io, sys\n"  # (io is loaded at the interpreter's start; contextlib would load collections)
+        "before = set(sys.modules)\n"
+        "shown, sys.stdout = sys.stdout, io.StringIO()\n"
+        "from qrelkit.__main__ import _lean_trec_eval\n"
+        f"assert _lean_trec_eval({args!r}), 'stepped aside'\n"
+        "sys.stdout = shown\n"
+        "new = set(sys.modules) - before\n"
+        "print(sorted(m for m in ('re', 'collections', 'importlib', 'typing', 'pathlib') if m in new))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
 
 
 def test_trec_eval_of_small_clean_files_imports_neither_click_nor_numpy() -> None:

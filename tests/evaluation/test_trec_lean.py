@@ -214,8 +214,10 @@ def test_the_route_decides_whether_the_path_without_numpy_is_tried(files, monkey
     from qrelkit.evaluation.plan import ROUTES
     from qrelkit.evaluation.trec_lean import lean_route
 
-    assert ROUTES is routes.ROUTES and ROUTES["trec_eval"][0] == "trec_lean"
+    assert ROUTES is routes.ROUTES and ROUTES["trec_eval"][:2] == ("trec_native", "trec_lean")
     assert lean_route(*files) is not None
+    monkeypatch.setitem(routes.ROUTES, "trec_eval", ROUTES["trec_eval"][1:])
+    assert lean_route(*files) is not None  # trec_lean reads them
     monkeypatch.setitem(routes.ROUTES, "trec_eval", ROUTES["trec_eval"][1:])
     assert lean_route(*files) is None  # trec_eval_files reads them
     with pytest.raises(StepAside):

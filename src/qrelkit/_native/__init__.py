@@ -68,7 +68,7 @@ else:
 
 #: Bumped with every change to the scanner's exported functions or structures (QK_ABI in qkscan.h): a library
 #: built from another version of the sources is not used.
-ABI = 11
+ABI = 12
 
 LIBRARY = "_qkscan.dll" if sys.platform == "win32" else "_qkscan.so"
 
@@ -175,6 +175,16 @@ def _load() -> ctypes.CDLL | None:
     ]
     lib.qk_group_start.restype = ctypes.c_int64
     lib.qk_group_start.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32]
+    lib.qk_trec_eval.restype = ctypes.c_int64
+    lib.qk_trec_eval.argtypes = [
+        ctypes.c_char_p, ctypes.c_int64, ctypes.c_char_p, ctypes.c_int64, ctypes.c_uint64, ctypes.c_int32,
+        ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p),
+        ctypes.POINTER(ctypes.c_int64),
+    ]  # fmt: skip
+    lib.qk_te_free.restype = None
+    lib.qk_te_free.argtypes = [ctypes.c_void_p]
+    lib.qk_te_measure.restype = ctypes.c_char_p
+    lib.qk_te_measure.argtypes = [ctypes.c_int64]
     return lib
 
 
@@ -638,3 +648,44 @@ def raw_trec_rank(
     if status:
         raise MemoryError("the native scanner ran out of memory")
     return memoryview(pos).cast("B").cast("q")[:n], memoryview(judged).cast("B").cast("q")[:n]
+
+
+# ------------------------------------------------------------------------------- trec_eval whole
+
+
+def trec_eval_text(
+    qrels: bytes,
+    run: bytes,
+    mask: int,
+    flags: int,
+    rel_level: int,
+    max_per_topic: int,
+    num_docs: int,
+    max_line: int,
+) -> bytes | None:
+    """``qk_trec_eval`` (``trec_eval.c``): the text ``qrelkit trec_eval`` prints (the arguments are
+    described there), or ``None`` when it leaves the files to the lean path."""
+    assert lib is not None
+    out, length = ctypes.c_void_p(), ctypes.c_int64()
+    status = lib.qk_trec_eval(
+        qrels, len(qrels), run, len(run), mask, flags, rel_level, max_per_topic, num_docs, max_line,
+        ctypes.byref(out), ctypes.byref(length),
+    )  # fmt: skip
+    if status == 2:
+        raise MemoryError("the native scanner ran out of memory")
+    if status != 0:
+        return None
+    try:
+        return ctypes.string_at(out.value, length.value) if length.value else b""
+    finally:
+        lib.qk_te_free(out)
+
+
+def trec_eval_measures() -> list[str]:
+    """The measures ``qk_trec_eval`` computes, in the order of its mask's bits."""
+    assert lib is not None
+    names, i = [], 0
+    while (name := lib.qk_te_measure(i)) is not None:
+        names.append(name.decode())
+        i += 1
+    return names

@@ -11,6 +11,8 @@
  *                a block of a file grouped by query may be cut (qk_group_start)
  *   top.c        each query's top rows across the blocks of a run in any order (qk_top_*)
  *   trec_rank.c  trec_eval's ranking and join, for its fast path (qk_judged_dups, qk_trec_rank)
+ *   trec_eval.c  `qrelkit trec_eval` whole on small files: the lists, the measures and the text
+ *                (qk_trec_eval, qk_te_free, qk_te_measure)
  *
  * A helper that one file uses is static in it. The helpers that several files use are declared here
  * (and described where they are defined), hidden from the library's exports; the small ones that run for
@@ -27,7 +29,7 @@
 
 /* What qk_abi returns: _native/__init__.py's ABI, bumped with every change to the exported functions or
  * their structures, so that a library built from other sources is not used. */
-#define QK_ABI 11
+#define QK_ABI 12
 
 #define QK_OK 0
 #define QK_REFUSE 1
@@ -100,6 +102,17 @@ QK_INTERNAL extern const uint8_t BYTE_CLASS[256];
 QK_INTERNAL int split_line(const uint8_t *buf, int64_t *at, int fields, int flags, int64_t *start,
                            int64_t *length, uint8_t *high);
 
+/* The exported functions one file calls in another (trec_eval.c runs the scans and the ranking). */
+Result *qk_scan_run(const uint8_t *buf, int64_t len, int64_t keep_top, int32_t rank_single, int32_t flags);
+Result *qk_scan_qrels(const uint8_t *buf, int64_t len, int32_t comments);
+void qk_free(Result *o);
+int64_t qk_judged_dups(int64_t queries, const int64_t *first, const int64_t *order, const int64_t *d_off,
+                       const uint8_t *d_data);
+int64_t qk_trec_rank(int64_t groups, const int64_t *group_first, const int64_t *group_qcode, int64_t rows,
+                     const double *score, const int64_t *d_off, const uint8_t *d_data, int32_t single,
+                     const int64_t *j_first, const int64_t *j_order, const int64_t *j_off, const uint8_t *j_data,
+                     int64_t *pos_out, int64_t *judged_out);
+
 /* ------------------------------------------------------------------------------------------ result.c */
 
 QK_INTERNAL Result *new_result(void);
@@ -110,5 +123,61 @@ QK_INTERNAL int append_row(Result *o, const uint8_t *q, int64_t q_len, const uin
 /* -------------------------------------------------------------------------------------------- scan.c */
 
 QK_INTERNAL double kth_largest(double *v, int64_t n, int64_t k);
+
+/* ------------------------------------------------------------------- trec_eval.c, trec_measures.c */
+
+#define UNJ (-2) /* lean_kernels.UNJUDGED: a document judged with a negative grade */
+#define RELSTRING_LENGTH 10
+
+/* Each query's sparse list (lean_kernels.Lists): the judged documents it returned, by rank. */
+typedef struct {
+    int64_t n, top, rel_level;
+    int64_t *start, *count;      /* each query's rows in the arrays below */
+    int64_t *pos, *rel;          /* 0-based ranks (ascending) and codes of the returned judged documents */
+    int64_t *rsf, *nsf;          /* relevant and judged non-relevant rows so far (running counts) */
+    int64_t *num_ret, *num_rel, *num_nonrel, *num_rel_ret;
+    int64_t *levels;             /* [n][top]: judgments per grade */
+    uint8_t *stand_in;
+    int64_t longest;             /* the largest num_ret */
+} Lists;
+
+/* trec_eval's measures, in TE_ORDER's order (trec_eval.c): the bits of qk_trec_eval's mask. */
+enum {
+    M_RUNID, M_NUM_Q, M_NUM_RET, M_NUM_REL, M_NUM_REL_RET, M_MAP, M_GM_MAP, M_RPREC, M_BPREF, M_RECIP_RANK,
+    M_IPREC, M_P, M_RELSTRING, M_RECALL, M_INFAP, M_GM_BPREF, M_RPREC_MULT, M_UTILITY, M_11PT, M_BING, M_G,
+    M_NDCG, M_NDCG_REL, M_RNDCG, M_NDCG_CUT, M_MAP_CUT, M_RELATIVE_P, M_SUCCESS, M_SET_P, M_SET_RELATIVE_P,
+    M_SET_RECALL, M_SET_MAP, M_SET_F, M_NUM_NONREL_JUDGED_RET, M_RBP, M_RBP_RESID, M_UNJ
+};
+
+/* One measure's printed line kinds (report/trec_eval.py). */
+enum { K_DOUBLE, K_LONG, K_STRING, K_GM, K_RUNID, K_NUM_Q };
+
+/* One printed line: a measure with one parameter's value (P_10) and its values per query. */
+typedef struct {
+    char name[48];  /* padded to 22 columns and a tab */
+    int kind, measure;
+    double *values; /* per query (K_DOUBLE, K_LONG, K_GM: logs) */
+    char *strings;  /* K_STRING: per query, RELSTRING_LENGTH + 1 bytes each */
+    double summary;
+} Line;
+
+/* The measures' work: the lists, the lines computed so far and scratch space (trec_measures.c). */
+typedef struct {
+    Lists *L;
+    Line *lines;
+    int64_t n_lines;
+    double *pool; /* every line's values, n doubles each */
+    int refuse, nomem;
+    double *scratch; /* per-query work space: 4 x scratch_len doubles */
+    int64_t scratch_len;
+} Ctx;
+
+/* Every line of the measures of `mask` for every query (lean_trec_eval.lean_output's order); sets
+ * c->refuse where the lean path steps aside, c->nomem. */
+QK_INTERNAL void te_compute(Ctx *c, uint64_t mask, int64_t num_docs);
+/* How many lines the measures of `mask` print a query (a line per parameter value). */
+QK_INTERNAL int64_t te_lines(uint64_t mask);
+/* The number of positive-gain judgments of query q: its ideal ranking's length. */
+QK_INTERNAL int64_t te_ideal_length(const Lists *L, int64_t q);
 
 #endif

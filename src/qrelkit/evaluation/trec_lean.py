@@ -22,20 +22,16 @@ compares the two paths' floats and bytes.
 
 from __future__ import annotations
 
-import math
 import sys
-from bisect import bisect_left
 from itertools import pairwise
 from types import SimpleNamespace
 
 from ..errors import QrelkitError, StepAside
+from .trec_native import MAX_BYTES  # each file is read whole: at most this many bytes
 
 TYPE_CHECKING = False  # typing costs this path's start-up a few milliseconds
 if TYPE_CHECKING:
     from typing import Any
-
-#: Each file is read whole: at most this many bytes (the fast path's one block, ``NATIVE_BLOCK_BYTES``).
-MAX_BYTES = 4 << 20
 
 UNJUDGED = -2  # as engine/trec/kernels.py
 
@@ -133,8 +129,14 @@ def lean_trec_eval(
         return None
 
 
+def _native_trec_eval(qrels_path: str, run_path: str, **options: Any) -> SimpleNamespace | None:
+    from .trec_native import native_trec_eval
+
+    return native_trec_eval(qrels_path, run_path, **options)
+
+
 #: The readers of the ``trec_eval`` route that need no numpy, by the route's names.
-LIGHT_READERS = {"trec_lean": lean_trec_eval}
+LIGHT_READERS = {"trec_native": _native_trec_eval, "trec_lean": lean_trec_eval}
 
 
 def lean_output(
@@ -153,6 +155,8 @@ def lean_output(
     """What :func:`~qrelkit.evaluation.trec_eval.trec_eval_files` returns (``query_ids``, ``run_id``,
     ``options``, ``lines``; values as lists), or :class:`StepAside`."""
     # long: the options' checks, then the lists and the summaries in trec_eval.evaluate_lists' order
+    import math
+
     from ..engine.trec.registry import LEAN, LEAN_MEASURES, TREC_REGISTRY, measure_values
     from ..measures.trec_names import MAX_CUTOFF, select
 
@@ -255,6 +259,8 @@ def _lists(qrels_path: str, run_path: str, judged_only: bool, max_per_topic: int
     """trec_fast.fast_rel_lists' sparse lists, per query, with trec_eval's stand-in for the judged queries
     missing from the run (trec_eval.trec_eval_files)."""
     # long: the judgments' table, the run's ranking joined with it, then -M and -J, as trec_fast does
+    from bisect import bisect_left
+
     from .. import _native as nat
     from ..engine.trec.lean_kernels import Lists
 

@@ -53,8 +53,13 @@ def _lines(prefix: str, kind: str, qids: list[str], values: Any) -> list[str]:
 
 def iter_trec_eval(output: Any, block: int = BLOCK) -> Iterator[str]:
     """The text trec_eval 10 prints for ``output`` (a :class:`qrelkit.evaluation.trec_eval.TrecEvalOutput`),
-    in pieces: the per-query lines ``block`` queries at a time, then the summary."""
+    in pieces: the per-query lines ``block`` queries at a time, then the summary. An output the native
+    reader laid out already (:mod:`qrelkit.evaluation.trec_native`: its ``text``) is that text."""
     from itertools import chain
+
+    if getattr(output, "text", None) is not None:
+        yield output.text
+        return
 
     if output.options.per_query:
         columns = [

@@ -1,0 +1,127 @@
+"""``qrelkit trec_eval`` on small clean files in one native call: the ``trec_native`` reader of the
+``trec_eval`` route (:data:`qrelkit.evaluation.routes.ROUTES`, first, before ``trec_lean``).
+
+At TREC size (a run of 53 queries x 100 documents) the command's time is the interpreter's start, its
+imports and the measures in plain Python (``benchmarks/startup_floor.py``). :func:`native_trec_eval` reads
+both files whole (as :mod:`qrelkit.evaluation.trec_lean` does) and hands them to ``qk_trec_eval``
+(``_native/trec_eval.c``), which scans, ranks and joins them with the scanner's own functions, forms each
+query's sparse list, computes every selected measure and lays out the text trec_eval 10 prints: the
+lean path (:mod:`qrelkit.evaluation.trec_lean`, :mod:`qrelkit.engine.trec.lean_kernels`,
+:mod:`qrelkit.report.trec_eval`) statement for statement, so the bytes are the same
+(``tests/property/test_trec_native.py`` compares the two paths on generated files).
+
+It takes the measures of ``-m`` given by name or nickname with their default parameters (``-m all_trec``,
+``-m official``, ``-m ndcg``, none); a measure with parameters (``-m P.5``) goes to the lean path. It leaves
+to the lean path, which says why or takes them, everything the lean path would step aside on, and
+anything the C code refuses: a file that is not plain ASCII TREC text within :data:`MAX_BYTES`, a NUL byte
+or a line past :data:`MAX_LINE_BYTES`, a judgment given twice, a query that comes back in the run, a
+query judged but not in the run without ``-c``, a first query without judgments, a division by zero the
+numpy engine carries as an infinity, a run without a tag (the lean path names it after its file).
+
+Imports :mod:`qrelkit.measures.trec_names` (the names) and the native library (with ctypes), nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+from types import SimpleNamespace
+
+#: Each file is read whole: at most this many bytes (the fast path's one block, ``NATIVE_BLOCK_BYTES``).
+MAX_BYTES = 4 << 20
+
+#: A longer line is not TREC text (:data:`qrelkit.formats.trec.common.MAX_LINE_BYTES`, which
+#: ``tests/evaluation/test_trec_native.py`` holds equal; that module is not loaded on this path).
+MAX_LINE_BYTES = 1 << 20
+
+#: ``qk_trec_eval``'s option flags.
+PER_QUERY, COMPLETE, JUDGED_ONLY, SUMMARY = 1, 2, 4, 8
+
+
+def native_trec_eval(
+    qrels_path: str,
+    run_path: str,
+    *,
+    per_query: bool = False,
+    complete: bool = False,
+    judged_only: bool = False,
+    summary: bool = True,
+    rel_level: int = 1,
+    max_per_topic: int | None = None,
+    num_docs: int = 0,
+    measures: tuple[str, ...] = (),
+    trec_eval_parsing: bool = False,
+) -> SimpleNamespace | None:
+    """What ``qrelkit trec_eval`` prints for these options (those of
+    :class:`~qrelkit.evaluation.trec_eval.TrecOptions`), laid out (``text``); or ``None`` when this
+    reader does not take them."""
+    from ..measures.trec_names import MAX_CUTOFF
+
+    if trec_eval_parsing or not 0 <= rel_level < 1 << 31 or abs(num_docs) > 2**53:
+        return None
+    if max_per_topic is not None and max_per_topic > MAX_CUTOFF:
+        return None
+    mask = measure_mask(measures)
+    if mask is None:
+        return None
+    from .. import _native as nat
+
+    if not nat.built():
+        return None
+    qrels, run = _read(qrels_path), _read(run_path)
+    if qrels is None or run is None:
+        return None
+    flags = (
+        (PER_QUERY if per_query else 0)
+        | (COMPLETE if complete else 0)
+        | (JUDGED_ONLY if judged_only else 0)
+        | (SUMMARY if summary else 0)
+    )
+    cut = -1 if max_per_topic is None else max(max_per_topic, 0)
+    text = nat.trec_eval_text(qrels, run, mask, flags, rel_level, cut, num_docs, MAX_LINE_BYTES)
+    if text is None:
+        return None
+    return SimpleNamespace(text=text.decode("ascii"))
+
+
+def measure_mask(args: tuple[str, ...] | list[str]) -> int | None:
+    """The bits of ``qk_trec_eval``'s mask for ``-m`` arguments (``official`` when none): each a measure's
+    name or a nickname (:func:`qrelkit.measures.trec_names.select`'s marking, without parameters); bit i
+    is ``trec_names.ORDER[i]`` (``tests/evaluation/test_trec_native.py`` holds the C code's order to it).
+    ``None`` when an argument has parameters or is not a name."""
+    from ..measures.trec_names import KIND, NICKNAMES, ORDER
+
+    marked: set[str] = set()
+    for arg in args or ("official",):
+        if arg in NICKNAMES:
+            marked.update(NICKNAMES[arg])
+        elif arg in KIND:
+            marked.add(arg)
+        else:
+            return None  # parameters, or an unknown name: the lean path and select decide
+    mask = 0
+    for i, name in enumerate(ORDER):
+        if name in marked:
+            mask |= 1 << i
+    return mask
+
+
+def _read(path: str) -> bytes | None:
+    """A small ASCII TREC file's bytes, ending with a newline (as :func:`qrelkit.evaluation.trec_lean._read`
+    reads it; the NUL and long-line checks are the C code's), or ``None``."""
+    import stat
+
+    from .._typing import detect_format
+
+    if detect_format(path) != "trec":
+        return None
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
+            return None
+        with open(path, "rb") as handle:
+            stored = handle.read(MAX_BYTES + 1)
+    except OSError:
+        return None
+    if len(stored) > MAX_BYTES or stored[:2] == b"\x1f\x8b" or not stored.isascii():
+        return None
+    return stored + b"\n" if stored[stored.rfind(b"\n") + 1 :] else stored

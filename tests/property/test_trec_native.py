@@ -1,0 +1,83 @@
+"""Hypothesis: ``qrelkit trec_eval`` in one native call (:mod:`qrelkit.evaluation.trec_native`, the C code of
+``_native/trec_eval.c`` and ``trec_measures.c``) prints the same bytes as the path without numpy
+(:mod:`qrelkit.evaluation.trec_lean`, whose floats ``test_trec_lean.py`` holds equal to the numpy path's) on
+generated files: tied scores, full-precision scores, negative grades, grades above 9, documents and queries
+outside the judgments, judged queries missing from the run, comment lines, every option and every measure
+by name or nickname. The native reader takes exactly what the lean path takes: where the lean path steps
+aside (so that the numpy path reports its error), the native reader leaves the files too."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from qrelkit.errors import StepAside
+from qrelkit.evaluation.trec_lean import lean_output
+from qrelkit.evaluation.trec_native import native_trec_eval
+from qrelkit.measures.trec_names import NICKNAMES, ORDER
+from qrelkit.report.trec_eval import render_trec_eval
+
+NAMES = [*ORDER, *NICKNAMES]
+QUERIES = ["q1", "q2", "q10", "q3", "x", "301"]
+DOCS = [f"d{i}" for i in range(30)]
+#: 16777216 and 16777217 are equal in single precision only; the rest full-precision doubles.
+SCORES = [1.0, 2.0, 0.5, 0.1, -3.25, 16777216.0, 16777217.0, 7.0, 0.1234567890123456, 12.345678901234567]
+
+
+@st.composite
+def files(draw) -> tuple[str, str]:
+    queries = draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=5, unique=True))
+    qrels = []
+    if draw(st.booleans()):
+        qrels.append("# a comment line")
+    for q in queries:
+        docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=20, unique=True))
+        qrels += [f"{q} 0 {d} {draw(st.sampled_from([-1, 0, 0, 1, 1, 2, 3, 12]))}" for d in docs]
+    ranked = draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=6, unique=True))
+    run = []
+    for q in ranked:
+        docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=25, unique=True))
+        scores = draw(st.lists(st.sampled_from(SCORES), min_size=len(docs), max_size=len(docs)))
+        run += [f"{q} Q0 {d} {i + 1} {s!r} tagA" for i, (d, s) in enumerate(zip(docs, scores, strict=True))]
+    return "\n".join(qrels) + "\n", "\n".join(run) + ("\n" if draw(st.booleans()) else "")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    texts=files(),
+    names=st.lists(st.sampled_from(NAMES), max_size=3),
+    per_query=st.booleans(),
+    complete=st.booleans(),
+    judged_only=st.booleans(),
+    summary=st.booleans(),
+    rel_level=st.integers(0, 4),
+    max_per_topic=st.one_of(st.none(), st.integers(-1, 12)),
+    num_docs=st.integers(-5, 60),
+)
+def test_the_native_path_prints_the_lean_paths_bytes(
+    texts, names, per_query, complete, judged_only, summary, rel_level, max_per_topic, num_docs
+):
+    with tempfile.TemporaryDirectory() as tmp:
+        qrels, run = Path(tmp) / "qrels.txt", Path(tmp) / "run.txt"
+        qrels.write_text(texts[0])
+        run.write_text(texts[1])
+        args = (str(qrels), str(run), per_query, complete, judged_only, summary, rel_level, max_per_topic)
+        try:
+            lean = render_trec_eval(lean_output(*args, num_docs, tuple(names)))
+        except StepAside:
+            lean = None
+        native = native_trec_eval(
+            str(qrels), str(run), per_query=per_query, complete=complete, judged_only=judged_only,
+            summary=summary, rel_level=rel_level, max_per_topic=max_per_topic, num_docs=num_docs,
+            measures=tuple(names),
+        )  # fmt: skip
+    if lean is None:
+        event("both leave the files")
+        assert native is None
+        return
+    event("taken")
+    assert native is not None
+    assert native.text == lean
