@@ -12,9 +12,9 @@ import pytest
 from qrelkit import _native
 from qrelkit.evaluation import trec_lean, trec_native
 from qrelkit.evaluation.trec_eval import TrecOptions, trec_eval_files
-from qrelkit.evaluation.trec_native import measure_mask, native_trec_eval
+from qrelkit.evaluation.trec_native import CUT_MEASURES, measure_selection, native_trec_eval
 from qrelkit.formats.trec.common import MAX_LINE_BYTES
-from qrelkit.measures.trec_names import NICKNAMES, ORDER
+from qrelkit.measures.trec_names import KIND, NICKNAMES, ORDER
 from qrelkit.report.trec_eval import render_trec_eval
 
 from ..conftest import CLI, DATA
@@ -47,12 +47,19 @@ def test_the_bounds_are_the_readers() -> None:
     assert trec_lean.MAX_BYTES is trec_native.MAX_BYTES
 
 
-def test_measures_by_name_or_nickname_make_the_mask_and_parameters_leave_it() -> None:
+def test_measures_by_name_or_nickname_and_cutoffs_make_the_selection() -> None:
     bit = {name: 1 << i for i, name in enumerate(ORDER)}
-    assert measure_mask(()) == sum(bit[n] for n in NICKNAMES["official"])
-    assert measure_mask(["all_trec"]) == sum(bit[n] for n in NICKNAMES["all_trec"])
-    assert measure_mask(["ndcg", "map", "ndcg"]) == bit["ndcg"] | bit["map"]
-    assert measure_mask(["P.5"]) is None and measure_mask(["map", "nope"]) is None
+    defaults = [0] * 7
+    assert tuple(n for n in ORDER if KIND[n] == "cut") == CUT_MEASURES  # C_P .. C_UNJ in qkscan.h
+    assert measure_selection(()) == (sum(bit[n] for n in NICKNAMES["official"]), defaults)
+    assert measure_selection(["all_trec"]) == (sum(bit[n] for n in NICKNAMES["all_trec"]), defaults)
+    assert measure_selection(["ndcg", "map", "ndcg"]) == (bit["ndcg"] | bit["map"], defaults)
+    # the first setting of a measure wins, as trec_eval's; cutoffs ascending
+    mask, cuts = measure_selection(["ndcg_cut.10", "P.20,5", "ndcg_cut.3", "official"])
+    assert mask == sum(bit[n] for n in NICKNAMES["official"]) | bit["ndcg_cut"]
+    assert cuts == [2, 5, 20, 0, 1, 10, 0, 0, 0, 0]
+    for args in (["P.5.5"], ["P.0"], ["P.05"], ["P.5,5"], ["P."], ["map.5"], ["ndcg.1=3"], ["map", "nope"]):
+        assert measure_selection(args) is None, args
 
 
 def test_hand_computed_values(tmp_path: Path) -> None:

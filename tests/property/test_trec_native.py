@@ -2,9 +2,10 @@
 ``_native/trec_eval.c`` and ``trec_measures.c``) prints the same bytes as the path without numpy
 (:mod:`qrelkit.evaluation.trec_lean`, whose floats ``test_trec_lean.py`` holds equal to the numpy path's) on
 generated files: tied scores, full-precision scores, negative grades, grades above 9, documents and queries
-outside the judgments, judged queries missing from the run, comment lines, every option and every measure
-by name or nickname. The native reader takes exactly what the lean path takes: where the lean path steps
-aside (so that the numpy path reports its error), the native reader leaves the files too."""
+outside the judgments, judged queries missing from the run, comment lines, every option, every measure by
+name or nickname and the cutoff measures' cutoffs. Among the measures it computes, the native reader takes
+exactly what the lean path takes: where the lean path steps aside (so that the numpy path reports its
+error), the native reader leaves the files too; measures with other parameters are always the lean path's."""
 
 from __future__ import annotations
 
@@ -16,11 +17,15 @@ from hypothesis import strategies as st
 
 from qrelkit.errors import StepAside
 from qrelkit.evaluation.trec_lean import lean_output
-from qrelkit.evaluation.trec_native import native_trec_eval
+from qrelkit.evaluation.trec_native import measure_selection, native_trec_eval
 from qrelkit.measures.trec_names import NICKNAMES, ORDER
 from qrelkit.report.trec_eval import render_trec_eval
 
-NAMES = [*ORDER, *NICKNAMES]
+#: Every measure by name and nickname, and cutoffs as the native path takes them (and some it leaves).
+NAMES = [
+    *ORDER, *NICKNAMES, "ndcg_cut.1,3,10", "P.1,3", "P.7", "recall.2,5", "map_cut.2,5", "success.1,2",
+    "unj.1,3", "relative_P.2,7", "ndcg_cut.1000000000", "P.0", "P.5,5", "ndcg.1=3", "iprec_at_recall.0.5",
+]  # fmt: skip
 QUERIES = ["q1", "q2", "q10", "q3", "x", "301"]
 DOCS = [f"d{i}" for i in range(30)]
 #: 16777216 and 16777217 are equal in single precision only; the rest full-precision doubles.
@@ -74,6 +79,10 @@ def test_the_native_path_prints_the_lean_paths_bytes(
             summary=summary, rel_level=rel_level, max_per_topic=max_per_topic, num_docs=num_docs,
             measures=tuple(names),
         )  # fmt: skip
+    if measure_selection(names) is None:  # parameters other than cutoffs: the lean path's, always
+        event("measures with other parameters")
+        assert native is None
+        return
     if lean is None:
         event("both leave the files")
         assert native is None

@@ -177,7 +177,8 @@ def _load() -> ctypes.CDLL | None:
     lib.qk_group_start.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32]
     lib.qk_trec_eval.restype = ctypes.c_int64
     lib.qk_trec_eval.argtypes = [
-        ctypes.c_char_p, ctypes.c_int64, ctypes.c_char_p, ctypes.c_int64, ctypes.c_uint64, ctypes.c_int32,
+        ctypes.c_char_p, ctypes.c_int64, ctypes.c_char_p, ctypes.c_int64, ctypes.c_uint64, ctypes.c_void_p,
+        ctypes.c_int32,
         ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p),
         ctypes.POINTER(ctypes.c_int64),
     ]  # fmt: skip
@@ -657,6 +658,7 @@ def trec_eval_text(
     qrels: bytes,
     run: bytes,
     mask: int,
+    cuts: list[int],
     flags: int,
     rel_level: int,
     max_per_topic: int,
@@ -668,8 +670,8 @@ def trec_eval_text(
     assert lib is not None
     out, length = ctypes.c_void_p(), ctypes.c_int64()
     status = lib.qk_trec_eval(
-        qrels, len(qrels), run, len(run), mask, flags, rel_level, max_per_topic, num_docs, max_line,
-        ctypes.byref(out), ctypes.byref(length),
+        qrels, len(qrels), run, len(run), mask, int64s(cuts), flags, rel_level, max_per_topic, num_docs,
+        max_line, ctypes.byref(out), ctypes.byref(length),
     )  # fmt: skip
     if status == 2:
         raise MemoryError("the native scanner ran out of memory")

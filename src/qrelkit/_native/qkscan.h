@@ -161,8 +161,13 @@ typedef struct {
     double summary;
 } Line;
 
-/* The measures' work: the lists, the lines computed so far and scratch space (trec_measures.c). */
+/* The measures that take whole-number cutoffs, in the order of qk_trec_eval's `cuts`. */
+enum { C_P, C_RECALL, C_NDCG_CUT, C_MAP_CUT, C_RELATIVE_P, C_SUCCESS, C_UNJ, C_COUNT };
+
+/* The measures' work: the lists, the cutoffs, the lines computed so far and scratch space (trec_measures.c). */
 typedef struct {
+    const int64_t *cut[C_COUNT]; /* each cutoff measure's cutoffs, ascending */
+    int64_t n_cut[C_COUNT];
     Lists *L;
     Line *lines;
     int64_t n_lines;
@@ -175,8 +180,11 @@ typedef struct {
 /* Every line of the measures of `mask` for every query (lean_trec_eval.lean_output's order); sets
  * c->refuse where the lean path steps aside, c->nomem. */
 QK_INTERNAL void te_compute(Ctx *c, uint64_t mask, int64_t num_docs);
+/* Each cutoff measure's cutoffs from `given` (for each of C_P .. C_UNJ in turn: a count n, then n
+ * cutoffs ascending; n = 0: the default cutoffs of trec_names._SPECS). */
+QK_INTERNAL void te_cuts(Ctx *c, const int64_t *given);
 /* How many lines the measures of `mask` print a query (a line per parameter value). */
-QK_INTERNAL int64_t te_lines(uint64_t mask);
+QK_INTERNAL int64_t te_lines(const Ctx *c, uint64_t mask);
 /* The number of positive-gain judgments of query q: its ideal ranking's length. */
 QK_INTERNAL int64_t te_ideal_length(const Lists *L, int64_t q);
 

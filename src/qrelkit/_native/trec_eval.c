@@ -198,12 +198,12 @@ static int unclean(const uint8_t *buf, int64_t len, int64_t max_line) {
 /*
  * The text `qrelkit trec_eval` prints for the judgments qrels[0..qrels_len) and the run run[0..run_len)
  * (each whole lines ending with '\n', ASCII), the measures of `mask` (bit i: TE_ORDER[i]) with their
- * default parameters, and the options: flags 1 -q, 2 -c, 4 -J, 8 the summary; rel_level -l; max_per_topic
+ * default parameters but the cutoffs `cuts` gives (te_cuts in qkscan.h), and the options: flags 1 -q, 2 -c, 4 -J, 8 the summary; rel_level -l; max_per_topic
  * -M (< 0: none); num_docs -N; max_line: the longest line of TREC text. On QK_OK *out holds the text (free
  * it with qk_te_free) and *out_len its length; QK_REFUSE: the lean path takes the files; QK_NOMEM.
  */
 int64_t qk_trec_eval(const uint8_t *qrels, int64_t qrels_len, const uint8_t *run, int64_t run_len, uint64_t mask,
-                     int32_t flags, int64_t rel_level, int64_t max_per_topic, int64_t num_docs,
+                     const int64_t *cuts, int32_t flags, int64_t rel_level, int64_t max_per_topic, int64_t num_docs,
                      int64_t max_line, uint8_t **out, int64_t *out_len) {
     int per_query = flags & 1, complete = flags & 2, judged_only = flags & 4, summary = flags & 8;
     int64_t status = QK_OK;
@@ -388,7 +388,8 @@ int64_t qk_trec_eval(const uint8_t *qrels, int64_t qrels_len, const uint8_t *run
     L.longest = longest;
 
     /* the measures */
-    int64_t lines = te_lines(mask);
+    te_cuts(&c, cuts);
+    int64_t lines = te_lines(&c, mask);
     c.L = &L;
     ALLOC(c.lines, lines);
     ALLOC(c.pool, lines * (n ? n : 1));

@@ -17,12 +17,10 @@
 
 /* The default parameters (trec_names._SPECS). */
 static const int64_t CUTS[] = {5, 10, 15, 20, 30, 100, 200, 500, 1000};
-static const char *const CUT_NAMES[] = {"5", "10", "15", "20", "30", "100", "200", "500", "1000"};
 static const int64_t SUCCESS_CUTS[] = {1, 5, 10};
 static const int64_t UNJ_CUTS[] = {5, 10, 20};
 static const double LEVELS[] = {0, .1, .2, .3, .4, .5, .6, .7, .8, .9, 1};
 static const double MULTS[] = {0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0};
-#define N_CUTS 9
 #define N_LEVELS 11
 #define N_MULTS 10
 #define RELSTRING_LENGTH 10
@@ -47,6 +45,12 @@ static int64_t hits(const Lists *L, int64_t q, int64_t k) {
 }
 
 static double div0(double num, double den) { return den != 0 ? num / den : 0.0; }
+
+/* "_k" in `buf` (32 bytes): a cutoff's part of a printed name (P_10). */
+static const char *cut_name(char *buf, int64_t k) {
+    snprintf(buf, 32, "_%lld", (long long)k);
+    return buf;
+}
 
 static Line *line_of(Ctx *c, int measure, const char *name, const char *suffix, int kind) {
     Line *l = &c->lines[c->n_lines];
@@ -355,12 +359,30 @@ static void relstring(const Lists *L, int64_t q, char *out) {
 }
 
 /* Each measure of `mask` for every query, as lines (lean_trec_eval.lean_output's order). */
-int64_t te_lines(uint64_t mask) {
+void te_cuts(Ctx *c, const int64_t *given) {
+    for (int m = 0; m < C_COUNT; m++) {
+        int64_t n = given[0];
+        if (n > 0) {
+            c->cut[m] = given + 1;
+            c->n_cut[m] = n;
+        } else {
+            c->cut[m] = m == C_SUCCESS ? SUCCESS_CUTS : m == C_UNJ ? UNJ_CUTS : CUTS;
+            c->n_cut[m] = m == C_SUCCESS || m == C_UNJ ? 3 : 9;
+        }
+        given += 1 + (n > 0 ? n : 0);
+    }
+}
+
+int64_t te_lines(const Ctx *c, uint64_t mask) {
+    static const int CUT_OF[][2] = {{M_P, C_P}, {M_RECALL, C_RECALL}, {M_NDCG_CUT, C_NDCG_CUT}, {M_MAP_CUT, C_MAP_CUT},
+                                    {M_RELATIVE_P, C_RELATIVE_P}, {M_SUCCESS, C_SUCCESS}, {M_UNJ, C_UNJ}};
     int64_t lines = 0;
     for (int i = M_RUNID; i <= M_UNJ; i++) {
         if (!(mask & ((uint64_t)1 << i))) continue;
-        int cut = i == M_P || i == M_RECALL || i == M_NDCG_CUT || i == M_MAP_CUT || i == M_RELATIVE_P;
-        lines += i == M_IPREC ? N_LEVELS : i == M_RPREC_MULT ? N_MULTS : cut ? N_CUTS : (i == M_SUCCESS || i == M_UNJ) ? 3 : 1;
+        int64_t each = i == M_IPREC ? N_LEVELS : i == M_RPREC_MULT ? N_MULTS : 1;
+        for (int j = 0; j < C_COUNT; j++)
+            if (CUT_OF[j][0] == i) each = c->n_cut[CUT_OF[j][1]];
+        lines += each;
     }
     return lines;
 }
@@ -430,9 +452,10 @@ void te_compute(Ctx *c, uint64_t mask, int64_t num_docs) {
         }
     }
     if (ON(M_P)) {
-        for (int64_t i = 0; i < N_CUTS; i++) {
-            l = line(c, "P_", CUT_NAMES[i], K_DOUBLE);
-            EACH l->values[q] = (double)hits(L, q, CUTS[i]) / (double)CUTS[i];
+        for (int64_t i = 0; i < c->n_cut[C_P]; i++) {
+            int64_t k = c->cut[C_P][i];
+            l = line(c, "P", cut_name(suffix, k), K_DOUBLE);
+            EACH l->values[q] = (double)hits(L, q, k) / (double)k;
         }
     }
     if (ON(M_RELSTRING)) {
@@ -449,9 +472,10 @@ void te_compute(Ctx *c, uint64_t mask, int64_t num_docs) {
         }
     }
     if (ON(M_RECALL)) {
-        for (int64_t i = 0; i < N_CUTS; i++) {
-            l = line(c, "recall_", CUT_NAMES[i], K_DOUBLE);
-            EACH l->values[q] = div0((double)hits(L, q, CUTS[i]), (double)L->num_rel[q]);
+        for (int64_t i = 0; i < c->n_cut[C_RECALL]; i++) {
+            int64_t k = c->cut[C_RECALL][i];
+            l = line(c, "recall", cut_name(suffix, k), K_DOUBLE);
+            EACH l->values[q] = div0((double)hits(L, q, k), (double)L->num_rel[q]);
         }
     }
     ONE(M_INFAP, "infAP", K_DOUBLE, infap(L, q));
@@ -497,35 +521,38 @@ void te_compute(Ctx *c, uint64_t mask, int64_t num_docs) {
     ONE(M_RNDCG, "Rndcg", K_DOUBLE, rndcg(L, q, a, b, d, &c->refuse));
     if (ON(M_NDCG_CUT)) {
         Line *first = NULL;
-        for (int64_t i = 0; i < N_CUTS; i++) {
-            Line *x = line(c, "ndcg_cut_", CUT_NAMES[i], K_DOUBLE);
+        for (int64_t i = 0; i < c->n_cut[C_NDCG_CUT]; i++) {
+            Line *x = line(c, "ndcg_cut", cut_name(suffix, c->cut[C_NDCG_CUT][i]), K_DOUBLE);
             if (!first) first = x;
         }
         EACH {
             int64_t length = dcg_rows(L, q, a, b);
-            for (int64_t i = 0; i < N_CUTS; i++) first[i].values[q] = ndcg_cut(L, q, CUTS[i], length, a, b);
+            for (int64_t i = 0; i < c->n_cut[C_NDCG_CUT]; i++)
+                first[i].values[q] = ndcg_cut(L, q, c->cut[C_NDCG_CUT][i], length, a, b);
         }
     }
     if (ON(M_MAP_CUT)) {
-        for (int64_t i = 0; i < N_CUTS; i++) {
-            l = line(c, "map_cut_", CUT_NAMES[i], K_DOUBLE);
-            EACH l->values[q] = ap(L, q, CUTS[i]);
+        for (int64_t i = 0; i < c->n_cut[C_MAP_CUT]; i++) {
+            int64_t k = c->cut[C_MAP_CUT][i];
+            l = line(c, "map_cut", cut_name(suffix, k), K_DOUBLE);
+            EACH l->values[q] = ap(L, q, k);
         }
     }
     if (ON(M_RELATIVE_P)) {
-        for (int64_t i = 0; i < N_CUTS; i++) {
-            l = line(c, "relative_P_", CUT_NAMES[i], K_DOUBLE);
+        for (int64_t i = 0; i < c->n_cut[C_RELATIVE_P]; i++) {
+            int64_t k = c->cut[C_RELATIVE_P][i];
+            l = line(c, "relative_P", cut_name(suffix, k), K_DOUBLE);
             EACH {
-                int64_t R = L->num_rel[q] < CUTS[i] ? L->num_rel[q] : CUTS[i];
-                l->values[q] = div0((double)hits(L, q, CUTS[i]), (double)R);
+                int64_t R = L->num_rel[q] < k ? L->num_rel[q] : k;
+                l->values[q] = div0((double)hits(L, q, k), (double)R);
             }
         }
     }
     if (ON(M_SUCCESS)) {
-        for (int64_t i = 0; i < 3; i++) {
-            snprintf(suffix, sizeof suffix, "_%lld", (long long)SUCCESS_CUTS[i]);
-            l = line(c, "success", suffix, K_DOUBLE);
-            EACH l->values[q] = hits(L, q, SUCCESS_CUTS[i]) > 0 ? 1.0 : 0.0;
+        for (int64_t i = 0; i < c->n_cut[C_SUCCESS]; i++) {
+            int64_t k = c->cut[C_SUCCESS][i];
+            l = line(c, "success", cut_name(suffix, k), K_DOUBLE);
+            EACH l->values[q] = hits(L, q, k) > 0 ? 1.0 : 0.0;
         }
     }
     ONE(M_SET_P, "set_P", K_DOUBLE, div0((double)L->num_rel_ret[q], (double)L->num_ret[q]));
@@ -567,10 +594,9 @@ void te_compute(Ctx *c, uint64_t mask, int64_t num_docs) {
     ONE(M_RBP, "rbp", K_DOUBLE, rbp(L, q, powers, &c->refuse));
     ONE(M_RBP_RESID, "rbp_resid", K_DOUBLE, L->stand_in[q] ? 0.0 : rbp_resid(L, q, powers));
     if (ON(M_UNJ)) {
-        for (int64_t i = 0; i < 3; i++) {
-            snprintf(suffix, sizeof suffix, "_%lld", (long long)UNJ_CUTS[i]);
-            l = line(c, "unj", suffix, K_DOUBLE);
-            int64_t k = UNJ_CUTS[i];
+        for (int64_t i = 0; i < c->n_cut[C_UNJ]; i++) {
+            int64_t k = c->cut[C_UNJ][i];
+            l = line(c, "unj", cut_name(suffix, k), K_DOUBLE);
             EACH {
                 int64_t shown = k < L->num_ret[q] ? k : L->num_ret[q], judged = 0;
                 for (int64_t r = 0; r < L->count[q]; r++)

@@ -11,7 +11,9 @@ lean path (:mod:`qrelkit.evaluation.trec_lean`, :mod:`qrelkit.engine.trec.lean_k
 (``tests/property/test_trec_native.py`` compares the two paths on generated files).
 
 It takes the measures of ``-m`` given by name or nickname with their default parameters (``-m all_trec``,
-``-m official``, ``-m ndcg``, none); a measure with parameters (``-m P.5``) goes to the lean path. It leaves
+``-m official``, ``-m ndcg``, none) and the cutoff measures with whole-number cutoffs (``-m ndcg_cut.10``,
+``-m P.5,10``); a measure with other parameters (``-m ndcg.1=3``, ``-m iprec_at_recall.0.5``) goes to the
+lean path. It leaves
 to the lean path, which says why or takes them, everything the lean path would step aside on, and
 anything the C code refuses: a file that is not plain ASCII TREC text within :data:`MAX_BYTES`, a NUL byte
 or a line past :data:`MAX_LINE_BYTES`, a judgment given twice, a query that comes back in the run, a
@@ -60,9 +62,10 @@ def native_trec_eval(
         return None
     if max_per_topic is not None and max_per_topic > MAX_CUTOFF:
         return None
-    mask = measure_mask(measures)
-    if mask is None:
+    selection = measure_selection(measures)
+    if selection is None:
         return None
+    mask, cuts = selection
     from .. import _native as nat
 
     if not nat.built():
@@ -77,32 +80,58 @@ def native_trec_eval(
         | (SUMMARY if summary else 0)
     )
     cut = -1 if max_per_topic is None else max(max_per_topic, 0)
-    text = nat.trec_eval_text(qrels, run, mask, flags, rel_level, cut, num_docs, MAX_LINE_BYTES)
+    text = nat.trec_eval_text(qrels, run, mask, cuts, flags, rel_level, cut, num_docs, MAX_LINE_BYTES)
     if text is None:
         return None
     return SimpleNamespace(text=text.decode("ascii"))
 
 
-def measure_mask(args: tuple[str, ...] | list[str]) -> int | None:
-    """The bits of ``qk_trec_eval``'s mask for ``-m`` arguments (``official`` when none): each a measure's
-    name or a nickname (:func:`qrelkit.measures.trec_names.select`'s marking, without parameters); bit i
-    is ``trec_names.ORDER[i]`` (``tests/evaluation/test_trec_native.py`` holds the C code's order to it).
-    ``None`` when an argument has parameters or is not a name."""
-    from ..measures.trec_names import KIND, NICKNAMES, ORDER
+#: The measures with whole-number cutoffs, in the order ``qk_trec_eval`` takes their cutoffs (``C_P`` ..
+#: ``C_UNJ`` in ``qkscan.h``): trec_names' measures of the ``"cut"`` kind, in its order.
+CUT_MEASURES = ("P", "recall", "ndcg_cut", "map_cut", "relative_P", "success", "unj")
+
+
+def measure_selection(args: tuple[str, ...] | list[str]) -> tuple[int, list[int]] | None:
+    """``qk_trec_eval``'s mask and cutoffs for ``-m`` arguments (``official`` when none), marked as
+    :func:`qrelkit.measures.trec_names.select` marks them: each argument a measure's name or a nickname,
+    or a measure of :data:`CUT_MEASURES` with its cutoffs in plain digits (``ndcg_cut.10``, ``P.5,10``;
+    the first setting of a measure wins). Bit i of the mask is ``trec_names.ORDER[i]``
+    (``tests/evaluation/test_trec_native.py`` holds the C code's order to it); the cutoffs are, for each
+    of :data:`CUT_MEASURES`, their count (0: the defaults) and the cutoffs ascending. ``None`` for anything
+    else (other parameters, a cutoff of 0 or given twice, an unknown name): the lean path and ``select``
+    decide."""
+    from ..measures.trec_names import KIND, MAX_CUTOFF, NICKNAMES, ORDER
 
     marked: set[str] = set()
+    given: dict[str, list[int]] = {}
     for arg in args or ("official",):
-        if arg in NICKNAMES:
-            marked.update(NICKNAMES[arg])
-        elif arg in KIND:
-            marked.add(arg)
+        name, dot, rest = arg.partition(".")
+        if dot:
+            parts = rest.split(",")
+            if name not in CUT_MEASURES or not all(
+                p.isdigit() and p.isascii() and p[0] != "0" for p in parts
+            ):
+                return None
+            cuts = sorted(int(p) for p in parts)
+            if len(set(cuts)) != len(cuts) or cuts[-1] > MAX_CUTOFF:
+                return None
+            given.setdefault(name, cuts)
+            marked.add(name)
+        elif name in NICKNAMES:
+            marked.update(NICKNAMES[name])
+        elif name in KIND:
+            marked.add(name)
         else:
-            return None  # parameters, or an unknown name: the lean path and select decide
+            return None
     mask = 0
     for i, name in enumerate(ORDER):
         if name in marked:
             mask |= 1 << i
-    return mask
+    flat: list[int] = []
+    for name in CUT_MEASURES:
+        cuts = given.get(name, [])
+        flat += [len(cuts), *cuts]
+    return mask, flat
 
 
 def _read(path: str) -> bytes | None:
