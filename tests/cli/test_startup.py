@@ -249,11 +249,12 @@ def test_trec_eval_of_small_clean_files_imports_neither_click_nor_numpy() -> Non
     from qrelkit.evaluation.trec_eval import TrecOptions, trec_eval_files
     from qrelkit.report.trec_eval import render_trec_eval
 
-    args = ["-q", "-c", "-m", "ndcg_cut.10", "-m", "official", str(QRELS), str(RUN)]
+    # gains given to ndcg: the lean path's (the native path takes measures by name and cutoffs)
+    args = ["-q", "-c", "-m", "ndcg.1=3,2=7", "-m", "official", str(QRELS), str(RUN)]
     out, ours, theirs = _imported("trec_eval", *args)
     assert ours == TREC_EVAL_MODULES, (sorted(ours - TREC_EVAL_MODULES), sorted(TREC_EVAL_MODULES - ours))
     assert theirs == set()
-    options = TrecOptions(per_query=True, complete=True, measures=("ndcg_cut.10", "official"))
+    options = TrecOptions(per_query=True, complete=True, measures=("ndcg.1=3,2=7", "official"))
     assert out == render_trec_eval(trec_eval_files(QRELS, RUN, options))  # the numpy path's bytes
     assert out == CLI("trec_eval", *args).output
 
@@ -265,7 +266,8 @@ def test_trec_eval_of_small_clean_files_loads_neither_typing_nor_pathlib() -> No
     code = (
         "import contextlib, io, sys\n"
         "before = set(sys.modules)\n"
-        f"argv = ['-q', '-c', '-m', 'all_trec', {str(QRELS)!r}, {str(RUN)!r}]\n"
+        # ndcg's gains: the lean path (the native path's own test is above)
+        f"argv = ['-q', '-c', '-m', 'all_trec', '-m', 'ndcg.1=3', {str(QRELS)!r}, {str(RUN)!r}]\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    from qrelkit.__main__ import _lean_trec_eval\n"
         "    assert _lean_trec_eval(argv), 'stepped aside'\n"

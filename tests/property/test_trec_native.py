@@ -79,7 +79,7 @@ def test_the_native_path_prints_the_lean_paths_bytes(
             summary=summary, rel_level=rel_level, max_per_topic=max_per_topic, num_docs=num_docs,
             measures=tuple(names),
         )  # fmt: skip
-    if measure_selection(names) is None:  # parameters other than cutoffs: the lean path's, always
+    if measure_selection(names, ORDER) is None:  # parameters other than cutoffs: the lean path's, always
         event("measures with other parameters")
         assert native is None
         return

@@ -62,14 +62,14 @@ def native_trec_eval(
         return None
     if max_per_topic is not None and max_per_topic > MAX_CUTOFF:
         return None
-    selection = measure_selection(measures)
-    if selection is None:
-        return None
-    mask, cuts = selection
     from .. import _native as nat
 
     if not nat.built():
         return None
+    selection = measure_selection(measures, nat.trec_eval_measures())
+    if selection is None:
+        return None
+    mask, cuts = selection
     qrels, run = _read(qrels_path), _read(run_path)
     if qrels is None or run is None:
         return None
@@ -91,16 +91,17 @@ def native_trec_eval(
 CUT_MEASURES = ("P", "recall", "ndcg_cut", "map_cut", "relative_P", "success", "unj")
 
 
-def measure_selection(args: tuple[str, ...] | list[str]) -> tuple[int, list[int]] | None:
+def measure_selection(args: tuple[str, ...] | list[str], known: list[str]) -> tuple[int, list[int]] | None:
     """``qk_trec_eval``'s mask and cutoffs for ``-m`` arguments (``official`` when none), marked as
     :func:`qrelkit.measures.trec_names.select` marks them: each argument a measure's name or a nickname,
     or a measure of :data:`CUT_MEASURES` with its cutoffs in plain digits (``ndcg_cut.10``, ``P.5,10``;
-    the first setting of a measure wins). Bit i of the mask is ``trec_names.ORDER[i]``
-    (``tests/evaluation/test_trec_native.py`` holds the C code's order to it); the cutoffs are, for each
-    of :data:`CUT_MEASURES`, their count (0: the defaults) and the cutoffs ascending. ``None`` for anything
-    else (other parameters, a cutoff of 0 or given twice, an unknown name): the lean path and ``select``
+    the first setting of a measure wins). Bit i of the mask is ``known[i]``, the C code's measures in its
+    order (``_native.trec_eval_measures()``; ``tests/evaluation/test_trec_native.py`` holds it equal to
+    ``trec_names.ORDER``); the cutoffs are, for each of :data:`CUT_MEASURES`, their count (0: the
+    defaults) and the cutoffs ascending. ``None`` for anything else (other parameters, a cutoff of 0 or
+    given twice, an unknown name, a measure the C code does not compute): the lean path and ``select``
     decide."""
-    from ..measures.trec_names import KIND, MAX_CUTOFF, NICKNAMES, ORDER
+    from ..measures.trec_names import KIND, MAX_CUTOFF, NICKNAMES
 
     marked: set[str] = set()
     given: dict[str, list[int]] = {}
@@ -123,8 +124,10 @@ def measure_selection(args: tuple[str, ...] | list[str]) -> tuple[int, list[int]
             marked.add(name)
         else:
             return None
+    if not marked <= set(known):
+        return None
     mask = 0
-    for i, name in enumerate(ORDER):
+    for i, name in enumerate(known):
         if name in marked:
             mask |= 1 << i
     flat: list[int] = []
