@@ -678,7 +678,7 @@ def trec_eval_text(
     if status != 0:
         return None
     try:
-        return ctypes.string_at(out.value, length.value) if length.value else b""
+        return ctypes.string_at(out, length.value) if length.value else b""
     finally:
         lib.qk_te_free(out)
 

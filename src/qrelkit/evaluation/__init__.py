@@ -8,7 +8,7 @@
 - :mod:`.routes`: each route's readers, a table that imports nothing;
 - :mod:`.results`: the :class:`~.results.Results` every path returns;
 - :mod:`.spark`: the same kernels per partition of whole queries on Spark;
-- :mod:`.trec_eval`, :mod:`.trec_fast`, :mod:`.trec_lean` and :mod:`.trec_options`: ``qrelkit trec_eval``'s
+- :mod:`.trec_eval`, :mod:`.trec_fast`, :mod:`.trec_native`, :mod:`.trec_lean` and :mod:`.trec_options`: ``qrelkit trec_eval``'s
   front end, its fast path, its path without numpy and its options (one table);
 - :mod:`.diagnose`: explaining a number (per-rank arithmetic, the conventions sweep).
 

@@ -29,8 +29,8 @@ The routes:
 * ``diversity``: diversity judgments by their one reader, each run read whole;
 * ``spark``: Spark (:mod:`qrelkit.evaluation.spark`): TREC files read on the driver by the readers of
   steps 2-4, Parquet and tables by Spark;
-* ``trec_eval``: ``qrelkit trec_eval``'s path without numpy for small files
-  (:mod:`qrelkit.evaluation.trec_lean`), its fast path (:mod:`qrelkit.evaluation.trec_fast`), stepping
+* ``trec_eval``: ``qrelkit trec_eval``'s two paths without numpy for small files (one native call,
+  :mod:`qrelkit.evaluation.trec_native`, then :mod:`qrelkit.evaluation.trec_lean`), its fast path (:mod:`qrelkit.evaluation.trec_fast`), stepping
   aside to the readers of steps 2-4 (the table is :mod:`qrelkit.evaluation.routes`, which imports nothing).
 
 Judgments named by dataset (``irds:ID``, :mod:`qrelkit.formats.irds`) are a value, not a file: they are

@@ -338,8 +338,8 @@ def trec_eval_files(qrels_path: str | Path, run_path: str | Path, options: TrecO
     TREC files through :mod:`qrelkit.evaluation.trec_fast` (the same numbers and errors), anything else the usual
     way. How is decided by :func:`qrelkit.evaluation.plan.plan_reading` (the ``trec_eval`` route: a
     document given twice is an error and lines beginning with ``#`` are skipped, as in trec_eval 10). The
-    route's first reader, ``trec_lean``, needs no numpy and is run before this by the command
-    (:func:`qrelkit.evaluation.trec_lean.lean_route`); this runs the readers from ``trec_fast`` on."""
+    route's first readers, ``trec_native`` and ``trec_lean``, need no numpy and are run before this by the
+    command (:func:`qrelkit.evaluation.trec_lean.lean_route`); this runs the readers from ``trec_fast`` on."""
     from .plan import Inputs, ReaderOptions, plan_reading
     from .trec_fast import fast_rel_lists
 

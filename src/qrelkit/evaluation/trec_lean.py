@@ -2,7 +2,8 @@
 size (43,000 lines), and numpy's import is most of that.
 
 :func:`lean_trec_eval` is the ``trec_lean`` reader of the ``trec_eval`` route
-(:data:`qrelkit.evaluation.routes.ROUTES`, first): :func:`lean_route` runs the route's readers that need no
+(:data:`qrelkit.evaluation.routes.ROUTES`, second, after the one native call of
+:mod:`qrelkit.evaluation.trec_native`): :func:`lean_route` runs the route's readers that need no
 numpy, for ``qrelkit trec_eval`` (through click, :mod:`qrelkit.cli.trec_eval`) and, before click loads, for
 ``python -m qrelkit trec_eval`` / the ``qrelkit`` command (:func:`qrelkit.__main__.run`, through
 :func:`lean_argv`, which reads only the options it fully understands). It takes what :mod:`qrelkit.evaluation.trec_fast` takes (both files read whole by the native
