@@ -90,3 +90,23 @@ def test_the_native_path_prints_the_lean_paths_bytes(
     event("taken")
     assert native is not None
     assert native.text == lean
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    value=st.one_of(
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.floats(-1e6, 1e6),
+        st.floats(0, 1),
+        st.integers(-(10**9), 10**9).map(lambda k: k / 2**5),  # ties at the fifth decimal (1/32 = 0.03125)
+        st.integers(0, 10**6).map(lambda k: k / 20000 + 0.5e-4),  # near a tie
+        st.integers(0, 200).flatmap(lambda n: st.integers(0, n).map(lambda k: k / n if n else 0.0)),  # k / n
+    )
+)
+def test_the_native_layout_of_a_value_is_printfs(value: float) -> None:
+    """``%6.4f`` as the C library writes it (Python's format rounds the exact value the same way), the
+    fast way and printf's way alike."""
+    from qrelkit import _native
+
+    expected = "  -nan" if value != value else f"{value:6.4f}"
+    assert _native.trec_eval_format(value) == expected

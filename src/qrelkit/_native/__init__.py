@@ -186,6 +186,8 @@ def _load() -> ctypes.CDLL | None:
     lib.qk_te_free.argtypes = [ctypes.c_void_p]
     lib.qk_te_measure.restype = ctypes.c_char_p
     lib.qk_te_measure.argtypes = [ctypes.c_int64]
+    lib.qk_te_format.restype = ctypes.c_int64
+    lib.qk_te_format.argtypes = [ctypes.c_double, ctypes.c_void_p]
     return lib
 
 
@@ -691,3 +693,11 @@ def trec_eval_measures() -> list[str]:
         names.append(name.decode())
         i += 1
     return names
+
+
+def trec_eval_format(value: float) -> str:
+    """How ``qk_trec_eval`` writes a value (``%6.4f``, NaN as ``-nan``): for the tests."""
+    assert lib is not None
+    out = ctypes.create_string_buffer(400)  # trec_eval.c's FORMAT_BYTES
+    length = lib.qk_te_format(value, ctypes.addressof(out))
+    return out.raw[:length].decode()

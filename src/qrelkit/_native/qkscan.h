@@ -128,6 +128,8 @@ QK_INTERNAL double kth_largest(double *v, int64_t n, int64_t k);
 
 #define UNJ (-2) /* lean_kernels.UNJUDGED: a document judged with a negative grade */
 #define RELSTRING_LENGTH 10
+#define N_LEVELS 11 /* iprec_at_recall's and 11pt_avg's recall levels */
+#define N_MULTS 10  /* Rprec_mult's multiples */
 
 /* Each query's sparse list (lean_kernels.Lists): the judged documents it returned, by rank. */
 typedef struct {
@@ -139,6 +141,7 @@ typedef struct {
     int64_t *levels;             /* [n][top]: judgments per grade */
     uint8_t *stand_in;
     int64_t longest;             /* the largest num_ret */
+    const double *lg;            /* lg[p] = log2(p + 2.0), p below every list's and ideal's length + 2 */
 } Lists;
 
 /* trec_eval's measures, in TE_ORDER's order (trec_eval.c): the bits of qk_trec_eval's mask. */
@@ -173,18 +176,13 @@ typedef struct {
     int64_t n_lines;
     double *pool; /* every line's values, n doubles each */
     int refuse, nomem;
-    double *scratch; /* per-query work space: 4 x scratch_len doubles */
+    double *scratch; /* work space: 5 x scratch_len doubles */
     int64_t scratch_len;
 } Ctx;
 
 /* Every line of the measures of `mask` for every query (lean_trec_eval.lean_output's order); sets
  * c->refuse where the lean path steps aside, c->nomem. */
 QK_INTERNAL void te_compute(Ctx *c, uint64_t mask, int64_t num_docs);
-/* Each cutoff measure's cutoffs from `given` (for each of C_P .. C_UNJ in turn: a count n, then n
- * cutoffs ascending; n = 0: the default cutoffs of trec_names._SPECS). */
-QK_INTERNAL void te_cuts(Ctx *c, const int64_t *given);
-/* How many lines the measures of `mask` print a query (a line per parameter value). */
-QK_INTERNAL int64_t te_lines(const Ctx *c, uint64_t mask);
 /* The number of positive-gain judgments of query q: its ideal ranking's length. */
 QK_INTERNAL int64_t te_ideal_length(const Lists *L, int64_t q);
 

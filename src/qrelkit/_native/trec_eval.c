@@ -55,14 +55,46 @@ static void put(Text *t, const char *s, int64_t n) {
 static void puts_(Text *t, const char *s) { put(t, s, (int64_t)strlen(s)); }
 
 
+/* printf("%6.4f", v) into b (FORMAT_BYTES: the longest is a double near 1e308, 315 characters); its length. Most values are written from v * 10^4 rounded
+ * to the nearest integer (ties to even, as printf rounds the exact value): that is printf's digits unless
+ * the exact product lies within the product's rounding error of a half (then, and for values past 2^49,
+ * infinities and NaN, printf writes them). The property test of qk_te_format holds the two equal. */
+#define FORMAT_BYTES 400
+
+static int format_6_4(char *b, double v) {
+    double a = fabs(v), s = a * 10000.0;
+    if (!(s < 562949953421312.0)) return snprintf(b, FORMAT_BYTES, "%6.4f", v); /* 2^49: NaN and infinities too */
+    double f = floor(s), half = s - f - 0.5;
+    if (fabs(half) <= s * 0x1p-51) return snprintf(b, FORMAT_BYTES, "%6.4f", v);
+    int64_t r = (int64_t)f + (half > 0);
+    int64_t whole = r / 10000, frac = r % 10000;
+    char digits[24];
+    int n = 0, w = 0;
+    do {
+        digits[n++] = (char)('0' + whole % 10);
+        whole /= 10;
+    } while (whole);
+    if (signbit(v)) b[w++] = '-';
+    while (n) b[w++] = digits[--n];
+    b[w++] = '.';
+    for (int64_t d = 1000; d; d /= 10) b[w++] = (char)('0' + frac / d % 10);
+    b[w] = 0; /* at least six characters (0.0000): the width 6 adds no padding */
+    return w;
+}
+
+/* The text put_double writes for v, into out (FORMAT_BYTES); its length (tests/property/test_trec_native.py
+ * holds it to Python's format, which is printf's). */
+int64_t qk_te_format(double v, char *out) {
+    return v != v ? snprintf(out, FORMAT_BYTES, "  -nan") : format_6_4(out, v);
+}
+
 static void put_double(Text *t, double v) {
-    char b[64];
+    char b[FORMAT_BYTES];
     if (v != v) {
         puts_(t, "  -nan");
         return;
     }
-    int n = snprintf(b, sizeof b, "%6.4f", v);
-    put(t, b, n);
+    put(t, b, format_6_4(b, v));
 }
 
 static void put_long(Text *t, double v) {
@@ -191,6 +223,43 @@ static int unclean(const uint8_t *buf, int64_t len, int64_t max_line) {
         begin = end + 1;
     }
     return 0;
+}
+
+/* ------------------------------------------------------------------------------------ the cutoffs */
+
+static const int64_t CUTS[] = {5, 10, 15, 20, 30, 100, 200, 500, 1000};
+static const int64_t SUCCESS_CUTS[] = {1, 5, 10};
+static const int64_t UNJ_CUTS[] = {5, 10, 20};
+
+/* Each cutoff measure's cutoffs from `given` (for each of C_P .. C_UNJ in turn: a count n, then n
+ * cutoffs ascending; n = 0: the default cutoffs of trec_names._SPECS). */
+static void te_cuts(Ctx *c, const int64_t *given) {
+    for (int m = 0; m < C_COUNT; m++) {
+        int64_t n = given[0];
+        if (n > 0) {
+            c->cut[m] = given + 1;
+            c->n_cut[m] = n;
+        } else {
+            c->cut[m] = m == C_SUCCESS ? SUCCESS_CUTS : m == C_UNJ ? UNJ_CUTS : CUTS;
+            c->n_cut[m] = m == C_SUCCESS || m == C_UNJ ? 3 : 9;
+        }
+        given += 1 + (n > 0 ? n : 0);
+    }
+}
+
+/* How many lines the measures of `mask` print a query (a line per parameter value). */
+static int64_t te_lines(const Ctx *c, uint64_t mask) {
+    static const int CUT_OF[][2] = {{M_P, C_P}, {M_RECALL, C_RECALL}, {M_NDCG_CUT, C_NDCG_CUT}, {M_MAP_CUT, C_MAP_CUT},
+                                    {M_RELATIVE_P, C_RELATIVE_P}, {M_SUCCESS, C_SUCCESS}, {M_UNJ, C_UNJ}};
+    int64_t lines = 0;
+    for (int i = M_RUNID; i <= M_UNJ; i++) {
+        if (!(mask & ((uint64_t)1 << i))) continue;
+        int64_t each = i == M_IPREC ? N_LEVELS : i == M_RPREC_MULT ? N_MULTS : 1;
+        for (int j = 0; j < C_COUNT; j++)
+            if (CUT_OF[j][0] == i) each = c->n_cut[CUT_OF[j][1]];
+        lines += each;
+    }
+    return lines;
 }
 
 /* --------------------------------------------------------------------------------------------- entry */
@@ -394,7 +463,7 @@ int64_t qk_trec_eval(const uint8_t *qrels, int64_t qrels_len, const uint8_t *run
     ALLOC(c.lines, lines);
     ALLOC(c.pool, lines * (n ? n : 1));
     c.scratch_len = (widest > longest ? widest : longest) + 16; /* and room for every level of iprec */
-    ALLOC(c.scratch, 4 * c.scratch_len);
+    ALLOC(c.scratch, 5 * c.scratch_len);
     te_compute(&c, mask, num_docs);
     if (c.nomem) NOMEM();
     if (c.refuse) REFUSE();

@@ -16,13 +16,8 @@
 #define INFAP_EPSILON 0.00001
 
 /* The default parameters (trec_names._SPECS). */
-static const int64_t CUTS[] = {5, 10, 15, 20, 30, 100, 200, 500, 1000};
-static const int64_t SUCCESS_CUTS[] = {1, 5, 10};
-static const int64_t UNJ_CUTS[] = {5, 10, 20};
 static const double LEVELS[] = {0, .1, .2, .3, .4, .5, .6, .7, .8, .9, 1};
 static const double MULTS[] = {0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0};
-#define N_LEVELS 11
-#define N_MULTS 10
 #define RELSTRING_LENGTH 10
 #define RBP_P 0.9
 
@@ -161,10 +156,10 @@ static double ndcg(const Lists *L, int64_t q, double *ideal) {
     double num = 0.0, den = 0.0;
     for (int64_t i = 0; i < L->count[q]; i++) {
         double g = gain_of(rel[i]);
-        num += g != 0 ? g / log2((double)pos[i] + 2.0) : 0.0;
+        num += g != 0 ? g / L->lg[pos[i]] : 0.0;
     }
     int64_t m = ideal_gains(L, q, ideal);
-    for (int64_t p = 0; p < m; p++) den += ideal[p] / log2((double)p + 2.0);
+    for (int64_t p = 0; p < m; p++) den += ideal[p] / L->lg[p];
     return div0(num, den);
 }
 
@@ -199,11 +194,11 @@ static int64_t dcg_rows(const Lists *L, int64_t q, double *dcg, double *idcg) {
     const int64_t *pos = L->pos + L->start[q], *rel = L->rel + L->start[q];
     for (int64_t i = 0; i < L->count[q]; i++) {
         double g = gain_of(rel[i]);
-        dcg[i] = g != 0 ? g / log2((double)pos[i] + 2.0) : 0.0;
+        dcg[i] = g != 0 ? g / L->lg[pos[i]] : 0.0;
     }
     running(dcg, L->count[q]);
     int64_t m = ideal_gains(L, q, idcg);
-    for (int64_t p = 0; p < m; p++) idcg[p] = idcg[p] / log2((double)p + 2.0);
+    for (int64_t p = 0; p < m; p++) idcg[p] = idcg[p] / L->lg[p];
     running(idcg, m);
     return m;
 }
@@ -342,7 +337,7 @@ static double bin_g(const Lists *L, int64_t q) {
     const int64_t *pos = L->pos + L->start[q], *rel = L->rel + L->start[q], *rsf = L->rsf + L->start[q];
     double total = 0.0;
     for (int64_t i = 0; i < L->count[q]; i++)
-        if (rel[i] >= L->rel_level) total += 1.0 / log2((double)(3 + pos[i] - rsf[i]));
+        if (rel[i] >= L->rel_level) total += 1.0 / L->lg[1 + pos[i] - rsf[i]]; /* log2(3 + pos - rsf) */
     return div0(total, L->num_rel_ret[q] > 0 ? (double)L->num_rel[q] : 0.0);
 }
 
@@ -359,39 +354,13 @@ static void relstring(const Lists *L, int64_t q, char *out) {
 }
 
 /* Each measure of `mask` for every query, as lines (lean_trec_eval.lean_output's order). */
-void te_cuts(Ctx *c, const int64_t *given) {
-    for (int m = 0; m < C_COUNT; m++) {
-        int64_t n = given[0];
-        if (n > 0) {
-            c->cut[m] = given + 1;
-            c->n_cut[m] = n;
-        } else {
-            c->cut[m] = m == C_SUCCESS ? SUCCESS_CUTS : m == C_UNJ ? UNJ_CUTS : CUTS;
-            c->n_cut[m] = m == C_SUCCESS || m == C_UNJ ? 3 : 9;
-        }
-        given += 1 + (n > 0 ? n : 0);
-    }
-}
-
-int64_t te_lines(const Ctx *c, uint64_t mask) {
-    static const int CUT_OF[][2] = {{M_P, C_P}, {M_RECALL, C_RECALL}, {M_NDCG_CUT, C_NDCG_CUT}, {M_MAP_CUT, C_MAP_CUT},
-                                    {M_RELATIVE_P, C_RELATIVE_P}, {M_SUCCESS, C_SUCCESS}, {M_UNJ, C_UNJ}};
-    int64_t lines = 0;
-    for (int i = M_RUNID; i <= M_UNJ; i++) {
-        if (!(mask & ((uint64_t)1 << i))) continue;
-        int64_t each = i == M_IPREC ? N_LEVELS : i == M_RPREC_MULT ? N_MULTS : 1;
-        for (int j = 0; j < C_COUNT; j++)
-            if (CUT_OF[j][0] == i) each = c->n_cut[CUT_OF[j][1]];
-        lines += each;
-    }
-    return lines;
-}
-
 void te_compute(Ctx *c, uint64_t mask, int64_t num_docs) {
     Lists *L = c->L;
     int64_t n = L->n;
     double *a = c->scratch, *b = c->scratch + c->scratch_len, *d = c->scratch + 2 * c->scratch_len;
-    double *powers = c->scratch + 3 * c->scratch_len;
+    double *powers = c->scratch + 3 * c->scratch_len, *lg = c->scratch + 4 * c->scratch_len;
+    for (int64_t p = 0; p < c->scratch_len; p++) lg[p] = log2((double)p + 2.0); /* each rank's log2(rank + 1) */
+    L->lg = lg;
     powers[0] = 1.0;
     for (int64_t i = 1; i <= L->longest; i++) powers[i] = powers[i - 1] * RBP_P;
 #define ON(m) (mask & ((uint64_t)1 << (m))) && (measure = (m), 1)
