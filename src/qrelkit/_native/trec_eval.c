@@ -1,8 +1,8 @@
 /*
  * `qrelkit trec_eval` whole, for small clean files (qrelkit/evaluation/trec_native.py): the judgments and the
  * run scanned (qk_scan_qrels, qk_scan_run), ranked and joined as trec_eval does (qk_trec_rank), each query's
- * sparse list formed, every measure of trec_eval's nicknames with its default parameters computed, and the
- * text trec_eval 10 prints written, in one call.
+ * sparse list formed, every measure of trec_eval's nicknames computed (with its default parameters, or the
+ * cutoffs given to a cutoff measure), and the text trec_eval 10 prints written, in one call.
  *
  * It is the lean path (qrelkit/evaluation/trec_lean.py, with the plain-Python kernels of
  * qrelkit/engine/trec/lean_kernels.py and the layout of qrelkit/report/trec_eval.py) in C, statement for
@@ -22,6 +22,7 @@
 #include "qkscan.h"
 
 #define MAX_LEVELS 1024 /* trec_fast.MAX_LEVELS */
+#define MAX_VALUES ((int64_t)1 << 24) /* values held at once (128 MiB): lines x queries */
 
 /* trec_eval's measures in its printing order (qrelkit.measures.trec_names.ORDER). */
 static const char *const TE_ORDER[] = {
@@ -54,13 +55,13 @@ static void put(Text *t, const char *s, int64_t n) {
 
 static void puts_(Text *t, const char *s) { put(t, s, (int64_t)strlen(s)); }
 
-
-/* printf("%6.4f", v) into b (FORMAT_BYTES: the longest is a double near 1e308, 315 characters); its length. Most values are written from v * 10^4 rounded
- * to the nearest integer (ties to even, as printf rounds the exact value): that is printf's digits unless
- * the exact product lies within the product's rounding error of a half (then, and for values past 2^49,
- * infinities and NaN, printf writes them). The property test of qk_te_format holds the two equal. */
+/* The room printf("%6.4f") needs for any double (one near 1e308 takes 315 characters). */
 #define FORMAT_BYTES 400
 
+/* printf("%6.4f", v) into b (FORMAT_BYTES); its length. Most values are written from |v| * 10^4 rounded to
+ * the nearest integer: printf's digits (it rounds the exact value, ties to even) unless the exact product
+ * may lie within the product's rounding error (at most 2^-53 of it) of a half; then, and past 2^49,
+ * printf writes it. The property test of qk_te_format holds the two equal. */
 static int format_6_4(char *b, double v) {
     double a = fabs(v), s = a * 10000.0;
     if (!(s < 562949953421312.0)) return snprintf(b, FORMAT_BYTES, "%6.4f", v); /* 2^49: NaN and infinities too */
@@ -267,8 +268,9 @@ static int64_t te_lines(const Ctx *c, uint64_t mask) {
 /*
  * The text `qrelkit trec_eval` prints for the judgments qrels[0..qrels_len) and the run run[0..run_len)
  * (each whole lines ending with '\n', ASCII), the measures of `mask` (bit i: TE_ORDER[i]) with their
- * default parameters but the cutoffs `cuts` gives (te_cuts in qkscan.h), and the options: flags 1 -q, 2 -c, 4 -J, 8 the summary; rel_level -l; max_per_topic
- * -M (< 0: none); num_docs -N; max_line: the longest line of TREC text. On QK_OK *out holds the text (free
+ * default parameters but the cutoffs `cuts` gives (te_cuts), and the options: flags 1 -q, 2 -c, 4 -J, 8 the
+ * summary; rel_level -l; max_per_topic -M (< 0: none); num_docs -N; max_line: the longest line of TREC
+ * text. On QK_OK *out holds the text (free
  * it with qk_te_free) and *out_len its length; QK_REFUSE: the lean path takes the files; QK_NOMEM.
  */
 int64_t qk_trec_eval(const uint8_t *qrels, int64_t qrels_len, const uint8_t *run, int64_t run_len, uint64_t mask,
@@ -308,17 +310,13 @@ int64_t qk_trec_eval(const uint8_t *qrels, int64_t qrels_len, const uint8_t *run
     for (int64_t s = 0; s < segs; s++)
         if (n == 0 || id_cmp(&qids, vocab[n - 1], seg[s]) != 0) vocab[n++] = seg[s];
     ALLOC(code, rows);
-    int64_t top = 1, judged_any = 0;
+    int64_t top = 1;
     for (int64_t i = 0; i < rows; i++) {
         code[i] = (i > 0 && id_cmp(&qids, i - 1, i) == 0) ? code[i - 1]
                                                             : find_code(&qids, vocab, n, qr->q_data + qr->q_off[i],
                                                                         qr->q_off[i + 1] - qr->q_off[i]);
-        if (qr->rank[i] >= 0) {
-            judged_any = 1;
-            if (qr->rank[i] + 1 > top) top = qr->rank[i] + 1;
-        }
+        if (qr->rank[i] >= 0 && qr->rank[i] + 1 > top) top = qr->rank[i] + 1;
     }
-    (void)judged_any;
     if (top > MAX_LEVELS) REFUSE();
     ALLOC(first, n + 1);
     ALLOC(order, rows);
@@ -427,7 +425,7 @@ int64_t qk_trec_eval(const uint8_t *qrels, int64_t qrels_len, const uint8_t *run
     for (int64_t q = 0; q < n; q++)
         if (stand_in[q]) {
             any_stand_in = 1;
-            L.num_ret[q] = judged_only || (max_per_topic >= 0 && max_per_topic <= 0) ? 0 : 1;
+            L.num_ret[q] = judged_only || max_per_topic == 0 ? 0 : 1;
             L.count[q] = 0;
         }
     if (any_stand_in && !complete) REFUSE(); /* trec_eval stops at the query: the usual path says so */
@@ -459,6 +457,7 @@ int64_t qk_trec_eval(const uint8_t *qrels, int64_t qrels_len, const uint8_t *run
     /* the measures */
     te_cuts(&c, cuts);
     int64_t lines = te_lines(&c, mask);
+    if (lines > MAX_VALUES / (n ? n : 1)) REFUSE(); /* thousands of cutoffs: the lean path's, as before */
     c.L = &L;
     ALLOC(c.lines, lines);
     ALLOC(c.pool, lines * (n ? n : 1));
