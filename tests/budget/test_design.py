@@ -211,3 +211,56 @@ def test_span_is_the_gradient_from_lowest_to_highest_grade():
     pairs = np.array([1, 7, 30])
     grad = form.gradient(x, pairs)
     assert np.allclose(form.span(x, pairs), grad[:, :, -1] - grad[:, :, 0], atol=1e-12)
+
+
+def test_effective_degrees_of_freedom_against_a_slow_reference():
+    from qrelkit.estimation.design import _effective_df
+
+    rng = np.random.default_rng(12)
+    terms = rng.exponential(1.0, (9, 4)) ** 3
+    terms[:, 3] = 2.5  # nine equal terms: nine terms' worth, less one
+    got = _effective_df(terms)
+    for col in range(4):
+        total = sum(float(t) for t in terms[:, col])
+        squares = sum(float(t) ** 2 for t in terms[:, col])
+        assert got[col] == pytest.approx(max(total * total / squares - 1.0, 1.0), rel=1e-12)
+    assert got[3] == pytest.approx(8.0)
+    one = np.zeros((5, 1))
+    one[2] = 4.0  # one term alone: at least 1
+    assert _effective_df(one)[0] == 1.0
+    assert np.isinf(_effective_df(np.zeros((3, 1)))[0])
+
+
+def test_model_standard_error_against_a_slow_reference():
+    # P@3 is linear in the grades: a pair's residual times the derivative is exactly the change of each
+    # run's mean when the pair's grade moves, which Problem.values gives; the model's expectation of the
+    # variance is the sum over the drawn pairs of (1 - pi) / pi^2 times the variance of that change when
+    # the grade is drawn from the pair's held-out prediction
+    problem, people = _problem(13, "P@3", queries=3, docs=8, runs=3)
+    form = form_of(problem)
+    rng = np.random.default_rng(4)
+    pi = rng.uniform(0.2, 0.9, problem.n_pairs)
+    bought = np.sort(rng.choice(problem.n_pairs, 9, replace=False))
+    predicted, held_out = calibrate(
+        problem.query_of, problem.model, bought, people[bought], 3, problem.n_queries
+    )
+    d = design_estimate(form, predicted, held_out, bought, people[bought], pi[bought])
+    expected = np.zeros(problem.n_runs)
+    for k, i in enumerate(bought):
+        means = []
+        for g in range(4):
+            grades = people.copy()
+            grades[i] = g
+            means.append(problem.means(grades))
+        means = np.array(means)  # [grade, runs]
+        mean = held_out[k] @ means
+        var = held_out[k] @ (means - mean) ** 2
+        expected += (1 - pi[i]) / pi[i] ** 2 * var
+    assert d.model_se is not None
+    assert np.allclose(d.model_se**2, expected, rtol=1e-10, atol=1e-15)
+    # the means' interval holds both: at least the normal interval of either standard error
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(0.975)
+    half = (d.high - d.low) / 2
+    assert np.all(half >= z * np.maximum(d.se, d.model_se) - 1e-12)

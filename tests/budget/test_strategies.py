@@ -77,6 +77,24 @@ def test_active_pilot_reaches_every_query_and_the_final_draw_is_a_probability_sa
     assert "Horvitz-Thompson" in estimate.estimator
 
 
+def test_active_focuses_with_certainty_in_rounds_between_the_pilot_and_the_draw():
+    from qrelkit.budget.active import FOCUS, PILOT, ROUND
+
+    problem, people = _problem()
+    budget = 80
+    state, _ = _replay(problem, people, "active", budget)
+    sizes = state.rounds
+    pilot, focus, draw = sizes[0], sizes[1:-1], sizes[-1]
+    assert pilot == round(PILOT * budget)
+    assert sum(focus) == round((PILOT + FOCUS) * budget) - pilot
+    assert all(n <= max(1, round(ROUND * budget)) for n in focus) and len(focus) > 1
+    assert draw == budget - pilot - sum(focus)
+    # the pilot and the focused rounds are certain; the final draw alone is a probability sample
+    certain = state.bought[: pilot + sum(focus)]
+    assert np.all(state.probability[certain] == 1.0)
+    assert np.any(state.probability[state.bought[pilot + sum(focus) :]] < 1.0)
+
+
 def test_active_on_a_linear_measure_gives_the_design_interval():
     linear, people = build_problem(*_qrels_and_runs(), "P@5")
     _, estimate = _replay(linear, people, "active", 40)
@@ -136,3 +154,41 @@ def test_mtc_weight_over_every_run_pair_is_the_sum_of_absolute_differences():
     brute = np.array([sum(abs(row[i] - row[j]) for i, j in zip(a, b, strict=True)) for row in signed])
     assert np.allclose(_spread(signed, a, b), brute)
     assert np.allclose(np.sort(signed, axis=1) @ (2.0 * np.arange(6) - 5.0), brute)
+
+
+def test_active_sizes_and_spreads_against_the_full_gradient():
+    # the fast sums over the grades (the gradient's two rank-one parts) against the same sums over the full
+    # [pairs, runs, grades] gradient, term by term
+    from qrelkit.budget.active import _pair_spreads
+    from qrelkit.budget.designed import form_of, residual_variance
+
+    problem, _ = _problem(seed=6)
+    form = form_of(problem)
+    rng = np.random.default_rng(8)
+    x = rng.dirichlet(np.ones(4), problem.n_pairs)
+    known = rng.random(problem.n_pairs) < 0.3
+    runs = problem.n_runs
+    omega = rng.random((runs, runs))
+    everything = np.arange(problem.n_pairs)
+    grad = form.gradient(x, everything) / form.queries
+    slow = np.zeros(problem.n_pairs)
+    for i in everything:
+        for g in range(4):
+            c = grad[i, :, g] - grad[i] @ x[i]
+            pairs = sum(
+                (omega[r, s] + omega[s, r]) / 2 * (c[r] - c[s]) ** 2
+                for r in range(runs)
+                for s in range(runs)
+                if r != s
+            )
+            slow[i] += x[i, g] * (pairs + 0.7 * float(c @ c))
+    assert np.allclose(residual_variance(form, x, omega, 0.7), slow, rtol=1e-10, atol=1e-15)
+    free = np.flatnonzero(~known)
+    cov = np.zeros((runs, runs))
+    for i in free:
+        for g in range(4):
+            c = grad[i, :, g] - grad[i] @ x[i]
+            cov += x[i, g] * np.outer(c, c)
+    var = np.diag(cov)
+    spread = np.sqrt(np.maximum(var[:, None] + var[None, :] - 2 * cov, 0.0))
+    assert np.allclose(_pair_spreads(form, x, known), spread, rtol=1e-10, atol=1e-15)

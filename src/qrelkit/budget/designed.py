@@ -91,6 +91,24 @@ def estimate_of(
     return Estimate(d.estimator, d.means, d.low, d.high, d.diff, d.diff_low, d.diff_high), d
 
 
+def centred_parts(
+    form: MeasureForm, x: np.ndarray, pairs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(a, b [len(pairs), runs], vgg, vgu, vuu [len(pairs)]): the derivative of each run's mean in each of
+    ``pairs``' grades, centred on the pair's predicted distribution ``x[pair]``, as ``c[i, r, g] = a[i, r]
+    * gg[i, g] - b[i, r] * uu[i, g]`` (:meth:`MeasureForm.gradient_parts` over the queries, gg and uu the
+    gain and the norm's step centred on their means under ``x[pair]``), with the moments of gg and uu
+    under ``x[pair]``: sum_g x c_r c_s = a_r a_s vgg - (a_r b_s + b_r a_s) vgu + b_r b_s vuu."""
+    placed, ratio, up = form.gradient_parts(x, pairs)
+    p = x[pairs]
+    gg = form.gain[None, :] - (p @ form.gain)[:, None]
+    uu = up - (p * up).sum(axis=1)[:, None]
+    vgg = (p * gg * gg).sum(axis=1)
+    vgu = (p * gg * uu).sum(axis=1)
+    vuu = (p * uu * uu).sum(axis=1)
+    return placed / form.queries, ratio / form.queries, vgg, vgu, vuu
+
+
 def residual_variance(form: MeasureForm, x: np.ndarray, omega: np.ndarray, mean_weight: float) -> np.ndarray:
     """float64 [pairs]: for each pair, sum over run pairs (a, b) of ``omega[a, b]`` times the variance of
     its contribution to the difference of the means of a and b, plus ``mean_weight`` times the sum over
@@ -98,16 +116,18 @@ def residual_variance(form: MeasureForm, x: np.ndarray, omega: np.ndarray, mean_
     predicted distribution ``x[pair]`` (the derivative of the measure at ``x``). The size a design that
     spends where the runs' order is uncertain gives each pair is the square root of this (Neyman)."""
     everything = np.arange(form.pairs, dtype=np.int64)
-    grad = form.gradient(x, everything) / form.queries  # [pairs, runs, G + 1]
-    centred = grad - np.einsum("irg,ig->ir", grad, x)[:, :, None]
+    a, b, vgg, vgu, vuu = centred_parts(form, x, everything)
     omega = np.asarray(omega, dtype=float)
     omega = (omega + omega.T) / 2.0
     np.fill_diagonal(omega, 0.0)
-    total = omega.sum(axis=1)  # W_a
-    # sum_ab omega_ab (c_a - c_b)^2 = 2 sum_a W_a c_a^2 - 2 c^T omega c, per grade, weighed by x
-    square = np.einsum("irg,r->ig", centred**2, total) * 2.0
-    moved = np.tensordot(centred, omega, axes=([1], [0]))  # [pairs, G + 1, runs]: (c_g omega) per grade
-    cross = (moved * centred.transpose(0, 2, 1)).sum(axis=2) * 2.0
-    own = (centred**2).sum(axis=1)
-    out: np.ndarray = ((square - cross + mean_weight * own) * x).sum(axis=1)
+    total = omega.sum(axis=1)  # W_r
+    # sum_rs omega_rs (c_r - c_s)^2 = 2 sum_r W_r c_r^2 - 2 c^T omega c, and sum_r c_r^2, each a quadratic
+    # form in c = a gg - b uu: the three coefficients of gg^2, -2 gg uu and uu^2, then their moments
+
+    def form_in(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return (
+            2.0 * ((u * v) @ total) - 2.0 * ((u @ omega) * v).sum(axis=1) + mean_weight * (u * v).sum(axis=1)
+        )
+
+    out: np.ndarray = vgg * form_in(a, a) - 2.0 * vgu * form_in(a, b) + vuu * form_in(b, b)
     return np.maximum(out, 0.0)
