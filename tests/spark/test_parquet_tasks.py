@@ -13,7 +13,7 @@ import pytest
 from qrelkit.data.values import qrels_from_frame, run_from_frame
 from qrelkit.errors import QrelkitError
 from qrelkit.evaluation.core import evaluate
-from qrelkit.evaluation.spark import _direct_tasks, read_input
+from qrelkit.evaluation.spark import TASKS_READ_CONF, _direct_tasks, read_input
 from qrelkit.evaluation.spark import evaluate as spark_evaluate
 from qrelkit.evaluation.spark_tasks import _owned_chunks
 
@@ -80,6 +80,11 @@ def test_a_parquet_file_grouped_or_not_gives_the_local_floats(spark, tmp_path, g
     qrels, _ = generated(3)
     item = read_input(spark, str(path), "run")
     assert _direct_tasks(spark, item, 5) is not None  # offered to the tasks; taken when grouped
+    spark.conf.set(TASKS_READ_CONF, "false")
+    try:
+        assert _direct_tasks(spark, item, 5) is None  # the session turned it off
+    finally:
+        spark.conf.unset(TASKS_READ_CONF)
     local = evaluate(
         qrels_from_frame(qrels),
         [run_from_frame(runs[runs.tag == t].drop(columns="tag"), name=t) for t in ("bm25", "dense")],

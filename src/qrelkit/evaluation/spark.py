@@ -380,6 +380,10 @@ def _in_file(exc: QrelkitError, item: SparkInput) -> QrelkitError:
 BROADCAST_ROWS = 10_000_000
 BROADCAST_CONF = "spark.qrelkit.judgments.broadcastMaxRows"
 
+#: ``false`` in the session turns off the tasks' own reading of one Parquet file (:func:`_direct_tasks`):
+#: Spark then scans and shuffles it as every other input (the same floats).
+TASKS_READ_CONF = "spark.qrelkit.parquet.readByTasks"
+
 
 def _raise(rows: list[dict[str, Any]], item: SparkInput) -> None:
     """Raise the first error (by line) that partitions reported, as the error class they raised."""
@@ -643,8 +647,11 @@ def _direct_tasks(
     """How ``n`` tasks read a Parquet file's rows themselves (:func:`_owned_chunks`): (path, columns, each
     task's first row and the end, rows per Arrow batch), or ``None`` when the input is not one Parquet
     file the driver reads (a folder, a table, a frame: Spark reads those) or holds a column of a type
-    Spark might read otherwise than pyarrow."""
+    Spark might read otherwise than pyarrow, or the session's ``spark.qrelkit.parquet.readByTasks`` is
+    ``false``."""
     if item.parquet is None or item.local is not None:
+        return None
+    if str(spark.conf.get(TASKS_READ_CONF, "true")).strip().lower() == "false":
         return None
     import pyarrow as pa
     import pyarrow.parquet as pq
