@@ -111,6 +111,12 @@ def main() -> None:
         action="store_true",
         help="also run the Spark engine with the file scanned and shuffled by Spark, not read by the tasks",
     )
+    parser.add_argument(
+        "--broadcast-rows",
+        type=int,
+        default=None,
+        help="judgments past this many rows are co-partitioned (default: the engine's, 10^7)",
+    )
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     src = str(Path(__file__).resolve().parent.parent / "src")
@@ -135,10 +141,24 @@ def main() -> None:
     )
     spark.range(10).count()
     t = time.perf_counter()
-    distributed = evaluate(spark, str(qrels_path), str(run_path), MEASURES, max_records_per_batch=args.batch)
+    distributed = evaluate(
+        spark,
+        str(qrels_path),
+        str(run_path),
+        MEASURES,
+        max_records_per_batch=args.batch,
+        broadcast_rows=args.broadcast_rows,
+    )
     first_s = time.perf_counter() - t
     t = time.perf_counter()  # again: the Python workers are started and the JVM's code is warm
-    distributed = evaluate(spark, str(qrels_path), str(run_path), MEASURES, max_records_per_batch=args.batch)
+    distributed = evaluate(
+        spark,
+        str(qrels_path),
+        str(run_path),
+        MEASURES,
+        max_records_per_batch=args.batch,
+        broadcast_rows=args.broadcast_rows,
+    )
     spark_s = time.perf_counter() - t
     joined, joined_s = None, 0.0
     if args.copartitioned:
@@ -158,7 +178,14 @@ def main() -> None:
 
         spark.conf.set(TASKS_READ_CONF, "false")
         t = time.perf_counter()
-        shuffled = evaluate(spark, str(qrels_path), str(run_path), MEASURES, max_records_per_batch=args.batch)
+        shuffled = evaluate(
+            spark,
+            str(qrels_path),
+            str(run_path),
+            MEASURES,
+            max_records_per_batch=args.batch,
+            broadcast_rows=args.broadcast_rows,
+        )
         shuffled_s = time.perf_counter() - t
         spark.conf.unset(TASKS_READ_CONF)
     spark.stop()
