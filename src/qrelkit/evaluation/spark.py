@@ -596,10 +596,13 @@ def _evaluate_input(
     if direct is not None:  # tasks that read their own rows: no scan into Spark's rows, no shuffle
         fn = _evaluator(shipped, measures, conv, item, on_duplicate, digest, profile, direct=direct)
         tasks = len(direct[2]) - 1
-        out = _collect(spark.range(0, tasks, 1, tasks), fn, item)
-        keys = [(r["run"], r["query_id"]) for r in out if r["kind"] == "query"]
+        try:
+            out = _collect(spark.range(0, tasks, 1, tasks), fn, item)
+        except QrelkitError:  # the executors could not read the file: Spark's reader says why, or reads it
+            out = None
+        keys = [(r["run"], r["query_id"]) for r in out or () if r["kind"] == "query"]
         # not grouped by query, or a row to refuse: shuffled as every other input (the same error)
-        if any(r["kind"] == "error" for r in out) or len(set(keys)) < len(keys):
+        if out is not None and (any(r["kind"] == "error" for r in out) or len(set(keys)) < len(keys)):
             out = None
     if out is None and judged is None:
         fn = _evaluator(shipped, measures, conv, item, on_duplicate, digest, profile)
