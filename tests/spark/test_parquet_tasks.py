@@ -119,3 +119,44 @@ def test_a_duplicate_in_a_grouped_file_is_the_shuffled_error(spark, tmp_path):
         caught.value.problem
         == "document 'a' appears more than once for query '1' (lines 1, 3; 1 duplicated pair(s) in all)"
     )
+
+
+@pytest.mark.parametrize("profile", [None, "trec_eval", "sklearn", "gdeval"])
+def test_profiles_and_column_aliases_on_a_file_the_tasks_read(spark, tmp_path, profile):
+    """A grouped file with integer query ids, aliased columns (qid, docno, run) and a rank column, under
+    profiles with and without refusals (sklearn refuses a query with one returned document, gdeval
+    non-numeric ids: these ids are numeric, so it evaluates): the local engine's floats or its error."""
+    from qrelkit.evaluation.files import evaluate_files
+    from qrelkit.measures.conventions import Conventions
+
+    rng = np.random.default_rng(5)
+    rows = [
+        (q, f"d{d}", float(rng.choice([0.5, 1.0, 1.5])), r + 1, "bm25")
+        for q in (101, 102, 103, 104)
+        for r, d in enumerate(rng.choice(30, size=1 if q == 104 else 12, replace=False))
+    ]
+    run = pd.DataFrame(rows, columns=["qid", "docno", "score", "rank", "run"])
+    path = tmp_path / "run.parquet"
+    pq.write_table(pa.Table.from_pandas(run, preserve_index=False), path, row_group_size=5)
+    qrels_path = tmp_path / "qrels.txt"
+    qrels_path.write_text(
+        "".join(f"{q} 0 d{d} {d % 3}\n" for q in (101, 102, 103, 104) for d in range(0, 30, 2))
+    )
+    conv = Conventions.from_profile(profile) if profile else None
+    measures = ["nDCG@10", "AP", "RR"]
+    item = read_input(spark, str(path), "run")
+    assert _direct_tasks(spark, item, 3) is not None
+
+    def outcome(call):
+        try:
+            results = call()
+        except QrelkitError as exc:
+            return str(exc)
+        return [(r.name, {m: r.values[m].tobytes() for m in results.measure_names}) for r in results.runs]
+
+    local = outcome(lambda: evaluate_files(qrels_path, [path], measures, conv))
+    on_spark = outcome(
+        lambda: spark_evaluate(spark, str(qrels_path), str(path), measures, conv, partitions=3)
+    )
+    assert on_spark == local
+    assert isinstance(local, str) == (profile == "sklearn")  # query 104 returns one document
