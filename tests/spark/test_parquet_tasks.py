@@ -73,8 +73,12 @@ def _runs_file(path, grouped: bool, seed: int = 3) -> pd.DataFrame:
     return runs
 
 
-@pytest.mark.parametrize("grouped", [True, False])
-def test_a_parquet_file_grouped_or_not_gives_the_local_floats(spark, tmp_path, grouped):
+@pytest.mark.parametrize(
+    ("grouped", "broadcast_rows"), [(True, None), (False, None), (True, 10), (False, 10)]
+)
+def test_a_parquet_file_grouped_or_not_gives_the_local_floats(spark, tmp_path, grouped, broadcast_rows):
+    """Judgments broadcast, or past a limit set low (10 rows): co-partitioned, routed to the tasks that
+    read their queries (grouped) or shuffled with the run (not grouped)."""
     path = tmp_path / "run.parquet"
     runs = _runs_file(path, grouped)
     qrels, _ = generated(3)
@@ -93,8 +97,9 @@ def test_a_parquet_file_grouped_or_not_gives_the_local_floats(spark, tmp_path, g
     # the local run's lines are its rows in each tag's frame; on Spark the file's: only file_order ties
     # read them, and within one query both keep the file's order
     distributed = spark_evaluate(
-        spark, spark.createDataFrame(qrels), str(path), TIE_MEASURES, partitions=5, max_records_per_batch=7
-    )
+        spark, spark.createDataFrame(qrels), str(path), TIE_MEASURES, partitions=5, max_records_per_batch=7,
+        broadcast_rows=broadcast_rows,
+    )  # fmt: skip
     assert_bit_identical(local, distributed)
 
 

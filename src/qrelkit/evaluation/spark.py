@@ -68,7 +68,7 @@ from ..measures.grammar import Measure, parse_measures
 from ..naming import check_run_names
 from .core import check_gains
 from .results import Results, RunValues, assemble
-from .spark_tasks import _JUDGED, _evaluator
+from .spark_tasks import _JUDGED, _evaluator, _task_queries
 
 if TYPE_CHECKING:
     from .plan import ReadingPlan
@@ -592,12 +592,21 @@ def _evaluate_input(
     n = partitions or int(spark.conf.get("spark.sql.shuffle.partitions"))
     digest = item.fingerprint is None
     out = None
-    direct = _direct_tasks(spark, item, n) if judged is None else None
-    if direct is not None:  # tasks that read their own rows: no scan into Spark's rows, no shuffle
-        fn = _evaluator(shipped, measures, conv, item, on_duplicate, digest, profile, direct=direct)
+    direct = _direct_tasks(spark, item, n)
+    if direct is not None:  # tasks that read their own rows: no scan into Spark's rows, no shuffle of them
         tasks = len(direct[2]) - 1
+        numbers = spark.range(0, tasks, 1, tasks)
+        if judged is None:
+            fn = _evaluator(shipped, measures, conv, item, on_duplicate, digest, profile, direct=direct)
+        else:  # each task's queries' judgments routed to it: the queries it reads listed by a first pass
+            schema = {c: t for c, t in qrels.frame.schema.items() if c in _JUDGED}
+            fn = _evaluator(None, measures, conv, item, on_duplicate, digest, profile, schema, direct)
+            owned = numbers.mapInArrow(_task_queries(direct), "__key string, __task long")
+            routed = judged.join(owned, "__key")
+            every = numbers.select(F.col("id").alias("__task"))  # a task whose queries nobody judged runs too
+            numbers = routed.unionByName(every, allowMissingColumns=True).repartition(tasks, "__task")
         try:
-            out = _collect(spark.range(0, tasks, 1, tasks), fn, item)
+            out = _collect(numbers, fn, item)
         except QrelkitError:  # the executors could not read the file: Spark's reader says why, or reads it
             out = None
         keys = [(r["run"], r["query_id"]) for r in out or () if r["kind"] == "query"]

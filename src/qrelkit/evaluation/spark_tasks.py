@@ -149,7 +149,9 @@ def _evaluator(
     its queries' judgments (``__side`` 0, in the columns of :data:`_JUDGED`) before their run rows
     (``__side`` 1). ``direct`` (a Parquet file's path, its columns, the tasks' first rows and the rows of
     an Arrow batch): each partition holds task numbers instead of rows, and each task reads its own rows of
-    the file (:func:`_owned_chunks`).
+    the file (:func:`_owned_chunks`); with judgments co-partitioned as well, a partition holds, for each
+    of its tasks (``__task``), the judgments of the queries that task reads (:func:`_task_queries`) and
+    one row with the task's number alone.
 
     Each run's rows of a chunk go first to the small engine (:mod:`qrelkit.engine.encoding.small`), their
     ids read straight from Arrow's buffers (:func:`qrelkit.formats.arrow.from_arrow`); whatever it steps
@@ -197,41 +199,20 @@ def _evaluator(
         def emit(rows: list[dict[str, Any]]) -> Any:
             return pa.RecordBatch.from_pylist(rows, schema=schema)
 
-        if direct is None:
-            chunks = _chunks(batches, ("__key",) if joined else ("tag", "query_id"))
-        else:
-            chunks = (
-                chunk
-                for batch in batches
-                for task in batch.column(0).to_pylist()
-                for chunk in _owned_chunks(*direct, task)
-            )
-        for chunk in chunks:
-            qrels_part = None
-            if joined:  # this chunk's judgments, as the driver validated them, then its run rows
-                side = chunk.column("__side")
-                qrels_part = chunk.filter(pc.equal(side, 0))
-                chunk = chunk.filter(pc.equal(side, 1)).drop_columns(["__side", *_JUDGED.values()])
+        def evaluated(chunk: Any, small_judged: Any, columnar_judged: Any) -> Iterator[Any]:
+            """A chunk's runs evaluated against judgments that the two functions give."""
             for tag, part in _tag_parts(chunk):
                 name = default_name if tag is None else str(tag)
                 try:
                     out = None
                     if small:
                         try:
-                            if joined:
-                                judged_here = _joined_judged(qrels_part)
-                            else:
-                                judged_here = broadcast_judged()
-                            out = _small_part(part, name, judged_here, measures, per_batch, fp, label,
+                            out = _small_part(part, name, small_judged(), measures, per_batch, fp, label,
                                               prepared, digest)  # fmt: skip
                         except StepAside:
                             out = None
                     if out is None:
-                        if joined:
-                            assert qrels_schema is not None
-                            qrels_frame, spans = _joined_frame(qrels_part, qrels_schema)
-                        else:
-                            qrels_frame, spans = broadcast_frame()
+                        qrels_frame, spans = columnar_judged()
                         out = _columnar_part(
                             part, name, qrels_frame, spans, measures, per_batch, fp, label, on_duplicate,
                             prepared, digest, profile,
@@ -239,6 +220,49 @@ def _evaluator(
                 except QrelkitError as exc:
                     out = [_error_row(exc, name)]
                 yield emit(out)
+
+        def co_judged(qrels_part: Any) -> tuple[Any, Any]:
+            """Judgments that came beside the rows, indexed for each path on first use."""
+            made: dict[str, Any] = {}
+
+            def small_judged() -> _Judged:
+                if "small" not in made:
+                    made["small"] = _joined_judged(qrels_part)
+                return made["small"]
+
+            def columnar_judged() -> tuple[Any, dict[str, tuple[int, int]]]:
+                if "frame" not in made:
+                    assert qrels_schema is not None
+                    made["frame"] = _joined_frame(qrels_part, qrels_schema)
+                return made["frame"]
+
+            return small_judged, columnar_judged
+
+        if direct is not None and joined:  # tasks that read their rows, each beside its queries' judgments
+            received = list(batches)
+            if not received:  # no task hashed to this partition
+                return
+            table = pa.Table.from_batches(received)
+            tasks = table.column("__task")
+            for task in sorted(set(tasks.to_pylist())):
+                mine = table.filter(pc.and_(pc.equal(tasks, task), pc.is_valid(table.column("__key"))))
+                small_judged, columnar_judged = co_judged(mine)
+                for chunk in _owned_chunks(*direct, task):
+                    yield from evaluated(chunk, small_judged, columnar_judged)
+        elif direct is not None:
+            for batch in batches:
+                for task in batch.column(0).to_pylist():
+                    for chunk in _owned_chunks(*direct, task):
+                        yield from evaluated(chunk, broadcast_judged, broadcast_frame)
+        elif joined:  # each chunk: its judgments, as the driver validated them, then its run rows
+            for chunk in _chunks(batches, ("__key",)):
+                side = chunk.column("__side")
+                small_judged, columnar_judged = co_judged(chunk.filter(pc.equal(side, 0)))
+                rows = chunk.filter(pc.equal(side, 1)).drop_columns(["__side", *_JUDGED.values()])
+                yield from evaluated(rows, small_judged, columnar_judged)
+        else:
+            for chunk in _chunks(batches, ("tag", "query_id")):
+                yield from evaluated(chunk, broadcast_judged, broadcast_frame)
 
     import pyarrow as pa
 
@@ -258,6 +282,30 @@ def _evaluator(
         ]
     )
     return run_partition
+
+
+def _task_queries(direct: tuple[str, tuple[tuple[str, str], ...], tuple[int, ...], int]) -> Any:
+    """The function that lists, for each task of ``direct`` (a partition's task numbers), the query ids
+    (as text) of the rows it reads (:func:`_owned_chunks`), reading only the query id and tag columns: a
+    row ``(__key, __task)`` per query, which routes co-partitioned judgments to the tasks that need them."""
+    path, pairs, bounds, batch_rows = direct
+    keep = tuple((a, b) for a, b in pairs if b in ("query_id", "tag"))
+
+    def run(batches: Iterable[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        schema = pa.schema([("__key", pa.string()), ("__task", pa.int64())])
+        for batch in batches:
+            for task in batch.column(0).to_pylist():
+                seen: set[str] = set()
+                for chunk in _owned_chunks(path, keep, bounds, batch_rows, task):
+                    seen.update(pc.unique(pc.cast(chunk.column("query_id"), pa.string())).to_pylist())
+                seen.discard(None)
+                keys = sorted(seen)
+                yield pa.RecordBatch.from_pydict({"__key": keys, "__task": [task] * len(keys)}, schema=schema)
+
+    return run
 
 
 def _changes(column: Any, before: Any) -> np.ndarray:
