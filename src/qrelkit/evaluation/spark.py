@@ -10,10 +10,11 @@
    value; past it (or past ``broadcast_rows``, or the session's ``spark.qrelkit.judgments.broadcastMaxRows``)
    they are co-partitioned with each run instead: both are shuffled by query id, so a task holds only
    its own queries' judgments, each just before its queries' run rows;
-2. one Parquet file (with the judgments broadcast) is read by the tasks themselves: task i of n reads,
-   with pyarrow, the stretches of one (tag, query id) that begin in its n-th of the file's rows
+2. one Parquet file is read by the tasks themselves: task i of n reads, with pyarrow, the stretches of
+   one (tag, query id) that begin in its n-th of the file's rows
    (:func:`qrelkit.evaluation.spark_tasks._owned_chunks`), so Spark neither scans the rows into its own
-   format nor shuffles them. When the file is not grouped by query (a query comes back from two tasks)
+   format nor shuffles them (co-partitioned judgments are routed to the tasks that read their queries,
+   which a first pass over the query ids lists: :func:`qrelkit.evaluation.spark_tasks._task_queries`). When the file is not grouped by query (a query comes back from two tasks)
    or holds a row to refuse, it is evaluated as every other input instead: each run is
    ``repartition``-ed by (run tag, query id) (by query id alone when the judgments are co-partitioned)
    and sorted within its partitions, so every query sits whole in one partition; ``mapInArrow`` hands a
