@@ -9,7 +9,9 @@ grid so that ties are common; graded 0-3 judgments from ``generate.make_qrels``)
    the session's first evaluation (which starts the Python workers), then the same again (the rate a long
    job runs at, which the plan for 10^10 rows uses);
 3. with ``--copartitioned``, the Spark engine again with the judgments co-partitioned with the run by
-   query id (``broadcast_rows=0``) instead of broadcast (workers started);
+   query id (``broadcast_rows=0``) instead of broadcast (workers started); with ``--shuffled``, again with
+   the file scanned and shuffled by Spark (``spark.qrelkit.parquet.readByTasks=false``) instead of read by
+   the tasks themselves (the file is grouped by query, so the tasks read it by default);
 4. the local engine on the same file (``qrelkit.evaluation.files.evaluate_files``);
 5. whether every per-query float is identical between the engines.
 
@@ -104,6 +106,17 @@ def main() -> None:
         action="store_true",
         help="also run the Spark engine with the judgments co-partitioned with the run by query id",
     )
+    parser.add_argument(
+        "--shuffled",
+        action="store_true",
+        help="also run the Spark engine with the file scanned and shuffled by Spark, not read by the tasks",
+    )
+    parser.add_argument(
+        "--broadcast-rows",
+        type=int,
+        default=None,
+        help="judgments past this many rows are co-partitioned (default: the engine's, 10^7)",
+    )
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     src = str(Path(__file__).resolve().parent.parent / "src")
@@ -128,10 +141,24 @@ def main() -> None:
     )
     spark.range(10).count()
     t = time.perf_counter()
-    distributed = evaluate(spark, str(qrels_path), str(run_path), MEASURES, max_records_per_batch=args.batch)
+    distributed = evaluate(
+        spark,
+        str(qrels_path),
+        str(run_path),
+        MEASURES,
+        max_records_per_batch=args.batch,
+        broadcast_rows=args.broadcast_rows,
+    )
     first_s = time.perf_counter() - t
     t = time.perf_counter()  # again: the Python workers are started and the JVM's code is warm
-    distributed = evaluate(spark, str(qrels_path), str(run_path), MEASURES, max_records_per_batch=args.batch)
+    distributed = evaluate(
+        spark,
+        str(qrels_path),
+        str(run_path),
+        MEASURES,
+        max_records_per_batch=args.batch,
+        broadcast_rows=args.broadcast_rows,
+    )
     spark_s = time.perf_counter() - t
     joined, joined_s = None, 0.0
     if args.copartitioned:
@@ -145,6 +172,22 @@ def main() -> None:
             broadcast_rows=0,
         )
         joined_s = time.perf_counter() - t
+    shuffled, shuffled_s = None, 0.0
+    if args.shuffled:
+        from qrelkit.evaluation.spark import TASKS_READ_CONF
+
+        spark.conf.set(TASKS_READ_CONF, "false")
+        t = time.perf_counter()
+        shuffled = evaluate(
+            spark,
+            str(qrels_path),
+            str(run_path),
+            MEASURES,
+            max_records_per_batch=args.batch,
+            broadcast_rows=args.broadcast_rows,
+        )
+        shuffled_s = time.perf_counter() - t
+        spark.conf.unset(TASKS_READ_CONF)
     spark.stop()
 
     print("| rows | engine | cores | wall s | rows/s | rows/s per core |")
@@ -155,11 +198,15 @@ def main() -> None:
         print(
             f"| {args.rows:,} | spark local[{args.cores}], {what} | {args.cores} | {seconds:.1f} | {rate:,.0f} | {rate / args.cores:,.0f} |"
         )
-    if joined is not None:
-        rate = args.rows / joined_s
-        print(
-            f"| {args.rows:,} | spark local[{args.cores}], judgments co-partitioned | {args.cores} | {joined_s:.1f} | {rate:,.0f} | {rate / args.cores:,.0f} |"
-        )
+    for what, other, seconds in (
+        ("judgments co-partitioned", joined, joined_s),
+        ("scanned and shuffled by Spark", shuffled, shuffled_s),
+    ):
+        if other is not None:
+            rate = args.rows / seconds
+            print(
+                f"| {args.rows:,} | spark local[{args.cores}], {what} | {args.cores} | {seconds:.1f} | {rate:,.0f} | {rate / args.cores:,.0f} |"
+            )
     if not args.skip_local:
         from qrelkit.evaluation.files import evaluate_files
 
@@ -176,12 +223,16 @@ def main() -> None:
             for a, b in zip(local.runs, distributed.runs, strict=True)
             for m in local.measure_names
         )
-        if joined is not None:
-            same = same and all(
-                a.values[m].tobytes() == b.values[m].tobytes()
-                for a, b in zip(local.runs, joined.runs, strict=True)
-                for m in local.measure_names
-            )
+        for other in (joined, shuffled):
+            if other is not None:
+                same = same and all(
+                    a.values[m].tobytes() == b.values[m].tobytes()
+                    for a, b in zip(local.runs, other.runs, strict=True)
+                    for m in local.measure_names
+                )
+        print(
+            f"Spark (workers started) / local, rows per second per core: {local_s * cores / (spark_s * args.cores):.2f}"
+        )
         n = len(local.runs[0].queries.query_ids)
         print(f"identical per-query floats over {n:,} queries: {same}")
 

@@ -33,3 +33,11 @@ class Columns:
     @property
     def rows(self) -> int:
         return len(self.query)
+
+    def take(self, rows: np.ndarray) -> Columns:
+        """The columns of ``rows`` (indices, in the order given)."""
+        query = self.query[rows]
+        change = np.ones(len(query), dtype=bool)
+        change[1:] = query[1:] != query[:-1]
+        words, hashes, number = self.doc_words[rows], self.doc_hash[rows], self.number[rows]
+        return Columns(query, change, words, hashes, number, self.tag, self.fingerprint, self.source)

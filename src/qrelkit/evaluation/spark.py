@@ -10,13 +10,22 @@
    value; past it (or past ``broadcast_rows``, or the session's ``spark.qrelkit.judgments.broadcastMaxRows``)
    they are co-partitioned with each run instead: both are shuffled by query id, so a task holds only
    its own queries' judgments, each just before its queries' run rows;
-2. each run is ``repartition``-ed by (run tag, query id) (by query id alone when the judgments are
-   co-partitioned) and sorted within its partitions, so every query sits whole in one partition;
-   ``mapInArrow`` hands a partition over as Arrow batches, and :func:`_chunks` carries the query that a
-   batch boundary splits into the next batch;
-3. each chunk of whole queries goes through :func:`qrelkit.data.values.finish_run` (the duplicate policy and
-   the checks of scores and ids, with their errors) and :func:`qrelkit.evaluation.core.evaluate_run` (encode,
-   then the kernels), and comes back as per-query float64 values in Arrow, which holds them exactly;
+2. one Parquet file is read by the tasks themselves: task i of n reads, with pyarrow, the stretches of
+   one (tag, query id) that begin in its n-th of the file's rows
+   (:func:`qrelkit.evaluation.spark_tasks._owned_chunks`), so Spark neither scans the rows into its own
+   format nor shuffles them (co-partitioned judgments are routed to the tasks that read their queries,
+   which a first pass over the query ids lists: :func:`qrelkit.evaluation.spark_tasks._task_queries`). When the file is not grouped by query (a query comes back from two tasks)
+   or holds a row to refuse, it is evaluated as every other input instead: each run is
+   ``repartition``-ed by (run tag, query id) (by query id alone when the judgments are co-partitioned)
+   and sorted within its partitions, so every query sits whole in one partition; ``mapInArrow`` hands a
+   partition over as Arrow batches, and :func:`qrelkit.evaluation.spark_tasks._chunks` carries the
+   query that a batch boundary splits into the next batch;
+3. each run's rows of a chunk of whole queries go to the small engine (:mod:`qrelkit.engine.encoding.small`),
+   their ids read straight from Arrow's buffers (:func:`qrelkit.formats.arrow.from_arrow`); what it steps
+   aside for (a row the checks must refuse or a policy must change, a profile's refusals) goes through
+   :func:`qrelkit.data.values.finish_run` (the duplicate policy and the checks of scores and ids, with their
+   errors) and :func:`qrelkit.evaluation.core.evaluate_run` (encode, then the kernels). Both give the same
+   floats; they come back as per-query float64 values in Arrow, which holds them exactly;
 4. the driver applies the query-set policies once, over every partition (queries only in the judgments
    are scored there, as :func:`qrelkit.evaluation.core.evaluate_run_batches` scores them), and
    :func:`qrelkit.evaluation.results.assemble` builds the Results, means included.
@@ -44,7 +53,7 @@ from __future__ import annotations
 import hashlib
 import json
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,6 +69,7 @@ from ..measures.grammar import Measure, parse_measures
 from ..naming import check_run_names
 from .core import check_gains
 from .results import Results, RunValues, assemble
+from .spark_tasks import _JUDGED, _evaluator, _task_queries
 
 if TYPE_CHECKING:
     from .plan import ReadingPlan
@@ -144,6 +154,9 @@ class SparkInput:
     fingerprint: Fingerprint | None = None  # None: per query, from the rows
     files: tuple[tuple[str, int], ...] = ()  # (file, its first line) when the rows come from several files
     local: Any = None  # a Qrels or Run read on the driver by qrelkit's own readers (files only)
+    #: one Parquet file on a path the driver reads, without a ``line`` column: the path, and its columns
+    #: as (name in the file, qrelkit's name), which tasks may read themselves (:func:`_direct_tasks`)
+    parquet: tuple[str, tuple[tuple[str, str], ...]] | None = None
 
 
 def read_input(
@@ -288,7 +301,23 @@ def _read_parquet(spark: Any, source: str, value: str, name: str) -> SparkInput:
     elif path.is_dir():
         fingerprint = folder_fingerprint(path)
     shown = [(_local_path(f), first) for f, first in firsts] if len(firsts) > 1 else []
-    return SparkInput(frame, source, name, fingerprint, tuple(shown))
+    direct = None
+    if path.is_file() and "line" not in raw.columns:
+        direct = (str(path), _column_pairs(raw.columns, value, source))
+    return SparkInput(frame, source, name, fingerprint, tuple(shown), parquet=direct)
+
+
+def _column_pairs(columns: Sequence[str], value: str, label: str) -> tuple[tuple[str, str], ...]:
+    """(name in the input, qrelkit's name) of the columns :func:`_renamed` keeps."""
+    import polars as pl
+
+    from ..data.values import rename_columns
+
+    present = [c for c in columns if c != "line"]
+    probe = pl.DataFrame(schema={c: pl.String for c in present})
+    renamed = rename_columns(probe, ("query_id", "doc_id", value), label).columns
+    keep = {"query_id", "doc_id", value, "rank", "tag"}
+    return tuple((a, b) for a, b in zip(present, renamed, strict=True) if b in keep)
 
 
 def _local_path(uri: str) -> str:
@@ -347,55 +376,14 @@ def _in_file(exc: QrelkitError, item: SparkInput) -> QrelkitError:
 
 # ----------------------------------------------------------------------------------------- partitions
 
-#: The judgments' columns as they travel beside a run's rows when co-partitioned (names a run cannot have).
-_JUDGED = {"query_id": "__key", "doc_id": "__qdoc", "grade": "__grade", "line": "__qline"}
-
 #: Judgments of more rows than this are co-partitioned with the runs by query id (a shuffle of both
 #: before the kernels) instead of broadcast whole to every task; a Spark conf of this name overrides it.
 BROADCAST_ROWS = 10_000_000
 BROADCAST_CONF = "spark.qrelkit.judgments.broadcastMaxRows"
 
-
-def _chunks(batches: Iterable[Any], keys: Sequence[str] = ("tag", "query_id")) -> Iterator[Any]:
-    """Arrow batches sorted by ``keys`` (tag, query_id) as tables of whole queries: the rows of the last
-    query of a batch are carried into the next batch, since that query may go on there. With judgments
-    co-partitioned, ``keys`` is (query_id,): a query's judgments and every run's rows for it stay together."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    def equal_to_last(column: Any) -> Any:
-        last = column[-1]
-        return pc.fill_null(pc.equal(column, last), False) if last.is_valid else pc.is_null(column)
-
-    carry = None
-    for batch in batches:
-        table = pa.Table.from_batches([batch])
-        if carry is not None:
-            table = pa.concat_tables([carry, table])
-        if table.num_rows == 0:
-            continue
-        same = equal_to_last(table.column(keys[0]))
-        for key in keys[1:]:
-            same = pc.and_kleene(same, equal_to_last(table.column(key)))
-        cut = table.num_rows - int(pc.sum(same).as_py() or 0)  # sorted: the last query's rows end the table
-        if cut:
-            yield table.slice(0, cut)
-        carry = table.slice(cut)
-    if carry is not None and carry.num_rows:
-        yield carry
-
-
-def _error_row(exc: QrelkitError, run: str | None) -> dict[str, Any]:
-    fields = {
-        "class": type(exc).__name__,
-        "problem": exc.problem,
-        "source": exc.source,
-        "line": exc.line,
-        "got": None if exc.got is None else str(exc.got),
-        "expected": exc.expected,
-        "fix": exc.fix,
-    }
-    return {"kind": "error", "run": run, "error": json.dumps(fields)}
+#: ``false`` in the session turns off the tasks' own reading of one Parquet file (:func:`_direct_tasks`):
+#: Spark then scans and shuffles it as every other input (the same floats).
+TASKS_READ_CONF = "spark.qrelkit.parquet.readByTasks"
 
 
 def _raise(rows: list[dict[str, Any]], item: SparkInput) -> None:
@@ -416,160 +404,6 @@ def _raise(rows: list[dict[str, Any]], item: SparkInput) -> None:
         fix=first["fix"],
     )
     raise _in_file(exc, item)
-
-
-def _query_digests(frame: Any) -> dict[str, str]:
-    """SHA-256 of each query's rows written as sorted ``query_id<TAB>doc_id<TAB>score`` lines."""
-    import polars as pl
-
-    rows = frame.select("query_id", "doc_id", "score").sort("query_id", "doc_id", "score")
-    text = rows.select(
-        pl.format("{}\t{}\t{}", "query_id", "doc_id", pl.col("score").cast(pl.String))
-    ).to_series()
-    ids = rows.get_column("query_id")
-    heads = np.flatnonzero((ids != ids.shift(1)).fill_null(True).to_numpy())
-    ends = np.append(heads[1:], rows.height)
-    lines = text.to_list()
-    return {
-        ids[int(a)]: hashlib.sha256(("\n".join(lines[a:b]) + "\n").encode()).hexdigest()
-        for a, b in zip(heads.tolist(), ends.tolist(), strict=True)
-    }
-
-
-def _evaluator(
-    qrels_ipc: Any,
-    measures: Sequence[Measure],
-    conv: Conventions,
-    item: SparkInput,
-    on_duplicate: str,
-    digest: bool,
-    profile: Any = None,
-    qrels_schema: Mapping[str, Any] | None = None,
-) -> Any:
-    """The function ``mapInArrow`` runs on each partition (everything it needs travels in its closure).
-
-    ``qrels_ipc`` is the judgments' broadcast (Arrow IPC); ``None`` when they are co-partitioned with the
-    runs instead: each chunk, cut by ``__key`` (the query id as text), then holds its queries' judgments
-    (``__side`` 0, in the columns of :data:`_JUDGED`) before their run rows (``__side`` 1)."""
-    label, default_name, prepared = item.label, item.name, item.local is not None
-    per_batch = conv.with_(missing_queries="skip", extra_queries="skip")
-    joined = qrels_ipc is None
-
-    def run_partition(batches: Iterable[Any]) -> Iterator[Any]:
-        import polars as pl
-        import pyarrow as pa
-
-        from ..data.values import Qrels, Run, finish_run, id_column
-        from .core import evaluate_run, tie_order_for
-
-        def spans_of(qrels_frame: Any) -> dict[str, tuple[int, int]]:
-            if qrels_frame.height == 0:  # a chunk of queries nobody judged
-                return {}
-            ids = qrels_frame.get_column("query_id")
-            heads = np.flatnonzero((ids != ids.shift(1)).fill_null(True).to_numpy())
-            ends = np.append(heads[1:], qrels_frame.height)
-            return dict(
-                zip(ids.gather(heads).to_list(), zip(heads.tolist(), ends.tolist(), strict=True), strict=True)
-            )
-
-        if not joined:
-            qrels_frame = pl.read_ipc(qrels_ipc.value).sort("query_id", "line")
-            spans = spans_of(qrels_frame)
-        fp = Fingerprint("", "", label)
-
-        def emit(rows: list[dict[str, Any]]) -> Any:
-            return pa.RecordBatch.from_pylist(rows, schema=schema)
-
-        for chunk in _chunks(batches, ("__key",) if joined else ("tag", "query_id")):
-            frame = pl.from_arrow(chunk)
-            assert isinstance(frame, pl.DataFrame)
-            if joined:  # this chunk's judgments, as the driver validated them, then its run rows
-                assert qrels_schema is not None
-                side = frame.get_column("__side")
-                qrels_frame = (
-                    frame.filter(side == 0)
-                    .select([pl.col(_JUDGED[c]).cast(t).alias(c) for c, t in qrels_schema.items()])
-                    .sort("query_id", "line")
-                )
-                spans = spans_of(qrels_frame)
-                frame = frame.filter(side == 1).drop("__side", "__key", *_JUDGED.values())
-            for (tag,), part in frame.group_by(["tag"], maintain_order=True):
-                name = default_name if tag is None else str(tag)
-                out: list[dict[str, Any]] = []
-                try:
-                    part = part.drop("tag")
-                    if prepared:  # read and validated by qrelkit's readers on the driver
-                        run = Run(part, fp, name, {"source": label})
-                        removed = 0
-                    else:
-                        part = id_column(id_column(part, "query_id", label), "doc_id", label)
-                        run = finish_run(part, fp, name, label, on_duplicate, "on_duplicate=")
-                        removed = int(run.meta["duplicates_removed"])  # type: ignore[call-overload]
-                    queries = run.frame.get_column("query_id").unique().sort().to_list()
-                    digests = _query_digests(run.frame) if digest else {}
-                    firsts: dict[str, int] = {}  # each query's first line: the run's order of its queries
-                    if "line" in run.frame.columns:
-                        first_rows = run.frame.group_by("query_id").agg(pl.col("line").min()).iter_rows()
-                        firsts = {str(q): int(line) for q, line in first_rows}
-                    judged = [q for q in queries if q in spans]
-                    values: dict[str, tuple[list[float], list[bool]]] = {}
-                    tied: dict[str, list[bool]] = {}  # per query, whether each measure follows tie order
-                    if judged:
-                        sub = pl.concat(
-                            [qrels_frame.slice(spans[q][0], spans[q][1] - spans[q][0]) for q in judged]
-                        )
-                        if profile is not None:  # the refusals that look at a query's rows
-                            profile.check(Qrels(sub, fp, meta={"source": "qrels"}), [run])
-                        ties = tie_order_for(per_batch)
-                        scored, per_measure = evaluate_run(
-                            Qrels(sub, fp), run, measures, per_batch, SPARK, tie_order=ties
-                        )
-                        for i, q in enumerate(scored.query_ids):
-                            values[q] = (
-                                [float(per_measure[m][0][i]) for m in measures],
-                                [bool(per_measure[m][1][i]) for m in measures],
-                            )
-                        found = ties.queries() if ties is not None else {}
-                        for j, m in enumerate(measures):
-                            for q in found.get(str(m), ()):
-                                tied.setdefault(q, [False] * len(measures))[j] = True
-                    for q in queries:
-                        vals, undef = values.get(q, (None, None))
-                        out.append(
-                            {
-                                "kind": "query",
-                                "run": name,
-                                "query_id": q,
-                                "vals": vals,
-                                "undef": undef,
-                                "tied": tied.get(q),
-                                "digest": digests.get(q),
-                                "first": firsts.get(q),
-                            }
-                        )
-                    out.append({"kind": "count", "run": name, "rows": part.height, "removed": removed})
-                except QrelkitError as exc:
-                    out = [_error_row(exc, name)]
-                yield emit(out)
-
-    import pyarrow as pa
-
-    schema = pa.schema(
-        [
-            ("kind", pa.string()),
-            ("run", pa.string()),
-            ("query_id", pa.string()),
-            ("vals", pa.list_(pa.float64())),
-            ("undef", pa.list_(pa.bool_())),
-            ("tied", pa.list_(pa.bool_())),
-            ("digest", pa.string()),
-            ("rows", pa.int64()),
-            ("removed", pa.int64()),
-            ("error", pa.string()),
-            ("first", pa.int64()),
-        ]
-    )
-    return run_partition
 
 
 # ------------------------------------------------------------------------------------------- evaluate
@@ -685,8 +519,8 @@ def _evaluate_planned(
     else:  # one broadcast value, read once per task
         import io
 
-        buffer = io.BytesIO()
-        judgments.frame.write_ipc(buffer)
+        buffer = io.BytesIO()  # sorted once here, not in every task
+        judgments.frame.sort("query_id", "line").write_ipc(buffer)
         shipped = spark.sparkContext.broadcast(buffer.getvalue())
     key = "spark.sql.execution.arrow.maxRecordsPerBatch"
     before = spark.conf.get(key)
@@ -758,26 +592,39 @@ def _evaluate_input(
         frame = frame.withColumn("tag", F.lit(item.name))
     n = partitions or int(spark.conf.get("spark.sql.shuffle.partitions"))
     digest = item.fingerprint is None
-    if judged is None:
+    out = None
+    direct = _direct_tasks(spark, item, n)
+    if direct is not None:  # tasks that read their own rows: no scan into Spark's rows, no shuffle of them
+        tasks = len(direct[2]) - 1
+        numbers = spark.range(0, tasks, 1, tasks)
+        if judged is None:
+            fn = _evaluator(shipped, measures, conv, item, on_duplicate, digest, profile, direct=direct)
+        else:  # each task's queries' judgments routed to it: the queries it reads listed by a first pass
+            schema = {c: t for c, t in qrels.frame.schema.items() if c in _JUDGED}
+            fn = _evaluator(None, measures, conv, item, on_duplicate, digest, profile, schema, direct)
+            owned = numbers.mapInArrow(_task_queries(direct), "__key string, __task long")
+            routed = judged.join(owned, "__key")
+            every = numbers.select(F.col("id").alias("__task"))  # a task whose queries nobody judged runs too
+            numbers = routed.unionByName(every, allowMissingColumns=True).repartition(tasks, "__task")
+        try:
+            out = _collect(numbers, fn, item)
+        except QrelkitError:  # the executors could not read the file: Spark's reader says why, or reads it
+            out = None
+        keys = [(r["run"], r["query_id"]) for r in out or () if r["kind"] == "query"]
+        # not grouped by query, or a row to refuse: shuffled as every other input (the same error)
+        if out is not None and (any(r["kind"] == "error" for r in out) or len(set(keys)) < len(keys)):
+            out = None
+    if out is None and judged is None:
         fn = _evaluator(shipped, measures, conv, item, on_duplicate, digest, profile)
         spread = frame.repartition(n, "tag", "query_id").sortWithinPartitions("tag", "query_id", "line")
-    else:  # every query's judgments and run rows in one partition, the judgments first
+        out = _collect(spread, fn, item)
+    elif out is None:  # every query's judgments and run rows in one partition, the judgments first
         schema = {c: t for c, t in qrels.frame.schema.items() if c in _JUDGED}
         fn = _evaluator(None, measures, conv, item, on_duplicate, digest, profile, schema)
         rows = frame.withColumn("__key", F.col("query_id").cast("string")).withColumn("__side", F.lit(1))
         both = rows.unionByName(judged, allowMissingColumns=True)
         spread = both.repartition(n, "__key").sortWithinPartitions("__key", "__side", "tag", "line")
-    try:
-        out = spread.mapInArrow(fn, _OUT_SCHEMA).toArrow().to_pylist()
-    except Exception as exc:  # Spark's own failures (a lost executor, a file gone): one line, not Java's
-        if not type(exc).__module__.startswith(("pyspark", "py4j")):
-            raise
-        first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
-        raise QrelkitError(
-            f"the Spark job evaluating {item.label} failed: {first.strip()[:300]}",
-            source=item.label,
-            fix="check the input and the cluster (Spark's log has the details)",
-        ) from None
+        out = _collect(spread, fn, item)
     _raise([r for r in out if r["kind"] == "error"], item)
     by_run: dict[str, list[dict[str, Any]]] = {}
     for row in out:
@@ -789,6 +636,63 @@ def _evaluate_input(
         rows = by_run[name]
         results.append((item.label, _run_values(qrels, name, rows, item, measures, conv, on_duplicate)))
     return results
+
+
+def _collect(frame: Any, fn: Any, item: SparkInput) -> list[dict[str, Any]]:
+    """What ``fn`` returns over ``frame``'s partitions (``mapInArrow``), as rows on the driver."""
+    try:
+        out: list[dict[str, Any]] = frame.mapInArrow(fn, _OUT_SCHEMA).toArrow().to_pylist()
+    except Exception as exc:  # Spark's own failures (a lost executor, a file gone): one line, not Java's
+        if not type(exc).__module__.startswith(("pyspark", "py4j")):
+            raise
+        first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+        raise QrelkitError(
+            f"the Spark job evaluating {item.label} failed: {first.strip()[:300]}",
+            source=item.label,
+            fix="check the input and the cluster (Spark's log has the details)",
+        ) from None
+    return out
+
+
+def _direct_tasks(
+    spark: Any, item: SparkInput, n: int
+) -> tuple[str, tuple[tuple[str, str], ...], tuple[int, ...], int] | None:
+    """How ``n`` tasks read a Parquet file's rows themselves (:func:`_owned_chunks`): (path, columns, each
+    task's first row and the end, rows per Arrow batch), or ``None`` when the input is not one Parquet
+    file the driver reads (a folder, a table, a frame: Spark reads those) or holds a column of a type
+    Spark might read otherwise than pyarrow, or the session's ``spark.qrelkit.parquet.readByTasks`` is
+    ``false``."""
+    if item.parquet is None or item.local is not None:
+        return None
+    if str(spark.conf.get(TASKS_READ_CONF, "true")).strip().lower() == "false":
+        return None
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path, pairs = item.parquet
+    try:
+        file = pq.ParquetFile(path)
+    except (OSError, pa.ArrowException):
+        return None  # Spark's reader reports it
+    schema, rows = file.schema_arrow, file.metadata.num_rows
+    for name, ours in pairs:
+        kind = schema.field(name).type
+        text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
+        fits = {
+            "query_id": text or pa.types.is_integer(kind),
+            "doc_id": text or pa.types.is_integer(kind),
+            "score": pa.types.is_floating(kind) or pa.types.is_integer(kind),
+            "rank": pa.types.is_integer(kind),
+            "tag": text,
+        }[ours]
+        if not fits:
+            return None
+    if not rows:
+        return None
+    tasks = max(1, min(n, rows))
+    bounds = tuple(rows * i // tasks for i in range(tasks + 1))
+    batch = int(spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch"))
+    return path, pairs, bounds, batch if batch > 0 else rows
 
 
 def _run_values(
