@@ -133,6 +133,7 @@ def main() -> None:
     )
     fixed = float(startup.stdout.strip().splitlines()[-1])
 
+    from qrelkit import Results
     from qrelkit.evaluation.spark import evaluate, session
 
     partitions = args.partitions or 4 * args.cores
@@ -140,53 +141,30 @@ def main() -> None:
         f"local[{args.cores}]", shuffle_partitions=partitions, **{"spark.driver.memory": args.memory}
     )
     spark.range(10).count()
-    t = time.perf_counter()
-    distributed = evaluate(
-        spark,
-        str(qrels_path),
-        str(run_path),
-        MEASURES,
-        max_records_per_batch=args.batch,
-        broadcast_rows=args.broadcast_rows,
-    )
-    first_s = time.perf_counter() - t
-    t = time.perf_counter()  # again: the Python workers are started and the JVM's code is warm
-    distributed = evaluate(
-        spark,
-        str(qrels_path),
-        str(run_path),
-        MEASURES,
-        max_records_per_batch=args.batch,
-        broadcast_rows=args.broadcast_rows,
-    )
-    spark_s = time.perf_counter() - t
-    joined, joined_s = None, 0.0
-    if args.copartitioned:
+
+    def timed(broadcast_rows: int | None) -> tuple[Results, float]:
+        """One evaluation of the files on this session, and its wall seconds."""
         t = time.perf_counter()
-        joined = evaluate(
+        out = evaluate(
             spark,
             str(qrels_path),
             str(run_path),
             MEASURES,
             max_records_per_batch=args.batch,
-            broadcast_rows=0,
+            broadcast_rows=broadcast_rows,
         )
-        joined_s = time.perf_counter() - t
+        return out, time.perf_counter() - t
+
+    distributed, first_s = timed(args.broadcast_rows)
+    # again: the Python workers are started and the JVM's code is warm
+    distributed, spark_s = timed(args.broadcast_rows)
+    joined, joined_s = timed(0) if args.copartitioned else (None, 0.0)
     shuffled, shuffled_s = None, 0.0
     if args.shuffled:
         from qrelkit.evaluation.spark import TASKS_READ_CONF
 
         spark.conf.set(TASKS_READ_CONF, "false")
-        t = time.perf_counter()
-        shuffled = evaluate(
-            spark,
-            str(qrels_path),
-            str(run_path),
-            MEASURES,
-            max_records_per_batch=args.batch,
-            broadcast_rows=args.broadcast_rows,
-        )
-        shuffled_s = time.perf_counter() - t
+        shuffled, shuffled_s = timed(args.broadcast_rows)
         spark.conf.unset(TASKS_READ_CONF)
     spark.stop()
 

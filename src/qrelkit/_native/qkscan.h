@@ -113,6 +113,32 @@ int64_t qk_trec_rank(int64_t groups, const int64_t *group_first, const int64_t *
                      const int64_t *j_first, const int64_t *j_order, const int64_t *j_off, const uint8_t *j_data,
                      int64_t *pos_out, int64_t *judged_out);
 
+/* Defines `static void NAME(const KEYS *k, int64_t *idx, int64_t *tmp, int64_t n)`: a stable merge sort of
+ * the indices idx[0..n) by CMP(k, a, b) (< 0: a first), with scratch tmp[0..n); insertion sort below 16.
+ * The ranking of trec_rank.c and the query ids of trec_eval.c sort with it. */
+#define QK_MERGE_SORT(NAME, KEYS, CMP)                                                        \
+    static void NAME(const KEYS *k, int64_t *idx, int64_t *tmp, int64_t n) {                \
+        if (n < 16) {                                                                        \
+            for (int64_t i = 1; i < n; i++) {                                                \
+                int64_t v = idx[i], j = i;                                                   \
+                while (j > 0 && CMP(k, v, idx[j - 1]) < 0) {                                 \
+                    idx[j] = idx[j - 1];                                                     \
+                    j--;                                                                     \
+                }                                                                            \
+                idx[j] = v;                                                                  \
+            }                                                                                \
+            return;                                                                          \
+        }                                                                                    \
+        int64_t h = n / 2;                                                                   \
+        NAME(k, idx, tmp, h);                                                                \
+        NAME(k, idx + h, tmp, n - h);                                                        \
+        if (CMP(k, idx[h - 1], idx[h]) <= 0) return;                                         \
+        memcpy(tmp, idx, (size_t)h * sizeof(int64_t));                                       \
+        int64_t i = 0, j = h, o = 0;                                                         \
+        while (i < h && j < n) idx[o++] = CMP(k, idx[j], tmp[i]) < 0 ? idx[j++] : tmp[i++];  \
+        while (i < h) idx[o++] = tmp[i++];                                                   \
+    }
+
 /* ------------------------------------------------------------------------------------------ result.c */
 
 QK_INTERNAL Result *new_result(void);

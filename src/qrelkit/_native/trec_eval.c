@@ -176,27 +176,7 @@ static int id_cmp(const Ids *ids, int64_t a, int64_t b) {
     return (la > lb) - (la < lb);
 }
 
-static void id_sort(const Ids *ids, int64_t *idx, int64_t *tmp, int64_t n) {
-    if (n < 16) {
-        for (int64_t i = 1; i < n; i++) {
-            int64_t v = idx[i], j = i;
-            while (j > 0 && id_cmp(ids, v, idx[j - 1]) < 0) {
-                idx[j] = idx[j - 1];
-                j--;
-            }
-            idx[j] = v;
-        }
-        return;
-    }
-    int64_t h = n / 2;
-    id_sort(ids, idx, tmp, h);
-    id_sort(ids, idx + h, tmp, n - h);
-    if (id_cmp(ids, idx[h - 1], idx[h]) <= 0) return;
-    memcpy(tmp, idx, (size_t)h * sizeof(int64_t));
-    int64_t i = 0, j = h, o = 0;
-    while (i < h && j < n) idx[o++] = id_cmp(ids, idx[j], tmp[i]) < 0 ? idx[j++] : tmp[i++];
-    while (i < h) idx[o++] = tmp[i++];
-}
+QK_MERGE_SORT(id_sort, Ids, id_cmp)
 
 /* The code of id bytes s[0..len) among the sorted vocabulary (vocab rows of ids), or -1. */
 static int64_t find_code(const Ids *ids, const int64_t *vocab, int64_t n, const uint8_t *s, int64_t len) {

@@ -89,27 +89,7 @@ static int rank_cmp(const RankKeys *k, int64_t a, int64_t b) {
 }
 
 /* Sort idx[0..n) by rank_cmp (a stable merge sort with scratch tmp[0..n)). */
-static void rank_sort(const RankKeys *k, int64_t *idx, int64_t *tmp, int64_t n) {
-    if (n < 16) {
-        for (int64_t i = 1; i < n; i++) {
-            int64_t v = idx[i], j = i;
-            while (j > 0 && rank_cmp(k, v, idx[j - 1]) < 0) {
-                idx[j] = idx[j - 1];
-                j--;
-            }
-            idx[j] = v;
-        }
-        return;
-    }
-    int64_t h = n / 2;
-    rank_sort(k, idx, tmp, h);
-    rank_sort(k, idx + h, tmp, n - h);
-    if (rank_cmp(k, idx[h - 1], idx[h]) <= 0) return;
-    memcpy(tmp, idx, (size_t)h * sizeof(int64_t));
-    int64_t i = 0, j = h, o = 0;
-    while (i < h && j < n) idx[o++] = rank_cmp(k, idx[j], tmp[i]) < 0 ? idx[j++] : tmp[i++];
-    while (i < h) idx[o++] = tmp[i++];
-}
+QK_MERGE_SORT(rank_sort, RankKeys, rank_cmp)
 
 int64_t qk_trec_rank(int64_t groups, const int64_t *group_first, const int64_t *group_qcode, int64_t rows,
                      const double *score, const int64_t *d_off, const uint8_t *d_data, int32_t single,
