@@ -84,6 +84,37 @@ def _runs_file(path, grouped: bool, seed: int = 3) -> pd.DataFrame:
     return runs
 
 
+def test_a_task_inside_one_long_stretch_reads_no_further(tmp_path, monkeypatch):
+    """Two queries of 20,000 rows each and 20 tasks: most tasks' rows lie inside a stretch begun before
+    them, and each stops at its own rows' end instead of reading on to the next query."""
+    n = 40_000
+    table = pa.table(
+        {
+            "qid": pa.array(["q1"] * (n // 2) + ["q2"] * (n // 2)),
+            "docno": pa.array([f"d{i}" for i in range(n)]),
+            "score": pa.array(np.linspace(1.0, 0.0, n)),
+            "tag": pa.array([None] * n, pa.string()),
+        }
+    )
+    path = tmp_path / "run.parquet"
+    pq.write_table(table, path, row_group_size=1_000)
+    read = []
+    iter_batches = pq.ParquetFile.iter_batches
+
+    def counted(self, *args, **kwargs):
+        for batch in iter_batches(self, *args, **kwargs):
+            read.append(batch.num_rows)
+            yield batch
+
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", counted)
+    tasks = 20
+    bounds = tuple(n * i // tasks for i in range(tasks + 1))
+    chunks = [c for t in range(tasks) for c in _owned_chunks(str(path), PAIRS, bounds, 1_000, t)]
+    assert sum(c.num_rows for c in chunks) == n
+    # each task reads its own rows (2,000) and, for the two that begin a query, that query's rest
+    assert sum(read) <= 20 * 3_000 + 2 * n // 2, sum(read)
+
+
 @pytest.mark.parametrize(
     ("grouped", "broadcast_rows"), [(True, None), (False, None), (True, 10), (False, 10)]
 )

@@ -375,6 +375,8 @@ def _owned_chunks(
         if not begun:
             heads = np.flatnonzero(change & (at >= start))
             if not len(heads):
+                if row >= end:
+                    return  # no stretch begins in this task's rows: one that began before covers them
                 continue
             lo, begun = int(heads[0]), True
         stops = np.flatnonzero(change & (at >= end))
