@@ -230,19 +230,7 @@ def test_trec_eval_by_measure_names_takes_the_native_path_and_imports_only_its_m
     assert theirs == set()
     options = TrecOptions(per_query=True, complete=True, measures=("all_trec",))
     assert out == render_trec_eval(trec_eval_files(QRELS, RUN, options))  # the numpy path's bytes
-    code = (
-        "import io, sys\n"  # (io is loaded at the interpreter's start; contextlib would load collections)
-        "before = set(sys.modules)\n"
-        "shown, sys.stdout = sys.stdout, io.StringIO()\n"
-        "from qrelkit.__main__ import _lean_trec_eval\n"
-        f"assert _lean_trec_eval({args!r}), 'stepped aside'\n"
-        "sys.stdout = shown\n"
-        "new = set(sys.modules) - before\n"
-        "print(sorted(m for m in ('re', 'collections', 'importlib', 'typing', 'pathlib') if m in new))\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "[]"
+    assert _loaded_by_lean_trec_eval(args, ("re", "collections", "importlib", "typing", "pathlib")) == []
 
 
 def test_trec_eval_of_small_clean_files_imports_neither_click_nor_numpy() -> None:
@@ -263,19 +251,28 @@ def test_trec_eval_of_small_clean_files_loads_neither_typing_nor_pathlib() -> No
     """Each costs several milliseconds of a command whose whole time on a small run is about 30 ms
     (benchmarks/startup_floor.py): the path checks, reads and names files with os alone. (Modules loaded
     before it, by site or a coverage hook, are not counted.)"""
+    # ndcg's gains: the lean path (the native path's own test is above)
+    args = ["-q", "-c", "-m", "all_trec", "-m", "ndcg.1=3", str(QRELS), str(RUN)]
+    assert _loaded_by_lean_trec_eval(args, ("typing", "pathlib", "urllib.parse")) == []
+
+
+def _loaded_by_lean_trec_eval(args: list[str], names: tuple[str, ...]) -> list[str]:
+    """Which of the modules ``names`` ``qrelkit trec_eval ARGS`` loads before click (``_lean_trec_eval``),
+    in a fresh interpreter; it must take the files. (Modules loaded before it, by site or a coverage hook,
+    are not counted; the output is caught with io, loaded at the interpreter's start: contextlib would
+    load collections.)"""
     code = (
-        "import contextlib, io, sys\n"
+        "import io, sys\n"
         "before = set(sys.modules)\n"
-        # ndcg's gains: the lean path (the native path's own test is above)
-        f"argv = ['-q', '-c', '-m', 'all_trec', '-m', 'ndcg.1=3', {str(QRELS)!r}, {str(RUN)!r}]\n"
-        "with contextlib.redirect_stdout(io.StringIO()):\n"
-        "    from qrelkit.__main__ import _lean_trec_eval\n"
-        "    assert _lean_trec_eval(argv), 'stepped aside'\n"
-        "print(sorted(m for m in ('typing', 'pathlib', 'urllib.parse') if m in set(sys.modules) - before))\n"
+        "shown, sys.stdout = sys.stdout, io.StringIO()\n"
+        "from qrelkit.__main__ import _lean_trec_eval\n"
+        f"assert _lean_trec_eval({args!r}), 'stepped aside'\n"
+        "sys.stdout = shown\n"
+        f"print(sorted(m for m in {names!r} if m in set(sys.modules) - before))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "[]"
+    return eval(proc.stdout.strip())
 
 
 def test_trec_eval_with_a_measure_it_does_not_compute_goes_through_click() -> None:
