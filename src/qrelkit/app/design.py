@@ -20,7 +20,7 @@ position". Nothing of the design reaches a labeller's page: they see their next 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -270,20 +270,24 @@ def pooled_pairs(conn: sqlite3.Connection) -> int:
 
 
 def plan_request(conn: sqlite3.Connection, *, order: str | None, budget: int | None, measure: str | None,
-                 seed: int | None, replace: bool = False) -> tuple[str, int, str, int]:  # fmt: skip
+                 seed: int | None, replace: bool = False,
+                 settled: Collection[tuple[str, str]] = ()) -> tuple[str, int, str, int]:  # fmt: skip
     """The design ``judge plan`` makes: ``(strategy, budget, measure, seed)``. ``order`` and ``budget`` go
     together, else the pending design's (the one ``judge init --order`` asked for); the measure given, else
     the pending design's, else nDCG@10; the seed given, else the pending design's, else the project's.
 
-    A planned design whose pairs drawn with a probability below 1 people have graded is refused unless
-    ``replace``: a new plan counts every pair judged so far as certain, and the draw's intervals are lost."""
+    A planned design of which people have settled a pair it drew with a probability below 1 (``settled``:
+    the pairs with a people's final grade, :func:`.grades.final_grades`) is refused unless ``replace``: a
+    new plan counts every settled pair as certain, and the draw's intervals are lost. A drawn pair still
+    disputed (two people's grades apart from calibration, no decision) is not counted as certain by a new
+    plan, so it does not stand in the way."""
     pending = current_design(conn)
     if pending is not None and pending.state == "planned" and not replace:
         drawn = {(q, d) for q, d, p, _ in pending.pairs if p < 1.0}
-        graded = drawn & set(_graded_pairs(conn))
+        graded = drawn & set(settled)
         if graded:
             raise ValidationError(
-                f"people graded {len(graded)} of the {len(drawn)} pairs design {pending.design} "
+                f"people settled {len(graded)} of the {len(drawn)} pairs design {pending.design} "
                 f"({pending.strategy}, seed {pending.seed}) drew at random: a new plan would count them as "
                 "certain, and the design's intervals would be lost",
                 fix="estimate under this design (`qrelkit judge export --final`, then eval on the export); "

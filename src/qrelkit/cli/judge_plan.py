@@ -82,13 +82,16 @@ def command(db: Path, order: str | None, budget_text: str | None, measure: str |
     model labeller's grades and the pooled runs); their queue follows it, blind as before."""
     from qrelkit.app.design import plan_request, pooled_pairs, record_plan
     from qrelkit.app.design_inputs import planning_material
+    from qrelkit.app.grades import final_grades
     from qrelkit.app.store import Store
     from qrelkit.budget.queue import budget_pairs, check_order, chosen_pairs, plan_project
 
     with Store(db) as store:
         pairs = None if budget_text is None else budget_pairs(budget_text, store.read(pooled_pairs))
+        settled = final_grades(store, people_only=True)[0]
         order, pairs, measure, seed = store.read(
-            lambda c: plan_request(c, order=order, budget=pairs, measure=measure, seed=seed, replace=replace))  # fmt: skip
+            lambda c: plan_request(c, order=order, budget=pairs, measure=measure, seed=seed, replace=replace,
+                                   settled=settled))  # fmt: skip
         check_order(order)
         material = planning_material(store, model)
         built, selection = plan_project(material, order, pairs, seed, measure)
