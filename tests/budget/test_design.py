@@ -2,6 +2,7 @@
 qrelkit.evaluate) with tied scores; its derivative against finite differences; exact design-unbiasedness of
 the leave-one-out difference estimator, and of its variance estimator with a fixed prediction, by enumerating
 every sample of a Poisson design; the held-out calibration against refitting without the pair; the
+calibration's ordinal base against a slow reference; the
 probability-proportional-to-size probabilities and the systematic draw; coverage by seeded simulation."""
 
 from __future__ import annotations
@@ -83,6 +84,122 @@ def test_held_out_calibration_is_the_fit_without_the_pair():
         others = np.delete(bought, k)
         refit, _ = calibrate(*args, others, people[others], 3, problem.n_queries)
         assert np.allclose(held_out[k], refit[i], atol=1e-12)
+
+
+def test_held_out_of_a_pair_outside_the_anchors_is_the_fit_without_it():
+    # the base is fitted to the anchored pairs (taken with certainty); a drawn pair's held-out row is the
+    # whole calibration refitted without its grade, the anchors unchanged
+    problem, people = _problem(8, "nDCG@5", queries=4)
+    rng = np.random.default_rng(3)
+    bought = np.sort(rng.choice(problem.n_pairs, 24, replace=False))
+    anchored = rng.random(len(bought)) < 0.5
+    classes = problem.model % 2  # any classes
+    args = (problem.query_of, problem.model)
+    _, held_out = calibrate(*args, bought, people[bought], 3, problem.n_queries, classes, anchored)
+    for k in np.flatnonzero(~anchored):
+        keep = np.arange(len(bought)) != k
+        refit, _ = calibrate(
+            *args, bought[keep], people[bought[keep]], 3, problem.n_queries, classes, anchored[keep]
+        )
+        assert np.allclose(held_out[k], refit[bought[k]], atol=1e-12)
+
+
+def _slow_ordinal(query_of, model, classes, grades, queries, g1, n_class):
+    """The base's model written pair by pair and fitted by BFGS on numeric gradients: the
+    penalised cumulative logit likelihood of design.calibrate's docstring, with its prior's
+    pseudo-observations, as an independent reference."""
+    from scipy.optimize import minimize
+
+    from qrelkit.estimation import design
+
+    def unpack(w):
+        theta = np.concatenate([[w[0]], w[0] + np.cumsum(np.exp(w[1 : g1 - 1]))])
+        beta = w[g1 - 1 : 2 * g1 - 1]
+        gamma = w[2 * g1 - 1 : 2 * g1 - 1 + n_class]
+        u = w[2 * g1 - 1 + n_class :]
+        return theta, beta, gamma, u
+
+    def cdf(t):
+        return 1.0 / (1.0 + np.exp(-t))
+
+    def prob(theta, eta, y):
+        hi = cdf(theta[y] - eta) if y < g1 - 1 else 1.0
+        lo = cdf(theta[y - 1] - eta) if y > 0 else 0.0
+        return hi - lo
+
+    def nll(w):
+        theta, beta, gamma, u = unpack(w)
+        out = 0.0
+        for q, m, c, y in zip(query_of, model, classes, grades, strict=True):
+            out -= np.log(prob(theta, beta[m] + gamma[c] + u[q], y))
+        for m in range(g1):  # the prior's pseudo-observations: no class, no query
+            for y in range(g1):
+                weight = design.ROW_PRIOR * (0.5 / g1 + (0.5 if y == m else 0.0))
+                out -= weight * np.log(prob(theta, beta[m], y))
+        effects = np.concatenate([beta, gamma])
+        return out + 0.5 * design.EFFECT_RIDGE * effects @ effects + 0.5 * design.QUERY_RIDGE * u @ u
+
+    start = np.zeros(2 * g1 - 1 + n_class + queries)
+    start[0] = -1.0
+    w = minimize(nll, start, method="BFGS", options={"gtol": 1e-9}).x
+    theta, beta, gamma, u = unpack(w)
+
+    def predict(q, m, c):
+        return np.array([prob(theta, beta[m] + gamma[c] + u[q], y) for y in range(g1)])
+
+    return predict
+
+
+def test_the_calibration_base_against_a_slow_reference():
+    # with CELL_PRIOR pseudo-counts of the base in each cell, an unbought pair's prediction is
+    # (its cell's counts + CELL_PRIOR x base) / (count + CELL_PRIOR): the base from the reference
+    from qrelkit.estimation import design
+
+    problem, people = _problem(9, "nDCG@5", queries=4)
+    rng = np.random.default_rng(4)
+    bought = np.sort(rng.choice(problem.n_pairs, 30, replace=False))
+    classes = (np.arange(problem.n_pairs) % 3).astype(np.int64)
+    predicted, _ = calibrate(
+        problem.query_of, problem.model, bought, people[bought], 3, problem.n_queries, classes,
+        np.ones(len(bought), dtype=bool),
+    )  # fmt: skip
+    reference = _slow_ordinal(
+        problem.query_of[bought],
+        problem.model[bought],
+        classes[bought],
+        people[bought],
+        problem.n_queries,
+        4,
+        3,
+    )
+    for i in range(problem.n_pairs):
+        same = bought[
+            (problem.query_of[bought] == problem.query_of[i])
+            & (problem.model[bought] == problem.model[i])
+            & (classes[bought] == classes[i])
+        ]
+        counts = np.bincount(people[same], minlength=4).astype(float)
+        base = reference(problem.query_of[i], problem.model[i], classes[i])
+        expected = (counts + design.CELL_PRIOR * base) / (counts.sum() + design.CELL_PRIOR)
+        assert np.allclose(predicted[i], expected, atol=1e-4)
+
+
+def test_a_query_whose_grades_run_high_is_predicted_higher_in_every_row():
+    # one intercept per query: grades above the model's in some rows raise the query's unseen rows too
+    problem, _ = _problem(10, "nDCG@5", queries=2, docs=30)
+    q0 = np.flatnonzero((problem.query_of == 0) & (problem.model <= 1))
+    q1 = np.flatnonzero((problem.query_of == 1) & (problem.model <= 1))
+    bought = np.concatenate([q0, q1])
+    grades = np.concatenate([np.full(len(q0), 3), np.zeros(len(q1), dtype=np.int64)])
+    predicted, _ = calibrate(
+        problem.query_of, problem.model, bought, grades, 3, 2, anchored=np.ones(len(bought), dtype=bool)
+    )
+    scale = np.arange(4.0)
+    for grade in (2, 3):  # rows neither query had a grade in
+        a = np.flatnonzero((problem.query_of == 0) & (problem.model == grade))
+        b = np.flatnonzero((problem.query_of == 1) & (problem.model == grade))
+        if len(a) and len(b):
+            assert predicted[a[0]] @ scale > predicted[b[0]] @ scale + 0.5
 
 
 def _poisson_expectation(form, people, pi, estimate):
