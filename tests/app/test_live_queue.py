@@ -138,8 +138,9 @@ def test_the_people_s_queue_follows_the_design(planned: Path, cli) -> None:
         ).fetchall()
     assert (strategy, budget, state, judged_before, model) == ("active", BUDGET, "planned", SETTLED, "judge")
     assert len(chosen) == CHOSEN and all(0 < p <= 1 for _, _, p, _ in chosen)
-    # of the calibration queries (q0..q7) only the disputed pairs may be chosen: the rest are known
-    assert {(q, d) for q, d, _, _ in chosen if int(q[1:]) < 8} <= DISPUTED
+    # of the calibration queries (q0..q7) the disputed pairs are chosen, each with certainty (people settle
+    # them whatever the draw does); the rest are known
+    assert {(q, d, p) for q, d, p, _ in chosen if int(q[1:]) < 8} == {(q, d, 1.0) for q, d in DISPUTED}
     fresh = [(q, d, who) for q, d, _, who in chosen if int(q[1:]) >= 8]
     plans = _plans(planned)
     for name in ("alice", "bob"):
@@ -345,7 +346,7 @@ def test_planning_again_replaces_the_queue_and_never_moves_a_position(planned: P
 
 
 def test_planning_again_after_people_graded_drawn_pairs_needs_replace(planned: Path, cli) -> None:
-    """Once people settled pairs the design drew with a probability below 1, a new plan would count them as
+    """Once people judged pairs the design drew with a probability below 1, a new plan would count them as
     certain and lose the design's intervals: refused in one line naming how many, unless --replace."""
     with sqlite3.connect(planned) as conn:
         drawn_pairs = set(conn.execute(
@@ -353,20 +354,53 @@ def test_planning_again_after_people_graded_drawn_pairs_needs_replace(planned: P
             "WHERE x.design = (SELECT MAX(design) FROM designs) AND x.probability < 1"
         ).fetchall())  # fmt: skip
     drawn = len(drawn_pairs)
-    # a drawn calibration pair alice and bob grade apart stays disputed (they grade it as before): not settled
-    settled = len(drawn_pairs - DISPUTED)
-    assert settled > 0
+    assert drawn > 0 and not drawn_pairs & DISPUTED  # pairs disputed before the plan are taken with certainty
     _grade_queue(planned)
     refused = cli("judge", "plan", planned)
     assert refused.exit_code == 1
     line = refused.stderr.strip()
-    assert "\n" not in line and f"people settled {settled} of the {drawn} pairs design" in line, line
+    assert "\n" not in line and f"people judged {drawn} of the {drawn} pairs design" in line, line
     assert "pass --replace" in line
     with sqlite3.connect(planned) as conn:
         designs = conn.execute("SELECT COUNT(*) FROM designs").fetchone()[0]
     assert designs == 2  # pending and planned: nothing written by the refusal
     again = cli("judge", "plan", planned, "--replace")
     assert again.exit_code == 0, again.output
+
+
+def test_a_drawn_pair_two_people_graded_apart_since_the_plan_also_needs_replace(planned: Path, cli) -> None:
+    """A drawn pair graded since the plan counts as judged under the design even while two people's grades
+    of it are apart (no settled grade): planning again is refused, naming it."""
+    from qrelkit.app.grades import next_position, record_grade
+    from qrelkit.app.project import load_rubric_from_store
+    from qrelkit.app.store import Store
+
+    with Store(planned) as store:
+        rubric = load_rubric_from_store(store)
+        people = dict(
+            store.read(
+                lambda c: c.execute("SELECT name, user_id FROM users WHERE role = 'labeller'").fetchall()
+            )
+        )
+        drawn = {r[0] for r in store.read(lambda c: c.execute(
+            "SELECT pair_id FROM design_pairs WHERE design = (SELECT MAX(design) FROM designs) AND probability < 1"
+        ).fetchall())}  # fmt: skip
+        # the first of alice's open pairs the draw chose: alice grades it 0, then bob is given it and grades 3
+        pos = store.read(lambda c: next_position(c, people["alice"]))
+        pair = store.read(lambda c: c.execute(
+            "SELECT pair_id FROM assignments WHERE user_id = ? AND position = ?", (people["alice"], pos)).fetchone()[0])  # fmt: skip
+        assert pair in drawn
+        store.write(lambda c: record_grade(c, people["alice"], pos, 0, unsure=False, note=None, time_spent_ms=1,
+                                           rubric=rubric))  # fmt: skip
+        end = store.read(lambda c: c.execute(
+            "SELECT MAX(position) + 1 FROM assignments WHERE user_id = ?", (people["bob"],)).fetchone()[0])  # fmt: skip
+        store.write(lambda c: c.execute("INSERT INTO assignments (user_id, pair_id, position) VALUES (?, ?, ?)",
+                                        (people["bob"], pair, end)))  # fmt: skip
+        store.write(lambda c: record_grade(c, people["bob"], end, 3, unsure=False, note=None, time_spent_ms=1,
+                                           rubric=rubric))  # fmt: skip
+    refused = cli("judge", "plan", planned)
+    assert refused.exit_code == 1
+    assert f"people judged 1 of the {len(drawn)} pairs design" in refused.stderr.strip(), refused.output
 
 
 def test_init_warns_of_a_budget_the_calibration_spends(tmp_path: Path, cli) -> None:

@@ -231,11 +231,12 @@ def record_plan(
     return store.write(write)
 
 
-def _graded_pairs(conn: sqlite3.Connection) -> list[tuple[str, str]]:
-    """Every pooled pair a person (not a model) has graded."""
+def _graded_pairs(conn: sqlite3.Connection, since: str | None = None) -> list[tuple[str, str]]:
+    """Every pooled pair a person (not a model) has graded (``since``: at or after that time stamp)."""
     return [(q, d) for q, d in conn.execute(
         "SELECT DISTINCT p.query_id, p.doc_id FROM grade_events e JOIN users u USING (user_id) "
-        "JOIN pairs p USING (pair_id) WHERE u.role = 'labeller' AND e.grade IS NOT NULL")]  # fmt: skip
+        "JOIN pairs p USING (pair_id) WHERE u.role = 'labeller' AND e.grade IS NOT NULL AND e.created_at >= ?",
+        (since or "",))]  # fmt: skip
 
 
 def design_progress(conn: sqlite3.Connection, design: Design) -> dict[str, Any]:
@@ -270,24 +271,24 @@ def pooled_pairs(conn: sqlite3.Connection) -> int:
 
 
 def plan_request(conn: sqlite3.Connection, *, order: str | None, budget: int | None, measure: str | None,
-                 seed: int | None, replace: bool = False,
-                 settled: Collection[tuple[str, str]] = ()) -> tuple[str, int, str, int]:  # fmt: skip
+                 seed: int | None, settled: Collection[tuple[str, str]],
+                 replace: bool = False) -> tuple[str, int, str, int]:  # fmt: skip
     """The design ``judge plan`` makes: ``(strategy, budget, measure, seed)``. ``order`` and ``budget`` go
     together, else the pending design's (the one ``judge init --order`` asked for); the measure given, else
     the pending design's, else nDCG@10; the seed given, else the pending design's, else the project's.
 
-    A planned design of which people have settled a pair it drew with a probability below 1 (``settled``:
-    the pairs with a people's final grade, :func:`.grades.final_grades`) is refused unless ``replace``: a
-    new plan counts every settled pair as certain, and the draw's intervals are lost. A drawn pair still
-    disputed (two people's grades apart from calibration, no decision) is not counted as certain by a new
-    plan, so it does not stand in the way."""
+    A planned design of which people have judged a pair it drew with a probability below 1 is refused
+    unless ``replace``: a pair with a settled grade (``settled``: the pairs with a people's final grade,
+    :func:`.grades.final_grades`), or one a person graded since the design was planned (two people's grades
+    apart are not settled, but the draw chose it). A new plan counts every settled pair as certain, and
+    the draw's intervals would be lost."""
     pending = current_design(conn)
     if pending is not None and pending.state == "planned" and not replace:
         drawn = {(q, d) for q, d, p, _ in pending.pairs if p < 1.0}
-        graded = drawn & set(settled)
+        graded = drawn & (set(settled) | set(_graded_pairs(conn, since=pending.created_at)))
         if graded:
             raise ValidationError(
-                f"people settled {len(graded)} of the {len(drawn)} pairs design {pending.design} "
+                f"people judged {len(graded)} of the {len(drawn)} pairs design {pending.design} "
                 f"({pending.strategy}, seed {pending.seed}) drew at random: a new plan would count them as "
                 "certain, and the design's intervals would be lost",
                 fix="estimate under this design (`qrelkit judge export --final`, then eval on the export); "

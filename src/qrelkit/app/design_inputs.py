@@ -26,12 +26,14 @@ class Material:
     people: dict[tuple[str, str], int]  # the people's settled grades (agreed, adjudicated, single)
     runs: list[Any]  # the runs the project pooled (qrelkit Runs)
     scale: tuple[int, ...]
+    #: pairs people graded (under the rubric in force) without a settled grade: two people apart, undecided
+    disputed: frozenset[tuple[str, str]] = frozenset()
 
 
 def planning_material(store: Store, model: str | None = None) -> Material:
     """The project's pooled pairs, a model labeller's grades (``model``, else the one model labeller that
     graded every pooled pair; never a retired one) and their probabilities when every pair carries them, the people's settled
-    grades, and the pooled runs. Refused, with the reason, without a model labeller's grades of every
+    grades (and the pairs people graded without settling), and the pooled runs. Refused, with the reason, without a model labeller's grades of every
     pooled pair or without runs."""
     from .grades import final_grades, labeller_grades, stored_runs
     from .models.access import role_of
@@ -44,9 +46,13 @@ def planning_material(store: Store, model: str | None = None) -> Material:
         pairs = tuple(sorted((q, d) for q, d in conn.execute("SELECT query_id, doc_id FROM pairs")))
         graded = {m.name: labeller_grades(conn, m.name, rubric_hash=rubric_hash) for m in model_labellers(conn)
                   if role_of(conn, m.user_id) != "retired"}  # fmt: skip
-        return pairs, graded, rubric_by_hash(conn, rubric_hash).scale, rubric_hash
+        people_graded = {(q, d) for q, d in conn.execute(
+            "SELECT DISTINCT p.query_id, p.doc_id FROM grade_events e JOIN users u USING (user_id) "
+            "JOIN pairs p USING (pair_id) WHERE u.role = 'labeller' AND e.grade IS NOT NULL AND e.rubric_hash = ?",
+            (rubric_hash,))}  # fmt: skip
+        return pairs, graded, rubric_by_hash(conn, rubric_hash).scale, rubric_hash, people_graded
 
-    pairs, graded, scale, rubric_hash = store.read(load)
+    pairs, graded, scale, rubric_hash, people_graded = store.read(load)
     why = "the live queue chooses the pairs people judge from a model labeller's grades of every pooled pair"
     if not graded:
         raise ValidationError(f"{why}, and the project has no model labeller",
@@ -80,5 +86,6 @@ def planning_material(store: Store, model: str | None = None) -> Material:
         top = max(scale)
         probabilities = {p: tuple(found[p].get(g, 0.0) for g in range(top + 1)) for p in pairs}
     people = final_grades(store, rubric_hash=rubric_hash, people_only=True)[0]
+    disputed = frozenset(p for p in people_graded if p not in people)
     return Material(pairs, model, dict(graded[model]), probabilities, {k: int(v) for k, v in people.items()},
-                    runs, tuple(scale))  # fmt: skip
+                    runs, tuple(scale), disputed)  # fmt: skip

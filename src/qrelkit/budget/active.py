@@ -111,9 +111,15 @@ def run_pair_weights(means: np.ndarray, spread: np.ndarray) -> np.ndarray:
     return out
 
 
-def final_probabilities(problem: Problem, state: State, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(the unbought pairs, their inclusion probabilities summing to ``n``) of the final draw."""
+def final_probabilities(
+    problem: Problem, state: State, n: int, exclude: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(the unbought pairs, their inclusion probabilities summing to ``n``) of the final draw; ``exclude``:
+    pairs left out of its frame (taken otherwise)."""
     free, size = sizes(problem, state)
+    if exclude is not None and len(exclude):
+        keep = ~np.isin(free, exclude)
+        free, size = free[keep], size[keep]
     return free, inclusion_probabilities(size, n, floor=FLOOR)
 
 

@@ -22,9 +22,16 @@ from .problem import Problem
 PLANNED = ("active",)
 
 
-def plan_queue(problem: Problem, state: State, strategy: str, budget: int, seed: int) -> Selection:
+def plan_queue(
+    problem: Problem, state: State, strategy: str, budget: int, seed: int, certain: np.ndarray | None = None
+) -> Selection:
     """A one-shot design of ``budget - state.spent`` pairs (``budget`` counts the pairs judged so far)
-    under ``strategy``'s final draw, drawn with ``seed``. Every pair already judged is left out."""
+    under ``strategy``'s final draw, drawn with ``seed``. Every pair already judged is left out.
+
+    ``certain``: pairs people will settle whatever the draw does (graded before the plan, not settled: a
+    calibration pair two people graded apart), taken first with probability 1 and left out of the draw's
+    frame. A pair whose inclusion does not rest on the draw must not carry a draw's probability: the
+    estimate would inverse-weight a grade it was always going to have."""
     if strategy not in PLANNED:
         raise ValidationError(
             f"strategy {strategy!r} has no one-shot design for a live queue",
@@ -43,7 +50,12 @@ def plan_queue(problem: Problem, state: State, strategy: str, budget: int, seed:
         return Selection(pairs, np.ones(len(pairs)))
     from ..estimation.design import systematic_sample
 
+    sure = np.zeros(0, dtype=np.int64) if certain is None else np.asarray(certain, dtype=np.int64)
+    sure = np.unique(sure[~state.known(problem.n_pairs)[sure]])
+    rest = remaining - len(sure)
+    if rest < 1:  # the budget goes to the pairs people settle anyway
+        return Selection(sure, np.ones(len(sure)))
     known = State(state.bought, state.grades, np.ones(problem.n_pairs), state.spent)
-    free, pi = final_probabilities(problem, known, remaining)
+    free, pi = final_probabilities(problem, known, rest, exclude=sure)
     chosen = systematic_sample(pi, np.random.default_rng(seed))
-    return Selection(free[chosen], pi[chosen])
+    return Selection(np.concatenate([sure, free[chosen]]), np.concatenate([np.ones(len(sure)), pi[chosen]]))

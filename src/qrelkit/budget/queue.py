@@ -86,7 +86,10 @@ def plan_project(
             "another --order",
         )
     built = project_problem(material, measure)
-    return built, plan_queue(built.problem, built.state, name, budget, seed)
+    disputed = [built.index[p] for p in sorted(material.disputed) if p in built.index]
+    return built, plan_queue(
+        built.problem, built.state, name, budget, seed, certain=np.array(disputed, dtype=np.int64)
+    )
 
 
 def estimate_project(

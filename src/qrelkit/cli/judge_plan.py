@@ -74,8 +74,9 @@ def hold_after_init(
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="Seed of the draw [default: the pending design's, else the project's].")  # fmt: skip
 @click.option("--by", default=None, help="Who planned it (recorded).")
-@click.option("--replace", is_flag=True, help="Plan again though people graded pairs the design in force drew at "
-              "random (they then count as certain, and that design's intervals are lost).")  # fmt: skip
+@click.option("--replace", is_flag=True, help="Plan again though people judged pairs the design in force drew at "
+              "random: settled them, or graded them since the plan (settled pairs then count as certain, and "
+              "that design's intervals are lost).")  # fmt: skip
 def command(db: Path, order: str | None, budget_text: str | None, measure: str | None, model: str | None,
             seed: int | None, by: str | None, replace: bool) -> None:  # fmt: skip
     """Choose the pairs people judge beyond calibration within a budget (the strategy of --order, from the
