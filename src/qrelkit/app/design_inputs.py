@@ -32,9 +32,9 @@ class Material:
 
 def planning_material(store: Store, model: str | None = None) -> Material:
     """The project's pooled pairs, a model labeller's grades (``model``, else the one model labeller that
-    graded every pooled pair; never a retired one) and their probabilities when every pair carries them, the people's settled
-    grades (and the pairs people graded without settling), and the pooled runs. Refused, with the reason, without a model labeller's grades of every
-    pooled pair or without runs."""
+    graded every pooled pair; never a retired one) and their probabilities when every pair carries them,
+    the people's settled grades (and the pairs people graded without settling), and the pooled runs.
+    Refused, with the reason, without a model labeller's grades of every pooled pair or without runs."""
     from .grades import final_grades, labeller_grades, stored_runs
     from .models.access import role_of
     from .models.probabilities import labeller_probabilities
