@@ -381,3 +381,26 @@ def test_model_standard_error_against_a_slow_reference():
     z = NormalDist().inv_cdf(0.975)
     half = (d.high - d.low) / 2
     assert np.all(half >= z * np.maximum(d.se, d.model_se) - 1e-12)
+
+
+def test_calibration_where_people_always_give_the_model_s_grade_stays_finite_and_sure():
+    # nearly separated data: each grade's probability is no longer a difference of two logistic values, so
+    # the fit reaches its minimum instead of stopping where the loss overflowed (exact zeros)
+    rng = np.random.default_rng(0)
+    n, top = 4000, 9
+    query_of = rng.integers(0, 20, n)
+    model = rng.integers(0, top + 1, n)
+    bought = np.arange(0, n, 2)
+    predicted, _ = calibrate(
+        query_of, model, bought, model[bought], top, 20, anchored=np.ones(len(bought), dtype=bool)
+    )
+    assert np.isfinite(predicted).all() and (predicted > 0).all()
+    assert np.allclose(predicted.sum(axis=1), 1.0)
+    # 200 agreeing pairs a grade; the prior's pseudo-observations and the ridges keep a little mass off it
+    assert predicted[np.arange(n), model].min() > 0.9
+
+
+def test_calibrate_refuses_anchor_flags_of_another_length():
+    with pytest.raises(ValueError, match="3 bought pairs, 3 grades and 2 anchor flags"):
+        calibrate(np.zeros(5, dtype=np.int64), np.zeros(5, dtype=np.int64), np.arange(3), np.zeros(3, dtype=np.int64),
+                  3, 1, anchored=np.ones(2, dtype=bool))  # fmt: skip
