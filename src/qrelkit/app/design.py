@@ -34,6 +34,7 @@ __all__ = [
     "design_field",
     "design_progress",
     "hold_queue",
+    "people_graded_pairs",
     "plan_request",
     "pooled_pairs",
     "record_plan",
@@ -231,19 +232,22 @@ def record_plan(
     return store.write(write)
 
 
-def _graded_pairs(conn: sqlite3.Connection, since: str | None = None) -> list[tuple[str, str]]:
-    """Every pooled pair a person (not a model) has graded (``since``: at or after that time stamp)."""
+def people_graded_pairs(
+    conn: sqlite3.Connection, *, since: str | None = None, rubric_hash: str | None = None
+) -> list[tuple[str, str]]:
+    """Every pooled pair a person (not a model) has graded (``since``: at or after that time stamp;
+    ``rubric_hash``: under that rubric version only)."""
     return [(q, d) for q, d in conn.execute(
         "SELECT DISTINCT p.query_id, p.doc_id FROM grade_events e JOIN users u USING (user_id) "
-        "JOIN pairs p USING (pair_id) WHERE u.role = 'labeller' AND e.grade IS NOT NULL AND e.created_at >= ?",
-        (since or "",))]  # fmt: skip
+        "JOIN pairs p USING (pair_id) WHERE u.role = 'labeller' AND e.grade IS NOT NULL AND e.created_at >= ? "
+        "AND (? IS NULL OR e.rubric_hash = ?)", (since or "", rubric_hash, rubric_hash))]  # fmt: skip
 
 
 def design_progress(conn: sqlite3.Connection, design: Design) -> dict[str, Any]:
     """How much of the design's budget people have spent: the pairs settled before it (``judged_before``) and
     the chosen pairs a person graded since (``spent`` is both); and every pooled pair a person graded."""
     chosen = {(q, d) for q, d, _, _ in design.pairs}
-    judged = set(_graded_pairs(conn))
+    judged = set(people_graded_pairs(conn))
     return {"strategy": design.strategy, "state": design.state, "budget": design.budget,
             "spent": design.judged_before + len(chosen & judged),
             "chosen": len(chosen), "chosen_judged": len(chosen & judged), "people_pairs": len(judged),
@@ -285,7 +289,7 @@ def plan_request(conn: sqlite3.Connection, *, order: str | None, budget: int | N
     pending = current_design(conn)
     if pending is not None and pending.state == "planned" and not replace:
         drawn = {(q, d) for q, d, p, _ in pending.pairs if p < 1.0}
-        graded = drawn & (set(settled) | set(_graded_pairs(conn, since=pending.created_at)))
+        graded = drawn & (set(settled) | set(people_graded_pairs(conn, since=pending.created_at)))
         if graded:
             raise ValidationError(
                 f"people judged {len(graded)} of the {len(drawn)} pairs design {pending.design} "

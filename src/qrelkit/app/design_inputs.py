@@ -30,11 +30,16 @@ class Material:
     disputed: frozenset[tuple[str, str]] = frozenset()
 
 
-def planning_material(store: Store, model: str | None = None) -> Material:
+def planning_material(
+    store: Store, model: str | None = None, people: dict[tuple[str, str], int] | None = None
+) -> Material:
     """The project's pooled pairs, a model labeller's grades (``model``, else the one model labeller that
     graded every pooled pair; never a retired one) and their probabilities when every pair carries them,
     the people's settled grades (and the pairs people graded without settling), and the pooled runs.
-    Refused, with the reason, without a model labeller's grades of every pooled pair or without runs."""
+    Refused, with the reason, without a model labeller's grades of every pooled pair or without runs.
+    ``people``: the people's settled grades under the rubric in force when the caller has them already
+    (:func:`.grades.final_grades` with ``people_only``), else merged here."""
+    from .design import people_graded_pairs
     from .grades import final_grades, labeller_grades, stored_runs
     from .models.access import role_of
     from .models.probabilities import labeller_probabilities
@@ -46,10 +51,7 @@ def planning_material(store: Store, model: str | None = None) -> Material:
         pairs = tuple(sorted((q, d) for q, d in conn.execute("SELECT query_id, doc_id FROM pairs")))
         graded = {m.name: labeller_grades(conn, m.name, rubric_hash=rubric_hash) for m in model_labellers(conn)
                   if role_of(conn, m.user_id) != "retired"}  # fmt: skip
-        people_graded = {(q, d) for q, d in conn.execute(
-            "SELECT DISTINCT p.query_id, p.doc_id FROM grade_events e JOIN users u USING (user_id) "
-            "JOIN pairs p USING (pair_id) WHERE u.role = 'labeller' AND e.grade IS NOT NULL AND e.rubric_hash = ?",
-            (rubric_hash,))}  # fmt: skip
+        people_graded = set(people_graded_pairs(conn, rubric_hash=rubric_hash))
         return pairs, graded, rubric_by_hash(conn, rubric_hash).scale, rubric_hash, people_graded
 
     pairs, graded, scale, rubric_hash, people_graded = store.read(load)
@@ -85,7 +87,8 @@ def planning_material(store: Store, model: str | None = None) -> Material:
     if min(scale) >= 0 and all(p in found for p in pairs):
         top = max(scale)
         probabilities = {p: tuple(found[p].get(g, 0.0) for g in range(top + 1)) for p in pairs}
-    people = final_grades(store, rubric_hash=rubric_hash, people_only=True)[0]
+    if people is None:
+        people = final_grades(store, rubric_hash=rubric_hash, people_only=True)[0]
     disputed = frozenset(p for p in people_graded if p not in people)
     return Material(pairs, model, dict(graded[model]), probabilities, {k: int(v) for k, v in people.items()},
                     runs, tuple(scale), disputed)  # fmt: skip

@@ -94,7 +94,7 @@ def command(db: Path, order: str | None, budget_text: str | None, measure: str |
             lambda c: plan_request(c, order=order, budget=pairs, measure=measure, seed=seed, replace=replace,
                                    settled=settled))  # fmt: skip
         check_order(order)
-        material = planning_material(store, model)
+        material = planning_material(store, model, people=settled)
         built, selection = plan_project(material, order, pairs, seed, measure)
         done = record_plan(store, strategy=order, budget=pairs, seed=seed, measure=measure,
                            model=material.model, judged_before=built.state.spent,
