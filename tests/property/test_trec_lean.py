@@ -8,8 +8,6 @@ error, the path without numpy steps aside (so the error is the numpy path's)."""
 from __future__ import annotations
 
 import struct
-import tempfile
-from pathlib import Path
 
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -18,6 +16,8 @@ from qrelkit.errors import QrelkitError, StepAside
 from qrelkit.evaluation.trec_eval import TrecOptions, trec_eval_files
 from qrelkit.evaluation.trec_lean import lean_output
 from qrelkit.report.trec_eval import render_trec_eval
+
+from .trec_files import trec_files, written
 
 SPECS = [
     "official", "set", "ndcg_cut.1,3,10", "recall.2,5", "P.1,3", "map_cut.2,5", "ndcg", "ndcg.0=0.5,1=2.5,3=7",
@@ -32,21 +32,10 @@ DOCS = [f"d{i}" for i in range(12)]
 SCORES = [1.0, 2.0, 0.5, 0.1, -3.25, 16777216.0, 16777217.0, 7.0]
 
 
-@st.composite
-def files(draw) -> tuple[str, str]:
-    queries = draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=4, unique=True))
-    qrels = []
-    if draw(st.booleans()):
-        qrels.append("# a comment line")
-    for q in queries:
-        docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=8, unique=True))
-        qrels += [f"{q} 0 {d} {draw(st.sampled_from([-1, 0, 1, 1, 2, 3, 12]))}" for d in docs]
-    ranked = draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=5, unique=True))
-    run = []
-    for q in ranked:
-        docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=10, unique=True))
-        run += [f"{q} Q0 {d} {i + 1} {draw(st.sampled_from(SCORES))!r} tagA" for i, d in enumerate(docs)]
-    return "\n".join(qrels) + "\n", "\n".join(run) + ("\n" if draw(st.booleans()) else "")
+FILES = trec_files(
+    queries=QUERIES, docs=DOCS, grades=[-1, 0, 1, 1, 2, 3, 12], scores=SCORES,
+    most_judged_queries=4, most_judged=8, most_ranked_queries=5, most_retrieved=10,
+)  # fmt: skip
 
 
 def _bits(values) -> list:
@@ -60,7 +49,7 @@ def _bits(values) -> list:
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    texts=files(),
+    texts=FILES,
     specs=st.lists(st.sampled_from(SPECS), max_size=3),
     per_query=st.booleans(),
     complete=st.booleans(),
@@ -76,10 +65,7 @@ def test_the_path_without_numpy_gives_the_same_floats_and_bytes(
         per_query=per_query, complete=complete, judged_only=judged_only, rel_level=rel_level,
         max_per_topic=max_per_topic, num_docs=num_docs, measures=tuple(specs),
     )  # fmt: skip
-    with tempfile.TemporaryDirectory() as tmp:
-        qrels, run = Path(tmp) / "qrels.txt", Path(tmp) / "run.txt"
-        qrels.write_text(texts[0])
-        run.write_text(texts[1])
+    with written(texts) as (qrels, run):
         args = (str(qrels), str(run), per_query, complete, judged_only, True, rel_level, max_per_topic)
         try:
             ours = lean_output(*args, num_docs, tuple(specs))
@@ -111,10 +97,11 @@ def test_the_path_without_numpy_gives_the_same_floats_and_bytes(
 
 def test_the_generated_files_are_mostly_taken() -> None:
     """The property above is not vacuous: a clean file of the generator's kind is taken."""
-    with tempfile.TemporaryDirectory() as tmp:
-        qrels, run = Path(tmp) / "qrels.txt", Path(tmp) / "run.txt"
-        qrels.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d1 2\n")
-        run.write_text("q1 Q0 d1 1 16777216.0 t\nq1 Q0 d3 2 16777216.0 t\nq2 Q0 d9 1 1.0 t\n")
+    texts = (
+        "q1 0 d1 1\nq1 0 d2 0\nq2 0 d1 2\n",
+        "q1 Q0 d1 1 16777216.0 t\nq1 Q0 d3 2 16777216.0 t\nq2 Q0 d9 1 1.0 t\n",
+    )
+    with written(texts) as (qrels, run):
         out = lean_output(str(qrels), str(run), True, False, False, True, 1, None, 0, ())
     values = {name: v for name, _, v, _ in out.lines}
     # q1: a tie, so d3 (the larger id) ranks first and d1, its one relevant document, second: AP 1/2;

@@ -9,9 +9,6 @@ error), the native reader leaves the files too; measures with other parameters a
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -20,6 +17,8 @@ from qrelkit.evaluation.trec_lean import lean_output
 from qrelkit.evaluation.trec_native import measure_selection, native_trec_eval
 from qrelkit.measures.trec_names import NICKNAMES, ORDER
 from qrelkit.report.trec_eval import render_trec_eval
+
+from .trec_files import trec_files, written
 
 #: Every measure by name and nickname, and cutoffs as the native path takes them (and some it leaves).
 NAMES = [
@@ -32,27 +31,15 @@ DOCS = [f"d{i}" for i in range(30)]
 SCORES = [1.0, 2.0, 0.5, 0.1, -3.25, 16777216.0, 16777217.0, 7.0, 0.1234567890123456, 12.345678901234567]
 
 
-@st.composite
-def files(draw) -> tuple[str, str]:
-    queries = draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=5, unique=True))
-    qrels = []
-    if draw(st.booleans()):
-        qrels.append("# a comment line")
-    for q in queries:
-        docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=20, unique=True))
-        qrels += [f"{q} 0 {d} {draw(st.sampled_from([-1, 0, 0, 1, 1, 2, 3, 12]))}" for d in docs]
-    ranked = draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=6, unique=True))
-    run = []
-    for q in ranked:
-        docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=25, unique=True))
-        scores = draw(st.lists(st.sampled_from(SCORES), min_size=len(docs), max_size=len(docs)))
-        run += [f"{q} Q0 {d} {i + 1} {s!r} tagA" for i, (d, s) in enumerate(zip(docs, scores, strict=True))]
-    return "\n".join(qrels) + "\n", "\n".join(run) + ("\n" if draw(st.booleans()) else "")
+FILES = trec_files(
+    queries=QUERIES, docs=DOCS, grades=[-1, 0, 0, 1, 1, 2, 3, 12], scores=SCORES,
+    most_judged_queries=5, most_judged=20, most_ranked_queries=6, most_retrieved=25,
+)  # fmt: skip
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    texts=files(),
+    texts=FILES,
     names=st.lists(st.sampled_from(NAMES), max_size=3),
     per_query=st.booleans(),
     complete=st.booleans(),
@@ -65,10 +52,7 @@ def files(draw) -> tuple[str, str]:
 def test_the_native_path_prints_the_lean_paths_bytes(
     texts, names, per_query, complete, judged_only, summary, rel_level, max_per_topic, num_docs
 ):
-    with tempfile.TemporaryDirectory() as tmp:
-        qrels, run = Path(tmp) / "qrels.txt", Path(tmp) / "run.txt"
-        qrels.write_text(texts[0])
-        run.write_text(texts[1])
+    with written(texts) as (qrels, run):
         args = (str(qrels), str(run), per_query, complete, judged_only, summary, rel_level, max_per_topic)
         try:
             lean = render_trec_eval(lean_output(*args, num_docs, tuple(names)))
