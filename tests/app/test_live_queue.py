@@ -110,7 +110,10 @@ def planned(tmp_path: Path, cli) -> Path:
     _model(cli, db)
     result = cli("judge", "plan", db)
     assert result.exit_code == 0, result.output
-    assert f"live queue: active chose {CHOSEN} pairs for people beyond the {SETTLED} judged" in result.stdout
+    assert (
+        f"live queue: active chose {CHOSEN} pairs ({len(DISPUTED)} of them graded apart before the plan, "
+        f"awaiting a decision) for people beyond the {SETTLED} settled"
+    ) in result.stdout
     return db
 
 
@@ -151,14 +154,32 @@ def test_the_people_s_queue_follows_the_design(planned: Path, cli) -> None:
     status = cli("judge", "status", planned)
     assert status.exit_code == 0, status.output
     lines = status.stdout.splitlines()
+    # every chosen pair is graded, but the 5 disputed before the plan still wait for a decision
     assert (
-        f"budget {BUDGET} pairs, {BUDGET} spent ({SETTLED} judged before the plan, {CHOSEN} of the {CHOSEN} "
-        "chosen since)"
+        f"budget {BUDGET} pairs, {BUDGET} spent ({SETTLED} settled before the plan, {CHOSEN} of the {CHOSEN} "
+        f"pairs it chose judged, {len(DISPUTED)} of them graded apart and awaiting a decision)"
     ) in status.stdout
     head = next(i for i, x in enumerate(lines) if x.startswith("estimates of nDCG@10"))
+    assert lines[head].endswith("95% intervals, valid once every chosen pair is judged and settled):")
     assert f"({COMPOSITE}; 95% intervals" in lines[head]  # active's estimator of nDCG, as it names it
     runs = [x.split(":")[0].strip() for x in lines[head + 1 : head + 5]]
     assert runs == ["sys0", "sys1", "sys2", "sys3"]
+    # once each disputed pair is decided, nothing waits and the intervals stand
+    from qrelkit.app.grades import adjudicate
+    from qrelkit.app.project import load_rubric_from_store
+    from qrelkit.app.store import Store
+
+    with Store(planned) as store:
+        rubric = load_rubric_from_store(store)
+        for q, d in sorted(DISPUTED):
+            adjudicate(store, rubric, q, d, person("alice", q, d), by="carol", note=None)
+    status = cli("judge", "status", planned)
+    assert (
+        f"budget {BUDGET} pairs, {BUDGET} spent ({SETTLED} settled before the plan, {CHOSEN} of the {CHOSEN} "
+        "pairs it chose judged)"
+    ) in status.stdout
+    head = next(x for x in status.stdout.splitlines() if x.startswith("estimates of nDCG@10"))
+    assert head.endswith("95% intervals):"), head
 
 
 def test_the_final_export_records_the_design(planned: Path, cli, tmp_path: Path) -> None:
@@ -186,6 +207,8 @@ def test_the_final_export_records_the_design(planned: Path, cli, tmp_path: Path)
     assert (
         design["judged_before"] == SETTLED and design["chosen_judged"] == CHOSEN and design["spent"] == BUDGET
     )
+    # exported leaving the disputed pairs out: they are graded, not settled
+    assert design["chosen_settled"] == CHOSEN - len(DISPUTED) and design["awaiting_decision"] == len(DISPUTED)
 
 
 def test_planning_is_refused_with_the_reason(tmp_path: Path, cli) -> None:

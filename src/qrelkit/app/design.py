@@ -243,26 +243,36 @@ def people_graded_pairs(
         "AND (? IS NULL OR e.rubric_hash = ?)", (since or "", rubric_hash, rubric_hash))]  # fmt: skip
 
 
-def design_progress(conn: sqlite3.Connection, design: Design) -> dict[str, Any]:
+def design_progress(
+    conn: sqlite3.Connection, design: Design, settled: Collection[tuple[str, str]]
+) -> dict[str, Any]:
     """How much of the design's budget people have spent: the pairs settled before it (``judged_before``) and
-    the chosen pairs a person graded since (``spent`` is both); and every pooled pair a person graded."""
+    the chosen pairs a person graded (``spent`` is both); how many chosen pairs have a settled grade
+    (``settled``: the pairs with a people's final grade, :func:`.grades.final_grades`), and how many people
+    graded that still wait for a decision (graded apart: a calibration pair disputed before the plan, which
+    the design takes with certainty); and every pooled pair a person graded."""
     chosen = {(q, d) for q, d, _, _ in design.pairs}
     judged = set(people_graded_pairs(conn))
+    decided = chosen & set(settled)
     return {"strategy": design.strategy, "state": design.state, "budget": design.budget,
             "spent": design.judged_before + len(chosen & judged),
-            "chosen": len(chosen), "chosen_judged": len(chosen & judged), "people_pairs": len(judged),
+            "chosen": len(chosen), "chosen_judged": len(chosen & judged), "chosen_settled": len(decided),
+            "awaiting_decision": len((chosen & judged) - decided), "people_pairs": len(judged),
             "judged_before": design.judged_before, "seed": design.seed, "measure": design.measure,
             "model": design.model}  # fmt: skip
 
 
-def design_field(conn: sqlite3.Connection) -> dict[str, Any] | None:
-    """The manifest's ``design``: the strategy, budget, seed, measure, model labeller and every chosen pair with its inclusion probability and order (pairs people judged before it count at 1), or
-    ``None`` without a planned design."""
+def design_field(conn: sqlite3.Connection, settled: Collection[tuple[str, str]]) -> dict[str, Any] | None:
+    """The manifest's ``design``: the strategy, budget, seed, measure, model labeller and every chosen pair with its inclusion probability and order (pairs people judged before it count at 1), with
+    :func:`design_progress`' counts (``settled`` as there), or ``None`` without a planned design."""
     design = current_design(conn)
     if design is None or design.state != "planned":
         return None
-    return {**design.to_dict(), **{k: v for k, v in design_progress(conn, design).items()
-                                   if k in ("spent", "chosen_judged", "people_pairs")}}  # fmt: skip
+    kept = ("spent", "chosen_judged", "chosen_settled", "awaiting_decision", "people_pairs")
+    return {
+        **design.to_dict(),
+        **{k: v for k, v in design_progress(conn, design, settled).items() if k in kept},
+    }
 
 
 #: The measure a strategy weighs pairs by, unless told.

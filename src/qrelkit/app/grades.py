@@ -744,7 +744,7 @@ def final_qrels_text(
     from qrelkit.judgments.adjudication import adjudication_fields, gated_calibration_fields, manifest_fields
     from qrelkit.judgments.manifest import manifest_path, qrels_with_manifest_text
 
-    from .design import design_field
+    from .design import current_design, design_field
     from .models.manifest_fields import model_manifest_fields
     from .phases import ensure_gate, rounds_history
 
@@ -768,7 +768,10 @@ def final_qrels_text(
         adjudication=adjudication_fields({k: v for k, v in counts.items() if k != "pairs"}),  # pairs: the pool's size
         model_labellers=store.read(lambda c: model_manifest_fields(c, rubric.content_hash, grades)),
     )  # fmt: skip
-    fields["design"] = store.read(design_field)  # a live queue's design: its strategy and probabilities
+    fields["design"] = None  # a live queue's design: its strategy and probabilities, and how far people are
+    if store.read(current_design) is not None:
+        people = final_grades(store, rubric_hash=rubric.content_hash, people_only=True)[0]
+        fields["design"] = store.read(lambda c: design_field(c, people))
     key = bytes.fromhex(store.meta("manifest_key") or "") or None  # signed with the project's key
     if not estimation:
         qrels, manifest = qrels_with_manifest_text(_qrels(grades, name), name, fields, key=key)

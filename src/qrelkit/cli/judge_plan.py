@@ -100,7 +100,9 @@ def command(db: Path, order: str | None, budget_text: str | None, measure: str |
                            model=material.model, judged_before=built.state.spent,
                            chosen=chosen_pairs(built, selection), by=by)  # fmt: skip
     people = ", ".join(f"{n} {k}" for n, k in sorted(done["people"].items()))
-    click.echo(f"live queue: {order} chose {done['chosen']} pairs for people beyond the {built.state.spent} judged "
+    apart = len(material.disputed)  # taken with certainty: people graded them apart before the plan
+    waiting = f" ({apart} of them graded apart before the plan, awaiting a decision)" if apart else ""
+    click.echo(f"live queue: {order} chose {done['chosen']} pairs{waiting} for people beyond the {built.state.spent} settled "
                f"(a budget of {pairs} of {built.problem.n_pairs} pooled pairs, seed {seed}, weighed by {measure} "
                f"over {built.problem.n_runs} runs with model labeller {material.model}'s grades); given to: {people}")  # fmt: skip
 
@@ -114,17 +116,19 @@ def status_lines(store: Any, alpha: float = 0.05) -> tuple[dict[str, Any] | None
     if design is None:  # no design: nothing of the budget package is loaded
         return None, []
     from qrelkit.app.design_inputs import planning_material
+    from qrelkit.app.grades import final_grades
     from qrelkit.budget.queue import estimate_project
     from qrelkit.errors import QrelkitError
     from qrelkit.provenance import json_number
     from qrelkit.report.design import render_live_status
 
+    settled = final_grades(store, people_only=True)[0]
     status: dict[str, Any] = {"design": {k: v for k, v in design.to_dict().items() if k != "pairs"},
-                              "spent": store.read(lambda c: design_progress(c, design))}  # fmt: skip
+                              "spent": store.read(lambda c: design_progress(c, design, settled))}  # fmt: skip
     if design.state == "planned":
         try:
             chance = {(q, d): p for q, d, p, _ in design.pairs}
-            material = planning_material(store, design.model)
+            material = planning_material(store, design.model, people=settled)
             found, built = estimate_project(material, design.strategy, design.measure, chance, alpha)
             status["estimator"] = found.estimator
             status["estimates"] = [{"run": run, "estimate": json_number(found.means[i]), "low": json_number(found.low[i]),

@@ -48,7 +48,8 @@ Fields (every field is always present; unknown values are ``null``)::
                           "budget", "seed", "measure", "model", "judged_before" (people's pairs
                           before the design, each at probability 1), "pairs": [{"query_id", "doc_id",
                           "probability" (its inclusion probability), "order"}], "chosen_judged",
-                          "people_pairs", ...}; estimates from such qrels use the strategy's estimator (eval,
+                          "chosen_settled", "awaiting_decision" (chosen pairs people graded apart and
+                          nobody decided), "people_pairs", ...}; estimates from such qrels use the strategy's estimator (eval,
                           compare and report name it: it depends on the measure)
     tool                  {"name": "qrelkit", "version"} (format 1 wrote "qrelkit_version")
     signature             {"algorithm": "hmac-sha256", "key_id", "hmac"} when exported from a judging

@@ -47,12 +47,18 @@ def render_live_status(status: dict[str, Any] | None) -> list[str]:
     if design["state"] != "planned":
         return [f"live queue: {design['strategy']}, a budget of {design['budget']} pairs, not planned yet (the "
                 "people's queue beyond calibration waits for `qrelkit judge plan`)"]  # fmt: skip
+    waiting = spent["awaiting_decision"]
     lines = [f"live queue: {design['strategy']} (seed {design['seed']}, model labeller {design['model']}, "
              f"{design['measure']}); budget {design['budget']} pairs, {spent['spent']} spent ({design['judged_before']} "
-             f"judged before the plan, {spent['chosen_judged']} of the {spent['chosen']} chosen since)"]  # fmt: skip
+             f"settled before the plan, {spent['chosen_judged']} of the {spent['chosen']} pairs it chose judged"
+             + (f", {waiting} of them graded apart and awaiting a decision" if waiting else "") + ")"]  # fmt: skip
     if "estimates" not in status:
         return [*lines, f"estimates: not available ({status.get('unavailable')})"]
-    partial = "" if spent["chosen_judged"] == spent["chosen"] else ", valid once every chosen pair is judged"
+    partial = (
+        ""
+        if spent["chosen_settled"] == spent["chosen"]
+        else ", valid once every chosen pair is judged and settled"
+    )
     lines.append(f"estimates of {design['measure']} ({status['estimator']}; 95% intervals{partial}):")
     for row in status["estimates"]:
         low, high = row["low"], row["high"]
