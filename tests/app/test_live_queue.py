@@ -211,6 +211,73 @@ def test_the_final_export_records_the_design(planned: Path, cli, tmp_path: Path)
     assert design["chosen_settled"] == CHOSEN - len(DISPUTED) and design["awaiting_decision"] == len(DISPUTED)
 
 
+def _design_pairs(db: Path) -> list[tuple[str, str, float]]:
+    """The chosen pairs of the design in force, with their inclusion probabilities."""
+    with sqlite3.connect(db) as conn:
+        return conn.execute(
+            "SELECT p.query_id, p.doc_id, x.probability FROM design_pairs x JOIN pairs p USING (pair_id) "
+            "WHERE x.design = (SELECT MAX(design) FROM designs) ORDER BY x.position"
+        ).fetchall()
+
+
+def test_focused_rounds_then_the_final_draw(tmp_path: Path, cli) -> None:
+    """`judge plan --round N` takes N pairs with certainty (the disputed calibration pairs first); people grade
+    them; the next round starts from every grade so far; the final draw takes the rest of the budget with
+    known probabilities, and only then do the estimates carry intervals."""
+    db = _init(tmp_path, cli, "--order", "active", "--budget", str(BUDGET))
+    grade_calibration(db, person)
+    _model(cli, db)
+    first = cli("judge", "plan", db, "--round", "10")
+    assert first.exit_code == 0, first.output
+    assert (
+        f"live queue: active a focused round of 10 pairs ({len(DISPUTED)} of them graded apart before the "
+        f"plan, awaiting a decision) for people beyond the {SETTLED} settled"
+    ) in first.stdout
+    assert "each taken with certainty" in first.stdout
+    one = _design_pairs(db)
+    assert len(one) == 10 and all(p == 1.0 for _, _, p in one)
+    assert {(q, d) for q, d, _ in one[: len(DISPUTED)]} == DISPUTED  # taken first
+    fresh = {(q, d) for q, d, _ in one} - DISPUTED
+    assert len(fresh) == 5 and all(int(q[1:]) >= 8 for q, _ in fresh)  # beyond the calibration queries
+    status = cli("judge", "status", db)
+    assert "live queue: active, a focused round (seed 11" in status.stdout, status.output
+    assert "none until the final draw of the rest of the budget" in status.stdout
+    assert _grade_queue(db) == 5  # each person's queue beyond calibration: the round's fresh pairs
+    for q, d in sorted(DISPUTED):
+        assert cli("judge", "decide", db, q, d, truth(int(q[1:]), int(d.split("-")[1]))).exit_code == 0
+    # 45 settled of the budget of 52: a round may take at most 5, leaving 2 to the final draw
+    refused = cli("judge", "plan", db, "--round", "6")
+    assert refused.exit_code == 1 and len(refused.stderr.strip().splitlines()) == 1, refused.output
+    assert (
+        "a focused round of 6 pairs does not fit" in refused.stderr
+        and "take from 1 to 5 pairs" in refused.stderr
+    )
+    second = cli("judge", "plan", db, "--round", "5")
+    assert second.exit_code == 0, second.output
+    assert f"beyond the {SETTLED + 10} settled" in second.stdout
+    two = _design_pairs(db)
+    assert len(two) == 5 and all(p == 1.0 for _, _, p in two)
+    assert not {(q, d) for q, d, _ in two} & {(q, d) for q, d, _ in one}  # every earlier pair is settled
+    assert _grade_queue(db) == 5
+    final = cli("judge", "plan", db)
+    assert final.exit_code == 0, final.output
+    assert f"live queue: active chose 2 pairs for people beyond the {SETTLED + 15} settled" in final.stdout
+    drawn = _design_pairs(db)
+    # the draw: the remaining 10 pooled pairs' probabilities sum to the 2 left; those drawn carry theirs
+    assert len(drawn) == 2 and all(0 < p <= 1 for _, _, p in drawn) and any(p < 1 for _, _, p in drawn)
+    _grade_queue(db)
+    status = cli("judge", "status", db)
+    assert "a focused round" not in status.stdout
+    assert (
+        f"budget {BUDGET} pairs, {BUDGET} spent ({SETTLED + 15} settled before the plan, 2 of the 2"
+        in status.stdout
+    )
+    head = next(x for x in status.stdout.splitlines() if x.startswith("estimates of nDCG@10"))
+    assert head.endswith("95% intervals):"), head
+    rows = [x for x in status.stdout.splitlines() if x.startswith("  sys")]
+    assert len(rows) == 4 and all("[" in x for x in rows)  # each run with its interval
+
+
 def test_planning_is_refused_with_the_reason(tmp_path: Path, cli) -> None:
     db = _init(tmp_path, cli)
     grade_calibration(db, person)

@@ -1,7 +1,8 @@
 """mtc, bandit and active: each spends exactly its budget through the Oracle, returns new pairs while budget
 remains, and reads no people's grade it did not buy (its selection and estimate are the same when the grades
 of pairs it never bought change); active's pilot reaches every query and its final draw records
-probabilities below 1; mtc and bandit report no interval; plan_queue draws the rest of a budget."""
+probabilities below 1; mtc and bandit report no interval; plan_queue draws the rest of a budget, and
+plan_round takes a focused round with certainty."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from qrelkit import Qrels, Run
 from qrelkit.budget import STRATEGIES, Oracle, State, build_problem
-from qrelkit.budget.live import plan_queue
+from qrelkit.budget.live import plan_queue, plan_round
 from qrelkit.errors import ValidationError
 
 
@@ -124,6 +125,32 @@ def test_plan_queue_draws_the_rest_of_the_budget():
         plan_queue(problem, state, "bandit", state.spent + 25, seed=4)
     with pytest.raises(ValidationError, match="spent already"):
         plan_queue(problem, state, "active", state.spent, seed=4)
+
+
+def test_plan_round_takes_the_pairs_of_largest_size_with_certainty():
+    from qrelkit.budget.active import sizes
+
+    problem, people = _problem()
+    state = State.empty(problem.n_pairs)
+    first = np.flatnonzero(problem.query_of < 2)
+    state.record(first, people[first], np.ones(len(first)))
+    certain = np.flatnonzero(problem.query_of == 3)[[4, 1]]  # graded apart: taken first, sorted
+    budget = state.spent + 25
+    sel = plan_round(problem, state, "active", budget, 6, seed=4, certain=certain)
+    assert list(sel.pairs[:2]) == sorted(certain) and len(sel.pairs) == 6
+    assert np.all(sel.probability == 1.0) and not np.isin(sel.pairs, first).any()
+    # the other four: the remaining pairs of largest size (sizes: tested against the full gradient below)
+    free, size = sizes(problem, state)
+    keep = ~np.isin(free, certain)
+    largest = free[keep][np.argsort(-size[keep], kind="stable")[:4]]
+    assert set(sel.pairs[2:]) == set(largest)
+    # 25 pairs of the budget left: a round may take at most 23, the certain ones at least
+    for n, fix in ((24, "take from 2 to 23 pairs"), (1, "take from 2 to 23 pairs"), (0, "take from 2 to 23")):
+        with pytest.raises(ValidationError, match="does not fit") as refused:
+            plan_round(problem, state, "active", budget, n, seed=4, certain=certain)
+        assert fix in str(refused.value)
+    with pytest.raises(ValidationError, match="no one-shot design"):
+        plan_round(problem, state, "mtc", budget, 6, seed=4)
 
 
 def test_active_interval_holds_the_design_interval_and_the_estimate():

@@ -247,17 +247,22 @@ def design_progress(
     conn: sqlite3.Connection, design: Design, settled: Collection[tuple[str, str]]
 ) -> dict[str, Any]:
     """How much of the design's budget people have spent: the pairs settled before it (``judged_before``) and
-    the chosen pairs a person graded (``spent`` is both); how many chosen pairs have a settled grade
+    the chosen pairs a person graded (``spent`` is both); whether the design is a focused ``round`` (every
+    pair taken with certainty, the budget not all spent: the final draw is still to come); how many chosen pairs have a settled grade
     (``settled``: the pairs with a people's final grade, :func:`.grades.final_grades`), and how many people
     graded that still wait for a decision (graded apart: a calibration pair disputed before the plan, which
     the design takes with certainty); and every pooled pair a person graded."""
     chosen = {(q, d) for q, d, _, _ in design.pairs}
     judged = set(people_graded_pairs(conn))
     decided = chosen & set(settled)
+    # a focused round (judge plan --round): every pair taken with certainty, the budget not all spent
+    focused = (
+        all(p >= 1.0 for _, _, p, _ in design.pairs) and design.judged_before + len(chosen) < design.budget
+    )
     return {"strategy": design.strategy, "state": design.state, "budget": design.budget,
             "spent": design.judged_before + len(chosen & judged),
             "chosen": len(chosen), "chosen_judged": len(chosen & judged), "chosen_settled": len(decided),
-            "awaiting_decision": len((chosen & judged) - decided), "people_pairs": len(judged),
+            "awaiting_decision": len((chosen & judged) - decided), "people_pairs": len(judged), "round": focused,
             "judged_before": design.judged_before, "seed": design.seed, "measure": design.measure,
             "model": design.model}  # fmt: skip
 
@@ -268,7 +273,7 @@ def design_field(conn: sqlite3.Connection, settled: Collection[tuple[str, str]])
     design = current_design(conn)
     if design is None or design.state != "planned":
         return None
-    kept = ("spent", "chosen_judged", "chosen_settled", "awaiting_decision", "people_pairs")
+    kept = ("spent", "chosen_judged", "chosen_settled", "awaiting_decision", "people_pairs", "round")
     return {
         **design.to_dict(),
         **{k: v for k, v in design_progress(conn, design, settled).items() if k in kept},

@@ -102,6 +102,19 @@ def pilot(problem: Problem, state: State, n: int, rng: np.random.Generator) -> n
     return np.sort(np.concatenate(out)) if out else np.zeros(0, dtype=np.int64)
 
 
+def focused(
+    problem: Problem, state: State, n: int, rng: np.random.Generator, exclude: np.ndarray | None = None
+) -> np.ndarray:
+    """A focused round: the ``n`` unbought pairs of largest size (:func:`sizes`; ties in a random order),
+    sorted; ``exclude``: pairs left out (taken otherwise)."""
+    free, size = sizes(problem, state)
+    if exclude is not None and len(exclude):
+        keep = ~np.isin(free, exclude)
+        free, size = free[keep], size[keep]
+    out: np.ndarray = np.sort(free[np.lexsort((rng.random(len(free)), -size))[:n]])
+    return out
+
+
 def run_pair_weights(means: np.ndarray, spread: np.ndarray) -> np.ndarray:
     """omega [runs, runs]: exp(-d^2 / (2 s^2)) / s for each run pair's difference d and spread s."""
     d = means[:, None] - means[None, :]
@@ -185,8 +198,7 @@ class Active:
                 round((PILOT + FOCUS) * budget) - state.spent, max(1, round(ROUND * budget)), remaining - 1
             )
             if n > 0:
-                free, size = sizes(problem, state)
-                pairs = np.sort(free[np.lexsort((rng.random(len(free)), -size))[:n]])
+                pairs = focused(problem, state, n, rng)
                 return Selection(pairs, np.ones(len(pairs)))
         free, pi = final_probabilities(problem, state, remaining)
         chosen = systematic_sample(pi, rng)

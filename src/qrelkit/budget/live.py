@@ -1,6 +1,9 @@
-"""The live queue's design: which pairs people judge next, chosen once for the rest of the budget.
+"""The live queue's design: which pairs people judge next, in focused rounds, then chosen once for the rest
+of the budget.
 
-:func:`plan_queue` takes what people have judged so far (the :class:`State`: typically the calibration
+:func:`plan_round` takes a focused round (``active``'s step 2): the remaining pairs of largest size, each
+with certainty, from every grade people settled so far; people grade them, and the next round (or the
+final draw) is planned from their grades. :func:`plan_queue` takes what people have judged so far (the :class:`State`: typically the calibration
 queries) and returns a one-shot :class:`Selection` of the remaining budget with each pair's inclusion
 probability, under ``active``'s final draw (:mod:`qrelkit.budget.active`): the grades so far calibrate the
 model's grades per query and count as known (probability 1); every remaining pair has a known chance,
@@ -14,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ValidationError
-from .active import final_probabilities
+from .active import final_probabilities, focused
 from .base import Selection, State
 from .problem import Problem
 
@@ -32,12 +35,7 @@ def plan_queue(
     calibration pair two people graded apart), taken first with probability 1 and left out of the draw's
     frame. A pair whose inclusion does not rest on the draw must not carry a draw's probability: the
     estimate would inverse-weight a grade it was always going to have."""
-    if strategy not in PLANNED:
-        raise ValidationError(
-            f"strategy {strategy!r} has no one-shot design for a live queue",
-            expected=", ".join(PLANNED),
-            fix="--order active",
-        )
+    _check_strategy(strategy)
     remaining = budget - state.spent
     left = problem.n_pairs - state.spent
     if remaining < 1:
@@ -59,3 +57,58 @@ def plan_queue(
     free, pi = final_probabilities(problem, known, rest, exclude=sure)
     chosen = systematic_sample(pi, np.random.default_rng(seed))
     return Selection(np.concatenate([sure, free[chosen]]), np.concatenate([np.ones(len(sure)), pi[chosen]]))
+
+
+#: The fewest pairs of the budget a focused round must leave to the final draw: the intervals rest on it
+#: (:func:`qrelkit.budget.active.unsampled_reason`; a variance needs two drawn pairs).
+LEFT_FOR_DRAW = 2
+
+
+def plan_round(
+    problem: Problem,
+    state: State,
+    strategy: str,
+    budget: int,
+    n: int,
+    seed: int,
+    certain: np.ndarray | None = None,
+) -> Selection:
+    """A focused round of ``n`` pairs under ``strategy`` (``active``'s step 2,
+    :func:`qrelkit.budget.active.focused`): the ``certain`` pairs first (graded before, not settled), then
+    the remaining pairs of largest size from the grades so far, each with probability 1, ties broken with
+    ``seed``. The round must leave at least :data:`LEFT_FOR_DRAW` pairs of ``budget`` (which counts the
+    pairs judged so far) to the final draw (:func:`plan_queue`), else it is refused with the most it may
+    take."""
+    _check_strategy(strategy)
+    known = state.known(problem.n_pairs)
+    sure = np.zeros(0, dtype=np.int64) if certain is None else np.asarray(certain, dtype=np.int64)
+    sure = np.unique(sure[~known[sure]])
+    most = min(budget - state.spent, problem.n_pairs - state.spent) - LEFT_FOR_DRAW
+    if n < 1 or n > most or len(sure) > n:
+        least = max(len(sure), 1)
+        room = (
+            f"take from {least} to {most} pairs"
+            if most >= least
+            else "no round fits: plan the final draw (judge plan without --round)"
+        )
+        raise ValidationError(
+            f"a focused round of {n} pairs does not fit: {state.spent} pairs of the budget of {budget} are "
+            f"judged, {LEFT_FOR_DRAW} must be left to the final draw (its intervals rest on it), and the "
+            f"{len(sure)} pairs people graded apart come first",
+            fix=room,
+        )
+    if n == len(sure):
+        return Selection(sure, np.ones(len(sure)))
+    settled = State(state.bought, state.grades, np.ones(problem.n_pairs), state.spent)  # each known exactly
+    fresh = focused(problem, settled, n - len(sure), np.random.default_rng(seed), exclude=sure)
+    pairs = np.concatenate([sure, fresh])
+    return Selection(pairs, np.ones(len(pairs)))
+
+
+def _check_strategy(strategy: str) -> None:
+    if strategy not in PLANNED:
+        raise ValidationError(
+            f"strategy {strategy!r} has no one-shot design for a live queue",
+            expected=", ".join(PLANNED),
+            fix="--order active",
+        )

@@ -70,12 +70,13 @@ def project_problem(
 
 
 def plan_project(
-    material: Any, name: str, budget: int, seed: int, measure: str
+    material: Any, name: str, budget: int, seed: int, measure: str, round_pairs: int | None = None
 ) -> tuple[ProjectProblem, Selection]:
     """A one-shot design of the project's budget under strategy ``name``
-    (:func:`qrelkit.budget.live.plan_queue`); a strategy needing the model's grade probabilities is refused
+    (:func:`qrelkit.budget.live.plan_queue`), or with ``round_pairs`` a focused round of that many pairs
+    (:func:`qrelkit.budget.live.plan_round`); a strategy needing the model's grade probabilities is refused
     without them."""
-    from .live import plan_queue
+    from .live import plan_queue, plan_round
 
     chosen = strategy(name)
     if chosen.needs_probabilities and material.probabilities is None:
@@ -86,10 +87,14 @@ def plan_project(
             "another --order",
         )
     built = project_problem(material, measure)
-    disputed = [built.index[p] for p in sorted(material.disputed) if p in built.index]
-    return built, plan_queue(
-        built.problem, built.state, name, budget, seed, certain=np.array(disputed, dtype=np.int64)
+    disputed = np.array(
+        [built.index[p] for p in sorted(material.disputed) if p in built.index], dtype=np.int64
     )
+    if round_pairs is not None:
+        return built, plan_round(
+            built.problem, built.state, name, budget, round_pairs, seed, certain=disputed
+        )
+    return built, plan_queue(built.problem, built.state, name, budget, seed, certain=disputed)
 
 
 def estimate_project(
@@ -211,14 +216,15 @@ def estimate_export(
     return ExportEstimate(dict(design), tuple(wanted), tuple(names), tuple(found), sources)
 
 
-def budget_pairs(text: str, pooled: int) -> int:
-    """A budget as ``judge init --budget`` and ``judge plan --budget`` take it: a count of pairs or a share of
-    the ``pooled`` pairs (:func:`qrelkit.budget.replay.parse_budgets`, one of them)."""
+def budget_pairs(text: str, pooled: int, option: str = "--budget") -> int:
+    """A budget as ``judge init --budget`` and ``judge plan --budget`` take it (and ``judge plan --round`` a
+    round's size, ``option``): a count of pairs or a share of the ``pooled`` pairs
+    (:func:`qrelkit.budget.replay.parse_budgets`, one of them)."""
     from .replay import parse_budgets
 
-    found = parse_budgets(text, pooled)
+    found = parse_budgets(text, pooled, "a round's size" if option == "--round" else "budget")
     if len(found) != 1:
-        raise ValidationError("the live queue spends one budget", got=text, fix="pass one, e.g. --budget 500")
+        raise ValidationError(f"{option} takes one size", got=text, fix=f"pass one, e.g. {option} 500")
     return int(found[0].pairs)
 
 

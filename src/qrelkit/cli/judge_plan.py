@@ -77,10 +77,15 @@ def hold_after_init(
 @click.option("--replace", is_flag=True, help="Plan again though people judged pairs the design in force drew at "
               "random: settled them, or graded them since the plan (settled pairs then count as certain, and "
               "that design's intervals are lost).")  # fmt: skip
+@click.option("--round", "round_text", default=None, metavar="N|P%",
+              help="Plan a focused round of N pairs (or a share of the pooled pairs), each taken with certainty "
+              "where the runs' order is most uncertain, instead of the final draw; once people have graded "
+              "them, plan the next round or the final draw (without --round).")  # fmt: skip
 def command(db: Path, order: str | None, budget_text: str | None, measure: str | None, model: str | None,
-            seed: int | None, by: str | None, replace: bool) -> None:  # fmt: skip
+            seed: int | None, by: str | None, replace: bool, round_text: str | None) -> None:  # fmt: skip
     """Choose the pairs people judge beyond calibration within a budget (the strategy of --order, from the
-    model labeller's grades and the pooled runs); their queue follows it, blind as before."""
+    model labeller's grades and the pooled runs); their queue follows it, blind as before. With --round, a
+    focused round first; the final draw of the rest of the budget gives the intervals."""
     from qrelkit.app.design import plan_request, pooled_pairs, record_plan
     from qrelkit.app.design_inputs import planning_material
     from qrelkit.app.grades import final_grades
@@ -88,23 +93,29 @@ def command(db: Path, order: str | None, budget_text: str | None, measure: str |
     from qrelkit.budget.queue import budget_pairs, check_order, chosen_pairs, plan_project
 
     with Store(db) as store:
-        pairs = None if budget_text is None else budget_pairs(budget_text, store.read(pooled_pairs))
+        pooled = store.read(pooled_pairs)
+        pairs = None if budget_text is None else budget_pairs(budget_text, pooled)
+        round_pairs = None if round_text is None else budget_pairs(round_text, pooled, "--round")
         settled = final_grades(store, people_only=True)[0]
         order, pairs, measure, seed = store.read(
             lambda c: plan_request(c, order=order, budget=pairs, measure=measure, seed=seed, replace=replace,
                                    settled=settled))  # fmt: skip
         check_order(order)
         material = planning_material(store, model, people=settled)
-        built, selection = plan_project(material, order, pairs, seed, measure)
+        built, selection = plan_project(material, order, pairs, seed, measure, round_pairs)
         done = record_plan(store, strategy=order, budget=pairs, seed=seed, measure=measure,
                            model=material.model, judged_before=built.state.spent,
                            chosen=chosen_pairs(built, selection), by=by)  # fmt: skip
     people = ", ".join(f"{n} {k}" for n, k in sorted(done["people"].items()))
     apart = len(material.disputed)  # taken with certainty: people graded them apart before the plan
     waiting = f" ({apart} of them graded apart before the plan, awaiting a decision)" if apart else ""
-    click.echo(f"live queue: {order} chose {done['chosen']} pairs{waiting} for people beyond the {built.state.spent} settled "
+    kind = "a focused round of" if round_pairs is not None else "chose"
+    click.echo(f"live queue: {order} {kind} {done['chosen']} pairs{waiting} for people beyond the {built.state.spent} settled "
                f"(a budget of {pairs} of {built.problem.n_pairs} pooled pairs, seed {seed}, weighed by {measure} "
                f"over {built.problem.n_runs} runs with model labeller {material.model}'s grades); given to: {people}")  # fmt: skip
+    if round_pairs is not None:
+        click.echo(f"each taken with certainty; once people have graded them, plan the next round "
+                   f"(`qrelkit judge plan {db} --round N`) or the final draw of the rest (`qrelkit judge plan {db}`)")  # fmt: skip
 
 
 def status_lines(store: Any, alpha: float = 0.05) -> tuple[dict[str, Any] | None, list[str]]:

@@ -48,7 +48,8 @@ def render_live_status(status: dict[str, Any] | None) -> list[str]:
         return [f"live queue: {design['strategy']}, a budget of {design['budget']} pairs, not planned yet (the "
                 "people's queue beyond calibration waits for `qrelkit judge plan`)"]  # fmt: skip
     waiting = spent["awaiting_decision"]
-    lines = [f"live queue: {design['strategy']} (seed {design['seed']}, model labeller {design['model']}, "
+    kind = ", a focused round" if spent["round"] else ""
+    lines = [f"live queue: {design['strategy']}{kind} (seed {design['seed']}, model labeller {design['model']}, "
              f"{design['measure']}); budget {design['budget']} pairs, {spent['spent']} spent ({design['judged_before']} "
              f"settled before the plan, {spent['chosen_judged']} of the {spent['chosen']} pairs it chose judged"
              + (f", {waiting} of them graded apart and awaiting a decision" if waiting else "") + ")"]  # fmt: skip
@@ -59,6 +60,10 @@ def render_live_status(status: dict[str, Any] | None) -> list[str]:
         if spent["chosen_settled"] == spent["chosen"]
         else ", valid once every chosen pair is judged and settled"
     )
+    if spent["round"]:
+        partial = (
+            ", none until the final draw of the rest of the budget: `qrelkit judge plan` without --round"
+        )
     lines.append(f"estimates of {design['measure']} ({status['estimator']}; 95% intervals{partial}):")
     for row in status["estimates"]:
         low, high = row["low"], row["high"]
