@@ -28,6 +28,7 @@ and decided with the wrong sign; the people's pairs spent), and a first line for
     nice python benchmarks/judging_budget.py              # 20 repetitions, seed 11: the tables in the docs
     python benchmarks/judging_budget.py --quick            # 3 repetitions, a quick look
     python benchmarks/judging_budget.py --speed            # the replay of 63 runs x 53 queries, timed
+    python benchmarks/judging_budget.py --live             # active as a judging project runs it
 """
 
 from __future__ import annotations
@@ -213,6 +214,37 @@ def speed(frame: pl.DataFrame, args) -> None:
     print("per strategy alone: " + ", ".join(f"{s} {t:.1f} s" for s, t in per.items()))
 
 
+def register_live() -> list[str]:
+    """Two strategies replaying ``active`` as a judging project runs it (``judge plan``): its first 15% of the
+    budget whole queries drawn at random, as a project's calibration queries are, in place of the pilot
+    spread over every query; then focused rounds (``judge plan --round``) and the draw (``judge plan``):
+    ``live-rounds``; or the draw alone (a project planned once): ``live-draw``. Their names."""
+    from qrelkit.budget.active import Active
+    from qrelkit.budget.base import register
+
+    class LiveRounds(Active):
+        name = "live-rounds"
+
+        def first_pairs(self, problem, state, n, rng):
+            known = state.known(problem.n_pairs)
+            taken: list[np.ndarray] = []
+            for q in rng.permutation(problem.n_queries):
+                lo, hi = problem.query_start[q], problem.query_start[q + 1]
+                free = np.arange(lo, hi)[~known[lo:hi]]
+                if taken and sum(map(len, taken)) + len(free) > n:
+                    break
+                taken.append(free)
+            return np.sort(np.concatenate(taken)[:n])
+
+    class LiveDraw(LiveRounds):
+        name = "live-draw"
+        focus = 0.0
+
+    register("live-rounds")(LiveRounds)
+    register("live-draw")(LiveDraw)
+    return ["live-draw", "live-rounds"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -225,6 +257,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="3 repetitions")
     parser.add_argument("--speed", action="store_true", help="time the replay of 63 runs x 53 queries")
     parser.add_argument("--tune", action="store_true", help="search the judge's parameters again")
+    parser.add_argument("--live", action="store_true",
+                        help="replay active as a judging project runs it: calibration queries, then focused "
+                        "rounds and the draw, or the draw alone (live-rounds, live-draw)")  # fmt: skip
     parser.add_argument("--curves", type=Path, default=None, metavar="DIR",
                         help="write each collection's budget curve (tau against people's pairs) as an SVG there")  # fmt: skip
     args = parser.parse_args()
@@ -239,7 +274,8 @@ def main() -> None:
     if args.speed:
         speed(frame, args)
         return
-    strategies = args.strategy or sorted(STRATEGIES)
+    live = register_live() if args.live else []
+    strategies = args.strategy or live or sorted(set(STRATEGIES) - {"live-draw", "live-rounds"})
     print(f"{MEASURE}, pool depth {DEPTH}, budgets {args.budget}, {args.repeat} repetitions, seed {args.seed}, "
           f"strategies: {', '.join(strategies)}")  # fmt: skip
     for name in PUBLISHED:

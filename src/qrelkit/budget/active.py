@@ -179,6 +179,12 @@ class Active:
 
     name = "active"
     needs_probabilities = False
+    #: The share of the budget in focused rounds (``None``: :data:`FOCUS`).
+    focus: float | None = None
+
+    def first_pairs(self, problem: Problem, state: State, n: int, rng: np.random.Generator) -> np.ndarray:
+        """The pilot's ``n`` pairs (:func:`pilot`)."""
+        return pilot(problem, state, n, rng)
 
     def select(self, problem: Problem, state: State, budget: int, rng: np.random.Generator) -> Selection:
         remaining = budget - state.spent
@@ -192,10 +198,11 @@ class Active:
         if not drawn.any():
             n = min(round(PILOT * budget) - state.spent, remaining - 1)
             if n > 0:
-                pairs = pilot(problem, state, n, rng)
+                pairs = self.first_pairs(problem, state, n, rng)
                 return Selection(pairs, np.ones(len(pairs)))
+            focus = FOCUS if self.focus is None else self.focus
             n = min(
-                round((PILOT + FOCUS) * budget) - state.spent, max(1, round(ROUND * budget)), remaining - 1
+                round((PILOT + focus) * budget) - state.spent, max(1, round(ROUND * budget)), remaining - 1
             )
             if n > 0:
                 pairs = focused(problem, state, n, rng)
