@@ -36,6 +36,7 @@ def test_new_store_is_migrated_in_wal_mode_with_full_sync(project: Path) -> None
             (9, "model labellers' roles: predictor, retired"),
             (10, "model labellers' grade probabilities"),
             (11, "the live queue's designs: a judging budget spent by a strategy"),
+            (12, "the live queue's focused rounds"),
         ]
         assert store.integrity_check() == "ok"
 

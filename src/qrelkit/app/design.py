@@ -33,6 +33,7 @@ __all__ = [
     "current_design",
     "design_field",
     "design_progress",
+    "held_pairs",
     "hold_queue",
     "people_graded_pairs",
     "plan_request",
@@ -56,6 +57,7 @@ class Design:
     created_at: str
     created_by: str | None
     pairs: tuple[tuple[str, str, float, str | None], ...]
+    kind: str = "draw"  # draw, or a focused round (judge plan --round): certain pairs, the draw to come
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in self.__dict__.items() if k != "pairs"}
@@ -66,7 +68,10 @@ class Design:
 
 def current_design(conn: sqlite3.Connection) -> Design | None:
     """The design in force (the latest), or ``None``."""
-    row = conn.execute("SELECT * FROM designs ORDER BY design DESC LIMIT 1").fetchone()
+    row = conn.execute(
+        "SELECT d.*, COALESCE(k.kind, 'draw') AS kind FROM designs d LEFT JOIN design_kinds k USING (design) "
+        "ORDER BY d.design DESC LIMIT 1"
+    ).fetchone()
     if row is None:
         return None
     pairs = conn.execute(
@@ -76,7 +81,7 @@ def current_design(conn: sqlite3.Connection) -> Design | None:
     ).fetchall()
     return Design(int(row["design"]), row["strategy"], int(row["budget"]), int(row["seed"]), row["measure"],
                   row["state"], row["model"], int(row["judged_before"]), row["created_at"],
-                  row["created_by"], tuple((q, d, float(p), u) for q, d, p, u in pairs))  # fmt: skip
+                  row["created_by"], tuple((q, d, float(p), u) for q, d, p, u in pairs), row["kind"])  # fmt: skip
 
 
 def _people(conn: sqlite3.Connection) -> list[tuple[int, str]]:
@@ -100,15 +105,31 @@ def _next_position(conn: sqlite3.Connection, user_id: int) -> int:
     return max(int(held), -1 if row is None else int(row[0])) + 1
 
 
+#: An assignment ``a`` that stays in a person's plan whatever the design: a calibration pair of any round or
+#: a model's audit sample given to them.
+_STAYS = (
+    "(EXISTS (SELECT 1 FROM round_pairs r WHERE r.user_id = a.user_id AND r.pair_id = a.pair_id) "
+    "OR EXISTS (SELECT 1 FROM model_audit m WHERE m.person_id = a.user_id AND m.pair_id = a.pair_id))"
+)
+#: An assignment ``a`` its person has graded.
+_GRADED = "EXISTS (SELECT 1 FROM grade_events e WHERE e.user_id = a.user_id AND e.pair_id = a.pair_id)"
+
+
+def held_pairs(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """The pooled pairs people will grade whatever a design chooses: in a person's plan, not graded by them
+    yet, and staying there (a calibration pair of any round, a model's audit sample given to them). A
+    design takes them with certainty: a draw's probability would weight a grade that was always coming."""
+    return [(q, d) for q, d in conn.execute(
+        "SELECT DISTINCT p.query_id, p.doc_id FROM assignments a JOIN users u USING (user_id) JOIN pairs p "
+        f"USING (pair_id) WHERE u.role = 'labeller' AND {_STAYS} AND NOT {_GRADED}")]  # fmt: skip
+
+
 def _release(conn: sqlite3.Connection) -> dict[str, int]:
     """Take out of people's plans every pair that is not a calibration pair of any round, not graded by
     them and not a model's audit sample given to them; ``{query_id: person}`` of who held each query."""
     rows = conn.execute(
         "SELECT a.user_id, a.pair_id, p.query_id FROM assignments a JOIN users u USING (user_id) "
-        "JOIN pairs p USING (pair_id) WHERE u.role = 'labeller' "
-        "AND NOT EXISTS (SELECT 1 FROM round_pairs r WHERE r.user_id = a.user_id AND r.pair_id = a.pair_id) "
-        "AND NOT EXISTS (SELECT 1 FROM grade_events e WHERE e.user_id = a.user_id AND e.pair_id = a.pair_id) "
-        "AND NOT EXISTS (SELECT 1 FROM model_audit m WHERE m.person_id = a.user_id AND m.pair_id = a.pair_id) "
+        f"JOIN pairs p USING (pair_id) WHERE u.role = 'labeller' AND NOT {_STAYS} AND NOT {_GRADED} "
         "ORDER BY a.user_id, a.position"
     ).fetchall()
     for user_id, top in conn.execute(
@@ -124,11 +145,14 @@ def _release(conn: sqlite3.Connection) -> dict[str, int]:
     return held
 
 
-def _insert_design(conn: sqlite3.Connection, values: dict[str, Any]) -> int:
-    return int(conn.execute(
+def _insert_design(conn: sqlite3.Connection, values: dict[str, Any], kind: str = "draw") -> int:
+    design = int(conn.execute(
         "INSERT INTO designs (strategy, budget, seed, measure, state, model, judged_before, created_at, "
         "created_by) VALUES (:strategy, :budget, :seed, :measure, :state, :model, :judged_before, "
         ":created_at, :created_by)", values).lastrowid or 0)  # fmt: skip
+    if kind != "draw":
+        conn.execute("INSERT INTO design_kinds VALUES (?, ?)", (design, kind))
+    return design
 
 
 def _check(strategy: str, budget: int, seed: int, measure: str) -> None:
@@ -176,13 +200,22 @@ def record_plan(
     judged_before: int,
     chosen: Sequence[tuple[str, str, float]],
     by: str | None = None,
+    kind: str = "draw",
 ) -> dict[str, Any]:
     """Record a planned design, its ``chosen`` pairs ``(query_id, doc_id, inclusion probability)`` in order,
-    and make the people's queue follow it (module docstring): one transaction."""
+    and make the people's queue follow it (module docstring): one transaction. ``kind``: ``draw`` (the rest
+    of the budget with known probabilities) or ``round`` (a focused round: every pair with certainty)."""
     _check(strategy, budget, seed, measure)
+    if kind not in ("draw", "round"):
+        raise ValidationError(f"a design is a draw or a round, not {kind!r}")
     for q, d, p in chosen:
-        if not 0.0 < float(p) <= 1.0:
-            raise ValidationError(f"the inclusion probability of {q} {d} is {p!r}", expected="in (0, 1]")
+        if not 0.0 < float(p) <= 1.0 or (kind == "round" and float(p) != 1.0):
+            raise ValidationError(
+                f"the inclusion probability of {q} {d} is {p!r}",
+                expected="1 (a focused round takes each pair with certainty)"
+                if kind == "round"
+                else "in (0, 1]",
+            )
 
     def write(conn: sqlite3.Connection) -> dict[str, Any]:
         people = _people(conn)
@@ -198,7 +231,8 @@ def record_plan(
         held = _release(conn)
         design = _insert_design(conn, {"strategy": strategy, "budget": budget, "seed": seed, "measure": measure,
                                        "state": "planned", "model": model,
-                                       "judged_before": judged_before, "created_at": now(), "created_by": by})  # fmt: skip
+                                       "judged_before": judged_before, "created_at": now(), "created_by": by},
+                                kind)  # fmt: skip
         names = dict(people)
         load = {u: 0 for u, _ in people}
         given: dict[int, list[int]] = {}
@@ -247,22 +281,19 @@ def design_progress(
     conn: sqlite3.Connection, design: Design, settled: Collection[tuple[str, str]]
 ) -> dict[str, Any]:
     """How much of the design's budget people have spent: the pairs settled before it (``judged_before``) and
-    the chosen pairs a person graded (``spent`` is both); whether the design is a focused ``round`` (every
-    pair taken with certainty, the budget not all spent: the final draw is still to come); how many chosen pairs have a settled grade
-    (``settled``: the pairs with a people's final grade, :func:`.grades.final_grades`), and how many people
-    graded that still wait for a decision (graded apart: a calibration pair disputed before the plan, which
-    the design takes with certainty); and every pooled pair a person graded."""
+    the chosen pairs a person graded under the rubric in force (``spent`` is both); how many chosen pairs
+    have a settled grade (``settled``: the pairs with a people's final grade, :func:`.grades.final_grades`),
+    and how many people graded that still wait for a decision (graded apart: a calibration pair disputed
+    before the plan, which the design takes with certainty); and every pooled pair a person graded."""
+    from .phases import phase_of
+
     chosen = {(q, d) for q, d, _, _ in design.pairs}
-    judged = set(people_graded_pairs(conn))
+    judged = set(people_graded_pairs(conn, rubric_hash=phase_of(conn).rubric_hash))
     decided = chosen & set(settled)
-    # a focused round (judge plan --round): every pair taken with certainty, the budget not all spent
-    focused = (
-        all(p >= 1.0 for _, _, p, _ in design.pairs) and design.judged_before + len(chosen) < design.budget
-    )
     return {"strategy": design.strategy, "state": design.state, "budget": design.budget,
             "spent": design.judged_before + len(chosen & judged),
             "chosen": len(chosen), "chosen_judged": len(chosen & judged), "chosen_settled": len(decided),
-            "awaiting_decision": len((chosen & judged) - decided), "people_pairs": len(judged), "round": focused,
+            "awaiting_decision": len((chosen & judged) - decided), "people_pairs": len(judged),
             "judged_before": design.judged_before, "seed": design.seed, "measure": design.measure,
             "model": design.model}  # fmt: skip
 
@@ -273,7 +304,7 @@ def design_field(conn: sqlite3.Connection, settled: Collection[tuple[str, str]])
     design = current_design(conn)
     if design is None or design.state != "planned":
         return None
-    kept = ("spent", "chosen_judged", "chosen_settled", "awaiting_decision", "people_pairs", "round")
+    kept = ("spent", "chosen_judged", "chosen_settled", "awaiting_decision", "people_pairs")
     return {
         **design.to_dict(),
         **{k: v for k, v in design_progress(conn, design, settled).items() if k in kept},

@@ -28,6 +28,13 @@ class Material:
     scale: tuple[int, ...]
     #: pairs people graded (under the rubric in force) without a settled grade: two people apart, undecided
     disputed: frozenset[tuple[str, str]] = frozenset()
+    #: pairs people will grade whatever a design chooses (:func:`.design.held_pairs`), without a settled grade
+    held: frozenset[tuple[str, str]] = frozenset()
+
+    @property
+    def certain(self) -> frozenset[tuple[str, str]]:
+        """The pairs people settle whatever a design chooses: a design takes them with certainty."""
+        return self.disputed | self.held
 
 
 def planning_material(
@@ -35,11 +42,12 @@ def planning_material(
 ) -> Material:
     """The project's pooled pairs, a model labeller's grades (``model``, else the one model labeller that
     graded every pooled pair; never a retired one) and their probabilities when every pair carries them,
-    the people's settled grades (and the pairs people graded without settling), and the pooled runs.
+    the people's settled grades (the pairs people graded without settling, and those they will grade
+    whatever a design chooses), and the pooled runs.
     Refused, with the reason, without a model labeller's grades of every pooled pair or without runs.
     ``people``: the people's settled grades under the rubric in force when the caller has them already
     (:func:`.grades.final_grades` with ``people_only``), else merged here."""
-    from .design import people_graded_pairs
+    from .design import held_pairs, people_graded_pairs
     from .grades import final_grades, labeller_grades, stored_runs
     from .models.access import role_of
     from .models.probabilities import labeller_probabilities
@@ -52,9 +60,16 @@ def planning_material(
         graded = {m.name: labeller_grades(conn, m.name, rubric_hash=rubric_hash) for m in model_labellers(conn)
                   if role_of(conn, m.user_id) != "retired"}  # fmt: skip
         people_graded = set(people_graded_pairs(conn, rubric_hash=rubric_hash))
-        return pairs, graded, rubric_by_hash(conn, rubric_hash).scale, rubric_hash, people_graded
+        return (
+            pairs,
+            graded,
+            rubric_by_hash(conn, rubric_hash).scale,
+            rubric_hash,
+            people_graded,
+            held_pairs(conn),
+        )
 
-    pairs, graded, scale, rubric_hash, people_graded = store.read(load)
+    pairs, graded, scale, rubric_hash, people_graded, held = store.read(load)
     why = "the live queue chooses the pairs people judge from a model labeller's grades of every pooled pair"
     if not graded:
         raise ValidationError(f"{why}, and the project has no model labeller",
@@ -90,5 +105,6 @@ def planning_material(
     if people is None:
         people = final_grades(store, rubric_hash=rubric_hash, people_only=True)[0]
     disputed = frozenset(p for p in people_graded if p not in people)
+    waiting = frozenset(p for p in held if p not in people)
     return Material(pairs, model, dict(graded[model]), probabilities, {k: int(v) for k, v in people.items()},
-                    runs, tuple(scale), disputed)  # fmt: skip
+                    runs, tuple(scale), disputed, waiting)  # fmt: skip

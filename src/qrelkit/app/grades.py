@@ -342,8 +342,7 @@ def progress(conn: sqlite3.Connection) -> dict[str, Any]:
 
 
 def labeller_grades(conn: sqlite3.Connection, name: str, *, rubric_hash: str | None = None) -> dict:
-    """``{(query_id, doc_id): grade}`` of a labeller's current, non-empty grades under one rubric version
-    (default: the current one)."""
+    """``{(query_id, doc_id): grade}`` of a labeller's current, non-empty grades under one rubric (default: now)."""
     sql = (
         f"SELECT p.query_id, p.doc_id, c.grade FROM {_latest()} c JOIN users u USING (user_id) "
         "JOIN pairs p USING (pair_id) WHERE u.name = :name AND c.grade IS NOT NULL"
@@ -768,10 +767,9 @@ def final_qrels_text(
         adjudication=adjudication_fields({k: v for k, v in counts.items() if k != "pairs"}),  # pairs: the pool's size
         model_labellers=store.read(lambda c: model_manifest_fields(c, rubric.content_hash, grades)),
     )  # fmt: skip
-    fields["design"] = None  # a live queue's design: its strategy and probabilities, and how far people are
-    if store.read(current_design) is not None:
-        people = final_grades(store, rubric_hash=rubric.content_hash, people_only=True)[0]
-        fields["design"] = store.read(lambda c: design_field(c, people))
+    live = store.read(current_design)  # a live queue's design: its probabilities, and how far people are
+    settled = final_grades(store, rubric_hash=rubric.content_hash, people_only=True)[0] if live else {}
+    fields["design"] = store.read(lambda c: design_field(c, settled))
     key = bytes.fromhex(store.meta("manifest_key") or "") or None  # signed with the project's key
     if not estimation:
         qrels, manifest = qrels_with_manifest_text(_qrels(grades, name), name, fields, key=key)

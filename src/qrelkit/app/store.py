@@ -332,6 +332,19 @@ CREATE TRIGGER IF NOT EXISTS design_pairs_no_delete BEFORE DELETE ON design_pair
 BEGIN SELECT RAISE(ABORT, 'design pairs are append-only'); END;
 """
 
+_V12 = """
+-- A planned design's kind when it is not a draw (the rest of the budget drawn with known probabilities):
+-- 'round', a focused round (`judge plan --round`: pairs taken with certainty, the draw still to come).
+CREATE TABLE IF NOT EXISTS design_kinds (
+    design INTEGER PRIMARY KEY REFERENCES designs (design),
+    kind TEXT NOT NULL CHECK (kind IN ('round'))
+);
+CREATE TRIGGER IF NOT EXISTS design_kinds_no_update BEFORE UPDATE ON design_kinds
+BEGIN SELECT RAISE(ABORT, 'design kinds are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS design_kinds_no_delete BEFORE DELETE ON design_kinds
+BEGIN SELECT RAISE(ABORT, 'design kinds are append-only'); END;
+"""
+
 #: ``(version, name, sql)``, applied in order; never edit a released entry, append a new one.
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "initial schema", _V1),
@@ -345,6 +358,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (9, "model labellers' roles: predictor, retired", _model_schema.ROLES_MIGRATION),
     (10, "model labellers' grade probabilities", _model_schema.PROBABILITIES_MIGRATION),
     (11, "the live queue's designs: a judging budget spent by a strategy", _V11),
+    (12, "the live queue's focused rounds", _V12),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

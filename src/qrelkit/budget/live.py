@@ -32,7 +32,8 @@ def plan_queue(
     under ``strategy``'s final draw, drawn with ``seed``. Every pair already judged is left out.
 
     ``certain``: pairs people will settle whatever the draw does (graded before the plan, not settled: a
-    calibration pair two people graded apart), taken first with probability 1 and left out of the draw's
+    calibration pair two people graded apart; or still held in a person's plan whatever the design: an
+    ungraded calibration pair, a model's audit sample), taken first with probability 1 and left out of the draw's
     frame. A pair whose inclusion does not rest on the draw must not carry a draw's probability: the
     estimate would inverse-weight a grade it was always going to have."""
     _check_strategy(strategy)
@@ -76,31 +77,36 @@ def plan_round(
     """A focused round of ``n`` pairs under ``strategy`` (``active``'s step 2,
     :func:`qrelkit.budget.active.focused`): the ``certain`` pairs first (graded before, not settled), then
     the remaining pairs of largest size from the grades so far, each with probability 1, ties broken with
-    ``seed``. The round must leave at least :data:`LEFT_FOR_DRAW` pairs of ``budget`` (which counts the
+    ``seed`` and the pairs settled (each round its own order). The round must leave at least :data:`LEFT_FOR_DRAW` pairs of ``budget`` (which counts the
     pairs judged so far) to the final draw (:func:`plan_queue`), else it is refused with the most it may
     take."""
     _check_strategy(strategy)
     known = state.known(problem.n_pairs)
     sure = np.zeros(0, dtype=np.int64) if certain is None else np.asarray(certain, dtype=np.int64)
     sure = np.unique(sure[~known[sure]])
-    most = min(budget - state.spent, problem.n_pairs - state.spent) - LEFT_FOR_DRAW
+    left = min(budget - state.spent, problem.n_pairs - state.spent)
+    most = left - LEFT_FOR_DRAW
     if n < 1 or n > most or len(sure) > n:
         least = max(len(sure), 1)
         room = (
             f"take from {least} to {most} pairs"
             if most >= least
-            else "no round fits: plan the final draw (judge plan without --round)"
+            else "no round fits: plan the final draw of the rest (judge plan without --round)"
+        )
+        first = (
+            f", and the {len(sure)} pairs people graded apart or still hold come first" if len(sure) else ""
         )
         raise ValidationError(
             f"a focused round of {n} pairs does not fit: {state.spent} pairs of the budget of {budget} are "
-            f"judged, {LEFT_FOR_DRAW} must be left to the final draw (its intervals rest on it), and the "
-            f"{len(sure)} pairs people graded apart come first",
+            f"settled, {left} are left, and {LEFT_FOR_DRAW} of them must go to the final draw (its intervals "
+            f"rest on it){first}",
             fix=room,
         )
     if n == len(sure):
         return Selection(sure, np.ones(len(sure)))
     settled = State(state.bought, state.grades, np.ones(problem.n_pairs), state.spent)  # each known exactly
-    fresh = focused(problem, settled, n - len(sure), np.random.default_rng(seed), exclude=sure)
+    rng = np.random.default_rng([seed, state.spent])  # each round its own ties' order
+    fresh = focused(problem, settled, n - len(sure), rng, exclude=sure)
     pairs = np.concatenate([sure, fresh])
     return Selection(pairs, np.ones(len(pairs)))
 

@@ -11,7 +11,8 @@ the design (1 for a pair judged before it, or not chosen by it).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,14 +88,11 @@ def plan_project(
             "another --order",
         )
     built = project_problem(material, measure)
-    disputed = np.array(
-        [built.index[p] for p in sorted(material.disputed) if p in built.index], dtype=np.int64
-    )
+    # the pairs people settle whatever the design (graded apart, or held in their plans): with certainty
+    sure = np.array([built.index[p] for p in sorted(material.certain) if p in built.index], dtype=np.int64)
     if round_pairs is not None:
-        return built, plan_round(
-            built.problem, built.state, name, budget, round_pairs, seed, certain=disputed
-        )
-    return built, plan_queue(built.problem, built.state, name, budget, seed, certain=disputed)
+        return built, plan_round(built.problem, built.state, name, budget, round_pairs, seed, certain=sure)
+    return built, plan_queue(built.problem, built.state, name, budget, seed, certain=sure)
 
 
 def estimate_project(
@@ -114,6 +112,7 @@ class ExportEstimate:
     runs: tuple[str, ...]
     estimates: tuple[Estimate, ...]  # one a measure
     sources: dict[str, str]  # the files read: model, people, manifest
+    withheld: str | None = None  # why no interval is given (:func:`intervals_withheld`), or None
 
     def to_dict(self) -> dict[str, Any]:
         from ..provenance import header, json_number
@@ -128,7 +127,8 @@ class ExportEstimate:
             **{k: v for k, v in self.design.items() if k != "pairs"},
             "chosen": len(self.design.get("pairs") or ()),
         }
-        return header(design=design, sources=self.sources, estimates=rows, differences=self.differences())
+        return header(design=design, sources=self.sources, intervals_withheld=self.withheld, estimates=rows,
+                      differences=self.differences())  # fmt: skip
 
     def differences(self, baselines: Any = None) -> list[dict[str, Any]]:
         """Each run against each baseline (default: the first run), per measure: the estimated difference of
@@ -204,28 +204,77 @@ def estimate_export(
     material = Material(tuple(sorted(grades)), str(design["model"]), grades, probabilities, settled, loaded,
                         tuple(int(g) for g in data.get("scale") or ()))  # fmt: skip
     chance = {(p["query_id"], p["doc_id"]): float(p["probability"]) for p in design.get("pairs") or ()}
+    withheld = intervals_withheld(list(chance), settled, str(design.get("kind") or "draw"))
     wanted = [str(m) for m in measures] if measures else [str(design.get("measure") or "nDCG@10")]
     found: list[Estimate] = []
     names: tuple[str, ...] = ()
     for measure in wanted:
         estimate, built = estimate_project(material, str(design["strategy"]), measure, chance, alpha)
-        found.append(estimate)
+        found.append(
+            estimate if withheld is None else Estimate.without_intervals(estimate.estimator, estimate.means)
+        )
         names = built.problem.runs
     sources = {"manifest": str(mpath), "model": str(mpath.with_name(model["path"])),
                "people": str(mpath.with_name(people["path"]))}  # fmt: skip
-    return ExportEstimate(dict(design), tuple(wanted), tuple(names), tuple(found), sources)
+    return ExportEstimate(dict(design), tuple(wanted), tuple(names), tuple(found), sources, withheld)
 
 
-def budget_pairs(text: str, pooled: int, option: str = "--budget") -> int:
-    """A budget as ``judge init --budget`` and ``judge plan --budget`` take it (and ``judge plan --round`` a
-    round's size, ``option``): a count of pairs or a share of the ``pooled`` pairs
-    (:func:`qrelkit.budget.replay.parse_budgets`, one of them)."""
+def intervals_withheld(
+    chosen: Sequence[tuple[str, str]], settled: Collection[tuple[str, str]], kind: str
+) -> str | None:
+    """Why a live design's intervals do not hold yet, or ``None``: a focused round (``kind``) has no draw
+    yet; a chosen pair without a settled people's grade (``settled``: not graded yet, or graded apart and
+    undecided) leaves the design incomplete (a drawn pair's inverse-weighted correction, or a pair taken
+    with certainty, is missing). ``judge status`` shows its intervals with this reason beside them while
+    people work; an estimate from an export gives none."""
+    if kind == "round":
+        return "a focused round has no draw yet: the intervals come with the final draw (`qrelkit judge plan` without --round)"
+    missing = [p for p in chosen if p not in settled]
+    if missing:
+        return (
+            f"{len(missing)} of the {len(chosen)} chosen pairs have no settled people's grade (the first: "
+            f"{missing[0][0]} {missing[0][1]}): the intervals hold once every one is judged and settled"
+        )
+    return None
+
+
+def budget_pairs(text: str, pooled: int) -> int:
+    """A budget as ``judge init --budget`` and ``judge plan --budget`` take it: a count of pairs or a share of
+    the ``pooled`` pairs (:func:`qrelkit.budget.replay.parse_budgets`, one of them)."""
     from .replay import parse_budgets
 
-    found = parse_budgets(text, pooled, "a round's size" if option == "--round" else "budget")
+    found = parse_budgets(text, pooled)
     if len(found) != 1:
-        raise ValidationError(f"{option} takes one size", got=text, fix=f"pass one, e.g. {option} 500")
+        raise ValidationError("the live queue spends one budget", got=text, fix="pass one, e.g. --budget 500")
     return int(found[0].pairs)
+
+
+def round_size(text: str, budget: int) -> int:
+    """A focused round's size as ``judge plan --round`` takes it: a count of pairs, or a share of the
+    ``budget`` (``5%``, the size of the replay's rounds: :data:`qrelkit.budget.active.ROUND`), rounded down;
+    anything else, or less than one pair, is a one-line error naming the value."""
+    item = str(text).strip()
+    try:
+        if item.endswith("%"):
+            share = float(item[:-1])
+            if not math.isfinite(share) or not 0 < share <= 100:
+                raise ValueError
+            pairs = math.floor(budget * share / 100.0 + 1e-9)
+        else:
+            pairs = int(item)
+    except ValueError:
+        raise ValidationError(
+            f"a round of {text!r} is neither a count of pairs (50) nor a share of the budget (5%, at most 100%)",
+            got=text,
+            fix="pass e.g. --round 5% (a twentieth of the budget) or --round 50",
+        ) from None
+    if pairs < 1:
+        raise ValidationError(
+            f"a round of {text} is below one pair of the budget of {budget}",
+            got=text,
+            fix="pass a larger share or a count of at least 1",
+        )
+    return pairs
 
 
 def check_order(order: str) -> None:

@@ -47,10 +47,9 @@ class Budget:
     pairs: int
 
 
-def parse_budgets(text: str | Sequence[str], pooled: int, noun: str = "budget") -> list[Budget]:
+def parse_budgets(text: str | Sequence[str], pooled: int) -> list[Budget]:
     """Budgets from ``5%,10%,20%`` (shares of the pooled pairs, rounded down) or ``500,1000`` (counts); a
-    share above 100%, a count above the pooled pairs or a budget below one pair is a one-line error, which
-    calls the value ``noun`` (``judge plan --round`` takes a round's size the same way)."""
+    share above 100%, a count above the pooled pairs or a budget below one pair is a one-line error."""
     items = [t.strip() for t in (text.split(",") if isinstance(text, str) else text) for t in t.split(",")]
     items = [t for t in items if t]
     if not items:
@@ -66,7 +65,7 @@ def parse_budgets(text: str | Sequence[str], pooled: int, noun: str = "budget") 
                     raise ValueError
                 if share > 100:
                     raise ValidationError(
-                        f"{noun} {item} is above 100% of the {pooled} pooled pairs",
+                        f"budget {item} is above 100% of the {pooled} pooled pairs",
                         got=item,
                         fix="pass a share of at most 100%",
                     )
@@ -75,19 +74,19 @@ def parse_budgets(text: str | Sequence[str], pooled: int, noun: str = "budget") 
                 pairs = int(item)
                 if pairs > pooled:
                     raise ValidationError(
-                        f"{noun} {item} is above the {pooled} pooled pairs",
+                        f"budget {item} is above the {pooled} pooled pairs",
                         got=item,
                         fix=f"pass at most {pooled} (or a share such as 10%)",
                     )
         except ValueError:
             raise ValidationError(
-                f"{noun} {item!r} is neither a share (10%) nor a count of pairs (500)",
+                f"budget {item!r} is neither a share (10%) nor a count of pairs (500)",
                 got=item,
-                fix="pass --budget 5%,10%,20% or --budget 500,1000" if noun == "budget" else "pass 5% or 50",
+                fix="pass --budget 5%,10%,20% or --budget 500,1000",
             ) from None
         if pairs < 1:
             raise ValidationError(
-                f"{noun} {item} is below one pair of the {pooled} pooled pairs",
+                f"budget {item} is below one pair of the {pooled} pooled pairs",
                 got=item,
                 fix="pass a larger share or a count of at least 1",
             )

@@ -53,6 +53,8 @@ def _say_estimator(found: Any, estimators: list[str]) -> None:
     """The estimators used, named on stderr, with the design they are valid under."""
     click.echo(f"estimator: {'; '.join(dict.fromkeys(estimators))}, valid under the design the manifest records "
                f"({found.design['strategy']}, seed {found.design['seed']})", err=True)  # fmt: skip
+    if found.withheld:
+        click.echo(f"no intervals: {found.withheld}", err=True)
 
 
 def show_design_estimates(qrels: str, manifest: str | None, runs: tuple[str, ...], measures: tuple[str, ...],

@@ -78,7 +78,7 @@ def hold_after_init(
               "random: settled them, or graded them since the plan (settled pairs then count as certain, and "
               "that design's intervals are lost).")  # fmt: skip
 @click.option("--round", "round_text", default=None, metavar="N|P%",
-              help="Plan a focused round of N pairs (or a share of the pooled pairs), each taken with certainty "
+              help="Plan a focused round of N pairs (or a share of the budget: 5%), each taken with certainty "
               "where the runs' order is most uncertain, instead of the final draw; once people have graded "
               "them, plan the next round or the final draw (without --round).")  # fmt: skip
 def command(db: Path, order: str | None, budget_text: str | None, measure: str | None, model: str | None,
@@ -86,30 +86,33 @@ def command(db: Path, order: str | None, budget_text: str | None, measure: str |
     """Choose the pairs people judge beyond calibration within a budget (the strategy of --order, from the
     model labeller's grades and the pooled runs); their queue follows it, blind as before. With --round, a
     focused round first; the final draw of the rest of the budget gives the intervals."""
-    from qrelkit.app.design import plan_request, pooled_pairs, record_plan
+    from qrelkit.app.design import current_design, design_progress, plan_request, pooled_pairs, record_plan
     from qrelkit.app.design_inputs import planning_material
     from qrelkit.app.grades import final_grades
     from qrelkit.app.store import Store
-    from qrelkit.budget.queue import budget_pairs, check_order, chosen_pairs, plan_project
+    from qrelkit.budget.queue import budget_pairs, check_order, chosen_pairs, plan_project, round_size
 
     with Store(db) as store:
-        pooled = store.read(pooled_pairs)
-        pairs = None if budget_text is None else budget_pairs(budget_text, pooled)
-        round_pairs = None if round_text is None else budget_pairs(round_text, pooled, "--round")
+        pairs = None if budget_text is None else budget_pairs(budget_text, store.read(pooled_pairs))
         settled = final_grades(store, people_only=True)[0]
         order, pairs, measure, seed = store.read(
             lambda c: plan_request(c, order=order, budget=pairs, measure=measure, seed=seed, replace=replace,
                                    settled=settled))  # fmt: skip
         check_order(order)
+        round_pairs = None if round_text is None else round_size(round_text, pairs)
         material = planning_material(store, model, people=settled)
         built, selection = plan_project(material, order, pairs, seed, measure, round_pairs)
         done = record_plan(store, strategy=order, budget=pairs, seed=seed, measure=measure,
                            model=material.model, judged_before=built.state.spent,
-                           chosen=chosen_pairs(built, selection), by=by)  # fmt: skip
+                           chosen=chosen_pairs(built, selection), by=by,
+                           kind="draw" if round_pairs is None else "round")  # fmt: skip
+        planned = store.read(current_design)
+        assert planned is not None  # recorded just above
+        progress = store.read(lambda c: design_progress(c, planned, settled))
     people = ", ".join(f"{n} {k}" for n, k in sorted(done["people"].items()))
-    apart = len(material.disputed)  # taken with certainty: people graded them apart before the plan
+    apart = progress["awaiting_decision"]
     waiting = f" ({apart} of them graded apart before the plan, awaiting a decision)" if apart else ""
-    kind = "a focused round of" if round_pairs is not None else "chose"
+    kind = "took a focused round of" if round_pairs is not None else "chose"
     click.echo(f"live queue: {order} {kind} {done['chosen']} pairs{waiting} for people beyond the {built.state.spent} settled "
                f"(a budget of {pairs} of {built.problem.n_pairs} pooled pairs, seed {seed}, weighed by {measure} "
                f"over {built.problem.n_runs} runs with model labeller {material.model}'s grades); given to: {people}")  # fmt: skip
@@ -128,7 +131,7 @@ def status_lines(store: Any, alpha: float = 0.05) -> tuple[dict[str, Any] | None
         return None, []
     from qrelkit.app.design_inputs import planning_material
     from qrelkit.app.grades import final_grades
-    from qrelkit.budget.queue import estimate_project
+    from qrelkit.budget.queue import estimate_project, intervals_withheld
     from qrelkit.errors import QrelkitError
     from qrelkit.provenance import json_number
     from qrelkit.report.design import render_live_status
@@ -142,6 +145,9 @@ def status_lines(store: Any, alpha: float = 0.05) -> tuple[dict[str, Any] | None
             material = planning_material(store, design.model, people=settled)
             found, built = estimate_project(material, design.strategy, design.measure, chance, alpha)
             status["estimator"] = found.estimator
+            status["withheld"] = intervals_withheld(
+                [(q, d) for q, d, _, _ in design.pairs], settled, design.kind
+            )
             status["estimates"] = [{"run": run, "estimate": json_number(found.means[i]), "low": json_number(found.low[i]),
                                     "high": json_number(found.high[i])} for i, run in enumerate(built.problem.runs)]  # fmt: skip
         except QrelkitError as exc:

@@ -45,9 +45,10 @@ Fields (every field is always present; unknown values are ``null``)::
                           this field, which ``qrelkit eval MODEL_QRELS RUNS`` reads (:func:`human_source`)
     design                written by a judging project's final export when a live queue chose what people
                           judged (null otherwise: :func:`qrelkit.app.design.design_field`): {"strategy",
-                          "budget", "seed", "measure", "model", "judged_before" (people's pairs
+                          "budget", "seed", "measure", "model", "kind" ("draw", or "round": a focused
+                          round, every pair taken with certainty, the draw to come), "judged_before" (people's pairs
                           before the design, each at probability 1), "pairs": [{"query_id", "doc_id",
-                          "probability" (its inclusion probability), "order"}], "chosen_judged",
+                          "probability" (its inclusion probability), "order"}], "spent", "chosen_judged",
                           "chosen_settled", "awaiting_decision" (chosen pairs people graded apart and
                           nobody decided), "people_pairs", ...}; estimates from such qrels use the strategy's estimator (eval,
                           compare and report name it: it depends on the measure)

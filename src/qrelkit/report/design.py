@@ -30,6 +30,7 @@ def render_design_estimates(found: dict[str, Any], fmt: str = "table") -> str:
         f"{design['seed']}, {design.get('chosen', 0)} chosen pairs)",
         f"# estimator: {'; '.join(estimators)}",
         f"# model labeller {design['model']}: {found['sources']['model']}; people: {found['sources']['people']}",
+        *([f"# no intervals: {found['intervals_withheld']}"] if found.get("intervals_withheld") else []),
         f"{'run':<20} {'measure':<10} {'estimate':>9}  interval (95%)",
     ]
     for r in rows:
@@ -48,22 +49,15 @@ def render_live_status(status: dict[str, Any] | None) -> list[str]:
         return [f"live queue: {design['strategy']}, a budget of {design['budget']} pairs, not planned yet (the "
                 "people's queue beyond calibration waits for `qrelkit judge plan`)"]  # fmt: skip
     waiting = spent["awaiting_decision"]
-    kind = ", a focused round" if spent["round"] else ""
+    kind = ", a focused round" if design.get("kind") == "round" else ""
     lines = [f"live queue: {design['strategy']}{kind} (seed {design['seed']}, model labeller {design['model']}, "
              f"{design['measure']}); budget {design['budget']} pairs, {spent['spent']} spent ({design['judged_before']} "
              f"settled before the plan, {spent['chosen_judged']} of the {spent['chosen']} pairs it chose judged"
              + (f", {waiting} of them graded apart and awaiting a decision" if waiting else "") + ")"]  # fmt: skip
     if "estimates" not in status:
         return [*lines, f"estimates: not available ({status.get('unavailable')})"]
-    partial = (
-        ""
-        if spent["chosen_settled"] == spent["chosen"]
-        else ", valid once every chosen pair is judged and settled"
-    )
-    if spent["round"]:
-        partial = (
-            ", none until the final draw of the rest of the budget: `qrelkit judge plan` without --round"
-        )
+    withheld = status.get("withheld")
+    partial = f", not valid yet: {withheld}" if withheld else ""
     lines.append(f"estimates of {design['measure']} ({status['estimator']}; 95% intervals{partial}):")
     for row in status["estimates"]:
         low, high = row["low"], row["high"]
@@ -81,6 +75,7 @@ def render_design_differences(found: dict[str, Any], rows: list[dict[str, Any]],
     estimators = list(dict.fromkeys(r["estimator"] for r in rows))
     out = [f"# differences under the live queue's design: {design['strategy']} (seed {design['seed']})",
            f"# estimator: {'; '.join(estimators)}",
+           *([f"# no intervals: {found['intervals_withheld']}"] if found.get("intervals_withheld") else []),
            f"{'run':<20} {'baseline':<20} {'measure':<10} {'difference':>10}  interval (95%)  verdict"]  # fmt: skip
     for r in rows:
         low, high = r["low"], r["high"]
@@ -107,6 +102,8 @@ def design_section(found: dict[str, Any]) -> str:
             f"{_e(design['budget'])} pairs, seed {_e(design['seed'])}, with model labeller {_e(design['model'])}'s "
             f"grades. The numbers below are estimated under that design, by the {_e(estimators)}; the rest of "
             "the page reads the exported qrels as they are.</p>")  # fmt: skip
+    if found.get("intervals_withheld"):
+        lead += f"<p>No intervals: {_e(found['intervals_withheld'])}.</p>"
 
     def interval(r: dict[str, Any], signed: bool = False) -> str:
         if r["low"] is None or r["high"] is None:
