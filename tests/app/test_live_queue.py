@@ -264,6 +264,42 @@ def test_pairs_people_grade_anyway_are_taken_with_certainty(tmp_path: Path, cli,
     chosen = {(q, d): p for q, d, p in _design_pairs(db)}
     assert {pair: chosen.get(pair) for pair in audit | DISPUTED} == dict.fromkeys(audit | DISPUTED, 1.0)
     assert len(chosen) == CHOSEN  # within the budget: the draw takes what the certain pairs leave
+    assert f"{len(audit)} held in people's plans" in result.stdout
+    # retiring the model takes its audit back from people's plans, but not the pairs the design chose
+    retired = cli("judge", "model", "retire", db, "judge", "--reason", "replaced")
+    assert retired.exit_code == 0, retired.output
+    with sqlite3.connect(db) as conn:
+        assigned = set(conn.execute(
+            "SELECT p.query_id, p.doc_id FROM assignments a JOIN pairs p USING (pair_id) JOIN users u "
+            "USING (user_id) WHERE u.role = 'labeller'").fetchall())  # fmt: skip
+    assert audit <= assigned
+
+
+def test_a_pair_marked_unsure_without_a_grade_is_taken_with_certainty(tmp_path: Path, cli) -> None:
+    """A pair a person marked unsure without grading it waits for a decision, which settles it whatever the
+    draw does: the next plan takes it with probability 1."""
+    from qrelkit.app.grades import next_position, record_grade
+    from qrelkit.app.project import load_rubric_from_store
+    from qrelkit.app.store import Store
+
+    db = _init(tmp_path, cli, "--order", "active", "--budget", str(BUDGET))
+    grade_calibration(db, person)
+    _model(cli, db)
+    assert cli("judge", "plan", db, "--round", "5").exit_code == 0
+    with Store(db) as store:
+        rubric = load_rubric_from_store(store)
+        bob = store.read(lambda c: c.execute("SELECT user_id FROM users WHERE name = 'bob'").fetchone()[0])
+        position = store.read(lambda c: next_position(c, bob))
+        marked = store.read(lambda c: c.execute(
+            "SELECT p.query_id, p.doc_id FROM assignments a JOIN pairs p USING (pair_id) WHERE a.user_id = ? "
+            "AND a.position = ?", (bob, position)).fetchone())  # fmt: skip
+        store.write(lambda c: record_grade(c, bob, position, None, unsure=True, note="cannot tell",
+                                           time_spent_ms=1000, rubric=rubric))  # fmt: skip
+    _grade_queue(db)
+    for q, d in sorted(DISPUTED):
+        assert cli("judge", "decide", db, q, d, truth(int(q[1:]), int(d.split("-")[1]))).exit_code == 0
+    assert cli("judge", "plan", db).exit_code == 0
+    assert {(q, d): p for q, d, p in _design_pairs(db)}.get(tuple(marked)) == 1.0
 
 
 def test_focused_rounds_then_the_final_draw(tmp_path: Path, cli) -> None:
@@ -273,7 +309,7 @@ def test_focused_rounds_then_the_final_draw(tmp_path: Path, cli) -> None:
     db = _init(tmp_path, cli, "--order", "active", "--budget", str(BUDGET))
     grade_calibration(db, person)
     _model(cli, db)
-    first = cli("judge", "plan", db, "--round", "10")
+    first = cli("judge", "plan", db, "--round", "5")  # 5 pairs, after the 5 people graded apart
     assert first.exit_code == 0, first.output
     assert (
         f"live queue: active took a focused round of 10 pairs ({len(DISPUTED)} of them graded apart before the "
@@ -506,7 +542,11 @@ def test_planning_again_after_people_graded_drawn_pairs_needs_replace(planned: P
     with sqlite3.connect(planned) as conn:
         designs = conn.execute("SELECT COUNT(*) FROM designs").fetchone()[0]
     assert designs == 2  # pending and planned: nothing written by the refusal
-    again = cli("judge", "plan", planned, "--replace")
+    # the budget is spent but for the 5 pairs graded apart, which people settle anyway: no draw is left
+    full = cli("judge", "plan", planned, "--replace")
+    assert full.exit_code == 1 and "leave 0 of the budget of 52 pairs to the draw" in full.stderr, full.output
+    assert "--budget 54" in full.stderr
+    again = cli("judge", "plan", planned, "--replace", "--order", "active", "--budget", "54")
     assert again.exit_code == 0, again.output
 
 

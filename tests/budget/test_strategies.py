@@ -134,23 +134,40 @@ def test_plan_round_takes_the_pairs_of_largest_size_with_certainty():
     state = State.empty(problem.n_pairs)
     first = np.flatnonzero(problem.query_of < 2)
     state.record(first, people[first], np.ones(len(first)))
-    certain = np.flatnonzero(problem.query_of == 3)[[4, 1]]  # graded apart: taken first, sorted
+    certain = np.flatnonzero(problem.query_of == 3)[[4, 1]]  # settled anyway: taken first, sorted
     budget = state.spent + 25
     sel = plan_round(problem, state, "active", budget, 6, seed=4, certain=certain)
-    assert list(sel.pairs[:2]) == sorted(certain) and len(sel.pairs) == 6
+    assert list(sel.pairs[:2]) == sorted(certain) and len(sel.pairs) == 2 + 6
     assert np.all(sel.probability == 1.0) and not np.isin(sel.pairs, first).any()
-    # the other four: the remaining pairs of largest size (sizes: tested against the full gradient below)
+    # the other six: the remaining pairs of largest size (sizes: tested against the full gradient below)
     free, size = sizes(problem, state)
     keep = ~np.isin(free, certain)
-    largest = free[keep][np.argsort(-size[keep], kind="stable")[:4]]
+    largest = free[keep][np.argsort(-size[keep], kind="stable")[:6]]
     assert set(sel.pairs[2:]) == set(largest)
-    # 25 pairs of the budget left: a round may take at most 23, the certain ones at least
-    for n, fix in ((24, "take from 2 to 23 pairs"), (1, "take from 2 to 23 pairs"), (0, "take from 2 to 23")):
+    # 25 pairs of the budget left, 2 of them certain, 2 for the draw: a round takes 1 to 21 more
+    for n in (22, 0):
         with pytest.raises(ValidationError, match="does not fit") as refused:
             plan_round(problem, state, "active", budget, n, seed=4, certain=certain)
-        assert fix in str(refused.value)
+        assert "take from 1 to 21 pairs" in str(refused.value)
+    assert len(plan_round(problem, state, "active", budget, 21, seed=4, certain=certain).pairs) == 23
     with pytest.raises(ValidationError, match="no one-shot design"):
         plan_round(problem, state, "mtc", budget, 6, seed=4)
+
+
+def test_plan_queue_refuses_a_budget_the_certain_pairs_take():
+    """Pairs people settle anyway are taken first; when they leave fewer than two pairs of the budget to the
+    draw, its intervals could not rest on it: refused, naming the budget that would do."""
+    problem, people = _problem()
+    state = State.empty(problem.n_pairs)
+    first = np.flatnonzero(problem.query_of < 2)
+    state.record(first, people[first], np.ones(len(first)))
+    certain = np.flatnonzero(problem.query_of == 3)[:5]
+    with pytest.raises(ValidationError, match="leave 1 of the budget") as refused:
+        plan_queue(problem, state, "active", state.spent + 6, seed=4, certain=certain)
+    assert f"--budget {state.spent + 7}" in str(refused.value)
+    sel = plan_queue(problem, state, "active", state.spent + 7, seed=4, certain=certain)
+    assert np.array_equal(sel.pairs[:5], np.sort(certain)) and np.all(sel.probability[:5] == 1.0)
+    assert len(sel.pairs) == 7 and np.all(sel.probability[5:] < 1.0)
 
 
 def test_active_interval_holds_the_design_interval_and_the_estimate():

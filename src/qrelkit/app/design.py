@@ -30,6 +30,7 @@ from .store import Store, now
 
 __all__ = [
     "Design",
+    "claimed_by_design",
     "current_design",
     "design_field",
     "design_progress",
@@ -115,13 +116,30 @@ _STAYS = (
 _GRADED = "EXISTS (SELECT 1 FROM grade_events e WHERE e.user_id = a.user_id AND e.pair_id = a.pair_id)"
 
 
-def held_pairs(conn: sqlite3.Connection) -> list[tuple[str, str]]:
-    """The pooled pairs people will grade whatever a design chooses: in a person's plan, not graded by them
-    yet, and staying there (a calibration pair of any round, a model's audit sample given to them). A
-    design takes them with certainty: a draw's probability would weight a grade that was always coming."""
+def held_pairs(conn: sqlite3.Connection, rubric_hash: str) -> list[tuple[str, str]]:
+    """The pooled pairs people will grade whatever a design chooses: in a person's plan and staying there (a
+    calibration pair of any round, a model's audit sample given to them, or a pair they graded under an
+    earlier rubric, which they are given again), not graded by them under ``rubric_hash`` (the rubric in
+    force). A design takes them with certainty: a draw's probability would weight a grade that was always
+    coming."""
     return [(q, d) for q, d in conn.execute(
         "SELECT DISTINCT p.query_id, p.doc_id FROM assignments a JOIN users u USING (user_id) JOIN pairs p "
-        f"USING (pair_id) WHERE u.role = 'labeller' AND {_STAYS} AND NOT {_GRADED}")]  # fmt: skip
+        f"USING (pair_id) WHERE u.role = 'labeller' AND ({_STAYS} OR {_GRADED}) AND NOT EXISTS (SELECT 1 FROM "
+        "grade_events e WHERE e.user_id = a.user_id AND e.pair_id = a.pair_id AND e.rubric_hash = ?)",
+        (rubric_hash,))]  # fmt: skip
+
+
+def claimed_by_design(conn: sqlite3.Connection, user_id: int, pair_id: int) -> bool:
+    """Whether the design in force chose ``pair_id`` and gave it to ``user_id`` (a pair it takes with
+    certainty that rides on another assignment, such as a model's audit sample, must stay in their plan)."""
+    return (
+        conn.execute(
+            "SELECT 1 FROM design_pairs WHERE design = (SELECT MAX(design) FROM designs) AND pair_id = ? "
+            "AND user_id = ? LIMIT 1",
+            (pair_id, user_id),
+        ).fetchone()
+        is not None
+    )
 
 
 def _release(conn: sqlite3.Connection) -> dict[str, int]:
@@ -267,14 +285,19 @@ def record_plan(
 
 
 def people_graded_pairs(
-    conn: sqlite3.Connection, *, since: str | None = None, rubric_hash: str | None = None
+    conn: sqlite3.Connection,
+    *,
+    since: str | None = None,
+    rubric_hash: str | None = None,
+    marked: bool = False,
 ) -> list[tuple[str, str]]:
     """Every pooled pair a person (not a model) has graded (``since``: at or after that time stamp;
-    ``rubric_hash``: under that rubric version only)."""
+    ``rubric_hash``: under that rubric version only; ``marked``: or marked without a grade, such as unsure,
+    which sends it to a decision all the same)."""
     return [(q, d) for q, d in conn.execute(
         "SELECT DISTINCT p.query_id, p.doc_id FROM grade_events e JOIN users u USING (user_id) "
-        "JOIN pairs p USING (pair_id) WHERE u.role = 'labeller' AND e.grade IS NOT NULL AND e.created_at >= ? "
-        "AND (? IS NULL OR e.rubric_hash = ?)", (since or "", rubric_hash, rubric_hash))]  # fmt: skip
+        "JOIN pairs p USING (pair_id) WHERE u.role = 'labeller' AND (? OR e.grade IS NOT NULL) AND e.created_at >= ? "
+        "AND (? IS NULL OR e.rubric_hash = ?)", (marked, since or "", rubric_hash, rubric_hash))]  # fmt: skip
 
 
 def design_progress(

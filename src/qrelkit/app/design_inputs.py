@@ -26,7 +26,8 @@ class Material:
     people: dict[tuple[str, str], int]  # the people's settled grades (agreed, adjudicated, single)
     runs: list[Any]  # the runs the project pooled (qrelkit Runs)
     scale: tuple[int, ...]
-    #: pairs people graded (under the rubric in force) without a settled grade: two people apart, undecided
+    #: pairs people graded or marked (under the rubric in force) without a settled grade: two people apart, or
+    #: marked unsure, waiting for a decision
     disputed: frozenset[tuple[str, str]] = frozenset()
     #: pairs people will grade whatever a design chooses (:func:`.design.held_pairs`), without a settled grade
     held: frozenset[tuple[str, str]] = frozenset()
@@ -59,14 +60,14 @@ def planning_material(
         pairs = tuple(sorted((q, d) for q, d in conn.execute("SELECT query_id, doc_id FROM pairs")))
         graded = {m.name: labeller_grades(conn, m.name, rubric_hash=rubric_hash) for m in model_labellers(conn)
                   if role_of(conn, m.user_id) != "retired"}  # fmt: skip
-        people_graded = set(people_graded_pairs(conn, rubric_hash=rubric_hash))
+        people_graded = set(people_graded_pairs(conn, rubric_hash=rubric_hash, marked=True))
         return (
             pairs,
             graded,
             rubric_by_hash(conn, rubric_hash).scale,
             rubric_hash,
             people_graded,
-            held_pairs(conn),
+            held_pairs(conn, rubric_hash),
         )
 
     pairs, graded, scale, rubric_hash, people_graded, held = store.read(load)

@@ -25,6 +25,11 @@ from .problem import Problem
 PLANNED = ("active",)
 
 
+#: The fewest pairs of the budget a plan or a focused round must leave to the final draw: the intervals rest
+#: on it (:func:`qrelkit.budget.active.unsampled_reason`; a variance needs two drawn pairs).
+LEFT_FOR_DRAW = 2
+
+
 def plan_queue(
     problem: Problem, state: State, strategy: str, budget: int, seed: int, certain: np.ndarray | None = None
 ) -> Selection:
@@ -51,18 +56,22 @@ def plan_queue(
 
     sure = np.zeros(0, dtype=np.int64) if certain is None else np.asarray(certain, dtype=np.int64)
     sure = np.unique(sure[~state.known(problem.n_pairs)[sure]])
-    rest = remaining - len(sure)
-    if rest < 1:  # the budget goes to the pairs people settle anyway
-        return Selection(sure, np.ones(len(sure)))
+    rest, frame = remaining - len(sure), left - len(sure)
+    if rest < min(LEFT_FOR_DRAW, frame):  # the pairs people settle anyway take (nearly) all the budget
+        need = state.spent + len(sure) + min(LEFT_FOR_DRAW, frame)
+        raise ValidationError(
+            f"the {len(sure)} pairs people settle whatever the plan chooses (graded apart or marked unsure, or "
+            f"held in their plans: calibration pairs, a model's audit sample) leave {max(rest, 0)} of the budget "
+            f"of {budget} pairs to the draw, and its intervals need at least {min(LEFT_FOR_DRAW, frame)}",
+            fix=f"give a budget of at least {need} pairs (--budget {need})",
+        )
+    if rest >= frame:  # the draw would take every pair left: each known exactly
+        pairs = np.flatnonzero(~state.known(problem.n_pairs))
+        return Selection(pairs, np.ones(len(pairs)))
     known = State(state.bought, state.grades, np.ones(problem.n_pairs), state.spent)
     free, pi = final_probabilities(problem, known, rest, exclude=sure)
     chosen = systematic_sample(pi, np.random.default_rng(seed))
     return Selection(np.concatenate([sure, free[chosen]]), np.concatenate([np.ones(len(sure)), pi[chosen]]))
-
-
-#: The fewest pairs of the budget a focused round must leave to the final draw: the intervals rest on it
-#: (:func:`qrelkit.budget.active.unsampled_reason`; a variance needs two drawn pairs).
-LEFT_FOR_DRAW = 2
 
 
 def plan_round(
@@ -74,39 +83,36 @@ def plan_round(
     seed: int,
     certain: np.ndarray | None = None,
 ) -> Selection:
-    """A focused round of ``n`` pairs under ``strategy`` (``active``'s step 2,
-    :func:`qrelkit.budget.active.focused`): the ``certain`` pairs first (graded before, not settled), then
-    the remaining pairs of largest size from the grades so far, each with probability 1, ties broken with
-    ``seed`` and the pairs settled (each round its own order). The round must leave at least :data:`LEFT_FOR_DRAW` pairs of ``budget`` (which counts the
-    pairs judged so far) to the final draw (:func:`plan_queue`), else it is refused with the most it may
-    take."""
+    """A focused round under ``strategy`` (``active``'s step 2, :func:`qrelkit.budget.active.focused`): the
+    ``certain`` pairs (people settle them whatever the plan chooses, :func:`plan_queue`), then the ``n``
+    remaining pairs of largest size from the grades so far, each with probability 1, ties broken with
+    ``seed`` and the pairs settled (each round its own order). The round must leave at least
+    :data:`LEFT_FOR_DRAW` pairs of ``budget`` (which counts the pairs judged so far) to the final draw
+    (:func:`plan_queue`), else it is refused with the most it may take."""
     _check_strategy(strategy)
     known = state.known(problem.n_pairs)
     sure = np.zeros(0, dtype=np.int64) if certain is None else np.asarray(certain, dtype=np.int64)
     sure = np.unique(sure[~known[sure]])
     left = min(budget - state.spent, problem.n_pairs - state.spent)
-    most = left - LEFT_FOR_DRAW
-    if n < 1 or n > most or len(sure) > n:
-        least = max(len(sure), 1)
-        room = (
-            f"take from {least} to {most} pairs"
-            if most >= least
-            else "no round fits: plan the final draw of the rest (judge plan without --round)"
-        )
+    most = left - len(sure) - LEFT_FOR_DRAW
+    if not 1 <= n <= most:
         first = (
-            f", and the {len(sure)} pairs people graded apart or still hold come first" if len(sure) else ""
+            f" after the {len(sure)} pairs people settle anyway (graded apart or held in their plans)"
+            if len(sure)
+            else ""
         )
         raise ValidationError(
             f"a focused round of {n} pairs does not fit: {state.spent} pairs of the budget of {budget} are "
-            f"settled, {left} are left, and {LEFT_FOR_DRAW} of them must go to the final draw (its intervals "
-            f"rest on it){first}",
-            fix=room,
+            f"settled and {left} are left{first}, of which {LEFT_FOR_DRAW} must go to the final draw (its "
+            "intervals rest on it)",
+            fix=f"take from 1 to {most} pairs"
+            if most >= 1
+            else "no round fits: plan the final draw of the "
+            "rest (judge plan without --round), or give a larger budget",
         )
-    if n == len(sure):
-        return Selection(sure, np.ones(len(sure)))
     settled = State(state.bought, state.grades, np.ones(problem.n_pairs), state.spent)  # each known exactly
     rng = np.random.default_rng([seed, state.spent])  # each round its own ties' order
-    fresh = focused(problem, settled, n - len(sure), rng, exclude=sure)
+    fresh = focused(problem, settled, n, rng, exclude=sure)
     pairs = np.concatenate([sure, fresh])
     return Selection(pairs, np.ones(len(pairs)))
 

@@ -91,6 +91,7 @@ def command(db: Path, order: str | None, budget_text: str | None, measure: str |
     from qrelkit.app.grades import final_grades
     from qrelkit.app.store import Store
     from qrelkit.budget.queue import budget_pairs, check_order, chosen_pairs, plan_project, round_size
+    from qrelkit.report.design import render_plan
 
     with Store(db) as store:
         pairs = None if budget_text is None else budget_pairs(budget_text, store.read(pooled_pairs))
@@ -102,23 +103,21 @@ def command(db: Path, order: str | None, budget_text: str | None, measure: str |
         round_pairs = None if round_text is None else round_size(round_text, pairs)
         material = planning_material(store, model, people=settled)
         built, selection = plan_project(material, order, pairs, seed, measure, round_pairs)
+        chosen = chosen_pairs(built, selection)
         done = record_plan(store, strategy=order, budget=pairs, seed=seed, measure=measure,
-                           model=material.model, judged_before=built.state.spent,
-                           chosen=chosen_pairs(built, selection), by=by,
+                           model=material.model, judged_before=built.state.spent, chosen=chosen, by=by,
                            kind="draw" if round_pairs is None else "round")  # fmt: skip
         planned = store.read(current_design)
         assert planned is not None  # recorded just above
         progress = store.read(lambda c: design_progress(c, planned, settled))
-    people = ", ".join(f"{n} {k}" for n, k in sorted(done["people"].items()))
-    apart = progress["awaiting_decision"]
-    waiting = f" ({apart} of them graded apart before the plan, awaiting a decision)" if apart else ""
-    kind = "took a focused round of" if round_pairs is not None else "chose"
-    click.echo(f"live queue: {order} {kind} {done['chosen']} pairs{waiting} for people beyond the {built.state.spent} settled "
-               f"(a budget of {pairs} of {built.problem.n_pairs} pooled pairs, seed {seed}, weighed by {measure} "
-               f"over {built.problem.n_runs} runs with model labeller {material.model}'s grades); given to: {people}")  # fmt: skip
-    if round_pairs is not None:
-        click.echo(f"each taken with certainty; once people have graded them, plan the next round "
-                   f"(`qrelkit judge plan {db} --round N`) or the final draw of the rest (`qrelkit judge plan {db}`)")  # fmt: skip
+    held = sum(
+        (q, d) in material.held for q, d, _ in chosen
+    )  # taken with certainty: people grade them anyway
+    for line in render_plan({"db": str(db), "strategy": order, "round": round_pairs is not None, "chosen": done["chosen"],
+                             "apart": progress["awaiting_decision"], "held": held, "settled": built.state.spent,
+                             "budget": pairs, "pooled": built.problem.n_pairs, "seed": seed, "measure": measure,
+                             "runs": built.problem.n_runs, "model": material.model, "people": done["people"]}):  # fmt: skip
+        click.echo(line)
 
 
 def status_lines(store: Any, alpha: float = 0.05) -> tuple[dict[str, Any] | None, list[str]]:
@@ -145,7 +144,7 @@ def status_lines(store: Any, alpha: float = 0.05) -> tuple[dict[str, Any] | None
             material = planning_material(store, design.model, people=settled)
             found, built = estimate_project(material, design.strategy, design.measure, chance, alpha)
             status["estimator"] = found.estimator
-            status["withheld"] = intervals_withheld(
+            status["intervals_withheld"] = intervals_withheld(
                 [(q, d) for q, d, _, _ in design.pairs], settled, design.kind
             )
             status["estimates"] = [{"run": run, "estimate": json_number(found.means[i]), "low": json_number(found.low[i]),

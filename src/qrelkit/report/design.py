@@ -1,5 +1,6 @@
 """The live queue in words: estimates under a design (:func:`qrelkit.budget.queue.estimate_export`), as text
-or JSON, and ``judge status``'s lines on the design, the budget spent and the estimates."""
+or JSON, ``judge plan``'s lines on what it chose, and ``judge status``'s on the design, the budget spent and
+the estimates."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ __all__ = [
     "render_design_differences",
     "render_design_estimates",
     "render_live_status",
+    "render_plan",
 ]
 
 #: What ``eval`` writes of estimates under a design.
@@ -40,6 +42,30 @@ def render_design_estimates(found: dict[str, Any], fmt: str = "table") -> str:
     return "\n".join(out) + "\n"
 
 
+def render_plan(plan: dict[str, Any]) -> list[str]:
+    """``judge plan``'s lines: what the plan (or focused round) chose, of what budget, and what comes next."""
+    notes = (
+        [f"{plan['apart']} of them graded apart before the plan, awaiting a decision"]
+        if plan["apart"]
+        else []
+    )
+    notes += (
+        [f"{plan['held']} held in people's plans (calibration or a model's audit)"] if plan["held"] else []
+    )
+    waiting = f" ({'; '.join(notes)})" if notes else ""
+    kind = "took a focused round of" if plan["round"] else "chose"
+    people = ", ".join(f"{n} {k}" for n, k in sorted(plan["people"].items()))
+    lines = [f"live queue: {plan['strategy']} {kind} {plan['chosen']} pairs{waiting} for people beyond the "
+             f"{plan['settled']} settled (a budget of {plan['budget']} of {plan['pooled']} pooled pairs, seed "
+             f"{plan['seed']}, weighed by {plan['measure']} over {plan['runs']} runs with model labeller "
+             f"{plan['model']}'s grades); given to: {people}"]  # fmt: skip
+    if plan["round"]:
+        lines.append(f"each taken with certainty; once people have graded them, plan the next round (`qrelkit "
+                     f"judge plan {plan['db']} --round N`) or the final draw of the rest (`qrelkit judge plan "
+                     f"{plan['db']}`)")  # fmt: skip
+    return lines
+
+
 def render_live_status(status: dict[str, Any] | None) -> list[str]:
     """``judge status``'s lines on the live queue (the values :func:`qrelkit.cli.judge_plan.status_lines` gathers)."""
     if status is None:
@@ -56,7 +82,7 @@ def render_live_status(status: dict[str, Any] | None) -> list[str]:
              + (f", {waiting} of them graded apart and awaiting a decision" if waiting else "") + ")"]  # fmt: skip
     if "estimates" not in status:
         return [*lines, f"estimates: not available ({status.get('unavailable')})"]
-    withheld = status.get("withheld")
+    withheld = status.get("intervals_withheld")
     partial = f", not valid yet: {withheld}" if withheld else ""
     lines.append(f"estimates of {design['measure']} ({status['estimator']}; 95% intervals{partial}):")
     for row in status["estimates"]:

@@ -22,6 +22,7 @@ from typing import Any
 
 from qrelkit.errors import ValidationError
 
+from ..design import claimed_by_design
 from ..phases import labeller_order, phase_of
 from ..store import Store, now
 from .flags import flagged_docs
@@ -107,7 +108,8 @@ def _record_added(conn: sqlite3.Connection, model_id: int, added: list[tuple[int
 def withdraw_audit(conn: sqlite3.Connection, model_id: int) -> int:
     """Take back from people's plans the assignments the model's audit added that no one graded yet (in the
     writer, when the model is retired); how many. Its ``model_audit`` rows and every grade event stay; a
-    pair a person graded, had in their plan anyway, or was also given for another model's audit stays."""
+    pair a person graded, had in their plan anyway, was also given for another model's audit, or that the
+    live queue's design in force chose for them (:func:`qrelkit.app.design.claimed_by_design`) stays."""
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (_added_key(model_id),)).fetchone()
     if row is None:
         return 0
@@ -120,7 +122,7 @@ def withdraw_audit(conn: sqlite3.Connection, model_id: int) -> int:
             "SELECT 1 FROM model_audit WHERE pair_id = ? AND person_id = ? AND model_id != ? LIMIT 1",
             (pair_id, person_id, model_id),
         ).fetchone()
-        if graded is None and other is None:
+        if graded is None and other is None and not claimed_by_design(conn, person_id, pair_id):
             taken += conn.execute(
                 "DELETE FROM assignments WHERE user_id = ? AND pair_id = ?", (person_id, pair_id)
             ).rowcount
