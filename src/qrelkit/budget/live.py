@@ -3,11 +3,11 @@ of the budget.
 
 :func:`plan_round` takes a focused round (``active``'s step 2): the remaining pairs of largest size, each
 with certainty, from every grade people settled so far; people grade them, and the next round (or the
-final draw) is planned from their grades. :func:`plan_queue` takes what people have judged so far (the :class:`State`: typically the calibration
-queries) and returns a one-shot :class:`Selection` of the remaining budget with each pair's inclusion
-probability, under ``active``'s final draw (:mod:`qrelkit.budget.active`): the grades so far calibrate the
-model's grades per query and count as known (probability 1); every remaining pair has a known chance,
-bounded below. The app stores the selection with its probabilities, the strategy and the seed; the
+final draw) is planned from their grades. :func:`plan_queue` takes what people have judged so far (the
+:class:`State`: typically the calibration queries) and returns a one-shot :class:`Selection` of the
+remaining budget with each pair's inclusion probability, under ``active``'s final draw
+(:mod:`qrelkit.budget.active`): the grades so far calibrate the model's grades per query and count as known
+(probability 1); every remaining pair has a known chance, bounded below. The app stores the selection with its probabilities, the strategy and the seed; the
 estimate of the finished project is :func:`qrelkit.budget.designed.estimate_of` of the state with those
 probabilities (the bought pairs before the plan at 1).
 """
@@ -36,11 +36,13 @@ def plan_queue(
     """A one-shot design of ``budget - state.spent`` pairs (``budget`` counts the pairs judged so far)
     under ``strategy``'s final draw, drawn with ``seed``. Every pair already judged is left out.
 
-    ``certain``: pairs people will settle whatever the draw does (graded before the plan, not settled: a
-    calibration pair two people graded apart; or still held in a person's plan whatever the design: an
-    ungraded calibration pair, a model's audit sample), taken first with probability 1 and left out of the draw's
-    frame. A pair whose inclusion does not rest on the draw must not carry a draw's probability: the
-    estimate would inverse-weight a grade it was always going to have."""
+    ``certain``: pairs people will settle whatever the draw does (graded or marked before the plan, not
+    settled: a calibration pair two people graded apart; or held in a person's plan whatever the design:
+    an ungraded calibration pair, a model's audit sample), taken first with probability 1 and left out of
+    the draw's frame. A pair whose inclusion does not rest on the draw must not carry a draw's probability:
+    the estimate would inverse-weight a grade it was always going to have. When they leave fewer than
+    :data:`LEFT_FOR_DRAW` pairs of the budget to the draw, the plan is refused with the budget that would
+    do."""
     _check_strategy(strategy)
     remaining = budget - state.spent
     left = problem.n_pairs - state.spent
@@ -65,9 +67,6 @@ def plan_queue(
             f"of {budget} pairs to the draw, and its intervals need at least {min(LEFT_FOR_DRAW, frame)}",
             fix=f"give a budget of at least {need} pairs (--budget {need})",
         )
-    if rest >= frame:  # the draw would take every pair left: each known exactly
-        pairs = np.flatnonzero(~state.known(problem.n_pairs))
-        return Selection(pairs, np.ones(len(pairs)))
     known = State(state.bought, state.grades, np.ones(problem.n_pairs), state.spent)
     free, pi = final_probabilities(problem, known, rest, exclude=sure)
     chosen = systematic_sample(pi, np.random.default_rng(seed))

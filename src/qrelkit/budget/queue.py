@@ -228,7 +228,10 @@ def intervals_withheld(
     with certainty, is missing). ``judge status`` shows its intervals with this reason beside them while
     people work; an estimate from an export gives none."""
     if kind == "round":
-        return "a focused round has no draw yet: the intervals come with the final draw (`qrelkit judge plan` without --round)"
+        return (
+            "a focused round has no draw yet: the intervals come with the final draw (`qrelkit judge plan` "
+            "without --round)"
+        )
     missing = [p for p in chosen if p not in settled]
     if missing:
         return (
