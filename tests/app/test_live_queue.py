@@ -366,6 +366,51 @@ def test_focused_rounds_then_the_final_draw(tmp_path: Path, cli) -> None:
     assert len(rows) == 4 and all("[" in x for x in rows)  # each run with its interval
 
 
+def test_pairs_graded_outside_the_design_after_the_plan_are_left_out(
+    planned: Path, cli, tmp_path: Path
+) -> None:
+    """A model's audit given after the plan sends people pairs the draw left out: their grades would bias
+    the design's estimate (known where the draw skipped them, corrected where it chose them), so the estimate
+    leaves them out. The estimates after people grade them are those before, to the bit."""
+    from qrelkit.app.grades import final_grades
+    from qrelkit.app.models.audit import assign_audit
+    from qrelkit.app.store import Store
+
+    _grade_queue(planned)
+    for q, d in sorted(DISPUTED):
+        assert cli("judge", "decide", planned, q, d, truth(int(q[1:]), int(d.split("-")[1]))).exit_code == 0
+    before = json.loads(cli("judge", "status", planned, "--json").stdout)["live_queue"]
+    chosen = {(q, d) for q, d, _ in _design_pairs(planned)}
+    with Store(planned) as store:
+        settled = final_grades(store, people_only=True)[0]
+        assert assign_audit(store, "judge", share=0.5)["assigned"] > 0
+    with sqlite3.connect(planned) as conn:
+        audit = set(
+            conn.execute("SELECT p.query_id, p.doc_id FROM model_audit m JOIN pairs p USING (pair_id)")
+        )
+    outside = {p for p in audit - chosen if int(p[0][1:]) >= 8}  # not calibration, not chosen
+    assert outside
+    assert _grade_queue(planned) >= len(outside)  # and chosen pairs the audit gives a second person
+    with Store(planned) as store:  # a chosen pair a second person graded apart: decided as it stood
+        apart = [p for p in chosen if p not in final_grades(store, people_only=True)[0]]
+    for q, d in apart:
+        assert cli("judge", "decide", planned, q, d, settled[q, d]).exit_code == 0
+    after = json.loads(cli("judge", "status", planned, "--json").stdout)["live_queue"]
+    assert after["spent"]["graded_outside"] == len(outside)
+    assert after["estimates"] == before["estimates"] and after["intervals_withheld"] is None
+    text = cli("judge", "status", planned).stdout
+    assert f"{len(outside)} pairs the draw left out were graded since the plan" in text
+    # the export records them, and an estimate from it leaves them out as well
+    out = tmp_path / "final.qrels"
+    assert cli("judge", "export", planned, "--final", "-o", out).exit_code == 0
+    design = json.loads((tmp_path / "final.qrels.manifest.json").read_text())["design"]
+    assert {(p["query_id"], p["doc_id"]) for p in design["graded_outside"]} == outside
+    found = cli("eval", out, *sorted(tmp_path.glob("sys*.run")), "-m", "nDCG@10", "-f", "json")
+    assert found.exit_code == 0, found.output
+    rows = {r["run"]: (r["estimate"], r["low"], r["high"]) for r in json.loads(found.stdout)["estimates"]}
+    assert rows == {r["run"]: (r["estimate"], r["low"], r["high"]) for r in before["estimates"]}
+
+
 def test_planning_is_refused_with_the_reason(tmp_path: Path, cli) -> None:
     db = _init(tmp_path, cli)
     grade_calibration(db, person)

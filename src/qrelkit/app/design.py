@@ -34,6 +34,7 @@ __all__ = [
     "current_design",
     "design_field",
     "design_progress",
+    "graded_outside",
     "held_pairs",
     "hold_queue",
     "people_graded_pairs",
@@ -288,16 +289,34 @@ def people_graded_pairs(
     conn: sqlite3.Connection,
     *,
     since: str | None = None,
+    until: str | None = None,
     rubric_hash: str | None = None,
     marked: bool = False,
 ) -> list[tuple[str, str]]:
     """Every pooled pair a person (not a model) has graded (``since``: at or after that time stamp;
-    ``rubric_hash``: under that rubric version only; ``marked``: or marked without a grade, such as unsure,
-    which sends it to a decision all the same)."""
+    ``until``: before it; ``rubric_hash``: under that rubric version only; ``marked``: or marked without a
+    grade, such as unsure, which sends it to a decision all the same)."""
     return [(q, d) for q, d in conn.execute(
         "SELECT DISTINCT p.query_id, p.doc_id FROM grade_events e JOIN users u USING (user_id) "
         "JOIN pairs p USING (pair_id) WHERE u.role = 'labeller' AND (? OR e.grade IS NOT NULL) AND e.created_at >= ? "
-        "AND (? IS NULL OR e.rubric_hash = ?)", (marked, since or "", rubric_hash, rubric_hash))]  # fmt: skip
+        "AND (? IS NULL OR e.created_at < ?) AND (? IS NULL OR e.rubric_hash = ?)",
+        (marked, since or "", until, until, rubric_hash, rubric_hash))]  # fmt: skip
+
+
+def graded_outside(conn: sqlite3.Connection, design: Design) -> list[tuple[str, str]]:
+    """The pairs of the design's draw frame (pooled before it, no person's grade or mark before it) that
+    people graded since, though the design did not choose them: a model's audit given after the plan, say.
+    Counted as known, such a pair adds its grade where the draw left it out and its inverse-weighted
+    correction where the draw chose it, a bias; the design's estimate leaves their grades out."""
+    if design.state != "planned":
+        return []
+    chosen = {(q, d) for q, d, _, _ in design.pairs}
+    before = set(people_graded_pairs(conn, until=design.created_at, marked=True))
+    later = {(q, d) for q, d in conn.execute(
+        "SELECT p.query_id, p.doc_id FROM segment_pairs x JOIN segments s USING (segment) JOIN pairs p "
+        "USING (pair_id) WHERE s.created_at > ?", (design.created_at,))}  # fmt: skip
+    since = people_graded_pairs(conn, since=design.created_at)
+    return sorted(set(since) - chosen - before - later)
 
 
 def design_progress(
@@ -317,13 +336,15 @@ def design_progress(
             "spent": design.judged_before + len(chosen & judged),
             "chosen": len(chosen), "chosen_judged": len(chosen & judged), "chosen_settled": len(decided),
             "awaiting_decision": len((chosen & judged) - decided), "people_pairs": len(judged),
+            "graded_outside": len(graded_outside(conn, design)),
             "judged_before": design.judged_before, "seed": design.seed, "measure": design.measure,
             "model": design.model}  # fmt: skip
 
 
 def design_field(conn: sqlite3.Connection, settled: Collection[tuple[str, str]]) -> dict[str, Any] | None:
     """The manifest's ``design``: the strategy, budget, seed, measure, model labeller and every chosen pair with its inclusion probability and order (pairs people judged before it count at 1), with
-    :func:`design_progress`' counts (``settled`` as there), or ``None`` without a planned design."""
+    :func:`design_progress`' counts (``settled`` as there) and the pairs :func:`graded_outside` it, or ``None``
+    without a planned design."""
     design = current_design(conn)
     if design is None or design.state != "planned":
         return None
@@ -331,6 +352,7 @@ def design_field(conn: sqlite3.Connection, settled: Collection[tuple[str, str]])
     return {
         **design.to_dict(),
         **{k: v for k, v in design_progress(conn, design, settled).items() if k in kept},
+        "graded_outside": [{"query_id": q, "doc_id": d} for q, d in graded_outside(conn, design)],
     }
 
 

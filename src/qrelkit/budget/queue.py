@@ -11,6 +11,7 @@ the design (1 for a pair judged before it, or not chosen by it).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -96,9 +97,21 @@ def plan_project(
 
 
 def estimate_project(
-    material: Any, name: str, measure: str, design: Mapping[tuple[str, str], float], alpha: float = 0.05
+    material: Any,
+    name: str,
+    measure: str,
+    design: Mapping[tuple[str, str], float],
+    alpha: float = 0.05,
+    outside: Collection[tuple[str, str]] = (),
 ) -> tuple[Estimate, ProjectProblem]:
-    """Each pooled run's mean and interval under the design (its strategy's estimator, named)."""
+    """Each pooled run's mean and interval under the design (its strategy's estimator, named). ``outside``:
+    pairs of the draw's frame people graded outside the design after it (:func:`qrelkit.app.design.
+    graded_outside`), whose grades the estimate leaves out: the design did not choose them."""
+    if outside:
+        left = set(outside)
+        material = dataclasses.replace(
+            material, people={p: g for p, g in material.people.items() if p not in left}
+        )
     built = project_problem(material, measure, design)
     return bounded(built.problem, strategy(name).estimate(built.problem, built.state, alpha)), built
 
@@ -205,11 +218,12 @@ def estimate_export(
                         tuple(int(g) for g in data.get("scale") or ()))  # fmt: skip
     chance = {(p["query_id"], p["doc_id"]): float(p["probability"]) for p in design.get("pairs") or ()}
     withheld = intervals_withheld(list(chance), settled, str(design.get("kind") or "draw"))
+    outside = [(p["query_id"], p["doc_id"]) for p in design.get("graded_outside") or ()]
     wanted = [str(m) for m in measures] if measures else [str(design.get("measure") or "nDCG@10")]
     found: list[Estimate] = []
     names: tuple[str, ...] = ()
     for measure in wanted:
-        estimate, built = estimate_project(material, str(design["strategy"]), measure, chance, alpha)
+        estimate, built = estimate_project(material, str(design["strategy"]), measure, chance, alpha, outside)
         found.append(
             estimate if withheld is None else Estimate.without_intervals(estimate.estimator, estimate.means)
         )

@@ -123,7 +123,7 @@ def command(db: Path, order: str | None, budget_text: str | None, measure: str |
 def status_lines(store: Any, alpha: float = 0.05) -> tuple[dict[str, Any] | None, list[str]]:
     """``judge status``'s live queue: the design, the budget spent, and each pooled run's estimate with its
     interval under the design's estimator (:func:`qrelkit.budget.queue.estimate_project`), and its lines."""
-    from qrelkit.app.design import current_design, design_progress
+    from qrelkit.app.design import current_design, design_progress, graded_outside
 
     design = store.read(current_design)
     if design is None:  # no design: nothing of the budget package is loaded
@@ -142,7 +142,10 @@ def status_lines(store: Any, alpha: float = 0.05) -> tuple[dict[str, Any] | None
         try:
             chance = {(q, d): p for q, d, p, _ in design.pairs}
             material = planning_material(store, design.model, people=settled)
-            found, built = estimate_project(material, design.strategy, design.measure, chance, alpha)
+            outside = store.read(
+                lambda c: graded_outside(c, design)
+            )  # left out: the design did not choose them
+            found, built = estimate_project(material, design.strategy, design.measure, chance, alpha, outside)
             status["estimator"] = found.estimator
             status["intervals_withheld"] = intervals_withheld(
                 [(q, d) for q, d, _, _ in design.pairs], settled, design.kind

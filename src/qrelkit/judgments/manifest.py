@@ -50,7 +50,9 @@ Fields (every field is always present; unknown values are ``null``)::
                           before the design, each at probability 1), "pairs": [{"query_id", "doc_id",
                           "probability" (its inclusion probability), "order"}], "spent", "chosen_judged",
                           "chosen_settled", "awaiting_decision" (chosen pairs people graded apart and
-                          nobody decided), "people_pairs", ...}; estimates from such qrels use the strategy's estimator (eval,
+                          nobody decided), "people_pairs", "graded_outside" (pairs of the draw's frame
+                          people graded after the plan unchosen, [{"query_id", "doc_id"}]: the estimate
+                          leaves them out), ...}; estimates from such qrels use the strategy's estimator (eval,
                           compare and report name it: it depends on the measure)
     tool                  {"name": "qrelkit", "version"} (format 1 wrote "qrelkit_version")
     signature             {"algorithm": "hmac-sha256", "key_id", "hmac"} when exported from a judging

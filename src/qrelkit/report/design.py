@@ -80,6 +80,9 @@ def render_live_status(status: dict[str, Any] | None) -> list[str]:
              f"{design['measure']}); budget {design['budget']} pairs, {spent['spent']} spent ({design['judged_before']} "
              f"settled before the plan, {spent['chosen_judged']} of the {spent['chosen']} pairs it chose judged"
              + (f", {waiting} of them graded apart and awaiting a decision" if waiting else "") + ")"]  # fmt: skip
+    if spent.get("graded_outside"):
+        lines.append(f"{spent['graded_outside']} pairs the draw left out were graded since the plan (a model's audit, "
+                     "say): the estimates leave their grades out, as the design did not choose them")  # fmt: skip
     if "estimates" not in status:
         return [*lines, f"estimates: not available ({status.get('unavailable')})"]
     withheld = status.get("intervals_withheld")
