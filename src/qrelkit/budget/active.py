@@ -107,10 +107,7 @@ def focused(
 ) -> np.ndarray:
     """A focused round: the ``n`` unbought pairs of largest size (:func:`sizes`; ties in a random order),
     sorted; ``exclude``: pairs left out (taken otherwise)."""
-    free, size = sizes(problem, state)
-    if exclude is not None and len(exclude):
-        keep = ~np.isin(free, exclude)
-        free, size = free[keep], size[keep]
+    free, size = sizes(problem, state, exclude)
     out: np.ndarray = np.sort(free[np.lexsort((rng.random(len(free)), -size))[:n]])
     return out
 
@@ -129,15 +126,13 @@ def final_probabilities(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(the unbought pairs, their inclusion probabilities summing to ``n``) of the final draw; ``exclude``:
     pairs left out of its frame (taken otherwise)."""
-    free, size = sizes(problem, state)
-    if exclude is not None and len(exclude):
-        keep = ~np.isin(free, exclude)
-        free, size = free[keep], size[keep]
+    free, size = sizes(problem, state, exclude)
     return free, inclusion_probabilities(size, n, floor=FLOOR)
 
 
-def sizes(problem: Problem, state: State) -> tuple[np.ndarray, np.ndarray]:
-    """(the unbought pairs, each one's size: the square root of its share in the uncertain differences)."""
+def sizes(problem: Problem, state: State, exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(the unbought pairs, each one's size: the square root of its share in the uncertain differences);
+    ``exclude``: pairs left out of the answer (taken otherwise; they still count among the uncertain)."""
     form = form_of(problem)
     predicted, _ = calibrated(problem, state)
     x = predicted.copy()
@@ -153,6 +148,8 @@ def sizes(problem: Problem, state: State) -> tuple[np.ndarray, np.ndarray]:
     scale = float(omega[np.triu_indices(runs, 1)].mean()) if runs > 1 else 1.0
     score = residual_variance(form, x, omega, MEAN_WEIGHT * scale)
     free = np.flatnonzero(~known)
+    if exclude is not None and len(exclude):
+        free = free[~np.isin(free, exclude)]
     return free, np.sqrt(score[free])
 
 

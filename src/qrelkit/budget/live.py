@@ -7,8 +7,8 @@ final draw) is planned from their grades. :func:`plan_queue` takes what people h
 :class:`State`: typically the calibration queries) and returns a one-shot :class:`Selection` of the
 remaining budget with each pair's inclusion probability, under ``active``'s final draw
 (:mod:`qrelkit.budget.active`): the grades so far calibrate the model's grades per query and count as known
-(probability 1); every remaining pair has a known chance, bounded below. The app stores the selection with its probabilities, the strategy and the seed; the
-estimate of the finished project is :func:`qrelkit.budget.designed.estimate_of` of the state with those
+(probability 1); every remaining pair has a known chance, bounded below. The app stores the selection with
+its probabilities, the strategy and the seed; the estimate of the finished project is :func:`qrelkit.budget.designed.estimate_of` of the state with those
 probabilities (the bought pairs before the plan at 1).
 """
 
@@ -56,8 +56,7 @@ def plan_queue(
         return Selection(pairs, np.ones(len(pairs)))
     from ..estimation.design import systematic_sample
 
-    sure = np.zeros(0, dtype=np.int64) if certain is None else np.asarray(certain, dtype=np.int64)
-    sure = np.unique(sure[~state.known(problem.n_pairs)[sure]])
+    sure = _unsettled(problem, state, certain)
     rest, frame = remaining - len(sure), left - len(sure)
     if rest < min(LEFT_FOR_DRAW, frame):  # the pairs people settle anyway take (nearly) all the budget
         need = state.spent + len(sure) + min(LEFT_FOR_DRAW, frame)
@@ -67,8 +66,7 @@ def plan_queue(
             f"of {budget} pairs to the draw, and its intervals need at least {min(LEFT_FOR_DRAW, frame)}",
             fix=f"give a budget of at least {need} pairs (--budget {need})",
         )
-    known = State(state.bought, state.grades, np.ones(problem.n_pairs), state.spent)
-    free, pi = final_probabilities(problem, known, rest, exclude=sure)
+    free, pi = final_probabilities(problem, _known_exactly(problem, state), rest, exclude=sure)
     chosen = systematic_sample(pi, np.random.default_rng(seed))
     return Selection(np.concatenate([sure, free[chosen]]), np.concatenate([np.ones(len(sure)), pi[chosen]]))
 
@@ -89,9 +87,7 @@ def plan_round(
     :data:`LEFT_FOR_DRAW` pairs of ``budget`` (which counts the pairs judged so far) to the final draw
     (:func:`plan_queue`), else it is refused with the most it may take."""
     _check_strategy(strategy)
-    known = state.known(problem.n_pairs)
-    sure = np.zeros(0, dtype=np.int64) if certain is None else np.asarray(certain, dtype=np.int64)
-    sure = np.unique(sure[~known[sure]])
+    sure = _unsettled(problem, state, certain)
     left = min(budget - state.spent, problem.n_pairs - state.spent)
     most = left - len(sure) - LEFT_FOR_DRAW
     if not 1 <= n <= most:
@@ -109,11 +105,23 @@ def plan_round(
             else "no round fits: plan the final draw of the "
             "rest (judge plan without --round), or give a larger budget",
         )
-    settled = State(state.bought, state.grades, np.ones(problem.n_pairs), state.spent)  # each known exactly
     rng = np.random.default_rng([seed, state.spent])  # each round its own ties' order
-    fresh = focused(problem, settled, n, rng, exclude=sure)
+    fresh = focused(problem, _known_exactly(problem, state), n, rng, exclude=sure)
     pairs = np.concatenate([sure, fresh])
     return Selection(pairs, np.ones(len(pairs)))
+
+
+def _unsettled(problem: Problem, state: State, certain: np.ndarray | None) -> np.ndarray:
+    """The ``certain`` pairs not yet known, sorted and each once."""
+    sure = np.zeros(0, dtype=np.int64) if certain is None else np.asarray(certain, dtype=np.int64)
+    out: np.ndarray = np.unique(sure[~state.known(problem.n_pairs)[sure]])
+    return out
+
+
+def _known_exactly(problem: Problem, state: State) -> State:
+    """``state`` with every pair people judged so far at probability 1: a project's settled grades are known
+    exactly, whatever design brought them."""
+    return State(state.bought, state.grades, np.ones(problem.n_pairs), state.spent)
 
 
 def _check_strategy(strategy: str) -> None:
