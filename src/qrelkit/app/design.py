@@ -320,13 +320,17 @@ def graded_outside(conn: sqlite3.Connection, design: Design) -> list[tuple[str, 
 
 
 def design_progress(
-    conn: sqlite3.Connection, design: Design, settled: Collection[tuple[str, str]]
+    conn: sqlite3.Connection,
+    design: Design,
+    settled: Collection[tuple[str, str]],
+    outside: Collection[tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
     """How much of the design's budget people have spent: the pairs settled before it (``judged_before``) and
     the chosen pairs a person graded under the rubric in force (``spent`` is both); how many chosen pairs
     have a settled grade (``settled``: the pairs with a people's final grade, :func:`.grades.final_grades`),
     and how many people graded that still wait for a decision (graded apart: a calibration pair disputed
-    before the plan, which the design takes with certainty); and every pooled pair a person graded."""
+    before the plan, which the design takes with certainty); how many pairs people graded outside it
+    (``outside``, else :func:`graded_outside`); and every pooled pair a person graded."""
     from .phases import phase_of
 
     chosen = {(q, d) for q, d, _, _ in design.pairs}
@@ -336,7 +340,7 @@ def design_progress(
             "spent": design.judged_before + len(chosen & judged),
             "chosen": len(chosen), "chosen_judged": len(chosen & judged), "chosen_settled": len(decided),
             "awaiting_decision": len((chosen & judged) - decided), "people_pairs": len(judged),
-            "graded_outside": len(graded_outside(conn, design)),
+            "graded_outside": len(graded_outside(conn, design) if outside is None else outside),
             "judged_before": design.judged_before, "seed": design.seed, "measure": design.measure,
             "model": design.model}  # fmt: skip
 
@@ -349,10 +353,11 @@ def design_field(conn: sqlite3.Connection, settled: Collection[tuple[str, str]])
     if design is None or design.state != "planned":
         return None
     kept = ("spent", "chosen_judged", "chosen_settled", "awaiting_decision", "people_pairs")
+    outside = graded_outside(conn, design)
     return {
         **design.to_dict(),
-        **{k: v for k, v in design_progress(conn, design, settled).items() if k in kept},
-        "graded_outside": [{"query_id": q, "doc_id": d} for q, d in graded_outside(conn, design)],
+        **{k: v for k, v in design_progress(conn, design, settled, outside).items() if k in kept},
+        "graded_outside": [{"query_id": q, "doc_id": d} for q, d in outside],
     }
 
 

@@ -136,15 +136,13 @@ def status_lines(store: Any, alpha: float = 0.05) -> tuple[dict[str, Any] | None
     from qrelkit.report.design import render_live_status
 
     settled = final_grades(store, people_only=True)[0]
+    outside = store.read(lambda c: graded_outside(c, design))  # left out of the estimate: not chosen
     status: dict[str, Any] = {"design": {k: v for k, v in design.to_dict().items() if k != "pairs"},
-                              "spent": store.read(lambda c: design_progress(c, design, settled))}  # fmt: skip
+                              "spent": store.read(lambda c: design_progress(c, design, settled, outside))}  # fmt: skip
     if design.state == "planned":
         try:
             chance = {(q, d): p for q, d, p, _ in design.pairs}
             material = planning_material(store, design.model, people=settled)
-            outside = store.read(
-                lambda c: graded_outside(c, design)
-            )  # left out: the design did not choose them
             found, built = estimate_project(material, design.strategy, design.measure, chance, alpha, outside)
             status["estimator"] = found.estimator
             status["intervals_withheld"] = intervals_withheld(
