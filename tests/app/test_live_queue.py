@@ -103,6 +103,12 @@ def _grade_queue(db: Path) -> int:
     return graded
 
 
+def _decide_disputed(cli, db: Path) -> None:
+    """The truth decides each calibration pair alice and bob graded apart (``judge decide``)."""
+    for q, d in sorted(DISPUTED):
+        assert cli("judge", "decide", db, q, d, truth(int(q[1:]), int(d.split("-")[1]))).exit_code == 0
+
+
 @pytest.fixture
 def planned(tmp_path: Path, cli) -> Path:
     db = _init(tmp_path, cli, "--order", "active", "--budget", str(BUDGET))
@@ -296,8 +302,7 @@ def test_a_pair_marked_unsure_without_a_grade_is_taken_with_certainty(tmp_path: 
         store.write(lambda c: record_grade(c, bob, position, None, unsure=True, note="cannot tell",
                                            time_spent_ms=1000, rubric=rubric))  # fmt: skip
     _grade_queue(db)
-    for q, d in sorted(DISPUTED):
-        assert cli("judge", "decide", db, q, d, truth(int(q[1:]), int(d.split("-")[1]))).exit_code == 0
+    _decide_disputed(cli, db)
     assert cli("judge", "plan", db).exit_code == 0
     assert {(q, d): p for q, d, p in _design_pairs(db)}.get(tuple(marked)) == 1.0
 
@@ -325,8 +330,7 @@ def test_focused_rounds_then_the_final_draw(tmp_path: Path, cli) -> None:
     assert "live queue: active, a focused round (seed 11" in status.stdout, status.output
     assert "not valid yet: a focused round has no draw yet" in status.stdout
     assert _grade_queue(db) == 5  # each person's queue beyond calibration: the round's fresh pairs
-    for q, d in sorted(DISPUTED):
-        assert cli("judge", "decide", db, q, d, truth(int(q[1:]), int(d.split("-")[1]))).exit_code == 0
+    _decide_disputed(cli, db)
     for text, problem in (("x", "is neither a count of pairs (50) nor a share of the budget"),
                           ("0", "below one pair"), ("1%", "below one pair of the budget of 52")):  # fmt: skip
         bad = cli("judge", "plan", db, "--round", text)
@@ -377,8 +381,7 @@ def test_pairs_graded_outside_the_design_after_the_plan_are_left_out(
     from qrelkit.app.store import Store
 
     _grade_queue(planned)
-    for q, d in sorted(DISPUTED):
-        assert cli("judge", "decide", planned, q, d, truth(int(q[1:]), int(d.split("-")[1]))).exit_code == 0
+    _decide_disputed(cli, planned)
     before = json.loads(cli("judge", "status", planned, "--json").stdout)["live_queue"]
     chosen = {(q, d) for q, d, _ in _design_pairs(planned)}
     with Store(planned) as store:
@@ -474,8 +477,7 @@ def test_eval_on_a_design_export_uses_the_design_estimator(tmp_path: Path, cli) 
     _model(cli, db)
     assert cli("judge", "plan", db).exit_code == 0
     _grade_queue(db)
-    for q, d in sorted(DISPUTED):  # the truth decides each pair alice and bob graded apart
-        assert cli("judge", "decide", db, q, d, truth(int(q[1:]), int(d.split("-")[1]))).exit_code == 0
+    _decide_disputed(cli, db)  # the truth decides each pair alice and bob graded apart
     out = tmp_path / "final.qrels"
     result = cli("judge", "export", db, "--final", "-o", out)
     assert result.exit_code == 0, result.output

@@ -38,6 +38,14 @@ def _qrels_and_runs(seed: int = 1, queries: int = 6, docs: int = 25, runs: int =
     )
 
 
+def _calibrated(problem, people):
+    """(a state where people judged the first two queries' pairs, those pairs): a project after calibration."""
+    state = State.empty(problem.n_pairs)
+    first = np.flatnonzero(problem.query_of < 2)
+    state.record(first, people[first], np.ones(len(first)))
+    return state, first
+
+
 def _replay(problem, people, name, budget, seed=3):
     strategy = STRATEGIES[name]()
     state = State.empty(problem.n_pairs)
@@ -113,9 +121,7 @@ def test_deterministic_selections_report_no_interval(name):
 
 def test_plan_queue_draws_the_rest_of_the_budget():
     problem, people = _problem()
-    state = State.empty(problem.n_pairs)
-    first = np.flatnonzero(problem.query_of < 2)
-    state.record(first, people[first], np.ones(len(first)))
+    state, first = _calibrated(problem, people)
     sel = plan_queue(problem, state, "active", state.spent + 25, seed=4)
     assert len(sel.pairs) == 25 and not np.isin(sel.pairs, first).any()
     assert np.all((sel.probability > 0) & (sel.probability <= 1))
@@ -131,9 +137,7 @@ def test_plan_round_takes_the_pairs_of_largest_size_with_certainty():
     from qrelkit.budget.active import sizes
 
     problem, people = _problem()
-    state = State.empty(problem.n_pairs)
-    first = np.flatnonzero(problem.query_of < 2)
-    state.record(first, people[first], np.ones(len(first)))
+    state, first = _calibrated(problem, people)
     certain = np.flatnonzero(problem.query_of == 3)[[4, 1]]  # settled anyway: taken first, sorted
     budget = state.spent + 25
     sel = plan_round(problem, state, "active", budget, 6, seed=4, certain=certain)
@@ -158,9 +162,7 @@ def test_plan_queue_refuses_a_budget_the_certain_pairs_take():
     """Pairs people settle anyway are taken first; when they leave fewer than two pairs of the budget to the
     draw, its intervals could not rest on it: refused, naming the budget that would do."""
     problem, people = _problem()
-    state = State.empty(problem.n_pairs)
-    first = np.flatnonzero(problem.query_of < 2)
-    state.record(first, people[first], np.ones(len(first)))
+    state, _ = _calibrated(problem, people)
     certain = np.flatnonzero(problem.query_of == 3)[:5]
     with pytest.raises(ValidationError, match="leave 1 of the budget") as refused:
         plan_queue(problem, state, "active", state.spent + 6, seed=4, certain=certain)
