@@ -275,7 +275,7 @@ def main() -> None:
         speed(frame, args)
         return
     live = register_live() if args.live else []
-    strategies = args.strategy or live or sorted(set(STRATEGIES) - {"live-draw", "live-rounds"})
+    strategies = args.strategy or live or sorted(STRATEGIES)  # the live ones are registered with --live only
     print(f"{MEASURE}, pool depth {DEPTH}, budgets {args.budget}, {args.repeat} repetitions, seed {args.seed}, "
           f"strategies: {', '.join(strategies)}")  # fmt: skip
     for name in PUBLISHED:

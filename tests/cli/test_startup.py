@@ -5,6 +5,7 @@ paths fails here until it is added on purpose)."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -272,7 +273,7 @@ def _loaded_by_lean_trec_eval(args: list[str], names: tuple[str, ...]) -> list[s
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    return eval(proc.stdout.strip())
+    return ast.literal_eval(proc.stdout.strip())
 
 
 def test_trec_eval_with_a_measure_it_does_not_compute_goes_through_click() -> None:
