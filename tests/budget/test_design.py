@@ -330,6 +330,30 @@ def test_span_is_the_gradient_from_lowest_to_highest_grade():
     assert np.allclose(form.span(x, pairs), grad[:, :, -1] - grad[:, :, 0], atol=1e-12)
 
 
+@pytest.mark.parametrize("measure", ["nDCG@5", "P@5", "R@5"])
+@pytest.mark.parametrize("tied", [False, True])
+def test_refresh_of_one_query_equals_the_parts_computed_afresh_bit_for_bit(measure, tied):
+    # the numerators and counts a greedy strategy keeps, refreshed query by query as pairs are graded, are
+    # the ones computed from scratch: equal, not close
+    problem, _ = _problem(7, measure, queries=4, docs=15, runs=4, tied=tied)
+    form = form_of(problem)
+    rng = np.random.default_rng(9)
+    x = rng.dirichlet(np.ones(4), problem.n_pairs)
+    parts = form.parts(x)
+    q_of_entry = form.row % form.queries
+    for step in range(12):
+        q = int(rng.integers(problem.n_queries))
+        lo, hi = problem.query_start[q], problem.query_start[q + 1]
+        pair = int(rng.integers(lo, hi))
+        x[pair] = np.eye(4)[step % 4] if step % 3 else rng.dirichlet(np.ones(4))
+        form.refresh(x, parts, q, np.arange(lo, hi), np.flatnonzero(q_of_entry == q))
+        fresh = form.parts(x)
+        assert np.array_equal(parts[0], fresh[0]) and np.array_equal(parts[1], fresh[1])
+        assert np.array_equal(form.values(x, parts=parts), form.values(x))
+        rows = np.arange(lo, hi)
+        assert np.array_equal(form.span(x, rows, parts), form.span(x, np.arange(problem.n_pairs))[rows])
+
+
 def test_effective_degrees_of_freedom_against_a_slow_reference():
     from qrelkit.estimation.design import _effective_df
 

@@ -152,15 +152,48 @@ class MeasureForm:
         counts = self._at_least(x)
         return counts if at_least is None else np.maximum(counts, at_least)
 
-    def values(self, x: np.ndarray, at_least: np.ndarray | None = None) -> np.ndarray:
+    def values(
+        self,
+        x: np.ndarray,
+        at_least: np.ndarray | None = None,
+        parts: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> np.ndarray:
         """float64 [runs, queries]: the per-query values when pair i's grade has distribution (or
         indicator) ``x[i]`` over 0..max_grade; 0 where the norm is not positive. ``at_least``: as for
-        :meth:`counts`."""
-        norm, _ = self._norm(self.counts(x, at_least))
-        num = self._numerator(x)
+        :meth:`counts`; ``parts``: :meth:`parts` of ``x``, already computed."""
+        num, counts = self.parts(x) if parts is None else parts
+        norm, _ = self._norm(counts if at_least is None else np.maximum(counts, at_least))
         safe = np.where(norm > 0, norm, 1.0)
         out: np.ndarray = np.where(norm[None, :] > 0, num / safe[None, :], 0.0)
         return out
+
+    def parts(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(numerators [runs, queries], counts [queries, max_grade]) at ``x``: what :meth:`values` and
+        :meth:`span` compute first."""
+        return self._numerator(x), self._at_least(x)
+
+    def refresh(
+        self,
+        x: np.ndarray,
+        parts: tuple[np.ndarray, np.ndarray],
+        query: int,
+        pairs: np.ndarray,
+        entries: np.ndarray,
+    ) -> None:
+        """``parts`` (:meth:`parts`) brought up to date in place where only ``query``'s pairs changed in
+        ``x``: its numerators and counts recomputed from its ``pairs`` and its ``entries`` (indices into
+        ``row``, ``pair`` and ``weight``), each in increasing order, equal bit for bit to :meth:`parts`
+        (each query's sums run over its own terms in the same order)."""
+        num, counts = parts
+        gains = x @ self.gain
+        run = self.row[entries] // self.queries
+        num[:, query] = np.bincount(
+            run, weights=self.weight[entries] * gains[self.pair[entries]], minlength=self.runs
+        )
+        tail = np.cumsum(x[pairs][:, ::-1], axis=1)[:, ::-1][:, 1:]
+        at = np.zeros(len(pairs), dtype=np.int64)
+        for g in range(self.max_grade):
+            counts[query, g] = np.bincount(at, weights=tail[:, g], minlength=1)[0]
 
     def _count_distribution(self, x: np.ndarray) -> np.ndarray:
         """float64 [queries, max_grade, k + 1]: P(the query's count of pairs of grade >= g is c), c = k
@@ -224,20 +257,28 @@ class MeasureForm:
         out: np.ndarray = np.where(norm[None, :] > 0, num / safe[None, :], 0.0)
         return out
 
-    def span(self, x: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    def span(
+        self,
+        x: np.ndarray,
+        pairs: np.ndarray,
+        parts: tuple[np.ndarray, np.ndarray] | None = None,
+        placed: np.ndarray | None = None,
+    ) -> np.ndarray:
         """float64 [len(pairs), runs]: the change of value[r, query of the pair] per unit of x moved from
         the lowest grade to the highest, at ``x``: ``gradient(x, pairs)[:, :, -1] - [:, :, 0]`` without
-        the grades between (what a pair's grade can move each run)."""
-        norm, dnorm = self._norm(self._at_least(x))
-        num = self._numerator(x)
+        the grades between (what a pair's grade can move each run); ``parts``: :meth:`parts` of ``x``,
+        ``placed``: :meth:`placed` of ``pairs``, each already computed."""
+        num, counts = self.parts(x) if parts is None else parts
+        norm, dnorm = self._norm(counts)
         q = self.query_of[pairs]
         safe = np.where(norm > 0, norm, 1.0)[q]
-        out = self._placed(pairs) * ((self.gain[-1] - self.gain[0]) / safe)[:, None]
+        placed = self.placed(pairs) if placed is None else placed
+        out = placed * ((self.gain[-1] - self.gain[0]) / safe)[:, None]
         out -= num[:, q].T / (safe**2)[:, None] * dnorm[q].sum(axis=1)[:, None]
         out[norm[q] <= 0] = 0.0
         return out
 
-    def _placed(self, pairs: np.ndarray) -> np.ndarray:
+    def placed(self, pairs: np.ndarray) -> np.ndarray:
         """float64 [len(pairs), runs]: the summed discount weights of the places each of ``pairs`` holds in
         each run's top k (what one unit of its gain adds to each run's numerator)."""
         row_of = np.full(self.pairs, -1, dtype=np.int64)
@@ -282,7 +323,7 @@ class MeasureForm:
         q = self.query_of[pairs]
         safe = np.where(norm > 0, norm, 1.0)[q]
         # the numerator: each weighted place the pair holds in each run's top k
-        placed = self._placed(pairs) / safe[:, None]
+        placed = self.placed(pairs) / safe[:, None]
         # the norm: x[pair, g] adds to the count at or above every grade up to g
         up = np.concatenate([np.zeros((len(pairs), 1)), np.cumsum(dnorm[q], axis=1)], axis=1)
         ratio = num[:, q].T / (safe**2)[:, None]  # [pairs, runs]
