@@ -202,6 +202,80 @@ def test_mtc_weight_over_every_run_pair_is_the_sum_of_absolute_differences():
     assert np.allclose(np.sort(signed, axis=1) @ (2.0 * np.arange(6) - 5.0), brute)
 
 
+def _mtc_by_hand(problem, state, budget, rng):
+    """MTC's next pair from scratch, term by term: the calibration of the grades bought by the last
+    recalibration, every grade in place; each pair's derivative from the full gradient; the settled run pairs;
+    each weight a plain sum over the open run pairs; the largest, ties by a random draw (pairs no run ranks
+    in a query tie exactly; here, summed another way, to within rounding)."""
+    from qrelkit.budget.designed import calibrated, form_of
+    from qrelkit.budget.mtc import ROUND
+
+    form = form_of(problem)
+    step = max(1, round(ROUND * budget))
+    settled = state.spent // step * step
+    head = State(state.bought[:settled], state.grades[:settled], state.probability, settled)
+    x, _ = calibrated(problem, head)
+    x[state.bought] = np.eye(4)[state.grades]
+    everything = np.arange(problem.n_pairs)
+    grad = form.gradient(x, everything)
+    signed = (grad[:, :, -1] - grad[:, :, 0]) / (form.queries * 3)
+    free = np.flatnonzero(~state.known(problem.n_pairs))
+    means = form.values(x).mean(axis=1)
+    reach = np.abs(signed[free]).sum(axis=0) * 3
+    runs = problem.n_runs
+    open_ = [
+        (a, b)
+        for a in range(runs)
+        for b in range(a + 1, runs)
+        if abs(means[a] - means[b]) <= reach[a] + reach[b]
+    ]
+    weight = np.array([sum(abs(signed[i, a] - signed[i, b]) for a, b in open_) for i in free])
+    if not open_:
+        weight = np.abs(signed[free]).sum(axis=1)
+    top = np.flatnonzero(weight >= weight.max() * (1 - 1e-12))
+    return free, weight, free[top[rng.integers(len(top))]] if len(top) > 1 else free[top[0]]
+
+
+def test_mtc_is_the_greedy_of_the_paper_one_pair_at_a_time_against_a_slow_reference():
+    problem, people = _problem(seed=2, runs=6)
+    budget = int(0.9 * problem.n_pairs)  # several recalibrations; run pairs settle on the way
+    strategy = STRATEGIES["mtc"]()
+    state = State.empty(problem.n_pairs)
+    rng, twin = np.random.default_rng(4), np.random.default_rng(4)
+    settled = False
+    while state.spent < budget:
+        sel = strategy.select(problem, state, budget, rng)
+        free, weight, expected = _mtc_by_hand(problem, state, budget, twin)
+        assert len(sel.pairs) == 1 and int(sel.pairs[0]) == expected
+        assert np.allclose(strategy._weights.weight[free], weight, rtol=1e-12, atol=1e-15)
+        settled |= not strategy._weights.open_.all()
+        state.record(sel.pairs, people[sel.pairs], sel.probability)
+    assert settled  # the settling rule was reached
+
+
+def test_mtc_weights_kept_between_picks_equal_a_fresh_build_bit_for_bit():
+    from qrelkit.budget.mtc import _Weights
+
+    problem, people = _problem(seed=3, queries=8, runs=7)
+    budget = int(0.7 * problem.n_pairs)
+    strategy = STRATEGIES["mtc"]()
+    state = State.empty(problem.n_pairs)
+    rng = np.random.default_rng(1)
+    kept = settled = 0
+    while state.spent < budget:
+        before = strategy._weights
+        open_before = None if before is None else before.open_.copy()
+        sel = strategy.select(problem, state, budget, rng)
+        kept += strategy._weights is before
+        if strategy._weights is before and not np.array_equal(open_before, before.open_):
+            settled += 1
+        fresh = _Weights(problem, state, budget)
+        assert np.array_equal(strategy._weights.weight, fresh.weight)
+        assert np.array_equal(strategy._weights.open_, fresh.open_)
+        state.record(sel.pairs, people[sel.pairs], sel.probability)
+    assert kept > budget / 2 and settled > 0  # both the kept path and its full refresh were taken
+
+
 def test_active_sizes_and_spreads_against_the_full_gradient():
     # the fast sums over the grades (the gradient's two rank-one parts) against the same sums over the full
     # [pairs, runs, grades] gradient, term by term
