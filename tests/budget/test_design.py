@@ -340,13 +340,12 @@ def test_refresh_of_one_query_equals_the_parts_computed_afresh_bit_for_bit(measu
     rng = np.random.default_rng(9)
     x = rng.dirichlet(np.ones(4), problem.n_pairs)
     parts = form.parts(x)
-    q_of_entry = form.row % form.queries
     for step in range(12):
         q = int(rng.integers(problem.n_queries))
         lo, hi = problem.query_start[q], problem.query_start[q + 1]
         pair = int(rng.integers(lo, hi))
         x[pair] = np.eye(4)[step % 4] if step % 3 else rng.dirichlet(np.ones(4))
-        form.refresh(x, parts, q, np.arange(lo, hi), np.flatnonzero(q_of_entry == q))
+        form.refresh(x, parts, q)
         fresh = form.parts(x)
         assert np.array_equal(parts[0], fresh[0]) and np.array_equal(parts[1], fresh[1])
         assert np.array_equal(form.values(x, parts=parts), form.values(x))

@@ -276,6 +276,24 @@ def test_mtc_weights_kept_between_picks_equal_a_fresh_build_bit_for_bit():
     assert kept > budget / 2 and settled > 0  # both the kept path and its full refresh were taken
 
 
+def test_mtc_kept_weights_are_not_reused_for_another_budget_or_problem():
+    # the recalibration step comes from the budget: a call with another budget builds afresh
+    from qrelkit.budget.mtc import _Weights
+
+    problem, people = _problem(seed=2, queries=6, docs=8, runs=6)
+    strategy = STRATEGIES["mtc"]()
+    state = State.empty(problem.n_pairs)
+    for _ in range(3):
+        sel = strategy.select(problem, state, 40, np.random.default_rng(0))
+        state.record(sel.pairs, people[sel.pairs], sel.probability)
+    got = strategy.select(problem, state, 10, np.random.default_rng(0)).pairs
+    assert int(got[0]) == _Weights(problem, state, 10).pick(np.random.default_rng(0))
+    assert np.array_equal(strategy._weights.weight, _Weights(problem, state, 10).weight)
+    other, _ = _problem(seed=2, queries=6, docs=8, runs=6)  # equal, not the same object
+    strategy.select(other, state, 10, np.random.default_rng(0))
+    assert strategy._weights.problem is other
+
+
 def test_active_sizes_and_spreads_against_the_full_gradient():
     # the fast sums over the grades (the gradient's two rank-one parts) against the same sums over the full
     # [pairs, runs, grades] gradient, term by term

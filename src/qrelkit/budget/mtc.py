@@ -14,8 +14,9 @@ range; bounded by the sum of what they could move each of the two runs): MTC's s
 
 Each selection is one pair; :class:`_Weights` keeps the weights between one selection and the next and
 refreshes only the query whose pair was just judged (the other queries' weights move only when the set of
-settled run pairs does, and then every weight is recomputed), so that the whole greedy costs about one
-query's worth of work a pair. A fresh computation from the state gives the same weights, bit for bit.
+settled run pairs does, and then every weight is recomputed): a pick costs one query's derivatives and
+weights and a few passes over vectors of the pairs and runs, not every pair's derivatives. A fresh
+computation from the state gives the same weights, bit for bit.
 
 The estimate: each run's mean with the people's grades where bought and the calibrated expected grades
 elsewhere (MTC's expected measure). Its selection is deterministic given the grades, so no inclusion
@@ -76,7 +77,7 @@ class _Weights:
     """MTC's weights for a state: built from the state, then kept as pairs are bought one at a time."""
 
     def __init__(self, problem: Problem, state: State, budget: int) -> None:
-        self.problem, self.state = problem, state
+        self.problem, self.state, self.budget = problem, state, budget
         self.form = form_of(problem)
         self.step = max(1, round(ROUND * budget))
         self.epoch = state.spent // self.step
@@ -93,12 +94,6 @@ class _Weights:
         self.placed = self.form.placed(everything)
         self.signed = self.form.span(self.x, everything, self.parts, self.placed) / (
             self.form.queries * problem.max_grade
-        )
-        # each query's entries of the measure (its places in the runs' top k), in order
-        by_query = np.argsort(self.form.row % self.form.queries, kind="stable")
-        self.entries = np.split(
-            by_query,
-            np.cumsum(np.bincount(self.form.row % self.form.queries, minlength=self.form.queries))[:-1],
         )
         self.reach = np.stack([self._reach(q) for q in range(problem.n_queries)])
         self.open_ = self._open()
@@ -119,11 +114,14 @@ class _Weights:
         out: np.ndarray = np.abs(means[self.a] - means[self.b]) <= reach[self.a] + reach[self.b]
         return out
 
-    def follows(self, state: State) -> bool:
-        """Whether ``state`` is this one's state with one more pair, the last chosen, in the same
-        calibration."""
+    def follows(self, problem: Problem, state: State, budget: int) -> bool:
+        """Whether ``state`` is this one's state with one more pair, the last chosen, under the same
+        problem and budget and in the same calibration (a state changes only by :meth:`State.record`:
+        what it holds already is never edited)."""
         return (
-            state is self.state
+            problem is self.problem
+            and budget == self.budget
+            and state is self.state
             and state.spent == self.spent + 1
             and self.last >= 0
             and int(state.bought[-1]) == self.last
@@ -140,7 +138,7 @@ class _Weights:
         self.known[pair] = True
         self.weight[pair] = -np.inf
         rows = np.arange(lo, hi)
-        self.form.refresh(self.x, self.parts, q, rows, self.entries[q])
+        self.form.refresh(self.x, self.parts, q)
         self.signed[lo:hi] = self.form.span(self.x, rows, self.parts, self.placed[lo:hi]) / (
             self.form.queries * problem.max_grade
         )
@@ -173,7 +171,7 @@ class MTC:
         if remaining <= 0 or state.spent >= problem.n_pairs:
             return Selection.none()
         weights = self._weights
-        if weights is not None and weights.problem is problem and weights.follows(state):
+        if weights is not None and weights.follows(problem, state, budget):
             weights.add(int(state.bought[-1]), int(state.grades[-1]))
         else:
             weights = self._weights = _Weights(problem, state, budget)

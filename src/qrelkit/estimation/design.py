@@ -55,6 +55,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -172,19 +173,23 @@ class MeasureForm:
         :meth:`span` compute first."""
         return self._numerator(x), self._at_least(x)
 
-    def refresh(
-        self,
-        x: np.ndarray,
-        parts: tuple[np.ndarray, np.ndarray],
-        query: int,
-        pairs: np.ndarray,
-        entries: np.ndarray,
-    ) -> None:
+    @cached_property
+    def _by_query(self) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """(each query's pairs, each query's entries (indices into ``row``, ``pair``, ``weight``)), each in
+        increasing order."""
+
+        def split(query: np.ndarray) -> list[np.ndarray]:
+            order = np.argsort(query, kind="stable")
+            return np.split(order, np.cumsum(np.bincount(query, minlength=self.queries))[:-1])
+
+        return split(self.query_of), split(self.row % self.queries)
+
+    def refresh(self, x: np.ndarray, parts: tuple[np.ndarray, np.ndarray], query: int) -> None:
         """``parts`` (:meth:`parts`) brought up to date in place where only ``query``'s pairs changed in
-        ``x``: its numerators and counts recomputed from its ``pairs`` and its ``entries`` (indices into
-        ``row``, ``pair`` and ``weight``), each in increasing order, equal bit for bit to :meth:`parts`
-        (each query's sums run over its own terms in the same order)."""
+        ``x``: its numerators and counts recomputed from its own pairs and entries, equal bit for bit to
+        :meth:`parts` (each query's sums run over its own terms in the same order)."""
         num, counts = parts
+        pairs, entries = self._by_query[0][query], self._by_query[1][query]
         gains = x @ self.gain
         run = self.row[entries] // self.queries
         num[:, query] = np.bincount(
