@@ -12,7 +12,6 @@ the design (1 for a pair judged before it, or not chosen by it).
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -270,15 +269,13 @@ def round_size(text: str, budget: int) -> int:
     """A focused round's size as ``judge plan --round`` takes it: a count of pairs, or a share of the
     ``budget`` (``5%``, the size of the replay's rounds: :data:`qrelkit.budget.active.ROUND`), rounded down;
     anything else, or less than one pair, is a one-line error naming the value."""
+    from .replay import pairs_of
+
     item = str(text).strip()
     try:
-        if item.endswith("%"):
-            share = float(item[:-1])
-            if not math.isfinite(share) or not 0 < share <= 100:
-                raise ValueError
-            pairs = math.floor(budget * share / 100.0 + 1e-9)
-        else:
-            pairs = int(item)
+        pairs, share = pairs_of(item, budget)
+        if share is not None and not 0 < share <= 100:
+            raise ValueError(item)
     except ValueError:
         raise ValidationError(
             f"a round of {text!r} is neither a count of pairs (50) nor a share of the budget (5%, at most 100%)",

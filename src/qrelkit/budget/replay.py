@@ -47,6 +47,17 @@ class Budget:
     pairs: int
 
 
+def pairs_of(item: str, whole: int) -> tuple[int, float | None]:
+    """``(pairs, share)`` of a count of pairs (``500``: share ``None``) or a share of ``whole`` (``10%``,
+    rounded down); ``ValueError`` when ``item`` is neither (a share must be finite)."""
+    if item.endswith("%"):
+        share = float(item[:-1])
+        if not math.isfinite(share):
+            raise ValueError(item)
+        return math.floor(whole * share / 100.0 + 1e-9), share
+    return int(item), None
+
+
 def parse_budgets(text: str | Sequence[str], pooled: int) -> list[Budget]:
     """Budgets from ``5%,10%,20%`` (shares of the pooled pairs, rounded down) or ``500,1000`` (counts); a
     share above 100%, a count above the pooled pairs or a budget below one pair is a one-line error."""
@@ -59,25 +70,19 @@ def parse_budgets(text: str | Sequence[str], pooled: int) -> list[Budget]:
     out: list[Budget] = []
     for item in items:
         try:
-            if item.endswith("%"):
-                share = float(item[:-1])
-                if not math.isfinite(share):
-                    raise ValueError
-                if share > 100:
-                    raise ValidationError(
-                        f"budget {item} is above 100% of the {pooled} pooled pairs",
-                        got=item,
-                        fix="pass a share of at most 100%",
-                    )
-                pairs = math.floor(pooled * share / 100.0 + 1e-9)
-            else:
-                pairs = int(item)
-                if pairs > pooled:
-                    raise ValidationError(
-                        f"budget {item} is above the {pooled} pooled pairs",
-                        got=item,
-                        fix=f"pass at most {pooled} (or a share such as 10%)",
-                    )
+            pairs, share = pairs_of(item, pooled)
+            if share is not None and share > 100:
+                raise ValidationError(
+                    f"budget {item} is above 100% of the {pooled} pooled pairs",
+                    got=item,
+                    fix="pass a share of at most 100%",
+                )
+            if share is None and pairs > pooled:
+                raise ValidationError(
+                    f"budget {item} is above the {pooled} pooled pairs",
+                    got=item,
+                    fix=f"pass at most {pooled} (or a share such as 10%)",
+                )
         except ValueError:
             raise ValidationError(
                 f"budget {item!r} is neither a share (10%) nor a count of pairs (500)",
