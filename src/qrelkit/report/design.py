@@ -20,6 +20,11 @@ __all__ = [
 FORMATS = ("table", "json")
 
 
+def _withheld_line(found: dict[str, Any]) -> list[str]:
+    """The text outputs' line on why no interval is given (``intervals_withheld``), if any."""
+    return [f"# no intervals: {found['intervals_withheld']}"] if found.get("intervals_withheld") else []
+
+
 def render_design_estimates(found: dict[str, Any], fmt: str = "table") -> str:
     """``found``: :meth:`qrelkit.budget.queue.ExportEstimate.to_dict`."""
     if fmt == "json":
@@ -32,7 +37,7 @@ def render_design_estimates(found: dict[str, Any], fmt: str = "table") -> str:
         f"{design['seed']}, {design.get('chosen', 0)} chosen pairs)",
         f"# estimator: {'; '.join(estimators)}",
         f"# model labeller {design['model']}: {found['sources']['model']}; people: {found['sources']['people']}",
-        *([f"# no intervals: {found['intervals_withheld']}"] if found.get("intervals_withheld") else []),
+        *_withheld_line(found),
         f"{'run':<20} {'measure':<10} {'estimate':>9}  interval (95%)",
     ]
     for r in rows:
@@ -104,7 +109,7 @@ def render_design_differences(found: dict[str, Any], rows: list[dict[str, Any]],
     estimators = list(dict.fromkeys(r["estimator"] for r in rows))
     out = [f"# differences under the live queue's design: {design['strategy']} (seed {design['seed']})",
            f"# estimator: {'; '.join(estimators)}",
-           *([f"# no intervals: {found['intervals_withheld']}"] if found.get("intervals_withheld") else []),
+           *_withheld_line(found),
            f"{'run':<20} {'baseline':<20} {'measure':<10} {'difference':>10}  interval (95%)  verdict"]  # fmt: skip
     for r in rows:
         low, high = r["low"], r["high"]
